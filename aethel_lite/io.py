@@ -1,0 +1,138 @@
+"""Small I/O helpers shared by every module: atomic writes, JSONL with line-numbered errors, hashes.
+
+Nothing is left half-written: every writer writes to a temporary file in the target directory
+and renames it over the target (``os.replace`` is atomic on POSIX). Nothing read back from disk
+is unpickled: arrays go to ``.npy``/``.npz`` (``allow_pickle=False``), everything else to JSON.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import DataError, DataNotFoundError
+
+__all__ = [
+    "atomic_write",
+    "write_json",
+    "read_json",
+    "write_jsonl",
+    "read_jsonl",
+    "sha256_file",
+    "text_hash",
+]
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[Any]:
+    """Open a temporary file beside ``path``; on success rename it to ``path``, on error delete it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        if "b" in mode:
+            with open(tmp, mode) as fh:
+                yield fh
+        else:
+            with open(tmp, mode, encoding=encoding, newline="\n") as fh:
+                yield fh
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = 2) -> None:
+    """Write ``obj`` as JSON (sorted keys, so two runs give identical bytes), atomically."""
+    with atomic_write(path) as fh:
+        json.dump(obj, fh, indent=indent, sort_keys=True, ensure_ascii=False)
+        fh.write("\n")
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """Read a JSON file; errors name the file (and line/column for a syntax error)."""
+    path = Path(path)
+    if not path.exists():
+        raise DataNotFoundError(f"{path}: file not found")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg}, column {exc.colno})") from exc
+
+
+def _open_text(path: Path):
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
+def read_jsonl(path: str | os.PathLike) -> Iterator[dict]:
+    """Yield one dict per non-blank line of a JSONL file (``.gz`` allowed).
+
+    Raises
+    ------
+    DataNotFoundError
+        The file does not exist.
+    DataError
+        A line is not valid JSON or not a JSON object; the message is ``file:line: ...``.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataNotFoundError(f"{path}: file not found")
+    with _open_text(path) as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}:{lineno}: malformed JSON line ({exc.msg}, column {exc.colno})") from exc
+            if not isinstance(row, dict):
+                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
+            yield row
+
+
+def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
+    """Write dicts one per line (sorted keys), atomically; ``.gz`` paths are gzip-compressed."""
+    path = Path(path)
+    if path.suffix == ".gz":
+        with atomic_write(path, "wb", encoding=None) as raw:
+            # mtime=0 keeps the bytes identical across runs
+            with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+                for row in rows:
+                    gz.write((json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))
+        return
+    with atomic_write(path) as fh:
+        for row in rows:
+            fh.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk_size), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def text_hash(parts: Iterable[str], *, extra: Any = None) -> str:
+    """A stable hex digest of a sequence of texts plus a JSON-serialisable config (cache keys)."""
+    h = hashlib.sha256()
+    if extra is not None:
+        h.update(json.dumps(extra, sort_keys=True, default=str).encode("utf-8"))
+        h.update(b"\x00")
+    for part in parts:
+        h.update(part.encode("utf-8"))
+        h.update(b"\x1f")
+    return h.hexdigest()[:32]
