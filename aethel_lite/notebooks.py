@@ -1,0 +1,428 @@
+"""Execute the book's notebooks with papermill, deterministically and atomically.
+
+``python -m aethel_lite.notebooks`` (what ``make notebooks`` runs) finds ``notebooks/*.ipynb``
+(sorted by name), executes each one with papermill and writes the executed copy to
+``book/executed/<name>.ipynb``, which the Jupyter Book renders (``execute_notebooks: "off"``).
+
+Conventions
+-----------
+Kernel
+    ``python3``, resolved the way ``jupyter_client`` resolves it from the running interpreter:
+    inside a virtual environment the environment's own kernel spec (installed by ``ipykernel``
+    into ``.venv/share/jupyter/kernels``) takes precedence over user-wide ones, and its
+    ``argv[0] == "python"`` is replaced by ``sys.executable``. So ``.venv/bin/python -m
+    aethel_lite.notebooks`` runs every notebook on the ``.venv`` interpreter with no globally
+    installed kernel. :func:`kernel_command` shows the command that will be used.
+Working directory
+    The repository root (``root``), for every notebook. Relative paths inside a notebook
+    (``results/...``, ``AETHEL_DATA=../shared/data``) therefore mean the same as on the command
+    line and in the ``aethel`` CLI.
+Parameters
+    ``-p name value`` (repeatable); ``value`` is parsed as JSON when it parses (``20``, ``true``,
+    ``null``, ``[1, 2]``) and is a string otherwise. Each notebook receives only the parameters
+    that its ``parameters`` cell declares; a name that no selected notebook declares is an error
+    (a typo must not be silently ignored). The environment (``AETHEL_DATA``, ``AETHEL_CACHE``, ...)
+    is inherited by the kernel.
+Atomic output
+    The executed notebook is kept in memory and written with :func:`aethel_lite.io.atomic_write`
+    (temporary file + rename) only when every cell succeeded. A failed notebook leaves no
+    executed copy: a stale one from an earlier run is removed, so the book never shows results
+    that the current code did not produce.
+Determinism
+    papermill and nbclient stamp wall-clock times into the notebook (``metadata.papermill``
+    ``start_time``/``end_time``/``duration`` for the notebook and each cell, and
+    ``metadata.execution`` with ``iopub.*``/``shell.*`` times per cell) and give the injected
+    parameters cell a random id. :func:`strip_volatile` removes the times, gives the injected
+    cell the fixed id ``injected-parameters`` and records input/output paths relative to the
+    root, so two runs of a deterministic notebook give byte-identical files.
+
+References
+----------
+papermill: https://papermill.readthedocs.io ; nbclient: https://nbclient.readthedocs.io
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import AethelError, ParameterError
+from .io import atomic_write
+
+__all__ = [
+    "NotebookFailure",
+    "NotebookRunError",
+    "discover",
+    "parse_parameters",
+    "declared_parameters",
+    "kernel_command",
+    "strip_volatile",
+    "execute_one",
+    "run_notebooks",
+    "dataset_summary",
+    "data_status",
+    "main",
+]
+
+NOTEBOOK_DIR = "notebooks"
+OUTPUT_DIR = Path("book") / "executed"
+DEFAULT_KERNEL = "python3"
+DEFAULT_TIMEOUT = 1800  # seconds per cell
+INJECTED_ID = "injected-parameters"
+_VOLATILE_PAPERMILL = ("start_time", "end_time", "duration")
+
+
+@dataclass
+class NotebookFailure:
+    """One failed notebook: its name, the failing cell and the error."""
+
+    name: str
+    cell_index: int | None
+    ename: str
+    evalue: str
+    traceback: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        where = f"cell {self.cell_index}" if self.cell_index is not None else "before execution"
+        msg = f"notebook {self.name} failed at {where}: {self.ename}: {self.evalue}"
+        if self.traceback:
+            tail = "\n".join(self.traceback[-6:])
+            msg += "\n" + _strip_ansi(tail)
+        return msg
+
+
+class NotebookRunError(AethelError):
+    """Raised when one or more notebooks failed; ``failures`` lists them."""
+
+    def __init__(self, failures: Sequence[NotebookFailure]):
+        self.failures = list(failures)
+        super().__init__("\n\n".join(str(f) for f in self.failures))
+
+
+def _strip_ansi(text: str) -> str:
+    import re
+
+    return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)
+
+
+# -- discovery and parameters ------------------------------------------------------------------
+def discover(root: str | os.PathLike = ".", only: Sequence[str] | None = None) -> list[Path]:
+    """Notebooks ``root/notebooks/*.ipynb`` sorted by name (checkpoints and hidden files skipped).
+
+    ``only`` keeps the given names (with or without ``.ipynb``); an unknown name is a
+    :class:`ParameterError` listing the notebooks that exist.
+    """
+    nb_dir = Path(root) / NOTEBOOK_DIR
+    found = sorted((p for p in nb_dir.glob("*.ipynb") if not p.name.startswith(".")), key=lambda p: p.name)
+    if not only:
+        return found
+    by_stem = {p.stem: p for p in found}
+    picked = []
+    for name in only:
+        stem = Path(name).name.removesuffix(".ipynb")
+        if stem not in by_stem:
+            raise ParameterError(f"--only {name}: no such notebook in {nb_dir}; available: {', '.join(by_stem) or '(none)'}")
+        picked.append(by_stem[stem])
+    return picked
+
+
+def parse_parameters(pairs: Sequence[Sequence[str]] | None) -> dict[str, Any]:
+    """``[["limit", "20"], ["name", "x"]]`` -> ``{"limit": 20, "name": "x"}`` (JSON when it parses)."""
+    params: dict[str, Any] = {}
+    for pair in pairs or ():
+        if len(pair) != 2:
+            raise ParameterError(f"-p expects NAME VALUE, got {list(pair)!r}")
+        name, raw = pair
+        if not name.isidentifier():
+            raise ParameterError(f"-p {name}: parameter name must be a Python identifier")
+        try:
+            params[name] = json.loads(raw)
+        except json.JSONDecodeError:
+            params[name] = raw
+    return params
+
+
+def declared_parameters(path: str | os.PathLike) -> dict[str, Any]:
+    """Parameter names declared in the notebook's ``parameters`` cell -> papermill's description."""
+    import papermill
+
+    return papermill.inspect_notebook(str(path))
+
+
+def _select_parameters(notebooks: Sequence[Path], params: Mapping[str, Any]) -> dict[Path, dict[str, Any]]:
+    """Give each notebook the parameters it declares; error on names no notebook declares."""
+    per_nb: dict[Path, dict[str, Any]] = {}
+    used: set[str] = set()
+    declared_all: set[str] = set()
+    for nb in notebooks:
+        declared = set(declared_parameters(nb)) if params else set()
+        declared_all |= declared
+        per_nb[nb] = {k: v for k, v in params.items() if k in declared}
+        used |= set(per_nb[nb])
+    unknown = sorted(set(params) - used)
+    if unknown:
+        names = ", ".join(p.stem for p in notebooks)
+        raise ParameterError(
+            f"parameter(s) {', '.join(unknown)} not declared by any selected notebook ({names}); "
+            f"declared: {', '.join(sorted(declared_all)) or '(none)'}"
+        )
+    return per_nb
+
+
+# -- kernel -----------------------------------------------------------------------------------
+def kernel_command(kernel_name: str = DEFAULT_KERNEL) -> list[str]:
+    """The command ``jupyter_client`` will launch for ``kernel_name`` from this interpreter.
+
+    Raises :class:`ParameterError` when no such kernel spec exists (install ``ipykernel`` in
+    this environment: it ships the ``python3`` spec).
+    """
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        spec = KernelSpecManager().get_kernel_spec(kernel_name)
+    except NoSuchKernel as exc:
+        raise ParameterError(
+            f"kernel {kernel_name!r} not found for {sys.executable}; install ipykernel in this environment"
+        ) from exc
+    argv = list(spec.argv)
+    if argv and argv[0] in {"python", f"python{sys.version_info[0]}", "python%i.%i" % sys.version_info[:2]}:
+        argv[0] = sys.executable
+    return argv
+
+
+# -- determinism ------------------------------------------------------------------------------
+def strip_volatile(nb, *, root: str | os.PathLike | None = None, output_path: str | os.PathLike | None = None):
+    """Remove run-dependent metadata from an executed notebook (in place; also returned).
+
+    Drops ``start_time``/``end_time``/``duration`` from ``metadata.papermill`` (notebook and
+    cells) and nbclient's ``metadata.execution`` timings; gives the injected-parameters cell the
+    fixed id ``injected-parameters``; makes ``input_path``/``output_path`` relative to ``root``.
+    """
+    pm = nb.metadata.get("papermill")
+    if pm is not None:
+        for key in _VOLATILE_PAPERMILL:
+            pm.pop(key, None)
+        if output_path is not None:
+            pm["output_path"] = _rel(output_path, root)
+        if pm.get("input_path"):
+            pm["input_path"] = _rel(pm["input_path"], root)
+    for cell in nb.cells:
+        meta = cell.get("metadata", {})
+        meta.pop("execution", None)
+        cpm = meta.get("papermill")
+        if cpm is not None:
+            for key in _VOLATILE_PAPERMILL:
+                cpm.pop(key, None)
+        if INJECTED_ID in meta.get("tags", []) and "id" in cell:
+            cell["id"] = INJECTED_ID
+    return nb
+
+
+def _rel(path: str | os.PathLike, root: str | os.PathLike | None) -> str:
+    p = Path(path)
+    if root is not None:
+        try:
+            return Path(os.path.relpath(p.resolve(), Path(root).resolve())).as_posix()
+        except ValueError:  # different drive
+            pass
+    return p.as_posix()
+
+
+# -- execution ----------------------------------------------------------------------------------
+def execute_one(
+    path: str | os.PathLike,
+    output: str | os.PathLike,
+    *,
+    parameters: Mapping[str, Any] | None = None,
+    root: str | os.PathLike = ".",
+    kernel_name: str = DEFAULT_KERNEL,
+    timeout: float | None = DEFAULT_TIMEOUT,
+) -> NotebookFailure | None:
+    """Execute one notebook with papermill in ``root``; write it atomically to ``output``.
+
+    Returns ``None`` on success, else a :class:`NotebookFailure` (and ``output`` is removed).
+    """
+    import nbformat
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    path, output = Path(path), Path(output)
+    name = path.stem
+    try:
+        nb = papermill.execute_notebook(
+            str(path),
+            None,  # keep the result in memory; written below only on success
+            parameters=dict(parameters or {}),
+            kernel_name=kernel_name,
+            cwd=str(root),
+            progress_bar=False,
+            request_save_on_cell_execute=False,
+            execution_timeout=timeout,
+        )
+    except PapermillExecutionError as exc:
+        _remove(output)
+        return NotebookFailure(name, exc.cell_index, exc.ename, exc.evalue, list(exc.traceback))
+    except Exception as exc:  # kernel died, timeout, unreadable notebook ...
+        _remove(output)
+        return NotebookFailure(name, None, type(exc).__name__, str(exc))
+    strip_volatile(nb, root=root, output_path=output)
+    with atomic_write(output) as fh:
+        fh.write(nbformat.writes(nb))
+    return None
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def run_notebooks(
+    root: str | os.PathLike = ".",
+    *,
+    only: Sequence[str] | None = None,
+    parameters: Mapping[str, Any] | None = None,
+    output_dir: str | os.PathLike | None = None,
+    kernel_name: str = DEFAULT_KERNEL,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    progress: bool = True,
+    stop_on_error: bool = False,
+) -> list[Path]:
+    """Execute the notebooks under ``root`` and return the executed paths.
+
+    Every selected notebook is run (unless ``stop_on_error``); if any failed,
+    :class:`NotebookRunError` is raised afterwards naming each failed notebook, cell and error.
+    """
+    from tqdm.auto import tqdm
+
+    root = Path(root)
+    out_dir = Path(output_dir) if output_dir is not None else root / OUTPUT_DIR
+    notebooks = discover(root, only)
+    if not notebooks:
+        raise ParameterError(f"no notebooks found in {root / NOTEBOOK_DIR}")
+    kernel_command(kernel_name)  # fail early and clearly if the kernel is missing
+    per_nb = _select_parameters(notebooks, parameters or {})
+    written: list[Path] = []
+    failures: list[NotebookFailure] = []
+    bar = tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress)
+    for nb in bar:
+        bar.set_postfix_str(nb.stem)
+        out = out_dir / nb.name
+        failure = execute_one(nb, out, parameters=per_nb[nb], root=root, kernel_name=kernel_name, timeout=timeout)
+        if failure is None:
+            written.append(out)
+        else:
+            failures.append(failure)
+            if stop_on_error:
+                break
+    bar.close()
+    if failures:
+        raise NotebookRunError(failures)
+    return written
+
+
+# -- helpers the notebooks call -------------------------------------------------------------------
+def dataset_summary(dataset) -> dict[str, Any]:
+    """JSON-able counts describing a :class:`~aethel_lite.data.schema.Dataset`.
+
+    Keys: ``name``, ``n_passages``, ``n_documents``, ``n_queries``, ``hops`` (hop count -> number
+    of queries, keys as strings), ``mean_gold`` (gold passages per query), ``mean_passage_chars``,
+    ``closed_pool`` (number of queries with a candidate pool).
+    """
+    passages, queries = dataset.passages, dataset.queries
+    hops: dict[str, int] = {}
+    for q in queries:
+        hops[str(q.hops)] = hops.get(str(q.hops), 0) + 1
+    return {
+        "name": dataset.name,
+        "n_passages": len(passages),
+        "n_documents": len({p.doc_id for p in passages}),
+        "n_queries": len(queries),
+        "hops": dict(sorted(hops.items(), key=lambda kv: int(kv[0]))),
+        "mean_gold": round(sum(len(q.gold) for q in queries) / len(queries), 4) if queries else 0.0,
+        "mean_passage_chars": round(sum(len(p.text) for p in passages) / len(passages), 2) if passages else 0.0,
+        "closed_pool": sum(q.pool is not None for q in queries),
+    }
+
+
+def data_status(dataset_name: str) -> str:
+    """One loud line saying which data a notebook runs on and why.
+
+    ``dataset_name == "synthetic"`` says whether real data is configured (``AETHEL_DATA``)
+    at all, so a reader never mistakes synthetic numbers for the paper's.
+    """
+    from .data.paths import HOW_TO_GET_DATA, data_root
+
+    env = os.environ.get("AETHEL_DATA")
+    if dataset_name == "synthetic":
+        if not env:
+            why = f"no real data is configured (AETHEL_DATA is not set). {HOW_TO_GET_DATA}"
+        elif not data_root().is_dir():
+            why = f"AETHEL_DATA={env} is set but is not a directory. {HOW_TO_GET_DATA}"
+        else:
+            why = f"real data is configured (AETHEL_DATA={env}), but this notebook uses the synthetic corpus by design."
+        return f"DATA: SYNTHETIC corpus — {why} Numbers here are not the paper's."
+    return f"DATA: {dataset_name} from AETHEL_DATA={env or data_root()}"
+
+
+# -- command line ------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m aethel_lite.notebooks",
+        description="Execute notebooks/*.ipynb with papermill into book/executed/ (cwd: the repository root).",
+    )
+    p.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"), default=[],
+                   help="inject a parameter (value parsed as JSON when possible); repeatable")
+    p.add_argument("--only", action="append", metavar="NAME", help="run only this notebook (repeatable)")
+    p.add_argument("--list", action="store_true", help="list the notebooks and their parameters, run nothing")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per cell (default %(default)s; 0 = none)")
+    p.add_argument("--kernel", default=DEFAULT_KERNEL, help="kernel spec name (default %(default)s)")
+    p.add_argument("--root", default=".", help="repository root (default: current directory)")
+    p.add_argument("--stop-on-error", action="store_true", help="stop at the first failed notebook")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point; returns the exit status (0 ok, 1 notebook failed, 2 bad usage)."""
+    args = build_parser().parse_args(argv)
+    os.environ.setdefault("PYTHONHASHSEED", "0")  # inherited by the kernel: stable set/dict order
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        if args.list:
+            for nb in discover(args.root, args.only):
+                params = declared_parameters(nb)
+                desc = ", ".join(f"{k}={v.get('default')}" for k, v in params.items())
+                print(f"{nb.stem}\t{desc}")
+            return 0
+        written = run_notebooks(
+            args.root,
+            only=args.only,
+            parameters=parse_parameters(args.parameter),
+            kernel_name=args.kernel,
+            timeout=args.timeout or None,
+            progress=not args.no_progress,
+            stop_on_error=args.stop_on_error,
+        )
+    except NotebookRunError as exc:
+        print(f"error: {len(exc.failures)} notebook(s) failed\n{exc}", file=sys.stderr)
+        return 1
+    except AethelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
