@@ -1,0 +1,109 @@
+"""Metrics against ir_measures (trec_eval) on random runs, plus hand-computed cases."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from aethel_lite.data.schema import Query
+from aethel_lite.errors import DataError, ParameterError
+from aethel_lite.metrics import DEFAULT_METRICS, evaluate, parse_metric, per_query
+from aethel_lite.retrievers import Run
+
+ir_measures = pytest.importorskip("ir_measures")
+
+
+def random_setup(seed, n_queries=300, n_docs=40):
+    rng = random.Random(seed)
+    docs = [f"d{i}" for i in range(n_docs)]
+    queries, run = [], Run()
+    for i in range(n_queries):
+        qid = f"q{i}"
+        gold = frozenset(rng.sample(docs, rng.randint(1, 4)))
+        queries.append(Query(qid, "text", gold))
+        if rng.random() < 0.9:  # ~10% of queries are missing from the run
+            ranked = rng.sample(docs, rng.randint(0, 30))
+            # strictly decreasing scores, so trec_eval's re-sort keeps this order
+            run[qid] = [(d, 100.0 - j - rng.random() * 0.5) for j, d in enumerate(ranked)]
+    return queries, run
+
+
+# ours -> ir_measures measure (AllSupport@k is "R@k == 1")
+ORACLE = {
+    "HR@1": "Success@1",
+    "HR@5": "Success@5",
+    "HR@10": "Success@10",
+    "Recall@5": "R@5",
+    "Recall@20": "R@20",
+    "MRR": "RR",
+    "nDCG@10": "nDCG@10",
+    "nDCG@3": "nDCG@3",
+}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_metrics_match_ir_measures(seed):
+    queries, run = random_setup(seed)
+    qrels = [ir_measures.Qrel(q.qid, d, 1) for q in queries for d in sorted(q.gold)]
+    scored = [ir_measures.ScoredDoc(qid, d, s) for qid, ranking in run.items() for d, s in ranking]
+    measures = {name: ir_measures.parse_measure(m) for name, m in ORACLE.items()}
+    measures.update({f"AllSupport@{k}": ir_measures.parse_measure(f"R@{k}") for k in (2, 5, 10)})
+    oracle: dict[tuple[str, str], float] = {}
+    by_measure = {v: [] for v in measures.values()}
+    for name, m in measures.items():
+        by_measure[m].append(name)
+    for metric in ir_measures.iter_calc(list(by_measure), qrels, scored):
+        for name in by_measure[metric.measure]:
+            value = metric.value
+            if name.startswith("AllSupport"):
+                value = 1.0 if abs(value - 1.0) < 1e-12 else 0.0
+            oracle[(metric.query_id, name)] = value
+    ours = per_query(run, queries, list(measures))
+    compared = 0
+    for q in queries:
+        for name in measures:
+            key = (q.qid, name)
+            if q.qid in run and run[q.qid]:
+                assert ours[q.qid][name] == pytest.approx(oracle[key], abs=1e-9), key
+                compared += 1
+            else:  # not in the run (trec_eval skips it): every metric is 0
+                assert ours[q.qid][name] == 0.0
+    assert compared > 200 * len(measures)
+    # evaluate = mean over *all* queries, missing ones counted as 0
+    means = evaluate(run, queries, list(measures))
+    for name in measures:
+        assert means[name] == pytest.approx(sum(ours[q.qid][name] for q in queries) / len(queries))
+
+
+def test_hand_computed_values():
+    q = Query("q", "x", frozenset({"a", "b", "c"}))
+    run = {"q": [("z", 5.0), ("a", 4.0), ("y", 3.0), ("b", 2.0), ("x", 1.0), ("c", 0.5)]}
+    got = per_query(run, [q], ["HR@1", "HR@2", "AllSupport@5", "AllSupport@6", "Recall@4", "MRR", "nDCG@10", "nDCG@2"])["q"]
+    assert got["HR@1"] == 0.0 and got["HR@2"] == 1.0
+    assert got["AllSupport@5"] == 0.0 and got["AllSupport@6"] == 1.0
+    assert got["Recall@4"] == pytest.approx(2 / 3)
+    assert got["MRR"] == 0.5
+    idcg = 1 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert got["nDCG@10"] == pytest.approx((1 / math.log2(3) + 1 / math.log2(5) + 1 / math.log2(7)) / idcg)
+    assert got["nDCG@2"] == pytest.approx((1 / math.log2(3)) / (1 + 1 / math.log2(3)))
+
+
+def test_run_order_is_used_and_repeats_ignored():
+    q = Query("q", "x", frozenset({"g"}))
+    assert per_query({"q": ["n", "n", "g"]}, [q], ["MRR", "HR@2"])["q"] == {"MRR": 0.5, "HR@2": 1.0}
+
+
+def test_metric_names_and_errors():
+    assert parse_metric("hr@5").kind == "HR" and parse_metric("HR@5").k == 5
+    assert parse_metric("nDCG@10").kind == "nDCG" and parse_metric("MRR").k is None
+    for bad in ("P@5", "HR", "HR@0", "Recall@x", "", "MAP"):
+        with pytest.raises(ParameterError):
+            parse_metric(bad)
+    with pytest.raises(ParameterError, match="Bogus@3"):
+        evaluate({}, [Query("q", "x", frozenset({"a"}))], ["HR@1", "Bogus@3"])
+    with pytest.raises(DataError, match="'q7'"):
+        per_query({}, [Query("q7", "x", frozenset())])
+    assert set(evaluate({}, [Query("q", "x", frozenset({"a"}))])) == set(DEFAULT_METRICS)
+    assert all(v == 0.0 for v in evaluate({}, [Query("q", "x", frozenset({"a"}))]).values())
