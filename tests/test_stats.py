@@ -1,0 +1,167 @@
+"""Paired bootstrap against scipy.stats.bootstrap; randomization test against exact enumeration."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.stats
+
+from aethel_lite.errors import ParameterError
+from aethel_lite.stats import BootstrapResult, RandomizationResult, paired_bootstrap, randomization_test
+
+
+def _scipy_ci(a, b, seed, confidence=0.95):
+    res = scipy.stats.bootstrap(
+        (a, b),
+        statistic=lambda x, y, axis=-1: np.mean(x - y, axis=axis),
+        paired=True,
+        vectorized=True,
+        method="percentile",
+        n_resamples=10_000,
+        confidence_level=confidence,
+        rng=np.random.default_rng(seed),
+    )
+    return res.confidence_interval.low, res.confidence_interval.high
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bootstrap_ci_matches_scipy_continuous(seed):
+    rng = np.random.default_rng(100 + seed)
+    a = rng.uniform(0, 1, 40)
+    b = np.clip(a - 0.05 + rng.normal(0, 0.2, 40), 0, 1)
+    ours = paired_bootstrap(a, b, seed=seed)
+    lo, hi = _scipy_ci(a, b, seed + 1000)
+    assert ours.mean_diff == pytest.approx(np.mean(a - b))
+    # Monte-Carlo error of a 2.5% percentile with B = 10,000 here is ~0.003
+    assert ours.ci_low == pytest.approx(lo, abs=0.01)
+    assert ours.ci_high == pytest.approx(hi, abs=0.01)
+
+
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_bootstrap_ci_matches_scipy_binary(confidence):
+    rng = np.random.default_rng(7)
+    a = (rng.random(40) < 0.6).astype(float)
+    b = (rng.random(40) < 0.45).astype(float)
+    ours = paired_bootstrap(a, b, seed=3, confidence=confidence)
+    lo, hi = _scipy_ci(a, b, 4, confidence)
+    # binary metrics: the resampled mean lives on a 1/40 lattice, so an endpoint may move one step
+    step = 1 / 40
+    assert abs(ours.ci_low - lo) <= step + 1e-9
+    assert abs(ours.ci_high - hi) <= step + 1e-9
+    assert ours.ci_low <= ours.mean_diff <= ours.ci_high
+
+
+def test_p_values_at_the_extremes():
+    rng = np.random.default_rng(0)
+    a = rng.uniform(0, 1, 50)
+    same_b = paired_bootstrap(a, a.copy())
+    same_r = randomization_test(a, a.copy())
+    assert same_b.p_value == 1.0 and same_r.p_value == 1.0
+    assert same_b.mean_diff == 0.0 and same_b.ci_low == 0.0 == same_b.ci_high
+    better = a + 0.5
+    assert paired_bootstrap(better, a).p_value < 0.001
+    assert randomization_test(better, a).p_value < 0.001
+    big = (rng.random(60) < 0.9).astype(float)
+    small = (rng.random(60) < 0.1).astype(float)
+    assert paired_bootstrap(big, small).p_value < 0.001
+    assert randomization_test(small, big).p_value < 0.001
+
+
+def _exact_randomization_p(d):
+    observed = abs(d.mean())
+    signs = np.array(list(itertools.product([1.0, -1.0], repeat=d.size)))
+    return float(np.mean(np.abs((signs * d).mean(axis=1)) >= observed - 1e-12))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_randomization_matches_exact_enumeration(seed):
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(0, 1, 10)
+    b = a - rng.normal(0.15, 0.3, 10)
+    exact = _exact_randomization_p(a - b)
+    res = randomization_test(a, b, n_resamples=20_000, seed=seed)
+    se = np.sqrt(max(exact * (1 - exact), 1e-4) / 20_000)
+    assert abs(res.p_value - exact) <= 4 * se + 1 / 20_000
+    assert res.mean_diff == pytest.approx(np.mean(a - b))
+
+
+def test_randomization_exact_on_binary_ties():
+    # binary metrics produce many tied permutation means: the >= must count them
+    a = np.array([1, 1, 1, 0, 1, 1, 0, 1, 1, 0], dtype=float)
+    b = np.array([0, 1, 0, 0, 1, 0, 0, 1, 0, 1], dtype=float)
+    exact = _exact_randomization_p(a - b)
+    res = randomization_test(a, b, n_resamples=20_000, seed=5)
+    assert abs(res.p_value - exact) <= 4 * np.sqrt(exact * (1 - exact) / 20_000) + 1 / 20_000
+
+
+def test_p_values_agree_with_paired_t_test_for_large_n():
+    """Both resampling p-values approximate the paired t-test's for a smooth metric and n = 300."""
+    rng = np.random.default_rng(11)
+    a = rng.uniform(0, 1, 300)
+    b = a - rng.normal(0.02, 0.2, 300)
+    t_p = scipy.stats.ttest_rel(a, b).pvalue
+    assert 0.02 < t_p < 0.5  # a regime where the comparison is informative
+    assert paired_bootstrap(a, b).p_value == pytest.approx(t_p, abs=0.03)
+    assert randomization_test(a, b).p_value == pytest.approx(t_p, abs=0.03)
+
+
+def test_determinism_and_seed_dependence():
+    rng = np.random.default_rng(1)
+    a, b = rng.uniform(size=30), rng.uniform(size=30)
+    assert paired_bootstrap(a, b, seed=4) == paired_bootstrap(a, b, seed=4)
+    assert randomization_test(a, b, seed=4) == randomization_test(a, b, seed=4)
+    assert paired_bootstrap(a, b, seed=4).ci_low != paired_bootstrap(a, b, seed=5).ci_low
+
+
+def test_chunked_resampling_is_consistent(monkeypatch):
+    import aethel_lite.stats as stats
+
+    rng = np.random.default_rng(2)
+    a, b = rng.uniform(size=25), rng.uniform(size=25)
+    full = paired_bootstrap(a, b, n_resamples=2000, seed=0)
+    monkeypatch.setattr(stats, "_CHUNK_ENTRIES", 25 * 7)  # 7 rows per block
+    chunked = paired_bootstrap(a, b, n_resamples=2000, seed=0)
+    # the same generator stream is consumed row by row, so blocks do not change the draws
+    assert chunked == full
+    assert randomization_test(a, b, n_resamples=2000, seed=0).n_resamples == 2000
+
+
+def test_mappings_are_aligned_by_qid():
+    a = {"q1": 1.0, "q2": 0.0, "q3": 1.0}
+    b = {"q3": 0.0, "q1": 1.0, "q2": 0.0}
+    res = paired_bootstrap(a, b, n_resamples=100)
+    assert res.mean_diff == pytest.approx(1 / 3)
+    with pytest.raises(ParameterError, match="'q3'"):
+        paired_bootstrap({"q1": 1.0, "q3": 0.0}, {"q1": 1.0, "q2": 0.0})
+
+
+def test_results_serialise():
+    res = paired_bootstrap([1, 0, 1], [0, 0, 1], n_resamples=50, seed=2)
+    d = res.to_dict()
+    assert isinstance(res, BootstrapResult)
+    assert set(d) >= {"mean_diff", "ci_low", "ci_high", "p_value", "n"} and d["n"] == 3
+    r = randomization_test([1, 0, 1], [0, 0, 1], n_resamples=50)
+    assert isinstance(r, RandomizationResult) and set(r.to_dict()) >= {"mean_diff", "p_value", "n"}
+
+
+@pytest.mark.parametrize(
+    "a,b,kw,match",
+    [
+        ([1, 2, 3], [1, 2], {}, "equal length"),
+        ([1], [0], {}, "at least 2"),
+        ([1, np.nan], [0, 1], {}, "NaN"),
+        ([1, 2], [0, np.inf], {}, r"b\[1\]"),
+        ([1, 2], [0, 1], {"confidence": 1.0}, "confidence"),
+        ([1, 2], [0, 1], {"confidence": 0}, "confidence"),
+        ([1, 2], [0, 1], {"n_resamples": 0}, "n_resamples"),
+        ([[1, 2]], [[0, 1]], {}, "1-D"),
+    ],
+)
+def test_bad_input(a, b, kw, match):
+    with pytest.raises(ParameterError, match=match):
+        paired_bootstrap(a, b, **kw)
+    if "confidence" not in kw:
+        with pytest.raises(ParameterError, match=match):
+            randomization_test(a, b, **kw)
