@@ -29,7 +29,7 @@ B. Phipson & G. K. Smyth, "Permutation p-values should never be zero", SAGMB 9(1
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 
 import numpy as np
