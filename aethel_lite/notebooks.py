@@ -34,7 +34,9 @@ Determinism
     ``metadata.execution`` with ``iopub.*``/``shell.*`` times per cell) and give the injected
     parameters cell a random id. :func:`strip_volatile` removes the times, gives the injected
     cell the fixed id ``injected-parameters`` and records input/output paths relative to the
-    root, so two runs of a deterministic notebook give byte-identical files.
+    root, so two runs of a deterministic notebook give byte-identical files. The kernel runs
+    with ``PYTHONHASHSEED=0`` (unless already set) so set iteration order is stable too.
+    Notebooks must pass ``progress=False`` to library calls (a progress bar records timings).
 
 References
 ----------
@@ -44,6 +46,7 @@ papermill: https://papermill.readthedocs.io ; nbclient: https://nbclient.readthe
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -67,6 +70,8 @@ __all__ = [
     "run_notebooks",
     "dataset_summary",
     "data_status",
+    "DataBanner",
+    "data_banner",
     "main",
 ]
 
@@ -76,6 +81,9 @@ DEFAULT_KERNEL = "python3"
 DEFAULT_TIMEOUT = 1800  # seconds per cell
 INJECTED_ID = "injected-parameters"
 _VOLATILE_PAPERMILL = ("start_time", "end_time", "duration")
+# tqdm.auto, imported inside a kernel without ipywidgets, warns "IProgress not found" into the
+# executed notebook. Notebooks pass progress=False, so the warning is noise: silenced by message.
+KERNEL_WARNING_FILTERS = ("ignore:IProgress not found",)
 
 
 @dataclass
@@ -255,16 +263,17 @@ def execute_one(
     path, output = Path(path), Path(output)
     name = path.stem
     try:
-        nb = papermill.execute_notebook(
-            str(path),
-            None,  # keep the result in memory; written below only on success
-            parameters=dict(parameters or {}),
-            kernel_name=kernel_name,
-            cwd=str(root),
-            progress_bar=False,
-            request_save_on_cell_execute=False,
-            execution_timeout=timeout,
-        )
+        with _kernel_env():
+            nb = papermill.execute_notebook(
+                str(path),
+                None,  # keep the result in memory; written below only on success
+                parameters=dict(parameters or {}),
+                kernel_name=kernel_name,
+                cwd=str(root),
+                progress_bar=False,
+                request_save_on_cell_execute=False,
+                execution_timeout=timeout,
+            )
     except PapermillExecutionError as exc:
         _remove(output)
         return NotebookFailure(name, exc.cell_index, exc.ename, exc.evalue, list(exc.traceback))
@@ -275,6 +284,23 @@ def execute_one(
     with atomic_write(output) as fh:
         fh.write(nbformat.writes(nb))
     return None
+
+
+@contextlib.contextmanager
+def _kernel_env():
+    """Environment for the kernel process: ``PYTHONHASHSEED=0`` unless set, warning filters added."""
+    saved = {k: os.environ.get(k) for k in ("PYTHONWARNINGS", "PYTHONHASHSEED")}
+    filters = [f for f in (saved["PYTHONWARNINGS"] or "").split(",") if f]
+    os.environ["PYTHONWARNINGS"] = ",".join(filters + [f for f in KERNEL_WARNING_FILTERS if f not in filters])
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _remove(path: Path) -> None:
@@ -372,6 +398,33 @@ def data_status(dataset_name: str) -> str:
     return f"DATA: {dataset_name} from AETHEL_DATA={env or data_root()}"
 
 
+@dataclass(frozen=True)
+class DataBanner:
+    """A notebook output that says loudly which data a chapter uses.
+
+    Rendered as a warning box in the book (HTML with the theme's ``admonition warning``
+    classes; an informational ``admonition note`` for real data) and as plain text elsewhere.
+    """
+
+    text: str
+    synthetic: bool
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        import html
+
+        kind, title = ("warning", "Synthetic data") if self.synthetic else ("note", "Data")
+        body = html.escape(self.text.removeprefix("DATA: "))
+        return f'<div class="admonition {kind}"><p class="admonition-title">{title}</p><p>{body}</p></div>'
+
+
+def data_banner(dataset_name: str) -> DataBanner:
+    """:func:`data_status` as a :class:`DataBanner` (put it as the last line of a notebook cell)."""
+    return DataBanner(data_status(dataset_name), synthetic=dataset_name == "synthetic")
+
+
 # -- command line ------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -393,7 +446,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status (0 ok, 1 notebook failed, 2 bad usage)."""
     args = build_parser().parse_args(argv)
-    os.environ.setdefault("PYTHONHASHSEED", "0")  # inherited by the kernel: stable set/dict order
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
