@@ -1,0 +1,28 @@
+"""Data layer: one schema (:class:`Passage`, :class:`Query`, :class:`Dataset`) and its loaders."""
+
+from __future__ import annotations
+
+from .paths import data_file, data_root
+from .schema import Dataset, Passage, Query
+
+# Loaders and download helpers are imported on first use (PEP 562) to keep `import aethel_lite` fast.
+# (ingest is not re-exported: its name would clash with the submodule; use aethel_lite.data.ingest.ingest.)
+_LAZY = {
+    "load_musique": "loaders",
+    "load_2wiki": "loaders",
+    "load_financebench": "loaders",
+    "load_dataset": "loaders",
+    "available_datasets": "loaders",
+    "download_data": "download",
+    "verify_data": "download",
+}
+
+__all__ = ["Dataset", "Passage", "Query", "data_root", "data_file", *_LAZY]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
