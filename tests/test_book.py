@@ -1,0 +1,244 @@
+"""The notebook runner (aethel_lite.notebooks) and the Jupyter Book's structure.
+
+Runner tests execute tiny throwaway notebooks in tmp_path with a real kernel (a few seconds
+each). The full book build copies the book sources into tmp_path, executes the real notebooks
+there and runs ``jupyter-book build --warningiserror`` (marked slow; still run by ``make test``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from aethel_lite.data.schema import Dataset, Passage, Query
+from aethel_lite.errors import ParameterError
+from aethel_lite.notebooks import (
+    INJECTED_ID,
+    NotebookRunError,
+    data_banner,
+    data_status,
+    dataset_summary,
+    discover,
+    kernel_command,
+    main,
+    parse_parameters,
+    run_notebooks,
+    strip_volatile,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def make_notebook(root: Path, name: str, params: str, *body: str) -> Path:
+    """Write ``root/notebooks/<name>.ipynb`` with a tagged parameters cell and code cells."""
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(params)
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells = [cell] + [nbformat.v4.new_code_cell(src) for src in body]
+    for i, c in enumerate(nb.cells):
+        c["id"] = f"{name}-{i}"
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = root / "notebooks" / f"{name}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+ECHO_BODY = (
+    "import json, os\n"
+    "json.dump({'x': x, 'label': label, 'cwd': os.getcwd()}, open('echo.json', 'w'))\n"
+    "print('x is', x)",
+)
+
+
+# -- pure functions -------------------------------------------------------------------------------
+def test_parse_parameters_json_when_possible():
+    got = parse_parameters([["limit", "20"], ["name", "musique"], ["flag", "true"], ["none", "null"], ["xs", "[1, 2]"]])
+    assert got == {"limit": 20, "name": "musique", "flag": True, "none": None, "xs": [1, 2]}
+    with pytest.raises(ParameterError, match="bad-name"):
+        parse_parameters([["bad-name", "1"]])
+
+
+def test_discover_sorted_skips_hidden_and_checks_only(tmp_path):
+    for name in ("20_b", "00_a", "10_c"):
+        make_notebook(tmp_path, name, "x = 1")
+    (tmp_path / "notebooks" / ".hidden.ipynb").write_text("{}")
+    assert [p.stem for p in discover(tmp_path)] == ["00_a", "10_c", "20_b"]
+    assert [p.stem for p in discover(tmp_path, ["20_b.ipynb", "00_a"])] == ["20_b", "00_a"]
+    with pytest.raises(ParameterError, match="nope.*00_a, 10_c, 20_b"):
+        discover(tmp_path, ["nope"])
+
+
+def test_strip_volatile_removes_times_and_fixes_ids(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    injected = nbformat.v4.new_code_cell("x = 1")
+    injected.metadata["tags"] = ["injected-parameters"]
+    injected.metadata["papermill"] = {"start_time": "t0", "end_time": "t1", "duration": 0.5, "status": "completed"}
+    injected.metadata["execution"] = {"iopub.status.busy": "t0"}
+    nb.cells = [injected]
+    nb.metadata["papermill"] = {"start_time": "t0", "end_time": "t1", "duration": 2.0, "parameters": {"x": 1},
+                                "input_path": str(tmp_path / "notebooks" / "a.ipynb")}
+    strip_volatile(nb, root=tmp_path, output_path=tmp_path / "book" / "executed" / "a.ipynb")
+    assert nb.metadata["papermill"] == {"parameters": {"x": 1}, "input_path": "notebooks/a.ipynb",
+                                        "output_path": "book/executed/a.ipynb"}
+    assert nb.cells[0].metadata["papermill"] == {"status": "completed"}
+    assert "execution" not in nb.cells[0].metadata
+    assert nb.cells[0]["id"] == INJECTED_ID
+
+
+def test_dataset_summary_counts():
+    passages = [Passage(f"p{i}", f"d{i % 3}", "", "x" * (i + 1)) for i in range(6)]
+    queries = [Query("q1", "?", {"p0", "p1"}, hops=2), Query("q2", "?", {"p2"}, hops=1, pool=("p2", "p3")),
+               Query("q3", "?", {"p3", "p4", "p5"}, hops=3)]
+    s = dataset_summary(Dataset("toy", passages, queries))
+    assert s["n_passages"] == 6 and s["n_documents"] == 3 and s["n_queries"] == 3
+    assert s["hops"] == {str(k): v for k, v in sorted(Counter(q.hops for q in queries).items())}
+    assert s["mean_gold"] == pytest.approx(2.0)
+    assert s["mean_passage_chars"] == pytest.approx(3.5)
+    assert s["closed_pool"] == 1
+    json.dumps(s)  # JSON-able
+
+
+def test_data_status_says_synthetic_and_why(monkeypatch, tmp_path):
+    monkeypatch.delenv("AETHEL_DATA", raising=False)
+    assert "SYNTHETIC" in data_status("synthetic") and "not set" in data_status("synthetic")
+    monkeypatch.setenv("AETHEL_DATA", str(tmp_path / "missing"))
+    assert "not a directory" in data_status("synthetic")
+    monkeypatch.setenv("AETHEL_DATA", str(tmp_path))
+    assert "by design" in data_status("synthetic")
+    banner = data_banner("synthetic")
+    assert "admonition warning" in banner._repr_html_() and repr(banner).startswith("DATA: SYNTHETIC")
+
+
+def test_kernel_is_this_interpreter():
+    cmd = kernel_command("python3")
+    assert Path(cmd[0]).resolve() == Path(sys.executable).resolve()
+    with pytest.raises(ParameterError, match="no-such-kernel"):
+        kernel_command("no-such-kernel")
+
+
+# -- real execution ----------------------------------------------------------------------------------
+def test_runner_injects_parameters_in_root_cwd(tmp_path):
+    make_notebook(tmp_path, "echo", "x = 1\nlabel = 'default'", *ECHO_BODY)
+    written = run_notebooks(tmp_path, parameters={"x": {"k": [1, 2]}}, progress=False)
+    out = tmp_path / "book" / "executed" / "echo.ipynb"
+    assert written == [out]
+    echo = json.loads((tmp_path / "echo.json").read_text())
+    assert echo == {"x": {"k": [1, 2]}, "label": "default", "cwd": str(tmp_path)}
+    nb = nbformat.read(out, as_version=4)
+    assert nb.metadata["papermill"]["parameters"] == {"x": {"k": [1, 2]}}
+    assert [c["id"] for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])] == [INJECTED_ID]
+    assert not [p for p in out.parent.iterdir() if p.name != "echo.ipynb"]  # no temp files left
+
+
+def test_two_runs_give_identical_bytes(tmp_path):
+    make_notebook(tmp_path, "echo", "x = 1\nlabel = 'default'", *ECHO_BODY)
+    out = tmp_path / "book" / "executed" / "echo.ipynb"
+    run_notebooks(tmp_path, parameters={"x": 3}, progress=False)
+    first = out.read_bytes()
+    run_notebooks(tmp_path, parameters={"x": 3}, progress=False)
+    assert out.read_bytes() == first
+    text = first.decode()
+    for volatile in ("start_time", "end_time", "duration", "iopub.", "shell.execute_reply"):
+        assert volatile not in text
+
+
+def test_failed_notebook_names_itself_and_leaves_no_output(tmp_path, capsys):
+    make_notebook(tmp_path, "00_ok", "x = 1", "y = x + 1")
+    make_notebook(tmp_path, "10_bad", "x = 1", "y = 2", "raise ValueError('boom-' + str(x))")
+    stale = tmp_path / "book" / "executed" / "10_bad.ipynb"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("stale output of an earlier run")
+    with pytest.raises(NotebookRunError) as info:
+        run_notebooks(tmp_path, progress=False)
+    (failure,) = info.value.failures
+    assert (failure.name, failure.ename, failure.evalue) == ("10_bad", "ValueError", "boom-1")
+    assert failure.cell_index == 2
+    assert not stale.exists()
+    assert (tmp_path / "book" / "executed" / "00_ok.ipynb").exists()
+    assert sorted(p.name for p in stale.parent.iterdir()) == ["00_ok.ipynb"]
+
+    assert main(["--root", str(tmp_path), "--no-progress", "--only", "10_bad", "-p", "x", "7"]) == 1
+    err = capsys.readouterr().err
+    assert "10_bad" in err and "ValueError: boom-7" in err
+
+
+def test_cli_rejects_undeclared_parameter_and_lists(tmp_path, capsys):
+    make_notebook(tmp_path, "echo", "x = 1\nlabel = 'default'", *ECHO_BODY)
+    assert main(["--root", str(tmp_path), "--no-progress", "-p", "lable", "1"]) == 2
+    assert "lable" in capsys.readouterr().err
+    assert not (tmp_path / "book" / "executed" / "echo.ipynb").exists()
+    assert main(["--root", str(tmp_path), "--list"]) == 0
+    assert re.search(r"^echo\tx=1, label='default'$", capsys.readouterr().out, re.M)
+
+
+# -- the book ----------------------------------------------------------------------------------------
+def toc_files(toc: dict) -> list[str]:
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        for chapter in part.get("chapters", []):
+            files.append(chapter["file"])
+            files += [s["file"] for s in chapter.get("sections", [])]
+    return files
+
+
+def test_toc_entries_exist():
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text())
+    assert toc["format"] == "jb-book"
+    files = toc_files(toc)
+    assert len(files) == len(set(files)), "duplicate toc entry"
+    for entry in files:
+        if entry.startswith("book/executed/"):
+            name = entry.removeprefix("book/executed/")
+            assert (REPO / "notebooks" / f"{name}.ipynb").exists(), f"{entry}: no notebooks/{name}.ipynb"
+        else:
+            assert (REPO / f"{entry}.md").exists(), f"{entry}: no {entry}.md"
+
+
+def test_cited_keys_are_in_the_bibliography():
+    bib = (REPO / "book" / "references.bib").read_text()
+    keys = set(re.findall(r"^@\w+\{([^,]+),", bib, re.M))
+    cited: set[str] = set()
+    sources = list((REPO / "book").glob("*.md")) + list((REPO / "notebooks").glob("*.ipynb"))
+    for path in sources:
+        for group in re.findall(r"\{cite(?::\w+)?\}`([^`]+)`", path.read_text()):
+            cited |= {k.strip() for k in group.split(",")}
+    assert cited, "no citations found"
+    assert cited <= keys, f"cited but not in references.bib: {sorted(cited - keys)}"
+
+
+@pytest.mark.slow
+def test_book_builds_without_warnings(tmp_path):
+    """Execute the real notebooks into a copy of the book and build it with --warningiserror."""
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(REPO / name, tmp_path / name)
+    shutil.copytree(REPO / "book", tmp_path / "book", ignore=shutil.ignore_patterns("executed", "_build"))
+    shutil.copytree(REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    env = dict(os.environ)
+    env.pop("AETHEL_DATA", None)  # the quickstart must say it runs on synthetic data
+    run = subprocess.run([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(tmp_path), "--no-progress"],
+                         env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    quick = nbformat.read(tmp_path / "book" / "executed" / "00_quickstart.ipynb", as_version=4)
+    outputs = json.dumps([c.get("outputs", []) for c in quick.cells])
+    assert "SYNTHETIC corpus" in outputs
+    assert (tmp_path / "results" / "quickstart.json").exists()
+    jb = Path(sys.executable).with_name("jupyter-book")
+    build = subprocess.run([str(jb), "build", str(tmp_path), "--warningiserror", "--keep-going"],
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    html = tmp_path / "_build" / "html"
+    for page in ("book/intro.html", "book/executed/00_quickstart.html", "book/bibliography.html"):
+        assert (html / page).exists(), page
+    bib_html = (html / "book" / "bibliography.html").read_text()
+    assert "PageRank" in bib_html and "MuSiQue" in bib_html
