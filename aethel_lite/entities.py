@@ -8,8 +8,9 @@ whose ``key`` = :func:`normalize_entity` (``text``) is the graph node name and w
 ``"regex"`` (*Aethel-Reg* in the paper)
     Capitalised spans: runs of capitalised words (``"Bank of America"``, ``"Procter & Gamble"``,
     ``"NorthRiver Capital Partners IV"``, acronyms such as ``"NRCP"``, dotted ones such as
-    ``"U.S."``), joined by at most two lower-case connectors (``of``, ``the``, ``and``, ``&``,
-    ``for``, ``de`` ...) and by numbers (a number may continue a span, never start one; a final
+    ``"U.S."``), joined by at most two lower-case connectors (``of``, ``the``, ``for``, ``de``
+    ...; ``and``/``&`` only on their own, so ``"Apple and Microsoft"`` is one span but
+    ``"Apple and the SEC"`` is two) and by numbers (a number may continue a span, never start one; a final
     number is kept only if it has at most 3 digits, so ``"Boeing 747"`` stays but a trailing year
     is cut). Spans never cross punctuation or a line break. Leading common words from a small stop
     list (``The``, ``In``, ``However``, month names ...) are cut, which removes most
@@ -265,6 +266,8 @@ class RegexExtractor:
                     close()
                     n_conn = 0
             if kind == "cap":
+                if n_conn > 1 and any(text[a:b] in ("and", "&") for a, b, k in span[-n_conn:]):
+                    close()  # "and"/"&" joins only on its own: "Gamble and the NRCP" splits
                 span.append((start, end, kind))
                 n_conn = 0
             elif kind in ("num", "conn") and span:
@@ -559,7 +562,8 @@ def _write_cache(path: Path, mentions: list[list[Mention]], config: dict) -> Non
     }
     data = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     with atomic_write(path, "wb", encoding=None) as raw:
-        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+        # no file name and mtime 0 in the gzip header: identical bytes on every run
+        with gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
             gz.write(data)
 
 

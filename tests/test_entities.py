@@ -1,0 +1,328 @@
+"""Entity extraction: exact spans, normalisation, filters, cache, multiprocessing, substring links."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aethel_lite import entities as E
+from aethel_lite.entities import (
+    Mention,
+    Ner3Extractor,
+    RegexExtractor,
+    SpacyNerExtractor,
+    extract_entities,
+    get_extractor,
+    normalize_entity,
+    query_entities,
+    stop_entities,
+    substring_links,
+)
+from aethel_lite.errors import ParameterError
+from conftest import require
+
+CRAFTED = (
+    "Tim Cook is the chief executive of Apple Inc., which is based in Cupertino, California. "
+    "Satya Nadella leads Microsoft in Redmond, Washington."
+)
+
+
+@pytest.fixture()
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("AETHEL_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def spans_exact(texts, mentions):
+    return all(t[m.start : m.end] == m.text for t, ms in zip(texts, mentions) for m in ms)
+
+
+# --------------------------------------------------------------------------- normalisation
+
+@pytest.mark.parametrize(
+    "surface, key",
+    [
+        ("NorthRiver Capital Partners IV, L.P.", "northriver capital partners iv"),
+        ("NorthRiver IV LP", "northriver iv"),
+        ("The Boeing Company's", "boeing company"),
+        ("J.P. Morgan & Co.", "jp morgan"),
+        ("Microsoft Corporation", "microsoft"),
+        ("Wells Fargo Bank, N.A.", "wells fargo bank"),
+        ("Siemens AG", "siemens"),
+        ("the  U.S.", "us"),
+        ("Inc.", ""),
+        ("The", ""),
+        ("Procter & Gamble", "procter & gamble"),
+        ("Coca-Cola", "coca cola"),
+    ],
+)
+def test_normalize_entity(surface, key):
+    assert normalize_entity(surface) == key
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("abcAB. ,'&-inclpthe")), max_size=30))
+def test_normalize_entity_idempotent(text):
+    key = normalize_entity(text)
+    assert normalize_entity(key) == key
+    assert key == key.strip() and "  " not in key
+
+
+# --------------------------------------------------------------------------- regex
+
+def regex_texts(text):
+    ms = RegexExtractor().extract([text])[0]
+    assert spans_exact([text], [ms])
+    return [m.text for m in ms]
+
+
+def test_regex_spans_crafted():
+    assert regex_texts("In 2019 NorthRiver Capital Partners IV acquired shares of Bank of America.") == [
+        "NorthRiver Capital Partners IV",
+        "Bank of America",
+    ]
+    assert regex_texts("However, Procter & Gamble and the NRCP fund met in St. Louis on Monday.") == [
+        "Procter & Gamble",
+        "NRCP",
+        "St. Louis",
+    ]
+    # possessive cut, abbreviation kept, trailing year cut, short number kept
+    assert regex_texts("Apple's supplier Foxconn Ltd. sold Boeing 747 parts to Airbus 2019 buyers.") == [
+        "Apple",
+        "Foxconn Ltd.",
+        "Boeing 747",
+        "Airbus",
+    ]
+    # a sentence-initial stop word is cut; spans never cross a comma or a line break
+    assert regex_texts("The Securities and Exchange Commission, Goldman Sachs\nMorgan Stanley") == [
+        "Securities and Exchange Commission",
+        "Goldman Sachs",
+        "Morgan Stanley",
+    ]
+    # a dotted acronym followed by a new sentence
+    assert regex_texts("It operates in the U.S. The company grew.") == ["U.S."]
+
+
+def test_regex_keys_and_label():
+    text = "We met NorthRiver Capital Partners IV, L.P. yesterday."
+    ms = RegexExtractor().extract([text])[0]
+    # the bare "L.P." after the comma normalises to "" and is dropped
+    assert ms == [Mention("NorthRiver Capital Partners IV", "northriver capital partners iv", "REGEX", 7, 37)]
+    assert text[7:37] == "NorthRiver Capital Partners IV"
+
+
+def test_no_entity_and_empty_inputs(fresh_cache):
+    assert RegexExtractor().extract(["nothing capitalised here at all.", ""]) == [[], []]
+    assert extract_entities([], "regex") == []
+    assert extract_entities([], "ner3") == []
+    assert SpacyNerExtractor().extract([]) == []
+
+
+def test_unknown_extractor_and_bad_input():
+    with pytest.raises(ParameterError, match="regex, ner, ner3"):
+        get_extractor("spacy-large")
+    with pytest.raises(ParameterError, match="texts"):
+        RegexExtractor().extract("a single string")
+    with pytest.raises(ParameterError, match=r"texts\[1\]"):
+        RegexExtractor().extract(["ok", 3])
+    with pytest.raises(ParameterError, match="n_process"):
+        extract_entities(["Apple"], "regex", n_process=0)
+    with pytest.raises(ParameterError, match="max_df"):
+        Ner3Extractor(max_df=1.5)
+    ext = RegexExtractor()
+    assert get_extractor(ext) is ext
+
+
+# --------------------------------------------------------------------------- spaCy
+
+def test_ner_crafted_labels_and_spans():
+    ms = SpacyNerExtractor().extract([CRAFTED])[0]
+    assert spans_exact([CRAFTED], [ms])
+    found = {(m.text, m.label) for m in ms}
+    assert ("Tim Cook", "PERSON") in found
+    assert ("Satya Nadella", "PERSON") in found
+    assert any(m.label == "ORG" and m.key == "apple" for m in ms)
+    assert ("California", "GPE") in found
+
+
+def test_ner3_drops_numeric_labels_and_normalises():
+    text = (
+        "On March 3, 2021, Microsoft paid $4.5 billion, or 12 percent of its cash, to "
+        "NorthRiver Capital Partners IV, L.P., a fund based in Boston."
+    )
+    ner = SpacyNerExtractor().extract([text])[0]
+    ner3 = Ner3Extractor().extract([text])[0]
+    assert {"DATE", "MONEY"} <= {m.label for m in ner}
+    assert not {m.label for m in ner3} & E._NUMERIC_LABELS
+    assert ner3 == [m for m in ner if m.label not in E._NUMERIC_LABELS]
+    assert spans_exact([text], [ner3])
+    keys = {m.key for m in ner3}
+    assert "microsoft" in keys and "boston" in keys
+    # the fund: whatever span spaCy picks, its key loses the legal suffix
+    assert all(not k.endswith(" lp") for k in keys)
+    assert any(k.startswith("northriver capital partners") for k in keys)
+
+
+def test_ner3_filter_drops_junk_keys():
+    ext = Ner3Extractor()
+    ms = [[
+        Mention("X", "x", "ORG", 0, 1),
+        Mention("10 20", "10 20", "ORG", 0, 5),
+        Mention("IBM", "ibm", "ORG", 0, 3),
+        Mention("2021", "2021", "DATE", 0, 4),
+    ]]
+    assert ext.filter(ms) == [[Mention("IBM", "ibm", "ORG", 0, 3)]]
+
+
+def test_query_entities():
+    ms = query_entities("Who founded Microsoft in Albuquerque?", "ner3")
+    assert {m.key for m in ms} >= {"microsoft", "albuquerque"}
+    assert query_entities("what is the revenue?", "regex") == []
+
+
+def test_ner_real_musique(real_data):
+    path = require(real_data / "musique" / "musique_ans_dev_sample200.jsonl")
+    with open(path, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in itertools.islice(fh, 2)]
+    texts = [f"{p['title']}\n{p['paragraph_text']}" for r in rows for p in r["paragraphs"]]
+    mentions = SpacyNerExtractor().extract(texts)
+    assert len(mentions) == len(texts)
+    assert spans_exact(texts, mentions)
+    labels = {m.label for ms in mentions for m in ms}
+    assert {"ORG", "GPE", "PERSON"} <= labels
+    assert all(m.key == normalize_entity(m.text) and m.key for ms in mentions for m in ms)
+
+
+def _fifty_texts():
+    rng = random.Random(0)
+    people = ["Tim Cook", "Satya Nadella", "Warren Buffett", "Mary Barra", "Jamie Dimon"]
+    orgs = ["Apple", "Microsoft", "Berkshire Hathaway", "General Motors", "JPMorgan Chase"]
+    places = ["California", "Washington", "Nebraska", "Michigan", "New York"]
+    return [
+        f"{rng.choice(people)} said {rng.choice(orgs)} would open an office in {rng.choice(places)} "
+        f"in {rng.randint(1990, 2024)}, investing ${rng.randint(1, 99)} million. " * rng.randint(1, 3)
+        for _ in range(50)
+    ]
+
+
+def test_n_process_two_equals_one():
+    texts = _fifty_texts()
+    ext = SpacyNerExtractor(batch_size=8)
+    one = ext.extract(texts, n_process=1)
+    two = ext.extract(texts, n_process=2)
+    assert one == two
+    assert sum(map(len, one)) > 50
+
+
+def test_long_text_split_keeps_exact_spans():
+    unit = "Apple opened a store in Paris.\n"
+    text = unit * 120  # 3,720 chars
+    pieces = E._split_long(text, 1000)
+    assert "".join(p for _, p in pieces) == text
+    assert all(len(p) <= 1000 for _, p in pieces)
+    assert all(text.startswith(p, off) for off, p in pieces)
+    split = SpacyNerExtractor(max_chars=1000).extract([text])[0]
+    whole = SpacyNerExtractor().extract([text])[0]
+    assert spans_exact([text], [split])
+    # cuts fall on line breaks, so no entity is cut and the results agree
+    assert [(m.start, m.end, m.label) for m in split] == [(m.start, m.end, m.label) for m in whole]
+
+
+# --------------------------------------------------------------------------- cache
+
+def test_cache_hit_does_not_call_extractor(fresh_cache, monkeypatch):
+    texts = [CRAFTED, "Nothing here.", "Berkshire Hathaway is in Omaha."]
+    first = extract_entities(texts, "ner", progress=False)
+    assert list((fresh_cache / "entities").glob("ner-*.json.gz"))
+
+    def boom(*args, **kwargs):
+        raise AssertionError("spaCy was called on a cache hit")
+
+    monkeypatch.setattr(SpacyNerExtractor, "extract", boom)
+    monkeypatch.setattr(E, "_load_nlp", boom)
+    assert extract_entities(texts, "ner", progress=False) == first
+    # ner3 reuses the ner cache
+    assert extract_entities(texts, "ner3", progress=False) == Ner3Extractor().filter(first)
+    # different texts miss the cache
+    with pytest.raises(AssertionError, match="cache hit"):
+        extract_entities(texts[:2], "ner", progress=False)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "wrong_length", "wrong_span"])
+def test_corrupt_cache_is_rebuilt_with_warning(fresh_cache, damage):
+    texts = ["Bank of America and Wells Fargo", "Goldman Sachs in New York"]
+    first = extract_entities(texts, "regex", progress=False)
+    (path,) = (fresh_cache / "entities").glob("regex-*.json.gz")
+    raw = path.read_bytes()
+    if damage == "garbage":
+        path.write_bytes(b"not gzip at all")
+    elif damage == "truncated":
+        path.write_bytes(raw[: len(raw) // 2])
+    else:
+        obj = json.loads(gzip.decompress(raw))
+        if damage == "wrong_length":
+            obj["mentions"] = obj["mentions"][:1]
+        else:
+            obj["mentions"][0][0][3] += 1
+        path.write_bytes(gzip.compress(json.dumps(obj).encode()))
+    with pytest.warns(RuntimeWarning, match="corrupt entity cache"):
+        again = extract_entities(texts, "regex", progress=False)
+    assert again == first
+    assert path.read_bytes() == raw  # rebuilt, byte-identical (deterministic writer)
+
+
+def test_cache_false_writes_nothing(fresh_cache):
+    extract_entities(["Apple and Microsoft"], "regex", cache=False, progress=False)
+    assert not list((fresh_cache / "entities").glob("*"))
+
+
+# --------------------------------------------------------------------------- corpus helpers
+
+def brute_force_links(keys, min_chars):
+    keys = sorted(set(keys))
+    return sorted(
+        (a, b) for a in keys for b in keys if a != b and len(a) >= min_chars and f" {a} " in f" {b} "
+    )
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_substring_links_matches_brute_force(seed):
+    rng = random.Random(seed)
+    vocab = ["ab", "bank", "of", "america", "north", "river", "iv", "capital", "x", "northriver"]
+    keys = {" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 4))) for _ in range(300)}
+    for min_chars in (1, 4, 8):
+        assert substring_links(keys, min_chars=min_chars) == brute_force_links(keys, min_chars)
+
+
+def test_substring_links_examples():
+    keys = ["northriver", "northriver iv", "northriver capital partners iv", "iv", "river", "bank of america"]
+    links = substring_links(keys)
+    assert ("northriver", "northriver iv") in links
+    assert ("northriver", "northriver capital partners iv") in links
+    assert ("river", "northriver") not in links  # not on a token boundary
+    assert not any(a == "iv" for a, _ in links)  # shorter than min_chars
+    assert substring_links([]) == []
+
+
+def test_stop_entities():
+    def ms(*keys):
+        return [Mention(k, k, "ORG", 0, len(k)) for k in keys]
+
+    corpus = [ms("sec", "apple", "sec")] + [ms("sec") for _ in range(39)] + [ms("apple")] * 5 + [ms()] * 55
+    # 100 passages, "sec" in 40, "apple" in 6
+    assert stop_entities(corpus, 0.05) == {"sec", "apple"}
+    assert stop_entities(corpus, 0.05, min_count=10) == {"sec"}
+    assert stop_entities(corpus, 0.5) == set()
+    assert stop_entities(corpus, None) == set()
+    # tiny pool: the floor keeps entities in <= min_count passages
+    pool = [ms("bridge", "x")] * 3 + [ms()] * 17
+    assert stop_entities(pool, 0.05) == set()
+    assert stop_entities(pool, 0.05, min_count=2) == {"bridge", "x"}
+    with pytest.raises(ParameterError):
+        stop_entities(corpus, 0.0)
