@@ -140,7 +140,7 @@ def transition_matrix(adjacency: Any) -> tuple[sp.csr_matrix, np.ndarray]:
         True where :math:`d_j = 0` (no out-edges; isolated nodes of an undirected graph).
     """
     a = _as_csr(adjacency)
-    deg = np.bincount(a.indices, weights=a.data, minlength=a.shape[0])  # column sums
+    deg = np.bincount(a.indices, weights=a.data, minlength=a.shape[0]).astype(np.float64)  # column sums
     dangling = deg == 0
     inv = np.divide(1.0, deg, out=np.zeros_like(deg), where=~dangling)
     a.data *= inv[a.indices]
@@ -227,7 +227,7 @@ class PPROperator:
         a = _as_csr(adjacency)
         self.n = a.shape[0]
         self.symmetric = bool((a != a.T).nnz == 0)
-        deg = np.bincount(a.indices, weights=a.data, minlength=self.n)
+        deg = np.bincount(a.indices, weights=a.data, minlength=self.n).astype(np.float64)
         self.degree = deg
         self.dangling = deg == 0
         self._dangling_idx = np.flatnonzero(self.dangling)
@@ -506,7 +506,7 @@ def forward_push(
         raise ParameterError(f"seed: forward_push takes one seed vector of shape ({n},), got {np.shape(seed)}")
     s = s[:, 0]
     beta = 1.0 - alpha
-    deg = np.bincount(a.indices, weights=a.data, minlength=n)
+    deg = np.bincount(a.indices, weights=a.data, minlength=n).astype(np.float64)
     isolated = deg == 0
     inv = np.divide(1.0, deg, out=np.zeros_like(deg), where=~isolated)
     thresh = eps * deg
