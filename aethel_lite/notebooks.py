@@ -273,6 +273,8 @@ def execute_one(
                 progress_bar=False,
                 request_save_on_cell_execute=False,
                 execution_timeout=timeout,
+                # the kernel's own log: no "running over TCP without encryption" on every run
+                extra_arguments=["--IPKernelApp.log_level=ERROR"],
             )
     except PapermillExecutionError as exc:
         _remove(output)
