@@ -592,7 +592,7 @@ class _Gen:
         if t == 0:
             return f"{_cap(per)}, {subj} reported a {syn} of {val}."
         if t == 1:
-            return f"The {syn} of {subj} was {val} {per}."
+            return f"The {syn} of {subj} stood at {val} {per}."
         return f"{_cap(subj)} recorded {syn} of {val} {per}."
 
     def plan(self) -> list[_DocPlan]:
@@ -936,14 +936,27 @@ def _make_queries(uni: _Universe, passages: list[Passage], facts: list[dict], rn
                 frozenset(f["pid"] for f in fs),
                 1,
                 None,
-                {"answer": fs[0]["value"], "facts": clean(fs), "type": "single", "entity": fund.id, "metric": t[1], "period": t[2]},
+                {
+                    "answer": fs[0]["value"],
+                    "facts": clean(fs),
+                    "type": "single",
+                    "entity": fund.id,
+                    "mention": name,
+                    "metric": t[1],
+                    "period": t[2],
+                },
             )
         )
     for kind, keys, n in (("acquisition", acq_keys, n_acq), ("secondary", sec_keys, n_sec)):
         for key in rng.sample(keys, n):
             hop1 = (acq if kind == "acquisition" else sec)[key]
             fund_id = hop1[0]["entity"] if kind == "acquisition" else hop1[0]["fund"]
-            t = rng.choice(by_fund[fund_id])
+            hop1_docs = {f["pid"].split("#")[0] for f in hop1}
+            # the value must be stated outside the hop-1 document (a true second hop)
+            cands = [t for t in by_fund[fund_id] if any(f["pid"].split("#")[0] not in hop1_docs for f in by_triple[t])]
+            if not cands:
+                continue
+            t = rng.choice(cands)
             fs2 = by_triple[t]
             anchor = ents[key]
             h1_texts = [text_of[f["pid"]] for f in hop1]
@@ -972,6 +985,7 @@ def _make_queries(uni: _Universe, passages: list[Passage], facts: list[dict], rn
                         "bridge_via": kind,
                         "bridge_entity": fund_id,
                         "anchor": key,
+                        "mention": aname,
                         "entity": fund_id,
                         "metric": t[1],
                         "period": t[2],
