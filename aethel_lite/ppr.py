@@ -223,7 +223,7 @@ class PPROperator:
     array([0.6667, 0.3333])
     """
 
-    def __init__(self, adjacency: Any) -> None:
+    def __init__(self, adjacency: Any, *, eliminate_degree: int = 2) -> None:
         a = _as_csr(adjacency)
         self.n = a.shape[0]
         self.symmetric = bool((a != a.T).nnz == 0)
@@ -235,18 +235,16 @@ class PPROperator:
         self.W = a.copy()
         self.W.data *= inv[a.indices]
         self._adj = a
-        self._S: sp.csr_matrix | None = None
-        self._sqrt_d: np.ndarray | None = None
+        self.eliminate_degree = int(eliminate_degree)
+        self._reduced_cache: dict[float, _Reduced] = {}
 
-    def _symmetric_parts(self) -> tuple[sp.csr_matrix, np.ndarray]:
-        if self._S is None:
-            sq = np.sqrt(np.where(self.dangling, 1.0, self.degree))
-            s = self._adj.copy()
-            # S_ij = A_ij / sqrt(d_i d_j)
-            rows = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(s.indptr))
-            s.data /= sq[rows] * sq[s.indices]
-            self._S, self._sqrt_d = s, sq
-        return self._S, self._sqrt_d
+    def _reduced(self, beta: float) -> _Reduced:
+        """The symmetric system for ``cg``, low-degree nodes eliminated exactly (cached per alpha)."""
+        red = self._reduced_cache.get(beta)
+        if red is None:
+            red = _Reduced(self._adj, self.degree, beta, max_degree=self.eliminate_degree)
+            self._reduced_cache[beta] = red
+        return red
 
     def run(
         self,
@@ -270,11 +268,13 @@ class PPROperator:
             method = "cg" if self.symmetric else "power"
         if method == "cg" and not self.symmetric:
             raise ParameterError("method='cg' needs a symmetric adjacency matrix; use method='power'")
+        if one_d:
+            s = np.ascontiguousarray(s[:, 0])  # 1-D fast path (sparse matrix-vector products)
         if method == "cg":
             p, it, err = self._cg(s, alpha, tol, max_iter)
         else:
             p, it, err = self._power(s, alpha, tol, max_iter)
-        return PPRResult(scores=p[:, 0] if one_d else p, iterations=it, converged=True, error=err, method=method)
+        return PPRResult(scores=p, iterations=it, converged=True, error=err, method=method)
 
     def _power(self, s: np.ndarray, alpha: float, tol: float, max_iter: int) -> tuple[np.ndarray, int, float]:
         beta = 1.0 - alpha
@@ -296,55 +296,126 @@ class PPROperator:
         )
 
     def _cg(self, s: np.ndarray, alpha: float, tol: float, max_iter: int) -> tuple[np.ndarray, int, float]:
-        """Conjugate gradients on (I - beta S) z = s / sqrt(d), column by column in one batch."""
-        beta = 1.0 - alpha
-        S, sq = self._symmetric_parts()
-        sqc = sq[:, None]
-        rhs = s / sqc
-        z = np.zeros_like(rhs)
-        r = rhs.copy()
-        # error bound on p: 2 * ||sqrt(d) * r||_1 / alpha
-        scale = 2.0 / alpha
+        """Jacobi-preconditioned conjugate gradients on the reduced system, all columns at once."""
+        red = self._reduced(1.0 - alpha)
+        one = s.ndim == 1
+        if one:
+            def dot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+                return np.array([x @ y])
+        else:
+            def dot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+                return np.einsum("ij,ij->j", x, y)
+        sk = red.sqrt_diag if one else red.sqrt_diag[:, None]
+        rhs = red.rhs(s)  # reduced right-hand side, y units
+        b = rhs / sk  # scaled system  S z = b,  y_K = z / sk
+        S = red.S
+        scale = 2.0 / alpha  # ||p - p*||_1 <= 2 ||r_y||_1 / alpha
+        tmp = np.empty_like(b)
+
+        def bound_of(r_z: np.ndarray) -> np.ndarray:
+            np.abs(r_z, out=tmp)
+            np.multiply(tmp, sk, out=tmp)
+            return np.atleast_1d(tmp.sum(axis=0)) * scale
+
+        z = np.zeros_like(b)
+        r = b.copy()
+        bound = bound_of(r)
         it = 0
-        bound = scale * np.abs(r * sqc).sum(axis=0)
-        while it < max_iter:
-            # (re)start from the current residual
+        while True:
             v = r.copy()
-            rr = np.einsum("ij,ij->j", r, r)
+            rr = dot(r, r)
             while it < max_iter:
                 active = bound >= tol
                 if not active.any():
                     break
                 q = S @ v
-                q *= -beta
-                q += v
                 it += 1
-                vq = np.einsum("ij,ij->j", v, q)
+                vq = dot(v, q)
                 a = np.divide(rr, vq, out=np.zeros_like(rr), where=active & (vq > 0))
                 z += v * a
                 r -= q * a
-                rr_new = np.einsum("ij,ij->j", r, r)
-                bound = scale * np.abs(r * sqc).sum(axis=0)
-                b = np.divide(rr_new, rr, out=np.zeros_like(rr), where=active & (rr > 0))
-                v *= b
+                rr_new = dot(r, r)
+                bound = bound_of(r)
+                beta_k = np.divide(rr_new, rr, out=np.zeros_like(rr), where=active & (rr > 0))
+                v *= beta_k
                 v += r
                 rr = rr_new
-            # verify with the true residual (the recursive one drifts in floating point)
-            if it >= max_iter:
-                break
-            true_r = rhs - (z - beta * (S @ z))
-            it += 1
-            bound = scale * np.abs(true_r * sqc).sum(axis=0)
+            # confirm with the true residual (the recursive one drifts in floating point)
+            r = b - S @ z
+            bound = bound_of(r)
             if not (bound >= tol).any():
-                x = np.maximum(z * sqc, 0.0)
+                x = red.expand(z / sk, s)
+                np.maximum(x, 0.0, out=x)
                 x /= x.sum(axis=0)
                 return x, it, float(bound.max())
-            r = true_r
+            if it >= max_iter:
+                break
         raise ConvergenceError(
             f"personalized_pagerank (conjugate gradients) did not converge: L1 error bound "
             f"{float(bound.max()):.3g} >= tol={tol:g} after max_iter={max_iter} iterations (alpha={alpha:g}); "
             f"raise max_iter or tol"
         )
+
+
+class _Reduced:
+    """Symmetric positive-definite form of PageRank with low-degree nodes eliminated.
+
+    With :math:`\\tilde d = \\max(d, 1)` and :math:`x = \\tilde D y`, :math:`(I - \\beta W) x = s` is
+    :math:`M y = s` with :math:`M = \\tilde D - \\beta A` (symmetric, strictly diagonally dominant).
+    An independent set :math:`Z` of nodes with at most ``max_degree`` neighbours and no self-loop
+    (in a passage–entity graph: mostly entities mentioned by one or two passages, and isolated
+    nodes) has a diagonal block :math:`M_{ZZ} = \\tilde D_Z`, so it is eliminated exactly:
+    :math:`M' = M_{KK} - M_{KZ} \\tilde D_Z^{-1} M_{ZK}` on the kept nodes :math:`K`, right-hand side
+    :math:`s_K - M_{KZ} \\tilde D_Z^{-1} s_Z`, and :math:`y_Z = \\tilde D_Z^{-1}(s_Z - M_{ZK} y_K)`. The
+    eliminated rows are solved exactly, so the residual of :math:`M y = s` equals that of the reduced
+    system. ``S`` is :math:`M'` scaled to unit diagonal (Jacobi preconditioning).
+    """
+
+    def __init__(self, adj: sp.csr_matrix, degree: np.ndarray, beta: float, max_degree: int) -> None:
+        n = adj.shape[0]
+        dt = np.where(degree > 0, degree, 1.0)
+        n_nb = np.diff(adj.indptr)
+        self_loop = adj.diagonal() != 0
+        cand = (n_nb <= max_degree) & ~self_loop
+        # drop candidates adjacent to another candidate, so Z is an independent set
+        coo = adj.tocoo()
+        clash = cand[coo.row] & cand[coo.col] & (coo.row != coo.col)
+        cand[coo.row[clash]] = False
+        zmask = cand
+        self.n, self.beta, self.dt = n, beta, dt
+        self.K = np.flatnonzero(~zmask)
+        self.Z = np.flatnonzero(zmask)
+        m = (sp.diags(dt) - beta * adj).tocsr()
+        m_kk = m[self.K][:, self.K]
+        self.m_kz = m[self.K][:, self.Z].tocsr()
+        self.m_zk = self.m_kz.T.tocsr()
+        self.inv_dz = 1.0 / dt[self.Z]
+        reduced = (m_kk - self.m_kz @ sp.diags(self.inv_dz) @ self.m_zk).tocsr()
+        reduced.sum_duplicates()
+        diag = reduced.diagonal()
+        self.sqrt_diag = np.sqrt(diag)
+        inv_sq = 1.0 / self.sqrt_diag
+        rows = np.repeat(np.arange(reduced.shape[0]), np.diff(reduced.indptr))
+        reduced.data *= inv_sq[rows] * inv_sq[reduced.indices]
+        if reduced.nnz < np.iinfo(np.int32).max:
+            reduced.indices = reduced.indices.astype(np.int32)
+            reduced.indptr = reduced.indptr.astype(np.int32)
+        reduced.sort_indices()
+        self.S = reduced
+
+    def rhs(self, s: np.ndarray) -> np.ndarray:
+        """Reduced right-hand side :math:`s_K - M_{KZ} \\tilde D_Z^{-1} s_Z`."""
+        sz = s[self.Z] * (self.inv_dz if s.ndim == 1 else self.inv_dz[:, None])
+        return s[self.K] - self.m_kz @ sz
+
+    def expand(self, y_k: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """Full :math:`x = \\tilde D y` from the kept-node solution."""
+        y = np.empty_like(s)
+        y[self.K] = y_k
+        inv = self.inv_dz if s.ndim == 1 else self.inv_dz[:, None]
+        y[self.Z] = (s[self.Z] - self.m_zk @ y_k) * inv
+        y *= self.dt if s.ndim == 1 else self.dt[:, None]
+        return y
 
 
 def personalized_pagerank(
