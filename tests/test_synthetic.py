@@ -173,13 +173,17 @@ def test_bridge_queries_have_low_lexical_overlap_with_the_answer_passage(ds1k):
         return max(len(qt & _content(_index_text(ds1k.by_pid[p]))) / len(qt) for p in pids)
 
     singles = [overlap(q, q.gold) for q in ds1k.queries if q.hops == 1]
-    bridge_hop2 = []
+    bridge_hop2, named = [], []
     for q in ds1k.queries:
         if q.hops == 2:
             _, h2 = _hop_pids(q)
             bridge_hop2.append(overlap(q, h2))
-            # the anchoring entity (company / LP) is never named where the answer is stated
-            assert not any(q.meta["mention"].lower() in _index_text(ds1k.by_pid[p]).lower() for p in h2), q.qid
+            # the anchoring entity (company / LP) is named in few answer passages (an LP's own
+            # capital account statement may be one of them), never in all of them
+            in_h2 = [q.meta["mention"].lower() in _index_text(ds1k.by_pid[p]).lower() for p in h2]
+            assert not all(in_h2), q.qid
+            named.append(any(in_h2))
+    assert np.mean(named) < 0.2
     assert np.mean(bridge_hop2) < 0.6
     assert np.mean(bridge_hop2) < np.mean(singles) - 0.1
 
@@ -218,15 +222,19 @@ def test_alias_table_links_query_mentions_to_gold_surface_forms(ds1k):
             assert owner.setdefault(key, eid) == eid, (key, eid, owner[key])
     # query mentions of funds often differ from the gold surface forms; the table bridges them
     singles = [q for q in ds1k.queries if q.meta["type"] == "single"]
-    differs = 0
+    differs = bridged = 0
     for q in singles:
         gold_text = " ".join(_index_text(ds1k.by_pid[p]) for p in q.gold)
         m = q.meta["mention"]
         if m not in gold_text:
             differs += 1
             gold_forms = [s for s in ds1k.meta["aliases"][q.meta["entity"]] if s in gold_text]
-            assert {norm(s) for s in gold_forms} & set(table[norm(m)]), q.qid
+            # gold passages that name the fund only as "the Partnership" have no form to bridge to
+            if gold_forms:
+                assert {norm(s) for s in gold_forms} & set(table[norm(m)]), q.qid
+                bridged += 1
     assert differs >= 0.3 * len(singles)
+    assert bridged >= 0.8 * differs
 
 
 def test_fallback_normalizer():

@@ -173,12 +173,12 @@ _ROMAN = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XI
 # --------------------------------------------------------------------------------------
 #: fund-level metrics: key -> surface synonyms (first is the canonical label)
 METRICS: dict[str, tuple[str, ...]] = {
-    "nav": ("net asset value", "NAV", "reported net asset value"),
-    "dpi": ("DPI", "distributions to paid-in capital", "realized multiple (DPI)"),
+    "nav": ("net asset value", "NAV", "net asset value (NAV)"),
+    "dpi": ("DPI", "distributions to paid-in capital multiple", "realized multiple (DPI)"),
     "tvpi": ("TVPI", "total value to paid-in multiple", "net multiple (TVPI)"),
     "net_irr": ("net IRR", "net internal rate of return", "since-inception net IRR"),
-    "unfunded_commitment": ("unfunded commitment", "remaining unfunded commitments", "uncalled capital"),
-    "credit_facility_balance": ("subscription line balance", "credit facility balance", "capital call facility borrowings"),
+    "unfunded_commitment": ("unfunded commitment", "remaining unfunded commitment", "uncalled capital commitment"),
+    "credit_facility_balance": ("subscription line balance", "credit facility balance", "balance drawn on the capital call facility"),
 }
 QUERY_TYPES = ("single", "bridge")
 _QUARTERS = [(y, q) for y in range(2021, 2025) for q in (1, 2, 3, 4)]
@@ -593,7 +593,7 @@ class _Gen:
             return f"{_cap(per)}, {subj} reported a {syn} of {val}."
         if t == 1:
             return f"The {syn} of {subj} stood at {val} {per}."
-        return f"{_cap(subj)} recorded {syn} of {val} {per}."
+        return f"{_cap(subj)} recorded a {syn} of {val} {per}."
 
     def plan(self) -> list[_DocPlan]:
         rng = self.rng
@@ -819,7 +819,7 @@ class _Gen:
         p0.add(f"The indicative price is {p0.fact(fund, 'secondary_price_to_nav', pk, price, fn, seller=lp.id)} of reported net asset value.")
         p1 = _PB(self)
         p1.add(
-            f"Reference valuation. {_cap(self.metric_sentence(p1, fund, 'nav', pk, p1.fund_ref(fund, (0, 0, 0, 2, 3))))}"
+            f"Reference valuation. {_cap(self.metric_sentence(p1, fund, 'nav', pk, p1.fund_ref(fund, (0, 1, 1, 2, 2))))}"
         )
         p1.add(f"The interest represents a commitment of {_money(rng.choice((10, 20, 25, 50, 75)))} by the seller.")
         p2 = _PB(self)
