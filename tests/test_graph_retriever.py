@@ -1,0 +1,124 @@
+"""GraphRetriever: entity graph + PPR (± BCT) behind the common Retriever interface."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from aethel_lite.data.schema import Passage, Query
+from aethel_lite.errors import DataError, ParameterError
+from aethel_lite.retrievers import GraphRetriever
+
+PASSAGES = [
+    Passage("p0", "d0", "", "NorthRiver Capital Partners IV reported a net IRR of 14.2% for the quarter."),
+    Passage("p1", "d1", "", "Helios Fleet was acquired by NorthRiver Capital Partners IV in 2021."),
+    Passage("p2", "d2", "", "Helios Fleet operates delivery vans across Ohio and Michigan."),
+    Passage("p3", "d3", "", "Blue Harbor Fund III holds stakes in Vesta Foods and Orion Labs."),
+    Passage("p4", "d4", "", "Orion Labs makes sensors; Vesta Foods makes soup."),
+    Passage("p5", "d5", "", "the weather was pleasant and nobody mentioned anything in particular."),
+]
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    import os
+
+    os.environ["AETHEL_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    return GraphRetriever(extractor="regex", bct="none").fit(PASSAGES)
+
+
+def test_ranking_equals_networkx_ppr_on_the_same_graph(fitted):
+    q = Query("q1", "What did Helios Fleet report?", frozenset({"p2"}))
+    run = fitted.search([q], k=6)
+    graph = fitted.graph_
+    exps = fitted.seeds_["q1"]
+    assert exps, "the question names Helios Fleet, which the graph knows"
+    G = nx.from_scipy_sparse_array(graph.adjacency())
+    seeds = {graph.n_passages + graph.entity_index[e.entity]: e.weight for e in exps}
+    pr = nx.pagerank(G, alpha=1 - fitted.alpha, personalization=seeds, tol=1e-13, max_iter=10_000)
+    reached = sorted((i for i in range(graph.n_passages) if pr[i] > 1e-12), key=lambda i: (-pr[i], i))
+    got = [pid for pid, score in run["q1"] if score > 0]
+    assert got == [graph.pids[i] for i in reached]
+    for pid, score in run["q1"]:
+        if score > 0:
+            assert score == pytest.approx(pr[graph.pid_index[pid]], abs=1e-7)
+
+
+def test_unreached_passages_follow_reached_ones_ordered_by_bm25(fitted):
+    q = Query("q1", "Which fund acquired Helios Fleet?", frozenset({"p1"}))
+    hits = fitted.search([q], k=6)["q1"]
+    scores = [s for _, s in hits]
+    assert len(hits) == 6
+    assert all(scores[i] >= scores[i + 1] for i in range(5))
+    reached = [s for s in scores if s > 0]
+    assert reached and all(-1 <= s < 0 for s in scores[len(reached):])
+
+
+def test_multi_hop_passage_reached_through_shared_entity(fitted):
+    # The question names only Helios Fleet; p0 (the IRR) is reachable only through NorthRiver in p1.
+    q = Query("q1", "Who owns Helios Fleet?", frozenset({"p0", "p1"}))
+    pids = [pid for pid, s in fitted.search([q], k=6)["q1"] if s > 0]
+    assert {"p1", "p2"} <= set(pids[:2]) and "p0" in pids
+
+
+def test_closed_pool_ranks_only_the_pool_and_unknown_pid_is_named(fitted):
+    q = Query("q1", "Helios Fleet", frozenset({"p2"}), pool=("p2", "p3", "p5"))
+    hits = fitted.search([q], k=10, pool="query")["q1"]
+    assert {pid for pid, _ in hits} == {"p2", "p3", "p5"}
+    assert hits[0][0] == "p2"
+    bad = Query("q2", "Helios Fleet", frozenset({"p2"}), pool=("p2", "nope"))
+    with pytest.raises(DataError, match="nope"):
+        fitted.search([bad], pool="query")
+
+
+def test_query_without_entity_uses_bm25_teleport(fitted):
+    q = Query("q1", "was the weather pleasant?", frozenset({"p5"}))
+    hits = fitted.search([q], k=3)["q1"]
+    assert fitted.seeds_["q1"] == []
+    assert hits[0][0] == "p5"
+
+
+def test_provenance_names_the_seed_entity(fitted):
+    q = Query("q1", "Helios Fleet", frozenset({"p2"}))
+    fitted.search([q], k=3)
+    prov = fitted.provenance_["q1"]
+    assert any(e.seed == "helios fleet" for e in prov["p2"])
+
+
+def test_batched_open_search_equals_one_at_a_time(fitted):
+    qs = [Query(f"q{i}", t, frozenset({"p0"})) for i, t in enumerate(["Helios Fleet", "Orion Labs", "Vesta Foods soup", "nothing here"])]
+    together = fitted.search(qs, k=6)
+    for q in qs:
+        alone = fitted.search([q], k=6)
+        assert [p for p, _ in alone[q.qid]] == [p for p, _ in together[q.qid]]
+        np.testing.assert_allclose([s for _, s in alone[q.qid]], [s for _, s in together[q.qid]], atol=1e-9)
+
+
+@pytest.mark.parametrize("kwargs, match", [({"alpha": 0.0}, "alpha"), ({"alpha": 1.5}, "alpha"), ({"bct": "maybe"}, "bct")])
+def test_bad_parameters(kwargs, match):
+    with pytest.raises(ParameterError, match=match):
+        GraphRetriever(extractor="regex", **kwargs).fit(PASSAGES)
+
+
+def test_empty_query_and_empty_corpus(fitted):
+    with pytest.raises(ParameterError, match="q9"):
+        fitted.search([Query("q9", "  ", frozenset({"p0"}))])
+    with pytest.raises(DataError, match="empty corpus"):
+        GraphRetriever(extractor="regex").fit([])
+
+
+def test_bct_reaches_alias_that_plain_ppr_cannot(tmp_path, monkeypatch):
+    monkeypatch.setenv("AETHEL_CACHE", str(tmp_path))
+    passages = [
+        Passage("a", "a", "", "NRCP IV reported unfunded commitments of 12 million."),
+        Passage("b", "b", "", "Blue Harbor Fund reported unfunded commitments of 9 million."),
+    ]
+    table = {"northriver capital partners iv": ["nrcp iv"], "nrcp iv": ["northriver capital partners iv"]}
+    q = Query("q", "What are the unfunded commitments of NorthRiver Capital Partners IV?", frozenset({"a"}))
+    plain = GraphRetriever(extractor="regex", bct="none", alias_table=table).fit(passages)
+    bct = GraphRetriever(extractor="regex", bct="alias", alias_table=table).fit(passages)
+    assert plain.search([q], k=2)["q"][0][1] <= 0 or plain.seeds_["q"] == []
+    top = bct.search([q], k=2)["q"][0]
+    assert top[0] == "a" and top[1] > 0
+    assert any(e.via == "alias" for e in bct.provenance_["q"]["a"])
