@@ -65,17 +65,25 @@ takes as ``alias_table``.
 
 Measured hardness
 -----------------
-Seed 0, 1,000 passages, 142 queries, index text = ``title + "\\n" + text``, HR@5 = share of
-queries with at least one gold passage in the top 5::
+1,000 passages, 142 queries (seed 0: 76 single, 50 acquisition-bridge, 16 secondary-bridge),
+index text = ``title + "\\n" + text``; HR@5 = share of queries with at least one gold passage in
+the top 5, AllSupport@5 = share with all of them. Measured with::
 
     python -m aethel_lite.data.synthetic --measure --n-passages 1000 --seed 0
+    python -m aethel_lite.data.synthetic --measure --n-passages 1000 --seed 1 --no-dense
 
-=====================================================  ========  ========
-retriever                                              HR@5      AllSupport@5
-=====================================================  ========  ========
-BM25Okapi (rank_bm25, lower-cased ``\\w+`` tokens)      MEASURED
-MiniLM (all-MiniLM-L6-v2, cosine, normalised)          MEASURED
-=====================================================  ========  ========
+==================================================  =====  ======  ======  =============
+retriever (seed)                                    HR@5   single  bridge  AllSupport@5
+==================================================  =====  ======  ======  =============
+BM25Okapi, rank_bm25, lower-cased ``\\w+`` (0)       0.437  0.487   0.379   0.169 (bridge 0.000)
+BM25Okapi, rank_bm25, lower-cased ``\\w+`` (1)       0.444  0.346   0.562   0.148 (bridge 0.016)
+MiniLM all-MiniLM-L6-v2, cosine, normalised (0)     0.268  0.276   0.258   0.077 (bridge 0.000)
+==================================================  =====  ======  ======  =============
+
+Neither is near perfect: single-hop queries lose to sibling funds and other quarters, and
+bridge queries almost never have both hops in the top 5, because the hop-2 passage shares
+only metric and date words with the question. Generation takes about 0.2 s for 1,000
+passages and under 10 s for 100,000 (2 cores).
 
 References
 ----------
@@ -86,6 +94,7 @@ reasoning steps (2WikiMultiHopQA) -- the bridge-question template this generator
 from __future__ import annotations
 
 import math
+import operator
 import random
 import re
 from collections.abc import Sequence
@@ -628,7 +637,6 @@ class _Gen:
     def _r_lp_letter(self, fund: _Entity, pk: str):
         rng = self.rng
         y, q = int(pk[:4]), int(pk[-1])
-        s = fund.data["series"][pk]
         gp = fund.data["gp"]
         title = f"{fund.forms['short']} — Q{q} {y} LP letter"
         p0 = _PB(self)
@@ -665,7 +673,6 @@ class _Gen:
             f"Outlook. {p3.name(gp, 'short')} sees a healthy pipeline of {fund.data['strategy']} opportunities, "
             f"and {p3.fund_ref(fund, (0, 0, 1, 1, 4))} expects to complete its investment period on schedule."
         )
-        _ = s
         return title, [
             (p0, _LETTER_FILLER),
             (p1, _LETTER_FILLER),
@@ -793,14 +800,12 @@ class _Gen:
             f"management retains the balance."
         )
         p1 = _PB(self)
-        short = co.forms["short"]
         prefix_form = "prefix" if co.data["prefix_unique"] else "short"
         p1.add(
             f"About {p1.name(co, prefix_form)}: founded more than two decades ago, the company serves customers in "
             f"{rng.randint(12, 48)} states. About {p1.name(gp, 'short')}: the firm manages capital on behalf of "
             f"institutional investors across {len(gp.data['funds'])} funds."
         )
-        _ = short
         return title, [(p0, _PR_FILLER), (p1, _PR_FILLER)]
 
     # secondary memo -----------------------------------------------------------------------
@@ -920,7 +925,7 @@ def _make_queries(uni: _Universe, passages: list[Passage], facts: list[dict], rn
     queries: list[Query] = []
 
     def clean(fs):
-        return [{k: v for k, v in f.items()} for f in fs]
+        return [dict(f) for f in fs]
 
     for t in rng.sample(triples, n_single):
         fs = by_triple[t]
@@ -1034,12 +1039,13 @@ def make_synthetic(
     Dataset
         ``name="synthetic"``; see the module docstring for ``meta`` contents.
     """
-    if not isinstance(n_passages, int) or isinstance(n_passages, bool) or n_passages < 20:
-        raise ParameterError(f"n_passages must be an integer >= 20, got {n_passages!r}")
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise ParameterError(f"seed must be an integer, got {seed!r}")
+    n_passages = _as_int("n_passages", n_passages)
+    seed = _as_int("seed", seed)
+    if n_passages < 20:
+        raise ParameterError(f"n_passages must be >= 20, got {n_passages}")
     if n_funds is None:
         n_funds = max(3, n_passages // 40)
+    n_funds = _as_int("n_funds", n_funds)
     if n_funds < 1:
         raise ParameterError(f"n_funds must be >= 1, got {n_funds!r}")
     if len(query_mix) != 3 or any(m < 0 for m in query_mix) or sum(query_mix) <= 0:
@@ -1089,6 +1095,15 @@ def make_synthetic(
     aliases = {eid: sorted(forms) for eid, forms in sorted(gen.used.items())}
     meta = {"synthetic": True, "seed": seed, "n_passages": n_passages, "facts": facts, "aliases": aliases}
     return Dataset("synthetic", passages, queries, meta)
+
+
+def _as_int(name: str, value) -> int:
+    if isinstance(value, bool):
+        raise ParameterError(f"{name} must be an integer, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise ParameterError(f"{name} must be an integer, got {value!r}") from None
 
 
 _LEGAL = {"inc", "corp", "corporation", "co", "ltd", "llc", "lp", "plc", "na", "sa", "ag", "llp", "gmbh", "nv", "bv"}
