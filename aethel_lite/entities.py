@@ -471,7 +471,16 @@ class Ner3Extractor:
 
     def filter(self, mentions: list[list[Mention]]) -> list[list[Mention]]:
         """Apply :meth:`keep` to the output of the underlying NER."""
-        return [[m for m in ms if self.keep(m)] for ms in mentions]
+        memo: dict[tuple[str, str], bool] = {}
+
+        def ok(m: Mention) -> bool:
+            k = (m.label, m.key)
+            v = memo.get(k)
+            if v is None:
+                v = memo[k] = self.keep(m)
+            return v
+
+        return [[m for m in ms if ok(m)] for ms in mentions]
 
     def extract(self, texts: Sequence[str], *, n_process: int = 1, progress: bool = False) -> list[list[Mention]]:
         return self.filter(self.ner.extract(texts, n_process=n_process, progress=progress))
@@ -540,16 +549,13 @@ def _read_cache(path: Path, texts: Sequence[str]) -> list[list[Mention]]:
         raise ValueError(f"holds {got} rows for {len(texts)} texts")
     out = []
     for i, (row, text) in enumerate(zip(rows, texts)):
-        ms = []
-        for item in row:
-            try:
-                surface, key, label, start, end = item
-                m = Mention(str(surface), str(key), str(label), int(start), int(end))
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"row {i}: malformed mention {item!r}") from exc
-            if text[m.start : m.end] != m.text:
-                raise ValueError(f"row {i}: mention {m.text!r} does not match its text span")
-            ms.append(m)
+        try:
+            ms = [Mention(*item) for item in row]
+            for m in ms:
+                if text[m.start : m.end] != m.text or type(m.key) is not str or type(m.label) is not str:
+                    raise ValueError(f"row {i}: mention {m.text!r} does not match its text span")
+        except TypeError as exc:
+            raise ValueError(f"row {i}: malformed mention ({exc})") from exc
         out.append(ms)
     return out
 
