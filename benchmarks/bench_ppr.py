@@ -1,0 +1,310 @@
+"""Benchmark Personalized PageRank on the FinanceBench passage–entity graph.
+
+Builds the graph of the 74 filings the questions ask about (10,206 pages), seeds one PPR per
+question (129) with the graph entities its text mentions, and times:
+
+* aethel_lite single-query (``PPROperator.run`` on one seed vector; default method = CG),
+* aethel_lite batched (all queries as one ``(n, 129)`` seed matrix),
+* aethel_lite power iteration (single and batched, for reference),
+* ``networkx.pagerank(personalization=...)`` (a handful of queries: ~1 s each),
+* python-igraph ``Graph.personalized_pagerank`` (PRPACK),
+* a naive scipy loop (re-normalise the adjacency per query, plain power iteration),
+
+and checks that all methods agree (max L1 difference per query). Usage::
+
+    AETHEL_DATA=/work/shared/data python benchmarks/bench_ppr.py --extractor regex
+    AETHEL_DATA=/work/shared/data python benchmarks/bench_ppr.py            # ner3 (cached spaCy run)
+
+Tolerances: aethel_lite stops when the L1 error bound (CG) or L1 change (power) is below ``--tol``
+(default 1e-10); networkx gets ``tol = --tol / n`` (its criterion is ``L1 change < n * tol``); the
+naive loop uses the same L1 change criterion; igraph's PRPACK solver has no tolerance argument.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import platform
+import re
+import resource
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import scipy
+import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from aethel_lite.graph import build_graph  # noqa: E402
+from aethel_lite.ppr import PPROperator  # noqa: E402
+
+
+def log(msg: str = "") -> None:
+    print(msg, flush=True)
+
+
+# ---------------------------------------------------------------------------- data
+
+def load_data(root: Path):
+    """(pids, texts, questions) for FinanceBench; uses aethel_lite.data.loaders if available."""
+    try:
+        from aethel_lite.data.loaders import load_financebench
+
+        ds = load_financebench(root / "financebench")
+        return [p.pid for p in ds.passages], ds.passage_texts(), [q.text for q in ds.queries], "load_financebench"
+    except ImportError:
+        pass
+    fb = root / "financebench"
+    questions, docs = [], set()
+    with open(fb / "financebench_open_source.jsonl", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    pages: dict[str, dict[int, str]] = {}
+    with gzip.open(fb / "pages.jsonl.gz", "rt", encoding="utf-8") as fh:
+        for line in fh:
+            r = json.loads(line)
+            pages.setdefault(r["doc_name"], {})[r["page"]] = r["text"]
+    for q in rows:
+        ev = q["evidence"]
+        if all(e["doc_name"] in pages and e["evidence_page_num"] in pages[e["doc_name"]] for e in ev):
+            questions.append(q["question"])
+            docs.update(e["doc_name"] for e in ev)
+            docs.add(q["doc_name"])
+    pids, texts = [], []
+    for doc in sorted(d for d in docs if d in pages):
+        for page in sorted(pages[doc]):
+            pids.append(f"{doc}#p{page}")
+            texts.append(doc + "\n" + pages[doc][page])
+    return pids, texts, questions, "own reader"
+
+
+_SPAN = re.compile(r"\b[A-Z][\w&'.-]*(?:\s+(?:of|and|&)?\s*[A-Z][\w&'.-]*)*")
+
+
+def fallback_regex(texts):
+    return [[m.group(0).casefold().strip(" .") for m in _SPAN.finditer(t)] for t in texts]
+
+
+def entities_for(texts, questions, name: str, n_process: int):
+    """(mentions, stop, alias_pairs, question_keys, how)."""
+    try:
+        from aethel_lite import entities as E
+    except ImportError:
+        log("NOTE: aethel_lite.entities not available: using a minimal capitalised-span regex fallback")
+        ms = fallback_regex(texts)
+        return ms, set(), None, fallback_regex(questions), "fallback regex"
+    ext = E.get_extractor(name)
+    mentions = E.extract_entities(texts, ext, n_process=n_process, progress=True)
+    stop = E.stop_entities(mentions, ext.max_df) if getattr(ext, "max_df", None) else set()
+    alias = None
+    if getattr(ext, "link_substrings", False):
+        keys = {m.key for ms in mentions for m in ms} - stop
+        alias = E.substring_links(keys)
+    qkeys = [[m.key for m in ms] for ms in ext.extract(list(questions))]
+    return mentions, stop, alias, qkeys, repr(ext)
+
+
+# ---------------------------------------------------------------------------- baselines
+
+def naive_ppr(adj: sp.csr_matrix, s: np.ndarray, alpha: float, tol: float, max_iter: int = 10_000) -> np.ndarray:
+    """Plain power iteration that re-normalises the adjacency on every call (the naive baseline)."""
+    deg = np.asarray(adj.sum(axis=0)).ravel()
+    inv = np.zeros_like(deg)
+    inv[deg > 0] = 1.0 / deg[deg > 0]
+    w = adj @ sp.diags(inv)
+    dangling = deg == 0
+    s = s / s.sum()
+    p = s.copy()
+    for _ in range(max_iter):
+        new = alpha * s + (1 - alpha) * (w @ p + p[dangling].sum() * s)
+        if np.abs(new - p).sum() < tol:
+            return new
+        p = new
+    raise RuntimeError("naive loop did not converge")
+
+
+def ms_stats(times: list[float]) -> str:
+    return f"mean {1000 * statistics.fmean(times):8.2f} ms  median {1000 * statistics.median(times):8.2f} ms  (n={len(times)})"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--extractor", default="ner3", help="regex | ner | ner3 (default ner3, cached spaCy run)")
+    ap.add_argument("--alpha", type=float, default=0.15)
+    ap.add_argument("--tol", type=float, default=1e-10)
+    ap.add_argument("--nx-queries", type=int, default=5)
+    ap.add_argument("--igraph-queries", type=int, default=30)
+    ap.add_argument("--naive-queries", type=int, default=5)
+    ap.add_argument("--power-queries", type=int, default=10)
+    ap.add_argument("--n-process", type=int, default=1, help="spaCy processes for a first (uncached) NER run")
+    ap.add_argument("--data", default=os.environ.get("AETHEL_DATA", "data"))
+    args = ap.parse_args(argv)
+    alpha, tol = args.alpha, args.tol
+
+    log(f"# bench_ppr  python {platform.python_version()}  numpy {np.__version__}  scipy {scipy.__version__}  "
+        f"cpus {os.cpu_count()}  loadavg {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    t0 = time.perf_counter()
+    pids, texts, questions, how = load_data(Path(args.data))
+    log(f"data: {len(pids)} passages, {len(questions)} questions ({how}, {time.perf_counter() - t0:.1f} s)")
+
+    t0 = time.perf_counter()
+    mentions, stop, alias, qkeys, ext_desc = entities_for(texts, questions, args.extractor, args.n_process)
+    log(f"entities: {ext_desc}  ({time.perf_counter() - t0:.1f} s; stop-entities {len(stop)}, "
+        f"alias pairs {0 if alias is None else len(alias)})")
+    t0 = time.perf_counter()
+    g = build_graph(pids, mentions, stop=stop, alias_pairs=alias)
+    adj = g.adjacency()
+    t_graph = time.perf_counter() - t0
+    n = g.n_nodes
+    n_edges = adj.nnz // 2
+    log(f"graph: {g.n_passages} passages + {g.n_entities} entities = {n} nodes; {g.incidence.nnz} mention edges"
+        f" + {0 if g.alias is None else g.alias.nnz // 2} alias edges = {n_edges} edges"
+        f" (isolated nodes {int((g.degrees() == 0).sum())}); built in {t_graph:.1f} s")
+
+    # seeds: the graph entities each question mentions; fallback: 3 random entity nodes (fixed seed)
+    rng = np.random.default_rng(0)
+    seeds = np.zeros((n, len(questions)))
+    n_fallback = 0
+    for j, keys in enumerate(qkeys):
+        idx = sorted({g.entity_node(k) for k in keys if k in g.entity_index})
+        if not idx:
+            n_fallback += 1
+            idx = (g.n_passages + rng.choice(g.n_entities, size=3, replace=False)).tolist()
+        seeds[idx, j] = 1.0
+    b = seeds.shape[1]
+    log(f"seeds: {b} queries, mean {np.count_nonzero(seeds, axis=0).mean():.1f} seed nodes/query; "
+        f"{n_fallback} with no graph entity in the question got 3 random entity nodes (rng seed 0)")
+    log(f"settings: alpha={alpha}  tol={tol:g} (L1)")
+
+    # ---------------------------------------------------------------- aethel_lite
+    t0 = time.perf_counter()
+    op = PPROperator(adj)
+    t_op = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    red = op._reduced(1 - alpha)
+    t_red = time.perf_counter() - t0
+    log(f"\nsetup (once per graph): PPROperator {1000 * t_op:.0f} ms; CG reduced system {1000 * t_red:.0f} ms "
+        f"({red.S.shape[0]} of {n} nodes kept, {red.S.nnz} nonzeros vs {adj.nnz} in A)")
+
+    op.run(seeds[:, 0], alpha=alpha, tol=tol)  # warm-up
+    single, single_scores, its = [], [], []
+    for j in range(b):
+        t = time.perf_counter()
+        res = op.run(seeds[:, j], alpha=alpha, tol=tol)
+        single.append(time.perf_counter() - t)
+        single_scores.append(res.scores)
+        its.append(res.iterations)
+    single_scores = np.stack(single_scores, axis=1)
+    t = time.perf_counter()
+    batch = op.run(seeds, alpha=alpha, tol=tol)
+    t_batch = time.perf_counter() - t
+    ms_single = 1000 * statistics.fmean(single)
+    ms_batch = 1000 * t_batch / b
+    log("\nper-query time")
+    log(f"  aethel_lite single (cg)        {ms_stats(single)}  iterations {statistics.fmean(its):.1f}")
+    log(f"  aethel_lite batched (cg, b={b}) {ms_batch:8.2f} ms/query  ({t_batch:.2f} s total, {batch.iterations} iterations)")
+
+    k = min(args.power_queries, b)
+    pw = []
+    for j in range(k):
+        t = time.perf_counter()
+        r = op.run(seeds[:, j], alpha=alpha, tol=tol, method="power")
+        pw.append(time.perf_counter() - t)
+    t = time.perf_counter()
+    pb = op.run(seeds, alpha=alpha, tol=tol, method="power")
+    t_pb = time.perf_counter() - t
+    log(f"  aethel_lite single (power)     {ms_stats(pw)}  iterations {r.iterations}")
+    log(f"  aethel_lite batched (power)    {1000 * t_pb / b:8.2f} ms/query  ({pb.iterations} iterations)")
+    diffs = {"aethel power (batched)": np.abs(pb.scores - single_scores).sum(axis=0).max(),
+             "aethel cg batched": np.abs(batch.scores - single_scores).sum(axis=0).max()}
+
+    # ---------------------------------------------------------------- networkx
+    import networkx as nx
+
+    t0 = time.perf_counter()
+    G = nx.from_scipy_sparse_array(adj)
+    t_nxg = time.perf_counter() - t0
+    k = min(args.nx_queries, b)
+    nx_t, nx_diff = [], 0.0
+    for j in range(k):
+        pers = {int(i): float(seeds[i, j]) for i in np.flatnonzero(seeds[:, j])}
+        t = time.perf_counter()
+        pr = nx.pagerank(G, alpha=1 - alpha, personalization=pers, tol=tol / n, max_iter=10_000)
+        nx_t.append(time.perf_counter() - t)
+        v = np.fromiter((pr[i] for i in range(n)), float, n)
+        nx_diff = max(nx_diff, np.abs(v - single_scores[:, j]).sum())
+    diffs["networkx"] = nx_diff
+    log(f"  networkx.pagerank              {ms_stats(nx_t)}  (+{t_nxg:.1f} s to build nx.Graph once)")
+
+    # ---------------------------------------------------------------- igraph
+    ig_t = []
+    try:
+        import igraph as ig
+
+        coo = sp.triu(adj, k=0).tocoo()
+        t0 = time.perf_counter()
+        IG = ig.Graph(n=n, edges=np.column_stack([coo.row, coo.col]).tolist(), directed=False)
+        t_igg = time.perf_counter() - t0
+        k = min(args.igraph_queries, b)
+        ig_diff = 0.0
+        for j in range(k):
+            t = time.perf_counter()
+            v = np.asarray(IG.personalized_pagerank(directed=False, damping=1 - alpha, reset=seeds[:, j].tolist()))
+            ig_t.append(time.perf_counter() - t)
+            ig_diff = max(ig_diff, np.abs(v / v.sum() - single_scores[:, j]).sum())
+        diffs["igraph"] = ig_diff
+        log(f"  igraph personalized_pagerank   {ms_stats(ig_t)}  (igraph {ig.__version__}, PRPACK; "
+            f"+{t_igg:.1f} s to build the graph once)")
+    except ImportError:
+        log("  igraph: not installed")
+
+    # ---------------------------------------------------------------- naive scipy
+    k = min(args.naive_queries, b)
+    nv_t, nv_diff = [], 0.0
+    for j in range(k):
+        t = time.perf_counter()
+        v = naive_ppr(adj, seeds[:, j], alpha, tol)
+        nv_t.append(time.perf_counter() - t)
+        nv_diff = max(nv_diff, np.abs(v - single_scores[:, j]).sum())
+    diffs["naive scipy loop"] = nv_diff
+    log(f"  naive scipy power loop         {ms_stats(nv_t)}")
+
+    # ---------------------------------------------------------------- summary
+    nx_ms = 1000 * statistics.fmean(nx_t)
+    ig_ms = 1000 * statistics.fmean(ig_t) if ig_t else float("nan")
+    nv_ms = 1000 * statistics.fmean(nv_t)
+    log("\nspeed-up (mean per-query time of the baseline / aethel_lite)")
+    log(f"  vs networkx : single {nx_ms / ms_single:7.1f}x   batched {nx_ms / ms_batch:7.1f}x")
+    log(f"  vs igraph   : single {ig_ms / ms_single:7.1f}x   batched {ig_ms / ms_batch:7.1f}x")
+    log(f"  vs naive    : single {nv_ms / ms_single:7.1f}x   batched {nv_ms / ms_batch:7.1f}x")
+    log("\nagreement with aethel_lite single (max over queries of the L1 difference)")
+    for name, d in diffs.items():
+        log(f"  {name:24s} {d:.2e}")
+
+    tracemalloc.start()
+    op.run(seeds, alpha=alpha, tol=tol)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    log(f"\nmemory: tracemalloc peak of one batched run {peak / 2**20:.0f} MiB; process max RSS {maxrss:.0f} MiB")
+
+    log("\ntargets")
+    for label, ok in [
+        (f"single <= 10 ms/query ({ms_single:.1f})", ms_single <= 10),
+        (f"batched <= 3 ms/query ({ms_batch:.1f})", ms_batch <= 3),
+        (f">= 100x faster than networkx (single {nx_ms / ms_single:.0f}x)", nx_ms / ms_single >= 100),
+        (f">= 10x faster than igraph, batched ({ig_ms / ms_batch:.1f}x)", ig_ms / ms_batch >= 10),
+        (f"all methods agree to 1e-8 L1 (max {max(diffs.values()):.1e})", max(diffs.values()) < 1e-8),
+    ]:
+        log(f"  [{'met' if ok else 'NOT met'}] {label}")
+    log(f"loadavg at end {' '.join(f'{x:.1f}' for x in os.getloadavg())} (the machine is shared; timings vary with load)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
