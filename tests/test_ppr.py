@@ -350,3 +350,14 @@ def test_real_financebench_filing(real_data):
     s[g.n_passages + int(np.argmin(df))] = 0.5
     res = personalized_pagerank(g.adjacency(), s)
     assert np.abs(res.scores - oracle(g.adjacency(), s, 0.15)).sum() < 1e-8
+
+
+@pytest.mark.parametrize("eliminate_degree", [0, 1, 2, 5])
+def test_cg_elimination_degree(eliminate_degree):
+    rng = np.random.default_rng(21)
+    adj = bipartite(rng, 70, 50, density=0.05, n_alias=8)
+    adj = adj + sp.diags((rng.random(adj.shape[0]) < 0.05).astype(float))  # a few self-loops
+    s = np.zeros(adj.shape[0])
+    s[rng.choice(adj.shape[0], 5, replace=False)] = rng.random(5) + 0.1
+    res = PPROperator(adj, eliminate_degree=eliminate_degree).run(s, method="cg")
+    assert np.abs(res.scores - oracle(adj, s, 0.15)).sum() < 1e-8
