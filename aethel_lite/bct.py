@@ -20,17 +20,30 @@ matter. BCT teleports to the query entities' coreferent nodes too: for each norm
 (:math:`T` the token sets; a content token has at least 4 characters and is not a generic word
 such as "capital" or "holdings"), keeps for each entity its best expansion
 :math:`w(v) = \max_{q, \text{rule}} w(q, v)` (ties: exact > alias > substring > token, then the
-smaller seed), and sets
+smaller seed). Each rule then has a *budget* per query entity: the expansions one seed
+:math:`q` makes through one rule :math:`r` share at most :math:`w_r` between them,
 
 .. math::
 
-    s_{n_P + j} = \frac{w(v_j)}{\sum_{v} w(v)}, \qquad s_i = 0 \text{ for passage nodes } i < n_P,
+    \tilde w(v) = w(v) \cdot \min\Bigl(1,\ \frac{w_r}{\sum_{u \in E(q, r)} w(u)}\Bigr),
+
+where :math:`E(q, r)` are the entities that :math:`q` reaches through rule :math:`r`. A common
+name with thirty substring neighbours ("china" → "bank of china", "china daily", …) therefore
+adds at most :math:`w_\text{substring}` of teleport mass, not thirty times it, and the entity the
+question names keeps its share. Finally
+
+.. math::
+
+    s_{n_P + j} = \frac{\tilde w(v_j)}{\sum_{v} \tilde w(v)}, \qquad s_i = 0 \text{ for passage nodes } i < n_P,
 
 with node order passages first, then entities (entity :math:`j` is node :math:`n_P + j`).
 Mode ``"none"`` keeps only exact matches (plain seeding), ``"alias"`` adds alias matches,
 ``"substring"`` adds substring and token matches, ``"both"`` adds all. Default weights
-(:class:`BCTWeights`): exact 1.0, alias 0.8, substring 0.5, token 0.25 × Jaccard, so an alias
-never outweighs the entity the question names and fuzzy matches add recall without taking over.
+(:class:`BCTWeights`) halve from rule to rule, from strongest to weakest evidence: exact 1.0,
+alias 0.5, substring 0.25, token 0.1 × Jaccard; an alias never outweighs the entity the question
+names, and fuzzy matches add recall without taking over. (Without the budget, and with weights
+0.8/0.5/0.25, BCT on MuSiQue's closed pool cut AllSupport@5 from 0.37 to 0.23: the
+:doc:`closed-pool chapter <../book/closed_pool>` shows the ablation.)
 
 In the paper BCT puts more supporting passages into the top 5 (AllSupport@5, Recall@5) at some
 cost to top-1 precision: mass spread over aliases dilutes the single best passage.
@@ -84,9 +97,9 @@ class BCTWeights:
     """
 
     exact: float = 1.0
-    alias: float = 0.8
-    substring: float = 0.5
-    token: float = 0.25
+    alias: float = 0.5
+    substring: float = 0.25
+    token: float = 0.1
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -206,7 +219,7 @@ def expand_seeds(
     alias_table : mapping of str to iterable of str, optional
         Known aliases (e.g. the synthetic corpus's). Used in modes ``"alias"`` and ``"both"``.
     weights : BCTWeights, optional
-        Default ``BCTWeights()``: exact 1.0, alias 0.8, substring 0.5, token 0.25 × Jaccard.
+        Default ``BCTWeights()``: exact 1.0, alias 0.5, substring 0.25, token 0.1 × Jaccard.
     min_chars : int
         Shortest key that takes part in a substring match.
 
@@ -288,26 +301,45 @@ def expand_seeds(
     return sorted(best.values(), key=_rank)
 
 
-def seed_vector(expansions: Iterable[Expansion], graph: EntityGraph) -> np.ndarray:
+def seed_vector(expansions: Iterable[Expansion], graph: EntityGraph, weights: BCTWeights | None = None) -> np.ndarray:
     r"""Personalization vector over the graph's nodes from BCT expansions.
 
-    :math:`s_{n_P + j} = w_j / \sum_k w_k` for each expanded entity :math:`j` (its largest weight
-    if it appears more than once), 0 on passage nodes.
+    The expansions of one seed through one rule share that rule's weight as a budget,
+    :math:`\tilde w(v) = w(v) \min(1, w_r / \sum_{u \in E(q, r)} w(u))`; then
+    :math:`s_{n_P + j} = \tilde w_j / \sum_k \tilde w_k` for each expanded entity :math:`j` (its
+    largest weight if it appears more than once), 0 on passage nodes.
+
+    Parameters
+    ----------
+    expansions : iterable of Expansion
+    graph : EntityGraph
+    weights : BCTWeights, optional
+        The rule budgets (default ``BCTWeights()``; pass the ones given to :func:`expand_seeds`).
 
     Returns
     -------
     numpy.ndarray, shape (graph.n_nodes,), float64
         Sums to 1, or all zeros when there is no expansion (the caller decides the fallback).
     """
+    weights = BCTWeights() if weights is None else weights
+    budget = {"exact": weights.exact, "alias": weights.alias, "substring": weights.substring, "token": weights.token}
+    expansions = list(expansions)
+    spent: dict[tuple[str, str], float] = {}
+    for e in expansions:
+        if not (isinstance(e.weight, (int, float)) and math.isfinite(e.weight) and e.weight >= 0):
+            raise ParameterError(f"expansions: weight of {e.entity!r} must be finite and >= 0, got {e.weight!r}")
+        if e.via not in budget:
+            raise ParameterError(f"expansions: unknown rule {e.via!r} for {e.entity!r}; expected one of {', '.join(budget)}")
+        spent[(e.seed, e.via)] = spent.get((e.seed, e.via), 0.0) + e.weight
     s = np.zeros(graph.n_nodes, dtype=np.float64)
     n_p = graph.n_passages
     for e in expansions:
         j = graph.entity_index.get(e.entity)
         if j is None:
             raise ParameterError(f"expansions: entity {e.entity!r} is not in the graph")
-        if not (math.isfinite(e.weight) and e.weight >= 0):
-            raise ParameterError(f"expansions: weight of {e.entity!r} must be finite and >= 0, got {e.weight!r}")
-        s[n_p + j] = max(s[n_p + j], e.weight)
+        total = spent[(e.seed, e.via)]
+        scale = min(1.0, budget[e.via] / total) if total > 0 else 0.0
+        s[n_p + j] = max(s[n_p + j], e.weight * scale)
     total = s.sum()
     if total > 0:
         s /= total

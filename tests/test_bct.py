@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from aethel_lite.bct import TOKEN_STOP, BCTWeights, Expansion, expand_seeds, provenance, seed_vector
+
+W = BCTWeights()
 from aethel_lite.entities import substring_links
 from aethel_lite.errors import DataError, ParameterError
 from aethel_lite.graph import build_graph
@@ -62,11 +64,11 @@ def test_token_overlap_and_contained_keys():
     # "northriver fund" is not a graph entity; "northriver" is inside it, "northriver iv" shares a token
     got = as_tuples(expand_seeds(["NorthRiver Fund"], g, mode="substring"))
     assert got == [
-        ("northriver fund", "northriver", "substring", 0.5),
+        ("northriver fund", "northriver", "substring", W.substring),
         # Jaccard {northriver, fund} vs {northriver, iv} = 1/3
-        ("northriver fund", "northriver iv", "token", round(0.25 / 3, 12)),
+        ("northriver fund", "northriver iv", "token", round(W.token / 3, 12)),
         # Jaccard {northriver, fund} vs {northriver, capital, partners, iv} = 1/5
-        ("northriver fund", "northriver capital partners iv", "token", round(0.25 / 5, 12)),
+        ("northriver fund", "northriver capital partners iv", "token", round(W.token / 5, 12)),
     ]
     # generic tokens never match on their own
     assert "capital" in TOKEN_STOP
@@ -77,11 +79,11 @@ def test_graph_alias_edges_and_best_expansion_kept():
     keys = sorted({k for ks in PASSAGES.values() for k in ks})
     g = make_graph(alias_pairs=substring_links(keys))
     exps = expand_seeds(["northriver"], g, mode="alias")
-    # substring adjacency in the graph makes the longer names aliases (0.8 beats substring 0.5)
+    # substring adjacency in the graph makes the longer names aliases (the alias weight beats the substring weight)
     assert as_tuples(exps) == [
         ("northriver", "northriver", "exact", 1.0),
-        ("northriver", "northriver capital partners iv", "alias", 0.8),
-        ("northriver", "northriver iv", "alias", 0.8),
+        ("northriver", "northriver capital partners iv", "alias", W.alias),
+        ("northriver", "northriver iv", "alias", W.alias),
     ]
     both = expand_seeds(["northriver", "northriver iv"], g, mode="both", alias_table=ALIASES)
     assert len({e.entity for e in both}) == len(both)  # one expansion per entity
@@ -95,7 +97,7 @@ def test_alias_table_is_symmetric_and_transitive():
     table = {"northriver capital": ["nrcp", "NorthRiver IV LP"]}
     # query an alias: reaches its siblings through the canonical name
     got = as_tuples(expand_seeds(["nrcp"], g, mode="alias", alias_table=table))
-    assert got == [("nrcp", "nrcp", "exact", 1.0), ("nrcp", "northriver iv", "alias", 0.8)]
+    assert got == [("nrcp", "nrcp", "exact", 1.0), ("nrcp", "northriver iv", "alias", W.alias)]
 
 
 def test_seed_vector_and_provenance():
@@ -105,12 +107,18 @@ def test_seed_vector_and_provenance():
     assert s.shape == (g.n_nodes,)
     assert s.sum() == pytest.approx(1.0)
     assert np.all(s[: g.n_passages] == 0)
-    total = sum(e.weight for e in exps)
+    # oracle: each (seed, rule) group shares at most that rule's weight
+    budget = {"exact": W.exact, "alias": W.alias, "substring": W.substring, "token": W.token}
+    raw = {}
     for e in exps:
-        assert s[g.n_passages + g.entity_index[e.entity]] == pytest.approx(e.weight / total)
+        group = [x.weight for x in exps if (x.seed, x.via) == (e.seed, e.via)]
+        raw[e.entity] = e.weight * min(1.0, budget[e.via] / sum(group))
+    total = sum(raw.values())
+    for e in exps:
+        assert s[g.n_passages + g.entity_index[e.entity]] == pytest.approx(raw[e.entity] / total)
     assert np.count_nonzero(s) == len(exps)
     # provenance names the alias that brought each passage
-    assert provenance("p2", exps, g) == [Expansion("northriver", "nrcp", "alias", 0.8)]
+    assert provenance("p2", exps, g) == [Expansion("northriver", "nrcp", "alias", W.alias)]
     assert [e.entity for e in provenance("p0", exps, g)] == ["northriver capital partners iv"]
     assert provenance("p3", exps, g) == []
     assert provenance("p6", exps, g) == []
@@ -180,3 +188,19 @@ def test_substring_and_token_rules_match_oracle(seed):
         want = oracle(queries, keys, mode, BCTWeights())
         assert [g_[:3] for g_ in got] == [w_[:3] for w_ in want]
         assert np.allclose([g_[3] for g_ in got], [w_[3] for w_ in want])
+
+
+def test_rule_budget_keeps_the_named_entity_dominant():
+    """Many substring neighbours of one seed share one budget: the exact match keeps the largest share."""
+    from aethel_lite.graph import build_graph
+
+    keys = ["china"] + [f"china {w}" for w in ("daily", "mobile", "airlines", "telecom", "railway", "southern")]
+    g = build_graph([f"p{i}" for i in range(len(keys))], [[k] for k in keys])
+    exps = expand_seeds(["china"], g, mode="substring")
+    assert len(exps) == len(keys)
+    s = seed_vector(exps, g)
+    n_p = g.n_passages
+    exact = s[n_p + g.entity_index["china"]]
+    others = [s[n_p + g.entity_index[k]] for k in keys[1:]]
+    assert exact == pytest.approx(W.exact / (W.exact + W.substring))
+    assert sum(others) == pytest.approx(W.substring / (W.exact + W.substring))
