@@ -549,8 +549,9 @@ def forward_push(
 
     Parameters
     ----------
-    adjacency : scipy.sparse matrix or array_like, shape (n, n)
-        Symmetric nonnegative adjacency (undirected graph).
+    adjacency : scipy.sparse matrix, array_like or PPROperator, shape (n, n)
+        Symmetric nonnegative adjacency (undirected graph); pass a :class:`PPROperator` to
+        reuse its validation across queries.
     seed : array_like, shape (n,)
         Nonnegative seed weights (normalised to sum 1).
     alpha : float, default 0.15
@@ -575,16 +576,16 @@ def forward_push(
         raise ParameterError(f"eps must be a positive number, got {eps!r}") from None
     if not (eps > 0 and math.isfinite(eps)):
         raise ParameterError(f"eps must be a positive finite number, got {eps!r}")
-    a = adjacency._adj if isinstance(adjacency, PPROperator) else _as_csr(adjacency)
-    n = a.shape[0]
-    if (a != a.T).nnz:
+    op = adjacency if isinstance(adjacency, PPROperator) else PPROperator(adjacency)
+    a, n = op._adj, op.n
+    if not op.symmetric:
         raise ParameterError("forward_push: adjacency must be symmetric (undirected graph)")
     s, one_d = _check_seeds(seed, n)
     if not one_d:
         raise ParameterError(f"seed: forward_push takes one seed vector of shape ({n},), got {np.shape(seed)}")
     s = s[:, 0]
     beta = 1.0 - alpha
-    deg = np.bincount(a.indices, weights=a.data, minlength=n).astype(np.float64)
+    deg = op.degree
     isolated = deg == 0
     inv = np.divide(1.0, deg, out=np.zeros_like(deg), where=~isolated)
     thresh = eps * deg
