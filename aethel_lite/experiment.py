@@ -117,6 +117,13 @@ def run_methods(
                 needed.append(base)
     outcomes: dict[str, MethodOutcome] = {}
     overrides = {key: dict(val) for key, val in (retriever_kwargs or {}).items()}
+    if isinstance(dataset.meta.get("aliases"), dict):
+        # a data set that ships its alias table (the synthetic corpus: an entity master with known
+        # truth) lets BCT's alias rule use it; real data sets have none and rely on the graph's
+        # substring-adjacency alias edges
+        from .data.synthetic import alias_table
+
+        overrides.setdefault("GraphRetriever", {}).setdefault("alias_table", alias_table(dataset))
     for name in needed:
         t0 = time.perf_counter()
         retr = make_retriever(name, **overrides)
