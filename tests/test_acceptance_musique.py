@@ -26,7 +26,11 @@ def scores(real_data, tmp_path_factory):
     return score_runs(outcomes, ds.queries, k=5)
 
 
-def test_graph_bct_hr5_at_least_085(scores):
+def test_graph_bct_hr5_at_least_085(scores, capsys):
+    plain, bct = scores["aethel-ner3"]["HR@1"], scores["aethel-bct"]["HR@1"]
+    with capsys.disabled():  # BCT's HR@1 change, reported in the CI log (the book tabulates it too)
+        print(f"\nMuSiQue closed pool: HR@5 BCT {scores['aethel-bct']['HR@5']:.3f}; HR@1 plain PPR {plain:.3f} -> "
+              f"BCT {bct:.3f} ({bct - plain:+.3f}); paper: 0.630 -> 0.570")
     assert scores["aethel-bct"]["HR@5"] >= 0.85
 
 
@@ -34,11 +38,3 @@ def test_graph_bct_all_support_beats_bm25_and_dense(scores):
     bct = scores["aethel-bct"]["AllSupport@5"]
     assert bct > scores["bm25"]["AllSupport@5"]
     assert bct > scores["dense"]["AllSupport@5"]
-
-
-def test_bct_hr1_change_is_reported(scores, capsys):
-    plain, bct = scores["aethel-ner3"]["HR@1"], scores["aethel-bct"]["HR@1"]
-    with capsys.disabled():
-        print(f"\nMuSiQue closed pool: HR@1 plain PPR {plain:.3f} -> BCT {bct:.3f} ({bct - plain:+.3f}); "
-              f"paper: 0.630 -> 0.570 (-0.060)")
-    assert 0.0 <= bct <= 1.0 and 0.0 <= plain <= 1.0
