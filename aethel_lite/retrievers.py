@@ -673,10 +673,10 @@ class GraphRetriever(Retriever):
     and ranks passages by :math:`p`. In the closed-pool setting PPR runs on the subgraph of the
     query's candidate passages and their entities (the paper's per-question graph).
 
-    **Query entities** are the extractor's mentions in the question plus every graph entity whose
-    normalised name occurs in the normalised question as a whole-token n-gram (exact entity
-    linking; ``link_query_ngrams``). NER on short questions misses entities that the corpus
-    vocabulary knows.
+    **Query entities** are the extractor's mentions in the question plus every graph entity (and,
+    when BCT uses an alias table, every alias-table name) whose normalised name occurs in the
+    normalised question as a whole-token n-gram (exact entity linking; ``link_query_ngrams``).
+    NER on short questions misses entities that the corpus vocabulary knows.
 
     **Fallback** when a query has no entity in the graph: a *BM25-seeded teleport* — the
     personalization vector is put on the query's top ``fallback_depth`` BM25 passages in
@@ -769,7 +769,16 @@ class GraphRetriever(Retriever):
         from .ppr import PPROperator
 
         self.operator_ = PPROperator(self.graph_.adjacency())
-        self._ngram_sizes = sorted({len(key.split()) for key in self.graph_.entities})
+        # names a question can be linked to verbatim: graph entities and, when BCT may use an alias
+        # table, its keys too (a question saying "NRCP IV" where the filings say the full name)
+        linkable = set(self.graph_.entities)
+        if self.alias_table and self.bct in ("alias", "both"):
+            from .entities import normalize_entity
+
+            linkable |= {normalize_entity(k) for k in self.alias_table}
+        linkable.discard("")
+        self._linkable = linkable
+        self._ngram_sizes = sorted({len(key.split()) for key in linkable})
 
     # -- query side ------------------------------------------------------------------------------
     def query_keys(self, text: str) -> list[str]:
@@ -780,11 +789,10 @@ class GraphRetriever(Retriever):
         keys = [m.key for m in self.extractor_.extract([text], progress=False)[0]]
         if self.link_query_ngrams:
             tokens = normalize_entity(text).split()
-            index = self.graph_.entity_index
             for n in self._ngram_sizes:
                 for i in range(len(tokens) - n + 1):
                     gram = " ".join(tokens[i:i + n])
-                    if gram in index:
+                    if gram in self._linkable:
                         keys.append(gram)
         return list(dict.fromkeys(k for k in keys if k))
 
