@@ -349,6 +349,7 @@ class PPROperator:
                 rr = rr_new
             # confirm with the true residual (the recursive one drifts in floating point)
             r = b - S @ z
+            it += 1
             bound = bound_of(r)
             if not (bound >= tol).any():
                 x = red.expand(z / sk, s)
