@@ -19,36 +19,12 @@ from pathlib import Path
 
 from .errors import AethelError, ParameterError
 
-FORMATS = ("musique", "2wiki", "financebench", "synthetic")
+from .experiment import FORMATS
 
 
 # ------------------------------------------------------------------------------------------ eval
-def load_for_eval(fmt: str, data: str | None, *, seed: int = 0, size: int = 1000, docs: str = "question"):
-    """Load a data set by ``--format``; ``--data`` is a file (MuSiQue/2Wiki layout) or a folder."""
-    from .data import loaders
-
-    if fmt not in FORMATS:
-        raise ParameterError(f"--format: unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
-    if fmt == "synthetic":
-        from .data.synthetic import make_synthetic
-
-        return make_synthetic(n_passages=size, seed=seed)
-    path = Path(data) if data else None
-    if fmt == "musique":
-        if path is not None and path.is_dir():
-            path = path / "musique" / "musique_ans_dev_sample200.jsonl" if (path / "musique").is_dir() else path / "musique_ans_dev_sample200.jsonl"
-        return loaders.load_musique(path)
-    if fmt == "2wiki":
-        if path is not None and path.is_dir():
-            path = path / "2wikimultihopqa" / "2wiki_dev_sample200.jsonl" if (path / "2wikimultihopqa").is_dir() else path / "2wiki_dev_sample200.jsonl"
-        return loaders.load_2wiki(path)
-    if path is not None and (path / "financebench").is_dir():
-        path = path / "financebench"
-    return loaders.load_financebench(path, docs=docs)
-
-
 def cmd_eval(args: argparse.Namespace) -> int:
-    from .experiment import parse_methods, run_methods, score_runs, versions
+    from .experiment import load_for_eval, parse_methods, run_methods, score_runs, versions
     from .io import write_json
 
     if args.k < 1:

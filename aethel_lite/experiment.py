@@ -23,9 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .data.schema import Dataset
-from .errors import ParameterError
+from .errors import DataNotFoundError, ParameterError
 
-__all__ = ["METHODS", "FUSIONS", "make_retriever", "run_methods", "score_runs", "versions"]
+__all__ = ["METHODS", "FUSIONS", "FORMATS", "load_for_eval", "load_or_synthetic", "make_retriever", "run_methods",
+           "score_runs", "bct_ablation", "paired_comparisons", "without_timing", "versions"]
+
+FORMATS = ("musique", "2wiki", "financebench", "synthetic")
 
 # name -> keyword arguments of the retriever that implements it
 METHODS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -178,3 +181,116 @@ def versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[pkg] = "not installed"
     return out
+
+
+# ------------------------------------------------------------------------------------ loading
+def load_for_eval(fmt: str, data: str | None = None, *, seed: int = 0, size: int = 1000, docs: str = "question") -> Dataset:
+    """Load a data set by format name; ``data`` is a file (MuSiQue/2Wiki layout) or a folder
+    (default ``$AETHEL_DATA``). ``"synthetic"`` generates ``size`` passages from ``seed``."""
+    from pathlib import Path
+
+    from .data import loaders
+
+    if fmt not in FORMATS:
+        raise ParameterError(f"--format: unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+    if fmt == "synthetic":
+        from .data.synthetic import make_synthetic
+
+        return make_synthetic(n_passages=size, seed=seed)
+    path = Path(data) if data else None
+    if fmt == "musique":
+        if path is not None and path.is_dir():
+            sub = path / "musique" if (path / "musique").is_dir() else path
+            path = sub / "musique_ans_dev_sample200.jsonl"
+        return loaders.load_musique(path)
+    if fmt == "2wiki":
+        if path is not None and path.is_dir():
+            sub = path / "2wikimultihopqa" if (path / "2wikimultihopqa").is_dir() else path
+            path = sub / "2wiki_dev_sample200.jsonl"
+        return loaders.load_2wiki(path)
+    if path is not None and (path / "financebench").is_dir():
+        path = path / "financebench"
+    return loaders.load_financebench(path, docs=docs)
+
+
+def load_or_synthetic(fmt: str, *, setting: str = "closed", size: int = 1000, seed: int = 0,
+                      log: Callable[[str], None] | None = print, **kwargs: Any) -> Dataset:
+    """:func:`load_for_eval`, or — when the real data is not there — the synthetic corpus, loudly.
+
+    The fallback data set is named ``"synthetic (instead of <fmt>)"``, carries
+    ``meta["fallback_from"] = fmt``, and for the closed-pool setting gets random pools of 20
+    (:meth:`Dataset.with_random_pools`). Notebooks use this so that the book builds anywhere and
+    never passes synthetic numbers off as real ones.
+    """
+    from .data.synthetic import make_synthetic
+
+    if fmt != "synthetic":
+        try:
+            return load_for_eval(fmt, **kwargs)
+        except DataNotFoundError as exc:
+            if log:
+                log(f"WARNING: {fmt} data not found ({exc}).\nWARNING: running on the SYNTHETIC corpus instead; "
+                    "these numbers are NOT comparable with the paper's.")
+    ds = make_synthetic(n_passages=size, seed=seed)
+    if setting == "closed":
+        ds = ds.with_random_pools(20, seed=seed)
+    if fmt != "synthetic":
+        ds.name = f"synthetic (instead of {fmt})"
+        ds.meta["fallback_from"] = fmt
+    return ds
+
+
+# ------------------------------------------------------------------------------------ analyses
+def bct_ablation(dataset: Dataset, *, modes: Sequence[str] = ("none", "alias", "substring", "both"),
+                 extractor: str = "ner3", setting: str = "closed", k: int = 5, progress: bool = False,
+                 **graph_kwargs: Any) -> dict[str, dict[str, float]]:
+    """Mean metrics of the graph retriever under each BCT mode (one fit, one search per mode)."""
+    from .metrics import evaluate
+    from .retrievers import GraphRetriever
+
+    if isinstance(dataset.meta.get("aliases"), dict):
+        from .data.synthetic import alias_table
+
+        graph_kwargs.setdefault("alias_table", alias_table(dataset))
+    retriever = GraphRetriever(extractor=extractor, bct="none", progress=progress, **graph_kwargs).fit(dataset.passages)
+    pool = "query" if setting == "closed" else None
+    out: dict[str, dict[str, float]] = {}
+    for mode in modes:
+        retriever.bct = mode
+        run = retriever.search(dataset.queries, k=10, pool=pool)
+        out[mode] = {m: round(float(v), 6) for m, v in evaluate(run, dataset.queries, metrics=metric_names(k)).items()}
+    return out
+
+
+def paired_comparisons(block: Mapping[str, Mapping[str, Any]], pairs: Sequence[tuple[str, str]],
+                       metrics: Sequence[str], *, n_resamples: int = 10_000, seed: int = 0) -> list[dict]:
+    """Paired bootstrap (and randomization test) of per-query metric differences A − B.
+
+    ``block`` is the ``methods`` block of :func:`score_runs`; returns one JSON-able row per
+    (pair, metric) with the mean difference, its 95% percentile CI and both p-values.
+    """
+    from .stats import paired_bootstrap, randomization_test
+
+    rows = []
+    for a, b in pairs:
+        pa, pb = block[a]["per_query_metrics"], block[b]["per_query_metrics"]
+        qids = sorted(pa)
+        for m in metrics:
+            x = [pa[q][m] for q in qids]
+            y = [pb[q][m] for q in qids]
+            boot = paired_bootstrap(x, y, n_resamples=n_resamples, seed=seed)
+            perm = randomization_test(x, y, n_resamples=n_resamples, seed=seed)
+            rows.append({"a": a, "b": b, "metric": m, "n": len(qids), "mean_a": round(sum(x) / len(x), 6),
+                         "mean_b": round(sum(y) / len(y), 6), "diff": round(boot.mean_diff, 6),
+                         "ci_low": round(boot.ci_low, 6), "ci_high": round(boot.ci_high, 6),
+                         "p_bootstrap": round(boot.p_value, 6), "p_randomization": round(perm.p_value, 6)})
+    return rows
+
+
+def without_timing(result: Any) -> Any:
+    """A copy of a result with every ``seconds``/``timing`` entry removed (for byte-identical reruns)."""
+    if isinstance(result, Mapping):
+        return {k: without_timing(v) for k, v in result.items() if k not in ("seconds", "timing")}
+    if isinstance(result, list):
+        return [without_timing(v) for v in result]
+    return result

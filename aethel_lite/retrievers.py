@@ -769,16 +769,23 @@ class GraphRetriever(Retriever):
         from .ppr import PPROperator
 
         self.operator_ = PPROperator(self.graph_.adjacency())
-        # names a question can be linked to verbatim: graph entities and, when BCT may use an alias
-        # table, its keys too (a question saying "NRCP IV" where the filings say the full name)
-        linkable = set(self.graph_.entities)
-        if self.alias_table and self.bct in ("alias", "both"):
+        self._linkable = {False: self._ngram_index(self.graph_.entities), True: None}
+
+    @staticmethod
+    def _ngram_index(names) -> tuple[frozenset, tuple[int, ...]]:
+        names = frozenset(n for n in names if n)
+        return names, tuple(sorted({len(n.split()) for n in names}))
+
+    def _linkable_names(self) -> tuple[frozenset, tuple[int, ...]]:
+        """Names a question can be linked to verbatim: graph entities and, when BCT may use an
+        alias table, its names too (a question says "NRCP IV" where the filings spell it out)."""
+        with_aliases = bool(self.alias_table) and self.bct in ("alias", "both")
+        if with_aliases and self._linkable[True] is None:
             from .entities import normalize_entity
 
-            linkable |= {normalize_entity(k) for k in self.alias_table}
-        linkable.discard("")
-        self._linkable = linkable
-        self._ngram_sizes = sorted({len(key.split()) for key in linkable})
+            extra = {normalize_entity(k) for k in self.alias_table}
+            self._linkable[True] = self._ngram_index(set(self.graph_.entities) | extra)
+        return self._linkable[with_aliases]
 
     # -- query side ------------------------------------------------------------------------------
     def query_keys(self, text: str) -> list[str]:
@@ -788,11 +795,12 @@ class GraphRetriever(Retriever):
         self._check_fitted()
         keys = [m.key for m in self.extractor_.extract([text], progress=False)[0]]
         if self.link_query_ngrams:
+            names, sizes = self._linkable_names()
             tokens = normalize_entity(text).split()
-            for n in self._ngram_sizes:
+            for n in sizes:
                 for i in range(len(tokens) - n + 1):
                     gram = " ".join(tokens[i:i + n])
-                    if gram in self._linkable:
+                    if gram in names:
                         keys.append(gram)
         return list(dict.fromkeys(k for k in keys if k))
 

@@ -193,6 +193,32 @@ class Dataset:
             passages = [p for p in self.passages if p.pid in needed]
         return Dataset(self.name, passages, queries, dict(self.meta))
 
+    def with_random_pools(self, size: int = 20, seed: int = 0) -> "Dataset":
+        """A copy whose every query has a closed pool: its gold passages plus random others.
+
+        For data sets without candidate pools (the synthetic corpus), so the closed-pool setting
+        can still be run. Each pool has ``max(size, |gold|)`` passages: the gold ones and
+        distractors drawn uniformly without replacement from the rest (``numpy`` generator seeded
+        with ``seed``), in a seeded random order.
+        """
+        import numpy as np
+
+        from ..errors import ParameterError
+
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ParameterError(f"size must be a positive integer, got {size!r}")
+        rng = np.random.default_rng(seed)
+        pids = [p.pid for p in self.passages]
+        queries = []
+        for q in self.queries:
+            others = [pid for pid in pids if pid not in q.gold]
+            n_extra = min(max(size - len(q.gold), 0), len(others))
+            extra = [others[i] for i in rng.choice(len(others), size=n_extra, replace=False)] if n_extra else []
+            pool = sorted(q.gold) + extra
+            pool = [pool[i] for i in rng.permutation(len(pool))]
+            queries.append(Query(q.qid, q.text, q.gold, q.hops, tuple(pool), dict(q.meta)))
+        return Dataset(self.name, self.passages, queries, {**self.meta, "random_pools": {"size": size, "seed": seed}})
+
     def passage_texts(self) -> list[str]:
         """Texts used for indexing: ``title + "\\n" + text`` when a title exists."""
         return [f"{p.title}\n{p.text}" if p.title else p.text for p in self.passages]
