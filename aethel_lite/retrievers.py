@@ -538,6 +538,9 @@ def _load_sentence_model(path: str):
 
         if not Path(path).is_dir():
             raise DataNotFoundError(f"model_path {path!r}: no such sentence-transformers folder")
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # "Loading weights" bars would clutter notebook output
         model = SentenceTransformer(path, device="cpu", local_files_only=True)
         _MODELS[path] = model
     return model
