@@ -226,7 +226,8 @@ def test_book_builds_without_warnings(tmp_path):
     shutil.copytree(REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     env = dict(os.environ)
     env.pop("AETHEL_DATA", None)  # the quickstart must say it runs on synthetic data
-    run = subprocess.run([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(tmp_path), "--no-progress"],
+    small = ["-p", "synthetic_size", "300", "-p", "limit", "8", "-p", "n_resamples", "200"]  # keep CI fast
+    run = subprocess.run([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(tmp_path), "--no-progress", *small],
                          env=env, capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     quick = nbformat.read(tmp_path / "book" / "executed" / "00_quickstart.ipynb", as_version=4)
@@ -238,7 +239,10 @@ def test_book_builds_without_warnings(tmp_path):
                            capture_output=True, text=True, cwd=tmp_path)
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     html = tmp_path / "_build" / "html"
-    for page in ("book/intro.html", "book/executed/00_quickstart.html", "book/bibliography.html"):
+    closed = nbformat.read(tmp_path / "book" / "executed" / "10_closed_pool.ipynb", as_version=4)
+    assert "SYNTHETIC corpus instead" in json.dumps([c.get("outputs", []) for c in closed.cells])
+    for page in ("book/intro.html", "book/executed/00_quickstart.html", "book/executed/10_closed_pool.html",
+                 "book/bibliography.html"):
         assert (html / page).exists(), page
     bib_html = (html / "book" / "bibliography.html").read_text()
     assert "PageRank" in bib_html and "MuSiQue" in bib_html
