@@ -107,8 +107,8 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
     path = Path(path)
     if path.suffix == ".gz":
         with atomic_write(path, "wb", encoding=None) as raw:
-            # mtime=0 keeps the bytes identical across runs
-            with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+            # mtime=0 and no file name (the temp file's would differ) keep the bytes identical across runs
+            with gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
                 for row in rows:
                     gz.write((json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))
         return

@@ -1,0 +1,65 @@
+"""I/O helpers: atomic writes, line-numbered JSONL errors, byte-identical outputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from aethel_lite.errors import DataError, DataNotFoundError
+from aethel_lite.io import atomic_write, read_json, read_jsonl, text_hash, write_json, write_jsonl
+
+
+def test_atomic_write_leaves_nothing_on_error(tmp_path):
+    target = tmp_path / "out.txt"
+    with pytest.raises(RuntimeError):
+        with atomic_write(target) as fh:
+            fh.write("half")
+            raise RuntimeError("boom")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_atomic_write_replaces_only_on_success(tmp_path):
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+    with pytest.raises(RuntimeError):
+        with atomic_write(target) as fh:
+            fh.write("new")
+            raise RuntimeError
+    assert target.read_text() == "old"
+
+
+@pytest.mark.parametrize("name", ["rows.jsonl", "rows.jsonl.gz"])
+def test_jsonl_round_trip_and_identical_bytes(tmp_path, name):
+    rows = [{"b": 1, "a": "x"}, {"c": [1, 2]}]
+    write_jsonl(tmp_path / name, rows)
+    first = (tmp_path / name).read_bytes()
+    write_jsonl(tmp_path / name, rows)
+    assert (tmp_path / name).read_bytes() == first
+    assert list(read_jsonl(tmp_path / name)) == rows
+
+
+def test_malformed_line_names_file_and_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"a": 1}\n\n{"a": 2\n')
+    with pytest.raises(DataError, match=r"bad\.jsonl:3: malformed JSON"):
+        list(read_jsonl(path))
+    path.write_text('[1, 2]\n')
+    with pytest.raises(DataError, match=r"bad\.jsonl:1: expected a JSON object"):
+        list(read_jsonl(path))
+
+
+def test_missing_and_malformed_json(tmp_path):
+    with pytest.raises(DataNotFoundError, match="nope.json"):
+        read_json(tmp_path / "nope.json")
+    (tmp_path / "x.json").write_text('{"a":\n  }')
+    with pytest.raises(DataError, match=r"x\.json:2"):
+        read_json(tmp_path / "x.json")
+    write_json(tmp_path / "y.json", {"b": 1, "a": 2})
+    assert (tmp_path / "y.json").read_text() == '{\n  "a": 2,\n  "b": 1\n}\n'
+
+
+def test_text_hash_depends_on_texts_order_and_config():
+    base = text_hash(["a", "b"], extra={"k": 1})
+    assert base == text_hash(["a", "b"], extra={"k": 1})
+    assert base != text_hash(["b", "a"], extra={"k": 1})
+    assert base != text_hash(["a", "b"], extra={"k": 2})
+    assert text_hash(["ab"]) != text_hash(["a", "b"])
