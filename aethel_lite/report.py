@@ -67,7 +67,10 @@ def ablation_figure(ablation: Mapping[str, Mapping[str, float]], metrics: Sequen
     import matplotlib.pyplot as plt
     import numpy as np
 
-    modes = list(ablation)
+    from .bct import MODES
+
+    # canonical order (result files store keys sorted alphabetically)
+    modes = [m for m in MODES if m in ablation] + sorted(m for m in ablation if m not in MODES)
     x = np.arange(len(modes))
     width = 0.8 / len(metrics)
     fig, ax = plt.subplots(figsize=(7, 3.6))

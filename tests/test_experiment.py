@@ -114,6 +114,7 @@ def test_tables_and_figure_are_built_from_results(small):
     block = {"bm25": {"HR@5": 0.5, "MRR": 0.3, "per_query": {}}, "dense": {"HR@5": 0.6, "MRR": 0.4, "per_query": {}}}
     df = metrics_table(block)
     assert list(df.index) == ["bm25", "dense"] and list(df.columns) == ["HR@5", "MRR"]
-    fig = ablation_figure({"none": {"HR@1": 0.5, "HR@5": 0.8, "AllSupport@5": 0.3}, "both": {"HR@1": 0.4, "HR@5": 0.9, "AllSupport@5": 0.4}})
+    fig = ablation_figure({"both": {"HR@1": 0.4, "HR@5": 0.9, "AllSupport@5": 0.4}, "none": {"HR@1": 0.5, "HR@5": 0.8, "AllSupport@5": 0.3}})
     ax = fig.axes[0]
     assert ax.get_xlabel() and ax.get_ylabel() and len(ax.patches) == 6
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["BCT: none", "BCT: both"]  # canonical, not file, order
