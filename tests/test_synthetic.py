@@ -202,12 +202,8 @@ def test_alias_surface_forms_occur_in_corpus(ds1k):
 
 
 def test_alias_table_links_query_mentions_to_gold_surface_forms(ds1k):
-    from aethel_lite.data.synthetic import _fallback_normalize
+    from aethel_lite.entities import normalize_entity as norm
 
-    try:
-        from aethel_lite.entities import normalize_entity as norm
-    except ImportError:
-        norm = _fallback_normalize
     table = alias_table(ds1k)
     assert all(k not in v and v == sorted(set(v)) for k, v in table.items())
     # symmetric
@@ -235,15 +231,6 @@ def test_alias_table_links_query_mentions_to_gold_surface_forms(ds1k):
                 bridged += 1
     assert differs >= 0.3 * len(singles)
     assert bridged >= 0.8 * differs
-
-
-def test_fallback_normalizer():
-    from aethel_lite.data.synthetic import _fallback_normalize
-
-    assert _fallback_normalize("NorthRiver Capital Partners IV, L.P.") == "northriver capital partners iv"
-    assert _fallback_normalize("Helios Fleet Solutions, Inc.") == "helios fleet solutions"
-    assert _fallback_normalize("the Whitcombe family") == "whitcombe family"
-    assert _fallback_normalize("Ohio Teachers' Retirement System") == "ohio teachers retirement system"
 
 
 def test_alias_table_needs_synthetic_meta():

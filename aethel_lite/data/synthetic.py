@@ -1106,37 +1106,18 @@ def _as_int(name: str, value) -> int:
         raise ParameterError(f"{name} must be an integer, got {value!r}") from None
 
 
-_LEGAL = {"inc", "corp", "corporation", "co", "ltd", "llc", "lp", "plc", "na", "sa", "ag", "llp", "gmbh", "nv", "bv"}
-
-
-def _fallback_normalize(text: str) -> str:
-    s = text.casefold().replace("’", "'")
-    s = re.sub(r"'s\b", "", s)
-    s = re.sub(r"\bl\.p\.|\bn\.a\.", lambda m: m.group(0).replace(".", ""), s)
-    s = re.sub(r"[^\w\s]", " ", s)
-    toks = s.split()
-    if toks and toks[0] == "the":
-        toks = toks[1:]
-    while toks and toks[-1] in _LEGAL:
-        toks = toks[:-1]
-    return " ".join(toks)
-
-
 def alias_table(dataset: Dataset) -> dict[str, list[str]]:
     """Normalised surface form -> the other normalised forms of the same entity.
 
-    Built from ``dataset.meta["aliases"]`` with :func:`aethel_lite.entities.normalize_entity`
-    (a local casefold/punctuation/legal-suffix normaliser when that module is unavailable),
+    Built from ``dataset.meta["aliases"]`` with :func:`aethel_lite.entities.normalize_entity`,
     ready for ``aethel_lite.bct.expand_seeds(..., alias_table=...)``. Forms that normalise to
     the same key collapse; entities with a single distinct key contribute nothing.
     """
     aliases = dataset.meta.get("aliases")
     if not isinstance(aliases, dict):
         raise ParameterError(f"dataset {dataset.name!r} has no meta['aliases'] table (not a synthetic data set?)")
-    try:
-        from ..entities import normalize_entity as norm
-    except ImportError:
-        norm = _fallback_normalize
+    from ..entities import normalize_entity as norm
+
     table: dict[str, set[str]] = {}
     for eid in sorted(aliases):
         keys = sorted({k for k in (norm(s) for s in aliases[eid]) if k})
