@@ -8,6 +8,7 @@ stores a pickled model.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,16 +21,30 @@ __all__ = ["build_index", "search_index", "load_index"]
 INDEX_FORMAT = 1
 
 
+@contextlib.contextmanager
+def _index_cache(index_dir: Path):
+    """Point the entity/embedding caches at ``index_dir/cache`` for the duration (then restore)."""
+    old = os.environ.get("AETHEL_CACHE")
+    os.environ["AETHEL_CACHE"] = str(index_dir / "cache")
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("AETHEL_CACHE", None)
+        else:
+            os.environ["AETHEL_CACHE"] = old
+
+
 def _fit(dataset, method: str, index_dir: Path, progress: bool):
     from .experiment import FUSIONS, make_retriever
 
-    os.environ["AETHEL_CACHE"] = str(index_dir / "cache")
     if method in FUSIONS:
-        return [(_fit(dataset, base, index_dir, progress)) for base in FUSIONS[method]]
+        return [_fit(dataset, base, index_dir, progress) for base in FUSIONS[method]]
     retriever = make_retriever(method)
     if hasattr(retriever, "progress"):
         retriever.progress = progress
-    return retriever.fit(dataset.passages)
+    with _index_cache(index_dir):
+        return retriever.fit(dataset.passages)
 
 
 def build_index(paths: Sequence[str], out: str | os.PathLike, *, methods: Sequence[str] = ("bm25", "aethel-bct"),

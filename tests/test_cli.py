@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -91,6 +92,8 @@ def test_index_and_search_own_files(tmp_path, capsys):
     assert {"rank", "pid", "doc_id", "page", "score", "text", "provenance"} <= set(hits[0])
     assert main(["search", str(index), "Who acquired Helios Fleet Solutions?", "--method", "aethel-reg"]) == 0
     assert "via 'helios fleet solutions'" in capsys.readouterr().out
+    assert any((index / "cache").rglob("*.json.gz")), "the index keeps its own entity cache"
+    assert os.environ["AETHEL_CACHE"] == str(tmp_path / "cache"), "the caller's cache setting is restored"
 
 
 def test_search_missing_index_is_a_clear_error(tmp_path, capsys):
