@@ -662,6 +662,19 @@ class DenseRetriever(Retriever):
 _BCT_MODES = ("none", "alias", "substring", "both")
 
 
+def _proper_tokens(text: str) -> frozenset[str]:
+    """Normalised words of ``text`` written with a capital letter or a digit, minus function words
+    (:data:`aethel_lite.entities.REGEX_STOP`, e.g. a sentence-initial "What")."""
+    from .entities import REGEX_STOP, normalize_entity
+
+    out: set[str] = set()
+    for raw in text.split():
+        word = raw.strip(".,;:!?()[]{}\"'“”‘’")
+        if word and word not in REGEX_STOP and any(c.isupper() or c.isdigit() for c in word):
+            out.update(normalize_entity(word).split())
+    return frozenset(out)
+
+
 class GraphRetriever(Retriever):
     r"""Entity-graph retrieval: query entities → seed vector (± BCT) → Personalized PageRank.
 
@@ -678,8 +691,11 @@ class GraphRetriever(Retriever):
 
     **Query entities** are the extractor's mentions in the question plus every graph entity (and,
     when BCT uses an alias table, every alias-table name) whose normalised name occurs in the
-    normalised question as a whole-token n-gram (exact entity linking; ``link_query_ngrams``).
-    NER on short questions misses entities that the corpus vocabulary knows.
+    normalised question as a whole-token n-gram with at least one word written with a capital
+    letter or a digit in the question ("3M", "NRCP IV", "Helios Fleet"; not "capital" or "in"),
+    other than a sentence-initial function word (exact entity linking; ``link_query_ngrams``).
+    NER on short questions misses entities that the corpus vocabulary knows, and NER on long
+    filings yields junk keys that a lowercase question word would otherwise link to.
 
     **Fallback** when a query has no entity in the graph: a *BM25-seeded teleport* — the
     personalization vector is put on the query's top ``fallback_depth`` BM25 passages in
@@ -800,9 +816,13 @@ class GraphRetriever(Retriever):
         if self.link_query_ngrams:
             names, sizes = self._linkable_names()
             tokens = normalize_entity(text).split()
+            proper = _proper_tokens(text)
             for n in sizes:
                 for i in range(len(tokens) - n + 1):
-                    gram = " ".join(tokens[i:i + n])
+                    span = tokens[i:i + n]
+                    if not any(t in proper for t in span):
+                        continue  # no capital letter or digit in the question's words: not a name
+                    gram = " ".join(span)
                     if gram in names:
                         keys.append(gram)
         return list(dict.fromkeys(k for k in keys if k))

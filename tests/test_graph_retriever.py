@@ -122,3 +122,18 @@ def test_bct_reaches_alias_that_plain_ppr_cannot(tmp_path, monkeypatch):
     top = bct.search([q], k=2)["q"][0]
     assert top[0] == "a" and top[1] > 0
     assert any(e.via == "alias" for e in bct.provenance_["q"]["a"])
+
+
+def test_query_linking_needs_a_capital_or_digit(tmp_path, monkeypatch):
+    """Lowercase question words never link to graph entities (NER on filings yields junk keys)."""
+    from aethel_lite.graph import build_graph
+
+    monkeypatch.setenv("AETHEL_CACHE", str(tmp_path))
+    passages = [Passage("a", "a", "", "3M reported capital expenditures."), Passage("b", "b", "", "In Orion Labs news.")]
+    g = GraphRetriever(extractor="regex").fit(passages)
+    # plant junk keys, as a noisy NER would: "in" and "capital"
+    g.graph_ = build_graph(["a", "b"], [["3m", "capital"], ["in", "orion labs"]])
+    g._set_operator()
+    keys = g.query_keys("What was the capital expenditure of 3M in 2018?")
+    assert "3m" in keys and "in" not in keys and "capital" not in keys
+    assert g.query_keys("In which year did Orion Labs launch?") == ["orion labs"]
