@@ -156,13 +156,13 @@ def metric_names(k: int) -> tuple[str, ...]:
 
 def score_runs(outcomes: Mapping[str, MethodOutcome], queries, *, k: int = 5, depth: int = 10) -> dict[str, dict]:
     """The ``methods`` block of the ``aethel eval`` JSON: mean metrics, per-query metrics and top pids."""
-    from .metrics import evaluate, per_query
+    from .metrics import per_query
 
     names = metric_names(k)
     block: dict[str, dict] = {}
     for name, outcome in outcomes.items():
-        means = evaluate(outcome.run, queries, metrics=names)
         pq = per_query(outcome.run, queries, metrics=names)
+        means = {m: sum(row[m] for row in pq.values()) / len(pq) for m in names}  # as metrics.evaluate
         entry: dict[str, Any] = {m: round(float(means[m]), 6) for m in names}
         entry["per_query"] = {q.qid: [pid for pid, _ in outcome.run.get(q.qid, [])[:depth]] for q in queries}
         entry["per_query_metrics"] = {qid: {m: round(float(v), 6) for m, v in vals.items()} for qid, vals in pq.items()}
