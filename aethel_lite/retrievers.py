@@ -872,7 +872,7 @@ class GraphRetriever(Retriever):
             for q in chunk:
                 exps = self.expansions(q.text)
                 self.seeds_[q.qid] = exps
-                self._graphs[q.qid] = (self.graph_, all_idx)
+                self._graphs[q.qid] = self.graph_
                 seeds = seed_vector(exps, self.graph_)
                 cols.append(seeds if seeds.any() else self._teleport(q.text, self.graph_, all_idx))
             P = self.operator_.run(np.stack(cols, axis=1), alpha=self.alpha, tol=self.tol, max_iter=self.max_iter).scores
@@ -885,7 +885,7 @@ class GraphRetriever(Retriever):
             graph = self.graph_.subgraph([self.pids_[i] for i in cand])
             exps = self.expansions(q.text, graph)
             self.seeds_[q.qid] = exps
-            self._graphs[q.qid] = (graph, cand)
+            self._graphs[q.qid] = graph
             seeds = seed_vector(exps, graph)
             if not seeds.any():
                 seeds = self._teleport(q.text, graph, cand)
@@ -900,7 +900,7 @@ class GraphRetriever(Retriever):
         run.name = self.name
         self.provenance_ = {}
         for qid, hits in run.items():
-            graph, _ = self._graphs[qid]
+            graph = self._graphs[qid]
             exps = self.seeds_.get(qid, [])
             self.provenance_[qid] = {pid: provenance(pid, exps, graph) for pid, _ in hits}
         self._graphs = {}
