@@ -18,6 +18,7 @@ Heavy libraries (bm25s, torch, sentence-transformers) are imported inside the me
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -845,11 +846,18 @@ class GraphRetriever(Retriever):
         return seeds / seeds.sum()
 
     def _final_scores(self, qtext: str, ppr: np.ndarray, corpus_idx: np.ndarray, n_corpus: int) -> np.ndarray:
-        """Corpus-length scores: PPR where reached, BM25-ordered negatives below it elsewhere."""
+        """Corpus-length scores: PPR where reached, BM25-ordered negatives below it elsewhere.
+
+        PPR scores are rounded to ``tol / 100``: they are only accurate to ``tol`` (L1), and the
+        rounding turns floating-point noise between equivalent passages (same entities, so equal
+        PPR) into exact ties, which :func:`topk` breaks by corpus order -- the same whether the
+        query was solved alone or in a batch.
+        """
         out = np.full(n_corpus, -np.inf)
         reached = ppr > 0
         bm25 = self.bm25_.get_scores(qtext)[corpus_idx[~reached]]
-        out[corpus_idx[reached]] = ppr[reached]
+        decimals = max(0, math.ceil(-math.log10(self.tol))) + 2
+        out[corpus_idx[reached]] = np.round(ppr[reached], decimals)
         out[corpus_idx[~reached]] = -1.0 + bm25 / (1.0 + (bm25.max() if bm25.size else 0.0))
         return out
 
