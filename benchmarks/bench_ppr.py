@@ -4,7 +4,8 @@ Builds the graph of the 74 filings the questions ask about (10,206 pages), seeds
 question (129) with the graph entities its text mentions, and times:
 
 * aethel_lite single-query (``PPROperator.run`` on one seed vector; default method = CG),
-* aethel_lite batched (all queries as one ``(n, 129)`` seed matrix),
+* aethel_lite batched (all queries as one ``(n, 129)`` seed matrix; repeated seed vectors are
+  solved once), and the same batch with every column made distinct,
 * aethel_lite power iteration (single and batched, for reference),
 * ``networkx.pagerank(personalization=...)`` (a handful of queries: ~1 s each),
 * python-igraph ``Graph.personalized_pagerank`` (PRPACK),
@@ -12,12 +13,14 @@ question (129) with the graph entities its text mentions, and times:
 
 and checks that all methods agree (max L1 difference per query). Usage::
 
-    AETHEL_DATA=/work/shared/data python benchmarks/bench_ppr.py --extractor regex
     AETHEL_DATA=/work/shared/data python benchmarks/bench_ppr.py            # ner3 (cached spaCy run)
+    AETHEL_DATA=/work/shared/data python benchmarks/bench_ppr.py --extractor regex
 
-Tolerances: aethel_lite stops when the L1 error bound (CG) or L1 change (power) is below ``--tol``
-(default 1e-10); networkx gets ``tol = --tol / n`` (its criterion is ``L1 change < n * tol``); the
-naive loop uses the same L1 change criterion; igraph's PRPACK solver has no tolerance argument.
+Settings: alpha = 0.5 and tol = 1e-8 by default, the values GraphRetriever uses. Tolerances:
+aethel_lite stops when the L1 error bound (CG) or L1 change (power) is below ``--tol``; networkx
+gets ``tol = --tol / n`` (its criterion is ``L1 change < n * tol``); the naive loop uses the same
+L1 change criterion; igraph's PRPACK solver has no tolerance argument. Every method is timed in
+``--passes`` passes and the pass with the smallest median is reported (the machine is shared).
 """
 
 from __future__ import annotations

@@ -361,3 +361,105 @@ def test_cg_elimination_degree(eliminate_degree):
     s[rng.choice(adj.shape[0], 5, replace=False)] = rng.random(5) + 0.1
     res = PPROperator(adj, eliminate_degree=eliminate_degree).run(s, method="cg")
     assert np.abs(res.scores - oracle(adj, s, 0.15)).sum() < 1e-8
+
+
+# ------------------------------------------------------------------ fast paths of the CG solver
+
+import aethel_lite.ppr as ppr_module  # noqa: E402
+
+
+def batch_problem(seed: int = 31, n_p: int = 400, n_e: int = 300, b: int = 24):
+    """A graph big enough for every solver path, with repeated and isolated seed columns."""
+    rng = np.random.default_rng(seed)
+    adj = bipartite(rng, n_p, n_e, density=0.02, n_alias=60)
+    n = adj.shape[0]
+    seeds = np.zeros((n, b))
+    for j in range(b):
+        seeds[rng.choice(n, size=1 + j % 3, replace=False), j] = rng.random(1 + j % 3) + 0.1
+    seeds[:, 5] = seeds[:, 2]  # the same question twice (or three times)
+    if b > 9:
+        seeds[:, 9] = seeds[:, 2]
+        seeds[isolated(adj)[0], 7] = 0.4  # seed mass on an isolated node
+    return adj, seeds
+
+
+def test_mixed_precision_batch_matches_networkx(monkeypatch):
+    adj, seeds = batch_problem()
+    calls = []
+    real = ppr_module._cg_mixed
+    monkeypatch.setattr(ppr_module, "_MIXED_MIN_SIZE", 1)
+    monkeypatch.setattr(ppr_module, "_cg_mixed", lambda *a: calls.append(a[1].shape) or real(*a))
+    op = PPROperator(adj)
+    res = op.run(seeds, alpha=0.5, tol=1e-8)
+    assert calls, "the float32 + float64 refinement path was not taken"
+    assert calls[0][1] == seeds.shape[1] - 2  # the two repeated columns are solved once
+    for j in range(seeds.shape[1]):
+        assert np.abs(res.scores[:, j] - oracle(adj, seeds[:, j], 0.5)).sum() < 1e-8
+    assert res.error < 1e-8 and np.allclose(res.scores.sum(axis=0), 1.0) and res.scores.min() >= 0
+    # deterministic: a second run gives the same bits
+    assert np.array_equal(op.run(seeds, alpha=0.5, tol=1e-8).scores, res.scores)
+
+
+def test_mixed_precision_falls_back_to_double_when_float32_stalls(monkeypatch):
+    import torch
+
+    adj, seeds = batch_problem(seed=32)
+    monkeypatch.setattr(ppr_module, "_MIXED_MIN_SIZE", 1)
+    # a float32 inner solver that makes no progress: the refinement must finish in float64
+    monkeypatch.setattr(ppr_module, "_cg_float32", lambda S, B, reduction, max_iter: (torch.zeros_like(B), 1))
+    res = PPROperator(adj).run(seeds, alpha=0.3, tol=1e-9)
+    for j in (0, 7, 11):
+        assert np.abs(res.scores[:, j] - oracle(adj, seeds[:, j], 0.3)).sum() < 1e-8
+
+
+def test_mixed_precision_convergence_error(monkeypatch):
+    adj, seeds = batch_problem(seed=33)
+    monkeypatch.setattr(ppr_module, "_MIXED_MIN_SIZE", 1)
+    with pytest.raises(ConvergenceError, match="max_iter=3"):
+        PPROperator(adj).run(seeds, alpha=0.15, tol=1e-10, max_iter=3)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_repeated_seed_columns_are_solved_once(method):
+    adj, seeds = batch_problem(seed=34, b=6)
+    seeds[:, 4] = seeds[:, 1] * 2.0  # another scale, the same normalised seed vector (exactly: a power of 2)
+    columns, inverse = ppr_module._distinct_columns(ppr_module._check_seeds(seeds, adj.shape[0]).values)
+    assert columns.tolist() == [0, 1, 2, 3] and inverse.tolist() == [0, 1, 2, 3, 1, 2]
+    op = PPROperator(adj)
+    res = op.run(seeds, method=method)
+    for j in range(6):
+        assert np.abs(res.scores[:, j] - op.run(seeds[:, j], method=method).scores).sum() < 1e-10
+    assert np.array_equal(res.scores[:, 4], res.scores[:, 1])
+    assert ppr_module._distinct_columns(np.eye(3)) == (None, None)
+
+
+def test_sparse_first_products_equal_full_products():
+    adj, _ = batch_problem(seed=35)
+    S = PPROperator(adj)._reduced(0.5).S
+    rng = np.random.default_rng(0)
+    v = np.zeros(S.shape[0])
+    v[rng.choice(S.shape[0], 2, replace=False)] = [1.0, -0.5]
+    product = ppr_module._SymmetricProduct(S, v)
+    for _ in range(4):  # the support grows until the product switches to the full kernel
+        support = product.support
+        out = np.full(S.shape[0], np.nan)
+        product(v, out)
+        assert np.allclose(out, S @ v, rtol=0, atol=1e-15)
+        if support is not None and product.support is not None:
+            assert set(np.flatnonzero(out)) <= set(product.support.tolist())
+        v = out + 0.5 * v
+    assert product.support is None
+
+
+def test_eliminated_nodes_form_a_maximal_independent_set():
+    adj, _ = batch_problem(seed=36)
+    a = ppr_module._as_csr(adj)
+    n_nb = np.diff(a.indptr)
+    candidate = n_nb <= 4
+    chosen = ppr_module._independent_low_degree(a, n_nb, candidate)
+    assert chosen.sum() > 0 and not (chosen & ~candidate).any()
+    coo = a.tocoo()
+    assert not (chosen[coo.row] & chosen[coo.col] & (coo.row != coo.col)).any()  # independent
+    blocked = np.zeros_like(chosen)
+    blocked[coo.col[chosen[coo.row]]] = True
+    assert (chosen | blocked | ~candidate).all()  # maximal: every other candidate touches a chosen node
