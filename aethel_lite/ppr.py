@@ -225,7 +225,7 @@ def _check_seeds(seeds: Any, n: int) -> _Seeds:
     if s.ndim == 2 and s.shape[1] == 0:
         raise ParameterError("seeds: batch has no columns")
     one_d = s.ndim == 1
-    rows = (s if one_d else s.any(axis=1)).nonzero()[0]  # NaN, inf and negative values are nonzero too
+    rows = (s != 0 if one_d else s.any(axis=1)).nonzero()[0]  # NaN, inf and negative values count
     values = np.array(s[rows], dtype=np.float64)
     if not np.all(np.isfinite(values)):
         raise ParameterError("seeds: contain NaN or infinite values")
@@ -372,8 +372,7 @@ class PPROperator:
         beta = 1.0 - alpha
         red = self._reduced(beta)
         one = not s.batch
-        sk = red.sqrt_diag if one else red.sqrt_diag[:, None]
-        b = red.rhs(s) / sk
+        b = red.rhs(s)
         sigma = s.values[self.dangling[s.rows]].sum(axis=0)  # seed mass on isolated nodes
         scale = np.atleast_1d(2.0 / (1.0 - beta * sigma))
         if not one and b.size >= _MIXED_MIN_SIZE and _torch_available():
@@ -387,7 +386,7 @@ class PPROperator:
                 f"personalized_pagerank (conjugate gradients) did not converge: L1 error bound {err:.3g} >= "
                 f"tol={tol:g} after max_iter={max_iter} iterations (alpha={alpha:g}); raise max_iter or tol"
             )
-        x = red.expand(z / sk, s)
+        x = red.expand(z, s)
         np.maximum(x, 0.0, out=x)
         x /= x.sum(axis=0)
         return x, it, err
@@ -417,7 +416,8 @@ class _Reduced:
     :math:`M' = M_{KK} - M_{KZ} \\tilde D_Z^{-1} M_{ZK}` on the kept nodes :math:`K`, right-hand side
     :math:`s_K - M_{KZ} \\tilde D_Z^{-1} s_Z`, and :math:`y_Z = \\tilde D_Z^{-1}(s_Z - M_{ZK} y_K)`. The
     eliminated rows are solved exactly, so the residual of :math:`M y = s` equals that of the reduced
-    system. ``S`` is :math:`M'` scaled to unit diagonal (Jacobi preconditioning).
+    system. ``S`` is :math:`M'` scaled to unit diagonal (Jacobi preconditioning): :math:`S z = b` with
+    :math:`y_K = z / \\sqrt{\\mathrm{diag}(M')}` (:meth:`rhs`, :meth:`expand`).
     """
 
     def __init__(self, adj: sp.csr_matrix, degree: np.ndarray, beta: float, max_degree: int) -> None:
@@ -438,10 +438,10 @@ class _Reduced:
         self.z_pos[self.Z] = np.arange(self.Z.size)
         m = (sp.diags(dt) - beta * adj).tocsr()
         m_kk = m[self.K][:, self.K]
-        self.m_kz = m[self.K][:, self.Z].tocsr()
-        self.m_zk = self.m_kz.T.tocsr()
+        m_kz = m[self.K][:, self.Z].tocsr()
+        m_zk = m_kz.T.tocsr()
         self.inv_dz = 1.0 / dt[self.Z]
-        reduced = (m_kk - self.m_kz @ sp.diags(self.inv_dz) @ self.m_zk).tocsr()
+        reduced = (m_kk - m_kz @ sp.diags(self.inv_dz) @ m_zk).tocsr()
         reduced.sum_duplicates()
         diag = reduced.diagonal()
         self.sqrt_diag = np.sqrt(diag)
@@ -453,36 +453,46 @@ class _Reduced:
             reduced.indptr = reduced.indptr.astype(np.int32)
         reduced.sort_indices()
         self.S = reduced
+        self.k_scale = dt[self.K] * inv_sq  # x_K = k_scale * z
+        self.m_zk_scaled = (m_zk @ sp.diags(inv_sq)).tocsr()  # M_ZK diag(1/sqrt(diag))
+        self.m_zk_scaled.sort_indices()
         self._torch = None
 
     def rhs(self, seeds: _Seeds) -> np.ndarray:
-        """Reduced right-hand side :math:`s_K - M_{KZ} \\tilde D_Z^{-1} s_Z`, from the seeds' rows."""
+        """Scaled reduced right-hand side :math:`b = (s_K - M_{KZ} \\tilde D_Z^{-1} s_Z) / \\sqrt{\\mathrm{diag}}`
+        of :math:`S z = b`, from the seeds' rows (``(|K|,)`` or ``(|K|, b)``)."""
         v = seeds.values
+        one = v.ndim == 1
         b = np.zeros((self.K.size,) + v.shape[1:])
         k = self.k_pos[seeds.rows]
-        b[k[k >= 0]] = v[k >= 0]
+        kk = k[k >= 0]
+        b[kk] = v[k >= 0] / (self.sqrt_diag[kk] if one else self.sqrt_diag[kk, None])
         z = self.z_pos[seeds.rows]
         if (z >= 0).any():
             zi = z[z >= 0]
-            sz = v[z >= 0] * (self.inv_dz[zi] if v.ndim == 1 else self.inv_dz[zi, None])
-            b -= self.m_zk[zi].T @ sz
+            sz = v[z >= 0] * (self.inv_dz[zi] if one else self.inv_dz[zi, None])
+            b -= self.m_zk_scaled[zi].T @ sz
         return b
 
-    def expand(self, y_k: np.ndarray, seeds: _Seeds) -> np.ndarray:
-        """Full :math:`x = \\tilde D y` from the kept-node solution, with
-        :math:`y_Z = \\tilde D_Z^{-1}(s_Z - M_{ZK} y_K)`."""
-        one = y_k.ndim == 1
-        y = np.empty((self.n,) + y_k.shape[1:])
-        y[self.K] = y_k
-        y_z = self.m_zk @ y_k
-        y_z *= -self.inv_dz if one else -self.inv_dz[:, None]
-        y[self.Z] = y_z
-        z = self.z_pos[seeds.rows]
-        if (z >= 0).any():
-            zi = z[z >= 0]
-            y[seeds.rows[z >= 0]] += seeds.values[z >= 0] * (self.inv_dz[zi] if one else self.inv_dz[zi, None])
-        y *= self.dt if one else self.dt[:, None]
-        return y
+    def expand(self, z: np.ndarray, seeds: _Seeds) -> np.ndarray:
+        """Unnormalised PageRank :math:`x = \\tilde D y` on all nodes from the solution of :math:`S z = b`:
+        :math:`x_K = \\tilde D_K z / \\sqrt{\\mathrm{diag}}` and
+        :math:`x_Z = \\tilde D_Z y_Z = s_Z - M_{ZK}\\, z / \\sqrt{\\mathrm{diag}}`."""
+        one = z.ndim == 1
+        x = np.empty((self.n,) + z.shape[1:])
+        x[self.K] = z * (self.k_scale if one else self.k_scale[:, None])
+        if one and _csr_matvec is not None:
+            m = self.m_zk_scaled
+            x_z = np.zeros(m.shape[0])
+            _csr_matvec(m.shape[0], m.shape[1], m.indptr, m.indices, m.data, z, x_z)
+        else:
+            x_z = self.m_zk_scaled @ z
+        np.negative(x_z, out=x_z)
+        x[self.Z] = x_z
+        on_z = self.z_pos[seeds.rows] >= 0
+        if on_z.any():
+            x[seeds.rows[on_z]] += seeds.values[on_z]
+        return x
 
     def torch_matrices(self):
         """``S`` as torch sparse CSR tensors in float64 and float32 (built once, for :func:`_cg_mixed`)."""
@@ -536,7 +546,7 @@ class _SymmetricProduct:
 
     def __init__(self, S: sp.csr_matrix, v: np.ndarray) -> None:
         self.S = S
-        self.support = np.flatnonzero(v) if v.ndim == 1 else None
+        self.support = (v != 0).nonzero()[0] if v.ndim == 1 else None
 
     def __call__(self, v: np.ndarray, out: np.ndarray) -> np.ndarray:
         S, support = self.S, self.support
@@ -553,7 +563,7 @@ class _SymmetricProduct:
                 mask = np.zeros(S.shape[0], dtype=bool)
                 mask[support] = True
                 mask[cols] = True
-                self.support = np.flatnonzero(mask)
+                self.support = mask.nonzero()[0]
                 return out
             self.support = None  # dense from now on
         if v.ndim == 1 and _csr_matvec is not None:
