@@ -383,16 +383,18 @@ def batch_problem(seed: int = 31, n_p: int = 400, n_e: int = 300, b: int = 24):
     return adj, seeds
 
 
-def test_mixed_precision_batch_matches_networkx(monkeypatch):
+@pytest.mark.parametrize("block", [32, 5])
+def test_mixed_precision_batch_matches_networkx(monkeypatch, block):
     adj, seeds = batch_problem()
     calls = []
     real = ppr_module._cg_mixed
     monkeypatch.setattr(ppr_module, "_MIXED_MIN_SIZE", 1)
-    monkeypatch.setattr(ppr_module, "_cg_mixed", lambda *a: calls.append(a[1].shape) or real(*a))
+    monkeypatch.setattr(ppr_module, "_MIXED_BLOCK", block)
+    monkeypatch.setattr(ppr_module, "_cg_mixed", lambda *a: calls.append(a[1].shape[1]) or real(*a))
     op = PPROperator(adj)
     res = op.run(seeds, alpha=0.5, tol=1e-8)
     assert calls, "the float32 + float64 refinement path was not taken"
-    assert calls[0][1] == seeds.shape[1] - 2  # the two repeated columns are solved once
+    assert sum(calls) == seeds.shape[1] - 2 and max(calls) <= block  # repeated columns are solved once
     for j in range(seeds.shape[1]):
         assert np.abs(res.scores[:, j] - oracle(adj, seeds[:, j], 0.5)).sum() < 1e-8
     assert res.error < 1e-8 and np.allclose(res.scores.sum(axis=0), 1.0) and res.scores.min() >= 0
