@@ -356,7 +356,9 @@ def main(argv=None) -> int:
     for label, ok in [
         (f"single <= 10 ms/query ({ms_single:.1f})", ms_single <= 10),
         (f"batched <= 3 ms/query ({ms_batch:.1f})", ms_batch <= 3),
-        (f">= 100x faster than networkx (single {nx_ms / ms_single:.0f}x)", nx_ms / ms_single >= 100),
+        (f">= 100x faster than networkx, batched ({nx_ms / ms_batch:.0f}x; all distinct {nx_ms / ms_distinct:.0f}x)",
+         nx_ms / ms_batch >= 100),
+        (f">= 100x faster than networkx, one query at a time ({nx_ms / ms_single:.0f}x)", nx_ms / ms_single >= 100),
         (f">= 10x faster than igraph, batched ({ig_ms / ms_batch:.1f}x)", ig_ms / ms_batch >= 10),
         (f"all methods agree to {agree:.1e} L1 (max {max(diffs.values()):.1e})", max(diffs.values()) < agree),
     ]:
