@@ -88,6 +88,17 @@ __all__ = [
 ]
 
 _METHODS = ("auto", "power", "cg")
+# Batches with at least this many unknowns (kept nodes x columns) use the mixed-precision solver.
+_MIXED_MIN_SIZE = 1 << 18
+# The float32 inner solve of _cg_mixed stops when every column's residual 2-norm fell by this factor.
+_MIXED_INNER_REDUCTION = 1e-5
+# _cg_mixed solves this many columns at a time.
+_MIXED_BLOCK = 32
+
+try:  # scipy's CSR matrix-vector kernel (y += A x), called without the allocation of ``A @ x``
+    from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
+except ImportError:  # pragma: no cover - private scipy API; fall back to ``S @ v``
+    _csr_matvec = None
 
 
 @dataclass
@@ -434,7 +445,7 @@ class _Reduced:
         n_nb = np.diff(adj.indptr)
         self_loop = adj.diagonal() != 0
         zmask = _independent_low_degree(adj, n_nb, (n_nb <= max_degree) & ~self_loop)
-        self.n, self.beta, self.dt = n, beta, dt
+        self.n = n
         kept = np.flatnonzero(~zmask)
         # kept nodes by decreasing degree: the hubs' entries of the vectors share cache lines,
         # which makes the products ~20% faster than in the original order (benchmarks/README.md)
@@ -489,12 +500,7 @@ class _Reduced:
         one = z.ndim == 1
         x = np.empty((self.n,) + z.shape[1:])
         x[self.K] = z * (self.k_scale if one else self.k_scale[:, None])
-        if one and _csr_matvec is not None:
-            m = self.m_zk_scaled
-            x_z = np.zeros(m.shape[0])
-            _csr_matvec(m.shape[0], m.shape[1], m.indptr, m.indices, m.data, z, x_z)
-        else:
-            x_z = self.m_zk_scaled @ z
+        x_z = _product_into(self.m_zk_scaled, z, np.empty((self.Z.size,) + z.shape[1:]))
         np.negative(x_z, out=x_z)
         x[self.Z] = x_z
         on_z = self.z_pos[seeds.rows] >= 0
@@ -521,18 +527,14 @@ class _Reduced:
         return self._torch
 
 
-# Batches with at least this many unknowns (kept nodes x columns) use the mixed-precision solver.
-_MIXED_MIN_SIZE = 1 << 18
-# The float32 inner solve of _cg_mixed stops when every column's residual 2-norm fell by this factor.
-_MIXED_INNER_REDUCTION = 1e-5
-# _cg_mixed solves this many columns at a time.
-_MIXED_BLOCK = 32
-
-
-try:  # scipy's CSR matrix-vector kernel (y += A x), called without the allocation of ``A @ x``
-    from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
-except ImportError:  # pragma: no cover - private scipy API; fall back to ``S @ v``
-    _csr_matvec = None
+def _product_into(S: sp.csr_matrix, v: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out = S @ v``; for one vector through scipy's CSR kernel, without allocating."""
+    if v.ndim == 1 and _csr_matvec is not None:
+        out.fill(0.0)
+        _csr_matvec(S.shape[0], S.shape[1], S.indptr, S.indices, S.data, v, out)
+    else:
+        out[...] = S @ v
+    return out
 
 
 def _torch_available() -> bool:
@@ -576,12 +578,7 @@ class _SymmetricProduct:
                 self.support = mask.nonzero()[0]
                 return out
             self.support = None  # dense from now on
-        if v.ndim == 1 and _csr_matvec is not None:
-            out.fill(0.0)
-            _csr_matvec(S.shape[0], S.shape[1], S.indptr, S.indices, S.data, v, out)
-            return out
-        out[...] = S @ v
-        return out
+        return _product_into(S, v, out)
 
 
 def _dot1(x: np.ndarray, y: np.ndarray) -> float:
