@@ -235,8 +235,9 @@ def main(argv=None) -> int:
         f"({red.S.shape[0]} of {n} nodes kept, {red.S.nnz} nonzeros vs {adj.nnz} in A)")
 
     op.run(columns[0], alpha=alpha, tol=tol)  # warm-up
-    single_scores = np.stack([op.run(c, alpha=alpha, tol=tol).scores for c in columns], axis=1)
-    its = [op.run(c, alpha=alpha, tol=tol).iterations for c in columns]
+    results = [op.run(c, alpha=alpha, tol=tol) for c in columns]
+    single_scores = np.stack([res.scores for res in results], axis=1)
+    its = [res.iterations for res in results]
     single = best_pass(lambda c: op.run(c, alpha=alpha, tol=tol), columns, args.passes)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     tracemalloc.start()
