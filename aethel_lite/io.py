@@ -70,7 +70,7 @@ def read_json(path: str | os.PathLike) -> Any:
         raise DataError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg}, column {exc.colno})") from exc
 
 
-def _open_text(path: Path):
+def open_text(path: Path):
     if path.suffix == ".gz":
         return gzip.open(path, "rt", encoding="utf-8")
     return open(path, encoding="utf-8")
@@ -89,17 +89,24 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[dict]:
     path = Path(path)
     if not path.exists():
         raise DataNotFoundError(f"{path}: file not found")
-    with _open_text(path) as fh:
+    with open_text(path) as fh:
         for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: malformed JSON line ({exc.msg}, column {exc.colno})") from exc
-            if not isinstance(row, dict):
-                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
-            yield row
+            row = parse_jsonl_line(line, path, lineno)
+            if row is not None:
+                yield row
+
+
+def parse_jsonl_line(line: str, path: str | os.PathLike, lineno: int) -> dict | None:
+    """One JSONL line as a dict, ``None`` for a blank line; errors name ``file:line``."""
+    if not line.strip():
+        return None
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}:{lineno}: malformed JSON line ({exc.msg}, column {exc.colno})") from exc
+    if not isinstance(row, dict):
+        raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
+    return row
 
 
 def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:

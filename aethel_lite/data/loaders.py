@@ -25,8 +25,6 @@ Answering", arXiv:2311.11944, 2023.
 from __future__ import annotations
 
 import ast
-import gzip
-import json
 import logging
 import os
 import re
@@ -36,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError, DataNotFoundError, ParameterError
-from ..io import read_json, read_jsonl
+from ..io import open_text, parse_jsonl_line, read_json, read_jsonl
 from .paths import HOW_TO_GET_DATA, data_file
 from .schema import Dataset, Passage, Query
 
@@ -90,6 +88,15 @@ def _field(row: Mapping[str, Any], key: str, path: Path, index: int, kind: type 
     if not isinstance(value, kind):
         raise DataError(f"{path}: record {index}: field {key!r} has type {type(value).__name__}")
     return value
+
+
+def _new_qid(row: Mapping[str, Any], key: str, path: Path, index: int, seen: set[str]) -> str:
+    """The record's question id as a string, added to ``seen``; a repeated id is a :class:`DataError`."""
+    qid = str(_field(row, key, path, index))
+    if qid in seen:
+        raise DataError(f"{path}: record {index}: duplicate question id {qid!r}")
+    seen.add(qid)
+    return qid
 
 
 def _maybe_literal(value: Any, path: Path, index: int, key: str) -> Any:
@@ -149,10 +156,7 @@ def load_musique(path: str | os.PathLike | None = None) -> Dataset:
     skipped: Counter = Counter()
     seen: set[str] = set()
     for index, row in _records(path):
-        qid = str(_field(row, "id", path, index))
-        if qid in seen:
-            raise DataError(f"{path}: record {index}: duplicate question id {qid!r}")
-        seen.add(qid)
+        qid = _new_qid(row, "id", path, index, seen)
         question = str(_field(row, "question", path, index))
         paragraphs = _field(row, "paragraphs", path, index, list)
         pool: list[str] = []
@@ -230,10 +234,7 @@ def load_2wiki(path: str | os.PathLike | None = None, distractors: str | os.Path
     skipped_ids: dict[str, str] = {}
     seen: set[str] = set()
     for index, row in _records(path):
-        qid = str(_field(row, "_id", path, index))
-        if qid in seen:
-            raise DataError(f"{path}: record {index}: duplicate question id {qid!r}")
-        seen.add(qid)
+        qid = _new_qid(row, "_id", path, index, seen)
         question = str(_field(row, "question", path, index))
         context = _maybe_literal(row.get("context"), path, index, "context")
         if not context:
@@ -406,22 +407,19 @@ def _page_rows(path: Path, wanted: set[str] | None, progress: bool) -> Iterator[
     from tqdm.auto import tqdm
 
     prefix = '{"doc_name": "'
-    opener = gzip.open if path.suffix == ".gz" else open
     try:
-        with opener(path, "rt", encoding="utf-8") as fh:
+        with open_text(path) as fh:
             for lineno, line in enumerate(tqdm(fh, desc="pages", unit=" lines", disable=not progress), start=1):
                 if wanted is not None and line.startswith(prefix):
                     end = line.find('"', len(prefix))
                     name = line[len(prefix) : end]
                     if end > 0 and "\\" not in name and name not in wanted:
                         continue
-                if not line.strip():
+                row = parse_jsonl_line(line, path, lineno)
+                if row is None:
                     continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"{path}:{lineno}: malformed JSON line ({exc.msg}, column {exc.colno})") from exc
-                if not isinstance(row, dict) or not isinstance(row.get("doc_name"), str) or not isinstance(row.get("page"), int) or not isinstance(row.get("text"), str):
+                if not (isinstance(row.get("doc_name"), str) and isinstance(row.get("page"), int)
+                        and isinstance(row.get("text"), str)):
                     raise DataError(f"{path}:{lineno}: expected {{'doc_name': str, 'page': int, 'text': str}}")
                 if wanted is None or row["doc_name"] in wanted:
                     yield lineno, row["doc_name"], row["page"], row["text"]
