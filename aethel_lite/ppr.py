@@ -43,7 +43,9 @@ Two exact solvers:
 
 ``method="auto"`` (default) uses ``cg`` for symmetric adjacency and ``power`` otherwise.
 :class:`PPROperator` precomputes the matrices once for repeated queries; seeds may be one vector
-``(n,)`` or a batch ``(n, b)``. A batch is solved once per distinct seed vector (questions about
+``(n,)`` or a batch ``(n, b)``. One query on a large graph runs the CG loop compiled, with the
+vector updates fused into three parallel loops per iteration (:mod:`aethel_lite.ppr_kernels`,
+numba); small graphs use the numpy loop, which needs no compilation. A batch is solved once per distinct seed vector (questions about
 the same company share one) with one sparse-dense product per iteration for all columns; large
 batches run CG in float32 (torch's sparse CSR kernels, all cores) inside float64 iterative
 refinement [5]_, stopping on the same float64 bound, so batched and one-at-a-time results agree
@@ -94,6 +96,10 @@ _MIXED_MIN_SIZE = 1 << 18
 _MIXED_INNER_REDUCTION = 1e-5
 # _cg_mixed solves this many columns at a time.
 _MIXED_BLOCK = 32
+# Single queries on reduced systems with at least this many nonzeros use the compiled solver
+# (aethel_lite.ppr_kernels, ~1.5x faster); smaller ones are fast in numpy and skip numba's start-up
+# (~1 s once per process). GraphRetriever solves its queries as batches and never needs it.
+_COMPILED_MIN_NNZ = 50_000
 
 try:  # scipy's CSR matrix-vector kernel (y += A x), called without the allocation of ``A @ x``
     from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
@@ -378,7 +384,8 @@ class PPROperator:
 
         The L1 error bound of a column is :math:`2\\|r\\|_1 / (1 - (1-\\alpha)\\sigma)` (module docstring),
         with :math:`r = (b - S z) \\odot \\sqrt{\\mathrm{diag}}` the residual in unscaled units.
-        Large batches use :func:`_cg_mixed` (float32 CG inside float64 iterative refinement).
+        One query on a large graph uses :func:`ppr_kernels.cg_solve` (compiled, both cores), large
+        batches :func:`_cg_mixed` (float32 CG inside float64 iterative refinement).
         """
         beta = 1.0 - alpha
         red = self._reduced(beta)
@@ -396,6 +403,10 @@ class PPROperator:
                 it, err = max(it, it_block), max(err, err_block)
                 if not (err < tol):
                     break
+        elif one and red.S.nnz >= _COMPILED_MIN_NNZ and _compiled_available():
+            from . import ppr_kernels
+
+            z, it, err = ppr_kernels.cg_solve(*red.compiled_arrays(), b, red.sqrt_diag, float(scale[0]), tol, max_iter)
         elif one:
             z, it, err = _cg_vector(red.S, b, red.sqrt_diag, float(scale[0]), tol, max_iter)
         else:
@@ -476,6 +487,18 @@ class _Reduced:
         self.m_zk_scaled = (m_zk @ sp.diags(inv_sq)).tocsr()  # M_ZK diag(1/sqrt(diag))
         self.m_zk_scaled.sort_indices()
         self._torch = None
+        self._compiled = None
+
+    def compiled_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``S`` as unsigned CSR arrays and its row blocks, for :func:`ppr_kernels.cg_solve`."""
+        if self._compiled is None:
+            from . import ppr_kernels
+
+            S = self.S
+            index = np.uint32 if S.nnz < 2**32 else np.uint64
+            self._compiled = (S.indptr.astype(index), S.indices.astype(index), S.data,
+                              ppr_kernels.row_blocks(S.indptr))
+        return self._compiled
 
     def rhs(self, seeds: _Seeds) -> np.ndarray:
         """Scaled reduced right-hand side :math:`b = (s_K - M_{KZ} \\tilde D_Z^{-1} s_Z) / \\sqrt{\\mathrm{diag}}`
@@ -535,6 +558,14 @@ def _product_into(S: sp.csr_matrix, v: np.ndarray, out: np.ndarray) -> np.ndarra
     else:
         out[...] = S @ v
     return out
+
+
+def _compiled_available() -> bool:
+    """Whether :mod:`ppr_kernels` can run (imported lazily: numba takes ~0.4 s to import, and the
+    kernel ~0.4 s to load from numba's cache, a few seconds to compile after installing)."""
+    from . import ppr_kernels
+
+    return ppr_kernels.available()
 
 
 def _torch_available() -> bool:

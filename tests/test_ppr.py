@@ -465,3 +465,70 @@ def test_eliminated_nodes_form_a_maximal_independent_set():
     blocked = np.zeros_like(chosen)
     blocked[coo.col[chosen[coo.row]]] = True
     assert (chosen | blocked | ~candidate).all()  # maximal: every other candidate touches a chosen node
+
+
+def test_compiled_single_query_matches_networkx(monkeypatch):
+    from aethel_lite import ppr_kernels
+
+    assert ppr_kernels.available(), "numba's omp/tbb threading layer is not available"
+    adj, seeds = batch_problem(seed=37)
+    calls = []
+    real = ppr_kernels.cg_solve
+    monkeypatch.setattr(ppr_module, "_COMPILED_MIN_NNZ", 0)
+    monkeypatch.setattr(ppr_kernels, "cg_solve", lambda *a: calls.append(a) or real(*a))
+    op = PPROperator(adj)
+    for j in (0, 3, 7, 9):  # column 7 has seed mass on an isolated node
+        res = op.run(seeds[:, j], alpha=0.5, tol=1e-9)
+        assert np.abs(res.scores - oracle(adj, seeds[:, j], 0.5)).sum() < 1e-9
+        assert res.error < 1e-9 and res.scores.min() >= 0 and abs(res.scores.sum() - 1) < 1e-12
+        # deterministic: the same bits again
+        assert np.array_equal(op.run(seeds[:, j], alpha=0.5, tol=1e-9).scores, res.scores)
+    assert len(calls) == 8, "the compiled path was not taken"
+    # the same answer as the numpy loop, to the tolerance
+    monkeypatch.setattr(ppr_module, "_COMPILED_MIN_NNZ", 10**15)
+    numpy_res = op.run(seeds[:, 3], alpha=0.5, tol=1e-9)
+    assert len(calls) == 8 and np.abs(numpy_res.scores - op.run(seeds[:, 3], alpha=0.5, tol=1e-9).scores).sum() < 2e-9
+
+
+def test_compiled_solver_result_does_not_depend_on_row_blocks():
+    from aethel_lite import ppr_kernels
+
+    adj, seeds = batch_problem(seed=38)
+    red = PPROperator(adj)._reduced(0.5)
+    s = ppr_module._check_seeds(seeds[:, 1], adj.shape[0])
+    b = red.rhs(s)
+    indptr, indices, data, _ = red.compiled_arrays()
+    solutions = []
+    for parts in (1, 2, 4, 7):
+        blocks = ppr_kernels.row_blocks(red.S.indptr, parts)
+        assert blocks[0] == 0 and blocks[-1] == red.S.shape[0] and (np.diff(blocks.astype(int)) >= 0).all()
+        z, it, bound = ppr_kernels.cg_solve(indptr, indices, data, blocks, b, red.sqrt_diag, 4.0, 1e-10, 500)
+        assert bound < 1e-10 and it > 1
+        assert np.abs(red.S @ z - b).max() < 1e-9  # solves S z = b
+        solutions.append(z)
+    for z in solutions[1:]:
+        assert np.abs(z - solutions[0]).max() < 1e-9  # only the summation order differs
+    # the same blocks give the same bits with one thread or two
+    import numba
+
+    blocks = ppr_kernels.row_blocks(red.S.indptr, 4)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = ppr_kernels.cg_solve(indptr, indices, data, blocks, b, red.sqrt_diag, 4.0, 1e-10, 500)[0]
+    finally:
+        numba.set_num_threads(threads)
+    assert np.array_equal(one, ppr_kernels.cg_solve(indptr, indices, data, blocks, b, red.sqrt_diag, 4.0, 1e-10, 500)[0])
+
+
+def test_compiled_solver_stops_at_max_iter_and_handles_zero_rhs():
+    from aethel_lite import ppr_kernels
+
+    adj, _ = batch_problem(seed=39)
+    red = PPROperator(adj)._reduced(0.15)
+    indptr, indices, data, blocks = red.compiled_arrays()
+    b = np.random.default_rng(0).random(red.S.shape[0])
+    z, it, bound = ppr_kernels.cg_solve(indptr, indices, data, blocks, b, red.sqrt_diag, 2 / 0.15, 1e-12, 3)
+    assert it == 3 and bound >= 1e-12
+    z, it, bound = ppr_kernels.cg_solve(indptr, indices, data, blocks, np.zeros_like(b), red.sqrt_diag, 1.0, 1e-12, 50)
+    assert bound == 0.0 and it == 1 and not z.any()  # the zero bound is confirmed on the true residual
