@@ -16,9 +16,9 @@ The partial sums are added in block order, so the result does not depend on the 
 threads: every run gives the same bits. When the bound falls below ``tol`` it is confirmed on the
 true residual :math:`b - S z` (one product); if that fails, CG restarts from the true residual.
 
-Two cores halve the products (~0.15-0.2 ms instead of ~0.3 ms on the FinanceBench graph). This
-needs numba's ``omp`` (or ``tbb``) threading layer: its fallback ``workqueue`` wakes its threads
-for every parallel loop and was ~5x slower than numpy here, so :func:`available` then says no and
+Two cores nearly halve the products (~0.15-0.27 ms instead of scipy's ~0.3-0.45 ms on the
+FinanceBench graph). This needs numba's ``omp`` (or ``tbb``) threading layer: its fallback
+``workqueue`` wakes its threads for every parallel loop and was ~3x slower than the numpy loop, so :func:`available` then says no and
 the caller keeps its numpy loop. Compiled code is cached on disk (numba ``cache=True``); the first
 call after installing compiles for a few seconds.
 
