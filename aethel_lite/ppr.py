@@ -45,11 +45,11 @@ Two exact solvers:
 :class:`PPROperator` precomputes the matrices once for repeated queries; seeds may be one vector
 ``(n,)`` or a batch ``(n, b)``. One query on a large graph runs the CG loop compiled, with the
 vector updates fused into three parallel loops per iteration (:mod:`aethel_lite.ppr_kernels`,
-numba); small graphs use the numpy loop, which needs no compilation. A batch is solved once per distinct seed vector (questions about
-the same company share one) with one sparse-dense product per iteration for all columns; large
-batches run CG in float32 (torch's sparse CSR kernels, all cores) inside float64 iterative
-refinement [5]_, stopping on the same float64 bound, so batched and one-at-a-time results agree
-to the tolerance. Speed is measured in ``benchmarks/bench_ppr.py``.
+numba); small graphs use the numpy loop, which needs no compilation. A batch is solved once per
+distinct seed vector (questions about the same company share one) with one sparse-dense product
+per iteration for all columns; large batches run CG in float32 (torch's sparse CSR kernels, all
+cores) inside float64 iterative refinement [5]_, stopping on the same float64 bound, so batched
+and one-at-a-time results agree to the tolerance. Speed is measured in ``benchmarks/bench_ppr.py``.
 
 :func:`forward_push` is the local approximation of Andersen, Chung & Lang [3]_ for top-k queries on
 large graphs.
@@ -406,7 +406,8 @@ class PPROperator:
         elif one and red.S.nnz >= _COMPILED_MIN_NNZ and _compiled_available():
             from . import ppr_kernels
 
-            z, it, err = ppr_kernels.cg_solve(*red.compiled_arrays(), b, red.sqrt_diag, float(scale[0]), tol, max_iter)
+            z, it, err = ppr_kernels.cg_solve(*red.compiled_arrays(), b, red.sqrt_diag, float(scale[0]), tol,
+                                              max_iter)
         elif one:
             z, it, err = _cg_vector(red.S, b, red.sqrt_diag, float(scale[0]), tol, max_iter)
         else:

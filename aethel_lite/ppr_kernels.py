@@ -18,9 +18,9 @@ true residual :math:`b - S z` (one product); if that fails, CG restarts from the
 
 Two cores nearly halve the products (~0.15-0.27 ms instead of scipy's ~0.3-0.45 ms on the
 FinanceBench graph). This needs numba's ``omp`` (or ``tbb``) threading layer: its fallback
-``workqueue`` wakes its threads for every parallel loop and was ~3x slower than the numpy loop, so :func:`available` then says no and
-the caller keeps its numpy loop. Compiled code is cached on disk (numba ``cache=True``); the first
-call after installing compiles for a few seconds.
+``workqueue`` wakes its threads for every parallel loop and was ~3x slower than the numpy loop,
+so :func:`available` then says no and the caller keeps its numpy loop. Compiled code is cached on
+disk (numba ``cache=True``); the first call after installing compiles for a few seconds.
 
 Tried and dropped (benchmarks/README.md): symmetric Gauss-Seidel preconditioning with Eisenstat's
 trick halves the iterations (7 instead of 15) but its triangular sweeps are serial and each costs

@@ -178,7 +178,8 @@ def main(argv=None) -> int:
     ap.add_argument("--tol", type=float, default=1e-8, help="L1 tolerance (GraphRetriever's 1e-8)")
     ap.add_argument("--passes", type=int, default=3, help="timing passes per method; the best pass is reported")
     ap.add_argument("--eliminate-degree", type=int, default=None, help="PPROperator(eliminate_degree=...)")
-    ap.add_argument("--nx-queries", type=int, default=9, help="networkx queries, spread over the questions (~0.7 s each)")
+    ap.add_argument("--nx-queries", type=int, default=9,
+                    help="networkx queries, spread over the questions (~0.7 s each)")
     ap.add_argument("--igraph-queries", type=int, default=30)
     ap.add_argument("--naive-queries", type=int, default=5)
     ap.add_argument("--power-queries", type=int, default=10)

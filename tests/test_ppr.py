@@ -518,7 +518,8 @@ def test_compiled_solver_result_does_not_depend_on_row_blocks():
         one = ppr_kernels.cg_solve(indptr, indices, data, blocks, b, red.sqrt_diag, 4.0, 1e-10, 500)[0]
     finally:
         numba.set_num_threads(threads)
-    assert np.array_equal(one, ppr_kernels.cg_solve(indptr, indices, data, blocks, b, red.sqrt_diag, 4.0, 1e-10, 500)[0])
+    two = ppr_kernels.cg_solve(indptr, indices, data, blocks, b, red.sqrt_diag, 4.0, 1e-10, 500)[0]
+    assert np.array_equal(one, two)
 
 
 def test_compiled_solver_stops_at_max_iter_and_handles_zero_rhs():
