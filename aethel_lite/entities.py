@@ -80,6 +80,7 @@ __all__ = [
     "query_entities",
     "stop_entities",
     "substring_links",
+    "graph_filters",
 ]
 
 _CACHE_FORMAT = "aethel-entities/1"
@@ -689,3 +690,18 @@ def substring_links(keys: Iterable[str], *, min_chars: int = 4) -> list[tuple[st
                 if len(sub) >= min_chars and sub in norm:
                     pairs.add((sub, key))
     return sorted(pairs)
+
+
+def graph_filters(mentions: Sequence[Sequence[Mention]], extractor: Any) -> tuple[set[str], list[tuple[str, str]] | None]:
+    """The stop-entities and substring links an extractor asks the graph builder for.
+
+    ``stop`` is :func:`stop_entities` with the extractor's ``max_df`` (and ``min_count``; empty when
+    ``max_df`` is None); ``links`` is :func:`substring_links` of the remaining keys when the extractor
+    has ``link_substrings`` (``ner3``), else None. Pass both to :func:`aethel_lite.graph.build_graph`.
+    """
+    max_df = getattr(extractor, "max_df", None)
+    stop = stop_entities(mentions, max_df, min_count=getattr(extractor, "min_count", 5)) if max_df else set()
+    links = None
+    if getattr(extractor, "link_substrings", False):
+        links = substring_links({m.key for ms in mentions for m in ms} - stop)
+    return stop, links

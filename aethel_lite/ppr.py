@@ -98,7 +98,7 @@ _MIXED_INNER_REDUCTION = 1e-5
 _MIXED_BLOCK = 32
 # Single queries on reduced systems with at least this many nonzeros use the compiled solver
 # (aethel_lite.ppr_kernels, ~1.5x faster); smaller ones are fast in numpy and skip numba's start-up
-# (~1 s once per process). GraphRetriever solves its queries as batches and never needs it.
+# (~0.7 s once per process). GraphRetriever solves its queries as batches and never needs it.
 _COMPILED_MIN_NNZ = 50_000
 
 try:  # scipy's CSR matrix-vector kernel (y += A x), called without the allocation of ``A @ x``

@@ -766,21 +766,17 @@ class GraphRetriever(Retriever):
 
     # -- fit -------------------------------------------------------------------------------------
     def _fit(self, passages: list) -> None:
-        from .entities import extract_entities, get_extractor, stop_entities, substring_links
+        from .entities import extract_entities, get_extractor, graph_filters
         from .graph import build_graph
+        from .ppr import _check_alpha
 
-        if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not 0.0 < float(self.alpha) < 1.0:
-            raise ParameterError(f"alpha must lie in (0, 1), got {self.alpha!r}")
+        _check_alpha(self.alpha)  # fail before the (slow) entity extraction
         if self.bct not in _BCT_MODES:
             raise ParameterError(f"bct must be one of {', '.join(_BCT_MODES)}; got {self.bct!r}")
         self.extractor_ = get_extractor(self.extractor) if isinstance(self.extractor, str) else self.extractor
         mentions = extract_entities([passage_text(p) for p in passages], self.extractor_, cache=self.cache,
                                     n_process=self.n_process, progress=self.progress)
-        max_df = getattr(self.extractor_, "max_df", None)
-        stop = stop_entities(mentions, max_df, min_count=getattr(self.extractor_, "min_count", 5)) if max_df else set()
-        links = None
-        if getattr(self.extractor_, "link_substrings", False):
-            links = substring_links({m.key for ms in mentions for m in ms} - stop)
+        stop, links = graph_filters(mentions, self.extractor_)
         self.graph_ = build_graph(self.pids_, mentions, stop=stop, alias_pairs=links)
         self.bm25_ = BM25Retriever().fit(passages)
         self._set_operator()

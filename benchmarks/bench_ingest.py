@@ -95,7 +95,7 @@ def main(argv=None) -> int:
 
     if args.fresh_cache:
         os.environ["AETHEL_CACHE"] = tempfile.mkdtemp(prefix="aethel_bench_cache_")
-    from aethel_lite.entities import _cache_path, extract_entities, get_extractor, stop_entities, substring_links
+    from aethel_lite.entities import _cache_path, extract_entities, get_extractor, graph_filters
 
     (pids, texts, passages), t_load = timed(lambda: load_pages(args.limit))
     n = len(texts)
@@ -132,9 +132,7 @@ def main(argv=None) -> int:
         ner3 = get_extractor("ner3")
 
         def graph():
-            stop = stop_entities(mentions_ner3, ner3.max_df, min_count=ner3.min_count)
-            keys = {m.key for ms in mentions_ner3 for m in ms} - stop
-            links = substring_links(keys)
+            stop, links = graph_filters(mentions_ner3, ner3)
             return build_graph(pids, mentions_ner3, stop=stop, alias_pairs=links), stop, links
 
         (g, stop, links), sec = timed(graph)

@@ -28,11 +28,8 @@ batched run is one sample, so it is repeated ``3 * --passes`` times and the fast
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import os
 import platform
-import re
 import resource
 import statistics
 import sys
@@ -46,6 +43,8 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from aethel_lite import entities as E  # noqa: E402
+from aethel_lite.data.loaders import load_financebench  # noqa: E402
 from aethel_lite.graph import build_graph  # noqa: E402
 from aethel_lite.ppr import PPROperator, forward_push  # noqa: E402
 
@@ -57,59 +56,16 @@ def log(msg: str = "") -> None:
 # ---------------------------------------------------------------------------- data
 
 def load_data(root: Path):
-    """(pids, texts, questions) for FinanceBench; uses aethel_lite.data.loaders if available."""
-    try:
-        from aethel_lite.data.loaders import load_financebench
-
-        ds = load_financebench(root / "financebench")
-        return [p.pid for p in ds.passages], ds.passage_texts(), [q.text for q in ds.queries], "load_financebench"
-    except ImportError:
-        pass
-    fb = root / "financebench"
-    questions, docs = [], set()
-    with open(fb / "financebench_open_source.jsonl", encoding="utf-8") as fh:
-        rows = [json.loads(line) for line in fh if line.strip()]
-    pages: dict[str, dict[int, str]] = {}
-    with gzip.open(fb / "pages.jsonl.gz", "rt", encoding="utf-8") as fh:
-        for line in fh:
-            r = json.loads(line)
-            pages.setdefault(r["doc_name"], {})[r["page"]] = r["text"]
-    for q in rows:
-        ev = q["evidence"]
-        if all(e["doc_name"] in pages and e["evidence_page_num"] in pages[e["doc_name"]] for e in ev):
-            questions.append(q["question"])
-            docs.update(e["doc_name"] for e in ev)
-            docs.add(q["doc_name"])
-    pids, texts = [], []
-    for doc in sorted(d for d in docs if d in pages):
-        for page in sorted(pages[doc]):
-            pids.append(f"{doc}#p{page}")
-            texts.append(doc + "\n" + pages[doc][page])
-    return pids, texts, questions, "own reader"
-
-
-_SPAN = re.compile(r"\b[A-Z][\w&'.-]*(?:\s+(?:of|and|&)?\s*[A-Z][\w&'.-]*)*")
-
-
-def fallback_regex(texts):
-    return [[m.group(0).casefold().strip(" .") for m in _SPAN.finditer(t)] for t in texts]
+    """(pids, texts, questions) of the FinanceBench question filings."""
+    ds = load_financebench(root / "financebench")
+    return [p.pid for p in ds.passages], ds.passage_texts(), [q.text for q in ds.queries], "load_financebench"
 
 
 def entities_for(texts, questions, name: str, n_process: int):
     """(mentions, stop, alias_pairs, question_keys, how)."""
-    try:
-        from aethel_lite import entities as E
-    except ImportError:
-        log("NOTE: aethel_lite.entities not available: using a minimal capitalised-span regex fallback")
-        ms = fallback_regex(texts)
-        return ms, set(), None, fallback_regex(questions), "fallback regex"
     ext = E.get_extractor(name)
     mentions = E.extract_entities(texts, ext, n_process=n_process, progress=True)
-    stop = E.stop_entities(mentions, ext.max_df) if getattr(ext, "max_df", None) else set()
-    alias = None
-    if getattr(ext, "link_substrings", False):
-        keys = {m.key for ms in mentions for m in ms} - stop
-        alias = E.substring_links(keys)
+    stop, alias = E.graph_filters(mentions, ext)
     qkeys = [[m.key for m in ms] for ms in ext.extract(list(questions))]
     return mentions, stop, alias, qkeys, repr(ext)
 

@@ -326,3 +326,18 @@ def test_stop_entities():
     assert stop_entities(pool, 0.05, min_count=2) == {"bridge", "x"}
     with pytest.raises(ParameterError):
         stop_entities(corpus, 0.0)
+
+
+def test_graph_filters_follow_the_extractor():
+    def ms(*keys):
+        return [Mention(k, k, "ORG", 0, len(k)) for k in keys]
+
+    # 100 passages: "sec" in 40 (a stop-entity for ner3), "northriver" inside "northriver iv lp"
+    corpus = [ms("sec", "northriver")] * 40 + [ms("northriver iv lp")] * 3 + [ms()] * 57
+    stop, links = E.graph_filters(corpus, E.Ner3Extractor(max_df=0.05, min_count=5))
+    assert stop == {"sec", "northriver"} and links == []  # a stop-entity links nothing
+    stop, links = E.graph_filters(corpus, E.Ner3Extractor(max_df=0.5, min_count=5))
+    assert stop == set() and links == [("northriver", "northriver iv lp")]
+    stop, links = E.graph_filters(corpus, E.Ner3Extractor(max_df=0.05, min_count=50, link_substrings=False))
+    assert stop == set() and links is None
+    assert E.graph_filters(corpus, E.RegexExtractor()) == (set(), None)
