@@ -1,0 +1,38 @@
+"""Retrievers (BM25, dense, graph), ranked runs in TREC format, and reciprocal rank fusion.
+
+Every retriever follows the scikit-learn convention: settings go to ``__init__``, the work is done
+in :meth:`Retriever.fit` (index a corpus of :class:`~aethel_lite.data.schema.Passage`), and
+:meth:`Retriever.search` ranks passages for each :class:`~aethel_lite.data.schema.Query`, returning
+a :class:`Run`. Two settings are supported through the ``pool`` argument of ``search``:
+
+* open corpus (``pool=None``): every fitted passage is a candidate;
+* closed pool (``pool="query"`` or a mapping ``qid -> pids``): only the query's candidates are
+  ranked (MuSiQue's 20 and 2Wiki's 10 paragraphs per question). Corpus statistics (BM25's idf)
+  still come from the whole fitted corpus -- see :class:`BM25Retriever`.
+
+Ties are broken by corpus order (the order of the passages given to ``fit``), so two runs give
+identical output files.
+
+Heavy libraries (bm25s, torch, sentence-transformers) are imported inside the methods that use them.
+"""
+
+from __future__ import annotations
+
+from .base import Retriever, passage_text, topk
+from .bm25 import BM25Retriever
+from .dense import DenseRetriever
+from .fusion import rrf
+from .graph import GraphRetriever
+from .run import Run, write_qrels
+
+__all__ = [
+    "Run",
+    "write_qrels",
+    "topk",
+    "passage_text",
+    "Retriever",
+    "BM25Retriever",
+    "DenseRetriever",
+    "GraphRetriever",
+    "rrf",
+]

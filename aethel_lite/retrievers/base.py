@@ -1,0 +1,208 @@
+"""The base :class:`Retriever` (corpus bookkeeping, pools, top-k, runs) and shared helpers.
+
+Every retriever follows the scikit-learn convention: settings go to ``__init__``, the work is done
+in :meth:`Retriever.fit`, and :meth:`Retriever.search` ranks passages for each query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError, ParameterError
+from .run import Run
+
+
+def topk(scores: np.ndarray, k: int, candidates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best entries of ``scores``, ties broken by smaller index (corpus order).
+
+    Parameters
+    ----------
+    scores : ndarray, shape (n,)
+        One score per corpus passage. NaN counts as ``-inf``.
+    k : int
+        How many to return (fewer if there are fewer candidates).
+    candidates : ndarray of int, optional
+        Corpus indices allowed in the result (closed pool); ``None`` means all.
+
+    Returns
+    -------
+    indices, values : ndarray
+        Corpus indices and their scores, ordered by ``(-score, index)``.
+
+    Notes
+    -----
+    ``np.argpartition`` finds the k-th best value in O(n); every entry tied with it is kept before
+    the final stable sort, so the boundary tie is resolved by index, not by partition order.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    idx = np.arange(scores.shape[0]) if candidates is None else np.asarray(candidates, dtype=np.int64)
+    vals = scores[idx]
+    vals = np.where(np.isnan(vals), -np.inf, vals)
+    m = vals.shape[0]
+    if k <= 0 or m == 0:
+        return idx[:0], vals[:0]
+    if k < m:
+        part = np.argpartition(-vals, k - 1)[:k]
+        threshold = vals[part].min()
+        keep = np.flatnonzero(vals >= threshold)
+    else:
+        keep = np.arange(m)
+    order = np.lexsort((idx[keep], -vals[keep]))[:k]
+    chosen = keep[order]
+    return idx[chosen], vals[chosen]
+
+
+def passage_text(passage) -> str:
+    """The indexed text of a passage: ``title + "\\n" + text`` when it has a title (as ``Dataset.passage_texts``)."""
+    return f"{passage.title}\n{passage.text}" if passage.title else passage.text
+
+
+def _check_k(k: Any) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ParameterError(f"k must be a positive integer, got {k!r}")
+    return int(k)
+
+
+# ---------------------------------------------------------------------------------------------
+# Base class
+# ---------------------------------------------------------------------------------------------
+class Retriever:
+    """Base class: corpus bookkeeping, pool resolution, top-k and :class:`Run` building.
+
+    Subclasses implement ``_fit(passages)`` (build the index; ``self.pids_`` is already set) and
+    ``_score_queries(queries, candidates)``, which yields one ``(n_passages,)`` score array per query
+    (entries outside that query's candidates are ignored), and may override ``config()``.
+
+    Attributes (after ``fit``)
+    --------------------------
+    pids_ : list of str
+        Fitted passage ids in corpus order.
+    pid_index_ : dict
+        pid -> corpus index.
+    """
+
+    name = "retriever"
+    progress: bool = False
+
+    # -- public API ---------------------------------------------------------------------------
+    def fit(self, passages: Sequence) -> "Retriever":
+        """Index ``passages`` (a sequence of :class:`Passage`); returns ``self``.
+
+        Raises
+        ------
+        DataError
+            The corpus is empty or a pid repeats.
+        """
+        passages = list(passages)
+        if not passages:
+            raise DataError(f"{type(self).__name__}.fit: empty corpus (no passages)")
+        index: dict[str, int] = {}
+        for i, p in enumerate(passages):
+            if p.pid in index:
+                raise DataError(f"{type(self).__name__}.fit: duplicate passage pid {p.pid!r}")
+            index[p.pid] = i
+        self.pids_ = [p.pid for p in passages]
+        self.pid_index_ = index
+        self._fit(passages)
+        return self
+
+    def search(self, queries: Sequence, k: int = 10, pool: None | str | Mapping[str, Sequence[str]] = None) -> Run:
+        """Rank passages for each query.
+
+        Parameters
+        ----------
+        queries : sequence of Query
+        k : int
+            Depth of each ranking.
+        pool : None, "query" or mapping qid -> pids
+            ``None``: open corpus. ``"query"``: each ``Query.pool``. A mapping: those candidates.
+
+        Returns
+        -------
+        Run
+            ``qid -> [(pid, score), ...]`` best first, ties by corpus order, scores ``float``.
+
+        Raises
+        ------
+        RuntimeError
+            ``search`` was called before ``fit``.
+        ParameterError
+            Bad ``k`` or ``pool``, or a query has empty text (the qid is named).
+        DataError
+            A duplicate qid, a query without a pool, or a pool pid that was not fitted
+            (the qid and pid are named).
+        """
+        self._check_fitted()
+        k = _check_k(k)
+        queries = list(queries)
+        seen: set[str] = set()
+        for q in queries:
+            if q.qid in seen:
+                raise DataError(f"{type(self).__name__}.search: duplicate query id {q.qid!r}")
+            seen.add(q.qid)
+            if not isinstance(q.text, str) or not q.text.strip():
+                raise ParameterError(f"{type(self).__name__}.search: query {q.qid!r} has empty text")
+        candidates = [self._resolve_pool(q, pool) for q in queries]
+        run = Run(name=self.name)
+        for q, cand, scores in zip(queries, candidates, self._score_queries(queries, candidates)):
+            idx, vals = topk(scores, k, cand)
+            run[q.qid] = [(self.pids_[i], float(v)) for i, v in zip(idx.tolist(), vals.tolist())]
+        return run
+
+    def config(self) -> dict:
+        """JSON-able settings (part of cache keys and saved indexes)."""
+        return {"name": self.name}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.config().items() if k != "name")
+        return f"{type(self).__name__}({args})"
+
+    # -- shared logic for subclasses (GraphRetriever reuses these) ----------------------------
+    @property
+    def is_fitted(self) -> bool:
+        return getattr(self, "pids_", None) is not None
+
+    def _check_fitted(self) -> None:
+        if not self.is_fitted:
+            raise RuntimeError(f"{type(self).__name__} is not fitted: call fit(passages) before search()")
+
+    def _resolve_pool(self, query, pool) -> np.ndarray | None:
+        """Corpus indices of ``query``'s candidates (first occurrence order), or ``None`` (open corpus)."""
+        if pool is None:
+            return None
+        if isinstance(pool, str):
+            if pool != "query":
+                raise ParameterError(f"pool must be None, 'query' or a mapping qid -> pids, got {pool!r}")
+            pids = query.pool
+            if pids is None:
+                raise DataError(f"query {query.qid!r} has no closed pool (Query.pool is None) but pool='query' was asked for")
+        elif isinstance(pool, Mapping):
+            if query.qid not in pool:
+                raise DataError(f"pool mapping has no entry for query {query.qid!r}")
+            pids = pool[query.qid]
+            if isinstance(pids, str):
+                raise DataError(f"pool of query {query.qid!r} must be a sequence of pids, got a string")
+        else:
+            raise ParameterError(f"pool must be None, 'query' or a mapping qid -> pids, got {type(pool).__name__}")
+        out: list[int] = []
+        seen: set[int] = set()
+        for pid in pids:
+            i = self.pid_index_.get(pid)
+            if i is None:
+                raise DataError(f"query {query.qid!r}: pool pid {pid!r} is not in the fitted corpus")
+            if i not in seen:
+                seen.add(i)
+                out.append(i)
+        if not out:
+            raise DataError(f"query {query.qid!r} has an empty pool")
+        return np.asarray(out, dtype=np.int64)
+
+    # -- to implement ---------------------------------------------------------------------------
+    def _fit(self, passages: list) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _score_queries(self, queries: list, candidates: list[np.ndarray | None]) -> Iterator[np.ndarray]:  # pragma: no cover
+        raise NotImplementedError

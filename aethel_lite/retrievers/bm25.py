@@ -1,0 +1,190 @@
+"""Okapi BM25 computed by bm25s, with save/load (``.npy`` + JSON, never pickle)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError, DataNotFoundError, ParameterError
+from ..io import read_json, write_json
+from .base import Retriever, passage_text
+
+
+_BM25_METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
+
+
+class BM25Retriever(Retriever):
+    r"""Okapi BM25 over the fitted corpus, computed by bm25s (Lù 2024).
+
+    .. math::
+
+        \mathrm{score}(q, d) = \sum_{t \in q} \mathrm{idf}(t)\,
+            \frac{f_{t,d}}{f_{t,d} + k_1 \left(1 - b + b\,|d| / \mathrm{avgdl}\right)}
+
+    with the variant's idf (Kamphuis et al. 2020); ``method="lucene"`` (default) uses
+    :math:`\mathrm{idf}(t) = \ln\!\left(1 + \frac{N - n_t + 0.5}{n_t + 0.5}\right)`, which is never
+    negative. bm25s drops the constant factor :math:`(k_1 + 1)` of the textbook formula for the
+    robertson/lucene variants; rankings are unaffected. Repeated query terms count repeatedly.
+
+    Parameters
+    ----------
+    k1, b : float
+        Term-frequency saturation and length normalisation.
+    method : {"lucene", "robertson", "atire", "bm25l", "bm25+"}
+        bm25s scoring variant. ``"robertson"`` ranks exactly as ``rank_bm25.BM25Okapi`` when no
+        query term occurs in more than half the passages (there bm25s clips the idf to 0 while
+        rank_bm25 uses ``epsilon`` times the mean idf).
+    stopwords : str, list or None
+        Passed to ``bm25s.tokenize`` (``"en"`` = its English list).
+    stemmer : callable or None
+        Word-list stemmer passed to ``bm25s.tokenize`` (e.g. PyStemmer's ``stemWords``); ``None``
+        disables stemming.
+    progress : bool
+        Show tqdm progress bars.
+
+    Notes
+    -----
+    Closed pool: the index (and so every idf and the average length) is built over *all* fitted
+    passages -- fit on the whole data set -- and only the pool members are ranked. Scores of a
+    pool member are therefore identical in the open and closed settings, and comparable across
+    queries. Fitting on one pool only would give pool-local idf over 10-20 passages.
+
+    Tokens: ``bm25s.tokenize`` (scikit-learn pattern ``\b\w\w+\b``, lower-cased). Query tokens
+    not in the corpus vocabulary are dropped; a query left with no token scores 0 everywhere
+    (so its ranking is corpus order).
+
+    References
+    ----------
+    Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and Beyond", 2009.
+    Kamphuis, de Vries, Boytsov & Lin, "Which BM25 Do You Mean?", ECIR 2020.
+    Lù, "BM25S: Orders of magnitude faster lexical search via eager sparse scoring", 2024.
+    """
+
+    name = "bm25"
+
+    def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: Any = "en",
+                 stemmer: Any = None, progress: bool = False):
+        self.k1 = k1
+        self.b = b
+        self.method = method
+        self.stopwords = stopwords
+        self.stemmer = stemmer
+        self.progress = progress
+
+    def config(self) -> dict:
+        stop = self.stopwords if (self.stopwords is None or isinstance(self.stopwords, str)) else sorted(self.stopwords)
+        stem = None if self.stemmer is None else getattr(self.stemmer, "__qualname__", type(self.stemmer).__name__)
+        return {"name": self.name, "k1": self.k1, "b": self.b, "method": self.method, "stopwords": stop, "stemmer": stem}
+
+    def _validate(self) -> None:
+        if not isinstance(self.k1, (int, float)) or not self.k1 >= 0:
+            raise ParameterError(f"k1 must be a number >= 0, got {self.k1!r}")
+        if not isinstance(self.b, (int, float)) or not 0 <= self.b <= 1:
+            raise ParameterError(f"b must be in [0, 1], got {self.b!r}")
+        if self.method not in _BM25_METHODS:
+            raise ParameterError(f"method must be one of {', '.join(_BM25_METHODS)}, got {self.method!r}")
+
+    def tokenize(self, texts: Sequence[str]) -> list[list[str]]:
+        """Token lists as indexed (lower-cased, stop words removed, optionally stemmed)."""
+        import bm25s
+
+        texts = list(texts)
+        if not texts:
+            return []
+        out = bm25s.tokenize(texts, lower=True, stopwords=self.stopwords, stemmer=self.stemmer,
+                             return_ids=False, show_progress=False)
+        return [list(t) for t in out]
+
+    def _fit(self, passages: list) -> None:
+        import bm25s
+
+        self._validate()
+        tokens = self.tokenize([passage_text(p) for p in passages])
+        # vocabulary in first-appearance order (bm25s would build it from a set: hash-order dependent)
+        vocab: dict[str, int] = {}
+        ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in tokens]
+        if not vocab:
+            raise DataError("BM25Retriever.fit: no passage has an indexable token (all empty or stop words)")
+        index = bm25s.BM25(k1=float(self.k1), b=float(self.b), method=self.method, dtype="float64")
+        index.index((ids, vocab), show_progress=self.progress)
+        self.index_ = index
+
+    def _query_ids(self, text: str) -> list[int]:
+        tokens = self.tokenize([text])[0]
+        vocab = self.index_.vocab_dict
+        return [vocab[t] for t in tokens if t and t in vocab]
+
+    def get_scores(self, text: str) -> np.ndarray:
+        """BM25 score of every fitted passage for one query text, shape ``(n_passages,)``."""
+        self._check_fitted()
+        return np.asarray(self.index_.get_scores_from_ids(self._query_ids(text)), dtype=np.float64)
+
+    def _score_queries(self, queries, candidates):
+        from tqdm.auto import tqdm
+
+        for q in tqdm(queries, desc="BM25 search", disable=not self.progress, leave=False):
+            yield self.get_scores(q.text)
+
+    # -- persistence ----------------------------------------------------------------------------
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Save the fitted index: bm25s's own files (``.npy`` arrays, ``allow_pickle=False``, JSON
+        vocabulary and parameters) plus ``aethel_bm25.json`` (pids and settings).
+
+        The files are written into a temporary sibling folder which then replaces ``directory``,
+        so a crash never leaves a half-written index.
+        """
+        import shutil
+        import tempfile
+
+        self._check_fitted()
+        directory = Path(directory)
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+        try:
+            self.index_.save(str(tmp), corpus=None, allow_pickle=False, show_progress=False)
+            if (tmp / "corpus.jsonl").exists():
+                (tmp / "corpus.jsonl").unlink()
+            write_json(tmp / "aethel_bm25.json", {"config": self.config(), "pids": self.pids_, "format": 1})
+            old = None
+            if directory.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{directory.name}.old.", dir=directory.parent))
+                os.replace(directory, old / "index")
+            os.replace(tmp, directory)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike, stemmer: Any = None, progress: bool = False) -> "BM25Retriever":
+        """Load an index written by :meth:`save` (no pickle). Pass the same ``stemmer`` if one was used."""
+        import bm25s
+
+        directory = Path(directory)
+        meta_path = directory / "aethel_bm25.json"
+        if not meta_path.exists():
+            raise DataNotFoundError(f"{meta_path}: not a saved BM25Retriever index (file not found)")
+        meta = read_json(meta_path)
+        cfg = meta.get("config", {})
+        if cfg.get("stemmer") is not None and stemmer is None:
+            raise ParameterError(f"{directory}: the index was built with stemmer {cfg['stemmer']!r}; pass stemmer= to load()")
+        stop = cfg.get("stopwords", "en")
+        self = cls(k1=cfg.get("k1", 1.5), b=cfg.get("b", 0.75), method=cfg.get("method", "lucene"),
+                   stopwords=stop, stemmer=stemmer, progress=progress)
+        try:
+            index = bm25s.BM25.load(str(directory), allow_pickle=False, show_progress=False)
+        except (OSError, ValueError) as exc:
+            raise DataError(f"{directory}: cannot load the bm25s index ({exc})") from exc
+        pids = [str(p) for p in meta.get("pids", [])]
+        if index.scores["num_docs"] != len(pids):
+            raise DataError(f"{meta_path}: {len(pids)} pids but the index has {index.scores['num_docs']} documents")
+        self.index_ = index
+        self.pids_ = pids
+        self.pid_index_ = {p: i for i, p in enumerate(pids)}
+        return self

@@ -1,0 +1,115 @@
+"""Ranked runs (``qid -> [(pid, score), ...]``) and TREC run/qrels files."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from ..errors import DataError, DataNotFoundError
+from ..io import atomic_write
+
+
+class Run(dict):
+    """Ranked results: ``qid -> [(pid, score), ...]`` best first.
+
+    A plain ``dict`` (insertion order = query order) with a ``name`` used as the TREC run tag.
+
+    Parameters
+    ----------
+    data : mapping or iterable of pairs, optional
+        Initial ``qid -> ranking`` content.
+    name : str
+        Run name (the method that produced it).
+    """
+
+    def __init__(self, data: Mapping[str, Sequence[tuple[str, float]]] | Iterable | None = None, name: str = "run"):
+        super().__init__(data or {})
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Run(name={self.name!r}, queries={len(self)})"
+
+    def pids(self, qid: str) -> list[str]:
+        """The ranked pids of one query (``[]`` if the query is absent)."""
+        return [pid for pid, _ in self.get(qid, [])]
+
+    def to_trec(self, path: str | os.PathLike, tag: str | None = None) -> Path:
+        """Write the run in TREC format, atomically: ``qid Q0 pid rank score tag`` (rank 1-based).
+
+        Scores are written with ``repr`` so :meth:`from_trec` reads back the same floats.
+        """
+        tag = tag if tag is not None else self.name
+        tag = "".join(tag.split()) or "run"
+        path = Path(path)
+        with atomic_write(path) as fh:
+            for qid, ranking in self.items():
+                _check_token(qid, "qid")
+                for rank, (pid, score) in enumerate(ranking, start=1):
+                    _check_token(pid, "pid")
+                    fh.write(f"{qid} Q0 {pid} {rank} {float(score)!r} {tag}\n")
+        return path
+
+    @classmethod
+    def from_trec(cls, path: str | os.PathLike, name: str | None = None) -> "Run":
+        """Read a TREC run file; rankings are ordered by the rank column.
+
+        Raises
+        ------
+        DataNotFoundError
+            The file does not exist.
+        DataError
+            A line does not have 6 fields, a rank/score does not parse, or a pid repeats within a
+            query; the message is ``file:line: ...``.
+        """
+        path = Path(path)
+        if not path.exists():
+            raise DataNotFoundError(f"{path}: file not found")
+        rows: dict[str, list[tuple[int, str, float]]] = {}
+        seen: dict[str, set[str]] = {}
+        tag = None
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                parts = line.split()
+                if len(parts) != 6:
+                    raise DataError(f"{path}:{lineno}: expected 6 fields 'qid Q0 pid rank score tag', got {len(parts)}")
+                qid, _, pid, rank_s, score_s, tag = parts
+                try:
+                    rank = int(rank_s)
+                except ValueError:
+                    raise DataError(f"{path}:{lineno}: rank {rank_s!r} is not an integer") from None
+                try:
+                    score = float(score_s)
+                except ValueError:
+                    raise DataError(f"{path}:{lineno}: score {score_s!r} is not a number") from None
+                if pid in seen.setdefault(qid, set()):
+                    raise DataError(f"{path}:{lineno}: pid {pid!r} appears twice for query {qid!r}")
+                seen[qid].add(pid)
+                rows.setdefault(qid, []).append((rank, pid, score))
+        run = cls(name=name or tag or path.stem)
+        for qid, items in rows.items():
+            items.sort(key=lambda r: r[0])  # stable: equal ranks keep file order
+            run[qid] = [(pid, score) for _, pid, score in items]
+        return run
+
+
+def _check_token(value: str, what: str) -> None:
+    if not value or any(ch.isspace() for ch in value):
+        raise DataError(f"cannot write {what} {value!r} in TREC format: it is empty or contains whitespace")
+
+
+def write_qrels(queries: Iterable, path: str | os.PathLike) -> Path:
+    """Write the gold passages of ``queries`` as TREC qrels (``qid 0 pid 1``), atomically.
+
+    Pids are written sorted within each query; queries keep their given order.
+    """
+    path = Path(path)
+    with atomic_write(path) as fh:
+        for q in queries:
+            _check_token(q.qid, "qid")
+            for pid in sorted(q.gold):
+                _check_token(pid, "pid")
+                fh.write(f"{q.qid} 0 {pid} 1\n")
+    return path
