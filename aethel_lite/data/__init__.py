@@ -1,4 +1,4 @@
-"""Data layer: one schema (:class:`Passage`, :class:`Query`, :class:`Dataset`) and its loaders."""
+"""Data layer: one schema (:class:`Passage`, :class:`Query`, :class:`Dataset`), its loaders and corpus sampling."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ _LAZY = {
     "load_financebench": "loaders",
     "load_dataset": "loaders",
     "available_datasets": "loaders",
+    "open_corpus": "sampling",
+    "sample_corpus": "sampling",
     "download_data": "download",
     "verify_data": "download",
 }
