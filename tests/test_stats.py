@@ -1,4 +1,4 @@
-"""Paired bootstrap against scipy.stats.bootstrap; randomization test against exact enumeration."""
+"""Bootstrap intervals against scipy.stats.bootstrap; randomization test against exact enumeration; Holm by hand."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 import scipy.stats
 
 from aethel_lite.errors import ParameterError
-from aethel_lite.stats import BootstrapResult, RandomizationResult, paired_bootstrap, randomization_test
+from aethel_lite.stats import (BootstrapResult, ConfidenceInterval, RandomizationResult, bootstrap_ci, holm, paired_bootstrap,
+                               randomization_test)
 
 
 def _scipy_ci(a, b, seed, confidence=0.95):
@@ -165,3 +166,100 @@ def test_bad_input(a, b, kw, match):
     if "confidence" not in kw:
         with pytest.raises(ParameterError, match=match):
             randomization_test(a, b, **kw)
+
+
+# ------------------------------------------------------------------------------ bootstrap_ci
+def _scipy_one_sample_ci(x, seed, confidence=0.95):
+    res = scipy.stats.bootstrap(
+        (x,), statistic=np.mean, vectorized=True, method="percentile", n_resamples=10_000,
+        confidence_level=confidence, rng=np.random.default_rng(seed),
+    )
+    return res.confidence_interval.low, res.confidence_interval.high
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bootstrap_ci_matches_scipy_percentile_continuous(seed):
+    x = np.random.default_rng(200 + seed).uniform(0, 1, 50)
+    ours = bootstrap_ci(x, seed=seed)
+    lo, hi = _scipy_one_sample_ci(x, seed + 1000)
+    assert ours.mean == pytest.approx(x.mean())
+    # the Monte-Carlo error of a 2.5% percentile with B = 10,000 is ~0.002 here
+    assert ours.ci_low == pytest.approx(lo, abs=0.01) and ours.ci_high == pytest.approx(hi, abs=0.01)
+    assert ours.ci_low < ours.mean < ours.ci_high
+
+
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_bootstrap_ci_matches_scipy_percentile_binary(confidence):
+    x = (np.random.default_rng(8).random(60) < 0.55).astype(float)
+    ours = bootstrap_ci(x, seed=1, confidence=confidence)
+    lo, hi = _scipy_one_sample_ci(x, 2, confidence)
+    step = 1 / 60  # the resampled mean of 0/1 values lives on a 1/60 lattice
+    assert abs(ours.ci_low - lo) <= step + 1e-9 and abs(ours.ci_high - hi) <= step + 1e-9
+    assert ours.n == 60 and ours.confidence == confidence
+
+
+def test_bootstrap_ci_is_paired_bootstrap_against_zero():
+    """One sample's resamples are drawn like the paired bootstrap's, so b = 0 gives the same interval."""
+    x = np.random.default_rng(3).uniform(size=30)
+    one, paired = bootstrap_ci(x, n_resamples=3000, seed=7), paired_bootstrap(x, np.zeros(30), n_resamples=3000, seed=7)
+    assert (one.mean, one.ci_low, one.ci_high) == (paired.mean_diff, paired.ci_low, paired.ci_high)
+
+
+def test_bootstrap_ci_deterministic_constant_and_mapping():
+    x = {"q1": 1.0, "q2": 0.0, "q3": 1.0, "q4": 1.0}
+    assert bootstrap_ci(x, seed=4) == bootstrap_ci(list(x.values()), seed=4)
+    smooth = np.random.default_rng(1).uniform(size=30)
+    assert bootstrap_ci(smooth, seed=4).ci_low != bootstrap_ci(smooth, seed=5).ci_low
+    const = bootstrap_ci([0.5] * 10)
+    assert const.mean == const.ci_low == const.ci_high == 0.5
+    res = bootstrap_ci([1, 0, 1], n_resamples=50)
+    assert isinstance(res, ConfidenceInterval) and set(res.to_dict()) >= {"mean", "ci_low", "ci_high", "n"}
+
+
+@pytest.mark.parametrize("values,kw,match", [
+    ([1.0], {}, "at least 2"),
+    ([1.0, np.nan], {}, r"values\[1\]"),
+    ([[1.0, 2.0]], {}, "1-D"),
+    (["a", "b"], {}, "numeric"),
+    ([1.0, 2.0], {"confidence": 1.5}, "confidence"),
+    ([1.0, 2.0], {"n_resamples": 0}, "n_resamples"),
+])
+def test_bootstrap_ci_bad_input(values, kw, match):
+    with pytest.raises(ParameterError, match=match):
+        bootstrap_ci(values, **kw)
+
+
+# ------------------------------------------------------------------------------------- holm
+@pytest.mark.parametrize("p,expected", [
+    # sorted 0.005, 0.01, 0.03, 0.04 -> 4*0.005, 3*0.01, 2*0.03, 1*0.04 -> running max 0.02 0.03 0.06 0.06
+    ([0.01, 0.04, 0.03, 0.005], [0.03, 0.06, 0.06, 0.02]),
+    ([0.5, 0.2], [0.5, 0.4]),            # 2*0.2 = 0.4, then max(0.4, 0.5)
+    ([0.3, 0.4, 0.9], [0.9, 0.9, 0.9]),  # 0.9, 0.8 -> 0.9 (monotone), 0.9
+    ([0.6, 0.7], [1.0, 1.0]),            # capped at 1
+    ([0.02, 0.02, 0.5], [0.06, 0.06, 0.5]),  # ties: 3*0.02, max(0.06, 2*0.02), max(0.06, 0.5)
+    ([0.042], [0.042]),                  # one test: unchanged
+    ([], []),
+])
+def test_holm_hand_computed(p, expected):
+    assert holm(p).tolist() == pytest.approx(expected, abs=1e-12)
+
+
+def test_holm_properties_on_random_p_values():
+    rng = np.random.default_rng(0)
+    for m in (2, 5, 17, 60):
+        p = rng.uniform(0, 0.2, m) ** 2
+        adj = holm(p)
+        assert adj.shape == p.shape and np.all(adj >= p) and np.all(adj <= 1)
+        order = np.argsort(p)
+        assert np.all(np.diff(adj[order]) >= 0)  # monotone in the raw p-values, input order kept
+        assert adj[order[0]] == pytest.approx(min(1.0, m * p.min()))  # smallest: Bonferroni
+        assert np.all(adj <= np.minimum(1, m * p) + 1e-15)  # never above Bonferroni
+        perm = rng.permutation(m)
+        assert np.array_equal(holm(p[perm]), adj[perm])  # permutation equivariant
+
+
+@pytest.mark.parametrize("p,match", [([0.1, 1.2], r"p_values\[1\] is 1.2"), ([-0.1], "outside"),
+                                      ([np.nan], "NaN"), ([[0.1]], "1-D")])
+def test_holm_bad_input(p, match):
+    with pytest.raises(ParameterError, match=match):
+        holm(p)
