@@ -37,9 +37,13 @@ Questions: :func:`query_entities` runs an extractor on one short text without ca
 often misses entities in a short, partly lower-case question; the graph retriever then falls
 back to other seeds (its own module documents how).
 
-:func:`extract_entities` caches results on disk as gzip JSON (never pickle) under
-``cache_dir("entities")``; the file name is ``text_hash(texts, extra=config)``, and the config of
-the spaCy extractors includes the spaCy and model versions. ``ner3`` is computed from the cached
+:func:`extract_entities` caches mentions per passage (JSON, never pickle) in a
+:class:`~aethel_lite.store.PassageStore` keyed by the SHA-256 of the passage text, one SQLite file
+per extractor configuration (:func:`entity_store`): any corpus that contains an already processed
+passage reuses its mentions, and only new texts reach the extractor. The store's configuration is
+the extractor's ``config()`` (for spaCy it includes the spaCy and model versions) plus
+:func:`normalization_fingerprint` (the rules of :func:`normalize_entity`), so changing either
+opens a new, empty store instead of serving stale keys. ``ner3`` is computed from the stored
 ``ner`` output (its filters are cheap), so ``ner`` and ``ner3`` share one spaCy run.
 
 References
@@ -52,7 +56,6 @@ frequency; stop words).
 from __future__ import annotations
 
 import functools
-import gzip
 import json
 import math
 import re
@@ -61,12 +64,10 @@ import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from .cache import cache_dir
 from .errors import ParameterError
-from .io import atomic_write, text_hash
+from .store import PassageStore, config_fingerprint, text_key
 
 __all__ = [
     "Mention",
@@ -77,14 +78,15 @@ __all__ = [
     "EXTRACTORS",
     "get_extractor",
     "extract_entities",
+    "entity_store",
+    "entity_store_config",
+    "normalization_fingerprint",
+    "NORMALIZATION_VERSION",
     "query_entities",
     "stop_entities",
     "substring_links",
     "graph_filters",
 ]
-
-_CACHE_FORMAT = "aethel-entities/1"
-
 
 @dataclass(frozen=True)
 class Mention:
@@ -118,6 +120,9 @@ _TRAILING_JUNK = frozenset({"&", "and"})
 _POSSESSIVE = re.compile(r"['’]s\b")
 _NON_WORD = re.compile(r"[^\w&\s]+")
 _UNDERSCORE = re.compile(r"_+")
+#: Version of :func:`normalize_entity`'s code; bump it when the steps change (the word lists and
+#: patterns are fingerprinted directly by :func:`normalization_fingerprint`).
+NORMALIZATION_VERSION = 1
 
 
 def normalize_entity(text: str) -> str:
@@ -157,6 +162,24 @@ def normalize_entity(text: str) -> str:
     if len(tokens) == 1 and (tokens[0] in LEGAL_SUFFIXES or tokens[0] in _TRAILING_JUNK or tokens[0] == "the"):
         return ""  # a bare "Inc." or "the" names nothing
     return " ".join(tokens)
+
+
+def normalization_fingerprint() -> str:
+    """Hex SHA-256 of everything :func:`normalize_entity`'s output depends on.
+
+    Covers :data:`NORMALIZATION_VERSION` (the code), :data:`LEGAL_SUFFIXES`, the trailing junk
+    words, the patterns and flags of the regular expressions, and the Unicode database version
+    (NFKC and casefold tables). Read at call time, so editing :data:`LEGAL_SUFFIXES` (or
+    monkeypatching it) changes the fingerprint and with it the entity store
+    (:func:`entity_store`): cached keys never go stale.
+    """
+    return config_fingerprint({
+        "version": NORMALIZATION_VERSION,
+        "legal_suffixes": sorted(LEGAL_SUFFIXES),
+        "trailing_junk": sorted(_TRAILING_JUNK),
+        "patterns": [[rx.pattern, rx.flags] for rx in (_POSSESSIVE, _NON_WORD, _UNDERSCORE)],
+        "unicode": unicodedata.unidata_version,
+    })
 
 
 # --------------------------------------------------------------------------- regex extractor
@@ -532,54 +555,78 @@ def _check_n_process(n_process: int) -> int:
 
 # --------------------------------------------------------------------------- cache
 
-def _cache_path(texts: Sequence[str], extractor) -> Path:
-    key = text_hash(texts, extra={"format": _CACHE_FORMAT, "extractor": extractor.config()})
-    return cache_dir("entities") / f"{extractor.name}-{key}.json.gz"
+_VALUE_FORMAT = 1  # layout of one stored value: JSON [[text, key, label, start, end], ...]
 
 
-def _read_cache(path: Path, texts: Sequence[str]) -> list[list[Mention]]:
-    """Read and validate a cache file; raise ValueError (with a reason) if it is unusable."""
+def entity_store_config(extractor: Any) -> dict:
+    """Everything that changes an extractor's stored mentions (the :class:`PassageStore` config).
+
+    The extractor's ``config()`` (for spaCy: settings, spaCy and model versions), the
+    :func:`normalization_fingerprint` (mention keys are :func:`normalize_entity` output) and the
+    layout of a stored value.
+    """
+    return {"value_format": _VALUE_FORMAT, "extractor": extractor.config(),
+            "normalization": normalization_fingerprint()}
+
+
+def entity_store(extractor: Any = "ner", *, root: Any = None) -> PassageStore:
+    """The per-passage mention store of an extractor (``ner3`` uses its ``ner`` store).
+
+    File: ``cache_dir("store") / "entities-<name>-<fingerprint[:16]>.sqlite"`` with the
+    fingerprint of :func:`entity_store_config`. Close it after use (it is a context manager).
+    """
+    extractor = get_extractor(extractor)
+    if isinstance(extractor, Ner3Extractor):
+        extractor = extractor.ner
+    name = str(getattr(extractor, "name", "") or type(extractor).__name__)
+    return PassageStore("entities", name, entity_store_config(extractor), root=root)
+
+
+def _encode_mentions(mentions: Sequence[Mention]) -> bytes:
+    rows = [[m.text, m.key, m.label, m.start, m.end] for m in mentions]
+    return json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _decode_mentions(value: bytes, text: str) -> list[Mention]:
+    """Mentions of one stored value; ValueError (with a reason) unless they fit ``text``."""
     try:
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            obj = json.load(fh)
-    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        rows = json.loads(bytes(value).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"unreadable ({type(exc).__name__}: {exc})") from exc
-    if not isinstance(obj, dict) or obj.get("format") != _CACHE_FORMAT:
-        raise ValueError("not an entity cache file")
-    rows = obj.get("mentions")
-    if not isinstance(rows, list) or len(rows) != len(texts):
-        got = len(rows) if isinstance(rows, list) else type(rows).__name__
-        raise ValueError(f"holds {got} rows for {len(texts)} texts")
+    if not isinstance(rows, list):
+        raise ValueError(f"expected a list of mentions, got {type(rows).__name__}")
     out = []
-    for i, (row, text) in enumerate(zip(rows, texts)):
-        try:
-            ms = [Mention(*item) for item in row]
-            for m in ms:
-                if text[m.start : m.end] != m.text or type(m.key) is not str or type(m.label) is not str:
-                    raise ValueError(f"row {i}: mention {m.text!r} does not match its text span")
-        except TypeError as exc:
-            raise ValueError(f"row {i}: malformed mention ({exc})") from exc
-        out.append(ms)
+    for row in rows:
+        if not isinstance(row, list) or len(row) != 5:
+            raise ValueError(f"malformed mention {row!r}")
+        m = Mention(*row)
+        if not (type(m.text) is type(m.key) is type(m.label) is str and type(m.start) is type(m.end) is int):
+            raise ValueError(f"malformed mention {row!r}")
+        if m.start < 0 or text[m.start : m.end] != m.text:
+            raise ValueError(f"mention {m.text!r} does not match its text span")
+        out.append(m)
     return out
 
 
-def _write_cache(path: Path, mentions: list[list[Mention]], config: dict) -> None:
-    obj = {
-        "format": _CACHE_FORMAT,
-        "config": config,
-        "mentions": [[[m.text, m.key, m.label, m.start, m.end] for m in ms] for ms in mentions],
-    }
-    data = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    with atomic_write(path, "wb", encoding=None) as raw:
-        # no file name and mtime 0 in the gzip header: identical bytes on every run
-        with gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
-            gz.write(data)
+def _stored_mentions(store: PassageStore, texts: dict[str, str]) -> dict[str, list[Mention]]:
+    """Valid stored mentions of ``texts`` (key -> text); bad entries are warned about and left out."""
+    found: dict[str, list[Mention]] = {}
+    bad: list[str] = []
+    for key, value in store.get_many(texts).items():
+        try:
+            found[key] = _decode_mentions(value, texts[key])
+        except ValueError as exc:
+            bad.append(f"{key[:12]}: {exc}")
+    if bad:
+        warnings.warn(f"{store.path}: {len(bad)} corrupt entity cache entries (first: {bad[0]}); recomputing them",
+                      RuntimeWarning, stacklevel=3)
+    return found
 
 
 def extract_entities(
     texts: Sequence[str], extractor: Any = "ner3", *, cache: bool = True, n_process: int = 1, progress: bool = True
 ) -> list[list[Mention]]:
-    """Entity mentions of every text, cached on disk.
+    """Entity mentions of every text, cached per passage on disk.
 
     Parameters
     ----------
@@ -587,18 +634,21 @@ def extract_entities(
     extractor : str or extractor
         A name for :func:`get_extractor` or an extractor object.
     cache : bool
-        Read/write ``cache_dir("entities")/<name>-<text_hash>.json.gz``. A corrupt file (bad gzip,
-        bad JSON, wrong number of rows, spans that do not match the texts) is reported with a
-        warning and rebuilt. ``ner3`` reads/writes the cache of its underlying ``ner`` run.
+        Look every text up in the extractor's :func:`entity_store`, keyed by
+        :func:`~aethel_lite.store.text_key` (SHA-256 of the text), run the extractor only on the
+        misses (each distinct text once) and store their mentions. A stored entry that is
+        unreadable or whose spans do not match its text is reported with a warning and
+        recomputed. ``ner3`` reads/writes the store of its underlying ``ner`` run.
     n_process : int
         spaCy worker processes (identical results to ``n_process=1``).
     progress : bool
-        Show a tqdm bar.
+        Show a tqdm bar (over the texts actually extracted).
 
     Returns
     -------
     list of list of Mention
-        ``result[i]`` are the mentions of ``texts[i]`` in text order.
+        ``result[i]`` are the mentions of ``texts[i]`` in text order, the same with or without
+        the cache.
     """
     extractor = get_extractor(extractor)
     texts = _check_texts(texts)
@@ -610,15 +660,18 @@ def extract_entities(
         return extractor.filter(base)
     if not cache:
         return extractor.extract(texts, n_process=n_process, progress=progress)
-    path = _cache_path(texts, extractor)
-    if path.exists():
-        try:
-            return _read_cache(path, texts)
-        except ValueError as exc:
-            warnings.warn(f"{path}: corrupt entity cache ({exc}); rebuilding it", RuntimeWarning, stacklevel=2)
-    mentions = extractor.extract(texts, n_process=n_process, progress=progress)
-    _write_cache(path, mentions, extractor.config())
-    return mentions
+    keys = [text_key(t) for t in texts]
+    by_key = dict(zip(keys, texts))
+    with entity_store(extractor) as store:
+        found = _stored_mentions(store, by_key)
+        todo = [k for k in by_key if k not in found]
+        if todo:
+            new = extractor.extract([by_key[k] for k in todo], n_process=n_process, progress=progress)
+            if len(new) != len(todo):
+                raise RuntimeError(f"{extractor!r}.extract returned {len(new)} results for {len(todo)} texts")
+            store.put_many((k, _encode_mentions(ms)) for k, ms in zip(todo, new))
+            found.update(zip(todo, new))
+    return [list(found[k]) for k in keys]
 
 
 def query_entities(text: str, extractor: Any = "ner3") -> list[Mention]:

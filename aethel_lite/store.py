@@ -10,7 +10,7 @@ Layout
 ------
 One file per producer configuration, shared by every corpus::
 
-    cache_dir("store") / f"{kind}-{name}-{fingerprint[:16]}.sqlite"
+    cache_dir("store") / f"{kind}-{name}-{fingerprint[:16]}.sqlite"    # e.g. entities-ner-3f9a...
 
 with :math:`\text{fingerprint} = \mathrm{SHA256}(\mathrm{json}(\text{config}))` over the
 canonical JSON (sorted keys, no spaces) of the producer's full configuration. The file holds two
@@ -66,7 +66,7 @@ __all__ = ["STORE_FORMAT", "MAX_PARAMS", "PassageStore", "text_key", "config_fin
 STORE_FORMAT = "aethel-store/1"
 MAX_PARAMS = 900  # host parameters per IN (...) query; SQLite's historic limit is 999
 BUSY_TIMEOUT = 120.0  # seconds a connection waits for another process's write lock
-_NAME = re.compile(r"^[A-Za-z0-9_.]+(?:-[A-Za-z0-9_.]+)*$")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
 
 
 def text_key(text: str) -> str:
@@ -80,6 +80,11 @@ def text_key(text: str) -> str:
     if not isinstance(text, str):
         raise ParameterError(f"text: expected str, got {type(text).__name__}")
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _file_part(label: str) -> str:
+    """``label`` with every run of characters other than letters, digits, ``_`` and ``.`` made ``_``."""
+    return _UNSAFE.sub("_", label.strip())
 
 
 def _canonical_json(config: Mapping, what: str) -> str:
@@ -110,8 +115,8 @@ class PassageStore:
     kind : str
         What is stored, e.g. ``"entities"`` or ``"embeddings"`` (part of the file name).
     name : str
-        The producer, e.g. ``"ner"`` or a model name (part of the file name); letters, digits,
-        ``_``, ``.`` and single ``-`` only.
+        The producer, e.g. ``"ner"`` or a model name (part of the file name, where every run of
+        characters other than letters, digits, ``_`` and ``.`` becomes ``_``).
     config : mapping
         JSON-serialisable configuration: everything that changes a stored value. Its
         :func:`config_fingerprint` names the file and its canonical JSON is kept in ``meta``.
@@ -135,13 +140,13 @@ class PassageStore:
 
     def __init__(self, kind: str, name: str, config: Mapping, *, root: str | os.PathLike | None = None) -> None:
         for label, value in (("kind", kind), ("name", name)):
-            if not isinstance(value, str) or not _NAME.match(value):
-                raise ParameterError(f"PassageStore {label}: expected letters, digits, '_', '.' or '-', got {value!r}")
+            if not isinstance(value, str) or not value.strip():
+                raise ParameterError(f"PassageStore {label}: expected a non-empty str, got {value!r}")
         self.kind = kind
         self.name = name
         self.config_json = _canonical_json(config, f"PassageStore {kind}-{name}")
         self.fingerprint = hashlib.sha256(self.config_json.encode("utf-8")).hexdigest()
-        self.path = cache_dir("store", root) / f"{kind}-{name}-{self.fingerprint[:16]}.sqlite"
+        self.path = cache_dir("store", root) / f"{_file_part(kind)}-{_file_part(name)}-{self.fingerprint[:16]}.sqlite"
         self._conn: sqlite3.Connection | None = None
         self._open()
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import gzip
 import itertools
 import json
 import random
+import warnings
 
 import pytest
 from hypothesis import given, settings
@@ -25,6 +25,7 @@ from aethel_lite.entities import (
     substring_links,
 )
 from aethel_lite.errors import ParameterError
+from aethel_lite.store import text_key
 from conftest import require
 
 CRAFTED = (
@@ -239,7 +240,7 @@ def test_long_text_split_keeps_exact_spans():
 def test_cache_hit_does_not_call_extractor(fresh_cache, monkeypatch):
     texts = [CRAFTED, "Nothing here.", "Berkshire Hathaway is in Omaha."]
     first = extract_entities(texts, "ner", progress=False)
-    assert list((fresh_cache / "entities").glob("ner-*.json.gz"))
+    assert list((fresh_cache / "store").glob("entities-ner-*.sqlite"))
 
     def boom(*args, **kwargs):
         raise AssertionError("spaCy was called on a cache hit")
@@ -247,39 +248,46 @@ def test_cache_hit_does_not_call_extractor(fresh_cache, monkeypatch):
     monkeypatch.setattr(SpacyNerExtractor, "extract", boom)
     monkeypatch.setattr(E, "_load_nlp", boom)
     assert extract_entities(texts, "ner", progress=False) == first
-    # ner3 reuses the ner cache
+    # per-passage keys: a reordered sub-corpus is served from the store too
+    assert extract_entities(texts[2:0:-1], "ner", progress=False) == first[2:0:-1]
+    # ner3 reuses the ner store
     assert extract_entities(texts, "ner3", progress=False) == Ner3Extractor().filter(first)
-    # different texts miss the cache
+    # a new text misses the store
     with pytest.raises(AssertionError, match="cache hit"):
-        extract_entities(texts[:2], "ner", progress=False)
+        extract_entities(texts + ["Apple is in Cupertino."], "ner", progress=False)
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "wrong_length", "wrong_span"])
+def _tamper(store, text, value):
+    with store:
+        store.put_many([(text_key(text), value)])
+
+
+@pytest.mark.parametrize("damage", ["garbage_file", "not_json", "wrong_span", "malformed"])
 def test_corrupt_cache_is_rebuilt_with_warning(fresh_cache, damage):
     texts = ["Bank of America and Wells Fargo", "Goldman Sachs in New York"]
     first = extract_entities(texts, "regex", progress=False)
-    (path,) = (fresh_cache / "entities").glob("regex-*.json.gz")
-    raw = path.read_bytes()
-    if damage == "garbage":
-        path.write_bytes(b"not gzip at all")
-    elif damage == "truncated":
-        path.write_bytes(raw[: len(raw) // 2])
+    store = E.entity_store("regex")
+    path = store.path
+    if damage == "garbage_file":
+        store.close()
+        path.write_bytes(b"not a database at all" * 100)
+        match = "unusable entities store"
     else:
-        obj = json.loads(gzip.decompress(raw))
-        if damage == "wrong_length":
-            obj["mentions"] = obj["mentions"][:1]
-        else:
-            obj["mentions"][0][0][3] += 1
-        path.write_bytes(gzip.compress(json.dumps(obj).encode()))
-    with pytest.warns(RuntimeWarning, match="corrupt entity cache"):
+        value = {"not_json": b"\xff{", "wrong_span": b'[["Bank","bank","REGEX",1,5]]',
+                 "malformed": b'[["Bank","bank","REGEX",0]]'}[damage]
+        _tamper(store, texts[0], value)
+        match = "1 corrupt entity cache entries"
+    with pytest.warns(RuntimeWarning, match=match):
         again = extract_entities(texts, "regex", progress=False)
     assert again == first
-    assert path.read_bytes() == raw  # rebuilt, byte-identical (deterministic writer)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # rebuilt: the next run is clean
+        assert extract_entities(texts, "regex", progress=False) == first
 
 
 def test_cache_false_writes_nothing(fresh_cache):
     extract_entities(["Apple and Microsoft"], "regex", cache=False, progress=False)
-    assert not list((fresh_cache / "entities").glob("*"))
+    assert not list((fresh_cache / "store").glob("*"))
 
 
 # --------------------------------------------------------------------------- corpus helpers
