@@ -137,3 +137,72 @@ def test_query_linking_needs_a_capital_or_digit(tmp_path, monkeypatch):
     keys = g.query_keys("What was the capital expenditure of 3M in 2018?")
     assert "3m" in keys and "in" not in keys and "capital" not in keys
     assert g.query_keys("In which year did Orion Labs launch?") == ["orion labs"]
+
+
+# ----------------------------------------------------------------------------------------------
+# fallback="none" (the pure graph) and the diagnostics of how much BM25 supplied
+# ----------------------------------------------------------------------------------------------
+HELIOS = Query("qh", "Helios Fleet", frozenset({"p2"}))  # seeds helios fleet: reaches p1, p2 and (via p1) p0
+WEATHER = Query("qw", "pleasant weather", frozenset({"p5"}))  # no entity; only p5 has these words
+
+
+@pytest.fixture(scope="module")
+def pure(fitted):  # after `fitted`, which points the entity cache at a temporary folder
+    return GraphRetriever(extractor="regex", bct="none", fallback="none").fit(PASSAGES)
+
+
+def test_pure_graph_returns_only_reached_passages(pure):
+    hits = pure.search([HELIOS], k=6)["qh"]
+    graph = pure.graph_
+    G = nx.from_scipy_sparse_array(graph.adjacency())
+    seeds = {graph.n_passages + graph.entity_index["helios fleet"]: 1.0}
+    pr = nx.pagerank(G, alpha=1 - pure.alpha, personalization=seeds, tol=1e-13, max_iter=10_000)
+    reached = {graph.pids[i] for i in range(graph.n_passages) if pr[i] > 1e-12}
+    assert reached == {"p0", "p1", "p2"}
+    assert {pid for pid, _ in hits} == reached and len(hits) == 3
+    assert all(score > 0 for _, score in hits)
+
+
+def test_pure_graph_closed_pool_ranks_only_reached_candidates(pure):
+    q = Query("q1", "Helios Fleet", frozenset({"p2"}), pool=("p2", "p3", "p5"))
+    assert [pid for pid, _ in pure.search([q], k=10, pool="query")["q1"]] == ["p2"]
+
+
+def test_entity_less_question_empty_under_none_bm25_seeded_under_bm25(fitted, pure):
+    assert pure.search([WEATHER], k=5)["qw"] == []
+    assert pure.diagnostics_["qw"] == {"fallback": False, "n_seed_entities": 0, "n_reached": 0, "bm25_ordered_top5": 0}
+    hits = fitted.search([WEATHER], k=5)["qw"]
+    assert hits[0][0] == "p5" and hits[0][1] > 0  # the BM25 teleport lands on p5
+    assert fitted.diagnostics_["qw"]["fallback"] is True
+
+
+def test_diagnostics_count_seeds_reach_and_bm25_slots(fitted, pure):
+    fitted.search([HELIOS, WEATHER], k=5)
+    # HELIOS: one seed, reaches p0-p2; the two other top-5 slots are unreached passages in BM25 order
+    assert fitted.diagnostics_["qh"] == {"fallback": False, "n_seed_entities": 1, "n_reached": 3, "bm25_ordered_top5": 2}
+    # WEATHER: the BM25 teleport lands on p5 only (no entity, isolated): 1 reached, 4 BM25-ordered
+    assert fitted.diagnostics_["qw"] == {"fallback": True, "n_seed_entities": 0, "n_reached": 1, "bm25_ordered_top5": 4}
+    assert fitted.diagnostics_summary() == {"fallback_share": 0.5, "bm25_top5_share": 0.6, "n_queries": 2}
+    fitted.search([HELIOS], k=3)
+    assert fitted.diagnostics_summary() == {"fallback_share": 0.0, "bm25_top5_share": 0.0, "n_queries": 1}
+    pure.search([HELIOS, WEATHER], k=5)
+    assert pure.diagnostics_["qh"] == {"fallback": False, "n_seed_entities": 1, "n_reached": 3, "bm25_ordered_top5": 0}
+    assert pure.diagnostics_summary() == {"fallback_share": 0.0, "bm25_top5_share": 0.0, "n_queries": 2}
+
+
+def test_fallback_setting_is_in_config_and_checked():
+    assert GraphRetriever(extractor="regex").config()["fallback"] == "bm25"
+    assert GraphRetriever(extractor="regex", fallback="none").config()["fallback"] == "none"
+    with pytest.raises(ParameterError, match="fallback"):
+        GraphRetriever(extractor="regex", fallback="dense").fit(PASSAGES)
+    with pytest.raises(RuntimeError, match="search"):
+        GraphRetriever(extractor="regex").fit(PASSAGES).diagnostics_summary()
+
+
+def test_fallback_reset_after_fit_is_checked_at_search(pure):
+    pure.fallback = "maybe"
+    try:
+        with pytest.raises(ParameterError, match="fallback"):
+            pure.search([HELIOS])
+    finally:
+        pure.fallback = "none"
