@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["metrics_table", "paper_comparison", "comparisons_table", "ablation_figure"]
+__all__ = ["metrics_table", "paper_comparison", "comparisons_table", "ablation_figure", "ci_table", "group_table",
+           "ci_figure", "verdict_table", "reliance_table", "scaling_figure", "cost_table"]
 
 
 def metrics_table(block: Mapping[str, Mapping[str, Any]], metrics: Sequence[str] | None = None):
@@ -87,3 +88,136 @@ def ablation_figure(ablation: Mapping[str, Mapping[str, float]], metrics: Sequen
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     return fig
+
+
+# ------------------------------------------------------------------------- open corpus and scaling
+def _fmt_ci(cell: Mapping[str, Any]) -> str:
+    return f"{cell['mean']:.3f} [{cell['ci_low']:.3f}, {cell['ci_high']:.3f}]"
+
+
+def ci_table(ci: Mapping[str, Mapping[str, Any]], metrics: Sequence[str], group: str | None = None):
+    """Methods × metrics, each cell ``mean [95% CI]``, from the ``ci`` block of an open-corpus result.
+
+    ``group`` selects a question group (``ci[method]["groups"][group]``); None: all questions.
+    """
+    import pandas as pd
+
+    rows = []
+    for method, entry in ci.items():
+        cells = entry["all"] if group is None else entry["groups"].get(group)
+        if cells is None:
+            continue
+        rows.append({"method": method, **{m: _fmt_ci(cells[m]) for m in metrics if m in cells}})
+    return pd.DataFrame(rows).set_index("method")
+
+
+def group_table(ci: Mapping[str, Mapping[str, Any]], metric: str):
+    """Methods × question groups for one metric (``mean [CI]``), with the group sizes in the header."""
+    import pandas as pd
+
+    groups = sorted({g for entry in ci.values() for g in entry["groups"]})
+    rows = []
+    for method, entry in ci.items():
+        row = {"method": method}
+        for g in groups:
+            cell = entry["groups"].get(g, {}).get(metric)
+            if cell is not None:
+                row[f"{g} (n={cell['n']})"] = _fmt_ci(cell)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("method")
+
+
+def ci_figure(results: Mapping[str, Mapping[str, Any]], metric: str = "HR@5", methods: Sequence[str] | None = None,
+              labels: Mapping[str, str] | None = None):
+    """One panel per data set: each method's mean ``metric`` as a dot with its 95% CI as a bar."""
+    import matplotlib.pyplot as plt
+
+    names = list(results)
+    fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.6), sharex=True, squeeze=False)
+    for ax, name in zip(axes[0], names):
+        ci = results[name]["ci"]
+        ms = [m for m in (methods or ci) if m in ci]
+        means = [ci[m]["all"][metric]["mean"] for m in ms]
+        lo = [means[i] - ci[m]["all"][metric]["ci_low"] for i, m in enumerate(ms)]
+        hi = [ci[m]["all"][metric]["ci_high"] - means[i] for i, m in enumerate(ms)]
+        y = list(range(len(ms)))[::-1]
+        ax.errorbar(means, y, xerr=[lo, hi], fmt="o", capsize=3)
+        ax.set_yticks(y, ms, fontsize=8)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel(f"{metric} (95% CI)")
+        ax.set_title((labels or {}).get(name, name), fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def verdict_table(verdicts: Sequence[Mapping[str, Any]]):
+    """The paper's open-corpus numbers beside ours with the generated verdict (rows of
+    :func:`aethel_lite.open_corpus.paper_verdicts`)."""
+    import pandas as pd
+
+    rows = []
+    for v in verdicts:
+        ours = "" if v["ours"] is None else f"{v['ours']:.3f} [{v['ci_low']:.3f}, {v['ci_high']:.3f}]"
+        rows.append({"paper's method": v["paper_method"], "metric": v["metric"] + (" (multi-hop)" if v["section"].endswith("multihop") else ""),
+                     "paper": v["paper"], "our data set": v["dataset"], "ours [95% CI]": ours,
+                     "verdict": v["verdict"], "why": v["why"]})
+    return pd.DataFrame(rows)
+
+
+def reliance_table(results: Mapping[str, Mapping[str, Any]]):
+    """Per data set and graph method: share of questions on the BM25 fallback, share of top-5 slots
+    ordered by BM25, and HR@5 of the method."""
+    import pandas as pd
+
+    rows = []
+    for name, res in results.items():
+        for method, rel in res.get("reliance", {}).items():
+            rows.append({"data set": name, "method": method, "questions on BM25 fallback": rel["fallback_share"],
+                         "top-5 slots ordered by BM25": rel["bm25_top5_share"],
+                         "HR@5": res["methods"][method]["HR@5"]})
+    return pd.DataFrame(rows)
+
+
+def scaling_figure(runs: Mapping[str, Mapping[str, Any]], metric: str = "HR@5", methods: Sequence[str] | None = None,
+                   paper_points: Sequence[Mapping[str, Any]] = (), labels: Mapping[str, str] | None = None):
+    """One panel per corpus: ``metric`` against corpus size (log x), a line per method with its 95%
+    CI band (over questions, seeds averaged), and the paper's points as black markers."""
+    import matplotlib.pyplot as plt
+
+    names = list(runs)
+    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.8), sharey=True, squeeze=False)
+    for ax, name in zip(axes[0], names):
+        curves = runs[name]["curves"]
+        for method in [m for m in (methods or curves) if m in curves]:
+            pts = curves[method][metric]
+            xs = [p["size"] for p in pts]
+            line, = ax.plot(xs, [p["mean"] for p in pts], marker="o", ms=3, label=method)
+            ax.fill_between(xs, [p["ci_low"] for p in pts], [p["ci_high"] for p in pts], color=line.get_color(), alpha=0.15)
+        for i, p in enumerate(paper_points):
+            if p["metric"] == metric:
+                ax.scatter([p["size"]], [p["value"]], marker="x", color="black", zorder=5,
+                           label="paper (private corpus)" if i == 0 else None)
+                ax.annotate(p["paper_method"].split(",")[0], (p["size"], p["value"]), fontsize=7,
+                            xytext=(4, 3), textcoords="offset points")
+        ax.set_xscale("log")
+        ax.set_xlabel("corpus size (passages, log scale)")
+        ax.set_title((labels or {}).get(name, name), fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel(f"{metric} (mean, 95% CI band)")
+    axes[0][0].set_ylim(0, 1.02)
+    handles, names_ = axes[0][-1].get_legend_handles_labels()
+    fig.legend(handles, names_, loc="lower center", ncol=min(len(names_), 6), fontsize=8, bbox_to_anchor=(0.5, -0.02))
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+def cost_table(runs: Mapping[str, Mapping[str, Any]], method: str):
+    """Fit seconds and peak traced MiB of one method per corpus size (from a scaling result's ``timing``)."""
+    import pandas as pd
+
+    rows = []
+    for name, res in runs.items():
+        for t in res.get("timing", {}).get(method, []):
+            rows.append({"corpus": name, "size": t["size"], "fit seconds": t["fit_seconds"], "peak MiB": t["peak_mib"]})
+    return pd.DataFrame(rows)
