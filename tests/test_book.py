@@ -226,7 +226,7 @@ def test_book_builds_without_warnings(tmp_path):
     shutil.copytree(REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     env = dict(os.environ)
     env.pop("AETHEL_DATA", None)  # the quickstart must say it runs on synthetic data
-    small = ["-p", "synthetic_size", "300", "-p", "limit", "8", "-p", "n_resamples", "200"]  # keep CI fast
+    small = ["-p", "synthetic_size", "300", "-p", "limit", "8", "-p", "n_resamples", "200", "-p", "quick", "true"]  # keep CI fast
     run = subprocess.run([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(tmp_path), "--no-progress", *small],
                          env=env, capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
@@ -241,8 +241,11 @@ def test_book_builds_without_warnings(tmp_path):
     html = tmp_path / "_build" / "html"
     closed = nbformat.read(tmp_path / "book" / "executed" / "10_closed_pool.ipynb", as_version=4)
     assert "SYNTHETIC corpus instead" in json.dumps([c.get("outputs", []) for c in closed.cells])
+    for name in ("20_open_corpus", "30_scaling"):  # no data: the synthetic corpus, said loudly
+        chapter = nbformat.read(tmp_path / "book" / "executed" / f"{name}.ipynb", as_version=4)
+        assert "SYNTHETIC corpus" in json.dumps([c.get("outputs", []) for c in chapter.cells]), name
     for page in ("book/intro.html", "book/executed/00_quickstart.html", "book/executed/10_closed_pool.html",
-                 "book/bibliography.html"):
+                 "book/executed/20_open_corpus.html", "book/executed/30_scaling.html", "book/bibliography.html"):
         assert (html / page).exists(), page
     bib_html = (html / "book" / "bibliography.html").read_text()
     assert "PageRank" in bib_html and "MuSiQue" in bib_html
