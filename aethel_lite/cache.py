@@ -1,8 +1,24 @@
-"""On-disk cache location for entity extraction, embeddings and graphs.
+"""On-disk cache location for entity extraction and passage embeddings.
 
-``$AETHEL_CACHE`` if set, else ``./.aethel_cache``. Cache files are keyed by a hash of the input
-texts and the producing configuration (:func:`aethel_lite.io.text_hash`), stored as ``.npy``/``.npz``/JSON
-(never pickle), and rebuilt, with a warning, when a file is found corrupt.
+``$AETHEL_CACHE`` if set, else ``./.aethel_cache``. Nothing in it is ever unpickled.
+
+``store/``
+    Per-passage results, content-addressed: one SQLite file per producer configuration,
+    ``store/<kind>-<name>-<fingerprint[:16]>.sqlite`` (:class:`aethel_lite.store.PassageStore`),
+    shared by every corpus. ``entities-ner-*`` holds spaCy mentions (``ner3`` filters them),
+    ``entities-regex-*`` the regex extractor's, ``embeddings-<model>-*`` passage embeddings. An
+    entry's key is the SHA-256 of the passage text, so a sub-corpus, a closed pool or a
+    re-ordered corpus reuses every passage already processed. The fingerprint covers the
+    producer's configuration (extractor settings and versions plus the entity normalisation
+    rules; model files, ``max_seq_length``, ``normalize`` and library versions): changing any of
+    them opens a new file and the old one is never read again. A file that is corrupt or holds
+    another configuration, and an entry that does not fit its text, are rebuilt with a
+    ``RuntimeWarning``.
+``entities/*.json.gz``, ``embeddings/*.npy``
+    Whole-corpus cache files of earlier versions (keyed by a hash of all the texts). They are
+    ignored, never read; delete them to reclaim the space.
+
+Deleting the folder (or any file in ``store/``) is always safe: results are recomputed.
 """
 
 from __future__ import annotations
