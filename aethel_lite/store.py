@@ -172,26 +172,28 @@ class PassageStore:
 
     # -- opening, validation, rebuilding ----------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
+        """Open the file (creating the tables in an empty database); _Mismatch if it is another store."""
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: atomic, never corrupt
-            with self._transaction(conn):
-                conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                conn.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
-                conn.executemany("INSERT OR IGNORE INTO meta (name, value) VALUES (?, ?)",
-                                 [("format", STORE_FORMAT), ("config", self.config_json)])
-            meta = dict(conn.execute("SELECT name, value FROM meta").fetchall())
+            with self._transaction(conn):  # one process creates, the others then read its meta
+                tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if not tables:
+                    conn.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                    conn.execute("CREATE TABLE entries (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+                    conn.executemany("INSERT INTO meta (name, value) VALUES (?, ?)",
+                                     [("format", STORE_FORMAT), ("config", self.config_json)])
+                    tables = {"meta", "entries"}
+                meta = dict(conn.execute("SELECT name, value FROM meta")) if "meta" in tables else {}
+            problem = _meta_problem(meta, tables, self.config_json)
         except BaseException:
             conn.close()
             raise
-        if meta.get("format") != STORE_FORMAT:
+        if problem:
             conn.close()
-            raise _Mismatch(f"format {meta.get('format')!r}, expected {STORE_FORMAT!r}")
-        if meta.get("config") != self.config_json:
-            conn.close()
-            raise _Mismatch("its meta holds another configuration")
+            raise _Mismatch(problem)
         return conn
 
     def _open(self) -> None:
@@ -287,6 +289,17 @@ class PassageStore:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _meta_problem(meta: Mapping[str, str], tables: set[str], config_json: str) -> str | None:
+    """Why a database is not this store (None when its tables and meta match)."""
+    if not {"meta", "entries"} <= tables:
+        return f"no store tables (found {', '.join(sorted(tables))})"
+    if meta.get("format") != STORE_FORMAT:
+        return f"format {meta.get('format')!r}, expected {STORE_FORMAT!r}"
+    if meta.get("config") != config_json:
+        return "its meta holds another configuration"
+    return None
 
 
 class _Mismatch(Exception):
