@@ -107,6 +107,7 @@ def gold_ranks(retriever, queries: Sequence) -> dict[str, int | None]:
     retriever : GraphRetriever
         Fitted.
     queries : sequence of Query
+        Their gold pids must be fitted passages (else :class:`DataError`).
 
     Returns
     -------
@@ -129,8 +130,7 @@ class _Facts:
         retriever._check_fitted()
         self.retriever = retriever
         self.graph = graph = retriever.graph_
-        self.csc = graph.incidence.tocsc()
-        self.degree = np.diff(self.csc.indptr)  # passages per entity
+        self.degree = np.bincount(graph.incidence.indices, minlength=graph.n_entities)  # passages per entity
         self.doc_names, doc_of = np.unique(np.asarray(retriever.doc_ids_, dtype=str), return_inverse=True)
         self.doc_of = doc_of.ravel()
         coo = graph.incidence.tocoo()
@@ -468,8 +468,9 @@ def aggregate_report(retriever, queries: Sequence) -> dict:
     Parameters
     ----------
     retriever : GraphRetriever
-        Fitted.
+        Fitted; solved in batches of 64 questions on its operator.
     queries : sequence of Query
+        With their gold passages (a question without gold counts only in the seed statistics).
 
     Returns
     -------
