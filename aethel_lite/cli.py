@@ -19,29 +19,73 @@ from pathlib import Path
 
 from .errors import AethelError, ParameterError
 
-from .experiment import FORMATS
+from .experiment import FORMATS, RUN_DEPTH, known_methods
 
 
 # ------------------------------------------------------------------------------------------ eval
-def cmd_eval(args: argparse.Namespace) -> int:
-    from .experiment import load_for_eval, parse_methods, run_methods, score_runs, versions
-    from .io import write_json
-
+def check_eval_args(args: argparse.Namespace) -> None:
+    """Reject bad values and flag combinations of ``aethel eval`` before any data is loaded."""
     if args.k < 1:
         raise ParameterError(f"--k must be ≥ 1, got {args.k}")
-    methods = parse_methods(args.methods)
-    t0 = time.perf_counter()
-    dataset = load_for_eval(args.format, args.data, seed=args.seed, size=args.size, docs=args.docs)
+    if args.depth < max(10, args.k):
+        raise ParameterError(f"--depth must be ≥ 10 (nDCG@10) and ≥ --k, got {args.depth}")
+    if args.format != "financebench" and (args.granularity is not None or args.chunk_words is not None):
+        raise ParameterError(f"--granularity/--chunk-words apply to --format financebench only, not {args.format}")
+    if args.chunk_words is not None and args.granularity != "chunk":
+        raise ParameterError("--chunk-words needs --granularity chunk")
+    if args.distractors is not None and args.format != "2wiki":
+        raise ParameterError(f"--distractors/--no-distractors apply to --format 2wiki only, not {args.format}")
+    if args.distractors and args.setting != "open":
+        raise ParameterError("--distractors needs --setting open (a closed pool never ranks them)")
+    if args.corpus_size is not None:
+        if args.corpus_size < 1:
+            raise ParameterError(f"--corpus-size must be a positive integer, got {args.corpus_size}")
+        if args.setting == "closed":
+            raise ParameterError("--corpus-size needs --setting open (sampling the corpus breaks the closed pools)")
+    if args.trec_out is not None and Path(args.trec_out).exists() and not Path(args.trec_out).is_dir():
+        raise ParameterError(f"--trec-out {args.trec_out}: exists and is not a folder")
+
+
+def eval_dataset(args: argparse.Namespace):
+    """The data set ``aethel eval`` scores and its setting: loaded, cut to ``--limit`` queries, then
+    sampled to ``--corpus-size`` passages (every gold passage of those queries kept)."""
+    from .data.sampling import sample_corpus
+    from .experiment import load_for_eval
+
+    dataset = load_for_eval(args.format, args.data, setting=args.setting, seed=args.seed, size=args.size, docs=args.docs,
+                            granularity=args.granularity or "page", chunk_words=args.chunk_words or 200,
+                            distractors=args.distractors)
     setting = args.setting or ("closed" if all(q.pool is not None for q in dataset.queries) and dataset.queries else "open")
+    if args.corpus_size is not None and setting != "open":
+        raise ParameterError(f"--corpus-size needs --setting open ({args.format} defaults to its closed pools)")
     if args.limit is not None:
         dataset = dataset.subset(limit=args.limit, keep_all_passages=(setting == "open"))
     if not dataset.queries:
         raise ParameterError(f"{dataset.name}: no queries to evaluate")
+    if args.corpus_size is not None:
+        try:
+            dataset = sample_corpus(dataset, args.corpus_size, args.seed)
+        except ParameterError as exc:
+            raise ParameterError(f"--corpus-size: {exc}") from None
+    return dataset, setting
+
+
+#: ``dataset.meta`` entries copied into the ``corpus`` block of the ``aethel eval`` JSON
+CORPUS_KEYS = ("duplicates_merged", "distractors", "n_distractors", "sample", "granularity", "chunk_words", "chunk_overlap")
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from .experiment import parse_methods, run_methods, score_runs, versions, write_trec_runs
+    from .io import write_json
+
+    check_eval_args(args)
+    methods = parse_methods(args.methods)
+    t0 = time.perf_counter()
+    dataset, setting = eval_dataset(args)
     if dataset.meta.get("synthetic"):
         print("NOTE: running on the built-in SYNTHETIC private-equity corpus, not real data.", file=sys.stderr)
     print(f"{dataset.name}: {len(dataset.passages)} passages, {len(dataset.queries)} queries, setting={setting}", file=sys.stderr)
-    depth = max(10, args.k)
-    outcomes = run_methods(dataset, methods, setting=setting, k=depth, progress=not args.quiet,
+    outcomes = run_methods(dataset, methods, setting=setting, k=max(10, args.k), depth=args.depth, progress=not args.quiet,
                            log=None if args.quiet else (lambda m: print(m, file=sys.stderr)))
     result = {
         "dataset": dataset.name,
@@ -50,18 +94,25 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "n_passages": len(dataset.passages),
         "k": args.k,
         "methods": score_runs(outcomes, dataset.queries, k=args.k, depth=10),
+        "corpus": {key: dataset.meta[key] for key in CORPUS_KEYS if key in dataset.meta},
         "config": {"format": args.format, "data": args.data, "methods": methods, "k": args.k, "limit": args.limit,
-                   "seed": args.seed, "size": args.size if args.format == "synthetic" else None, "docs": args.docs},
+                   "seed": args.seed, "size": args.size if args.format == "synthetic" else None, "docs": args.docs,
+                   "setting": args.setting, "depth": args.depth, "corpus_size": args.corpus_size,
+                   "granularity": (args.granularity or "page") if args.format == "financebench" else None,
+                   "chunk_words": (args.chunk_words or 200) if args.granularity == "chunk" else None,
+                   "distractors": args.distractors, "trec_out": args.trec_out},
         "versions": versions(),
         "timing": {name: round(o.seconds, 3) for name, o in outcomes.items()},
         "seconds": round(time.perf_counter() - t0, 3),
     }
+    if args.trec_out is not None:
+        write_trec_runs(outcomes, dataset.queries, args.trec_out)
     write_json(args.out, result)
     if not args.quiet:
         for name, entry in result["methods"].items():
             cells = "  ".join(f"{m}={entry[m]:.3f}" for m in entry if m not in ("per_query", "per_query_metrics"))
-            print(f"{name:>12}  {cells}", file=sys.stderr)
-        print(f"wrote {args.out}", file=sys.stderr)
+            print(f"{name:>16}  {cells}", file=sys.stderr)
+        print(f"wrote {args.out}" + (f" and the runs in {args.trec_out}" if args.trec_out else ""), file=sys.stderr)
     return 0
 
 
@@ -117,12 +168,19 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--data", help="data file or folder (default: $AETHEL_DATA)")
     ev.add_argument("--format", required=True, choices=FORMATS)
     ev.add_argument("--setting", choices=("closed", "open"), help="closed: rank each query's pool; open: the whole corpus (default: closed if every query has a pool)")
-    ev.add_argument("--methods", help="comma-separated: bm25,dense,aethel-reg,aethel-ner,aethel-ner3,aethel-bct,rrf,rrf-bct")
+    ev.add_argument("--methods", help=f"comma-separated, from: {','.join(known_methods())}")
     ev.add_argument("--k", type=int, default=5, help="cut-off for HR/AllSupport/Recall (default 5)")
     ev.add_argument("--limit", type=int, help="first N queries only")
-    ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument("--seed", type=int, default=0, help="seed of the synthetic corpus and of --corpus-size sampling")
     ev.add_argument("--size", type=int, default=1000, help="synthetic corpus size in passages")
     ev.add_argument("--docs", choices=("question", "all"), default="question", help="financebench: filings asked about, or all 344")
+    ev.add_argument("--granularity", choices=("page", "chunk"), help="financebench: rank pages (default) or ~200-word chunks")
+    ev.add_argument("--chunk-words", type=int, help="financebench, --granularity chunk: words per chunk (default 200)")
+    ev.add_argument("--distractors", action=argparse.BooleanOptionalAction, default=None,
+                    help="2wiki, --setting open: add the 6,119-paragraph distractor corpus (default: when present)")
+    ev.add_argument("--corpus-size", type=int, help="--setting open: sample the corpus to N passages, every gold passage kept (seeded by --seed)")
+    ev.add_argument("--depth", type=int, default=RUN_DEPTH, help=f"passages ranked per query; MRR is over this run (default {RUN_DEPTH})")
+    ev.add_argument("--trec-out", help="folder for each method's run (<method>.trec) and the qrels (qrels.txt)")
     ev.add_argument("--out", required=True, help="result JSON path")
     ev.add_argument("--quiet", action="store_true")
     ev.set_defaults(func=cmd_eval)

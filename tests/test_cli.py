@@ -62,15 +62,70 @@ def test_eval_musique_closed_pool(real_data, tmp_path):
         assert len(pids) == 10
 
 
+SYN = ["eval", "--format", "synthetic", "--size", "100", "--out", "x.json"]
+
+
 @pytest.mark.parametrize("argv, message", [
     (["eval", "--format", "synthetic", "--methods", "bm25,nope", "--out", "x.json"], "unknown method 'nope'"),
     (["eval", "--format", "synthetic", "--k", "0", "--out", "x.json"], "--k"),
     (["eval", "--format", "synthetic", "--setting", "closed", "--size", "100", "--out", "x.json"], "no candidate pool"),
+    (["eval", "--format", "musique", "--granularity", "page", "--out", "x.json"], "apply to --format financebench only, not musique"),
+    (["eval", "--format", "2wiki", "--chunk-words", "100", "--out", "x.json"], "apply to --format financebench only"),
+    (["eval", "--format", "financebench", "--chunk-words", "100", "--out", "x.json"], "--chunk-words needs --granularity chunk"),
+    (["eval", "--format", "musique", "--distractors", "--setting", "open", "--out", "x.json"], "apply to --format 2wiki only"),
+    (["eval", "--format", "synthetic", "--no-distractors", "--out", "x.json"], "apply to --format 2wiki only"),
+    (["eval", "--format", "2wiki", "--distractors", "--out", "x.json"], "--distractors needs --setting open"),
+    (["eval", "--format", "musique", "--setting", "closed", "--corpus-size", "500", "--out", "x.json"], "--corpus-size needs --setting open"),
+    (SYN + ["--corpus-size", "0"], "--corpus-size must be a positive integer"),
+    (SYN + ["--corpus-size", "500"], "--corpus-size: size=500 is larger than the corpus of 'synthetic' (100 passages)"),
+    (SYN + ["--corpus-size", "3"], "is smaller than the"),
+    (SYN + ["--depth", "5"], "--depth must be ≥ 10"),
+    (SYN + ["--k", "20", "--depth", "15"], "--depth must be ≥ 10 (nDCG@10) and ≥ --k"),
 ])
 def test_eval_bad_arguments_exit_2_with_a_clear_message(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("aethel: error: ") and message in last  # one line
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_eval_trec_out_must_be_a_folder(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    assert main(SYN[:-1] + [str(tmp_path / "x.json"), "--trec-out", str(tmp_path / "file")]) == 2
+    assert "--trec-out" in capsys.readouterr().err
+
+
+def test_eval_open_sampled_corpus_with_trec_out(tmp_path):
+    from aethel_lite.retrievers import Run
+
+    out, trec = tmp_path / "r.json", tmp_path / "trec"
+    argv = ["eval", "--format", "synthetic", "--size", "300", "--setting", "open", "--corpus-size", "120", "--seed", "4",
+            "--methods", "bm25,aethel-reg", "--limit", "6", "--trec-out", str(trec), "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    result = json.loads(out.read_text())
+    assert result["n_passages"] == 120 and result["setting"] == "open"
+    assert result["corpus"]["sample"]["size"] == 120 and result["corpus"]["sample"]["seed"] == 4
+    config = result["config"]
+    assert (config["setting"], config["corpus_size"], config["depth"], config["trec_out"]) == ("open", 120, 1000, str(trec))
+    assert config["granularity"] is None and config["chunk_words"] is None and config["distractors"] is None
+    assert sorted(p.name for p in trec.iterdir()) == ["aethel-reg.trec", "bm25.trec", "qrels.txt"]
+    run = Run.from_trec(trec / "bm25.trec")
+    assert all(len(r) == 120 for r in run.values())  # the whole run, not the JSON's top 10
+    for qid, pids in result["methods"]["bm25"]["per_query"].items():
+        assert pids == run.pids(qid)[:10]
+    qrels = [line.split() for line in (trec / "qrels.txt").read_text().splitlines()]
+    assert {row[0] for row in qrels} == set(result["methods"]["bm25"]["per_query"])
+    assert all(len(row) == 4 and row[1] == "0" and row[3] == "1" for row in qrels)
+    # sampling is part of the configuration: the same flags give the same file
+    again = tmp_path / "again.json"
+    assert main(argv[:-5] + ["--out", str(again), "--quiet"]) == 0
+    a, b = (json.loads(p.read_text()) for p in (out, again))
+    for r in (a, b):
+        r.pop("seconds"), r.pop("timing"), r["config"].pop("trec_out")
+    assert a == b
 
 
 def test_index_and_search_own_files(tmp_path, capsys):
@@ -92,7 +147,7 @@ def test_index_and_search_own_files(tmp_path, capsys):
     assert {"rank", "pid", "doc_id", "page", "score", "text", "provenance"} <= set(hits[0])
     assert main(["search", str(index), "Who acquired Helios Fleet Solutions?", "--method", "aethel-reg"]) == 0
     assert "via 'helios fleet solutions'" in capsys.readouterr().out
-    assert any((index / "cache").rglob("*.json.gz")), "the index keeps its own entity cache"
+    assert any(p.is_file() for p in (index / "cache").rglob("*")), "the index keeps its own entity cache"
     assert os.environ["AETHEL_CACHE"] == str(tmp_path / "cache"), "the caller's cache setting is restored"
 
 
@@ -105,3 +160,57 @@ def test_console_script_is_installed():
     out = subprocess.run([sys.executable, "-m", "aethel_lite.cli", "--help"], capture_output=True, text=True, check=True)
     for command in ("eval", "index", "search", "data"):
         assert command in out.stdout
+
+
+# ------------------------------------------------------------------------------ real data
+def _eval(argv, tmp_path, name="r.json"):
+    out = tmp_path / name
+    assert main(argv + ["--methods", "bm25", "--out", str(out), "--quiet"]) == 0
+    return json.loads(out.read_text())
+
+
+@pytest.mark.realdata
+def test_eval_musique_open_corpus_sampled(real_data, tmp_path):
+    require(real_data / "musique" / "musique_ans_dev_sample200.jsonl")
+    trec = tmp_path / "trec"
+    result = _eval(["eval", "--data", str(real_data), "--format", "musique", "--setting", "open", "--limit", "20",
+                    "--corpus-size", "600", "--seed", "1", "--trec-out", str(trec)], tmp_path)
+    assert result["setting"] == "open" and result["n_passages"] == 600 and result["n_queries"] == 20
+    corpus = result["corpus"]
+    assert corpus["duplicates_merged"] > 0 and corpus["sample"]["size"] == 600 and corpus["sample"]["seed"] == 1
+    assert corpus["sample"]["n_corpus"] == 4000 - corpus["duplicates_merged"]
+    sampled = {line.split()[2] for line in (trec / "bm25.trec").read_text().splitlines()}
+    gold = {line.split()[2] for line in (trec / "qrels.txt").read_text().splitlines()}
+    assert gold <= sampled and len(sampled) == 600  # every gold passage kept; the whole 600-passage run written
+
+
+@pytest.mark.realdata
+def test_eval_musique_corpus_size_needs_the_open_setting(real_data, tmp_path, capsys):
+    require(real_data / "musique" / "musique_ans_dev_sample200.jsonl")
+    out = tmp_path / "r.json"
+    assert main(["eval", "--data", str(real_data), "--format", "musique", "--corpus-size", "500", "--out", str(out)]) == 2
+    assert "--corpus-size needs --setting open (musique defaults to its closed pools)" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.realdata
+def test_eval_2wiki_open_with_and_without_distractors(real_data, tmp_path):
+    require(real_data / "2wikimultihopqa" / "distractor_corpus_6119.json")
+    base = ["eval", "--data", str(real_data), "--format", "2wiki", "--setting", "open", "--limit", "10"]
+    with_d = _eval(base, tmp_path, "a.json")
+    without = _eval(base + ["--no-distractors"], tmp_path, "b.json")
+    assert with_d["corpus"]["n_distractors"] > 5000 and with_d["config"]["distractors"] is None
+    assert without["corpus"]["distractors"] is None and without["config"]["distractors"] is False
+    assert with_d["n_passages"] == without["n_passages"] + with_d["corpus"]["n_distractors"]
+    assert with_d["corpus"]["duplicates_merged"] == without["corpus"]["duplicates_merged"] > 0
+
+
+@pytest.mark.realdata
+def test_eval_financebench_chunks(real_data, tmp_path):
+    require(real_data / "financebench" / "pages.jsonl.gz")
+    result = _eval(["eval", "--data", str(real_data), "--format", "financebench", "--granularity", "chunk",
+                    "--chunk-words", "150", "--limit", "10", "--corpus-size", "2000"], tmp_path)
+    assert result["config"]["granularity"] == "chunk" and result["config"]["chunk_words"] == 150
+    assert result["corpus"]["granularity"] == "chunk" and result["corpus"]["chunk_words"] == 150
+    assert result["setting"] == "open" and result["n_passages"] == 2000
+    assert all("c" in pid.rsplit("#p", 1)[1] for pids in result["methods"]["bm25"]["per_query"].values() for pid in pids)
