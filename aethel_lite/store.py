@@ -54,6 +54,7 @@ import json
 import os
 import re
 import sqlite3
+import time
 import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -116,12 +117,25 @@ def package_versions(names: Iterable[str]) -> dict[str, str | None]:
     return out
 
 
+def _primary_code(exc: sqlite3.Error) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return None if code is None else code & 0xFF  # extended codes keep the primary code in the low byte
+
+
 def _is_corruption(exc: sqlite3.DatabaseError) -> bool:
     """Whether ``exc`` says the file is damaged (not merely busy, read-only or full)."""
-    code = getattr(exc, "sqlite_errorcode", None)
+    code = _primary_code(exc)
     if code is not None:
         return code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT)
     return not isinstance(exc, sqlite3.OperationalError)  # pragma: no cover - Python < 3.11
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` says another connection holds a lock (worth retrying)."""
+    code = _primary_code(exc)
+    if code is not None:
+        return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)  # pragma: no cover - Python < 3.11
 
 
 class PassageStore:
@@ -172,6 +186,21 @@ class PassageStore:
 
     # -- opening, validation, rebuilding ----------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
+        """:meth:`_connect_once`, retried for up to :data:`BUSY_TIMEOUT` seconds while the file is busy.
+
+        SQLite does not wait (busy handler) for every lock: switching a new file to WAL while
+        another process opens it fails at once with ``database is locked``.
+        """
+        deadline = time.monotonic() + BUSY_TIMEOUT
+        while True:
+            try:
+                return self._connect_once()
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.02)
+
+    def _connect_once(self) -> sqlite3.Connection:
         """Open the file (creating the tables in an empty database); _Mismatch if it is another store."""
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
         try:
