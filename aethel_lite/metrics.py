@@ -12,6 +12,11 @@ pid ignored after its first position), with :math:`\mathrm{rel}_i = [d_i \in G]`
                      :math:`\mathrm{IDCG}_k = \sum_{i \le \min(|G|, k)} 1 / \log_2(i + 1)` (Järvelin & Kekäläinen 2002)
 ===================  ====================================================================
 
+``MRR`` has no cut-off: it is the reciprocal rank within whatever run it is given.
+:func:`aethel_lite.experiment.run_methods` (and so ``aethel eval``) produces runs 1,000 deep, so
+the reported ``MRR`` is over the whole ranking up to an error below 0.001 per query (a gold
+passage below rank 1,000 would add less than 1/1,000), not MRR@10.
+
 ``HR@k``, ``Recall@k``, ``MRR`` and ``nDCG@k`` equal trec_eval's ``success_k``, ``recall_k``,
 ``recip_rank`` and ``ndcg_cut_k`` (checked against ir_measures in the tests) when the run's scores
 are strictly decreasing; trec_eval re-sorts by score (ties by docid), these functions use the

@@ -107,3 +107,17 @@ def test_metric_names_and_errors():
         per_query({}, [Query("q7", "x", frozenset())])
     assert set(evaluate({}, [Query("q", "x", frozenset({"a"}))])) == set(DEFAULT_METRICS)
     assert all(v == 0.0 for v in evaluate({}, [Query("q", "x", frozenset({"a"}))]).values())
+
+
+@pytest.mark.parametrize("gold_rank", [1, 11, 437, 1000])
+def test_mrr_counts_a_gold_passage_anywhere_in_a_deep_run(gold_rank):
+    """``aethel eval`` runs are 1,000 deep: MRR is trec_eval's recip_rank over all of it, not RR@10."""
+    docs = [f"d{i}" for i in range(1000)]
+    q = Query("q", "text", {docs[gold_rank - 1]})
+    run = {"q": [(d, 1000.0 - i) for i, d in enumerate(docs)]}
+    got = per_query(run, [q], ["MRR"])["q"]["MRR"]
+    assert got == pytest.approx(1 / gold_rank)
+    oracle = ir_measures.calc_aggregate([ir_measures.RR, ir_measures.RR @ 10], [ir_measures.Qrel("q", docs[gold_rank - 1], 1)],
+                                        [ir_measures.ScoredDoc("q", d, s) for d, s in run["q"]])
+    assert got == pytest.approx(oracle[ir_measures.RR])
+    assert oracle[ir_measures.RR @ 10] == (got if gold_rank <= 10 else 0.0)  # what a 10-deep run would report
