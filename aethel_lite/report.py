@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = ["metrics_table", "paper_comparison", "comparisons_table", "ablation_figure", "ci_table", "group_table",
-           "ci_figure", "verdict_table", "reliance_table", "scaling_figure", "cost_table"]
+           "ci_figure", "verdict_table", "reliance_table", "scaling_figure", "cost_table", "example_markdown"]
 
 
 def metrics_table(block: Mapping[str, Mapping[str, Any]], metrics: Sequence[str] | None = None):
@@ -221,3 +221,32 @@ def cost_table(runs: Mapping[str, Mapping[str, Any]], method: str):
         for t in res.get("timing", {}).get(method, []):
             rows.append({"corpus": name, "size": t["size"], "fit seconds": t["fit_seconds"], "peak MiB": t["peak_mib"]})
     return pd.DataFrame(rows)
+
+
+def example_markdown(ex: Mapping[str, Any]) -> str:
+    """A worked example (:func:`aethel_lite.analysis.worked_example`) as Markdown: question → seeds →
+    where the mass went → top hits → the gold passage → the measured reason."""
+    def pct(x):
+        return "n/a" if x is None else f"{100 * x:.1f}%"
+
+    lines = [f"**{ex['question']}** (`{ex['qid']}`)", ""]
+    if ex["seeds"]:
+        seeds = "; ".join(f"`{s['entity']}` ({s['degree']} passages in {s['n_documents']} documents, found by "
+                          f"{s['found_by']}{', on a gold passage' if s['on_gold'] else ''})" for s in ex["seeds"])
+        lines.append(f"* **Seeds:** {seeds}.")
+    else:
+        lines.append("* **Seeds:** none of the question's words is an entity in the graph"
+                     + (" — BM25-seeded teleport (fallback)." if ex["fallback"] else "."))
+    mass = ex["mass"]
+    top = ", ".join(f"`{e['entity']}` {pct(e['mass'])}" for e in mass["top_entities"][:5])
+    lines.append(f"* **Mass:** {pct(mass['entity_share'])} on entity nodes, {pct(mass['passage_share'])} on passages; "
+                 f"top entities {top}; the gold passages hold {pct(mass['gold_share'])} of the passage mass, the gold's "
+                 f"documents {pct(mass['gold_doc_share'])}. {ex['n_tied_top']} passages tie at the top score.")
+    hits = "; ".join(f"{h['rank']}. `{h['pid']}`" + (" (BM25 order)" if not h["reached"] else "") for h in ex["hits"])
+    lines.append(f"* **Top hits:** {hits}.")
+    for g in ex["gold"]:
+        lines.append(f"* **Gold** `{g['pid']}`: rank {g['rank'] if g['rank'] is not None else 'not ranked'}, "
+                     f"{'reached' if g['reached'] else 'not reached'} by PageRank; seed entities on it: "
+                     f"{', '.join(f'`{e}`' for e in g['seed_entities']) or 'none'}; {len(g['entities'])} entities in all.")
+    lines.append(f"* **Why:** {ex['reason']}")
+    return "\n".join(lines)

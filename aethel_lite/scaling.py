@@ -90,8 +90,7 @@ def scaling_run(dataset, methods: Sequence[str], *, sizes: Sequence = DEFAULT_SI
     from tqdm.auto import tqdm
 
     from .data.sampling import sample_corpus
-    from .experiment import FUSIONS, MethodOutcome, run_methods, score_runs
-    from .retrievers import rrf
+    from .experiment import FUSIONS, MethodOutcome, fuse, run_methods, score_runs
     from .stats import bootstrap_ci
 
     gold = set().union(*(q.gold for q in dataset.queries))
@@ -114,10 +113,8 @@ def scaling_run(dataset, methods: Sequence[str], *, sizes: Sequence = DEFAULT_SI
             outcomes[base] = out[base]
         for name in methods:
             if name in FUSIONS:
-                parts = FUSIONS[name]
-                outcomes[name] = MethodOutcome(name, rrf([outcomes[b].run for b in parts], k=60, name=name),
-                                               sum(outcomes[b].seconds for b in parts))
-                peaks[name] = max((peaks[b] for b in parts if peaks[b] is not None), default=None)
+                outcomes[name] = fuse(name, outcomes)
+                peaks[name] = max((peaks[b] for b in FUSIONS[name] if peaks[b] is not None), default=None)
         block = score_runs({m: outcomes[m] for m in methods}, sample.queries, k=5)
         for name in methods:
             per_query.setdefault((name, size), []).append(block[name]["per_query_metrics"])
