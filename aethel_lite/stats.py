@@ -50,51 +50,45 @@ __all__ = ["BootstrapResult", "RandomizationResult", "ConfidenceInterval", "pair
 _CHUNK_ENTRIES = 1 << 22  # entries of one (rows, n) resampling block
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Resampled:
+    """What every resampling result records: the sample size and the settings that reproduce it."""
+
+    n: int
+    n_resamples: int = 10_000
+    seed: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
 @dataclass(frozen=True)
-class BootstrapResult:
+class BootstrapResult(_Resampled):
     """Paired bootstrap of :math:`\\bar a - \\bar b`: percentile CI and shift-method two-sided p-value."""
 
     mean_diff: float
     ci_low: float
     ci_high: float
     p_value: float
-    n: int
-    n_resamples: int = 10_000
     confidence: float = 0.95
-    seed: int = 0
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
-class RandomizationResult:
+class RandomizationResult(_Resampled):
     """Paired sign-flip randomization test of :math:`\\bar a - \\bar b`: two-sided p-value."""
 
     mean_diff: float
     p_value: float
-    n: int
-    n_resamples: int = 10_000
-    seed: int = 0
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
-class ConfidenceInterval:
+class ConfidenceInterval(_Resampled):
     """Mean of one metric vector with its bootstrap percentile confidence interval."""
 
     mean: float
     ci_low: float
     ci_high: float
-    n: int
-    n_resamples: int = 10_000
     confidence: float = 0.95
-    seed: int = 0
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def _vector(values, name: str) -> np.ndarray:
@@ -187,7 +181,8 @@ def paired_bootstrap(a, b, n_resamples: int = 10_000, seed: int = 0, confidence:
     lo, hi = _percentile_interval(means, confidence)
     extreme = np.count_nonzero(np.abs(means - observed) >= abs(observed) - _tolerance(d))
     p = (1 + extreme) / (n_resamples + 1)
-    return BootstrapResult(observed, lo, hi, float(p), n, n_resamples, float(confidence), seed)
+    return BootstrapResult(mean_diff=observed, ci_low=lo, ci_high=hi, p_value=float(p), confidence=float(confidence),
+                           n=n, n_resamples=n_resamples, seed=seed)
 
 
 def bootstrap_ci(values, n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95) -> ConfidenceInterval:
@@ -228,7 +223,8 @@ def bootstrap_ci(values, n_resamples: int = 10_000, seed: int = 0, confidence: f
     n_resamples = _check_resamples(n_resamples)
     _check_confidence(confidence)
     lo, hi = _percentile_interval(_resampled_means(x, n_resamples, seed), confidence)
-    return ConfidenceInterval(float(x.mean()), lo, hi, int(x.shape[0]), n_resamples, float(confidence), seed)
+    return ConfidenceInterval(mean=float(x.mean()), ci_low=lo, ci_high=hi, confidence=float(confidence), n=int(x.shape[0]),
+                              n_resamples=n_resamples, seed=seed)
 
 
 def _check_confidence(confidence) -> None:
@@ -290,7 +286,7 @@ def randomization_test(a, b, n_resamples: int = 10_000, seed: int = 0) -> Random
         signs = 1.0 - 2.0 * rng.integers(0, 2, size=(rows, n))
         extreme += int(np.count_nonzero(np.abs((signs * d).mean(axis=1)) >= threshold))
     p = (1 + extreme) / (n_resamples + 1)
-    return RandomizationResult(observed, float(p), n, n_resamples, seed)
+    return RandomizationResult(mean_diff=observed, p_value=float(p), n=n, n_resamples=n_resamples, seed=seed)
 
 
 def holm(p_values) -> np.ndarray:

@@ -21,13 +21,11 @@ def synthetic():
 def _pooled():
     """Two questions whose pools repeat one paragraph ("Paris") under two pids, plus one exact
     text repeated under another title (not a duplicate)."""
-    passages = [
-        Passage("a#0", "Paris", "Paris", "Paris is the capital of France."),
-        Passage("a#1", "Rome", "Rome", "Rome is the capital of Italy."),
-        Passage("b#0", "Berlin", "Berlin", "Berlin is the capital of Germany."),
-        Passage("b#1", "Paris", "Paris", "Paris is the capital of France."),
-        Passage("b#2", "Lyon", "Lyon", "Paris is the capital of France."),
-    ]
+    france, italy, germany = (f"{c} is the capital of {n}." for c, n in (("Paris", "France"), ("Rome", "Italy"),
+                                                                           ("Berlin", "Germany")))
+    rows = {"a#0": ("Paris", france), "a#1": ("Rome", italy), "b#0": ("Berlin", germany), "b#1": ("Paris", france),
+            "b#2": ("Lyon", france)}
+    passages = [Passage(pid, title, title, text) for pid, (title, text) in rows.items()]
     queries = [
         Query("a", "capital of France?", {"a#0"}, pool=("a#0", "a#1")),
         Query("b", "capital of France or Germany?", {"b#1", "b#2"}, hops=2, pool=("b#0", "b#1", "b#2")),
