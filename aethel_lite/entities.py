@@ -589,14 +589,15 @@ def _decode_mentions(value: bytes, text: str) -> list[Mention]:
         raise ValueError(f"expected a list of mentions, got {type(rows).__name__}")
     out = []
     for row in rows:
-        if not isinstance(row, list) or len(row) != 5:
+        if type(row) is not list or len(row) != 5:
             raise ValueError(f"malformed mention {row!r}")
-        m = Mention(*row)
-        if not (type(m.text) is type(m.key) is type(m.label) is str and type(m.start) is type(m.end) is int):
+        surface, key, label, start, end = row
+        if type(surface) is not str or type(key) is not str or type(label) is not str \
+                or type(start) is not int or type(end) is not int:
             raise ValueError(f"malformed mention {row!r}")
-        if m.start < 0 or text[m.start : m.end] != m.text:
-            raise ValueError(f"mention {m.text!r} does not match its text span")
-        out.append(m)
+        if start < 0 or text[start:end] != surface:
+            raise ValueError(f"mention {surface!r} does not match its text span")
+        out.append(Mention(surface, key, label, start, end))
     return out
 
 
