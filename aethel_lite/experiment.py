@@ -119,6 +119,8 @@ def make_retriever(name: str, **overrides: Any):
 
 @dataclass
 class MethodOutcome:
+    """One method's run, its fit-and-search seconds, and the fitted retriever (None for a fusion)."""
+
     name: str
     run: Any
     seconds: float
