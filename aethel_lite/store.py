@@ -251,7 +251,8 @@ class PassageStore:
         try:
             yield
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite may already have rolled back (e.g. a full disk)
+                conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
 
