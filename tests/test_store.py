@@ -106,6 +106,10 @@ def test_interrupted_write_leaves_no_entry(cache):
         def __init__(self, conn):
             self.conn = conn
 
+        @property
+        def in_transaction(self):
+            return self.conn.in_transaction
+
         def execute(self, *a):
             return self.conn.execute(*a)
 
