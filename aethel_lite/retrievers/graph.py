@@ -95,7 +95,9 @@ class GraphRetriever(Retriever):
     graph_ : EntityGraph
     provenance_ : dict
         After ``search``: qid → pid → list of :class:`~aethel_lite.bct.Expansion` (seed entity,
-        graph entity reached, how, weight) that tie each returned passage to the query's seeds.
+        graph entity reached, how, weight) that tie each of the query's first
+        :attr:`provenance_depth` hits (default 100) to its seeds. Evaluation runs are 1,000 deep;
+        explaining every one of those hits would cost more than the search itself.
     seeds_ : dict
         After ``search``: qid → the query's expansions (empty list = no seed entity: the BM25
         teleport was used, or nothing was ranked under ``fallback="none"``).
@@ -115,6 +117,7 @@ class GraphRetriever(Retriever):
     """
 
     name = "graph"
+    provenance_depth = 100  # hits per query whose provenance search() records
 
     def __init__(self, extractor: str = "ner3", bct: str = "none", alpha: float = 0.5, tol: float = 1e-8,
                  max_iter: int = 1000, alias_table: Mapping[str, Sequence[str]] | None = None,
@@ -381,7 +384,7 @@ class GraphRetriever(Retriever):
             self.diagnostics_[qid]["bm25_ordered_top5"] = sum(1 for _, score in hits[:5] if score < 0)
             graph = self._graphs[qid]
             exps = self.seeds_.get(qid, [])
-            self.provenance_[qid] = {pid: provenance(pid, exps, graph) for pid, _ in hits}
+            self.provenance_[qid] = {pid: provenance(pid, exps, graph) for pid, _ in hits[: self.provenance_depth]}
         self._graphs = {}
         return run
 
