@@ -54,7 +54,7 @@ import numpy as np
 from .errors import DataError, ParameterError
 
 __all__ = ["gold_rank", "gold_ranks", "seed_report", "hub_entities", "mass_report", "worked_example",
-           "aggregate_report"]
+           "aggregate_report", "hub_mass"]
 
 # questions solved together in one PPR batch (as GraphRetriever.search does)
 _BLOCK = 64
@@ -278,6 +278,48 @@ def hub_entities(retriever, top: int = 20) -> list[dict]:
     order = np.lexsort((np.arange(facts.graph.n_entities), -facts.degree))[:top]
     return [{**facts.entity_row(int(j)), "surface": facts.graph.surface.get(facts.graph.entities[j], ""),
              "edge_share": float(facts.degree[j] / facts.n_edges) if facts.n_edges else 0.0} for j in order]
+
+
+def hub_mass(retriever, queries: Sequence, top: int = 15, block: int = 64) -> list[dict]:
+    r"""Which entity nodes soak up the PageRank mass, averaged over questions.
+
+    For question :math:`q` with PPR vector :math:`p^{(q)}` (all nodes), entity :math:`e`'s share is
+    :math:`p^{(q)}_e / \sum_v p^{(q)}_v`; the result ranks entities by the mean share over the
+    questions that have any mass (a question with no seed under ``fallback="none"`` has none).
+
+    Returns
+    -------
+    list of dict
+        ``{"entity", "degree", "n_documents", "mean_mass_share", "n_questions_top"}`` for the ``top``
+        entities by mean share; ``n_questions_top`` counts the questions in which that entity holds
+        more mass than any other node.
+    """
+    top = _check_positive(top, "top")
+    block = _check_positive(block, "block")
+    facts = _Facts(retriever)
+    n_p = facts.graph.n_passages
+    total = np.zeros(facts.graph.n_entities)
+    wins = np.zeros(facts.graph.n_entities, dtype=np.int64)
+    n_live = 0
+    texts = [q.text for q in queries]
+    for start in range(0, len(texts), block):
+        P, _, _ = retriever.ppr(texts[start:start + block])
+        mass = P.sum(axis=0)
+        live = mass > 0
+        if not live.any():
+            continue
+        shares = P[n_p:, live] / mass[live]
+        total += shares.sum(axis=1)
+        best = np.argmax(P[:, live], axis=0)
+        for node in best[best >= n_p]:
+            wins[node - n_p] += 1
+        n_live += int(live.sum())
+    if n_live == 0:
+        return []
+    mean = total / n_live
+    order = np.lexsort((np.arange(mean.size), -mean))[:top]
+    return [{**facts.entity_row(int(j)), "mean_mass_share": float(mean[j]), "n_questions_top": int(wins[j])}
+            for j in order]
 
 
 # ------------------------------------------------------------------------------------- mass

@@ -281,3 +281,29 @@ def test_errors_name_the_problem(bm25):
         A.mass_report(bm25, Query("q", "Acme", frozenset({"nope"})))
     with pytest.raises(ParameterError, match="k must"):
         A.worked_example(bm25, CAPEX, k=0)
+
+
+# ------------------------------------------------------------------------------------- hub_mass
+def test_hub_mass_equals_mean_networkx_share(pure):
+    """Mean share of the PPR mass per entity, against networkx PageRank per question (seeded questions only)."""
+    graph = pure.graph_
+    qs = [CAPEX, ORION, NOSEED]  # NOSEED has no seed under the pure graph: left out of the mean
+    vectors = []
+    for q in qs:
+        exps = pure.expansions(q.text)
+        if exps:
+            from aethel_lite.bct import seed_vector
+
+            s = seed_vector(exps, graph)
+            seeds = {graph.entities[j]: s[graph.n_passages + j] for j in np.flatnonzero(s[graph.n_passages:])}
+            v = nx_ppr(pure, seeds)
+            vectors.append(v / v.sum())
+    assert len(vectors) == 2
+    expected = np.mean([v[graph.n_passages:] for v in vectors], axis=0)
+    rows = A.hub_mass(pure, qs, top=3)
+    assert [r["entity"] for r in rows] == [graph.entities[j] for j in np.argsort(-expected, kind="stable")[:3]]
+    for r in rows:
+        assert r["mean_mass_share"] == pytest.approx(expected[graph.entities.index(r["entity"])], abs=1e-7)
+    assert sum(r["n_questions_top"] for r in A.hub_mass(pure, qs, top=len(graph.entities))) <= 2
+    with pytest.raises(ParameterError):
+        A.hub_mass(pure, qs, top=0)
