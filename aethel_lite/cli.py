@@ -27,6 +27,8 @@ def check_eval_args(args: argparse.Namespace) -> None:
     """Reject bad values and flag combinations of ``aethel eval`` before any data is loaded."""
     if args.k < 1:
         raise ParameterError(f"--k must be ≥ 1, got {args.k}")
+    if args.n_process < 1:
+        raise ParameterError(f"--n-process must be ≥ 1, got {args.n_process}")
     if args.depth < max(10, args.k):
         raise ParameterError(f"--depth must be ≥ 10 (nDCG@10) and ≥ --k, got {args.depth}")
     if args.format != "financebench" and (args.granularity is not None or args.chunk_words is not None):
@@ -86,7 +88,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print("NOTE: running on the built-in SYNTHETIC private-equity corpus, not real data.", file=sys.stderr)
     print(f"{dataset.name}: {len(dataset.passages)} passages, {len(dataset.queries)} queries, setting={setting}", file=sys.stderr)
     outcomes = run_methods(dataset, methods, setting=setting, k=max(10, args.k), depth=args.depth, progress=not args.quiet,
-                           log=None if args.quiet else (lambda m: print(m, file=sys.stderr)))
+                           log=None if args.quiet else (lambda m: print(m, file=sys.stderr)),
+                           retriever_kwargs={"GraphRetriever": {"n_process": args.n_process}})
     result = {
         "dataset": dataset.name,
         "setting": setting,
@@ -180,6 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="2wiki, --setting open: add the 6,119-paragraph distractor corpus (default: when present)")
     ev.add_argument("--corpus-size", type=int, help="--setting open: sample the corpus to N passages, every gold passage kept (seeded by --seed)")
     ev.add_argument("--depth", type=int, default=RUN_DEPTH, help=f"passages ranked per query; MRR is over this run (default {RUN_DEPTH})")
+    ev.add_argument("--n-process", type=int, default=1, help="spaCy worker processes for entity extraction (default 1; results do not depend on it)")
     ev.add_argument("--trec-out", help="folder for each method's run (<method>.trec) and the qrels (qrels.txt)")
     ev.add_argument("--out", required=True, help="result JSON path")
     ev.add_argument("--quiet", action="store_true")

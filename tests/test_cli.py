@@ -81,6 +81,7 @@ SYN = ["eval", "--format", "synthetic", "--size", "100", "--out", "x.json"]
     (SYN + ["--corpus-size", "3"], "is smaller than the"),
     (SYN + ["--depth", "5"], "--depth must be ≥ 10"),
     (SYN + ["--k", "20", "--depth", "15"], "--depth must be ≥ 10 (nDCG@10) and ≥ --k"),
+    (SYN + ["--n-process", "0"], "--n-process must be ≥ 1"),
 ])
 def test_eval_bad_arguments_exit_2_with_a_clear_message(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
