@@ -103,7 +103,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
                    "setting": args.setting, "depth": args.depth, "corpus_size": args.corpus_size,
                    "granularity": (args.granularity or "page") if args.format == "financebench" else None,
                    "chunk_words": (args.chunk_words or 200) if args.granularity == "chunk" else None,
-                   "distractors": args.distractors, "trec_out": args.trec_out},
+                   "distractors": args.distractors, "trec_out": args.trec_out, "n_process": args.n_process},
         "versions": versions(),
         "timing": {name: round(o.seconds, 3) for name, o in outcomes.items()},
         "seconds": round(time.perf_counter() - t0, 3),
