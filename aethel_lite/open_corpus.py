@@ -308,10 +308,14 @@ def takeaways(saved: Mapping[str, Any]) -> str:
         paper_order = order == ["bm25", "aethel-ner3", dense]
         out.append(f"* **{name}**, HR@5: " + "; ".join(parts) + f". Order: {' > '.join(order)}"
                    + (" — the paper's order." if paper_order else " — not the paper's BM25 > graph > dense."))
+    from .paper import PAPER_TESTS
+
+    paper = next(p for p in PAPER_TESTS if (p["a"], p["b"], p["metric"]) == ("rrf", "bm25", "MRR"))
     for t in saved.get("tests", []):
         if (t["a"], t["b"], t["metric"]) == ("rrf", "bm25", "MRR"):
             out.append(f"* RRF(BM25 + graph) − BM25 on MRR, `{t['dataset']}`: {t['diff']:+.3f} "
-                       f"[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], N = {t['n']} (paper: +0.011 [−0.163, +0.192], N = 40)"
+                       f"[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], N = {t['n']} (paper: "
+                       f"{paper['mean_a'] - paper['mean_b']:+.3f} [{paper['ci_low']:+.3f}, {paper['ci_high']:+.3f}], N = {paper['n']})"
                        + ("; the CI excludes zero." if t["ci_low"] > 0 or t["ci_high"] < 0 else "; the CI spans zero, as in the paper."))
     ea = saved.get("error_analysis")
     if ea:
