@@ -121,27 +121,96 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------------- index/search
 def cmd_index(args: argparse.Namespace) -> int:
-    from .index import build_index
+    """``aethel index``: build, rebuild or ``--add`` to an index; Ctrl-C / SIGTERM leave the previous one intact.
 
-    info = build_index(args.paths, args.out, methods=args.methods.split(","), chunk_words=args.chunk_words, progress=not args.quiet)
+    Exit codes: 0 done, 2 a clear error (one line), 130 interrupted by SIGINT, 143 by SIGTERM.
+    """
+    import signal
+
+    from .index import Terminated, build_index
+
+    def on_term(signum, frame):
+        raise Terminated()
+
+    methods = args.methods.split(",") if args.methods is not None else (None if args.add else ["bm25", "aethel-bct"])
+    log = None if args.quiet else (lambda msg: print(f"aethel: {msg}", file=sys.stderr))
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        info = build_index(args.paths, args.out, methods=methods, chunk_words=args.chunk_words, progress=not args.quiet,
+                           add=args.add, force=args.force, follow_symlinks=args.follow_symlinks, n_process=args.n_process,
+                           log=log)
+    except (KeyboardInterrupt, Terminated) as exc:
+        state = getattr(exc, "index_state", "kept")
+        note = {"kept": "previous index kept", "none": "no index written",
+                "complete": "the new index was already complete and is in place"}.get(state, "previous index kept")
+        print(f"aethel: interrupted; {note}", file=sys.stderr)
+        return 143 if isinstance(exc, Terminated) else 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     print(json.dumps(info, indent=2, sort_keys=True))
     return 0
 
 
-def cmd_search(args: argparse.Namespace) -> int:
-    from .index import search_index
-
-    hits = search_index(args.index, args.question, k=args.k, method=args.method)
-    if args.json:
-        print(json.dumps({"question": args.question, "method": args.method, "hits": hits}, indent=2, ensure_ascii=False))
-        return 0
+def _print_hits(hits: list) -> None:
     for hit in hits:
         where = hit["doc_id"] + (f", page {hit['page'] + 1}" if hit.get("page") is not None else "")
         print(f"{hit['rank']:>2}. [{hit['score']:.4f}] {where}  ({hit['pid']})")
+        if hit.get("source"):
+            print(f"      source: {hit['source']}")
         for prov in hit.get("provenance", [])[:3]:
             print(f"      via {prov['seed']!r} -> {prov['entity']!r} ({prov['via']}, w={prov['weight']:.2f})")
-        snippet = " ".join(hit["text"].split())[:240]
+        snippet = " ".join(hit["text"][:2000].split())[:240]
         print(f"      {snippet}")
+
+
+def _read_questions(path: str) -> list[tuple[int, str]]:
+    """(line number, question) of every non-blank line of ``path`` (``-``: standard input)."""
+    from .errors import DataError, DataNotFoundError
+
+    try:
+        if path == "-":
+            lines = sys.stdin.read().splitlines()
+        else:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise DataNotFoundError(f"--questions {path}: file not found") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"--questions {path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise DataError(f"--questions {path}: cannot read ({exc.strerror or exc})") from None
+    out = [(i, line.strip()) for i, line in enumerate(lines, start=1) if line.strip()]
+    if not out:
+        raise ParameterError(f"--questions {path}: no questions (one per line)")
+    return out
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """``aethel search``: load a verified index once and answer one question or a file of them."""
+    from .index import SearchIndex, method_parts
+
+    if (args.question is None) == (args.questions is None):
+        raise ParameterError("give either a QUESTION or --questions FILE (one question per line)")
+    if args.k < 1:
+        raise ParameterError(f"-k must be ≥ 1, got {args.k}")
+    method_parts(args.method)  # unknown method: a clear error before anything is loaded
+    if args.question is not None and not args.question.strip():
+        raise ParameterError("question: empty question")
+    numbered = [(None, args.question)] if args.question is not None else _read_questions(args.questions)
+    try:
+        index = SearchIndex(args.index, methods=[args.method])
+        results = index.search([q for _, q in numbered], k=args.k, method=args.method)
+    except KeyboardInterrupt:
+        print("aethel: interrupted", file=sys.stderr)
+        return 130
+    if args.questions is not None:  # JSONL: one line per question
+        for (line, question), hits in zip(numbered, results):
+            print(json.dumps({"line": line, "question": question, "method": args.method, "hits": hits}, ensure_ascii=False))
+        return 0
+    hits = results[0]
+    if args.json:
+        print(json.dumps({"question": args.question, "method": args.method, "hits": hits}, indent=2, ensure_ascii=False))
+        return 0
+    _print_hits(hits)
     return 0
 
 
@@ -189,20 +258,29 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--quiet", action="store_true")
     ev.set_defaults(func=cmd_eval)
 
-    ix = sub.add_parser("index", help="index .txt/.md/.pdf files or folders")
-    ix.add_argument("paths", nargs="+")
+    ix = sub.add_parser("index", help="index .txt/.md/.pdf files or folders (or .jsonl passage files)",
+                        description="Build an index folder that `aethel search` loads without refitting. Safe to "
+                                    "interrupt: the previous index stays as it was until the new one is complete.")
+    ix.add_argument("paths", nargs="+", help="files (.txt, .md, .pdf, .jsonl passages) and folders (walked recursively)")
     ix.add_argument("--out", required=True, help="index folder")
-    ix.add_argument("--methods", default="bm25,aethel-bct", help="retrievers to build (default bm25,aethel-bct)")
+    ix.add_argument("--methods", default=None, help="retrievers to build (default bm25,aethel-bct; with --add: the index's)")
     ix.add_argument("--chunk-words", type=int, default=None, help="split pages/paragraphs into windows of this many words")
+    ix.add_argument("--add", action="store_true", help="add the files to the existing index at --out (new documents "
+                    "appended, changed ones replaced; other passages are not re-processed and keep their ids)")
+    ix.add_argument("--force", action="store_true", help="replace --out even if it holds files that are not an index (they are deleted)")
+    ix.add_argument("--follow-symlinks", action="store_true", help="follow symbolic links that lead out of the folders given")
+    ix.add_argument("--n-process", type=int, default=1, help="spaCy worker processes for entity extraction (default 1)")
     ix.add_argument("--quiet", action="store_true")
     ix.set_defaults(func=cmd_index)
 
     se = sub.add_parser("search", help="search an index built by `aethel index`")
     se.add_argument("index")
-    se.add_argument("question")
+    se.add_argument("question", nargs="?", default=None)
     se.add_argument("-k", "--k", type=int, default=5)
     se.add_argument("--method", default="aethel-bct")
     se.add_argument("--json", action="store_true", help="print JSON")
+    se.add_argument("--questions", metavar="FILE", default=None,
+                    help="answer every line of FILE ('-': standard input) after one load; prints JSONL, one line per question")
     se.set_defaults(func=cmd_search)
 
     da = sub.add_parser("data", help="download or verify the public evaluation data")

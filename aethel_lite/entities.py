@@ -213,6 +213,8 @@ class RegexExtractor:
 
     name = "regex"
     label = "REGEX"
+    #: every label this extractor gives (stored cache entries with another label are rejected)
+    labels = frozenset({"REGEX"})
     _rules_version = 1
 
     def __init__(self, stop_words: Iterable[str] | None = None) -> None:
@@ -365,6 +367,9 @@ class SpacyNerExtractor:
     """
 
     name = "ner"
+    #: the 18 OntoNotes labels of en_core_web_sm (stored cache entries with another label are rejected)
+    labels = frozenset({"CARDINAL", "DATE", "EVENT", "FAC", "GPE", "LANGUAGE", "LAW", "LOC", "MONEY", "NORP", "ORDINAL",
+                        "ORG", "PERCENT", "PERSON", "PRODUCT", "QUANTITY", "TIME", "WORK_OF_ART"})
 
     def __init__(self, batch_size: int = 32, max_chars: int = 100_000) -> None:
         if int(batch_size) < 1:
@@ -579,11 +584,18 @@ def _encode_mentions(mentions: Sequence[Mention]) -> bytes:
     return json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _decode_mentions(value: bytes, text: str) -> list[Mention]:
-    """Mentions of one stored value; ValueError (with a reason) unless they fit ``text``."""
+def _decode_mentions(value: bytes, text: str, labels: frozenset | None = None, memo: dict | None = None) -> list[Mention]:
+    """Mentions of one stored value; ValueError (with a reason) unless they fit ``text``.
+
+    A mention fits when its span is ``text[start:end] == surface``, its key is
+    ``normalize_entity(surface)`` and (if ``labels`` is given) its label is one of ``labels``; so
+    an entry edited to other keys or labels is caught, not used. ``memo`` caches normalised
+    surfaces across calls of one look-up.
+    """
+    memo = {} if memo is None else memo
     try:
         rows = json.loads(bytes(value).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ValueError(f"unreadable ({type(exc).__name__}: {exc})") from exc
     if not isinstance(rows, list):
         raise ValueError(f"expected a list of mentions, got {type(rows).__name__}")
@@ -597,17 +609,25 @@ def _decode_mentions(value: bytes, text: str) -> list[Mention]:
             raise ValueError(f"malformed mention {row!r}")
         if start < 0 or text[start:end] != surface:
             raise ValueError(f"mention {surface!r} does not match its text span")
+        norm = memo.get(surface)
+        if norm is None:
+            norm = memo[surface] = normalize_entity(surface)
+        if key != norm:
+            raise ValueError(f"mention {surface!r} has key {key!r}, but its normalised form is {norm!r}")
+        if labels is not None and label not in labels:
+            raise ValueError(f"mention {surface!r} has the unknown label {label!r}")
         out.append(Mention(surface, key, label, start, end))
     return out
 
 
-def _stored_mentions(store: PassageStore, texts: dict[str, str]) -> dict[str, list[Mention]]:
+def _stored_mentions(store: PassageStore, texts: dict[str, str], labels: frozenset | None = None) -> dict[str, list[Mention]]:
     """Valid stored mentions of ``texts`` (key -> text); bad entries are warned about and left out."""
     found: dict[str, list[Mention]] = {}
     bad: list[str] = []
+    memo: dict[str, str] = {}
     for key, value in store.get_many(texts).items():
         try:
-            found[key] = _decode_mentions(value, texts[key])
+            found[key] = _decode_mentions(value, texts[key], labels, memo)
         except ValueError as exc:
             bad.append(f"{key[:12]}: {exc}")
     if bad:
@@ -630,7 +650,8 @@ def extract_entities(
         Look every text up in the extractor's :func:`entity_store`, keyed by
         :func:`~aethel_lite.store.text_key` (SHA-256 of the text), run the extractor only on the
         misses (each distinct text once) and store their mentions. A stored entry that is
-        unreadable or whose spans do not match its text is reported with a warning and
+        unreadable, whose spans do not match its text, whose keys are not the normalised
+        surfaces or whose labels the extractor never gives is reported with a warning and
         recomputed. ``ner3`` reads/writes the store of its underlying ``ner`` run.
     n_process : int
         spaCy worker processes (identical results to ``n_process=1``).
@@ -656,7 +677,7 @@ def extract_entities(
     keys = [text_key(t) for t in texts]
     by_key = dict(zip(keys, texts))
     with entity_store(extractor) as store:
-        found = _stored_mentions(store, by_key)
+        found = _stored_mentions(store, by_key, getattr(extractor, "labels", None))
         todo = [k for k in by_key if k not in found]
         if todo:
             new = extractor.extract([by_key[k] for k in todo], n_process=n_process, progress=progress)

@@ -1,121 +1,1043 @@
-"""A searchable index of the user's own files: the engine behind ``aethel index`` and ``aethel search``.
+r"""A persistent, self-checking search index of the user's own files: the engine behind ``aethel index``
+and ``aethel search``.
 
-An index folder holds the passages (``passages.jsonl``), an ``index.json`` manifest (files, methods,
-versions) and the caches (entities, embeddings) that make re-fitting the retrievers fast. Retrievers are
-re-fitted from the passages at search time — from cache that takes seconds, and it means the index never
-stores a pickled model.
+An index is a folder that holds everything search needs, so ``aethel search`` only loads and
+answers (no model is fitted, no entity is extracted from a passage at search time)::
+
+    index.json              manifest: format, methods, inputs, sources, and the SHA-256, size and
+                            line count of every other file
+    passages.jsonl          the passages (pid, doc_id, title, text, meta), one per line
+    bm25/                   BM25 matrices and vocabulary (bm25s's own .npy/.json files)
+    entities-<ner|regex>.jsonl  each passage's raw entity mentions and the SHA-256 of the text
+                            they were extracted from (reused by ``--add``)
+    graph-<extractor>/      the passage-entity graph (CSR arrays graph.npz + entity table graph.json)
+    dense-<first|max>.npy   passage (or window) embeddings, float32; dense-max-offsets.npy
+
+Nothing is pickled. Which parts exist depends on ``--methods``: ``bm25`` needs ``bm25/``; a graph
+method (``aethel-*``) needs ``bm25/`` and its ``graph-<extractor>/``; ``dense``/``dense-max`` their
+embeddings; a fusion its inputs. Every method whose parts exist can be searched (an index built
+for ``aethel-bct`` also answers ``aethel-ner3`` and ``aethel-bct-pure``).
+
+Writing is crash-safe. An index is built in a hidden sibling folder ``.<name>.tmp-<pid>-<random>``
+and switched into place with one atomic ``renameat2(RENAME_EXCHANGE)`` (two renames where that
+is unavailable) only when complete, so an interruption at any point (Ctrl-C, SIGTERM, SIGKILL,
+power loss) leaves the previous index as it was; the next run removes what a killed run left
+behind. A lock file ``.<name>.lock`` beside the folder (holding the writer's pid, locked with
+``flock``) makes a second writer fail at once with a clear message.
+
+Search verifies before it answers: ``index.json`` must be an index manifest of this format, and
+every file a method reads must have the recorded size, line count and SHA-256; the error names the
+file. Document ids and passage ids are stable (:mod:`aethel_lite.data.ingest`): ``--add`` appends
+or replaces documents and never renames another document's passages.
+
+Very long passages: entity extraction and dense encoding read at most :data:`MAX_MODEL_CHARS`
+(100,000) characters of a passage (FinanceBench pages have at most ~11,000), with a warning;
+BM25 and the stored text keep all of it. A 20 MB file without blank lines is one passage and is
+indexed in bounded time and memory (``benchmarks/bench_index.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
+import json
+import logging
 import os
-from collections.abc import Sequence
+import secrets
+import shutil
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from .errors import DataNotFoundError, ParameterError
-from .io import read_json, write_json
+from .errors import AethelError, DataError, DataNotFoundError, ParameterError
 
-__all__ = ["build_index", "search_index", "load_index"]
+__all__ = ["INDEX_FORMAT", "MAX_MODEL_CHARS", "IndexBusyError", "Terminated", "check_out", "build_index",
+           "SearchIndex", "read_manifest", "load_index", "search_index", "method_parts"]
 
-INDEX_FORMAT = 1
+logger = logging.getLogger(__name__)
+
+INDEX_FORMAT = 2
+INDEX_FILE = "index.json"
+PASSAGES_FILE = "passages.jsonl"
+#: characters of a passage that entity extraction and dense encoding read (the rest is BM25 only)
+MAX_MODEL_CHARS = 100_000
+#: passages per entity-extraction call (progress, and the ``ner`` pause point of the test hook)
+_NER_BATCH = 512
+#: test hook: ``AETHEL_TEST_PAUSE=<point>`` makes ``aethel index`` stop at that point, write
+#: ``$AETHEL_TEST_PAUSE_FILE`` and wait until a signal arrives or that file is deleted
+PAUSE_ENV = "AETHEL_TEST_PAUSE"
+PAUSE_POINTS = ("ner", "passages", "manifest")
+_SHA = "sha256"
 
 
-@contextlib.contextmanager
-def _index_cache(index_dir: Path):
-    """Point the entity/embedding caches at ``index_dir/cache`` for the duration (then restore)."""
-    old = os.environ.get("AETHEL_CACHE")
-    os.environ["AETHEL_CACHE"] = str(index_dir / "cache")
+class IndexBusyError(AethelError, RuntimeError):
+    """Another process is writing the same index folder."""
+
+
+class Terminated(BaseException):
+    """Raised in the main thread by ``aethel index``'s SIGTERM handler (like KeyboardInterrupt)."""
+
+
+# ----------------------------------------------------------------------------------- small helpers
+def _checkpoint(point: str) -> None:
+    """Test hook: pause at ``point`` when ``$AETHEL_TEST_PAUSE`` names it (see :data:`PAUSE_ENV`)."""
+    if os.environ.get(PAUSE_ENV) != point:
+        return
+    marker = os.environ.get(PAUSE_ENV + "_FILE")
+    if marker:
+        Path(marker).write_text(f"{os.getpid()} {point}\n")
+    print(f"aethel: test pause at {point!r} (pid {os.getpid()})", file=sys.stderr, flush=True)
+    while marker is None or os.path.exists(marker):
+        time.sleep(0.02)
+
+
+def _file_digest(path: Path, *, lines: bool) -> dict:
+    """``{"sha256", "bytes"}`` (and ``"lines"``: newline count) of one file."""
+    h = hashlib.sha256()
+    size = n_lines = 0
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+            size += len(block)
+            if lines:
+                n_lines += block.count(b"\n")
+    out = {_SHA: h.hexdigest(), "bytes": size}
+    if lines:
+        out["lines"] = n_lines
+    return out
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
     try:
-        yield
+        os.fsync(fd)
     finally:
-        if old is None:
-            os.environ.pop("AETHEL_CACHE", None)
-        else:
-            os.environ["AETHEL_CACHE"] = old
+        os.close(fd)
 
 
-def _fit(dataset, method: str, index_dir: Path, progress: bool):
-    from .experiment import FUSIONS, make_retriever
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths with ``renameat2(RENAME_EXCHANGE)``; False where unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
 
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    rc = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(a))
+
+
+def _siblings(out: Path, kind: str) -> list[Path]:
+    prefix = f".{out.name}.{kind}-"
+    try:
+        return sorted(p for p in out.parent.iterdir() if p.name.startswith(prefix))
+    except FileNotFoundError:
+        return []
+
+
+# ------------------------------------------------------------------------------------------ lock
+class IndexLock:
+    """Exclusive writer lock of an index folder: ``.<name>.lock`` beside it, ``flock``-ed, with the pid.
+
+    The kernel releases the lock when its process dies (even by SIGKILL); a lock file left behind
+    by a killed writer is reused by the next one and removed when it finishes.
+
+    Raises
+    ------
+    IndexBusyError
+        On entry, when another live process holds the lock (its pid is named).
+    """
+
+    def __init__(self, out: Path) -> None:
+        self.path = out.parent / f".{out.name}.lock"
+        self.out = out
+        self._fd: int | None = None
+
+    def __enter__(self) -> "IndexLock":
+        import fcntl
+
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = os.read(fd, 64).decode("ascii", "replace").strip() or "?"
+                os.close(fd)
+                raise IndexBusyError(f"{self.out}: another `aethel index` (pid {owner}) is writing this index "
+                                     f"(lock file {self.path}); wait for it to finish") from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # the previous owner removed the file between our open and flock: retry
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
+            os.close(self._fd)
+            self._fd = None
+
+
+# ---------------------------------------------------------------------------------- --out checks
+def _is_index_folder(path: Path) -> bool:
+    """Whether ``path`` holds an aethel index (of any format) rather than someone's own files."""
+    from .io import read_json
+
+    try:
+        info = read_json(path / INDEX_FILE)
+    except (DataError, OSError):
+        return False
+    return isinstance(info, dict) and info.get("format") in (1, INDEX_FORMAT) and (path / PASSAGES_FILE).is_file()
+
+
+def check_out(out: Any, *, force: bool = False, add: bool = False, inputs: Sequence[Any] = ()) -> Path:
+    """Validate ``--out`` before any work; return it as a :class:`Path`.
+
+    Parameters
+    ----------
+    out : path-like
+        The index folder.
+    force : bool
+        Accept an existing folder that holds other files (it is replaced, its files deleted).
+    add : bool
+        ``--add``: the folder must hold an index already.
+    inputs : sequence of path-like
+        The paths to index; none may lie inside ``out`` unless ``out`` is an index.
+
+    Raises
+    ------
+    ParameterError
+        Empty path; a file (or a path under a file); a folder that is not an index (unless
+        ``force``); a place where nothing can be written; ``add`` without an index; an input
+        inside the folder to be replaced. The message names the path.
+    """
+    if out is None or not str(out).strip():
+        raise ParameterError("--out: empty path; name the index folder, e.g. --out my-index")
+    path = Path(out)
+    for anc in reversed((path.absolute(),) + tuple(path.absolute().parents)):
+        if anc.exists() and not anc.is_dir():
+            what = "is a file" if anc == path.absolute() else f"is under {anc}, which is a file"
+            raise ParameterError(f"--out {out}: {what}; the index is a folder, give a new or existing folder")
+    exists = path.exists()
+    is_index = exists and _is_index_folder(path)
+    if add and not is_index:
+        raise ParameterError(f"--add: {out} is not an aethel index; build one first with `aethel index FILES --out {out}`")
+    if exists and not is_index and any(path.iterdir()) and not force:
+        first = sorted(p.name for p in path.iterdir())[0]
+        raise ParameterError(f"--out {out}: the folder holds files that are not an aethel index (e.g. {first}); "
+                             "choose a new folder, or pass --force to replace it and delete its files")
+    if exists and not is_index:
+        real = path.resolve()
+        for raw in inputs:
+            p = Path(raw).resolve()
+            if p == real or real in p.parents:
+                raise ParameterError(f"--out {out}: the input {raw} lies inside it, and the folder would be replaced")
+    anc = path.absolute().parent
+    while not anc.exists():
+        anc = anc.parent
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise ParameterError(f"--out {out}: cannot write in {anc} (permission denied)")
+    try:  # a read-only file system or a folder such as /proc passes os.access: try for real
+        fd, probe = __import__("tempfile").mkstemp(prefix=".aethel-probe-", dir=anc)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ParameterError(f"--out {out}: cannot write in {anc} ({exc.strerror or exc})") from None
+    return path
+
+
+# -------------------------------------------------------------------------------------- methods
+def method_parts(method: str) -> list[str]:
+    """The index parts a method reads (see the module docstring), e.g. ``["bm25", "graph-ner3"]``.
+
+    Raises
+    ------
+    ParameterError
+        Unknown method (the valid ones are listed).
+    """
+    from .experiment import FUSIONS, METHODS, parse_methods
+
+    parse_methods([method])
     if method in FUSIONS:
-        return [_fit(dataset, base, index_dir, progress) for base in FUSIONS[method]]
-    retriever = make_retriever(method)
-    if hasattr(retriever, "progress"):
-        retriever.progress = progress
-    with _index_cache(index_dir):
-        return retriever.fit(dataset.passages)
+        out: list[str] = []
+        for base in FUSIONS[method]:
+            out.extend(p for p in method_parts(base) if p not in out)
+        return out
+    cls, kwargs = METHODS[method]
+    if cls == "BM25Retriever":
+        return ["bm25"]
+    if cls == "GraphRetriever":
+        return ["bm25", f"graph-{kwargs.get('extractor', 'ner3')}"]
+    if cls == "DenseRetriever":
+        return [f"dense-{kwargs.get('pooling', 'first')}"]
+    raise ParameterError(f"method {method!r}: {cls} cannot be stored in an index")  # pragma: no cover
 
 
-def build_index(paths: Sequence[str], out: str | os.PathLike, *, methods: Sequence[str] = ("bm25", "aethel-bct"),
-                chunk_words: int | None = None, progress: bool = True) -> dict:
-    """Ingest files, fit the requested retrievers once (warming the caches) and write the index folder."""
-    from .data.ingest import ingest
+def _searchable(parts: Iterable[str]) -> list[str]:
+    from .experiment import known_methods
+
+    have = set(parts)
+    return [m for m in known_methods() if set(method_parts(m)) <= have]
+
+
+def _entity_base(extractor: str) -> str:
+    """The extractor whose raw mentions a graph extractor filters (``ner3`` → ``ner``)."""
+    return "ner" if extractor in ("ner", "ner3") else extractor
+
+
+def _model_text(text: str) -> str:
+    return text[:MAX_MODEL_CHARS]
+
+
+# ------------------------------------------------------------------------------------ manifest
+def _fail(path: Path, what: str) -> DataError:
+    return DataError(f"{path}: {what}")
+
+
+def read_manifest(index_dir: str | os.PathLike) -> dict:
+    """Read and check ``index.json`` of an index folder.
+
+    Raises
+    ------
+    DataNotFoundError
+        The folder or its ``index.json`` does not exist.
+    DataError
+        ``index.json`` is not valid JSON, not a manifest, of another format version, or a field
+        is missing or of the wrong type (the field is named).
+    """
+    from .io import read_json
+
+    index_dir = Path(index_dir)
+    path = index_dir / INDEX_FILE
+    if not path.is_file():
+        raise DataNotFoundError(f"{index_dir}: not an aethel index (no {INDEX_FILE}); build one with "
+                                f"`aethel index FILES --out {index_dir}`")
+    info = read_json(path)
+    if not isinstance(info, dict):
+        raise _fail(path, f"not an index manifest (a JSON {type(info).__name__}, expected an object); rebuild the index")
+    fmt = info.get("format")
+    if fmt == 1:
+        raise _fail(path, f"index format 1, written by an older aethel-lite; rebuild it with `aethel index FILES --out {index_dir}`")
+    if fmt != INDEX_FORMAT or isinstance(fmt, bool):
+        raise _fail(path, f"unsupported index format {fmt!r} (this aethel-lite reads format {INDEX_FORMAT}); rebuild the index")
+    expect = {"n_passages": int, "n_documents": int, "methods": list, "parts": dict, "files": dict, "sources": list,
+              "inputs": list}
+    for key, kind in expect.items():
+        value = info.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise _fail(path, f"field {key!r} is missing or not a {kind.__name__}; rebuild the index")
+    if info["n_passages"] < 1:
+        raise _fail(path, "field 'n_passages' must be >= 1")
+    if not isinstance(info.get("chunk_words"), (int, type(None))) or isinstance(info.get("chunk_words"), bool):
+        raise _fail(path, "field 'chunk_words' must be an integer or null")
+    for name, entry in info["files"].items():
+        ok = (isinstance(name, str) and name and not name.startswith(("/", ".")) and ".." not in Path(name).parts
+              and isinstance(entry, dict) and isinstance(entry.get(_SHA), str) and len(entry[_SHA]) == 64
+              and isinstance(entry.get("bytes"), int) and not isinstance(entry.get("bytes"), bool))
+        if not ok:
+            raise _fail(path, f"field 'files' has a malformed entry {name!r}; rebuild the index")
+    for name, part in info["parts"].items():
+        if not isinstance(part, dict) or not isinstance(part.get("files"), list) \
+                or not all(isinstance(f, str) and f in info["files"] for f in part["files"]):
+            raise _fail(path, f"part {name!r} is malformed or names files missing from 'files'; rebuild the index")
+    if PASSAGES_FILE not in info["files"] or info["files"][PASSAGES_FILE].get("lines") != info["n_passages"]:
+        raise _fail(path, f"'files' must record {PASSAGES_FILE} with n_passages = {info['n_passages']} lines; rebuild the index")
+    for i, src in enumerate(info["sources"]):
+        if not isinstance(src, dict) or not all(isinstance(src.get(k), str) for k in ("id", "path", "kind", _SHA)):
+            raise _fail(path, f"sources[{i}] is malformed; rebuild the index")
+    return info
+
+
+def _rebuild_hint(index_dir: Path, info: dict) -> str:
+    inputs = " ".join(str(p) for p in info.get("inputs", [])) or "FILES"
+    methods = ",".join(info.get("methods", [])) or "bm25,aethel-bct"
+    return f"rebuild it with `aethel index {inputs} --out {index_dir} --methods {methods}`"
+
+
+def _verify(index_dir: Path, info: dict, names: Iterable[str]) -> None:
+    """Check size, line count and SHA-256 of ``names`` against the manifest (DataError naming the file)."""
+    for name in names:
+        want = info["files"][name]
+        path = index_dir / name
+        if not path.is_file():
+            raise DataError(f"{path}: missing from the index; {_rebuild_hint(index_dir, info)}")
+        got = _file_digest(path, lines="lines" in want)
+        if "lines" in want and got["lines"] != want["lines"]:
+            raise DataError(f"{path}: {got['lines']} lines, but {INDEX_FILE} records {want['lines']}; the file was "
+                            f"changed or truncated after indexing; {_rebuild_hint(index_dir, info)}")
+        if got["bytes"] != want["bytes"] or got[_SHA] != want[_SHA]:
+            raise DataError(f"{path}: content differs from the SHA-256 recorded in {INDEX_FILE} ({got['bytes']} bytes, "
+                            f"expected {want['bytes']}); the file was changed after indexing; {_rebuild_hint(index_dir, info)}")
+
+
+# ------------------------------------------------------------------------------------- building
+@dataclass
+class _Source:
+    """One indexed input file: its id, where it was read, its digest and its passages."""
+
+    id: str
+    path: str
+    kind: str
+    sha256: str
+    bytes: int
+    passages: list = field(default_factory=list)
+
+    def entry(self) -> dict:
+        return {"id": self.id, "path": self.path, "kind": self.kind, _SHA: self.sha256, "bytes": self.bytes,
+                "n_passages": len(self.passages)}
+
+
+def _read_sources(paths: Sequence[Any], chunk_words: int | None, follow_symlinks: bool, progress: bool) -> list[_Source]:
+    from tqdm.auto import tqdm
+
+    from .data.ingest import collect_sources, read_source
+
+    out = []
+    for src in tqdm(collect_sources(paths, follow_symlinks=follow_symlinks), desc="read", unit=" files", disable=not progress):
+        digest = _file_digest(src.path, lines=False)
+        passages, _ = read_source(src, chunk_words)
+        out.append(_Source(src.doc_id, str(src.path), src.kind, digest[_SHA], digest["bytes"], passages))
+    return out
+
+
+def _old_passages(index_dir: Path, info: dict) -> list:
+    from .data.schema import Passage
+    from .io import read_jsonl
+
+    return [Passage.from_dict(row) for row in read_jsonl(index_dir / PASSAGES_FILE)]
+
+
+def _merge(old_info: dict | None, old_passages: list, new: list[_Source]) -> tuple[list[_Source], dict]:
+    """Sources of the new index: the old ones in order (a re-added file replaces its entry in place,
+    unchanged files keep their passages), then the new ones. Returns them and a change summary."""
+    by_id = {s.id: s for s in new}
+    sources: list[_Source] = []
+    summary = {"added": [], "replaced": [], "unchanged": []}
+    if old_info is not None:
+        it = iter(old_passages)
+        for entry in old_info["sources"]:
+            passages = [next(it) for _ in range(int(entry.get("n_passages", 0)))]
+            src = by_id.pop(entry["id"], None)
+            if src is None:
+                sources.append(_Source(entry["id"], entry["path"], entry["kind"], entry[_SHA], int(entry.get("bytes", 0)), passages))
+                continue
+            if Path(src.path).resolve() != Path(entry["path"]).resolve():
+                raise DataError(f"document id {src.id!r} ({src.path}) is already in the index, from {entry['path']}; "
+                                "ids are paths relative to the folder given: index their common folder to keep both")
+            if src.sha256 == entry[_SHA]:
+                summary["unchanged"].append(src.id)
+                src.passages = passages
+            else:
+                summary["replaced"].append(src.id)
+            sources.append(src)
+    for src in new:
+        if src.id in by_id:
+            summary["added"].append(src.id)
+            sources.append(src)
+    return sources, summary
+
+
+class _Builder:
+    """Writes one index into a temporary folder (see :func:`build_index`)."""
+
+    def __init__(self, tmp: Path, passages: list, methods: list[str], *, old_dir: Path | None, old_info: dict | None,
+                 n_process: int, progress: bool, log: Callable[[str], None]):
+        self.tmp = tmp
+        self.passages = passages
+        self.methods = methods
+        self.old_dir = old_dir
+        self.old_info = old_info
+        self.n_process = n_process
+        self.progress = progress
+        self.log = log
+        self.parts: dict[str, dict] = {}
+        self.pids = [p.pid for p in passages]
+
+    def _old_part(self, name: str) -> dict | None:
+        if self.old_info is None or name not in self.old_info["parts"]:
+            return None
+        return self.old_info["parts"][name]
+
+    # -- passages
+    def write_passages(self) -> None:
+        path = self.tmp / PASSAGES_FILE
+        half = len(self.passages) // 2
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            for i, p in enumerate(self.passages):
+                if i == half:
+                    fh.flush()
+                    _checkpoint("passages")
+                fh.write(json.dumps(p.to_dict(), sort_keys=True, ensure_ascii=False) + "\n")
+        self.parts["passages"] = {"files": [PASSAGES_FILE]}
+
+    # -- entities and graphs
+    def mentions(self, base: str) -> list[list]:
+        """Raw mentions of every passage for extractor ``base`` (stored, reused, or extracted)."""
+        from tqdm.auto import tqdm
+
+        from .entities import Mention, extract_entities
+        from .io import read_jsonl
+        from .retrievers.base import passage_text
+        from .store import text_key
+
+        texts = [passage_text(p) for p in self.passages]
+        long = [p.pid for p, t in zip(self.passages, texts) if len(t) > MAX_MODEL_CHARS]
+        if long:
+            warnings.warn(f"{len(long)} passages are longer than {MAX_MODEL_CHARS:,} characters (first: {long[0]!r}); "
+                          f"entities are extracted from their first {MAX_MODEL_CHARS:,} characters only", RuntimeWarning,
+                          stacklevel=2)
+        texts = [_model_text(t) for t in texts]
+        keys = [text_key(t) for t in texts]
+        known: dict[str, list] = {}
+        name = f"entities-{base}.jsonl"
+        if self._old_part(f"entities-{base}") is not None:
+            for row in read_jsonl(self.old_dir / name):
+                known[row[_SHA]] = [Mention(*m) for m in row["mentions"]]
+        out: list = [known.get(k) for k in keys]
+        todo = [i for i, m in enumerate(out) if m is None]
+        reached = False
+        bar = tqdm(total=len(todo), desc=f"entities ({base})", unit=" passages", disable=not self.progress or not todo)
+        for start in range(0, max(len(todo), 1), _NER_BATCH):
+            batch = todo[start:start + _NER_BATCH]
+            if batch:
+                found = extract_entities([texts[i] for i in batch], base, cache=True, n_process=self.n_process, progress=False)
+                for i, ms in zip(batch, found):
+                    out[i] = ms
+                bar.update(len(batch))
+            if not reached:
+                reached = True
+                _checkpoint("ner")
+        bar.close()
+        with open(self.tmp / name, "w", encoding="utf-8", newline="\n") as fh:
+            for pid, key, ms in zip(self.pids, keys, out):
+                rows = [[m.text, m.key, m.label, m.start, m.end] for m in ms]
+                fh.write(json.dumps({"pid": pid, _SHA: key, "mentions": rows}, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self.parts[f"entities-{base}"] = {"files": [name], "extractor": base, "n_from_index": len(keys) - len(todo)}
+        return out
+
+    def graph(self, extractor: str, raw: list[list]) -> None:
+        from .entities import get_extractor, graph_filters
+        from .graph import build_graph
+
+        ext = get_extractor(extractor)
+        mentions = ext.filter(raw) if hasattr(ext, "filter") else raw
+        stop, links = graph_filters(mentions, ext)
+        graph = build_graph(self.pids, mentions, stop=stop, alias_pairs=links)
+        folder = f"graph-{extractor}"
+        graph.save(self.tmp / folder)
+        self.parts[folder] = {"files": [f"{folder}/graph.json", f"{folder}/graph.npz"], "extractor": extractor,
+                              "extractor_config": ext.config(), "n_entities": graph.n_entities}
+
+    # -- bm25
+    def bm25(self) -> None:
+        from .retrievers import BM25Retriever
+
+        r = BM25Retriever().fit(self.passages)
+        r.save(self.tmp / "bm25")
+        files = sorted(p.relative_to(self.tmp).as_posix() for p in (self.tmp / "bm25").rglob("*") if p.is_file())
+        self.parts["bm25"] = {"files": files, "config": r.config()}
+
+    # -- dense
+    def dense(self, method: str) -> None:
+        import numpy as np
+
+        from .experiment import make_retriever
+        from .store import text_key
+
+        r = make_retriever(method)
+        r.progress = self.progress
+        name = f"dense-{r.pooling}"
+        chunks = [[_model_text(c) for c in r.passage_chunks(p)] for p in self.passages]
+        flat = [c for cs in chunks for c in cs]
+        rows: dict[str, Any] = {}
+        old = self._old_part(name)
+        if old is not None and old.get("store_config") == r.embedding_store_config():
+            emb = np.load(self.old_dir / f"{name}.npy", allow_pickle=False)
+            old_chunks = [_model_text(c) for p in _old_passages(self.old_dir, self.old_info) for c in r.passage_chunks(p)]
+            if emb.shape[0] == len(old_chunks):
+                rows = {text_key(c): emb[i] for i, c in enumerate(old_chunks)}
+        keys = [text_key(c) for c in flat]
+        todo = list(dict.fromkeys(k for k in keys if k not in rows))
+        if todo:
+            by_key = dict(zip(keys, flat))
+            for k, v in zip(todo, r.embed([by_key[k] for k in todo])):
+                rows[k] = v
+        emb = np.ascontiguousarray(np.stack([rows[k] for k in keys]).astype("<f4", copy=False))
+        counts = np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks))
+        offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype("<i8")
+        with open(self.tmp / f"{name}.npy", "wb") as fh:
+            np.save(fh, emb, allow_pickle=False)
+        files = [f"{name}.npy"]
+        if r.pooling != "first":
+            with open(self.tmp / f"{name}-offsets.npy", "wb") as fh:
+                np.save(fh, offsets, allow_pickle=False)
+            files.append(f"{name}-offsets.npy")
+        self.parts[name] = {"files": files, "config": r.config(), "store_config": r.embedding_store_config(),
+                            "shape": list(emb.shape)}
+
+    # -- everything
+    def run(self) -> None:
+        from .experiment import FUSIONS, METHODS
+
+        self.write_passages()
+        base_methods: list[str] = []
+        for m in self.methods:
+            for b in FUSIONS.get(m, (m,)):
+                if b not in base_methods:
+                    base_methods.append(b)
+        extractors = list(dict.fromkeys(METHODS[m][1].get("extractor", "ner3") for m in base_methods
+                                        if METHODS[m][0] == "GraphRetriever"))
+        raw: dict[str, list] = {}
+        for ext in extractors:
+            base = _entity_base(ext)
+            if base not in raw:
+                raw[base] = self.mentions(base)
+            self.graph(ext, raw[base])
+        if not extractors:
+            _checkpoint("ner")
+        if any(METHODS[m][0] in ("BM25Retriever", "GraphRetriever") for m in base_methods):
+            self.bm25()
+        poolings: dict[str, str] = {}
+        for m in base_methods:
+            if METHODS[m][0] == "DenseRetriever":
+                poolings.setdefault(METHODS[m][1].get("pooling", "first"), m)
+        for m in poolings.values():
+            self.dense(m)
+
+    def write_manifest(self, info: dict) -> None:
+        files = {}
+        for part in self.parts.values():
+            for name in part["files"]:
+                files[name] = _file_digest(self.tmp / name, lines=name.endswith(".jsonl"))
+        info["files"] = dict(sorted(files.items()))
+        info["parts"] = {k: v for k, v in sorted(self.parts.items()) if k != "passages"}
+        info["searchable"] = _searchable(info["parts"])
+        text = json.dumps(info, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        half = len(text) // 2
+        with open(self.tmp / INDEX_FILE, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text[:half])
+            fh.flush()
+            _checkpoint("manifest")
+            fh.write(text[half:])
+
+
+def _commit(tmp: Path, out: Path) -> None:
+    """Make ``tmp`` the index at ``out`` in one atomic step (durable: files and folders fsync-ed)."""
+    for path in sorted(tmp.rglob("*")):
+        if path.is_file():
+            _fsync(path)
+    for path in sorted({p.parent for p in tmp.rglob("*")} | {tmp}):
+        _fsync(path)
+    if out.exists():
+        if not _exchange(tmp, out):  # fallback: two renames; a crash between them is repaired by _clean
+            old = out.parent / f".{out.name}.old-{os.getpid()}-{secrets.token_hex(4)}"
+            os.replace(out, old)
+            os.replace(tmp, out)
+            os.replace(old, tmp)
+        _fsync(out.parent)
+        shutil.rmtree(tmp, ignore_errors=True)  # now the previous index
+    else:
+        os.replace(tmp, out)
+        _fsync(out.parent)
+
+
+def _clean(out: Path, log: Callable[[str], None]) -> None:
+    """Remove what interrupted writers left beside ``out`` (we hold the lock, so they are dead).
+
+    If ``out`` is missing but a previous index was moved aside (a crash between the two renames
+    of the fallback commit), it is moved back first.
+    """
+    olds = _siblings(out, "old")
+    if not out.exists() and olds:
+        os.replace(olds[-1], out)
+        log(f"restored {out} from {olds[-1].name} (a previous run was interrupted while switching indexes)")
+        olds = olds[:-1]
+    for path in _siblings(out, "tmp") + olds:
+        shutil.rmtree(path, ignore_errors=True)
+        log(f"removed {path.name}, left by an interrupted run")
+
+
+def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
+                methods: Sequence[str] | None = ("bm25", "aethel-bct"), chunk_words: int | None = None,
+                progress: bool = True, add: bool = False, force: bool = False, follow_symlinks: bool = False,
+                n_process: int = 1, log: Callable[[str], None] | None = None) -> dict:
+    """Index files into the folder ``out`` (a new index, a rebuilt one, or ``add`` to an existing one).
+
+    Parameters
+    ----------
+    paths : sequence of path-like
+        Files (.txt, .md, .markdown, .pdf, .jsonl passage files) and folders
+        (:func:`aethel_lite.data.ingest.collect_sources`).
+    out : path-like
+        The index folder; validated by :func:`check_out` before any work.
+    methods : sequence of str, optional
+        Methods to make searchable (see :func:`method_parts`). With ``add``: ``None`` or the
+        index's own methods.
+    chunk_words : int, optional
+        Cut pages/files into windows of this many words. With ``add``: ``None`` or the index's value.
+    progress : bool
+        Progress bars on stderr.
+    add : bool
+        Add the files to the index at ``out``: new documents are appended, a document whose file
+        changed is replaced in place, unchanged ones are kept; stored entities and embeddings are
+        reused, so only new passages reach NER and the encoder.
+    force : bool
+        Replace a folder that holds files other than an index.
+    follow_symlinks : bool
+        Follow links that leave the folders given (default: skipped with a warning).
+    n_process : int
+        spaCy worker processes for entity extraction.
+    log : callable, optional
+        Receives one-line notes (removed debris, replaced documents).
+
+    Returns
+    -------
+    dict
+        ``format``, ``n_passages``, ``n_documents``, ``methods``, ``chunk_words``, ``versions``,
+        ``index`` (the folder), ``searchable``, ``added``/``replaced``/``unchanged`` (source ids) and
+        ``seconds``.
+
+    Raises
+    ------
+    ParameterError
+        Bad ``--out``, methods, chunking or ``n_process`` (before any work).
+    IndexBusyError
+        Another process is writing ``out``.
+    DataError, DataNotFoundError
+        Unreadable inputs; a damaged index to add to.
+    KeyboardInterrupt, Terminated
+        Interrupted: ``out`` is as it was before the call and nothing is left behind. The
+        exception's ``index_state`` attribute says ``"kept"`` (a previous index is in place),
+        ``"none"`` (there was none), or ``"complete"`` (the interruption came after the new index
+        was switched into place).
+    """
+    from .data.ingest import check_chunking
     from .experiment import parse_methods, versions
 
-    methods = parse_methods(list(methods))
-    out = Path(out)
-    dataset = ingest(list(paths), chunk_words=chunk_words)
-    dataset.validate()
-    out.mkdir(parents=True, exist_ok=True)
-    dataset.to_jsonl(out)
-    for method in methods:
-        _fit(dataset, method, out, progress)
-    info = {
-        "format": INDEX_FORMAT,
-        "n_passages": len(dataset.passages),
-        "n_documents": len({p.doc_id for p in dataset.passages}),
-        "methods": methods,
-        "chunk_words": chunk_words,
-        "versions": versions(),
+    t0 = time.perf_counter()
+    log = log or (lambda msg: None)
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    paths = list(paths)
+    if not paths:
+        raise ParameterError("no files or folders to index")
+    if isinstance(n_process, bool) or not isinstance(n_process, int) or n_process < 1:
+        raise ParameterError(f"--n-process must be a positive integer, got {n_process!r}")
+    if methods is not None:
+        methods = parse_methods(list(methods))
+    check_chunking(chunk_words)
+    out = check_out(out, force=force, add=add, inputs=paths)
+    state = {"committed": False, "previous": out.exists()}
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with IndexLock(out):
+            _clean(out, log)
+            old_info = old_passages = None
+            if add:
+                old_info = read_manifest(out)
+                if methods is not None and list(methods) != list(old_info["methods"]):
+                    raise ParameterError(f"--methods {','.join(methods)} differs from the index's "
+                                         f"({','.join(old_info['methods'])}); --add keeps them: rebuild to change them")
+                if chunk_words is not None and chunk_words != old_info.get("chunk_words"):
+                    raise ParameterError(f"--chunk-words {chunk_words} differs from the index's ({old_info.get('chunk_words')}); "
+                                         "--add keeps it: rebuild to change it")
+                _verify(out, old_info, old_info["files"])
+                methods, chunk_words = list(old_info["methods"]), old_info.get("chunk_words")
+                old_passages = _old_passages(out, old_info)
+            methods = list(methods or parse_methods(["bm25", "aethel-bct"]))
+            sources, summary = _merge(old_info, old_passages or [], _read_sources(paths, chunk_words, follow_symlinks, progress))
+            passages = [p for s in sources for p in s.passages]
+            if not passages:
+                raise DataError(f"no text found in {', '.join(map(str, paths))} (empty files or image-only PDFs)")
+            seen: dict[str, str] = {}
+            for s in sources:
+                for p in s.passages:
+                    if p.pid in seen:
+                        raise DataError(f"passage id {p.pid!r} occurs twice ({seen[p.pid]} and {s.path})")
+                    seen[p.pid] = s.path
+            for name in summary["replaced"]:
+                log(f"replaced {name} (its file changed)")
+            tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+            tmp.mkdir()
+            try:
+                builder = _Builder(tmp, passages, methods, old_dir=out if add else None, old_info=old_info,
+                                   n_process=n_process, progress=progress, log=log)
+                builder.run()
+                inputs = list(old_info["inputs"]) if old_info else []
+                inputs += [str(p) for p in paths if str(p) not in inputs]
+                from . import __version__
+
+                info = {
+                    "format": INDEX_FORMAT,
+                    "aethel_lite": __version__,
+                    "n_passages": len(passages),
+                    "n_documents": len({p.doc_id for p in passages}),
+                    "methods": methods,
+                    "chunk_words": chunk_words,
+                    "max_model_chars": MAX_MODEL_CHARS,
+                    "inputs": inputs,
+                    "sources": [s.entry() for s in sources],
+                    "versions": versions(),
+                }
+                builder.write_manifest(info)
+                _commit(tmp, out)
+                state["committed"] = True
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+    except (KeyboardInterrupt, Terminated) as exc:
+        exc.index_state = "complete" if state["committed"] else ("kept" if state["previous"] else "none")
+        raise
+    keys = ("format", "n_passages", "n_documents", "methods", "chunk_words", "versions", "searchable")
+    return {**{k: info[k] for k in keys}, "index": str(out), **summary, "seconds": round(time.perf_counter() - t0, 3)}
+
+
+# -------------------------------------------------------------------------------------- searching
+def _hit(rank: int, p, score: float, provenance: list) -> dict:
+    meta = p.meta or {}
+    return {
+        "rank": rank,
+        "pid": p.pid,
+        "doc_id": p.doc_id,
+        "page": meta.get("page"),
+        "source": meta.get("source", meta.get("path")),
+        "score": float(score),
+        "text": p.text,
+        "provenance": [{"seed": e.seed, "entity": e.entity, "via": e.via, "weight": float(e.weight)} for e in provenance],
     }
-    write_json(out / "index.json", info)
-    return {**info, "index": str(out)}
+
+
+class SearchIndex:
+    """An index folder opened for searching: files verified, retrievers restored without refitting.
+
+    Parameters
+    ----------
+    index_dir : path-like
+        A folder written by :func:`build_index`.
+    methods : sequence of str, optional
+        Methods to prepare now (their files are verified here); others are loaded on first use.
+
+    Raises
+    ------
+    DataNotFoundError
+        No index at ``index_dir``.
+    DataError
+        Bad ``index.json``, or a file whose size, line count or SHA-256 differs from it.
+    ParameterError
+        A method the index was not built for (the rebuild command is named).
+    """
+
+    def __init__(self, index_dir: str | os.PathLike, methods: Sequence[str] = ()) -> None:
+        self.dir = Path(index_dir)
+        self.info = read_manifest(self.dir)
+        self._passages: list | None = None
+        self._parts: dict[str, Any] = {}
+        self._verified: set[str] = set()
+        for m in methods:
+            self._check_method(m)
+        for m in methods:
+            self._retrievers(m)
+
+    # -- loading
+    def _check_method(self, method: str) -> list[str]:
+        parts = method_parts(method)
+        missing = [p for p in parts if p not in self.info["parts"]]
+        if missing:
+            searchable = ", ".join(_searchable(self.info["parts"])) or "none"
+            raise ParameterError(f"--method {method}: the index {self.dir} was built without it (--methods "
+                                 f"{','.join(self.info['methods'])}; searchable: {searchable}); rebuild it with "
+                                 f"`aethel index {' '.join(self.info['inputs'])} --out {self.dir} --methods "
+                                 f"{','.join(self.info['methods'] + [method])}`")
+        return parts
+
+    def _verify(self, names: Iterable[str]) -> None:
+        todo = [n for n in names if n not in self._verified]
+        _verify(self.dir, self.info, todo)
+        self._verified.update(todo)
+
+    @property
+    def passages(self) -> list:
+        """The indexed passages, in corpus order (``passages.jsonl`` verified first)."""
+        if self._passages is None:
+            from .data.schema import Passage
+
+            self._verify([PASSAGES_FILE])
+            with open(self.dir / PASSAGES_FILE, encoding="utf-8") as fh:
+                self._passages = [Passage.from_dict(json.loads(line)) for line in fh]
+        return self._passages
+
+    def _part(self, name: str):
+        if name in self._parts:
+            return self._parts[name]
+        part = self.info["parts"][name]
+        self._verify(part["files"])
+        pids = [p.pid for p in self.passages]
+        if name == "bm25":
+            from .retrievers import BM25Retriever
+
+            obj = BM25Retriever.load(self.dir / "bm25")
+            if obj.pids_ != pids:
+                raise DataError(f"{self.dir / 'bm25'}: its passage ids differ from {PASSAGES_FILE}; {_rebuild_hint(self.dir, self.info)}")
+        elif name.startswith("graph-"):
+            from .graph import EntityGraph
+
+            obj = EntityGraph.load(self.dir / name)
+            if obj.pids != pids:
+                raise DataError(f"{self.dir / name}: its passage ids differ from {PASSAGES_FILE}; {_rebuild_hint(self.dir, self.info)}")
+        elif name.startswith("dense-"):
+            obj = self._dense_arrays(name, part)
+        else:  # pragma: no cover - entities parts are read by --add only
+            raise ParameterError(f"part {name!r} is not searchable")
+        self._parts[name] = obj
+        return obj
+
+    def _dense_arrays(self, name: str, part: dict):
+        import numpy as np
+
+        path = self.dir / f"{name}.npy"
+        try:
+            emb = np.load(path, allow_pickle=False)
+            offsets = (np.load(self.dir / f"{name}-offsets.npy", allow_pickle=False) if f"{name}-offsets.npy" in part["files"]
+                       else np.arange(len(self.passages), dtype=np.int64))
+        except (OSError, ValueError, EOFError) as exc:
+            raise DataError(f"{path}: unreadable embeddings ({exc}); {_rebuild_hint(self.dir, self.info)}") from exc
+        dim = part.get("store_config", {}).get("dim")
+        if emb.ndim != 2 or emb.dtype != np.float32 or (dim is not None and emb.shape[1] != dim):
+            raise DataError(f"{path}: embeddings of shape {emb.shape} and type {emb.dtype}, expected (n, {dim}) float32; "
+                            f"{_rebuild_hint(self.dir, self.info)}")
+        if offsets.shape != (len(self.passages),) or (offsets.size and (offsets[0] != 0 or (np.diff(offsets) <= 0).any()
+                                                                          or offsets[-1] >= emb.shape[0])):
+            raise DataError(f"{path}: window offsets do not fit the {len(self.passages)} passages; {_rebuild_hint(self.dir, self.info)}")
+        norms = np.linalg.norm(emb, axis=1)
+        if not np.isfinite(emb).all() or (part.get("config", {}).get("normalize", True) and (np.abs(norms - 1) > 1e-3).any()):
+            raise DataError(f"{path}: embeddings that are not finite unit vectors; {_rebuild_hint(self.dir, self.info)}")
+        return emb, offsets.astype(np.int64)
+
+    def _base(self, method: str):
+        """A retriever of a base method with its fitted state restored from the index parts."""
+        from .entities import get_extractor
+        from .experiment import make_retriever
+
+        key = ("retriever", method)
+        if key in self._parts:
+            return self._parts[key]
+        parts = self._check_method(method)
+        r = make_retriever(method)
+        passages = self.passages
+        bm25 = self._part("bm25") if "bm25" in parts else None
+        if r.name == "bm25":
+            r = bm25
+        elif r.name == "graph":
+            if getattr(r, "is_hybrid", False):  # pragma: no cover - no such method in METHODS yet
+                raise ParameterError(f"--method {method}: its hybrid graph components cannot be stored in an index yet")
+            graph = self._part(parts[1])
+            # the fitted state GraphRetriever._fit leaves for a plain (non-hybrid) graph method;
+            # tests/test_index.py checks that the restored retriever answers exactly as a refit one
+            r.pids_ = list(graph.pids)
+            r.pid_index_ = dict(graph.pid_index)
+            r.doc_ids_ = [p.doc_id for p in passages]
+            r.extractor_ = get_extractor(r.extractor)
+            r.graph_ = graph
+            r.bm25_ = bm25
+            r.doc_meta_, r._companies, r.dense_ = None, [], None
+            r._set_operator()
+            stored = self.info["parts"][parts[1]].get("extractor_config")
+            if stored is not None and stored != r.extractor_.config():
+                warnings.warn(f"{self.dir}: the entity extractor differs from the one that built the index "
+                              f"(installed: {r.extractor_.config()}); question entities may not match; "
+                              f"{_rebuild_hint(self.dir, self.info)}", RuntimeWarning, stacklevel=3)
+        else:  # dense
+            part = self.info["parts"][parts[0]]
+            if part.get("store_config") != r.embedding_store_config():
+                raise DataError(f"{self.dir}: the index was embedded with another model configuration than the installed "
+                                f"one; {_rebuild_hint(self.dir, self.info)}")
+            emb, offsets = self._part(parts[0])
+            r.pids_ = [p.pid for p in passages]
+            r.pid_index_ = {pid: i for i, pid in enumerate(r.pids_)}
+            r.embeddings_, r.chunk_offsets_ = emb, offsets
+        self._parts[key] = r
+        return r
+
+    def _retrievers(self, method: str) -> list:
+        from .experiment import FUSIONS
+
+        return [self._base(m) for m in FUSIONS.get(method, (method,))]
+
+    # -- searching
+    def search(self, questions: Sequence[str], *, k: int = 5, method: str = "aethel-bct") -> list[list[dict]]:
+        """Ranked hits for each question (one list per question, ``k`` hits at most).
+
+        Each hit: ``rank``, ``pid``, ``doc_id``, ``page`` (0-based, PDFs), ``source`` (the file it came
+        from), ``score``, ``text`` and ``provenance`` (graph methods: the question entity, the graph
+        entity it reached and how, and the weight).
+
+        Raises
+        ------
+        ParameterError
+            An empty question (its position is named), ``k < 1``, an unknown method or one the
+            index was not built for.
+        """
+        from .data.schema import Query
+        from .experiment import FUSIONS
+        from .retrievers import rrf
+
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ParameterError(f"-k must be ≥ 1, got {k}")
+        questions = list(questions)
+        for i, q in enumerate(questions, start=1):
+            if not isinstance(q, str) or not q.strip():
+                raise ParameterError(f"question {i}: empty question")
+        self._check_method(method)
+        if not questions:
+            return []
+        retrievers = self._retrievers(method)
+        queries = [Query(qid=f"q{i}", text=q, gold=frozenset()) for i, q in enumerate(questions)]
+        runs = [r.search(queries, k=max(k, 10)) for r in retrievers]
+        run = rrf(runs, k=60, name=method) if method in FUSIONS else runs[0]
+        by_pid = {p.pid: p for p in self.passages} if len(self.passages) else {}
+        out = []
+        for q in queries:
+            provenance: dict = {}
+            for r in retrievers:
+                provenance.update(getattr(r, "provenance_", {}).get(q.qid, {}))
+            out.append([_hit(rank, by_pid[pid], score, provenance.get(pid, []))
+                        for rank, (pid, score) in enumerate(run.get(q.qid, [])[:k], start=1)])
+        return out
 
 
 def load_index(index_dir: str | os.PathLike):
-    """The passages and manifest of an index folder."""
+    """The passages (as a :class:`~aethel_lite.data.schema.Dataset`) and manifest of an index folder, verified."""
     from .data.schema import Dataset
 
-    index_dir = Path(index_dir)
-    if not (index_dir / "index.json").exists():
-        raise DataNotFoundError(f"{index_dir}: not an aethel index (no index.json); build one with `aethel index FILES --out {index_dir}`")
-    info = read_json(index_dir / "index.json")
-    return Dataset.from_jsonl(index_dir), info
+    index = SearchIndex(index_dir)
+    return Dataset(Path(index_dir).name, index.passages, [], {}), index.info
 
 
 def search_index(index_dir: str | os.PathLike, question: str, *, k: int = 5, method: str = "aethel-bct") -> list[dict]:
-    """Ranked passages for one question, each with document, page, score and provenance."""
-    from .data.schema import Query
-    from .experiment import FUSIONS, parse_methods
-    from .retrievers import rrf
-
-    if not question or not question.strip():
+    """Ranked passages for one question, each with document, page, source, score and provenance."""
+    if not isinstance(question, str) or not question.strip():
         raise ParameterError("question: empty question")
-    if k < 1:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ParameterError(f"-k must be ≥ 1, got {k}")
-    parse_methods([method])
-    index_dir = Path(index_dir)
-    dataset, _info = load_index(index_dir)
-    query = Query(qid="q", text=question, gold=frozenset())
-    fitted = _fit(dataset, method, index_dir, progress=False)
-    retrievers = fitted if isinstance(fitted, list) else [fitted]
-    runs = [r.search([query], k=max(k, 10)) for r in retrievers]
-    run = rrf(runs, k=60, name=method) if method in FUSIONS else runs[0]
-    provenance: dict = {}
-    for r in retrievers:
-        provenance.update(getattr(r, "provenance_", {}).get("q", {}))
-    hits = []
-    for rank, (pid, score) in enumerate(run.get("q", [])[:k], start=1):
-        p = dataset.by_pid[pid]
-        hits.append({
-            "rank": rank,
-            "pid": pid,
-            "doc_id": p.doc_id,
-            "page": p.meta.get("page"),
-            "source": p.meta.get("source"),
-            "score": float(score),
-            "text": p.text,
-            "provenance": [{"seed": e.seed, "entity": e.entity, "via": e.via, "weight": float(e.weight)} for e in provenance.get(pid, [])],
-        })
-    return hits
+    method_parts(method)
+    return SearchIndex(index_dir).search([question], k=k, method=method)[0]

@@ -59,7 +59,15 @@ def write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = 2) -> 
 
 
 def read_json(path: str | os.PathLike) -> Any:
-    """Read a JSON file; errors name the file (and line/column for a syntax error)."""
+    """Read a JSON file; errors name the file (and line/column for a syntax error).
+
+    Raises
+    ------
+    DataNotFoundError
+        The file does not exist.
+    DataError
+        The file is not UTF-8, not valid JSON, nested too deeply, or cannot be read.
+    """
     path = Path(path)
     if not path.exists():
         raise DataNotFoundError(f"{path}: file not found")
@@ -68,6 +76,14 @@ def read_json(path: str | os.PathLike) -> Any:
             return json.load(fh)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg}, column {exc.colno})") from exc
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte {exc.start}); malformed JSON") from exc
+    except RecursionError as exc:
+        raise DataError(f"{path}: malformed JSON (nested too deeply)") from exc
+    except IsADirectoryError as exc:
+        raise DataError(f"{path}: is a folder, not a JSON file") from exc
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from exc
 
 
 def open_text(path: Path):
@@ -76,24 +92,43 @@ def open_text(path: Path):
     return open(path, encoding="utf-8")
 
 
-def read_jsonl(path: str | os.PathLike) -> Iterator[dict]:
+def read_jsonl(path: str | os.PathLike, *, numbered: bool = False) -> Iterator[Any]:
     """Yield one dict per non-blank line of a JSONL file (``.gz`` allowed).
+
+    Parameters
+    ----------
+    path : path-like
+    numbered : bool
+        Yield ``(line_number, dict)`` pairs (1-based) instead of dicts.
 
     Raises
     ------
     DataNotFoundError
         The file does not exist.
     DataError
-        A line is not valid JSON or not a JSON object; the message is ``file:line: ...``.
+        A line is not valid JSON, not a JSON object or not UTF-8, or the file (or its gzip
+        stream) is corrupt or truncated; the message is ``file:line: ...`` where a line is known.
     """
+    import zlib
+
     path = Path(path)
     if not path.exists():
         raise DataNotFoundError(f"{path}: file not found")
-    with open_text(path) as fh:
-        for lineno, line in enumerate(fh, start=1):
-            row = parse_jsonl_line(line, path, lineno)
-            if row is not None:
-                yield row
+    lineno = 0
+    try:
+        with open_text(path) as fh:
+            for lineno, line in enumerate(fh, start=1):
+                row = parse_jsonl_line(line, path, lineno)
+                if row is not None:
+                    yield (lineno, row) if numbered else row
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}:{lineno + 1}: not UTF-8 text") from exc
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise DataError(f"{path}: corrupt or truncated gzip stream after line {lineno} ({exc})") from exc
+    except IsADirectoryError as exc:
+        raise DataError(f"{path}: is a folder, not a JSONL file") from exc
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read after line {lineno} ({exc.strerror or exc})") from exc
 
 
 def parse_jsonl_line(line: str, path: str | os.PathLike, lineno: int) -> dict | None:
@@ -104,6 +139,8 @@ def parse_jsonl_line(line: str, path: str | os.PathLike, lineno: int) -> dict | 
         row = json.loads(line)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}:{lineno}: malformed JSON line ({exc.msg}, column {exc.colno})") from exc
+    except RecursionError as exc:
+        raise DataError(f"{path}:{lineno}: malformed JSON line (nested too deeply)") from exc
     if not isinstance(row, dict):
         raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
     return row

@@ -145,11 +145,12 @@ def test_index_and_search_own_files(tmp_path, capsys):
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert "Helios" in hits[0]["text"]
     assert hits[0]["provenance"] and hits[0]["provenance"][0]["seed"] == "helios fleet solutions"
-    assert {"rank", "pid", "doc_id", "page", "score", "text", "provenance"} <= set(hits[0])
+    assert {"rank", "pid", "doc_id", "page", "source", "score", "text", "provenance"} <= set(hits[0])
+    assert hits[0]["source"] == str(docs / "press.md")
     assert main(["search", str(index), "Who acquired Helios Fleet Solutions?", "--method", "aethel-reg"]) == 0
     assert "via 'helios fleet solutions'" in capsys.readouterr().out
-    assert any(p.is_file() for p in (index / "cache").rglob("*")), "the index keeps its own entity cache"
-    assert os.environ["AETHEL_CACHE"] == str(tmp_path / "cache"), "the caller's cache setting is restored"
+    assert not (index / "cache").exists(), "caches live in $AETHEL_CACHE; the index holds what search needs"
+    assert os.environ["AETHEL_CACHE"] == str(tmp_path / "cache")
 
 
 def test_search_missing_index_is_a_clear_error(tmp_path, capsys):

@@ -77,7 +77,7 @@ def test_directory_recursive_sorted_and_hidden_skipped(tmp_path):
     (tmp_path / ".git" / "x.txt").write_text("git internals")
     (tmp_path / "image.png").write_bytes(b"\x89PNG")
     ds = ingest(tmp_path)
-    assert [p.pid for p in ds.passages] == ["a#0", "z#0"]
+    assert [p.pid for p in ds.passages] == ["a#0", "b/z#0"]  # ids are paths relative to the folder given
     # the same file named twice is read once
     assert len(ingest([tmp_path / "a.txt", tmp_path / "a.txt"]).passages) == 1
 
@@ -89,6 +89,45 @@ def test_duplicate_stems_use_relative_paths(tmp_path):
     ds = ingest(tmp_path)
     assert [p.pid for p in ds.passages] == ["x/report#0", "y/report#0"]
     ds.validate()
+
+
+def test_ids_do_not_depend_on_other_files(tmp_path):
+    """A file's ids are the same whatever else is indexed (today a stem collision renamed both files)."""
+    for sub in ("x", "y"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "report.txt").write_text(f"from {sub}")
+    (tmp_path / "memo.txt").write_text("another file")
+    assert [p.pid for p in ingest(tmp_path / "x").passages] == ["report#0"]
+    assert [p.pid for p in ingest([tmp_path / "x", tmp_path / "memo.txt"]).passages] == ["report#0", "memo#0"]
+    with pytest.raises(DataError, match=r"document id 'report' would name two files, .*x/report\.txt and .*y/report\.txt"):
+        ingest([tmp_path / "x", tmp_path / "y"])
+    assert [p.doc_id for p in ingest(tmp_path).passages] == ["memo", "x/report", "y/report"]  # never an absolute path
+    (tmp_path / "x" / "report.md").write_text("markdown twin")
+    with pytest.raises(DataError, match="document id 'report' would name two files"):
+        ingest(tmp_path / "x")
+
+
+def test_passage_jsonl_input(tmp_path):
+    rows = [{"pid": "3M_2018#p1", "doc_id": "3M_2018", "title": "3M_2018", "text": "Revenue rose.", "meta": {"page": 1}},
+            {"pid": "3M_2018#p2", "text": "Costs fell."},
+            {"pid": "blank", "text": "   "}]
+    path = tmp_path / "pages.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    ds = ingest(path)
+    assert [(p.pid, p.doc_id, p.title) for p in ds.passages] == [("3M_2018#p1", "3M_2018", "3M_2018"), ("3M_2018#p2", "3M_2018#p2", "")]
+    assert ds.passages[0].meta == {"page": 1, "path": str(path), "line": 1}
+    path.write_text('{"pid": "a", "text": "ok"}\n{"text": "no pid"}\n')
+    with pytest.raises(DataError, match=r"pages\.jsonl:2: field 'pid' must be a non-empty string"):
+        ingest(path)
+    path.write_text('{"pid": "a", "text": "ok"}\n{"pid": "a", "text": "again"}\n')
+    with pytest.raises(DataError, match="duplicate passage pid 'a'"):
+        ingest(path)
+    path.write_text('{"pid": "a", "text": "ok"}\nnot json\n')
+    with pytest.raises(DataError, match=r"pages\.jsonl:2: malformed JSON"):
+        ingest(path)
+    # folders are never searched for passage files
+    (tmp_path / "notes.txt").write_text("plain")
+    assert [p.pid for p in ingest(tmp_path).passages] == ["notes#0"]
 
 
 def test_errors_on_text_inputs(tmp_path):

@@ -1,11 +1,27 @@
-"""Turn the user's own documents (.txt, .md, .pdf, or folders of them) into passages.
+"""Turn the user's own documents (.txt, .md, .pdf, folders of them, or a JSONL of passages) into passages.
 
 PDF files give one passage per page (text from :mod:`pypdf`), pid ``"<doc>#p<page>"`` with
 0-based pages like FinanceBench; text and Markdown files give one passage per blank-line
 separated paragraph, pid ``"<doc>#<i>"``. With ``chunk_words`` every page/file is instead cut into
 word windows (:func:`~aethel_lite.data.loaders.chunk_spans`), pid ``"<doc>#p<page>c<i>"`` for PDFs
-and ``"<doc>#c<i>"`` for text. ``doc`` is the file name without its suffix (or, when two files
-share a stem, their path relative to the common folder). The result has no queries.
+and ``"<doc>#c<i>"`` for text.
+
+Document ids are stable: ``doc`` is the file's path relative to the folder given, without its
+suffix (``notes/q3/memo.txt`` given as ``notes`` → ``q3/memo``), or the file name without its
+suffix for a file named directly. They never depend on which other files are indexed, so adding a
+file never renames another file's passages; two inputs that would share an id (``memo.txt`` and
+``memo.md`` in one folder, or ``a/x.pdf`` and ``b/x.pdf`` given as two folders) are an error
+naming both files (give their common folder instead).
+
+Folders are walked recursively in sorted order; hidden files and folders (``.name``) are skipped.
+The walk does not leave the folders given: a symbolic link whose target lies outside the folder
+is skipped with a warning unless ``follow_symlinks=True`` (then linked folders are walked too,
+each real folder once). A path named directly is always read, link or not.
+
+A ``.jsonl`` (or ``.jsonl.gz``) file named directly holds ready-made passages, one JSON object
+per line with ``pid`` and ``text`` and optionally ``doc_id``, ``title`` and ``meta`` (the
+``passages.jsonl`` layout of :meth:`~aethel_lite.data.schema.Dataset.to_jsonl`); its pids are
+kept as they are. Folders are never searched for ``.jsonl`` files. The result has no queries.
 """
 
 from __future__ import annotations
@@ -14,55 +30,167 @@ import logging
 import os
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DataError, DataNotFoundError, ParameterError
 from .loaders import chunk_spans
 from .schema import Dataset, Passage
 
-__all__ = ["ingest", "SUPPORTED_SUFFIXES", "pdf_pages"]
+__all__ = ["ingest", "SUPPORTED_SUFFIXES", "PASSAGE_SUFFIXES", "SourceFile", "collect_sources", "read_source", "pdf_pages"]
 
 logger = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES + (".pdf",)
+#: suffixes of passage files (JSONL), read only when named directly
+PASSAGE_SUFFIXES = (".jsonl", ".jsonl.gz")
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")
 
 
-def _collect(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
-    """Files named directly plus supported files under named folders (recursive, sorted, no hidden)."""
+@dataclass(frozen=True)
+class SourceFile:
+    """One input file and its document id.
+
+    Attributes
+    ----------
+    path : Path
+        The file as reached from the path given (``root / relative`` for a folder).
+    doc_id : str
+        Relative path from the folder given without the suffix, or the stem of a file named
+        directly; for a passage file (JSONL) the path relative to the folder given, suffix kept.
+    kind : {"text", "pdf", "passages"}
+    """
+
+    path: Path
+    doc_id: str
+    kind: str
+
+
+def _kind(path: Path) -> str | None:
+    name = path.name.lower()
+    if any(name.endswith(s) for s in PASSAGE_SUFFIXES):
+        return "passages"
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        return "pdf"
+    if suffix in TEXT_SUFFIXES:
+        return "text"
+    return None
+
+
+def _inside(target: Path, root: Path) -> bool:
+    return target == root or root in target.parents
+
+
+def _walk(root: Path, follow_symlinks: bool) -> list[Path]:
+    """Supported files below ``root`` (sorted by relative path, hidden entries skipped).
+
+    Without ``follow_symlinks`` a link (file or folder) whose target is outside ``root`` is
+    skipped with a warning, and linked folders are not entered; with it, linked folders are
+    walked too and every real folder at most once (no loops).
+    """
+    root_real = root.resolve()
+    found: list[Path] = []
+    seen_dirs = {root_real}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=follow_symlinks):
+        here = Path(dirpath)
+        keep = []
+        for name in sorted(dirnames):
+            if name.startswith("."):
+                continue
+            sub = here / name
+            if sub.is_symlink():
+                target = sub.resolve()
+                if not follow_symlinks:
+                    if not _inside(target, root_real):
+                        logger.warning("%s: skipped a link to %s, outside %s (use --follow-symlinks to follow it)", sub, target, root)
+                    continue  # a link to a folder inside root: its files are reached directly
+                if target in seen_dirs:
+                    continue
+                seen_dirs.add(target)
+            elif follow_symlinks:
+                real = sub.resolve()
+                if real in seen_dirs:
+                    continue
+                seen_dirs.add(real)
+            keep.append(name)
+        dirnames[:] = keep
+        for name in filenames:
+            if name.startswith("."):
+                continue
+            path = here / name
+            if _kind(path) not in ("text", "pdf"):
+                continue
+            if path.is_symlink() and not follow_symlinks:
+                target = path.resolve()
+                if not _inside(target, root_real):
+                    logger.warning("%s: skipped a link to %s, outside %s (use --follow-symlinks to follow it)", path, target, root)
+                    continue
+            if path.is_file():
+                found.append(path)
+    return sorted(found, key=lambda p: p.relative_to(root).parts)
+
+
+def collect_sources(paths: str | os.PathLike | Iterable[str | os.PathLike], *, follow_symlinks: bool = False) -> list[SourceFile]:
+    """The input files of ``paths`` with their document ids (see the module docstring).
+
+    Parameters
+    ----------
+    paths : path-like or iterable of path-like
+        Files (.txt, .md, .markdown, .pdf, .jsonl, .jsonl.gz) and/or folders.
+    follow_symlinks : bool
+        Follow links that leave a folder given (default: skip them with a warning).
+
+    Returns
+    -------
+    list of SourceFile
+        In the order given, each folder's files sorted; a file reached twice (also through a
+        link) is listed once, first occurrence kept.
+
+    Raises
+    ------
+    DataNotFoundError
+        A path does not exist.
+    DataError
+        A file named directly has an unsupported type, or two different files would get the same
+        document id (both are named).
+    """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    files: list[Path] = []
+    out: list[SourceFile] = []
     for raw in paths:
+        if isinstance(raw, str) and not raw.strip():
+            raise DataNotFoundError("an input path is empty ('')")
         path = Path(raw)
         if not path.exists():
             raise DataNotFoundError(f"{path}: file or folder not found")
         if path.is_dir():
-            found = sorted(
-                p for p in path.rglob("*")
-                if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
+            found = _walk(path, follow_symlinks)
             if not found:
                 logger.warning("%s: no %s files in this folder", path, "/".join(SUPPORTED_SUFFIXES))
-            files.extend(found)
-        elif path.suffix.lower() in SUPPORTED_SUFFIXES:
-            files.append(path)
-        else:
-            raise DataError(f"{path}: unsupported file type {path.suffix or '(none)'!r}; supported: {', '.join(SUPPORTED_SUFFIXES)}")
-    unique: dict[Path, Path] = {}
-    for f in files:
-        unique.setdefault(f.resolve(), f)
+            for f in found:
+                rel = f.relative_to(path)
+                out.append(SourceFile(f, rel.with_suffix("").as_posix(), _kind(f)))
+            continue
+        kind = _kind(path)
+        if kind is None:
+            supported = ", ".join(SUPPORTED_SUFFIXES + PASSAGE_SUFFIXES)
+            raise DataError(f"{path}: unsupported file type {path.suffix or '(none)'!r}; supported: {supported}")
+        out.append(SourceFile(path, path.name if kind == "passages" else path.stem, kind))
+    unique: dict[Path, SourceFile] = {}
+    by_id: dict[str, SourceFile] = {}
+    for src in out:
+        real = src.path.resolve()
+        if real in unique:
+            continue
+        other = by_id.get(src.doc_id)
+        if other is not None:
+            raise DataError(f"document id {src.doc_id!r} would name two files, {other.path} and {src.path} (ids are paths "
+                            "relative to the folder given, without the suffix); rename one, or give their common folder")
+        unique[real] = src
+        by_id[src.doc_id] = src
     return list(unique.values())
-
-
-def _doc_ids(files: list[Path]) -> list[str]:
-    stems = [f.stem for f in files]
-    if len(set(stems)) == len(stems):
-        return stems
-    resolved = [f.resolve() for f in files]
-    root = Path(os.path.commonpath([str(r.parent) for r in resolved]))
-    return [r.relative_to(root).with_suffix("").as_posix() for r in resolved]
 
 
 def pdf_pages(path: str | os.PathLike) -> list[str]:
@@ -107,6 +235,95 @@ def _windows(text: str, chunk_words: int, chunk_overlap: int) -> list[tuple[int,
     return [(a, b) for a, b in chunk_spans(text, chunk_words, chunk_overlap) if text[a:b].strip()]
 
 
+def _passage_file(src: SourceFile) -> list[Passage]:
+    """Passages of a JSONL passage file; errors name ``file:line``."""
+    from ..io import read_jsonl
+
+    passages = []
+    try:
+        for lineno, row in read_jsonl(src.path, numbered=True):
+            pid, text = row.get("pid"), row.get("text")
+            if not isinstance(pid, str) or not pid:
+                raise DataError(f"{src.path}:{lineno}: field 'pid' must be a non-empty string")
+            if not isinstance(text, str):
+                raise DataError(f"{src.path}:{lineno}: field 'text' must be a string")
+            doc_id, title, meta = row.get("doc_id", pid), row.get("title", ""), row.get("meta") or {}
+            if not isinstance(doc_id, str) or not isinstance(title, str) or not isinstance(meta, dict):
+                raise DataError(f"{src.path}:{lineno}: 'doc_id' and 'title' must be strings and 'meta' an object")
+            if text.strip():
+                passages.append(Passage(pid, doc_id, title, text, {**meta, "path": str(src.path), "line": lineno}))
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{src.path}: not UTF-8 text (byte {exc.start}); convert it to UTF-8") from exc
+    return passages
+
+
+def read_source(src: SourceFile, chunk_words: int | None = None, chunk_overlap: int = 0) -> tuple[list[Passage], int]:
+    """The passages of one input file and its number of PDF pages without text.
+
+    Parameters
+    ----------
+    src : SourceFile
+        From :func:`collect_sources`.
+    chunk_words, chunk_overlap : int, optional
+        As in :func:`ingest` (not applied to passage files).
+
+    Returns
+    -------
+    passages : list of Passage
+    empty_pages : int
+
+    Raises
+    ------
+    DataError
+        Unreadable, encrypted or corrupt PDF, non-UTF-8 text, a malformed passage file (each
+        naming the file, and the line for JSONL).
+    """
+    file, doc = src.path, src.doc_id
+    source = str(file)
+    passages: list[Passage] = []
+    if src.kind == "passages":
+        return _passage_file(src), 0
+    if src.kind == "pdf":
+        pages = pdf_pages(file)
+        blank = 0
+        for page, text in enumerate(pages):
+            if not text.strip():
+                blank += 1
+                continue
+            if chunk_words is None:
+                passages.append(Passage(f"{doc}#p{page}", doc, doc, text, {"path": source, "page": page}))
+                continue
+            for i, (a, b) in enumerate(_windows(text, chunk_words, chunk_overlap)):
+                meta = {"path": source, "page": page, "chunk": i, "char_start": a, "char_end": b}
+                passages.append(Passage(f"{doc}#p{page}c{i}", doc, doc, text[a:b], meta))
+        if blank:
+            logger.warning("%s: %d of %d pages have no extractable text (scanned? needs OCR)", file, blank, len(pages))
+        return passages, blank
+    text = _read_text(file)
+    if chunk_words is None:
+        i = 0
+        for part in _BLANK_LINE.split(text):
+            stripped = part.strip()
+            if stripped:
+                passages.append(Passage(f"{doc}#{i}", doc, doc, stripped, {"path": source, "paragraph": i}))
+                i += 1
+    else:
+        for i, (a, b) in enumerate(_windows(text, chunk_words, chunk_overlap)):
+            meta = {"path": source, "chunk": i, "char_start": a, "char_end": b}
+            passages.append(Passage(f"{doc}#c{i}", doc, doc, text[a:b], meta))
+    return passages, 0
+
+
+def check_chunking(chunk_words: int | None, chunk_overlap: int = 0) -> None:
+    """:class:`ParameterError` unless ``chunk_words``/``chunk_overlap`` are valid for :func:`ingest`."""
+    if chunk_words is not None:
+        if isinstance(chunk_words, bool) or not isinstance(chunk_words, int):
+            raise ParameterError(f"chunk_words must be an integer, got {chunk_words!r}")
+        chunk_spans("", chunk_words, chunk_overlap)  # validates sizes (ParameterError)
+    elif chunk_overlap:
+        raise ParameterError("chunk_overlap needs chunk_words")
+
+
 def ingest(
     paths: str | os.PathLike | Iterable[str | os.PathLike],
     chunk_words: int | None = None,
@@ -114,14 +331,16 @@ def ingest(
     *,
     name: str = "ingested",
     progress: bool = False,
+    follow_symlinks: bool = False,
 ) -> Dataset:
     """Read documents into a :class:`Dataset` of passages (no queries).
 
     Parameters
     ----------
     paths : path-like or iterable of path-like
-        Files (.txt, .md, .markdown, .pdf) and/or folders searched recursively for them (hidden
-        files skipped, sorted order so runs are reproducible).
+        Files (.txt, .md, .markdown, .pdf; .jsonl/.jsonl.gz passage files) and/or folders
+        searched recursively for .txt/.md/.markdown/.pdf files (hidden files skipped, sorted
+        order so runs are reproducible).
     chunk_words : int, optional
         ``None``: PDF pages and text paragraphs as they are. Otherwise cut each PDF page / text file
         into windows of this many words overlapping by ``chunk_overlap``.
@@ -131,13 +350,17 @@ def ingest(
         Name of the returned data set.
     progress : bool
         Show a tqdm bar over files.
+    follow_symlinks : bool
+        Follow symbolic links that lead out of a folder given (default: skip them, with a warning).
 
     Returns
     -------
     Dataset
-        ``passage.meta`` holds ``path`` and ``page`` (PDF) / ``paragraph`` or ``chunk`` (text) and,
-        for windows, ``char_start``/``char_end`` within the page or file. ``dataset.meta`` lists the
-        files and the number of PDF pages without text (skipped; scanned pages need OCR).
+        ``passage.meta`` holds ``path`` (the file as reached from the path given) and ``page``
+        (PDF) / ``paragraph`` or ``chunk`` (text) and, for windows, ``char_start``/``char_end``
+        within the page or file; passages of a JSONL file keep their own ``meta`` plus ``path``
+        and ``line``. ``dataset.meta`` lists the files and the number of PDF pages without text
+        (skipped; scanned pages need OCR).
 
     Raises
     ------
@@ -145,51 +368,22 @@ def ingest(
         A path does not exist.
     DataError
         Unsupported file type named explicitly, unreadable/encrypted/corrupt PDF, non-UTF-8 text
-        (each naming the file), or no text at all in the inputs.
+        (each naming the file), two files with one document id, a repeated pid, or no text at all
+        in the inputs.
     """
     from tqdm.auto import tqdm
 
-    if chunk_words is not None:
-        chunk_spans("", chunk_words, chunk_overlap)  # validates sizes (ParameterError)
-    elif chunk_overlap:
-        raise ParameterError("chunk_overlap needs chunk_words")
-    files = _collect(paths)
-    if not files:
+    check_chunking(chunk_words, chunk_overlap)
+    sources = collect_sources(paths, follow_symlinks=follow_symlinks)
+    if not sources:
         raise DataError(f"no {'/'.join(SUPPORTED_SUFFIXES)} files found in {paths!s}")
     passages: list[Passage] = []
     empty_pages = 0
-    for file, doc in tqdm(list(zip(files, _doc_ids(files))), desc="ingest", unit=" files", disable=not progress):
-        src = str(file)
-        if file.suffix.lower() == ".pdf":
-            pages = pdf_pages(file)
-            blank = 0
-            for page, text in enumerate(pages):
-                if not text.strip():
-                    blank += 1
-                    continue
-                if chunk_words is None:
-                    passages.append(Passage(f"{doc}#p{page}", doc, doc, text, {"path": src, "page": page}))
-                    continue
-                for i, (a, b) in enumerate(_windows(text, chunk_words, chunk_overlap)):
-                    meta = {"path": src, "page": page, "chunk": i, "char_start": a, "char_end": b}
-                    passages.append(Passage(f"{doc}#p{page}c{i}", doc, doc, text[a:b], meta))
-            if blank:
-                empty_pages += blank
-                logger.warning("%s: %d of %d pages have no extractable text (scanned? needs OCR)", file, blank, len(pages))
-            continue
-        text = _read_text(file)
-        if chunk_words is None:
-            i = 0
-            for part in _BLANK_LINE.split(text):
-                stripped = part.strip()
-                if stripped:
-                    passages.append(Passage(f"{doc}#{i}", doc, doc, stripped, {"path": src, "paragraph": i}))
-                    i += 1
-        else:
-            for i, (a, b) in enumerate(_windows(text, chunk_words, chunk_overlap)):
-                meta = {"path": src, "chunk": i, "char_start": a, "char_end": b}
-                passages.append(Passage(f"{doc}#c{i}", doc, doc, text[a:b], meta))
+    for src in tqdm(sources, desc="ingest", unit=" files", disable=not progress):
+        found, blank = read_source(src, chunk_words, chunk_overlap)
+        passages.extend(found)
+        empty_pages += blank
     if not passages:
-        raise DataError(f"no text found in {', '.join(str(f) for f in files)} (empty files or image-only PDFs)")
-    meta = {"files": [str(f) for f in files], "empty_pages": empty_pages, "chunk_words": chunk_words, "chunk_overlap": chunk_overlap}
+        raise DataError(f"no text found in {', '.join(str(s.path) for s in sources)} (empty files or image-only PDFs)")
+    meta = {"files": [str(s.path) for s in sources], "empty_pages": empty_pages, "chunk_words": chunk_words, "chunk_overlap": chunk_overlap}
     return Dataset(name, passages, [], meta).validate()

