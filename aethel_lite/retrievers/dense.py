@@ -279,6 +279,24 @@ class DenseRetriever(Retriever):
         self.chunk_offsets_ = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
         self.embeddings_ = self.embed([c for cs in chunks for c in cs])
 
+    def score_texts(self, texts: Sequence[str]) -> np.ndarray:
+        """Scores of every fitted passage for each text (the texts encoded as one batch).
+
+        Returns
+        -------
+        ndarray, shape (len(texts), n_passages), float64
+            Row ``j`` is what :meth:`search` ranks for ``texts[j]``.
+        """
+        self._check_fitted()
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, len(self.pids_)))
+        scores = self.encode(texts, progress=False) @ self.embeddings_.T
+        if self.embeddings_.shape[0] != self.chunk_offsets_.shape[0]:
+            # every passage has >= 1 window, so the offsets strictly increase
+            scores = np.maximum.reduceat(scores, self.chunk_offsets_, axis=1)
+        return scores.astype(np.float64)
+
     def _score_queries(self, queries, candidates):
         q_emb = self.encode([q.text for q in queries], progress=False)
         pooled = self.embeddings_.shape[0] != self.chunk_offsets_.shape[0]

@@ -15,6 +15,12 @@ from .run import Run
 
 _BCT_MODES = ("none", "alias", "substring", "both")
 _FALLBACKS = ("bm25", "none")
+_PASSAGE_SEEDS = ("lexical", "dense")
+#: Seed components of the personalization vector, in the order they are reported.
+SOURCES = ("entity", "metadata", "lexical", "dense")
+DEFAULT_SEED_WEIGHTS = {"entity": 1.0, "metadata": 1.0, "lexical": 1.0, "dense": 1.0}
+#: Terms of the hybrid ranking score (see :meth:`GraphRetriever.ranking_scores`).
+RANK_TERMS = ("ppr", "document", "lexical", "dense")
 # open-corpus questions are solved as batches of this many PPR columns
 _BLOCK = 64
 
@@ -122,7 +128,19 @@ class GraphRetriever(Retriever):
     def __init__(self, extractor: str = "ner3", bct: str = "none", alpha: float = 0.5, tol: float = 1e-8,
                  max_iter: int = 1000, alias_table: Mapping[str, Sequence[str]] | None = None,
                  link_query_ngrams: bool = True, fallback: str = "bm25", fallback_depth: int = 10,
-                 n_process: int = 1, cache: bool = True, progress: bool = False):
+                 n_process: int = 1, cache: bool = True, progress: bool = False,
+                 passage_seeds: Sequence[str] = (), document_nodes: bool = False, metadata: bool = False,
+                 period_linking: bool = False, seed_weights: Mapping[str, float] | None = None,
+                 seed_depth: int = 20, dense_pooling: str = "first",
+                 rank_weights: Mapping[str, float] | None = None):
+        self.passage_seeds = passage_seeds
+        self.document_nodes = document_nodes
+        self.metadata = metadata
+        self.period_linking = period_linking
+        self.seed_weights = seed_weights
+        self.seed_depth = seed_depth
+        self.dense_pooling = dense_pooling
+        self.rank_weights = rank_weights
         self.extractor = extractor
         self.bct = bct
         self.alpha = alpha
@@ -140,7 +158,34 @@ class GraphRetriever(Retriever):
         return {"name": self.name, "extractor": self.extractor, "bct": self.bct, "alpha": self.alpha, "tol": self.tol,
                 "link_query_ngrams": self.link_query_ngrams, "fallback": self.fallback,
                 "fallback_depth": self.fallback_depth,
-                "alias_table": self.alias_table is not None}
+                "alias_table": self.alias_table is not None,
+                "passage_seeds": list(self.passage_seeds), "document_nodes": bool(self.document_nodes),
+                "metadata": bool(self.metadata), "period_linking": bool(self.period_linking),
+                "seed_weights": self._weights(), "seed_depth": self.seed_depth, "dense_pooling": self.dense_pooling,
+                "rank_weights": None if self.rank_weights is None else self._rank_weights()}
+
+    @property
+    def is_hybrid(self) -> bool:
+        """Whether any of the hybrid components (passage seeds, document or metadata nodes) is on."""
+        return bool(self.passage_seeds) or bool(self.document_nodes) or bool(self.metadata)
+
+    def _weights(self) -> dict[str, float]:
+        w = dict(DEFAULT_SEED_WEIGHTS)
+        w.update(self.seed_weights or {})
+        return {k: float(w[k]) for k in SOURCES}
+
+    def _rank_weights(self) -> dict[str, float] | None:
+        """The ranking terms' weights normalised to sum 1 (zero ones dropped), or None (PPR order)."""
+        if self.rank_weights is None:
+            return None
+        live = {t: float(self.rank_weights.get(t, 0.0)) for t in RANK_TERMS}
+        total = sum(live.values())
+        return {t: v / total for t, v in live.items() if v > 0}
+
+    def _needs(self, source: str) -> bool:
+        """Whether searching needs corpus-wide ``"lexical"`` or ``"dense"`` scores of each question."""
+        rw = self._rank_weights() or {}
+        return source in self.passage_seeds or source in rw
 
     # -- fit -------------------------------------------------------------------------------------
     def _fit(self, passages: list) -> None:
@@ -156,7 +201,23 @@ class GraphRetriever(Retriever):
                                     n_process=self.n_process, progress=self.progress)
         stop, links = graph_filters(mentions, self.extractor_)
         self.graph_ = build_graph(self.pids_, mentions, stop=stop, alias_pairs=links)
+        self.doc_meta_ = None
+        self._companies: list[str] = []
+        if self.document_nodes or self.metadata:
+            from ..docmeta import add_document_nodes, document_metadata
+
+            self.doc_meta_ = document_metadata(passages)
+            self._base_graph, self._passages = self.graph_, list(passages)
+            self.graph_ = add_document_nodes(self.graph_, passages, self.doc_meta_, documents=bool(self.document_nodes),
+                                             metadata=bool(self.metadata))
+            if self.metadata:
+                self._companies = sorted({c for d in self.doc_meta_.values() for c in d.companies})
         self.bm25_ = BM25Retriever().fit(passages)
+        self.dense_ = None
+        if self._needs("dense"):
+            from .dense import DenseRetriever
+
+            self.dense_ = DenseRetriever(pooling=self.dense_pooling, cache=self.cache, progress=self.progress).fit(passages)
         self._set_operator()
 
     def _check_modes(self) -> None:
@@ -165,6 +226,24 @@ class GraphRetriever(Retriever):
             raise ParameterError(f"bct must be one of {', '.join(_BCT_MODES)}; got {self.bct!r}")
         if self.fallback not in _FALLBACKS:
             raise ParameterError(f"fallback must be one of {', '.join(_FALLBACKS)}; got {self.fallback!r}")
+        if isinstance(self.passage_seeds, str) or any(x not in _PASSAGE_SEEDS for x in self.passage_seeds):
+            raise ParameterError(f"passage_seeds must be a sequence of {', '.join(_PASSAGE_SEEDS)}; got {self.passage_seeds!r}")
+        unknown = [k for k in (self.seed_weights or {}) if k not in SOURCES]
+        if unknown:
+            raise ParameterError(f"seed_weights: unknown source {unknown[0]!r}; choose from {', '.join(SOURCES)}")
+        if any(not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0) for v in self._weights().values()):
+            raise ParameterError(f"seed_weights must be finite and >= 0; got {self.seed_weights!r}")
+        if isinstance(self.seed_depth, bool) or not isinstance(self.seed_depth, int) or self.seed_depth < 1:
+            raise ParameterError(f"seed_depth must be a positive integer; got {self.seed_depth!r}")
+        if self.rank_weights is not None:
+            bad = [t for t in self.rank_weights if t not in RANK_TERMS]
+            if bad:
+                raise ParameterError(f"rank_weights: unknown term {bad[0]!r}; choose from {', '.join(RANK_TERMS)}")
+            vals = list(self.rank_weights.values())
+            if any(not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0) for v in vals) or not sum(vals) > 0:
+                raise ParameterError(f"rank_weights must be finite, >= 0 and not all 0; got {self.rank_weights!r}")
+            if self.rank_weights.get("document", 0) > 0 and not self.document_nodes:
+                raise ParameterError("rank_weights: a 'document' term needs document_nodes=True")
 
     def _set_operator(self) -> None:
         from ..ppr import PPROperator
@@ -221,13 +300,15 @@ class GraphRetriever(Retriever):
     def expansions(self, text: str, graph=None) -> list:
         """The BCT expansions of a question's entities over ``graph`` (default: the fitted graph)."""
         from ..bct import expand_seeds
+        from ..docmeta import is_meta_key
 
-        return expand_seeds(self.query_keys(text), self.graph_ if graph is None else graph, mode=self.bct,
+        exps = expand_seeds(self.query_keys(text), self.graph_ if graph is None else graph, mode=self.bct,
                             alias_table=self.alias_table)
+        return [e for e in exps if not is_meta_key(e.entity)]
 
-    def _teleport(self, qtext: str, graph, corpus_idx: np.ndarray) -> np.ndarray:
+    def _teleport(self, qtext: str, graph, corpus_idx: np.ndarray, bm25: np.ndarray | None = None) -> np.ndarray:
         """BM25-seeded personalization over ``graph``'s passage nodes (fallback for entity-less queries)."""
-        bm25 = self.bm25_.get_scores(qtext)[corpus_idx]
+        bm25 = (self.bm25_.get_scores(qtext) if bm25 is None else bm25)[corpus_idx]
         top = np.argsort(-bm25, kind="stable")[: max(int(self.fallback_depth), 1)]
         seeds = np.zeros(graph.n_nodes)
         seeds[top] = np.maximum(bm25[top], 0.0)
@@ -235,11 +316,138 @@ class GraphRetriever(Retriever):
             seeds[: graph.n_passages] = 1.0
         return seeds / seeds.sum()
 
-    def personalization(self, text: str, graph=None, corpus_idx: np.ndarray | None = None) -> tuple:
+    # -- hybrid seeds ----------------------------------------------------------------------------
+    def query_scores(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """Corpus-wide passage scores the seeds need, one row per question.
+
+        Returns
+        -------
+        dict
+            ``"lexical"``: BM25, shape ``(len(texts), n_corpus)`` (when ``passage_seeds`` holds
+            ``"lexical"`` or ``rank_weights`` a lexical term); ``"dense"``: cosine similarity
+            (likewise; the questions are encoded as one batch).
+        """
+        self._check_fitted()
+        texts = list(texts)
+        out: dict[str, np.ndarray] = {}
+        if self._needs("lexical"):
+            out["lexical"] = np.stack([self.bm25_.get_scores(t) for t in texts]) if texts else np.zeros((0, len(self.pids_)))
+        if self._needs("dense") and getattr(self, "dense_", None) is not None:
+            out["dense"] = self.dense_.score_texts(texts)
+        return out
+
+    def _passage_vector(self, scores: np.ndarray, graph) -> np.ndarray | None:
+        r"""Passage seeds from one source's scores of ``graph``'s passages (module formula), or None."""
+        n = scores.shape[0]
+        depth = min(int(self.seed_depth), n)
+        if depth == 0:
+            return None
+        order = np.lexsort((np.arange(n), -scores))
+        top = order[:depth]
+        floor = scores[order[depth]] if depth < n else min(float(scores[top].min()), 0.0)
+        w = np.maximum(scores[top] - floor, 0.0)
+        if not w.any() or not np.isfinite(w).all():
+            return None
+        out = np.zeros(graph.n_nodes)
+        out[top] = w / w.sum()
+        return out
+
+    def _metadata_vector(self, text: str, graph) -> tuple[np.ndarray | None, dict[str, float]]:
+        """Seeds on the metadata nodes a question names (companies, periods, filing types)."""
+        from ..docmeta import PREFIXES, _slug, match_companies, period_keys, type_keys
+
+        if not self.metadata:
+            return None, {}
+        fields = []
+        companies = match_companies(text, self._companies)
+        fields.append({PREFIXES["company"] + _slug(c): m for c, m in companies.items()})
+        if self.period_linking:
+            fields.append({PREFIXES["period"] + k: 1.0 for k in period_keys(text)})
+            fields.append({PREFIXES["type"] + k: 1.0 for k in type_keys(text)})
+        out = np.zeros(graph.n_nodes)
+        named: dict[str, float] = {}
+        n_p = graph.n_passages
+        for f in fields:
+            present = {k: w for k, w in f.items() if k in graph.entity_index and w > 0}
+            total = sum(present.values())
+            for k, w in present.items():  # each field (company, period, type) carries equal mass
+                out[n_p + graph.entity_index[k]] += w / total
+                named[k] = w / total
+        if not out.any():
+            return None, {}
+        return out / out.sum(), named
+
+    def seed_components(self, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,
+                        scores: Mapping[str, np.ndarray] | None = None) -> tuple[list, dict[str, np.ndarray], dict]:
+        r"""The question's seed vectors, one per source, each summing to 1 (absent sources left out).
+
+        * ``"entity"``: :func:`~aethel_lite.bct.seed_vector` of the question's entity expansions.
+        * ``"metadata"`` (``metadata=True``): the company nodes :func:`~aethel_lite.docmeta.match_companies`
+          links, weighted by their match, and with ``period_linking`` the period and filing-type nodes of
+          :func:`~aethel_lite.docmeta.period_keys` and :func:`~aethel_lite.docmeta.type_keys`; each
+          field that names a node carries the same mass.
+        * ``"lexical"`` / ``"dense"`` (``passage_seeds``): the top :math:`K` = ``seed_depth``
+          candidate passages by BM25 / cosine similarity :math:`x`, weighted by how far each stands
+          above the :math:`(K{+}1)`-th, :math:`s_i \propto x_i - x_{(K+1)}`.
+
+        Parameters
+        ----------
+        text : str
+        graph : EntityGraph, optional
+            Default: the fitted graph.
+        corpus_idx : ndarray of int, optional
+            Corpus indices of ``graph``'s passages (default: all).
+        scores : mapping, optional
+            Corpus-wide scores of this question (a row of :meth:`query_scores`); computed when missing.
+
+        Returns
+        -------
+        expansions : list of Expansion
+        components : dict
+            Source → vector over ``graph``'s nodes.
+        named : dict
+            Metadata node → its share of the metadata seeds.
+        """
+        from ..bct import seed_vector
+
+        self._check_fitted()
+        graph = self.graph_ if graph is None else graph
+        idx = np.arange(len(self.pids_)) if corpus_idx is None else corpus_idx
+        exps = self.expansions(text, graph)
+        comps: dict[str, np.ndarray] = {}
+        ent = seed_vector(exps, graph)
+        if ent.any():
+            comps["entity"] = ent
+        meta, named = self._metadata_vector(text, graph)
+        if meta is not None:
+            comps["metadata"] = meta
+        if self.passage_seeds:
+            if scores is None or any(s not in scores for s in self.passage_seeds):
+                scores = {k: v[0] for k, v in self.query_scores([text]).items()}
+            for source in _PASSAGE_SEEDS:
+                if source in self.passage_seeds:
+                    vec = self._passage_vector(np.asarray(scores[source], dtype=np.float64)[idx], graph)
+                    if vec is not None:
+                        comps[source] = vec
+        return exps, comps, named
+
+    def _mixture(self, comps: Mapping[str, np.ndarray]) -> dict[str, float]:
+        """Each present source's share :math:`w_c / \\sum_{c'} w_{c'}` of the teleport (zero weights dropped)."""
+        w = self._weights()
+        live = {c: w[c] for c in comps if w[c] > 0}
+        total = sum(live.values())
+        return {c: v / total for c, v in live.items()} if total > 0 else {}
+
+    def personalization(self, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,
+                        scores: Mapping[str, np.ndarray] | None = None) -> tuple:
         r"""The teleport vector :math:`s` of a question, as :meth:`search` builds it.
 
-        :math:`s` is :func:`~aethel_lite.bct.seed_vector` of the question's expansions; without
-        any, it is the BM25-seeded teleport (``fallback="bm25"``) or nothing (``"none"``).
+        .. math:: s = \sum_{c} \frac{w_c}{\sum_{c'} w_{c'}}\, s_c
+
+        over the sources :math:`c` the question has (:meth:`seed_components`; weights
+        ``seed_weights``). Without hybrid settings the only source is the entity seeds, so
+        :math:`s` is :func:`~aethel_lite.bct.seed_vector` of the question's expansions. Without
+        any source, :math:`s` is the BM25-seeded teleport (``fallback="bm25"``) or nothing (``"none"``).
 
         Parameters
         ----------
@@ -249,28 +457,35 @@ class GraphRetriever(Retriever):
             Default: the fitted graph (open corpus).
         corpus_idx : ndarray of int, optional
             Corpus indices of ``graph``'s passages (default: all, for the fitted graph).
+        scores : mapping, optional
+            This question's row of :meth:`query_scores` (computed when needed and missing).
 
         Returns
         -------
         expansions : list of Expansion
-            The seeds (empty when the question names no graph entity).
+            The entity seeds (empty when the question names no graph entity).
         seeds : ndarray, shape (graph.n_nodes,), or None
             Sums to 1; ``None`` when there is no seed and no fallback.
         fallback : bool
             Whether ``seeds`` is the BM25 teleport.
         """
-        from ..bct import seed_vector
+        exps, seeds, fallback, _ = self._personalize(text, graph, corpus_idx, scores)
+        return exps, seeds, fallback
 
+    def _personalize(self, text, graph=None, corpus_idx=None, scores=None) -> tuple:
+        """:meth:`personalization` plus the components and their shares (for attribution)."""
         self._check_fitted()
         graph = self.graph_ if graph is None else graph
-        exps = self.expansions(text, graph)
-        seeds = seed_vector(exps, graph)
-        if seeds.any():
-            return exps, seeds, False
+        exps, comps, named = self.seed_components(text, graph, corpus_idx, scores=scores)
+        mix = self._mixture(comps)
+        if mix:
+            seeds = sum(share * comps[c] for c, share in mix.items())
+            return exps, seeds / seeds.sum(), False, {"components": comps, "mix": mix, "named": named}
         if self.fallback == "none":
-            return exps, None, False
+            return exps, None, False, None
         idx = np.arange(len(self.pids_)) if corpus_idx is None else corpus_idx
-        return exps, self._teleport(text, graph, idx), True
+        bm25 = scores.get("lexical") if scores else None
+        return exps, self._teleport(text, graph, idx, bm25), True, None
 
     def ppr(self, texts: Sequence[str]) -> tuple:
         r"""Personalized PageRank over every node of the fitted graph, one column per question.
@@ -288,18 +503,27 @@ class GraphRetriever(Retriever):
         fallback : list of bool
             Whether each question used the BM25 teleport.
         """
+        P, exps, used, _, _ = self._ppr_block(texts)
+        return P, exps, used
+
+    def _ppr_block(self, texts: Sequence[str]) -> tuple:
         self._check_fitted()
         self._check_modes()
+        texts = list(texts)
+        scores = self.query_scores(texts)
+        rows = [{k: v[j] for k, v in scores.items()} for j in range(len(texts))]
         P = np.zeros((self.graph_.n_nodes, len(texts)))
-        found = [self.personalization(t) for t in texts]
-        live = [j for j, (_, seeds, _) in enumerate(found) if seeds is not None]
+        found = [self._personalize(t, None, None, rows[j]) for j, t in enumerate(texts)]
+        live = [j for j, f in enumerate(found) if f[1] is not None]
         if live:
             cols = np.stack([found[j][1] for j in live], axis=1)
             P[:, live] = self.operator_.run(cols, alpha=self.alpha, tol=self.tol, max_iter=self.max_iter).scores
-        return P, [f[0] for f in found], [f[2] for f in found]
+        return P, [f[0] for f in found], [f[2] for f in found], [f[3] for f in found], rows
 
-    def ranking_scores(self, text: str, ppr: np.ndarray, corpus_idx: np.ndarray | None = None) -> np.ndarray:
-        r"""Corpus-length scores that :meth:`search` ranks: PPR where reached, the fallback's below it.
+    def ranking_scores(self, text: str, ppr: np.ndarray, corpus_idx: np.ndarray | None = None, *,
+                       lexical: np.ndarray | None = None, dense: np.ndarray | None = None,
+                       doc_ppr: np.ndarray | None = None) -> np.ndarray:
+        r"""Corpus-length scores that :meth:`search` ranks.
 
         Parameters
         ----------
@@ -308,70 +532,257 @@ class GraphRetriever(Retriever):
         ppr : ndarray
             PPR of the passages at ``corpus_idx`` (default: every passage, in corpus order).
         corpus_idx : ndarray of int, optional
+        lexical, dense : ndarray, optional
+            The question's corpus-wide BM25 / dense scores (computed when needed and missing).
+        doc_ppr : ndarray, optional
+            PPR of each candidate's document node, aligned with ``ppr`` (needed by a
+            ``"document"`` ranking term).
 
         Returns
         -------
         ndarray, shape (n_corpus,)
-            Reached passages (PPR > 0): PPR rounded to ``tol / 100`` -- PPR is only accurate to
-            ``tol`` (L1), and rounding turns floating-point noise between equivalent passages
-            (same entities, so equal PPR) into exact ties, which :func:`topk` breaks by corpus
-            order, the same whether the query was solved alone or in a batch. Unreached
-            candidates: :math:`-1 + \text{bm25}/(1 + \max \text{bm25}) \in [-1, 0)` with
-            ``fallback="bm25"``, :math:`-\infty` (unranked) with ``"none"``. Non-candidates:
-            :math:`-\infty`.
+            Without ``rank_weights`` (PageRank order): reached passages (PPR > 0) score their PPR
+            rounded to ``tol / 100`` -- PPR is only accurate to ``tol`` (L1), and rounding turns
+            floating-point noise between equivalent passages (same entities, so equal PPR) into
+            exact ties, which :func:`topk` breaks by corpus order, the same whether the query was
+            solved alone or in a batch. Unreached candidates:
+            :math:`-1 + \text{bm25}/(1 + \max \text{bm25}) \in [-1, 0)` with ``fallback="bm25"``,
+            :math:`-\infty` (unranked) with ``"none"``. Non-candidates: :math:`-\infty`.
+
+            With ``rank_weights`` :math:`\lambda` (normalised to sum 1) every candidate :math:`d` scores
+
+            .. math::
+
+                r(d) = \lambda_\text{ppr}\, \hat p_d + \lambda_\text{document}\, \hat\pi_{D(d)}
+                     + \lambda_\text{lexical}\, \hat b_d + \lambda_\text{dense}\, \hat c_d ,
+                \qquad \hat x_d = \frac{x_d - \min_{d'} x_{d'}}{\max_{d'} x_{d'} - \min_{d'} x_{d'}}
+
+            (:math:`p` the passage's PPR, :math:`\pi_{D(d)}` the PPR of its document node,
+            :math:`b` BM25, :math:`c` the dense cosine; min and max over the candidates, a term
+            with :math:`\max = \min` contributes 0), rounded the same way.
         """
         n_corpus = len(self.pids_)
         corpus_idx = np.arange(n_corpus) if corpus_idx is None else corpus_idx
         out = np.full(n_corpus, -np.inf)
-        reached = ppr > 0
         decimals = max(0, math.ceil(-math.log10(self.tol))) + 2
+        weights = self._rank_weights()
+        if weights is not None:
+            terms = self._rank_terms(text, ppr, corpus_idx, lexical=lexical, dense=dense, doc_ppr=doc_ppr)
+            mixed = sum(weights[t] * terms[t] for t in weights)
+            out[corpus_idx] = np.round(mixed, decimals)
+            return out
+        reached = ppr > 0
         out[corpus_idx[reached]] = np.round(ppr[reached], decimals)
         if self.fallback == "bm25":
-            bm25 = self.bm25_.get_scores(text)[corpus_idx[~reached]]
+            bm25 = (self.bm25_.get_scores(text) if lexical is None else lexical)[corpus_idx[~reached]]
             out[corpus_idx[~reached]] = -1.0 + bm25 / (1.0 + (bm25.max() if bm25.size else 0.0))
         return out
 
-    def _note(self, qid: str, exps: list, fallback: bool, graph, ppr: np.ndarray) -> None:
+    def _rank_terms(self, text, ppr, corpus_idx, *, lexical=None, dense=None, doc_ppr=None) -> dict[str, np.ndarray]:
+        """The min–max normalised terms :math:`\\hat x` of :meth:`ranking_scores` over the candidates."""
+
+        def unit(x: np.ndarray) -> np.ndarray:
+            lo, hi = (float(x.min()), float(x.max())) if x.size else (0.0, 0.0)
+            return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x, dtype=np.float64)
+
+        weights = self._rank_weights() or {}
+        out = {}
+        if "ppr" in weights:
+            out["ppr"] = unit(np.asarray(ppr, dtype=np.float64))
+        if "document" in weights:
+            if doc_ppr is None:
+                raise ParameterError("ranking_scores: a 'document' term needs doc_ppr")
+            out["document"] = unit(np.asarray(doc_ppr, dtype=np.float64))
+        if "lexical" in weights:
+            out["lexical"] = unit((self.bm25_.get_scores(text) if lexical is None else lexical)[corpus_idx])
+        if "dense" in weights:
+            if dense is None:
+                dense = self.dense_.score_texts([text])[0]
+            out["dense"] = unit(np.asarray(dense, dtype=np.float64)[corpus_idx])
+        return out
+
+    def _doc_nodes(self, graph, corpus_idx: np.ndarray | None) -> np.ndarray | None:
+        """Node index (in ``graph``) of each candidate's document node, or None without document nodes."""
+        if not self.document_nodes:
+            return None
+        from ..docmeta import PREFIXES, _slug
+
+        idx = np.arange(len(self.pids_)) if corpus_idx is None else corpus_idx
+        return np.array([graph.n_passages + graph.entity_index[PREFIXES["doc"] + _slug(self.doc_ids_[i])] for i in idx],
+                        dtype=np.int64)
+
+    def _note(self, qid: str, exps: list, fallback: bool, graph, ppr: np.ndarray, parts=None, corpus_idx=None,
+              extra=None) -> None:
         """Record a query's seeds, graph and diagnostics (``bm25_ordered_top5`` is set by search)."""
         self.seeds_[qid] = exps
         self._graphs[qid] = graph
+        if parts is not None:
+            self._parts[qid] = (parts, corpus_idx, extra)
         self.diagnostics_[qid] = {"fallback": bool(fallback), "n_seed_entities": len(exps),
                                   "n_reached": int(np.count_nonzero(ppr > 0)), "bm25_ordered_top5": 0}
+        if self.is_hybrid:
+            self.diagnostics_[qid]["sources"] = sorted(parts["mix"]) if parts else []
 
     def _score_queries(self, queries, candidates):
         from ..ppr import PPROperator
         from tqdm.auto import tqdm
 
         self._check_modes()
-        self.seeds_, self._graphs, self.diagnostics_ = {}, {}, {}
+        self.seeds_, self._graphs, self.diagnostics_, self._parts = {}, {}, {}, {}
         n_p = self.graph_.n_passages
+        docs_all = self._doc_nodes(self.graph_, None)
         # open-corpus queries: one batched PPR (in blocks) on the full graph
         open_q = [q for q, c in zip(queries, candidates) if c is None]
-        open_scores: dict[str, np.ndarray] = {}
+        open_scores: dict[str, dict] = {}
         for start in range(0, len(open_q), _BLOCK):
             chunk = open_q[start:start + _BLOCK]
-            P, exps, used = self.ppr([q.text for q in chunk])
+            P, exps, used, parts, rows = self._ppr_block([q.text for q in chunk])
             for j, q in enumerate(chunk):
-                open_scores[q.qid] = P[:n_p, j]
-                self._note(q.qid, exps[j], used[j], self.graph_, open_scores[q.qid])
+                extra = {"ppr": P[:n_p, j], "lexical": rows[j].get("lexical"), "dense": rows[j].get("dense"),
+                         "doc_ppr": None if docs_all is None else P[docs_all, j]}
+                open_scores[q.qid] = extra
+                self._note(q.qid, exps[j], used[j], self.graph_, P[:n_p, j], parts[j], None, extra)
         for q, cand in tqdm(list(zip(queries, candidates)), desc=f"{self.name} search", disable=not self.progress, leave=False):
             if cand is None:
-                yield self.ranking_scores(q.text, open_scores.pop(q.qid))
+                e = open_scores.pop(q.qid)
+                yield self.ranking_scores(q.text, e["ppr"], lexical=e["lexical"], dense=e["dense"], doc_ppr=e["doc_ppr"])
                 continue
-            graph = self.graph_.subgraph([self.pids_[i] for i in cand])
-            exps, seeds, used = self.personalization(q.text, graph, cand)
-            ppr = np.zeros(graph.n_passages)
+            graph = self.pool_graph(cand)
+            row = {k: v[0] for k, v in self.query_scores([q.text]).items()}
+            exps, seeds, used, parts = self._personalize(q.text, graph, cand, row)
+            full = np.zeros(graph.n_nodes)
             if seeds is not None:
                 op = PPROperator(graph.adjacency())
-                ppr = op.run(seeds, alpha=self.alpha, tol=self.tol, max_iter=self.max_iter).scores[: graph.n_passages]
-            self._note(q.qid, exps, used, graph, ppr)
-            yield self.ranking_scores(q.text, ppr, cand)
+                full = op.run(seeds, alpha=self.alpha, tol=self.tol, max_iter=self.max_iter).scores
+            ppr = full[: graph.n_passages]
+            docs = self._doc_nodes(graph, cand)
+            extra = {"ppr": ppr, "lexical": row.get("lexical"), "dense": row.get("dense"),
+                     "doc_ppr": None if docs is None else full[docs]}
+            self._note(q.qid, exps, used, graph, ppr, parts, cand, extra)
+            yield self.ranking_scores(q.text, ppr, cand, lexical=extra["lexical"], dense=extra["dense"],
+                                      doc_ppr=extra["doc_ppr"])
+
+    def pool_graph(self, corpus_idx: np.ndarray):
+        """The graph of a closed pool: its passages, their entities and (hybrid) their documents' nodes.
+
+        Without document or metadata nodes this is ``graph_.subgraph`` of the pool. With them, the
+        entity subgraph of the pool gets :func:`~aethel_lite.docmeta.add_document_nodes` for the
+        pool's passages, so the metadata nodes (joined to documents, not passages) stay in it.
+        """
+        pids = [self.pids_[i] for i in corpus_idx]
+        if self.doc_meta_ is None:
+            return self.graph_.subgraph(pids)
+        from ..docmeta import add_document_nodes
+
+        return add_document_nodes(self._base_graph.subgraph(pids), [self._passages[i] for i in corpus_idx],
+                                  self.doc_meta_, documents=bool(self.document_nodes), metadata=bool(self.metadata))
+
+    def _attribute(self, run: Run) -> None:
+        r"""Fill :attr:`sources_`: each explained hit's score split by seed source.
+
+        PPR is linear in :math:`s`, so :math:`p = \sum_c \frac{w_c}{W} \mathrm{PPR}(s_c)` exactly:
+        solving one column per source gives each source's part :math:`p_c` of a passage's (and of
+        its document node's) PageRank. A hit's PageRank term is split in proportion to the
+        :math:`p_c`, its document term in proportion to the document node's :math:`\pi_c`, and
+        the ``"lexical"`` and ``"dense"`` ranking terms go to those sources. Without
+        ``rank_weights`` the score is the PageRank, split the same way.
+        """
+        from ..ppr import PPROperator
+
+        self.sources_ = {}
+        todo = [qid for qid in run if qid in self._parts]
+        weights = self._rank_weights() or {"ppr": 1.0}
+
+        def solve(graph, op, cols):
+            return op.run(np.stack(cols, axis=1), alpha=self.alpha, tol=self.tol, max_iter=self.max_iter).scores
+
+        solved: dict[tuple[str, str], np.ndarray] = {}
+        open_cols, owners = [], []
+        for qid in todo:
+            parts, cand, _ = self._parts[qid]
+            if cand is None:
+                for c in parts["mix"]:
+                    open_cols.append(parts["components"][c])
+                    owners.append((qid, c))
+        # the operator normalises each seed column to sum 1: scale by the source's share afterwards
+        for start in range(0, len(open_cols), _BLOCK):
+            P = solve(self.graph_, self.operator_, open_cols[start:start + _BLOCK])
+            for j, (qid, c) in enumerate(owners[start:start + _BLOCK]):
+                solved[(qid, c)] = self._parts[qid][0]["mix"][c] * P[:, j]
+        for qid in todo:
+            parts, cand, extra = self._parts[qid]
+            graph = self._graphs[qid]
+            if cand is not None:
+                names = list(parts["mix"])
+                P = solve(graph, PPROperator(graph.adjacency()), [parts["components"][c] for c in names])
+                for j, c in enumerate(names):
+                    solved[(qid, c)] = parts["mix"][c] * P[:, j]
+            idx = np.arange(len(self.pids_)) if cand is None else cand
+            terms = self._rank_terms("", extra["ppr"], idx, lexical=extra["lexical"], dense=extra["dense"],
+                                     doc_ppr=extra["doc_ppr"]) if self.rank_weights is not None else {}
+            docs = self._doc_nodes(graph, cand)
+            out = {}
+            for pid, _ in run[qid][: self.provenance_depth]:
+                i = graph.pid_index[pid]
+                share = dict.fromkeys(SOURCES, 0.0)
+                for t, w in weights.items():
+                    size = w * (float(terms[t][i]) if terms else 1.0)
+                    if size <= 0:
+                        continue
+                    if t in ("ppr", "document"):
+                        node = i if t == "ppr" else int(docs[i])
+                        parts_at = {c: max(float(solved[(qid, c)][node]), 0.0) for c in parts["mix"]}
+                        total = sum(parts_at.values())
+                        for c, v in parts_at.items():
+                            share[c] += size * v / total if total > 0 else 0.0
+                    else:
+                        share[t] += size
+                total = sum(share.values())
+                out[pid] = {c: v / total for c, v in sorted(share.items(), key=lambda kv: (-kv[1], SOURCES.index(kv[0])))
+                            if v > 0 and total > 0}
+            self.sources_[qid] = out
+
+    def _source_records(self, qid: str, pid: str, exps: list, graph) -> list:
+        """Provenance records of a hybrid hit: one per seed source, largest share first."""
+        from ..bct import Expansion, provenance
+
+        parts = self._parts[qid][0]
+        shares = self.sources_.get(qid, {}).get(pid, {})
+        out = []
+        for c, share in shares.items():
+            if c == "entity":
+                mentioned = provenance(pid, exps, graph)
+                best = mentioned[0] if mentioned else (exps[0] if exps else None)
+                seed, node = (best.seed, best.entity) if best else ("", "")
+            elif c == "metadata":
+                named = parts["named"]
+                seed = max(named, key=lambda k: (named[k], k)) if named else ""
+                node = seed
+                if self.doc_meta_ is not None:
+                    from ..docmeta import PREFIXES, _slug
+
+                    d = self.doc_meta_.get(self._doc_of(pid))
+                    if d is not None:
+                        mine = [k for k in d.keys() if k in named]
+                        if mine:
+                            seed = max(mine, key=lambda k: (named[k], k))
+                        node = PREFIXES["doc"] + _slug(d.doc_id) if self.document_nodes else seed
+            else:
+                seed, node = ("bm25" if c == "lexical" else "dense"), pid
+            out.append(Expansion(seed, node, c, round(float(share), 6)))
+        return out
+
+    def _doc_of(self, pid: str) -> str:
+        return self.doc_ids_[self.pid_index_[pid]]
 
     def search(self, queries, k: int = 10, pool=None) -> Run:
         r"""As :meth:`Retriever.search`; also fills :attr:`provenance_`, :attr:`seeds_` and :attr:`diagnostics_`.
 
         With ``fallback="none"`` unranked passages (score :math:`-\infty`) are left out, so a
-        ranking may hold fewer than ``k`` hits.
+        ranking may hold fewer than ``k`` hits. With hybrid seeds, :attr:`sources_` splits each
+        explained hit's score by seed source (:meth:`_attribute`), and its provenance starts with
+        one record per source (``via`` = ``"entity"``, ``"metadata"``, ``"lexical"`` or
+        ``"dense"``; ``weight`` = the source's share), largest first, before the entity expansions.
         """
         from ..bct import provenance
 
@@ -380,12 +791,21 @@ class GraphRetriever(Retriever):
         self.provenance_ = {}
         self._top5_slots = min(int(k), 5)
         for qid, hits in run.items():
-            hits = run[qid] = [(pid, score) for pid, score in hits if score != -math.inf]
+            run[qid] = [(pid, score) for pid, score in hits if score != -math.inf]
+        if self.is_hybrid:
+            self._attribute(run)
+        else:
+            self.sources_ = {}
+        for qid, hits in run.items():
             self.diagnostics_[qid]["bm25_ordered_top5"] = sum(1 for _, score in hits[:5] if score < 0)
             graph = self._graphs[qid]
             exps = self.seeds_.get(qid, [])
-            self.provenance_[qid] = {pid: provenance(pid, exps, graph) for pid, _ in hits[: self.provenance_depth]}
-        self._graphs = {}
+            prov = {}
+            for pid, _ in hits[: self.provenance_depth]:
+                records = self._source_records(qid, pid, exps, graph) if qid in self.sources_ else []
+                prov[pid] = records + provenance(pid, exps, graph)
+            self.provenance_[qid] = prov
+        self._graphs, self._parts = {}, {}
         return run
 
     def diagnostics_summary(self) -> dict:

@@ -1,0 +1,165 @@
+"""GraphRetriever's hybrid settings (passage seeds, document and metadata nodes, period linking,
+the fused ranking, attribution by seed source), checked against networkx PageRank on the same
+graph with a personalization vector built by hand from the documented formulas."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from aethel_lite.data.schema import Passage, Query
+from aethel_lite.errors import ParameterError
+from aethel_lite.retrievers import BM25Retriever, GraphRetriever
+
+
+def _page(doc, page, text, company, year, kind="10k"):
+    return Passage(f"{doc}#p{page}", doc, doc, text, {"page": page, "company": company, "doc_period": year, "doc_type": kind})
+
+
+PASSAGES = [
+    _page("ACME_2018", 0, "Acme Widgets annual report. Risk factors for Acme Widgets.", "Acme Widgets", 2018),
+    _page("ACME_2018", 1, "Cash flow statement: capital expenditures were 120 in 2018.", "Acme Widgets", 2018),
+    _page("ACME_2019", 0, "Acme Widgets annual report. Risk factors and Zenith Supply.", "Acme Widgets", 2019),
+    _page("ACME_2019", 1, "Cash flow statement: capital expenditures were 150 in 2019.", "Acme Widgets", 2019),
+    _page("BOLT_2019", 0, "Bolt Motors annual report. Zenith Supply is a supplier.", "Bolt Motors", 2019),
+    _page("BOLT_2019", 1, "Cash flow statement: capital expenditures of Bolt Motors were 90.", "Bolt Motors", 2019),
+]
+QUESTION = "What were Acme Widgets' FY2019 capital expenditures?"
+
+
+@pytest.fixture(scope="module")
+def hybrid(tmp_path_factory):
+    import os
+
+    os.environ["AETHEL_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    return GraphRetriever(extractor="regex", bct="none", passage_seeds=("lexical",), document_nodes=True,
+                          metadata=True, period_linking=True, seed_depth=3,
+                          seed_weights={"entity": 1.0, "metadata": 2.0, "lexical": 1.0},
+                          rank_weights={"ppr": 0.2, "document": 0.5, "lexical": 0.3}).fit(PASSAGES)
+
+
+def _by_hand(r) -> tuple[np.ndarray, dict]:
+    """The personalization of QUESTION from the documented formulas, without the library's seed code."""
+    g = r.graph_
+    n_p = g.n_passages
+    comps = {}
+    ent = np.zeros(g.n_nodes)  # bct="none": uniform over the graph entities the question names
+    keys = [k for k in r.query_keys(QUESTION) if k in g.entity_index]
+    assert keys == ["acme widgets"]
+    ent[n_p + g.entity_index["acme widgets"]] = 1.0
+    comps["entity"] = ent
+    meta = np.zeros(g.n_nodes)  # one field each: the company, the period
+    meta[n_p + g.entity_index["company:acme_widgets"]] = 0.5
+    meta[n_p + g.entity_index["period:2019"]] = 0.5
+    comps["metadata"] = meta
+    bm = BM25Retriever().fit(PASSAGES).get_scores(QUESTION)
+    order = sorted(range(n_p), key=lambda i: (-bm[i], i))
+    lex = np.zeros(g.n_nodes)
+    for i in order[:3]:
+        lex[i] = bm[i] - bm[order[3]]
+    comps["lexical"] = lex / lex.sum()
+    w = {"entity": 1.0, "metadata": 2.0, "lexical": 1.0}
+    s = sum(w[c] * comps[c] for c in comps) / sum(w.values())
+    return s, comps
+
+
+def _nx_ppr(graph, s, alpha):
+    G = nx.from_scipy_sparse_array(graph.adjacency())
+    pr = nx.pagerank(G, alpha=1 - alpha, personalization={i: v for i, v in enumerate(s) if v > 0},
+                     tol=1e-14, max_iter=100_000, dangling={i: v for i, v in enumerate(s) if v > 0})
+    return np.array([pr[i] for i in range(graph.n_nodes)])
+
+
+def test_graph_has_document_and_metadata_nodes(hybrid):
+    ents = hybrid.graph_.entities
+    for key in ("doc:ACME_2018", "doc:BOLT_2019", "company:acme_widgets", "company:bolt_motors", "period:2018",
+                "period:2019", "type:10k"):
+        assert key in ents
+
+
+def test_personalization_is_the_weighted_mixture_of_sources(hybrid):
+    s_hand, _ = _by_hand(hybrid)
+    exps, s, fallback = hybrid.personalization(QUESTION)
+    assert not fallback and [e.entity for e in exps] == ["acme widgets"]
+    np.testing.assert_allclose(s, s_hand, atol=1e-12)
+
+
+def test_ppr_and_fused_ranking_equal_networkx_and_the_formula(hybrid):
+    s_hand, _ = _by_hand(hybrid)
+    g = hybrid.graph_
+    pr = _nx_ppr(g, s_hand, hybrid.alpha)
+    P, _, _ = hybrid.ppr([QUESTION])
+    np.testing.assert_allclose(P[:, 0], pr, atol=1e-8)
+    unit = lambda x: (x - x.min()) / (x.max() - x.min())
+    docs = [g.n_passages + g.entity_index[f"doc:{p.doc_id}"] for p in PASSAGES]
+    bm = BM25Retriever().fit(PASSAGES).get_scores(QUESTION)
+    expected = 0.2 * unit(pr[: g.n_passages]) + 0.5 * unit(pr[docs]) + 0.3 * unit(bm)
+    hits = hybrid.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6)["q"]
+    got = {pid: score for pid, score in hits}
+    for i, p in enumerate(PASSAGES):
+        assert got[p.pid] == pytest.approx(expected[i], abs=1e-6)
+    # company and period meet at the right filing: its document node holds the most mass
+    assert max(("ACME_2018", "ACME_2019", "BOLT_2019"), key=lambda d: pr[g.n_passages + g.entity_index[f"doc:{d}"]]) == "ACME_2019"
+
+
+def test_attribution_splits_each_hit_by_source_exactly(hybrid):
+    _, comps = _by_hand(hybrid)
+    g = hybrid.graph_
+    w = {"entity": 0.25, "metadata": 0.5, "lexical": 0.25}
+    parts = {c: _nx_ppr(g, comps[c], hybrid.alpha) * w[c] for c in comps}  # linearity: p = sum of the parts
+    total = sum(parts.values())
+    unit = lambda x: (x - x.min()) / (x.max() - x.min())
+    docs = [g.n_passages + g.entity_index[f"doc:{p.doc_id}"] for p in PASSAGES]
+    bm = BM25Retriever().fit(PASSAGES).get_scores(QUESTION)
+    pn, dn, bn = unit(total[: g.n_passages]), unit(total[docs]), unit(bm)
+    hybrid.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6)
+    for i, p in enumerate(PASSAGES):
+        share = {c: 0.2 * pn[i] * parts[c][i] / total[i] + 0.5 * dn[i] * parts[c][docs[i]] / total[docs[i]] for c in parts}
+        share["lexical"] += 0.3 * bn[i]
+        z = sum(share.values())
+        got = hybrid.sources_["q"][p.pid]
+        assert sum(got.values()) == pytest.approx(1.0)
+        for c in share:
+            assert got.get(c, 0.0) == pytest.approx(share[c] / z, abs=1e-6)
+        prov = hybrid.provenance_["q"][p.pid]
+        assert prov[0].via == max(got, key=got.get) and prov[0].weight == pytest.approx(max(got.values()), abs=1e-6)
+
+
+def test_provenance_names_the_metadata_and_lexical_seeds(hybrid):
+    hybrid.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=3)
+    records = {e.via: e for e in hybrid.provenance_["q"]["ACME_2019#p1"]}
+    assert records["metadata"].entity == "doc:ACME_2019" and records["metadata"].seed in ("company:acme_widgets", "period:2019")
+    assert records["lexical"].seed == "bm25" and records["lexical"].entity == "ACME_2019#p1"
+    assert hybrid.diagnostics_["q"]["sources"] == ["entity", "lexical", "metadata"]
+
+
+def test_closed_pool_ranks_only_the_pool_with_its_document_nodes(hybrid):
+    q = Query("q", QUESTION, frozenset({"ACME_2019#p1"}), pool=("BOLT_2019#p1", "ACME_2019#p1", "ACME_2018#p1"))
+    hits = hybrid.search([q], k=5, pool="query")["q"]
+    assert sorted(p for p, _ in hits) == sorted(q.pool)
+    assert [p for p, _ in hits][:2] == ["ACME_2019#p1", "ACME_2018#p1"]  # Acme's pages before Bolt's
+
+
+def test_without_hybrid_settings_nothing_changes(tmp_path_factory):
+    plain = GraphRetriever(extractor="regex", bct="none").fit(PASSAGES)
+    assert not plain.is_hybrid and not any(":" in e for e in plain.graph_.entities)
+    run = plain.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6)
+    assert plain.sources_ == {} and all(e.via == "exact" for recs in plain.provenance_["q"].values() for e in recs)
+    assert run["q"]
+
+
+def test_question_without_any_seed_falls_back_to_bm25_teleport():
+    r = GraphRetriever(extractor="regex", bct="none", document_nodes=True, metadata=True).fit(PASSAGES)
+    exps, s, fallback = r.personalization("what about capital expenditures?")
+    assert fallback and exps == [] and s[: r.graph_.n_passages].sum() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"passage_seeds": ("bm25",)}, {"passage_seeds": "lexical"}, {"seed_weights": {"graph": 1.0}},
+    {"seed_weights": {"entity": -1.0}}, {"seed_depth": 0}, {"rank_weights": {"pagerank": 1.0}},
+    {"rank_weights": {"ppr": 0.0}}, {"rank_weights": {"document": 1.0}},
+])
+def test_bad_hybrid_settings_are_refused(kwargs):
+    with pytest.raises(ParameterError):
+        GraphRetriever(extractor="regex", **kwargs).fit(PASSAGES)
