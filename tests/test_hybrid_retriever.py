@@ -163,3 +163,23 @@ def test_question_without_any_seed_falls_back_to_bm25_teleport():
 def test_bad_hybrid_settings_are_refused(kwargs):
     with pytest.raises(ParameterError):
         GraphRetriever(extractor="regex", **kwargs).fit(PASSAGES)
+
+
+@pytest.mark.parametrize("changes", [
+    {"document_nodes": False, "rank_weights": {"ppr": 0.5, "lexical": 0.5}},
+    {"metadata": False},
+    {"period_linking": False, "bct": "both", "seed_depth": 2},
+    {"passage_seeds": (), "rank_weights": None},
+])
+def test_with_settings_ranks_as_a_fresh_fit(hybrid, changes):
+    derived = hybrid.with_settings(**changes)
+    fresh_kwargs = dict(extractor="regex", bct="none", passage_seeds=("lexical",), document_nodes=True, metadata=True,
+                        period_linking=True, seed_depth=3, seed_weights={"entity": 1.0, "metadata": 2.0, "lexical": 1.0},
+                        rank_weights={"ppr": 0.2, "document": 0.5, "lexical": 0.3})
+    fresh_kwargs.update(changes)
+    fresh = GraphRetriever(**fresh_kwargs).fit(PASSAGES)
+    q = [Query("q", QUESTION, frozenset({"ACME_2019#p1"}))]
+    assert derived.search(q, k=6) == fresh.search(q, k=6)
+    assert derived.graph_ == fresh.graph_
+    with pytest.raises(ParameterError):
+        hybrid.with_settings(colour="blue")

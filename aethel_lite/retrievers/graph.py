@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -200,25 +201,66 @@ class GraphRetriever(Retriever):
         mentions = extract_entities([passage_text(p) for p in passages], self.extractor_, cache=self.cache,
                                     n_process=self.n_process, progress=self.progress)
         stop, links = graph_filters(mentions, self.extractor_)
-        self.graph_ = build_graph(self.pids_, mentions, stop=stop, alias_pairs=links)
+        self._base_graph = build_graph(self.pids_, mentions, stop=stop, alias_pairs=links)
+        self._passages = list(passages)
+        self._structure()
+        self.bm25_ = BM25Retriever().fit(passages)
+        self.dense_ = None
+        self._fit_dense()
+
+    def _structure(self) -> None:
+        """``graph_`` = the entity graph plus the document / metadata nodes the settings ask for."""
+        self.graph_ = self._base_graph
         self.doc_meta_ = None
         self._companies: list[str] = []
         if self.document_nodes or self.metadata:
             from ..docmeta import add_document_nodes, document_metadata
 
-            self.doc_meta_ = document_metadata(passages)
-            self._base_graph, self._passages = self.graph_, list(passages)
-            self.graph_ = add_document_nodes(self.graph_, passages, self.doc_meta_, documents=bool(self.document_nodes),
-                                             metadata=bool(self.metadata))
+            self.doc_meta_ = document_metadata(self._passages)
+            self.graph_ = add_document_nodes(self._base_graph, self._passages, self.doc_meta_,
+                                             documents=bool(self.document_nodes), metadata=bool(self.metadata))
             if self.metadata:
                 self._companies = sorted({c for d in self.doc_meta_.values() for c in d.companies})
-        self.bm25_ = BM25Retriever().fit(passages)
-        self.dense_ = None
-        if self._needs("dense"):
+        self._set_operator()
+
+    def _fit_dense(self) -> None:
+        if self._needs("dense") and (self.dense_ is None or self.dense_.pooling != self.dense_pooling):
             from .dense import DenseRetriever
 
-            self.dense_ = DenseRetriever(pooling=self.dense_pooling, cache=self.cache, progress=self.progress).fit(passages)
-        self._set_operator()
+            self.dense_ = DenseRetriever(pooling=self.dense_pooling, cache=self.cache, progress=self.progress).fit(self._passages)
+
+    def with_settings(self, **changes: Any) -> "GraphRetriever":
+        """A fitted copy with some settings changed, redoing only the part of the fit they touch.
+
+        Query-side settings (``bct``, ``alpha``, seeds, weights, ``period_linking``, ranking)
+        cost nothing; ``document_nodes``/``metadata`` rebuild the graph's extra nodes from the
+        stored entity graph; a dense model is fitted (from the embedding cache) when newly needed.
+        The copy ranks exactly as a fresh ``GraphRetriever(**settings).fit(passages)`` would.
+        Changing ``extractor``, ``alias_table``, ``cache`` or ``n_process`` refits from scratch.
+
+        Raises
+        ------
+        ParameterError
+            An unknown setting, or an invalid value.
+        """
+        import copy
+        import inspect
+
+        self._check_fitted()
+        known = set(inspect.signature(GraphRetriever.__init__).parameters) - {"self"}
+        bad = [k for k in changes if k not in known]
+        if bad:
+            raise ParameterError(f"with_settings: unknown setting {bad[0]!r}")
+        new = copy.copy(self)
+        for key, value in changes.items():
+            setattr(new, key, value)
+        new._check_modes()
+        if any(k in changes for k in ("extractor", "alias_table", "cache", "n_process")):
+            return new.fit(self._passages)
+        if bool(new.document_nodes) != bool(self.document_nodes) or bool(new.metadata) != bool(self.metadata):
+            new._structure()
+        new._fit_dense()
+        return new
 
     def _check_modes(self) -> None:
         """Raise :class:`ParameterError` for an unknown ``bct`` or ``fallback`` (both may be reset after fit)."""
@@ -792,7 +834,7 @@ class GraphRetriever(Retriever):
         self._top5_slots = min(int(k), 5)
         for qid, hits in run.items():
             run[qid] = [(pid, score) for pid, score in hits if score != -math.inf]
-        if self.is_hybrid:
+        if self.is_hybrid and self.provenance_depth > 0:
             self._attribute(run)
         else:
             self.sources_ = {}
