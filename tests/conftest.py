@@ -37,8 +37,28 @@ def require(path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def cache_root(tmp_path_factory) -> Path:
-    """A per-session cache directory so tests never touch the user's cache."""
-    path = tmp_path_factory.mktemp("aethel_cache")
-    os.environ["AETHEL_CACHE"] = str(path)
-    return path
+def session_cache(tmp_path_factory) -> Path:
+    """A cache directory shared by the whole session (warm across tests); the environment is not changed.
+
+    Module-scoped fixtures that need it set ``AETHEL_CACHE`` themselves, inside a
+    ``pytest.MonkeyPatch.context()`` that is undone when they end.
+    """
+    return tmp_path_factory.mktemp("aethel_cache")
+
+
+@pytest.fixture
+def cache_root(session_cache, monkeypatch) -> Path:
+    """``$AETHEL_CACHE`` pointed at :func:`session_cache` for one test (restored afterwards), so
+    tests never touch the user's cache and never leak the setting into other tests."""
+    monkeypatch.setenv("AETHEL_CACHE", str(session_cache))
+    return session_cache
+
+
+def warm_cache() -> Path:
+    """The project's own cache (``$AETHEL_CACHE`` as the caller set it, else ``./.aethel_cache``).
+
+    For the slow real-model acceptance tests: its per-passage stores are content-addressed and
+    checked on every read, so reusing what ``make book`` or an earlier run computed is safe.
+    """
+    root = os.environ.get("AETHEL_CACHE")
+    return Path(root) if root else Path(__file__).resolve().parent.parent / ".aethel_cache"

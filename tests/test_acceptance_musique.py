@@ -12,17 +12,19 @@ import pytest
 
 from aethel_lite.data.loaders import load_musique
 from aethel_lite.experiment import run_methods, score_runs
-from conftest import require
+from conftest import require, warm_cache
 
 
 @pytest.fixture(scope="module")
-def scores(real_data, tmp_path_factory):
-    import os
-
-    os.environ["AETHEL_CACHE"] = str(tmp_path_factory.mktemp("musique_cache"))
-    ds = load_musique(require(real_data / "musique" / "musique_ans_dev_sample200.jsonl"))
-    outcomes = run_methods(ds, ["bm25", "dense", "aethel-ner3", "aethel-bct"], setting="closed", k=10,
-                           progress=False, log=None, retriever_kwargs={"GraphRetriever": {"n_process": 2}})
+def scores(real_data):
+    # The project's own cache (warmed by `make book` or an earlier run), not a fresh one per run:
+    # a cold cache cost ~340 s of spaCy NER and MiniLM per test session. Entries are content-addressed
+    # and checked on read, so reuse is safe; the setting is undone when the module ends.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AETHEL_CACHE", str(warm_cache()))
+        ds = load_musique(require(real_data / "musique" / "musique_ans_dev_sample200.jsonl"))
+        outcomes = run_methods(ds, ["bm25", "dense", "aethel-ner3", "aethel-bct"], setting="closed", k=10,
+                               progress=False, log=None, retriever_kwargs={"GraphRetriever": {"n_process": 2}})
     return score_runs(outcomes, ds.queries, k=5)
 
 

@@ -58,8 +58,15 @@ def test_eval_musique_closed_pool(real_data, tmp_path):
     result = json.loads(out.read_text())
     assert result["setting"] == "closed" and result["n_queries"] == 10
     # closed pool: every returned pid belongs to the question's own 20 paragraphs
-    for pids in result["methods"]["aethel-reg"]["per_query"].values():
-        assert len(pids) == 10
+    from aethel_lite.data.loaders import load_musique
+
+    pools = {q.qid: set(q.pool) for q in load_musique(path).queries}
+    for method in ("bm25", "aethel-reg"):
+        per_query = result["methods"][method]["per_query"]
+        assert set(per_query) <= set(pools) and len(per_query) == 10
+        for qid, pids in per_query.items():
+            assert len(pids) == 10 and len(set(pids)) == 10
+            assert set(pids) <= pools[qid], (method, qid, sorted(set(pids) - pools[qid]))
 
 
 SYN = ["eval", "--format", "synthetic", "--size", "100", "--out", "x.json"]
@@ -158,10 +165,21 @@ def test_search_missing_index_is_a_clear_error(tmp_path, capsys):
     assert "not an aethel index" in capsys.readouterr().err
 
 
-def test_console_script_is_installed():
-    out = subprocess.run([sys.executable, "-m", "aethel_lite.cli", "--help"], capture_output=True, text=True, check=True)
+def test_console_script_is_installed(tmp_path):
+    """The `aethel` executable pip installs (pyproject [project.scripts]) runs, and passes exit codes on."""
+    import shutil
+    from pathlib import Path
+
+    exe = Path(sys.executable).parent / "aethel"
+    exe = str(exe) if exe.exists() else shutil.which("aethel")
+    assert exe, "the `aethel` console script is not installed (pip install -e .)"
+    out = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True)
     for command in ("eval", "index", "search", "data"):
         assert command in out.stdout
+    bad = subprocess.run([exe, "search", str(tmp_path / "nowhere"), "question"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.startswith("aethel: error: ") and "not an aethel index" in bad.stderr
+    module = subprocess.run([sys.executable, "-m", "aethel_lite.cli", "--help"], capture_output=True, text=True, check=True)
+    assert module.stdout == out.stdout  # the same parser (prog="aethel") either way
 
 
 # ------------------------------------------------------------------------------ real data

@@ -22,10 +22,9 @@ PASSAGES = [
 
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory):
-    import os
-
-    os.environ["AETHEL_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    return GraphRetriever(extractor="regex", bct="none").fit(PASSAGES)
+    with pytest.MonkeyPatch.context() as mp:  # restored when the module's tests end
+        mp.setenv("AETHEL_CACHE", str(tmp_path_factory.mktemp("cache")))
+        yield GraphRetriever(extractor="regex", bct="none").fit(PASSAGES)
 
 
 def test_ranking_equals_networkx_ppr_on_the_same_graph(fitted):

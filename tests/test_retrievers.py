@@ -409,8 +409,10 @@ def dense_passages():
 
 
 @pytest.fixture(scope="module")
-def dense(dense_passages, cache_root):
-    return DenseRetriever(cache=True).fit(dense_passages)
+def dense(dense_passages, session_cache):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AETHEL_CACHE", str(session_cache))
+        return DenseRetriever(cache=True).fit(dense_passages)
 
 
 def test_dense_scores_are_cosine_similarities(dense, dense_passages):

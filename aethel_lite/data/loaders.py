@@ -28,6 +28,7 @@ import ast
 import logging
 import os
 import re
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -423,7 +424,7 @@ def _page_rows(path: Path, wanted: set[str] | None, progress: bool) -> Iterator[
                     raise DataError(f"{path}:{lineno}: expected {{'doc_name': str, 'page': int, 'text': str}}")
                 if wanted is None or row["doc_name"] in wanted:
                     yield lineno, row["doc_name"], row["page"], row["text"]
-    except (OSError, EOFError, UnicodeDecodeError) as exc:  # truncated/corrupt gzip
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:  # truncated/corrupt gzip
         raise DataError(f"{path}: cannot read ({exc}). {HOW_TO_GET_DATA}") from exc
 
 

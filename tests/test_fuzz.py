@@ -1,0 +1,219 @@
+"""Fuzz tests (hypothesis): the data loaders with random bytes, truncations and mutated records.
+
+Whatever a file holds, a loader either returns a valid :class:`Dataset` or raises one of the
+project's own errors (:class:`~aethel_lite.errors.AethelError`, whose message names the file):
+never a traceback of another kind. ``index.json`` is fuzzed in ``tests/test_index.py``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from aethel_lite.errors import AethelError
+
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6),
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids, max_size=3),
+    max_leaves=6,
+)
+
+MUSIQUE_ROW = {
+    "id": "2hop__1_2", "question": "Who founded the company that made X?", "answer": "Ann", "answer_aliases": ["A."],
+    "question_decomposition": [{"question": "a"}, {"question": "b"}],
+    "paragraphs": [{"idx": 0, "title": "X", "paragraph_text": "X was made by Acme.", "is_supporting": True},
+                   {"idx": 1, "title": "Acme", "paragraph_text": "Acme was founded by Ann.", "is_supporting": True},
+                   {"idx": 2, "title": "Other", "paragraph_text": "Unrelated.", "is_supporting": False}],
+}
+TWOWIKI_ROW = {
+    "_id": "q1", "question": "Who is older, A or B?", "answer": "A", "type": "comparison",
+    "supporting_facts": [["A", 0], ["B", 0]], "evidences": [],
+    "context": [["A", ["A was born in 1900."]], ["B", ["B was born in 1910."]], ["C", ["C is a city."]]],
+}
+FB_QUESTION = {"financebench_id": "fb1", "question": "What was revenue?", "answer": "1", "company": "Acme",
+               "doc_name": "ACME_2020_10K", "evidence": [{"doc_name": "ACME_2020_10K", "evidence_page_num": 1,
+                                                          "evidence_text": "Revenue was 1."}]}
+FB_INFO = {"doc_name": "ACME_2020_10K", "company": "Acme", "doc_type": "10k", "doc_period": 2020}
+FB_PAGES = [{"doc_name": "ACME_2020_10K", "page": 0, "text": "Cover."},
+            {"doc_name": "ACME_2020_10K", "page": 1, "text": "Revenue was 1."}]
+
+
+def _jsonl(rows) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+def _mutations(row: dict):
+    """Rows with one field (top level or one level down) replaced by a random JSON value, or removed."""
+    paths = [(k,) for k in row] + [(k, i) for k, v in row.items() if isinstance(v, list) for i in range(len(v))]
+
+    def apply(args):
+        path, value, drop = args
+        out = json.loads(json.dumps(row))
+        target = out
+        for key in path[:-1]:
+            target = target[key]
+        if drop and isinstance(target, dict):
+            target.pop(path[-1], None)
+        else:
+            target[path[-1]] = value
+        return out
+
+    return st.tuples(st.sampled_from(paths), JSON_VALUES, st.booleans()).map(apply)
+
+
+def _file_contents(good: bytes, row: dict | None = None):
+    """Random bytes, truncations of a valid file, and valid files with one mutated record."""
+    options = [st.binary(max_size=300), st.integers(0, len(good)).map(lambda n: good[:n]),
+               st.binary(min_size=1, max_size=20).flatmap(lambda junk: st.integers(0, len(good)).map(
+                   lambda n: good[:n] + junk + good[n:]))]
+    if row is not None:
+        options.append(_mutations(row).map(lambda r: _jsonl([r])))
+    return st.one_of(*options)
+
+
+def _only_aethel_errors(fn) -> None:
+    try:
+        fn()
+    except AethelError:
+        pass
+
+
+@pytest.fixture
+def scratch(tmp_path_factory):
+    return tmp_path_factory.mktemp("fuzz")
+
+
+def test_good_samples_load(scratch):
+    from aethel_lite.data.loaders import load_2wiki, load_financebench, load_musique
+
+    (scratch / "m.jsonl").write_bytes(_jsonl([MUSIQUE_ROW]))
+    (scratch / "w.jsonl").write_bytes(_jsonl([TWOWIKI_ROW]))
+    _write_fb(scratch, _jsonl([FB_QUESTION]), _jsonl([FB_INFO]), gzip.compress(_jsonl(FB_PAGES), mtime=0))
+    assert len(load_musique(scratch / "m.jsonl").queries) == 1
+    assert len(load_2wiki(scratch / "w.jsonl").queries) == 1
+    assert len(load_financebench(scratch).queries) == 1
+
+
+def test_musique_loader_fuzz(scratch):
+    from aethel_lite.data.loaders import load_musique
+
+    @SETTINGS
+    @given(_file_contents(_jsonl([MUSIQUE_ROW]), MUSIQUE_ROW))
+    def run(data):
+        (scratch / "m.jsonl").write_bytes(data)
+        _only_aethel_errors(lambda: load_musique(scratch / "m.jsonl"))
+
+    run()
+
+
+def test_2wiki_loader_fuzz(scratch):
+    from aethel_lite.data.loaders import load_2wiki
+
+    @SETTINGS
+    @given(_file_contents(_jsonl([TWOWIKI_ROW]), TWOWIKI_ROW), st.one_of(st.binary(max_size=100),
+           JSON_VALUES.map(lambda v: json.dumps(v).encode())))
+    def run(data, distractors):
+        (scratch / "w.jsonl").write_bytes(data)
+        (scratch / "d.json").write_bytes(distractors)
+        _only_aethel_errors(lambda: load_2wiki(scratch / "w.jsonl"))
+        _only_aethel_errors(lambda: load_2wiki(_jsonl_file(scratch, TWOWIKI_ROW), distractors=scratch / "d.json"))
+
+    run()
+
+
+def _jsonl_file(folder: Path, row: dict) -> Path:
+    path = folder / "good.jsonl"
+    path.write_bytes(_jsonl([row]))
+    return path
+
+
+def _write_fb(folder: Path, questions: bytes, info: bytes, pages: bytes) -> None:
+    (folder / "financebench_open_source.jsonl").write_bytes(questions)
+    (folder / "financebench_document_information.jsonl").write_bytes(info)
+    (folder / "pages.jsonl.gz").write_bytes(pages)
+
+
+def test_financebench_loader_fuzz(scratch):
+    from aethel_lite.data.loaders import load_financebench
+
+    good_q, good_i, good_p = _jsonl([FB_QUESTION]), _jsonl([FB_INFO]), _jsonl(FB_PAGES)
+    page_rows = st.one_of(_file_contents(good_p), _mutations(FB_PAGES[1]).map(lambda r: _jsonl([FB_PAGES[0], r])))
+
+    @SETTINGS
+    @given(st.sampled_from(["questions", "info", "pages", "pages-gz"]), _file_contents(good_q, FB_QUESTION),
+           _file_contents(good_i, FB_INFO), page_rows, st.sampled_from(["page", "chunk"]))
+    def run(which, q, i, p, granularity):
+        pages = gzip.compress(good_p, mtime=0)
+        if which == "pages":
+            pages = gzip.compress(p, mtime=0)
+        elif which == "pages-gz":  # a damaged gzip stream
+            pages = pages[: len(p) % len(pages)] + p[:8]
+        _write_fb(scratch, q if which == "questions" else good_q, i if which == "info" else good_i, pages)
+        _only_aethel_errors(lambda: load_financebench(scratch, granularity=granularity, chunk_words=3, chunk_overlap=1))
+
+    run()
+
+
+def test_dataset_jsonl_fuzz(scratch):
+    from aethel_lite.data.schema import Dataset
+
+    good = _jsonl([{"pid": "a", "doc_id": "d", "title": "t", "text": "x", "meta": {"k": 1}}])
+    query = {"qid": "q", "text": "x?", "gold": ["a"], "hops": 1, "pool": None, "meta": {}}
+
+    @SETTINGS
+    @given(_file_contents(good, {"pid": "a", "doc_id": "d", "title": "t", "text": "x", "meta": {"k": 1}}),
+           _file_contents(_jsonl([query]), query), st.binary(max_size=60))
+    def run(passages, queries, info):
+        (scratch / "passages.jsonl").write_bytes(passages)
+        (scratch / "queries.jsonl").write_bytes(queries)
+        (scratch / "dataset.json").write_bytes(info)
+        _only_aethel_errors(lambda: Dataset.from_jsonl(scratch).validate())
+
+    run()
+
+
+def test_ingest_fuzz(scratch):
+    from aethel_lite.data.ingest import ingest
+    from test_ingest import make_pdf
+
+    pdf = make_pdf(scratch / "sample.pdf", ["Helios Fleet Solutions", "", "NRCP IV"]).read_bytes()
+    passage = {"pid": "p1", "doc_id": "d", "title": "t", "text": "Acme Corp.", "meta": {"page": 1}}
+
+    @SETTINGS
+    @given(st.sampled_from(["a.txt", "a.md", "a.pdf", "a.jsonl", "a.jsonl.gz"]), st.one_of(
+        _file_contents(pdf), _file_contents(_jsonl([passage]), passage), st.text(max_size=200).map(str.encode)),
+        st.sampled_from([None, 3]))
+    def run(name, data, chunk_words):
+        folder = scratch / "in"
+        if folder.exists():
+            for f in folder.iterdir():
+                f.unlink()
+        folder.mkdir(exist_ok=True)
+        if name.endswith(".gz"):
+            data = gzip.compress(data, mtime=0) if len(data) % 2 else data
+        (folder / name).write_bytes(data)
+        _only_aethel_errors(lambda: ingest(folder / name, chunk_words=chunk_words if not name.endswith(("jsonl", "gz")) else None))
+
+    run()
+
+
+def test_io_readers_fuzz(scratch):
+    from aethel_lite.io import read_json, read_jsonl
+
+    @SETTINGS
+    @given(st.binary(max_size=200), st.booleans())
+    def run(data, gz):
+        path = scratch / ("x.jsonl.gz" if gz else "x.jsonl")
+        path.write_bytes(gzip.compress(data, mtime=0)[: max(1, len(data))] if gz and data[:1] == b"a" else data)
+        _only_aethel_errors(lambda: list(read_jsonl(path)))
+        (scratch / "x.json").write_bytes(data)
+        _only_aethel_errors(lambda: read_json(scratch / "x.json"))
+
+    run()
