@@ -951,16 +951,20 @@ class SearchIndex:
             if getattr(r, "is_hybrid", False):  # pragma: no cover - no such method in METHODS yet
                 raise ParameterError(f"--method {method}: its hybrid graph components cannot be stored in an index yet")
             graph = self._part(parts[1])
-            # the fitted state GraphRetriever._fit leaves for a plain (non-hybrid) graph method;
-            # tests/test_index.py checks that the restored retriever answers exactly as a refit one
+            # what GraphRetriever._fit leaves behind, with its two slow steps (entity extraction,
+            # BM25 fit) replaced by the stored graph and BM25 index; tests/test_index.py checks
+            # that the restored retriever answers exactly as a refit one
             r.pids_ = list(graph.pids)
             r.pid_index_ = dict(graph.pid_index)
             r.doc_ids_ = [p.doc_id for p in passages]
             r.extractor_ = get_extractor(r.extractor)
-            r.graph_ = graph
-            r.bm25_ = bm25
-            r.doc_meta_, r._companies, r.dense_ = None, [], None
-            r._set_operator()
+            r._base_graph, r._passages = graph, passages
+            r.bm25_, r.dense_ = bm25, None
+            if hasattr(r, "_structure"):
+                r._structure()  # graph_ (+ document/metadata nodes when asked for) and the PPR operator
+            else:  # pragma: no cover - GraphRetriever before hybrid settings
+                r.graph_ = graph
+                r._set_operator()
             stored = self.info["parts"][parts[1]].get("extractor_config")
             if stored is not None and stored != r.extractor_.config():
                 warnings.warn(f"{self.dir}: the entity extractor differs from the one that built the index "

@@ -20,6 +20,7 @@ from typing import Any
 from .errors import DataError, DataNotFoundError
 
 __all__ = [
+    "check_output_file",
     "atomic_write",
     "write_json",
     "read_json",
@@ -28,6 +29,47 @@ __all__ = [
     "sha256_file",
     "text_hash",
 ]
+
+
+def check_output_file(path: Any, flag: str = "--out") -> Path:
+    """Validate a result-file path before any work; return it as a :class:`Path`.
+
+    Parameters
+    ----------
+    path : path-like
+        Where a result will be written (via :func:`atomic_write`, so a temporary file is created
+        beside it).
+    flag : str
+        The option named in error messages.
+
+    Raises
+    ------
+    ParameterError
+        Empty path, an existing folder, a path under a file, or a folder where nothing can be
+        written (checked by creating and removing a temporary file in the nearest existing
+        folder); the message names the path.
+    """
+    import tempfile as _tempfile
+
+    from .errors import ParameterError
+
+    if path is None or not str(path).strip():
+        raise ParameterError(f"{flag}: empty path; name the result file")
+    target = Path(path)
+    if target.is_dir():
+        raise ParameterError(f"{flag} {path}: is a folder; name a file, e.g. {Path(path) / 'result.json'}")
+    for anc in target.absolute().parents:
+        if anc.exists():
+            if not anc.is_dir():
+                raise ParameterError(f"{flag} {path}: {anc} is a file, not a folder")
+            try:
+                fd, probe = _tempfile.mkstemp(prefix=".aethel-probe-", dir=anc)
+            except OSError as exc:
+                raise ParameterError(f"{flag} {path}: cannot write in {anc} ({exc.strerror or exc})") from None
+            os.close(fd)
+            os.unlink(probe)
+            break
+    return target
 
 
 @contextlib.contextmanager

@@ -63,3 +63,17 @@ def test_text_hash_depends_on_texts_order_and_config():
     assert base != text_hash(["b", "a"], extra={"k": 1})
     assert base != text_hash(["a", "b"], extra={"k": 2})
     assert text_hash(["ab"]) != text_hash(["a", "b"])
+
+
+def test_check_output_file_rejects_bad_paths_before_any_work(tmp_path):
+    """For result files (`aethel eval --out`): an empty path, a folder, a path under a file, an unwritable place."""
+    from aethel_lite.errors import ParameterError
+    from aethel_lite.io import check_output_file
+
+    (tmp_path / "f").write_text("x")
+    for bad, message in [("", "empty path"), (tmp_path, "is a folder"), (tmp_path / "f" / "r.json", "is a file"),
+                         ("/proc/aethel-result.json", "cannot write in /proc")]:
+        with pytest.raises(ParameterError, match=message):
+            check_output_file(bad)
+    assert check_output_file(tmp_path / "new" / "r.json") == tmp_path / "new" / "r.json"
+    assert list(tmp_path.iterdir()) == [tmp_path / "f"]  # the probe leaves nothing behind

@@ -236,24 +236,21 @@ def _windows(text: str, chunk_words: int, chunk_overlap: int) -> list[tuple[int,
 
 
 def _passage_file(src: SourceFile) -> list[Passage]:
-    """Passages of a JSONL passage file; errors name ``file:line``."""
+    """Passages of a JSONL passage file (blank texts skipped); errors name ``file:line``."""
     from ..io import read_jsonl
 
     passages = []
-    try:
-        for lineno, row in read_jsonl(src.path, numbered=True):
-            pid, text = row.get("pid"), row.get("text")
-            if not isinstance(pid, str) or not pid:
-                raise DataError(f"{src.path}:{lineno}: field 'pid' must be a non-empty string")
-            if not isinstance(text, str):
-                raise DataError(f"{src.path}:{lineno}: field 'text' must be a string")
-            doc_id, title, meta = row.get("doc_id", pid), row.get("title", ""), row.get("meta") or {}
-            if not isinstance(doc_id, str) or not isinstance(title, str) or not isinstance(meta, dict):
-                raise DataError(f"{src.path}:{lineno}: 'doc_id' and 'title' must be strings and 'meta' an object")
-            if text.strip():
-                passages.append(Passage(pid, doc_id, title, text, {**meta, "path": str(src.path), "line": lineno}))
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{src.path}: not UTF-8 text (byte {exc.start}); convert it to UTF-8") from exc
+    for lineno, row in read_jsonl(src.path, numbered=True):
+        pid, text = row.get("pid"), row.get("text")
+        if not isinstance(pid, str) or not pid:
+            raise DataError(f"{src.path}:{lineno}: field 'pid' must be a non-empty string")
+        if not isinstance(text, str):
+            raise DataError(f"{src.path}:{lineno}: field 'text' must be a string")
+        doc_id, title, meta = row.get("doc_id", pid), row.get("title", ""), row.get("meta") or {}
+        if not isinstance(doc_id, str) or not isinstance(title, str) or not isinstance(meta, dict):
+            raise DataError(f"{src.path}:{lineno}: 'doc_id' and 'title' must be strings and 'meta' an object")
+        if text.strip():
+            passages.append(Passage(pid, doc_id, title, text, {**meta, "path": str(src.path), "line": lineno}))
     return passages
 
 
