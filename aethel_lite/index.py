@@ -288,6 +288,11 @@ def method_parts(method: str) -> list[str]:
     if cls == "BM25Retriever":
         return ["bm25"]
     if cls == "GraphRetriever":
+        from .experiment import make_retriever
+
+        if getattr(make_retriever(method), "is_hybrid", False):
+            raise ParameterError(f"method {method!r}: graph methods with passage seeds or document/metadata nodes "
+                                 "cannot be stored in an index yet; use bm25, dense or a plain aethel-* method")
         return ["bm25", f"graph-{kwargs.get('extractor', 'ner3')}"]
     if cls == "DenseRetriever":
         return [f"dense-{kwargs.get('pooling', 'first')}"]
@@ -298,7 +303,14 @@ def _searchable(parts: Iterable[str]) -> list[str]:
     from .experiment import known_methods
 
     have = set(parts)
-    return [m for m in known_methods() if set(method_parts(m)) <= have]
+    out = []
+    for m in known_methods():
+        try:
+            if set(method_parts(m)) <= have:
+                out.append(m)
+        except ParameterError:  # a method an index cannot hold
+            continue
+    return out
 
 
 def _entity_base(extractor: str) -> str:
@@ -746,6 +758,8 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
         raise ParameterError(f"--n-process must be a positive integer, got {n_process!r}")
     if methods is not None:
         methods = parse_methods(list(methods))
+        for m in methods:
+            method_parts(m)  # a method an index cannot hold: a clear error before any work
     check_chunking(chunk_words)
     out = check_out(out, force=force, add=add, inputs=paths)
     state = {"committed": False, "previous": out.exists()}
