@@ -6,6 +6,7 @@ Commands (their flags and JSON output keys are a public interface; keep them wor
 ``aethel index``   index your own .txt/.md/.pdf files (passages, entity graph, BM25)
 ``aethel search``  query an index; ranked passages with document, page and provenance
 ``aethel data``    download / verify the public evaluation data
+``aethel memo``    the specialist swarm's investment-committee memo for one target, every figure audited
 """
 
 from __future__ import annotations
@@ -228,6 +229,51 @@ def cmd_data(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------------------- memo
+def cmd_memo(args: argparse.Namespace) -> int:
+    """``aethel memo``: resolve the target, run the specialist swarm, write the memo (and findings)."""
+    from .io import atomic_write
+    from .swarm import Orchestrator, OpenAICompatibleGenerator, write_findings
+
+    if args.k < 1:
+        raise ParameterError(f"--k must be ≥ 1, got {args.k}")
+    if args.contradictions < 0:
+        raise ParameterError(f"--contradictions must be ≥ 0, got {args.contradictions}")
+    if args.format != "synthetic" and args.contradictions:
+        raise ParameterError("--contradictions applies to --format synthetic only")
+    generator = None
+    if args.generator_url:
+        generator = OpenAICompatibleGenerator(args.generator_url, model=args.generator_model,
+                                              timeout=args.generator_timeout)
+    t0 = time.perf_counter()
+    if args.format == "synthetic":
+        from .data.synthetic import make_synthetic
+
+        dataset = make_synthetic(n_passages=args.size, seed=args.seed, contradictions=args.contradictions)
+        print("NOTE: the built-in SYNTHETIC private-equity corpus, not real data.", file=sys.stderr)
+    else:
+        from .experiment import load_for_eval
+
+        dataset = load_for_eval("financebench", args.data)
+    orchestrator = Orchestrator.from_dataset(dataset, k=args.k, generator=generator,
+                                             progress=not args.quiet).fit(dataset.passages)
+    t1 = time.perf_counter()
+    result = orchestrator.run(args.target)
+    memo = result.memo
+    with atomic_write(args.out) as fh:
+        fh.write(memo.markdown)
+    if args.findings:
+        write_findings(args.findings, result.findings + result.conflicts)
+    if not args.quiet:
+        what = (f"{len(result.facts)} facts, {len(result.findings) - len(result.facts)} topics, "
+                f"{len(result.conflicts)} conflicts" if memo.found else "no evidence found")
+        print(f"{result.target.name}: {what}; index {t1 - t0:.1f} s, memo {time.perf_counter() - t1:.1f} s; "
+              f"wrote {args.out}" + (f" and {args.findings}" if args.findings else ""), file=sys.stderr)
+        if memo.generator_error:
+            print(f"text generator not used: {memo.generator_error}", file=sys.stderr)
+    return 0
+
+
 # ----------------------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
@@ -288,6 +334,22 @@ def build_parser() -> argparse.ArgumentParser:
     da.add_argument("--dest", default=None, help="data folder (default: $AETHEL_DATA or ./data)")
     da.add_argument("--quiet", action="store_true")
     da.set_defaults(func=cmd_data)
+
+    me = sub.add_parser("memo", help="investment-committee memo for one fund, GP or company (every figure audited)")
+    me.add_argument("--data", help="data folder (default: $AETHEL_DATA); unused for --format synthetic")
+    me.add_argument("--format", required=True, choices=("synthetic", "financebench"))
+    me.add_argument("--target", required=True, help="the fund, GP or company, by any of its names")
+    me.add_argument("--out", required=True, help="memo Markdown path")
+    me.add_argument("--findings", help="also write the findings as a JSON list of records")
+    me.add_argument("--k", type=int, default=10, help="passages per metric or topic query (default 10)")
+    me.add_argument("--size", type=int, default=1000, help="synthetic corpus size in passages")
+    me.add_argument("--seed", type=int, default=0, help="seed of the synthetic corpus")
+    me.add_argument("--contradictions", type=int, default=0, help="synthetic: plant N stale or misprinted figures")
+    me.add_argument("--generator-url", help="OpenAI-compatible endpoint that rewrites the summary prose (optional)")
+    me.add_argument("--generator-model", default="default", help="model name sent to the generator")
+    me.add_argument("--generator-timeout", type=float, default=30.0, help="seconds to wait for the generator")
+    me.add_argument("--quiet", action="store_true")
+    me.set_defaults(func=cmd_memo)
     return parser
 
 

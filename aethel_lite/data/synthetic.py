@@ -54,11 +54,23 @@ Generator
 
 Knobs: ``n_passages`` (100-100,000), ``seed``, ``n_funds`` (default ``max(3, n_passages // 40)``),
 ``n_queries`` / ``max_queries``, ``query_mix`` (shares of single / acquisition-bridge /
-secondary-bridge queries), ``progress``.
+secondary-bridge queries), ``contradictions``, ``progress``.
+
+5. **Contradictions** (``contradictions=N``, default 0: nothing changes). After everything else
+   is generated, N fund facts are falsified in one document each, drawn (from
+   ``Random(f"{seed}:contradictions")``) among the quarterly facts whose (fund, metric, period)
+   other documents state too: a *stale* figure (the previous quarter's value) or a *misprint*
+   (two adjacent digits swapped; the last digit changed when no two differ). The passage text,
+   its ``meta["facts"]``, ``dataset.meta["facts"]`` and the queries' fact copies then hold the
+   printed (false) value with ``"planted": "stale" | "misprint"`` and ``"true_value"``;
+   ``dataset.meta["contradictions"]`` lists each one (``entity``, ``metric``, ``period``,
+   ``value``, ``true_value``, ``kind``, ``pid``, ``doc_id``, ``other_pids``). Query answers keep
+   the true value.
 
 Outputs: passages ``syn-<doc_id>#<i>`` with ``meta = {"kind", "entities", "facts"}``;
 queries with ``meta = {"answer", "facts", "type", ...}``; ``dataset.meta`` =
-``{"synthetic": True, "seed", "n_passages", "facts", "aliases"}`` where ``aliases`` maps each
+``{"synthetic": True, "seed", "n_passages", "facts", "aliases"}`` (plus ``"contradictions"`` when
+any were planted) where ``aliases`` maps each
 canonical entity id (``"fund:northriver-iv"``) to the surface forms that occur in the corpus.
 :func:`alias_table` turns it into the normalised-key map that :func:`aethel_lite.bct.expand_seeds`
 takes as ``alias_table``.
@@ -1013,6 +1025,7 @@ def make_synthetic(
     n_queries: int | None = None,
     max_queries: int = 400,
     query_mix: tuple[float, float, float] = (0.45, 0.35, 0.20),
+    contradictions: int = 0,
     progress: bool = False,
 ) -> Dataset:
     """Generate the synthetic PE-diligence corpus.
@@ -1031,6 +1044,11 @@ def make_synthetic(
         Cap on the default number of queries.
     query_mix : (float, float, float)
         Relative shares of single-hop, acquisition-bridge and secondary-bridge queries.
+    contradictions : int
+        Number of stale or misprinted fund figures to plant, each in one document while other
+        documents state the true value (module docstring, step 5). Fewer are planted when the
+        corpus has fewer candidates; ``len(meta["contradictions"])`` says how many. 0 (the
+        default) leaves the corpus exactly as without the option.
     progress : bool
         Show a tqdm bar while rendering documents.
 
@@ -1054,6 +1072,9 @@ def make_synthetic(
         n_queries = min(int(max_queries), max(4, n_passages // 7))
     if n_queries < 0:
         raise ParameterError(f"n_queries must be >= 0, got {n_queries!r}")
+    contradictions = _as_int("contradictions", contradictions)
+    if contradictions < 0:
+        raise ParameterError(f"contradictions must be >= 0, got {contradictions!r}")
 
     rng = random.Random(seed)
     uni = _Universe(rng, seed, n_funds)
@@ -1094,7 +1115,80 @@ def make_synthetic(
     queries = _make_queries(uni, passages, facts, random.Random(f"{seed}:queries"), n_queries, query_mix)
     aliases = {eid: sorted(forms) for eid, forms in sorted(gen.used.items())}
     meta = {"synthetic": True, "seed": seed, "n_passages": n_passages, "facts": facts, "aliases": aliases}
+    if contradictions:
+        passages, queries, meta["contradictions"] = _plant_contradictions(
+            uni, passages, facts, queries, contradictions, random.Random(f"{seed}:contradictions"))
     return Dataset("synthetic", passages, queries, meta)
+
+
+def _misprint(value: str, rng: random.Random) -> str:
+    """``value`` with two adjacent, different digits swapped (else its last digit changed)."""
+    pairs = [i for i in range(len(value) - 1) if value[i].isdigit() and value[i + 1].isdigit() and value[i] != value[i + 1]]
+    if pairs:
+        i = rng.choice(pairs)
+        return value[:i] + value[i + 1] + value[i] + value[i + 2:]
+    j = max(i for i, c in enumerate(value) if c.isdigit())
+    return value[:j] + str((int(value[j]) + 1) % 10) + value[j + 1:]
+
+
+def _plant_contradictions(uni: _Universe, passages: list[Passage], facts: list[dict], queries: list[Query],
+                          n: int, rng: random.Random) -> tuple[list[Passage], list[Query], list[dict]]:
+    """Falsify ``n`` fund facts, one document each (see the module docstring, step 5)."""
+    funds = {f.id: f for f in uni.funds}
+    by_pid = {p.pid: i for i, p in enumerate(passages)}
+    docs_of: dict[tuple, set[str]] = {}
+    for f in facts:
+        if f["metric"] in METRICS:
+            docs_of.setdefault((f["entity"], f["metric"], f["period"]), set()).add(passages[by_pid[f["pid"]]].doc_id)
+    cands = []
+    for f in facts:
+        triple = (f["entity"], f["metric"], f["period"])
+        if f["metric"] in METRICS and len(docs_of[triple]) >= 2 and passages[by_pid[f["pid"]]].text.count(f["value"]) == 1:
+            cands.append(f)
+    cands.sort(key=lambda f: (f["entity"], f["metric"], f["period"], f["pid"]))
+    rng.shuffle(cands)
+    chosen: list[dict] = []
+    used_triples: set[tuple] = set()
+    used_pids: set[str] = set()
+    for f in cands:
+        triple = (f["entity"], f["metric"], f["period"])
+        if len(chosen) >= n:
+            break
+        if triple in used_triples or f["pid"] in used_pids:
+            continue
+        used_triples.add(triple)
+        used_pids.add(f["pid"])
+        chosen.append(f)
+    planted = []
+    for f in sorted(chosen, key=lambda f: (f["pid"], f["metric"])):
+        series = funds[f["entity"]].data["series"]
+        periods = sorted(series)
+        k = periods.index(f["period"])
+        stale = series[periods[k - 1]][f["metric"]] if k > 0 else None
+        if rng.random() < 0.5 and stale is not None and stale != f["value"]:
+            kind, value = "stale", stale
+        else:
+            kind, value = "misprint", _misprint(f["value"], rng)
+        i = by_pid[f["pid"]]
+        p = passages[i]
+        true_value = f["value"]
+
+        def mark(g: dict) -> dict:
+            if (g.get("pid"), g["entity"], g["metric"], g["period"]) == (p.pid, f["entity"], f["metric"], f["period"]):
+                g = dict(g, value=value, planted=kind, true_value=true_value)
+            return g
+
+        meta = dict(p.meta)
+        meta["facts"] = [mark(g) for g in p.meta["facts"]]
+        passages[i] = Passage(p.pid, p.doc_id, p.title, p.text.replace(true_value, value, 1), meta)
+        f.update(value=value, planted=kind, true_value=true_value)
+        others = sorted(g["pid"] for g in facts if (g["entity"], g["metric"], g["period"]) == (f["entity"], f["metric"], f["period"])
+                        and g["pid"] != p.pid)
+        planted.append({"entity": f["entity"], "metric": f["metric"], "period": f["period"], "value": value,
+                        "true_value": true_value, "kind": kind, "pid": p.pid, "doc_id": p.doc_id, "other_pids": others})
+        queries = [Query(q.qid, q.text, q.gold, q.hops, q.pool, dict(q.meta, facts=[mark(g) for g in q.meta["facts"]]))
+                   if any(g.get("pid") == p.pid for g in q.meta.get("facts", ())) else q for q in queries]
+    return passages, queries, planted
 
 
 def _as_int(name: str, value) -> int:

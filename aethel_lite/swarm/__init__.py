@@ -1,0 +1,34 @@
+"""Specialist swarm and investment-committee memo: every figure traced to its page.
+
+The paper's end product is a diligence memo: specialist agents (Liquidity Specialist, Valuation
+Auditor, Diligence Auditor) each read only the graph-filtered evidence about the target — the
+*topological filter* — and their findings are merged into an investment-committee memo that keeps
+the cross-document audit trail.
+
+>>> from aethel_lite.data.synthetic import make_synthetic
+>>> from aethel_lite.swarm import Orchestrator
+>>> ds = make_synthetic(300, seed=0)                                    # doctest: +SKIP
+>>> orch = Orchestrator.from_dataset(ds).fit(ds.passages)               # doctest: +SKIP
+>>> result = orch.run("NRCP IV")                                        # doctest: +SKIP
+>>> print(result.memo.markdown)                                         # doctest: +SKIP
+
+Modules: :mod:`~aethel_lite.swarm.values` (figures and periods, unit normalisation),
+:mod:`~aethel_lite.swarm.lexicon` (metrics and risk topics), :mod:`~aethel_lite.swarm.extract`
+(the deterministic extractor and entity resolvers), :mod:`~aethel_lite.swarm.findings` (finding
+records, conflicts, scoring), :mod:`~aethel_lite.swarm.specialists`,
+:mod:`~aethel_lite.swarm.orchestrator`, :mod:`~aethel_lite.swarm.memo`,
+:mod:`~aethel_lite.swarm.generate` (optional text generator), :mod:`~aethel_lite.swarm.study`
+(the chapter's measurements).
+"""
+
+from .extract import AliasResolver, DocumentResolver, RuleExtractor
+from .findings import FINDING_KEYS, Finding, find_conflicts, read_findings, score_conflicts, score_facts, write_findings
+from .generate import GeneratorError, OpenAICompatibleGenerator
+from .memo import Memo, MemoCheckError, check_memo
+from .orchestrator import EVIDENCE, Orchestrator, SwarmResult, Target
+from .specialists import Mandate, Specialist, default_specialists
+
+__all__ = ["AliasResolver", "DocumentResolver", "RuleExtractor", "FINDING_KEYS", "Finding", "find_conflicts",
+           "read_findings", "score_conflicts", "score_facts", "write_findings", "GeneratorError",
+           "OpenAICompatibleGenerator", "Memo", "MemoCheckError", "check_memo", "EVIDENCE", "Orchestrator",
+           "SwarmResult", "Target", "Mandate", "Specialist", "default_specialists"]

@@ -1,0 +1,656 @@
+r"""The default extractor: deterministic, offline, every figure tied to its sentence or table row.
+
+Reading one passage (:class:`PassageView`):
+
+1. **Figures.** Money, percentages and multiples found by the patterns of
+   :mod:`aethel_lite.swarm.values`, plus spaCy's MONEY and PERCENT entities that the patterns
+   missed and that parse as one figure; money without a scale word takes the page's scale
+   ("in millions"). **Periods**: the period patterns plus spaCy DATE entities that parse. The
+   spaCy mentions are the ``ner`` store's (cached per passage, shared with the entity graph).
+2. **Segments.** The text is cut into sentences (at ``.``/``!``/``?`` before a capital letter,
+   not after "L.P.", "Inc." and the like) and at line breaks before a capital letter, a digit,
+   "$" or "(" (a table cell, a heading); segments are cut into clauses at "|" and ";".
+3. **Prose facts.** In each clause, every metric phrase of the lexicon (all of it, so the result
+   does not depend on which specialist asks) claims the first unclaimed figure of an allowed unit
+   after it and before the next phrase; a phrase left without one claims the nearest unclaimed
+   figure before it with no other phrase in between. A phrase preceded by its metric's
+   ``exclude`` pattern ("Limited partner unfunded commitment") claims its figure and reports
+   nothing. Period: the period mention in the segment nearest to the figure, else the last one
+   earlier in the passage, else the title's; a fact without a period is dropped.
+4. **Table facts.** Statement tables as PDF text give one cell per line: a header run of years
+   or dates (the columns), then rows of a label line followed by one number per column. A row
+   whose label matches a metric's ``table`` pattern gives one fact per column (period = the
+   column's year as ``FY2018`` or its date; value × the page's scale; a header with a repeated
+   period, as in three- and six-month columns side by side, is not read).
+5. **Entity.** With an alias resolver (entity kinds known): the mention of an allowed kind in
+   the segment nearest to the metric phrase (confidence 0.9); else, when the segment names none
+   or says "the Fund"/"the Partnership"/"the Company", the last such mention earlier in the
+   passage or in its title (0.8); else the first one in the same document's other context
+   passages (0.6). With a document-level resolver (FinanceBench: the filing's company), the
+   passage's entity (0.85 for table rows, 0.75 for prose).
+6. **Topics.** A segment matching a topic pattern is quoted (no figure), about the nearest
+   entity mention, else the passage's or document's entity (confidence 0.5).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..entities import normalize_entity
+from ..errors import ParameterError
+from .findings import Finding
+from .lexicon import METRICS, MONEY, TOPICS, Metric, Topic, clean_label
+from .values import Figure, Period, bare_numbers, find_figures, find_periods, page_scale, parse_figure, parse_period
+
+__all__ = ["EntityResolver", "AliasResolver", "DocumentResolver", "LinkingExtractor", "PassageView", "build_view", "RuleExtractor",
+           "segments", "table_rows", "TableRow", "ANAPHORS"]
+
+#: anaphoric noun phrases and the entity kind they refer to
+ANAPHORS = {"the Fund": "fund", "the Partnership": "fund", "the Company": "company"}
+_ANAPHOR_RE = re.compile(r"\b(?:the|The) (Fund|Partnership|Company)\b")
+_ABBREV = re.compile(r"(?:\b(?:L\.P|Inc|Corp|Co|Ltd|No|Nos|vs|etc|U\.S|e\.g|i\.e|Mr|Ms|Dr|St|Jr|Sr|approx)|\b[A-Z])$")
+
+
+# ------------------------------------------------------------------------------------------ resolvers
+class EntityResolver(Protocol):
+    """Who a passage talks about: entity ids, their names, their mentions in a text.
+
+    ``has_kinds`` says whether mentions carry entity kinds (fund, gp, company ...); if not,
+    :meth:`passage_entity` names the entity of a whole passage.
+    """
+
+    has_kinds: bool
+
+    def mentions(self, text: str) -> list[tuple[int, int, str]]: ...  # (start, end, entity id)
+
+    def kind(self, entity: str) -> str: ...
+
+    def lookup(self, name: str) -> str | None: ...
+
+    def keys(self, entity: str) -> list[str]: ...
+
+    def display(self, entity: str) -> str: ...
+
+    def scope(self, entity: str) -> list[str]: ...
+
+    def passage_entity(self, passage: Any) -> str | None: ...
+
+
+def _contains(a: str, b: str) -> bool:
+    """Whether key ``b`` occurs in key ``a`` on token boundaries."""
+    return f" {b} " in f" {a} "
+
+
+class AliasResolver:
+    """Entities from an alias table: canonical id → surface forms (the synthetic corpus's ``meta["aliases"]``).
+
+    Kinds are the id's prefix (``"fund:northriver-iv"`` → ``"fund"``). Mentions are the surface
+    forms found verbatim on word boundaries, longest first, never overlapping.
+
+    Parameters
+    ----------
+    aliases : mapping of str to sequence of str
+    min_chars : int
+        Shortest key that takes part in :meth:`scope`'s containment rule.
+    """
+
+    has_kinds = True
+
+    def __init__(self, aliases: Mapping[str, Sequence[str]], *, min_chars: int = 4):
+        if not isinstance(aliases, Mapping) or not aliases:
+            raise ParameterError("AliasResolver: aliases must be a non-empty mapping entity id -> surface forms")
+        self.aliases = {str(e): sorted({str(s) for s in forms if str(s).strip()}) for e, forms in aliases.items()}
+        self.min_chars = int(min_chars)
+        self._by_surface: dict[str, str] = {}
+        self._by_key: dict[str, str] = {}
+        self._keys: dict[str, list[str]] = {}
+        for eid in sorted(self.aliases):
+            keys = set()
+            for s in self.aliases[eid]:
+                self._by_surface.setdefault(s, eid)
+                k = normalize_entity(s)
+                if k:
+                    self._by_key.setdefault(k, eid)
+                    keys.add(k)
+            self._keys[eid] = sorted(keys)
+        surfaces = sorted(self._by_surface, key=lambda s: (-len(s), s))
+        self._re = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(s) for s in surfaces) + r")(?!\w)") if surfaces else None
+
+    def mentions(self, text: str) -> list[tuple[int, int, str]]:
+        if self._re is None:
+            return []
+        return [(m.start(), m.end(), self._by_surface[m.group(0)]) for m in self._re.finditer(text)]
+
+    def kind(self, entity: str) -> str:
+        return entity.split(":", 1)[0] if ":" in entity else ""
+
+    def lookup(self, name: str) -> str | None:
+        if name in self._by_surface:
+            return self._by_surface[name]
+        return self._by_key.get(normalize_entity(name))
+
+    def keys(self, entity: str) -> list[str]:
+        return list(self._keys.get(entity, ()))
+
+    def display(self, entity: str) -> str:
+        forms = self.aliases.get(entity) or [entity]
+        return min(forms, key=lambda s: (-len(s), s))
+
+    def scope(self, entity: str) -> list[str]:
+        """The entity and every entity one of whose keys contains one of its keys, or is contained
+        in one, on token boundaries (a GP and its funds "NorthRiver IV" ⊃ "NorthRiver")."""
+        mine = [k for k in self.keys(entity) if len(k) >= self.min_chars]
+        out = {entity}
+        for other, keys in self._keys.items():
+            if other != entity and any(_contains(a, b) or _contains(b, a) for a in keys if len(a) >= self.min_chars
+                                       for b in mine):
+                out.add(other)
+        return sorted(out)
+
+    def passage_entity(self, passage: Any) -> str | None:
+        return None
+
+
+class DocumentResolver:
+    """The entity of a passage is a field of its metadata (FinanceBench: the filing's ``company``).
+
+    Parameters
+    ----------
+    passages : sequence of Passage
+    field : str
+        The ``meta`` key naming the entity.
+    """
+
+    has_kinds = False
+
+    def __init__(self, passages: Sequence[Any], field: str = "company"):
+        self.field = field
+        names = sorted({str(p.meta.get(field)) for p in passages if p.meta.get(field)})
+        if not names:
+            raise ParameterError(f"DocumentResolver: no passage has meta[{field!r}]")
+        self._by_key = {}
+        for n in names:
+            self._by_key.setdefault(normalize_entity(n), n)
+
+    def mentions(self, text: str) -> list[tuple[int, int, str]]:
+        return []
+
+    def kind(self, entity: str) -> str:
+        return "company"
+
+    def lookup(self, name: str) -> str | None:
+        key = normalize_entity(name)
+        if not key:
+            return None
+        if key in self._by_key:
+            return self._by_key[key]
+        # "3M Company" names 3M: a unique entity whose key contains, or is contained in, the name's
+        hits = sorted({n for k, n in self._by_key.items() if len(k) >= 2 and (_contains(key, k) or _contains(k, key))})
+        return hits[0] if len(hits) == 1 else None
+
+    def keys(self, entity: str) -> list[str]:
+        return [normalize_entity(entity)]
+
+    def display(self, entity: str) -> str:
+        return entity
+
+    def scope(self, entity: str) -> list[str]:
+        return [entity]
+
+    def passage_entity(self, passage: Any) -> str | None:
+        value = passage.meta.get(self.field)
+        return str(value) if value else None
+
+
+class LinkingExtractor:
+    """A graph entity extractor plus entity linking against a resolver's names (an entity master).
+
+    Every surface form the resolver knows that occurs verbatim in a passage becomes a mention
+    (label ``"ALIAS"``) beside the base extractor's, so a passage that names its fund only in a
+    title the NER model reads badly ("ArchLane V — Q1 2024 LP letter") is still joined to the fund.
+    The base extractor's own mentions come from its per-passage store (cached); the stop-entity
+    and substring-link settings are the base extractor's.
+
+    Parameters
+    ----------
+    base : extractor
+        E.g. ``Ner3Extractor(max_df=None)``.
+    resolver : AliasResolver
+    """
+
+    name = "linked"
+
+    def __init__(self, base: Any, resolver: AliasResolver):
+        self.base = base
+        self.resolver = resolver
+        self.max_df = getattr(base, "max_df", None)
+        self.min_count = getattr(base, "min_count", 5)
+        self.link_substrings = getattr(base, "link_substrings", False)
+
+    def config(self) -> dict:
+        import hashlib
+
+        names = "\n".join(sorted(self.resolver._by_surface))
+        return {"name": self.name, "base": self.base.config(),
+                "names": hashlib.sha256(names.encode("utf-8")).hexdigest()}
+
+    def __repr__(self) -> str:
+        return f"LinkingExtractor({self.base!r})"
+
+    def extract(self, texts: Sequence[str], *, n_process: int = 1, progress: bool = False) -> list:
+        from ..entities import Mention, extract_entities
+
+        base = extract_entities(list(texts), self.base, n_process=n_process, progress=progress)
+        out = []
+        for text, ms in zip(texts, base):
+            extra = [Mention(text[a:b], normalize_entity(text[a:b]), "ALIAS", a, b) for a, b, _ in self.resolver.mentions(text)]
+            out.append(sorted(list(ms) + [m for m in extra if m.key], key=lambda m: (m.start, m.end, m.label)))
+        return out
+
+
+# -------------------------------------------------------------------------------------- passages
+def segments(text: str) -> list[tuple[int, int]]:
+    """Sentence and line segments of ``text`` as ``(start, end)`` spans (surrounding space trimmed)."""
+    cuts = [0]
+    for m in re.finditer(r"[.!?](?=\s+[\"“(\[]?[A-Z0-9$])", text):
+        if _ABBREV.search(text[max(0, m.start() - 6):m.start()]):
+            continue
+        cuts.append(m.end())
+    for m in re.finditer(r"\n(?=[ \t\xa0]*[A-Z0-9$(•\-–—])", text):
+        cuts.append(m.start())
+    cuts = sorted(set(cuts)) + [len(text)]
+    out = []
+    for a, b in zip(cuts, cuts[1:]):
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if b > a:
+            out.append((a, b))
+    return out
+
+
+def _clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    out, a = [], start
+    for m in re.finditer(r"\s\|\s|;\s", text[start:end]):
+        out.append((a, start + m.start()))
+        a = start + m.end()
+    out.append((a, end))
+    return [(x, y) for x, y in out if y > x]
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """One statement-table row: its label, its numbers and the column periods."""
+
+    label: str
+    start: int  # of the label
+    end: int  # of the last number
+    values: tuple[tuple[float, str, int, int], ...]  # (value, surface, start, end)
+    periods: tuple[str, ...]
+
+
+_YEAR_LINE = re.compile(r"(?:19|20)\d{2}")
+
+
+def _header_label(line: str) -> str | None:
+    """The period a header cell names: a year (``FY2018``) or a full date."""
+    s = line.strip()
+    if _YEAR_LINE.fullmatch(s):
+        return f"FY{s}"
+    found = find_periods(s)
+    if len(found) == 1 and found[0].start == 0 and found[0].end >= len(s.rstrip(" ,")) - 1:
+        return found[0].label
+    return None
+
+
+def table_rows(text: str) -> list[TableRow]:
+    """Rows of the statement tables in a page's text (see the module docstring, step 4).
+
+    Lines holding only "$" or blanks are skipped. A run of two or more header cells (years or
+    dates, all different) sets the columns; a line with letters followed by exactly one number
+    (or dash) per column, on the following lines or at the end of the label line, is a row.
+    Everything else is ignored.
+    """
+    lines = []
+    pos = 0
+    for raw in text.split("\n"):
+        start = pos
+        pos += len(raw) + 1
+        s = raw.strip().replace("\xa0", " ")
+        if not s or s == "$":
+            continue
+        lead = len(raw) - len(raw.lstrip())
+        lines.append((start + lead, s))
+    headers = [_header_label(s) for _, s in lines]
+
+    def header_run(i: int) -> int:
+        j = i
+        while j < len(lines) and headers[j] is not None:
+            j += 1
+        return j - i
+
+    rows: list[TableRow] = []
+    columns: tuple[str, ...] | None = None
+    i, n = 0, len(lines)
+    while i < n:
+        a, s = lines[i]
+        run = header_run(i)
+        if run >= 2:
+            labels = headers[i:i + run]
+            columns = tuple(labels) if len(set(labels)) == len(labels) else None
+            i += run
+            continue
+        if columns is None or not any(c.isalpha() for c in s) or header_run(i + 1) >= 2:
+            i += 1
+            continue
+        values: list[tuple[float, str, int, int]] = []
+        j = i + 1
+        while j < n:
+            cell = lines[j][1].strip(" $")
+            parsed = _cell_number(cell)
+            if parsed is None:
+                break
+            cs = lines[j][0] + lines[j][1].find(cell)
+            values.append((parsed, cell, cs, cs + len(cell)))
+            j += 1
+        if not values:
+            tail = _trailing_numbers(s, a)
+            if tail and len(tail) == len(columns):
+                label = s[: tail[0][2] - a].strip(" $")
+                rows.append(TableRow(label, a, tail[-1][3], tuple(tail), columns))
+            i += 1
+            continue
+        if len(values) == len(columns):
+            rows.append(TableRow(s, a, values[-1][3], tuple(values), columns))
+        i = j
+    return rows
+
+
+_DASHES = ("—", "–", "-", "−", "—%", "*")
+
+
+def _cell_number(cell: str) -> float | None:
+    """A table cell's number; ``nan`` for a dash (nil); ``None`` when the cell is not a number."""
+    from .values import parse_number
+
+    if cell in _DASHES:
+        return float("nan")
+    return parse_number(cell)
+
+
+def _trailing_numbers(line: str, offset: int) -> list[tuple[float, str, int, int]]:
+    """Numbers at the end of a label line ("Total assets $ 36,500 $ 37,987")."""
+    m = re.search(r"(?:\s+\$?\s*\(?[-−–]?\d[\d,]*(?:\.\d+)?\)?)+\s*$", line)
+    if not m:
+        return []
+    out = []
+    for x in bare_numbers(line[m.start():]):
+        v, surf, s, e = x
+        out.append((v, surf, offset + m.start() + s, offset + m.start() + e))
+    return out
+
+
+@dataclass
+class PassageView:
+    """One passage prepared for extraction (figures, periods, segments, mentions, table rows).
+
+    Offsets are into ``body`` (``passage.text``); the title is context only (entity and period),
+    so every quote is a substring of ``passage.text``.
+    """
+
+    pid: str
+    doc_id: str
+    page: int | None
+    title: str
+    body: str
+    entity: str | None
+    scale: float | None
+    figures: list[Figure]
+    periods: list[Period]
+    title_periods: list[Period]
+    mentions: list[tuple[int, int, str]]
+    title_mentions: list[tuple[int, int, str]]
+    anaphors: list[tuple[int, int, str]]
+    segments: list[tuple[int, int]]
+    rows: list[TableRow]
+    order: tuple = field(default_factory=tuple)
+
+
+def _free(spans: Iterable[tuple[int, int]], a: int, b: int) -> bool:
+    return all(b <= s or a >= e for s, e in spans)
+
+
+def build_view(passage: Any, resolver: EntityResolver, ner: Sequence[Any] | None = None) -> PassageView:
+    """Prepare ``passage`` for extraction.
+
+    Parameters
+    ----------
+    passage : Passage
+    resolver : EntityResolver
+    ner : sequence of Mention, optional
+        spaCy mentions of ``title + "\\n" + text`` (the indexed text, as the ``ner`` store holds
+        them); MONEY, PERCENT and DATE spans the patterns missed are added.
+    """
+    title, body = passage.title or "", passage.text
+    offset = len(title) + 1 if title else 0
+    scale = page_scale(body)
+    figures = find_figures(body, scale=scale)
+    periods = find_periods(body)
+    for m in ner or ():
+        a, b = m.start - offset, m.end - offset
+        if a < 0 or b > len(body):
+            continue
+        if m.label in ("MONEY", "PERCENT") and _free([(f.start, f.end) for f in figures], a, b):
+            parsed = parse_figure(body[a:b], scale=scale)
+            if parsed is not None:
+                figures.append(Figure(parsed[0], parsed[1], body[a:b], a, b))
+        elif m.label == "DATE" and _free([(p.start, p.end) for p in periods], a, b):
+            label = parse_period(body[a:b])
+            if label is not None and not re.fullmatch(r"(?:19|20)\d{2}", body[a:b].strip()):
+                periods.append(Period(label, a, b))
+    figures.sort(key=lambda f: f.start)
+    periods.sort(key=lambda p: p.start)
+    page = passage.meta.get("page") if isinstance(passage.meta, Mapping) else None
+    m = re.search(r"#(?:p)?(\d+)", passage.pid)
+    return PassageView(
+        pid=passage.pid, doc_id=passage.doc_id, page=page if isinstance(page, int) else None, title=title, body=body,
+        entity=resolver.passage_entity(passage), scale=scale, figures=figures, periods=periods,
+        title_periods=find_periods(title), mentions=resolver.mentions(body), title_mentions=resolver.mentions(title),
+        anaphors=[(a.start(), a.end(), ANAPHORS[a.group(0)[0].lower() + a.group(0)[1:]])
+                  for a in _ANAPHOR_RE.finditer(body)],
+        segments=segments(body), rows=table_rows(body),
+        order=(passage.doc_id, int(m.group(1)) if m else 0, passage.pid))
+
+
+# -------------------------------------------------------------------------------------- extractor
+@dataclass
+class _Context:
+    """Other passages of the same documents (doc-level coreference)."""
+
+    by_doc: dict[str, list[PassageView]]
+
+
+class RuleExtractor:
+    """The deterministic, offline default extractor (see the module docstring).
+
+    Parameters
+    ----------
+    lexicon : mapping of str to Metric, optional
+        Every metric phrase that competes for figures (default :data:`~aethel_lite.swarm.lexicon.METRICS`).
+    """
+
+    name = "rules"
+
+    def __init__(self, lexicon: Mapping[str, Metric] | None = None):
+        self.lexicon = dict(METRICS if lexicon is None else lexicon)
+
+    def config(self) -> dict:
+        return {"name": self.name, "metrics": sorted(self.lexicon)}
+
+    # -- entity and period ------------------------------------------------------------------
+    def _entity(self, view: PassageView, resolver: EntityResolver, seg: tuple[int, int], pos: int,
+                kinds: tuple[str, ...], context: _Context) -> tuple[str | None, float]:
+        if not resolver.has_kinds:
+            return view.entity, 0.75
+        ok = (lambda e: resolver.kind(e) in kinds) if kinds else (lambda e: True)
+        a, b = seg
+        inside = [(abs((s + e) // 2 - pos), s, eid) for s, e, eid in view.mentions if a <= s and e <= b and ok(eid)]
+        if inside:
+            return min(inside)[2], 0.9
+        before = [(s, eid) for s, e, eid in view.mentions if e <= a and ok(eid)]
+        if before:
+            return max(before)[1], 0.8
+        title = [(s, eid) for s, e, eid in view.title_mentions if ok(eid)]
+        if title:
+            return max(title)[1], 0.8
+        for other in context.by_doc.get(view.doc_id, ()):
+            if other.pid == view.pid:
+                continue
+            hits = [(s, eid) for s, e, eid in other.mentions if ok(eid)] or \
+                   [(s, eid) for s, e, eid in other.title_mentions if ok(eid)]
+            if hits:
+                return min(hits)[1], 0.6
+        return view.entity, 0.5
+
+    @staticmethod
+    def _period(view: PassageView, seg: tuple[int, int], pos: int) -> str | None:
+        a, b = seg
+        inside = [(abs(p.start - pos), p.start, p.label) for p in view.periods if a <= p.start and p.end <= b]
+        if inside:
+            return min(inside)[2]
+        before = [p for p in view.periods if p.end <= a]
+        if before:
+            return before[-1].label
+        if view.title_periods:
+            return view.title_periods[-1].label
+        return None
+
+    # -- prose --------------------------------------------------------------------------------
+    def _prose(self, view: PassageView) -> list[tuple[Metric, Figure, tuple[int, int], int]]:
+        """(metric, figure, segment, phrase position) for every claimed figure of the passage."""
+        out = []
+        body = view.body
+        for seg in view.segments:
+            for ca, cb in _clauses(body, *seg):
+                clause = body[ca:cb]
+                phrases = []
+                for metric in self.lexicon.values():
+                    if metric.phrase_re is None:
+                        continue
+                    for m in metric.phrase_re.finditer(clause):
+                        phrases.append((ca + m.start(), ca + m.end(), metric))
+                if not phrases:
+                    continue
+                phrases.sort(key=lambda t: (t[0], -t[1], t[2].key))
+                figs = [f for f in view.figures if ca <= f.start and f.end <= cb]
+                claimed: dict[int, int] = {}  # figure index -> phrase index
+                value_of: dict[int, int] = {}
+                for pi, (ps, pe, metric) in enumerate(phrases):
+                    nxt = min((s for s, _, _ in phrases if s >= pe), default=cb)
+                    for fi, f in enumerate(figs):
+                        if fi not in claimed and f.start >= pe and f.start < nxt and f.unit in metric.units:
+                            claimed[fi] = pi
+                            value_of[pi] = fi
+                            break
+                for pi, (ps, pe, metric) in enumerate(phrases):
+                    if pi in value_of:
+                        continue
+                    prev_end = max((e for s, e, _ in phrases if e <= ps), default=ca)
+                    cands = [fi for fi, f in enumerate(figs) if fi not in claimed and f.end <= ps and f.start >= prev_end
+                             and f.unit in metric.units]
+                    if cands:
+                        fi = cands[-1]
+                        claimed[fi] = pi
+                        value_of[pi] = fi
+                for pi, fi in sorted(value_of.items()):
+                    ps, pe, metric = phrases[pi]
+                    if metric.exclude_re is not None and metric.exclude_re.search(body[ca:ps]):
+                        continue
+                    out.append((metric, figs[fi], seg, ps))
+        return out
+
+    # -- the public step ------------------------------------------------------------------------
+    def extract(self, view: PassageView, metrics: Iterable[str], topics: Iterable[str], *,
+                resolver: EntityResolver, specialist: str, context: Mapping[str, list[PassageView]] | None = None,
+                topic_lexicon: Mapping[str, Topic] | None = None) -> list[Finding]:
+        """Findings of one passage for the given metric and topic keys.
+
+        Parameters
+        ----------
+        view : PassageView
+        metrics, topics : iterable of str
+            Keys of the lexicon and of ``topic_lexicon`` (default :data:`~aethel_lite.swarm.lexicon.TOPICS`).
+        resolver : EntityResolver
+        specialist : str
+            Name written into the findings.
+        context : mapping doc_id -> list of PassageView, optional
+            The other passages in context, for document-level coreference.
+        """
+        wanted = set(metrics)
+        unknown = wanted - set(self.lexicon)
+        if unknown:
+            raise ParameterError(f"{type(self).__name__}: unknown metric(s) {sorted(unknown)}")
+        tlex = TOPICS if topic_lexicon is None else topic_lexicon
+        wanted_topics = [tlex[t] for t in topics]
+        ctx = _Context({k: sorted(v, key=lambda x: x.order) for k, v in (context or {}).items()})
+        out: list[Finding] = []
+        seen: set[tuple] = set()
+        for metric, fig, seg, ppos in self._prose(view):
+            if metric.key not in wanted:
+                continue
+            period = self._period(view, seg, fig.start)
+            if period is None:
+                continue
+            entity, conf = self._entity(view, resolver, seg, ppos, metric.subject, ctx)
+            if entity is None:
+                continue
+            key = (metric.key, fig.start)
+            if key in seen:
+                continue
+            seen.add(key)
+            a, b = seg
+            value = abs(fig.value) if metric.absolute else fig.value
+            out.append(Finding(entity, metric.key, period, value, fig.unit, view.body[a:b], view.pid, view.doc_id,
+                               view.page, specialist, conf, fig.surface, "fact", (), a))
+        for row in view.rows:
+            label = clean_label(row.label)
+            for metric in self.lexicon.values():
+                if metric.key not in wanted or metric.table_re is None or not metric.table_re.fullmatch(label):
+                    continue
+                if metric.not_on_re is not None and metric.not_on_re.search(view.body):
+                    break
+                if set(metric.units) & set(MONEY) and view.scale is None:
+                    continue
+                entity, conf = self._entity(view, resolver, (row.start, row.end), row.start, metric.subject, ctx)
+                if entity is None:
+                    continue
+                conf = 0.85 if not resolver.has_kinds else conf
+                for (value, surface, s, e), period in zip(row.values, row.periods):
+                    if value != value:  # a dash: nil, not a figure
+                        continue
+                    key = (metric.key, s)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    unit = "USD m" if set(metric.units) & set(MONEY) else metric.units[0]
+                    v = round(value * (view.scale if unit == "USD m" else 1.0), 6)
+                    v = abs(v) if metric.absolute else v
+                    out.append(Finding(entity, metric.key, period, v, unit, view.body[row.start:row.end], view.pid,
+                                       view.doc_id, view.page, specialist, conf, surface, "fact", (), row.start))
+                break
+        for topic in wanted_topics:
+            for a, b in view.segments:
+                seg_text = view.body[a:b]
+                m = topic.pattern_re.search(seg_text)
+                if not m or len(seg_text) > 600:
+                    continue
+                entity, _ = self._entity(view, resolver, (a, b), a + m.start(), (), ctx)
+                if entity is None:
+                    continue
+                out.append(Finding(entity, topic.key, self._period(view, (a, b), a + m.start()), None, None, seg_text,
+                                   view.pid, view.doc_id, view.page, specialist, 0.5, None, "topic", (), a))
+        return out

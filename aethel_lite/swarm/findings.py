@@ -1,0 +1,273 @@
+"""Findings: the structured records the specialists produce and the memo is built from.
+
+A :class:`Finding` is a fact (a figure with entity, metric, period, value and unit), a topic
+(a quoted sentence about a risk topic, no figure) or a conflict (one (entity, metric, period)
+stated with different values in different documents; it cites every source). Each carries the
+quote it was read from, the passage, document and page, the specialist and a confidence.
+
+:func:`find_conflicts` turns disagreeing facts into conflict findings; :func:`score_facts` and
+:func:`score_conflicts` compare findings with known truth (the synthetic corpus's gold facts and
+planted contradictions).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import DataError
+from .values import parse_figure, period_sort_key, same_value
+
+__all__ = ["Finding", "FINDING_KEYS", "KINDS", "find_conflicts", "fact_key", "score_facts", "score_conflicts",
+           "write_findings", "read_findings", "sort_findings"]
+
+#: the keys every finding record has (the ``--findings`` JSON of ``aethel memo``)
+FINDING_KEYS = ("entity", "metric", "period", "value", "unit", "quote", "passage_id", "doc_id", "page", "specialist",
+                "confidence")
+KINDS = ("fact", "topic", "conflict")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding of a specialist.
+
+    Attributes
+    ----------
+    entity : str
+        The entity the finding is about (resolver id: ``"fund:northriver-iv"``, ``"3M"``).
+    metric : str
+        Metric key (:data:`~aethel_lite.swarm.lexicon.METRICS`) or topic key (``kind="topic"``).
+    period : str or None
+        Period label (``"2024Q3"``, ``"FY2018"``).
+    value : float or None
+        Normalised value (``None`` for topics and conflicts).
+    unit : str or None
+        ``"USD m"``, ``"%"``, ``"x"`` ...
+    quote : str
+        The sentence or table row, exactly as in the passage (``passage.text``).
+    passage_id, doc_id : str
+    page : int or None
+        Page of the filing (0-based, as the data set numbers it), when known.
+    specialist : str
+    confidence : float
+        In [0, 1]: how directly the text ties the figure to the entity (see the extractor).
+    surface : str or None
+        The figure exactly as printed; a substring of ``quote``.
+    kind : {"fact", "topic", "conflict"}
+    sources : tuple of dict
+        Conflicts only: the disagreeing facts (``value``, ``unit``, ``surface``, ``quote``,
+        ``passage_id``, ``doc_id``, ``page``, ``confidence``).
+    start : int or None
+        Offset of ``quote`` in the passage text.
+    """
+
+    entity: str
+    metric: str
+    period: str | None
+    value: float | None
+    unit: str | None
+    quote: str
+    passage_id: str
+    doc_id: str
+    page: int | None
+    specialist: str
+    confidence: float
+    surface: str | None = None
+    kind: str = "fact"
+    sources: tuple = field(default_factory=tuple)
+    start: int | None = None
+
+    def to_dict(self) -> dict:
+        """JSON-able record: :data:`FINDING_KEYS` plus ``surface``, ``kind``, ``sources``, ``start``."""
+        out = {k: getattr(self, k) for k in FINDING_KEYS}
+        out.update(surface=self.surface, kind=self.kind, sources=[dict(s) for s in self.sources], start=self.start)
+        return out
+
+    @classmethod
+    def from_dict(cls, row: Mapping[str, Any]) -> "Finding":
+        """Inverse of :meth:`to_dict`; a missing key is a :class:`DataError` naming it."""
+        missing = [k for k in FINDING_KEYS if k not in row]
+        if missing:
+            raise DataError(f"finding record lacks {', '.join(missing)}")
+        return cls(**{k: row[k] for k in FINDING_KEYS}, surface=row.get("surface"), kind=row.get("kind", "fact"),
+                   sources=tuple(dict(s) for s in row.get("sources", ())), start=row.get("start"))
+
+    def sort_key(self) -> tuple:
+        return (self.entity, self.kind, self.metric, period_sort_key(self.period), self.doc_id,
+                -1 if self.page is None else self.page, self.passage_id, -1 if self.start is None else self.start,
+                self.surface or "", self.specialist)
+
+
+def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """Findings in a canonical order (entity, kind, metric, period, document, page, passage, position)."""
+    return sorted(findings, key=Finding.sort_key)
+
+
+def fact_key(entity: str, metric: str, period: str | None, value: float | None) -> tuple:
+    """The (entity, metric, period, value) tuple that facts are scored on (value rounded to 6 decimals)."""
+    return (entity, metric, period, None if value is None else round(float(value), 6))
+
+
+def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence Auditor") -> list[Finding]:
+    """Conflict findings: one (entity, metric, period) stated with different values in different documents.
+
+    Facts are grouped by (entity, metric, period, unit). A group whose distinct values
+    (:func:`~aethel_lite.swarm.values.same_value`) come from at least two documents, with at
+    least two values, becomes one conflict finding whose ``sources`` are one fact per (document,
+    value) -- the first by page and passage -- ordered by value group (the value stated by most
+    documents first) and document. Its ``passage_id``/``doc_id``/``page``/``quote`` are those of
+    its first source; ``confidence`` is the smallest of the sources'.
+
+    Parameters
+    ----------
+    findings : iterable of Finding
+        Only ``kind="fact"`` findings with a value are considered.
+    specialist : str
+        Who reports conflicts (the Diligence Auditor's mandate covers statements that disagree).
+
+    Returns
+    -------
+    list of Finding
+        ``kind="conflict"``, ``value=None``, sorted canonically.
+    """
+    groups: dict[tuple, list[Finding]] = {}
+    for f in findings:
+        if f.kind == "fact" and f.value is not None and f.period is not None:
+            groups.setdefault((f.entity, f.metric, f.period, f.unit), []).append(f)
+    out = []
+    for (entity, metric, period, unit), facts in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1],
+                                                                                          period_sort_key(kv[0][2]),
+                                                                                          kv[0][3] or "")):
+        facts = sort_findings(facts)
+        values: list[float] = []
+        for f in facts:
+            if not any(same_value(f.value, v) for v in values):
+                values.append(f.value)
+        if len(values) < 2:
+            continue
+        per_value_docs = {v: sorted({f.doc_id for f in facts if same_value(f.value, v)}) for v in values}
+        # two different values stated by two different documents (a disagreement inside one
+        # document is not a cross-document conflict)
+        if not any(d1 != d2 for i, v1 in enumerate(values) for v2 in values[i + 1:]
+                   for d1 in per_value_docs[v1] for d2 in per_value_docs[v2]):
+            continue
+        order = sorted(values, key=lambda v: (-len(per_value_docs[v]), per_value_docs[v][0], v))
+        sources = []
+        for v in order:
+            for doc in per_value_docs[v]:
+                f = next(f for f in facts if f.doc_id == doc and same_value(f.value, v))
+                sources.append({"value": f.value, "unit": f.unit, "surface": f.surface, "quote": f.quote,
+                                "passage_id": f.passage_id, "doc_id": f.doc_id, "page": f.page,
+                                "confidence": f.confidence, "specialist": f.specialist, "start": f.start})
+        first = sources[0]
+        out.append(Finding(entity, metric, period, None, unit, first["quote"], first["passage_id"], first["doc_id"],
+                           first["page"], specialist, min(s["confidence"] for s in sources), None, "conflict",
+                           tuple(sources), first["start"]))
+    return sort_findings(out)
+
+
+def _gold_key(fact: Mapping[str, Any]) -> tuple | None:
+    parsed = parse_figure(str(fact["value"]))
+    if parsed is None:
+        return None
+    return fact_key(fact["entity"], fact["metric"], fact["period"], parsed[0])
+
+
+def score_facts(findings: Iterable[Finding], gold: Iterable[Mapping[str, Any]], *, metrics: Sequence[str],
+                entities: Iterable[str] | None = None) -> dict:
+    """Precision and recall of (entity, metric, period, value) against gold facts.
+
+    Parameters
+    ----------
+    findings : iterable of Finding
+        ``kind="fact"`` findings count; distinct (entity, metric, period, value) tuples are scored.
+    gold : iterable of mapping
+        Records with ``entity``, ``metric``, ``period`` and ``value`` (a printed figure such as
+        ``"$812.4 million"``, normalised with :func:`~aethel_lite.swarm.values.parse_figure`).
+    metrics : sequence of str
+        The metrics scored (others are ignored on both sides).
+    entities : iterable of str, optional
+        Restrict both sides to these entities.
+
+    Returns
+    -------
+    dict
+        ``precision``, ``recall`` (``None`` when undefined), ``tp``, ``n_found``, ``n_gold``,
+        ``false_positives`` and ``missed`` (sorted lists of tuples as lists).
+    """
+    metrics = set(metrics)
+    keep = None if entities is None else set(entities)
+    found = {fact_key(f.entity, f.metric, f.period, f.value) for f in findings
+             if f.kind == "fact" and f.metric in metrics and (keep is None or f.entity in keep)}
+    truth = set()
+    for g in gold:
+        if g["metric"] in metrics and (keep is None or g["entity"] in keep):
+            key = _gold_key(g)
+            if key is not None:
+                truth.add(key)
+    tp = found & truth
+    return {"precision": len(tp) / len(found) if found else None, "recall": len(tp) / len(truth) if truth else None,
+            "tp": len(tp), "n_found": len(found), "n_gold": len(truth),
+            "false_positives": [list(k) for k in sorted(found - truth, key=repr)],
+            "missed": [list(k) for k in sorted(truth - found, key=repr)]}
+
+
+def score_conflicts(conflicts: Iterable[Finding], planted: Iterable[Mapping[str, Any]], *,
+                    entities: Iterable[str] | None = None) -> dict:
+    """How many planted contradictions were reported as conflicts, and how many conflicts were planted.
+
+    A planted contradiction (``entity``, ``metric``, ``period``, ``pid``) is found when a conflict
+    finding has its (entity, metric, period) and cites its passage among the sources. A conflict
+    is correct when it matches a planted contradiction that way.
+
+    Returns
+    -------
+    dict
+        ``recall``, ``precision`` (``None`` when undefined), ``n_planted``, ``n_conflicts``,
+        ``found``, ``missed`` (planted records not found), ``unplanted`` (conflict keys).
+    """
+    keep = None if entities is None else set(entities)
+    conflicts = [c for c in conflicts if c.kind == "conflict" and (keep is None or c.entity in keep)]
+    planted = [p for p in planted if keep is None or p["entity"] in keep]
+
+    def match(c: Finding, p: Mapping[str, Any]) -> bool:
+        return ((c.entity, c.metric, c.period) == (p["entity"], p["metric"], p["period"])
+                and any(s["passage_id"] == p["pid"] for s in c.sources))
+
+    found = [p for p in planted if any(match(c, p) for c in conflicts)]
+    correct = [c for c in conflicts if any(match(c, p) for p in planted)]
+    return {"recall": len(found) / len(planted) if planted else None,
+            "precision": len(correct) / len(conflicts) if conflicts else None,
+            "n_planted": len(planted), "n_conflicts": len(conflicts), "found": len(found),
+            "missed": [dict(p) for p in planted if p not in found],
+            "unplanted": [[c.entity, c.metric, c.period] for c in conflicts if c not in correct]}
+
+
+def write_findings(path: str | os.PathLike, findings: Iterable[Finding]) -> None:
+    """Write findings as a JSON list of records (:meth:`Finding.to_dict`), atomically."""
+    from ..io import write_json
+
+    write_json(path, [f.to_dict() for f in findings])
+
+
+def read_findings(path: str | os.PathLike) -> list[Finding]:
+    """Read a file written by :func:`write_findings`."""
+    from ..io import read_json
+
+    rows = read_json(path)
+    if not isinstance(rows, list):
+        raise DataError(f"{path}: expected a JSON list of findings")
+    out = []
+    for i, row in enumerate(rows):
+        try:
+            out.append(Finding.from_dict(row))
+        except (DataError, TypeError) as exc:
+            raise DataError(f"{path}: record {i}: {exc}") from None
+    return out
+
+
+def dumps(findings: Iterable[Finding]) -> str:  # pragma: no cover - debugging aid
+    return json.dumps([f.to_dict() for f in findings], indent=2, sort_keys=True)

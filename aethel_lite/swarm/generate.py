@@ -1,0 +1,115 @@
+"""An optional text generator that rewrites the memo's summary prose from the findings.
+
+The memo never depends on it: without a generator (or when it fails, or when its text states a
+figure that is not a finding) the summary is assembled from templates. A generator is anything
+with ``generate(prompt, *, system) -> str``; :class:`OpenAICompatibleGenerator` calls an
+OpenAI-compatible ``/chat/completions`` endpoint at a URL you give (no key is read from the
+environment; pass ``api_key`` if the server wants one).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.error
+import urllib.request
+from typing import Protocol
+
+from ..errors import AethelError, ParameterError
+
+__all__ = ["TextGenerator", "GeneratorError", "OpenAICompatibleGenerator", "SYSTEM_PROMPT"]
+
+SYSTEM_PROMPT = (
+    "You write the summary paragraph of an investment-committee memo. Use only the findings given. "
+    "Copy every figure exactly as written in the findings, in bold, followed by its reference, e.g. "
+    "**1.62x** [A4]. Do not compute, round or restate any other number. No headings, no lists."
+)
+
+
+class GeneratorError(AethelError):
+    """The text generator failed: unreachable, too slow, an error status, or a malformed reply."""
+
+
+class TextGenerator(Protocol):
+    """Anything that turns a prompt into text."""
+
+    def generate(self, prompt: str, *, system: str = SYSTEM_PROMPT) -> str: ...
+
+
+class OpenAICompatibleGenerator:
+    """Client of an OpenAI-compatible chat-completions endpoint.
+
+    Parameters
+    ----------
+    url : str
+        Base URL ending before ``/chat/completions`` (e.g. ``http://127.0.0.1:8000/v1``); the full
+        endpoint URL is accepted too.
+    model : str
+        Model name sent in the request.
+    timeout : float
+        Seconds to wait for the reply.
+    api_key : str, optional
+        Sent as ``Authorization: Bearer <key>`` when given.
+    max_tokens : int
+    temperature : float
+    """
+
+    def __init__(self, url: str, *, model: str = "default", timeout: float = 30.0, api_key: str | None = None,
+                 max_tokens: int = 600, temperature: float = 0.0):
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ParameterError(f"generator url must start with http:// or https://, got {url!r}")
+        if not (isinstance(timeout, (int, float)) and timeout > 0):
+            raise ParameterError(f"generator timeout must be > 0 seconds, got {timeout!r}")
+        base = url.rstrip("/")
+        self.endpoint = base if base.endswith("/chat/completions") else base + "/chat/completions"
+        self.model = model
+        self.timeout = float(timeout)
+        self.api_key = api_key
+        self.max_tokens = int(max_tokens)
+        self.temperature = float(temperature)
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatibleGenerator({self.endpoint!r}, model={self.model!r}, timeout={self.timeout})"
+
+    def generate(self, prompt: str, *, system: str = SYSTEM_PROMPT) -> str:
+        """The assistant message's text for ``prompt``.
+
+        Raises
+        ------
+        GeneratorError
+            Connection refused, no reply within ``timeout``, an HTTP error status, a body that is
+            not JSON, or JSON without ``choices[0].message.content`` as a non-empty string. The
+            message names the endpoint and what went wrong.
+        """
+        body = json.dumps({"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens,
+                           "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}]})
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        request = urllib.request.Request(self.endpoint, data=body.encode("utf-8"), headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 - URL given by the user
+                raw = response.read()
+        except urllib.error.HTTPError as exc:
+            raise GeneratorError(f"text generator {self.endpoint}: HTTP {exc.code} {exc.reason}") from None
+        except (socket.timeout, TimeoutError):
+            raise GeneratorError(f"text generator {self.endpoint}: no reply within {self.timeout:g} s") from None
+        except urllib.error.URLError as exc:
+            reason = exc.reason
+            if isinstance(reason, (socket.timeout, TimeoutError)):
+                raise GeneratorError(f"text generator {self.endpoint}: no reply within {self.timeout:g} s") from None
+            raise GeneratorError(f"text generator {self.endpoint}: unreachable ({reason})") from None
+        except (ConnectionError, OSError) as exc:
+            raise GeneratorError(f"text generator {self.endpoint}: connection failed ({exc})") from None
+        try:
+            reply = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise GeneratorError(f"text generator {self.endpoint}: the reply is not JSON "
+                                 f"(first bytes: {raw[:60]!r})") from None
+        try:
+            content = reply["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            raise GeneratorError(f"text generator {self.endpoint}: malformed reply, no choices[0].message.content") from None
+        if not isinstance(content, str) or not content.strip():
+            raise GeneratorError(f"text generator {self.endpoint}: empty reply")
+        return content.strip()

@@ -1,0 +1,464 @@
+r"""The investment-committee memo: summary, one section per specialist, conflicts, audit trail.
+
+Every figure in a memo is printed in bold, exactly as the source prints it, followed by its
+audit references (``**$812.4 million** [A3]``). The audit trail has one row per reference:
+figure, entity, metric, period, document, PDF page (1-based), passage and the quoted sentence or
+table row, which contains the figure and is a substring of the passage (whitespace collapsed
+and "|" escaped for the Markdown table). No other number appears in a memo except period labels
+(``2024Q3``, ``FY2018``, dates) and entity names, so the rule "every figure has an audit row whose
+quote contains it" can be checked mechanically (:func:`check_memo`).
+
+The summary paragraph is assembled from templates; a text generator
+(:mod:`aethel_lite.swarm.generate`) may rewrite it, and its text is kept only if it passes the
+same check against the audit rows (else the template text stays and the reason is recorded).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import DataError
+from .findings import Finding
+from .lexicon import METRICS, TOPICS
+from .values import period_sort_key, same_value
+
+__all__ = ["Memo", "AuditRow", "build_memo", "check_memo", "check_prose", "parse_audit_table", "MemoCheckError"]
+
+AUDIT_HEADING = "## Audit trail"
+_REF_RE = re.compile(r"\[(A\d+)\]")
+_BOLD_FIG_RE = re.compile(r"\*\*([^*\n]+?)\*\*((?:\s?\[A\d+\])+)")
+_PERIOD_RE = re.compile(r"\b(?:FY)?(?:19[89]\d|20[0-3]\d)(?:Q[1-4])?\b|\b(?:19|20)\d{2}-\d{2}-\d{2}\b")
+
+
+class MemoCheckError(DataError):
+    """A memo (or generated prose) states a figure that no audit row supports."""
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """One row of the audit trail."""
+
+    ref: str
+    figure: str
+    entity: str
+    metric: str
+    period: str
+    doc_id: str
+    page: int | None  # 0-based, as the data set numbers pages (the table prints page + 1)
+    passage_id: str
+    quote: str
+
+    def to_dict(self) -> dict:
+        return {"ref": self.ref, "figure": self.figure, "entity": self.entity, "metric": self.metric,
+                "period": self.period, "doc_id": self.doc_id, "page": self.page, "passage_id": self.passage_id,
+                "quote": self.quote}
+
+
+@dataclass
+class Memo:
+    """A rendered memo.
+
+    Attributes
+    ----------
+    target : str
+        The target's display name.
+    markdown : str
+    audit : list of AuditRow
+    found : bool
+        False for a "no evidence found" memo.
+    prose : {"template", "generated"}
+        Who wrote the summary paragraph.
+    generator_error : str or None
+        Why generated prose was not used (the generator failed or its text did not pass the check).
+    """
+
+    target: str
+    markdown: str
+    audit: list[AuditRow] = field(default_factory=list)
+    found: bool = True
+    prose: str = "template"
+    generator_error: str | None = None
+
+    def to_html(self) -> str:
+        """The memo as an HTML fragment (markdown-it, CommonMark with tables)."""
+        from markdown_it import MarkdownIt
+
+        body = MarkdownIt("commonmark", {"html": False}).enable("table").render(self.markdown)
+        return f'<div class="aethel-memo">{body}</div>'
+
+    def to_dict(self) -> dict:
+        return {"target": self.target, "markdown": self.markdown, "audit": [r.to_dict() for r in self.audit],
+                "found": self.found, "prose": self.prose, "generator_error": self.generator_error}
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _cell(text: str) -> str:
+    return _collapse(text).replace("|", "\\|")
+
+
+class _Refs:
+    """Audit references in order of first use."""
+
+    def __init__(self, names: Mapping[str, str]):
+        self.names = names
+        self.rows: list[AuditRow] = []
+        self.by_key: dict[tuple, str] = {}
+
+    def ref(self, f: Finding, figure: str | None = None) -> str:
+        figure = f.surface if figure is None else figure
+        key = (f.passage_id, f.start, f.metric, figure or "", f.kind)
+        r = self.by_key.get(key)
+        if r is None:
+            r = f"A{len(self.rows) + 1}"
+            self.by_key[key] = r
+            label = METRICS[f.metric].label if f.metric in METRICS else TOPICS[f.metric].label if f.metric in TOPICS else f.metric
+            self.rows.append(AuditRow(r, figure or "", self.names.get(f.entity, f.entity), label, f.period or "",
+                                      f.doc_id, f.page, f.passage_id, f.quote))
+        return r
+
+    def figure(self, facts: Sequence[Finding]) -> str:
+        """``**surface** [A1] [A2]`` for facts that print the same surface."""
+        return f"**{facts[0].surface}** " + " ".join(f"[{self.ref(f)}]" for f in facts)
+
+    def value(self, facts: Sequence[Finding]) -> str:
+        """Every surface of facts with one value, each with its references."""
+        by_surface: dict[str, list[Finding]] = {}
+        for f in facts:
+            by_surface.setdefault(f.surface or "", []).append(f)
+        return " · ".join(self.figure(group) for _, group in sorted(by_surface.items()))
+
+
+def _label(metric: str) -> str:
+    return METRICS[metric].label if metric in METRICS else TOPICS[metric].label if metric in TOPICS else metric
+
+
+def _values(facts: Sequence[Finding]) -> list[list[Finding]]:
+    """Facts grouped by value (same_value), groups ordered by first appearance."""
+    groups: list[list[Finding]] = []
+    for f in facts:
+        for g in groups:
+            if same_value(g[0].value, f.value):
+                g.append(f)
+                break
+        else:
+            groups.append([f])
+    return groups
+
+
+def _latest(facts: Sequence[Finding]) -> tuple[str, list[Finding]] | None:
+    periods = sorted({f.period for f in facts if f.period}, key=period_sort_key)
+    if not periods:
+        return None
+    last = periods[-1]
+    return last, [f for f in facts if f.period == last]
+
+
+def _by_metric(findings: Sequence[Finding], order: Sequence[str]) -> list[tuple[str, list[Finding]]]:
+    out = []
+    for m in order:
+        fs = [f for f in findings if f.metric == m]
+        if fs:
+            out.append((m, fs))
+    return out
+
+
+def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflicts: Sequence[Finding],
+               specialists: Sequence[Any], names: Mapping[str, str], evidence: str,
+               target_entity: str | None = None, generator: Any = None, query: str | None = None) -> Memo:
+    """Render the memo of a swarm run.
+
+    Parameters
+    ----------
+    target : str
+        Display name of the target.
+    found : bool
+        Whether the target resolved to an entity with evidence; if not, or without findings, a
+        "no evidence found" memo is returned.
+    findings : sequence of Finding
+        Facts and topics (about the entities of the target's scope).
+    conflicts : sequence of Finding
+    specialists : sequence of Specialist
+        Sections, in this order.
+    names : mapping entity id -> display name
+    evidence : str
+        One sentence saying where the evidence came from.
+    target_entity : str, optional
+        The target's entity id (its facts lead; other scope entities, such as a fund's GP, follow).
+    generator : TextGenerator, optional
+        Rewrites the summary paragraph (kept only if :func:`check_prose` accepts it).
+    query : str, optional
+        The name as given, printed only in a "no evidence found" memo.
+    """
+    refs = _Refs(names)
+    title = f"# Investment-committee memo: {target}"
+    if not found or not findings:
+        asked = query if query is not None else target
+        md = (f"{title}\n\n**No evidence found.** The corpus holds no passage that the specialists could read about "
+              f"“{asked}”: the name matches no entity of the corpus, or no retrieved passage states a figure or a "
+              "risk topic about it. No figures are reported.\n")
+        return Memo(target, md, [], found=False)
+
+    def entity_order(e: str) -> tuple:
+        return (e != target_entity, names.get(e, e))
+
+    facts = [f for f in findings if f.kind == "fact"]
+    topics = [f for f in findings if f.kind == "topic"]
+    entities = sorted({f.entity for f in findings}, key=entity_order)
+    multi = len(entities) > 1 or target_entity not in entities
+
+    # -- summary (template) ----------------------------------------------------------------------
+    sentences = []
+    for sp in specialists:
+        parts = []
+        for e in entities:
+            for metric, fs in _by_metric([f for f in facts if f.entity == e], sp.mandate.metrics):
+                latest = _latest(fs)
+                if latest is None:
+                    continue
+                period, at = latest
+                shown = " against ".join(refs.value(g) for g in _values(at))
+                who = f" of {names.get(e, e)}" if multi and e != target_entity else ""
+                parts.append(f"{_label(metric)}{who} {shown} ({period})")
+        if parts:
+            sentences.append(f"The {sp.name} reports " + "; ".join(parts) + ".")
+    raised = [TOPICS[t].label for sp in specialists for t in sp.mandate.topics if any(f.metric == t for f in topics)]
+    if raised:
+        sentences.append("Risk topics raised in the evidence: " + ", ".join(raised) + ".")
+    if conflicts:
+        sentences.append("Some figures are stated differently in different documents; see Conflicts.")
+    template_prose = " ".join(sentences) or "The evidence states no figure in the specialists' mandates."
+
+    # -- recommendation inputs ---------------------------------------------------------------------
+    inputs = []
+    for sp in specialists:
+        trends = []
+        for e in entities:
+            for metric, fs in _by_metric([f for f in facts if f.entity == e], sp.mandate.metrics):
+                periods = sorted({f.period for f in fs}, key=period_sort_key)
+                if len(periods) < 2:
+                    continue
+                a = [f for f in fs if f.period == periods[-2]]
+                b = [f for f in fs if f.period == periods[-1]]
+                ga, gb = _values(a), _values(b)
+                if len(ga) != 1 or len(gb) != 1:
+                    continue  # a conflicted period: no trend
+                va, vb = ga[0][0].value, gb[0][0].value
+                word = "up" if vb > va else "down" if vb < va else "unchanged"
+                who = f" of {names.get(e, e)}" if multi and e != target_entity else ""
+                trends.append(f"{_label(metric)}{who} {word} from {refs.value(ga[0])} ({periods[-2]}) to "
+                              f"{refs.value(gb[0])} ({periods[-1]})")
+        if trends:
+            inputs.append(f"- **{sp.name}**: " + "; ".join(trends) + ".")
+    flagged = [f for f in topics if f.metric in {t for sp in specialists for t in sp.mandate.topics}]
+    if flagged:
+        first: dict[str, list[Finding]] = {}
+        for f in flagged:
+            first.setdefault(f.metric, []).append(f)
+        cites = "; ".join(f"{_label(t)} " + " ".join(f"[{refs.ref(f)}]" for f in fs[:3]) for t, fs in first.items())
+        inputs.append(f"- **Risk topics** (quoted in the audit trail): {cites}.")
+    if conflicts:
+        items = ", ".join(f"{_label(c.metric)} ({c.period})" for c in conflicts)
+        inputs.append(f"- **Disagreeing documents**: {items}; see Conflicts.")
+    else:
+        inputs.append("- **Disagreeing documents**: none; no figure is stated differently in two documents.")
+
+    # -- specialist sections ------------------------------------------------------------------------
+    sections = []
+    for sp in specialists:
+        lines = [f"## {sp.name}", ""]
+        mine = [f for f in facts if f.metric in sp.mandate.metrics]
+        if mine:
+            mine_entities = {f.entity for f in mine}
+            wide = len(mine_entities) > 1 or target_entity not in mine_entities
+            head = "| Entity | Metric | Period | Figure |\n|---|---|---|---|" if wide else \
+                "| Metric | Period | Figure |\n|---|---|---|"
+            rows = []
+            for e in entities:
+                for metric, fs in _by_metric([f for f in mine if f.entity == e], sp.mandate.metrics):
+                    for period in sorted({f.period for f in fs}, key=period_sort_key, reverse=True):
+                        at = [f for f in fs if f.period == period]
+                        cell = " against ".join(refs.value(g) for g in _values(at))
+                        row = f"| {_label(metric)} | {period} | {cell} |"
+                        rows.append(f"| {_cell(names.get(e, e))} " + row if wide else row)
+            lines += [head, *rows, ""]
+        tops = [f for f in topics if f.metric in sp.mandate.topics]
+        if tops:
+            lines += ["| Topic | Quoted in |", "|---|---|"]
+            for t in sp.mandate.topics:
+                fs = [f for f in tops if f.metric == t]
+                if fs:
+                    lines.append(f"| {_label(t)} | " + " ".join(f"[{refs.ref(f)}]" for f in fs) + " |")
+            lines.append("")
+        if sp.mandate.conflicts:
+            lines += ["Statements that disagree between documents are listed under Conflicts.", ""]
+        if not mine and not tops and not sp.mandate.conflicts:
+            lines += ["No evidence in this specialist's passages.", ""]
+        sections.append("\n".join(lines))
+
+    # -- conflicts ---------------------------------------------------------------------------------------
+    clines = ["## Conflicts", ""]
+    if conflicts:
+        for c in conflicts:
+            stated = []
+            for s in c.sources:
+                f = Finding(c.entity, c.metric, c.period, s["value"], s["unit"], s["quote"], s["passage_id"],
+                            s["doc_id"], s["page"], s["specialist"], s["confidence"], s["surface"], "fact", (), s["start"])
+                stated.append(refs.figure([f]))
+            who = f" — {names.get(c.entity, c.entity)}" if multi else ""
+            clines.append(f"- **{_label(c.metric)}, {c.period}**{who}: " + " against ".join(stated) +
+                          " (different documents).")
+    else:
+        clines.append("None: no figure is stated differently in two documents.")
+    clines.append("")
+
+    prose, prose_kind, error = template_prose, "template", None
+    if generator is not None:
+        prose, prose_kind, error = _generated(generator, template_prose, refs, names)
+
+    audit = ["| Ref | Figure | Entity | Metric | Period | Document | PDF page | Passage | Quote |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in refs.rows:
+        page = "—" if r.page is None else str(r.page + 1)
+        audit.append(f"| {r.ref} | {_cell(r.figure) or '—'} | {_cell(r.entity)} | {_cell(r.metric)} | {r.period or '—'} | "
+                     f"{_cell(r.doc_id)} | {page} | {_cell(r.passage_id)} | {_cell(r.quote)} |")
+    source_line = ("*Prose written by the text generator from the findings.*" if prose_kind == "generated"
+                   else "*Prose assembled from templates.*")
+    md = "\n".join([
+        title, "",
+        f"*Evidence: {evidence} Every figure is printed as its source prints it, in bold, with its audit "
+        "reference.*", "",
+        "## Summary and recommendation inputs", "", prose, "", source_line, "",
+        *inputs, "",
+        *sections,
+        *clines,
+        AUDIT_HEADING, "",
+        *audit, "",
+    ])
+    return Memo(target, md, refs.rows, found=True, prose=prose_kind, generator_error=error)
+
+
+def _generated(generator: Any, template: str, refs: _Refs, names: Mapping[str, str]) -> tuple[str, str, str | None]:
+    from .generate import SYSTEM_PROMPT, GeneratorError
+
+    lines = [f"[{r.ref}] {r.entity}, {r.metric}, {r.period or 'no period'}: {r.figure}" for r in refs.rows if r.figure]
+    prompt = ("Findings (reference, entity, metric, period: figure):\n" + "\n".join(lines) +
+              "\n\nDraft summary to rewrite (keep its figures and references):\n" + template)
+    try:
+        text = generator.generate(prompt, system=SYSTEM_PROMPT)
+    except GeneratorError as exc:
+        return template, "template", str(exc)
+    except Exception as exc:  # a user-supplied generator: never lose the memo over it
+        return template, "template", f"text generator failed: {type(exc).__name__}: {exc}"
+    text = " ".join(str(text).split())
+    try:
+        check_prose(text, refs.rows, names=list(names.values()))
+    except MemoCheckError as exc:
+        return template, "template", f"generated prose rejected: {exc}"
+    return text, "generated", None
+
+
+def check_prose(text: str, rows: Sequence[AuditRow], *, names: Sequence[str] = ()) -> None:
+    """Raise :class:`MemoCheckError` unless every figure in ``text`` is a bold audit figure with its references.
+
+    A figure is any number: it must be printed ``**figure** [A1]`` where every cited row exists and
+    has exactly that figure. After removing those, period labels and the entity ``names``, no
+    digit may remain.
+    """
+    by_ref = {r.ref: r for r in rows}
+    rest = text
+    for m in _BOLD_FIG_RE.finditer(text):
+        fig = m.group(1).strip()
+        for ref in _REF_RE.findall(m.group(2)):
+            row = by_ref.get(ref)
+            if row is None:
+                raise MemoCheckError(f"figure {fig!r} cites [{ref}], which is not in the audit trail")
+            if row.figure != fig:
+                raise MemoCheckError(f"figure {fig!r} cites [{ref}], whose figure is {row.figure!r}")
+    rest = _BOLD_FIG_RE.sub(" ", rest)
+    for ref in _REF_RE.findall(rest):
+        if ref not in by_ref:
+            raise MemoCheckError(f"[{ref}] is not in the audit trail")
+    rest = _REF_RE.sub(" ", rest)
+    for name in sorted(names, key=len, reverse=True):
+        if name:
+            rest = rest.replace(name, " ")
+    rest = _PERIOD_RE.sub(" ", rest)
+    m = re.search(r"\S*\d\S*", rest)
+    if m:
+        raise MemoCheckError(f"states {m.group(0)!r}, which is not a figure of the findings")
+
+
+def parse_audit_table(markdown: str) -> list[dict]:
+    """The audit-trail rows of a memo's Markdown as dicts (cells unescaped)."""
+    if AUDIT_HEADING not in markdown:
+        return []
+    table = markdown.split(AUDIT_HEADING, 1)[1]
+    rows = []
+    header = None
+    for line in table.splitlines():
+        if not line.startswith("|"):
+            continue
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+        if header is None:
+            header = cells
+            continue
+        if set("".join(cells)) <= set("-"):
+            continue
+        rows.append(dict(zip(header, cells)))
+    return rows
+
+
+def check_memo(memo: Memo | str, passages: Mapping[str, Any], *, names: Sequence[str] = ()) -> int:
+    """Check a memo's audit trail against the corpus; return the number of figures checked.
+
+    Every audit row's quote must occur in its passage's text (whitespace collapsed) and contain
+    the row's figure, its document and page must be the passage's; the body (everything above the
+    audit trail) must pass :func:`check_prose` against those rows.
+
+    Parameters
+    ----------
+    memo : Memo or str
+        A memo or its Markdown.
+    passages : mapping pid -> Passage
+    names : sequence of str
+        Entity names that may contain digits ("3M").
+
+    Raises
+    ------
+    MemoCheckError
+        Naming the first row or figure at fault.
+    """
+    markdown = memo.markdown if isinstance(memo, Memo) else memo
+    rows = []
+    for r in parse_audit_table(markdown):
+        pid = r["Passage"]
+        p = passages.get(pid)
+        if p is None:
+            raise MemoCheckError(f"[{r['Ref']}] cites passage {pid!r}, which is not in the corpus")
+        if r["Quote"] not in _collapse(p.text):
+            raise MemoCheckError(f"[{r['Ref']}]: the quote is not in passage {pid}")
+        fig = "" if r["Figure"] == "—" else r["Figure"]
+        if fig and fig not in r["Quote"]:
+            raise MemoCheckError(f"[{r['Ref']}]: figure {fig!r} is not in its quote")
+        if r["Document"] != p.doc_id:
+            raise MemoCheckError(f"[{r['Ref']}]: document {r['Document']!r} is not passage {pid}'s ({p.doc_id!r})")
+        page = p.meta.get("page") if hasattr(p, "meta") else None
+        if isinstance(page, int) and r["PDF page"] != str(page + 1):
+            raise MemoCheckError(f"[{r['Ref']}]: page {r['PDF page']} is not passage {pid}'s ({page + 1})")
+        rows.append(AuditRow(r["Ref"], fig, r["Entity"], r["Metric"], r["Period"], r["Document"], page, pid, r["Quote"]))
+    body = markdown.split(AUDIT_HEADING, 1)[0]
+    check_prose(body, rows, names=names)
+    return sum(1 for _ in _BOLD_FIG_RE.finditer(body))
+
+
+def memo_html_page(memo: Memo) -> str:  # pragma: no cover - convenience for the CLI
+    """A standalone HTML page of the memo."""
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(memo.target)}</title></head>"
+            f"<body>{memo.to_html()}</body></html>\n")

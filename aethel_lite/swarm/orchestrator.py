@@ -1,0 +1,444 @@
+r"""The orchestrator: resolve the target, retrieve each specialist's evidence, run the swarm, merge, write the memo.
+
+**Target.** A name is resolved to an entity by the resolver (any alias of it), then to its
+*alias class*: every normalised key of that entity, plus their alias-table aliases. The class is
+the same whichever alias was given, so the seeds, the evidence and the memo are too.
+
+**Evidence (the topological filter).** BCT expands the class over the entity graph
+(:func:`~aethel_lite.bct.expand_seeds`, exact / alias / substring / token rules) and Personalized
+PageRank from those seeds ranks every passage the walk reaches. For each metric and topic of a
+specialist's mandate, the specialist's context gets the first ``k`` passages of that ranking that
+mention the item at all (its phrase or a table row: the *gate*). The union over its items is all a
+specialist reads. With ``evidence="bm25"`` or ``"dense"`` the ranking is instead BM25's or the
+dense retriever's for the query "<target name> <item words>", gated the same way — the same
+specialists fed another retriever's top-k, which is how the chapter measures the filter.
+
+**Swarm.** The specialists run concurrently in a thread pool on prepared passages (pure
+functions of their context); results are collected in specialist order and sorted, so they do
+not depend on which finishes first. Facts from all specialists are merged and checked for
+cross-document conflicts (:func:`~aethel_lite.swarm.findings.find_conflicts`) by the specialist
+whose mandate includes conflicts (the Diligence Auditor): it re-reads every passage that any
+specialist read for all the specialists' metrics, so two documents that disagree are compared even
+when they reached different specialists.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..entities import normalize_entity
+from ..errors import DataError, ParameterError
+from .extract import AliasResolver, DocumentResolver, EntityResolver, LinkingExtractor, PassageView, build_view
+from .findings import Finding, find_conflicts, sort_findings
+from .memo import Memo, build_memo
+from .specialists import Specialist, default_specialists
+
+__all__ = ["Orchestrator", "Target", "SwarmResult", "EVIDENCE"]
+
+EVIDENCE = ("graph", "bm25", "dense")
+_EVIDENCE_TEXT = {
+    "graph": "graph-filtered passages (Personalized PageRank with BCT seeded on the target; for each metric and topic "
+             "the best-ranked passages that mention it).",
+    "bm25": "BM25's best passages for the target's name and each metric or topic (no graph).",
+    "dense": "the dense retriever's best passages for the target's name and each metric or topic (no graph).",
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """A resolved target.
+
+    Attributes
+    ----------
+    query : str
+        The name as given.
+    entity : str or None
+        Resolver id (``None``: not an entity of the corpus).
+    name : str
+        Display name (the entity's longest surface form; the query when unresolved).
+    keys : tuple of str
+        The alias class: normalised keys that seed the graph.
+    scope : tuple of str
+        Entity ids whose findings belong in the memo (the entity and those whose names contain or
+        are contained in its names, e.g. a GP and its funds).
+    seeds : tuple of dict
+        BCT expansions ``{seed, entity, via, weight}``.
+    """
+
+    query: str
+    entity: str | None
+    name: str
+    keys: tuple[str, ...]
+    scope: tuple[str, ...]
+    seeds: tuple[dict, ...]
+
+    @property
+    def found(self) -> bool:
+        return self.entity is not None and bool(self.seeds)
+
+    def to_dict(self) -> dict:
+        return {"query": self.query, "entity": self.entity, "name": self.name, "keys": list(self.keys),
+                "scope": list(self.scope), "seeds": [dict(s) for s in self.seeds], "found": self.found}
+
+
+@dataclass
+class SwarmResult:
+    """What a swarm run produced.
+
+    Attributes
+    ----------
+    target : Target
+    evidence : str
+        ``"graph"``, ``"bm25"`` or ``"dense"``.
+    k : int
+    findings : list of Finding
+        Facts and topics, canonically sorted.
+    conflicts : list of Finding
+    contexts : dict
+        Specialist → list of ``{pid, doc_id, page, items, rank, score, provenance}`` (its evidence, in order).
+    memo : Memo or None
+    timing : dict
+        Seconds per step (``resolve``, ``retrieve``, ``prepare``, ``specialists``, ``merge``, ``memo``, ``total``).
+    """
+
+    target: Target
+    evidence: str
+    k: int
+    findings: list[Finding]
+    conflicts: list[Finding]
+    contexts: dict[str, list[dict]]
+    memo: Memo | None = None
+    timing: dict = field(default_factory=dict)
+
+    @property
+    def facts(self) -> list[Finding]:
+        return [f for f in self.findings if f.kind == "fact"]
+
+    def records(self) -> list[dict]:
+        """Every finding and conflict as JSON records (the ``--findings`` file)."""
+        return [f.to_dict() for f in self.findings + self.conflicts]
+
+    def to_dict(self) -> dict:
+        return {"target": self.target.to_dict(), "evidence": self.evidence, "k": self.k, "findings": self.records(),
+                "contexts": self.contexts, "memo": None if self.memo is None else self.memo.to_dict(),
+                "timing": self.timing}
+
+
+class Orchestrator:
+    """Runs the specialist swarm for a target over a fitted corpus.
+
+    Parameters
+    ----------
+    specialists : sequence of Specialist, optional
+        Default :func:`~aethel_lite.swarm.specialists.default_specialists`.
+    k : int
+        Passages per metric or topic query (the specialist's context is the union).
+    depth : int
+        How far down a ranking the gate looks for ``k`` on-topic passages.
+    bct : {"none", "alias", "substring", "both"}
+        Seed expansion of the target.
+    extractor : str or extractor, optional
+        Entity extractor of the graph. Default: ``ner3`` without its stop-entity cut
+        (``Ner3Extractor(max_df=None)``): a memo is about one entity, which is often a hub of its
+        corpus (a fund named in the title of each of its letters, a filer on every page), and
+        ner3's default cut (entities in more than 5% of the passages) would remove exactly the
+        target from the graph.
+    link_names : bool
+        With an :class:`AliasResolver` (an entity master), add its names found verbatim in a
+        passage to the passage's graph entities (:class:`LinkingExtractor`): entity linking
+        beside NER, so a passage whose fund the NER model misses is still on the fund's node.
+    alias_table : mapping, optional
+        Normalised key → aliases (BCT's alias rule and the target's alias class).
+    resolver : EntityResolver, optional
+        Default: chosen by :meth:`from_dataset`; required by :meth:`fit` otherwise.
+    ner : bool
+        Add spaCy MONEY/PERCENT/DATE entities (from the ``ner`` store) to the patterns' figures.
+    n_jobs : int, optional
+        Threads for the specialists (default: one each).
+    n_process : int
+        spaCy worker processes when the graph is built.
+    generator : TextGenerator, optional
+        Rewrites the memo's summary prose.
+    progress : bool
+    """
+
+    def __init__(self, specialists: Sequence[Specialist] | None = None, *, k: int = 10, depth: int = 1000,
+                 bct: str = "both", extractor: Any = None, alias_table: Mapping[str, Sequence[str]] | None = None,
+                 resolver: EntityResolver | None = None, ner: bool = True, n_jobs: int | None = None,
+                 n_process: int = 1, generator: Any = None, progress: bool = False, alpha: float = 0.5,
+                 link_names: bool = True):
+        self.specialists = list(default_specialists() if specialists is None else specialists)
+        if not self.specialists:
+            raise ParameterError("Orchestrator: no specialists")
+        names = [s.name for s in self.specialists]
+        if len(set(names)) != len(names):
+            raise ParameterError(f"Orchestrator: specialist names must be unique, got {names}")
+        self.k = _positive("k", k)
+        self.depth = _positive("depth", depth)
+        self.bct = bct
+        self.extractor = extractor
+        self.alias_table = alias_table
+        self.resolver = resolver
+        self.ner = bool(ner)
+        self.n_jobs = None if n_jobs is None else _positive("n_jobs", n_jobs)
+        self.n_process = n_process
+        self.generator = generator
+        self.progress = progress
+        self.alpha = alpha
+        self.link_names = bool(link_names)
+
+    # -- construction ---------------------------------------------------------------------------
+    @classmethod
+    def from_dataset(cls, dataset: Any, **kwargs: Any) -> "Orchestrator":
+        """An orchestrator for a data set, its resolver and alias table chosen from what the data set has.
+
+        The synthetic corpus ships an alias table (``meta["aliases"]``): :class:`AliasResolver`
+        and BCT's alias rule use it. Filings whose passages carry ``meta["company"]``
+        (FinanceBench) get a :class:`DocumentResolver`. Not fitted: call :meth:`fit`.
+        """
+        aliases = dataset.meta.get("aliases") if isinstance(dataset.meta, Mapping) else None
+        if isinstance(aliases, Mapping) and aliases:
+            from ..data.synthetic import alias_table
+
+            kwargs.setdefault("alias_table", alias_table(dataset))
+            kwargs.setdefault("resolver", AliasResolver(aliases))
+        elif dataset.passages and all(p.meta.get("company") for p in dataset.passages):
+            kwargs.setdefault("resolver", DocumentResolver(dataset.passages, "company"))
+        return cls(**kwargs)
+
+    def fit(self, passages: Sequence[Any]) -> "Orchestrator":
+        """Build the entity graph (and its BM25 index) over ``passages``; returns ``self``.
+
+        Raises
+        ------
+        DataError
+            The corpus is empty.
+        ParameterError
+            No resolver was given (see :meth:`from_dataset`).
+        """
+        from ..retrievers import GraphRetriever
+
+        passages = list(passages)
+        if not passages:
+            raise DataError("Orchestrator.fit: empty corpus (no passages): there is nothing to write a memo from")
+        if self.resolver is None:
+            raise ParameterError("Orchestrator.fit: no entity resolver; build it with Orchestrator.from_dataset(dataset) "
+                                 "or pass resolver=AliasResolver(...) / DocumentResolver(...)")
+        t0 = time.perf_counter()
+        self.passages_ = passages
+        self.by_pid_ = {p.pid: p for p in passages}
+        from ..entities import Ner3Extractor, get_extractor
+
+        extractor = Ner3Extractor(max_df=None) if self.extractor is None else self.extractor
+        linked = self.link_names and isinstance(self.resolver, AliasResolver)
+        if linked:
+            extractor = LinkingExtractor(get_extractor(extractor), self.resolver)
+        # a linking extractor caches its base extractor's mentions itself (per passage, in the store)
+        self.graph_retriever_ = GraphRetriever(extractor=extractor, bct=self.bct, alias_table=self.alias_table,
+                                               alpha=self.alpha, n_process=self.n_process, cache=not linked,
+                                               progress=self.progress).fit(passages)
+        self.dense_ = None
+        self._gate: dict[tuple[int, str], bool] = {}
+        self.fit_seconds_ = time.perf_counter() - t0
+        return self
+
+    def _check_fitted(self) -> None:
+        if getattr(self, "graph_retriever_", None) is None:
+            raise RuntimeError("Orchestrator is not fitted: call fit(passages) first")
+
+    # -- target ----------------------------------------------------------------------------------
+    def resolve(self, name: str) -> Target:
+        """The :class:`Target` a name stands for (see the module docstring)."""
+        from ..bct import expand_seeds
+
+        self._check_fitted()
+        if not isinstance(name, str) or not normalize_entity(name):
+            raise ParameterError(f"target: expected a non-empty entity name, got {name!r}")
+        entity = self.resolver.lookup(name.strip())
+        keys = set(self.resolver.keys(entity)) if entity is not None else {normalize_entity(name)}
+        if self.alias_table:
+            table = {normalize_entity(k): v for k, v in self.alias_table.items()}
+            for key in list(keys):
+                keys.update(normalize_entity(a) for a in table.get(key, ()))
+        keys.discard("")
+        seeds = expand_seeds(sorted(keys), self.graph_retriever_.graph_, mode=self.bct, alias_table=self.alias_table) \
+            if entity is not None else []
+        scope = tuple(self.resolver.scope(entity)) if entity is not None else ()
+        display = self.resolver.display(entity) if entity is not None else name.strip()
+        return Target(name, entity, display, tuple(sorted(keys)), scope,
+                      tuple({"seed": e.seed, "entity": e.entity, "via": e.via, "weight": e.weight} for e in seeds))
+
+    # -- evidence ----------------------------------------------------------------------------------
+    def _graph_order(self, target: Target) -> tuple[np.ndarray, np.ndarray]:
+        from ..bct import Expansion, seed_vector
+        from ..retrievers.base import topk
+
+        gr = self.graph_retriever_
+        graph = gr.graph_
+        exps = [Expansion(**s) for s in target.seeds]
+        s = seed_vector(exps, graph)
+        if not s.any():
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        ppr = gr.operator_.run(s, alpha=gr.alpha, tol=gr.tol, max_iter=gr.max_iter).scores[: graph.n_passages]
+        ppr = np.round(ppr, 10)
+        ppr = np.where(ppr > 0, ppr, -np.inf)
+        idx, vals = topk(ppr, min(self.depth, graph.n_passages))
+        keep = np.isfinite(vals)
+        return idx[keep], vals[keep]
+
+    def _text_order(self, text: str, source: str) -> tuple[np.ndarray, np.ndarray]:
+        from ..retrievers.base import topk
+
+        if source == "bm25":
+            scores = self.graph_retriever_.bm25_.get_scores(text)
+            scores = np.where(scores > 0, scores, -np.inf)
+            idx, vals = topk(scores, min(self.depth, len(self.passages_)))
+            keep = np.isfinite(vals)
+            return idx[keep], vals[keep]
+        from ..data.schema import Query
+        from ..retrievers import DenseRetriever
+
+        if self.dense_ is None:
+            self.dense_ = DenseRetriever(progress=self.progress).fit(self.passages_)
+        run = self.dense_.search([Query("q", text, frozenset())], k=min(self.depth, len(self.passages_)))
+        hits = run["q"]
+        index = self.graph_retriever_.pid_index_
+        return np.asarray([index[p] for p, _ in hits], dtype=np.int64), np.asarray([s for _, s in hits])
+
+    def _on_topic(self, i: int, item: Any) -> bool:
+        key = (i, item.key)
+        hit = self._gate.get(key)
+        if hit is None:
+            hit = self._gate[key] = item.on_topic(self.passages_[i].text)
+        return hit
+
+    def gather(self, target: Target, evidence: str = "graph", k: int | None = None) -> dict[str, list[dict]]:
+        """Each specialist's context: ``{pid, doc_id, page, items, rank, score, provenance}`` records in order."""
+        from ..bct import Expansion, provenance
+
+        self._check_fitted()
+        if evidence not in EVIDENCE:
+            raise ParameterError(f"evidence must be one of {', '.join(EVIDENCE)}; got {evidence!r}")
+        k = self.k if k is None else _positive("k", k)
+        out: dict[str, list[dict]] = {s.name: [] for s in self.specialists}
+        if not target.found:
+            return out
+        graph_order = self._graph_order(target) if evidence == "graph" else None
+        exps = [Expansion(**s) for s in target.seeds]
+        for sp in self.specialists:
+            chosen: dict[int, dict] = {}
+            for item, (_, text) in zip(sp.mandate.items(), sp.mandate.queries(target.name)):
+                idx, vals = graph_order if graph_order is not None else self._text_order(text, evidence)
+                taken = 0
+                for rank, (i, v) in enumerate(zip(idx.tolist(), vals.tolist()), start=1):
+                    if taken >= k:
+                        break
+                    if not self._on_topic(i, item):
+                        continue
+                    taken += 1
+                    rec = chosen.get(i)
+                    if rec is None:
+                        p = self.passages_[i]
+                        rec = chosen[i] = {"pid": p.pid, "doc_id": p.doc_id, "page": p.meta.get("page"), "items": [],
+                                           "rank": rank, "score": round(float(v), 8)}
+                        if evidence == "graph":
+                            rec["provenance"] = [f"{e.seed} → {e.entity} ({e.via})"
+                                                 for e in provenance(p.pid, exps, self.graph_retriever_.graph_)][:3]
+                    rec["items"].append(item.key)
+            out[sp.name] = list(chosen.values())
+        return out
+
+    # -- the run --------------------------------------------------------------------------------------
+    def run(self, name: str, *, evidence: str = "graph", k: int | None = None, memo: bool = True,
+            generator: Any = None) -> SwarmResult:
+        """Resolve ``name``, gather each specialist's evidence, run the specialists, merge, write the memo.
+
+        A name that is not an entity of the corpus gives a result without findings and a "no
+        evidence found" memo (not an exception).
+
+        Parameters
+        ----------
+        name : str
+            The target, by any of its names.
+        evidence : {"graph", "bm25", "dense"}
+        k : int, optional
+            Passages per query (default: the orchestrator's ``k``).
+        memo : bool
+            Render the memo.
+        generator : TextGenerator, optional
+            Overrides the orchestrator's generator for this run.
+        """
+        self._check_fitted()
+        t = {"start": time.perf_counter()}
+        target = self.resolve(name)
+        t["resolve"] = time.perf_counter()
+        contexts = self.gather(target, evidence, k)
+        t["retrieve"] = time.perf_counter()
+        pids = []
+        for recs in contexts.values():
+            for r in recs:
+                if r["pid"] not in pids:
+                    pids.append(r["pid"])
+        views = self._views(pids)
+        documents: dict[str, list[PassageView]] = {}
+        for v in views.values():
+            documents.setdefault(v.doc_id, []).append(v)
+        t["prepare"] = time.perf_counter()
+        scope = target.scope
+
+        all_metrics = sorted({m for s in self.specialists for m in s.mandate.metrics})
+        pool_views = [views[p] for p in pids]
+
+        def work(sp: Specialist) -> tuple[list[Finding], list[Finding]]:
+            own = sp.run([views[r["pid"]] for r in contexts[sp.name]], resolver=self.resolver, scope=scope,
+                         documents=documents)
+            checked = sp.cross_check(pool_views, all_metrics, resolver=self.resolver, scope=scope, documents=documents)
+            return own, checked
+
+        if target.found and pids:
+            with ThreadPoolExecutor(max_workers=self.n_jobs or len(self.specialists)) as pool:
+                per = list(pool.map(work, self.specialists))  # map keeps the specialists' order
+        else:
+            per = [([], []) for _ in self.specialists]
+        t["specialists"] = time.perf_counter()
+        findings = sort_findings(f for own, _ in per for f in own)
+        reporter = next((s.name for s in self.specialists if s.mandate.conflicts), "Orchestrator")
+        checked = [f for _, chk in per for f in chk]
+        conflicts = find_conflicts(findings + checked, specialist=reporter)
+        t["merge"] = time.perf_counter()
+        result = SwarmResult(target, evidence, self.k if k is None else k, findings, conflicts, contexts)
+        if memo:
+            names = {e: self.resolver.display(e) for e in target.scope}
+            result.memo = build_memo(target=target.name, found=target.found, findings=findings, conflicts=conflicts,
+                                     specialists=self.specialists, names=names, evidence=_EVIDENCE_TEXT[evidence],
+                                     target_entity=target.entity, query=target.query,
+                                     generator=generator if generator is not None else self.generator)
+        t["memo"] = time.perf_counter()
+        steps = ["resolve", "retrieve", "prepare", "specialists", "merge", "memo"]
+        prev = t["start"]
+        for s in steps:
+            result.timing[s] = round(t[s] - prev, 4)
+            prev = t[s]
+        result.timing["total"] = round(t["memo"] - t["start"], 4)
+        return result
+
+    def _views(self, pids: Sequence[str]) -> dict[str, PassageView]:
+        from ..entities import extract_entities
+        from ..retrievers.base import passage_text
+
+        passages = [self.by_pid_[p] for p in pids]
+        ner = extract_entities([passage_text(p) for p in passages], "ner", progress=False) if (self.ner and passages) \
+            else [None] * len(passages)
+        return {p.pid: build_view(p, self.resolver, m) for p, m in zip(passages, ner)}
+
+
+def _positive(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ParameterError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)

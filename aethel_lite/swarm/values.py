@@ -1,0 +1,323 @@
+r"""Figures and periods in financial text, normalised so that two documents can be compared.
+
+Every figure keeps its *surface* (the exact characters of the source) beside its normalised
+value, because the memo prints surfaces only and the audit trail checks that each one is in its
+quote. Units:
+
+==========  ===================================================  ================================
+unit        surfaces                                             value
+==========  ===================================================  ================================
+``USD m``   "$812.4 million", "$1.2bn", "$1.25 billion",         millions of US dollars
+            "$300,000", "USD 5m"; a bare table number on a page  ("$1.2bn" → 1,200; "(1,577)" on a
+            "in millions" / "in thousands"                       "(Millions)" page → −1,577)
+``EUR m``   "€20m", "EUR 3.5 billion" (likewise ``GBP m``)        millions of that currency
+``%``       "14.2%", "(1.5)%", "-3 percent"                      percentage points
+``x``       "1.62x", "0.40x"                                     a multiple
+==========  ===================================================  ================================
+
+Parentheses mean a negative amount, as in financial statements. Values are rounded to 6
+decimals so that equal figures compare equal (:func:`same_value`).
+
+Periods are labels: ``"2024Q3"`` for a quarter (a quarter-end date such as "June 30, 2024",
+"30 June 2024", "06/30/2024", "Q2 2024" or "the second quarter of 2024"), ``"FY2018"`` for a
+fiscal year ("fiscal 2018", "FY2018", a year column of a table), ``"2024-05-17"`` for any other
+full date. :func:`period_sort_key` orders them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ..errors import ParameterError
+
+__all__ = ["Figure", "Period", "UNITS", "find_figures", "parse_figure", "parse_number", "page_scale",
+           "find_periods", "parse_period", "period_sort_key", "same_value", "format_value"]
+
+UNITS = ("USD m", "EUR m", "GBP m", "%", "x")
+
+_CURRENCY = {"$": "USD", "us$": "USD", "usd": "USD", "€": "EUR", "eur": "EUR", "£": "GBP", "gbp": "GBP"}
+# scale word -> factor to millions
+_SCALE = {"trillion": 1e6, "tn": 1e6, "billion": 1e3, "bn": 1e3, "b": 1e3, "million": 1.0, "mn": 1.0, "mm": 1.0,
+          "m": 1.0, "thousand": 1e-3, "k": 1e-3}
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
+_MONEY_RE = re.compile(
+    r"(?P<open>\()?(?P<neg>[-−–])?\s?(?P<cur>US\$|\$|€|£|(?<![A-Za-z])(?:USD|EUR|GBP)\s?)\s?(?P<neg2>[-−–])?"
+    r"(?P<num>" + _NUM + r")"
+    r"(?:\s?(?P<scale>trillion|billion|million|thousand)\b|(?P<short>bn|tn|mn|mm|m|b|k)\b)?"
+    r"(?P<close>\))?",
+    re.IGNORECASE,
+)
+_PERCENT_RE = re.compile(r"(?P<open>\()?(?P<neg>[-−–])?(?P<num>" + _NUM + r")(?P<close>\))?\s?(?:%|\s?percent\b)",
+                         re.IGNORECASE)
+_MULTIPLE_RE = re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)x(?![\w])")
+_BARE_RE = re.compile(r"(?<![\w.$€£%])(?P<open>\()?(?P<neg>[-−–])?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+                      r"(?P<close>\))?(?![\w%])")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure found in a text.
+
+    Attributes
+    ----------
+    value : float
+        Normalised value (see the module table), rounded to 6 decimals.
+    unit : str
+        One of :data:`UNITS`.
+    surface : str
+        ``text[start:end]``, exactly as printed.
+    start, end : int
+        Character offsets into the searched text.
+    """
+
+    value: float
+    unit: str
+    surface: str
+    start: int
+    end: int
+
+
+def _num(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _round(v: float) -> float:
+    r = round(v, 6)
+    return 0.0 if r == 0 else r
+
+
+def parse_number(text: str) -> float | None:
+    """A printed table number as a float: ``"1,577"`` → 1577, ``"(1,577)"`` → −1577; ``None`` otherwise."""
+    m = re.fullmatch(r"\s*(\()?\s*([-−–])?\s*\$?\s*(" + _NUM + r")\s*(\))?\s*", text)
+    if not m or bool(m.group(1)) != bool(m.group(4)):
+        return None
+    v = _num(m.group(3))
+    return -v if (m.group(1) or m.group(2)) else v
+
+
+def page_scale(text: str) -> float | None:
+    """The scale of a page's tables in millions ("in millions" → 1, "in thousands" → 0.001), or ``None``.
+
+    Looks for "(Millions)", "in millions", "(Dollars in thousands ...)", "$ in billions" and the like;
+    the first statement of a scale wins.
+    """
+    m = re.search(r"\(\s*(?:[a-z$ ]*?\bin\s+)?(millions|thousands|billions)\b|\bin\s+(millions|thousands|billions)\b",
+                  text, re.IGNORECASE)
+    if not m:
+        return None
+    word = (m.group(1) or m.group(2)).lower()
+    return {"millions": 1.0, "thousands": 1e-3, "billions": 1e3}[word]
+
+
+def _money(m: re.Match, text: str, scale: float | None) -> Figure:
+    start, end = m.start(), m.end()
+    opened, closed = bool(m.group("open")), bool(m.group("close"))
+    if opened and not closed:  # "(see $5 million" -- the parenthesis belongs to the prose
+        start = m.end("open")
+    if closed and not opened:
+        end = m.start("close")
+    neg = (opened and closed) or bool(m.group("neg") or m.group("neg2"))
+    cur = _CURRENCY[m.group("cur").strip().lower()]
+    v = _num(m.group("num"))
+    word = (m.group("scale") or m.group("short") or "").lower()
+    if word:
+        v *= _SCALE[word]
+    elif scale is not None:
+        v *= scale
+    else:
+        v /= 1e6
+    while start < end and text[start].isspace():
+        start += 1
+    return Figure(_round(-v if neg else v), f"{cur} m", text[start:end], start, end)
+
+
+def find_figures(text: str, *, scale: float | None = None) -> list[Figure]:
+    """Money, percentages and multiples in ``text``, in text order, never overlapping.
+
+    Parameters
+    ----------
+    text : str
+    scale : float, optional
+        Millions per printed unit for money written without a scale word ("$95" on a page whose
+        tables are "in millions": pass ``page_scale(page)``). Without it such money is read as
+        dollars ("$300,000" → 0.3 USD m).
+
+    Returns
+    -------
+    list of Figure
+        Bare numbers without a currency, percent sign or "x" are not figures here (tables are
+        read by :mod:`aethel_lite.swarm.extract`, which knows their scale and columns).
+    """
+    if not isinstance(text, str):
+        raise ParameterError(f"text: expected str, got {type(text).__name__}")
+    found: list[Figure] = []
+    taken: list[tuple[int, int]] = []
+
+    def free(a: int, b: int) -> bool:
+        return all(b <= s or a >= e for s, e in taken)
+
+    for m in _MONEY_RE.finditer(text):
+        fig = _money(m, text, scale)
+        if free(fig.start, fig.end):
+            found.append(fig)
+            taken.append((fig.start, fig.end))
+    for m in _PERCENT_RE.finditer(text):
+        balanced = bool(m.group("open")) == bool(m.group("close"))
+        start = m.start() if balanced else m.start("neg") if m.group("neg") else m.start("num")
+        if not free(start, m.end()):
+            continue
+        v = _num(m.group("num"))
+        neg = bool(m.group("neg")) or (balanced and bool(m.group("open")))
+        found.append(Figure(_round(-v if neg else v), "%", text[start:m.end()], start, m.end()))
+        taken.append((start, m.end()))
+    for m in _MULTIPLE_RE.finditer(text):
+        if free(m.start(), m.end()):
+            found.append(Figure(_round(_num(m.group("num"))), "x", m.group(0), m.start(), m.end()))
+            taken.append((m.start(), m.end()))
+    found.sort(key=lambda f: f.start)
+    return found
+
+
+def parse_figure(text: str, *, scale: float | None = None) -> tuple[float, str] | None:
+    """``(value, unit)`` of a text that is exactly one figure ("$1.2bn" → ``(1200.0, "USD m")``), else ``None``."""
+    text = text.strip()
+    figs = find_figures(text, scale=scale)
+    if len(figs) == 1 and figs[0].start == 0 and figs[0].end == len(text):
+        return figs[0].value, figs[0].unit
+    return None
+
+
+def bare_numbers(text: str) -> list[tuple[float, str, int, int]]:
+    """Bare numbers of a text: ``(value, surface, start, end)``; parentheses mean negative."""
+    out = []
+    for m in _BARE_RE.finditer(text):
+        balanced = bool(m.group("open")) == bool(m.group("close"))
+        if not balanced:
+            start = m.start("neg") if m.group("neg") else m.start("num")
+            end = m.end("num")
+        else:
+            start, end = m.start(), m.end()
+        v = _num(m.group("num"))
+        neg = bool(m.group("neg")) or (balanced and bool(m.group("open")))
+        out.append((_round(-v if neg else v), text[start:end], start, end))
+    return out
+
+
+def same_value(a: float | None, b: float | None, *, rel: float = 1e-9) -> bool:
+    """Whether two normalised values are equal (both rounded to 6 decimals, relative tolerance ``rel``)."""
+    if a is None or b is None:
+        return a is None and b is None
+    a, b = _round(float(a)), _round(float(b))
+    return a == b or math.isclose(a, b, rel_tol=rel, abs_tol=1e-9)
+
+
+def format_value(value: float | None, unit: str | None) -> str:
+    """A normalised value for tables and JSON readers: ``"1,200 USD m"``, ``"14.2 %"``, ``"1.62 x"``."""
+    if value is None:
+        return ""
+    text = f"{value:,.6f}".rstrip("0").rstrip(".")
+    return f"{text} {unit}" if unit else text
+
+
+# -------------------------------------------------------------------------------------- periods
+_MONTHS = {m: i for i, m in enumerate(
+    "january february march april may june july august september october november december".split(), start=1)}
+_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
+_MONTHS["sept"] = 9
+_QUARTER_END = {(3, 31): 1, (6, 30): 2, (9, 30): 3, (12, 31): 4}
+_ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+_MONTH_RE = r"(?P<month>January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?"
+_YEAR = r"(?P<year>(?:19|20)\d{2})"
+_PERIOD_PATTERNS = [
+    ("mdy", re.compile(_MONTH_RE + r"\s+(?P<day>\d{1,2}),?\s+" + _YEAR + r"\b", re.IGNORECASE)),
+    ("dmy", re.compile(r"\b(?P<day>\d{1,2})\s+" + _MONTH_RE + r",?\s+" + _YEAR + r"\b", re.IGNORECASE)),
+    ("num", re.compile(r"\b(?P<mm>\d{1,2})/(?P<dd>\d{1,2})/" + _YEAR + r"\b")),
+    ("q", re.compile(r"\b(?:Q(?P<q>[1-4])\s*(?:FY\s?)?'?" + _YEAR + r"|" + _YEAR.replace("year", "year2")
+                     + r"\s?Q(?P<q2>[1-4]))\b", re.IGNORECASE)),
+    ("ordq", re.compile(r"\b(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\s+(?:of\s+)?(?:fiscal\s+)?"
+                        + _YEAR + r"\b", re.IGNORECASE)),
+    ("fy", re.compile(r"\b(?:FY\s?'?|fiscal(?:\s+year)?\s+)" + _YEAR + r"\b", re.IGNORECASE)),
+    ("fy2", re.compile(r"\bFY\s?'?(?P<yy>\d{2})\b")),
+]
+
+
+@dataclass(frozen=True)
+class Period:
+    """A period mention: its label (``"2024Q3"``, ``"FY2018"``, ``"2024-05-17"``) and where it is."""
+
+    label: str
+    start: int
+    end: int
+
+
+def _date_label(year: int, month: int, day: int) -> str | None:
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    q = _QUARTER_END.get((month, day))
+    return f"{year}Q{q}" if q else f"{year:04d}-{month:02d}-{day:02d}"
+
+
+def _label(kind: str, m: re.Match) -> str | None:
+    g = m.groupdict()
+    if kind in ("mdy", "dmy"):
+        return _date_label(int(g["year"]), _MONTHS[g["month"].lower().rstrip(".")], int(g["day"]))
+    if kind == "num":
+        return _date_label(int(g["year"]), int(g["mm"]), int(g["dd"]))
+    if kind == "q":
+        if g.get("q"):
+            return f"{g['year']}Q{g['q']}"
+        return f"{g['year2']}Q{g['q2']}"
+    if kind == "ordq":
+        return f"{g['year']}Q{_ORD[g['ord'].lower()]}"
+    if kind == "fy":
+        return f"FY{g['year']}"
+    if kind == "fy2":
+        return f"FY20{g['yy']}"
+    return None  # pragma: no cover
+
+
+def find_periods(text: str) -> list[Period]:
+    """Period mentions of ``text`` in text order (the longest match wins where patterns overlap)."""
+    cands: list[Period] = []
+    for kind, rx in _PERIOD_PATTERNS:
+        for m in rx.finditer(text):
+            label = _label(kind, m)
+            if label:
+                cands.append(Period(label, m.start(), m.end()))
+    cands.sort(key=lambda p: (p.start, -(p.end - p.start)))
+    out: list[Period] = []
+    for p in cands:
+        if out and p.start < out[-1].end:
+            continue
+        out.append(p)
+    return out
+
+
+def parse_period(text: str) -> str | None:
+    """The label of the first period mentioned in ``text`` ("as of June 30, 2024" → ``"2024Q2"``), else ``None``.
+
+    A bare year ("2018") is ``"FY2018"``.
+    """
+    found = find_periods(text)
+    if found:
+        return found[0].label
+    m = re.search(r"\b((?:19|20)\d{2})\b", text)
+    return f"FY{m.group(1)}" if m else None
+
+
+def period_sort_key(label: str | None) -> tuple:
+    """Chronological sort key of a period label (unknown labels last, then by text)."""
+    if not label:
+        return (9999, 9, 99, "")
+    m = re.fullmatch(r"(\d{4})Q([1-4])", label)
+    if m:
+        return (int(m.group(1)), int(m.group(2)) * 3, 31, label)
+    m = re.fullmatch(r"FY(\d{4})", label)
+    if m:
+        return (int(m.group(1)), 12, 32, label)
+    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", label)
+    if m:
+        return (int(m.group(1)), int(m.group(2)), int(m.group(3)), label)
+    return (9999, 9, 99, label)
