@@ -187,7 +187,7 @@ def _read_questions(path: str) -> list[tuple[int, str]]:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """``aethel search``: load a verified index once and answer one question or a file of them."""
-    from .index import SearchIndex, method_parts
+    from .index import method_parts, search_questions
 
     if (args.question is None) == (args.questions is None):
         raise ParameterError("give either a QUESTION or --questions FILE (one question per line)")
@@ -198,8 +198,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise ParameterError("question: empty question")
     numbered = [(None, args.question)] if args.question is not None else _read_questions(args.questions)
     try:
-        index = SearchIndex(args.index, methods=[args.method])
-        results = index.search([q for _, q in numbered], k=args.k, method=args.method)
+        results = search_questions(args.index, [q for _, q in numbered], k=args.k, method=args.method)
     except KeyboardInterrupt:
         print("aethel: interrupted", file=sys.stderr)
         return 130

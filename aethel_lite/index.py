@@ -57,7 +57,7 @@ from typing import Any
 from .errors import AethelError, DataError, DataNotFoundError, ParameterError
 
 __all__ = ["INDEX_FORMAT", "MAX_MODEL_CHARS", "IndexBusyError", "Terminated", "check_out", "build_index",
-           "SearchIndex", "read_manifest", "load_index", "search_index", "method_parts"]
+           "SearchIndex", "search_questions", "read_manifest", "load_index", "search_index", "method_parts"]
 
 logger = logging.getLogger(__name__)
 
@@ -139,6 +139,15 @@ def _exchange(a: Path, b: Path) -> bool:
     if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
         return False
     raise OSError(err, os.strerror(err), str(a))
+
+
+def _remove(path: Path) -> None:
+    """Delete a folder tree, or a file or symbolic link, if it exists."""
+    if path.is_symlink() or path.is_file():
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    else:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _siblings(out: Path, kind: str) -> list[Path]:
@@ -513,13 +522,7 @@ class _Builder:
         from .retrievers.base import passage_text
         from .store import text_key
 
-        texts = [passage_text(p) for p in self.passages]
-        long = [p.pid for p, t in zip(self.passages, texts) if len(t) > MAX_MODEL_CHARS]
-        if long:
-            warnings.warn(f"{len(long)} passages are longer than {MAX_MODEL_CHARS:,} characters (first: {long[0]!r}); "
-                          f"entities are extracted from their first {MAX_MODEL_CHARS:,} characters only", RuntimeWarning,
-                          stacklevel=2)
-        texts = [_model_text(t) for t in texts]
+        texts = [_model_text(passage_text(p)) for p in self.passages]
         keys = [text_key(t) for t in texts]
         known: dict[str, list] = {}
         name = f"entities-{base}.jsonl"
@@ -611,7 +614,13 @@ class _Builder:
     # -- everything
     def run(self) -> None:
         from .experiment import FUSIONS, METHODS
+        from .retrievers.base import passage_text
 
+        long = [p.pid for p in self.passages if len(passage_text(p)) > MAX_MODEL_CHARS]
+        if long:
+            warnings.warn(f"{len(long)} passages are longer than {MAX_MODEL_CHARS:,} characters (first: {long[0]!r}); "
+                          f"entity extraction and dense encoding read their first {MAX_MODEL_CHARS:,} characters only "
+                          "(BM25 and the stored text keep all of it)", RuntimeWarning, stacklevel=3)
         self.write_passages()
         base_methods: list[str] = []
         for m in self.methods:
@@ -654,6 +663,22 @@ class _Builder:
             fh.write(text[half:])
 
 
+@contextlib.contextmanager
+def _signals_held():
+    """Hold SIGINT and SIGTERM (main thread, POSIX) so the switch of folders is never cut in half."""
+    import signal
+    import threading
+
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def _commit(tmp: Path, out: Path) -> None:
     """Make ``tmp`` the index at ``out`` in one atomic step (durable: files and folders fsync-ed)."""
     for path in sorted(tmp.rglob("*")):
@@ -668,7 +693,7 @@ def _commit(tmp: Path, out: Path) -> None:
             os.replace(tmp, out)
             os.replace(old, tmp)
         _fsync(out.parent)
-        shutil.rmtree(tmp, ignore_errors=True)  # now the previous index
+        _remove(tmp)  # now the previous index
     else:
         os.replace(tmp, out)
         _fsync(out.parent)
@@ -686,7 +711,7 @@ def _clean(out: Path, log: Callable[[str], None]) -> None:
         log(f"restored {out} from {olds[-1].name} (a previous run was interrupted while switching indexes)")
         olds = olds[:-1]
     for path in _siblings(out, "tmp") + olds:
-        shutil.rmtree(path, ignore_errors=True)
+        _remove(path)
         log(f"removed {path.name}, left by an interrupted run")
 
 
@@ -815,10 +840,11 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
                     "versions": versions(),
                 }
                 builder.write_manifest(info)
-                _commit(tmp, out)
-                state["committed"] = True
+                with _signals_held():  # a Ctrl-C now is delivered after the switch, and reported as such
+                    _commit(tmp, out)
+                    state["committed"] = True
             finally:
-                shutil.rmtree(tmp, ignore_errors=True)
+                _remove(tmp)
     except (KeyboardInterrupt, Terminated) as exc:
         exc.index_state = "complete" if state["committed"] else ("kept" if state["previous"] else "none")
         raise
@@ -1041,6 +1067,29 @@ class SearchIndex:
             out.append([_hit(rank, by_pid[pid], score, provenance.get(pid, []))
                         for rank, (pid, score) in enumerate(run.get(q.qid, [])[:k], start=1)])
         return out
+
+
+def search_questions(index_dir: str | os.PathLike, questions: Sequence[str], *, k: int = 5,
+                     method: str = "aethel-bct") -> list[list[dict]]:
+    """Open an index and answer ``questions`` (:meth:`SearchIndex.search`), once more if the index
+    was rebuilt by another process while it was being read (a file then differs from the manifest
+    read first)."""
+    manifest = Path(index_dir) / INDEX_FILE
+
+    def digest() -> str | None:
+        try:
+            return _file_digest(manifest, lines=False)[_SHA]
+        except OSError:
+            return None
+
+    for attempt in (1, 2):
+        before = digest()
+        try:
+            return SearchIndex(index_dir, methods=[method]).search(questions, k=k, method=method)
+        except DataError:
+            if attempt == 2 or digest() == before:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def load_index(index_dir: str | os.PathLike):

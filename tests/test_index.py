@@ -704,3 +704,20 @@ def test_ctrl_c_during_search_is_one_line(built, monkeypatch, capsys):
         pytest.fail("KeyboardInterrupt escaped `aethel search`")
     assert capsys.readouterr().err.strip() == "aethel: interrupted"
 
+
+
+def test_search_retries_once_when_the_index_is_replaced_while_it_is_read(built, other, monkeypatch, capsys):
+    from aethel_lite import index as index_module
+
+    out, _ = built
+    real = index_module.SearchIndex._verify
+    rebuilt = []
+
+    def verify(self, names):
+        if not rebuilt:  # another process switches a new index in between our reads
+            rebuilt.append(index_module.build_index([other], out, methods=["bm25", "aethel-reg"], progress=False))
+        return real(self, names)
+
+    monkeypatch.setattr(index_module.SearchIndex, "_verify", verify)
+    hits = search_json(out, "Who bought the tankers?", capsys=capsys)
+    assert rebuilt and hits[0]["doc_id"] == "zephyr"
