@@ -1071,9 +1071,30 @@ class SearchIndex:
 
 def search_questions(index_dir: str | os.PathLike, questions: Sequence[str], *, k: int = 5,
                      method: str = "aethel-bct") -> list[list[dict]]:
-    """Open an index and answer ``questions`` (:meth:`SearchIndex.search`), once more if the index
-    was rebuilt by another process while it was being read (a file then differs from the manifest
-    read first)."""
+    """Open an index and answer ``questions``; the engine of ``aethel search``.
+
+    Parameters
+    ----------
+    index_dir : path-like
+        A folder written by :func:`build_index`.
+    questions : sequence of str
+    k : int
+        Hits per question.
+    method : str
+        A method the index holds (see :func:`method_parts`).
+
+    Returns
+    -------
+    list of list of dict
+        One hit list per question (:meth:`SearchIndex.search`).
+
+    Raises
+    ------
+    DataNotFoundError, DataError, ParameterError
+        As :class:`SearchIndex`. When a file differs from the manifest because another process
+        rebuilt the index while it was being read (``index.json`` changed meanwhile), the search
+        is run once more on the new index before the error is raised.
+    """
     manifest = Path(index_dir) / INDEX_FILE
 
     def digest() -> str | None:
@@ -1093,7 +1114,20 @@ def search_questions(index_dir: str | os.PathLike, questions: Sequence[str], *, 
 
 
 def load_index(index_dir: str | os.PathLike):
-    """The passages (as a :class:`~aethel_lite.data.schema.Dataset`) and manifest of an index folder, verified."""
+    """The passages and the manifest of an index folder (``passages.jsonl`` verified first).
+
+    Returns
+    -------
+    dataset : Dataset
+        The passages, in index order, no queries.
+    info : dict
+        ``index.json`` (checked by :func:`read_manifest`).
+
+    Raises
+    ------
+    DataNotFoundError, DataError
+        As :func:`read_manifest` and :class:`SearchIndex`.
+    """
     from .data.schema import Dataset
 
     index = SearchIndex(index_dir)
@@ -1101,7 +1135,27 @@ def load_index(index_dir: str | os.PathLike):
 
 
 def search_index(index_dir: str | os.PathLike, question: str, *, k: int = 5, method: str = "aethel-bct") -> list[dict]:
-    """Ranked passages for one question, each with document, page, source, score and provenance."""
+    """Ranked passages for one question, each with document, page, source, score and provenance.
+
+    Parameters
+    ----------
+    index_dir : path-like
+    question : str
+    k : int
+    method : str
+
+    Returns
+    -------
+    list of dict
+        The hits (:meth:`SearchIndex.search`).
+
+    Raises
+    ------
+    ParameterError
+        Empty question, ``k < 1``, an unknown method or one the index lacks.
+    DataNotFoundError, DataError
+        No index, or a damaged one (the file is named).
+    """
     if not isinstance(question, str) or not question.strip():
         raise ParameterError("question: empty question")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:

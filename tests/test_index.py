@@ -721,3 +721,19 @@ def test_search_retries_once_when_the_index_is_replaced_while_it_is_read(built, 
     monkeypatch.setattr(index_module.SearchIndex, "_verify", verify)
     hits = search_json(out, "Who bought the tankers?", capsys=capsys)
     assert rebuilt and hits[0]["doc_id"] == "zephyr"
+
+
+@pytest.mark.realdata
+def test_real_filings_index_and_search(real_data, tmp_path, capsys):
+    """The three FinanceBench PDFs: ids match the data set's page ids, hits name the PDF and page."""
+    from conftest import require
+
+    folder = require(real_data / "financebench" / "pdfs")
+    assert index([folder], tmp_path / "idx", methods="bm25,aethel-reg") == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["n_documents"] == 3 and info["added"] == sorted(p.stem for p in folder.glob("*.pdf"))
+    hits = search_json(tmp_path / "idx", "What was McDonald's global comparable sales growth in the first quarter of 2023?",
+                       method="aethel-reg", k=5, capsys=capsys)
+    top = hits[0]
+    assert top["doc_id"] == "MCDONALDS_2023Q1_EARNINGS" and top["pid"] == f"MCDONALDS_2023Q1_EARNINGS#p{top['page']}"
+    assert top["source"] == str(folder / "MCDONALDS_2023Q1_EARNINGS.pdf")
