@@ -7,6 +7,7 @@ answers (no model is fitted, no entity is extracted from a passage at search tim
     index.json              manifest: format, methods, inputs, sources, and the SHA-256, size and
                             line count of every other file
     passages.jsonl          the passages (pid, doc_id, title, text, meta), one per line
+    ids.json                their pids and doc_ids (search parses only the passages it returns)
     bm25/                   BM25 matrices and vocabulary (bm25s's own .npy/.json files)
     entities-<ner|regex>.jsonl  each passage's raw entity mentions and the SHA-256 of the text
                             they were extracted from (reused by ``--add``)
@@ -64,6 +65,7 @@ logger = logging.getLogger(__name__)
 INDEX_FORMAT = 2
 INDEX_FILE = "index.json"
 PASSAGES_FILE = "passages.jsonl"
+IDS_FILE = "ids.json"
 #: characters of a passage that entity extraction and dense encoding read (the rest is BM25 only)
 MAX_MODEL_CHARS = 100_000
 #: passages per entity-extraction call (progress, and the ``ner`` pause point of the test hook)
@@ -382,6 +384,8 @@ def read_manifest(index_dir: str | os.PathLike) -> dict:
         if not isinstance(part, dict) or not isinstance(part.get("files"), list) \
                 or not all(isinstance(f, str) and f in info["files"] for f in part["files"]):
             raise _fail(path, f"part {name!r} is malformed or names files missing from 'files'; rebuild the index")
+    if IDS_FILE not in info["files"]:
+        raise _fail(path, f"'files' must record {IDS_FILE}; rebuild the index")
     if PASSAGES_FILE not in info["files"] or info["files"][PASSAGES_FILE].get("lines") != info["n_passages"]:
         raise _fail(path, f"'files' must record {PASSAGES_FILE} with n_passages = {info['n_passages']} lines; rebuild the index")
     for i, src in enumerate(info["sources"]):
@@ -396,6 +400,33 @@ def _rebuild_hint(index_dir: Path, info: dict) -> str:
     return f"rebuild it with `aethel index {inputs} --out {index_dir} --methods {methods}`"
 
 
+def _compare(path: Path, index_dir: Path, info: dict, want: dict, got: dict) -> None:
+    """DataError naming ``path`` when its digest ``got`` differs from the manifest's ``want``."""
+    if "lines" in want and got.get("lines") != want["lines"]:
+        raise DataError(f"{path}: {got.get('lines')} lines, but {INDEX_FILE} records {want['lines']}; the file was "
+                        f"changed or truncated after indexing; {_rebuild_hint(index_dir, info)}")
+    if got["bytes"] != want["bytes"] or got[_SHA] != want[_SHA]:
+        raise DataError(f"{path}: content differs from the SHA-256 recorded in {INDEX_FILE} ({got['bytes']} bytes, "
+                        f"expected {want['bytes']}); the file was changed after indexing; {_rebuild_hint(index_dir, info)}")
+
+
+def _read_verified(index_dir: Path, info: dict, name: str) -> bytes:
+    """The bytes of one index file, checked against the manifest (read once)."""
+    path = index_dir / name
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{path}: missing from the index; {_rebuild_hint(index_dir, info)}") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror or exc}); {_rebuild_hint(index_dir, info)}") from None
+    want = info["files"][name]
+    got = {_SHA: hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    if "lines" in want:
+        got["lines"] = data.count(b"\n")
+    _compare(path, index_dir, info, want, got)
+    return data
+
+
 def _verify(index_dir: Path, info: dict, names: Iterable[str]) -> None:
     """Check size, line count and SHA-256 of ``names`` against the manifest (DataError naming the file)."""
     for name in names:
@@ -403,13 +434,7 @@ def _verify(index_dir: Path, info: dict, names: Iterable[str]) -> None:
         path = index_dir / name
         if not path.is_file():
             raise DataError(f"{path}: missing from the index; {_rebuild_hint(index_dir, info)}")
-        got = _file_digest(path, lines="lines" in want)
-        if "lines" in want and got["lines"] != want["lines"]:
-            raise DataError(f"{path}: {got['lines']} lines, but {INDEX_FILE} records {want['lines']}; the file was "
-                            f"changed or truncated after indexing; {_rebuild_hint(index_dir, info)}")
-        if got["bytes"] != want["bytes"] or got[_SHA] != want[_SHA]:
-            raise DataError(f"{path}: content differs from the SHA-256 recorded in {INDEX_FILE} ({got['bytes']} bytes, "
-                            f"expected {want['bytes']}); the file was changed after indexing; {_rebuild_hint(index_dir, info)}")
+        _compare(path, index_dir, info, want, _file_digest(path, lines="lines" in want))
 
 
 # ------------------------------------------------------------------------------------- building
@@ -510,7 +535,10 @@ class _Builder:
                     fh.flush()
                     _checkpoint("passages")
                 fh.write(json.dumps(p.to_dict(), sort_keys=True, ensure_ascii=False) + "\n")
-        self.parts["passages"] = {"files": [PASSAGES_FILE]}
+        with open(self.tmp / IDS_FILE, "w", encoding="utf-8", newline="\n") as fh:
+            json.dump({"pids": self.pids, "doc_ids": [p.doc_id for p in self.passages]}, fh, ensure_ascii=False)
+            fh.write("\n")
+        self.parts["passages"] = {"files": [PASSAGES_FILE, IDS_FILE]}
 
     # -- entities and graphs
     def mentions(self, base: str) -> list[list]:
@@ -867,6 +895,32 @@ def _hit(rank: int, p, score: float, provenance: list) -> dict:
     }
 
 
+class _LazyPassages(Sequence):
+    """The passages of a verified ``passages.jsonl``, each parsed from its line on first access."""
+
+    def __init__(self, lines: list[bytes], path: Path) -> None:
+        self._lines = lines
+        self._path = path
+        self._cache: dict[int, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = range(len(self))[i]
+        p = self._cache.get(i)
+        if p is None:
+            from .data.schema import Passage
+
+            try:
+                p = self._cache[i] = Passage.from_dict(json.loads(self._lines[i]))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:  # only a file that passed its SHA-256 is here
+                raise DataError(f"{self._path}:{i + 1}: malformed passage ({exc})") from exc
+        return p
+
+
 class SearchIndex:
     """An index folder opened for searching: files verified, retrievers restored without refitting.
 
@@ -916,34 +970,48 @@ class SearchIndex:
         self._verified.update(todo)
 
     @property
-    def passages(self) -> list:
-        """The indexed passages, in corpus order (``passages.jsonl`` verified first)."""
+    def passages(self) -> Sequence:
+        """The indexed passages, in corpus order (``passages.jsonl`` verified first; a passage is
+        parsed from its line when first used, so a search parses only its hits)."""
         if self._passages is None:
-            from .data.schema import Passage
-
-            self._verify([PASSAGES_FILE])
-            with open(self.dir / PASSAGES_FILE, encoding="utf-8") as fh:
-                self._passages = [Passage.from_dict(json.loads(line)) for line in fh]
+            data = _read_verified(self.dir, self.info, PASSAGES_FILE)
+            self._verified.add(PASSAGES_FILE)
+            self._passages = _LazyPassages(data.splitlines(), self.dir / PASSAGES_FILE)
         return self._passages
+
+    @property
+    def ids(self) -> tuple[list[str], list[str]]:
+        """``(pids, doc_ids)`` of the passages in corpus order, from ``ids.json`` (verified)."""
+        if "ids" not in self._parts:
+            try:
+                ids = json.loads(_read_verified(self.dir, self.info, IDS_FILE))
+            except (ValueError, RecursionError) as exc:
+                raise DataError(f"{self.dir / IDS_FILE}: malformed JSON ({exc})") from exc
+            n = self.info["n_passages"]
+            if not (isinstance(ids, dict) and isinstance(ids.get("pids"), list) and isinstance(ids.get("doc_ids"), list)
+                    and len(ids["pids"]) == n == len(ids["doc_ids"])):
+                raise DataError(f"{self.dir / IDS_FILE}: expected {n} pids and doc_ids; {_rebuild_hint(self.dir, self.info)}")
+            self._parts["ids"] = (ids["pids"], ids["doc_ids"])
+        return self._parts["ids"]
 
     def _part(self, name: str):
         if name in self._parts:
             return self._parts[name]
         part = self.info["parts"][name]
         self._verify(part["files"])
-        pids = [p.pid for p in self.passages]
+        pids = self.ids[0]
         if name == "bm25":
             from .retrievers import BM25Retriever
 
             obj = BM25Retriever.load(self.dir / "bm25")
             if obj.pids_ != pids:
-                raise DataError(f"{self.dir / 'bm25'}: its passage ids differ from {PASSAGES_FILE}; {_rebuild_hint(self.dir, self.info)}")
+                raise DataError(f"{self.dir / 'bm25'}: its passage ids differ from {IDS_FILE}; {_rebuild_hint(self.dir, self.info)}")
         elif name.startswith("graph-"):
             from .graph import EntityGraph
 
             obj = EntityGraph.load(self.dir / name)
             if obj.pids != pids:
-                raise DataError(f"{self.dir / name}: its passage ids differ from {PASSAGES_FILE}; {_rebuild_hint(self.dir, self.info)}")
+                raise DataError(f"{self.dir / name}: its passage ids differ from {IDS_FILE}; {_rebuild_hint(self.dir, self.info)}")
         elif name.startswith("dense-"):
             obj = self._dense_arrays(name, part)
         else:  # pragma: no cover - entities parts are read by --add only
@@ -958,16 +1026,17 @@ class SearchIndex:
         try:
             emb = np.load(path, allow_pickle=False)
             offsets = (np.load(self.dir / f"{name}-offsets.npy", allow_pickle=False) if f"{name}-offsets.npy" in part["files"]
-                       else np.arange(len(self.passages), dtype=np.int64))
+                       else np.arange(self.info["n_passages"], dtype=np.int64))
         except (OSError, ValueError, EOFError) as exc:
             raise DataError(f"{path}: unreadable embeddings ({exc}); {_rebuild_hint(self.dir, self.info)}") from exc
         dim = part.get("store_config", {}).get("dim")
         if emb.ndim != 2 or emb.dtype != np.float32 or (dim is not None and emb.shape[1] != dim):
             raise DataError(f"{path}: embeddings of shape {emb.shape} and type {emb.dtype}, expected (n, {dim}) float32; "
                             f"{_rebuild_hint(self.dir, self.info)}")
-        if offsets.shape != (len(self.passages),) or (offsets.size and (offsets[0] != 0 or (np.diff(offsets) <= 0).any()
+        n = self.info["n_passages"]
+        if offsets.shape != (n,) or (offsets.size and (offsets[0] != 0 or (np.diff(offsets) <= 0).any()
                                                                           or offsets[-1] >= emb.shape[0])):
-            raise DataError(f"{path}: window offsets do not fit the {len(self.passages)} passages; {_rebuild_hint(self.dir, self.info)}")
+            raise DataError(f"{path}: window offsets do not fit the {n} passages; {_rebuild_hint(self.dir, self.info)}")
         norms = np.linalg.norm(emb, axis=1)
         if not np.isfinite(emb).all() or (part.get("config", {}).get("normalize", True) and (np.abs(norms - 1) > 1e-3).any()):
             raise DataError(f"{path}: embeddings that are not finite unit vectors; {_rebuild_hint(self.dir, self.info)}")
@@ -983,7 +1052,7 @@ class SearchIndex:
             return self._parts[key]
         parts = self._check_method(method)
         r = make_retriever(method)
-        passages = self.passages
+        pids, doc_ids = self.ids
         bm25 = self._part("bm25") if "bm25" in parts else None
         if r.name == "bm25":
             r = bm25
@@ -996,9 +1065,9 @@ class SearchIndex:
             # that the restored retriever answers exactly as a refit one
             r.pids_ = list(graph.pids)
             r.pid_index_ = dict(graph.pid_index)
-            r.doc_ids_ = [p.doc_id for p in passages]
+            r.doc_ids_ = list(doc_ids)
             r.extractor_ = get_extractor(r.extractor)
-            r._base_graph, r._passages = graph, passages
+            r._base_graph, r._passages = graph, self.passages
             r.bm25_, r.dense_ = bm25, None
             if hasattr(r, "_structure"):
                 r._structure()  # graph_ (+ document/metadata nodes when asked for) and the PPR operator
@@ -1016,7 +1085,7 @@ class SearchIndex:
                 raise DataError(f"{self.dir}: the index was embedded with another model configuration than the installed "
                                 f"one; {_rebuild_hint(self.dir, self.info)}")
             emb, offsets = self._part(parts[0])
-            r.pids_ = [p.pid for p in passages]
+            r.pids_ = list(pids)
             r.pid_index_ = {pid: i for i, pid in enumerate(r.pids_)}
             r.embeddings_, r.chunk_offsets_ = emb, offsets
         self._parts[key] = r
@@ -1058,13 +1127,14 @@ class SearchIndex:
         queries = [Query(qid=f"q{i}", text=q, gold=frozenset()) for i, q in enumerate(questions)]
         runs = [r.search(queries, k=max(k, 10)) for r in retrievers]
         run = rrf(runs, k=60, name=method) if method in FUSIONS else runs[0]
-        by_pid = {p.pid: p for p in self.passages} if len(self.passages) else {}
+        where = {pid: i for i, pid in enumerate(self.ids[0])}
+        passages = self.passages
         out = []
         for q in queries:
             provenance: dict = {}
             for r in retrievers:
                 provenance.update(getattr(r, "provenance_", {}).get(q.qid, {}))
-            out.append([_hit(rank, by_pid[pid], score, provenance.get(pid, []))
+            out.append([_hit(rank, passages[where[pid]], score, provenance.get(pid, []))
                         for rank, (pid, score) in enumerate(run.get(q.qid, [])[:k], start=1)])
         return out
 
@@ -1131,7 +1201,7 @@ def load_index(index_dir: str | os.PathLike):
     from .data.schema import Dataset
 
     index = SearchIndex(index_dir)
-    return Dataset(Path(index_dir).name, index.passages, [], {}), index.info
+    return Dataset(Path(index_dir).name, list(index.passages), [], {}), index.info
 
 
 def search_index(index_dir: str | os.PathLike, question: str, *, k: int = 5, method: str = "aethel-bct") -> list[dict]:

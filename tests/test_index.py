@@ -88,7 +88,7 @@ def test_index_holds_what_search_needs_and_search_never_refits(docs, tmp_path, c
     info = json.loads(capsys.readouterr().out)
     assert info["format"] == 2 and info["n_passages"] == 5 and info["n_documents"] == 2
     names = set(snapshot(out))
-    assert {"index.json", "passages.jsonl", "bm25/aethel_bm25.json", "graph-regex/graph.npz", "graph-regex/graph.json",
+    assert {"index.json", "passages.jsonl", "ids.json", "bm25/aethel_bm25.json", "graph-regex/graph.npz", "graph-regex/graph.json",
             "entities-regex.jsonl"} <= names
     manifest = json.loads((out / "index.json").read_text())
     assert set(manifest["files"]) == names - {"index.json"}
@@ -407,6 +407,7 @@ def test_bad_index_json_is_refused(content, message, built, capsys):
     ("graph-regex/graph.npz", lambda b: b[:-10] + bytes(10), "content differs from the SHA-256"),
     ("bm25/data.csc.index.npy", lambda b: b[:-8] + bytes(8), "content differs from the SHA-256"),
     ("bm25/vocab.index.json", lambda b: b"", "content differs from the SHA-256"),
+    ("ids.json", lambda b: b.replace(b"letter#0", b"letter#9"), "content differs from the SHA-256"),
 ])
 def test_changed_index_files_are_named(name, edit, message, built, capsys):
     out, _ = built
@@ -514,7 +515,7 @@ def test_index_embeddings_are_checked_for_shape_and_norm(tmp_path):
     folder.mkdir()
     (folder / "passages.jsonl").write_text('{"pid": "a", "text": "x"}\n{"pid": "b", "text": "y"}\n')
     idx = SearchIndex.__new__(SearchIndex)
-    idx.dir, idx.info = folder, {"inputs": [], "methods": ["dense"]}
+    idx.dir, idx.info = folder, {"inputs": [], "methods": ["dense"], "n_passages": 2}
     idx._passages = [object(), object()]
     part = {"files": ["dense-first.npy"], "store_config": {"dim": 4}, "config": {"normalize": True}}
     for emb, msg in [(np.zeros((2, 3), np.float32), "shape"), (np.zeros((2, 4), np.float32), "unit vectors"),
