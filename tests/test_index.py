@@ -738,3 +738,10 @@ def test_real_filings_index_and_search(real_data, tmp_path, capsys):
     top = hits[0]
     assert top["doc_id"] == "MCDONALDS_2023Q1_EARNINGS" and top["pid"] == f"MCDONALDS_2023Q1_EARNINGS#p{top['page']}"
     assert top["source"] == str(folder / "MCDONALDS_2023Q1_EARNINGS.pdf")
+
+
+def test_two_builds_of_the_same_files_are_byte_identical(docs, tmp_path):
+    assert index([docs], tmp_path / "a") == 0
+    first = snapshot(tmp_path / "a")
+    assert index([docs], tmp_path / "a") == 0  # rebuilt in place
+    assert snapshot(tmp_path / "a") == first
