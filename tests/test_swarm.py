@@ -458,3 +458,78 @@ def test_scores_recorded_for_unknown_facts_are_false_positives():
     gold = [{"entity": "e", "metric": "nav", "period": "2024Q2", "value": "$4.0 million"}]
     s = score_facts([f], gold, metrics=FUND_METRICS)
     assert (s["precision"], s["recall"]) == (0.0, 0.0) and s["false_positives"] == [["e", "nav", "2024Q2", 5.0]]
+
+
+# -- the chapter's notebook: every memo it writes passes the audit ---------------------------------------
+def _run_chapter(root, env, *params):
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    (root / "notebooks").mkdir(parents=True, exist_ok=True)
+    shutil.copy(repo / "notebooks" / "50_swarm.ipynb", root / "notebooks" / "50_swarm.ipynb")
+    return subprocess.run([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(root), "--no-progress",
+                           "--only", "50_swarm", "-p", "quick", "true", *params],
+                          env=env, capture_output=True, text=True, cwd=root)
+
+
+def _audit_chapter_memos(root, real_data=None):
+    from pathlib import Path
+
+    from aethel_lite.io import read_json
+
+    saved = read_json(root / "results" / "swarm.json")
+    p = saved["parameters"]
+    corpus = make_synthetic(p["synthetic_size"], seed=0, contradictions=p["contradictions"])
+    corpora = {"synthetic": {x.pid: x for x in corpus.passages}}
+    resolvers = {"synthetic": AliasResolver(corpus.meta["aliases"])}
+    if saved["financebench"] is not None:
+        from aethel_lite.data.loaders import load_financebench
+
+        fb = load_financebench(real_data / "financebench")
+        corpora["financebench"] = {x.pid: x for x in fb.passages}
+        resolvers["financebench"] = DocumentResolver(fb.passages)
+    memos = sorted((root / "results" / "swarm_memos").glob("*.md"))
+    assert sorted(Path(m).name for m in saved["audit"]["memos"]) == [m.name for m in memos]
+    n = 0
+    for path in memos:
+        kind = "financebench" if path.name.startswith("financebench-") else "synthetic"
+        md = path.read_text(encoding="utf-8")
+        title = md.splitlines()[0].removeprefix("# Investment-committee memo: ")
+        entity = resolvers[kind].lookup(title)
+        names = [resolvers[kind].display(e) for e in resolvers[kind].scope(entity)] if entity else []
+        n += audit_memo(md, corpora[kind], names)
+    return saved, memos, n
+
+
+@pytest.mark.slow
+def test_chapter_memos_pass_the_audit(tmp_path):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "AETHEL_DATA"}
+    env["AETHEL_CACHE"] = str(tmp_path / "cache")
+    run = _run_chapter(tmp_path, env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    saved, memos, n = _audit_chapter_memos(tmp_path)
+    assert saved["financebench"] is None and len(memos) == saved["synthetic"]["n_funds"] + 1
+    assert n == saved["audit"]["n_figures"] > 0
+    g = saved["synthetic"]["scores"]["graph"]
+    assert g["facts"]["precision"] >= 0.9 and g["facts"]["recall"] >= 0.9
+    assert saved["synthetic"]["alias_invariance"]["n_identical"] == saved["synthetic"]["n_funds"]
+
+
+@pytest.mark.slow
+@pytest.mark.realdata
+def test_chapter_on_real_data_in_quick_mode(tmp_path, real_data):
+    import os
+
+    env = {**os.environ, "AETHEL_DATA": str(real_data), "AETHEL_CACHE": str(tmp_path / "cache")}
+    run = _run_chapter(tmp_path, env, "-p", "evidence", '["graph", "bm25"]')
+    assert run.returncode == 0, run.stderr[-3000:]
+    saved, memos, n = _audit_chapter_memos(tmp_path, real_data)
+    fb = saved["financebench"]
+    assert fb is not None and fb["target"] == "3M" and fb["n_facts"] > 0
+    assert any(m.name == "financebench-3m.md" for m in memos) and n == saved["audit"]["n_figures"]
+    assert fb["accuracy"]["n"] > 0

@@ -292,24 +292,26 @@ class Orchestrator:
         keep = np.isfinite(vals)
         return idx[keep], vals[keep]
 
-    def _text_order(self, text: str, source: str) -> tuple[np.ndarray, np.ndarray]:
+    def _text_orders(self, texts: Sequence[str], source: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        """BM25's or the dense retriever's ranking (corpus indices, scores) of each query text."""
         from ..retrievers.base import topk
 
+        depth = min(self.depth, len(self.passages_))
         if source == "bm25":
-            scores = self.graph_retriever_.bm25_.get_scores(text)
-            scores = np.where(scores > 0, scores, -np.inf)
-            idx, vals = topk(scores, min(self.depth, len(self.passages_)))
-            keep = np.isfinite(vals)
-            return idx[keep], vals[keep]
-        from ..data.schema import Query
-        from ..retrievers import DenseRetriever
+            rows = [self.graph_retriever_.bm25_.get_scores(t) for t in texts]
+            rows = [np.where(r > 0, r, -np.inf) for r in rows]
+        else:
+            from ..retrievers import DenseRetriever
 
-        if self.dense_ is None:
-            self.dense_ = DenseRetriever(progress=self.progress).fit(self.passages_)
-        run = self.dense_.search([Query("q", text, frozenset())], k=min(self.depth, len(self.passages_)))
-        hits = run["q"]
-        index = self.graph_retriever_.pid_index_
-        return np.asarray([index[p] for p, _ in hits], dtype=np.int64), np.asarray([s for _, s in hits])
+            if self.dense_ is None:
+                self.dense_ = DenseRetriever(progress=self.progress).fit(self.passages_)
+            rows = list(self.dense_.score_texts(texts))  # one batch
+        out = []
+        for r in rows:
+            idx, vals = topk(r, depth)
+            keep = np.isfinite(vals)
+            out.append((idx[keep], vals[keep]))
+        return out
 
     def _on_topic(self, i: int, item: Any) -> bool:
         key = (i, item.key)
@@ -330,11 +332,15 @@ class Orchestrator:
         if not target.found:
             return out
         graph_order = self._graph_order(target) if evidence == "graph" else None
+        orders: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        if evidence != "graph":
+            texts = sorted({text for sp in self.specialists for _, text in sp.mandate.queries(target.name)})
+            orders = dict(zip(texts, self._text_orders(texts, evidence)))
         exps = [Expansion(**s) for s in target.seeds]
         for sp in self.specialists:
             chosen: dict[int, dict] = {}
             for item, (_, text) in zip(sp.mandate.items(), sp.mandate.queries(target.name)):
-                idx, vals = graph_order if graph_order is not None else self._text_order(text, evidence)
+                idx, vals = graph_order if graph_order is not None else orders[text]
                 taken = 0
                 for rank, (i, v) in enumerate(zip(idx.tolist(), vals.tolist()), start=1):
                     if taken >= k:
