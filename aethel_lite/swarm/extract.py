@@ -64,19 +64,33 @@ class EntityResolver(Protocol):
 
     has_kinds: bool
 
-    def mentions(self, text: str) -> list[tuple[int, int, str]]: ...  # (start, end, entity id)
+    def mentions(self, text: str) -> list[tuple[int, int, str]]:
+        """``(start, end, entity id)`` of every entity named in ``text``, in text order."""
+        ...
 
-    def kind(self, entity: str) -> str: ...
+    def kind(self, entity: str) -> str:
+        """The entity's kind (``"fund"``, ``"gp"``, ``"company"``, ...)."""
+        ...
 
-    def lookup(self, name: str) -> str | None: ...
+    def lookup(self, name: str) -> str | None:
+        """The entity a name stands for (any of its surface forms), or ``None``."""
+        ...
 
-    def keys(self, entity: str) -> list[str]: ...
+    def keys(self, entity: str) -> list[str]:
+        """The entity's normalised names (its alias class), as graph keys."""
+        ...
 
-    def display(self, entity: str) -> str: ...
+    def display(self, entity: str) -> str:
+        """The name a memo prints for the entity."""
+        ...
 
-    def scope(self, entity: str) -> list[str]: ...
+    def scope(self, entity: str) -> list[str]:
+        """The entities whose findings belong in the entity's memo (itself first among them)."""
+        ...
 
-    def passage_entity(self, passage: Any) -> str | None: ...
+    def passage_entity(self, passage: Any) -> str | None:
+        """The entity a whole passage is about, when the resolver knows it (else ``None``)."""
+        ...
 
 
 def _contains(a: str, b: str) -> bool:
@@ -231,6 +245,7 @@ class LinkingExtractor:
         self.link_substrings = getattr(base, "link_substrings", False)
 
     def config(self) -> dict:
+        """JSON-able settings: the base extractor's and a digest of the linked names."""
         import hashlib
 
         names = "\n".join(sorted(self.resolver._by_surface))
@@ -241,6 +256,7 @@ class LinkingExtractor:
         return f"LinkingExtractor({self.base!r})"
 
     def extract(self, texts: Sequence[str], *, n_process: int = 1, progress: bool = False) -> list:
+        """Mentions of every text: the base extractor's (from its store) plus the linked names."""
         from ..entities import Mention, extract_entities
 
         base = extract_entities(list(texts), self.base, n_process=n_process, progress=progress)
@@ -489,6 +505,7 @@ class RuleExtractor:
         self.lexicon = dict(METRICS if lexicon is None else lexicon)
 
     def config(self) -> dict:
+        """JSON-able settings (the competing metric keys)."""
         return {"name": self.name, "metrics": sorted(self.lexicon)}
 
     # -- entity and period ------------------------------------------------------------------

@@ -12,7 +12,6 @@ planted contradictions).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -96,6 +95,7 @@ class Finding:
                    sources=tuple(dict(s) for s in row.get("sources", ())), start=row.get("start"))
 
     def sort_key(self) -> tuple:
+        """The canonical order of findings (see :func:`sort_findings`)."""
         return (self.entity, self.kind, self.metric, period_sort_key(self.period), self.doc_id,
                 -1 if self.page is None else self.page, self.passage_id, -1 if self.start is None else self.start,
                 self.surface or "", self.specialist)
@@ -267,7 +267,3 @@ def read_findings(path: str | os.PathLike) -> list[Finding]:
         except (DataError, TypeError) as exc:
             raise DataError(f"{path}: record {i}: {exc}") from None
     return out
-
-
-def dumps(findings: Iterable[Finding]) -> str:  # pragma: no cover - debugging aid
-    return json.dumps([f.to_dict() for f in findings], indent=2, sort_keys=True)

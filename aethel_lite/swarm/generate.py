@@ -33,7 +33,9 @@ class GeneratorError(AethelError):
 class TextGenerator(Protocol):
     """Anything that turns a prompt into text."""
 
-    def generate(self, prompt: str, *, system: str = SYSTEM_PROMPT) -> str: ...
+    def generate(self, prompt: str, *, system: str = SYSTEM_PROMPT) -> str:
+        """The text for ``prompt``; raises :class:`GeneratorError` when it cannot produce one."""
+        ...
 
 
 class OpenAICompatibleGenerator:

@@ -113,6 +113,7 @@ class Topic:
             raise ParameterError(f"topic {self.key!r}: bad pattern ({exc})") from None
 
     def on_topic(self, text: str) -> bool:
+        """Whether a passage mentions the topic at all (the evidence gate)."""
         return bool(self.pattern_re.search(text))
 
 

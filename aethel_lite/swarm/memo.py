@@ -53,6 +53,7 @@ class AuditRow:
     quote: str
 
     def to_dict(self) -> dict:
+        """JSON-able record."""
         return {"ref": self.ref, "figure": self.figure, "entity": self.entity, "metric": self.metric,
                 "period": self.period, "doc_id": self.doc_id, "page": self.page, "passage_id": self.passage_id,
                 "quote": self.quote}
@@ -91,6 +92,7 @@ class Memo:
         return f'<div class="aethel-memo">{body}</div>'
 
     def to_dict(self) -> dict:
+        """JSON-able record (Markdown, audit rows, who wrote the prose)."""
         return {"target": self.target, "markdown": self.markdown, "audit": [r.to_dict() for r in self.audit],
                 "found": self.found, "prose": self.prose, "generator_error": self.generator_error}
 
@@ -112,6 +114,7 @@ class _Refs:
         self.by_key: dict[tuple, str] = {}
 
     def ref(self, f: Finding, figure: str | None = None) -> str:
+        """The reference of a finding (a new audit row the first time)."""
         figure = f.surface if figure is None else figure
         key = (f.passage_id, f.start, f.metric, figure or "", f.kind)
         r = self.by_key.get(key)

@@ -80,9 +80,11 @@ class Target:
 
     @property
     def found(self) -> bool:
+        """Whether the name is an entity of the corpus that reaches the graph."""
         return self.entity is not None and bool(self.seeds)
 
     def to_dict(self) -> dict:
+        """JSON-able record."""
         return {"query": self.query, "entity": self.entity, "name": self.name, "keys": list(self.keys),
                 "scope": list(self.scope), "seeds": [dict(s) for s in self.seeds], "found": self.found}
 
@@ -118,6 +120,7 @@ class SwarmResult:
 
     @property
     def facts(self) -> list[Finding]:
+        """The findings that are facts (a figure with its period)."""
         return [f for f in self.findings if f.kind == "fact"]
 
     def records(self) -> list[dict]:
@@ -125,6 +128,7 @@ class SwarmResult:
         return [f.to_dict() for f in self.findings + self.conflicts]
 
     def to_dict(self) -> dict:
+        """JSON-able record of the whole run."""
         return {"target": self.target.to_dict(), "evidence": self.evidence, "k": self.k, "findings": self.records(),
                 "contexts": self.contexts, "memo": None if self.memo is None else self.memo.to_dict(),
                 "timing": self.timing}
