@@ -176,6 +176,20 @@ def test_statement_table_rows():
                    ("cash", "FY2018", 2853.0, "2,853"), ("cash", "FY2017", 3053.0, "3,053")}
 
 
+def test_annual_report_dates_are_fiscal_years():
+    page = ("CONSOLIDATED BALANCE SHEETS\n(amounts in millions)\nAugust 29,\n2021\nAugust 30,\n2020\n"
+            "Property, plant and equipment\n24,873\n24,914\nProperty, plant and equipment — net\n8,738\n8,866\n"
+            "TOTAL ASSETS\n$\n59,268\xa0\n$\n55,556\xa0\n")
+    assert {r.periods for r in table_rows(page)} == {("2021-08-29", "2020-08-30")}
+    assert {r.periods for r in table_rows(page, annual=True)} == {("FY2021", "FY2020")}
+    meta = {"page": 37, "company": "Costco", "doc_type": "10k"}
+    resolver = DocumentResolver([Passage("C#p37", "C", "C", page, meta)])
+    got = {(f.metric, f.period, f.value) for f in _extract(page, resolver=resolver, pid="C#p37", meta=meta)}
+    # gross PP&E is not net PP&E
+    assert got == {("ppe_net", "FY2021", 8738.0), ("ppe_net", "FY2020", 8866.0),
+                   ("total_assets", "FY2021", 59268.0), ("total_assets", "FY2020", 55556.0)}
+
+
 def test_segments_do_not_cut_after_legal_suffixes():
     text = "Acme Capital Partners IV, L.P. Recorded nothing. The Fund grew. Next line\nTotal assets"
     spans = [text[a:b] for a, b in segments(text)]

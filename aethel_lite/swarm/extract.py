@@ -21,7 +21,9 @@ Reading one passage (:class:`PassageView`):
    or dates (the columns), then rows of a label line followed by one number per column. A row
    whose label matches a metric's ``table`` pattern gives one fact per column (period = the
    column's year as ``FY2018`` or its date; value × the page's scale; a header with a repeated
-   period, as in three- and six-month columns side by side, is not read).
+   period, as in three- and six-month columns side by side, is not read). In an annual report
+   (``meta["doc_type"] == "10k"``) a date, in a column header or in prose, is the fiscal year it
+   closes ("February 2, 2019" → ``FY2019``).
 5. **Entity.** With an alias resolver (entity kinds known): the mention of an allowed kind in
    the segment nearest to the metric phrase (confidence 0.9); else, when the segment names none
    or says "the Fund"/"the Partnership"/"the Company", the last such mention earlier in the
@@ -43,7 +45,8 @@ from ..entities import normalize_entity
 from ..errors import ParameterError
 from .findings import Finding
 from .lexicon import METRICS, MONEY, TOPICS, Metric, Topic, clean_label
-from .values import Figure, Period, bare_numbers, find_figures, find_periods, page_scale, parse_figure, parse_period
+from .values import (Figure, Period, bare_numbers, find_figures, find_periods, fiscal_year, page_scale, parse_figure,
+                     parse_period)
 
 __all__ = ["EntityResolver", "AliasResolver", "DocumentResolver", "LinkingExtractor", "PassageView", "build_view", "RuleExtractor",
            "segments", "table_rows", "TableRow", "ANAPHORS"]
@@ -310,26 +313,29 @@ class TableRow:
 
 
 _YEAR_LINE = re.compile(r"(?:19|20)\d{2}")
+_MONTH_DAY = re.compile(r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+                        r"\s+\d{1,2},?", re.IGNORECASE)
 
 
-def _header_label(line: str) -> str | None:
-    """The period a header cell names: a year (``FY2018``) or a full date."""
+def _header_label(line: str, annual: bool = False) -> str | None:
+    """The period a header cell names: a year (``FY2018``) or a full date (``FY`` of its year in an annual report)."""
     s = line.strip()
     if _YEAR_LINE.fullmatch(s):
         return f"FY{s}"
     found = find_periods(s)
     if len(found) == 1 and found[0].start == 0 and found[0].end >= len(s.rstrip(" ,")) - 1:
-        return found[0].label
+        return (fiscal_year(found[0]) if annual else found[0]).label
     return None
 
 
-def table_rows(text: str) -> list[TableRow]:
+def table_rows(text: str, *, annual: bool = False) -> list[TableRow]:
     """Rows of the statement tables in a page's text (see the module docstring, step 4).
 
     Lines holding only "$" or blanks are skipped. A run of two or more header cells (years or
     dates, all different) sets the columns; a line with letters followed by exactly one number
     (or dash) per column, on the following lines or at the end of the label line, is a row.
-    Everything else is ignored.
+    Everything else is ignored. In an annual report (``annual``) a date column is the fiscal
+    year it closes ("February 2, 2019" → ``FY2019``).
     """
     lines = []
     pos = 0
@@ -341,7 +347,15 @@ def table_rows(text: str) -> list[TableRow]:
             continue
         lead = len(raw) - len(raw.lstrip())
         lines.append((start + lead, s))
-    headers = [_header_label(s) for _, s in lines]
+    # a date header split over two lines ("August 29," / "2021") is one cell
+    merged: list[tuple[int, str]] = []
+    for a, s in lines:
+        if merged and _YEAR_LINE.fullmatch(s) and _MONTH_DAY.fullmatch(merged[-1][1]):
+            merged[-1] = (merged[-1][0], f"{merged[-1][1]} {s}")
+        else:
+            merged.append((a, s))
+    lines = merged
+    headers = [_header_label(s, annual) for _, s in lines]
 
     def header_run(i: int) -> int:
         j = i
@@ -456,6 +470,8 @@ def build_view(passage: Any, resolver: EntityResolver, ner: Sequence[Any] | None
     scale = page_scale(body)
     figures = find_figures(body, scale=scale)
     periods = find_periods(body)
+    meta = passage.meta if isinstance(passage.meta, Mapping) else {}
+    annual = str(meta.get("doc_type") or "").lower().replace("-", "") == "10k"
     for m in ner or ():
         a, b = m.start - offset, m.end - offset
         if a < 0 or b > len(body):
@@ -465,12 +481,14 @@ def build_view(passage: Any, resolver: EntityResolver, ner: Sequence[Any] | None
             if parsed is not None:
                 figures.append(Figure(parsed[0], parsed[1], body[a:b], a, b))
         elif m.label == "DATE" and _free([(p.start, p.end) for p in periods], a, b):
-            label = parse_period(body[a:b])
-            if label is not None and not re.fullmatch(r"(?:19|20)\d{2}", body[a:b].strip()):
-                periods.append(Period(label, a, b))
+            found = find_periods(body[a:b])
+            if len(found) == 1:
+                periods.append(Period(found[0].label, a + found[0].start, a + found[0].end, found[0].kind))
     figures.sort(key=lambda f: f.start)
+    if annual:  # a date in an annual report is the fiscal year it closes
+        periods = [fiscal_year(p) for p in periods]
     periods.sort(key=lambda p: p.start)
-    page = passage.meta.get("page") if isinstance(passage.meta, Mapping) else None
+    page = meta.get("page")
     m = re.search(r"#(?:p)?(\d+)", passage.pid)
     return PassageView(
         pid=passage.pid, doc_id=passage.doc_id, page=page if isinstance(page, int) else None, title=title, body=body,
@@ -478,7 +496,7 @@ def build_view(passage: Any, resolver: EntityResolver, ner: Sequence[Any] | None
         title_periods=find_periods(title), mentions=resolver.mentions(body), title_mentions=resolver.mentions(title),
         anaphors=[(a.start(), a.end(), ANAPHORS[a.group(0)[0].lower() + a.group(0)[1:]])
                   for a in _ANAPHOR_RE.finditer(body)],
-        segments=segments(body), rows=table_rows(body),
+        segments=segments(body), rows=table_rows(body, annual=annual),
         order=(passage.doc_id, int(m.group(1)) if m else 0, passage.pid))
 
 

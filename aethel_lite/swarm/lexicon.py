@@ -152,9 +152,9 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
        "secondary tender price of net asset value", _FUND),
     # -- statement line items (FinanceBench filings) --------------------------------------------
     _M("capex", "capital expenditure", MONEY,
-       r"capital expenditures?|purchases? of " + _PPE + r"|additions to " + _PPE + r"|\bcapex\b",
+       r"capital expenditures?|capital spending|purchases? of " + _PPE + r"|additions to " + _PPE + r"|\bcapex\b",
        r"(?:purchases? of|additions to|payments? for(?: acquisitions? of)?|capital expenditures?(?: for)?|acquisitions? of) "
-       + _PPE + r"(?: and (?:other|intangible) assets)?|capital expenditures?",
+       + _PPE + r"(?: and (?:other|intangible) assets)?|capital expenditures?|capital spending",
        "capital expenditure purchases of property plant and equipment", absolute=True),
     _M("cash", "cash and cash equivalents", MONEY, r"cash and cash equivalents (?:of|were|was|totall?ed)",
        r"(?:total )?cash and (?:cash )?equivalents(?:,? (?:at )?end of (?:the )?(?:period|year))?",
@@ -184,6 +184,11 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
        r"(?:total )?cost of (?:goods sold|sales|products sold|revenues?)(?: \(exclusive of [a-z ,]+\))?", "cost of sales"),
     _M("net_income", "net income", MONEY, None,
        r"net (?:income|earnings)(?: \(loss\))?(?: attributable to [a-z0-9 .,&'’-]+)?", "net income"),
+    _M("ppe_net", "net property, plant and equipment", MONEY, None,
+       r"(?:total )?net property,? plant,? (?:and|&) equipment"
+       r"|property,? plant,? (?:and|&) equipment(?:,? net| - net|,? less accumulated depreciation)"
+       r"|net property and equipment|property and equipment,? net",
+       "net property plant and equipment", not_on=_CASH_FLOW_PAGE),
     _M("total_assets", "total assets", MONEY, None, r"total assets", "total assets", not_on=_CASH_FLOW_PAGE),
     _M("current_assets", "total current assets", MONEY, None, r"total current assets", "total current assets",
        not_on=_CASH_FLOW_PAGE),

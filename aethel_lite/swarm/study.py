@@ -107,7 +107,7 @@ def alias_invariance(orchestrator: Any, dataset: Any, entity: str) -> dict:
 _ANSWER_RE = re.compile(r"\s*(?P<cur>\$)?\s*(?P<neg>-)?\s*(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*(?P<pct>%)?"
                         r"\s*(?P<scale>million|billion)?\s*\.?\s*")
 _ASK = {
-    "capex": r"capital expenditures?|\bcapex\b",
+    "capex": r"capital expenditures?|\bcapex\b|capital spending",
     "accounts_receivable": r"accounts receivable|\bnet AR\b|\bAR\b",
     "accounts_payable": r"accounts payable|\bAP\b",
     "cogs": r"\bCOGS\b|cost of goods sold|cost of sales",
@@ -119,7 +119,9 @@ _ASK = {
     "net_income": r"net income",
     "revenue": r"\brevenues?\b|net sales",
     "cash": r"cash and cash equivalents",
-    "operating_cash_flow": r"cash (?:flow )?from operations|operating cash flow",
+    "operating_cash_flow": r"cash (?:flows? )?from (?:operations|operating activities)|operating cash flow"
+                           r"|net cash (?:provided by|from) operating activities",
+    "ppe_net": r"net property,? plant,? and equipment|net PP(?:&|N)?E\b|property and equipment,? net",
     "long_term_debt": r"long-term debt",
     "total_debt": r"total debt",
 }
@@ -145,7 +147,9 @@ def _gold(answer: str, question: str) -> tuple[float, str, float] | None:
         return None
     text = m.group("num")
     v = float(text.replace(",", ""))
-    decimals = len(text.split(".")[1]) if "." in text else 0
+    # FinanceBench prints every answer with two decimals ("$303.00" for 302,578 thousand): the
+    # precision is that of the significant decimals ("303.00" → units, "0.40" → tenths)
+    decimals = len(text.split(".")[1].rstrip("0")) if "." in text else 0
     step = 10 ** -decimals
     if m.group("neg"):
         v = -v
@@ -169,7 +173,8 @@ def numeric_questions(dataset: Any) -> list[dict]:
     An answer qualifies when it is a single number with a currency scale ("$1577.00" with "in USD
     millions" in the question) and a number printed on one of its evidence pages equals it after
     the page's scale ("(1,577)" on a page "in millions"), within half a unit of the answer's last
-    printed digit; signs are ignored (outflows are printed in parentheses).
+    significant digit (FinanceBench writes "$303.00" for 302,578 thousand: units; "$0.40" billion:
+    tenths); signs are ignored (outflows are printed in parentheses).
 
     Returns
     -------

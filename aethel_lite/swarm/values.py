@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from ..errors import ParameterError
 
 __all__ = ["Figure", "Period", "UNITS", "find_figures", "parse_figure", "parse_number", "page_scale",
-           "find_periods", "parse_period", "period_sort_key", "same_value", "format_value"]
+           "find_periods", "parse_period", "period_sort_key", "same_value", "format_value", "fiscal_year"]
 
 UNITS = ("USD m", "EUR m", "GBP m", "%", "x")
 
@@ -245,11 +245,16 @@ _PERIOD_PATTERNS = [
 
 @dataclass(frozen=True)
 class Period:
-    """A period mention: its label (``"2024Q3"``, ``"FY2018"``, ``"2024-05-17"``) and where it is."""
+    """A period mention: its label (``"2024Q3"``, ``"FY2018"``, ``"2024-05-17"``) and where it is.
+
+    ``kind`` is ``"date"`` for a full date ("June 30, 2024"), ``"quarter"`` for a named quarter
+    ("Q2 2024"), ``"year"`` for a fiscal year.
+    """
 
     label: str
     start: int
     end: int
+    kind: str = ""
 
 
 def _date_label(year: int, month: int, day: int) -> str | None:
@@ -285,7 +290,8 @@ def find_periods(text: str) -> list[Period]:
         for m in rx.finditer(text):
             label = _label(kind, m)
             if label:
-                cands.append(Period(label, m.start(), m.end()))
+                what = "date" if kind in ("mdy", "dmy", "num") else "quarter" if kind in ("q", "ordq") else "year"
+                cands.append(Period(label, m.start(), m.end(), what))
     cands.sort(key=lambda p: (p.start, -(p.end - p.start)))
     out: list[Period] = []
     for p in cands:
@@ -321,3 +327,11 @@ def period_sort_key(label: str | None) -> tuple:
     if m:
         return (int(m.group(1)), int(m.group(2)), int(m.group(3)), label)
     return (9999, 9, 99, label)
+
+
+def fiscal_year(period: Period) -> Period:
+    """A date mention read as the fiscal year it closes ("December 31, 2018" → ``FY2018``) — in an
+    annual report, balance-sheet and column dates are fiscal year ends; other periods unchanged."""
+    if period.kind != "date":
+        return period
+    return Period(f"FY{period.label[:4]}", period.start, period.end, "year")
