@@ -448,6 +448,7 @@ class PassageView:
     segments: list[tuple[int, int]]
     rows: list[TableRow]
     order: tuple = field(default_factory=tuple)
+    cache: dict = field(default_factory=dict, repr=False, compare=False)  # per-extractor results of this view
 
 
 def _free(spans: Iterable[tuple[int, int]], a: int, b: int) -> bool:
@@ -521,6 +522,8 @@ class RuleExtractor:
 
     def __init__(self, lexicon: Mapping[str, Metric] | None = None):
         self.lexicon = dict(METRICS if lexicon is None else lexicon)
+        phrases = [m.phrase for m in self.lexicon.values() if m.phrase]
+        self._any_phrase = re.compile("|".join(f"(?:{p})" for p in phrases), re.IGNORECASE) if phrases else None
 
     def config(self) -> dict:
         """JSON-able settings (the competing metric keys)."""
@@ -566,10 +569,26 @@ class RuleExtractor:
 
     # -- prose --------------------------------------------------------------------------------
     def _prose(self, view: PassageView) -> list[tuple[Metric, Figure, tuple[int, int], int]]:
-        """(metric, figure, segment, phrase position) for every claimed figure of the passage."""
+        """(metric, figure, segment, phrase position) for every claimed figure of the passage.
+
+        Computed once per view and extractor (the specialists share prepared views)."""
+        key = ("prose", id(self))
+        hit = view.cache.get(key)
+        if hit is None:
+            hit = view.cache[key] = self._prose_uncached(view)
+        return hit
+
+    def _prose_uncached(self, view: PassageView) -> list[tuple[Metric, Figure, tuple[int, int], int]]:
         out = []
         body = view.body
+        if self._any_phrase is None:
+            return out
+        starts = [m.start() for m in self._any_phrase.finditer(body)]
+        if not starts:
+            return out
         for seg in view.segments:
+            if not any(seg[0] <= x < seg[1] for x in starts):
+                continue
             for ca, cb in _clauses(body, *seg):
                 clause = body[ca:cb]
                 phrases = []
@@ -678,6 +697,8 @@ class RuleExtractor:
                                        view.doc_id, view.page, specialist, conf, surface, "fact", (), row.start))
                 break
         for topic in wanted_topics:
+            if not topic.pattern_re.search(view.body):
+                continue
             for a, b in view.segments:
                 seg_text = view.body[a:b]
                 m = topic.pattern_re.search(seg_text)

@@ -86,14 +86,11 @@ class Metric:
             raise ParameterError(f"metric {self.key!r}: bad pattern ({exc})") from None
 
     def on_topic(self, text: str) -> bool:
-        """Whether a passage mentions the metric at all (the evidence gate)."""
+        """Whether a passage mentions the metric at all (the evidence gate: its phrase, or its
+        table pattern anywhere in the text; the extractor applies the strict rules)."""
         if self.phrase_re is not None and self.phrase_re.search(text):
             return True
-        if self.table_re is not None:
-            for line in text.split("\n"):
-                if self.table_re.fullmatch(clean_label(line)):
-                    return True
-        return False
+        return self.table_re is not None and self.table_re.search(text) is not None
 
 
 @dataclass(frozen=True)
