@@ -389,8 +389,11 @@ def read_manifest(index_dir: str | os.PathLike) -> dict:
     if PASSAGES_FILE not in info["files"] or info["files"][PASSAGES_FILE].get("lines") != info["n_passages"]:
         raise _fail(path, f"'files' must record {PASSAGES_FILE} with n_passages = {info['n_passages']} lines; rebuild the index")
     for i, src in enumerate(info["sources"]):
-        if not isinstance(src, dict) or not all(isinstance(src.get(k), str) for k in ("id", "path", "kind", _SHA)):
+        if not isinstance(src, dict) or not all(isinstance(src.get(k), str) for k in ("id", "path", "kind", _SHA)) \
+                or not isinstance(src.get("n_passages"), int) or isinstance(src.get("n_passages"), bool) or src["n_passages"] < 0:
             raise _fail(path, f"sources[{i}] is malformed; rebuild the index")
+    if sum(src["n_passages"] for src in info["sources"]) != info["n_passages"]:
+        raise _fail(path, "the sources' passage counts do not add up to n_passages; rebuild the index")
     return info
 
 
@@ -454,15 +457,19 @@ class _Source:
                 "n_passages": len(self.passages)}
 
 
-def _read_sources(paths: Sequence[Any], chunk_words: int | None, follow_symlinks: bool, progress: bool) -> list[_Source]:
+def _read_sources(paths: Sequence[Any], chunk_words: int | None, follow_symlinks: bool, progress: bool,
+                  known: dict[str, str] | None = None) -> list[_Source]:
+    """The input files and their passages; a file whose id and SHA-256 are in ``known`` (already
+    indexed, unchanged) is not read again (its passages are left empty for :func:`_merge` to fill)."""
     from tqdm.auto import tqdm
 
     from .data.ingest import collect_sources, read_source
 
+    known = known or {}
     out = []
     for src in tqdm(collect_sources(paths, follow_symlinks=follow_symlinks), desc="read", unit=" files", disable=not progress):
         digest = _file_digest(src.path, lines=False)
-        passages, _ = read_source(src, chunk_words)
+        passages = [] if known.get(src.doc_id) == digest[_SHA] else read_source(src, chunk_words)[0]
         out.append(_Source(src.doc_id, str(src.path), src.kind, digest[_SHA], digest["bytes"], passages))
     return out
 
@@ -483,7 +490,7 @@ def _merge(old_info: dict | None, old_passages: list, new: list[_Source]) -> tup
     if old_info is not None:
         it = iter(old_passages)
         for entry in old_info["sources"]:
-            passages = [next(it) for _ in range(int(entry.get("n_passages", 0)))]
+            passages = [next(it) for _ in range(entry["n_passages"])]
             src = by_id.pop(entry["id"], None)
             if src is None:
                 sources.append(_Source(entry["id"], entry["path"], entry["kind"], entry[_SHA], int(entry.get("bytes", 0)), passages))
@@ -833,7 +840,9 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
                 methods, chunk_words = list(old_info["methods"]), old_info.get("chunk_words")
                 old_passages = _old_passages(out, old_info)
             methods = list(methods or parse_methods(["bm25", "aethel-bct"]))
-            sources, summary = _merge(old_info, old_passages or [], _read_sources(paths, chunk_words, follow_symlinks, progress))
+            known = {e["id"]: e[_SHA] for e in old_info["sources"]} if old_info else None
+            sources, summary = _merge(old_info, old_passages or [],
+                                      _read_sources(paths, chunk_words, follow_symlinks, progress, known))
             passages = [p for s in sources for p in s.passages]
             if not passages:
                 raise DataError(f"no text found in {', '.join(map(str, paths))} (empty files or image-only PDFs)")

@@ -234,7 +234,13 @@ def test_add_appends_without_reprocessing_and_keeps_every_id(docs, other, tmp_pa
     # re-adding the folder: unchanged files are kept as they are, a changed one is replaced in place
     (docs / "letter.txt").write_text(LETTER.replace("14.2%", "15.1%"))
     extracted.clear()
+    from aethel_lite.data import ingest as ingest_module
+
+    read = []
+    real_read = ingest_module.read_source
+    monkeypatch.setattr(ingest_module, "read_source", lambda src, *a: read.append(src.doc_id) or real_read(src, *a))
     assert main(["index", "--add", str(docs), "--out", str(out), "--quiet"]) == 0
+    assert read == ["letter"], "an unchanged file was read again"
     info = json.loads(capsys.readouterr().out)
     assert (info["added"], info["replaced"], info["unchanged"]) == ([], ["letter"], ["press"])
     again = [json.loads(line) for line in (out / "passages.jsonl").read_text().splitlines()]
