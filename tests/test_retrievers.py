@@ -442,7 +442,7 @@ def test_dense_closed_pool(dense):
     assert sorted(pid for pid, _ in run["q"]) == ["t0", "t2", "t4"]
 
 
-def test_dense_embedding_cache_is_used_and_corruption_rebuilt(dense, dense_passages, monkeypatch):
+def test_dense_embedding_cache_is_used_and_corruption_rebuilt(dense, dense_passages, monkeypatch, cache_root):
     with dense.embedding_store() as store:
         path = store.path
         stored = store.get_many([text_key(p.text) for p in dense_passages])
