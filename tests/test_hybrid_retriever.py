@@ -183,3 +183,15 @@ def test_with_settings_ranks_as_a_fresh_fit(hybrid, changes):
     assert derived.graph_ == fresh.graph_
     with pytest.raises(ParameterError):
         hybrid.with_settings(colour="blue")
+
+
+def test_period_decay_weights_the_latest_year_named_most(hybrid):
+    r = hybrid.with_settings(period_decay=0.5)
+    g = r.graph_
+    _, comps, named = r.seed_components("Acme Widgets capex from FY2018 to FY2019?")
+    assert named == {"company:acme_widgets": 1.0, "period:2019": pytest.approx(1 / 1.5), "period:2018": pytest.approx(0.5 / 1.5)}
+    m = comps["metadata"]
+    assert m[g.n_passages + g.entity_index["period:2019"]] == pytest.approx(2 * m[g.n_passages + g.entity_index["period:2018"]])
+    assert m.sum() == pytest.approx(1.0)
+    with pytest.raises(ParameterError):
+        hybrid.with_settings(period_decay=1.5)

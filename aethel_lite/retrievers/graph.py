@@ -133,7 +133,7 @@ class GraphRetriever(Retriever):
                  passage_seeds: Sequence[str] = (), document_nodes: bool = False, metadata: bool = False,
                  period_linking: bool = False, seed_weights: Mapping[str, float] | None = None,
                  seed_depth: int = 20, dense_pooling: str = "first",
-                 rank_weights: Mapping[str, float] | None = None):
+                 rank_weights: Mapping[str, float] | None = None, period_decay: float = 1.0):
         self.passage_seeds = passage_seeds
         self.document_nodes = document_nodes
         self.metadata = metadata
@@ -142,6 +142,7 @@ class GraphRetriever(Retriever):
         self.seed_depth = seed_depth
         self.dense_pooling = dense_pooling
         self.rank_weights = rank_weights
+        self.period_decay = period_decay
         self.extractor = extractor
         self.bct = bct
         self.alpha = alpha
@@ -163,6 +164,7 @@ class GraphRetriever(Retriever):
                 "passage_seeds": list(self.passage_seeds), "document_nodes": bool(self.document_nodes),
                 "metadata": bool(self.metadata), "period_linking": bool(self.period_linking),
                 "seed_weights": self._weights(), "seed_depth": self.seed_depth, "dense_pooling": self.dense_pooling,
+                "period_decay": self.period_decay,
                 "rank_weights": None if self.rank_weights is None else self._rank_weights()}
 
     @property
@@ -275,6 +277,8 @@ class GraphRetriever(Retriever):
             raise ParameterError(f"seed_weights: unknown source {unknown[0]!r}; choose from {', '.join(SOURCES)}")
         if any(not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0) for v in self._weights().values()):
             raise ParameterError(f"seed_weights must be finite and >= 0; got {self.seed_weights!r}")
+        if not (isinstance(self.period_decay, (int, float)) and 0 <= self.period_decay <= 1):
+            raise ParameterError(f"period_decay must be in [0, 1]; got {self.period_decay!r}")
         if isinstance(self.seed_depth, bool) or not isinstance(self.seed_depth, int) or self.seed_depth < 1:
             raise ParameterError(f"seed_depth must be a positive integer; got {self.seed_depth!r}")
         if self.rank_weights is not None:
@@ -404,7 +408,10 @@ class GraphRetriever(Retriever):
         companies = match_companies(text, self._companies)
         fields.append({PREFIXES["company"] + _slug(c): m for c, m in companies.items()})
         if self.period_linking:
-            fields.append({PREFIXES["period"] + k: 1.0 for k in period_keys(text)})
+            keys = period_keys(text)
+            years = sorted({int(k[:4]) for k in keys}, reverse=True)  # the latest year named first
+            decay = float(self.period_decay)
+            fields.append({PREFIXES["period"] + k: decay ** years.index(int(k[:4])) for k in keys})
             fields.append({PREFIXES["type"] + k: 1.0 for k in type_keys(text)})
         out = np.zeros(graph.n_nodes)
         named: dict[str, float] = {}
@@ -426,8 +433,10 @@ class GraphRetriever(Retriever):
         * ``"entity"``: :func:`~aethel_lite.bct.seed_vector` of the question's entity expansions.
         * ``"metadata"`` (``metadata=True``): the company nodes :func:`~aethel_lite.docmeta.match_companies`
           links, weighted by their match, and with ``period_linking`` the period and filing-type nodes of
-          :func:`~aethel_lite.docmeta.period_keys` and :func:`~aethel_lite.docmeta.type_keys`; each
-          field that names a node carries the same mass.
+          :func:`~aethel_lite.docmeta.period_keys` and :func:`~aethel_lite.docmeta.type_keys`, a period
+          of the :math:`r`-th latest year the question names (:math:`r = 0, 1, \dots`) weighted
+          :math:`\rho^r` (``period_decay``; a filing reports its own year and the years before it);
+          each field that names a node carries the same mass.
         * ``"lexical"`` / ``"dense"`` (``passage_seeds``): the top :math:`K` = ``seed_depth``
           candidate passages by BM25 / cosine similarity :math:`x`, weighted by how far each stands
           above the :math:`(K{+}1)`-th, :math:`s_i \propto x_i - x_{(K+1)}`.
