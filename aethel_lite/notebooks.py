@@ -78,7 +78,7 @@ __all__ = [
 NOTEBOOK_DIR = "notebooks"
 OUTPUT_DIR = Path("book") / "executed"
 DEFAULT_KERNEL = "python3"
-DEFAULT_TIMEOUT = 1800  # seconds per cell
+DEFAULT_TIMEOUT = 7200  # seconds per cell: a hang guard; a cold open-corpus cell (MiniLM over 45k texts) needs ~30 min
 INJECTED_ID = "injected-parameters"
 _VOLATILE_PAPERMILL = ("start_time", "end_time", "duration")
 # tqdm.auto, imported inside a kernel without ipywidgets, warns "IProgress not found" into the
