@@ -904,6 +904,25 @@ def _hit(rank: int, p, score: float, provenance: list) -> dict:
     }
 
 
+def _import_spacy_without_torch() -> None:
+    """Import spaCy without letting thinc import PyTorch (about 1 s of a search's start-up).
+
+    thinc imports torch only to detect GPU and PyTorch-layer support; the spaCy NER model runs on
+    thinc's numpy ops either way, so its entities are identical (tests/test_index.py compares
+    them). Nothing happens when spaCy or torch is already imported; torch stays importable later.
+    """
+    if "spacy" in sys.modules or "torch" in sys.modules:
+        return
+    sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError for now
+    try:
+        import spacy  # noqa: F401
+    except ImportError:  # pragma: no cover - spaCy not installed: the extractor says so later
+        pass
+    finally:
+        if sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
+
+
 class _LazyPassages(Sequence):
     """The passages of a verified ``passages.jsonl``, each parsed from its line on first access."""
 
@@ -1075,6 +1094,8 @@ class SearchIndex:
             r.pids_ = list(graph.pids)
             r.pid_index_ = dict(graph.pid_index)
             r.doc_ids_ = list(doc_ids)
+            if r.extractor in ("ner", "ner3"):
+                _import_spacy_without_torch()
             r.extractor_ = get_extractor(r.extractor)
             r._base_graph, r._passages = graph, self.passages
             r.bm25_, r.dense_ = bm25, None

