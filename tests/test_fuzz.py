@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,9 @@ from hypothesis import strategies as st
 
 from aethel_lite.errors import AethelError
 
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+# AETHEL_FUZZ_EXAMPLES=2000 for a deeper (slower, not derandomised) search
+_DEEP = int(os.environ.get("AETHEL_FUZZ_EXAMPLES", "0") or 0)
+SETTINGS = settings(max_examples=_DEEP or 120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=not _DEEP)
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6),

@@ -681,7 +681,9 @@ def test_index_json_fuzz_only_raises_aethel_errors(built):
         except AethelError:
             pass
 
-    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    deep = int(os.environ.get("AETHEL_FUZZ_EXAMPLES", "0") or 0)  # a deeper, non-derandomised search
+
+    @settings(max_examples=deep or 150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=not deep)
     @given(st.one_of(
         st.binary(max_size=200),
         st.integers(0, len(good)).map(lambda n: good[:n]),

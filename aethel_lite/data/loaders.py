@@ -25,6 +25,7 @@ Answering", arXiv:2311.11944, 2023.
 from __future__ import annotations
 
 import ast
+import contextlib
 import logging
 import os
 import re
@@ -79,6 +80,21 @@ def _records(path: Path) -> Iterator[tuple[int, dict]]:
     """(record number, row) for each JSON object of a JSONL file (malformed lines → ``file:line``)."""
     for i, row in enumerate(read_jsonl(path), start=1):
         yield i, row
+
+
+@contextlib.contextmanager
+def _record(path: Path, index: int):
+    """Turn any other failure while reading one record into a :class:`DataError` naming file and record.
+
+    The loaders check the fields they know; this catches the rest (a field of an unexpected JSON
+    type deep inside a record), so a malformed file never ends in another exception's traceback.
+    """
+    try:
+        yield
+    except DataError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+        raise DataError(f"{path}: record {index}: malformed record ({type(exc).__name__}: {exc})") from exc
 
 
 def _field(row: Mapping[str, Any], key: str, path: Path, index: int, kind: type | tuple = object) -> Any:
@@ -157,43 +173,44 @@ def load_musique(path: str | os.PathLike | None = None) -> Dataset:
     skipped: Counter = Counter()
     seen: set[str] = set()
     for index, row in _records(path):
-        qid = _new_qid(row, "id", path, index, seen)
-        question = str(_field(row, "question", path, index))
-        paragraphs = _field(row, "paragraphs", path, index, list)
-        pool: list[str] = []
-        gold: set[str] = set()
-        mine: list[Passage] = []
-        for pos, para in enumerate(paragraphs):
-            if not isinstance(para, Mapping) or "paragraph_text" not in para:
-                raise DataError(f"{path}: record {index} ({qid}): paragraph {pos} has no 'paragraph_text'")
-            idx = para.get("idx", pos)
-            title = str(para.get("title") or "")
-            pid = f"{qid}#{idx}"
-            mine.append(Passage(pid, title, title, str(para["paragraph_text"]), {"qid": qid, "idx": idx}))
-            pool.append(pid)
-            if para.get("is_supporting"):
-                gold.add(pid)
-        if not gold:
-            skipped["without a supporting paragraph"] += 1
-            continue
-        decomposition = row.get("question_decomposition") or []
-        match = _HOPS.match(qid)
-        hops = int(match.group(1)) if match else (len(decomposition) or len(gold))
-        passages.extend(mine)
-        queries.append(
-            Query(
-                qid,
-                question,
-                frozenset(gold),
-                hops=hops,
-                pool=tuple(pool),
-                meta={
-                    "answer": row.get("answer"),
-                    "answer_aliases": list(row.get("answer_aliases") or []),
-                    "decomposition": decomposition,
-                },
+        with _record(path, index):
+            qid = _new_qid(row, "id", path, index, seen)
+            question = str(_field(row, "question", path, index))
+            paragraphs = _field(row, "paragraphs", path, index, list)
+            pool: list[str] = []
+            gold: set[str] = set()
+            mine: list[Passage] = []
+            for pos, para in enumerate(paragraphs):
+                if not isinstance(para, Mapping) or "paragraph_text" not in para:
+                    raise DataError(f"{path}: record {index} ({qid}): paragraph {pos} has no 'paragraph_text'")
+                idx = para.get("idx", pos)
+                title = str(para.get("title") or "")
+                pid = f"{qid}#{idx}"
+                mine.append(Passage(pid, title, title, str(para["paragraph_text"]), {"qid": qid, "idx": idx}))
+                pool.append(pid)
+                if para.get("is_supporting"):
+                    gold.add(pid)
+            if not gold:
+                skipped["without a supporting paragraph"] += 1
+                continue
+            decomposition = row.get("question_decomposition") or []
+            match = _HOPS.match(qid)
+            hops = int(match.group(1)) if match else (len(decomposition) or len(gold))
+            passages.extend(mine)
+            queries.append(
+                Query(
+                    qid,
+                    question,
+                    frozenset(gold),
+                    hops=hops,
+                    pool=tuple(pool),
+                    meta={
+                        "answer": row.get("answer"),
+                        "answer_aliases": list(row.get("answer_aliases") or []),
+                        "decomposition": decomposition,
+                    },
+                )
             )
-        )
     if not queries:
         raise _empty(path, "usable questions")
     _report_skipped("musique", path, skipped)
@@ -235,52 +252,53 @@ def load_2wiki(path: str | os.PathLike | None = None, distractors: str | os.Path
     skipped_ids: dict[str, str] = {}
     seen: set[str] = set()
     for index, row in _records(path):
-        qid = _new_qid(row, "_id", path, index, seen)
-        question = str(_field(row, "question", path, index))
-        context = _maybe_literal(row.get("context"), path, index, "context")
-        if not context:
-            reason = "without a context (no closed pool)"
-            skipped[reason] += 1
-            skipped_ids[qid] = reason
-            continue
-        facts = _maybe_literal(_field(row, "supporting_facts", path, index), path, index, "supporting_facts")
-        try:
-            sup_titles = {str(fact[0]) for fact in facts}
-        except (TypeError, IndexError, KeyError) as exc:
-            raise DataError(f"{path}: record {index} ({qid}): malformed 'supporting_facts'") from exc
-        mine: list[Passage] = []
-        gold: set[str] = set()
-        for k, item in enumerate(context):
+        with _record(path, index):
+            qid = _new_qid(row, "_id", path, index, seen)
+            question = str(_field(row, "question", path, index))
+            context = _maybe_literal(row.get("context"), path, index, "context")
+            if not context:
+                reason = "without a context (no closed pool)"
+                skipped[reason] += 1
+                skipped_ids[qid] = reason
+                continue
+            facts = _maybe_literal(_field(row, "supporting_facts", path, index), path, index, "supporting_facts")
             try:
-                title, sentences = item
-                text = " ".join(str(s) for s in sentences) if not isinstance(sentences, str) else sentences
-            except (TypeError, ValueError) as exc:
-                raise DataError(f"{path}: record {index} ({qid}): context item {k} is not [title, sentences]") from exc
-            pid = f"{qid}#{k}"
-            mine.append(Passage(pid, str(title), str(title), text, {"qid": qid, "k": k}))
-            if str(title) in sup_titles:
-                gold.add(pid)
-        if not sup_titles or not sup_titles <= {p.title for p in mine}:
-            reason = "with a supporting title missing from the context"
-            skipped[reason] += 1
-            skipped_ids[qid] = reason
-            continue
-        passages.extend(mine)
-        queries.append(
-            Query(
-                qid,
-                question,
-                frozenset(gold),
-                hops=len(sup_titles),
-                pool=tuple(p.pid for p in mine),
-                meta={
-                    "answer": row.get("answer"),
-                    "type": row.get("type"),
-                    "supporting_facts": [list(f) for f in facts],
-                    "evidences": _maybe_literal(row.get("evidences") or [], path, index, "evidences"),
-                },
+                sup_titles = {str(fact[0]) for fact in facts}
+            except (TypeError, IndexError, KeyError) as exc:
+                raise DataError(f"{path}: record {index} ({qid}): malformed 'supporting_facts'") from exc
+            mine: list[Passage] = []
+            gold: set[str] = set()
+            for k, item in enumerate(context):
+                try:
+                    title, sentences = item
+                    text = " ".join(str(s) for s in sentences) if not isinstance(sentences, str) else sentences
+                except (TypeError, ValueError) as exc:
+                    raise DataError(f"{path}: record {index} ({qid}): context item {k} is not [title, sentences]") from exc
+                pid = f"{qid}#{k}"
+                mine.append(Passage(pid, str(title), str(title), text, {"qid": qid, "k": k}))
+                if str(title) in sup_titles:
+                    gold.add(pid)
+            if not sup_titles or not sup_titles <= {p.title for p in mine}:
+                reason = "with a supporting title missing from the context"
+                skipped[reason] += 1
+                skipped_ids[qid] = reason
+                continue
+            passages.extend(mine)
+            queries.append(
+                Query(
+                    qid,
+                    question,
+                    frozenset(gold),
+                    hops=len(sup_titles),
+                    pool=tuple(p.pid for p in mine),
+                    meta={
+                        "answer": row.get("answer"),
+                        "type": row.get("type"),
+                        "supporting_facts": [list(f) for f in facts],
+                        "evidences": _maybe_literal(row.get("evidences") or [], path, index, "evidences"),
+                    },
+                )
             )
-        )
     if not queries:
         raise _empty(path, "usable questions")
     _report_skipped("2wiki", path, skipped)
@@ -493,15 +511,16 @@ def load_financebench(
 
     questions = []
     for index, row in _records(qpath):
-        fid = str(_field(row, "financebench_id", qpath, index))
-        _field(row, "question", qpath, index)
-        evidence = _field(row, "evidence", qpath, index, list)
-        for j, ev in enumerate(evidence):
-            if not isinstance(ev, Mapping) or not isinstance(ev.get("doc_name"), str) or not isinstance(ev.get("evidence_page_num"), int):
-                raise DataError(f"{qpath}: record {index} ({fid}): evidence {j} needs 'doc_name' and an integer 'evidence_page_num'")
-        if not evidence:
-            raise DataError(f"{qpath}: record {index} ({fid}): empty 'evidence'")
-        questions.append(row)
+        with _record(qpath, index):
+            fid = str(_field(row, "financebench_id", qpath, index))
+            _field(row, "question", qpath, index)
+            evidence = _field(row, "evidence", qpath, index, list)
+            for j, ev in enumerate(evidence):
+                if not isinstance(ev, Mapping) or not isinstance(ev.get("doc_name"), str) or not isinstance(ev.get("evidence_page_num"), int):
+                    raise DataError(f"{qpath}: record {index} ({fid}): evidence {j} needs 'doc_name' and an integer 'evidence_page_num'")
+            if not evidence:
+                raise DataError(f"{qpath}: record {index} ({fid}): empty 'evidence'")
+            questions.append(row)
     if not questions:
         raise _empty(qpath, "questions")
     info = {}

@@ -242,6 +242,8 @@ class Dataset:
 
         directory = Path(directory)
         info = read_json(directory / "dataset.json") if (directory / "dataset.json").exists() else {}
+        if not isinstance(info, dict) or not isinstance(info.get("meta", {}), dict):
+            raise DataError(f"{directory / 'dataset.json'}: expected an object with an object 'meta'")
         passages = [_row(Passage.from_dict, row, directory / "passages.jsonl", i) for i, row in enumerate(read_jsonl(directory / "passages.jsonl"), 1)]
         qpath = directory / "queries.jsonl"
         queries = [_row(Query.from_dict, row, qpath, i) for i, row in enumerate(read_jsonl(qpath), 1)] if qpath.exists() else []
