@@ -511,12 +511,30 @@ def _merge(old_info: dict | None, old_passages: list, new: list[_Source]) -> tup
     return sources, summary
 
 
+def _same_model(r, stored: Any) -> bool:
+    """Whether a dense part's stored embedding configuration is the installed model's, checked
+    without loading the model: the digest of its files (which fix the width and the sequence
+    length), ``normalize`` and the versions of the libraries the configuration lists."""
+    from .retrievers.dense import model_files_digest
+    from .store import package_versions
+
+    if not isinstance(stored, dict) or not isinstance(stored.get("versions"), dict):
+        return False
+    try:
+        digest = model_files_digest(str(Path(r._model_path()).resolve()))
+    except (AethelError, OSError, ImportError, AttributeError):
+        return False
+    return (stored.get("model_files") == digest and stored.get("normalize") == bool(r.normalize)
+            and stored["versions"] == package_versions(stored["versions"]))
+
+
 class _Builder:
     """Writes one index into a temporary folder (see :func:`build_index`)."""
 
     def __init__(self, tmp: Path, passages: list, methods: list[str], *, old_dir: Path | None, old_info: dict | None,
-                 n_process: int, progress: bool, log: Callable[[str], None]):
+                 n_process: int, progress: bool, log: Callable[[str], None], old_passages: list | None = None):
         self.tmp = tmp
+        self.old_passages = old_passages or []
         self.passages = passages
         self.methods = methods
         self.old_dir = old_dir
@@ -622,17 +640,19 @@ class _Builder:
         flat = [c for cs in chunks for c in cs]
         rows: dict[str, Any] = {}
         old = self._old_part(name)
-        if old is not None and old.get("store_config") == r.embedding_store_config():
+        store_config = old.get("store_config") if old is not None and _same_model(r, old.get("store_config")) else None
+        if store_config is not None:
             emb = np.load(self.old_dir / f"{name}.npy", allow_pickle=False)
-            old_chunks = [_model_text(c) for p in _old_passages(self.old_dir, self.old_info) for c in r.passage_chunks(p)]
+            old_chunks = [_model_text(c) for p in self.old_passages for c in r.passage_chunks(p)]
             if emb.shape[0] == len(old_chunks):
                 rows = {text_key(c): emb[i] for i, c in enumerate(old_chunks)}
         keys = [text_key(c) for c in flat]
         todo = list(dict.fromkeys(k for k in keys if k not in rows))
-        if todo:
+        if todo or store_config is None:  # new texts: the model is loaded (and its store searched)
             by_key = dict(zip(keys, flat))
             for k, v in zip(todo, r.embed([by_key[k] for k in todo])):
                 rows[k] = v
+            store_config = r.embedding_store_config()
         emb = np.ascontiguousarray(np.stack([rows[k] for k in keys]).astype("<f4", copy=False))
         counts = np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks))
         offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype("<i8")
@@ -643,8 +663,7 @@ class _Builder:
             with open(self.tmp / f"{name}-offsets.npy", "wb") as fh:
                 np.save(fh, offsets, allow_pickle=False)
             files.append(f"{name}-offsets.npy")
-        self.parts[name] = {"files": files, "config": r.config(), "store_config": r.embedding_store_config(),
-                            "shape": list(emb.shape)}
+        self.parts[name] = {"files": files, "config": r.config(), "store_config": store_config, "shape": list(emb.shape)}
 
     # -- everything
     def run(self) -> None:
@@ -858,7 +877,7 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
             tmp.mkdir()
             try:
                 builder = _Builder(tmp, passages, methods, old_dir=out if add else None, old_info=old_info,
-                                   n_process=n_process, progress=progress, log=log)
+                                   n_process=n_process, progress=progress, log=log, old_passages=old_passages)
                 builder.run()
                 inputs = list(old_info["inputs"]) if old_info else []
                 inputs += [str(p) for p in paths if str(p) not in inputs]

