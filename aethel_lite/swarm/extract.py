@@ -13,7 +13,8 @@ Reading one passage (:class:`PassageView`):
 3. **Prose facts.** In each clause, every metric phrase of the lexicon (all of it, so the result
    does not depend on which specialist asks) claims the first unclaimed figure of an allowed unit
    after it and before the next phrase; a phrase left without one claims the nearest unclaimed
-   figure before it with no other phrase in between. A phrase preceded by its metric's
+   figure ending at most 40 characters before it with no other phrase in between. A figure that
+   states a change ("by $0.5 billion", "$0.7 billion higher") is nobody's. A phrase preceded by its metric's
    ``exclude`` pattern ("Limited partner unfunded commitment") claims its figure and reports
    nothing. Period: the period mention in the segment nearest to the figure, else the last one
    earlier in the passage, else the title's; a fact without a period is dropped.
@@ -509,6 +510,17 @@ class _Context:
     by_doc: dict[str, list[PassageView]]
 
 
+_BEFORE = 40  # a figure before its phrase must end this close to it ("87.3% of reported net asset value")
+_CHANGE_BEFORE = re.compile(r"\b(?:by|of up to)\s*$", re.IGNORECASE)
+_CHANGE_AFTER = re.compile(r"^\s*(?:higher|lower|more|less|above|below|increase|decrease|up|down)\b", re.IGNORECASE)
+
+
+def _is_change(body: str, fig: Figure) -> bool:
+    """Whether a figure states a change ("higher by $0.7 billion", "$0.7 billion higher"), not a level."""
+    return bool(_CHANGE_BEFORE.search(body[max(0, fig.start - 12):fig.start])
+                or _CHANGE_AFTER.match(body[fig.end:fig.end + 16]))
+
+
 class RuleExtractor:
     """The deterministic, offline default extractor (see the module docstring).
 
@@ -603,6 +615,9 @@ class RuleExtractor:
                 figs = [f for f in view.figures if ca <= f.start and f.end <= cb]
                 claimed: dict[int, int] = {}  # figure index -> phrase index
                 value_of: dict[int, int] = {}
+                changes = {fi for fi, f in enumerate(figs) if _is_change(body, f)}
+                for fi in changes:
+                    claimed[fi] = -1  # "higher by $0.7 billion" is a change, not a level: nobody's figure
                 for pi, (ps, pe, metric) in enumerate(phrases):
                     nxt = min((s for s, _, _ in phrases if s >= pe), default=cb)
                     for fi, f in enumerate(figs):
@@ -615,7 +630,7 @@ class RuleExtractor:
                         continue
                     prev_end = max((e for s, e, _ in phrases if e <= ps), default=ca)
                     cands = [fi for fi, f in enumerate(figs) if fi not in claimed and f.end <= ps and f.start >= prev_end
-                             and f.unit in metric.units]
+                             and ps - f.end <= _BEFORE and f.unit in metric.units]
                     if cands:
                         fi = cands[-1]
                         claimed[fi] = pi

@@ -153,10 +153,10 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
        r"(?:purchases? of|additions to|payments? for(?: acquisitions? of)?|capital expenditures?(?: for)?|acquisitions? of) "
        + _PPE + r"(?: and (?:other|intangible) assets)?|capital expenditures?|capital spending",
        "capital expenditure purchases of property plant and equipment", absolute=True),
-    _M("cash", "cash and cash equivalents", MONEY, r"cash and cash equivalents (?:of|were|was|totall?ed)",
+    _M("cash", "cash and cash equivalents", MONEY, r"cash and cash equivalents (?:of|were|was|totall?ed)\b",
        r"(?:total )?cash and (?:cash )?equivalents(?:,? (?:at )?end of (?:the )?(?:period|year))?",
        "cash and cash equivalents"),
-    _M("long_term_debt", "long-term debt", MONEY, r"long-term debt (?:of|was|were|totall?ed)",
+    _M("long_term_debt", "long-term debt", MONEY, r"long-term debt (?:of|was|were|totall?ed)\b",
        r"long-term debt(?:,? (?:net|excluding current (?:portion|maturities)|less current (?:portion|maturities)"
        r"|due after one year|noncurrent))?(?: of current portion)?",
        "long-term debt borrowings"),
@@ -164,10 +164,10 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
        r"short-term (?:debt|borrowings)(?: and current (?:portion|maturities) of long-term debt)?"
        r"|current (?:portion|maturities) of long-term debt",
        "short-term borrowings current portion of long-term debt"),
-    _M("total_debt", "total debt", MONEY, r"total debt (?:of|was|were|totall?ed)", r"total (?:debt|borrowings)",
+    _M("total_debt", "total debt", MONEY, r"total debt (?:of|was|were|totall?ed)\b", r"total (?:debt|borrowings)",
        "total debt"),
     _M("dividends", "dividends paid", MONEY,
-       r"(?:cash )?dividends (?:paid|declared)(?: to (?:share|stock)holders)?(?= of| totall?ing| were| was)",
+       r"(?:cash )?dividends (?:paid|declared)(?: to (?:share|stock)holders)?(?= (?:of|totall?ing|were|was)\b)",
        r"(?:cash )?dividends paid(?: to (?:share|stock)holders| on common stock)?|dividends to (?:share|stock)holders"
        r"|(?:common stock )?cash dividends(?: paid)?|payments? of (?:cash )?dividends",
        "dividends paid to shareholders", absolute=True),
@@ -180,7 +180,7 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
     _M("cogs", "cost of goods sold", MONEY, None,
        r"(?:total )?cost of (?:goods sold|sales|products sold|revenues?)(?: \(exclusive of [a-z ,]+\))?", "cost of sales"),
     _M("net_income", "net income", MONEY, None,
-       r"net (?:income|earnings)(?: \(loss\))?(?: attributable to [a-z0-9 .,&'’-]+)?", "net income"),
+       r"net (?:income|earnings)(?: \(loss\))?(?: attributable to (?!noncontrolling)[a-z0-9 .,&'’-]+)?", "net income"),
     _M("ppe_net", "net property, plant and equipment", MONEY, None,
        r"(?:total )?net property,? plant,? (?:and|&) equipment"
        r"|property,? plant,? (?:and|&) equipment(?:,? net| - net|,? less accumulated depreciation)"

@@ -29,6 +29,7 @@ from .values import period_sort_key, same_value
 __all__ = ["Memo", "AuditRow", "build_memo", "check_memo", "check_prose", "parse_audit_table", "MemoCheckError"]
 
 AUDIT_HEADING = "## Audit trail"
+TOPIC_QUOTES = 5  # quotes cited per risk topic in a section (all are in the findings)
 _REF_RE = re.compile(r"\[(A\d+)\]")
 _BOLD_FIG_RE = re.compile(r"\*\*([^*\n]+?)\*\*((?:\s?\[A\d+\])+)")
 _PERIOD_RE = re.compile(r"\b(?:FY)?(?:19[89]\d|20[0-3]\d)(?:Q[1-4])?\b|\b(?:19|20)\d{2}-\d{2}-\d{2}\b")
@@ -297,7 +298,8 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
             for t in sp.mandate.topics:
                 fs = [f for f in tops if f.metric == t]
                 if fs:
-                    lines.append(f"| {_label(t)} | " + " ".join(f"[{refs.ref(f)}]" for f in fs) + " |")
+                    more = " and further passages (see the findings)" if len(fs) > TOPIC_QUOTES else ""
+                    lines.append(f"| {_label(t)} | " + " ".join(f"[{refs.ref(f)}]" for f in fs[:TOPIC_QUOTES]) + more + " |")
             lines.append("")
         if sp.mandate.conflicts:
             lines += ["Statements that disagree between documents are listed under Conflicts.", ""]
