@@ -190,6 +190,17 @@ def test_annual_report_dates_are_fiscal_years():
                    ("total_assets", "FY2021", 59268.0), ("total_assets", "FY2020", 55556.0)}
 
 
+def test_changes_are_not_levels():
+    meta = {"page": 39, "company": "3M", "doc_type": "10k"}
+    text = ("Total debt was approximately $15.9 billion at December 31, 2022 and $17.4 billion at December 31, 2021. "
+            "The Company’s total debt was $0.7 billion higher at December 31, 2018 when compared to December 31, 2017. "
+            "Balance changes decreased working capital by $0.5 billion, primarily due to increases in the current "
+            "portion of long-term debt offset by decreases in accrued payroll.")
+    resolver = DocumentResolver([Passage("3M#p39", "3M", "3M", text, meta)])
+    got = {(f.metric, f.period, f.value) for f in _extract(text, resolver=resolver, pid="3M#p39", meta=meta)}
+    assert got == {("total_debt", "FY2022", 15900.0)}
+
+
 def test_segments_do_not_cut_after_legal_suffixes():
     text = "Acme Capital Partners IV, L.P. Recorded nothing. The Fund grew. Next line\nTotal assets"
     spans = [text[a:b] for a, b in segments(text)]
