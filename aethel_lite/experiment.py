@@ -18,6 +18,14 @@ Method names are a public interface (the CLI and its JSON output depend on them)
 ``rrf``                reciprocal rank fusion of ``bm25`` and ``aethel-ner3`` (k = 60)
 ``rrf-bct``            reciprocal rank fusion of ``bm25`` and ``aethel-bct``
 ``rrf-dense``          reciprocal rank fusion of ``bm25`` and ``dense``
+``aethel-hybrid``      beyond the paper (:mod:`aethel_lite.hybrid`): the NER3 + BCT graph with
+                       document and metadata nodes, passage seeds from BM25 and dense scores,
+                       period linking, and a ranking that fuses PageRank, the document node's
+                       PageRank, BM25 and dense; weights chosen on development halves
+``aethel-hybrid-*``    its ablations (:data:`aethel_lite.hybrid.ABLATIONS`): ``-no-passage-seeds``,
+                       ``-no-lexical-seeds``, ``-no-dense-seeds``, ``-no-documents``,
+                       ``-no-metadata``, ``-no-period-linking``, ``-no-bct``, ``-ppr-only``,
+                       ``-no-graph``
 =====================  ======================================================================
 
 Runs are :data:`RUN_DEPTH` (1,000) passages deep, so ``MRR`` is the reciprocal rank of the
@@ -57,6 +65,15 @@ METHODS: dict[str, tuple[str, dict[str, Any]]] = {
     "aethel-ner3-pure": ("GraphRetriever", {"extractor": "ner3", "bct": "none", "fallback": "none"}),
     "aethel-bct-pure": ("GraphRetriever", {"extractor": "ner3", "bct": "both", "fallback": "none"}),
 }
+
+
+def _register_hybrid() -> None:
+    from .hybrid import hybrid_methods
+
+    METHODS.update(hybrid_methods())
+
+
+_register_hybrid()
 # fused method -> the methods it fuses
 FUSIONS: dict[str, tuple[str, ...]] = {
     "rrf": ("bm25", "aethel-ner3"),

@@ -1,0 +1,697 @@
+r"""Beyond the paper: ``aethel-hybrid``, its ablations, its tuning on development halves, and the study.
+
+``aethel-hybrid`` is a :class:`~aethel_lite.retrievers.GraphRetriever` setting (no new class).
+The passage–entity graph (filtered NER, BCT) gains a node per document and per metadata value
+(company, fiscal period, filing type; :mod:`aethel_lite.docmeta`). A question's teleport vector
+mixes four sources,
+
+.. math::
+
+    s = \sum_{c \in \{\text{entity},\, \text{metadata},\, \text{lexical},\, \text{dense}\}}
+        \frac{w_c}{\sum_{c'} w_{c'}}\, s_c ,
+
+the BCT entity seeds, the metadata nodes the question names (company; period and filing type
+normalised by period linking), and the passages at the top of BM25 and of the dense ranking
+(HippoRAG 2's passage seeds); Personalized PageRank spreads it over passages, entities, documents
+and metadata. A passage then scores
+
+.. math::
+
+    r(d) = \lambda_\text{ppr}\, \hat p_d + \lambda_\text{document}\, \hat\pi_{D(d)}
+         + \lambda_\text{lexical}\, \hat b_d + \lambda_\text{dense}\, \hat c_d ,
+
+its own PageRank, its document node's PageRank (the graph's vote for the filing), BM25 and the
+dense cosine, each min–max normalised over the candidates
+(:meth:`~aethel_lite.retrievers.GraphRetriever.ranking_scores`).
+
+Every weight (:data:`HYBRID`) was chosen on the *development* halves of the four open corpora
+(:mod:`aethel_lite.splits`) by :func:`tune`, which maximises the mean development MRR over the
+corpora; the grid and its scores are kept in ``aethel_lite/manifests/hybrid_tuning.json``
+(:func:`write_tuning`), and the test half never takes part. :data:`ABLATIONS` switch one
+component off at a time. :func:`beyond_study` runs the baselines, the method and its ablations on
+each corpus and reports development, test and all questions, paired bootstrap tests against BM25
+and dense retrieval, and the closed-pool check.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import ParameterError
+
+__all__ = ["HYBRID", "ABLATIONS", "ABLATION_LABELS", "hybrid_methods", "TUNING_PATH", "SEED_GRID", "RANK_GRID",
+           "tune", "write_tuning", "read_tuning", "halves", "score_halves", "beyond_study", "closed_pool_check",
+           "latency"]
+
+TUNING_PATH = Path(__file__).resolve().parent / "manifests" / "hybrid_tuning.json"
+
+#: The chosen setting of ``aethel-hybrid`` (GraphRetriever keyword arguments), from :func:`tune`
+#: on the development halves (``manifests/hybrid_tuning.json``; a test checks they agree).
+HYBRID: dict[str, Any] = {
+    "extractor": "ner3", "bct": "both", "alpha": 0.5,
+    "passage_seeds": ("lexical", "dense"), "document_nodes": True, "metadata": True, "period_linking": True,
+    "dense_pooling": "first", "seed_depth": 30, "period_decay": 0.5,
+    "seed_weights": {"entity": 1.0, "metadata": 3.0, "lexical": 0.5, "dense": 0.5},
+    "rank_weights": {"document": 0.5, "lexical": 0.1, "dense": 0.4},
+}
+
+#: Ablation name → what changes (one component off at a time).
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "aethel-hybrid-no-passage-seeds": {"passage_seeds": ()},
+    "aethel-hybrid-no-lexical-seeds": {"passage_seeds": ("dense",)},
+    "aethel-hybrid-no-dense-seeds": {"passage_seeds": ("lexical",)},
+    "aethel-hybrid-no-documents": {"document_nodes": False},
+    "aethel-hybrid-no-metadata": {"metadata": False},
+    "aethel-hybrid-no-period-linking": {"period_linking": False},
+    "aethel-hybrid-no-bct": {"bct": "none"},
+    "aethel-hybrid-ppr-only": {"rank_weights": None},
+    "aethel-hybrid-no-graph": {"rank_weights": "text-only"},
+}
+ABLATION_LABELS = {
+    "aethel-hybrid": "all components",
+    "aethel-hybrid-no-passage-seeds": "no passage seeds (entity + metadata seeds only)",
+    "aethel-hybrid-no-lexical-seeds": "no BM25 passage seeds",
+    "aethel-hybrid-no-dense-seeds": "no dense passage seeds",
+    "aethel-hybrid-no-documents": "no document nodes (metadata joined to passages; no document term)",
+    "aethel-hybrid-no-metadata": "no metadata nodes (company, period, filing type)",
+    "aethel-hybrid-no-period-linking": "no period linking (question periods and filing types not seeded)",
+    "aethel-hybrid-no-bct": "no BCT (exact entity seeds only)",
+    "aethel-hybrid-ppr-only": "ranked by PageRank alone (no fused ranking)",
+    "aethel-hybrid-no-graph": "no graph: the same BM25 + dense terms, PageRank terms dropped",
+}
+
+
+def _variant(base: Mapping[str, Any], change: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
+    for key, value in change.items():
+        if key == "rank_weights" and value == "text-only":
+            rw = {t: w for t, w in (base.get("rank_weights") or {}).items() if t in ("lexical", "dense")}
+            out["rank_weights"] = rw or {"lexical": 1.0}
+        else:
+            out[key] = value
+    rw = out.get("rank_weights")
+    if rw is not None and not out.get("document_nodes"):
+        out["rank_weights"] = {t: w for t, w in rw.items() if t != "document"}
+    return out
+
+
+def hybrid_methods(base: Mapping[str, Any] | None = None) -> dict[str, tuple[str, dict[str, Any]]]:
+    """``aethel-hybrid`` and its ablations as :data:`aethel_lite.experiment.METHODS` entries."""
+    base = HYBRID if base is None else base
+    out = {"aethel-hybrid": ("GraphRetriever", _variant(base, {}))}
+    for name, change in ABLATIONS.items():
+        out[name] = ("GraphRetriever", _variant(base, change))
+    return out
+
+
+# ------------------------------------------------------------------------------------ halves
+def halves(dataset) -> dict[str, list]:
+    """The development and test questions of a data set (:func:`aethel_lite.splits.split`), as Query lists."""
+    from .splits import split
+
+    parts = split(dataset.name, [q.qid for q in dataset.queries])
+    by_id = {q.qid: q for q in dataset.queries}
+    return {"dev": [by_id[q] for q in parts["dev"]], "test": [by_id[q] for q in parts["test"]]}
+
+
+# ------------------------------------------------------------------------------------ tuning
+#: Seed-side settings tried by :func:`tune` (each needs its own PageRank solves).
+#: Dense pooling stays ``"first"`` (one vector per passage): scoring every ~200-word window of a
+#: page (``"max"``) multiplies the dense part of each query by the windows per page, against the
+#: latency target of 20 ms per query.
+SEED_GRID: dict[str, Sequence[Any]] = {
+    "dense_pooling": ("first",),
+    "seed_depth": (10, 30),
+    "metadata": (1.0, 3.0),
+    "passages": (0.5, 1.0, 2.0),  # weight of the lexical and of the dense passage seeds (entity = 1)
+    "period_decay": (1.0, 0.5),
+}
+#: Step of the simplex grid over the four ranking weights (each a multiple of it, summing to 1).
+RANK_GRID = 0.1
+
+
+def _simplex(step: float, k: int = 4) -> list[tuple[float, ...]]:
+    n = int(round(1 / step))
+    return [tuple(round(c / n, 10) for c in combo)
+            for combo in itertools.product(range(n + 1), repeat=k) if sum(combo) == n]
+
+
+def _rank_of_gold(S: np.ndarray, gold: list[np.ndarray]) -> np.ndarray:
+    """1-based rank of each column's best gold row, ties broken by row (corpus) order; shape (n_q,)."""
+    out = np.empty(S.shape[1], dtype=np.int64)
+    for j, g in enumerate(gold):
+        s = S[:, j]
+        best = s[g].max()
+        first = g[s[g] == best].min()
+        out[j] = 1 + np.count_nonzero(s > best) + np.count_nonzero(s[:first] == best)
+    return out
+
+
+def _terms_for(retriever, queries) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Normalised ranking terms of an open-corpus retriever, shape (4, n_passages, n_queries), and gold rows."""
+    from .retrievers.graph import RANK_TERMS, _BLOCK
+
+    n_p = len(retriever.pids_)
+    T = np.zeros((len(RANK_TERMS), n_p, len(queries)))
+    docs = retriever._doc_nodes(retriever.graph_, None)
+    idx = np.arange(n_p)
+    saved = retriever.rank_weights
+    available = {"ppr": True, "document": bool(retriever.document_nodes), "lexical": True,
+                 "dense": getattr(retriever, "dense_", None) is not None}
+    retriever.rank_weights = {t: 1.0 for t in RANK_TERMS if available[t]}  # an unavailable term stays 0
+    try:
+        for start in range(0, len(queries), _BLOCK):
+            chunk = queries[start:start + _BLOCK]
+            P, _, _, _, rows = retriever._ppr_block([q.text for q in chunk])
+            for j, q in enumerate(chunk):
+                terms = retriever._rank_terms(q.text, P[:n_p, j], idx, lexical=rows[j].get("lexical"),
+                                              dense=rows[j].get("dense"),
+                                              doc_ppr=None if docs is None else P[docs, j])
+                for t, v in terms.items():
+                    T[RANK_TERMS.index(t), :, start + j] = v
+    finally:
+        retriever.rank_weights = saved
+    gold = [np.array(sorted(retriever.pid_index_[p] for p in q.gold if p in retriever.pid_index_)) for q in queries]
+    return T, gold
+
+
+def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] | None = None,
+         rank_step: float = RANK_GRID, base: Mapping[str, Any] | None = None, depth: int = 1000,
+         log: Callable[[str], None] | None = None) -> dict:
+    r"""Choose the seed and ranking weights of ``aethel-hybrid`` on development questions only.
+
+    For every seed-side setting of ``seed_grid`` (dense pooling, seed depth :math:`K`, the
+    metadata weight and the passage-seed weight, the entity weight being 1) each corpus's
+    retriever is fitted once per pooling, its PageRank solved for the development questions, and
+    every ranking weight vector :math:`\lambda` on the simplex grid of step ``rank_step`` is
+    scored (the period decay :math:`\rho` is part of the seed grid). The objective is the mean over corpora of the development MRR (gold beyond rank
+    ``depth`` counts 0); ties go to the earlier setting in grid order.
+
+    Parameters
+    ----------
+    datasets : mapping
+        Corpus name → Dataset holding **only development questions** (:func:`halves`).
+    seed_grid : mapping, optional
+        Default :data:`SEED_GRID`.
+    rank_step : float
+        Simplex grid step of the ranking weights.
+    base : mapping, optional
+        The fixed settings (default :data:`HYBRID`).
+
+    Returns
+    -------
+    dict
+        ``{"best": {"setting", "dev_mrr", "per_dataset"}, "rows": [...], "n_settings",
+        "datasets": {name: n_dev_questions}, "grid": {...}}``; each row is one seed setting with
+        its best ranking weights and that point's per-corpus development MRR and HR@5.
+    """
+    from .retrievers import GraphRetriever
+    from .retrievers.graph import RANK_TERMS
+
+    base = dict(HYBRID if base is None else base)
+    grid = dict(SEED_GRID if seed_grid is None else seed_grid)
+    simplex = np.array(_simplex(rank_step, len(RANK_TERMS)))
+    rows = []
+    fitted: dict[tuple[str, str], Any] = {}
+    for pooling, depth_k, w_meta, w_pass, decay in itertools.product(grid["dense_pooling"], grid["seed_depth"],
+                                                                     grid["metadata"], grid["passages"],
+                                                                     grid.get("period_decay", (1.0,))):
+        seed_w = {"entity": 1.0, "metadata": float(w_meta), "lexical": float(w_pass), "dense": float(w_pass)}
+        per = {}
+        for name, ds in datasets.items():
+            key = (name, pooling)
+            if key not in fitted:
+                kwargs = {**base, "dense_pooling": pooling}
+                fitted[key] = GraphRetriever(**kwargs).fit(ds.passages)
+            r = fitted[key]
+            r.seed_depth, r.seed_weights, r.period_decay = int(depth_k), seed_w, float(decay)
+            T, gold = _terms_for(r, list(ds.queries))
+            mrr = np.zeros(len(simplex))
+            hr5 = np.zeros(len(simplex))
+            for i, lam in enumerate(simplex):
+                S = np.tensordot(lam, T, axes=1)
+                rank = _rank_of_gold(S, gold)
+                mrr[i] = np.where(rank <= depth, 1.0 / rank, 0.0).mean()
+                hr5[i] = (rank <= 5).mean()
+            per[name] = {"mrr": mrr, "hr5": hr5}
+        mean = np.mean([per[n]["mrr"] for n in per], axis=0)
+        i = int(np.argmax(mean))
+        setting = {"dense_pooling": pooling, "seed_depth": int(depth_k), "period_decay": float(decay), "seed_weights": seed_w,
+                   "rank_weights": {t: float(simplex[i][k]) for k, t in enumerate(RANK_TERMS)}}
+        rows.append({"setting": setting, "dev_mrr": round(float(mean[i]), 6),
+                     "per_dataset": {n: {"MRR": round(float(per[n]["mrr"][i]), 6), "HR@5": round(float(per[n]["hr5"][i]), 6)}
+                                     for n in per}})
+        if log:
+            log(f"{json.dumps(setting)}: mean dev MRR {mean[i]:.4f}")
+    best = max(range(len(rows)), key=lambda j: (rows[j]["dev_mrr"], -j))
+    return {"best": rows[best], "rows": rows, "n_settings": len(rows) * len(simplex),
+            "datasets": {n: len(ds.queries) for n, ds in datasets.items()},
+            "grid": {**{k: list(v) for k, v in grid.items()}, "rank_step": rank_step, "objective": "mean development MRR"},
+            "base": {k: (list(v) if isinstance(v, tuple) else v) for k, v in base.items()
+                     if k not in ("seed_weights", "rank_weights", "dense_pooling", "seed_depth", "period_decay")}}
+
+
+def write_tuning(result: Mapping[str, Any], path: str | Path | None = None) -> Path:
+    """Write :func:`tune`'s result (atomically) to ``manifests/hybrid_tuning.json``; returns the path."""
+    from .io import write_json
+
+    path = Path(path) if path is not None else TUNING_PATH
+    write_json(path, dict(result))
+    return path
+
+
+def read_tuning(path: str | Path | None = None) -> dict:
+    """The stored tuning result (:func:`write_tuning`)."""
+    from .io import read_json
+
+    return read_json(Path(path) if path is not None else TUNING_PATH)
+
+
+# ------------------------------------------------------------------------------------ study
+#: Baselines run beside the hybrid in :func:`beyond_study`.
+BASELINES = ("bm25", "dense", "dense-max", "rrf-dense", "aethel-bct")
+#: Metrics of the study's tables.
+BEYOND_METRICS = ("HR@1", "HR@5", "MRR", "AllSupport@5", "Recall@5")
+
+
+def _derive(base, name: str):
+    """The fitted variant ``name`` (:func:`hybrid_methods`) of a fitted ``aethel-hybrid`` retriever."""
+    kwargs = hybrid_methods()[name][1]
+    changes = {k: v for k, v in kwargs.items() if getattr(base, k) != v}
+    return base.with_settings(**changes) if changes else base
+
+
+def _fit_hybrids(dataset, names: Sequence[str], *, setting: str, depth: int, n_process: int,
+                 progress: bool = False) -> dict:
+    """Fit ``aethel-hybrid`` once and derive its variants; run each (MethodOutcome per name)."""
+    from .experiment import MethodOutcome, make_retriever
+
+    pool = "query" if setting == "closed" else None
+    t0 = time.perf_counter()
+    base = make_retriever("aethel-hybrid", GraphRetriever={"n_process": n_process})
+    base.progress = progress
+    base.fit(dataset.passages)
+    fit_seconds = time.perf_counter() - t0
+    out = {}
+    for name in names:
+        t = time.perf_counter()
+        r = _derive(base, name)
+        run = r.search(dataset.queries, k=depth, pool=pool)
+        run.name = name
+        out[name] = MethodOutcome(name, run, fit_seconds + time.perf_counter() - t, r)
+    return out
+
+
+def _sub_block(block: Mapping[str, Mapping[str, Any]], qids: Sequence[str]) -> dict:
+    keep = set(qids)
+    return {m: {"per_query_metrics": {q: v for q, v in e["per_query_metrics"].items() if q in keep}} for m, e in block.items()}
+
+
+def score_halves(block: Mapping[str, Mapping[str, Any]], parts: Mapping[str, Sequence[str]], *,
+                 metrics: Sequence[str] = BEYOND_METRICS) -> dict:
+    """Mean of every metric of every method on each half and on all questions.
+
+    Returns ``{method: {"dev" | "test" | "all": {metric: mean}}}`` (``None`` for an empty half).
+    """
+    out: dict[str, dict] = {}
+    for method, entry in block.items():
+        pq = entry["per_query_metrics"]
+        row = {}
+        for half, qids in list(parts.items()) + [("all", list(pq))]:
+            vals = [pq[q] for q in qids if q in pq]
+            row[half] = {m: (round(sum(v[m] for v in vals) / len(vals), 6) if vals else None) for m in metrics}
+        out[method] = row
+    return out
+
+
+def _tests(block, parts, pairs, metrics, n_resamples, seed) -> list[dict]:
+    from .experiment import paired_comparisons
+
+    rows = []
+    for half in ("test", "all"):
+        qids = parts[half] if half != "all" else list(next(iter(block.values()))["per_query_metrics"])
+        if len(qids) < 2:
+            continue
+        sub = _sub_block(block, qids)
+        usable = [p for p in pairs if p[0] in sub and p[1] in sub]
+        for row in paired_comparisons(sub, usable, metrics, n_resamples=n_resamples, seed=seed):
+            rows.append({"half": half, **row, "excludes_zero": bool(row["ci_low"] > 0 or row["ci_high"] < 0)})
+    return rows
+
+
+def _top_sources(retriever, run, k: int = 5) -> dict:
+    """Share of the top-``k`` hits whose largest source is each seed source (from ``sources_``)."""
+    counts: dict[str, int] = {}
+    n = 0
+    for qid, hits in run.items():
+        for pid, _ in hits[:k]:
+            shares = getattr(retriever, "sources_", {}).get(qid, {}).get(pid)
+            if shares:
+                top = max(shares, key=shares.get)
+                counts[top] = counts.get(top, 0) + 1
+                n += 1
+    return {c: round(v / n, 6) for c, v in sorted(counts.items())} if n else {}
+
+
+def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[str, Any]] | None = None,
+                 variants: Sequence[str] | None = None, n_resamples: int = 10_000, seed: int = 0, n_process: int = 1,
+                 depth: int = 1000, log: Callable[[str], None] | None = None) -> dict:
+    """Run the baselines, ``aethel-hybrid`` and its ablations on each open corpus; score halves; test.
+
+    Parameters
+    ----------
+    loaded : mapping
+        Open-corpus name → Dataset (:func:`aethel_lite.open_corpus.load_open`).
+    baselines : mapping, optional
+        Corpus name → an ``aethel eval`` ``methods`` block already computed on the same data set
+        (e.g. the chapter's ``results[name]["methods"]``): the :data:`BASELINES` found there are
+        reused, the others are run.
+    variants : sequence of str, optional
+        Hybrid variants to run (default ``aethel-hybrid`` and every ablation).
+    n_resamples, seed : int
+        Bootstrap resamples and seed of the paired tests.
+    n_process : int
+        spaCy worker processes for entity extraction.
+
+    Returns
+    -------
+    dict
+        Per corpus: ``summary``, ``halves`` (the qids of each half), ``metrics``
+        (:func:`score_halves`), ``tests`` (paired bootstrap of ``aethel-hybrid`` against
+        ``bm25``, ``dense``, ``dense-max``, ``rrf-dense`` and ``aethel-bct`` on MRR, HR@5,
+        Recall@5 and AllSupport@5, on the test half and on all questions; ``excludes_zero``),
+        ``sources`` (share of the hybrid's top-5 hits by their largest seed source),
+        ``timing`` (seconds per method) and ``per_query`` (the hybrid's and the baselines' top-10 pids).
+    """
+    from .experiment import run_methods, score_runs
+    from .notebooks import dataset_summary
+
+    variants = list(variants) if variants is not None else ["aethel-hybrid", *ABLATIONS]
+    out = {}
+    for name, ds in loaded.items():
+        if log:
+            log(f"{name}: {len(ds.queries)} questions, {len(ds.passages):,} passages")
+        have = (baselines or {}).get(name, {})
+        block = {b: have[b] for b in BASELINES if b in have}
+        missing = [b for b in BASELINES if b not in have]
+        timing = {}
+        if missing:
+            outcomes = run_methods(ds, missing, setting="open", depth=depth, progress=False, log=None,
+                                   retriever_kwargs={"GraphRetriever": {"n_process": n_process}})
+            block.update(score_runs(outcomes, ds.queries, k=5))
+            timing.update({m: round(o.seconds, 3) for m, o in outcomes.items()})
+        hybrids = _fit_hybrids(ds, variants, setting="open", depth=depth, n_process=n_process)
+        block.update(score_runs(hybrids, ds.queries, k=5))
+        timing.update({m: round(o.seconds, 3) for m, o in hybrids.items()})
+        parts = {h: [q.qid for q in qs] for h, qs in halves(ds).items()}
+        pairs = [("aethel-hybrid", b) for b in BASELINES]
+        out[name] = {
+            "summary": dataset_summary(ds),
+            "halves": parts,
+            "metrics": score_halves(block, parts),
+            "tests": _tests(block, parts, pairs, ("MRR", "HR@5", "Recall@5", "AllSupport@5"), n_resamples, seed),
+            "sources": _top_sources(hybrids["aethel-hybrid"].retriever, hybrids["aethel-hybrid"].run),
+            "timing": timing,
+            "per_query_metrics": {m: e["per_query_metrics"] for m, e in block.items()},
+        }
+    return out
+
+
+def closed_pool_check(loaded: Mapping[str, Any], *, n_resamples: int = 10_000, seed: int = 0, n_process: int = 1,
+                      log: Callable[[str], None] | None = None) -> dict:
+    """``aethel-hybrid`` against ``aethel-bct`` in the closed pools (each question ranks its own candidates).
+
+    The check passes on a data set when, for every metric, the paired-bootstrap 95% CI of
+    hybrid − BCT reaches 0 or above (the hybrid is not worse by more than its CI).
+
+    Returns
+    -------
+    dict
+        Per data set: ``metrics`` (:func:`score_halves`), ``tests`` (rows as in
+        :func:`beyond_study`, on the test half and all questions), ``passes`` (bool).
+    """
+    from .experiment import run_methods, score_runs
+
+    out = {}
+    for name, ds in loaded.items():
+        if log:
+            log(f"{name} (closed pools): {len(ds.queries)} questions")
+        outcomes = run_methods(ds, ["aethel-bct"], setting="closed", progress=False, log=None,
+                               retriever_kwargs={"GraphRetriever": {"n_process": n_process}})
+        outcomes.update(_fit_hybrids(ds, ["aethel-hybrid"], setting="closed", depth=1000, n_process=n_process))
+        block = score_runs(outcomes, ds.queries, k=5)
+        parts = {h: [q.qid for q in qs] for h, qs in halves(ds).items()}
+        metrics = ("MRR", "HR@5", "Recall@5", "AllSupport@5")
+        tests = _tests(block, parts, [("aethel-hybrid", "aethel-bct")], metrics, n_resamples, seed)
+        out[name] = {"metrics": score_halves(block, parts), "tests": tests,
+                     "passes": all(t["ci_high"] >= 0 for t in tests if t["half"] == "all")}
+    return out
+
+
+def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_process: int = 1) -> dict:
+    """Milliseconds per question of ``aethel-hybrid`` beside BM25 and dense retrieval, open corpus.
+
+    Each retriever is fitted once (from the caches); then ``search`` ranks the first ``n_queries``
+    questions (all by default) one at a time (*single*: median ms over questions) and all in
+    one call (*batched*: total ms / questions), 10 hits each, the best of ``repeats`` passes (the
+    machine is shared). The hybrid is timed ranking only (``provenance_depth = 0``) and with the
+    per-hit attribution of the first 10 hits (``explain``). Query encoding (dense) and BM25
+    scoring are included.
+
+    Returns
+    -------
+    dict
+        ``{method: {"single_ms", "batched_ms"}}`` for ``bm25``, ``dense``, ``aethel-hybrid`` and
+        ``aethel-hybrid (explain)``, plus ``n_queries`` and ``n_passages``.
+    """
+    import statistics
+
+    from .experiment import make_retriever
+
+    queries = list(dataset.queries)[: n_queries or None]
+    fitted = {}
+    for name in ("bm25", "dense"):
+        fitted[name] = make_retriever(name).fit(dataset.passages)
+    hybrid = make_retriever("aethel-hybrid", GraphRetriever={"n_process": n_process}).fit(dataset.passages)
+    fitted["aethel-hybrid"] = hybrid
+    out: dict[str, Any] = {"n_queries": len(queries), "n_passages": len(dataset.passages)}
+
+    def timed(r, depth: int) -> tuple[float, float]:
+        if hasattr(r, "provenance_depth"):
+            r.provenance_depth = depth
+        singles, batches = None, None
+        for _ in range(max(int(repeats), 1)):
+            times = []
+            for q in queries:
+                t = time.perf_counter()
+                r.search([q], k=10)
+                times.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            r.search(queries, k=10)
+            batch = (time.perf_counter() - t) / len(queries)
+            if singles is None or statistics.median(times) < statistics.median(singles):
+                singles = times
+            batches = batch if batches is None else min(batches, batch)
+        return 1000 * statistics.median(singles), 1000 * batches
+
+    for name in ("bm25", "dense"):
+        s, b = timed(fitted[name], 0)
+        out[name] = {"single_ms": round(s, 3), "batched_ms": round(b, 3)}
+    s, b = timed(hybrid, 0)
+    out["aethel-hybrid"] = {"single_ms": round(s, 3), "batched_ms": round(b, 3)}
+    s, b = timed(hybrid, 10)
+    out["aethel-hybrid (explain)"] = {"single_ms": round(s, 3), "batched_ms": round(b, 3)}
+    hybrid.provenance_depth = type(hybrid).provenance_depth
+    return out
+
+
+# ------------------------------------------------------------------------------------ reporting
+#: The comparisons the acceptance criteria of issue 9 name.
+ACCEPT_BASELINES = ("bm25", "dense")
+
+
+def _test_row(rows: Sequence[Mapping[str, Any]], half: str, b: str, metric: str) -> Mapping[str, Any] | None:
+    return next((t for t in rows if t["half"] == half and t["a"] == "aethel-hybrid" and t["b"] == b
+                 and t["metric"] == metric), None)
+
+
+def acceptance(saved: Mapping[str, Any]) -> list[dict]:
+    """Each acceptance criterion of issue 9 with what was measured and whether it holds.
+
+    Parameters
+    ----------
+    saved : mapping
+        The ``beyond`` result (``{"datasets": beyond_study(...), "closed": closed_pool_check(...),
+        "timing": {"latency": {"dataset": name, **latency(...)}}}``) as read back from its file.
+
+    Returns
+    -------
+    list of dict
+        ``{"criterion", "data set", "measured", "holds"}``; ``holds`` is None when the data set
+        was not run (e.g. without real data).
+    """
+    rows = []
+    res = saved.get("datasets", {})
+    fb = res.get("financebench")
+    for half in ("test", "all"):
+        for b in ACCEPT_BASELINES:
+            t = _test_row(fb["tests"], half, b, "MRR") if fb else None
+            hr = _test_row(fb["tests"], half, b, "HR@5") if fb else None
+            rows.append({
+                "criterion": f"FinanceBench pages, {half}: MRR above {b}'s, 95% CI excluding 0",
+                "data set": "financebench",
+                "measured": "not run" if t is None else
+                (f"MRR {t['mean_a']:.3f} vs {t['mean_b']:.3f}, diff {t['diff']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]"
+                 f"; HR@5 {hr['mean_a']:.3f} vs {hr['mean_b']:.3f} (n = {t['n']})"),
+                "holds": None if t is None else bool(t["diff"] > 0 and t["ci_low"] > 0),
+            })
+    for name in ("musique-open", "2wiki-open"):
+        r = res.get(name)
+        if r is None:
+            rows.append({"criterion": "Recall@5 ≥ best of bm25/dense and AllSupport@5 higher", "data set": name,
+                         "measured": "not run", "holds": None})
+            continue
+        m = r["metrics"]
+        best_r = max(m[b]["all"]["Recall@5"] for b in ACCEPT_BASELINES)
+        best_a = max(m[b]["all"]["AllSupport@5"] for b in ACCEPT_BASELINES)
+        hyb = m["aethel-hybrid"]["all"]
+        rows.append({"criterion": "all questions: Recall@5 ≥ best of bm25/dense and AllSupport@5 higher", "data set": name,
+                     "measured": f"Recall@5 {hyb['Recall@5']:.3f} vs {best_r:.3f}; AllSupport@5 {hyb['AllSupport@5']:.3f} vs {best_a:.3f}",
+                     "holds": bool(hyb["Recall@5"] >= best_r and hyb["AllSupport@5"] > best_a)})
+    for name, c in (saved.get("closed") or {}).items():
+        worst = min((t for t in c["tests"] if t["half"] == "all"), key=lambda t: t["ci_high"], default=None)
+        rows.append({"criterion": "closed pools: not worse than aethel-bct by more than its CI", "data set": name,
+                     "measured": "no test" if worst is None else
+                     f"least favourable: {worst['metric']} diff {worst['diff']:+.3f} [{worst['ci_low']:+.3f}, {worst['ci_high']:+.3f}]",
+                     "holds": c["passes"]})
+    lat = (saved.get("timing") or {}).get("latency")
+    if lat:
+        h = lat["aethel-hybrid"]
+        rows.append({"criterion": "latency ≤ 20 ms single, ≤ 5 ms batched", "data set": f"{lat['dataset']} ({lat['n_passages']:,} passages)",
+                     "measured": f"single {h['single_ms']:.1f} ms, batched {h['batched_ms']:.1f} ms "
+                                 f"(BM25 {lat['bm25']['single_ms']:.1f} / {lat['bm25']['batched_ms']:.1f} ms)",
+                     "holds": bool(h["single_ms"] <= 20 and h["batched_ms"] <= 5)})
+    return rows
+
+
+def halves_table(res: Mapping[str, Any], methods: Sequence[str], metrics: Sequence[str] = ("MRR", "HR@5")):
+    """One corpus's methods × (metric, half) means as a DataFrame (dev, test, all)."""
+    import pandas as pd
+
+    m = res["metrics"]
+    cols = pd.MultiIndex.from_tuples([(k, h) for k in metrics for h in ("dev", "test", "all")])
+    data = [[m[x][h][k] for k in metrics for h in ("dev", "test", "all")] for x in methods if x in m]
+    return pd.DataFrame(data, index=[x for x in methods if x in m], columns=cols)
+
+
+def tests_table(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] = ("MRR", "HR@5")):
+    """Paired tests of ``aethel-hybrid`` against each baseline (rows of :func:`beyond_study`)."""
+    import pandas as pd
+
+    out = [{"half": t["half"], "vs": t["b"], "metric": t["metric"], "n": t["n"], "hybrid": t["mean_a"],
+            "baseline": t["mean_b"], "difference": t["diff"], "95% CI": f"[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]",
+            "p (bootstrap)": t["p_bootstrap"], "CI excludes 0": "yes" if t["excludes_zero"] else "no"}
+           for t in rows if t["metric"] in metrics]
+    return pd.DataFrame(out)
+
+
+def ablation_table(datasets: Mapping[str, Any], metric: str = "MRR", half: str = "all"):
+    """Each hybrid variant's ``metric`` on ``half`` of every corpus, and its change against the full method."""
+    import pandas as pd
+
+    names = ["aethel-hybrid", *ABLATIONS]
+    data = {}
+    for corpus, res in datasets.items():
+        m = res["metrics"]
+        full = m["aethel-hybrid"][half][metric]
+        data[(corpus, metric)] = [m[n][half][metric] if n in m else None for n in names]
+        data[(corpus, "Δ")] = [None if n not in m or n == "aethel-hybrid" else round(m[n][half][metric] - full, 3)
+                               for n in names]
+    df = pd.DataFrame(data, index=names)
+    df.insert(0, "component switched off", [ABLATION_LABELS[n] for n in names])
+    return df
+
+
+def difference_figure(datasets: Mapping[str, Any], metric: str = "MRR", baselines: Sequence[str] = ("bm25", "dense", "dense-max", "rrf-dense")):
+    """Forest plot: ``aethel-hybrid`` − each baseline on ``metric``, paired-bootstrap 95% CI, test half and all."""
+    import matplotlib.pyplot as plt
+
+    names = list(datasets)
+    fig, axes = plt.subplots(1, len(names), figsize=(3.6 * len(names), 2.8), sharex=False, squeeze=False)
+    for ax, corpus in zip(axes[0], names):
+        rows = datasets[corpus]["tests"]
+        y = 0
+        labels = []
+        for b in baselines:
+            for half, colour in (("test", "tab:blue"), ("all", "tab:orange")):
+                t = _test_row(rows, half, b, metric)
+                if t is None:
+                    continue
+                ax.errorbar(t["diff"], y, xerr=[[t["diff"] - t["ci_low"]], [t["ci_high"] - t["diff"]]], fmt="o",
+                            color=colour, capsize=3, label=half if b == baselines[0] else None)
+                labels.append(f"vs {b} ({half})")
+                y += 1
+        ax.axvline(0, color="grey", lw=1)
+        ax.set_yticks(range(len(labels)))
+        ax.set_yticklabels(labels, fontsize=8)
+        ax.invert_yaxis()
+        ax.set_title(corpus, fontsize=9)
+        ax.set_xlabel(f"{metric} difference")
+    axes[0][0].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def what_did_not_work(saved: Mapping[str, Any], metric: str = "MRR") -> list[str]:
+    """Generated bullets: components whose removal did not lower ``metric`` (all questions), per corpus,
+    and how the graph-only and text-only variants compare with the full method."""
+    out = []
+    for corpus, res in saved.get("datasets", {}).items():
+        m = res["metrics"]
+        full = m["aethel-hybrid"]["all"][metric]
+        useless = [(n, m[n]["all"][metric] - full) for n in ABLATIONS
+                   if n in m and n not in ("aethel-hybrid-ppr-only", "aethel-hybrid-no-graph") and m[n]["all"][metric] >= full]
+        if useless:
+            out.append(f"* `{corpus}`: switching off " + "; ".join(f"{ABLATION_LABELS[n]} ({d:+.3f})" for n, d in useless)
+                       + f" did not lower {metric} (full method {full:.3f}).")
+        if "aethel-hybrid-ppr-only" in m:
+            d = m["aethel-hybrid-ppr-only"]["all"][metric] - full
+            out.append(f"* `{corpus}`: ranking by PageRank alone, with the same seeds: {metric} "
+                       f"{m['aethel-hybrid-ppr-only']['all'][metric]:.3f} ({d:+.3f} against the fused ranking).")
+        if "aethel-hybrid-no-graph" in m:
+            d = full - m["aethel-hybrid-no-graph"]["all"][metric]
+            out.append(f"* `{corpus}`: the graph's own contribution (full method − the same BM25 + dense terms without "
+                       f"the PageRank terms): {d:+.3f} {metric}.")
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m aethel_lite.hybrid``: tune on the development halves of the four open corpora and
+    write ``manifests/hybrid_tuning.json`` (needs ``AETHEL_DATA``; about 20 minutes from warm caches)."""
+    import argparse
+
+    from .open_corpus import load_open
+
+    ap = argparse.ArgumentParser(description="tune aethel-hybrid on development halves")
+    ap.add_argument("--datasets", default="financebench,musique-open,2wiki-open,synthetic")
+    ap.add_argument("--out", default=None, help=f"default {TUNING_PATH}")
+    args = ap.parse_args(argv)
+    dev = {}
+    for name in args.datasets.split(","):
+        ds = load_open(name)
+        dev[name] = ds.subset([q.qid for q in halves(ds)["dev"]])
+    result = tune(dev, log=print)
+    path = write_tuning(result, args.out)
+    print(f"best: {json.dumps(result['best'])}\nwrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

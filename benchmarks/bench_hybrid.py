@@ -1,0 +1,57 @@
+"""Query latency of ``aethel-hybrid`` beside BM25 and dense retrieval on the FinanceBench pages.
+
+Fits BM25, dense (MiniLM, first 256 word pieces) and ``aethel-hybrid`` on the 10,206 pages of the
+74 filings the questions ask about (entities and embeddings from the cache), then times
+``search`` over the 129 questions, 10 hits each: one question at a time (*single*, median ms) and
+all in one call (*batched*, total ms / questions), the best of ``--passes`` passes. The hybrid's
+time includes encoding the question with MiniLM, scoring every page with BM25 and dense,
+building the seed vector and solving Personalized PageRank (the ranking); ``explain`` adds the
+per-hit attribution of the first 10 hits by seed source (one more PageRank solve per source).
+Targets (issue 9): single ≤ 20 ms, batched ≤ 5 ms. Usage::
+
+    AETHEL_DATA=/work/shared/data .venv/bin/python benchmarks/bench_hybrid.py [--passes 3] [--out results/bench_hybrid.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from aethel_lite.experiment import versions  # noqa: E402
+from aethel_lite.hybrid import latency  # noqa: E402
+from aethel_lite.io import write_json  # noqa: E402
+from aethel_lite.open_corpus import load_open  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--passes", type=int, default=3, help="timing passes; the best is reported")
+    ap.add_argument("--queries", type=int, default=None, help="first N questions (default all 129)")
+    ap.add_argument("--out", default=None, help="also write the numbers to this JSON file")
+    args = ap.parse_args(argv)
+    ds = load_open("financebench")
+    v = versions()
+    print(f"# bench_hybrid  python {platform.python_version()}  numpy {v['numpy']}  torch {v['torch']}  "
+          f"cpus {os.cpu_count()}  loadavg {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    res = latency(ds, n_queries=args.queries, repeats=args.passes)
+    print(f"data: {res['n_passages']} passages, {res['n_queries']} questions; 10 hits per question; best of {args.passes} passes")
+    for name in ("bm25", "dense", "aethel-hybrid", "aethel-hybrid (explain)"):
+        r = res[name]
+        print(f"  {name:26s} single {r['single_ms']:8.2f} ms/query   batched {r['batched_ms']:8.2f} ms/query")
+    h = res["aethel-hybrid"]
+    print("targets")
+    print(f"  [{'met' if h['single_ms'] <= 20 else 'NOT met'}] single <= 20 ms/query ({h['single_ms']:.1f})")
+    print(f"  [{'met' if h['batched_ms'] <= 5 else 'NOT met'}] batched <= 5 ms/query ({h['batched_ms']:.1f})")
+    print(f"loadavg at end {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    if args.out:
+        write_json(args.out, {**res, "passes": args.passes, "versions": v})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

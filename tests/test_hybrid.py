@@ -1,0 +1,154 @@
+"""aethel-hybrid: method registry and ablations, the development-only tuning (scores checked
+against the library's metrics on real runs), the halves' scores, and the stored tuning record."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from aethel_lite import hybrid as H
+from aethel_lite.data.schema import Dataset, Passage, Query
+from aethel_lite.experiment import METHODS, make_retriever, parse_methods
+from aethel_lite.metrics import evaluate
+from aethel_lite.retrievers import GraphRetriever
+
+
+def test_hybrid_and_ablations_are_registered_methods():
+    names = ["aethel-hybrid", *H.ABLATIONS]
+    assert parse_methods(",".join(names)) == names
+    base = METHODS["aethel-hybrid"][1]
+    for name, change in H.ABLATIONS.items():
+        kwargs = METHODS[name][1]
+        differing = {k for k in set(base) | set(kwargs) if base.get(k) != kwargs.get(k)}
+        assert differing, name
+        assert differing <= set(change) | {"rank_weights"}, name  # one component (and the ranking terms it needs)
+        assert set(H.ABLATION_LABELS) >= {name}
+    assert "document" not in METHODS["aethel-hybrid-no-documents"][1]["rank_weights"]
+    assert set(METHODS["aethel-hybrid-no-graph"][1]["rank_weights"]) <= {"lexical", "dense"}
+    assert METHODS["aethel-hybrid-ppr-only"][1]["rank_weights"] is None
+    r = make_retriever("aethel-hybrid", GraphRetriever={"n_process": 2})
+    assert isinstance(r, GraphRetriever) and r.is_hybrid and r.n_process == 2
+
+
+def test_chosen_setting_is_the_stored_tuning_result():
+    best = H.read_tuning()["best"]["setting"]
+    assert H.HYBRID["dense_pooling"] == best["dense_pooling"]
+    assert H.HYBRID["seed_depth"] == best["seed_depth"]
+    assert H.HYBRID["seed_weights"] == best["seed_weights"]
+    assert H.HYBRID["rank_weights"] == {k: v for k, v in best["rank_weights"].items() if v > 0}
+    assert set(H.read_tuning()["datasets"]) == {"financebench", "musique-open", "2wiki-open", "synthetic"}
+
+
+def _toy():
+    companies = ["Acme Widgets", "Bolt Motors", "Crane Foods"]
+    passages, queries = [], []
+    for c in companies:
+        for year in (2018, 2019):
+            doc = f"{c.split()[0].upper()}_{year}"
+            for page, text in enumerate([f"{c} annual report {year}. Overview of {c}.",
+                                         f"Cash flow statement {year}: capital expenditures and dividends.",
+                                         f"Risk factors: competition and supply for {c}."]):
+                passages.append(Passage(f"{doc}#p{page}", doc, doc, text,
+                                        {"page": page, "company": c, "doc_period": year, "doc_type": "10k"}))
+            queries.append(Query(f"q-{doc}", f"What were {c}'s FY{year} capital expenditures?",
+                                 frozenset({f"{doc}#p1"})))
+    return Dataset("toy", passages, queries, {})
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    import os
+
+    os.environ["AETHEL_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    return _toy()
+
+
+def test_tune_scores_equal_the_library_metrics_of_the_chosen_setting(toy):
+    base = {**H.HYBRID, "extractor": "regex", "passage_seeds": ("lexical",)}
+    grid = {"dense_pooling": ("first",), "seed_depth": (2, 5), "metadata": (1.0,), "passages": (0.5, 2.0)}
+    res = H.tune({"toy": toy}, seed_grid=grid, rank_step=0.25, base=base)
+    assert len(res["rows"]) == 4 and res["n_settings"] == 4 * 35 and res["datasets"] == {"toy": 6}
+    best = res["best"]
+    assert best["dev_mrr"] == max(r["dev_mrr"] for r in res["rows"])
+    s = best["setting"]
+    r = GraphRetriever(**{**base, "seed_depth": s["seed_depth"], "seed_weights": s["seed_weights"],
+                          "rank_weights": {k: v for k, v in s["rank_weights"].items() if v > 0}}).fit(toy.passages)
+    m = evaluate(r.search(toy.queries, k=1000), toy.queries, ["MRR", "HR@5"])
+    assert m["MRR"] == pytest.approx(best["per_dataset"]["toy"]["MRR"], abs=1e-6)
+    assert m["HR@5"] == pytest.approx(best["per_dataset"]["toy"]["HR@5"], abs=1e-6)
+
+
+def test_rank_of_gold_breaks_ties_by_corpus_order():
+    S = np.array([[1.0, 0.2], [3.0, 0.2], [3.0, 0.1], [0.0, 0.2]])
+    ranks = H._rank_of_gold(S, [np.array([2]), np.array([3, 1])])
+    assert ranks.tolist() == [2, 2]
+
+
+def test_simplex_grid():
+    pts = H._simplex(0.5, 3)
+    assert sorted(pts) == sorted([(0, 0, 1), (0, 0.5, 0.5), (0, 1, 0), (0.5, 0, 0.5), (0.5, 0.5, 0), (1, 0, 0)])
+
+
+def test_score_halves():
+    block = {"m": {"per_query_metrics": {"a": {"MRR": 1.0}, "b": {"MRR": 0.0}, "c": {"MRR": 0.5}}}}
+    got = H.score_halves(block, {"dev": ["a"], "test": ["b", "c"]}, metrics=("MRR",))
+    assert got == {"m": {"dev": {"MRR": 1.0}, "test": {"MRR": 0.25}, "all": {"MRR": 0.5}}}
+
+
+def _with_pools(ds):
+    by_doc = {}
+    for p in ds.passages:
+        by_doc.setdefault(p.doc_id, []).append(p.pid)
+    queries = []
+    for q in ds.queries:
+        doc = next(iter(q.gold)).split("#")[0]
+        other = next(d for d in by_doc if d != doc)
+        queries.append(Query(q.qid, q.text, q.gold, pool=tuple(by_doc[doc] + by_doc[other])))
+    return Dataset("toy", ds.passages, queries, {})
+
+
+def test_beyond_study_and_closed_pool_check_on_a_toy_corpus(toy):
+    from aethel_lite.experiment import run_methods, score_runs
+
+    chapter = score_runs(run_methods(toy, ["bm25", "dense"], setting="open", progress=False, log=None), toy.queries, k=5)
+    res = H.beyond_study({"toy": toy}, baselines={"toy": chapter}, variants=["aethel-hybrid", "aethel-hybrid-no-graph"],
+                         n_resamples=200)["toy"]
+    assert set(res["metrics"]) == {*H.BASELINES, "aethel-hybrid", "aethel-hybrid-no-graph"}
+    assert res["metrics"]["bm25"]["all"]["MRR"] == chapter["bm25"]["MRR"]  # reused, not re-run
+    assert "bm25" not in res["timing"] and "dense-max" in res["timing"]
+    assert sorted(res["halves"]["dev"] + res["halves"]["test"]) == sorted(q.qid for q in toy.queries)
+    tests = {(t["half"], t["b"], t["metric"]) for t in res["tests"]}
+    assert ("test", "bm25", "MRR") in tests and ("all", "dense", "HR@5") in tests
+    for t in res["tests"]:
+        assert t["excludes_zero"] == (t["ci_low"] > 0 or t["ci_high"] < 0)
+    assert sum(res["sources"].values()) == pytest.approx(1.0)
+    closed = H.closed_pool_check({"toy": _with_pools(toy)}, n_resamples=200)["toy"]
+    assert {t["b"] for t in closed["tests"]} == {"aethel-bct"}
+    assert closed["passes"] == all(t["ci_high"] >= 0 for t in closed["tests"] if t["half"] == "all")
+
+
+def _row(half, b, metric, a_mean, b_mean, lo, hi):
+    return {"half": half, "a": "aethel-hybrid", "b": b, "metric": metric, "n": 10, "mean_a": a_mean, "mean_b": b_mean,
+            "diff": a_mean - b_mean, "ci_low": lo, "ci_high": hi, "p_bootstrap": 0.01, "excludes_zero": lo > 0 or hi < 0}
+
+
+def test_acceptance_reads_the_criteria_off_the_numbers():
+    fb_tests = [_row(h, b, m, 0.4, 0.3, 0.02, 0.2) for h in ("test", "all") for b in ("bm25", "dense") for m in ("MRR", "HR@5")]
+    fb_tests[0] = _row("test", "bm25", "MRR", 0.4, 0.35, -0.01, 0.1)  # CI reaches zero: fails
+    means = lambda r, a: {"all": {"Recall@5": r, "AllSupport@5": a}}
+    saved = {
+        "datasets": {
+            "financebench": {"tests": fb_tests},
+            "musique-open": {"metrics": {"bm25": means(0.5, 0.2), "dense": means(0.6, 0.25), "aethel-hybrid": means(0.6, 0.3)}},
+            "2wiki-open": {"metrics": {"bm25": means(0.5, 0.2), "dense": means(0.6, 0.25), "aethel-hybrid": means(0.7, 0.25)}},
+        },
+        "closed": {"musique": {"tests": [_row("all", "aethel-bct", "MRR", 0.5, 0.52, -0.05, 0.01)], "passes": True}},
+        "timing": {"latency": {"dataset": "financebench", "n_passages": 10206,
+                               "aethel-hybrid": {"single_ms": 12.0, "batched_ms": 6.0},
+                               "bm25": {"single_ms": 1.0, "batched_ms": 1.0}}},
+    }
+    rows = H.acceptance(saved)
+    holds = [r["holds"] for r in rows]
+    assert holds == [False, True, True, True, True, False, True, False]  # batched 6 ms > 5
+    assert rows[-1]["criterion"].startswith("latency") and "6.0 ms" in rows[-1]["measured"]
+    assert H.acceptance({"datasets": {}})[0]["holds"] is None
