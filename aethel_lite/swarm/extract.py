@@ -46,8 +46,7 @@ from ..entities import normalize_entity
 from ..errors import ParameterError
 from .findings import Finding
 from .lexicon import METRICS, MONEY, TOPICS, Metric, Topic, clean_label
-from .values import (Figure, Period, bare_numbers, find_figures, find_periods, fiscal_year, page_scale, parse_figure,
-                     parse_period)
+from .values import Figure, Period, bare_numbers, find_figures, find_periods, fiscal_year, page_scale, parse_figure
 
 __all__ = ["EntityResolver", "AliasResolver", "DocumentResolver", "LinkingExtractor", "PassageView", "build_view", "RuleExtractor",
            "segments", "table_rows", "TableRow", "ANAPHORS"]
