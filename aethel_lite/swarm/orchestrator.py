@@ -204,7 +204,8 @@ class Orchestrator:
 
         The synthetic corpus ships an alias table (``meta["aliases"]``): :class:`AliasResolver`
         and BCT's alias rule use it. Filings whose passages carry ``meta["company"]``
-        (FinanceBench) get a :class:`DocumentResolver`. Not fitted: call :meth:`fit`.
+        (FinanceBench) get a :class:`DocumentResolver` (a passage without it is about no one).
+        Not fitted: call :meth:`fit`.
         """
         aliases = dataset.meta.get("aliases") if isinstance(dataset.meta, Mapping) else None
         if isinstance(aliases, Mapping) and aliases:
@@ -212,7 +213,7 @@ class Orchestrator:
 
             kwargs.setdefault("alias_table", alias_table(dataset))
             kwargs.setdefault("resolver", AliasResolver(aliases))
-        elif dataset.passages and all(p.meta.get("company") for p in dataset.passages):
+        elif any(p.meta.get("company") for p in dataset.passages):
             kwargs.setdefault("resolver", DocumentResolver(dataset.passages, "company"))
         return cls(**kwargs)
 
