@@ -53,7 +53,7 @@ import scipy.sparse as sp
 from .entities import REGEX_STOP, normalize_entity
 
 __all__ = ["DocMeta", "PREFIXES", "is_meta_key", "node_kind", "period_keys", "type_keys", "document_metadata",
-           "company_key", "match_companies", "add_document_nodes"]
+           "company_key", "CompanyIndex", "match_companies", "add_document_nodes"]
 
 #: Node-key prefixes of the structural nodes this module adds.
 PREFIXES = {"doc": "doc:", "company": "company:", "period": "period:", "type": "type:"}
@@ -324,15 +324,50 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
     return out
 
 
-def match_companies(text: str, companies: Iterable[str], *, min_share: float = 0.5) -> dict[str, float]:
+class CompanyIndex:
+    """Company names with their token idf, built once per corpus (:func:`match_companies` uses one)."""
+
+    def __init__(self, companies: Iterable[str]) -> None:
+        self.names = sorted(set(c for c in companies if c))
+        self.tokens = {c: frozenset(c.split()) for c in self.names}
+        df = Counter(t for c in self.names for t in self.tokens[c])
+        n = len(self.names)
+        self.idf = {t: math.log(1.0 + n / df[t]) for t in df}
+        self.total = {c: sum(self.idf[t] for t in self.tokens[c]) for c in self.names}
+        self.postings: dict[str, list[str]] = {}
+        for c in self.names:
+            for t in self.tokens[c]:
+                self.postings.setdefault(t, []).append(c)
+
+    def match(self, text: str, *, min_share: float = 0.5) -> dict[str, float]:
+        """See :func:`match_companies`."""
+        proper: set[str] = set()
+        for raw in text.split():
+            word = raw.strip(".,;:!?()[]{}\"'“”‘’")
+            if word and word not in REGEX_STOP and any(c.isupper() or c.isdigit() for c in word):
+                proper.update(normalize_entity(word).split())
+        qtoks = set(normalize_entity(text).split()) & proper
+        scores = {}
+        for c in sorted({c for t in qtoks for c in self.postings.get(t, ())}):
+            hit = sum(self.idf[t] for t in self.tokens[c] if t in qtoks)
+            if self.total[c] > 0 and hit > 0:
+                scores[c] = hit / self.total[c]
+        if not scores:
+            return {}
+        best = max(scores.values())
+        keep = {c: v for c, v in scores.items() if v >= min_share and v >= min_share * best}
+        return dict(sorted(keep.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def match_companies(text: str, companies: Iterable[str] | CompanyIndex, *, min_share: float = 0.5) -> dict[str, float]:
     r"""Company keys a question names, each with its match :math:`m(c)` (module docstring).
 
     Parameters
     ----------
     text : str
         The question.
-    companies : iterable of str
-        Normalised company keys of the corpus (:attr:`DocMeta.companies`).
+    companies : iterable of str or CompanyIndex
+        Normalised company keys of the corpus (:attr:`DocMeta.companies`), or their prebuilt index.
     min_share : float
         Smallest :math:`m(c)` kept; a kept match also has at least ``min_share`` times the best.
 
@@ -341,30 +376,8 @@ def match_companies(text: str, companies: Iterable[str], *, min_share: float = 0
     dict
         Company key → :math:`m(c) \in (0, 1]`, best first (ties by key).
     """
-    names = sorted(set(c for c in companies if c))
-    if not names:
-        return {}
-    toks = {c: c.split() for c in names}
-    df = Counter(t for c in names for t in set(toks[c]))
-    n = len(names)
-    idf = {t: math.log(1.0 + n / df[t]) for t in df}
-    proper: set[str] = set()
-    for raw in text.split():
-        word = raw.strip(".,;:!?()[]{}\"'“”‘’")
-        if word and word not in REGEX_STOP and any(c.isupper() or c.isdigit() for c in word):
-            proper.update(normalize_entity(word).split())
-    qtoks = set(normalize_entity(text).split()) & proper
-    scores = {}
-    for c in names:
-        total = sum(idf[t] for t in set(toks[c]))
-        hit = sum(idf[t] for t in set(toks[c]) if t in qtoks)
-        if total > 0 and hit > 0:
-            scores[c] = hit / total
-    if not scores:
-        return {}
-    best = max(scores.values())
-    keep = {c: s for c, s in scores.items() if s >= min_share and s >= min_share * best}
-    return dict(sorted(keep.items(), key=lambda kv: (-kv[1], kv[0])))
+    index = companies if isinstance(companies, CompanyIndex) else CompanyIndex(companies)
+    return index.match(text, min_share=min_share)
 
 
 def add_document_nodes(graph, passages: Sequence, metas: Mapping[str, DocMeta] | None = None, *,

@@ -214,7 +214,7 @@ class GraphRetriever(Retriever):
         """``graph_`` = the entity graph plus the document / metadata nodes the settings ask for."""
         self.graph_ = self._base_graph
         self.doc_meta_ = None
-        self._companies: list[str] = []
+        self._companies = None
         if self.document_nodes or self.metadata:
             from ..docmeta import add_document_nodes, document_metadata
 
@@ -222,7 +222,9 @@ class GraphRetriever(Retriever):
             self.graph_ = add_document_nodes(self._base_graph, self._passages, self.doc_meta_,
                                              documents=bool(self.document_nodes), metadata=bool(self.metadata))
             if self.metadata:
-                self._companies = sorted({c for d in self.doc_meta_.values() for c in d.companies})
+                from ..docmeta import CompanyIndex
+
+                self._companies = CompanyIndex(c for d in self.doc_meta_.values() for c in d.companies)
         self._set_operator()
 
     def _fit_dense(self) -> None:
@@ -384,11 +386,13 @@ class GraphRetriever(Retriever):
 
     def _passage_vector(self, scores: np.ndarray, graph) -> np.ndarray | None:
         r"""Passage seeds from one source's scores of ``graph``'s passages (module formula), or None."""
+        from .base import topk
+
         n = scores.shape[0]
         depth = min(int(self.seed_depth), n)
         if depth == 0:
             return None
-        order = np.lexsort((np.arange(n), -scores))
+        order, _ = topk(scores, depth + 1)  # best first, ties by corpus order
         top = order[:depth]
         floor = scores[order[depth]] if depth < n else min(float(scores[top].min()), 0.0)
         w = np.maximum(scores[top] - floor, 0.0)
@@ -405,7 +409,7 @@ class GraphRetriever(Retriever):
         if not self.metadata:
             return None, {}
         fields = []
-        companies = match_companies(text, self._companies)
+        companies = match_companies(text, self._companies) if self._companies is not None else {}
         fields.append({PREFIXES["company"] + _slug(c): m for c, m in companies.items()})
         if self.period_linking:
             keys = period_keys(text)
