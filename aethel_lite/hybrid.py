@@ -591,11 +591,16 @@ def acceptance(saved: Mapping[str, Any]) -> list[dict]:
                      "holds": c["passes"]})
     lat = (saved.get("timing") or {}).get("latency")
     if lat:
-        h = lat["aethel-hybrid"]
-        rows.append({"criterion": "latency ≤ 20 ms single, ≤ 5 ms batched", "data set": f"{lat['dataset']} ({lat['n_passages']:,} passages)",
-                     "measured": f"single {h['single_ms']:.1f} ms, batched {h['batched_ms']:.1f} ms "
-                                 f"(BM25 {lat['bm25']['single_ms']:.1f} / {lat['bm25']['batched_ms']:.1f} ms)",
-                     "holds": bool(h["single_ms"] <= 20 and h["batched_ms"] <= 5)})
+        for row, what in (("aethel-hybrid", "end to end"), ("aethel-hybrid (question analysed)", "question analysed")):
+            h = lat.get(row)
+            if h is None:
+                continue
+            rows.append({"criterion": f"latency ≤ 20 ms single, ≤ 5 ms batched ({what})",
+                         "data set": f"{lat['dataset']} ({lat['n_passages']:,} passages)",
+                         "measured": f"single {h['single_ms']:.1f} ms, batched {h['batched_ms']:.1f} ms "
+                                     f"(BM25 {lat['bm25']['single_ms']:.1f} / {lat['bm25']['batched_ms']:.1f} ms; "
+                                     f"dense {lat['dense']['single_ms']:.1f} / {lat['dense']['batched_ms']:.1f} ms)",
+                         "holds": bool(h["single_ms"] <= 20 and h["batched_ms"] <= 5)})
     return rows
 
 
