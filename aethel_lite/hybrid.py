@@ -48,7 +48,8 @@ from .errors import ParameterError
 
 __all__ = ["HYBRID", "ABLATIONS", "ABLATION_LABELS", "hybrid_methods", "TUNING_PATH", "SEED_GRID", "RANK_GRID",
            "tune", "write_tuning", "read_tuning", "halves", "score_halves", "beyond_study", "closed_pool_check",
-           "latency"]
+           "STUDY_CORPORA", "latency", "acceptance", "halves_table", "tests_table", "ablation_table",
+           "difference_figure", "what_did_not_work"]
 
 TUNING_PATH = Path(__file__).resolve().parent / "manifests" / "hybrid_tuning.json"
 
@@ -531,6 +532,8 @@ def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_proces
 
 
 # ------------------------------------------------------------------------------------ reporting
+#: The corpora of the study (the development halves of these chose the weights).
+STUDY_CORPORA = ("financebench", "musique-open", "2wiki-open", "synthetic")
 #: The comparisons the acceptance criteria of issue 9 name.
 ACCEPT_BASELINES = ("bm25", "dense")
 
@@ -682,8 +685,9 @@ def what_did_not_work(saved: Mapping[str, Any], metric: str = "MRR") -> list[str
         useless = [(n, m[n]["all"][metric] - full) for n in ABLATIONS
                    if n in m and n not in ("aethel-hybrid-ppr-only", "aethel-hybrid-no-graph") and m[n]["all"][metric] >= full]
         if useless:
-            out.append(f"* `{corpus}`: switching off " + "; ".join(f"{ABLATION_LABELS[n]} ({d:+.3f})" for n, d in useless)
-                       + f" did not lower {metric} (full method {full:.3f}).")
+            out.append(f"* `{corpus}`: {metric} did not drop (full method {full:.3f}) with "
+                       + "; ".join(f"{ABLATION_LABELS[n]} ({d:+.3f})" for n, d in useless)
+                       + " — those components did not pay their way here.")
         if "aethel-hybrid-ppr-only" in m:
             d = m["aethel-hybrid-ppr-only"]["all"][metric] - full
             out.append(f"* `{corpus}`: ranking by PageRank alone, with the same seeds: {metric} "
