@@ -122,6 +122,17 @@ def test_beyond_study_and_closed_pool_check_on_a_toy_corpus(toy):
     for t in res["tests"]:
         assert t["excludes_zero"] == (t["ci_low"] > 0 or t["ci_high"] < 0)
     assert sum(res["sources"].values()) == pytest.approx(1.0)
+    # the chapter's tables and generated text come from this structure alone
+    table = H.halves_table(res, ["bm25", "aethel-hybrid"])
+    assert table.loc["bm25", ("MRR", "all")] == res["metrics"]["bm25"]["all"]["MRR"]
+    assert len(H.tests_table(res["tests"])) == sum(t["metric"] in ("MRR", "HR@5") for t in res["tests"])
+    abl = H.ablation_table({"toy": res}, "MRR")
+    assert abl.loc["aethel-hybrid-no-graph", ("toy", "Δ")] == pytest.approx(
+        res["metrics"]["aethel-hybrid-no-graph"]["all"]["MRR"] - res["metrics"]["aethel-hybrid"]["all"]["MRR"], abs=1e-3)
+    assert any("graph's own contribution" in line for line in H.what_did_not_work({"datasets": {"toy": res}}))
+    import matplotlib.pyplot as plt
+
+    plt.close(H.difference_figure({"toy": res}))
     closed = H.closed_pool_check({"toy": _with_pools(toy)}, n_resamples=200)["toy"]
     assert {t["b"] for t in closed["tests"]} == {"aethel-bct"}
     assert closed["passes"] == all(t["ci_high"] >= 0 for t in closed["tests"] if t["half"] == "all")
@@ -153,3 +164,10 @@ def test_acceptance_reads_the_criteria_off_the_numbers():
     assert holds == [False, True, True, True, True, False, True, False, True]  # end to end: batched 6 ms > 5
     assert rows[-2]["criterion"].startswith("latency") and "6.0 ms" in rows[-2]["measured"]
     assert H.acceptance({"datasets": {}})[0]["holds"] is None
+
+
+def test_latency_reports_every_row(toy):
+    lat = H.latency(toy, repeats=1)
+    assert lat["n_queries"] == len(toy.queries) and lat["n_passages"] == len(toy.passages)
+    for row in ("bm25", "dense", "aethel-hybrid", "aethel-hybrid (question analysed)", "aethel-hybrid (explain)"):
+        assert lat[row]["single_ms"] > 0 and lat[row]["batched_ms"] > 0
