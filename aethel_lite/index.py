@@ -514,7 +514,7 @@ def _merge(old_info: dict | None, old_passages: list, new: list[_Source]) -> tup
 def _same_model(r, stored: Any) -> bool:
     """Whether a dense part's stored embedding configuration is the installed model's, checked
     without loading the model: the digest of its files (which fix the width and the sequence
-    length), ``normalize`` and the versions of the libraries the configuration lists."""
+    length), ``normalize``, ``precision`` and the versions of the libraries the configuration lists."""
     from .retrievers.dense import model_files_digest
     from .store import package_versions
 
@@ -524,7 +524,10 @@ def _same_model(r, stored: Any) -> bool:
         digest = model_files_digest(str(Path(r._model_path()).resolve()))
     except (AethelError, OSError, ImportError, AttributeError):
         return False
+    from .retrievers.dense import resolve_precision
+
     return (stored.get("model_files") == digest and stored.get("normalize") == bool(r.normalize)
+            and stored.get("precision", "float32") == resolve_precision(r.precision)
             and stored["versions"] == package_versions(stored["versions"]))
 
 

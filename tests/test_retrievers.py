@@ -479,6 +479,33 @@ def test_dense_cache_key_depends_on_normalize(cache_root):
     assert DenseRetriever(pooling="max").embedding_store_config() == on.embedding_store_config()
 
 
+def test_dense_bfloat16_is_its_own_store_and_close_to_float32(dense_passages, cache_root, monkeypatch):
+    monkeypatch.delenv("AETHEL_DENSE_PRECISION", raising=False)
+    f32, b16 = DenseRetriever(), DenseRetriever(precision="bfloat16")
+    # float32 keeps the fingerprint it had before the setting existed; bfloat16 opens another store
+    assert "precision" not in f32.embedding_store_config() and "precision" not in f32.config()
+    assert b16.embedding_store_config() == {**f32.embedding_store_config(), "precision": "bfloat16"}
+    with f32.embedding_store() as a, b16.embedding_store() as b:
+        assert a.path != b.path
+    texts = [p.text for p in dense_passages]
+    x, y = f32.encode(texts), b16.encode(texts)
+    assert x.dtype == y.dtype == np.float32
+    cos = (x * y).sum(axis=1)
+    assert not np.array_equal(x, y)  # autocast really ran in another arithmetic
+    assert cos.min() > 0.999  # ... and stayed close to float32
+
+
+def test_dense_precision_from_the_environment(monkeypatch, cache_root):
+    monkeypatch.setenv("AETHEL_DENSE_PRECISION", "bfloat16")
+    assert DenseRetriever().config()["precision"] == "bfloat16"
+    assert "precision" not in DenseRetriever(precision="float32").config()
+    monkeypatch.setenv("AETHEL_DENSE_PRECISION", "fp8")
+    with pytest.raises(ParameterError, match="AETHEL_DENSE_PRECISION"):
+        DenseRetriever().config()
+    with pytest.raises(ParameterError, match="precision must be one of"):
+        DenseRetriever(precision="half").config()
+
+
 # -- page = max over its chunks ----------------------------------------------------------------
 FILLER = ("The committee reviewed the minutes of the previous meeting and approved the agenda "
           "for the coming quarter without further discussion. ")
