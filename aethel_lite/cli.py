@@ -160,6 +160,17 @@ def _print_hits(hits: list) -> None:
             print(f"      source: {hit['source']}")
         for prov in hit.get("provenance", [])[:3]:
             print(f"      via {prov['seed']!r} -> {prov['entity']!r} ({prov['via']}, w={prov['weight']:.2f})")
+        if "explain" in hit:
+            shares = hit["explain"]
+            total = sum(e["share"] for e in shares)
+            if not shares:
+                print("      explain: no PageRank mass from the seeds (ranked by BM25 or another method)")
+            else:
+                print(f"      explain: PageRank {total:.6f} = sum of the seeds' shares")
+            for e in shares[:8]:
+                print(f"        {e['share']:.6f} ({e['share'] / total:6.1%})  {e['seed']!r} -> {e['entity']!r} ({e['via']})")
+            if len(shares) > 8:
+                print(f"        ... {len(shares) - 8} more seeds, {sum(e['share'] for e in shares[8:]):.6f} together")
         snippet = " ".join(hit["text"][:2000].split())[:240]
         print(f"      {snippet}")
 
@@ -199,7 +210,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     numbered = [(None, args.question)] if args.question is not None else _read_questions(args.questions)
     try:
         index = open_index(args.index, args.method)
-        answers = index.iter_search([q for _, q in numbered], k=args.k, method=args.method)
+        answers = index.iter_search([q for _, q in numbered], k=args.k, method=args.method, explain=args.explain)
         if args.questions is not None:  # JSONL: one line per question, written as it is answered
             for (line, question), hits in zip(numbered, answers):
                 print(json.dumps({"line": line, "question": question, "method": args.method, "hits": hits},
@@ -326,6 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("-k", "--k", type=int, default=5)
     se.add_argument("--method", default="aethel-bct")
     se.add_argument("--json", action="store_true", help="print JSON")
+    se.add_argument("--explain", action="store_true",
+                    help="per hit, the exact share of its PageRank that each seed contributes (JSON: \"explain\")")
     se.add_argument("--questions", metavar="FILE", default=None,
                     help="answer every line of FILE ('-': standard input) after one load; prints JSONL, one line per question")
     se.set_defaults(func=cmd_search)

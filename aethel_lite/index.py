@@ -1149,7 +1149,7 @@ class SearchIndex:
         return [self._base(m) for m in FUSIONS.get(method, (method,))]
 
     # -- searching
-    def iter_search(self, questions: Sequence[str], *, k: int = 5, method: str = "aethel-bct"):
+    def iter_search(self, questions: Sequence[str], *, k: int = 5, method: str = "aethel-bct", explain: bool = False):
         """Answer the questions one at a time, yielding each one's hits as soon as it is answered.
 
         Every question is checked first (an empty one is an error before any answer). One at a
@@ -1161,7 +1161,7 @@ class SearchIndex:
         questions = list(questions)
         self._check_questions(questions, k, method)
         for q in questions:
-            yield self.search([q], k=k, method=method)[0]
+            yield self.search([q], k=k, method=method, explain=explain)[0]
 
     def _check_questions(self, questions: list, k: int, method: str) -> None:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -1171,12 +1171,17 @@ class SearchIndex:
                 raise ParameterError(f"question {i}: empty question")
         self._check_method(method)
 
-    def search(self, questions: Sequence[str], *, k: int = 5, method: str = "aethel-bct") -> list[list[dict]]:
+    def search(self, questions: Sequence[str], *, k: int = 5, method: str = "aethel-bct",
+               explain: bool = False) -> list[list[dict]]:
         """Ranked hits for each question (one list per question, ``k`` hits at most).
 
         Each hit: ``rank``, ``pid``, ``doc_id``, ``page`` (0-based, PDFs), ``source`` (the file it came
         from), ``score``, ``text`` and ``provenance`` (graph methods: the question entity, the graph
-        entity it reached and how, and the weight).
+        entity it reached and how, and the weight). With ``explain=True`` each hit also carries
+        ``explain``: ``[{"seed", "entity", "via", "share"}, ...]``, the exact part of the hit's
+        PageRank that each seed contributes (:meth:`GraphRetriever.explain`; the shares sum to its
+        PageRank, which is the score of a reached hit of a graph method; fusions explain the graph
+        part; empty for BM25 and dense hits and for passages PPR does not reach).
 
         Raises
         ------
@@ -1203,8 +1208,17 @@ class SearchIndex:
             provenance: dict = {}
             for r in retrievers:
                 provenance.update(getattr(r, "provenance_", {}).get(q.qid, {}))
-            out.append([_hit(rank, passages[where[pid]], score, provenance.get(pid, []))
-                        for rank, (pid, score) in enumerate(run.get(q.qid, [])[:k], start=1)])
+            hits = [_hit(rank, passages[where[pid]], score, provenance.get(pid, []))
+                    for rank, (pid, score) in enumerate(run.get(q.qid, [])[:k], start=1)]
+            if explain:
+                shares: dict = {}
+                for r in retrievers:
+                    if hasattr(r, "explain"):
+                        for pid, found in r.explain(q.text, [h["pid"] for h in hits]).items():
+                            shares.setdefault(pid, []).extend(found)
+                for h in hits:
+                    h["explain"] = [s.to_dict() for s in shares.get(h["pid"], [])]
+            out.append(hits)
         return out
 
 

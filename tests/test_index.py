@@ -117,6 +117,50 @@ def test_every_hit_names_its_source_file(docs, tmp_path, capsys):
     assert hits[0]["source"] == str(docs / "press.md")
 
 
+HIT_KEYS = {"rank", "pid", "doc_id", "page", "source", "score", "text", "provenance"}
+
+
+def test_explain_adds_exact_seed_shares_and_changes_nothing_else(docs, other, tmp_path, capsys):
+    """`aethel search --explain --json`: each hit carries "explain", whose shares sum to its PageRank score;
+    every other key and value is as without --explain (the JSON is a public interface)."""
+    assert index([docs, other], tmp_path / "idx") == 0
+    question = "Did NRCP IV acquire Helios Fleet Solutions?"
+    plain = search_json(tmp_path / "idx", question=question, k=5, capsys=capsys)
+    assert main(["search", str(tmp_path / "idx"), question, "-k", "5", "--method", "aethel-reg", "--json", "--explain"]) == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert all(set(h) == HIT_KEYS for h in plain)
+    assert [{k: h[k] for k in HIT_KEYS} for h in hits] == plain
+    reached = [h for h in hits if h["score"] > 0]
+    assert reached and any(h["score"] < 0 for h in hits)  # both kinds of hit are checked
+    for h in hits:
+        assert set(h) == HIT_KEYS | {"explain"}
+        if h["score"] > 0:
+            assert {"seed", "entity", "via", "share"} == set(h["explain"][0])
+            assert sum(e["share"] for e in h["explain"]) == pytest.approx(h["score"], abs=1e-8)
+        else:  # ranked by BM25 after every reached passage: no seed sent it PageRank
+            assert h["explain"] == []
+    seeds = {(e["seed"], e["via"]) for h in reached for e in h["explain"]}
+    assert ("helios fleet solutions", "exact") in seeds and ("nrcp iv", "exact") in seeds
+    # text output names the shares; bm25 hits have nothing to explain
+    assert main(["search", str(tmp_path / "idx"), question, "--method", "aethel-reg", "--explain"]) == 0
+    text = capsys.readouterr().out
+    assert "= sum of the seeds' shares" in text and "'helios fleet solutions' -> 'helios fleet solutions' (exact)" in text
+    assert main(["search", str(tmp_path / "idx"), question, "--method", "bm25", "--json", "--explain"]) == 0
+    assert all(h["explain"] == [] for h in json.loads(capsys.readouterr().out)["hits"])
+
+
+def test_explain_with_a_questions_file(docs, tmp_path, capsys):
+    assert index([docs], tmp_path / "idx") == 0
+    (tmp_path / "q.txt").write_text(QUESTION + "\nWho hired a new chief executive at Orion Labs?\n")
+    capsys.readouterr()
+    assert main(["search", str(tmp_path / "idx"), "--questions", str(tmp_path / "q.txt"), "--method", "aethel-reg",
+                 "--explain"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert len(lines) == 2 and all("explain" in h for line in lines for h in line["hits"])
+    top = lines[1]["hits"][0]
+    assert "Orion" in top["text"] and top["explain"][0]["seed"] == "orion labs"
+
+
 def test_pdf_hits_name_file_and_page(tmp_path, capsys):
     from test_ingest import make_pdf
 

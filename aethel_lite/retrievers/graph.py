@@ -827,6 +827,121 @@ class GraphRetriever(Retriever):
             out.append(Expansion(seed, node, c, round(float(share), 6)))
         return out
 
+    def seed_pieces(self, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,
+                    scores: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray | None, list]:
+        """The question's teleport vector and, for every seed node, what put mass there.
+
+        Returns
+        -------
+        seeds : ndarray, shape (graph.n_nodes,), or None
+            The teleport :math:`s` that :meth:`search` uses (:meth:`personalization`); ``None``
+            without seeds and with ``fallback="none"``.
+        pieces : list of (node, mass, seed, entity, via)
+            One per (seed node, label); the masses at a node sum to its ``seeds`` value. Entity
+            seeds carry their BCT expansion (query key, graph entity, rule); metadata nodes
+            ``via="metadata"``; hybrid passage seeds ``("bm25" | "dense", pid, "lexical" | "dense")``;
+            the BM25 fallback ``("bm25", pid, "bm25-teleport")``.
+        """
+        self._check_fitted()
+        graph = self.graph_ if graph is None else graph
+        if scores is None:
+            scores = {k: v[0] for k, v in self.query_scores([text]).items()}
+        exps, seeds, fallback, parts = self._personalize(text, graph, corpus_idx, scores)
+        pieces: list = []
+        if seeds is None:
+            return None, pieces
+        n_p = graph.n_passages
+        if fallback:
+            for i in np.flatnonzero(seeds):
+                pieces.append((int(i), float(seeds[i]), "bm25", graph.pids[int(i)], "bm25-teleport"))
+            return seeds, pieces
+        mix, comps = parts["mix"], parts["components"]
+        for c, share in mix.items():
+            vec = comps[c]
+            if c == "entity":
+                seen = set()
+                for e in exps:
+                    node = n_p + graph.entity_index[e.entity]
+                    if node not in seen and vec[node] > 0:
+                        seen.add(node)
+                        pieces.append((node, share * float(vec[node]), e.seed, e.entity, e.via))
+            else:
+                for node in np.flatnonzero(vec):
+                    node = int(node)
+                    if c == "metadata":
+                        key = graph.entities[node - n_p]
+                        pieces.append((node, share * float(vec[node]), key, key, "metadata"))
+                    else:
+                        pieces.append((node, share * float(vec[node]), "bm25" if c == "lexical" else "dense",
+                                       graph.pids[node], c))
+        return seeds, pieces
+
+    def explain(self, text: str, pids, pool: Sequence[str] | None = None) -> dict:
+        r"""Exact per-seed shares of each passage's PageRank for one question.
+
+        The teleport :math:`s` of the question (as :meth:`search` builds it) is split by seed
+        node and PageRank is solved once per seed node; by linearity the contributions sum to the
+        passage's PageRank (:func:`aethel_lite.provenance.ppr_parts`). A node seeded by two
+        sources (a passage that is both a BM25 and a dense seed) splits its contribution in
+        proportion to their masses.
+
+        Parameters
+        ----------
+        text : str
+            The question.
+        pids : iterable of str
+            Passages to explain (e.g. a ranking's hits); each must be in the graph searched.
+        pool : sequence of str, optional
+            The closed pool (candidate pids) the question was ranked in, as given to
+            :meth:`search`; default: the whole fitted corpus.
+
+        Returns
+        -------
+        dict
+            pid → list of :class:`~aethel_lite.provenance.SeedShare`, largest share first (ties:
+            seed, entity), seeds contributing nothing left out. The shares of a passage sum to
+            its PageRank :math:`p_i` (to within ``tol``); a passage PPR does not reach (ranked
+            by BM25) has an empty list. Without rank weights a reached passage's :meth:`search`
+            score is :math:`p_i` rounded; with them it mixes normalised terms, and the shares
+            explain its PageRank term.
+
+        References
+        ----------
+        Jeh, G. & Widom, J. (2003). Scaling personalized web search. WWW '03.
+        """
+        from ..provenance import SeedShare, ppr_parts
+        from ..ppr import PPROperator
+
+        self._check_fitted()
+        pids = list(pids)
+        corpus_idx = None
+        if pool is not None:
+            from ..data.schema import Query
+
+            corpus_idx = self._resolve_pool(Query(qid="explain", text=text, gold=frozenset()), {"explain": pool})
+        graph = self.graph_ if corpus_idx is None else self.pool_graph(corpus_idx)
+        rows = np.array([graph.passage_node(pid) for pid in pids], dtype=np.int64)
+        seeds, pieces = self.seed_pieces(text, graph, corpus_idx)
+        out: dict = {pid: [] for pid in pids}
+        if seeds is None or not pieces or not pids:
+            return out
+        nodes = sorted({p[0] for p in pieces})
+        col = {node: j for j, node in enumerate(nodes)}
+        parts = np.zeros((graph.n_nodes, len(nodes)))
+        for node, mass, *_ in pieces:
+            parts[node, col[node]] += mass
+        op = self.operator_ if graph is self.graph_ else PPROperator(graph.adjacency())
+        C = ppr_parts(op, parts, alpha=self.alpha, tol=self.tol, max_iter=self.max_iter, rows=rows)
+        at_node = parts.sum(axis=0)
+        for r, pid in enumerate(pids):
+            shares = []
+            for node, mass, seed, entity, via in pieces:
+                v = float(C[r, col[node]]) * mass / at_node[col[node]]
+                if v > 0:
+                    shares.append(SeedShare(str(seed), str(entity), via, v))
+            out[pid] = sorted(shares, key=lambda s: (-s.share, s.seed, s.entity, s.via))
+        return out
+
     def _doc_of(self, pid: str) -> str:
         return self.doc_ids_[self.pid_index_[pid]]
 

@@ -1,0 +1,173 @@
+"""Exact per-seed shares of Personalized PageRank (aethel_lite.provenance) against networkx and a direct solve."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from aethel_lite.data.schema import Query
+from aethel_lite.data.synthetic import alias_table, make_synthetic
+from aethel_lite.errors import ParameterError
+from aethel_lite.ppr import personalized_pagerank
+from aethel_lite.provenance import SeedShare, ppr_parts, seed_contributions
+from aethel_lite.retrievers.graph import GraphRetriever
+
+
+def nx_ppr(adjacency, seeds: dict[int, float], alpha: float) -> np.ndarray:
+    """networkx.pagerank (damping 1 - alpha), edge j -> i of weight A[i, j]: the independent oracle."""
+    n = adjacency.shape[0]
+    g = nx.from_scipy_sparse_array(sp.csr_matrix(adjacency).T, create_using=nx.DiGraph)
+    g.add_nodes_from(range(n))
+    pers = {i: float(seeds.get(i, 0.0)) for i in range(n)}
+    pr = nx.pagerank(g, alpha=1.0 - alpha, personalization=pers, tol=1e-14 / n, max_iter=100_000)
+    return np.array([pr[i] for i in range(n)])
+
+
+def random_bipartite(seed: int, n_p: int = 30, n_e: int = 20) -> sp.csr_matrix:
+    rng = np.random.default_rng(seed)
+    b = (rng.random((n_p, n_e)) < 0.12).astype(float)
+    b[:3] = 0.0  # isolated passages (dangling nodes: their PageRank returns to the seeds)
+    a = np.block([[np.zeros((n_p, n_p)), b], [b.T, np.zeros((n_e, n_e))]])
+    return sp.csr_matrix(a)
+
+
+@pytest.mark.parametrize("alpha", [0.15, 0.5])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_shares_sum_to_the_direct_solve_and_to_networkx(seed, alpha):
+    adj = random_bipartite(seed)
+    rng = np.random.default_rng(100 + seed)
+    s = np.zeros(adj.shape[0])
+    nodes = rng.choice(adj.shape[0], size=6, replace=False)
+    nodes[0] = 0  # one seed on an isolated passage: the naive weights (the seed masses) are then wrong
+    s[nodes] = rng.random(6) + 0.1
+    got_nodes, C = seed_contributions(adj, s, alpha=alpha, tol=1e-13)
+    assert sorted(got_nodes.tolist()) == sorted(nodes.tolist())
+    direct = personalized_pagerank(adj, s, alpha=alpha, tol=1e-13).scores
+    np.testing.assert_allclose(C.sum(axis=1), direct, atol=1e-11)
+    oracle = nx_ppr(adj, {int(i): s[i] for i in nodes}, alpha)
+    np.testing.assert_allclose(C.sum(axis=1), oracle, atol=1e-10)
+    # each column is (a multiple of) the PageRank of its seed alone, as networkx computes it
+    for j, node in enumerate(got_nodes):
+        alone = nx_ppr(adj, {int(node): 1.0}, alpha)
+        np.testing.assert_allclose(C[:, j] / C[:, j].sum(), alone, atol=1e-10)
+    # and the naive split (seed mass x its own PageRank) does not add up here: the test can fail
+    naive = sum(s[n] / s.sum() * nx_ppr(adj, {int(n): 1.0}, alpha) for n in got_nodes)
+    assert np.abs(naive - direct).sum() > 1e-3
+
+
+def test_directed_graph_with_dangling_nodes_against_networkx():
+    rng = np.random.default_rng(7)
+    a = (rng.random((25, 25)) < 0.1).astype(float)
+    np.fill_diagonal(a, 0.0)
+    a[:, :4] = 0.0  # nodes 0-3 have no out-edges (dangling) but may have in-edges
+    s = np.zeros(25)
+    s[[0, 5, 9, 17]] = [0.4, 0.3, 0.2, 0.1]
+    _, C = seed_contributions(a, s, alpha=0.3, tol=1e-13)
+    np.testing.assert_allclose(C.sum(axis=1), nx_ppr(a, {0: 0.4, 5: 0.3, 9: 0.2, 17: 0.1}, 0.3), atol=1e-10)
+
+
+def test_parts_group_seeds_and_rows_select_nodes():
+    adj = random_bipartite(3)
+    n = adj.shape[0]
+    parts = np.zeros((n, 2))
+    parts[[31, 33], 0] = [1.0, 2.0]  # entities
+    parts[[0, 40], 1] = [0.5, 0.5]   # an isolated passage and an entity
+    C = ppr_parts(adj, parts, alpha=0.5, tol=1e-13, rows=[5, 31, 0])
+    direct = personalized_pagerank(adj, parts.sum(axis=1), alpha=0.5, tol=1e-13).scores
+    np.testing.assert_allclose(C.sum(axis=1), direct[[5, 31, 0]], atol=1e-11)
+    # a group's contribution equals the sum of its nodes' contributions
+    _, per_node = seed_contributions(adj, parts.sum(axis=1), alpha=0.5, tol=1e-13, rows=[5, 31, 0])
+    nodes = np.flatnonzero(parts.sum(axis=1))
+    first = np.isin(nodes, [31, 33])
+    np.testing.assert_allclose(per_node[:, first].sum(axis=1), C[:, 0], atol=1e-11)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (np.zeros(4), "not all zero"),
+    (np.array([1.0, -1.0, 0.0, 0.0]), ">= 0"),
+    (np.array([1.0, np.nan, 0.0, 0.0]), "finite"),
+    (np.ones(3), "shape"),
+])
+def test_bad_seeds_are_clear_errors(bad, message):
+    a = np.ones((4, 4)) - np.eye(4)
+    with pytest.raises(ParameterError, match=message):
+        seed_contributions(a, bad, alpha=0.5)
+
+
+def test_part_without_mass_is_an_error():
+    a = np.ones((3, 3)) - np.eye(3)
+    with pytest.raises(ParameterError, match="column 1 has no mass"):
+        ppr_parts(a, np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]]), alpha=0.5)
+
+
+# -- GraphRetriever.explain --------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def synthetic():
+    return make_synthetic(300, seed=0)
+
+
+@pytest.fixture(scope="module")
+def bct(synthetic):
+    return GraphRetriever(extractor="regex", bct="both", alias_table=alias_table(synthetic), tol=1e-12,
+                          cache=False).fit(synthetic.passages)
+
+
+def test_explain_shares_sum_to_each_hits_score_open_corpus(bct, synthetic):
+    queries = synthetic.queries[:6]
+    run = bct.search(queries, k=8)
+    for q in queries:
+        hits = run[q.qid]
+        shares = bct.explain(q.text, [pid for pid, _ in hits])
+        for pid, score in hits:
+            if score > 0:
+                assert shares[pid], pid
+                assert sum(s.share for s in shares[pid]) == pytest.approx(score, abs=1e-9)
+            else:  # ranked by BM25: PPR never reached it
+                assert shares[pid] == []
+        # every entity seed is one of the question's BCT expansions, with its rule
+        exps = {(e.seed, e.entity, e.via) for e in bct.seeds_[q.qid]}
+        assert {(s.seed, s.entity, s.via) for v in shares.values() for s in v} <= exps
+
+
+def test_explain_in_a_closed_pool_matches_networkx(bct, synthetic):
+    q = synthetic.queries[1]
+    gold = sorted(q.gold)
+    pool_pids = gold + [p.pid for p in synthetic.passages if p.pid not in q.gold][:25]
+    pool = np.array(sorted(bct.pid_index_[p] for p in pool_pids))
+    run = bct.search([q], k=len(pool), pool={q.qid: [bct.pids_[i] for i in pool]})
+    shares = bct.explain(q.text, [pid for pid, _ in run[q.qid]], pool=[bct.pids_[i] for i in pool])
+    graph = bct.pool_graph(pool)
+    _, seeds, _ = bct.personalization(q.text, graph, pool)
+    oracle = nx_ppr(graph.adjacency(), {int(i): seeds[i] for i in np.flatnonzero(seeds)}, bct.alpha)
+    for pid, score in run[q.qid]:
+        assert sum(s.share for s in shares[pid]) == pytest.approx(oracle[graph.passage_node(pid)], abs=1e-9)
+
+
+def test_explain_of_a_question_without_entities_splits_the_bm25_teleport(bct, synthetic):
+    q = Query(qid="plain", text="what was the unfunded commitment of the fund", gold=frozenset())
+    run = bct.search([q], k=5)
+    assert bct.diagnostics_["plain"]["fallback"]
+    shares = bct.explain(q.text, [pid for pid, _ in run["plain"]])
+    for pid, score in run["plain"]:
+        assert all(s.seed == "bm25" and s.via == "bm25-teleport" for s in shares[pid])
+        assert sum(s.share for s in shares[pid]) == pytest.approx(score, abs=1e-9)
+
+
+def test_explain_of_a_hybrid_retriever_covers_every_source(synthetic):
+    r = GraphRetriever(extractor="regex", bct="both", alias_table=alias_table(synthetic), tol=1e-12, cache=False,
+                       passage_seeds=("lexical",), seed_depth=5).fit(synthetic.passages)
+    q = synthetic.queries[2]
+    run = r.search([q], k=5)
+    shares = r.explain(q.text, [pid for pid, _ in run[q.qid]])
+    P, _, _ = r.ppr([q.text])
+    vias = set()
+    for pid, _ in run[q.qid]:
+        vias |= {s.via for s in shares[pid]}
+        assert sum(s.share for s in shares[pid]) == pytest.approx(P[r.pid_index_[pid], 0], abs=1e-9)
+    assert "lexical" in vias and vias & {"exact", "alias", "substring", "token"}
+
+
+def test_seed_share_is_plain_json():
+    assert SeedShare("a", "b", "exact", 0.25).to_dict() == {"seed": "a", "entity": "b", "via": "exact", "share": 0.25}
