@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 HEAVY = ("torch", "spacy", "sentence_transformers", "transformers", "bm25s", "matplotlib", "pandas", "papermill")
 
@@ -20,6 +22,27 @@ def test_import_pulls_in_no_heavy_dependency():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "", f"imported at package import time: {out}"
+
+
+def test_main_names_are_exported_lazily():
+    """`from aethel_lite import GraphRetriever, ...` works, yet `import aethel_lite` loads no numpy/scipy/torch/spacy."""
+    code = ("import sys, aethel_lite\n"
+            "print(','.join(m for m in ('numpy', 'scipy', 'torch', 'spacy', 'sklearn') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "", f"imported by `import aethel_lite`: {out}"
+    import importlib
+
+    import aethel_lite
+
+    assert set(aethel_lite.__all__) <= set(dir(aethel_lite))
+    for name in aethel_lite.__all__:  # every exported name resolves to the object its module defines
+        value = getattr(aethel_lite, name)
+        if name != "__version__":
+            assert value is getattr(importlib.import_module(f"aethel_lite.{aethel_lite._LAZY[name]}"), name)
+    from aethel_lite import GraphRetriever, load_musique, personalized_pagerank  # noqa: F401
+
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        aethel_lite.nope  # noqa: B018
 
 
 def test_no_data_file_is_committed():
