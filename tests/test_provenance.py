@@ -171,3 +171,70 @@ def test_explain_of_a_hybrid_retriever_covers_every_source(synthetic):
 
 def test_seed_share_is_plain_json():
     assert SeedShare("a", "b", "exact", 0.25).to_dict() == {"seed": "a", "entity": "b", "via": "exact", "share": 0.25}
+
+
+# -- how gold passages are reached; BCT intrusions --------------------------------------------------
+CHAIN = ["Northwind Trading bought Baxter Mills last year.", "Baxter Mills is based in Gamma City.",
+         "Gamma City hosts Delta Works.", "Delta Works employs many.", "Northwind Trading Europe reported growth.",
+         "Omega Labs sold Zeta Group."]
+EXPECTED = {"p0": "direct", "p1": "two-hop", "p2": "longer", "p3": "longer", "p4": "bct", "p5": "unreached"}
+
+
+@pytest.fixture(scope="module")
+def chain():
+    from aethel_lite.data.schema import Passage
+
+    passages = [Passage(f"p{i}", f"d{i}", "", t) for i, t in enumerate(CHAIN)]
+    return GraphRetriever(extractor="regex", bct="both", cache=False).fit(passages)
+
+
+def test_gold_reach_categories_against_networkx_path_lengths(chain):
+    from aethel_lite.provenance import gold_reach
+
+    pool = tuple(f"p{i}" for i in range(6))
+    q = Query("q", "Who owns Northwind Trading?", frozenset(pool), pool=pool)
+    got = gold_reach(chain, q)
+    assert {pid: g["category"] for pid, g in got.items()} == EXPECTED
+    g = chain.graph_.to_networkx()
+    seeds = [("e", e.entity) for e in chain.expansions(q.text)]
+    exact = [("e", "northwind trading")]
+    for pid, found in got.items():
+        lengths = [nx.shortest_path_length(g, s, ("p", pid)) for s in seeds if nx.has_path(g, s, ("p", pid))]
+        assert found["distance"] == (min(lengths) if lengths else None), pid
+        assert found["bct_only"] == (bool(lengths) and not any(nx.has_path(g, s, ("p", pid)) for s in exact))
+    assert got["p4"]["via"] == [["northwind trading", "northwind trading europe", "substring"]]
+    # without BCT the Europe passage is not reached at all
+    plain = gold_reach(chain.with_settings(bct="none"), q)
+    assert plain["p4"]["category"] == "unreached" and plain["p0"]["category"] == "direct"
+
+
+def test_bct_intrusion_names_the_rule_and_the_displaced_gold(chain):
+    from aethel_lite.provenance import bct_intrusions, provenance_report
+
+    pool = tuple(f"p{i}" for i in range(6))
+    q = Query("q2", "Who owns Northwind Trading?", frozenset({"p1"}), pool=pool)
+    (row,) = bct_intrusions(chain, q, k=2)
+    assert row == {"pid": "p4", "rank": 2, "bct_fraction": pytest.approx(1.0), "seed": "northwind trading",
+                   "entity": "northwind trading europe", "via": "substring", "displaced_gold": ["p1"]}
+    assert bct_intrusions(chain.with_settings(bct="none"), q, k=2) == []
+    report = provenance_report(chain, [q, Query("q3", "Where is Gamma City?", frozenset({"p2"}), pool=pool)], k=2)
+    assert report["n_queries"] == 2 and report["n_gold"] == 2
+    assert report["gold_reach"]["two-hop"] == 1 and report["gold_reach"]["direct"] == 1
+    assert report["intrusions"] == {"n_passages": 1, "n_questions": 1, "n_questions_displacing_gold": 1}
+    assert report["intrusion_rows"][0]["qid"] == "q2"
+
+
+def test_hit_chains_shares_add_up_and_say_whether_the_passage_names_the_seed(chain):
+    from aethel_lite.provenance import hit_chains
+
+    pool = tuple(f"p{i}" for i in range(6))
+    q = Query("q", "Who owns Northwind Trading?", frozenset({"p1"}), pool=pool)
+    hits = hit_chains(chain, q, k=3)
+    assert [h["pid"] for h in hits][:2] == ["p0", "p4"]
+    for h in hits:
+        assert h["ppr"] == pytest.approx(h["score"], abs=1e-8)
+        assert sum(c["fraction"] for c in h["chains"]) == pytest.approx(1.0)
+    top = hits[0]["chains"][0]
+    assert (top["seed"], top["entity"], top["via"], top["mentioned"]) == ("northwind trading",) * 2 + ("exact", True)
+    p1 = next(h for h in hits if h["pid"] == "p1")
+    assert p1["gold"] and not any(c["mentioned"] for c in p1["chains"])  # reached by a two-hop path
