@@ -82,3 +82,118 @@ def test_provenance_chapter_on_real_data(root, real_data):
     assert not any(saved["synthetic_fallback"].values())
     assert set(saved["reports"]) == {"musique", "2wiki"}
     assert all(r["n_queries"] == 20 for r in saved["reports"].values())
+
+
+# -- the library behind the graph-construction chapter ---------------------------------------------
+import networkx as nx  # noqa: E402
+import numpy as np  # noqa: E402
+
+from aethel_lite.data.schema import Passage, Query  # noqa: E402
+from aethel_lite.data.synthetic import alias_table, make_synthetic  # noqa: E402
+from aethel_lite.errors import ParameterError  # noqa: E402
+from aethel_lite.ppr import personalized_pagerank  # noqa: E402
+from aethel_lite.retrievers import GraphRetriever  # noqa: E402
+from aethel_lite import teaching  # noqa: E402
+
+TEXTS = ["Northwind Trading bought Baxter Mills last year.", "Baxter Mills is based in Gamma City.",
+         "Gamma City hosts Delta Works.", "Delta Works employs many.", "Northwind Trading Europe reported growth.",
+         "Omega Labs sold Zeta Group."]
+
+
+@pytest.fixture(scope="module")
+def small():
+    passages = [Passage(f"p{i}", f"d{i}", f"Title {i}", t) for i, t in enumerate(TEXTS)]
+    return passages, GraphRetriever(extractor="regex", bct="both", cache=False).fit(passages)
+
+
+@pytest.mark.parametrize("alpha", [0.15, 0.5])
+def test_power_trace_converges_to_pagerank_and_networkx(small, alpha):
+    _, r = small
+    g = r.graph_
+    _, seeds, _ = r.personalization("Who owns Northwind Trading?")
+    trace = teaching.power_trace(g.adjacency(), seeds, alpha, n_iter=200)
+    assert trace.shape == (201, g.n_nodes)
+    np.testing.assert_allclose(trace.sum(axis=1), 1.0)
+    np.testing.assert_allclose(trace[0], seeds / seeds.sum())
+    exact = personalized_pagerank(g.adjacency(), seeds, alpha=alpha, tol=1e-13).scores
+    np.testing.assert_allclose(trace[-1], exact, atol=1e-10)
+    G = nx.from_scipy_sparse_array(g.adjacency())
+    pr = nx.pagerank(G, alpha=1 - alpha, personalization={i: float(seeds[i]) for i in range(g.n_nodes)}, tol=1e-14,
+                     max_iter=100_000)
+    np.testing.assert_allclose(trace[-1], [pr[i] for i in range(g.n_nodes)], atol=1e-9)
+    err = np.abs(trace - exact).sum(axis=1)
+    assert all(err[t] <= 2 * (1 - alpha) ** t + 1e-12 for t in range(len(err)))  # the contraction bound
+
+
+def test_power_trace_rejects_bad_input(small):
+    _, r = small
+    with pytest.raises(ParameterError, match="seeds"):
+        teaching.power_trace(r.graph_.adjacency(), np.zeros(r.graph_.n_nodes), 0.5)
+    with pytest.raises(ParameterError, match="n_iter"):
+        teaching.power_trace(r.graph_.adjacency(), np.ones(r.graph_.n_nodes), 0.5, n_iter=-1)
+
+
+def test_drawing_data_keeps_passages_and_seeds_and_counts_what_is_left_out(small):
+    _, r = small
+    g = r.graph_
+    exps, seeds, _ = r.personalization("Who owns Northwind Trading?")
+    p = personalized_pagerank(g.adjacency(), seeds, alpha=0.5).scores
+    data = teaching.drawing_data(g, p, seeds=[e.entity for e in exps], gold=["p1"], max_nodes=8)
+    kinds = [n["kind"] for n in data["nodes"]]
+    assert kinds.count("passage") == 6 and len(kinds) == 8
+    drawn = {n["id"] for n in data["nodes"] if n["kind"] == "entity"}
+    assert drawn == {"northwind trading", "northwind trading europe"}  # the seeds come first
+    assert data["left_out"]["entities"] == g.n_entities - 2
+    assert data["left_out"]["ppr_mass"] == pytest.approx(sum(p[g.n_passages + g.entity_index[e]]
+                                                             for e in g.entities if e not in drawn))
+    assert data["left_out"]["edges"] + len(data["edges"]) == g.incidence.nnz
+    assert [n["id"] for n in data["nodes"] if n["gold"]] == ["p1"]
+    everything = teaching.drawing_data(g, p, max_nodes=60)
+    reached = {e for e in g.entities if p[g.n_passages + g.entity_index[e]] > 0}
+    assert {n["id"] for n in everything["nodes"] if n["kind"] == "entity"} == reached
+    assert everything["left_out"]["unreached_entities"] == g.n_entities - len(reached)
+    fig = teaching.draw_graph(data, title="t")
+    assert fig.axes
+    with pytest.raises(ParameterError, match="smaller than the 6 passages"):
+        teaching.drawing_data(g, p, max_nodes=5)
+
+
+def test_entity_comparison_splits_found_into_kept_and_dropped(small):
+    from aethel_lite.entities import RegexExtractor
+
+    passages, r = small
+    got = teaching.entity_comparison({"regex": r}, passages[:2])["regex"]
+    assert got["found"]["p0"] == ["baxter mills", "northwind trading", "title 0"]  # the title is part of the text
+    assert got["dropped"] == {"p0": [], "p1": []}
+    # an extractor with stop-entities: a key in more than max_df of the passages is found but not kept
+    extractor = RegexExtractor()
+    extractor.max_df, extractor.min_count = 0.3, 1
+    stop = GraphRetriever(extractor=extractor, cache=False).fit(passages)
+    got = teaching.entity_comparison({"regex": stop}, passages[:2])["regex"]
+    assert got["dropped"] == {"p0": ["baxter mills"], "p1": ["baxter mills", "gamma city"]}
+    for pid in ("p0", "p1"):
+        assert sorted(got["kept"][pid] + got["dropped"][pid]) == got["found"][pid]
+        assert all(k in stop.graph_.entity_index for k in got["kept"][pid])
+
+
+def test_rankings_by_mode_and_alpha_sweep(small):
+    _, r = small
+    pool = tuple(f"p{i}" for i in range(6))
+    q = Query("q", "Who owns Northwind Trading?", frozenset({"p1"}), pool=pool)
+    modes = teaching.rankings_by_mode(r, q, k=3)
+    assert [pid for pid, _ in modes["none"]] == ["p0", "p1", "p2"]
+    assert [pid for pid, _ in modes["substring"]][:2] == ["p0", "p4"]  # BCT's substring seed brings p4 in
+    assert modes["both"] == modes["substring"]
+    sweep = teaching.alpha_sweep(r.with_settings(bct="none"), q, [0.15, 0.85], k=3)
+    assert set(sweep) == {"0.15", "0.85"}
+    assert sweep["0.15"]["gold_ranks"] == {"p1": 2}
+
+
+def test_pick_alias_question_finds_a_fund_named_by_an_alias():
+    ds = make_synthetic(300, seed=0).with_random_pools(20, seed=0)
+    r = GraphRetriever(extractor="regex", bct="both", alias_table=alias_table(ds), cache=False).fit(ds.passages)
+    q = teaching.pick_alias_question(r, ds)
+    assert q is not None and q.meta["type"] == "single"
+    texts = {p.pid: p.text for p in ds.passages}
+    assert not any(q.meta["mention"] in texts[g] for g in q.gold)
+    assert any(e.via == "alias" for e in r.expansions(q.text, r.graph_.subgraph(q.pool)))
