@@ -41,9 +41,9 @@ Mode ``"none"`` keeps only exact matches (plain seeding), ``"alias"`` adds alias
 ``"substring"`` adds substring and token matches, ``"both"`` adds all. Default weights
 (:class:`BCTWeights`) halve from rule to rule, from strongest to weakest evidence: exact 1.0,
 alias 0.5, substring 0.25, token 0.1 × Jaccard; an alias never outweighs the entity the question
-names, and fuzzy matches add recall without taking over. (Without the budget, and with weights
-0.8/0.5/0.25, BCT on MuSiQue's closed pool cut AllSupport@5 from 0.37 to 0.23: the
-:doc:`closed-pool chapter <../book/closed_pool>` shows the ablation.)
+names, and fuzzy matches add recall without taking over. (What an earlier version without the
+budget did to MuSiQue's AllSupport@5 is recorded in ``benchmarks/README.md``, "Measurements
+quoted by the library"; the closed-pool chapter runs the current BCT ablation.)
 
 In the paper BCT puts more supporting passages into the top 5 (AllSupport@5, Recall@5) at some
 cost to top-1 precision: mass spread over aliases dilutes the single best passage.

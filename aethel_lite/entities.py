@@ -19,9 +19,9 @@ whose ``key`` = :func:`normalize_entity` (``text``) is the graph node name and w
     spaCy ``en_core_web_sm`` named entities (all 18 OntoNotes labels). Only the ``ner``
     component runs: in the small English model NER has its own embedded tok2vec, so ``tok2vec``
     (which only feeds tagger and parser), ``tagger``, ``parser``, ``attribute_ruler`` and
-    ``lemmatizer`` are excluded (about 1.8x faster). Without the parser NER is no longer kept
-    inside sentence boundaries; on 400 MuSiQue paragraphs this changed 1 of 5,676 entities.
-    Texts longer than ``max_chars`` (default 100,000; FinanceBench pages are at most ~11k) are
+    ``lemmatizer`` are excluded (faster; ``benchmarks/README.md``, "Measurements quoted by the
+    library", has the speed-up and how many entities changed without the parser's sentence
+    boundaries). Texts longer than ``max_chars`` (default 100,000) are
     split, before NER, at the last line break (else whitespace) before the limit, and the
     pieces' offsets are shifted back: an entity crossing a cut is lost, nothing else changes.
 ``"ner3"`` (the paper's filtered NER)
@@ -433,11 +433,8 @@ class Ner3Extractor:
     max_df : float or None
         Entities in more than this fraction of the passages are stop-entities (applied by the
         graph builder through :func:`stop_entities`, which also keeps any entity found in at most
-        ``min_count`` passages). Default 0.05: on the 10,206 FinanceBench question-filing pages the
-        cut is at 510 pages and removes 8 keys (``company``, ``us``, ``united states``, ``plan``,
-        ``participant``, ``consolidated financial statements``, ``notes``, ``pepsico pension
-        equalization plan``), while the most frequent company key (``jpmorgan chase``, 337
-        pages, 3.3%) stays.
+        ``min_count`` passages). Default 0.05; what it removes on the FinanceBench pages is in
+        ``benchmarks/README.md`` ("Measurements quoted by the library").
     min_count : int
         Absolute floor for :func:`stop_entities` (default 5): in a 20-passage pool nothing that
         links up to a quarter of the pool is cut.

@@ -283,8 +283,8 @@ class PPROperator:
     eliminate_degree : int, default 6
         ``cg`` only: nodes with at most this many neighbours (a greedy independent set of them,
         lowest degree first) are eliminated exactly before the iteration; 0 eliminates only
-        isolated nodes. On the FinanceBench ner3 graph, 6 keeps 16,198 of 34,713 nodes and needs
-        ~16 products per query at alpha = 0.5, tol = 1e-8 (2: 27,388 nodes, ~17 products).
+        isolated nodes. The nodes kept and products needed on the FinanceBench ner3 graph for 6
+        and 2 are in ``benchmarks/README.md`` ("Measurements quoted by the library").
 
     Attributes
     ----------

@@ -28,8 +28,27 @@ import numpy as np
 
 from .errors import ParameterError
 
-__all__ = ["entity_comparison", "power_trace", "drawing_data", "draw_graph", "trace_figure", "rankings_by_mode",
-           "alpha_sweep", "pick_alias_question"]
+__all__ = ["check_parameters", "entity_comparison", "power_trace", "drawing_data", "draw_graph", "trace_figure",
+           "rankings_by_mode", "alpha_sweep", "pick_alias_question", "walkthrough"]
+
+
+def check_parameters(*, alpha: Any, extractor: Any, bct: Any) -> None:
+    """Stop a chapter at its parameters cell when one is invalid, naming it.
+
+    Raises
+    ------
+    ParameterError
+        ``alpha`` not in (0, 1), ``extractor`` not ``"regex"``, ``"ner"`` or ``"ner3"``, ``bct``
+        not ``"none"``, ``"alias"``, ``"substring"`` or ``"both"``.
+    """
+    from .bct import MODES
+
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ParameterError(f"alpha: the teleport probability must be a number in (0, 1), got {alpha!r}")
+    if extractor not in ("regex", "ner", "ner3"):
+        raise ParameterError(f"extractor: choose from 'regex', 'ner', 'ner3', got {extractor!r}")
+    if bct not in MODES:
+        raise ParameterError(f"bct: choose from {', '.join(repr(m) for m in MODES)}, got {bct!r}")
 
 
 def entity_comparison(retrievers: Mapping[str, Any], passages: Sequence) -> dict:
@@ -274,7 +293,8 @@ def draw_graph(data: Mapping, *, ax=None, title: str | None = None, seed: int = 
 
 def trace_figure(trace: Mapping[str, Sequence[float]], gold: Sequence[str], *, labels: Mapping[str, str] | None = None,
                  title: str | None = None):
-    """Line plot of PageRank per iteration: gold passages solid, other passages dashed.
+    """Line plot of PageRank per iteration (log scale): gold passages solid, other passages dashed; a
+    line starts at the first iteration that gives the passage any mass.
 
     Parameters
     ----------
@@ -295,10 +315,13 @@ def trace_figure(trace: Mapping[str, Sequence[float]], gold: Sequence[str], *, l
     for pid, values in trace.items():
         is_gold = pid in set(gold)
         name = labels.get(pid, pid)
-        ax.plot(range(len(values)), values, "-" if is_gold else "--", linewidth=2.2 if is_gold else 1.2,
+        vals = np.asarray(values, dtype=np.float64)
+        shown = np.where(vals > 0, vals, np.nan)  # a passage without mass yet is not drawn (log scale)
+        ax.plot(range(len(vals)), shown, "-" if is_gold else "--", linewidth=2.2 if is_gold else 1.2, marker=".",
                 label=("gold: " if is_gold else "") + (name[:40] + "…" if len(name) > 41 else name))
+    ax.set_yscale("log")
     ax.set_xlabel("power iteration t")
-    ax.set_ylabel("PageRank of the passage")
+    ax.set_ylabel("PageRank of the passage (log scale)")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     if title:
         ax.set_title(title, fontsize=10)
@@ -342,15 +365,81 @@ def pick_alias_question(retriever, dataset):
     """The first question of ``dataset`` that names its fund by an alias BCT must resolve.
 
     A ``single``-fact synthetic question whose fund mention (``meta["mention"]``) occurs in none
-    of its gold passages, and whose seeds (in its closed pool's graph) include an ``"alias"``
-    expansion. ``None`` when there is no such question.
+    of its gold passages, while a gold passage mentions an entity that one of its seeds reaches
+    through BCT's ``"alias"`` rule (in its closed pool's graph). ``None`` when there is no such
+    question.
     """
+    from .bct import provenance
+
     texts = {p.pid: p.text for p in dataset.passages}
     for q in dataset.queries:
         mention = q.meta.get("mention")
         if q.meta.get("type") != "single" or not mention or any(mention in texts[g] for g in q.gold):
             continue
         graph = retriever.graph_ if q.pool is None else retriever.graph_.subgraph(q.pool)
-        if any(e.via == "alias" for e in retriever.expansions(q.text, graph)):
+        exps = [e for e in retriever.expansions(q.text, graph) if e.via == "alias"]
+        if any(provenance(g, exps, graph) for g in sorted(q.gold) if g in graph.pid_index):
             return q
     return None
+
+
+def walkthrough(retriever, query, *, titles: Mapping[str, str] | None = None, alphas: Sequence[float] = (),
+                n_iter: int = 30, n_distractors: int = 3, max_nodes: int = 60, k: int = 10) -> dict:
+    """Everything the graph-construction chapter shows for one question in its closed pool, as JSON.
+
+    Parameters
+    ----------
+    retriever : GraphRetriever
+        Fitted; its extractor, ``bct`` and ``alpha`` are the ones shown.
+    query : Query
+        With a closed pool.
+    titles : mapping, optional
+        pid → title, for labels.
+    alphas : sequence of float
+        Teleport probabilities for :func:`alpha_sweep`.
+    n_iter, n_distractors : int
+        Power iterations traced, and how many of the best non-gold passages are traced with the gold.
+    max_nodes, k : int
+        Graph drawing size (:func:`drawing_data`), ranking depth.
+
+    Returns
+    -------
+    dict
+        ``keys`` (question entity key → ``"mention"`` | ``"ngram"``); ``seeds``: ``[{"seed",
+        "entity", "via", "mass"}]`` (the teleport vector, one row per seed node); ``fallback``;
+        ``graph`` (sizes of the pool's graph); ``drawing``; ``trace``: pid → PageRank per
+        iteration (gold passages and the best ``n_distractors`` others); ``alpha_sweep``;
+        ``modes`` (:func:`rankings_by_mode`); ``hits`` (:func:`aethel_lite.provenance.hit_chains`).
+    """
+    from .provenance import hit_chains
+
+    if query.pool is None:
+        raise ParameterError(f"walkthrough: question {query.qid!r} has no closed pool")
+    idx = np.array([retriever.pid_index_[p] for p in dict.fromkeys(query.pool)], dtype=np.int64)
+    graph = retriever.pool_graph(idx)
+    seeds, pieces = retriever.seed_pieces(query.text, graph, idx)
+    fallback = bool(pieces) and pieces[0][4] == "bm25-teleport"
+    n_links = 0 if graph.alias is None else graph.alias.nnz // 2
+    out: dict = {"keys": retriever.query_key_sources(query.text), "fallback": fallback,
+                 "seeds": [{"seed": s, "entity": e, "via": v, "mass": float(m)} for _, m, s, e, v in pieces],
+                 "graph": {"passages": graph.n_passages, "entities": graph.n_entities, "mentions": int(graph.incidence.nnz),
+                           "links": int(n_links)}}
+    if seeds is None:
+        ppr = np.zeros(graph.n_nodes)
+        trace = np.zeros((n_iter + 1, graph.n_nodes))
+    else:
+        trace = power_trace(graph.adjacency(), seeds, retriever.alpha, n_iter=n_iter)
+        from .ppr import personalized_pagerank
+
+        ppr = personalized_pagerank(graph.adjacency(), seeds, alpha=retriever.alpha, tol=retriever.tol).scores
+    seed_keys = [e for _, _, _, e, v in pieces if v != "bm25-teleport"]
+    out["drawing"] = drawing_data(graph, ppr, seeds=seed_keys, gold=sorted(query.gold), titles=titles,
+                                  max_nodes=max(max_nodes, graph.n_passages))
+    n_p = graph.n_passages
+    others = sorted((i for i in range(n_p) if graph.pids[i] not in query.gold), key=lambda i: (-ppr[i], i))
+    traced = [i for i in range(n_p) if graph.pids[i] in query.gold] + others[:n_distractors]
+    out["trace"] = {graph.pids[i]: [float(v) for v in trace[:, i]] for i in traced}
+    out["alpha_sweep"] = alpha_sweep(retriever, query, alphas, k=k) if alphas else {}
+    out["modes"] = rankings_by_mode(retriever, query, k=k)
+    out["hits"] = hit_chains(retriever, query, k=k)
+    return out

@@ -246,7 +246,7 @@ def test_book_builds_without_warnings(tmp_path):
         assert "SYNTHETIC corpus" in json.dumps([c.get("outputs", []) for c in chapter.cells]), name
     for page in ("book/intro.html", "book/executed/00_quickstart.html", "book/executed/10_closed_pool.html",
                  "book/executed/20_open_corpus.html", "book/executed/30_scaling.html", "book/bibliography.html",
-                 "book/executed/40_provenance.html", "book/glossary.html"):
+                 "book/executed/40_provenance.html", "book/glossary.html", "book/executed/01_graph_construction.html"):
         assert (html / page).exists(), page
     bib_html = (html / "book" / "bibliography.html").read_text()
     assert "PageRank" in bib_html and "MuSiQue" in bib_html

@@ -84,6 +84,40 @@ def test_provenance_chapter_on_real_data(root, real_data):
     assert all(r["n_queries"] == 20 for r in saved["reports"].values())
 
 
+def _check_graph_chapter(root: Path, env: dict, *params: str) -> dict:
+    run = _run(root, env, "01_graph_construction", *params)
+    assert run.returncode == 0, run.stderr[-4000:]
+    saved = read_json(root / "results" / "graph_construction.json")
+    shown = _outputs(root / "book" / "executed" / "01_graph_construction.ipynb")
+    assert "Traceback" not in shown
+    walk, drawing = saved["walk"], saved["walk"]["drawing"]
+    assert len(drawing["nodes"]) <= max(60, walk["graph"]["passages"])  # the picture stays legible
+    n_ent = sum(n["kind"] == "entity" for n in drawing["nodes"])
+    assert f"{n_ent} of the {walk['graph']['entities']} entities" in shown  # the text says what was left out
+    assert shown.count("image/png") >= 2
+    assert abs(sum(s["mass"] for s in walk["seeds"]) - 1) < 1e-9
+    assert saved["alias"]["mention"] and not any(saved["alias"]["mention"] in t for t in saved["alias"]["texts"].values())
+    return saved
+
+
+def test_graph_chapter_without_data_and_with_student_parameters(root):
+    env = _env(real=False)
+    saved = _check_graph_chapter(root, env)
+    assert saved["synthetic_fallback"] and "SYNTHETIC corpus" in _outputs(root / "book" / "executed" / "01_graph_construction.ipynb")
+    changed = _check_graph_chapter(root, env, "-p", "alpha", "0.15", "-p", "extractor", "regex", "-p", "bct", "none")
+    assert changed["parameters"] | {"alpha": 0.5, "extractor": "ner3", "bct": "both"} == saved["parameters"]
+    assert all(s["via"] == "exact" for s in changed["walk"]["seeds"] if s["via"] != "bm25-teleport")
+    bad = _run(root, env, "01_graph_construction", "-p", "extractor", "spacy")
+    assert bad.returncode == 1 and "extractor: choose from" in bad.stderr
+
+
+@pytest.mark.realdata
+def test_graph_chapter_on_real_data(root, real_data):
+    saved = _check_graph_chapter(root, _env(real=True))
+    assert not saved["synthetic_fallback"] and saved["dataset"] == "musique"
+    assert len(saved["question"]["pool"]) == 20
+
+
 # -- the library behind the graph-construction chapter ---------------------------------------------
 import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
@@ -196,4 +230,8 @@ def test_pick_alias_question_finds_a_fund_named_by_an_alias():
     assert q is not None and q.meta["type"] == "single"
     texts = {p.pid: p.text for p in ds.passages}
     assert not any(q.meta["mention"] in texts[g] for g in q.gold)
-    assert any(e.via == "alias" for e in r.expansions(q.text, r.graph_.subgraph(q.pool)))
+    from aethel_lite.bct import provenance
+
+    graph = r.graph_.subgraph(q.pool)
+    aliases = [e for e in r.expansions(q.text, graph) if e.via == "alias"]
+    assert any(provenance(g, aliases, graph) for g in q.gold)  # a gold passage names the fund by an alias

@@ -75,27 +75,14 @@ canonical entity id (``"fund:northriver-iv"``) to the surface forms that occur i
 :func:`alias_table` turns it into the normalised-key map that :func:`aethel_lite.bct.expand_seeds`
 takes as ``alias_table``.
 
-Measured hardness
------------------
-1,000 passages, 142 queries (seed 0: 76 single, 50 acquisition-bridge, 16 secondary-bridge),
-index text = ``title + "\\n" + text``; HR@5 = share of queries with at least one gold passage in
-the top 5, AllSupport@5 = share with all of them. Measured with::
-
-    python -m aethel_lite.data.synthetic --measure --n-passages 1000 --seed 0
-    python -m aethel_lite.data.synthetic --measure --n-passages 1000 --seed 1 --no-dense
-
-==================================================  =====  ======  ======  =============
-retriever (seed)                                    HR@5   single  bridge  AllSupport@5
-==================================================  =====  ======  ======  =============
-BM25Okapi, rank_bm25, lower-cased ``\\w+`` (0)       0.437  0.487   0.379   0.169 (bridge 0.000)
-BM25Okapi, rank_bm25, lower-cased ``\\w+`` (1)       0.444  0.346   0.562   0.148 (bridge 0.016)
-MiniLM all-MiniLM-L6-v2, cosine, normalised (0)     0.268  0.276   0.258   0.077 (bridge 0.000)
-==================================================  =====  ======  ======  =============
-
-Neither is near perfect: single-hop queries lose to sibling funds and other quarters, and
-bridge queries almost never have both hops in the top 5, because the hop-2 passage shares
-only metric and date words with the question. Generation takes about 0.2 s for 1,000
-passages and under 10 s for 100,000 (2 cores).
+Hardness
+--------
+``python -m aethel_lite.data.synthetic --measure --n-passages 1000 --seed 0`` measures BM25 and
+MiniLM HR@5 / AllSupport@5 on a generated corpus (``--no-dense`` skips MiniLM); the measured
+values and generation times are in ``benchmarks/README.md`` ("Measurements quoted by the
+library"). By design neither is near perfect: single-hop queries lose to sibling funds and other
+quarters, and bridge queries rarely have both hops in the top 5, because the hop-2 passage shares
+only metric and date words with the question.
 
 References
 ----------
