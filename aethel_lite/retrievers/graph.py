@@ -210,15 +210,19 @@ class GraphRetriever(Retriever):
         self.dense_ = None
         self._fit_dense()
 
-    def _structure(self) -> None:
-        """``graph_`` = the entity graph plus the document / metadata nodes the settings ask for."""
+    def _structure(self, metas: Mapping[str, Any] | None = None) -> None:
+        """``graph_`` = the entity graph plus the document / metadata nodes the settings ask for.
+
+        ``metas``: the documents' :class:`~aethel_lite.docmeta.DocMeta` when already known (an
+        index stores them); otherwise :func:`~aethel_lite.docmeta.document_metadata` of the passages.
+        """
         self.graph_ = self._base_graph
         self.doc_meta_ = None
         self._companies = None
         if self.document_nodes or self.metadata:
             from ..docmeta import add_document_nodes, document_metadata
 
-            self.doc_meta_ = document_metadata(self._passages)
+            self.doc_meta_ = document_metadata(self._passages) if metas is None else dict(metas)
             self.graph_ = add_document_nodes(self._base_graph, self._passages, self.doc_meta_,
                                              documents=bool(self.document_nodes), metadata=bool(self.metadata))
             if self.metadata:
@@ -262,7 +266,7 @@ class GraphRetriever(Retriever):
         if any(k in changes for k in ("extractor", "alias_table", "cache", "n_process")):
             return new.fit(self._passages)
         if bool(new.document_nodes) != bool(self.document_nodes) or bool(new.metadata) != bool(self.metadata):
-            new._structure()
+            new._structure(self.doc_meta_)  # None: computed from the passages
         new._fit_dense()
         return new
 
