@@ -49,7 +49,7 @@ from .errors import ParameterError
 __all__ = ["HYBRID", "ABLATIONS", "ABLATION_LABELS", "hybrid_methods", "TUNING_PATH", "SEED_GRID", "RANK_GRID",
            "tune", "write_tuning", "read_tuning", "halves", "score_halves", "beyond_study", "closed_pool_check",
            "STUDY_CORPORA", "latency", "acceptance", "halves_table", "tests_table", "ablation_table",
-           "difference_figure", "what_did_not_work"]
+           "difference_figure", "what_did_not_work", "composition", "COMPONENT_TESTS", "acceptance_summary"]
 
 TUNING_PATH = Path(__file__).resolve().parent / "manifests" / "hybrid_tuning.json"
 
@@ -280,6 +280,10 @@ def read_tuning(path: str | Path | None = None) -> dict:
 BASELINES = ("bm25", "dense", "dense-max", "rrf-dense", "aethel-bct")
 #: Metrics of the study's tables.
 BEYOND_METRICS = ("HR@1", "HR@5", "MRR", "AllSupport@5", "Recall@5")
+#: Variants ``aethel-hybrid`` is tested against to measure what the graph itself adds
+#: (:func:`composition`): the same BM25 + dense terms without any graph term, and the graph
+#: without metadata nodes.
+COMPONENT_TESTS = ("aethel-hybrid-no-graph", "aethel-hybrid-no-metadata")
 
 
 def _derive(base, name: str):
@@ -290,8 +294,9 @@ def _derive(base, name: str):
 
 
 def _fit_hybrids(dataset, names: Sequence[str], *, setting: str, depth: int, n_process: int,
-                 progress: bool = False) -> dict:
-    """Fit ``aethel-hybrid`` once and derive its variants; run each (MethodOutcome per name)."""
+                 progress: bool = False, keep: dict | None = None) -> dict:
+    """Fit ``aethel-hybrid`` once and derive its variants; run each (MethodOutcome per name).
+    ``keep``: receives the fitted ``aethel-hybrid`` retriever under ``dataset.name``."""
     from .experiment import MethodOutcome, make_retriever
 
     pool = "query" if setting == "closed" else None
@@ -300,6 +305,8 @@ def _fit_hybrids(dataset, names: Sequence[str], *, setting: str, depth: int, n_p
     base.progress = progress
     base.fit(dataset.passages)
     fit_seconds = time.perf_counter() - t0
+    if keep is not None:
+        keep[dataset.name] = base
     out = {}
     for name in names:
         t = time.perf_counter()
@@ -363,7 +370,7 @@ def _top_sources(retriever, run, k: int = 5) -> dict:
 
 def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[str, Any]] | None = None,
                  variants: Sequence[str] | None = None, n_resamples: int = 10_000, seed: int = 0, n_process: int = 1,
-                 depth: int = 1000, log: Callable[[str], None] | None = None) -> dict:
+                 depth: int = 1000, log: Callable[[str], None] | None = None, keep: dict | None = None) -> dict:
     """Run the baselines, ``aethel-hybrid`` and its ablations on each open corpus; score halves; test.
 
     Parameters
@@ -380,6 +387,9 @@ def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[s
         Bootstrap resamples and seed of the paired tests.
     n_process : int
         spaCy worker processes for entity extraction.
+    keep : dict, optional
+        Receives each corpus's fitted ``aethel-hybrid`` retriever (for :func:`latency`, so it is
+        not fitted twice).
 
     Returns
     -------
@@ -388,6 +398,8 @@ def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[s
         (:func:`score_halves`), ``tests`` (paired bootstrap of ``aethel-hybrid`` against
         ``bm25``, ``dense``, ``dense-max``, ``rrf-dense`` and ``aethel-bct`` on MRR, HR@5,
         Recall@5 and AllSupport@5, on the test half and on all questions; ``excludes_zero``),
+        ``components`` (the same tests against :data:`COMPONENT_TESTS`, a separate family:
+        what the graph adds to the same dense + BM25 ranking),
         ``sources`` (share of the hybrid's top-5 hits by their largest seed source),
         ``timing`` (seconds per method) and ``per_query`` (the hybrid's and the baselines' top-10 pids).
     """
@@ -408,7 +420,7 @@ def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[s
                                    retriever_kwargs={"GraphRetriever": {"n_process": n_process}})
             block.update(score_runs(outcomes, ds.queries, k=5))
             timing.update({m: round(o.seconds, 3) for m, o in outcomes.items()})
-        hybrids = _fit_hybrids(ds, variants, setting="open", depth=depth, n_process=n_process)
+        hybrids = _fit_hybrids(ds, variants, setting="open", depth=depth, n_process=n_process, keep=keep)
         block.update(score_runs(hybrids, ds.queries, k=5))
         timing.update({m: round(o.seconds, 3) for m, o in hybrids.items()})
         parts = {h: [q.qid for q in qs] for h, qs in halves(ds).items()}
@@ -418,6 +430,8 @@ def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[s
             "halves": parts,
             "metrics": score_halves(block, parts),
             "tests": _tests(block, parts, pairs, ("MRR", "HR@5", "Recall@5", "AllSupport@5"), n_resamples, seed),
+            "components": _tests(block, parts, [("aethel-hybrid", v) for v in COMPONENT_TESTS],
+                                 ("MRR", "HR@5", "Recall@5", "AllSupport@5"), n_resamples, seed),
             "sources": _top_sources(hybrids["aethel-hybrid"].retriever, hybrids["aethel-hybrid"].run),
             "timing": timing,
             "per_query_metrics": {m: e["per_query_metrics"] for m, e in block.items()},
@@ -456,10 +470,13 @@ def closed_pool_check(loaded: Mapping[str, Any], *, n_resamples: int = 10_000, s
     return out
 
 
-def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_process: int = 1) -> dict:
+def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_process: int = 1,
+            fitted: Mapping[str, Any] | None = None) -> dict:
     """Milliseconds per question of ``aethel-hybrid`` beside BM25 and dense retrieval, open corpus.
 
-    Each retriever is fitted once (from the caches); then ``search`` ranks the first ``n_queries``
+    Each retriever is fitted once (from the caches), or taken from ``fitted`` (``"bm25"``,
+    ``"dense"``, ``"aethel-hybrid"`` → a retriever already fitted on ``dataset``'s passages, e.g.
+    the chapter's); then ``search`` ranks the first ``n_queries``
     questions (all by default) one at a time (*single*: median ms over questions) and all in
     one call (*batched*: total ms / questions), 10 hits each, the best of ``repeats`` passes (the
     machine is shared). Rows:
@@ -483,8 +500,14 @@ def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_proces
     from .experiment import make_retriever
 
     queries = list(dataset.queries)[: n_queries or None]
-    fitted = {name: make_retriever(name).fit(dataset.passages) for name in ("bm25", "dense")}
-    hybrid = make_retriever("aethel-hybrid", GraphRetriever={"n_process": n_process}).fit(dataset.passages)
+    given = dict(fitted or {})
+    pids = [p.pid for p in dataset.passages]
+    for name, r in given.items():
+        if list(getattr(r, "pids_", [])) != pids:
+            raise ParameterError(f"latency: the fitted {name!r} retriever was not fitted on {dataset.name!r}'s passages")
+    fitted = {name: given.get(name) or make_retriever(name).fit(dataset.passages) for name in ("bm25", "dense")}
+    hybrid = given.get("aethel-hybrid") or make_retriever("aethel-hybrid", GraphRetriever={"n_process": n_process}).fit(
+        dataset.passages)
     out: dict[str, Any] = {"n_queries": len(queries), "n_passages": len(dataset.passages)}
 
     def timed(r) -> tuple[float, float]:
@@ -607,6 +630,16 @@ def acceptance(saved: Mapping[str, Any]) -> list[dict]:
     return rows
 
 
+def acceptance_summary(rows: Sequence[Mapping[str, Any]]) -> str:
+    """One generated sentence from :func:`acceptance` rows: how many criteria hold, and each that does not."""
+    run = [r for r in rows if r["holds"] is not None]
+    failed = [r for r in run if not r["holds"]]
+    head = f"**{len(run) - len(failed)} of {len(run)} acceptance criteria measured here hold.**"
+    if not failed:
+        return head
+    return head + " Not met: " + "; ".join(f"{r['criterion']} on `{r['data set']}` ({r['measured']})" for r in failed) + "."
+
+
 def halves_table(res: Mapping[str, Any], methods: Sequence[str], metrics: Sequence[str] = ("MRR", "HR@5")):
     """One corpus's methods × (metric, half) means as a DataFrame (dev, test, all)."""
     import pandas as pd
@@ -696,6 +729,85 @@ def what_did_not_work(saved: Mapping[str, Any], metric: str = "MRR") -> list[str
             d = full - m["aethel-hybrid-no-graph"]["all"][metric]
             out.append(f"* `{corpus}`: the graph's own contribution (full method − the same BM25 + dense terms without "
                        f"the PageRank terms): {d:+.3f} {metric}.")
+    return out
+
+
+def _rank_formula(rank_weights: Mapping[str, float]) -> str:
+    names = {"document": "its document node's PageRank", "dense": "the dense cosine", "lexical": "BM25",
+             "ppr": "its own PageRank"}
+    live = {t: float(w) for t, w in rank_weights.items() if w > 0}
+    total = sum(live.values())
+    return " + ".join(f"{w / total:.2f} × {names[t]}" for t, w in sorted(live.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def composition(saved: Mapping[str, Any], metric: str = "MRR", half: str = "all") -> list[str]:
+    r"""Generated bullets: what the tuned ``aethel-hybrid`` is made of, and how much of its gain is the graph's.
+
+    The tuned ranking weights (``saved["tuning"]``) are stated as a formula, naming the terms
+    whose weight is 0. Per corpus, the gain of ``aethel-hybrid`` over the better of BM25 and
+    dense retrieval on ``metric`` is split into
+
+    .. math::
+
+        \underbrace{r_\text{hybrid} - r_\text{no-graph}}_\text{graph}
+        + \underbrace{r_\text{no-graph} - \max(r_\text{bm25}, r_\text{dense})}_\text{dense + BM25 fusion},
+
+    where ``aethel-hybrid-no-graph`` is the same weighted sum of the min–max normalised dense
+    and BM25 scores with every PageRank term dropped (its weights renormalised): a plain
+    score fusion without any graph. The graph part is given with its paired-bootstrap 95% CI
+    (``components`` of :func:`beyond_study`), and so is the part of the metadata nodes.
+
+    Parameters
+    ----------
+    saved : mapping
+        The ``beyond`` result as read back from its file.
+    metric, half : str
+
+    Returns
+    -------
+    list of str
+        Markdown bullets.
+
+    References
+    ----------
+    Gutiérrez, B. J. et al. (2025). From RAG to memory: non-parametric continual learning for
+    large language models (HippoRAG 2). arXiv:2502.14802.
+    """
+    out = []
+    rw = ((saved.get("tuning") or {}).get("best") or {}).get("setting", {}).get("rank_weights")
+    if rw:
+        zero = [t for t in ("ppr", "document", "lexical", "dense") if float(rw.get(t, 0.0)) == 0.0]
+        names = {"ppr": "the passage's own PageRank", "document": "the document node's PageRank",
+                 "lexical": "BM25", "dense": "the dense cosine"}
+        out.append(f"* **What it ranks by.** The weights chosen on the development halves rank a passage by "
+                   f"{_rank_formula(rw)} (each min–max normalised over the corpus)"
+                   + (f"; {' and '.join(names[t] for t in zero)} got weight 0" if zero else "") + ". "
+                   + ("The graph therefore enters the ranking only through the PageRank of the passage's document "
+                      "node — the mass that the entity, metadata and passage seeds bring to the filing; the walk "
+                      "itself ranks no passage. " if "ppr" in zero and float(rw.get("document", 0)) > 0 else "")
+                   + "`aethel-hybrid-no-graph` is the same dense + BM25 weighted sum with the graph term dropped.")
+    for corpus, res in (saved.get("datasets") or {}).items():
+        m = res["metrics"]
+        if "aethel-hybrid-no-graph" not in m or not all(b in m for b in ACCEPT_BASELINES):
+            continue
+        full = m["aethel-hybrid"][half][metric]
+        fused = m["aethel-hybrid-no-graph"][half][metric]
+        best = max(ACCEPT_BASELINES, key=lambda b: (m[b][half][metric], b))
+        single = m[best][half][metric]
+        rows = {t["b"]: t for t in res.get("components", []) if t["half"] == half and t["metric"] == metric}
+
+        def ci(name: str) -> str:
+            t = rows.get(name)
+            return f" [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]" if t else ""
+
+        text = (f"* `{corpus}` ({half} questions, {metric}): `aethel-hybrid` {full:.3f}, the better of BM25 and dense "
+                f"(`{best}`) {single:.3f}, so a gain of {full - single:+.3f}; of it, the dense + BM25 fusion without "
+                f"a graph brings {fused - single:+.3f} and the graph {full - fused:+.3f}{ci('aethel-hybrid-no-graph')}.")
+        if "aethel-hybrid-no-metadata" in m:
+            text += (f" Without metadata nodes (company, period, filing type) the hybrid scores "
+                     f"{m['aethel-hybrid-no-metadata'][half][metric]:.3f} (the metadata nodes' part: "
+                     f"{full - m['aethel-hybrid-no-metadata'][half][metric]:+.3f}{ci('aethel-hybrid-no-metadata')}).")
+        out.append(text)
     return out
 
 

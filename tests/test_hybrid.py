@@ -130,6 +130,13 @@ def test_beyond_study_and_closed_pool_check_on_a_toy_corpus(toy):
     assert abl.loc["aethel-hybrid-no-graph", ("toy", "Δ")] == pytest.approx(
         res["metrics"]["aethel-hybrid-no-graph"]["all"]["MRR"] - res["metrics"]["aethel-hybrid"]["all"]["MRR"], abs=1e-3)
     assert any("graph's own contribution" in line for line in H.what_did_not_work({"datasets": {"toy": res}}))
+    # the graph's part is tested against the same dense + BM25 sum without the graph (its own family)
+    comp = {(t["half"], t["b"], t["metric"]): t for t in res["components"]}
+    assert ("all", "aethel-hybrid-no-graph", "MRR") in comp and ("test", "aethel-hybrid-no-graph", "HR@5") in comp
+    t = comp[("all", "aethel-hybrid-no-graph", "MRR")]
+    assert t["mean_a"] == pytest.approx(res["metrics"]["aethel-hybrid"]["all"]["MRR"], abs=1e-6)
+    assert t["mean_b"] == pytest.approx(res["metrics"]["aethel-hybrid-no-graph"]["all"]["MRR"], abs=1e-6)
+    assert t["ci_low"] <= t["diff"] <= t["ci_high"]
     import matplotlib.pyplot as plt
 
     plt.close(H.difference_figure({"toy": res}))
@@ -164,10 +171,56 @@ def test_acceptance_reads_the_criteria_off_the_numbers():
     assert holds == [False, True, True, True, True, False, True, False, True]  # end to end: batched 6 ms > 5
     assert rows[-2]["criterion"].startswith("latency") and "6.0 ms" in rows[-2]["measured"]
     assert H.acceptance({"datasets": {}})[0]["holds"] is None
+    summary = H.acceptance_summary(rows)
+    assert summary.startswith(f"**{sum(holds)} of {len(holds)} acceptance criteria measured here hold.**")
+    assert summary.count(" on `") == holds.count(False) and "diff +0.050 [-0.010, +0.100]" in summary
+    assert H.acceptance_summary(H.acceptance({"datasets": {}})) == "**0 of 0 acceptance criteria measured here hold.**"
 
 
-def test_latency_reports_every_row(toy):
+def test_latency_reports_every_row(toy, monkeypatch):
     lat = H.latency(toy, repeats=1)
     assert lat["n_queries"] == len(toy.queries) and lat["n_passages"] == len(toy.passages)
     for row in ("bm25", "dense", "aethel-hybrid", "aethel-hybrid (question analysed)", "aethel-hybrid (explain)"):
         assert lat[row]["single_ms"] > 0 and lat[row]["batched_ms"] > 0
+    # retrievers the chapter already fitted are timed as they are, not fitted again
+    given = {"bm25": make_retriever("bm25").fit(toy.passages), "dense": make_retriever("dense").fit(toy.passages),
+             "aethel-hybrid": make_retriever("aethel-hybrid").fit(toy.passages)}
+    monkeypatch.setattr(GraphRetriever, "_fit", lambda *a, **k: pytest.fail("refitted"))
+    again = H.latency(toy, repeats=1, fitted=given)
+    assert set(again) == set(lat) and given["aethel-hybrid"].provenance_depth == GraphRetriever.provenance_depth
+    with pytest.raises(H.ParameterError, match="not fitted on 'toy'"):
+        H.latency(toy, repeats=1, fitted={"bm25": make_retriever("bm25").fit(toy.passages[:3])})
+
+
+def test_composition_splits_the_gain_into_fusion_and_graph():
+    """The generated account of what aethel-hybrid is made of: the tuned formula (terms of weight 0
+    named) and, per corpus, gain = fusion part + graph part, with the graph part's CI."""
+    m = lambda v: {"all": {"MRR": v}}
+    saved = {
+        "tuning": {"best": {"setting": {"rank_weights": {"ppr": 0.0, "document": 0.5, "lexical": 0.1, "dense": 0.4}}}},
+        "datasets": {"fb": {
+            "metrics": {"bm25": m(0.12), "dense": m(0.25), "aethel-hybrid-no-graph": m(0.27), "aethel-hybrid": m(0.35),
+                        "aethel-hybrid-no-metadata": m(0.30)},
+            "components": [{"half": "all", "b": "aethel-hybrid-no-graph", "metric": "MRR", "ci_low": 0.03, "ci_high": 0.13},
+                           {"half": "all", "b": "aethel-hybrid-no-metadata", "metric": "MRR", "ci_low": -0.01, "ci_high": 0.1}]}},
+    }
+    first, fb = H.composition(saved)
+    assert "0.50 × its document node's PageRank + 0.40 × the dense cosine + 0.10 × BM25" in first
+    assert "the passage's own PageRank got weight 0" in first and "only through the PageRank of the passage's document" in first
+    assert "(`dense`) 0.250, so a gain of +0.100" in fb
+    assert "fusion without a graph brings +0.020 and the graph +0.080 [+0.030, +0.130]" in fb
+    assert "metadata nodes' part: +0.050 [-0.010, +0.100]" in fb
+    saved["tuning"]["best"]["setting"]["rank_weights"]["ppr"] = 0.2
+    assert "only through" not in H.composition(saved)[0] and "got weight 0" not in H.composition(saved)[0]
+
+
+def test_method_page_says_what_the_tuned_ranking_is_made_of():
+    """book/method.md states in words that the tuned ranking gives the passage's own PageRank weight 0;
+    the stored tuning record must agree (if a re-tuning changes it, the page must change too)."""
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).resolve().parents[1] / "book" / "method.md").read_text().split())
+    claims_zero = "set $\\lambda_\\text{ppr} = 0$" in text
+    rw = H.read_tuning()["best"]["setting"]["rank_weights"]
+    assert claims_zero == (rw["ppr"] == 0.0) and (rw["document"] > 0 or not claims_zero)
+    assert "aethel-hybrid-no-graph" in text
