@@ -296,7 +296,11 @@ def _derive(base, name: str):
 def _fit_hybrids(dataset, names: Sequence[str], *, setting: str, depth: int, n_process: int,
                  progress: bool = False, keep: dict | None = None) -> dict:
     """Fit ``aethel-hybrid`` once and derive its variants; run each (MethodOutcome per name).
-    ``keep``: receives the fitted ``aethel-hybrid`` retriever under ``dataset.name``."""
+    ``keep``: receives the fitted ``aethel-hybrid`` retriever under ``dataset.name``.
+
+    Only ``aethel-hybrid``'s top-5 hits are attributed to their seed sources (what
+    :func:`_top_sources` reads); the variants explain none (``provenance_depth = 0``), which
+    spares one PageRank solve per seed source and question and leaves their runs unchanged."""
     from .experiment import MethodOutcome, make_retriever
 
     pool = "query" if setting == "closed" else None
@@ -311,7 +315,10 @@ def _fit_hybrids(dataset, names: Sequence[str], *, setting: str, depth: int, n_p
     for name in names:
         t = time.perf_counter()
         r = _derive(base, name)
+        r.provenance_depth = 5 if name == "aethel-hybrid" else 0
         run = r.search(dataset.queries, k=depth, pool=pool)
+        if r is base:
+            del r.provenance_depth  # back to the class default (latency() and `keep` users expect it)
         run.name = name
         out[name] = MethodOutcome(name, run, fit_seconds + time.perf_counter() - t, r)
     return out
