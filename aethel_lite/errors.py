@@ -15,6 +15,12 @@ class DataNotFoundError(DataError, FileNotFoundError):
     """A data file or data set is not where it was looked for."""
 
 
+class DataConfigError(DataError):
+    """The configured data folder (``$AETHEL_DATA``, or ``./data`` when it exists) is missing or does
+    not hold the data set asked for. Deliberately *not* a :class:`DataNotFoundError`: callers that
+    fall back to the synthetic corpus when no data is configured must never catch it."""
+
+
 class ParameterError(AethelError, ValueError):
     """A parameter is outside its valid range (the message names it)."""
 

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from .data.schema import Dataset
-from .errors import DataNotFoundError, ParameterError
+from .errors import DataConfigError, DataNotFoundError, ParameterError
 
 __all__ = ["METHODS", "FUSIONS", "FORMATS", "RUN_DEPTH", "load_for_eval", "load_or_synthetic", "make_retriever",
            "run_methods", "fuse", "score_runs", "bct_ablation", "paired_comparisons", "without_timing", "versions",
@@ -346,8 +346,34 @@ def load_for_eval(fmt: str, data: str | None = None, *, setting: str | None = No
         Unknown format or setting, ``granularity``/``chunk_words`` for a data set other than
         FinanceBench, ``distractors`` for a data set other than 2Wiki or outside the open setting.
     DataNotFoundError
-        A data file is missing.
+        A data file is missing and no data folder is configured (``data`` given, or neither
+        ``$AETHEL_DATA`` nor ``./data``), so a caller may fall back to the synthetic corpus.
+    DataConfigError
+        ``data`` is None and the configured folder (:func:`~aethel_lite.data.paths.configured_root`)
+        is missing or does not hold this data set: the message names the folder. Never a fallback.
     """
+    if data is None and fmt != "synthetic":
+        from .data.paths import configured_root
+
+        root = configured_root()
+        try:
+            return _load_for_eval(fmt, None, setting=setting, seed=seed, size=size, docs=docs, granularity=granularity,
+                                  chunk_words=chunk_words, distractors=distractors)
+        except DataNotFoundError as exc:
+            if root is None:
+                raise
+            from .data.paths import HOW_TO_GET_DATA
+
+            where = f"AETHEL_DATA={root}" if os.environ.get("AETHEL_DATA") else f"the data folder {root}"
+            missing = str(exc).split(": ")[0]
+            raise DataConfigError(f"{where} is set but does not hold the {fmt} data set ({missing} not found). "
+                                  f"{HOW_TO_GET_DATA}") from exc
+    return _load_for_eval(fmt, data, setting=setting, seed=seed, size=size, docs=docs, granularity=granularity,
+                          chunk_words=chunk_words, distractors=distractors)
+
+
+def _load_for_eval(fmt: str, data: str | None, *, setting: str | None, seed: int, size: int, docs: str,
+                   granularity: str, chunk_words: int, distractors: bool | str | None) -> Dataset:
     from .data import loaders
     from .data.sampling import open_corpus
 
@@ -418,15 +444,24 @@ def load_or_synthetic(fmt: str, *, setting: str = "closed", size: int = 1000, se
     ``meta["fallback_from"] = fmt``, and for the closed-pool setting gets random pools of 20
     (:meth:`Dataset.with_random_pools`). Notebooks use this so that the book builds anywhere and
     never passes synthetic numbers off as real ones.
+
+    The fallback happens only when no data is configured at all (``$AETHEL_DATA`` unset and no
+    ``./data`` folder, and no ``data`` argument). A configured folder that is missing or lacks the
+    data set raises :class:`~aethel_lite.errors.DataConfigError` naming the folder, and a ``data``
+    argument that does not exist raises :class:`~aethel_lite.errors.DataNotFoundError`: a wrong
+    setting must never quietly turn into a synthetic book.
     """
     from .data.synthetic import make_synthetic
 
     if fmt != "synthetic":
         try:
             return load_for_eval(fmt, setting=setting, **kwargs)
-        except DataNotFoundError as exc:
+        except DataNotFoundError:
+            if kwargs.get("data") is not None:
+                raise
             if log:
-                log(f"WARNING: {fmt} data not found ({exc}).\nWARNING: running on the SYNTHETIC corpus instead; "
+                log(f"WARNING: no real data is configured (AETHEL_DATA is not set and there is no ./data folder), so "
+                    f"{fmt} is not available.\nWARNING: running on the SYNTHETIC corpus instead; "
                     "these numbers are NOT comparable with the paper's.")
     ds = make_synthetic(n_passages=size, seed=seed)
     if setting == "closed":

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from aethel_lite.data.synthetic import make_synthetic
-from aethel_lite.errors import ParameterError
+from aethel_lite.errors import DataConfigError, DataNotFoundError, ParameterError
 from aethel_lite.experiment import (
     bct_ablation,
+    load_for_eval,
     load_or_synthetic,
     paired_comparisons,
     parse_methods,
@@ -44,12 +47,65 @@ def test_random_pools_hold_gold_and_are_deterministic(small):
         small.with_random_pools(0)
 
 
-def test_load_or_synthetic_falls_back_loudly(tmp_path, capsys):
-    ds = load_or_synthetic("musique", data=str(tmp_path / "missing.jsonl"), size=150, setting="closed")
+def test_load_or_synthetic_falls_back_loudly(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("AETHEL_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)  # no ./data folder either: nothing is configured
+    ds = load_or_synthetic("musique", size=150, setting="closed")
     out = capsys.readouterr().out
     assert "SYNTHETIC" in out and "NOT comparable" in out
+    assert str(tmp_path) not in out  # no local path in what a chapter prints
     assert ds.meta["fallback_from"] == "musique" and ds.name.startswith("synthetic")
     assert all(q.pool is not None for q in ds.queries)
+
+
+def test_explicit_missing_data_is_an_error_not_a_fallback(tmp_path, monkeypatch):
+    monkeypatch.delenv("AETHEL_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DataNotFoundError, match=re.escape(str(tmp_path / "missing.jsonl"))):
+        load_or_synthetic("musique", data=str(tmp_path / "missing.jsonl"), size=150)
+
+
+@pytest.mark.parametrize("layout", ["no folder", "empty folder", "other data set only"])
+def test_wrong_aethel_data_names_the_folder(tmp_path, monkeypatch, capsys, layout):
+    from aethel_lite.open_corpus import load_open
+
+    folder = tmp_path / "my-data"
+    if layout != "no folder":
+        folder.mkdir()
+    if layout == "other data set only":
+        (folder / "financebench").mkdir()
+    monkeypatch.setenv("AETHEL_DATA", str(folder))
+    monkeypatch.chdir(tmp_path)
+    for call in (lambda: load_or_synthetic("musique", size=150), lambda: load_for_eval("2wiki", setting="open"),
+                 lambda: load_open("musique-open", limit=3)):
+        with pytest.raises(DataConfigError) as info:
+            call()
+        assert str(folder) in str(info.value) and "AETHEL_DATA" in str(info.value)
+        assert not isinstance(info.value, DataNotFoundError)  # callers that fall back never catch it
+    assert "SYNTHETIC" not in capsys.readouterr().out
+    with pytest.raises(DataConfigError, match="musique"):
+        load_or_synthetic("musique", size=150)
+
+
+def test_default_data_folder_counts_as_configured(tmp_path, monkeypatch):
+    monkeypatch.delenv("AETHEL_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()  # `make data` was run, but the data set is not there
+    with pytest.raises(DataConfigError, match="data folder data.*musique"):
+        load_or_synthetic("musique", size=150)
+
+
+def test_paper_comparison_leaves_ours_empty_for_synthetic_stand_ins():
+    results = {"musique": {"aethel-ner3": {"HR@5": 0.9, "HR@1": 0.5}, "aethel-bct": {"HR@1": 0.45}, "dense": {"HR@5": 0.97}},
+               "2wiki": {"aethel-ner3": {"HR@5": 0.99}}}
+    table = paper_comparison(results, paper_rows("closed_pool"), synthetic={"musique": True, "2wiki": False})
+    mus = table[table["data set"] == "musique"]
+    assert len(mus) == 4 and mus["ours"].isna().all() and mus["ours − paper"].isna().all()
+    assert mus["note"].str.startswith("not comparable: synthetic").all()
+    wiki = table[table["data set"] == "2wiki"].iloc[0]
+    assert wiki["ours"] == 0.99 and wiki["ours − paper"] == pytest.approx(-0.01)
+    same = paper_comparison(results, paper_rows("closed_pool"), synthetic=["musique"])
+    assert same.equals(table)
 
 
 def test_load_or_synthetic_uses_real_data_when_present(real_data):
