@@ -15,7 +15,7 @@ Kernel
     installed kernel. :func:`kernel_command` shows the command that will be used.
 Working directory
     The repository root (``root``), for every notebook. Relative paths inside a notebook
-    (``results/...``, ``AETHEL_DATA=../shared/data``) therefore mean the same as on the command
+    (``results/...``, ``AETHEL_DATA=/path/to/data``) therefore mean the same as on the command
     line and in the ``aethel`` CLI.
 Parameters
     ``-p name value`` (repeatable); ``value`` is parsed as JSON when it parses (``20``, ``true``,
@@ -50,6 +50,7 @@ import contextlib
 import json
 import os
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,10 +69,12 @@ __all__ = [
     "strip_volatile",
     "execute_one",
     "run_notebooks",
+    "record_execution",
     "dataset_summary",
     "data_status",
     "DataBanner",
     "data_banner",
+    "loaded_banner",
     "main",
 ]
 
@@ -336,6 +339,9 @@ def run_notebooks(
     if not notebooks:
         raise ParameterError(f"no notebooks found in {root / NOTEBOOK_DIR}")
     kernel_command(kernel_name)  # fail early and clearly if the kernel is missing
+    from .data.paths import check_data_root
+
+    check_data_root()  # AETHEL_DATA set to a folder that does not exist: an error naming it, never a synthetic book
     per_nb = _select_parameters(notebooks, parameters or {})
     written: list[Path] = []
     failures: list[NotebookFailure] = []
@@ -343,8 +349,10 @@ def run_notebooks(
     for nb in bar:
         bar.set_postfix_str(nb.stem)
         out = out_dir / nb.name
+        t0 = time.perf_counter()
         failure = execute_one(nb, out, parameters=per_nb[nb], root=root, kernel_name=kernel_name, timeout=timeout)
         if failure is None:
+            record_execution(root, nb, out, per_nb[nb], time.perf_counter() - t0)
             written.append(out)
         else:
             failures.append(failure)
@@ -354,6 +362,44 @@ def run_notebooks(
     if failures:
         raise NotebookRunError(failures)
     return written
+
+
+EXECUTION_FILE = Path("results") / "execution.json"
+
+
+def record_execution(root: str | os.PathLike, source: str | os.PathLike, executed: str | os.PathLike,
+                     parameters: Mapping[str, Any], seconds: float) -> dict:
+    """Add one notebook's execution statistics to ``root/results/execution.json`` (atomically).
+
+    The executed notebook itself carries no times (:func:`strip_volatile`, so that two runs give
+    identical bytes); its run time, cell counts, UTC build time and the parameters it was given go
+    to this file instead, which the reproducibility chapter reads. It is the one result file whose
+    content changes from run to run. Returns the record.
+    """
+    import datetime
+
+    import nbformat
+
+    from .io import read_json, write_json
+
+    nb = nbformat.read(str(executed), as_version=4)
+    record = {
+        "notebook": Path(source).stem,
+        "seconds": round(float(seconds), 1),
+        "cells": len(nb.cells),
+        "code_cells": sum(c.cell_type == "code" for c in nb.cells),
+        "built": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "parameters": dict(parameters),
+    }
+    path = Path(root) / EXECUTION_FILE
+    try:
+        saved = read_json(path) if path.exists() else {}
+    except AethelError:  # an unreadable stats file is rebuilt, never a reason to fail a build
+        saved = {}
+    saved = saved if isinstance(saved, dict) else {}
+    saved[record["notebook"]] = record
+    write_json(path, saved)
+    return record
 
 
 # -- helpers the notebooks call -------------------------------------------------------------------
@@ -384,7 +430,8 @@ def data_status(dataset_name: str) -> str:
     """One loud line saying which data a notebook runs on and why.
 
     ``dataset_name == "synthetic"`` says whether real data is configured (``AETHEL_DATA``)
-    at all, so a reader never mistakes synthetic numbers for the paper's.
+    at all, so a reader never mistakes synthetic numbers for the paper's. The line never holds a
+    local path (it is printed into the published book): the folder is named by its variable.
     """
     from .data.paths import HOW_TO_GET_DATA, data_root
 
@@ -393,11 +440,11 @@ def data_status(dataset_name: str) -> str:
         if not env:
             why = f"no real data is configured (AETHEL_DATA is not set). {HOW_TO_GET_DATA}"
         elif not data_root().is_dir():
-            why = f"AETHEL_DATA={env} is set but is not a directory. {HOW_TO_GET_DATA}"
+            why = f"AETHEL_DATA is set but is not a directory. {HOW_TO_GET_DATA}"
         else:
-            why = f"real data is configured (AETHEL_DATA={env}), but this notebook uses the synthetic corpus by design."
+            why = "real data is configured (AETHEL_DATA is set), but this notebook uses the synthetic corpus by design."
         return f"DATA: SYNTHETIC corpus — {why} Numbers here are not the paper's."
-    return f"DATA: {dataset_name} from AETHEL_DATA={env or data_root()}"
+    return f"DATA: {dataset_name}, real data from the folder that {'AETHEL_DATA names' if env else 'data/ holds'}."
 
 
 @dataclass(frozen=True)
@@ -425,6 +472,49 @@ class DataBanner:
 def data_banner(dataset_name: str) -> DataBanner:
     """:func:`data_status` as a :class:`DataBanner` (put it as the last line of a notebook cell)."""
     return DataBanner(data_status(dataset_name), synthetic=dataset_name == "synthetic")
+
+
+def loaded_banner(loaded: Mapping[str, Any], missing: Sequence[str] = ()) -> DataBanner:
+    """The data box built from the data sets a chapter actually loaded (not from what it asked for).
+
+    Parameters
+    ----------
+    loaded : mapping
+        name the chapter asked for → the :class:`~aethel_lite.data.schema.Dataset` it got. A data
+        set with ``meta["fallback_from"]`` (see :func:`aethel_lite.experiment.load_or_synthetic`)
+        is the synthetic corpus standing in for the real one, and makes the box a warning.
+    missing : sequence of str
+        Names that were not run because no real data is configured.
+
+    Returns
+    -------
+    DataBanner
+        A warning when any number of the chapter comes from a synthetic stand-in, or when only
+        the synthetic corpus ran; a note listing the real data sets (questions, passages) otherwise.
+        The text never holds a local path.
+    """
+    from .data.paths import HOW_TO_GET_DATA
+
+    env = os.environ.get("AETHEL_DATA")
+    stand_ins = [n for n, ds in loaded.items() if ds.meta.get("fallback_from")]
+    real = [n for n, ds in loaded.items() if n not in stand_ins and n != "synthetic" and not ds.name.startswith("synthetic")]
+    if stand_ins or not real:
+        why = ("no real data is configured (AETHEL_DATA is not set)" if not env
+               else "AETHEL_DATA is set, yet the chapter ran on synthetic data")
+        text = (f"DATA: SYNTHETIC corpus instead of {', '.join(stand_ins or list(missing) or ['real data'])} — {why}. "
+                f"{HOW_TO_GET_DATA} Numbers here are not the paper's, and no table sets them beside the paper's.")
+        return DataBanner(text, synthetic=True)
+
+    def describe(name: str) -> str:
+        ds = loaded[name]
+        return f"{name} ({len(ds.queries):,} questions, {len(ds.passages):,} passages)"
+
+    extra = " The synthetic corpus also runs, by design, and is labelled wherever it appears." if "synthetic" in loaded else ""
+    where = "the folder that AETHEL_DATA names" if env else "the data/ folder"
+    text = f"DATA: {'; '.join(describe(n) for n in real)} — real data from {where}.{extra}"
+    if missing:
+        text += f" Not run: {', '.join(missing)}."
+    return DataBanner(text, synthetic=False)
 
 
 # -- command line ------------------------------------------------------------------------------------

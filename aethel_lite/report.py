@@ -20,7 +20,8 @@ def metrics_table(block: Mapping[str, Mapping[str, Any]], metrics: Sequence[str]
     return pd.DataFrame(rows).set_index("method")
 
 
-def paper_comparison(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Mapping[str, Any]]):
+def paper_comparison(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Mapping[str, Any]],
+                     synthetic: Sequence[str] | Mapping[str, bool] = ()):
     """The paper's numbers beside ours.
 
     Parameters
@@ -29,23 +30,31 @@ def paper_comparison(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Ma
         data-set name → ``methods`` block of a result file.
     rows : sequence of dict
         :data:`aethel_lite.paper.PAPER_ROWS` entries.
+    synthetic : sequence of str, or mapping str → bool
+        Data sets whose numbers come from the synthetic corpus standing in for missing real data
+        (a result file's ``synthetic_fallback``). Their ``ours`` stays empty: a synthetic number in
+        a row labelled MuSiQue would read as a reproduction.
 
     Returns
     -------
     pandas.DataFrame
         Columns: data set, paper's method, metric, paper, ours (our method), ours − paper, note.
-        ``ours`` is empty when that data set or method was not run.
+        ``ours`` is empty when that data set or method was not run, or ran on synthetic data.
     """
     import pandas as pd
 
+    stand_ins = {n for n, v in synthetic.items() if v} if isinstance(synthetic, Mapping) else set(synthetic)
     out = []
     for r in rows:
         block = results.get(r["dataset"], {})
-        ours = block.get(r["ours"], {}).get(r["metric"])
+        ours = None if r["dataset"] in stand_ins else block.get(r["ours"], {}).get(r["metric"])
+        note = r["note"]
+        if r["dataset"] in stand_ins:
+            note = "not comparable: synthetic corpus instead of the real data" + (f"; {note}" if note else "")
         out.append({
             "data set": r["dataset"], "paper's method": r["paper_method"], "metric": r["metric"],
             "paper": r["value"], "ours": ours, "our method": r["ours"],
-            "ours − paper": None if ours is None else round(ours - r["value"], 3), "note": r["note"],
+            "ours − paper": None if ours is None else round(ours - r["value"], 3), "note": note,
         })
     return pd.DataFrame(out)
 
@@ -249,4 +258,133 @@ def example_markdown(ex: Mapping[str, Any]) -> str:
                      f"{'reached' if g['reached'] else 'not reached'} by PageRank; seed entities on it: "
                      f"{', '.join(f'`{e}`' for e in g['seed_entities']) or 'none'}; {len(g['entities'])} entities in all.")
     lines.append(f"* **Why:** {ex['reason']}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------- closed pool, in words
+def _signed(x: float) -> str:
+    return f"{x:+.3f}"
+
+
+def _ci_words(t: Mapping[str, Any]) -> str:
+    excl = t["ci_low"] > 0 or t["ci_high"] < 0
+    return (f"{_signed(t['diff'])} [{_signed(t['ci_low'])}, {_signed(t['ci_high'])}], "
+            + ("the CI excludes zero" if excl else "the CI spans zero"))
+
+
+def closed_pool_reading(saved: Mapping[str, Any], *, n_resamples: int = 10_000, seed: int = 0) -> str:
+    r"""The closed-pool chapter's "Reading the numbers", every number and every direction read from its result file.
+
+    For each data set that ran on real data: (1) the NER3 graph's HR@5 against the paper's and the
+    methods whose HR@5 is at least as high; (2) AllSupport@5 of the graph retrievers against BM25 and
+    dense retrieval, with the chapter's paired tests; (3) what BCT (``aethel-bct`` against
+    ``aethel-ner3``) does to HR@1, HR@5 and AllSupport@5 — each change as a paired bootstrap
+    difference :math:`\bar d = \frac1n \sum_i (a_i - b_i)` with its 95% percentile CI
+    (:func:`aethel_lite.experiment.paired_comparisons`; Efron & Tibshirani 1993) and in questions
+    (:math:`n \bar d`) — against the paper's HR@1 change. A data set on which the synthetic corpus
+    stood in gets one line saying so and nothing else.
+
+    Parameters
+    ----------
+    saved : mapping
+        ``results/closed_pool.json``.
+    n_resamples, seed : int
+        Bootstrap of the BCT differences.
+
+    Returns
+    -------
+    str
+        Markdown bullets.
+    """
+    from .experiment import paired_comparisons
+    from .paper import PAPER_DIFFERENCES, paper_rows
+
+    out = []
+    limit = saved.get("parameters", {}).get("limit")
+    if limit:
+        out.append(f"*This build ran on the first {limit} questions of each sample only (`limit`); the numbers below are "
+                   "those of that subset.*")
+    for name, block in saved["methods"].items():
+        if saved.get("synthetic_fallback", {}).get(name):
+            out.append(f"* **{name}**: no real data — the synthetic corpus stood in, so nothing here speaks to the paper's "
+                       f"{name} numbers.")
+            continue
+        n = saved["datasets"][name]["n_queries"]
+        hr5 = {m: e["HR@5"] for m, e in block.items()}
+        parts = []
+        if "aethel-ner3" in block:
+            graph = hr5["aethel-ner3"]
+            paper = next((r["value"] for r in paper_rows("closed_pool", name) if r["ours"] == "aethel-ner3" and r["metric"] == "HR@5"), None)
+            rel = "" if paper is None else (f" against the paper's {paper:.3f}" + (", above it" if graph > paper else ", below it" if graph < paper else ""))
+            better = sorted((m for m in hr5 if m != "aethel-ner3" and not m.startswith("aethel-") and hr5[m] >= graph),
+                            key=lambda m: -hr5[m])
+            parts.append(f"HR@5 of the NER3 graph is {graph:.3f}{rel}; "
+                         + ("; ".join(f"`{m}` reaches {hr5[m]:.3f}" for m in better) + " — as good or better at putting one "
+                            "supporting paragraph in the top 5" if better
+                            else "no baseline reaches it"))
+        out.append(f"* **{name}** ({n} questions): " + "; ".join(parts) + ".")
+        allsup = {m: e["AllSupport@5"] for m, e in block.items() if "AllSupport@5" in e}
+        graphs = sorted((m for m in allsup if m.startswith("aethel-")), key=lambda m: -allsup[m])
+        base = [m for m in ("bm25", "dense") if m in allsup]
+        if graphs and base:
+            beats = {b: [g for g in graphs if allsup[g] > allsup[b]] for b in base}
+            words = "; ".join(f"above `{b}` ({allsup[b]:.3f}): " + (", ".join(f"`{g}`" for g in beats[b]) or "none of them")
+                              for b in base)
+            tests = [t for t in saved.get("paired_tests", {}).get(name, []) if t["metric"] == "AllSupport@5" and t["b"] in base]
+            tested = "; ".join(f"`{t['a']}` − `{t['b']}` {_ci_words(t)}" for t in tests)
+            out.append(f"  AllSupport@5 (every supporting paragraph in the top 5): "
+                       + ", ".join(f"`{g}` {allsup[g]:.3f}" for g in graphs) + f"; {words}."
+                       + (f" Paired tests: {tested}." if tested else ""))
+        if "aethel-bct" in block and "aethel-ner3" in block:
+            metrics = [m for m in ("HR@1", "HR@5", "AllSupport@5") if m in block["aethel-bct"]]
+            rows = paired_comparisons(block, [("aethel-bct", "aethel-ner3")], metrics, n_resamples=n_resamples, seed=seed)
+            said = []
+            for t in rows:
+                verb = "raises" if t["diff"] > 0 else "lowers" if t["diff"] < 0 else "leaves unchanged"
+                questions = round(abs(t["diff"]) * t["n"])
+                said.append(f"{verb} {t['metric']} {t['mean_b']:.3f} → {t['mean_a']:.3f} ({_ci_words(t)}; "
+                            f"{questions} question{'s' if questions != 1 else ''} of {t['n']})")
+            paper = next((d for d in PAPER_DIFFERENCES if d["dataset"] == name and d["metric"] == "HR@1"), None)
+            hr1 = next((t for t in rows if t["metric"] == "HR@1"), None)
+            cmp = ""
+            if paper is not None and hr1 is not None:
+                same = (hr1["diff"] < 0) == (paper["value"] < 0) and hr1["diff"] != 0
+                inside = hr1["ci_low"] <= paper["value"] <= hr1["ci_high"]
+                cmp = (f" The paper reports an HR@1 change of {_signed(paper['value'])} on {name}: ours goes "
+                       + ("the same way" if same else "the other way" if hr1["diff"] != 0 else "nowhere")
+                       + (", and the paper's change lies inside our CI." if inside else ", and the paper's change lies outside our CI."))
+            elif hr1 is not None:
+                cmp = " The paper reports no BCT ablation on this data set."
+            out.append("  BCT (`aethel-bct` against `aethel-ner3`, same questions) " + "; ".join(said) + "." + cmp)
+    return "\n".join(out)
+
+
+def paper_markdown(*sections: str) -> str:
+    """What the paper reports for ``sections`` (of :data:`aethel_lite.paper.PAPER_ROWS`), as Markdown bullets.
+
+    Generated from :mod:`aethel_lite.paper`, so a chapter's introduction never types the paper's numbers
+    again: one bullet per (paper's method, metric), its values by data set (and corpus size for the
+    scaling rows); the open-corpus section adds the paper's paired test, the scaling section its crossings.
+    """
+    from .paper import PAPER_CROSSOVERS, PAPER_DIFFERENCES, PAPER_TESTS, PAPER_ROWS
+
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for r in PAPER_ROWS:
+        if r["section"] not in sections:
+            continue
+        key = (r["paper_method"], r["metric"], "multi-hop questions" if r["section"].endswith("multihop") else "")
+        where = f"{r['size']:,} passages" if "size" in r else r["dataset"]
+        groups.setdefault(key, []).append(f"{r['value']:.3f} ({where})")
+    lines = [f"* {method}, {metric}{f' on {extra}' if extra else ''}: " + "; ".join(vals)
+             for (method, metric, extra), vals in groups.items()]
+    for d in PAPER_DIFFERENCES:
+        if d["section"] in sections:
+            lines.append(f"* {d['note']} ({d['dataset']}): {d['value']:+.3f}")
+    for t in PAPER_TESTS:
+        if t["section"] in sections:
+            lines.append(f"* {t['a']} − {t['b']} on {t['metric']}: {t['mean_a'] - t['mean_b']:+.3f}, paired bootstrap 95% CI "
+                         f"[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], {t['n']} questions ({t['note']})")
+    if "scaling" in sections:
+        for c in PAPER_CROSSOVERS.values():
+            lines.append(f"* {c['note']}")
     return "\n".join(lines)
