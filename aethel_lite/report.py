@@ -162,12 +162,12 @@ def ci_figure(results: Mapping[str, Mapping[str, Any]], metric: str = "HR@5", me
 
 def verdict_table(verdicts: Sequence[Mapping[str, Any]]):
     """The paper's open-corpus numbers beside ours with the generated verdict (rows of
-    :func:`aethel_lite.open_corpus.paper_verdicts`)."""
+    :func:`aethel_lite.open_corpus.paper_verdicts`); ``ours`` is empty when not comparable."""
     import pandas as pd
 
     rows = []
-    for v in verdicts:
-        ours = "" if v["ours"] is None else f"{v['ours']:.3f} [{v['ci_low']:.3f}, {v['ci_high']:.3f}]"
+    for v in verdicts:  # a "not comparable" number (synthetic stand-in) is not set beside the paper's
+        ours = "" if v["ours"] is None or v["verdict"] == "not comparable" else f"{v['ours']:.3f} [{v['ci_low']:.3f}, {v['ci_high']:.3f}]"
         rows.append({"paper's method": v["paper_method"], "metric": v["metric"] + (" (multi-hop)" if v["section"].endswith("multihop") else ""),
                      "paper": v["paper"], "our data set": v["dataset"], "ours [95% CI]": ours,
                      "verdict": v["verdict"], "why": v["why"]})

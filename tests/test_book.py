@@ -22,6 +22,7 @@ import yaml
 
 from aethel_lite.data.schema import Dataset, Passage, Query
 from aethel_lite.errors import ParameterError
+from aethel_lite.paper import PAPER_ROWS
 from aethel_lite.notebooks import (
     INJECTED_ID,
     NotebookRunError,
@@ -30,6 +31,7 @@ from aethel_lite.notebooks import (
     dataset_summary,
     discover,
     kernel_command,
+    loaded_banner,
     main,
     parse_parameters,
     run_notebooks,
@@ -120,6 +122,25 @@ def test_data_status_says_synthetic_and_why(monkeypatch, tmp_path):
     assert "admonition warning" in banner._repr_html_() and repr(banner).startswith("DATA: SYNTHETIC")
 
 
+def test_loaded_banner_is_built_from_what_was_loaded(monkeypatch, tmp_path):
+    from aethel_lite.data.synthetic import make_synthetic
+
+    stand_in = make_synthetic(60, seed=0)
+    stand_in.meta["fallback_from"] = "musique"
+    monkeypatch.delenv("AETHEL_DATA", raising=False)
+    banner = loaded_banner({"musique": stand_in})
+    assert banner.synthetic and "SYNTHETIC corpus instead of musique" in banner.text and "not set" in banner.text
+    assert "admonition warning" in banner._repr_html_()
+    real = make_synthetic(60, seed=0)
+    real.name = "musique"
+    monkeypatch.setenv("AETHEL_DATA", str(tmp_path / "somewhere" / "data"))
+    banner = loaded_banner({"musique": real, "synthetic": make_synthetic(60, seed=1)}, missing=["2wiki-open"])
+    assert not banner.synthetic and banner.text.startswith(f"DATA: musique ({len(real.queries)} questions, 60 passages)")
+    assert "by design" in banner.text and "Not run: 2wiki-open" in banner.text
+    assert str(tmp_path) not in banner.text and str(tmp_path) not in data_status("musique")  # no local path
+    assert loaded_banner({"synthetic": make_synthetic(60, seed=1)}, missing=["financebench"]).synthetic
+
+
 def test_kernel_is_this_interpreter():
     cmd = kernel_command("python3")
     assert Path(cmd[0]).resolve() == Path(sys.executable).resolve()
@@ -139,6 +160,9 @@ def test_runner_injects_parameters_in_root_cwd(tmp_path):
     assert nb.metadata["papermill"]["parameters"] == {"x": {"k": [1, 2]}}
     assert [c["id"] for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])] == [INJECTED_ID]
     assert not [p for p in out.parent.iterdir() if p.name != "echo.ipynb"]  # no temp files left
+    stats = json.loads((tmp_path / "results" / "execution.json").read_text())["echo"]
+    assert stats["cells"] == len(nb.cells) == 3 and stats["code_cells"] == 3 and stats["parameters"] == {"x": {"k": [1, 2]}}
+    assert stats["seconds"] > 0 and stats["built"].endswith("UTC")
 
 
 def test_two_runs_give_identical_bytes(tmp_path):
@@ -171,6 +195,27 @@ def test_failed_notebook_names_itself_and_leaves_no_output(tmp_path, capsys):
     assert main(["--root", str(tmp_path), "--no-progress", "--only", "10_bad", "-p", "x", "7"]) == 1
     err = capsys.readouterr().err
     assert "10_bad" in err and "ValueError: boom-7" in err
+
+
+def test_wrong_aethel_data_fails_the_build_naming_the_folder(tmp_path, monkeypatch):
+    """A wrong AETHEL_DATA is an error naming the folder — never a quietly synthetic book."""
+    shutil.copytree(REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    env = {**os.environ, "AETHEL_CACHE": str(tmp_path / "cache")}
+    nowhere = tmp_path / "no-such-folder"
+    run = subprocess.run([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(tmp_path), "--no-progress"],
+                         env={**env, "AETHEL_DATA": str(nowhere)}, capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 2 and f"AETHEL_DATA={nowhere}: no such folder" in run.stderr
+    assert not (tmp_path / "book" / "executed").exists()  # failed before any notebook ran
+    empty = tmp_path / "empty-data"
+    empty.mkdir()
+    run = subprocess.run([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(tmp_path), "--no-progress",
+                          "--only", "10_closed_pool", "-p", "limit", "5"],
+                         env={**env, "AETHEL_DATA": str(empty)}, capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 1
+    assert "notebook 10_closed_pool failed" in run.stderr and "DataConfigError" in run.stderr
+    assert f"AETHEL_DATA={empty} is set but does not hold the musique data set" in run.stderr
+    assert not (tmp_path / "book" / "executed" / "10_closed_pool.ipynb").exists()
+    assert not (tmp_path / "results" / "closed_pool.json").exists()
 
 
 def test_cli_rejects_undeclared_parameter_and_lists(tmp_path, capsys):
@@ -250,3 +295,25 @@ def test_book_builds_without_warnings(tmp_path):
         assert (html / page).exists(), page
     bib_html = (html / "book" / "bibliography.html").read_text()
     assert "PageRank" in bib_html and "MuSiQue" in bib_html
+    # honest by construction: the synthetic stand-in is said in the box, and the paper table leaves "ours" empty
+    from aethel_lite.claims import hand_typed_numbers
+    from aethel_lite.repro import paper_number_count
+
+    closed_out = json.dumps([c.get("outputs", []) for c in closed.cells])
+    assert "SYNTHETIC corpus instead of musique, 2wiki" in closed_out
+    saved = json.loads((tmp_path / "results" / "closed_pool.json").read_text())
+    assert all(saved["synthetic_fallback"].values())
+    table_html = next(o["data"]["text/html"] for c in closed.cells for o in c.get("outputs", [])
+                      if "paper_comparison(" in c.source and "text/html" in o.get("data", {}))
+    assert table_html.count("not comparable: synthetic") == len(paper_rows_closed := [r for r in PAPER_ROWS if r["section"] == "closed_pool"])
+    assert table_html.count("<td>None</td>") >= 2 * len(paper_rows_closed)  # ours and ours − paper empty in every row
+    repro_saved = json.loads((tmp_path / "results" / "reproducibility.json").read_text())
+    assert len(repro_saved["paper_table"]) == paper_number_count()
+    assert {r["verdict"] for r in repro_saved["paper_table"]} == {"not comparable"}
+    assert (html / "book" / "executed" / "90_reproducibility.html").exists()
+    for path in sorted((tmp_path / "book" / "executed").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        outputs = json.dumps([c.get("outputs", []) for c in nb.cells])
+        assert str(tmp_path) not in outputs and str(REPO) not in outputs, f"{path.stem}: a local path in the outputs"
+        assert "AETHEL_DATA=data" not in outputs and "Traceback" not in outputs, path.stem
+        assert hand_typed_numbers(path.stem, nb.cells) == [], path.stem

@@ -129,6 +129,9 @@ def test_crossover_rows_and_takeaways_read_the_result():
                              "bm25": {"HR@5": [{"size": s, "mean": 0.9} for s in (100, 500, 1000, 4000)]}}}}
     rows = crossover_rows(runs, PAPER_CROSSOVERS)
     assert [r["ours"] for r in rows] == [1000, "no"]
+    synthetic = crossover_rows({"synthetic": runs["c"]}, PAPER_CROSSOVERS)
+    assert [r["ours"] for r in synthetic] == ["", ""] and all("not comparable" in r["note"] for r in synthetic)
+    assert [r["sizes where graph > it"] for r in synthetic] == [r["sizes where graph > it"] for r in rows]
     text = scaling_takeaways({"runs": runs}, PAPER_CROSSOVERS)
     assert "from 1,000 passages on" in text and "never above BM25" in text and "0.80 → 0.30" in text
 
@@ -136,3 +139,17 @@ def test_crossover_rows_and_takeaways_read_the_result():
 def test_open_datasets_documented():
     for spec in OPEN_DATASETS.values():
         assert {"format", "label", "stands_for"} <= set(spec)
+
+
+def test_verdict_table_sets_no_synthetic_number_beside_the_papers():
+    from aethel_lite.open_corpus import paper_verdicts
+    from aethel_lite.paper import paper_rows
+    from aethel_lite.report import verdict_table
+
+    cell = {"mean": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 12}
+    res = {"ci": {"bm25": {"all": {"HR@5": cell, "MRR": cell}, "groups": {}}}}
+    verdicts = paper_verdicts({"synthetic": res, "musique-open": res}, paper_rows("open_corpus"), synthetic=["synthetic"])
+    table = verdict_table(verdicts)
+    bm25 = table[(table["paper's method"] == "BM25") & (table["metric"] == "HR@5")].set_index("our data set")
+    assert bm25.loc["synthetic", "ours [95% CI]"] == "" and bm25.loc["synthetic", "verdict"] == "not comparable"
+    assert bm25.loc["musique-open", "ours [95% CI]"] == "0.500 [0.400, 0.600]"
