@@ -365,6 +365,8 @@ def run_notebooks(
 
 
 EXECUTION_FILE = Path("results") / "execution.json"
+#: Environment variables that change a chapter's numbers, recorded with its execution statistics.
+NUMBER_SETTINGS = ("AETHEL_DENSE_PRECISION",)
 
 
 def record_execution(root: str | os.PathLike, source: str | os.PathLike, executed: str | os.PathLike,
@@ -390,6 +392,8 @@ def record_execution(root: str | os.PathLike, source: str | os.PathLike, execute
         "code_cells": sum(c.cell_type == "code" for c in nb.cells),
         "built": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "parameters": dict(parameters),
+        # settings read from the environment that change numbers (never paths: AETHEL_DATA/AETHEL_CACHE stay out)
+        "environment": {k: os.environ[k] for k in NUMBER_SETTINGS if os.environ.get(k)},
     }
     path = Path(root) / EXECUTION_FILE
     try:

@@ -307,16 +307,19 @@ def data_checksums(folders: Sequence[str] | None = None) -> list[dict]:
     return rows
 
 
-def rerun_command(notebook: str, parameters: Mapping[str, Any] | None = None) -> dict[str, str]:
+def rerun_command(notebook: str, parameters: Mapping[str, Any] | None = None,
+                  environment: Mapping[str, str] | None = None) -> dict[str, str]:
     """The commands that re-make a chapter: the project's runner, and papermill alone.
 
-    ``parameters`` are those the build injected (:func:`aethel_lite.notebooks.record_execution`).
-    The runner strips run times from the executed copy; papermill alone gives the same cells and outputs.
+    ``parameters`` and ``environment`` are those the build used (:func:`aethel_lite.notebooks.record_execution`;
+    ``environment`` holds settings such as ``AETHEL_DENSE_PRECISION``, never paths). The runner strips run
+    times from the executed copy; papermill alone gives the same cells and outputs.
     """
     params = dict(parameters or {})
-    runner = " ".join(["python -m aethel_lite.notebooks", "--only", notebook]
-                      + [f"-p {k} '{json.dumps(v)}'" for k, v in params.items()])
-    pm = f"papermill notebooks/{notebook}.ipynb book/executed/{notebook}.ipynb --cwd ."
+    env = "".join(f"{k}={v} " for k, v in sorted((environment or {}).items()))
+    runner = env + " ".join(["python -m aethel_lite.notebooks", "--only", notebook]
+                            + [f"-p {k} '{json.dumps(v)}'" for k, v in params.items()])
+    pm = env + f"papermill notebooks/{notebook}.ipynb book/executed/{notebook}.ipynb --cwd ."
     if params:
         pm += f" -y '{json.dumps(params, sort_keys=True)}'"
     return {"runner": runner, "papermill": pm}
@@ -341,7 +344,7 @@ def provenance_rows(results: Mapping[str, Mapping[str, Any] | None], execution: 
         main = saved[0]
         params = (main or {}).get("parameters", {})
         run = (execution or {}).get(chapter)
-        cmd = rerun_command(chapter, (run or {}).get("parameters"))
+        cmd = rerun_command(chapter, (run or {}).get("parameters"), (run or {}).get("environment"))
         rows.append({
             "chapter": chapter,
             "result files": "; ".join(f"results/{s}.json" + ("" if r is not None else " (missing: not run)")

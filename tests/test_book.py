@@ -161,6 +161,7 @@ def test_runner_injects_parameters_in_root_cwd(tmp_path):
     assert [c["id"] for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])] == [INJECTED_ID]
     assert not [p for p in out.parent.iterdir() if p.name != "echo.ipynb"]  # no temp files left
     stats = json.loads((tmp_path / "results" / "execution.json").read_text())["echo"]
+    assert set(stats["environment"]) <= {"AETHEL_DENSE_PRECISION"}  # settings, never paths
     assert stats["cells"] == len(nb.cells) == 3 and stats["code_cells"] == 3 and stats["parameters"] == {"x": {"k": [1, 2]}}
     assert stats["seconds"] > 0 and stats["built"].endswith("UTC")
 

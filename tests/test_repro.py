@@ -154,11 +154,14 @@ def test_provenance_rows_and_commands():
     results = {"quickstart": {"parameters": {"n_passages": 300, "seed": 0}, "versions": {"numpy": "2.0"}},
                "closed_pool": None, "open_corpus": {"parameters": {"quick": True}, "versions": {"numpy": "2.1"}}, "beyond": None}
     execution = {"00_quickstart": {"seconds": 3.5, "cells": 12, "code_cells": 7, "built": "2026-01-01 00:00 UTC",
-                                   "parameters": {"n_passages": 300}}}
+                                   "parameters": {"n_passages": 300}},
+                 "10_closed_pool": {"seconds": 9.0, "cells": 20, "code_cells": 9, "built": "2026-01-01 00:00 UTC",
+                                    "parameters": {}, "environment": {"AETHEL_DENSE_PRECISION": "bfloat16"}}}
     rows = {r["chapter"]: r for r in repro.provenance_rows(results, execution)}
     assert rows["00_quickstart"]["seeds"] == "seed=0" and rows["00_quickstart"]["run time (s)"] == 3.5
     assert rows["00_quickstart"]["re-made by"] == "python -m aethel_lite.notebooks --only 00_quickstart -p n_passages '300'"
     assert rows["00_quickstart"]["papermill"].endswith("""-y '{"n_passages": 300}'""")
+    assert rows["10_closed_pool"]["re-made by"] == "AETHEL_DENSE_PRECISION=bfloat16 python -m aethel_lite.notebooks --only 10_closed_pool"
     assert "missing: not run" in rows["10_closed_pool"]["result files"] and rows["10_closed_pool"]["parameters"] == "(no result file)"
     assert "results/beyond.json (missing: not run)" in rows["20_open_corpus"]["result files"]
     assert json.loads(rows["20_open_corpus"]["parameters"]) == {"quick": True}
