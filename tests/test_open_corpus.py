@@ -132,6 +132,8 @@ def test_crossover_rows_and_takeaways_read_the_result():
     synthetic = crossover_rows({"synthetic": runs["c"]}, PAPER_CROSSOVERS)
     assert [r["ours"] for r in synthetic] == ["", ""] and all("not comparable" in r["note"] for r in synthetic)
     assert [r["sizes where graph > it"] for r in synthetic] == [r["sizes where graph > it"] for r in rows]
+    text = scaling_takeaways({"runs": {"synthetic": runs["c"]}, "synthetic_only": True}, PAPER_CROSSOVERS)
+    assert "from 1,000 passages on." in text and "paper:" not in text and "synthetic corpus" in text
     text = scaling_takeaways({"runs": runs}, PAPER_CROSSOVERS)
     assert "from 1,000 passages on" in text and "never above BM25" in text and "0.80 → 0.30" in text
 
