@@ -163,6 +163,9 @@ def _open_rows(saved: Mapping[str, Any] | None) -> list[dict]:
             rows.append(_row(chapter, label, r["value"], why=_missing("open_corpus") if saved is None else "no corpus was run"))
             continue
         synthetic = [name] if name == "synthetic" else []
+        if synthetic:
+            rows.append(_row(chapter, label, r["value"], data=name, why="synthetic data stands in for missing real data"))
+            continue
         from .open_corpus import paper_verdicts
 
         (v,) = paper_verdicts({name: datasets[name]}, [r], synthetic=synthetic)
@@ -213,6 +216,9 @@ def _scaling_rows(saved: Mapping[str, Any] | None) -> list[dict]:
         if saved is None or name is None:
             rows.append(_row(chapter, label, r["value"], why=_missing("scaling") if saved is None else "no corpus was run"))
             continue
+        if name == "synthetic":
+            rows.append(_row(chapter, label, r["value"], data=name, why="synthetic data stands in for missing real data"))
+            continue
         curve = runs[name]["curves"].get(r["ours"], {}).get(r["metric"], [])
         point = next((p for p in curve if p["size"] == r["size"]), None)
         if point is None:
@@ -243,7 +249,7 @@ def _scaling_rows(saved: Mapping[str, Any] | None) -> list[dict]:
         why = (f"computed from the mean curves at sizes {', '.join(str(s) for s in runs[name]['sizes'])}; "
                f"{a} above {b} at: {', '.join(str(s) for s in c['sizes_above']) or 'no size'}")
         if name == "synthetic":
-            verdict, why = "not comparable", "synthetic data stands in for missing real data"
+            ours, verdict, why = None, "not comparable", "synthetic data stands in for missing real data"
         elif quick:
             verdict, why = "not comparable", "quick mode: a few questions over a small sample of the corpus"
         rows.append(_row(chapter, label, claim["value"], ours=ours, data=name, verdict=verdict, why=why))

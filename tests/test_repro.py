@@ -189,3 +189,11 @@ def test_data_checksums_against_the_manifest(tmp_path, monkeypatch):
     monkeypatch.delenv("AETHEL_DATA")
     monkeypatch.chdir(tmp_path)
     assert {r["this build"] for r in repro.data_checksums()} == {"no data configured"}
+
+
+def test_synthetic_only_chapters_say_so_in_every_row():
+    open_ = {"datasets": {"synthetic": {"ci": {}}}, "tests": [], "parameters": {"quick": True}, "synthetic_only": True}
+    scaling = {"runs": {"synthetic": _scaling()["runs"]["financebench"]}, "parameters": {"quick": True}, "synthetic_only": True}
+    rows = [r for r in repro.paper_table({"open_corpus": open_, "scaling": scaling}) if r["chapter"] != "10_closed_pool"]
+    assert rows and all(r["verdict"] == "not comparable" and r["ours"] is None for r in rows)
+    assert all("synthetic" in r["why"] or "not tested" in r["why"] for r in rows), {r["why"] for r in rows}
