@@ -109,6 +109,14 @@ ALLOWED: tuple[tuple[str, str, str], ...] = (
     ("20_open_corpus", "10", "the number of hits a latency measurement asks for (a setting)"),
     ("20_open_corpus", "2", "HippoRAG 2, a method's name"),
     ("20_open_corpus", "10", "10-Q, the name of a filing type"),
+    ("01_graph_construction", "20", "data-set format and a parameter: a MuSiQue pool holds 20 paragraphs; the chapter's question count"),
+    ("01_graph_construction", "5", "the ner3 stop-entity threshold (share of paragraphs), a method setting"),
+    ("01_graph_construction", "1", "a property of the teleport vector: its mass sums to one"),
+    ("01_graph_construction", "0.85", "PageRank's classic damping, named in an exercise"),
+    ("01_graph_construction", "3", "graph distance: a second-hop paragraph is three edges from a seed entity"),
+    ("40_provenance", "20", "data-set format: a MuSiQue pool holds 20 paragraphs"),
+    ("40_provenance", "10", "data-set format: a 2Wiki pool holds 10 paragraphs"),
+    ("40_provenance", "0", "a property of PageRank: a passage with no path from a seed gets zero"),
     ("50_swarm", "1577.00", "a FinanceBench question's gold answer, quoted as an example of the data"),
     ("50_swarm", "1,577", "the same figure as the filing prints it, quoted"),
 )
@@ -122,6 +130,7 @@ _STRIP = [
     re.compile(r"\]\([^)]*\)"),                     # link targets
     re.compile(r"<[^>\n]+>"),                       # HTML tags
     re.compile(r"95%\s+(?:CI|confidence|percentile|bootstrap)"),  # the confidence level of every interval (a setting)
+    re.compile(r"\b(?:Step|Exercise|Part|Section)\s+\d+\b"),  # the numbering of a chapter's steps and exercises
     re.compile(r"\btop[- ]\d+\b(?![,.]\d)"),                 # a metric's cut-off k ("in the top 5"), a setting
 ]
 _NUMBER = re.compile(r"(?<![\w@.#/-])[+\-−]?\.?\d[\d,]*(?:\.\d+)?%?(?![\w@])")

@@ -40,9 +40,11 @@ __all__ = ["CHAPTERS", "VERDICTS", "PRIMARY_OPEN", "PRIMARY_SCALING", "load_resu
 #: chapter notebook → the result files it writes and the data folders (under the data root) it reads.
 CHAPTERS: dict[str, dict[str, tuple[str, ...]]] = {
     "00_quickstart": {"results": ("quickstart",), "data": ()},
+    "01_graph_construction": {"results": ("graph_construction",), "data": ("musique",)},
     "10_closed_pool": {"results": ("closed_pool",), "data": ("musique", "2wikimultihopqa")},
     "20_open_corpus": {"results": ("open_corpus", "beyond"), "data": ("financebench", "musique", "2wikimultihopqa")},
     "30_scaling": {"results": ("scaling",), "data": ("financebench", "musique", "2wikimultihopqa")},
+    "40_provenance": {"results": ("provenance",), "data": ("musique", "2wikimultihopqa")},
     "50_swarm": {"results": ("swarm",), "data": ("financebench",)},
 }
 _SECTION_CHAPTER = {"closed_pool": "10_closed_pool", "open_corpus": "20_open_corpus",
