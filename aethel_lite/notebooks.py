@@ -448,6 +448,11 @@ def data_status(dataset_name: str) -> str:
         else:
             why = "real data is configured (AETHEL_DATA is set), but this notebook uses the synthetic corpus by design."
         return f"DATA: SYNTHETIC corpus — {why} Numbers here are not the paper's."
+    from .data.paths import configured_root
+
+    if configured_root() is None:  # no data folder at all: the chapter's loaders fall back to the synthetic corpus
+        return (f"DATA: SYNTHETIC corpus instead of {dataset_name} — no real data is configured (AETHEL_DATA is not set). "
+                f"{HOW_TO_GET_DATA} Numbers here are not the paper's.")
     return f"DATA: {dataset_name}, real data from the folder that {'AETHEL_DATA names' if env else 'data/ holds'}."
 
 
@@ -474,8 +479,14 @@ class DataBanner:
 
 
 def data_banner(dataset_name: str) -> DataBanner:
-    """:func:`data_status` as a :class:`DataBanner` (put it as the last line of a notebook cell)."""
-    return DataBanner(data_status(dataset_name), synthetic=dataset_name == "synthetic")
+    """:func:`data_status` as a :class:`DataBanner` (put it as the last line of a notebook cell).
+
+    For a real data set's name it is a warning whenever no data folder is configured, since the
+    chapter will then run on the synthetic stand-in (a configured but wrong folder is an error when
+    loading). :func:`loaded_banner`, built from the data sets actually loaded, is preferred.
+    """
+    text = data_status(dataset_name)
+    return DataBanner(text, synthetic=text.startswith("DATA: SYNTHETIC"))
 
 
 def loaded_banner(loaded: Mapping[str, Any], missing: Sequence[str] = ()) -> DataBanner:

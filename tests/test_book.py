@@ -120,6 +120,11 @@ def test_data_status_says_synthetic_and_why(monkeypatch, tmp_path):
     assert "by design" in data_status("synthetic")
     banner = data_banner("synthetic")
     assert "admonition warning" in banner._repr_html_() and repr(banner).startswith("DATA: SYNTHETIC")
+    assert not data_banner("musique").synthetic and str(tmp_path) not in data_status("musique")  # no local path
+    monkeypatch.delenv("AETHEL_DATA")
+    monkeypatch.chdir(tmp_path)  # no ./data either: a real data set's chapter will run on the synthetic stand-in
+    banner = data_banner("musique")
+    assert banner.synthetic and banner.text.startswith("DATA: SYNTHETIC corpus instead of musique")
 
 
 def test_loaded_banner_is_built_from_what_was_loaded(monkeypatch, tmp_path):
