@@ -109,6 +109,7 @@ ALLOWED: tuple[tuple[str, str, str], ...] = (
     ("20_open_corpus", "10", "the number of hits a latency measurement asks for (a setting)"),
     ("20_open_corpus", "2", "HippoRAG 2, a method's name"),
     ("20_open_corpus", "10", "10-Q, the name of a filing type"),
+    ("20_open_corpus", "0", "a weight of zero: what the tuning was free to give any term (a grid value, not a result)"),
     ("01_graph_construction", "20", "data-set format and a parameter: a MuSiQue pool holds 20 paragraphs; the chapter's question count"),
     ("01_graph_construction", "5", "the ner3 stop-entity threshold (share of paragraphs), a method setting"),
     ("01_graph_construction", "1", "a property of the teleport vector: its mass sums to one"),
