@@ -55,7 +55,7 @@ import numpy as np
 
 from .errors import ParameterError
 
-__all__ = ["SeedShare", "ppr_parts", "seed_contributions", "REACH", "hop_distances", "gold_reach", "hit_chains",
+__all__ = ["SeedShare", "part_weights", "ppr_parts", "seed_contributions", "REACH", "hop_distances", "gold_reach", "hit_chains",
            "bct_intrusions", "provenance_report"]
 
 #: Categories of :func:`gold_reach`, from the most to the least direct.
@@ -103,6 +103,31 @@ def _operator(adjacency: Any):
     return adjacency if isinstance(adjacency, PPROperator) else PPROperator(adjacency)
 
 
+def part_weights(P: Any, masses: Any, dangling: Any, alpha: float) -> np.ndarray:
+    r"""Weights :math:`w_j` with :math:`\mathrm{PPR}(s) = \sum_j w_j\, p^{(j)}` for :math:`s = \sum_j m_j \hat s_j`.
+
+    Parameters
+    ----------
+    P : array_like, shape (n, b)
+        :math:`p^{(j)} = \mathrm{PPR}(\hat s_j)`, the PageRank of each normalised part.
+    masses : array_like, shape (b,)
+        The parts' masses :math:`m_j = \|s_j\|_1` (any common scale).
+    dangling : array_like of bool, shape (n,)
+        Dangling nodes (``PPROperator.dangling``).
+    alpha : float
+
+    Returns
+    -------
+    numpy.ndarray, shape (b,)
+        :math:`w_j = m_j c_j / \sum_k m_k c_k` with :math:`c_j = 1/(\alpha + (1-\alpha)\, d^\top p^{(j)})`
+        (module docstring); sums to 1.
+    """
+    P = np.asarray(P, dtype=np.float64).reshape(len(dangling), -1)
+    c = 1.0 / (alpha + (1.0 - alpha) * P[np.asarray(dangling, dtype=bool)].sum(axis=0))
+    w = np.asarray(masses, dtype=np.float64) * c
+    return w / w.sum()
+
+
 def ppr_parts(adjacency: Any, parts: Any, *, alpha: float, tol: float = 1e-10, max_iter: int = 1000,
               rows: Any = None) -> np.ndarray:
     r"""Each part's exact contribution to the PageRank of the seed vector the parts sum to.
@@ -146,17 +171,14 @@ def ppr_parts(adjacency: Any, parts: Any, *, alpha: float, tol: float = 1e-10, m
         raise ParameterError(f"parts: column {int(np.flatnonzero(mass <= 0)[0])} has no mass")
     rows = np.arange(op.n) if rows is None else np.asarray(rows, dtype=np.int64)
     out = np.zeros((rows.size, S.shape[1]))
-    weight = np.zeros(S.shape[1])
+    dangling_mass = np.zeros(S.shape[1])
     for start in range(0, S.shape[1], _BLOCK):
         cols = slice(start, start + _BLOCK)
-        P = op.run(S[:, cols], alpha=alpha, tol=tol, max_iter=max_iter).scores
-        P = P.reshape(op.n, -1)
-        dangling_mass = P[op.dangling].sum(axis=0)
-        c = 1.0 / (alpha + (1.0 - alpha) * dangling_mass)  # ||x|| of the normalised part
-        weight[cols] = mass[cols] * c
+        P = op.run(S[:, cols], alpha=alpha, tol=tol, max_iter=max_iter).scores.reshape(op.n, -1)
+        dangling_mass[cols] = P[op.dangling].sum(axis=0)
         out[:, cols] = P[rows]
-    weight /= weight.sum()
-    return out * weight
+    # part_weights on the dangling masses alone (a 1-node "graph" whose node is dangling)
+    return out * part_weights(dangling_mass[None, :], mass, [True], alpha)
 
 
 def seed_contributions(adjacency: Any, seeds: Any, *, alpha: float, tol: float = 1e-10, max_iter: int = 1000,

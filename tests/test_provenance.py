@@ -238,3 +238,38 @@ def test_hit_chains_shares_add_up_and_say_whether_the_passage_names_the_seed(cha
     assert (top["seed"], top["entity"], top["via"], top["mentioned"]) == ("northwind trading",) * 2 + ("exact", True)
     p1 = next(h for h in hits if h["pid"] == "p1")
     assert p1["gold"] and not any(c["mentioned"] for c in p1["chains"])  # reached by a two-hop path
+
+
+def test_hybrid_source_split_is_exact_when_a_passage_seed_has_no_entities():
+    """GraphRetriever._attribute weighs each source's PageRank exactly (part_weights), also when a BM25 seed is
+    an isolated passage (a dangling node, whose mass returns to the seeds): it agrees with explain(), which is
+    checked against networkx above, and not with the naive split by seed mass."""
+    from aethel_lite.data.schema import Passage
+
+    texts = ["Northwind Trading bought Baxter Mills.", "Baxter Mills is based in Gamma City.",
+             "the quarterly report of the trading desk was late", "Gamma City hosts Delta Works."]
+    passages = [Passage(f"p{i}", f"d{i}", "", t) for i, t in enumerate(texts)]
+    r = GraphRetriever(extractor="regex", bct="none", cache=False, tol=1e-12, passage_seeds=("lexical",),
+                       seed_depth=2).fit(passages)
+    assert r.graph_.incidence[2].nnz == 0  # p2 mentions no entity: an isolated node
+    q = Query("q", "Which trading report did Northwind Trading file?", frozenset({"p0"}))
+    run = r.search([q], k=4)
+    shares = r.explain(q.text, [pid for pid, _ in run["q"]])
+    assert any(s.via == "lexical" and s.entity == "p2" for v in shares.values() for s in v)
+    for pid, _ in run["q"]:
+        total = sum(s.share for s in shares[pid])
+        by_source = {}
+        for s in shares[pid]:
+            src = "lexical" if s.via == "lexical" else "entity"
+            by_source[src] = by_source.get(src, 0.0) + s.share / total
+        got = r.sources_["q"][pid]
+        assert set(got) == set(by_source)
+        for src, v in by_source.items():
+            assert got[src] == pytest.approx(v, abs=1e-8), (pid, src)
+    # the naive split (source mass x its PageRank) gives other shares here: the test can fail
+    exps, comps, _ = r.seed_components(q.text)
+    mix = r._mixture(comps)
+    naive = {c: mix[c] * r.operator_.run(comps[c], alpha=r.alpha, tol=1e-12).scores for c in comps}
+    i = r.pid_index_["p0"]
+    naive_share = naive["lexical"][i] / (naive["lexical"][i] + naive["entity"][i])
+    assert abs(naive_share - r.sources_["q"]["p0"]["lexical"]) > 1e-3

@@ -739,14 +739,17 @@ class GraphRetriever(Retriever):
     def _attribute(self, run: Run) -> None:
         r"""Fill :attr:`sources_`: each explained hit's score split by seed source.
 
-        PPR is linear in :math:`s`, so :math:`p = \sum_c \frac{w_c}{W} \mathrm{PPR}(s_c)` exactly:
-        solving one column per source gives each source's part :math:`p_c` of a passage's (and of
-        its document node's) PageRank. A hit's PageRank term is split in proportion to the
+        PPR is linear in :math:`s` up to normalisation, so :math:`p = \sum_c \omega_c \mathrm{PPR}(s_c)`
+        exactly, :math:`\omega_c \propto \frac{w_c}{W}` corrected for the mass each source sends to
+        dangling nodes (:func:`aethel_lite.provenance.part_weights`; the plain share when it sends
+        none): solving one column per source gives each source's part :math:`p_c` of a passage's
+        (and of its document node's) PageRank. A hit's PageRank term is split in proportion to the
         :math:`p_c`, its document term in proportion to the document node's :math:`\pi_c`, and
         the ``"lexical"`` and ``"dense"`` ranking terms go to those sources. Without
         ``rank_weights`` the score is the PageRank, split the same way.
         """
         from ..ppr import PPROperator
+        from ..provenance import part_weights
 
         self.sources_ = {}
         todo = [qid for qid in run if qid in self._parts]
@@ -763,19 +766,28 @@ class GraphRetriever(Retriever):
                 for c in parts["mix"]:
                     open_cols.append(parts["components"][c])
                     owners.append((qid, c))
-        # the operator normalises each seed column to sum 1: scale by the source's share afterwards
+        def weigh(qid, names, columns, dangling):
+            # the operator normalises each seed column to sum 1: weigh the solutions exactly (linearity)
+            mix = self._parts[qid][0]["mix"]
+            w = part_weights(np.stack(columns, axis=1), [mix[c] for c in names], dangling, self.alpha)
+            for c, col, wc in zip(names, columns, w):
+                solved[(qid, c)] = wc * col
+
+        raw: dict[str, dict[str, np.ndarray]] = {}
         for start in range(0, len(open_cols), _BLOCK):
             P = solve(self.graph_, self.operator_, open_cols[start:start + _BLOCK])
             for j, (qid, c) in enumerate(owners[start:start + _BLOCK]):
-                solved[(qid, c)] = self._parts[qid][0]["mix"][c] * P[:, j]
+                raw.setdefault(qid, {})[c] = P[:, j]
+        for qid, cols in raw.items():
+            weigh(qid, list(cols), list(cols.values()), self.operator_.dangling)
         for qid in todo:
             parts, cand, extra = self._parts[qid]
             graph = self._graphs[qid]
             if cand is not None:
                 names = list(parts["mix"])
-                P = solve(graph, PPROperator(graph.adjacency()), [parts["components"][c] for c in names])
-                for j, c in enumerate(names):
-                    solved[(qid, c)] = parts["mix"][c] * P[:, j]
+                op = PPROperator(graph.adjacency())
+                P = solve(graph, op, [parts["components"][c] for c in names])
+                weigh(qid, names, [P[:, j] for j in range(len(names))], op.dangling)
             idx = np.arange(len(self.pids_)) if cand is None else cand
             terms = self._rank_terms("", extra["ppr"], idx, lexical=extra["lexical"], dense=extra["dense"],
                                      doc_ppr=extra["doc_ppr"]) if self.rank_weights is not None else {}
