@@ -16,9 +16,12 @@ export PYTHONHASHSEED := 0
 
 # Extra arguments for the notebook runner, e.g. make book NB_ARGS="-p limit 20"
 NB_ARGS ?=
+# make book QUICK=1: every notebook on small subsets (the runner's --quick; what CI builds)
+QUICK ?=
+NB_QUICK := $(if $(filter 1 true yes,$(QUICK)),--quick)
 PYTEST_ARGS ?=
 
-.PHONY: setup test book notebooks html data lock clean bench
+.PHONY: setup test book notebooks html check-book data lock clean bench
 
 setup: $(STAMP)
 
@@ -35,13 +38,22 @@ test: setup
 AETHEL_DENSE_PRECISION ?= bfloat16
 
 notebooks: setup
-	AETHEL_DENSE_PRECISION=$(AETHEL_DENSE_PRECISION) $(BIN)/python -m aethel_lite.notebooks $(NB_ARGS)
+	AETHEL_DENSE_PRECISION=$(AETHEL_DENSE_PRECISION) $(BIN)/python -m aethel_lite.notebooks $(NB_QUICK) $(NB_ARGS)
 
 html: setup
 	$(BIN)/jupyter-book build . --warningiserror --keep-going
 
-book: notebooks html
+# Prints the time of each stage (and the runner prints each notebook's).
+book: setup
+	@t0=$$(date +%s.%N); \
+	$(MAKE) --no-print-directory notebooks || exit $$?; t1=$$(date +%s.%N); \
+	$(MAKE) --no-print-directory html || exit $$?; t2=$$(date +%s.%N); \
+	awk -v a=$$t0 -v b=$$t1 -v c=$$t2 'BEGIN { printf "time: stage notebooks %.1f s\ntime: stage html %.1f s\ntime: book %.1f s\n", b - a, c - b, c - a }'
 	@echo "Book: $(CURDIR)/_build/html/index.html"
+
+# Open every page of the built book in headless Chromium (network off); screenshots in _build/screenshots/.
+check-book: setup
+	$(BIN)/python -m aethel_lite.bookcheck _build/html --screenshots _build/screenshots
 
 data: setup
 	$(BIN)/aethel data download --dest "$${AETHEL_DATA:-data}"

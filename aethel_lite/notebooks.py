@@ -23,6 +23,17 @@ Parameters
     that its ``parameters`` cell declares; a name that no selected notebook declares is an error
     (a typo must not be silently ignored). The environment (``AETHEL_DATA``, ``AETHEL_CACHE``, ...)
     is inherited by the kernel.
+Quick mode
+    ``--quick`` (``make book QUICK=1``, the mode CI builds the book in) gives every notebook the
+    parameters of :data:`QUICK_PARAMETERS` that it declares (``quick=True`` and small subsets:
+    ``limit``, ``n_resamples``, ``synthetic_size``); ``-p`` overrides them.
+Timing
+    Each notebook's wall-clock time is printed when it finishes (``time: NAME ... s``) and the
+    total at the end, so a slow chapter is seen at once (timings are never written into the
+    executed notebook, see Determinism).
+Failures
+    A notebook whose cell raises is reported with the notebook's name, the cell (its position in
+    the source notebook, its id and first line) and the error; the command exits 1.
 Atomic output
     The executed notebook is kept in memory and written with :func:`aethel_lite.io.atomic_write`
     (temporary file + rename) only when every cell succeeded. A failed notebook leaves no
@@ -51,7 +62,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +73,7 @@ from .io import atomic_write
 __all__ = [
     "NotebookFailure",
     "NotebookRunError",
+    "QUICK_PARAMETERS",
     "discover",
     "parse_parameters",
     "declared_parameters",
@@ -81,6 +93,8 @@ __all__ = [
 NOTEBOOK_DIR = "notebooks"
 OUTPUT_DIR = Path("book") / "executed"
 DEFAULT_KERNEL = "python3"
+#: What ``--quick`` gives each notebook that declares the name (small subsets; CI builds the book so).
+QUICK_PARAMETERS: dict[str, Any] = {"quick": True, "limit": 8, "n_resamples": 200, "synthetic_size": 300}
 DEFAULT_TIMEOUT = 7200  # seconds per cell: a hang guard; a cold open-corpus cell (MiniLM over 45k texts) needs ~30 min
 INJECTED_ID = "injected-parameters"
 _VOLATILE_PAPERMILL = ("start_time", "end_time", "duration")
@@ -91,16 +105,32 @@ KERNEL_WARNING_FILTERS = ("ignore:IProgress not found",)
 
 @dataclass
 class NotebookFailure:
-    """One failed notebook: its name, the failing cell and the error."""
+    """One failed notebook: its name, the failing cell and the error.
+
+    ``cell_index`` counts the executed notebook's cells (papermill's injected-parameters cell
+    included); ``source_index`` is the cell's position in ``notebooks/NAME.ipynb`` (0-based),
+    ``cell_id`` its id and ``cell_line`` the first non-blank line of its source.
+    """
 
     name: str
     cell_index: int | None
     ename: str
     evalue: str
     traceback: list[str] = field(default_factory=list)
+    source_index: int | None = None
+    cell_id: str | None = None
+    cell_line: str | None = None
 
     def __str__(self) -> str:
-        where = f"cell {self.cell_index}" if self.cell_index is not None else "before execution"
+        if self.cell_index is None:
+            where = "before execution"
+        else:
+            index = self.source_index if self.source_index is not None else self.cell_index
+            where = f"cell {index}"
+            if self.cell_id:
+                where += f" (id {self.cell_id})"
+            if self.cell_line:
+                where += f" `{self.cell_line}`"
         msg = f"notebook {self.name} failed at {where}: {self.ename}: {self.evalue}"
         if self.traceback:
             tail = "\n".join(self.traceback[-6:])
@@ -281,7 +311,9 @@ def execute_one(
             )
     except PapermillExecutionError as exc:
         _remove(output)
-        return NotebookFailure(name, exc.cell_index, exc.ename, exc.evalue, list(exc.traceback))
+        failure = NotebookFailure(name, exc.cell_index, exc.ename, exc.evalue, list(exc.traceback))
+        _locate_cell(failure, path, exc.source)
+        return failure
     except Exception as exc:  # kernel died, timeout, unreadable notebook ...
         _remove(output)
         return NotebookFailure(name, None, type(exc).__name__, str(exc))
@@ -308,6 +340,24 @@ def _kernel_env():
                 os.environ[key] = value
 
 
+def _locate_cell(failure: NotebookFailure, path: Path, source: str | None) -> None:
+    """Fill in the failing cell's position, id and first line in the source notebook."""
+    import nbformat
+
+    source = source or ""
+    lines = [line.strip() for line in source.splitlines() if line.strip()]
+    if lines:
+        failure.cell_line = lines[0][:80]
+    try:
+        cells = nbformat.read(str(path), as_version=4).cells
+    except Exception:  # the error itself is what matters; the notebook ran, so this is rare
+        return
+    matches = [i for i, c in enumerate(cells) if c.cell_type == "code" and c.source == source]
+    if len(matches) == 1:
+        failure.source_index = matches[0]
+        failure.cell_id = cells[matches[0]].get("id")
+
+
 def _remove(path: Path) -> None:
     try:
         path.unlink()
@@ -325,11 +375,17 @@ def run_notebooks(
     timeout: float | None = DEFAULT_TIMEOUT,
     progress: bool = True,
     stop_on_error: bool = False,
+    quick: bool = False,
+    timings: dict[str, float] | None = None,
+    on_done: Callable[[str, float, NotebookFailure | None], None] | None = None,
 ) -> list[Path]:
     """Execute the notebooks under ``root`` and return the executed paths.
 
     Every selected notebook is run (unless ``stop_on_error``); if any failed,
     :class:`NotebookRunError` is raised afterwards naming each failed notebook, cell and error.
+    ``quick`` adds :data:`QUICK_PARAMETERS` (each notebook gets those it declares; ``parameters``
+    win). Each notebook's wall-clock seconds go into ``timings`` (name -> seconds) when given, and
+    ``on_done(name, seconds, failure_or_None)`` is called as each one finishes.
     """
     from tqdm.auto import tqdm
 
@@ -343,6 +399,10 @@ def run_notebooks(
 
     check_data_root()  # AETHEL_DATA set to a folder that does not exist: an error naming it, never a synthetic book
     per_nb = _select_parameters(notebooks, parameters or {})
+    if quick:
+        for nb in notebooks:
+            declared = declared_parameters(nb)
+            per_nb[nb] = {**{k: v for k, v in QUICK_PARAMETERS.items() if k in declared}, **per_nb[nb]}
     written: list[Path] = []
     failures: list[NotebookFailure] = []
     bar = tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress)
@@ -351,8 +411,13 @@ def run_notebooks(
         out = out_dir / nb.name
         t0 = time.perf_counter()
         failure = execute_one(nb, out, parameters=per_nb[nb], root=root, kernel_name=kernel_name, timeout=timeout)
+        seconds = time.perf_counter() - t0
+        if timings is not None:
+            timings[nb.stem] = seconds
+        if on_done is not None:
+            on_done(nb.stem, seconds, failure)
         if failure is None:
-            record_execution(root, nb, out, per_nb[nb], time.perf_counter() - t0)
+            record_execution(root, nb, out, per_nb[nb], seconds)
             written.append(out)
         else:
             failures.append(failure)
@@ -541,6 +606,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"), default=[],
                    help="inject a parameter (value parsed as JSON when possible); repeatable")
     p.add_argument("--only", action="append", metavar="NAME", help="run only this notebook (repeatable)")
+    p.add_argument("--quick", action="store_true",
+                   help="small subsets: give each notebook the parameters of QUICK_PARAMETERS it declares "
+                        f"({', '.join(f'{k}={json.dumps(v)}' for k, v in QUICK_PARAMETERS.items())}); -p wins")
     p.add_argument("--list", action="store_true", help="list the notebooks and their parameters, run nothing")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per cell (default %(default)s; 0 = none)")
     p.add_argument("--kernel", default=DEFAULT_KERNEL, help="kernel spec name (default %(default)s)")
@@ -556,6 +624,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    timings: dict[str, float] = {}
+
+    def done(name: str, seconds: float, failure: NotebookFailure | None) -> None:
+        from tqdm.auto import tqdm
+
+        tqdm.write(f"time: {name} {seconds:.1f} s{'' if failure is None else ' (failed)'}", file=sys.stdout)
+        sys.stdout.flush()
+
     try:
         if args.list:
             for nb in discover(args.root, args.only):
@@ -571,8 +647,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             timeout=args.timeout or None,
             progress=not args.no_progress,
             stop_on_error=args.stop_on_error,
+            quick=args.quick,
+            timings=timings,
+            on_done=done,
         )
     except NotebookRunError as exc:
+        print(f"time: {len(timings)} notebook(s) {sum(timings.values()):.1f} s")
         print(f"error: {len(exc.failures)} notebook(s) failed\n{exc}", file=sys.stderr)
         return 1
     except AethelError as exc:
@@ -580,6 +660,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     for path in written:
         print(f"wrote {path}")
+    print(f"time: {len(timings)} notebook(s) {sum(timings.values()):.1f} s")
     return 0
 
 

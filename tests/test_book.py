@@ -25,6 +25,7 @@ from aethel_lite.errors import ParameterError
 from aethel_lite.paper import PAPER_ROWS
 from aethel_lite.notebooks import (
     INJECTED_ID,
+    QUICK_PARAMETERS,
     NotebookRunError,
     data_banner,
     data_status,
@@ -198,9 +199,31 @@ def test_failed_notebook_names_itself_and_leaves_no_output(tmp_path, capsys):
     assert (tmp_path / "book" / "executed" / "00_ok.ipynb").exists()
     assert sorted(p.name for p in stale.parent.iterdir()) == ["00_ok.ipynb"]
 
+    # the cell is named by its place in notebooks/10_bad.ipynb (the injected cell not counted), id and line
+    assert (failure.source_index, failure.cell_id) == (2, "10_bad-2")
+    assert str(failure).startswith("notebook 10_bad failed at cell 2 (id 10_bad-2) `raise ValueError('boom-' + str(x))`: "
+                                   "ValueError: boom-1")
+
     assert main(["--root", str(tmp_path), "--no-progress", "--only", "10_bad", "-p", "x", "7"]) == 1
-    err = capsys.readouterr().err
-    assert "10_bad" in err and "ValueError: boom-7" in err
+    captured = capsys.readouterr()
+    assert "notebook 10_bad failed at cell 2 (id 10_bad-2) `raise ValueError" in captured.err
+    assert "ValueError: boom-7" in captured.err
+    assert re.search(r"^time: 10_bad \d+\.\d s \(failed\)$", captured.out, re.M)
+
+
+def test_quick_mode_gives_each_notebook_what_it_declares_and_times_it(tmp_path, capsys):
+    make_notebook(tmp_path, "00_a", "quick = False\nlimit = None", "import json; json.dump([quick, limit], open('a.json', 'w'))")
+    make_notebook(tmp_path, "10_b", "n_resamples = 10000", "import json; json.dump(n_resamples, open('b.json', 'w'))")
+    make_notebook(tmp_path, "20_c", "x = 1", "import json; json.dump(x, open('c.json', 'w'))")
+    assert main(["--root", str(tmp_path), "--no-progress", "--quick", "-p", "limit", "3"]) == 0
+    assert json.loads((tmp_path / "a.json").read_text()) == [True, 3]  # -p wins over the quick default
+    assert json.loads((tmp_path / "b.json").read_text()) == QUICK_PARAMETERS["n_resamples"]
+    assert json.loads((tmp_path / "c.json").read_text()) == 1  # declares none of them: untouched
+    out = capsys.readouterr().out
+    times = re.findall(r"^time: (\S+) (\d+\.\d) s$", out, re.M)
+    assert [name for name, _ in times] == ["00_a", "10_b", "20_c"]
+    total = re.search(r"^time: 3 notebook\(s\) (\d+\.\d) s$", out, re.M)
+    assert total and float(total.group(1)) == pytest.approx(sum(float(t) for _, t in times), abs=0.2)
 
 
 def test_wrong_aethel_data_fails_the_build_naming_the_folder(tmp_path, monkeypatch):

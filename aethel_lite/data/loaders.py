@@ -5,14 +5,14 @@ Every loader returns a :class:`~aethel_lite.data.schema.Dataset` that passes
 ``$AETHEL_DATA/README.md``) and reports what it leaves out in ``dataset.meta["skipped"]``
 (reason → count) and in a logged warning, never silently.
 
-========================  ==================================  ========================  ===========
-data set                  passages                            pid                       pool
-========================  ==================================  ========================  ===========
-MuSiQue (Trivedi 2022)    20 paragraphs per question          ``<qid>#<idx>``           20 per query
-2Wiki (Ho et al. 2020)    10 paragraphs per question          ``<qid>#<k>``             10 per query
- + distractor corpus      6,119 Wikipedia paragraphs          ``wiki#<i>``              (open)
-FinanceBench (Islam 2023) one page (or chunk) of a filing     ``<doc>#p<page>[c<i>]``   None (open)
-========================  ==================================  ========================  ===========
+==========================  ==================================  ========================  ===========
+data set                    passages                            pid                       pool
+==========================  ==================================  ========================  ===========
+MuSiQue (Trivedi 2022)      20 paragraphs per question          ``<qid>#<idx>``           20 per query
+2Wiki (Ho et al. 2020)      10 paragraphs per question          ``<qid>#<k>``             10 per query
+2Wiki distractor corpus     6,119 Wikipedia paragraphs          ``wiki#<i>``              (open)
+FinanceBench (Islam 2023)   one page (or chunk) of a filing     ``<doc>#p<page>[c<i>]``   None (open)
+==========================  ==================================  ========================  ===========
 
 References
 ----------

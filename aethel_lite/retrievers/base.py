@@ -76,12 +76,12 @@ class Retriever:
     ``_score_queries(queries, candidates)``, which yields one ``(n_passages,)`` score array per query
     (entries outside that query's candidates are ignored), and may override ``config()``.
 
-    Attributes (after ``fit``)
-    --------------------------
+    Attributes
+    ----------
     pids_ : list of str
-        Fitted passage ids in corpus order.
+        Fitted passage ids in corpus order (set by ``fit``).
     pid_index_ : dict
-        pid -> corpus index.
+        pid -> corpus index (set by ``fit``).
     """
 
     name = "retriever"
