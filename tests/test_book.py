@@ -20,6 +20,7 @@ import nbformat
 import pytest
 import yaml
 
+from aethel_lite.bookcheck import BrowserNotFound, find_chromium
 from aethel_lite.data.schema import Dataset, Passage, Query
 from aethel_lite.errors import ParameterError
 from aethel_lite.paper import PAPER_ROWS
@@ -300,10 +301,12 @@ def test_book_builds_without_warnings(tmp_path):
     shutil.copytree(REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     env = dict(os.environ)
     env.pop("AETHEL_DATA", None)  # the quickstart must say it runs on synthetic data
-    small = ["-p", "synthetic_size", "300", "-p", "limit", "8", "-p", "n_resamples", "200", "-p", "quick", "true"]  # keep CI fast
-    run = subprocess.run([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(tmp_path), "--no-progress", *small],
+    # --quick: what `make book QUICK=1` does (small subsets, keeps CI fast)
+    run = subprocess.run([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(tmp_path), "--no-progress", "--quick"],
                          env=env, capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
+    timed = re.findall(r"^time: (\S+) \d+\.\d s$", run.stdout, re.M)
+    assert timed == [p.stem for p in discover(tmp_path)], run.stdout
     quick = nbformat.read(tmp_path / "book" / "executed" / "00_quickstart.ipynb", as_version=4)
     outputs = json.dumps([c.get("outputs", []) for c in quick.cells])
     assert "SYNTHETIC corpus" in outputs
@@ -346,3 +349,62 @@ def test_book_builds_without_warnings(tmp_path):
         assert str(tmp_path) not in outputs and str(REPO) not in outputs, f"{path.stem}: a local path in the outputs"
         assert "AETHEL_DATA=data" not in outputs and "Traceback" not in outputs, path.stem
         assert hand_typed_numbers(path.stem, nb.cells) == [], path.stem
+    # MathJax is served from the book itself, and the API reference is there, linked from the method
+    assert (html / "_static" / "mathjax" / "tex-chtml.js").is_file()
+    assert "mathjax/tex-chtml.js" in (html / "book" / "method.html").read_text()
+    api_html = (html / "book" / "api.html").read_text()
+    for name in ("aethel_lite.ppr.personalized_pagerank", "aethel_lite.bct.expand_seeds", "aethel_lite.retrievers.BM25Retriever",
+                 "aethel_lite.metrics.evaluate", "aethel_lite.stats.paired_bootstrap", "aethel_lite.data.loaders.load_musique"):
+        assert f'id="{name}"' in api_html, name
+    assert 'href="api.html#aethel_lite.ppr.personalized_pagerank"' in (html / "book" / "method.html").read_text()
+
+    # the book as a reader meets it: every page in headless Chromium, network off (make check-book)
+    try:
+        find_chromium()
+    except BrowserNotFound as exc:
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail(f"CI must run the browser check: {exc}")
+        pytest.skip(f"browser check not run: {exc}")
+    shots = tmp_path / "_build" / "screenshots"
+    check = subprocess.run([sys.executable, "-m", "aethel_lite.bookcheck", str(html), "--screenshots", str(shots), "--no-progress"],
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert check.returncode == 0, check.stdout[-4000:] + check.stderr[-2000:]
+    summary = re.search(r"checked (\d+) pages \((\d+) formulas typeset, (\d+) screenshots\)", check.stdout)
+    assert summary and int(summary.group(2)) > 50, check.stdout
+    toc_pages = [f"{entry.replace('/', '__')}.png" for entry in toc_files(yaml.safe_load((tmp_path / "_toc.yml").read_text()))]
+    assert sorted(toc_pages) == sorted(p.name for p in shots.iterdir()), "one screenshot per page of the book"
+
+
+def _make(tmp_path: Path, *targets: str) -> subprocess.CompletedProcess:
+    """Run the repository's Makefile in ``tmp_path`` on this interpreter (no set-up step)."""
+    shutil.copy(REPO / "Makefile", tmp_path / "Makefile")
+    for name in ("pyproject.toml", "constraints.txt"):
+        (tmp_path / name).write_text("")
+    stamp = tmp_path / "installed"
+    stamp.write_text("")
+    bin_dir = Path(sys.executable).parent
+    return subprocess.run(["make", "--no-print-directory", *targets, f"BIN={bin_dir}", f"STAMP={stamp}"],
+                          capture_output=True, text=True, cwd=tmp_path)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_book_times_each_stage_and_fails_naming_the_cell(tmp_path):
+    make_notebook(tmp_path, "00_ok", "quick = False", "print('quick is', quick)")
+    (tmp_path / "_config.yml").write_text("title: t\nonly_build_toc_files: true\nexecute:\n  execute_notebooks: 'off'\n"
+                                          "exclude_patterns: [notebooks, Makefile]\n")
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/executed/00_ok\n")
+    done = _make(tmp_path, "book", "QUICK=1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for line in (r"time: 00_ok \d+\.\d s", r"time: stage notebooks \d+\.\d s", r"time: stage html \d+\.\d s",
+                 r"time: book \d+\.\d s"):
+        assert re.search(f"^{line}$", done.stdout, re.M), (line, done.stdout)
+    executed = nbformat.read(tmp_path / "book" / "executed" / "00_ok.ipynb", as_version=4)
+    assert executed.metadata["papermill"]["parameters"] == {"quick": True}  # QUICK=1 -> --quick
+    assert (tmp_path / "_build" / "html" / "book" / "executed" / "00_ok.html").exists()
+
+    make_notebook(tmp_path, "10_bad", "x = 1", "y = 2", "raise RuntimeError('deliberately broken')")
+    failed = _make(tmp_path, "book")
+    assert failed.returncode != 0
+    assert "notebook 10_bad failed at cell 2 (id 10_bad-2) `raise RuntimeError('deliberately broken')`: " \
+           "RuntimeError: deliberately broken" in failed.stderr
+    assert "time: stage html" not in failed.stdout  # the book is not built from a failed run

@@ -180,3 +180,28 @@ def test_offline_mathjax_renders_with_the_network_off(tmp_path):
     (report,) = check_site(site, screenshots=tmp_path / "shots", progress=False)
     assert report.problems == [] and report.mathjax == "ready" and report.n_math == 2
     assert report.screenshot == tmp_path / "shots" / "index.png" and report.screenshot.stat().st_size > 1000
+
+
+# -- the book's Sphinx extension ----------------------------------------------------------------------
+def test_plain_references_keeps_the_text_and_drops_the_labels():
+    from aethel_lite.sphinxext import plain_references
+
+    lines = ["Power iteration [1]_ [2]_ and refinement [5]_.", "", ".. rubric:: References", "",
+             ".. [1] L. Page, S. Brin,", "   \"The PageRank citation ranking\", 1999.", ".. [2] T. H. Haveliwala, 2002.",
+             "", "    .. [5] J. H. Wilkinson,", "       1963.", "    after"]
+    assert plain_references(lines) == [
+        "Power iteration [1] [2] and refinement [5].", "", ".. rubric:: References", "",
+        "- [1] L. Page, S. Brin, \"The PageRank citation ranking\", 1999.", "- [2] T. H. Haveliwala, 2002.",
+        "", "    - [5] J. H. Wilkinson, 1963.", "    after"]
+    assert plain_references(["a [x]_ b", "c[1]_d"]) == ["a [x]_ b", "c[1]d"]
+
+
+def test_unique_scripts_drops_a_repeated_inline_script():
+    from sphinx.builders.html._assets import _JavaScript
+
+    from aethel_lite.sphinxext import unique_scripts
+
+    thebe = _JavaScript("", body="const THEBE_JS_URL = 1")
+    scripts = [_JavaScript("a.js"), thebe, _JavaScript("b.js", **{"async": "async"}),
+               _JavaScript("", body="const THEBE_JS_URL = 1"), _JavaScript("b.js"), _JavaScript("a.js")]
+    assert unique_scripts(scripts) == scripts[:3] + [scripts[4]]
