@@ -52,10 +52,15 @@ def test_quick_chapters_on_real_data_are_deterministic(root, real_data):
     env = {**os.environ, "AETHEL_DATA": str(real_data), "AETHEL_CACHE": str(root / "cache")}
     first = _run(root, env, "-p", "quick", "true", "-p", "n_resamples", "300")
     assert first.returncode == 0, first.stderr[-4000:]
-    results = {n: read_json(root / "results" / f"{n}.json") for n in ("open_corpus", "scaling")}
+    results = {n: read_json(root / "results" / f"{n}.json") for n in ("open_corpus", "scaling", "beyond")}
     assert not results["open_corpus"]["synthetic_only"]
     assert {"financebench", "financebench-chunk", "musique-open", "2wiki-open"} <= set(results["open_corpus"]["datasets"])
     assert set(results["scaling"]["runs"]) == {"financebench", "musique-open", "2wiki-open"}
+    # "Beyond the paper" (issue 9): aethel-hybrid on the four study corpora, closed pools, latency
+    beyond = results["beyond"]
+    assert set(beyond["datasets"]) == {"financebench", "musique-open", "2wiki-open", "synthetic"}
+    assert set(beyond["closed"]) == {"musique", "2wiki"} and beyond["timing"]["latency"]["dataset"] == "financebench"
+    assert all(r["tests"] and r["components"] for r in beyond["datasets"].values())
     executed = json.dumps(json.loads((root / "book" / "executed" / "20_open_corpus.ipynb").read_text()))
     assert "Traceback" not in executed
     second = _run(root, env, "-p", "quick", "true", "-p", "n_resamples", "300")  # warm caches now
