@@ -145,11 +145,12 @@ class Problem:
 
 @dataclass
 class PageReport:
-    """What was seen on one page: its problems, math elements typeset, screenshot written."""
+    """What was seen on one page: its problems, math elements (and how many MathJax left as TeX), screenshot."""
 
     page: str
     problems: list[Problem]
     n_math: int = 0
+    n_untypeset: int = 0
     mathjax: str = "absent"
     screenshot: Path | None = None
     seconds: float = 0.0
@@ -529,7 +530,7 @@ def check_page(browser: Chromium, session: str, site: Path, base: str, page: str
             problems.append(Problem(page, "resource", f"broken image {img['src']}"))
     problems += check_links(site, page, probe["links"], base, anchor_cache)
     problems += text_problems(page, probe)
-    report = PageReport(page, problems, n_math=probe["n_math"], mathjax=probe["mathjax"])
+    report = PageReport(page, problems, n_math=probe["n_math"], n_untypeset=len(probe["untypeset"]), mathjax=probe["mathjax"])
     if screenshots is not None and Path(page).name not in NO_SCREENSHOT:
         metrics = browser.call("Page.getLayoutMetrics", session=session)
         size = metrics.get("cssContentSize") or metrics["contentSize"]
@@ -619,7 +620,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     problems = [p for r in reports for p in r.problems]
     for problem in problems:
         print(problem)
-    n_math = sum(r.n_math for r in reports) - sum(p.kind == "math" and "not typeset" in p.detail for p in problems)
+    n_math = sum(r.n_math - r.n_untypeset for r in reports)
     shots = sum(r.screenshot is not None for r in reports)
     print(f"checked {len(reports)} pages ({n_math} formulas typeset, {shots} screenshots) in "
           f"{time.monotonic() - t0:.1f} s: {len(problems)} problem(s)")

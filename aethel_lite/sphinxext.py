@@ -15,6 +15,12 @@ configuration (``const THEBE_JS_URL = ...``) on every ``env-before-read-docs``, 
 Book emits twice, and the second copy is a JavaScript ``SyntaxError`` on every page (seen by the
 browser check, :mod:`aethel_lite.bookcheck`).
 
+It loads ``sphinx-mathjax-offline`` (a dependency: MathJax copied into ``_static/mathjax`` and
+served from the book, so formulas render with no network). In an environment set up before that
+dependency was added it says so in the build log (``make setup`` installs it) and the book loads
+MathJax from its CDN; the browser check, which runs with the network off, then fails on the raw
+TeX, so a book without offline math cannot pass the tests.
+
 Enabled in ``_config.yml`` (``sphinx: extra_extensions: [aethel_lite.sphinxext]``).
 """
 
@@ -81,7 +87,16 @@ def _dedupe_scripts(app: Any, pagename: str, templatename: str, context: dict, d
 
 def setup(app: Any) -> dict[str, Any]:
     """Register the docstring hook (after napoleon, which runs at the default priority) and the page hook."""
+    from sphinx.errors import ExtensionError
+    from sphinx.util import logging
+
     app.setup_extension("sphinx.ext.autodoc")
+    try:
+        app.setup_extension("sphinx-mathjax-offline")
+    except ExtensionError:
+        logging.getLogger(__name__).info(
+            "aethel_lite.sphinxext: sphinx-mathjax-offline is not installed (run `make setup`); "
+            "MathJax will be loaded from its CDN and the browser check will fail offline")
     app.connect("autodoc-process-docstring", _process_docstring, priority=600)
     app.connect("html-page-context", _dedupe_scripts)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -162,6 +162,7 @@ def test_each_kind_of_breakage_is_reported(tmp_path):
     cdn = "\n".join(str(p) for p in reports["cdn.html"].problems)
     assert "cdn.example.org/mathjax/tex-chtml.js failed: net::ERR_NAME_NOT_RESOLVED" in cdn
     assert "1 of 1 formulas not typeset" in cdn
+    assert (reports["cdn.html"].n_math, reports["cdn.html"].n_untypeset) == (1, 1)
 
 
 def test_offline_mathjax_renders_with_the_network_off(tmp_path):
