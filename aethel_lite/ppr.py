@@ -562,8 +562,8 @@ def _product_into(S: sp.csr_matrix, v: np.ndarray, out: np.ndarray) -> np.ndarra
 
 
 def _compiled_available() -> bool:
-    """Whether :mod:`ppr_kernels` can run (imported lazily: numba takes ~0.4 s to import, and the
-    kernel ~0.4 s to load from numba's cache, a few seconds to compile after installing)."""
+    """Whether :mod:`ppr_kernels` can run (imported lazily: importing numba and loading or compiling
+    the kernel take noticeable time; ``benchmarks/README.md``, "Measurements quoted by the library")."""
     from . import ppr_kernels
 
     return ppr_kernels.available()
@@ -571,7 +571,7 @@ def _compiled_available() -> bool:
 
 def _torch_available() -> bool:
     try:
-        import torch  # noqa: F401  (a core dependency; imported lazily: it takes ~1 s)
+        import torch  # noqa: F401  (a core dependency; imported lazily: its import is slow)
     except ImportError:  # pragma: no cover - torch is pinned in pyproject.toml
         return False
     return True
@@ -584,8 +584,8 @@ class _SymmetricProduct:
     neighbourhood. While the rows :math:`J` of ``v``'s support hold few nonzeros,
     :math:`S v = S_{J,:}^\\top v_J` (symmetry) is gathered from those rows alone, and the next
     support is :math:`J` plus their neighbours. Single vectors then call scipy's CSR kernel
-    directly into a reused buffer (``S @ v`` allocates and dispatches, ~20% of the product's time
-    on a 300,000-nonzero matrix).
+    directly into a reused buffer (``S @ v`` allocates and dispatches; the share of the product's
+    time that saves is in ``benchmarks/README.md``, "Measurements quoted by the library").
     """
 
     def __init__(self, S: sp.csr_matrix, v: np.ndarray) -> None:
