@@ -58,6 +58,7 @@ PRIMARY_SCALING = ("financebench", "musique-open", "2wiki-open")
 
 #: :func:`~aethel_lite.open_corpus.paper_verdicts`'s verdicts → this chapter's words.
 VERDICTS = {"inside our CI": "reproduced", "outside our CI": "differs", "not comparable": "not comparable"}
+_QUICK = "quick mode: a few questions over a small sample of the corpus"
 
 
 def load_results(results_dir: str | os.PathLike = "results") -> dict[str, dict | None]:
@@ -152,6 +153,7 @@ def _closed_rows(saved: Mapping[str, Any] | None, n_resamples: int, seed: int) -
 
 
 def _open_rows(saved: Mapping[str, Any] | None) -> list[dict]:
+    from .open_corpus import paper_verdicts
     from .paper import PAPER_ROWS, PAPER_TESTS
 
     chapter = _SECTION_CHAPTER["open_corpus"]
@@ -168,14 +170,12 @@ def _open_rows(saved: Mapping[str, Any] | None) -> list[dict]:
         if synthetic:
             rows.append(_row(chapter, label, r["value"], data=name, why="synthetic data stands in for missing real data"))
             continue
-        from .open_corpus import paper_verdicts
-
         (v,) = paper_verdicts({name: datasets[name]}, [r], synthetic=synthetic)
         ours = v["ours"]
         ci = None if ours is None else (v["ci_low"], v["ci_high"])
         verdict, why = VERDICTS[v["verdict"]], v["why"]
         if quick and not synthetic and ours is not None:
-            verdict, why = "not comparable", "quick mode: a few questions over a small sample of the corpus"
+            verdict, why = "not comparable", _QUICK
         rows.append(_row(chapter, label, r["value"], ours=ours, ci=ci, data=name, verdict=verdict, why=why))
     for p in PAPER_TESTS:
         label = f"{p['a']} − {p['b']}, {p['metric']} (paired bootstrap; paper's CI [{p['ci_low']:+.3f}, {p['ci_high']:+.3f}])"
@@ -189,8 +189,6 @@ def _open_rows(saved: Mapping[str, Any] | None) -> list[dict]:
         result = {"ci": {"difference": {"all": {p["metric"]: {"mean": t["diff"], "ci_low": t["ci_low"], "ci_high": t["ci_high"],
                                                               "n": t["n"]}}, "groups": {}}}}
         paper_row = {"section": "open_corpus", "paper_method": label, "metric": p["metric"], "value": value, "ours": "difference"}
-        from .open_corpus import paper_verdicts
-
         (v,) = paper_verdicts({name: result}, [paper_row], synthetic=[name] if name == "synthetic" else [])
         spans = lambda lo, hi: lo <= 0 <= hi  # noqa: E731
         verdict = VERDICTS[v["verdict"]]
@@ -198,13 +196,14 @@ def _open_rows(saved: Mapping[str, Any] | None) -> list[dict]:
             f"N = {t['n']} against the paper's {p['n']}; our CI {'spans' if spans(t['ci_low'], t['ci_high']) else 'excludes'} zero, "
             f"the paper's {'spans' if spans(p['ci_low'], p['ci_high']) else 'excludes'} it")
         if quick and verdict != "not comparable":
-            verdict, why = "not comparable", "quick mode: a few questions over a small sample of the corpus"
+            verdict, why = "not comparable", _QUICK
         rows.append(_row(chapter, label, value, ours=t["diff"], ci=(t["ci_low"], t["ci_high"]), data=name,
                          verdict=verdict, why=why))
     return rows
 
 
 def _scaling_rows(saved: Mapping[str, Any] | None) -> list[dict]:
+    from .open_corpus import paper_verdicts
     from .paper import PAPER_CROSSOVERS, PAPER_ROWS
     from .scaling import crossovers
 
@@ -229,12 +228,10 @@ def _scaling_rows(saved: Mapping[str, Any] | None) -> list[dict]:
                              why=f"size {r['size']} not run on {name} (sizes run: {sizes})"))
             continue
         result = {"ci": {r["ours"]: {"all": {r["metric"]: point}, "groups": {}}}}
-        from .open_corpus import paper_verdicts
-
         (v,) = paper_verdicts({name: result}, [r], synthetic=[name] if name == "synthetic" else [])
         verdict, why = VERDICTS[v["verdict"]], v["why"]
         if quick and verdict != "not comparable":
-            verdict, why = "not comparable", "quick mode: a few questions over a small sample of the corpus"
+            verdict, why = "not comparable", _QUICK
         rows.append(_row(chapter, label, r["value"], ours=v["ours"], ci=(v["ci_low"], v["ci_high"]),
                          data=f"{name}, {point['n_seeds']} seed(s)", verdict=verdict, why=why))
     for key, claim in PAPER_CROSSOVERS.items():
@@ -253,7 +250,7 @@ def _scaling_rows(saved: Mapping[str, Any] | None) -> list[dict]:
         if name == "synthetic":
             ours, verdict, why = None, "not comparable", "synthetic data stands in for missing real data"
         elif quick:
-            verdict, why = "not comparable", "quick mode: a few questions over a small sample of the corpus"
+            verdict, why = "not comparable", _QUICK
         rows.append(_row(chapter, label, claim["value"], ours=ours, data=name, verdict=verdict, why=why))
     return rows
 
