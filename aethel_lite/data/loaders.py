@@ -127,9 +127,12 @@ def _maybe_literal(value: Any, path: Path, index: int, key: str) -> Any:
 
 
 def _report_skipped(name: str, path: Path, skipped: Counter) -> None:
+    """Log what a loader left out. The file is named by its folder and name only: the warning is printed into
+    the book's pages, which must hold no local path (errors, which stop a build, name the full path)."""
     if skipped:
         detail = "; ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))
-        logger.warning("%s: skipped %d rows of %s (%s)", name, sum(skipped.values()), path, detail)
+        shown = f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+        logger.warning("%s: skipped %d rows of %s (%s)", name, sum(skipped.values()), shown, detail)
 
 
 def _empty(path: Path, what: str) -> DataError:
