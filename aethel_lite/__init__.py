@@ -23,7 +23,7 @@ _LAZY = {
     "load_musique": "data.loaders", "load_2wiki": "data.loaders", "load_financebench": "data.loaders",
     "load_dataset": "data.loaders", "available_datasets": "data.loaders",
     "make_synthetic": "data.synthetic", "alias_table": "data.synthetic",
-    "open_corpus": "data.sampling", "sample_corpus": "data.sampling",
+    "sample_corpus": "data.sampling",  # (open_corpus is also a submodule: import it from data.sampling)
     # graph, PageRank, BCT, provenance
     "EntityGraph": "graph", "build_graph": "graph",
     "personalized_pagerank": "ppr", "PPROperator": "ppr", "forward_push": "ppr",

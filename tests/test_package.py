@@ -53,3 +53,14 @@ def test_no_data_file_is_committed():
     if shared.is_dir():
         names = {p.name for p in shared.rglob("*") if p.is_file() and p.name not in ("README.md", "SHA256SUMS")}
         assert not names & {Path(f).name for f in files}
+
+
+def test_no_lazy_name_is_also_a_submodule():
+    """A lazily exported name that is also a submodule's name is replaced by the module as soon as
+    the submodule is imported (``import aethel_lite.open_corpus`` sets the package attribute)."""
+    import pkgutil
+
+    import aethel_lite
+
+    submodules = {m.name for m in pkgutil.iter_modules(aethel_lite.__path__)}
+    assert not submodules & set(aethel_lite._LAZY)
