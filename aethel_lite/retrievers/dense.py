@@ -202,13 +202,15 @@ class DenseRetriever(Retriever):
         return str(Path(self.model_path).resolve())
 
     def config(self) -> dict:
-        out = {"name": self.name, "model": self._model_id(), "normalize": bool(self.normalize),
-               "batch_size": self.batch_size, "pooling": self.pooling,
-               "chunk_words": int(self.chunk_words), "chunk_overlap": int(self.chunk_overlap)}
+        return {"name": self.name, "model": self._model_id(), "normalize": bool(self.normalize),
+                "batch_size": self.batch_size, "pooling": self.pooling,
+                "chunk_words": int(self.chunk_words), "chunk_overlap": int(self.chunk_overlap),
+                **self._precision_entry()}
+
+    def _precision_entry(self) -> dict:
+        """``{"precision": ...}`` unless float32 (float32 configurations keep the keys they always had)."""
         precision = resolve_precision(self.precision)
-        if precision != "float32":  # float32 configurations keep the keys they always had
-            out["precision"] = precision
-        return out
+        return {} if precision == "float32" else {"precision": precision}
 
     @property
     def model(self):
@@ -245,13 +247,9 @@ class DenseRetriever(Retriever):
         (float32 stores keep the fingerprint they had before the setting existed).
         """
         model = self.model
-        out = {"value_format": _VALUE_FORMAT, "model_files": model_files_digest(str(Path(self._model_path()).resolve())),
-               "max_seq_length": int(model.max_seq_length), "normalize": bool(self.normalize),
-               "dim": _dimension(model), "versions": package_versions(_LIBRARIES)}
-        precision = resolve_precision(self.precision)
-        if precision != "float32":
-            out["precision"] = precision
-        return out
+        return {"value_format": _VALUE_FORMAT, "model_files": model_files_digest(str(Path(self._model_path()).resolve())),
+                "max_seq_length": int(model.max_seq_length), "normalize": bool(self.normalize),
+                "dim": _dimension(model), "versions": package_versions(_LIBRARIES), **self._precision_entry()}
 
     def embedding_store(self) -> PassageStore:
         """The per-text embedding store of this model configuration (close it after use).
