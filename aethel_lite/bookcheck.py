@@ -121,8 +121,9 @@ _PAGE_PROBE = r"""
   body.querySelectorAll("pre, code, script, style, textarea, noscript, mjx-container, .highlight")
       .forEach(el => el.remove());
   const outputs = Array.from(document.querySelectorAll(".cell_output")).map(el => el.textContent);
+  const root = document.documentElement;
   return {mathjax, n_math: math.length, untypeset, images, links, text: body.textContent, outputs,
-          title: document.title};
+          title: document.title, page_width: root.scrollWidth, window_width: root.clientWidth};
 })()
 """
 
@@ -229,8 +230,12 @@ def check_links(site: Path, page: str, links: Sequence[str], base: str,
 
 
 def text_problems(page: str, probe: dict[str, Any]) -> list[Problem]:
-    """Math left as raw TeX and notebook outputs showing an error, from the page probe's result."""
+    """Math left as raw TeX, notebook outputs showing an error, and a page wider than the window
+    (a wide table or line that pushes part of the page out of view), from the page probe's result."""
     problems = []
+    if probe.get("page_width", 0) > probe.get("window_width", 0) + 1:
+        problems.append(Problem(page, "layout", f"the page is {probe['page_width']} px wide in a "
+                                                f"{probe['window_width']} px window (something does not scroll in its own box)"))
     if probe["untypeset"]:
         problems.append(Problem(page, "math", f"{len(probe['untypeset'])} of {probe['n_math']} formulas not typeset "
                                               f"(MathJax {probe['mathjax']}), e.g. {probe['untypeset'][0]!r}"))

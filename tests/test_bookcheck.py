@@ -103,6 +103,9 @@ def test_text_problems_raw_tex_and_errors():
         assert [p.kind for p in got] == ["math"], raw
     got = text_problems("p.html", {**clean, "untypeset": [r"\(x\)"], "n_math": 3})
     assert got == [Problem("p.html", "math", r"1 of 3 formulas not typeset (MathJax ready), e.g. '\\(x\\)'")]
+    assert text_problems("p.html", {**clean, "page_width": 1280, "window_width": 1280}) == []
+    got = text_problems("p.html", {**clean, "page_width": 1815, "window_width": 1280})
+    assert [p.kind for p in got] == ["layout"] and "1815 px wide" in got[0].detail
     for out in ("Traceback (most recent call last):\n  File", "KeyError: 'musique'", "Error: no data"):
         got = text_problems("p.html", {**clean, "outputs": ["fine", out]})
         assert [p.kind for p in got] == ["output"] and "notebook output 1" in got[0].detail, out
@@ -147,11 +150,13 @@ def test_each_kind_of_breakage_is_reported(tmp_path):
                                 "<div class='cell_output'><pre>Traceback (most recent call last):\n"
                                 "ValueError: boom</pre></div>"
                                 "<script>console.error('bad thing'); undefinedFunction();</script>"),
+        "wide.html": page("Wide", "<div style='width: 3000px'>a line wider than any window</div>"),
         "cdn.html": page("CDN", "<span class='math'>\\(x^2\\)</span>",
                          head="<script async src='https://cdn.example.org/mathjax/tex-chtml.js'></script>"),
     })
     reports = {r.page: r for r in check_site(site, progress=False)}
     assert reports["index.html"].problems == []
+    assert [p.kind for p in reports["wide.html"].problems] == ["layout"]
     kinds = sorted({p.kind for p in reports["bad.html"].problems})
     assert kinds == ["console", "math", "output", "resource"]
     details = "\n".join(str(p) for p in reports["bad.html"].problems)
