@@ -354,6 +354,10 @@ def provenance(pid: str, expansions: Iterable[Expansion], graph: EntityGraph) ->
     through longer paths). An unknown ``pid`` raises :class:`~aethel_lite.errors.DataError`.
     """
     i = graph.passage_node(pid)
-    row = graph.incidence[i]
-    mentioned = {graph.entities[j] for j, v in zip(row.indices, row.data) if v != 0}
+    expansions = list(expansions)
+    if not expansions:
+        return []
+    inc = graph.incidence  # CSR (EntityGraph validates it): row i is indptr[i]:indptr[i + 1], read without slicing
+    lo, hi = int(inc.indptr[i]), int(inc.indptr[i + 1])
+    mentioned = {graph.entities[j] for j, v in zip(inc.indices[lo:hi].tolist(), inc.data[lo:hi].tolist()) if v != 0}
     return sorted((e for e in expansions if e.entity in mentioned), key=_rank)

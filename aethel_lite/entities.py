@@ -67,6 +67,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ParameterError
+from .memo import TextMemo
 from .store import PassageStore, config_fingerprint, package_versions, text_key
 
 __all__ = [
@@ -116,6 +117,7 @@ class Mention:
 LEGAL_SUFFIXES = frozenset(
     "inc incorporated corp corporation co ltd limited llc llp lp plc na sa ag nv bv gmbh".split()
 )
+_STORED_MENTIONS = TextMemo("stored mentions", 200_000)  # see extract_entities(memo=True)
 _TRAILING_JUNK = frozenset({"&", "and"})
 _POSSESSIVE = re.compile(r"['’]s\b")
 _NON_WORD = re.compile(r"[^\w&\s]+")
@@ -634,7 +636,8 @@ def _stored_mentions(store: PassageStore, texts: dict[str, str], labels: frozens
 
 
 def extract_entities(
-    texts: Sequence[str], extractor: Any = "ner3", *, cache: bool = True, n_process: int = 1, progress: bool = True
+    texts: Sequence[str], extractor: Any = "ner3", *, cache: bool = True, n_process: int = 1, progress: bool = True,
+    memo: bool = False,
 ) -> list[list[Mention]]:
     """Entity mentions of every text, cached per passage on disk.
 
@@ -654,6 +657,10 @@ def extract_entities(
         spaCy worker processes (identical results to ``n_process=1``).
     progress : bool
         Show a tqdm bar (over the texts actually extracted).
+    memo : bool
+        With ``cache``, keep the decoded, checked mentions of every text read from or written to
+        the store in a process-wide memo (:mod:`aethel_lite.memo`, keyed by the store's file and
+        fingerprint), so refitting on another sample of the same corpus decodes nothing twice.
 
     Returns
     -------
@@ -667,10 +674,16 @@ def extract_entities(
     if not texts:
         return []
     if isinstance(extractor, Ner3Extractor):
-        base = extract_entities(texts, extractor.ner, cache=cache, n_process=n_process, progress=progress)
+        base = extract_entities(texts, extractor.ner, cache=cache, n_process=n_process, progress=progress, memo=memo)
         return extractor.filter(base)
     if not cache:
         return extractor.extract(texts, n_process=n_process, progress=progress)
+    if memo:
+        with entity_store(extractor) as store:
+            settings = f"{store.path}\n{store.fingerprint}"
+        found = _STORED_MENTIONS.map(settings, texts, lambda todo: [tuple(ms) for ms in extract_entities(
+            todo, extractor, cache=True, n_process=n_process, progress=progress)])
+        return [list(ms) for ms in found]
     keys = [text_key(t) for t in texts]
     by_key = dict(zip(keys, texts))
     with entity_store(extractor) as store:

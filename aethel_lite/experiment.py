@@ -155,6 +155,7 @@ def run_methods(
     retriever_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
     progress: bool = True,
     log: Callable[[str], None] | None = print,
+    memo: bool = True,
 ) -> dict[str, MethodOutcome]:
     """Fit and run every requested method (and the base methods that fusions need) once each.
 
@@ -182,6 +183,11 @@ def run_methods(
         Show the retrievers' progress bars.
     log : callable, optional
         Called with one line per fitted method and its seconds.
+    memo : bool
+        Set the retrievers' ``memo`` option: per-text work repeated across fits in this process
+        (tokens, windows, decoded entities, question vectors and mentions) is done once
+        (:mod:`aethel_lite.memo`). Rankings are identical either way; ``False`` makes each
+        method's ``seconds`` the cost of fitting from the on-disk stores alone.
 
     Returns
     -------
@@ -222,6 +228,8 @@ def run_methods(
         retr = make_retriever(name, **overrides)
         if hasattr(retr, "progress"):
             retr.progress = progress
+        if hasattr(retr, "memo"):
+            retr.memo = bool(memo)
         retr.fit(dataset.passages)
         run = retr.search(dataset.queries, k=depth, pool=pool)
         run.name = name

@@ -295,3 +295,52 @@ def test_max_pooling_shares_entries_with_chunk_passages(cache, counted_encode):
     counted_encode.clear()
     DenseRetriever().fit(chunks)  # chunk-granularity passages: already embedded
     assert counted_encode == []
+
+
+def test_question_memo_encodes_each_question_once_and_is_off_for_search(cache, counted_encode, monkeypatch):
+    from aethel_lite.data.schema import Query
+    from aethel_lite.retrievers import dense as dense_module
+
+    from aethel_lite.memo import TextMemo
+
+    monkeypatch.setattr(dense_module, "_QUESTION_VECTORS", TextMemo("test"))
+    queries = [Query("q1", "Who leads Microsoft?", frozenset()), Query("q2", "Where is Berkshire Hathaway based?", frozenset())]
+    plain = DenseRetriever().fit(PASSAGES)
+    counted_encode.clear()
+    expected = plain.search(queries, k=3)
+    plain.search(queries, k=3)
+    assert counted_encode == [[q.text for q in queries]] * 2  # without the memo every search encodes
+    counted_encode.clear()
+    memo = DenseRetriever().fit(PASSAGES)
+    memo.memo = True
+    first = memo.search(queries, k=3)
+    assert memo.search(queries[::-1], k=3) == {q: first[q] for q in ("q2", "q1")}
+    np.testing.assert_array_equal(memo.score_texts([queries[1].text]), memo.score_texts([queries[1].text]))
+    assert counted_encode == [[q.text for q in queries]]  # each question once, in one batch
+    assert {q: [p for p, _ in h] for q, h in first.items()} == {q: [p for p, _ in h] for q, h in expected.items()}
+
+
+def test_question_mentions_memo_runs_the_extractor_once_per_question(cache, monkeypatch):
+    from aethel_lite.data.schema import Query
+    from aethel_lite.retrievers import GraphRetriever
+    from aethel_lite.retrievers import graph as graph_module
+
+    from aethel_lite.memo import TextMemo
+
+    monkeypatch.setattr(graph_module, "_QUESTION_MENTIONS", TextMemo("test"))
+    queries = [Query("q1", "Who leads Microsoft in Redmond?", frozenset()), Query("q2", "Is Barclays PLC in New York?", frozenset())]
+    calls: list[list[str]] = []
+    retriever = GraphRetriever(extractor="regex").fit(PASSAGES)
+    real = retriever.extractor_.extract
+
+    def extract(texts, **kw):
+        calls.append(list(texts))
+        return real(texts, **kw)
+
+    monkeypatch.setattr(retriever.extractor_, "extract", extract)
+    plain = retriever.search(queries, k=3)
+    assert len(calls) == 2
+    retriever.memo = True
+    calls.clear()
+    assert retriever.search(queries, k=3) == plain and retriever.search(queries, k=3) == plain
+    assert calls == [[q.text] for q in queries]  # once per question, then from the memo

@@ -147,9 +147,10 @@ class Retriever:
                 raise ParameterError(f"{type(self).__name__}.search: query {q.qid!r} has empty text")
         candidates = [self._resolve_pool(q, pool) for q in queries]
         run = Run(name=self.name)
+        pid_of = self.pids_.__getitem__
         for q, cand, scores in zip(queries, candidates, self._score_queries(queries, candidates)):
             idx, vals = topk(scores, k, cand)
-            run[q.qid] = [(self.pids_[i], float(v)) for i, v in zip(idx.tolist(), vals.tolist())]
+            run[q.qid] = list(zip(map(pid_of, idx.tolist()), np.asarray(vals, dtype=np.float64).tolist()))
         return run
 
     def config(self) -> dict:

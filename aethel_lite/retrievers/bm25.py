@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -11,9 +14,13 @@ import numpy as np
 
 from ..errors import DataError, DataNotFoundError, ParameterError
 from ..io import read_json, write_json
+from ..memo import TextMemo
 from .base import Retriever, passage_text
 
 
+_TOKENS = TextMemo("BM25 tokens", 60_000)  # see BM25Retriever.memo
+_FITTED: OrderedDict = OrderedDict()  # digest of configuration and texts -> bm25s index (the last two); see memo
+_FITTED_MAX = 2
 _BM25_METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
 
 
@@ -65,6 +72,10 @@ class BM25Retriever(Retriever):
     """
 
     name = "bm25"
+    #: Evaluation option (not a setting: results do not depend on it). When True, token lists are
+    #: kept per text in a process-wide memo (:mod:`aethel_lite.memo`), so refitting on another
+    #: sample of the same corpus, or scoring a question again, tokenises nothing twice.
+    memo = False
 
     def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: Any = "en",
                  stemmer: Any = None, progress: bool = False):
@@ -99,11 +110,38 @@ class BM25Retriever(Retriever):
                              return_ids=False, show_progress=False)
         return [list(t) for t in out]
 
+    def _tokens(self, texts: Sequence[str]) -> list:
+        """:meth:`tokenize`, through the process-wide memo when :attr:`memo` (and no stemmer object)."""
+        if not self.memo or self.stemmer is not None:
+            return self.tokenize(texts)
+        settings = json.dumps(self.config()["stopwords"])
+        return _TOKENS.map(settings, texts, lambda todo: [tuple(t) for t in self.tokenize(todo)])
+
     def _fit(self, passages: list) -> None:
+        self._validate()
+        texts = [passage_text(p) for p in passages]
+        if not self.memo or self.stemmer is not None:
+            self.index_ = self._index(texts)
+            return
+        # the index is a function of the configuration and the texts in order: a study that fits
+        # BM25 and then graph methods (each with an inner BM25) on one sample builds it once
+        digest = hashlib.sha256(json.dumps(self.config(), sort_keys=True).encode("utf-8"))
+        for t in texts:
+            digest.update(t.encode("utf-8"))
+            digest.update(b"\0")
+        key = digest.hexdigest()
+        if key not in _FITTED:
+            _FITTED[key] = self._index(texts)
+            while len(_FITTED) > _FITTED_MAX:
+                _FITTED.popitem(last=False)
+        _FITTED.move_to_end(key)
+        self.index_ = _FITTED[key]
+
+    def _index(self, texts: list[str]):
+        """The bm25s index of ``texts`` (vocabulary in first-appearance order)."""
         import bm25s
 
-        self._validate()
-        tokens = self.tokenize([passage_text(p) for p in passages])
+        tokens = self._tokens(texts)
         # vocabulary in first-appearance order (bm25s would build it from a set: hash-order dependent)
         vocab: dict[str, int] = {}
         ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in tokens]
@@ -111,10 +149,10 @@ class BM25Retriever(Retriever):
             raise DataError("BM25Retriever.fit: no passage has an indexable token (all empty or stop words)")
         index = bm25s.BM25(k1=float(self.k1), b=float(self.b), method=self.method, dtype="float64")
         index.index((ids, vocab), show_progress=self.progress)
-        self.index_ = index
+        return index
 
     def _query_ids(self, text: str) -> list[int]:
-        tokens = self.tokenize([text])[0]
+        tokens = self._tokens([text])[0]
         vocab = self.index_.vocab_dict
         return [vocab[t] for t in tokens if t and t in vocab]
 

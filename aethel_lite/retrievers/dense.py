@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +19,7 @@ import numpy as np
 
 from ..errors import DataNotFoundError, ParameterError
 from ..io import sha256_file
+from ..memo import TextMemo
 from ..store import PassageStore, package_versions, text_key
 from .base import Retriever, passage_text
 
@@ -69,6 +71,10 @@ def _dimension(model) -> int:
     """Embedding width (``get_embedding_dimension`` in sentence-transformers >= 5, else the old name)."""
     get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     return int(get())
+
+
+_QUESTION_VECTORS = TextMemo("question vectors", 100_000)  # see DenseRetriever.memo
+_WINDOWS = TextMemo("max-pooling windows", 200_000)
 
 
 @functools.lru_cache(maxsize=None)
@@ -172,6 +178,11 @@ class DenseRetriever(Retriever):
     """
 
     name = "dense"
+    #: Evaluation option (not a setting: results do not depend on it). When True, question vectors
+    #: and max-pooling windows are kept in process-wide memos (:mod:`aethel_lite.memo`), so the many
+    #: fits of one study (scaling: every size and seed) encode each question and cut each page once.
+    #: Left False by ``aethel search`` and latency measurements, which must pay for their own work.
+    memo = False
 
     def __init__(self, model_path: str | None = None, batch_size: int = 64, cache: bool = True,
                  normalize: bool = True, progress: bool = False, pooling: str = "first",
@@ -309,9 +320,13 @@ class DenseRetriever(Retriever):
         from ..data.loaders import chunk_spans
 
         text, title = passage.text, passage.title
+        words, overlap = int(self.chunk_words), int(self.chunk_overlap)
+        if self.memo:
+            spans = _WINDOWS.map(f"{words}/{overlap}", [text], lambda todo: [tuple(chunk_spans(t, words, overlap)) for t in todo])[0]
+        else:
+            spans = chunk_spans(text, words, overlap)
         # same string as passage_text() of a chunk passage Passage(pid, doc, title, text[a:b])
-        return [f"{title}\n{text[a:b]}" if title else text[a:b]
-                for a, b in chunk_spans(text, int(self.chunk_words), int(self.chunk_overlap))]
+        return [f"{title}\n{text[a:b]}" if title else text[a:b] for a, b in spans]
 
     def _fit(self, passages: list) -> None:
         _check_pooling(self.pooling, self.chunk_words, self.chunk_overlap)
@@ -332,14 +347,22 @@ class DenseRetriever(Retriever):
         texts = list(texts)
         if not texts:
             return np.zeros((0, len(self.pids_)))
-        scores = self.encode(texts, progress=False) @ self.embeddings_.T
+        scores = self.query_vectors(texts) @ self.embeddings_.T
         if self.embeddings_.shape[0] != self.chunk_offsets_.shape[0]:
             # every passage has >= 1 window, so the offsets strictly increase
             scores = np.maximum.reduceat(scores, self.chunk_offsets_, axis=1)
         return scores.astype(np.float64)
 
+    def query_vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings of questions (one batch); from the process-wide memo when :attr:`memo`."""
+        texts = list(texts)
+        if not self.memo or not texts:
+            return self.encode(texts, progress=False)
+        settings = json.dumps([str(Path(self._model_path()).resolve()), resolve_precision(self.precision), bool(self.normalize)])
+        return np.stack(_QUESTION_VECTORS.map(settings, texts, lambda todo: list(self.encode(todo, progress=False))))
+
     def _score_queries(self, queries, candidates):
-        q_emb = self.encode([q.text for q in queries], progress=False)
+        q_emb = self.query_vectors([q.text for q in queries])
         pooled = self.embeddings_.shape[0] != self.chunk_offsets_.shape[0]
         for row in q_emb:
             scores = self.embeddings_ @ row

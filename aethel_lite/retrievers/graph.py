@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError
+from ..memo import TextMemo
 from .base import Retriever, passage_text
 from .bm25 import BM25Retriever
 from .run import Run
@@ -37,6 +39,9 @@ def _proper_tokens(text: str) -> frozenset[str]:
         if word and word not in REGEX_STOP and any(c.isupper() or c.isdigit() for c in word):
             out.update(normalize_entity(word).split())
     return frozenset(out)
+
+
+_QUESTION_MENTIONS = TextMemo("question mentions", 100_000)  # see GraphRetriever.memo
 
 
 class GraphRetriever(Retriever):
@@ -125,6 +130,10 @@ class GraphRetriever(Retriever):
 
     name = "graph"
     provenance_depth = 100  # hits per query whose provenance search() records
+    #: Evaluation option, as :attr:`DenseRetriever.memo`: passages' decoded entities, questions'
+    #: mentions and the inner BM25 / dense models' per-text work come from process-wide memos
+    #: (:mod:`aethel_lite.memo`). Results do not depend on it.
+    memo = False
 
     def __init__(self, extractor: str = "ner3", bct: str = "none", alpha: float = 0.5, tol: float = 1e-8,
                  max_iter: int = 1000, alias_table: Mapping[str, Sequence[str]] | None = None,
@@ -201,12 +210,14 @@ class GraphRetriever(Retriever):
         self.doc_ids_ = [p.doc_id for p in passages]
         self.extractor_ = get_extractor(self.extractor) if isinstance(self.extractor, str) else self.extractor
         mentions = extract_entities([passage_text(p) for p in passages], self.extractor_, cache=self.cache,
-                                    n_process=self.n_process, progress=self.progress)
+                                    n_process=self.n_process, progress=self.progress, memo=self.memo)
         stop, links = graph_filters(mentions, self.extractor_)
         self._base_graph = build_graph(self.pids_, mentions, stop=stop, alias_pairs=links)
         self._passages = list(passages)
         self._structure()
-        self.bm25_ = BM25Retriever().fit(passages)
+        self.bm25_ = BM25Retriever()
+        self.bm25_.memo = self.memo
+        self.bm25_.fit(passages)
         self.dense_ = None
         self._fit_dense()
 
@@ -236,6 +247,8 @@ class GraphRetriever(Retriever):
             from .dense import DenseRetriever
 
             self.dense_ = DenseRetriever(pooling=self.dense_pooling, cache=self.cache, progress=self.progress).fit(self._passages)
+        if self.dense_ is not None:
+            self.dense_.memo = self.memo
 
     def with_settings(self, **changes: Any) -> "GraphRetriever":
         """A fitted copy with some settings changed, redoing only the part of the fit they touch.
@@ -324,6 +337,26 @@ class GraphRetriever(Retriever):
         """Normalised entity keys of a question: extractor mentions ∪ graph entities named in it."""
         return list(self.query_key_sources(text))
 
+    def _bm25_scores(self, text: str) -> np.ndarray:
+        """The inner BM25's scores of every passage for one text (:meth:`BM25Retriever.get_scores`)."""
+        self.bm25_.memo = self.memo
+        return self.bm25_.get_scores(text)
+
+    def _dense_scores(self, texts: Sequence[str]) -> np.ndarray:
+        """The dense model's scores of every passage for ``texts`` (:meth:`DenseRetriever.score_texts`)."""
+        self.dense_.memo = self.memo
+        return self.dense_.score_texts(texts)
+
+    def _question_mentions(self, text: str) -> list:
+        """The extractor's mentions of one question (from the process-wide memo when :attr:`memo`)."""
+        if not self.memo:
+            return self.extractor_.extract([text], progress=False)[0]
+        settings = getattr(self, "_mention_settings", None)
+        if settings is None or settings[0] is not self.extractor_:  # the extractor's configuration, once per fit
+            self._mention_settings = settings = (self.extractor_, json.dumps(self.extractor_.config(), sort_keys=True, default=str))
+        settings = settings[1]
+        return list(_QUESTION_MENTIONS.map(settings, [text], lambda todo: [tuple(ms) for ms in self.extractor_.extract(todo, progress=False)])[0])
+
     def query_key_sources(self, text: str) -> dict[str, str]:
         """Each normalised entity key of a question → how it was found, in :meth:`query_keys` order.
 
@@ -334,7 +367,7 @@ class GraphRetriever(Retriever):
         from ..entities import normalize_entity
 
         self._check_fitted()
-        keys = {m.key: "mention" for m in self.extractor_.extract([text], progress=False)[0] if m.key}
+        keys = {m.key: "mention" for m in self._question_mentions(text) if m.key}
         if self.link_query_ngrams:
             names, sizes = self._linkable_names()
             tokens = normalize_entity(text).split()
@@ -360,7 +393,7 @@ class GraphRetriever(Retriever):
 
     def _teleport(self, qtext: str, graph, corpus_idx: np.ndarray, bm25: np.ndarray | None = None) -> np.ndarray:
         """BM25-seeded personalization over ``graph``'s passage nodes (fallback for entity-less queries)."""
-        bm25 = (self.bm25_.get_scores(qtext) if bm25 is None else bm25)[corpus_idx]
+        bm25 = (self._bm25_scores(qtext) if bm25 is None else bm25)[corpus_idx]
         top = np.argsort(-bm25, kind="stable")[: max(int(self.fallback_depth), 1)]
         seeds = np.zeros(graph.n_nodes)
         seeds[top] = np.maximum(bm25[top], 0.0)
@@ -383,9 +416,9 @@ class GraphRetriever(Retriever):
         texts = list(texts)
         out: dict[str, np.ndarray] = {}
         if self._needs("lexical"):
-            out["lexical"] = np.stack([self.bm25_.get_scores(t) for t in texts]) if texts else np.zeros((0, len(self.pids_)))
+            out["lexical"] = np.stack([self._bm25_scores(t) for t in texts]) if texts else np.zeros((0, len(self.pids_)))
         if self._needs("dense") and getattr(self, "dense_", None) is not None:
-            out["dense"] = self.dense_.score_texts(texts)
+            out["dense"] = self._dense_scores(texts)
         return out
 
     def _passage_vector(self, scores: np.ndarray, graph) -> np.ndarray | None:
@@ -633,7 +666,7 @@ class GraphRetriever(Retriever):
         reached = ppr > 0
         out[corpus_idx[reached]] = np.round(ppr[reached], decimals)
         if self.fallback == "bm25":
-            bm25 = (self.bm25_.get_scores(text) if lexical is None else lexical)[corpus_idx[~reached]]
+            bm25 = (self._bm25_scores(text) if lexical is None else lexical)[corpus_idx[~reached]]
             out[corpus_idx[~reached]] = -1.0 + bm25 / (1.0 + (bm25.max() if bm25.size else 0.0))
         return out
 
@@ -653,10 +686,10 @@ class GraphRetriever(Retriever):
                 raise ParameterError("ranking_scores: a 'document' term needs doc_ppr")
             out["document"] = unit(np.asarray(doc_ppr, dtype=np.float64))
         if "lexical" in weights:
-            out["lexical"] = unit((self.bm25_.get_scores(text) if lexical is None else lexical)[corpus_idx])
+            out["lexical"] = unit((self._bm25_scores(text) if lexical is None else lexical)[corpus_idx])
         if "dense" in weights:
             if dense is None:
-                dense = self.dense_.score_texts([text])[0]
+                dense = self._dense_scores([text])[0]
             out["dense"] = unit(np.asarray(dense, dtype=np.float64)[corpus_idx])
         return out
 
