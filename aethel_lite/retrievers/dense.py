@@ -73,7 +73,8 @@ def _dimension(model) -> int:
     return int(get())
 
 
-_QUESTION_VECTORS = TextMemo("question vectors", 100_000)  # see DenseRetriever.memo
+_QUESTION_BATCHES: dict[tuple, np.ndarray] = {}  # (model settings, texts of one batch) -> vectors; see DenseRetriever.memo
+_QUESTION_BATCHES_MAX = 256
 _WINDOWS = TextMemo("max-pooling windows", 200_000)
 
 
@@ -178,9 +179,10 @@ class DenseRetriever(Retriever):
     """
 
     name = "dense"
-    #: Evaluation option (not a setting: results do not depend on it). When True, question vectors
-    #: and max-pooling windows are kept in process-wide memos (:mod:`aethel_lite.memo`), so the many
-    #: fits of one study (scaling: every size and seed) encode each question and cut each page once.
+    #: Evaluation option (not a setting: results do not depend on it). When True, the vectors of each
+    #: batch of questions and the max-pooling windows of each page are kept in process-wide memos
+    #: (:mod:`aethel_lite.memo`), so the many fits of one study (scaling: every size and seed)
+    #: encode each batch of questions and cut each page once.
     #: Left False by ``aethel search`` and latency measurements, which must pay for their own work.
     memo = False
 
@@ -354,12 +356,25 @@ class DenseRetriever(Retriever):
         return scores.astype(np.float64)
 
     def query_vectors(self, texts: Sequence[str]) -> np.ndarray:
-        """Embeddings of questions (one batch); from the process-wide memo when :attr:`memo`."""
+        """Embeddings of questions, encoded as one batch; from the process-wide memo when :attr:`memo`.
+
+        The memo is keyed by the whole batch, not by each text: a text's vector can differ in its
+        last bits with the batch it was encoded in (padding changes the shapes of the matrix
+        products), so only the same batch may reuse it and the memo changes no score.
+        """
         texts = list(texts)
         if not self.memo or not texts:
             return self.encode(texts, progress=False)
-        settings = json.dumps([str(Path(self._model_path()).resolve()), resolve_precision(self.precision), bool(self.normalize)])
-        return np.stack(_QUESTION_VECTORS.map(settings, texts, lambda todo: list(self.encode(todo, progress=False))))
+        key = (json.dumps([str(Path(self._model_path()).resolve()), resolve_precision(self.precision),
+                           bool(self.normalize)]), tuple(texts))
+        found = _QUESTION_BATCHES.get(key)
+        if found is None:
+            found = self.encode(texts, progress=False)
+            found.setflags(write=False)
+            if len(_QUESTION_BATCHES) >= _QUESTION_BATCHES_MAX:
+                _QUESTION_BATCHES.pop(next(iter(_QUESTION_BATCHES)))
+            _QUESTION_BATCHES[key] = found
+        return found
 
     def _score_queries(self, queries, candidates):
         q_emb = self.query_vectors([q.text for q in queries])
