@@ -14,6 +14,11 @@
     them opens a new file and the old one is never read again. A file that is corrupt or holds
     another configuration, and an entry that does not fit its text, are rebuilt with a
     ``RuntimeWarning``.
+``results/<kind>-<key>.json``
+    Results of the chapters' heavy steps (a scaling job, an open-corpus evaluation, one data set of
+    the "Beyond the paper" study), keyed by the SHA-256 of their data, parameters, the library's
+    own files, package versions and ``AETHEL_DENSE_PRECISION`` (:mod:`aethel_lite.resultcache`):
+    editing the library, the data or a parameter is a miss. ``AETHEL_RESULT_CACHE=0`` turns it off.
 ``entities/*.json.gz``, ``embeddings/*.npy``
     Whole-corpus cache files of earlier versions (keyed by a hash of all the texts). They are
     ignored, never read; delete them to reclaim the space.

@@ -35,6 +35,7 @@ and dense retrieval, and the closed-pool check.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import time
@@ -410,9 +411,12 @@ def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[s
         what the graph adds to the same dense + BM25 ranking),
         ``sources`` (share of the hybrid's top-5 hits by their largest seed source),
         ``timing`` (seconds per method) and ``per_query`` (the hybrid's and the baselines' top-10 pids).
+        Each corpus's entry is cached on disk (:func:`aethel_lite.resultcache.cached`); ``keep``
+        receives nothing for a corpus whose entry came from the cache.
     """
     from .experiment import run_methods, score_runs
     from .notebooks import dataset_summary
+    from .resultcache import cached, dataset_digest
 
     variants = list(variants) if variants is not None else ["aethel-hybrid", *ABLATIONS]
     out = {}
@@ -421,29 +425,35 @@ def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[s
             log(f"{name}: {len(ds.queries)} questions, {len(ds.passages):,} passages")
         have = (baselines or {}).get(name, {})
         block = {b: have[b] for b in BASELINES if b in have}
-        missing = [b for b in BASELINES if b not in have]
-        timing = {}
-        if missing:
-            outcomes = run_methods(ds, missing, setting="open", depth=depth, progress=False, log=None,
-                                   retriever_kwargs={"GraphRetriever": {"n_process": n_process}})
-            block.update(score_runs(outcomes, ds.queries, k=5))
-            timing.update({m: round(o.seconds, 3) for m, o in outcomes.items()})
-        hybrids = _fit_hybrids(ds, variants, setting="open", depth=depth, n_process=n_process, keep=keep)
-        block.update(score_runs(hybrids, ds.queries, k=5))
-        timing.update({m: round(o.seconds, 3) for m, o in hybrids.items()})
-        parts = {h: [q.qid for q in qs] for h, qs in halves(ds).items()}
-        pairs = [("aethel-hybrid", b) for b in BASELINES]
-        out[name] = {
-            "summary": dataset_summary(ds),
-            "halves": parts,
-            "metrics": score_halves(block, parts),
-            "tests": _tests(block, parts, pairs, ("MRR", "HR@5", "Recall@5", "AllSupport@5"), n_resamples, seed),
-            "components": _tests(block, parts, [("aethel-hybrid", v) for v in COMPONENT_TESTS],
-                                 ("MRR", "HR@5", "Recall@5", "AllSupport@5"), n_resamples, seed),
-            "sources": _top_sources(hybrids["aethel-hybrid"].retriever, hybrids["aethel-hybrid"].run),
-            "timing": timing,
-            "per_query_metrics": {m: e["per_query_metrics"] for m, e in block.items()},
-        }
+
+        def compute(ds=ds, block=block) -> dict:
+            missing = [b for b in BASELINES if b not in block]
+            timing = {}
+            if missing:
+                outcomes = run_methods(ds, missing, setting="open", depth=depth, progress=False, log=None,
+                                       retriever_kwargs={"GraphRetriever": {"n_process": n_process}})
+                block.update(score_runs(outcomes, ds.queries, k=5))
+                timing.update({m: round(o.seconds, 3) for m, o in outcomes.items()})
+            hybrids = _fit_hybrids(ds, variants, setting="open", depth=depth, n_process=n_process, keep=keep)
+            block.update(score_runs(hybrids, ds.queries, k=5))
+            timing.update({m: round(o.seconds, 3) for m, o in hybrids.items()})
+            parts = {h: [q.qid for q in qs] for h, qs in halves(ds).items()}
+            pairs = [("aethel-hybrid", b) for b in BASELINES]
+            return {
+                "summary": dataset_summary(ds),
+                "halves": parts,
+                "metrics": score_halves(block, parts),
+                "tests": _tests(block, parts, pairs, ("MRR", "HR@5", "Recall@5", "AllSupport@5"), n_resamples, seed),
+                "components": _tests(block, parts, [("aethel-hybrid", v) for v in COMPONENT_TESTS],
+                                     ("MRR", "HR@5", "Recall@5", "AllSupport@5"), n_resamples, seed),
+                "sources": _top_sources(hybrids["aethel-hybrid"].retriever, hybrids["aethel-hybrid"].run),
+                "timing": timing,
+                "per_query_metrics": {m: e["per_query_metrics"] for m, e in block.items()},
+            }
+
+        given = hashlib.sha256(json.dumps(block, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+        out[name] = cached("beyond", {"dataset": dataset_digest(ds), "variants": variants, "baselines": given,
+                                      "n_resamples": n_resamples, "seed": seed, "depth": depth}, compute)
     return out
 
 
@@ -461,20 +471,25 @@ def closed_pool_check(loaded: Mapping[str, Any], *, n_resamples: int = 10_000, s
         :func:`beyond_study`, on the test half and all questions), ``passes`` (bool).
     """
     from .experiment import run_methods, score_runs
+    from .resultcache import cached, dataset_digest
 
     out = {}
     for name, ds in loaded.items():
         if log:
             log(f"{name} (closed pools): {len(ds.queries)} questions")
-        outcomes = run_methods(ds, ["aethel-bct"], setting="closed", progress=False, log=None,
-                               retriever_kwargs={"GraphRetriever": {"n_process": n_process}})
-        outcomes.update(_fit_hybrids(ds, ["aethel-hybrid"], setting="closed", depth=1000, n_process=n_process))
-        block = score_runs(outcomes, ds.queries, k=5)
-        parts = {h: [q.qid for q in qs] for h, qs in halves(ds).items()}
-        metrics = ("MRR", "HR@5", "Recall@5", "AllSupport@5")
-        tests = _tests(block, parts, [("aethel-hybrid", "aethel-bct")], metrics, n_resamples, seed)
-        out[name] = {"metrics": score_halves(block, parts), "tests": tests,
-                     "passes": all(t["ci_high"] >= 0 for t in tests if t["half"] == "all")}
+
+        def compute(ds=ds) -> dict:
+            outcomes = run_methods(ds, ["aethel-bct"], setting="closed", progress=False, log=None,
+                                   retriever_kwargs={"GraphRetriever": {"n_process": n_process}})
+            outcomes.update(_fit_hybrids(ds, ["aethel-hybrid"], setting="closed", depth=1000, n_process=n_process))
+            block = score_runs(outcomes, ds.queries, k=5)
+            parts = {h: [q.qid for q in qs] for h, qs in halves(ds).items()}
+            metrics = ("MRR", "HR@5", "Recall@5", "AllSupport@5")
+            tests = _tests(block, parts, [("aethel-hybrid", "aethel-bct")], metrics, n_resamples, seed)
+            return {"metrics": score_halves(block, parts), "tests": tests,
+                    "passes": all(t["ci_high"] >= 0 for t in tests if t["half"] == "all")}
+
+        out[name] = cached("beyond-closed", {"dataset": dataset_digest(ds), "n_resamples": n_resamples, "seed": seed}, compute)
     return out
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from .errors import ParameterError
 
-__all__ = ["OPEN_DATASETS", "QUICK", "check_parameters", "load_open", "group_of", "metric_cis", "evaluate_open",
+__all__ = ["OPEN_DATASETS", "QUICK", "check_parameters", "load_open", "group_of", "metric_cis", "evaluate_open", "error_analysis",
            "graph_reliance", "chapter_tests", "paper_verdicts", "OPEN_METRICS", "pick_examples", "takeaways"]
 
 #: name → how to load it and what it stands for in the paper.
@@ -166,31 +166,90 @@ def evaluate_open(dataset, methods: Sequence[str], *, n_resamples: int = 10_000,
                   log: Callable[[str], None] | None = None) -> tuple[dict, dict]:
     """Run ``methods`` on ``dataset`` in the open setting and score them.
 
+    The result is cached on disk (:func:`aethel_lite.resultcache.cached`, keyed by the data set's
+    content, the methods, the settings and the library's code).
+
     Returns
     -------
     result : dict
         ``{"summary", "methods" (the aethel eval block), "ci", "reliance", "timing"}``.
     outcomes : dict
-        method → :class:`~aethel_lite.experiment.MethodOutcome` (fitted retrievers, for the error analysis).
+        method → :class:`~aethel_lite.experiment.MethodOutcome` (fitted retrievers, for the error
+        analysis); empty when the result came from the cache.
     """
     from .experiment import run_methods, score_runs
     from .notebooks import dataset_summary
+    from .resultcache import cached, dataset_digest
 
-    outcomes = run_methods(dataset, methods, setting="open", progress=progress, log=log,
-                           retriever_kwargs=retriever_kwargs)
-    block = score_runs(outcomes, dataset.queries, k=5)
-    groups = {q.qid: group_of(dataset.name, q) for q in dataset.queries}
-    result = {
-        "summary": dataset_summary(dataset),
-        "meta": {k: dataset.meta[k] for k in ("left_out", "duplicates_merged", "sample", "chunk_words", "chunk_overlap",
-                                               "n_distractors", "fallback_from") if k in dataset.meta},
-        "groups": groups,
-        "methods": block,
-        "ci": metric_cis(block, dataset.queries, groups, n_resamples=n_resamples, seed=seed),
-        "reliance": graph_reliance(outcomes),
-        "timing": {name: round(o.seconds, 3) for name, o in outcomes.items()},
-    }
+    outcomes: dict = {}
+
+    def compute() -> dict:
+        outcomes.update(run_methods(dataset, methods, setting="open", progress=progress, log=log,
+                                    retriever_kwargs=retriever_kwargs))
+        block = score_runs(outcomes, dataset.queries, k=5)
+        groups = {q.qid: group_of(dataset.name, q) for q in dataset.queries}
+        return {
+            "summary": dataset_summary(dataset),
+            "meta": {k: dataset.meta[k] for k in ("left_out", "duplicates_merged", "sample", "chunk_words", "chunk_overlap",
+                                                   "n_distractors", "fallback_from") if k in dataset.meta},
+            "groups": groups,
+            "methods": block,
+            "ci": metric_cis(block, dataset.queries, groups, n_resamples=n_resamples, seed=seed),
+            "reliance": graph_reliance(outcomes),
+            "timing": {name: round(o.seconds, 3) for name, o in outcomes.items()},
+        }
+
+    result = cached("open-eval", {"dataset": dataset_digest(dataset), "methods": list(methods), "n_resamples": n_resamples,
+                                  "seed": seed, "retriever_kwargs": retriever_kwargs}, compute)
     return result, outcomes
+
+
+def error_analysis(dataset, method: str, *, outcomes: Mapping | None = None, retriever_kwargs: Mapping | None = None,
+                   top: int = 15, examples: int = 5) -> dict:
+    """Where a graph method's mass goes on ``dataset``: the chapter's error analysis (cached on disk).
+
+    Parameters
+    ----------
+    dataset : Dataset
+    method : str
+        A graph method (``aethel-*``).
+    outcomes : mapping, optional
+        :func:`evaluate_open`'s outcomes; its fitted ``method`` retriever is used when present,
+        otherwise the method is fitted and run here.
+    top, examples : int
+        Hub entities listed; worked examples (:func:`pick_examples`).
+
+    Returns
+    -------
+    dict
+        ``{"dataset", "method", "aggregate", "per_query", "hubs", "hub_mass", "examples"}``
+        (:mod:`aethel_lite.analysis`).
+    """
+    from . import analysis
+    from .experiment import run_methods
+    from .resultcache import cached, dataset_digest
+
+    def compute() -> dict:
+        outcome = (outcomes or {}).get(method)
+        if outcome is None or outcome.retriever is None:
+            outcome = run_methods(dataset, [method], setting="open", progress=False, log=None,
+                                  retriever_kwargs=retriever_kwargs)[method]
+        retriever, questions = outcome.retriever, dataset.queries
+        agg = analysis.aggregate_report(retriever, questions)
+        by_id = {q.qid: q for q in questions}
+        return {
+            "dataset": dataset.name,
+            "method": method,
+            "aggregate": {k: v for k, v in agg.items() if k != "per_query"},
+            "per_query": agg["per_query"],
+            "hubs": analysis.hub_entities(retriever, top=top),
+            "hub_mass": analysis.hub_mass(retriever, questions, top=top),
+            "examples": [analysis.worked_example(retriever, by_id[qid], k=5)
+                         for qid in pick_examples(agg["per_query"], k=examples)],
+        }
+
+    return cached("open-errors", {"dataset": dataset_digest(dataset), "method": method, "top": top, "examples": examples,
+                                  "retriever_kwargs": retriever_kwargs}, compute)
 
 
 def chapter_tests(results: Mapping[str, Mapping[str, Any]], pairs: Sequence[tuple[str, str]],

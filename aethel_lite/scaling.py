@@ -65,6 +65,29 @@ def _peak_fit(fit: Callable[[], Any], measure_memory: bool) -> tuple[Any, float,
     return value, seconds, peak
 
 
+def _scaling_job(sample, methods: Sequence[str], bases: Sequence[str], *, first: bool, traced: bool,
+                 retriever_kwargs: Mapping | None) -> dict:
+    """Fit, run and score every method on one corpus sample: ``{"per_query_metrics": {method: ...},
+    "timing": {method: {"fit_seconds", "peak_mib"}}}`` (timing only for the ``first`` seed, which runs
+    without the process-wide memos and, when ``traced``, under tracemalloc)."""
+    from .experiment import FUSIONS, MethodOutcome, fuse, run_methods, score_runs
+
+    outcomes: dict[str, MethodOutcome] = {}
+    peaks: dict[str, float | None] = {}
+    for base in bases:  # one fit per base method, traced alone; the timed (first) seed uses no memo
+        out, _, peaks[base] = _peak_fit(lambda: run_methods(sample, [base], setting="open", progress=False, log=None,
+                                                            retriever_kwargs=retriever_kwargs, memo=not first), traced)
+        outcomes[base] = out[base]
+    for name in methods:
+        if name in FUSIONS:
+            outcomes[name] = fuse(name, outcomes)
+            peaks[name] = max((peaks[b] for b in FUSIONS[name] if peaks[b] is not None), default=None)
+    block = score_runs({m: outcomes[m] for m in methods}, sample.queries, k=5)
+    timing = {name: {"fit_seconds": round(outcomes[name].seconds, 3),
+                     "peak_mib": None if peaks[name] is None else round(peaks[name], 1)} for name in methods} if first else {}
+    return {"per_query_metrics": {name: block[name]["per_query_metrics"] for name in methods}, "timing": timing}
+
+
 def scaling_run(dataset, methods: Sequence[str], *, sizes: Sequence = DEFAULT_SIZES, seeds: Sequence[int] = (0, 1, 2),
                 metrics: Sequence[str] = SCALING_METRICS, n_resamples: int = 2000, measure_memory: bool = True,
                 progress: bool = True, retriever_kwargs: Mapping | None = None) -> dict:
@@ -89,11 +112,18 @@ def scaling_run(dataset, methods: Sequence[str], *, sizes: Sequence = DEFAULT_SI
         ``{"sizes": [...], "n_gold": int, "n_queries": int, "curves": {method: {metric: [{"size", "mean",
         "seed_min", "seed_max", "ci_low", "ci_high", "n_seeds"}, ...]}}, "timing": {method: [{"size",
         "fit_seconds", "peak_mib"}]}}``. Everything outside ``timing`` is deterministic for fixed seeds.
+
+    Notes
+    -----
+    Each (size, seed) job is cached on disk (:func:`aethel_lite.resultcache.cached`, keyed by the
+    sample's content, the methods, the settings and the library's code): a re-run computes only
+    new jobs, and a cached job keeps the fit times measured when it was computed.
     """
     from tqdm.auto import tqdm
 
     from .data.sampling import sample_corpus
-    from .experiment import FUSIONS, MethodOutcome, fuse, run_methods, score_runs
+    from .experiment import FUSIONS
+    from .resultcache import cached, dataset_digest
     from .stats import bootstrap_ci
 
     gold = set().union(*(q.gold for q in dataset.queries))
@@ -108,23 +138,15 @@ def scaling_run(dataset, methods: Sequence[str], *, sizes: Sequence = DEFAULT_SI
     for size, seed in tqdm(jobs, desc=f"scaling {dataset.name}", disable=not progress):
         sample = sample_corpus(dataset, size, seed) if size < n else dataset
         first = seed == seeds[0]
-        outcomes: dict[str, MethodOutcome] = {}
-        peaks: dict[str, float | None] = {}
-        for base in bases:  # one fit per base method, traced alone; the timed (first) seed uses no memo
-            out, _, peaks[base] = _peak_fit(lambda: run_methods(sample, [base], setting="open", progress=False, log=None,
-                                                                retriever_kwargs=retriever_kwargs, memo=not first),
-                                            measure_memory and first)
-            outcomes[base] = out[base]
+        traced = bool(measure_memory and first)
+        job = cached("scaling-job", {"dataset": dataset_digest(sample), "methods": list(methods), "timed": first,
+                                     "traced": traced, "retriever_kwargs": retriever_kwargs},
+                     lambda: _scaling_job(sample, methods, bases, first=first, traced=traced,
+                                          retriever_kwargs=retriever_kwargs))
         for name in methods:
-            if name in FUSIONS:
-                outcomes[name] = fuse(name, outcomes)
-                peaks[name] = max((peaks[b] for b in FUSIONS[name] if peaks[b] is not None), default=None)
-        block = score_runs({m: outcomes[m] for m in methods}, sample.queries, k=5)
-        for name in methods:
-            per_query.setdefault((name, size), []).append(block[name]["per_query_metrics"])
+            per_query.setdefault((name, size), []).append(job["per_query_metrics"][name])
             if first:
-                timing[name].append({"size": size, "fit_seconds": round(outcomes[name].seconds, 3),
-                                     "peak_mib": None if peaks[name] is None else round(peaks[name], 1)})
+                timing[name].append({"size": size, **job["timing"][name]})
     curves: dict[str, dict[str, list[dict]]] = {}
     qids = [q.qid for q in dataset.queries]
     for name in methods:
