@@ -17,7 +17,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # every test computes what it checks (a cached result would make "two runs agree" hold trivially);
 # tests/test_resultcache.py turns the result cache on where it is the subject
-os.environ.setdefault("AETHEL_RESULT_CACHE", "0")
+os.environ["AETHEL_RESULT_CACHE"] = "0"
 
 
 @pytest.fixture(scope="session")
