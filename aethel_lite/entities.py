@@ -66,6 +66,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .cache import cache_dir
 from .errors import ParameterError
 from .memo import TextMemo
 from .store import PassageStore, config_fingerprint, package_versions, text_key
@@ -678,9 +679,8 @@ def extract_entities(
         return extractor.filter(base)
     if not cache:
         return extractor.extract(texts, n_process=n_process, progress=progress)
-    if memo:
-        with entity_store(extractor) as store:
-            settings = f"{store.path}\n{store.fingerprint}"
+    if memo:  # keyed by the store's folder and configuration (what decides a stored entry), without opening it
+        settings = f"{cache_dir('store')}\n{config_fingerprint(entity_store_config(extractor))}"
         found = _STORED_MENTIONS.map(settings, texts, lambda todo: [tuple(ms) for ms in extract_entities(
             todo, extractor, cache=True, n_process=n_process, progress=progress)])
         return [list(ms) for ms in found]

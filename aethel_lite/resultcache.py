@@ -71,8 +71,6 @@ def _json(obj: Any) -> str:
 def _default(obj: Any) -> Any:
     if isinstance(obj, (set, frozenset)):
         return sorted(obj, key=str)
-    if isinstance(obj, tuple):
-        return list(obj)
     return str(obj)
 
 

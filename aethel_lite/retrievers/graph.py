@@ -130,10 +130,21 @@ class GraphRetriever(Retriever):
 
     name = "graph"
     provenance_depth = 100  # hits per query whose provenance search() records
-    #: Evaluation option, as :attr:`DenseRetriever.memo`: passages' decoded entities, questions'
-    #: mentions and the inner BM25 / dense models' per-text work come from process-wide memos
-    #: (:mod:`aethel_lite.memo`). Results do not depend on it.
-    memo = False
+    _memo = False
+
+    @property
+    def memo(self) -> bool:
+        """Evaluation option, as :attr:`DenseRetriever.memo`: passages' decoded entities, questions'
+        mentions and the inner BM25 / dense models' per-text work come from process-wide memos
+        (:mod:`aethel_lite.memo`); setting it sets theirs. Results do not depend on it."""
+        return self._memo
+
+    @memo.setter
+    def memo(self, value: bool) -> None:
+        self._memo = bool(value)
+        for inner in (getattr(self, "bm25_", None), getattr(self, "dense_", None)):
+            if inner is not None:
+                inner.memo = self._memo
 
     def __init__(self, extractor: str = "ner3", bct: str = "none", alpha: float = 0.5, tol: float = 1e-8,
                  max_iter: int = 1000, alias_table: Mapping[str, Sequence[str]] | None = None,
@@ -337,16 +348,6 @@ class GraphRetriever(Retriever):
         """Normalised entity keys of a question: extractor mentions ∪ graph entities named in it."""
         return list(self.query_key_sources(text))
 
-    def _bm25_scores(self, text: str) -> np.ndarray:
-        """The inner BM25's scores of every passage for one text (:meth:`BM25Retriever.get_scores`)."""
-        self.bm25_.memo = self.memo
-        return self.bm25_.get_scores(text)
-
-    def _dense_scores(self, texts: Sequence[str]) -> np.ndarray:
-        """The dense model's scores of every passage for ``texts`` (:meth:`DenseRetriever.score_texts`)."""
-        self.dense_.memo = self.memo
-        return self.dense_.score_texts(texts)
-
     def _question_mentions(self, text: str) -> list:
         """The extractor's mentions of one question (from the process-wide memo when :attr:`memo`)."""
         if not self.memo:
@@ -393,7 +394,7 @@ class GraphRetriever(Retriever):
 
     def _teleport(self, qtext: str, graph, corpus_idx: np.ndarray, bm25: np.ndarray | None = None) -> np.ndarray:
         """BM25-seeded personalization over ``graph``'s passage nodes (fallback for entity-less queries)."""
-        bm25 = (self._bm25_scores(qtext) if bm25 is None else bm25)[corpus_idx]
+        bm25 = (self.bm25_.get_scores(qtext) if bm25 is None else bm25)[corpus_idx]
         top = np.argsort(-bm25, kind="stable")[: max(int(self.fallback_depth), 1)]
         seeds = np.zeros(graph.n_nodes)
         seeds[top] = np.maximum(bm25[top], 0.0)
@@ -416,9 +417,9 @@ class GraphRetriever(Retriever):
         texts = list(texts)
         out: dict[str, np.ndarray] = {}
         if self._needs("lexical"):
-            out["lexical"] = np.stack([self._bm25_scores(t) for t in texts]) if texts else np.zeros((0, len(self.pids_)))
+            out["lexical"] = np.stack([self.bm25_.get_scores(t) for t in texts]) if texts else np.zeros((0, len(self.pids_)))
         if self._needs("dense") and getattr(self, "dense_", None) is not None:
-            out["dense"] = self._dense_scores(texts)
+            out["dense"] = self.dense_.score_texts(texts)
         return out
 
     def _passage_vector(self, scores: np.ndarray, graph) -> np.ndarray | None:
@@ -666,7 +667,7 @@ class GraphRetriever(Retriever):
         reached = ppr > 0
         out[corpus_idx[reached]] = np.round(ppr[reached], decimals)
         if self.fallback == "bm25":
-            bm25 = (self._bm25_scores(text) if lexical is None else lexical)[corpus_idx[~reached]]
+            bm25 = (self.bm25_.get_scores(text) if lexical is None else lexical)[corpus_idx[~reached]]
             out[corpus_idx[~reached]] = -1.0 + bm25 / (1.0 + (bm25.max() if bm25.size else 0.0))
         return out
 
@@ -686,10 +687,10 @@ class GraphRetriever(Retriever):
                 raise ParameterError("ranking_scores: a 'document' term needs doc_ppr")
             out["document"] = unit(np.asarray(doc_ppr, dtype=np.float64))
         if "lexical" in weights:
-            out["lexical"] = unit((self._bm25_scores(text) if lexical is None else lexical)[corpus_idx])
+            out["lexical"] = unit((self.bm25_.get_scores(text) if lexical is None else lexical)[corpus_idx])
         if "dense" in weights:
             if dense is None:
-                dense = self._dense_scores([text])[0]
+                dense = self.dense_.score_texts([text])[0]
             out["dense"] = unit(np.asarray(dense, dtype=np.float64)[corpus_idx])
         return out
 
