@@ -568,7 +568,7 @@ def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_proces
     encode, extract = dense.encode if dense is not None else None, extractor.extract
     try:  # the question's embedding and entities looked up instead of computed
         if dense is not None:
-            dense.encode = lambda xs, progress=None: np.stack([emb[x] for x in xs]) if xs else encode(xs)
+            dense.encode = lambda xs, **kw: np.stack([emb[x] for x in xs]) if xs else encode(xs, **kw)
         extractor.extract = lambda xs, **kw: [mentions[x] for x in xs]
         out["aethel-hybrid (question analysed)"] = row(hybrid)
     finally:

@@ -75,6 +75,12 @@ def _dimension(model) -> int:
 
 _QUESTION_BATCHES: dict[tuple, np.ndarray] = {}  # (model settings, texts of one batch) -> vectors; see DenseRetriever.memo
 _QUESTION_BATCHES_MAX = 256
+#: Questions are encoded at most this many at a time: in a batch of 64 every question is padded to
+#: the longest of its batch, and a batch of 129 FinanceBench questions took ×2.3 longer per question
+#: than batches of 8–16 (``benchmarks/README.md``, "Question latency").
+_QUESTION_BATCH = 16
+#: Questions scored per matrix product (bounds the (questions × windows) score block).
+_SCORE_BLOCK = 64
 _WINDOWS = TextMemo("max-pooling windows", 200_000)
 
 
@@ -230,12 +236,16 @@ class DenseRetriever(Retriever):
         """The loaded SentenceTransformer (shared by every instance with the same path)."""
         return _load_sentence_model(self._model_path())
 
-    def encode(self, texts: Sequence[str], *, progress: bool | None = None) -> np.ndarray:
-        """Embeddings of ``texts``, shape ``(n, dim)``, float32 (normalised if ``normalize``); no cache."""
+    def encode(self, texts: Sequence[str], *, progress: bool | None = None, batch_size: int | None = None) -> np.ndarray:
+        """Embeddings of ``texts``, shape ``(n, dim)``, float32 (normalised if ``normalize``); no cache.
+
+        ``batch_size`` (default the ``batch_size`` setting) is how many texts go through the model at once.
+        """
         import torch
 
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
             raise ParameterError(f"batch_size must be a positive integer, got {self.batch_size!r}")
+        batch_size = self.batch_size if batch_size is None else batch_size
         texts = list(texts)
         model = self.model
         if not texts:
@@ -243,7 +253,7 @@ class DenseRetriever(Retriever):
         precision = resolve_precision(self.precision)
         torch.manual_seed(0)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bfloat16"):
-            emb = model.encode(texts, batch_size=self.batch_size,
+            emb = model.encode(texts, batch_size=batch_size,
                                show_progress_bar=self.progress if progress is None else progress,
                                convert_to_numpy=True, normalize_embeddings=bool(self.normalize))
         return np.ascontiguousarray(emb, dtype=np.float32)
@@ -349,11 +359,28 @@ class DenseRetriever(Retriever):
         texts = list(texts)
         if not texts:
             return np.zeros((0, len(self.pids_)))
-        scores = self.query_vectors(texts) @ self.embeddings_.T
-        if self.embeddings_.shape[0] != self.chunk_offsets_.shape[0]:
-            # every passage has >= 1 window, so the offsets strictly increase
-            scores = np.maximum.reduceat(scores, self.chunk_offsets_, axis=1)
-        return scores.astype(np.float64)
+        return np.stack(list(self._pooled_scores(self.query_vectors(texts))))
+
+    def _pooled_scores(self, q_emb: np.ndarray):
+        """Yield each question's passage scores (float64, shape (n_passages,)): cosines, max over windows.
+
+        The products run in torch's thread pool, not NumPy's: OpenBLAS threads spin-wait after a
+        NumPy product and starve torch's threads encoding the next question (measured: a single
+        question 16.0 → 7.9 ms on 2 cores; ``benchmarks/README.md``, "Question latency").
+        """
+        import torch
+
+        with warnings.catch_warnings():  # a read-only (stored) matrix: torch only reads it
+            warnings.simplefilter("ignore", UserWarning)
+            emb = torch.from_numpy(self.embeddings_)
+        pooled = self.embeddings_.shape[0] != self.chunk_offsets_.shape[0]
+        for start in range(0, len(q_emb), _SCORE_BLOCK):
+            block = torch.from_numpy(np.ascontiguousarray(q_emb[start:start + _SCORE_BLOCK], dtype=np.float32))
+            with torch.inference_mode():
+                scores = (block @ emb.T).numpy()
+            if pooled:  # every passage has >= 1 window, so the offsets strictly increase
+                scores = np.maximum.reduceat(scores, self.chunk_offsets_, axis=1)
+            yield from scores.astype(np.float64)
 
     def query_vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of questions, encoded as one batch; from the process-wide memo when :attr:`memo`.
@@ -363,13 +390,14 @@ class DenseRetriever(Retriever):
         products), so only the same batch may reuse it and the memo changes no score.
         """
         texts = list(texts)
+        batch = min(self.batch_size, _QUESTION_BATCH)
         if not self.memo or not texts:
-            return self.encode(texts, progress=False)
+            return self.encode(texts, progress=False, batch_size=batch)
         key = (json.dumps([str(Path(self._model_path()).resolve()), resolve_precision(self.precision),
                            bool(self.normalize)]), tuple(texts))
         found = _QUESTION_BATCHES.get(key)
         if found is None:
-            found = self.encode(texts, progress=False)
+            found = self.encode(texts, progress=False, batch_size=batch)
             found.setflags(write=False)
             if len(_QUESTION_BATCHES) >= _QUESTION_BATCHES_MAX:
                 _QUESTION_BATCHES.pop(next(iter(_QUESTION_BATCHES)))
@@ -377,10 +405,4 @@ class DenseRetriever(Retriever):
         return found
 
     def _score_queries(self, queries, candidates):
-        q_emb = self.query_vectors([q.text for q in queries])
-        pooled = self.embeddings_.shape[0] != self.chunk_offsets_.shape[0]
-        for row in q_emb:
-            scores = self.embeddings_ @ row
-            if pooled:  # every passage has >= 1 window, so the offsets strictly increase
-                scores = np.maximum.reduceat(scores, self.chunk_offsets_)
-            yield scores.astype(np.float64)
+        yield from self._pooled_scores(self.query_vectors([q.text for q in queries]))

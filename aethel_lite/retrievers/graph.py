@@ -350,6 +350,9 @@ class GraphRetriever(Retriever):
 
     def _question_mentions(self, text: str) -> list:
         """The extractor's mentions of one question (from the process-wide memo when :attr:`memo`)."""
+        block = getattr(self, "_block_mentions", None)
+        if block is not None and text in block:  # analysed with the rest of its block (_ppr_block)
+            return block[text]
         if not self.memo:
             return self.extractor_.extract([text], progress=False)[0]
         settings = getattr(self, "_mention_settings", None)
@@ -606,7 +609,13 @@ class GraphRetriever(Retriever):
         scores = self.query_scores(texts)
         rows = [{k: v[j] for k, v in scores.items()} for j in range(len(texts))]
         P = np.zeros((self.graph_.n_nodes, len(texts)))
-        found = [self._personalize(t, None, None, rows[j]) for j, t in enumerate(texts)]
+        if not self.memo and len(texts) > 1:  # one spaCy call for the block, not one per question
+            distinct = list(dict.fromkeys(texts))
+            self._block_mentions = dict(zip(distinct, self.extractor_.extract(distinct, progress=False)))
+        try:
+            found = [self._personalize(t, None, None, rows[j]) for j, t in enumerate(texts)]
+        finally:
+            self._block_mentions = None
         live = [j for j, f in enumerate(found) if f[1] is not None]
         if live:
             cols = np.stack([found[j][1] for j in live], axis=1)
@@ -695,14 +704,25 @@ class GraphRetriever(Retriever):
         return out
 
     def _doc_nodes(self, graph, corpus_idx: np.ndarray | None) -> np.ndarray | None:
-        """Node index (in ``graph``) of each candidate's document node, or None without document nodes."""
+        """Node index (in ``graph``) of each candidate's document node, or None without document nodes.
+
+        The whole corpus's (``corpus_idx`` None) is computed once per fitted graph and kept: a
+        search would otherwise spend ~10 ms re-deriving 10,000 node names.
+        """
         if not self.document_nodes:
             return None
         from ..docmeta import PREFIXES, _slug
 
+        kept = getattr(self, "_all_doc_nodes", None)
+        if corpus_idx is None and kept is not None and kept[0] is graph:
+            return kept[1]
         idx = np.arange(len(self.pids_)) if corpus_idx is None else corpus_idx
-        return np.array([graph.n_passages + graph.entity_index[PREFIXES["doc"] + _slug(self.doc_ids_[i])] for i in idx],
-                        dtype=np.int64)
+        nodes = np.array([graph.n_passages + graph.entity_index[PREFIXES["doc"] + _slug(self.doc_ids_[i])] for i in idx],
+                         dtype=np.int64)
+        if corpus_idx is None:
+            nodes.setflags(write=False)
+            self._all_doc_nodes = (graph, nodes)
+        return nodes
 
     def _note(self, qid: str, exps: list, fallback: bool, graph, ppr: np.ndarray, parts=None, corpus_idx=None,
               extra=None) -> None:
