@@ -35,11 +35,15 @@ def main(argv=None) -> int:
     ap.add_argument("--passes", type=int, default=3, help="timing passes; the best is reported")
     ap.add_argument("--queries", type=int, default=None, help="first N questions (default all 129)")
     ap.add_argument("--out", default=None, help="also write the numbers to this JSON file")
+    ap.add_argument("--question-batches", default=None, metavar="8,16,64",
+                    help="only time MiniLM encoding the questions in batches of these sizes (ratios against 64)")
     args = ap.parse_args(argv)
     ds = load_open("financebench")
     v = versions()
     print(f"# bench_hybrid  python {platform.python_version()}  numpy {v['numpy']}  torch {v['torch']}  "
           f"cpus {os.cpu_count()}  loadavg {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    if args.question_batches:
+        return question_batches(ds, [int(b) for b in args.question_batches.split(",")], args.passes)
     res = latency(ds, n_queries=args.queries, repeats=args.passes)
     print(f"data: {res['n_passages']} passages, {res['n_queries']} questions; 10 hits per question; best of {args.passes} passes")
     for name in ("bm25", "dense", "aethel-hybrid", "aethel-hybrid (question analysed)", "aethel-hybrid (explain)"):
@@ -54,6 +58,30 @@ def main(argv=None) -> int:
     print(f"loadavg at end {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     if args.out:
         write_json(args.out, {**res, "passes": args.passes, "versions": v})
+    return 0
+
+
+def question_batches(ds, sizes, passes: int, baseline: int = 64) -> int:
+    """Print ms per question of MiniLM encoding all questions in batches of each size (best of ``passes``)."""
+    import time
+
+    from aethel_lite.retrievers import DenseRetriever
+
+    dense = DenseRetriever()
+    texts = [q.text for q in ds.queries]
+    dense.encode(texts[:8], progress=False)  # load the model
+    ms = {}
+    for size in sorted(set(sizes) | {baseline}):
+        best = None
+        for _ in range(max(passes, 1)):
+            t = time.perf_counter()
+            dense.encode(texts, progress=False, batch_size=size)
+            took = 1000 * (time.perf_counter() - t) / len(texts)
+            best = took if best is None else min(best, took)
+        ms[size] = best
+    print(f"MiniLM on {len(texts)} questions ({dense.config().get('precision', 'float32')}), ms per question, best of {passes}:")
+    for size, t in ms.items():
+        print(f"  batch {size:4d}  {t:6.2f} ms   x{ms[baseline] / t:4.2f} against batch {baseline}")
     return 0
 
 
