@@ -65,3 +65,23 @@ def warm_cache() -> Path:
     """
     root = os.environ.get("AETHEL_CACHE")
     return Path(root) if root else Path(__file__).resolve().parent.parent / ".aethel_cache"
+
+
+def toy_filings():
+    """Six toy filings (3 companies x FY2018/FY2019, 3 pages each: overview, cash flow, risks) and one
+    capital-expenditure question per filing whose gold is its cash-flow page."""
+    from aethel_lite.data.schema import Dataset, Passage, Query
+
+    companies = ["Acme Widgets", "Bolt Motors", "Crane Foods"]
+    passages, queries = [], []
+    for c in companies:
+        for year in (2018, 2019):
+            doc = f"{c.split()[0].upper()}_{year}"
+            for page, text in enumerate([f"{c} annual report {year}. Overview of {c}.",
+                                         f"Cash flow statement {year}: capital expenditures and dividends.",
+                                         f"Risk factors: competition and supply for {c}."]):
+                passages.append(Passage(f"{doc}#p{page}", doc, doc, text,
+                                        {"page": page, "company": c, "doc_period": year, "doc_type": "10k"}))
+            queries.append(Query(f"q-{doc}", f"What were {c}'s FY{year} capital expenditures?",
+                                 frozenset({f"{doc}#p1"})))
+    return Dataset("toy", passages, queries, {})

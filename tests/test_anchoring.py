@@ -12,6 +12,7 @@ from aethel_lite.data.schema import Dataset, Passage, Query
 from aethel_lite.errors import ParameterError
 from aethel_lite.experiment import make_retriever
 from aethel_lite.metrics import evaluate
+from conftest import toy_filings
 
 
 def _oracle_rr(scores, gold, doc_index):
@@ -46,28 +47,12 @@ def test_within_document_rr_edge_cases():
     assert document_rank(np.array([0.1, 0.5, 0.3, 0.2]), [3, 0]) == 3
 
 
-def _filings():
-    companies = ["Acme Widgets", "Bolt Motors", "Crane Foods"]
-    passages, queries = [], []
-    for c in companies:
-        for year in (2018, 2019):
-            doc = f"{c.split()[0].upper()}_{year}"
-            pages = [f"{c} annual report {year}. Overview of {c}.",
-                     f"Cash flow statement {year}: capital expenditures of {c} and dividends.",
-                     f"Risk factors: competition and supply for {c}."]
-            for page, text in enumerate(pages):
-                passages.append(Passage(f"{doc}#p{page}", doc, doc, text,
-                                        {"page": page, "company": c, "doc_period": year, "doc_type": "10k"}))
-            queries.append(Query(f"q-{doc}", f"What were {c}'s FY{year} capital expenditures?", frozenset({f"{doc}#p1"})))
-    return Dataset("filings", passages, queries, {})
-
-
 @pytest.fixture(scope="module")
 def filings(tmp_path_factory):
     import os
 
     os.environ["AETHEL_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    return _filings()
+    return toy_filings()
 
 
 def test_anchoring_study_agrees_with_the_retrievers_own_rankings(filings):
@@ -99,5 +84,5 @@ def test_anchoring_study_skips_corpora_of_one_passage_documents_and_checks_fitte
     assert "skipped" in res and res["n_documents"] == 4
     assert "not measured" in anchoring_sentences({"single": res})[0]
     other = make_retriever("bm25").fit(single.passages)
-    with pytest.raises(ParameterError, match="not fitted on 'filings'"):
+    with pytest.raises(ParameterError, match="not fitted on 'toy'"):
         anchoring_study(filings, fitted={"bm25": other})

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 from aethel_lite import hybrid as H
-from aethel_lite.data.schema import Dataset, Passage, Query
+from aethel_lite.data.schema import Dataset, Query
 from aethel_lite.experiment import METHODS, make_retriever, parse_methods
 from aethel_lite.metrics import evaluate
 from aethel_lite.retrievers import GraphRetriever
+from conftest import toy_filings
 
 
 def test_hybrid_and_ablations_are_registered_methods():
@@ -39,28 +40,12 @@ def test_chosen_setting_is_the_stored_tuning_result():
     assert set(H.read_tuning()["datasets"]) == {"financebench", "musique-open", "2wiki-open", "synthetic"}
 
 
-def _toy():
-    companies = ["Acme Widgets", "Bolt Motors", "Crane Foods"]
-    passages, queries = [], []
-    for c in companies:
-        for year in (2018, 2019):
-            doc = f"{c.split()[0].upper()}_{year}"
-            for page, text in enumerate([f"{c} annual report {year}. Overview of {c}.",
-                                         f"Cash flow statement {year}: capital expenditures and dividends.",
-                                         f"Risk factors: competition and supply for {c}."]):
-                passages.append(Passage(f"{doc}#p{page}", doc, doc, text,
-                                        {"page": page, "company": c, "doc_period": year, "doc_type": "10k"}))
-            queries.append(Query(f"q-{doc}", f"What were {c}'s FY{year} capital expenditures?",
-                                 frozenset({f"{doc}#p1"})))
-    return Dataset("toy", passages, queries, {})
-
-
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
     import os
 
     os.environ["AETHEL_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    return _toy()
+    return toy_filings()
 
 
 def test_tune_scores_equal_the_library_metrics_of_the_chosen_setting(toy):
