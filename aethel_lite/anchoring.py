@@ -200,12 +200,17 @@ def _anchoring(dataset, given: dict, methods: list[str], halves: dict) -> dict:
             "per_query": per_query, "means": means}
 
 
-def anchoring_sentences(results: Mapping[str, Mapping[str, Any]], half: str = "all") -> list[str]:
-    """Generated bullets: per corpus, how often the filing is right and what ranking inside it allows."""
+def anchoring_sentences(results: Mapping[str, Mapping[str, Any]], half: str = "all", *,
+                        skipped: bool = True) -> list[str]:
+    """Generated bullets: per corpus, how often the filing is right and what ranking inside it allows.
+
+    ``skipped``: also one bullet per corpus that was not measured (and why).
+    """
     out = []
     for corpus, res in results.items():
         if "skipped" in res:
-            out.append(f"* `{corpus}`: not measured ({res['skipped']}).")
+            if skipped:
+                out.append(f"* `{corpus}`: not measured ({res['skipped']}).")
             continue
         m = res["means"].get(half)
         if not m:

@@ -83,6 +83,7 @@ def test_anchoring_study_skips_corpora_of_one_passage_documents_and_checks_fitte
     res = anchoring_study(single)
     assert "skipped" in res and res["n_documents"] == 4
     assert "not measured" in anchoring_sentences({"single": res})[0]
+    assert anchoring_sentences({"single": res}, skipped=False) == []
     other = make_retriever("bm25").fit(single.passages)
     with pytest.raises(ParameterError, match="not fitted on 'toy'"):
         anchoring_study(filings, fitted={"bm25": other})
