@@ -50,7 +50,7 @@ from .errors import ParameterError
 __all__ = ["HYBRID", "ABLATIONS", "ABLATION_LABELS", "hybrid_methods", "TUNING_PATH", "SEED_GRID", "RANK_GRID",
            "tune", "write_tuning", "read_tuning", "halves", "score_halves", "beyond_study", "closed_pool_check",
            "STUDY_CORPORA", "latency", "acceptance", "halves_table", "tests_table", "ablation_table",
-           "difference_figure", "what_did_not_work", "composition", "COMPONENT_TESTS", "acceptance_summary"]
+           "difference_figure", "what_did_not_work", "composition", "tuning_sentences", "COMPONENT_TESTS", "acceptance_summary"]
 
 TUNING_PATH = Path(__file__).resolve().parent / "manifests" / "hybrid_tuning.json"
 
@@ -253,7 +253,10 @@ def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] 
         if log:
             log(f"{json.dumps(setting)}: mean dev MRR {mean[i]:.4f}")
     best = max(range(len(rows)), key=lambda j: (rows[j]["dev_mrr"], -j))
+    from .retrievers.dense import resolve_precision
+
     return {"best": rows[best], "rows": rows, "n_settings": len(rows) * len(simplex),
+            "precision": resolve_precision(None),  # MiniLM arithmetic of the dense scores ($AETHEL_DENSE_PRECISION)
             "datasets": {n: len(ds.queries) for n, ds in datasets.items()},
             "grid": {**{k: list(v) for k, v in grid.items()}, "rank_step": rank_step, "objective": "mean development MRR"},
             "base": {k: (list(v) if isinstance(v, tuple) else v) for k, v in base.items()
@@ -758,6 +761,40 @@ def what_did_not_work(saved: Mapping[str, Any], metric: str = "MRR") -> list[str
             d = full - m["aethel-hybrid-no-graph"]["all"][metric]
             out.append(f"* `{corpus}`: the graph's own contribution (full method − the same BM25 + dense terms without "
                        f"the PageRank terms): {d:+.3f} {metric}.")
+    return out
+
+
+def tuning_sentences(tuning: Mapping[str, Any], saved: Mapping[str, Any] | None = None, top: int = 5) -> list[str]:
+    """Generated bullets: how flat the development objective is near its best, and the chosen
+    setting's development MRR re-scored in this build beside the tuning record's.
+
+    ``tuning`` is the whole record (:func:`read_tuning`, with its ``rows``: the best ranking
+    weights of each seed setting); ``saved`` the study's result file (its ``dev`` metrics).
+    """
+    rows = sorted(tuning.get("rows", []), key=lambda r: -r["dev_mrr"])[: max(int(top), 1)]
+    out = []
+    if len(rows) > 1:
+        corpora = sorted(rows[0]["per_dataset"])
+        spans = {c: [r["per_dataset"][c]["MRR"] for r in rows] for c in corpora}
+        wide = max(corpora, key=lambda c: (max(spans[c]) - min(spans[c]), c))
+        out.append(
+            f"* The development objective is flat near its best: the {len(rows)} best of the {len(tuning['rows'])} seed "
+            f"settings (each with its best ranking weights) score {rows[-1]['dev_mrr']:.4f}–{rows[0]['dev_mrr']:.4f} "
+            "mean development MRR, while their per-corpus development MRR ranges "
+            + ", ".join(f"`{c}` {min(v):.3f}–{max(v):.3f}" for c, v in spans.items())
+            + f". Between settings this close the choice trades one corpus against another (widest: `{wide}`); "
+            "a different tie-break or a few questions more would pick another of them.")
+    best = (tuning.get("best") or {}).get("per_dataset", {})
+    now = {c: r["metrics"]["aethel-hybrid"]["dev"]["MRR"] for c, r in ((saved or {}).get("datasets") or {}).items()
+           if "aethel-hybrid" in r.get("metrics", {}) and "dev" in r["metrics"]["aethel-hybrid"]}
+    shared = [c for c in best if c in now]
+    if shared:
+        out.append("* The chosen setting's development MRR, in the tuning record → re-scored in this build: "
+                   + ", ".join(f"`{c}` {best[c]['MRR']:.3f} → {now[c]:.3f}" for c in shared)
+                   + f" (the record's MiniLM precision: {tuning.get('precision', 'not recorded')}"
+                   + ("; identical)." if all(abs(best[c]["MRR"] - now[c]) < 5e-7 for c in shared) else
+                      "; they differ where this build's dense scores differ from the tuning's in their last bits "
+                      "and near-tied ranks move)."))
     return out
 
 

@@ -11,6 +11,7 @@ from aethel_lite.data.schema import Dataset, Query
 from aethel_lite.experiment import METHODS, make_retriever, parse_methods
 from aethel_lite.metrics import evaluate
 from aethel_lite.retrievers import GraphRetriever
+from aethel_lite.retrievers.dense import resolve_precision
 from conftest import toy_filings
 
 
@@ -53,6 +54,7 @@ def test_tune_scores_equal_the_library_metrics_of_the_chosen_setting(toy):
     grid = {"dense_pooling": ("first",), "seed_depth": (2, 5), "metadata": (1.0,), "passages": (0.5, 2.0)}
     res = H.tune({"toy": toy}, seed_grid=grid, rank_step=0.25, base=base)
     assert len(res["rows"]) == 4 and res["n_settings"] == 4 * 35 and res["datasets"] == {"toy": 6}
+    assert res["precision"] == resolve_precision(None)  # the record names the arithmetic of its dense scores
     best = res["best"]
     assert best["dev_mrr"] == max(r["dev_mrr"] for r in res["rows"])
     s = best["setting"]
@@ -209,3 +211,21 @@ def test_method_page_says_what_the_tuned_ranking_is_made_of():
     rw = H.read_tuning()["best"]["setting"]["rank_weights"]
     assert claims_zero == (rw["ppr"] == 0.0) and (rw["document"] > 0 or not claims_zero)
     assert "aethel-hybrid-no-graph" in text
+
+
+def test_tuning_sentences_report_the_spread_of_the_best_settings_and_the_rescored_choice():
+    def row(mean, fb, mu):
+        return {"dev_mrr": mean, "per_dataset": {"financebench": {"MRR": fb}, "musique-open": {"MRR": mu}}}
+
+    tuning = {"rows": [row(0.50, 0.20, 0.80), row(0.58, 0.30, 0.78), row(0.57, 0.25, 0.83), row(0.10, 0.0, 0.1)],
+              "best": row(0.58, 0.30, 0.78)}
+    saved = {"datasets": {"financebench": {"metrics": {"aethel-hybrid": {"dev": {"MRR": 0.29}}}},
+                          "musique-open": {"metrics": {"aethel-hybrid": {"dev": {"MRR": 0.78}}}}}}
+    spread, rescored = H.tuning_sentences(tuning, saved, top=3)
+    assert "3 best of the 4 seed settings" in spread and "0.5000–0.5800" in spread
+    assert "`financebench` 0.200–0.300" in spread and "`musique-open` 0.780–0.830" in spread
+    assert "widest: `financebench`" in spread
+    assert "`financebench` 0.300 → 0.290" in rescored and "not recorded" in rescored and "identical" not in rescored
+    saved["datasets"]["financebench"]["metrics"]["aethel-hybrid"]["dev"]["MRR"] = 0.30
+    assert "identical" in H.tuning_sentences({**tuning, "precision": "float32"}, saved, top=3)[1]
+    assert len(H.tuning_sentences({"rows": tuning["rows"][:1], "best": tuning["best"]})) == 0  # nothing to compare
