@@ -72,13 +72,40 @@ def check_output_file(path: Any, flag: str = "--out") -> Path:
     return target
 
 
+def _umask() -> int:
+    """The process's file-creation mask (read without changing it where Linux allows)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)  # elsewhere: set and restore
+    os.umask(mask)
+    return mask
+
+
+def give_default_mode(fd: int) -> None:
+    """Give a ``tempfile.mkstemp`` file (created 0600) the mode ``open()`` would have given it:
+    ``0666`` less the umask, so a renamed result file is as readable as any other file written."""
+    os.fchmod(fd, 0o666 & ~_umask())
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[Any]:
-    """Open a temporary file beside ``path``; on success rename it to ``path``, on error delete it."""
+    """Open a temporary file beside ``path``; on success rename it to ``path``, on error delete it.
+
+    The file gets the mode a plain ``open(path, "w")`` would give it (``0666`` less the umask),
+    not ``mkstemp``'s private ``0600``.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    try:
+        give_default_mode(fd)
+    finally:
+        os.close(fd)
     try:
         if "b" in mode:
             with open(tmp, mode) as fh:

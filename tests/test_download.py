@@ -72,6 +72,12 @@ def test_good_file_then_present(server, tmp_path):
     assert download_data(dest, manifest, progress=False) == {"musique/m.jsonl": "downloaded"}
     assert (dest / "musique" / "m.jsonl").read_bytes() == data
     assert _leftovers(dest) == ["musique/m.jsonl"]
+    import os
+    import stat
+
+    mask = os.umask(0o022)
+    os.umask(mask)  # a downloaded file is as readable as one open() creates (not mkstemp's 0600)
+    assert stat.S_IMODE((dest / "musique" / "m.jsonl").stat().st_mode) == 0o666 & ~mask
     assert verify_data(dest, manifest) == {"musique/m.jsonl": "ok"}
     # second run: already present with the right hash -> no request
     n = len(requests)

@@ -77,3 +77,23 @@ def test_check_output_file_rejects_bad_paths_before_any_work(tmp_path):
             check_output_file(bad)
     assert check_output_file(tmp_path / "new" / "r.json") == tmp_path / "new" / "r.json"
     assert list(tmp_path.iterdir()) == [tmp_path / "f"]  # the probe leaves nothing behind
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_atomic_write_gives_the_mode_open_would_give(tmp_path, umask):
+    import os
+    import stat
+
+    old = os.umask(umask)
+    try:
+        with open(tmp_path / "plain.txt", "w") as fh:  # the oracle: what open() creates
+            fh.write("x")
+        write_json(tmp_path / "result.json", {"a": 1})
+        with atomic_write(tmp_path / "blob.bin", "wb") as fh:
+            fh.write(b"x")
+    finally:
+        os.umask(old)
+    expected = stat.S_IMODE((tmp_path / "plain.txt").stat().st_mode)
+    assert expected == 0o666 & ~umask
+    for name in ("result.json", "blob.bin"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == expected, name

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError, DataNotFoundError, ParameterError
-from ..io import read_json, sha256_file
+from ..io import give_default_mode, read_json, sha256_file
 
 __all__ = ["download_data", "verify_data", "load_manifest", "MANIFEST_PATH"]
 
@@ -78,6 +78,7 @@ def _fetch(url: str, target: Path, entry: Mapping[str, Any], *, progress: bool, 
     rel = entry["path"]
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    give_default_mode(fd)
     tmp = Path(tmp_name)
     h = hashlib.sha256()
     received = 0
