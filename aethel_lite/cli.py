@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .errors import AethelError, ParameterError
+from .io import check_output_file
 
 from .experiment import FORMATS, RUN_DEPTH, known_methods
 
@@ -47,6 +48,7 @@ def check_eval_args(args: argparse.Namespace) -> None:
             raise ParameterError("--corpus-size needs --setting open (sampling the corpus breaks the closed pools)")
     if args.trec_out is not None and Path(args.trec_out).exists() and not Path(args.trec_out).is_dir():
         raise ParameterError(f"--trec-out {args.trec_out}: exists and is not a folder")
+    check_output_file(args.out)  # a bad --out fails now, not after every method has run
 
 
 def eval_dataset(args: argparse.Namespace):
@@ -253,6 +255,9 @@ def cmd_memo(args: argparse.Namespace) -> int:
         raise ParameterError(f"--contradictions must be ≥ 0, got {args.contradictions}")
     if args.format != "synthetic" and args.contradictions:
         raise ParameterError("--contradictions applies to --format synthetic only")
+    check_output_file(args.out)
+    if args.findings:
+        check_output_file(args.findings, "--findings")
     generator = None
     if args.generator_url:
         generator = OpenAICompatibleGenerator(args.generator_url, model=args.generator_model,

@@ -256,3 +256,22 @@ def test_eval_financebench_chunks(real_data, tmp_path):
     assert result["corpus"]["granularity"] == "chunk" and result["corpus"]["chunk_words"] == 150
     assert result["setting"] == "open" and result["n_passages"] == 2000
     assert all("c" in pid.rsplit("#p", 1)[1] for pids in result["methods"]["bm25"]["per_query"].values() for pid in pids)
+
+
+@pytest.mark.parametrize("command", [["eval", "--format", "synthetic", "--size", "100"],
+                                     ["memo", "--format", "synthetic", "--target", "x"]])
+def test_a_bad_out_path_fails_before_any_work(tmp_path, capsys, monkeypatch, command):
+    import aethel_lite.experiment as experiment
+    import aethel_lite.swarm as swarm
+
+    def never(*args, **kwargs):  # the data must not even be loaded
+        raise AssertionError("work started before --out was checked")
+
+    monkeypatch.setattr(experiment, "run_methods", never)
+    monkeypatch.setattr(swarm.Orchestrator, "from_dataset", never)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("")
+    for out, message in ((tmp_path / "folder", "is a folder"), (tmp_path / "file" / "x.json", "is a file, not a folder")):
+        assert main(command + ["--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert "--out" in err and message in err
