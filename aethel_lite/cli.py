@@ -168,7 +168,8 @@ def _print_hits(hits: list) -> None:
             if not shares:
                 print("      explain: no PageRank mass from the seeds (ranked by BM25 or another method)")
             else:
-                print(f"      explain: PageRank {total:.6f} = sum of the seeds' shares")
+                whose = "its document node's PageRank" if hit.get("explain_node") == "document" else "PageRank"
+                print(f"      explain: {whose} {total:.6f} = sum of the seeds' shares")
             for e in shares[:8]:
                 print(f"        {e['share']:.6f} ({e['share'] / total:6.1%})  {e['seed']!r} -> {e['entity']!r} ({e['via']})")
             if len(shares) > 8:

@@ -1243,6 +1243,8 @@ class SearchIndex:
         Each hit: ``rank``, ``pid``, ``doc_id``, ``page`` (0-based, PDFs), ``source`` (the file it came
         from), ``score``, ``text`` and ``provenance`` (graph methods: the question entity, the graph
         entity it reached and how, and the weight). With ``explain=True`` each hit also carries
+        ``explain_node`` (``"passage"``, or ``"document"`` for ``aethel-hybrid``, whose graph term
+        is its document node's PageRank) and
         ``explain``: ``[{"seed", "entity", "via", "share"}, ...]``, the exact part of the hit's
         PageRank that each seed contributes (:meth:`GraphRetriever.explain`; the shares sum to its
         PageRank, which is the score of a reached hit of a graph method; fusions explain the graph
@@ -1281,8 +1283,10 @@ class SearchIndex:
                     if hasattr(r, "explain"):
                         for pid, found in r.explain(q.text, [h["pid"] for h in hits]).items():
                             shares.setdefault(pid, []).extend(found)
+                node = "document" if any(getattr(r, "explains_documents", False) for r in retrievers) else "passage"
                 for h in hits:
                     h["explain"] = [s.to_dict() for s in shares.get(h["pid"], [])]
+                    h["explain_node"] = node  # whose PageRank the shares split: the hit's or its document's
             out.append(hits)
         return out
 

@@ -133,7 +133,7 @@ def test_explain_adds_exact_seed_shares_and_changes_nothing_else(docs, other, tm
     reached = [h for h in hits if h["score"] > 0]
     assert reached and any(h["score"] < 0 for h in hits)  # both kinds of hit are checked
     for h in hits:
-        assert set(h) == HIT_KEYS | {"explain"}
+        assert set(h) == HIT_KEYS | {"explain", "explain_node"} and h["explain_node"] == "passage"
         if h["score"] > 0:
             assert {"seed", "entity", "via", "share"} == set(h["explain"][0])
             assert sum(e["share"] for e in h["explain"]) == pytest.approx(h["score"], abs=1e-8)
@@ -232,6 +232,15 @@ def test_hybrid_index_stores_document_metadata_and_names_each_hits_seed_source(t
         assert shares == sorted(shares, reverse=True) and sum(shares) == pytest.approx(1.0, abs=1e-5)
     meta = [e for e in hits[0]["provenance"] if e["via"] == "metadata"]
     assert meta and meta[0]["seed"] == "period:2024q3" and meta[0]["entity"] == "doc:letter"
+    # --explain splits the PageRank of each hit's document node: the graph term the hybrid ranks by
+    assert main(["search", str(out), "What was the net IRR as of September 30, 2024?", "-k", "3",
+                 "--method", "aethel-hybrid", "--json", "--explain"]) == 0
+    explained = json.loads(capsys.readouterr().out)["hits"]
+    assert [h["pid"] for h in explained] == [h["pid"] for h in hits]
+    assert all(h["explain_node"] == "document" and h["explain"] for h in explained)
+    assert main(["search", str(out), "What was the net IRR as of September 30, 2024?", "-k", "1",
+                 "--method", "aethel-hybrid", "--explain"]) == 0
+    assert "its document node's PageRank" in capsys.readouterr().out
     # a changed docmeta.json is named, like every other index file
     path = out / "docmeta.json"
     path.write_text(path.read_text().replace("2024q3", "2024q4"))

@@ -273,3 +273,25 @@ def test_hybrid_source_split_is_exact_when_a_passage_seed_has_no_entities():
     i = r.pid_index_["p0"]
     naive_share = naive["lexical"][i] / (naive["lexical"][i] + naive["entity"][i])
     assert abs(naive_share - r.sources_["q"]["p0"]["lexical"]) > 1e-3
+
+
+def test_explain_of_a_document_ranked_hybrid_splits_the_document_nodes_pagerank():
+    from conftest import toy_filings
+
+    toy = toy_filings()
+    kwargs = dict(extractor="regex", bct="both", tol=1e-12, cache=False, passage_seeds=("lexical",), seed_depth=3,
+                  document_nodes=True, metadata=True, period_linking=True)
+    r = GraphRetriever(**kwargs, rank_weights={"document": 0.6, "lexical": 0.4}).fit(toy.passages)
+    assert r.explains_documents
+    q = toy.queries[1]
+    hits = [pid for pid, _ in r.search([q], k=6)[q.qid]]
+    shares = r.explain(q.text, hits)
+    P, _, _ = r.ppr([q.text])
+    docs = r._doc_nodes(r.graph_, None)
+    for pid in hits:
+        doc_ppr = P[docs[r.pid_index_[pid]], 0]
+        assert doc_ppr > 0 and sum(s.share for s in shares[pid]) == pytest.approx(doc_ppr, abs=1e-9)
+    same = GraphRetriever(**kwargs, rank_weights={"ppr": 0.5, "document": 0.5}).fit(toy.passages)
+    assert not same.explains_documents  # a passage-PageRank term: its own PageRank is explained
+    for pid, found in same.explain(q.text, hits).items():
+        assert sum(s.share for s in found) == pytest.approx(P[r.pid_index_[pid], 0], abs=1e-9)

@@ -973,7 +973,10 @@ class GraphRetriever(Retriever):
             its PageRank :math:`p_i` (to within ``tol``); a passage PPR does not reach (ranked
             by BM25) has an empty list. Without rank weights a reached passage's :meth:`search`
             score is :math:`p_i` rounded; with them it mixes normalised terms, and the shares
-            explain its PageRank term.
+            explain its PageRank term. When the graph enters the ranking only through the
+            document term (a ``"document"`` rank weight and no ``"ppr"`` weight, as in
+            ``aethel-hybrid``; :attr:`explains_documents`), the shares explain the PageRank
+            :math:`\pi_{D(i)}` of the passage's *document node* instead, and sum to it.
 
         References
         ----------
@@ -990,7 +993,7 @@ class GraphRetriever(Retriever):
 
             corpus_idx = self._resolve_pool(Query(qid="explain", text=text, gold=frozenset()), {"explain": pool})
         graph = self.graph_ if corpus_idx is None else self.pool_graph(corpus_idx)
-        rows = np.array([graph.passage_node(pid) for pid in pids], dtype=np.int64)
+        rows = np.array([self._explained_node(graph, pid) for pid in pids], dtype=np.int64)
         seeds, pieces = self.seed_pieces(text, graph, corpus_idx)
         out: dict = {pid: [] for pid in pids}
         if seeds is None or not pieces or not pids:
@@ -1014,6 +1017,20 @@ class GraphRetriever(Retriever):
 
     def _doc_of(self, pid: str) -> str:
         return self.doc_ids_[self.pid_index_[pid]]
+
+    @property
+    def explains_documents(self) -> bool:
+        """Whether :meth:`explain` splits each hit's *document node* PageRank (the graph's only
+        ranking term: a ``"document"`` rank weight, no ``"ppr"`` weight) rather than its own."""
+        weights = self._rank_weights() or {}
+        return bool(self.document_nodes) and weights.get("document", 0) > 0 and weights.get("ppr", 0) == 0
+
+    def _explained_node(self, graph, pid: str) -> int:
+        if not self.explains_documents:
+            return graph.passage_node(pid)
+        from ..docmeta import PREFIXES, _slug
+
+        return graph.n_passages + graph.entity_index[PREFIXES["doc"] + _slug(self._doc_of(pid))]
 
     def search(self, queries, k: int = 10, pool=None) -> Run:
         r"""As :meth:`Retriever.search`; also fills :attr:`provenance_`, :attr:`seeds_` and :attr:`diagnostics_`.
