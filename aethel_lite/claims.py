@@ -88,12 +88,14 @@ def graph_loses_on_filings(saved: Mapping[str, Any], dataset: str = "financebenc
     m = res["methods"]
     if "aethel-ner3" not in m or "bm25" not in m or not ({"dense", "dense-max"} & set(m)):
         return check_claim(text, None, "aethel-ner3, bm25 or a dense method was not run")
-    dense = max((d for d in ("dense", "dense-max") if d in m), key=lambda d: (m[d]["MRR"], d))
+    # the better dense variant on each metric (one may lead on MRR, the other on HR@5)
+    dense = {metric: max((d for d in ("dense", "dense-max") if d in m), key=lambda d: (m[d][metric], d))
+             for metric in ("MRR", "HR@5")}
     bad = [f"{metric}: graph {m['aethel-ner3'][metric]:.3f} is not below {other} {m[other][metric]:.3f}"
-           for metric in ("MRR", "HR@5") for other in ("bm25", dense) if not m["aethel-ner3"][metric] < m[other][metric]]
-    evidence = "; ".join(bad) if bad else (
-        f"on `{dataset}`, MRR graph {m['aethel-ner3']['MRR']:.3f} < BM25 {m['bm25']['MRR']:.3f}, < {dense} {m[dense]['MRR']:.3f}; "
-        f"HR@5 graph {m['aethel-ner3']['HR@5']:.3f} < BM25 {m['bm25']['HR@5']:.3f}, < {dense} {m[dense]['HR@5']:.3f}")
+           for metric in ("MRR", "HR@5") for other in ("bm25", dense[metric]) if not m["aethel-ner3"][metric] < m[other][metric]]
+    evidence = "; ".join(bad) if bad else "on `{}`, ".format(dataset) + "; ".join(
+        f"{metric} graph {m['aethel-ner3'][metric]:.3f} < BM25 {m['bm25'][metric]:.3f}, < {dense[metric]} "
+        f"{m[dense[metric]][metric]:.3f}" for metric in ("MRR", "HR@5"))
     return check_claim(text, not bad, evidence)
 
 
@@ -125,16 +127,16 @@ ALLOWED: tuple[tuple[str, str, str], ...] = (
 _FENCE = re.compile(r"^(```+|:::+)([^\n]*)\n(.*?)^\1[ \t]*$", re.S | re.M)
 _STRIP = [
     re.compile(r"\$\$.*?\$\$", re.S),               # display math
-    re.compile(r"\$[^$\n]+\$"),                     # inline math
+    re.compile(r"\$(?!\d)[^$\n]+\$"),               # inline math (not "$1,577 ... $1,600": money)
     re.compile(r"\{[\w:-]+\}`[^`]*`"),              # MyST roles: {doc}`...`, {cite}`...`
     re.compile(r"`[^`\n]*`"),                       # inline code
     re.compile(r"\]\([^)]*\)"),                     # link targets
-    re.compile(r"<[^>\n]+>"),                       # HTML tags
+    re.compile(r"</?[A-Za-z][^>\n]*>"),              # HTML tags (not "MRR < 0.21, HR@5 > ...")
     re.compile(r"95%\s+(?:CI|confidence|percentile|bootstrap)"),  # the confidence level of every interval (a setting)
     re.compile(r"\b(?:Step|Exercise|Part|Section)\s+\d+\b"),  # the numbering of a chapter's steps and exercises
     re.compile(r"\btop[- ]\d+\b(?![,.]\d)"),                 # a metric's cut-off k ("in the top 5"), a setting
 ]
-_NUMBER = re.compile(r"(?<![\w@.#/-])[+\-−]?\.?\d[\d,]*(?:\.\d+)?%?(?![\w@])")
+_NUMBER = re.compile(r"(?<![\w@.#])(?<![A-Za-z_][/-])[+\-−]?\.?\d[\d,]*(?:\.\d+)?%?(?![\w@])")  # "0.41-0.45": both
 _YEAR = re.compile(r"^(19|20)\d\d$")
 
 
@@ -143,7 +145,9 @@ def _unfence(match: re.Match) -> str:
     info, body = match.group(2).strip(), match.group(3)
     if not info.startswith("{") or info.startswith(("{code", "{math")):
         return " "
-    return "\n".join(line for line in body.splitlines() if not re.match(r"^:[\w-]+:", line))
+    body = re.sub(r"\A---\n.*?^---[ \t]*$", " ", body, flags=re.S | re.M)  # a YAML block of options
+    kept = "\n".join(line for line in body.splitlines() if not re.match(r"^:[\w-]+:", line))
+    return _FENCE.sub(_unfence, kept)  # fences nested in the directive's body
 
 
 def _numbers(markdown: str) -> list[str]:

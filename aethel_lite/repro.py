@@ -186,6 +186,9 @@ def _open_rows(saved: Mapping[str, Any] | None) -> list[dict]:
             rows.append(_row(chapter, label, value, data=name or "",
                              why=_missing("open_corpus") if saved is None else f"{p['a']} − {p['b']} was not tested on {name}"))
             continue
+        if name == "synthetic":  # as for every other row: no number of ours beside the paper's
+            rows.append(_row(chapter, label, value, data=name, why="synthetic data stands in for missing real data"))
+            continue
         result = {"ci": {"difference": {"all": {p["metric"]: {"mean": t["diff"], "ci_low": t["ci_low"], "ci_high": t["ci_high"],
                                                               "n": t["n"]}}, "groups": {}}}}
         paper_row = {"section": "open_corpus", "paper_method": label, "metric": p["metric"], "value": value, "ours": "difference"}
@@ -398,8 +401,8 @@ def takeaways(rows: Sequence[Mapping[str, Any]]) -> str:
            f"95% CI, or the same crossing), {counts['differs']} differ and {counts['not comparable']} are not comparable "
            "in this build."]
 
-    def show(x: Any) -> str:
-        return f"{x:.3f}" if isinstance(x, float) else str(x)
+    def show(x: Any) -> str:  # a crossing that never happens is None
+        return f"{x:.3f}" if isinstance(x, float) else "never" if x is None else str(x)
 
     differ = [r for r in rows if r["verdict"] == "differs"]
     if differ:

@@ -117,3 +117,25 @@ def test_every_figure_has_a_caption_and_alt_text(path):
         meta = cell.metadata.get("mystnb", {})
         assert meta.get("figure", {}).get("caption"), f"{path.stem} cell {cell.get('id')}: no caption"
         assert len(meta.get("image", {}).get("alt", "")) > 40, f"{path.stem} cell {cell.get('id')}: no alt text"
+
+
+def test_graph_loses_on_filings_takes_the_better_dense_variant_per_metric():
+    # dense leads on MRR, dense-max on HR@5: the graph (below each leader) loses to dense retrieval on both
+    saved = _open(graph=(0.30, 0.50), bm25=(0.40, 0.60), dense=(0.50, 0.40))
+    saved["datasets"]["financebench"]["methods"]["dense-max"] = {"MRR": 0.45, "HR@5": 0.70}
+    claim = graph_loses_on_filings(saved)
+    assert claim.holds is True and "< dense 0.500" in claim.evidence and "< dense-max 0.700" in claim.evidence
+
+
+@pytest.mark.parametrize("markdown, expected", [
+    (":::{note}\n```python\nr = GraphRetriever(alpha=0.15, k=20)\n```\n:::", []),  # code fenced inside a directive
+    ("```{figure} f.png\n---\nwidth: 80%\n---\nCaption\n```", []),                   # a directive's YAML options
+    ("MRR < 0.21, HR@5 > BM25's", ["0.21"]),                                          # comparisons are not HTML tags
+    ("$1,577 million against $1,600 million", ["1,577", "1,600"]),                     # money is not inline math
+    ("0.41-0.45 and 0.45/0.52", ["0.41", "0.45", "0.45", "0.52"]),                     # both ends of a range or ratio
+    ("see $\\alpha = 0.5$, MiniLM-L6-v2, <b>bold</b>", []),                            # math, names, tags still ignored
+])
+def test_typed_number_detector_edge_cases(markdown, expected):
+    from aethel_lite.claims import _numbers
+
+    assert _numbers(markdown) == expected

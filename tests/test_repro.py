@@ -197,3 +197,15 @@ def test_synthetic_only_chapters_say_so_in_every_row():
     rows = [r for r in repro.paper_table({"open_corpus": open_, "scaling": scaling}) if r["chapter"] != "10_closed_pool"]
     assert rows and all(r["verdict"] == "not comparable" and r["ours"] is None for r in rows)
     assert all("synthetic" in r["why"] or "not tested" in r["why"] for r in rows), {r["why"] for r in rows}
+    # a paired test that did run on the synthetic stand-in is not set beside the paper's either
+    p = PAPER_TESTS[0]
+    open_["tests"] = [{"dataset": "synthetic", "a": p["a"], "b": p["b"], "metric": p["metric"], "diff": 0.05,
+                       "ci_low": -0.02, "ci_high": 0.11, "n": 40}]
+    tested = [r for r in repro.paper_table({"open_corpus": open_}) if "paired bootstrap" in r["paper's number"]]
+    assert tested and all(r["ours"] is None and "synthetic" in r["why"] for r in tested)
+
+
+def test_takeaways_say_never_for_a_crossing_that_never_happens():
+    rows = [{"paper's number": "graph passes dense from (size)", "paper": 500, "ours": None, "ci_low": None,
+             "ci_high": None, "verdict": "differs", "why": "", "chapter": "30_scaling", "data": "financebench"}]
+    assert "paper 500, ours never" in repro.takeaways(rows)
