@@ -12,10 +12,12 @@ the filing and ranks the wrong page of it first. :func:`anchoring_study` measure
 
   .. math::
 
-      \mathrm{RR}_\text{in}(q) = \frac{1}{1 + \#\{d \in \mathcal D_q : s_q(d) > \max_{g \in G_q} s_q(g)\}} ,
+      \mathrm{RR}_\text{in}(q) = \frac{1}{1 + \#\{d \in \mathcal D_q : s_q(d) > s_q(g^*)\}
+                                         + \#\{d \in \mathcal D_q : d < g^*,\ s_q(d) = s_q(g^*)\}} ,
 
   its score :math:`s_q` restricted to the pages :math:`\mathcal D_q` of the gold documents
-  (:math:`G_q` the gold pages): the MRR it would reach if every other document were removed,
+  (:math:`G_q` the gold pages, :math:`g^*` the first of the best-scored ones; a tie goes to the
+  passage earlier in corpus order, as in ``search``): the MRR it would reach if every other document were removed,
   i.e. with a perfect choice of filing. Restricting removes competitors only, so
   :math:`\mathrm{RR}_\text{in} \ge \mathrm{RR}` for every ranker and question.
 
@@ -65,8 +67,8 @@ def within_document_rr(scores: np.ndarray, gold: Sequence[int], doc_index: np.nd
     Returns
     -------
     float
-        :math:`1 / (1 + \\#\\{d \\in \\mathcal D_q : s(d) > \\max_G s\\})`; 0 if no gold passage
-        is ranked (score ``-inf``). Ties are broken by corpus order (:func:`reciprocal_rank`).
+        :math:`1 / (1 + \\#\\{d \\in \\mathcal D_q : s(d) > \\max_G s\\} + \\#\\{\\text{ties earlier in
+        corpus order}\\})`; 0 if no gold passage is ranked (score ``-inf``); ties as in :func:`reciprocal_rank`.
     """
     gold = np.asarray(list(gold), dtype=np.int64)
     if gold.size == 0:
@@ -148,13 +150,17 @@ def _anchoring(dataset, given: dict, methods: list[str], halves: dict) -> dict:
     passages = list(dataset.passages)
     docs = sorted({p.doc_id for p in passages})
     per_doc = len(passages) / max(len(docs), 1)
-    if per_doc < MIN_PASSAGES_PER_DOCUMENT:
-        return {"skipped": f"{per_doc:.2f} passages per document (under {MIN_PASSAGES_PER_DOCUMENT:g})",
-                "n_documents": len(docs), "passages_per_document": round(per_doc, 3)}
+    if len(docs) < 2 or per_doc < MIN_PASSAGES_PER_DOCUMENT:
+        why = (f"{len(docs)} document: nothing to choose between" if len(docs) < 2 else
+               f"{per_doc:.2f} passages per document (under {MIN_PASSAGES_PER_DOCUMENT:g})")
+        return {"skipped": why, "n_documents": len(docs), "passages_per_document": round(per_doc, 3)}
     doc_number = {d: i for i, d in enumerate(docs)}
     doc_index = np.array([doc_number[p.doc_id] for p in passages], dtype=np.int64)
     row = {p.pid: i for i, p in enumerate(passages)}
     queries = [q for q in dataset.queries if any(g in row for g in q.gold)]
+    if not queries:
+        return {"skipped": "no question has a gold passage in the corpus", "n_documents": len(docs),
+                "passages_per_document": round(per_doc, 3)}
     models = {}
     for name in methods:
         r = given.get(name)
@@ -226,11 +232,13 @@ def anchoring_sentences(results: Mapping[str, Mapping[str, Any]], half: str = "a
             f"document first for {100 * m['document_at_1']:.0f}% of the questions and in the top 3 for "
             f"{100 * m['document_at_3']:.0f}%. Inside the gold document the evidence passage's MRR is "
             + ", ".join(f"{m[n]['MRR_within']:.3f} for `{n}`" for n in rankers)
-            + f" and {h['MRR_within']:.3f} for `aethel-hybrid` ({gap:+.3f} against the best text ranker, `{best}`), "
-            + (f"so what the hybrid gains over the whole corpus (MRR {h['MRR']:.3f}, `{best}` {m[best]['MRR']:.3f}) "
-               "comes from choosing the document, not from ordering its passages. " if gap < SAME_MRR else
-               f"so it orders a document's passages better too, besides choosing the document (MRR over the whole "
-               f"corpus {h['MRR']:.3f}, `{best}` {m[best]['MRR']:.3f}). ")
+            + f" and {h['MRR_within']:.3f} for `aethel-hybrid` ({gap:+.3f} against the best text ranker, `{best}`): "
+            + ("it orders a document's passages about as well as that ranker" if abs(gap) < SAME_MRR else
+               "it orders a document's passages better than that ranker" if gap > 0 else
+               "it orders a document's passages worse than that ranker")
+            + (f", so what it gains over the whole corpus (MRR {h['MRR']:.3f} against {m[best]['MRR']:.3f}) comes from "
+               "choosing the document. " if abs(gap) < SAME_MRR and h["MRR"] > m[best]["MRR"] else
+               f" (MRR over the whole corpus {h['MRR']:.3f} against {m[best]['MRR']:.3f}). ")
             + f"It reaches {100 * share:.0f}% of its own within-document MRR: a perfect choice of document "
             f"would add at most {h['MRR_within'] - h['MRR']:.3f}; beyond that only a better passage ranker helps.")
     return out

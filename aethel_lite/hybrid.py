@@ -146,9 +146,15 @@ def _simplex(step: float, k: int = 4) -> list[tuple[float, ...]]:
 
 
 def _rank_of_gold(S: np.ndarray, gold: list[np.ndarray]) -> np.ndarray:
-    """1-based rank of each column's best gold row, ties broken by row (corpus) order; shape (n_q,)."""
+    """1-based rank of each column's best gold row, ties broken by row (corpus) order; shape (n_q,).
+
+    A question with no gold row in the corpus ranks ``n_rows + 1`` (below every passage: reciprocal
+    rank 0 at any depth, as :func:`aethel_lite.metrics.evaluate` scores it)."""
     out = np.empty(S.shape[1], dtype=np.int64)
     for j, g in enumerate(gold):
+        if len(g) == 0:
+            out[j] = S.shape[0] + 1
+            continue
         s = S[:, j]
         best = s[g].max()
         first = g[s[g] == best].min()
@@ -180,7 +186,8 @@ def _terms_for(retriever, queries) -> tuple[np.ndarray, list[np.ndarray]]:
                     T[RANK_TERMS.index(t), :, start + j] = v
     finally:
         retriever.rank_weights = saved
-    gold = [np.array(sorted(retriever.pid_index_[p] for p in q.gold if p in retriever.pid_index_)) for q in queries]
+    gold = [np.array(sorted(retriever.pid_index_[p] for p in q.gold if p in retriever.pid_index_), dtype=np.int64)
+            for q in queries]
     return T, gold
 
 
@@ -525,7 +532,11 @@ def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_proces
 
     from .experiment import make_retriever
 
+    if n_queries is not None and n_queries < 1:
+        raise ParameterError(f"latency: n_queries must be a positive integer or None (all), got {n_queries!r}")
     queries = list(dataset.queries)[: n_queries or None]
+    if not queries:
+        raise ParameterError(f"latency: {dataset.name!r} has no questions to time")
     given = dict(fitted or {})
     pids = [p.pid for p in dataset.passages]
     for name, r in given.items():
@@ -785,8 +796,13 @@ def tuning_sentences(tuning: Mapping[str, Any], saved: Mapping[str, Any] | None 
             + f". Between settings this close the choice trades one corpus against another (widest: `{wide}`); "
             "a different tie-break or a few questions more would pick another of them.")
     best = (tuning.get("best") or {}).get("per_dataset", {})
-    now = {c: r["metrics"]["aethel-hybrid"]["dev"]["MRR"] for c, r in ((saved or {}).get("datasets") or {}).items()
-           if "aethel-hybrid" in r.get("metrics", {}) and "dev" in r["metrics"]["aethel-hybrid"]}
+    tuned_n = tuning.get("datasets", {})
+    now = {}
+    for c, r in ((saved or {}).get("datasets") or {}).items():
+        mrr = ((r.get("metrics", {}).get("aethel-hybrid") or {}).get("dev") or {}).get("MRR")
+        # comparable only on the same development questions (not a quick build's few, not an empty half)
+        if mrr is not None and len(r.get("halves", {}).get("dev", [])) == tuned_n.get(c):
+            now[c] = mrr
     shared = [c for c in best if c in now]
     if shared:
         out.append("* The chosen setting's development MRR, in the tuning record → re-scored in this build: "

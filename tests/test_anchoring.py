@@ -77,6 +77,24 @@ def test_anchoring_study_agrees_with_the_retrievers_own_rankings(filings):
     assert len(text) == 1 and f"{res['means']['all']['aethel-hybrid']['MRR_within']:.3f}" in text[0]
 
 
+def _means(hybrid_mrr, hybrid_within, best_mrr, best_within):
+    return {"n_documents": 2, "passages_per_document": 3.0, "methods": ["aethel-hybrid", "bm25"],
+            "means": {"all": {"n": 4, "document_at_1": 0.5, "document_at_3": 1.0, "median_document_rank": 1.5,
+                              "aethel-hybrid": {"MRR": hybrid_mrr, "MRR_within": hybrid_within},
+                              "bm25": {"MRR": best_mrr, "MRR_within": best_within}}}}
+
+
+@pytest.mark.parametrize("numbers, says, never", [
+    ((0.40, 0.50, 0.30, 0.50), "about as well as that ranker, so what it gains", "worse"),
+    ((0.20, 0.50, 0.35, 0.50), "about as well as that ranker (MRR over the whole corpus 0.200 against 0.350)", "what it gains"),
+    ((0.40, 0.70, 0.30, 0.50), "better than that ranker", "what it gains"),
+    ((0.20, 0.30, 0.30, 0.50), "worse than that ranker", "what it gains"),
+])
+def test_anchoring_sentences_claim_a_gain_only_when_there_is_one(numbers, says, never):
+    (text,) = anchoring_sentences({"c": _means(*numbers)})
+    assert says in text and never not in text
+
+
 def test_anchoring_study_skips_corpora_of_one_passage_documents_and_checks_fitted_retrievers(filings):
     single = Dataset("single", [Passage(f"p{i}", f"d{i}", f"d{i}", f"Page {i} of Acme.", {}) for i in range(4)],
                      [Query("q", "Acme?", frozenset({"p1"}))], {})
@@ -84,6 +102,11 @@ def test_anchoring_study_skips_corpora_of_one_passage_documents_and_checks_fitte
     assert "skipped" in res and res["n_documents"] == 4
     assert "not measured" in anchoring_sentences({"single": res})[0]
     assert anchoring_sentences({"single": res}, skipped=False) == []
+    one_doc = Dataset("one", [Passage(f"p{i}", "", "", f"Page {i} of Acme.", {}) for i in range(6)],
+                      [Query("q", "Acme?", frozenset({"p1"}))], {})
+    assert "nothing to choose between" in anchoring_study(one_doc)["skipped"]
+    no_gold = Dataset("nogold", filings.passages, [Query("q", "Acme?", frozenset({"missing"}))], {})
+    assert "no question" in anchoring_study(no_gold)["skipped"]
     other = make_retriever("bm25").fit(single.passages)
     with pytest.raises(ParameterError, match="not fitted on 'toy'"):
         anchoring_study(filings, fitted={"bm25": other})

@@ -218,9 +218,12 @@ def test_tuning_sentences_report_the_spread_of_the_best_settings_and_the_rescore
         return {"dev_mrr": mean, "per_dataset": {"financebench": {"MRR": fb}, "musique-open": {"MRR": mu}}}
 
     tuning = {"rows": [row(0.50, 0.20, 0.80), row(0.58, 0.30, 0.78), row(0.57, 0.25, 0.83), row(0.10, 0.0, 0.1)],
-              "best": row(0.58, 0.30, 0.78)}
-    saved = {"datasets": {"financebench": {"metrics": {"aethel-hybrid": {"dev": {"MRR": 0.29}}}},
-                          "musique-open": {"metrics": {"aethel-hybrid": {"dev": {"MRR": 0.78}}}}}}
+              "best": row(0.58, 0.30, 0.78), "datasets": {"financebench": 2, "musique-open": 3}}
+
+    def built(mrr, n_dev):
+        return {"metrics": {"aethel-hybrid": {"dev": {"MRR": mrr}}}, "halves": {"dev": [f"q{i}" for i in range(n_dev)]}}
+
+    saved = {"datasets": {"financebench": built(0.29, 2), "musique-open": built(0.78, 3)}}
     spread, rescored = H.tuning_sentences(tuning, saved, top=3)
     assert "3 best of the 4 seed settings" in spread and "0.5000–0.5800" in spread
     assert "`financebench` 0.200–0.300" in spread and "`musique-open` 0.780–0.830" in spread
@@ -229,3 +232,20 @@ def test_tuning_sentences_report_the_spread_of_the_best_settings_and_the_rescore
     saved["datasets"]["financebench"]["metrics"]["aethel-hybrid"]["dev"]["MRR"] = 0.30
     assert "identical" in H.tuning_sentences({**tuning, "precision": "float32"}, saved, top=3)[1]
     assert len(H.tuning_sentences({"rows": tuning["rows"][:1], "best": tuning["best"]})) == 0  # nothing to compare
+    # other development questions (a quick build) or an empty half: not set beside the record
+    quick = {"datasets": {"financebench": built(0.9, 1), "musique-open": built(None, 0)}}
+    assert len(H.tuning_sentences(tuning, quick, top=3)) == 1
+
+
+def test_tune_scores_a_question_whose_gold_is_not_in_the_corpus_as_zero():
+    S = np.array([[0.1, 0.9], [0.5, 0.2]])
+    assert H._rank_of_gold(S, [np.array([], dtype=np.int64), np.array([1])]).tolist() == [3, 2]
+
+
+def test_latency_needs_questions(toy):
+    from aethel_lite.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="no questions"):
+        H.latency(Dataset("empty", toy.passages, [], {}))
+    with pytest.raises(ParameterError, match="n_queries"):
+        H.latency(toy, n_queries=0)

@@ -291,6 +291,10 @@ def test_explain_of_a_document_ranked_hybrid_splits_the_document_nodes_pagerank(
     for pid in hits:
         doc_ppr = P[docs[r.pid_index_[pid]], 0]
         assert doc_ppr > 0 and sum(s.share for s in shares[pid]) == pytest.approx(doc_ppr, abs=1e-9)
+    from aethel_lite.errors import DataError
+
+    with pytest.raises(DataError):  # as for any graph method: a pid outside the graph searched
+        r.explain(q.text, ["no-such-page"])
     same = GraphRetriever(**kwargs, rank_weights={"ppr": 0.5, "document": 0.5}).fit(toy.passages)
     assert not same.explains_documents  # a passage-PageRank term: its own PageRank is explained
     for pid, found in same.explain(q.text, hits).items():

@@ -1026,8 +1026,9 @@ class GraphRetriever(Retriever):
         return bool(self.document_nodes) and weights.get("document", 0) > 0 and weights.get("ppr", 0) == 0
 
     def _explained_node(self, graph, pid: str) -> int:
+        node = graph.passage_node(pid)  # a pid outside the graph searched is an error either way
         if not self.explains_documents:
-            return graph.passage_node(pid)
+            return node
         from ..docmeta import PREFIXES, _slug
 
         return graph.n_passages + graph.entity_index[PREFIXES["doc"] + _slug(self._doc_of(pid))]
