@@ -69,7 +69,7 @@ PAPER_CROSSOVERS: dict[str, dict] = {
     "graph_passes_dense_from": {"value": 500, "ours": ("aethel-ner3", "dense"), "metric": "HR@5",
                                 "note": "the graph passes dense from 500 chunks on"},
     "graph_passes_bm25": {"value": False, "ours": ("aethel-ner3", "bm25"), "metric": "HR@5",
-                          "note": "the graph never passes BM25"},
+                          "note": "whether the graph ever passes BM25 (the paper: never)"},
 }
 
 
