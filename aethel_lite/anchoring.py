@@ -136,47 +136,40 @@ def anchoring_study(dataset, *, fitted: Mapping[str, Any] | None = None, halves:
     from .resultcache import cached, dataset_digest
 
     given = dict(fitted or {})
-    methods = ["aethel-hybrid", *rankers]
-    configs = {name: (given[name] if name in given else make_retriever(name)).config() for name in methods}
+    models = {name: given[name] if name in given else make_retriever(name) for name in ("aethel-hybrid", *rankers)}
     parts = {h: list(ids) for h, ids in (halves or {}).items()}
-    return cached("anchoring", {"dataset": dataset_digest(dataset), "methods": configs, "halves": parts},
-                  lambda: _anchoring(dataset, given, methods, parts))
+    return cached("anchoring", {"dataset": dataset_digest(dataset), "methods": {n: r.config() for n, r in models.items()},
+                                "halves": parts},
+                  lambda: _anchoring(dataset, models, fitted=set(given), halves=parts))
 
 
-def _anchoring(dataset, given: dict, methods: list[str], halves: dict) -> dict:
-    from .experiment import make_retriever
+def _anchoring(dataset, models: dict, *, fitted: set, halves: dict) -> dict:
     from .retrievers.graph import _BLOCK
 
     passages = list(dataset.passages)
-    docs = sorted({p.doc_id for p in passages})
+    docs, first_page, doc_index = np.unique([p.doc_id for p in passages], return_index=True, return_inverse=True)
     per_doc = len(passages) / max(len(docs), 1)
     if len(docs) < 2 or per_doc < MIN_PASSAGES_PER_DOCUMENT:
         why = (f"{len(docs)} document: nothing to choose between" if len(docs) < 2 else
                f"{per_doc:.2f} passages per document (under {MIN_PASSAGES_PER_DOCUMENT:g})")
         return {"skipped": why, "n_documents": len(docs), "passages_per_document": round(per_doc, 3)}
-    doc_number = {d: i for i, d in enumerate(docs)}
-    doc_index = np.array([doc_number[p.doc_id] for p in passages], dtype=np.int64)
     row = {p.pid: i for i, p in enumerate(passages)}
     queries = [q for q in dataset.queries if any(g in row for g in q.gold)]
     if not queries:
         return {"skipped": "no question has a gold passage in the corpus", "n_documents": len(docs),
                 "passages_per_document": round(per_doc, 3)}
-    models = {}
-    for name in methods:
-        r = given.get(name)
-        if r is None:
-            r = make_retriever(name)
+    for name, r in models.items():
+        if name not in fitted:
             r.memo = True
             r.fit(passages)
         elif list(r.pids_) != [p.pid for p in passages]:
             raise ParameterError(f"anchoring_study: the fitted {name!r} retriever was not fitted on {dataset.name!r}'s passages")
-        models[name] = r
+    methods = list(models)
     hybrid = models["aethel-hybrid"]
     if not hybrid.document_nodes:
         raise ParameterError("anchoring_study: aethel-hybrid must have document nodes (document_nodes=True)")
     scores = {name: _full_scores(models[name], queries) for name in methods}
-    doc_nodes = hybrid._doc_nodes(hybrid.graph_, None)
-    first_page = np.array([np.flatnonzero(doc_index == d)[0] for d in range(len(docs))])
+    document_nodes = hybrid._doc_nodes(hybrid.graph_, None)[first_page]  # one node per document, in `docs` order
     per_query = {}
     for start in range(0, len(queries), _BLOCK):
         chunk = queries[start:start + _BLOCK]
@@ -184,8 +177,7 @@ def _anchoring(dataset, given: dict, methods: list[str], halves: dict) -> dict:
         for j, q in enumerate(chunk):
             i = start + j
             gold = [row[g] for g in q.gold if g in row]
-            doc_ppr = P[doc_nodes[first_page], j]  # one value per document
-            entry = {"document_rank": document_rank(doc_ppr, np.unique(doc_index[gold]))}
+            entry = {"document_rank": document_rank(P[document_nodes, j], np.unique(doc_index[gold]))}
             for name in methods:
                 s = scores[name][i]
                 entry[name] = {"rr": reciprocal_rank(s, gold), "rr_within": within_document_rr(s, gold, doc_index)}

@@ -222,6 +222,7 @@ def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] 
         its best ranking weights and that point's per-corpus development MRR and HR@5.
     """
     from .retrievers import GraphRetriever
+    from .retrievers.dense import resolve_precision
     from .retrievers.graph import RANK_TERMS
 
     base = dict(HYBRID if base is None else base)
@@ -260,8 +261,6 @@ def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] 
         if log:
             log(f"{json.dumps(setting)}: mean dev MRR {mean[i]:.4f}")
     best = max(range(len(rows)), key=lambda j: (rows[j]["dev_mrr"], -j))
-    from .retrievers.dense import resolve_precision
-
     return {"best": rows[best], "rows": rows, "n_settings": len(rows) * len(simplex),
             "precision": resolve_precision(None),  # MiniLM arithmetic of the dense scores ($AETHEL_DENSE_PRECISION)
             "datasets": {n: len(ds.queries) for n, ds in datasets.items()},

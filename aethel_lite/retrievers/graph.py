@@ -711,14 +711,11 @@ class GraphRetriever(Retriever):
         """
         if not self.document_nodes:
             return None
-        from ..docmeta import PREFIXES, _slug
-
         kept = getattr(self, "_all_doc_nodes", None)
         if corpus_idx is None and kept is not None and kept[0] is graph:
             return kept[1]
         idx = np.arange(len(self.pids_)) if corpus_idx is None else corpus_idx
-        nodes = np.array([graph.n_passages + graph.entity_index[PREFIXES["doc"] + _slug(self.doc_ids_[i])] for i in idx],
-                         dtype=np.int64)
+        nodes = np.array([self._doc_node(graph, i) for i in idx], dtype=np.int64)
         if corpus_idx is None:
             nodes.setflags(write=False)
             self._all_doc_nodes = (graph, nodes)
@@ -1025,13 +1022,15 @@ class GraphRetriever(Retriever):
         weights = self._rank_weights() or {}
         return bool(self.document_nodes) and weights.get("document", 0) > 0 and weights.get("ppr", 0) == 0
 
-    def _explained_node(self, graph, pid: str) -> int:
-        node = graph.passage_node(pid)  # a pid outside the graph searched is an error either way
-        if not self.explains_documents:
-            return node
+    def _doc_node(self, graph, i: int) -> int:
+        """Node index (in ``graph``) of the document node of fitted passage ``i``."""
         from ..docmeta import PREFIXES, _slug
 
-        return graph.n_passages + graph.entity_index[PREFIXES["doc"] + _slug(self._doc_of(pid))]
+        return graph.n_passages + graph.entity_index[PREFIXES["doc"] + _slug(self.doc_ids_[i])]
+
+    def _explained_node(self, graph, pid: str) -> int:
+        node = graph.passage_node(pid)  # a pid outside the graph searched is an error either way
+        return self._doc_node(graph, self.pid_index_[pid]) if self.explains_documents else node
 
     def search(self, queries, k: int = 10, pool=None) -> Run:
         r"""As :meth:`Retriever.search`; also fills :attr:`provenance_`, :attr:`seeds_` and :attr:`diagnostics_`.
