@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -324,13 +325,19 @@ def rerun_command(notebook: str, parameters: Mapping[str, Any] | None = None,
     times from the executed copy; papermill alone gives the same cells and outputs.
     """
     params = dict(parameters or {})
-    env = "".join(f"{k}={v} " for k, v in sorted((environment or {}).items()))
+    env = "".join(f"{k}={shlex.quote(str(v))} " for k, v in sorted((environment or {}).items()))
     runner = env + " ".join(["python -m aethel_lite.notebooks", "--only", notebook]
-                            + [f"-p {k} '{json.dumps(v)}'" for k, v in params.items()])
+                            + [f"-p {k} {_quoted(json.dumps(v))}" for k, v in params.items()])
     pm = env + f"papermill notebooks/{notebook}.ipynb book/executed/{notebook}.ipynb --cwd ."
     if params:
-        pm += f" -y '{json.dumps(params, sort_keys=True)}'"
+        pm += f" -y {_quoted(json.dumps(params, sort_keys=True))}"
     return {"runner": runner, "papermill": pm}
+
+
+def _quoted(text: str) -> str:
+    """``text`` as one POSIX shell word, always in single quotes (each ``'`` inside written
+    ``'"'"'``), so the command can be pasted whatever a parameter holds."""
+    return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
 def _seeds(params: Mapping[str, Any]) -> str:

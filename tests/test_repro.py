@@ -170,6 +170,21 @@ def test_provenance_rows_and_commands():
     assert stats["00_quickstart"]["cells"] == 12 and stats["90_reproducibility"]["note"].startswith("no record")
 
 
+def test_rerun_commands_survive_the_shell_whatever_a_parameter_holds():
+    """A parameter value with a single quote, spaces or $ must reach the notebook unchanged:
+    the shell's own word splitting (shlex.split, POSIX rules) is the oracle."""
+    import shlex
+
+    params = {"target": "O'Brien & Sons $HOME", "sizes": [100, "full"], "quick": True}
+    cmd = repro.rerun_command("30_scaling", params, {"AETHEL_DENSE_PRECISION": "bfloat16"})
+    words = shlex.split(cmd["runner"])
+    assert words[0] == "AETHEL_DENSE_PRECISION=bfloat16"
+    got = {words[i + 1]: json.loads(words[i + 2]) for i, w in enumerate(words) if w == "-p"}
+    assert got == params
+    words = shlex.split(cmd["papermill"])
+    assert json.loads(words[words.index("-y") + 1]) == params
+
+
 def test_data_checksums_against_the_manifest(tmp_path, monkeypatch):
     from aethel_lite.data import download
 
