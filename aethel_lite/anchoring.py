@@ -43,7 +43,7 @@ from .errors import ParameterError
 __all__ = ["within_document_rr", "reciprocal_rank", "document_rank", "anchoring_study", "anchoring_sentences", "RANKERS"]
 
 #: Rankers whose within-document RR is measured beside ``aethel-hybrid``.
-RANKERS = ("bm25", "dense", "dense-max")
+RANKERS = ("bm25", "dense", "dense-max", "dense-heading")
 #: Corpora with fewer passages per document than this are skipped (a document is then about one
 #: passage, and choosing it *is* choosing the passage).
 MIN_PASSAGES_PER_DOCUMENT = 2.0
@@ -151,7 +151,7 @@ def _anchoring(dataset, models: dict, *, fitted: set, halves: dict) -> dict:
     per_doc = len(passages) / max(len(docs), 1)
     if len(docs) < 2 or per_doc < MIN_PASSAGES_PER_DOCUMENT:
         why = (f"{len(docs)} document: nothing to choose between" if len(docs) < 2 else
-               f"{per_doc:.2f} passages per document (under {MIN_PASSAGES_PER_DOCUMENT:g})")
+               f"{per_doc:.2f} passages per document, fewer than {MIN_PASSAGES_PER_DOCUMENT:g}")
         return {"skipped": why, "n_documents": len(docs), "passages_per_document": round(per_doc, 3)}
     row = {p.pid: i for i, p in enumerate(passages)}
     queries = [q for q in dataset.queries if any(g in row for g in q.gold)]

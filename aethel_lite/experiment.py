@@ -7,6 +7,8 @@ Method names are a public interface (the CLI and its JSON output depend on them)
 ``dense``              all-MiniLM-L6-v2 cosine, :class:`~aethel_lite.retrievers.DenseRetriever`
 ``dense-max``          ``dense`` with ``pooling="max"``: a page scores the maximum over its
                        ~200-word chunks (long FinanceBench pages exceed MiniLM's 256 tokens)
+``dense-heading``      ``dense`` with ``pooling="heading"``: a page scores the cosine with its
+                       first 200 characters (its statement or section title)
 ``aethel-reg``         entity graph from capitalised spans (the paper's Aethel-Reg) + PPR
 ``aethel-ner``         entity graph from raw spaCy NER + PPR
 ``aethel-ner3``        entity graph from filtered NER (the paper's NER3) + PPR
@@ -21,11 +23,13 @@ Method names are a public interface (the CLI and its JSON output depend on them)
 ``aethel-hybrid``      beyond the paper (:mod:`aethel_lite.hybrid`): the NER3 + BCT graph with
                        document and metadata nodes, passage seeds from BM25 and dense scores,
                        period linking, and a ranking that fuses PageRank, the document node's
-                       PageRank, BM25 and dense; weights chosen on development halves
+                       PageRank, BM25, dense and the dense score of each passage's heading;
+                       weights chosen on development halves
 ``aethel-hybrid-*``    its ablations (:data:`aethel_lite.hybrid.ABLATIONS`): ``-no-passage-seeds``,
                        ``-no-lexical-seeds``, ``-no-dense-seeds``, ``-no-documents``,
                        ``-no-metadata``, ``-no-period-linking``, ``-no-bct``, ``-ppr-only``,
-                       ``-no-graph``
+                       ``-no-heading``, ``-no-graph``; and ``-v1``, the setting tuned before
+                       the heading term existed
 =====================  ======================================================================
 
 Runs are :data:`RUN_DEPTH` (1,000) passages deep, so ``MRR`` is the reciprocal rank of the
@@ -61,6 +65,7 @@ METHODS: dict[str, tuple[str, dict[str, Any]]] = {
     "aethel-ner3": ("GraphRetriever", {"extractor": "ner3", "bct": "none"}),
     "aethel-bct": ("GraphRetriever", {"extractor": "ner3", "bct": "both"}),
     "dense-max": ("DenseRetriever", {"pooling": "max"}),
+    "dense-heading": ("DenseRetriever", {"pooling": "heading"}),
     "aethel-reg-pure": ("GraphRetriever", {"extractor": "regex", "bct": "none", "fallback": "none"}),
     "aethel-ner3-pure": ("GraphRetriever", {"extractor": "ner3", "bct": "none", "fallback": "none"}),
     "aethel-bct-pure": ("GraphRetriever", {"extractor": "ner3", "bct": "both", "fallback": "none"}),

@@ -18,10 +18,13 @@ and metadata. A passage then scores
 .. math::
 
     r(d) = \lambda_\text{ppr}\, \hat p_d + \lambda_\text{document}\, \hat\pi_{D(d)}
-         + \lambda_\text{lexical}\, \hat b_d + \lambda_\text{dense}\, \hat c_d ,
+         + \lambda_\text{lexical}\, \hat b_d + \lambda_\text{dense}\, \hat c_d
+         + \lambda_\text{heading}\, \hat h_d ,
 
-its own PageRank, its document node's PageRank (the graph's vote for the filing), BM25 and the
-dense cosine, each min–max normalised over the candidates
+its own PageRank, its document node's PageRank (the graph's vote for the filing), BM25, the
+dense cosine and the dense cosine with the passage's heading (its first 200 characters:
+:func:`~aethel_lite.retrievers.passage_heading`; the graph chooses the filing, the heading
+the page inside it), each min–max normalised over the candidates
 (:meth:`~aethel_lite.retrievers.GraphRetriever.ranking_scores`).
 
 Every weight (:data:`HYBRID`) was chosen on the *development* halves of the four open corpora
@@ -61,7 +64,7 @@ HYBRID: dict[str, Any] = {
     "passage_seeds": ("lexical", "dense"), "document_nodes": True, "metadata": True, "period_linking": True,
     "dense_pooling": "first", "seed_depth": 30, "period_decay": 0.5,
     "seed_weights": {"entity": 1.0, "metadata": 3.0, "lexical": 0.5, "dense": 0.5},
-    "rank_weights": {"document": 0.5, "lexical": 0.1, "dense": 0.4},
+    "rank_weights": {"document": 0.3, "lexical": 0.2, "dense": 0.3, "heading": 0.2},
 }
 
 #: Ablation name → what changes (one component off at a time).
@@ -74,7 +77,13 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "aethel-hybrid-no-period-linking": {"period_linking": False},
     "aethel-hybrid-no-bct": {"bct": "none"},
     "aethel-hybrid-ppr-only": {"rank_weights": None},
+    "aethel-hybrid-no-heading": {"rank_weights": "no-heading"},
     "aethel-hybrid-no-graph": {"rank_weights": "text-only"},
+    # the setting chosen before the heading term existed (kept so the book can set its numbers beside
+    # the current ones: it was tuned, and its test half seen, before the heading term was added)
+    "aethel-hybrid-v1": {"seed_depth": 30, "period_decay": 0.5,
+                         "seed_weights": {"entity": 1.0, "metadata": 3.0, "lexical": 0.5, "dense": 0.5},
+                         "rank_weights": {"document": 0.5, "lexical": 0.1, "dense": 0.4}},
 }
 ABLATION_LABELS = {
     "aethel-hybrid": "all components",
@@ -86,15 +95,20 @@ ABLATION_LABELS = {
     "aethel-hybrid-no-period-linking": "no period linking (question periods and filing types not seeded)",
     "aethel-hybrid-no-bct": "no BCT (exact entity seeds only)",
     "aethel-hybrid-ppr-only": "ranked by PageRank alone (no fused ranking)",
-    "aethel-hybrid-no-graph": "no graph: the same BM25 + dense terms, PageRank terms dropped",
+    "aethel-hybrid-no-heading": "no heading term (the page's first 200 characters)",
+    "aethel-hybrid-no-graph": "no graph: the same BM25 + dense + heading terms, PageRank terms dropped",
+    "aethel-hybrid-v1": "the earlier setting, tuned before the heading term existed",
 }
+#: ranking terms that read the text alone (kept by the ``"text-only"`` ablation)
+_TEXT_TERMS = ("lexical", "dense", "heading")
 
 
 def _variant(base: Mapping[str, Any], change: Mapping[str, Any]) -> dict[str, Any]:
     out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
     for key, value in change.items():
-        if key == "rank_weights" and value == "text-only":
-            rw = {t: w for t, w in (base.get("rank_weights") or {}).items() if t in ("lexical", "dense")}
+        if key == "rank_weights" and value in ("text-only", "no-heading"):
+            keep = _TEXT_TERMS if value == "text-only" else tuple(t for t in (base.get("rank_weights") or {}) if t != "heading")
+            rw = {t: w for t, w in (base.get("rank_weights") or {}).items() if t in keep and w > 0}
             out["rank_weights"] = rw or {"lexical": 1.0}
         else:
             out[key] = value
@@ -163,7 +177,7 @@ def _rank_of_gold(S: np.ndarray, gold: list[np.ndarray]) -> np.ndarray:
 
 
 def _terms_for(retriever, queries) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Normalised ranking terms of an open-corpus retriever, shape (4, n_passages, n_queries), and gold rows."""
+    """Normalised ranking terms of an open-corpus retriever, shape (len(RANK_TERMS), n_passages, n_queries), and gold rows."""
     from .retrievers.graph import RANK_TERMS, _BLOCK
 
     n_p = len(retriever.pids_)
@@ -172,7 +186,8 @@ def _terms_for(retriever, queries) -> tuple[np.ndarray, list[np.ndarray]]:
     idx = np.arange(n_p)
     saved = retriever.rank_weights
     available = {"ppr": True, "document": bool(retriever.document_nodes), "lexical": True,
-                 "dense": getattr(retriever, "dense_", None) is not None}
+                 "dense": getattr(retriever, "dense_", None) is not None,
+                 "heading": getattr(retriever, "heading_", None) is not None}
     retriever.rank_weights = {t: 1.0 for t in RANK_TERMS if available[t]}  # an unavailable term stays 0
     try:
         for start in range(0, len(queries), _BLOCK):
@@ -180,7 +195,7 @@ def _terms_for(retriever, queries) -> tuple[np.ndarray, list[np.ndarray]]:
             P, _, _, _, rows = retriever._ppr_block([q.text for q in chunk])
             for j, q in enumerate(chunk):
                 terms = retriever._rank_terms(q.text, P[:n_p, j], idx, lexical=rows[j].get("lexical"),
-                                              dense=rows[j].get("dense"),
+                                              dense=rows[j].get("dense"), heading=rows[j].get("heading"),
                                               doc_ppr=None if docs is None else P[docs, j])
                 for t, v in terms.items():
                     T[RANK_TERMS.index(t), :, start + j] = v
@@ -291,9 +306,11 @@ BASELINES = ("bm25", "dense", "dense-max", "rrf-dense", "aethel-bct")
 #: Metrics of the study's tables.
 BEYOND_METRICS = ("HR@1", "HR@5", "MRR", "AllSupport@5", "Recall@5")
 #: Variants ``aethel-hybrid`` is tested against to measure what the graph itself adds
-#: (:func:`composition`): the same BM25 + dense terms without any graph term, and the graph
-#: without metadata nodes.
-COMPONENT_TESTS = ("aethel-hybrid-no-graph", "aethel-hybrid-no-metadata")
+#: (:func:`composition`): the same BM25 + dense + heading terms without any graph term, the graph
+#: without metadata nodes, and the method without its heading term.
+COMPONENT_TESTS = ("aethel-hybrid-no-graph", "aethel-hybrid-no-metadata", "aethel-hybrid-no-heading")
+#: ABLATIONS entries that are not one component switched off
+_NOT_ONE_OFF = ("aethel-hybrid-ppr-only", "aethel-hybrid-no-graph", "aethel-hybrid-v1")
 
 
 def _derive(base, name: str):
@@ -758,7 +775,7 @@ def what_did_not_work(saved: Mapping[str, Any], metric: str = "MRR") -> list[str
         m = res["metrics"]
         full = m["aethel-hybrid"]["all"][metric]
         useless = [(n, m[n]["all"][metric] - full) for n in ABLATIONS
-                   if n in m and n not in ("aethel-hybrid-ppr-only", "aethel-hybrid-no-graph") and m[n]["all"][metric] >= full]
+                   if n in m and n not in _NOT_ONE_OFF and m[n]["all"][metric] >= full]
         if useless:
             out.append(f"* `{corpus}`: {metric} did not drop (full method {full:.3f}) with "
                        + "; ".join(f"{ABLATION_LABELS[n]} ({d:+.3f})" for n, d in useless)
@@ -769,8 +786,8 @@ def what_did_not_work(saved: Mapping[str, Any], metric: str = "MRR") -> list[str
                        f"{m['aethel-hybrid-ppr-only']['all'][metric]:.3f} ({d:+.3f} against the fused ranking).")
         if "aethel-hybrid-no-graph" in m:
             d = full - m["aethel-hybrid-no-graph"]["all"][metric]
-            out.append(f"* `{corpus}`: the graph's own contribution (full method − the same BM25 + dense terms without "
-                       f"the PageRank terms): {d:+.3f} {metric}.")
+            out.append(f"* `{corpus}`: the graph's own contribution (full method − the same BM25, dense and heading "
+                       f"terms without the PageRank terms): {d:+.3f} {metric}.")
     return out
 
 
@@ -815,7 +832,7 @@ def tuning_sentences(tuning: Mapping[str, Any], saved: Mapping[str, Any] | None 
 
 def _rank_formula(rank_weights: Mapping[str, float]) -> str:
     names = {"document": "its document node's PageRank", "dense": "the dense cosine", "lexical": "BM25",
-             "ppr": "its own PageRank"}
+             "ppr": "its own PageRank", "heading": "the dense cosine with its heading"}
     live = {t: float(w) for t, w in rank_weights.items() if w > 0}
     total = sum(live.values())
     return " + ".join(f"{w / total:.2f} × {names[t]}" for t, w in sorted(live.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -833,10 +850,11 @@ def composition(saved: Mapping[str, Any], metric: str = "MRR", half: str = "all"
         \underbrace{r_\text{hybrid} - r_\text{no-graph}}_\text{graph}
         + \underbrace{r_\text{no-graph} - \max(r_\text{bm25}, r_\text{dense})}_\text{dense + BM25 fusion},
 
-    where ``aethel-hybrid-no-graph`` is the same weighted sum of the min–max normalised dense
-    and BM25 scores with every PageRank term dropped (its weights renormalised): a plain
-    score fusion without any graph. The graph part is given with its paired-bootstrap 95% CI
-    (``components`` of :func:`beyond_study`), and so is the part of the metadata nodes.
+    where ``aethel-hybrid-no-graph`` is the same weighted sum of the min–max normalised text
+    terms (BM25, dense, heading) with every PageRank term dropped (its weights renormalised): a
+    plain score fusion without any graph. The graph part is given with its paired-bootstrap 95%
+    CI (``components`` of :func:`beyond_study`), and so are the parts of the metadata nodes and
+    of the heading term; the earlier setting ``aethel-hybrid-v1`` is set beside them.
 
     Parameters
     ----------
@@ -857,16 +875,19 @@ def composition(saved: Mapping[str, Any], metric: str = "MRR", half: str = "all"
     out = []
     rw = ((saved.get("tuning") or {}).get("best") or {}).get("setting", {}).get("rank_weights")
     if rw:
-        zero = [t for t in ("ppr", "document", "lexical", "dense") if float(rw.get(t, 0.0)) == 0.0]
+        from .retrievers.graph import RANK_TERMS
+
+        zero = [t for t in RANK_TERMS if float(rw.get(t, 0.0)) == 0.0]
         names = {"ppr": "the passage's own PageRank", "document": "the document node's PageRank",
-                 "lexical": "BM25", "dense": "the dense cosine"}
+                 "lexical": "BM25", "dense": "the dense cosine", "heading": "the heading's dense cosine"}
         out.append(f"* **What it ranks by.** The weights chosen on the development halves rank a passage by "
                    f"{_rank_formula(rw)} (each min–max normalised over the corpus)"
                    + (f"; {' and '.join(names[t] for t in zero)} got weight 0" if zero else "") + ". "
                    + ("The graph therefore enters the ranking only through the PageRank of the passage's document "
                       "node — the mass that the entity, metadata and passage seeds bring to the filing; the walk "
                       "itself ranks no passage. " if "ppr" in zero and float(rw.get("document", 0)) > 0 else "")
-                   + "`aethel-hybrid-no-graph` is the same dense + BM25 weighted sum with the graph term dropped.")
+                   + "`aethel-hybrid-no-graph` is the same weighted sum of the text terms (BM25, dense, heading) "
+                     "with the graph term dropped.")
     for corpus, res in (saved.get("datasets") or {}).items():
         m = res["metrics"]
         if "aethel-hybrid-no-graph" not in m or not all(b in m for b in ACCEPT_BASELINES):
@@ -882,12 +903,19 @@ def composition(saved: Mapping[str, Any], metric: str = "MRR", half: str = "all"
             return f" [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]" if t else ""
 
         text = (f"* `{corpus}` ({half} questions, {metric}): `aethel-hybrid` {full:.3f}, the better of BM25 and dense "
-                f"(`{best}`) {single:.3f}, so a gain of {full - single:+.3f}; of it, the dense + BM25 fusion without "
-                f"a graph brings {fused - single:+.3f} and the graph {full - fused:+.3f}{ci('aethel-hybrid-no-graph')}.")
+                f"(`{best}`) {single:.3f}, so a gain of {full - single:+.3f}; of it, the fusion of the text terms "
+                f"(BM25, dense, heading) without a graph brings {fused - single:+.3f} and the graph "
+                f"{full - fused:+.3f}{ci('aethel-hybrid-no-graph')}.")
         if "aethel-hybrid-no-metadata" in m:
             text += (f" Without metadata nodes (company, period, filing type) the hybrid scores "
                      f"{m['aethel-hybrid-no-metadata'][half][metric]:.3f} (the metadata nodes' part: "
                      f"{full - m['aethel-hybrid-no-metadata'][half][metric]:+.3f}{ci('aethel-hybrid-no-metadata')}).")
+        if "aethel-hybrid-no-heading" in m:
+            text += (f" Without the heading term: {m['aethel-hybrid-no-heading'][half][metric]:.3f} (the heading's part: "
+                     f"{full - m['aethel-hybrid-no-heading'][half][metric]:+.3f}{ci('aethel-hybrid-no-heading')}).")
+        if "aethel-hybrid-v1" in m:
+            text += (f" The earlier setting, tuned before the heading term existed (`aethel-hybrid-v1`): "
+                     f"{m['aethel-hybrid-v1'][half][metric]:.3f}.")
         out.append(text)
     return out
 

@@ -12,14 +12,14 @@ answers (no model is fitted, no entity is extracted from a passage at search tim
     entities-<ner|regex>.jsonl  each passage's raw entity mentions and the SHA-256 of the text
                             they were extracted from (reused by ``--add``)
     graph-<extractor>/      the passage-entity graph (CSR arrays graph.npz + entity table graph.json)
-    dense-<first|max>.npy   passage (or window) embeddings, float32; dense-max-offsets.npy
+    dense-<first|max|heading>.npy  passage (window, heading) embeddings, float32; dense-max-offsets.npy
     docmeta.json            each document's company, fiscal periods and filing type
                             (:func:`aethel_lite.docmeta.document_metadata`; hybrid methods)
 
 Nothing is pickled. Which parts exist depends on ``--methods``: ``bm25`` needs ``bm25/``; a graph
 method (``aethel-*``) needs ``bm25/`` and its ``graph-<extractor>/``; ``dense``/``dense-max`` their
 embeddings; a fusion its inputs; ``aethel-hybrid`` (and its ablations) ``bm25/``, ``graph-ner3/``,
-``dense-first.npy`` and ``docmeta.json``. Every method whose parts exist can be searched (an index
+``dense-first.npy``, ``dense-heading.npy`` and ``docmeta.json``. Every method whose parts exist can be searched (an index
 built for ``aethel-bct`` also answers ``aethel-ner3`` and ``aethel-bct-pure``).
 
 Format 3 added the ``docmeta`` part; a format-2 index (no hybrid methods) is still read, and
@@ -317,6 +317,8 @@ def method_parts(method: str) -> list[str]:
                 raise ParameterError(f"method {method!r}: a graph method with an alias table cannot be stored in an index")
             if r._needs("dense"):
                 out.append(f"dense-{r.dense_pooling}")
+            if r._needs("heading"):
+                out.append("dense-heading")
             if r.document_nodes or r.metadata:
                 out.append("docmeta")
         return out
@@ -678,7 +680,7 @@ class _Builder:
         with open(self.tmp / f"{name}.npy", "wb") as fh:
             np.save(fh, emb, allow_pickle=False)
         files = [f"{name}.npy"]
-        if r.pooling != "first":
+        if r.pooling == "max":
             with open(self.tmp / f"{name}-offsets.npy", "wb") as fh:
                 np.save(fh, offsets, allow_pickle=False)
             files.append(f"{name}-offsets.npy")
@@ -731,7 +733,7 @@ class _Builder:
         for m in base_methods:
             if METHODS[m][0] == "DenseRetriever":
                 poolings.setdefault(METHODS[m][1].get("pooling", "first"), m)
-        for pooling, m in (("first", "dense"), ("max", "dense-max")):  # a hybrid's dense scores
+        for pooling, m in (("first", "dense"), ("max", "dense-max"), ("heading", "dense-heading")):  # a hybrid's dense scores
             if f"dense-{pooling}" in needed:
                 poolings.setdefault(pooling, m)
         for m in poolings.values():
@@ -1183,14 +1185,16 @@ class SearchIndex:
             if r.extractor in ("ner", "ner3"):
                 _import_spacy_without_torch()
             r.extractor_ = get_extractor(r.extractor)
-            r._base_graph, r.bm25_, r.dense_ = graph, bm25, None
+            r._base_graph, r.bm25_, r.dense_, r.heading_ = graph, bm25, None, None
             # document nodes need each passage's pid and doc_id only: ids.json, not passages.jsonl
             r._passages = [_Ids(pid, doc) for pid, doc in zip(pids, doc_ids)]
             # graph_ (+ document/metadata nodes from docmeta.json when asked for) and the PPR operator
             r._structure(self._part("docmeta") if "docmeta" in parts else None)
-            dense = next((p for p in parts if p.startswith("dense-")), None)
+            dense = next((p for p in parts if p in ("dense-first", "dense-max")), None)
             if dense is not None:  # the hybrid's dense scores: the stored embeddings, as `dense` reads them
                 r.dense_ = self._base({"dense-first": "dense", "dense-max": "dense-max"}[dense])
+            if "dense-heading" in parts:  # and its heading scores
+                r.heading_ = self._base("dense-heading")
             stored = self.info["parts"][parts[1]].get("extractor_config")
             if stored is not None and stored != r.extractor_.config():
                 warnings.warn(f"{self.dir}: the entity extractor differs from the one that built the index "

@@ -100,7 +100,7 @@ def test_anchoring_study_skips_corpora_of_one_passage_documents_and_checks_fitte
                      [Query("q", "Acme?", frozenset({"p1"}))], {})
     res = anchoring_study(single)
     assert "skipped" in res and res["n_documents"] == 4
-    assert "not measured" in anchoring_sentences({"single": res})[0]
+    assert anchoring_sentences({"single": res})[0] == "* `single`: not measured (1.00 passages per document, fewer than 2)."
     assert anchoring_sentences({"single": res}, skipped=False) == []
     one_doc = Dataset("one", [Passage(f"p{i}", "", "", f"Page {i} of Acme.", {}) for i in range(6)],
                       [Query("q", "Acme?", frozenset({"p1"}))], {})

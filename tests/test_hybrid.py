@@ -26,7 +26,11 @@ def test_hybrid_and_ablations_are_registered_methods():
         assert differing <= set(change) | {"rank_weights"}, name  # one component (and the ranking terms it needs)
         assert set(H.ABLATION_LABELS) >= {name}
     assert "document" not in METHODS["aethel-hybrid-no-documents"][1]["rank_weights"]
-    assert set(METHODS["aethel-hybrid-no-graph"][1]["rank_weights"]) <= {"lexical", "dense"}
+    assert set(METHODS["aethel-hybrid-no-graph"][1]["rank_weights"]) <= {"lexical", "dense", "heading"}
+    assert "heading" in METHODS["aethel-hybrid"][1]["rank_weights"]
+    assert "heading" not in METHODS["aethel-hybrid-no-heading"][1]["rank_weights"]
+    no_heading = {t: w for t, w in METHODS["aethel-hybrid"][1]["rank_weights"].items() if t != "heading"}
+    assert METHODS["aethel-hybrid-no-heading"][1]["rank_weights"] == no_heading
     assert METHODS["aethel-hybrid-ppr-only"][1]["rank_weights"] is None
     r = make_retriever("aethel-hybrid", GraphRetriever={"n_process": 2})
     assert isinstance(r, GraphRetriever) and r.is_hybrid and r.n_process == 2
@@ -53,7 +57,12 @@ def test_tune_scores_equal_the_library_metrics_of_the_chosen_setting(toy):
     base = {**H.HYBRID, "extractor": "regex", "passage_seeds": ("lexical",)}
     grid = {"dense_pooling": ("first",), "seed_depth": (2, 5), "metadata": (1.0,), "passages": (0.5, 2.0)}
     res = H.tune({"toy": toy}, seed_grid=grid, rank_step=0.25, base=base)
-    assert len(res["rows"]) == 4 and res["n_settings"] == 4 * 35 and res["datasets"] == {"toy": 6}
+    from math import comb
+
+    from aethel_lite.retrievers.graph import RANK_TERMS
+
+    n_simplex = comb(4 + len(RANK_TERMS) - 1, len(RANK_TERMS) - 1)  # weight vectors of step 1/4 summing to 1
+    assert len(res["rows"]) == 4 and res["n_settings"] == 4 * n_simplex and res["datasets"] == {"toy": 6}
     assert res["precision"] == resolve_precision(None)  # the record names the arithmetic of its dense scores
     best = res["best"]
     assert best["dev_mrr"] == max(r["dev_mrr"] for r in res["rows"])
@@ -193,11 +202,19 @@ def test_composition_splits_the_gain_into_fusion_and_graph():
     }
     first, fb = H.composition(saved)
     assert "0.50 × its document node's PageRank + 0.40 × the dense cosine + 0.10 × BM25" in first
-    assert "the passage's own PageRank got weight 0" in first and "only through the PageRank of the passage's document" in first
+    assert "the passage's own PageRank and the heading's dense cosine got weight 0" in first
+    assert "only through the PageRank of the passage's document" in first
     assert "(`dense`) 0.250, so a gain of +0.100" in fb
-    assert "fusion without a graph brings +0.020 and the graph +0.080 [+0.030, +0.130]" in fb
+    assert "without a graph brings +0.020 and the graph +0.080 [+0.030, +0.130]" in fb
     assert "metadata nodes' part: +0.050 [-0.010, +0.100]" in fb
-    saved["tuning"]["best"]["setting"]["rank_weights"]["ppr"] = 0.2
+    assert "heading" not in fb.split("without a graph")[1]  # no heading variant run: nothing said of it
+    saved["datasets"]["fb"]["metrics"].update({"aethel-hybrid-no-heading": m(0.31), "aethel-hybrid-v1": m(0.29)})
+    saved["datasets"]["fb"]["components"].append({"half": "all", "b": "aethel-hybrid-no-heading", "metric": "MRR",
+                                                  "ci_low": 0.01, "ci_high": 0.07})
+    fb = H.composition(saved)[1]
+    assert "Without the heading term: 0.310 (the heading's part: +0.040 [+0.010, +0.070])" in fb
+    assert "(`aethel-hybrid-v1`): 0.290" in fb
+    saved["tuning"]["best"]["setting"]["rank_weights"].update({"ppr": 0.2, "heading": 0.1})
     assert "only through" not in H.composition(saved)[0] and "got weight 0" not in H.composition(saved)[0]
 
 

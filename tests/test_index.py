@@ -219,7 +219,9 @@ def test_hybrid_index_stores_document_metadata_and_names_each_hits_seed_source(t
     info = json.loads(capsys.readouterr().out)
     manifest = json.loads((out / "index.json").read_text())
     assert info["format"] == manifest["format"] == 3 and "aethel-hybrid" in info["searchable"]
-    assert {"bm25", "graph-ner3", "dense-first", "docmeta"} <= set(manifest["parts"])
+    assert {"bm25", "graph-ner3", "dense-first", "dense-heading", "docmeta"} <= set(manifest["parts"])
+    assert "dense-heading.npy" in manifest["files"] and "dense-heading-offsets.npy" not in manifest["files"]
+    assert "dense-heading" in info["searchable"]  # the heading embeddings answer that method too
     docmeta = {d["doc_id"]: d for d in json.loads((out / "docmeta.json").read_text())["documents"]}
     assert set(docmeta) == {"letter", "press", "zephyr"}
     assert docmeta["letter"]["periods"] == ["2024", "2024q3"]  # "as of September 30, 2024" on its first page

@@ -545,6 +545,39 @@ def test_dense_max_pooling_equals_max_over_separately_encoded_chunks(cache_root)
         np.testing.assert_allclose(got, oracle, atol=1e-5)
 
 
+def test_passage_heading_is_the_first_characters_with_whitespace_collapsed():
+    from aethel_lite.retrievers.dense import HEADING_CHARS, passage_heading
+
+    page = Passage("p", "d", "ACME 10-K", "Table of Contents \n3M Company\xa0and Subsidiaries\n\nConsolidated  Statement\tof Cash Flows\n"
+                   + "1,234 " * 100)
+    head = passage_heading(page)
+    assert head.startswith("Table of Contents 3M Company and Subsidiaries Consolidated Statement of Cash Flows 1,234 1,234")
+    assert len(head) == HEADING_CHARS == 200 and "  " not in head and "\n" not in head
+    assert "ACME" not in head  # the title is not part of it
+    assert passage_heading(page, n_chars=10) == "Table of C"
+    assert passage_heading(Passage("q", "d", "Only a title", " \n\xa0")) == "Only a title"
+    assert passage_heading(Passage("r", "d", "", "")) == ""
+
+
+def test_dense_heading_pooling_scores_the_cosine_with_the_heading(cache_root):
+    long = [Passage(f"h{i}", "d", "Report", TEXTS[i] + " " + " ".join(TEXTS[(i + 5) % 20:(i + 5) % 20 + 4]))
+            for i in range(8)]
+    heading = DenseRetriever(pooling="heading").fit(long)
+    assert heading.config()["pooling"] == "heading" and heading.embeddings_.shape[0] == len(long)
+    queries = [Query("a", "interest rates", frozenset()), Query("b", "an earthquake", frozenset())]
+    run = heading.search(queries, k=len(long))
+    model = heading.model
+    heads = [" ".join(p.text.split())[:200] for p in long]  # independent of passage_heading's code
+    assert [heading.passage_chunks(p) for p in long] == [[h] for h in heads]
+    oracle = model.encode([q.text for q in queries], normalize_embeddings=True) @ model.encode(heads, normalize_embeddings=True).T
+    for qi, q in enumerate(queries):
+        got = dict(run[q.qid])
+        np.testing.assert_allclose([got[p.pid] for p in long], oracle[qi], atol=1e-5)
+    # and it is not the first-256-word-pieces score: the rest of the passage matters there
+    first = DenseRetriever(pooling="first").fit(long)
+    assert not np.allclose(first.score_texts(["interest rates"]), heading.score_texts(["interest rates"]), atol=1e-3)
+
+
 def test_dense_short_passage_scores_the_same_under_both_poolings(dense, dense_passages):
     maxp = DenseRetriever(pooling="max").fit(dense_passages)
     assert maxp.embeddings_.shape == dense.embeddings_.shape  # one chunk each

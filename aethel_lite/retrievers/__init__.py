@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from .base import Retriever, passage_text, topk
 from .bm25 import BM25Retriever
-from .dense import DenseRetriever
+from .dense import DenseRetriever, passage_heading
 from .fusion import rrf
 from .graph import GraphRetriever
 from .run import Run, write_qrels
@@ -30,6 +30,7 @@ __all__ = [
     "write_qrels",
     "topk",
     "passage_text",
+    "passage_heading",
     "Retriever",
     "BM25Retriever",
     "DenseRetriever",

@@ -2,7 +2,8 @@
 
 Passage embeddings are cached per text in a :class:`~aethel_lite.store.PassageStore` (one SQLite
 file per model configuration, shared by every corpus), so only texts never embedded before reach
-the encoder. Long passages can be scored as the best of their word windows (``pooling="max"``).
+the encoder. Long passages can be scored as the best of their word windows (``pooling="max"``), or
+by their opening characters alone (``pooling="heading"``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,7 +26,10 @@ from ..store import PassageStore, package_versions, text_key
 from .base import Retriever, passage_text
 
 _MODELS: dict[str, Any] = {}
-_POOLINGS = ("first", "max")
+_POOLINGS = ("first", "max", "heading")
+#: characters of a passage's text that ``pooling="heading"`` embeds (fixed, not tuned)
+HEADING_CHARS = 200
+_SPACES = re.compile(r"\s+")
 _VALUE_FORMAT = "float32-le/1"  # a stored value: the embedding as little-endian float32 bytes
 _LIBRARIES = ("sentence-transformers", "transformers", "tokenizers", "torch")
 _PRECISIONS = ("float32", "bfloat16")
@@ -107,6 +112,19 @@ def model_files_digest(path: str) -> str:
     return h.hexdigest()
 
 
+def passage_heading(passage, n_chars: int = HEADING_CHARS) -> str:
+    """A passage's heading: the first ``n_chars`` characters of its text (title not included),
+    every run of whitespace (line breaks, non-breaking spaces) collapsed to one space.
+
+    On a filing's page this is the running header and the statement or section title ("3M Company
+    and Subsidiaries Consolidated Statement of Cash Flows Years ended December 31 ..."), which
+    the page's first 256 word pieces dilute among its table rows. A passage whose text is blank
+    falls back to its title (or the empty string).
+    """
+    head = _SPACES.sub(" ", passage.text).strip()[:n_chars]
+    return head or (passage.title or "")
+
+
 def _check_pooling(pooling: Any, chunk_words: Any, chunk_overlap: Any) -> None:
     """ParameterError unless ``pooling`` is known and the chunk sizes are valid integers."""
     from ..data.loaders import chunk_spans
@@ -132,7 +150,10 @@ class DenseRetriever(Retriever):
     (:func:`aethel_lite.data.loaders.chunk_spans`) and :math:`C(d)` holds ``title + "\n" +
     window`` for each window (the window alone without a title): the same strings as the
     passages of ``load_financebench(granularity="chunk")``, so both share cache entries. A
-    passage is then as good as its best window (MaxP; Dai & Callan 2019).
+    passage is then as good as its best window (MaxP; Dai & Callan 2019). With
+    ``pooling="heading"`` :math:`C(d)` is the passage's heading alone (:func:`passage_heading`:
+    the first :data:`HEADING_CHARS` characters of its text, whitespace collapsed) -- what a page
+    is *about* (its statement or section title), not what it lists.
 
     Parameters
     ----------
@@ -149,9 +170,10 @@ class DenseRetriever(Retriever):
         L2-normalise embeddings (cosine). If False, scores are raw dot products.
     progress : bool
         Show tqdm progress bars while encoding.
-    pooling : {"first", "max"}
+    pooling : {"first", "max", "heading"}
         ``"first"``: one embedding per passage (its first 256 word pieces). ``"max"``: a
-        passage's score is the maximum over its word windows.
+        passage's score is the maximum over its word windows. ``"heading"``: one embedding per
+        passage, of its first :data:`HEADING_CHARS` characters (:func:`passage_heading`).
     chunk_words, chunk_overlap : int
         Window size and overlap in words for ``pooling="max"`` (defaults 200 and 40, as the
         FinanceBench chunk granularity); ``1 <= chunk_words`` and ``0 <= chunk_overlap < chunk_words``.
@@ -167,9 +189,10 @@ class DenseRetriever(Retriever):
     Attributes (after ``fit``)
     --------------------------
     embeddings_ : ndarray, shape (n_texts, dim), float32
-        One row per embedded text: per passage (``"first"``) or per window (``"max"``).
+        One row per embedded text: per passage (``"first"``, ``"heading"``) or per window (``"max"``).
     chunk_offsets_ : ndarray of int64, shape (n_passages,)
-        Row of ``embeddings_`` where each passage's windows start (``arange(n)`` for ``"first"``).
+        Row of ``embeddings_`` where each passage's windows start (``arange(n)`` for ``"first"``
+        and ``"heading"``).
 
     Notes
     -----
@@ -329,6 +352,8 @@ class DenseRetriever(Retriever):
         """The texts embedded for one passage (see the class docstring)."""
         if self.pooling == "first":
             return [passage_text(passage)]
+        if self.pooling == "heading":
+            return [passage_heading(passage)]
         from ..data.loaders import chunk_spans
 
         text, title = passage.text, passage.title

@@ -23,7 +23,9 @@ _PASSAGE_SEEDS = ("lexical", "dense")
 SOURCES = ("entity", "metadata", "lexical", "dense")
 DEFAULT_SEED_WEIGHTS = {"entity": 1.0, "metadata": 1.0, "lexical": 1.0, "dense": 1.0}
 #: Terms of the hybrid ranking score (see :meth:`GraphRetriever.ranking_scores`).
-RANK_TERMS = ("ppr", "document", "lexical", "dense")
+RANK_TERMS = ("ppr", "document", "lexical", "dense", "heading")
+#: the seed source a ranking term's share of a hit is credited to (provenance); the rest are their own
+_TERM_SOURCE = {"heading": "dense"}
 # open-corpus questions are solved as batches of this many PPR columns
 _BLOCK = 64
 
@@ -142,7 +144,7 @@ class GraphRetriever(Retriever):
     @memo.setter
     def memo(self, value: bool) -> None:
         self._memo = bool(value)
-        for inner in (getattr(self, "bm25_", None), getattr(self, "dense_", None)):
+        for inner in (getattr(self, "bm25_", None), getattr(self, "dense_", None), getattr(self, "heading_", None)):
             if inner is not None:
                 inner.memo = self._memo
 
@@ -206,7 +208,7 @@ class GraphRetriever(Retriever):
         return {t: v / total for t, v in live.items() if v > 0}
 
     def _needs(self, source: str) -> bool:
-        """Whether searching needs corpus-wide ``"lexical"`` or ``"dense"`` scores of each question."""
+        """Whether searching needs corpus-wide ``"lexical"``, ``"dense"`` or ``"heading"`` scores of each question."""
         rw = self._rank_weights() or {}
         return source in self.passage_seeds or source in rw
 
@@ -229,7 +231,7 @@ class GraphRetriever(Retriever):
         self.bm25_ = BM25Retriever()
         self.bm25_.memo = self.memo
         self.bm25_.fit(passages)
-        self.dense_ = None
+        self.dense_ = self.heading_ = None
         self._fit_dense()
 
     def _structure(self, metas: Mapping[str, Any] | None = None) -> None:
@@ -254,12 +256,15 @@ class GraphRetriever(Retriever):
         self._set_operator()
 
     def _fit_dense(self) -> None:
-        if self._needs("dense") and (self.dense_ is None or self.dense_.pooling != self.dense_pooling):
-            from .dense import DenseRetriever
+        from .dense import DenseRetriever
 
+        if self._needs("dense") and (self.dense_ is None or self.dense_.pooling != self.dense_pooling):
             self.dense_ = DenseRetriever(pooling=self.dense_pooling, cache=self.cache, progress=self.progress).fit(self._passages)
-        if self.dense_ is not None:
-            self.dense_.memo = self.memo
+        if self._needs("heading") and getattr(self, "heading_", None) is None:
+            self.heading_ = DenseRetriever(pooling="heading", cache=self.cache, progress=self.progress).fit(self._passages)
+        for inner in (self.dense_, getattr(self, "heading_", None)):
+            if inner is not None:
+                inner.memo = self.memo
 
     def with_settings(self, **changes: Any) -> "GraphRetriever":
         """A fitted copy with some settings changed, redoing only the part of the fit they touch.
@@ -414,15 +419,24 @@ class GraphRetriever(Retriever):
         dict
             ``"lexical"``: BM25, shape ``(len(texts), n_corpus)`` (when ``passage_seeds`` holds
             ``"lexical"`` or ``rank_weights`` a lexical term); ``"dense"``: cosine similarity
-            (likewise; the questions are encoded as one batch).
+            (likewise; the questions are encoded as one batch); ``"heading"``: cosine similarity
+            with each passage's heading (:func:`~aethel_lite.retrievers.passage_heading`;
+            when ``rank_weights`` has a heading term), from the same question vectors.
         """
         self._check_fitted()
         texts = list(texts)
         out: dict[str, np.ndarray] = {}
         if self._needs("lexical"):
             out["lexical"] = np.stack([self.bm25_.get_scores(t) for t in texts]) if texts else np.zeros((0, len(self.pids_)))
-        if self._needs("dense") and getattr(self, "dense_", None) is not None:
-            out["dense"] = self.dense_.score_texts(texts)
+        encoders = {name: model for name, model in (("dense", getattr(self, "dense_", None)),
+                                                     ("heading", getattr(self, "heading_", None)))
+                    if model is not None and self._needs(name)}
+        if encoders:
+            first = next(iter(encoders.values()))  # one MiniLM pass: both models share the encoder
+            vectors = first.query_vectors(texts) if texts else None
+            for name, model in encoders.items():
+                out[name] = (np.stack(list(model._pooled_scores(vectors))) if texts
+                             else np.zeros((0, len(self.pids_))))
         return out
 
     def _passage_vector(self, scores: np.ndarray, graph) -> np.ndarray | None:
@@ -624,7 +638,7 @@ class GraphRetriever(Retriever):
 
     def ranking_scores(self, text: str, ppr: np.ndarray, corpus_idx: np.ndarray | None = None, *,
                        lexical: np.ndarray | None = None, dense: np.ndarray | None = None,
-                       doc_ppr: np.ndarray | None = None) -> np.ndarray:
+                       doc_ppr: np.ndarray | None = None, heading: np.ndarray | None = None) -> np.ndarray:
         r"""Corpus-length scores that :meth:`search` ranks.
 
         Parameters
@@ -634,8 +648,8 @@ class GraphRetriever(Retriever):
         ppr : ndarray
             PPR of the passages at ``corpus_idx`` (default: every passage, in corpus order).
         corpus_idx : ndarray of int, optional
-        lexical, dense : ndarray, optional
-            The question's corpus-wide BM25 / dense scores (computed when needed and missing).
+        lexical, dense, heading : ndarray, optional
+            The question's corpus-wide BM25 / dense / heading scores (computed when needed and missing).
         doc_ppr : ndarray, optional
             PPR of each candidate's document node, aligned with ``ppr`` (needed by a
             ``"document"`` ranking term).
@@ -656,11 +670,13 @@ class GraphRetriever(Retriever):
             .. math::
 
                 r(d) = \lambda_\text{ppr}\, \hat p_d + \lambda_\text{document}\, \hat\pi_{D(d)}
-                     + \lambda_\text{lexical}\, \hat b_d + \lambda_\text{dense}\, \hat c_d ,
+                     + \lambda_\text{lexical}\, \hat b_d + \lambda_\text{dense}\, \hat c_d
+                     + \lambda_\text{heading}\, \hat h_d ,
                 \qquad \hat x_d = \frac{x_d - \min_{d'} x_{d'}}{\max_{d'} x_{d'} - \min_{d'} x_{d'}}
 
             (:math:`p` the passage's PPR, :math:`\pi_{D(d)}` the PPR of its document node,
-            :math:`b` BM25, :math:`c` the dense cosine; min and max over the candidates, a term
+            :math:`b` BM25, :math:`c` the dense cosine, :math:`h` the dense cosine with the
+            passage's heading; min and max over the candidates, a term
             with :math:`\max = \min` contributes 0), rounded the same way.
         """
         n_corpus = len(self.pids_)
@@ -669,7 +685,8 @@ class GraphRetriever(Retriever):
         decimals = max(0, math.ceil(-math.log10(self.tol))) + 2
         weights = self._rank_weights()
         if weights is not None:
-            terms = self._rank_terms(text, ppr, corpus_idx, lexical=lexical, dense=dense, doc_ppr=doc_ppr)
+            terms = self._rank_terms(text, ppr, corpus_idx, lexical=lexical, dense=dense, doc_ppr=doc_ppr,
+                                     heading=heading)
             mixed = sum(weights[t] * terms[t] for t in weights)
             out[corpus_idx] = np.round(mixed, decimals)
             return out
@@ -680,7 +697,8 @@ class GraphRetriever(Retriever):
             out[corpus_idx[~reached]] = -1.0 + bm25 / (1.0 + (bm25.max() if bm25.size else 0.0))
         return out
 
-    def _rank_terms(self, text, ppr, corpus_idx, *, lexical=None, dense=None, doc_ppr=None) -> dict[str, np.ndarray]:
+    def _rank_terms(self, text, ppr, corpus_idx, *, lexical=None, dense=None, doc_ppr=None,
+                    heading=None) -> dict[str, np.ndarray]:
         """The min–max normalised terms :math:`\\hat x` of :meth:`ranking_scores` over the candidates."""
 
         def unit(x: np.ndarray) -> np.ndarray:
@@ -701,6 +719,10 @@ class GraphRetriever(Retriever):
             if dense is None:
                 dense = self.dense_.score_texts([text])[0]
             out["dense"] = unit(np.asarray(dense, dtype=np.float64)[corpus_idx])
+        if "heading" in weights:
+            if heading is None:
+                heading = self.query_scores([text])["heading"][0]
+            out["heading"] = unit(np.asarray(heading, dtype=np.float64)[corpus_idx])
         return out
 
     def _doc_nodes(self, graph, corpus_idx: np.ndarray | None) -> np.ndarray | None:
@@ -749,13 +771,14 @@ class GraphRetriever(Retriever):
             P, exps, used, parts, rows = self._ppr_block([q.text for q in chunk])
             for j, q in enumerate(chunk):
                 extra = {"ppr": P[:n_p, j], "lexical": rows[j].get("lexical"), "dense": rows[j].get("dense"),
-                         "doc_ppr": None if docs_all is None else P[docs_all, j]}
+                         "heading": rows[j].get("heading"), "doc_ppr": None if docs_all is None else P[docs_all, j]}
                 open_scores[q.qid] = extra
                 self._note(q.qid, exps[j], used[j], self.graph_, P[:n_p, j], parts[j], None, extra)
         for q, cand in tqdm(list(zip(queries, candidates)), desc=f"{self.name} search", disable=not self.progress, leave=False):
             if cand is None:
                 e = open_scores.pop(q.qid)
-                yield self.ranking_scores(q.text, e["ppr"], lexical=e["lexical"], dense=e["dense"], doc_ppr=e["doc_ppr"])
+                yield self.ranking_scores(q.text, e["ppr"], lexical=e["lexical"], dense=e["dense"], doc_ppr=e["doc_ppr"],
+                                          heading=e["heading"])
                 continue
             graph = self.pool_graph(cand)
             row = {k: v[0] for k, v in self.query_scores([q.text]).items()}
@@ -767,10 +790,10 @@ class GraphRetriever(Retriever):
             ppr = full[: graph.n_passages]
             docs = self._doc_nodes(graph, cand)
             extra = {"ppr": ppr, "lexical": row.get("lexical"), "dense": row.get("dense"),
-                     "doc_ppr": None if docs is None else full[docs]}
+                     "heading": row.get("heading"), "doc_ppr": None if docs is None else full[docs]}
             self._note(q.qid, exps, used, graph, ppr, parts, cand, extra)
             yield self.ranking_scores(q.text, ppr, cand, lexical=extra["lexical"], dense=extra["dense"],
-                                      doc_ppr=extra["doc_ppr"])
+                                      doc_ppr=extra["doc_ppr"], heading=extra["heading"])
 
     def pool_graph(self, corpus_idx: np.ndarray):
         """The graph of a closed pool: its passages, their entities and (hybrid) their documents' nodes.
@@ -796,8 +819,9 @@ class GraphRetriever(Retriever):
         none): solving one column per source gives each source's part :math:`p_c` of a passage's
         (and of its document node's) PageRank. A hit's PageRank term is split in proportion to the
         :math:`p_c`, its document term in proportion to the document node's :math:`\pi_c`, and
-        the ``"lexical"`` and ``"dense"`` ranking terms go to those sources. Without
-        ``rank_weights`` the score is the PageRank, split the same way.
+        the ``"lexical"`` and ``"dense"`` ranking terms go to those sources (``"heading"``, a
+        dense score, to ``"dense"``). Without ``rank_weights`` the score is the PageRank, split
+        the same way.
         """
         from ..ppr import PPROperator
         from ..provenance import part_weights
@@ -841,7 +865,7 @@ class GraphRetriever(Retriever):
                 weigh(qid, names, [P[:, j] for j in range(len(names))], op.dangling)
             idx = np.arange(len(self.pids_)) if cand is None else cand
             terms = self._rank_terms("", extra["ppr"], idx, lexical=extra["lexical"], dense=extra["dense"],
-                                     doc_ppr=extra["doc_ppr"]) if self.rank_weights is not None else {}
+                                     doc_ppr=extra["doc_ppr"], heading=extra["heading"]) if self.rank_weights is not None else {}
             docs = self._doc_nodes(graph, cand)
             out = {}
             for pid, _ in run[qid][: self.provenance_depth]:
@@ -858,7 +882,7 @@ class GraphRetriever(Retriever):
                         for c, v in parts_at.items():
                             share[c] += size * v / total if total > 0 else 0.0
                     else:
-                        share[t] += size
+                        share[_TERM_SOURCE.get(t, t)] += size
                 total = sum(share.values())
                 out[pid] = {c: v / total for c, v in sorted(share.items(), key=lambda kv: (-kv[1], SOURCES.index(kv[0])))
                             if v > 0 and total > 0}
