@@ -31,7 +31,8 @@ Every weight (:data:`HYBRID`) was chosen on the *development* halves of the four
 (:mod:`aethel_lite.splits`) by :func:`tune`, which maximises the mean development MRR over the
 corpora; the grid and its scores are kept in ``aethel_lite/manifests/hybrid_tuning.json``
 (:func:`write_tuning`), and the test half never takes part. :data:`ABLATIONS` switch one
-component off at a time. :func:`beyond_study` runs the baselines, the method and its ablations on
+component off at a time (and hold ``aethel-hybrid-v1``, the setting tuned before the heading term
+existed, kept for comparison). :func:`beyond_study` runs the baselines, the method and its ablations on
 each corpus and reports development, test and all questions, paired bootstrap tests against BM25
 and dense retrieval, and the closed-pool check.
 """
@@ -149,7 +150,7 @@ SEED_GRID: dict[str, Sequence[Any]] = {
     "passages": (0.5, 1.0, 2.0),  # weight of the lexical and of the dense passage seeds (entity = 1)
     "period_decay": (1.0, 0.5),
 }
-#: Step of the simplex grid over the four ranking weights (each a multiple of it, summing to 1).
+#: Step of the simplex grid over the ranking weights of RANK_TERMS (each a multiple of it, summing to 1).
 RANK_GRID = 0.1
 
 
@@ -242,7 +243,11 @@ def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] 
 
     base = dict(HYBRID if base is None else base)
     grid = dict(SEED_GRID if seed_grid is None else seed_grid)
-    simplex = np.array(_simplex(rank_step, len(RANK_TERMS)))
+    # every term the structure allows is fitted and measured, whatever base's own ranking weights;
+    # a term it does not allow (the document term without document nodes) keeps weight 0
+    usable = [t for t in RANK_TERMS if t != "document" or base.get("document_nodes")]
+    simplex = np.array([lam for lam in _simplex(rank_step, len(RANK_TERMS))
+                        if all(w == 0 for t, w in zip(RANK_TERMS, lam) if t not in usable)])
     rows = []
     fitted: dict[tuple[str, str], Any] = {}
     for pooling, depth_k, w_meta, w_pass, decay in itertools.product(grid["dense_pooling"], grid["seed_depth"],
@@ -253,7 +258,7 @@ def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] 
         for name, ds in datasets.items():
             key = (name, pooling)
             if key not in fitted:
-                kwargs = {**base, "dense_pooling": pooling}
+                kwargs = {**base, "dense_pooling": pooling, "rank_weights": {t: 1.0 for t in usable}}
                 fitted[key] = GraphRetriever(**kwargs).fit(ds.passages)
             r = fitted[key]
             r.seed_depth, r.seed_weights, r.period_decay = int(depth_k), seed_w, float(decay)
@@ -434,7 +439,8 @@ def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[s
         ``bm25``, ``dense``, ``dense-max``, ``rrf-dense`` and ``aethel-bct`` on MRR, HR@5,
         Recall@5 and AllSupport@5, on the test half and on all questions; ``excludes_zero``),
         ``components`` (the same tests against :data:`COMPONENT_TESTS`, a separate family:
-        what the graph adds to the same dense + BM25 ranking),
+        what the graph adds to the same text terms (BM25, dense, heading), and the parts of the
+        metadata nodes and of the heading term),
         ``sources`` (share of the hybrid's top-5 hits by their largest seed source),
         ``timing`` (seconds per method) and ``per_query`` (the hybrid's and the baselines' top-10 pids).
         Each corpus's entry is cached on disk (:func:`aethel_lite.resultcache.cached`); ``keep``
@@ -531,8 +537,8 @@ def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_proces
     machine is shared). Rows:
 
     * ``bm25``, ``dense`` (the dense time is mostly MiniLM encoding the question);
-    * ``aethel-hybrid``: end to end — encoding the question, its spaCy entities, BM25 and dense
-      scores of every passage, the seed vector, Personalized PageRank, the fused ranking
+    * ``aethel-hybrid``: end to end — encoding the question, its spaCy entities, BM25, dense and
+      heading scores of every passage, the seed vector, Personalized PageRank, the fused ranking
       (``provenance_depth = 0``: no per-hit attribution);
     * ``aethel-hybrid (question analysed)``: the same with the question's MiniLM embedding and
       spaCy mentions computed beforehand (what the graph method adds to a dense retriever);
@@ -733,7 +739,7 @@ def ablation_table(datasets: Mapping[str, Any], metric: str = "MRR", half: str =
         data[(corpus, "Δ")] = [None if n not in m or n == "aethel-hybrid" else round(m[n][half][metric] - full, 3)
                                for n in names]
     df = pd.DataFrame(data, index=names)
-    df.insert(0, "component switched off", [ABLATION_LABELS[n] for n in names])
+    df.insert(0, "variant (component switched off)", [ABLATION_LABELS[n] for n in names])
     return df
 
 
@@ -848,7 +854,7 @@ def composition(saved: Mapping[str, Any], metric: str = "MRR", half: str = "all"
     .. math::
 
         \underbrace{r_\text{hybrid} - r_\text{no-graph}}_\text{graph}
-        + \underbrace{r_\text{no-graph} - \max(r_\text{bm25}, r_\text{dense})}_\text{dense + BM25 fusion},
+        + \underbrace{r_\text{no-graph} - \max(r_\text{bm25}, r_\text{dense})}_\text{fusion of the text terms},
 
     where ``aethel-hybrid-no-graph`` is the same weighted sum of the min–max normalised text
     terms (BM25, dense, heading) with every PageRank term dropped (its weights renormalised): a

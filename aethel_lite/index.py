@@ -17,7 +17,7 @@ answers (no model is fitted, no entity is extracted from a passage at search tim
                             (:func:`aethel_lite.docmeta.document_metadata`; hybrid methods)
 
 Nothing is pickled. Which parts exist depends on ``--methods``: ``bm25`` needs ``bm25/``; a graph
-method (``aethel-*``) needs ``bm25/`` and its ``graph-<extractor>/``; ``dense``/``dense-max`` their
+method (``aethel-*``) needs ``bm25/`` and its ``graph-<extractor>/``; ``dense``/``dense-max``/``dense-heading`` their
 embeddings; a fusion its inputs; ``aethel-hybrid`` (and its ablations) ``bm25/``, ``graph-ner3/``,
 ``dense-first.npy``, ``dense-heading.npy`` and ``docmeta.json``. Every method whose parts exist can be searched (an index
 built for ``aethel-bct`` also answers ``aethel-ner3`` and ``aethel-bct-pure``).
@@ -1054,10 +1054,13 @@ class SearchIndex:
         missing = [p for p in parts if p not in self.info["parts"]]
         if missing:
             searchable = ", ".join(_searchable(self.info["parts"])) or "none"
-            raise ParameterError(f"--method {method}: the index {self.dir} was built without it (--methods "
+            methods = list(dict.fromkeys([*self.info["methods"], method]))
+            why = (f"was built for it by an older aethel-lite and lacks {', '.join(missing)}"
+                   if method in self.info["methods"] else "was built without it")
+            raise ParameterError(f"--method {method}: the index {self.dir} {why} (--methods "
                                  f"{','.join(self.info['methods'])}; searchable: {searchable}); rebuild it with "
                                  f"`aethel index {' '.join(self.info['inputs'])} --out {self.dir} --methods "
-                                 f"{','.join(self.info['methods'] + [method])}`")
+                                 f"{','.join(methods)}`")
         return parts
 
     def _verify(self, names: Iterable[str]) -> None:

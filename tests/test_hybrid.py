@@ -53,8 +53,12 @@ def toy(tmp_path_factory):
     return toy_filings()
 
 
-def test_tune_scores_equal_the_library_metrics_of_the_chosen_setting(toy):
-    base = {**H.HYBRID, "extractor": "regex", "passage_seeds": ("lexical",)}
+@pytest.mark.parametrize("rank_weights", [H.HYBRID["rank_weights"], {"document": 0.5, "lexical": 0.1, "dense": 0.4}],
+                         ids=["base-with-heading", "base-without-heading"])
+def test_tune_scores_equal_the_library_metrics_of_the_chosen_setting(toy, rank_weights):
+    """Whatever ranking weights the base holds, every term tune may choose is measured: the
+    chosen setting, fitted afresh by the library, scores what tune said."""
+    base = {**H.HYBRID, "extractor": "regex", "passage_seeds": ("lexical",), "rank_weights": rank_weights}
     grid = {"dense_pooling": ("first",), "seed_depth": (2, 5), "metadata": (1.0,), "passages": (0.5, 2.0)}
     res = H.tune({"toy": toy}, seed_grid=grid, rank_step=0.25, base=base)
     from math import comb
@@ -68,6 +72,7 @@ def test_tune_scores_equal_the_library_metrics_of_the_chosen_setting(toy):
     assert best["dev_mrr"] == max(r["dev_mrr"] for r in res["rows"])
     s = best["setting"]
     r = GraphRetriever(**{**base, "seed_depth": s["seed_depth"], "seed_weights": s["seed_weights"],
+                          "period_decay": s["period_decay"],
                           "rank_weights": {k: v for k, v in s["rank_weights"].items() if v > 0}}).fit(toy.passages)
     m = evaluate(r.search(toy.queries, k=1000), toy.queries, ["MRR", "HR@5"])
     assert m["MRR"] == pytest.approx(best["per_dataset"]["toy"]["MRR"], abs=1e-6)

