@@ -108,8 +108,8 @@ def _variant(base: Mapping[str, Any], change: Mapping[str, Any]) -> dict[str, An
     out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
     for key, value in change.items():
         if key == "rank_weights" and value in ("text-only", "no-heading"):
-            keep = _TEXT_TERMS if value == "text-only" else tuple(t for t in (base.get("rank_weights") or {}) if t != "heading")
-            rw = {t: w for t, w in (base.get("rank_weights") or {}).items() if t in keep and w > 0}
+            keeps = (lambda t: t in _TEXT_TERMS) if value == "text-only" else (lambda t: t != "heading")
+            rw = {t: w for t, w in (base.get("rank_weights") or {}).items() if keeps(t) and w > 0}
             out["rank_weights"] = rw or {"lexical": 1.0}
         else:
             out[key] = value

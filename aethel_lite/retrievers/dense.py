@@ -382,9 +382,13 @@ class DenseRetriever(Retriever):
         """
         self._check_fitted()
         texts = list(texts)
-        if not texts:
+        return self.score_vectors(self.query_vectors(texts) if texts else np.zeros((0, 0), dtype=np.float32))
+
+    def score_vectors(self, q_emb: np.ndarray) -> np.ndarray:
+        """:meth:`score_texts` for questions already encoded (rows of ``q_emb``, by this model)."""
+        if len(q_emb) == 0:
             return np.zeros((0, len(self.pids_)))
-        return np.stack(list(self._pooled_scores(self.query_vectors(texts))))
+        return np.stack(list(self._pooled_scores(q_emb)))
 
     def _pooled_scores(self, q_emb: np.ndarray):
         """Yield each question's passage scores (float64, shape (n_passages,)): cosines, max over windows.

@@ -431,12 +431,10 @@ class GraphRetriever(Retriever):
         encoders = {name: model for name, model in (("dense", getattr(self, "dense_", None)),
                                                      ("heading", getattr(self, "heading_", None)))
                     if model is not None and self._needs(name)}
-        if encoders:
-            first = next(iter(encoders.values()))  # one MiniLM pass: both models share the encoder
-            vectors = first.query_vectors(texts) if texts else None
-            for name, model in encoders.items():
-                out[name] = (np.stack(list(model._pooled_scores(vectors))) if texts
-                             else np.zeros((0, len(self.pids_))))
+        if encoders and texts:
+            vectors = next(iter(encoders.values())).query_vectors(texts)  # one MiniLM pass: both share the encoder
+        for name, model in encoders.items():
+            out[name] = model.score_vectors(vectors if texts else np.zeros((0, 0), dtype=np.float32))
         return out
 
     def _passage_vector(self, scores: np.ndarray, graph) -> np.ndarray | None:
