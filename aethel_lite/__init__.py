@@ -5,14 +5,29 @@ an undirected bipartite graph. Query entities seed a personalization vector and 
 PageRank spreads relevance to passages that share entities with them; BCT (bipartite
 coreference teleportation) widens the seeds to aliases of the query entities.
 
+The package is laid out in layers; a module imports only from its own layer or those below it:
+
+1. ``errors``, ``io`` (the base) · ``caching`` (cache folders, passage store, memos, result cache, versions)
+2. ``core``: the paper's method — graph, entities, BCT, document metadata, PageRank, provenance · ``data``
+3. ``retrievers``: BM25, dense, the graph retriever, the hybrid's extensions, fusion, runs and the method registry
+4. ``evaluation`` (metrics, statistics, splits, the runner) · ``search`` (the ``aethel index`` format) · ``swarm``
+5. ``studies`` (the book's experiments) · ``book`` (notebook runner, reports, browser check) · ``cli``
+
 The main names can be imported from the package itself, e.g.
 ``from aethel_lite import GraphRetriever, personalized_pagerank, load_musique``. They are
 resolved on first use (PEP 562 ``__getattr__``), so ``import aethel_lite`` stays cheap: numpy,
 scipy and the heavy dependencies (torch, spaCy, sentence-transformers) are imported only when a
-name that needs them is first used.
+name that needs them is first used. Module paths from before the layers (``aethel_lite.ppr``,
+``aethel_lite.experiment``, ...) still import: :data:`MOVED` lists each one's new home.
 """
 
 from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import types
 
 __version__ = "0.1.0"
 
@@ -25,20 +40,20 @@ _LAZY = {
     "make_synthetic": "data.synthetic", "alias_table": "data.synthetic",
     "sample_corpus": "data.sampling",  # (open_corpus is also a submodule: import it from data.sampling)
     # graph, PageRank, BCT, provenance
-    "EntityGraph": "graph", "build_graph": "graph",
-    "personalized_pagerank": "ppr", "PPROperator": "ppr", "forward_push": "ppr",
-    "BCTWeights": "bct", "Expansion": "bct", "expand_seeds": "bct", "seed_vector": "bct",
-    "SeedShare": "provenance", "seed_contributions": "provenance", "ppr_parts": "provenance",
+    "EntityGraph": "core.graph", "build_graph": "core.graph",
+    "personalized_pagerank": "core.ppr", "PPROperator": "core.ppr", "forward_push": "core.ppr",
+    "BCTWeights": "core.bct", "Expansion": "core.bct", "expand_seeds": "core.bct", "seed_vector": "core.bct",
+    "SeedShare": "core.provenance", "seed_contributions": "core.provenance", "ppr_parts": "core.provenance",
     # entities
-    "normalize_entity": "entities", "get_extractor": "entities", "extract_entities": "entities",
-    "RegexExtractor": "entities", "SpacyNerExtractor": "entities", "Ner3Extractor": "entities",
+    "normalize_entity": "core.entities", "get_extractor": "core.entities", "extract_entities": "core.entities",
+    "RegexExtractor": "core.entities", "SpacyNerExtractor": "core.entities", "Ner3Extractor": "core.entities",
     # retrievers and runs
     "Retriever": "retrievers", "BM25Retriever": "retrievers", "DenseRetriever": "retrievers",
     "GraphRetriever": "retrievers", "Run": "retrievers", "rrf": "retrievers",
     # evaluation
-    "evaluate": "metrics", "per_query": "metrics",
-    "bootstrap_ci": "stats", "paired_bootstrap": "stats",
-    "make_retriever": "experiment", "load_or_synthetic": "experiment",
+    "evaluate": "evaluation.metrics", "per_query": "evaluation.metrics",
+    "bootstrap_ci": "evaluation.stats", "paired_bootstrap": "evaluation.stats",
+    "make_retriever": "retrievers.registry", "load_or_synthetic": "data.select",
     "write_json": "io",
 }
 
@@ -49,8 +64,6 @@ def __getattr__(name: str):
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value  # later look-ups skip __getattr__
     return value
@@ -58,3 +71,66 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
+
+
+#: Module paths from before the package was laid out in layers -> their new homes. A moved module
+#: is the new module itself (``aethel_lite.ppr is aethel_lite.core.ppr``); a module that was split
+#: re-exports the public names of its parts. ``python -m`` works on the moved ones.
+MOVED: dict[str, str | tuple[str, ...]] = {
+    "cache": "caching.locations", "store": "caching.store", "memo": "caching.memo",
+    "resultcache": "caching.resultcache",
+    "graph": "core.graph", "entities": "core.entities", "bct": "core.bct", "docmeta": "core.docmeta",
+    "ppr": "core.ppr", "ppr_kernels": "core.ppr_kernels", "provenance": "core.provenance",
+    "metrics": "evaluation.metrics", "stats": "evaluation.stats", "splits": "evaluation.splits",
+    "index": "search.index",
+    "open_corpus": "studies.open_corpus", "scaling": "studies.scaling", "anchoring": "studies.anchoring",
+    "analysis": "studies.analysis", "teaching": "studies.teaching", "paper": "studies.paper",
+    "notebooks": "book.notebooks", "report": "book.report", "repro": "book.repro", "claims": "book.claims",
+    "bookcheck": "book.bookcheck", "sphinxext": "book.sphinxext",
+    "experiment": ("retrievers.registry", "evaluation.runner", "data.select", "caching.versions"),
+    "hybrid": ("retrievers.hybrid_settings", "studies.tuning", "studies.beyond"),
+}
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Import hook that serves :data:`MOVED`: the old path yields the new module (or, for a split
+    module, a module of re-exported names); nothing is copied into the package's folders."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        old = fullname.partition(__name__ + ".")[2]
+        if not fullname.startswith(__name__ + ".") or old not in MOVED:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    @staticmethod
+    def _new(fullname: str) -> str | tuple[str, ...]:
+        return MOVED[fullname.partition(__name__ + ".")[2]]
+
+    def create_module(self, spec):
+        new = self._new(spec.name)
+        if isinstance(new, str):
+            module = importlib.import_module(f"{__name__}.{new}")
+            self._specs[id(module)] = module.__spec__
+            return module
+        module = types.ModuleType(spec.name, f"Moved: the names of {', '.join(new)}.")
+        for part in new:
+            real = importlib.import_module(f"{__name__}.{part}")
+            module.__dict__.update({k: v for k, v in vars(real).items() if not k.startswith("__")})
+        return module
+
+    def exec_module(self, module):
+        if id(module) in self._specs:  # importlib gave the module the old name's spec: give its own back
+            module.__spec__ = self._specs.pop(id(module))
+
+    def get_code(self, fullname):  # ``python -m aethel_lite.notebooks`` runs aethel_lite.book.notebooks
+        new = self._new(fullname)
+        target = f"{__name__}.{new if isinstance(new, str) else new[-1]}"
+        return compile(f"import runpy\nrunpy.run_module({target!r}, run_name='__main__', alter_sys=True)\n",
+                       f"<{fullname}>", "exec")
+
+    def __init__(self):
+        self._specs: dict[int, object] = {}
+
+
+if not any(isinstance(f, _MovedModules) for f in sys.meta_path):
+    sys.meta_path.append(_MovedModules())

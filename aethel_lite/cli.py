@@ -18,10 +18,19 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .errors import AethelError, ParameterError
-from .io import check_output_file
-
-from .experiment import FORMATS, RUN_DEPTH, known_methods
+from . import __version__
+from .caching.versions import versions
+from .data import download
+from .data.paths import data_root
+from .data.sampling import sample_corpus
+from .data.select import FORMATS, load_for_eval
+from .data.synthetic import make_synthetic
+from .errors import AethelError, DataError, DataNotFoundError, ParameterError
+from .evaluation.runner import RUN_DEPTH, run_methods, score_runs, write_trec_runs
+from .io import atomic_write, check_output_file, write_json
+from .retrievers.registry import known_methods, parse_methods
+from .search.index import Terminated, build_index, method_parts, open_index
+from .swarm import OpenAICompatibleGenerator, Orchestrator, write_findings
 
 
 # ------------------------------------------------------------------------------------------ eval
@@ -54,8 +63,6 @@ def check_eval_args(args: argparse.Namespace) -> None:
 def eval_dataset(args: argparse.Namespace):
     """The data set ``aethel eval`` scores and its setting: loaded, cut to ``--limit`` queries, then
     sampled to ``--corpus-size`` passages (every gold passage of those queries kept)."""
-    from .data.sampling import sample_corpus
-    from .experiment import load_for_eval
 
     dataset = load_for_eval(args.format, args.data, setting=args.setting, seed=args.seed, size=args.size, docs=args.docs,
                             granularity=args.granularity or "page", chunk_words=args.chunk_words or 200,
@@ -80,8 +87,6 @@ CORPUS_KEYS = ("duplicates_merged", "distractors", "n_distractors", "sample", "g
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from .experiment import parse_methods, run_methods, score_runs, versions, write_trec_runs
-    from .io import write_json
 
     check_eval_args(args)
     methods = parse_methods(args.methods)
@@ -130,7 +135,6 @@ def cmd_index(args: argparse.Namespace) -> int:
     """
     import signal
 
-    from .index import Terminated, build_index
 
     def on_term(signum, frame):
         raise Terminated()
@@ -180,7 +184,6 @@ def _print_hits(hits: list) -> None:
 
 def _read_questions(path: str) -> list[tuple[int, str]]:
     """(line number, question) of every non-blank line of ``path`` (``-``: standard input)."""
-    from .errors import DataError, DataNotFoundError
 
     try:
         if path == "-":
@@ -201,7 +204,6 @@ def _read_questions(path: str) -> list[tuple[int, str]]:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """``aethel search``: load a verified index once and answer one question or a file of them."""
-    from .index import method_parts, open_index
 
     if (args.question is None) == (args.questions is None):
         raise ParameterError("give either a QUESTION or --questions FILE (one question per line)")
@@ -232,7 +234,6 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------- data
 def cmd_data(args: argparse.Namespace) -> int:
-    from .data import download
 
     if args.action == "download":
         download.download_data(args.dest, progress=not args.quiet)
@@ -247,8 +248,6 @@ def cmd_data(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------- memo
 def cmd_memo(args: argparse.Namespace) -> int:
     """``aethel memo``: resolve the target, run the specialist swarm, write the memo (and findings)."""
-    from .io import atomic_write
-    from .swarm import Orchestrator, OpenAICompatibleGenerator, write_findings
 
     if args.k < 1:
         raise ParameterError(f"--k must be ≥ 1, got {args.k}")
@@ -265,12 +264,10 @@ def cmd_memo(args: argparse.Namespace) -> int:
                                               timeout=args.generator_timeout)
     t0 = time.perf_counter()
     if args.format == "synthetic":
-        from .data.synthetic import make_synthetic
 
         dataset = make_synthetic(n_passages=args.size, seed=args.seed, contradictions=args.contradictions)
         print("NOTE: the built-in SYNTHETIC private-equity corpus, not real data.", file=sys.stderr)
     else:
-        from .experiment import load_for_eval
 
         dataset = load_for_eval("financebench", args.data)
     orchestrator = Orchestrator.from_dataset(dataset, k=args.k, generator=generator,
@@ -294,7 +291,6 @@ def cmd_memo(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
 
     parser = argparse.ArgumentParser(prog="aethel", description="aethel-lite: graph retrieval (entity graph + Personalized PageRank + BCT)")
     parser.add_argument("--version", action="version", version=f"aethel-lite {__version__}")
@@ -377,7 +373,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "dest", "unset") is None:
-        from .data.paths import data_root
 
         args.dest = str(data_root())
     try:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import DataError, DataNotFoundError
+from .errors import DataError, DataNotFoundError, ParameterError
 
 __all__ = [
     "check_output_file",
@@ -51,7 +51,6 @@ def check_output_file(path: Any, flag: str = "--out") -> Path:
     """
     import tempfile as _tempfile
 
-    from .errors import ParameterError
 
     if path is None or not str(path).strip():
         raise ParameterError(f"{flag}: empty path; name the result file")

@@ -36,7 +36,7 @@ def _notebooks(only: list[str] | None) -> list[str]:
 def _run(name: str, cache: Path, params: list[list[str]]) -> tuple[float, float, int]:
     env = {**os.environ, "AETHEL_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     env.setdefault("AETHEL_DENSE_PRECISION", "bfloat16")  # as `make book` (Makefile)
-    cmd = [sys.executable, "-m", "aethel_lite.notebooks", "--only", name, "--no-progress"]
+    cmd = [sys.executable, "-m", "aethel_lite.book.notebooks", "--only", name, "--no-progress"]
     for key, value in params:
         cmd += ["-p", key, value]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from aethel_lite.experiment import versions  # noqa: E402
-from aethel_lite.hybrid import latency  # noqa: E402
+from aethel_lite.caching.versions import versions  # noqa: E402
+from aethel_lite.studies.beyond import latency  # noqa: E402
 from aethel_lite.io import write_json  # noqa: E402
-from aethel_lite.open_corpus import load_open  # noqa: E402
+from aethel_lite.studies.open_corpus import load_open  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -85,7 +85,7 @@ def measure(cmd, env):
 # as one batch; times per question after the open (the first pass includes lazy imports)
 IN_PROCESS = """
 import json, time
-from aethel_lite.index import open_index
+from aethel_lite.search.index import open_index
 t0 = time.perf_counter()
 ix = open_index({index!r}, {method!r})
 t1 = time.perf_counter()
@@ -205,7 +205,7 @@ def main() -> int:
         secs, rss = add_once(str(cold))
         cold2 = Path(tempfile.mkdtemp(prefix="cold-cache-", dir=work))
         code = ("import time, json; from aethel_lite.data.schema import Dataset; "
-                "from aethel_lite.entities import extract_entities; from aethel_lite.retrievers import DenseRetriever; "
+                "from aethel_lite.core.entities import extract_entities; from aethel_lite.retrievers import DenseRetriever; "
                 "from aethel_lite.retrievers.base import passage_text; "
                 f"ps = [json.loads(l) for l in open({str(work / f'{held}.jsonl')!r})]; "
                 "texts = [f\"{p['title']}\\n{p['text']}\" for p in ps]; t0 = time.perf_counter(); "

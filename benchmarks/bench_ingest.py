@@ -7,7 +7,7 @@ directly if the loader is missing) and prints pages/s for each stage, cold and f
 Target (2 CPU cores): full ingest (ner3 + BM25 + dense + graph) <= 20 min cold, <= 30 s from cache.
 
 A stage is "cold" only if none of its pages is in the per-passage store yet
-(``aethel_lite.store.PassageStore``); otherwise the cold line says how many were. Use
+(``aethel_lite.caching.store.PassageStore``); otherwise the cold line says how many were. Use
 ``--fresh-cache`` to time everything cold in a temporary cache directory (nothing is warmed), or
 run without it to warm the shared cache (``$AETHEL_CACHE`` or ``./.aethel_cache``).
 
@@ -96,8 +96,8 @@ def main(argv=None) -> int:
 
     if args.fresh_cache:
         os.environ["AETHEL_CACHE"] = tempfile.mkdtemp(prefix="aethel_bench_cache_")
-    from aethel_lite.entities import entity_store, extract_entities, get_extractor, graph_filters
-    from aethel_lite.store import text_key
+    from aethel_lite.core.entities import entity_store, extract_entities, get_extractor, graph_filters
+    from aethel_lite.caching.store import text_key
 
     (pids, texts, passages), t_load = timed(lambda: load_pages(args.limit))
     n = len(texts)
@@ -137,7 +137,7 @@ def main(argv=None) -> int:
             totals["cache"] += sec2
 
     if mentions_ner3 is not None:
-        from aethel_lite.graph import build_graph
+        from aethel_lite.core.graph import build_graph
 
         ner3 = get_extractor("ner3")
 

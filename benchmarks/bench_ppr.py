@@ -43,10 +43,10 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from aethel_lite import entities as E  # noqa: E402
+from aethel_lite.core import entities as E  # noqa: E402
 from aethel_lite.data.loaders import load_financebench  # noqa: E402
-from aethel_lite.graph import build_graph  # noqa: E402
-from aethel_lite.ppr import PPROperator, forward_push  # noqa: E402
+from aethel_lite.core.graph import build_graph  # noqa: E402
+from aethel_lite.core.ppr import PPROperator, forward_push  # noqa: E402
 
 
 def log(msg: str = "") -> None:

@@ -22,16 +22,16 @@ import numpy as np
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", default="financebench", help="a name of aethel_lite.open_corpus.OPEN_DATASETS")
+    ap.add_argument("--corpus", default="financebench", help="a name of aethel_lite.studies.open_corpus.OPEN_DATASETS")
     ap.add_argument("--sample", type=int, default=300, help="passages encoded without cache for the timing")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
-    from aethel_lite.metrics import per_query
-    from aethel_lite.open_corpus import load_open
+    from aethel_lite.evaluation.metrics import per_query
+    from aethel_lite.studies.open_corpus import load_open
     from aethel_lite.retrievers import DenseRetriever
     from aethel_lite.retrievers.base import passage_text
-    from aethel_lite.stats import bootstrap_ci
+    from aethel_lite.evaluation.stats import bootstrap_ci
 
     ds = load_open(args.corpus)
     print(f"# bench_precision  corpus {args.corpus}: {len(ds.passages)} passages, {len(ds.queries)} questions; "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from aethel_lite.data.loaders import load_musique
-from aethel_lite.experiment import run_methods, score_runs
+from aethel_lite.evaluation.runner import run_methods, score_runs
 from conftest import require, warm_cache
 
 

@@ -13,7 +13,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from aethel_lite import analysis as A
+from aethel_lite.studies import analysis as A
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, ParameterError
 from aethel_lite.retrievers import BM25Retriever, GraphRetriever, topk
@@ -292,7 +292,7 @@ def test_hub_mass_equals_mean_networkx_share(pure):
     for q in qs:
         exps = pure.expansions(q.text)
         if exps:
-            from aethel_lite.bct import seed_vector
+            from aethel_lite.core.bct import seed_vector
 
             s = seed_vector(exps, graph)
             seeds = {graph.entities[j]: s[graph.n_passages + j] for j in np.flatnonzero(s[graph.n_passages:])}

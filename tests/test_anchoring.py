@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from aethel_lite.anchoring import (anchoring_sentences, anchoring_study, document_rank, reciprocal_rank,
+from aethel_lite.studies.anchoring import (anchoring_sentences, anchoring_study, document_rank, reciprocal_rank,
                                    within_document_rr)
 from aethel_lite.data.schema import Dataset, Passage, Query
 from aethel_lite.errors import ParameterError
-from aethel_lite.experiment import make_retriever
-from aethel_lite.metrics import evaluate
+from aethel_lite.retrievers.registry import make_retriever
+from aethel_lite.evaluation.metrics import evaluate
 from conftest import toy_filings
 
 

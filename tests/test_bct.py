@@ -7,12 +7,12 @@ import random
 import numpy as np
 import pytest
 
-from aethel_lite.bct import TOKEN_STOP, BCTWeights, Expansion, expand_seeds, provenance, seed_vector
+from aethel_lite.core.bct import TOKEN_STOP, BCTWeights, Expansion, expand_seeds, provenance, seed_vector
 
 W = BCTWeights()
-from aethel_lite.entities import substring_links
+from aethel_lite.core.entities import substring_links
 from aethel_lite.errors import DataError, ParameterError
-from aethel_lite.graph import build_graph
+from aethel_lite.core.graph import build_graph
 
 PASSAGES = {
     "p0": ["northriver capital partners iv", "boston"],
@@ -192,7 +192,7 @@ def test_substring_and_token_rules_match_oracle(seed):
 
 def test_rule_budget_keeps_the_named_entity_dominant():
     """Many substring neighbours of one seed share one budget: the exact match keeps the largest share."""
-    from aethel_lite.graph import build_graph
+    from aethel_lite.core.graph import build_graph
 
     keys = ["china"] + [f"china {w}" for w in ("daily", "mobile", "airlines", "telecom", "railway", "southern")]
     g = build_graph([f"p{i}" for i in range(len(keys))], [[k] for k in keys])

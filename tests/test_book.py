@@ -1,4 +1,4 @@
-"""The notebook runner (aethel_lite.notebooks) and the Jupyter Book's structure.
+"""The notebook runner (aethel_lite.book.notebooks) and the Jupyter Book's structure.
 
 Runner tests execute tiny throwaway notebooks in tmp_path with a real kernel (a few seconds
 each). The full book build copies the book sources into tmp_path, executes the real notebooks
@@ -20,25 +20,12 @@ import nbformat
 import pytest
 import yaml
 
-from aethel_lite.bookcheck import BrowserNotFound, find_chromium
+from aethel_lite.book.bookcheck import BrowserNotFound, find_chromium
 from aethel_lite.data.schema import Dataset, Passage, Query
 from aethel_lite.errors import ParameterError
-from aethel_lite.paper import PAPER_ROWS
-from aethel_lite.notebooks import (
-    INJECTED_ID,
-    QUICK_PARAMETERS,
-    NotebookRunError,
-    data_banner,
-    data_status,
-    dataset_summary,
-    discover,
-    kernel_command,
-    loaded_banner,
-    main,
-    parse_parameters,
-    run_notebooks,
-    strip_volatile,
-)
+from aethel_lite.studies.paper import PAPER_ROWS
+from aethel_lite.book.notebooks import INJECTED_ID, QUICK_PARAMETERS, NotebookRunError, data_banner, data_status, discover, kernel_command, loaded_banner, main, parse_parameters, run_notebooks, strip_volatile
+from aethel_lite.data.summary import dataset_summary
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -232,13 +219,13 @@ def test_wrong_aethel_data_fails_the_build_naming_the_folder(tmp_path, monkeypat
     shutil.copytree(REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     env = {**os.environ, "AETHEL_CACHE": str(tmp_path / "cache")}
     nowhere = tmp_path / "no-such-folder"
-    run = subprocess.run([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(tmp_path), "--no-progress"],
+    run = subprocess.run([sys.executable, "-m", "aethel_lite.book.notebooks", "--root", str(tmp_path), "--no-progress"],
                          env={**env, "AETHEL_DATA": str(nowhere)}, capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 2 and f"AETHEL_DATA={nowhere}: no such folder" in run.stderr
     assert not (tmp_path / "book" / "executed").exists()  # failed before any notebook ran
     empty = tmp_path / "empty-data"
     empty.mkdir()
-    run = subprocess.run([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(tmp_path), "--no-progress",
+    run = subprocess.run([sys.executable, "-m", "aethel_lite.book.notebooks", "--root", str(tmp_path), "--no-progress",
                           "--only", "10_closed_pool", "-p", "limit", "5"],
                          env={**env, "AETHEL_DATA": str(empty)}, capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 1
@@ -302,7 +289,7 @@ def test_book_builds_without_warnings(tmp_path):
     env = dict(os.environ)
     env.pop("AETHEL_DATA", None)  # the quickstart must say it runs on synthetic data
     # --quick: what `make book QUICK=1` does (small subsets, keeps CI fast)
-    run = subprocess.run([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(tmp_path), "--no-progress", "--quick"],
+    run = subprocess.run([sys.executable, "-m", "aethel_lite.book.notebooks", "--root", str(tmp_path), "--no-progress", "--quick"],
                          env=env, capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     timed = re.findall(r"^time: (\S+) \d+\.\d s$", run.stdout, re.M)
@@ -328,8 +315,8 @@ def test_book_builds_without_warnings(tmp_path):
     bib_html = (html / "book" / "bibliography.html").read_text()
     assert "PageRank" in bib_html and "MuSiQue" in bib_html
     # honest by construction: the synthetic stand-in is said in the box, and the paper table leaves "ours" empty
-    from aethel_lite.claims import hand_typed_numbers
-    from aethel_lite.repro import paper_number_count
+    from aethel_lite.book.claims import hand_typed_numbers
+    from aethel_lite.book.repro import paper_number_count
 
     closed_out = json.dumps([c.get("outputs", []) for c in closed.cells])
     assert "SYNTHETIC corpus instead of musique, 2wiki" in closed_out
@@ -353,10 +340,10 @@ def test_book_builds_without_warnings(tmp_path):
     assert (html / "_static" / "mathjax" / "tex-chtml.js").is_file()
     assert "mathjax/tex-chtml.js" in (html / "book" / "method.html").read_text()
     api_html = (html / "book" / "api.html").read_text()
-    for name in ("aethel_lite.ppr.personalized_pagerank", "aethel_lite.bct.expand_seeds", "aethel_lite.retrievers.BM25Retriever",
-                 "aethel_lite.metrics.evaluate", "aethel_lite.stats.paired_bootstrap", "aethel_lite.data.loaders.load_musique"):
+    for name in ("aethel_lite.core.ppr.personalized_pagerank", "aethel_lite.core.bct.expand_seeds", "aethel_lite.retrievers.BM25Retriever",
+                 "aethel_lite.evaluation.metrics.evaluate", "aethel_lite.evaluation.stats.paired_bootstrap", "aethel_lite.data.loaders.load_musique"):
         assert f'id="{name}"' in api_html, name
-    assert 'href="api.html#aethel_lite.ppr.personalized_pagerank"' in (html / "book" / "method.html").read_text()
+    assert 'href="api.html#aethel_lite.core.ppr.personalized_pagerank"' in (html / "book" / "method.html").read_text()
 
     # the book as a reader meets it: every page in headless Chromium, network off (make check-book)
     try:
@@ -366,7 +353,7 @@ def test_book_builds_without_warnings(tmp_path):
             pytest.fail(f"CI must run the browser check: {exc}")
         pytest.skip(f"browser check not run: {exc}")
     shots = tmp_path / "_build" / "screenshots"
-    check = subprocess.run([sys.executable, "-m", "aethel_lite.bookcheck", str(html), "--screenshots", str(shots), "--no-progress"],
+    check = subprocess.run([sys.executable, "-m", "aethel_lite.book.bookcheck", str(html), "--screenshots", str(shots), "--no-progress"],
                            capture_output=True, text=True, cwd=tmp_path)
     assert check.returncode == 0, check.stdout[-4000:] + check.stderr[-2000:]
     summary = re.search(r"checked (\d+) pages \((\d+) formulas typeset, (\d+) screenshots\)", check.stdout)

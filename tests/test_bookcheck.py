@@ -1,4 +1,4 @@
-"""The browser check of the built book (aethel_lite.bookcheck), on tiny generated sites.
+"""The browser check of the built book (aethel_lite.book.bookcheck), on tiny generated sites.
 
 Pure parts (page discovery, link and text checks) run everywhere. The browser tests open the
 pages in real headless Chromium with the network off; they skip when no Chromium is installed,
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from aethel_lite.bookcheck import (
+from aethel_lite.book.bookcheck import (
     RAW_TEX,
     BrowserNotFound,
     Problem,
@@ -190,7 +190,7 @@ def test_offline_mathjax_renders_with_the_network_off(tmp_path):
 
 # -- the book's Sphinx extension ----------------------------------------------------------------------
 def test_plain_references_keeps_the_text_and_drops_the_labels():
-    from aethel_lite.sphinxext import plain_references
+    from aethel_lite.book.sphinxext import plain_references
 
     lines = ["Power iteration [1]_ [2]_ and refinement [5]_.", "", ".. rubric:: References", "",
              ".. [1] L. Page, S. Brin,", "   \"The PageRank citation ranking\", 1999.", ".. [2] T. H. Haveliwala, 2002.",
@@ -205,7 +205,7 @@ def test_plain_references_keeps_the_text_and_drops_the_labels():
 def test_unique_scripts_drops_a_repeated_inline_script():
     from sphinx.builders.html._assets import _JavaScript
 
-    from aethel_lite.sphinxext import unique_scripts
+    from aethel_lite.book.sphinxext import unique_scripts
 
     thebe = _JavaScript("", body="const THEBE_JS_URL = 1")
     scripts = [_JavaScript("a.js"), thebe, _JavaScript("b.js", **{"async": "async"}),

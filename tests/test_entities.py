@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aethel_lite import entities as E
-from aethel_lite.entities import (
+from aethel_lite.core import entities as E
+from aethel_lite.core.entities import (
     Mention,
     Ner3Extractor,
     RegexExtractor,
@@ -25,7 +25,7 @@ from aethel_lite.entities import (
     substring_links,
 )
 from aethel_lite.errors import ParameterError
-from aethel_lite.store import text_key
+from aethel_lite.caching.store import text_key
 from conftest import require
 
 CRAFTED = (

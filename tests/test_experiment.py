@@ -9,19 +9,12 @@ import pytest
 
 from aethel_lite.data.synthetic import make_synthetic
 from aethel_lite.errors import DataConfigError, DataNotFoundError, ParameterError
-from aethel_lite.experiment import (
-    bct_ablation,
-    load_for_eval,
-    load_or_synthetic,
-    paired_comparisons,
-    parse_methods,
-    run_methods,
-    score_runs,
-    without_timing,
-)
-from aethel_lite.paper import PAPER_ROWS, paper_rows
-from aethel_lite.report import ablation_figure, comparisons_table, metrics_table, paper_comparison
-from aethel_lite.stats import paired_bootstrap
+from aethel_lite.evaluation.runner import bct_ablation, paired_comparisons, run_methods, score_runs, without_timing
+from aethel_lite.data.select import load_for_eval, load_or_synthetic
+from aethel_lite.retrievers.registry import parse_methods
+from aethel_lite.studies.paper import PAPER_ROWS, paper_rows
+from aethel_lite.book.report import ablation_figure, comparisons_table, metrics_table, paper_comparison
+from aethel_lite.evaluation.stats import paired_bootstrap
 from conftest import require
 
 
@@ -67,7 +60,7 @@ def test_explicit_missing_data_is_an_error_not_a_fallback(tmp_path, monkeypatch)
 
 @pytest.mark.parametrize("layout", ["no folder", "empty folder", "other data set only"])
 def test_wrong_aethel_data_names_the_folder(tmp_path, monkeypatch, capsys, layout):
-    from aethel_lite.open_corpus import load_open
+    from aethel_lite.studies.open_corpus import load_open
 
     folder = tmp_path / "my-data"
     if layout != "no folder":
@@ -179,7 +172,7 @@ def test_tables_and_figure_are_built_from_results(small):
 
 # ------------------------------------------------------------------------------- registry
 def test_registry_has_the_pure_graph_dense_max_and_rrf_dense_methods():
-    from aethel_lite.experiment import FUSIONS, METHODS
+    from aethel_lite.retrievers.registry import FUSIONS, METHODS
 
     assert METHODS["dense-max"] == ("DenseRetriever", {"pooling": "max"})
     for pure, base in (("aethel-reg-pure", "aethel-reg"), ("aethel-ner3-pure", "aethel-ner3"), ("aethel-bct-pure", "aethel-bct")):
@@ -191,7 +184,7 @@ def test_registry_has_the_pure_graph_dense_max_and_rrf_dense_methods():
 
 
 def test_make_retriever_passes_the_methods_settings():
-    from aethel_lite.experiment import make_retriever
+    from aethel_lite.retrievers.registry import make_retriever
 
     graph = make_retriever("aethel-bct-pure", GraphRetriever={"alpha": 0.3})
     assert (graph.extractor, graph.bct, graph.fallback, graph.alpha) == ("ner3", "both", "none", 0.3)
@@ -291,7 +284,7 @@ def test_run_depth_bounds_every_run_including_fusions(small, monkeypatch):
 
 
 def test_write_trec_runs_round_trips(small, tmp_path):
-    from aethel_lite.experiment import write_trec_runs
+    from aethel_lite.evaluation.runner import write_trec_runs
     from aethel_lite.retrievers import Run
 
     outcomes = run_methods(small, ["bm25"], setting="open", depth=30, progress=False, log=None)
@@ -305,7 +298,7 @@ def test_write_trec_runs_round_trips(small, tmp_path):
 
 # ------------------------------------------------------------------------------- paired + Holm
 def test_paired_comparisons_add_holm_over_all_rows():
-    from aethel_lite.stats import holm
+    from aethel_lite.evaluation.stats import holm
 
     rng = np.random.default_rng(3)
     qids = [f"q{i}" for i in range(40)]
@@ -329,14 +322,14 @@ def test_paired_comparisons_add_holm_over_all_rows():
     ({"fmt": "tweets"}, "unknown format 'tweets'"),
 ])
 def test_load_for_eval_rejects_bad_combinations_before_loading(kwargs, message, tmp_path):
-    from aethel_lite.experiment import load_for_eval
+    from aethel_lite.data.select import load_for_eval
 
     with pytest.raises(ParameterError, match=message):
         load_for_eval(data=str(tmp_path / "nothing"), **kwargs)
 
 
 def test_load_for_eval_keeps_the_old_call_signature():
-    from aethel_lite.experiment import load_for_eval
+    from aethel_lite.data.select import load_for_eval
 
     ds = load_for_eval("synthetic", None, seed=2, size=120, docs="question")
     assert len(ds.passages) == 120 and all(q.pool is None for q in ds.queries)
@@ -344,7 +337,7 @@ def test_load_for_eval_keeps_the_old_call_signature():
 
 @pytest.mark.realdata
 def test_load_for_eval_open_musique_merges_repeated_paragraphs(real_data):
-    from aethel_lite.experiment import load_for_eval
+    from aethel_lite.data.select import load_for_eval
 
     closed = load_for_eval("musique", str(real_data))
     opened = load_for_eval("musique", str(real_data), setting="open")
@@ -355,7 +348,7 @@ def test_load_for_eval_open_musique_merges_repeated_paragraphs(real_data):
 
 @pytest.mark.realdata
 def test_load_for_eval_open_2wiki_adds_the_distractor_corpus(real_data):
-    from aethel_lite.experiment import load_for_eval
+    from aethel_lite.data.select import load_for_eval
 
     require(real_data / "2wikimultihopqa" / "distractor_corpus_6119.json")
     with_d = load_for_eval("2wiki", str(real_data), setting="open")
@@ -372,7 +365,7 @@ def test_load_for_eval_open_2wiki_adds_the_distractor_corpus(real_data):
 
 @pytest.mark.realdata
 def test_load_for_eval_financebench_chunks(real_data):
-    from aethel_lite.experiment import load_for_eval
+    from aethel_lite.data.select import load_for_eval
 
     require(real_data / "financebench" / "pages.jsonl.gz")
     ds = load_for_eval("financebench", str(real_data), granularity="chunk", chunk_words=300)

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from aethel_lite.entities import Mention
+from aethel_lite.core.entities import Mention
 from aethel_lite.errors import DataError, DataNotFoundError, ParameterError
-from aethel_lite.graph import EntityGraph, build_graph
+from aethel_lite.core.graph import EntityGraph, build_graph
 
 
 @dataclass(frozen=True)

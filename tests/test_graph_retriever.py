@@ -125,7 +125,7 @@ def test_bct_reaches_alias_that_plain_ppr_cannot(tmp_path, monkeypatch):
 
 def test_query_linking_needs_a_capital_or_digit(tmp_path, monkeypatch):
     """Lowercase question words never link to graph entities (NER on filings yields junk keys)."""
-    from aethel_lite.graph import build_graph
+    from aethel_lite.core.graph import build_graph
 
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path))
     passages = [Passage("a", "a", "", "3M reported capital expenditures."), Passage("b", "b", "", "In Orion Labs news.")]

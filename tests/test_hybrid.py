@@ -8,8 +8,8 @@ import pytest
 
 from aethel_lite import hybrid as H
 from aethel_lite.data.schema import Dataset, Query
-from aethel_lite.experiment import METHODS, make_retriever, parse_methods
-from aethel_lite.metrics import evaluate
+from aethel_lite.retrievers.registry import METHODS, make_retriever, parse_methods
+from aethel_lite.evaluation.metrics import evaluate
 from aethel_lite.retrievers import GraphRetriever
 from aethel_lite.retrievers.dense import resolve_precision
 from conftest import toy_filings
@@ -109,7 +109,7 @@ def _with_pools(ds):
 
 
 def test_beyond_study_and_closed_pool_check_on_a_toy_corpus(toy):
-    from aethel_lite.experiment import run_methods, score_runs
+    from aethel_lite.evaluation.runner import run_methods, score_runs
 
     chapter = score_runs(run_methods(toy, ["bm25", "dense"], setting="open", progress=False, log=None), toy.queries, k=5)
     res = H.beyond_study({"toy": toy}, baselines={"toy": chapter}, variants=["aethel-hybrid", "aethel-hybrid-no-graph"],

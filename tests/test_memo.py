@@ -1,13 +1,13 @@
-"""Process-wide memos (aethel_lite.memo): compute once, bounded, and never change a result."""
+"""Process-wide memos (aethel_lite.caching.memo): compute once, bounded, and never change a result."""
 
 from __future__ import annotations
 
 import pytest
 
 from aethel_lite.data.sampling import sample_corpus
-from aethel_lite.experiment import make_retriever
-from aethel_lite.memo import TextMemo
-from aethel_lite.open_corpus import load_open
+from aethel_lite.retrievers.registry import make_retriever
+from aethel_lite.caching.memo import TextMemo
+from aethel_lite.studies.open_corpus import load_open
 
 
 def test_text_memo_computes_each_distinct_text_once_per_settings():

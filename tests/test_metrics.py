@@ -9,7 +9,7 @@ import pytest
 
 from aethel_lite.data.schema import Query
 from aethel_lite.errors import DataError, ParameterError
-from aethel_lite.metrics import DEFAULT_METRICS, evaluate, parse_metric, per_query
+from aethel_lite.evaluation.metrics import DEFAULT_METRICS, evaluate, parse_metric, per_query
 from aethel_lite.retrievers import Run
 
 

@@ -1,4 +1,4 @@
-"""The open-corpus and scaling studies (aethel_lite.open_corpus, aethel_lite.scaling) on small corpora."""
+"""The open-corpus and scaling studies (aethel_lite.studies.open_corpus, aethel_lite.studies.scaling) on small corpora."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import pytest
 
 from aethel_lite.data.synthetic import make_synthetic
 from aethel_lite.errors import ParameterError
-from aethel_lite.experiment import without_timing
-from aethel_lite.open_corpus import (OPEN_DATASETS, check_parameters, evaluate_open, group_of, load_open, metric_cis,
+from aethel_lite.evaluation.runner import without_timing
+from aethel_lite.studies.open_corpus import (OPEN_DATASETS, check_parameters, evaluate_open, group_of, load_open, metric_cis,
                                      paper_verdicts)
-from aethel_lite.paper import PAPER_CROSSOVERS, paper_rows
-from aethel_lite.scaling import check_sizes, crossover_rows, crossovers, resolve_sizes, scaling_run, scaling_takeaways
+from aethel_lite.studies.paper import PAPER_CROSSOVERS, paper_rows
+from aethel_lite.studies.scaling import check_sizes, crossover_rows, crossovers, resolve_sizes, scaling_run, scaling_takeaways
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,7 @@ def test_group_of_per_data_set(small):
 
 
 def test_metric_cis_match_bootstrap_and_groups(small):
-    from aethel_lite.stats import bootstrap_ci
+    from aethel_lite.evaluation.stats import bootstrap_ci
 
     block = {"m": {"per_query_metrics": {q.qid: {"HR@5": float(i % 2), "MRR": 1 / (i + 1)} for i, q in enumerate(small.queries)}}}
     groups = {q.qid: ("a" if i < 5 else "b") for i, q in enumerate(small.queries)}
@@ -144,9 +144,9 @@ def test_open_datasets_documented():
 
 
 def test_verdict_table_sets_no_synthetic_number_beside_the_papers():
-    from aethel_lite.open_corpus import paper_verdicts
-    from aethel_lite.paper import paper_rows
-    from aethel_lite.report import verdict_table
+    from aethel_lite.studies.open_corpus import paper_verdicts
+    from aethel_lite.studies.paper import paper_rows
+    from aethel_lite.book.report import verdict_table
 
     cell = {"mean": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 12}
     res = {"ci": {"bm25": {"all": {"HR@5": cell, "MRR": cell}, "groups": {}}}}

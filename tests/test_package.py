@@ -15,8 +15,8 @@ HEAVY = ("torch", "spacy", "sentence_transformers", "transformers", "bm25s", "ma
 def test_import_pulls_in_no_heavy_dependency():
     """`import aethel_lite` (and its light modules) must stay fast: heavy libraries load on first use."""
     code = (
-        "import sys, aethel_lite, aethel_lite.data, aethel_lite.retrievers, aethel_lite.graph, aethel_lite.ppr, "
-        "aethel_lite.bct, aethel_lite.entities, aethel_lite.metrics, aethel_lite.stats, aethel_lite.cli, "
+        "import sys, aethel_lite, aethel_lite.data, aethel_lite.retrievers, aethel_lite.core.graph, aethel_lite.core.ppr, "
+        "aethel_lite.core.bct, aethel_lite.core.entities, aethel_lite.evaluation.metrics, aethel_lite.evaluation.stats, aethel_lite.cli, "
         "aethel_lite.experiment\n"
         f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     )
@@ -57,7 +57,7 @@ def test_no_data_file_is_committed():
 
 def test_no_lazy_name_is_also_a_submodule():
     """A lazily exported name that is also a submodule's name is replaced by the module as soon as
-    the submodule is imported (``import aethel_lite.open_corpus`` sets the package attribute)."""
+    the submodule is imported (``import aethel_lite.studies.open_corpus`` sets the package attribute)."""
     import pkgutil
 
     import aethel_lite

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aethel_lite.errors import ConvergenceError, ParameterError
-from aethel_lite.graph import build_graph
-from aethel_lite.ppr import (
+from aethel_lite.core.graph import build_graph
+from aethel_lite.core.ppr import (
     PPROperator,
     PPRResult,
     forward_push,
@@ -330,7 +330,7 @@ def test_forward_push_errors(adj):
 @pytest.mark.realdata
 def test_real_financebench_filing(real_data):
     """The first filing's pages in pages.jsonl.gz (regex entities) against networkx."""
-    from aethel_lite.entities import RegexExtractor
+    from aethel_lite.core.entities import RegexExtractor
 
     path = require(real_data / "financebench" / "pages.jsonl.gz")
     pids, texts = [], []
@@ -365,7 +365,7 @@ def test_cg_elimination_degree(eliminate_degree):
 
 # ------------------------------------------------------------------ fast paths of the CG solver
 
-import aethel_lite.ppr as ppr_module  # noqa: E402
+import aethel_lite.core.ppr as ppr_module  # noqa: E402
 
 
 def batch_problem(seed: int = 31, n_p: int = 400, n_e: int = 300, b: int = 24):
@@ -470,7 +470,7 @@ def test_eliminated_nodes_form_a_maximal_independent_set():
 def test_compiled_single_query_matches_networkx(monkeypatch):
     """With numba's omp/tbb layer the compiled solver runs; without it (e.g. no OpenMP runtime) the
     library falls back to the numpy loop by design, and the answers are the same."""
-    from aethel_lite import ppr_kernels
+    from aethel_lite.core import ppr_kernels
 
     compiled = ppr_kernels.available()
     adj, seeds = batch_problem(seed=37)
@@ -496,7 +496,7 @@ def test_compiled_single_query_matches_networkx(monkeypatch):
 
 
 def test_compiled_solver_result_does_not_depend_on_row_blocks():
-    from aethel_lite import ppr_kernels
+    from aethel_lite.core import ppr_kernels
 
     adj, seeds = batch_problem(seed=38)
     red = PPROperator(adj)._reduced(0.5)
@@ -528,7 +528,7 @@ def test_compiled_solver_result_does_not_depend_on_row_blocks():
 
 
 def test_compiled_solver_stops_at_max_iter_and_handles_zero_rhs():
-    from aethel_lite import ppr_kernels
+    from aethel_lite.core import ppr_kernels
 
     adj, _ = batch_problem(seed=39)
     red = PPROperator(adj)._reduced(0.15)

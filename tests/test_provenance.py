@@ -1,4 +1,4 @@
-"""Exact per-seed shares of Personalized PageRank (aethel_lite.provenance) against networkx and a direct solve."""
+"""Exact per-seed shares of Personalized PageRank (aethel_lite.core.provenance) against networkx and a direct solve."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import scipy.sparse as sp
 from aethel_lite.data.schema import Query
 from aethel_lite.data.synthetic import alias_table, make_synthetic
 from aethel_lite.errors import ParameterError
-from aethel_lite.ppr import personalized_pagerank
-from aethel_lite.provenance import SeedShare, ppr_parts, seed_contributions
+from aethel_lite.core.ppr import personalized_pagerank
+from aethel_lite.core.provenance import SeedShare, ppr_parts, seed_contributions
 from aethel_lite.retrievers.graph import GraphRetriever
 
 
@@ -189,7 +189,7 @@ def chain():
 
 
 def test_gold_reach_categories_against_networkx_path_lengths(chain):
-    from aethel_lite.provenance import gold_reach
+    from aethel_lite.core.provenance import gold_reach
 
     pool = tuple(f"p{i}" for i in range(6))
     q = Query("q", "Who owns Northwind Trading?", frozenset(pool), pool=pool)
@@ -209,7 +209,7 @@ def test_gold_reach_categories_against_networkx_path_lengths(chain):
 
 
 def test_bct_intrusion_names_the_rule_and_the_displaced_gold(chain):
-    from aethel_lite.provenance import bct_intrusions, provenance_report
+    from aethel_lite.core.provenance import bct_intrusions, provenance_report
 
     pool = tuple(f"p{i}" for i in range(6))
     q = Query("q2", "Who owns Northwind Trading?", frozenset({"p1"}), pool=pool)
@@ -225,7 +225,7 @@ def test_bct_intrusion_names_the_rule_and_the_displaced_gold(chain):
 
 
 def test_hit_chains_shares_add_up_and_say_whether_the_passage_names_the_seed(chain):
-    from aethel_lite.provenance import hit_chains
+    from aethel_lite.core.provenance import hit_chains
 
     pool = tuple(f"p{i}" for i in range(6))
     q = Query("q", "Who owns Northwind Trading?", frozenset({"p1"}), pool=pool)

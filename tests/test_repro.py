@@ -1,4 +1,4 @@
-"""The reproducibility chapter's library (aethel_lite.repro): one row per paper number, verdicts, provenance."""
+"""The reproducibility chapter's library (aethel_lite.book.repro): one row per paper number, verdicts, provenance."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
-from aethel_lite import repro
+from aethel_lite.book import repro
 from aethel_lite.io import write_json
-from aethel_lite.paper import PAPER_CROSSOVERS, PAPER_DIFFERENCES, PAPER_ROWS, PAPER_TESTS
-from aethel_lite.scaling import crossovers
+from aethel_lite.studies.paper import PAPER_CROSSOVERS, PAPER_DIFFERENCES, PAPER_ROWS, PAPER_TESTS
+from aethel_lite.studies.scaling import crossovers
 
 N = 200
 
@@ -186,7 +186,6 @@ def test_rerun_commands_survive_the_shell_whatever_a_parameter_holds():
 
 
 def test_data_checksums_against_the_manifest(tmp_path, monkeypatch):
-    from aethel_lite.data import download
 
     root = tmp_path / "data-root"
     (root / "musique").mkdir(parents=True)
@@ -196,7 +195,7 @@ def test_data_checksums_against_the_manifest(tmp_path, monkeypatch):
                {"path": "musique/bad.jsonl", "sha256": hashlib.sha256(b"bad").hexdigest(), "size": 3},
                {"path": "musique/gone.jsonl", "sha256": "0" * 64, "size": 1},
                {"path": "financebench/x.jsonl", "sha256": "1" * 64, "size": 1}]
-    monkeypatch.setattr(download, "load_manifest", lambda manifest=None: entries)
+    monkeypatch.setattr(repro, "load_manifest", lambda manifest=None: entries)
     monkeypatch.setenv("AETHEL_DATA", str(root))
     got = {r["file"]: r["this build"] for r in repro.data_checksums(["musique"])}
     assert got == {"musique/good.jsonl": "ok", "musique/bad.jsonl": "mismatch", "musique/gone.jsonl": "missing"}

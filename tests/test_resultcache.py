@@ -1,16 +1,17 @@
-"""The on-disk result cache (aethel_lite.resultcache): hits equal computations, and every input is in the key."""
+"""The on-disk result cache (aethel_lite.caching.resultcache): hits equal computations, and every input is in the key."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import warnings
+from pathlib import Path
 
 import pytest
 
-from aethel_lite import resultcache as RC
-from aethel_lite.open_corpus import error_analysis, evaluate_open, load_open
-from aethel_lite.scaling import scaling_run
+from aethel_lite.caching import resultcache as RC
+from aethel_lite.studies.open_corpus import error_analysis, evaluate_open, load_open
+from aethel_lite.studies.scaling import scaling_run
 
 
 @pytest.fixture()
@@ -49,24 +50,26 @@ def test_parameters_code_versions_and_environment_are_in_the_key(on, monkeypatch
     RC.cached("unit", {"p": 1}, compute)
     monkeypatch.setenv("AETHEL_DENSE_PRECISION", "bfloat16")
     RC.cached("unit", {"p": 1}, compute)
-    monkeypatch.setattr("aethel_lite.experiment.versions", lambda: {"torch": "another"})
+    monkeypatch.setattr(RC, "versions", lambda: {"torch": "another"})
     RC.cached("unit", {"p": 1}, compute)
     assert len(calls) == 6
 
 
-def test_code_digest_covers_every_library_file(tmp_path, monkeypatch):
+def test_code_digest_covers_every_library_file_in_every_layer(tmp_path):
     pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "a.py").write_text("x = 1\n")
-    monkeypatch.setattr(RC, "__file__", str(pkg / "resultcache.py"))
-    RC.code_digest.cache_clear()
-    try:
-        before = RC.code_digest()
-        (pkg / "a.py").write_text("x = 2\n")
-        RC.code_digest.cache_clear()
-        assert RC.code_digest() != before
-    finally:
-        RC.code_digest.cache_clear()
+    (pkg / "core").mkdir(parents=True)
+    (pkg / "core" / "a.py").write_text("x = 1\n")
+    before = RC.tree_digest(pkg)
+    (pkg / "core" / "a.py").write_text("x = 2\n")
+    edited = RC.tree_digest(pkg)
+    assert edited != before
+    (pkg / "core" / "a.py").rename(pkg / "a.py")  # the same bytes, moved to another layer
+    assert RC.tree_digest(pkg) not in (before, edited)
+    # the library's digest is that of the whole package folder, not of the caching layer alone
+    import aethel_lite
+
+    assert RC.package_root() == Path(aethel_lite.__file__).resolve().parent
+    assert RC.code_digest() == RC.tree_digest(RC.package_root())
 
 
 @pytest.mark.parametrize("damage", ["not json", "other key", "no result"])
@@ -119,15 +122,15 @@ def test_dataset_digest_sees_every_field(small):
 
 
 def test_scaling_rerun_fits_nothing_and_returns_the_same(on, small, monkeypatch):
-    import aethel_lite.experiment as E
+    import aethel_lite.studies.scaling as S
 
-    real, fits = E.run_methods, []
+    real, fits = S.run_methods, []
 
     def counted(*a, **kw):
         fits.append(1)
         return real(*a, **kw)
 
-    monkeypatch.setattr(E, "run_methods", counted)
+    monkeypatch.setattr(S, "run_methods", counted)
     kw = dict(sizes=[60, "full"], seeds=[0, 1], n_resamples=100, progress=False, measure_memory=False)
     first = scaling_run(small, ["bm25"], **kw)
     n = len(fits)

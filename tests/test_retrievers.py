@@ -13,7 +13,7 @@ import pytest
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, DataNotFoundError, ParameterError
 from aethel_lite.retrievers import BM25Retriever, DenseRetriever, Retriever, Run, passage_text, rrf, topk, write_qrels
-from aethel_lite.store import text_key
+from aethel_lite.caching.store import text_key
 
 # ----------------------------------------------------------------------------------------------
 # fixtures
@@ -616,7 +616,7 @@ def musique(real_data):
 def test_real_musique_bm25_closed_pool(musique):
     from rank_bm25 import BM25Okapi
 
-    from aethel_lite.metrics import per_query
+    from aethel_lite.evaluation.metrics import per_query
     from aethel_lite.retrievers import passage_text
 
     retr = BM25Retriever().fit(musique.passages)

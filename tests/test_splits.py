@@ -7,7 +7,7 @@ import hashlib
 import pytest
 
 from aethel_lite.errors import DataError
-from aethel_lite.splits import MANIFEST, load_manifest, rule_split, split, split_name, write_manifest
+from aethel_lite.evaluation.splits import MANIFEST, load_manifest, rule_split, split, split_name, write_manifest
 
 
 def test_rule_is_the_documented_hash_order():

@@ -9,7 +9,7 @@ import pytest
 import scipy.stats
 
 from aethel_lite.errors import ParameterError
-from aethel_lite.stats import (BootstrapResult, ConfidenceInterval, RandomizationResult, bootstrap_ci, holm, paired_bootstrap,
+from aethel_lite.evaluation.stats import (BootstrapResult, ConfidenceInterval, RandomizationResult, bootstrap_ci, holm, paired_bootstrap,
                                randomization_test)
 
 
@@ -117,7 +117,7 @@ def test_determinism_and_seed_dependence():
 
 
 def test_chunked_resampling_is_consistent(monkeypatch):
-    import aethel_lite.stats as stats
+    import aethel_lite.evaluation.stats as stats
 
     rng = np.random.default_rng(2)
     a, b = rng.uniform(size=25), rng.uniform(size=25)

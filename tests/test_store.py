@@ -13,13 +13,13 @@ import warnings
 import numpy as np
 import pytest
 
-from aethel_lite import entities as E
+from aethel_lite.core import entities as E
 from aethel_lite.data.loaders import chunk_spans
 from aethel_lite.data.schema import Passage
-from aethel_lite.entities import RegexExtractor, SpacyNerExtractor, extract_entities
+from aethel_lite.core.entities import RegexExtractor, SpacyNerExtractor, extract_entities
 from aethel_lite.errors import ParameterError
 from aethel_lite.retrievers import DenseRetriever, passage_text
-from aethel_lite.store import MAX_PARAMS, STORE_FORMAT, PassageStore, config_fingerprint, text_key
+from aethel_lite.caching.store import MAX_PARAMS, STORE_FORMAT, PassageStore, config_fingerprint, text_key
 
 TEXTS = [
     "Tim Cook is the chief executive of Apple Inc. in Cupertino.",
@@ -89,7 +89,7 @@ def test_two_instances_write_the_same_key(cache):
 def test_two_processes_write_overlapping_keys(cache):
     script = (
         "import sys\n"
-        "from aethel_lite.store import PassageStore\n"
+        "from aethel_lite.caching.store import PassageStore\n"
         "me = sys.argv[1]\n"
         "with PassageStore('entities', 'p', {'v': 1}) as s:\n"
         "    for start in range(0, 400, 20):\n"
@@ -323,7 +323,7 @@ def test_question_mentions_memo_runs_the_extractor_once_per_question(cache, monk
     from aethel_lite.retrievers import GraphRetriever
     from aethel_lite.retrievers import graph as graph_module
 
-    from aethel_lite.memo import TextMemo
+    from aethel_lite.caching.memo import TextMemo
 
     monkeypatch.setattr(graph_module, "_QUESTION_MENTIONS", TextMemo("test"))
     queries = [Query("q1", "Who leads Microsoft in Redmond?", frozenset()), Query("q2", "Is Barclays PLC in New York?", frozenset())]

@@ -495,7 +495,7 @@ def _run_chapter(root, env, *params):
     repo = Path(__file__).resolve().parents[1]
     (root / "notebooks").mkdir(parents=True, exist_ok=True)
     shutil.copy(repo / "notebooks" / "50_swarm.ipynb", root / "notebooks" / "50_swarm.ipynb")
-    return subprocess.run([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(root), "--no-progress",
+    return subprocess.run([sys.executable, "-m", "aethel_lite.book.notebooks", "--root", str(root), "--no-progress",
                            "--only", "50_swarm", "-p", "quick", "true", *params],
                           env=env, capture_output=True, text=True, cwd=root)
 

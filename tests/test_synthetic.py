@@ -202,7 +202,7 @@ def test_alias_surface_forms_occur_in_corpus(ds1k):
 
 
 def test_alias_table_links_query_mentions_to_gold_surface_forms(ds1k):
-    from aethel_lite.entities import normalize_entity as norm
+    from aethel_lite.core.entities import normalize_entity as norm
 
     table = alias_table(ds1k)
     assert all(k not in v and v == sorted(set(v)) for k, v in table.items())

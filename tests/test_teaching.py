@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _run(root: Path, env: dict, name: str, *params: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(root), "--no-progress",
+    return subprocess.run([sys.executable, "-m", "aethel_lite.book.notebooks", "--root", str(root), "--no-progress",
                            "--only", name, "-p", "quick", "true", *params], env=env, capture_output=True, text=True, cwd=root)
 
 
@@ -124,9 +124,9 @@ import numpy as np  # noqa: E402
 from aethel_lite.data.schema import Passage, Query  # noqa: E402
 from aethel_lite.data.synthetic import alias_table, make_synthetic  # noqa: E402
 from aethel_lite.errors import ParameterError  # noqa: E402
-from aethel_lite.ppr import personalized_pagerank  # noqa: E402
+from aethel_lite.core.ppr import personalized_pagerank  # noqa: E402
 from aethel_lite.retrievers import GraphRetriever  # noqa: E402
-from aethel_lite import teaching  # noqa: E402
+from aethel_lite.studies import teaching  # noqa: E402
 
 TEXTS = ["Northwind Trading bought Baxter Mills last year.", "Baxter Mills is based in Gamma City.",
          "Gamma City hosts Delta Works.", "Delta Works employs many.", "Northwind Trading Europe reported growth.",
@@ -192,7 +192,7 @@ def test_drawing_data_keeps_passages_and_seeds_and_counts_what_is_left_out(small
 
 
 def test_entity_comparison_splits_found_into_kept_and_dropped(small):
-    from aethel_lite.entities import RegexExtractor
+    from aethel_lite.core.entities import RegexExtractor
 
     passages, r = small
     got = teaching.entity_comparison({"regex": r}, passages[:2])["regex"]
@@ -229,7 +229,7 @@ def test_pick_alias_question_finds_a_fund_named_by_an_alias():
     assert q is not None and q.meta["type"] == "single"
     texts = {p.pid: p.text for p in ds.passages}
     assert not any(q.meta["mention"] in texts[g] for g in q.gold)
-    from aethel_lite.bct import provenance
+    from aethel_lite.core.bct import provenance
 
     graph = r.graph_.subgraph(q.pool)
     aliases = [e for e in r.expansions(q.text, graph) if e.via == "alias"]

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import DataError, DataNotFoundError, ParameterError
 from ..io import give_default_mode, read_json, sha256_file
+from .paths import data_root
 
 __all__ = ["download_data", "verify_data", "load_manifest", "MANIFEST_PATH"]
 
@@ -198,7 +199,6 @@ def verify_data(root: str | os.PathLike | None = None, manifest: str | os.PathLi
     dict
         path → ``"ok"``, ``"missing"`` or ``"mismatch (sha256 <actual>)"``.
     """
-    from .paths import data_root
 
     root = Path(root) if root is not None else data_root()
     if not root.is_dir():

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DataError, DataNotFoundError, ParameterError
+from ..io import read_jsonl
 from .loaders import chunk_spans
 from .schema import Dataset, Passage
 
@@ -237,7 +238,6 @@ def _windows(text: str, chunk_words: int, chunk_overlap: int) -> list[tuple[int,
 
 def _passage_file(src: SourceFile) -> list[Passage]:
     """Passages of a JSONL passage file (blank texts skipped); errors name ``file:line``."""
-    from ..io import read_jsonl
 
     passages = []
     for lineno, row in read_jsonl(src.path, numbered=True):

@@ -39,6 +39,7 @@ from ..errors import DataError, DataNotFoundError, ParameterError
 from ..io import open_text, parse_jsonl_line, read_json, read_jsonl
 from .paths import HOW_TO_GET_DATA, data_file
 from .schema import Dataset, Passage, Query
+from .synthetic import make_synthetic
 
 __all__ = [
     "load_musique",
@@ -640,7 +641,6 @@ def load_financebench(
 
 # ------------------------------------------------------------------------------------ registry
 def _synthetic(**kw: Any) -> Dataset:
-    from .synthetic import make_synthetic
 
     return make_synthetic(**kw)
 

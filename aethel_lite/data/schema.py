@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError
-from ..io import read_jsonl, write_jsonl
+from ..errors import DataError, ParameterError
+from ..io import read_json, read_jsonl, write_json, write_jsonl
 
 __all__ = ["Passage", "Query", "Dataset"]
 
@@ -203,7 +203,6 @@ class Dataset:
         """
         import numpy as np
 
-        from ..errors import ParameterError
 
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ParameterError(f"size must be a positive integer, got {size!r}")
@@ -226,7 +225,6 @@ class Dataset:
     # -- JSONL ----------------------------------------------------------------------------
     def to_jsonl(self, directory: str | os.PathLike) -> Path:
         """Write ``passages.jsonl`` and ``queries.jsonl`` (plus ``dataset.json``) into ``directory``."""
-        from ..io import write_json
 
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
@@ -238,7 +236,6 @@ class Dataset:
     @classmethod
     def from_jsonl(cls, directory: str | os.PathLike, name: str | None = None) -> "Dataset":
         """Read a data set written by :meth:`to_jsonl` (``queries.jsonl`` may be absent)."""
-        from ..io import read_json
 
         directory = Path(directory)
         info = read_json(directory / "dataset.json") if (directory / "dataset.json").exists() else {}

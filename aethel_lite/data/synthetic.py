@@ -72,7 +72,7 @@ queries with ``meta = {"answer", "facts", "type", ...}``; ``dataset.meta`` =
 ``{"synthetic": True, "seed", "n_passages", "facts", "aliases"}`` (plus ``"contradictions"`` when
 any were planted) where ``aliases`` maps each
 canonical entity id (``"fund:northriver-iv"``) to the surface forms that occur in the corpus.
-:func:`alias_table` turns it into the normalised-key map that :func:`aethel_lite.bct.expand_seeds`
+:func:`alias_table` turns it into the normalised-key map that :func:`aethel_lite.core.bct.expand_seeds`
 takes as ``alias_table``.
 
 Hardness
@@ -99,6 +99,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..core.entities import normalize_entity as norm
 from ..errors import ParameterError
 from .schema import Dataset, Passage, Query
 
@@ -1190,14 +1191,13 @@ def _as_int(name: str, value) -> int:
 def alias_table(dataset: Dataset) -> dict[str, list[str]]:
     """Normalised surface form -> the other normalised forms of the same entity.
 
-    Built from ``dataset.meta["aliases"]`` with :func:`aethel_lite.entities.normalize_entity`,
-    ready for ``aethel_lite.bct.expand_seeds(..., alias_table=...)``. Forms that normalise to
+    Built from ``dataset.meta["aliases"]`` with :func:`aethel_lite.core.entities.normalize_entity`,
+    ready for ``aethel_lite.core.bct.expand_seeds(..., alias_table=...)``. Forms that normalise to
     the same key collapse; entities with a single distinct key contribute nothing.
     """
     aliases = dataset.meta.get("aliases")
     if not isinstance(aliases, dict):
         raise ParameterError(f"dataset {dataset.name!r} has no meta['aliases'] table (not a synthetic data set?)")
-    from ..entities import normalize_entity as norm
 
     table: dict[str, set[str]] = {}
     for eid in sorted(aliases):

@@ -12,11 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from ..caching.memo import TextMemo
 from ..errors import DataError, DataNotFoundError, ParameterError
 from ..io import read_json, write_json
-from ..memo import TextMemo
 from .base import Retriever, passage_text
-
 
 _TOKENS = TextMemo("BM25 tokens", 60_000)  # see BM25Retriever.memo
 _FITTED: OrderedDict = OrderedDict()  # digest of configuration and texts -> bm25s index (the last two); see memo
@@ -73,7 +72,7 @@ class BM25Retriever(Retriever):
 
     name = "bm25"
     #: Evaluation option (not a setting: results do not depend on it). When True, token lists are
-    #: kept per text in a process-wide memo (:mod:`aethel_lite.memo`), so refitting on another
+    #: kept per text in a process-wide memo (:mod:`aethel_lite.caching.memo`), so refitting on another
     #: sample of the same corpus, or scoring a question again, tokenises nothing twice.
     memo = False
 

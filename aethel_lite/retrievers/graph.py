@@ -9,12 +9,35 @@ from typing import Any
 
 import numpy as np
 
+from ..caching.memo import TextMemo
+from ..core.bct import Expansion, expand_seeds, provenance, seed_vector
+from ..core.docmeta import (
+    PREFIXES,
+    CompanyIndex,
+    _slug,
+    add_document_nodes,
+    document_metadata,
+    is_meta_key,
+    match_companies,
+    period_keys,
+    type_keys,
+)
+from ..core.entities import (
+    REGEX_STOP,
+    extract_entities,
+    get_extractor,
+    graph_filters,
+    normalize_entity,
+)
+from ..core.graph import build_graph
+from ..core.ppr import PPROperator, _check_alpha
+from ..core.provenance import SeedShare, part_weights, ppr_parts
+from ..data.schema import Query
 from ..errors import ParameterError
-from ..memo import TextMemo
-from .base import Retriever, passage_text
+from .base import Retriever, passage_text, topk
 from .bm25 import BM25Retriever
+from .dense import DenseRetriever
 from .run import Run
-
 
 _BCT_MODES = ("none", "alias", "substring", "both")
 _FALLBACKS = ("bm25", "none")
@@ -32,8 +55,7 @@ _BLOCK = 64
 
 def _proper_tokens(text: str) -> frozenset[str]:
     """Normalised words of ``text`` written with a capital letter or a digit, minus function words
-    (:data:`aethel_lite.entities.REGEX_STOP`, e.g. a sentence-initial "What")."""
-    from ..entities import REGEX_STOP, normalize_entity
+    (:data:`aethel_lite.core.entities.REGEX_STOP`, e.g. a sentence-initial "What")."""
 
     out: set[str] = set()
     for raw in text.split():
@@ -52,7 +74,7 @@ class GraphRetriever(Retriever):
     ``fit`` extracts entities from every passage (cached on disk), drops stop-entities (``ner3``:
     entities in more than ``max_df`` of the passages), links entities whose names contain one
     another (``ner3``'s substring adjacency) and builds the bipartite passage–entity graph
-    (:func:`aethel_lite.graph.build_graph`). ``search`` seeds Personalized PageRank on the query's
+    (:func:`aethel_lite.core.graph.build_graph`). ``search`` seeds Personalized PageRank on the query's
     entities (widened by BCT when ``bct != "none"``),
 
     .. math:: p = \alpha s + (1 - \alpha) W p ,
@@ -83,9 +105,9 @@ class GraphRetriever(Retriever):
     Parameters
     ----------
     extractor : {"regex", "ner", "ner3"}
-        Entity extractor (:mod:`aethel_lite.entities`).
+        Entity extractor (:mod:`aethel_lite.core.entities`).
     bct : {"none", "alias", "substring", "both"}
-        Seed expansion (:mod:`aethel_lite.bct`); ``"none"`` is plain PPR on exact entity matches.
+        Seed expansion (:mod:`aethel_lite.core.bct`); ``"none"`` is plain PPR on exact entity matches.
     alpha : float
         Teleport (restart) probability :math:`\alpha \in (0, 1)`.
     tol, max_iter : float, int
@@ -108,7 +130,7 @@ class GraphRetriever(Retriever):
     ----------
     graph_ : EntityGraph
     provenance_ : dict
-        After ``search``: qid → pid → list of :class:`~aethel_lite.bct.Expansion` (seed entity,
+        After ``search``: qid → pid → list of :class:`~aethel_lite.core.bct.Expansion` (seed entity,
         graph entity reached, how, weight) that tie each of the query's first
         :attr:`provenance_depth` hits (default 100) to its seeds. Evaluation runs are 1,000 deep;
         explaining every one of those hits would cost more than the search itself.
@@ -138,7 +160,7 @@ class GraphRetriever(Retriever):
     def memo(self) -> bool:
         """Evaluation option, as :attr:`DenseRetriever.memo`: passages' decoded entities, questions'
         mentions and the inner BM25 / dense models' per-text work come from process-wide memos
-        (:mod:`aethel_lite.memo`); setting it sets theirs. Results do not depend on it."""
+        (:mod:`aethel_lite.caching.memo`); setting it sets theirs. Results do not depend on it."""
         return self._memo
 
     @memo.setter
@@ -214,9 +236,6 @@ class GraphRetriever(Retriever):
 
     # -- fit -------------------------------------------------------------------------------------
     def _fit(self, passages: list) -> None:
-        from ..entities import extract_entities, get_extractor, graph_filters
-        from ..graph import build_graph
-        from ..ppr import _check_alpha
 
         _check_alpha(self.alpha)  # fail before the (slow) entity extraction
         self._check_modes()
@@ -237,26 +256,23 @@ class GraphRetriever(Retriever):
     def _structure(self, metas: Mapping[str, Any] | None = None) -> None:
         """``graph_`` = the entity graph plus the document / metadata nodes the settings ask for.
 
-        ``metas``: the documents' :class:`~aethel_lite.docmeta.DocMeta` when already known (an
-        index stores them); otherwise :func:`~aethel_lite.docmeta.document_metadata` of the passages.
+        ``metas``: the documents' :class:`~aethel_lite.core.docmeta.DocMeta` when already known (an
+        index stores them); otherwise :func:`~aethel_lite.core.docmeta.document_metadata` of the passages.
         """
         self.graph_ = self._base_graph
         self.doc_meta_ = None
         self._companies = None
         if self.document_nodes or self.metadata:
-            from ..docmeta import add_document_nodes, document_metadata
 
             self.doc_meta_ = document_metadata(self._passages) if metas is None else dict(metas)
             self.graph_ = add_document_nodes(self._base_graph, self._passages, self.doc_meta_,
                                              documents=bool(self.document_nodes), metadata=bool(self.metadata))
             if self.metadata:
-                from ..docmeta import CompanyIndex
 
                 self._companies = CompanyIndex(c for d in self.doc_meta_.values() for c in d.companies)
         self._set_operator()
 
     def _fit_dense(self) -> None:
-        from .dense import DenseRetriever
 
         if self._needs("dense") and (self.dense_ is None or self.dense_.pooling != self.dense_pooling):
             self.dense_ = DenseRetriever(pooling=self.dense_pooling, cache=self.cache, progress=self.progress).fit(self._passages)
@@ -327,7 +343,6 @@ class GraphRetriever(Retriever):
                 raise ParameterError("rank_weights: a 'document' term needs document_nodes=True")
 
     def _set_operator(self) -> None:
-        from ..ppr import PPROperator
 
         self.operator_ = PPROperator(self.graph_.adjacency())
         self._linkable = {False: self._ngram_index(self.graph_.entities), True: None}
@@ -342,7 +357,6 @@ class GraphRetriever(Retriever):
         alias table, its names too (a question says "NRCP IV" where the filings spell it out)."""
         with_aliases = bool(self.alias_table) and self.bct in ("alias", "both")
         if with_aliases and self._linkable[True] is None:
-            from ..entities import normalize_entity
 
             extra = {normalize_entity(k) for k in self.alias_table}
             self._linkable[True] = self._ngram_index(set(self.graph_.entities) | extra)
@@ -373,7 +387,6 @@ class GraphRetriever(Retriever):
         ``"ngram"``: a graph (or alias-table) entity named verbatim in the question
         (``link_query_ngrams``) that the extractor missed.
         """
-        from ..entities import normalize_entity
 
         self._check_fitted()
         keys = {m.key: "mention" for m in self._question_mentions(text) if m.key}
@@ -393,8 +406,6 @@ class GraphRetriever(Retriever):
 
     def expansions(self, text: str, graph=None) -> list:
         """The BCT expansions of a question's entities over ``graph`` (default: the fitted graph)."""
-        from ..bct import expand_seeds
-        from ..docmeta import is_meta_key
 
         exps = expand_seeds(self.query_keys(text), self.graph_ if graph is None else graph, mode=self.bct,
                             alias_table=self.alias_table)
@@ -439,7 +450,6 @@ class GraphRetriever(Retriever):
 
     def _passage_vector(self, scores: np.ndarray, graph) -> np.ndarray | None:
         r"""Passage seeds from one source's scores of ``graph``'s passages (module formula), or None."""
-        from .base import topk
 
         n = scores.shape[0]
         depth = min(int(self.seed_depth), n)
@@ -457,7 +467,6 @@ class GraphRetriever(Retriever):
 
     def _metadata_vector(self, text: str, graph) -> tuple[np.ndarray | None, dict[str, float]]:
         """Seeds on the metadata nodes a question names (companies, periods, filing types)."""
-        from ..docmeta import PREFIXES, _slug, match_companies, period_keys, type_keys
 
         if not self.metadata:
             return None, {}
@@ -487,10 +496,10 @@ class GraphRetriever(Retriever):
                         scores: Mapping[str, np.ndarray] | None = None) -> tuple[list, dict[str, np.ndarray], dict]:
         r"""The question's seed vectors, one per source, each summing to 1 (absent sources left out).
 
-        * ``"entity"``: :func:`~aethel_lite.bct.seed_vector` of the question's entity expansions.
-        * ``"metadata"`` (``metadata=True``): the company nodes :func:`~aethel_lite.docmeta.match_companies`
+        * ``"entity"``: :func:`~aethel_lite.core.bct.seed_vector` of the question's entity expansions.
+        * ``"metadata"`` (``metadata=True``): the company nodes :func:`~aethel_lite.core.docmeta.match_companies`
           links, weighted by their match, and with ``period_linking`` the period and filing-type nodes of
-          :func:`~aethel_lite.docmeta.period_keys` and :func:`~aethel_lite.docmeta.type_keys`, a period
+          :func:`~aethel_lite.core.docmeta.period_keys` and :func:`~aethel_lite.core.docmeta.type_keys`, a period
           of the :math:`r`-th latest year the question names (:math:`r = 0, 1, \dots`) weighted
           :math:`\rho^r` (``period_decay``; a filing reports its own year and the years before it);
           each field that names a node carries the same mass.
@@ -516,7 +525,6 @@ class GraphRetriever(Retriever):
         named : dict
             Metadata node → its share of the metadata seeds.
         """
-        from ..bct import seed_vector
 
         self._check_fitted()
         graph = self.graph_ if graph is None else graph
@@ -554,7 +562,7 @@ class GraphRetriever(Retriever):
 
         over the sources :math:`c` the question has (:meth:`seed_components`; weights
         ``seed_weights``). Without hybrid settings the only source is the entity seeds, so
-        :math:`s` is :func:`~aethel_lite.bct.seed_vector` of the question's expansions. Without
+        :math:`s` is :func:`~aethel_lite.core.bct.seed_vector` of the question's expansions. Without
         any source, :math:`s` is the BM25-seeded teleport (``fallback="bm25"``) or nothing (``"none"``).
 
         Parameters
@@ -754,8 +762,8 @@ class GraphRetriever(Retriever):
             self.diagnostics_[qid]["sources"] = sorted(parts["mix"]) if parts else []
 
     def _score_queries(self, queries, candidates):
-        from ..ppr import PPROperator
         from tqdm.auto import tqdm
+
 
         self._check_modes()
         self.seeds_, self._graphs, self.diagnostics_, self._parts = {}, {}, {}, {}
@@ -797,13 +805,12 @@ class GraphRetriever(Retriever):
         """The graph of a closed pool: its passages, their entities and (hybrid) their documents' nodes.
 
         Without document or metadata nodes this is ``graph_.subgraph`` of the pool. With them, the
-        entity subgraph of the pool gets :func:`~aethel_lite.docmeta.add_document_nodes` for the
+        entity subgraph of the pool gets :func:`~aethel_lite.core.docmeta.add_document_nodes` for the
         pool's passages, so the metadata nodes (joined to documents, not passages) stay in it.
         """
         pids = [self.pids_[i] for i in corpus_idx]
         if self.doc_meta_ is None:
             return self.graph_.subgraph(pids)
-        from ..docmeta import add_document_nodes
 
         return add_document_nodes(self._base_graph.subgraph(pids), [self._passages[i] for i in corpus_idx],
                                   self.doc_meta_, documents=bool(self.document_nodes), metadata=bool(self.metadata))
@@ -813,7 +820,7 @@ class GraphRetriever(Retriever):
 
         PPR is linear in :math:`s` up to normalisation, so :math:`p = \sum_c \omega_c \mathrm{PPR}(s_c)`
         exactly, :math:`\omega_c \propto \frac{w_c}{W}` corrected for the mass each source sends to
-        dangling nodes (:func:`aethel_lite.provenance.part_weights`; the plain share when it sends
+        dangling nodes (:func:`aethel_lite.core.provenance.part_weights`; the plain share when it sends
         none): solving one column per source gives each source's part :math:`p_c` of a passage's
         (and of its document node's) PageRank. A hit's PageRank term is split in proportion to the
         :math:`p_c`, its document term in proportion to the document node's :math:`\pi_c`, and
@@ -821,8 +828,6 @@ class GraphRetriever(Retriever):
         dense score, to ``"dense"``). Without ``rank_weights`` the score is the PageRank, split
         the same way.
         """
-        from ..ppr import PPROperator
-        from ..provenance import part_weights
 
         self.sources_ = {}
         todo = [qid for qid in run if qid in self._parts]
@@ -888,7 +893,6 @@ class GraphRetriever(Retriever):
 
     def _source_records(self, qid: str, pid: str, exps: list, graph) -> list:
         """Provenance records of a hybrid hit: one per seed source, largest share first."""
-        from ..bct import Expansion, provenance
 
         parts = self._parts[qid][0]
         shares = self.sources_.get(qid, {}).get(pid, {})
@@ -903,7 +907,6 @@ class GraphRetriever(Retriever):
                 seed = max(named, key=lambda k: (named[k], k)) if named else ""
                 node = seed
                 if self.doc_meta_ is not None:
-                    from ..docmeta import PREFIXES, _slug
 
                     d = self.doc_meta_.get(self._doc_of(pid))
                     if d is not None:
@@ -970,7 +973,7 @@ class GraphRetriever(Retriever):
 
         The teleport :math:`s` of the question (as :meth:`search` builds it) is split by seed
         node and PageRank is solved once per seed node; by linearity the contributions sum to the
-        passage's PageRank (:func:`aethel_lite.provenance.ppr_parts`). A node seeded by two
+        passage's PageRank (:func:`aethel_lite.core.provenance.ppr_parts`). A node seeded by two
         sources (a passage that is both a BM25 and a dense seed) splits its contribution in
         proportion to their masses.
 
@@ -987,7 +990,7 @@ class GraphRetriever(Retriever):
         Returns
         -------
         dict
-            pid → list of :class:`~aethel_lite.provenance.SeedShare`, largest share first (ties:
+            pid → list of :class:`~aethel_lite.core.provenance.SeedShare`, largest share first (ties:
             seed, entity), seeds contributing nothing left out. The shares of a passage sum to
             its PageRank :math:`p_i` (to within ``tol``); a passage PPR does not reach (ranked
             by BM25) has an empty list. Without rank weights a reached passage's :meth:`search`
@@ -1001,14 +1004,11 @@ class GraphRetriever(Retriever):
         ----------
         Jeh, G. & Widom, J. (2003). Scaling personalized web search. WWW '03.
         """
-        from ..provenance import SeedShare, ppr_parts
-        from ..ppr import PPROperator
 
         self._check_fitted()
         pids = list(pids)
         corpus_idx = None
         if pool is not None:
-            from ..data.schema import Query
 
             corpus_idx = self._resolve_pool(Query(qid="explain", text=text, gold=frozenset()), {"explain": pool})
         graph = self.graph_ if corpus_idx is None else self.pool_graph(corpus_idx)
@@ -1046,7 +1046,6 @@ class GraphRetriever(Retriever):
 
     def _doc_node(self, graph, i: int) -> int:
         """Node index (in ``graph``) of the document node of fitted passage ``i``."""
-        from ..docmeta import PREFIXES, _slug
 
         return graph.n_passages + graph.entity_index[PREFIXES["doc"] + _slug(self.doc_ids_[i])]
 
@@ -1063,7 +1062,6 @@ class GraphRetriever(Retriever):
         one record per source (``via`` = ``"entity"``, ``"metadata"``, ``"lexical"`` or
         ``"dense"``; ``weight`` = the source's share), largest first, before the entity expansions.
         """
-        from ..bct import provenance
 
         run = super().search(queries, k=k, pool=pool)
         run.name = self.name

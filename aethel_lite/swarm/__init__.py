@@ -22,7 +22,15 @@ records, conflicts, scoring), :mod:`~aethel_lite.swarm.specialists`,
 """
 
 from .extract import AliasResolver, DocumentResolver, RuleExtractor
-from .findings import FINDING_KEYS, Finding, find_conflicts, read_findings, score_conflicts, score_facts, write_findings
+from .findings import (
+           FINDING_KEYS,
+           Finding,
+           find_conflicts,
+           read_findings,
+           score_conflicts,
+           score_facts,
+           write_findings,
+)
 from .generate import GeneratorError, OpenAICompatibleGenerator
 from .memo import Memo, MemoCheckError, check_memo
 from .orchestrator import EVIDENCE, Orchestrator, SwarmResult, Target

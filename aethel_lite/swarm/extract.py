@@ -42,11 +42,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..entities import normalize_entity
+from ..core.entities import Mention, extract_entities, normalize_entity
 from ..errors import ParameterError
 from .findings import Finding
 from .lexicon import METRICS, MONEY, TOPICS, Metric, Topic, clean_label
-from .values import Figure, Period, bare_numbers, find_figures, find_periods, fiscal_year, page_scale, parse_figure
+from .values import (
+    Figure,
+    Period,
+    bare_numbers,
+    find_figures,
+    find_periods,
+    fiscal_year,
+    page_scale,
+    parse_figure,
+    parse_number,
+)
 
 __all__ = ["EntityResolver", "AliasResolver", "DocumentResolver", "LinkingExtractor", "PassageView", "build_view", "RuleExtractor",
            "segments", "table_rows", "TableRow", "ANAPHORS"]
@@ -260,7 +270,6 @@ class LinkingExtractor:
 
     def extract(self, texts: Sequence[str], *, n_process: int = 1, progress: bool = False) -> list:
         """Mentions of every text: the base extractor's (from its store) plus the linked names."""
-        from ..entities import Mention, extract_entities
 
         base = extract_entities(list(texts), self.base, n_process=n_process, progress=progress)
         out = []
@@ -405,7 +414,6 @@ _DASHES = ("—", "–", "-", "−", "—%", "*")
 
 def _cell_number(cell: str) -> float | None:
     """A table cell's number; ``nan`` for a dash (nil); ``None`` when the cell is not a number."""
-    from .values import parse_number
 
     if cell in _DASHES:
         return float("nan")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DataError
+from ..io import read_json, write_json
 from .values import parse_figure, period_sort_key, same_value
 
 __all__ = ["Finding", "FINDING_KEYS", "KINDS", "find_conflicts", "fact_key", "score_facts", "score_conflicts",
@@ -248,14 +249,12 @@ def score_conflicts(conflicts: Iterable[Finding], planted: Iterable[Mapping[str,
 
 def write_findings(path: str | os.PathLike, findings: Iterable[Finding]) -> None:
     """Write findings as a JSON list of records (:meth:`Finding.to_dict`), atomically."""
-    from ..io import write_json
 
     write_json(path, [f.to_dict() for f in findings])
 
 
 def read_findings(path: str | os.PathLike) -> list[Finding]:
     """Read a file written by :func:`write_findings`."""
-    from ..io import read_json
 
     rows = read_json(path)
     if not isinstance(rows, list):

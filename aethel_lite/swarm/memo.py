@@ -23,6 +23,7 @@ from typing import Any
 
 from ..errors import DataError
 from .findings import Finding
+from .generate import SYSTEM_PROMPT, GeneratorError
 from .lexicon import METRICS, TOPICS
 from .values import period_sort_key, same_value
 
@@ -350,7 +351,6 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
 
 
 def _generated(generator: Any, template: str, refs: _Refs, names: Mapping[str, str]) -> tuple[str, str, str | None]:
-    from .generate import SYSTEM_PROMPT, GeneratorError
 
     lines = [f"[{r.ref}] {r.entity}, {r.metric}, {r.period or 'no period'}: {r.figure}" for r in refs.rows if r.figure]
     prompt = ("Findings (reference, entity, metric, period: figure):\n" + "\n".join(lines) +

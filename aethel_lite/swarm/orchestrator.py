@@ -5,7 +5,7 @@ r"""The orchestrator: resolve the target, retrieve each specialist's evidence, r
 the same whichever alias was given, so the seeds, the evidence and the memo are too.
 
 **Evidence (the topological filter).** BCT expands the class over the entity graph
-(:func:`~aethel_lite.bct.expand_seeds`, exact / alias / substring / token rules) and Personalized
+(:func:`~aethel_lite.core.bct.expand_seeds`, exact / alias / substring / token rules) and Personalized
 PageRank from those seeds ranks every passage the walk reaches. For each metric and topic of a
 specialist's mandate, the specialist's context gets the first ``k`` passages of that ranking that
 mention the item at all (its phrase or a table row: the *gate*). The union over its items is all a
@@ -32,9 +32,25 @@ from typing import Any
 
 import numpy as np
 
-from ..entities import normalize_entity
+from ..core.bct import Expansion, expand_seeds, provenance, seed_vector
+from ..core.entities import (
+    Ner3Extractor,
+    extract_entities,
+    get_extractor,
+    normalize_entity,
+)
+from ..data.synthetic import alias_table
 from ..errors import DataError, ParameterError
-from .extract import AliasResolver, DocumentResolver, EntityResolver, LinkingExtractor, PassageView, build_view
+from ..retrievers import DenseRetriever, GraphRetriever
+from ..retrievers.base import passage_text, topk
+from .extract import (
+    AliasResolver,
+    DocumentResolver,
+    EntityResolver,
+    LinkingExtractor,
+    PassageView,
+    build_view,
+)
 from .findings import Finding, find_conflicts, sort_findings
 from .memo import Memo, build_memo
 from .specialists import Specialist, default_specialists
@@ -209,7 +225,6 @@ class Orchestrator:
         """
         aliases = dataset.meta.get("aliases") if isinstance(dataset.meta, Mapping) else None
         if isinstance(aliases, Mapping) and aliases:
-            from ..data.synthetic import alias_table
 
             kwargs.setdefault("alias_table", alias_table(dataset))
             kwargs.setdefault("resolver", AliasResolver(aliases))
@@ -227,7 +242,6 @@ class Orchestrator:
         ParameterError
             No resolver was given (see :meth:`from_dataset`).
         """
-        from ..retrievers import GraphRetriever
 
         passages = list(passages)
         if not passages:
@@ -238,7 +252,6 @@ class Orchestrator:
         t0 = time.perf_counter()
         self.passages_ = passages
         self.by_pid_ = {p.pid: p for p in passages}
-        from ..entities import Ner3Extractor, get_extractor
 
         extractor = Ner3Extractor(max_df=None) if self.extractor is None else self.extractor
         linked = self.link_names and isinstance(self.resolver, AliasResolver)
@@ -260,7 +273,6 @@ class Orchestrator:
     # -- target ----------------------------------------------------------------------------------
     def resolve(self, name: str) -> Target:
         """The :class:`Target` a name stands for (see the module docstring)."""
-        from ..bct import expand_seeds
 
         self._check_fitted()
         if not isinstance(name, str) or not normalize_entity(name):
@@ -281,8 +293,6 @@ class Orchestrator:
 
     # -- evidence ----------------------------------------------------------------------------------
     def _graph_order(self, target: Target) -> tuple[np.ndarray, np.ndarray]:
-        from ..bct import Expansion, seed_vector
-        from ..retrievers.base import topk
 
         gr = self.graph_retriever_
         graph = gr.graph_
@@ -299,14 +309,12 @@ class Orchestrator:
 
     def _text_orders(self, texts: Sequence[str], source: str) -> list[tuple[np.ndarray, np.ndarray]]:
         """BM25's or the dense retriever's ranking (corpus indices, scores) of each query text."""
-        from ..retrievers.base import topk
 
         depth = min(self.depth, len(self.passages_))
         if source == "bm25":
             rows = [self.graph_retriever_.bm25_.get_scores(t) for t in texts]
             rows = [np.where(r > 0, r, -np.inf) for r in rows]
         else:
-            from ..retrievers import DenseRetriever
 
             if self.dense_ is None:
                 self.dense_ = DenseRetriever(progress=self.progress).fit(self.passages_)
@@ -327,7 +335,6 @@ class Orchestrator:
 
     def gather(self, target: Target, evidence: str = "graph", k: int | None = None) -> dict[str, list[dict]]:
         """Each specialist's context: ``{pid, doc_id, page, items, rank, score, provenance}`` records in order."""
-        from ..bct import Expansion, provenance
 
         self._check_fitted()
         if evidence not in EVIDENCE:
@@ -440,8 +447,6 @@ class Orchestrator:
         return result
 
     def _views(self, pids: Sequence[str]) -> dict[str, PassageView]:
-        from ..entities import extract_entities
-        from ..retrievers.base import passage_text
 
         passages = [self.by_pid_[p] for p in pids]
         ner = extract_entities([passage_text(p) for p in passages], "ner", progress=False) if (self.ner and passages) \

@@ -17,7 +17,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..core.entities import extract_entities
 from ..errors import ParameterError
+from ..retrievers.base import passage_text
 from .extract import DocumentResolver, RuleExtractor, build_view
 from .findings import Finding, score_conflicts, score_facts
 from .lexicon import FUND_METRICS
@@ -240,8 +242,6 @@ def extraction_accuracy(dataset: Any, questions: Sequence[Mapping[str, Any]], *,
             resolver = DocumentResolver(pages, "company")
             mentions = [None] * len(pages)
             if ner:
-                from ..entities import extract_entities
-                from ..retrievers.base import passage_text
 
                 mentions = extract_entities([passage_text(p) for p in pages], "ner", progress=False)
             for p, m in zip(pages, mentions):

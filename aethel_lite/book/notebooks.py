@@ -1,0 +1,621 @@
+"""Execute the book's notebooks with papermill, deterministically and atomically.
+
+``python -m aethel_lite.notebooks`` (what ``make notebooks`` runs) finds ``notebooks/*.ipynb``
+(sorted by name), executes each one with papermill and writes the executed copy to
+``book/executed/<name>.ipynb``, which the Jupyter Book renders (``execute_notebooks: "off"``).
+
+Conventions
+-----------
+Kernel
+    ``python3``, resolved the way ``jupyter_client`` resolves it from the running interpreter:
+    inside a virtual environment the environment's own kernel spec (installed by ``ipykernel``
+    into ``.venv/share/jupyter/kernels``) takes precedence over user-wide ones, and its
+    ``argv[0] == "python"`` is replaced by ``sys.executable``. So ``.venv/bin/python -m
+    aethel_lite.book.notebooks`` runs every notebook on the ``.venv`` interpreter with no globally
+    installed kernel. :func:`kernel_command` shows the command that will be used.
+Working directory
+    The repository root (``root``), for every notebook. Relative paths inside a notebook
+    (``results/...``, ``AETHEL_DATA=/path/to/data``) therefore mean the same as on the command
+    line and in the ``aethel`` CLI.
+Parameters
+    ``-p name value`` (repeatable); ``value`` is parsed as JSON when it parses (``20``, ``true``,
+    ``null``, ``[1, 2]``) and is a string otherwise. Each notebook receives only the parameters
+    that its ``parameters`` cell declares; a name that no selected notebook declares is an error
+    (a typo must not be silently ignored). The environment (``AETHEL_DATA``, ``AETHEL_CACHE``, ...)
+    is inherited by the kernel.
+Quick mode
+    ``--quick`` (``make book QUICK=1``, the mode CI builds the book in) gives every notebook the
+    parameters of :data:`QUICK_PARAMETERS` that it declares (``quick=True`` and small subsets:
+    ``limit``, ``n_resamples``, ``synthetic_size``); ``-p`` overrides them.
+Timing
+    Each notebook's wall-clock time is printed when it finishes (``time: NAME ... s``) and the
+    total at the end, so a slow chapter is seen at once (timings are never written into the
+    executed notebook, see Determinism).
+Failures
+    A notebook whose cell raises is reported with the notebook's name, the cell (its position in
+    the source notebook, its id and first line) and the error; the command exits 1.
+Atomic output
+    The executed notebook is kept in memory and written with :func:`aethel_lite.io.atomic_write`
+    (temporary file + rename) only when every cell succeeded. A failed notebook leaves no
+    executed copy: a stale one from an earlier run is removed, so the book never shows results
+    that the current code did not produce.
+Determinism
+    papermill and nbclient stamp wall-clock times into the notebook (``metadata.papermill``
+    ``start_time``/``end_time``/``duration`` for the notebook and each cell, and
+    ``metadata.execution`` with ``iopub.*``/``shell.*`` times per cell) and give the injected
+    parameters cell a random id. :func:`strip_volatile` removes the times, gives the injected
+    cell the fixed id ``injected-parameters`` and records input/output paths relative to the
+    root, so two runs of a deterministic notebook give byte-identical files. The kernel runs
+    with ``PYTHONHASHSEED=0`` (unless already set) so set iteration order is stable too.
+    Notebooks must pass ``progress=False`` to library calls (a progress bar records timings).
+
+References
+----------
+papermill: https://papermill.readthedocs.io ; nbclient: https://nbclient.readthedocs.io
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..data.paths import HOW_TO_GET_DATA, check_data_root, configured_root, data_root
+from ..errors import AethelError, ParameterError
+from ..io import atomic_write, read_json, write_json
+
+NOTEBOOK_DIR = "notebooks"
+OUTPUT_DIR = Path("book") / "executed"
+DEFAULT_KERNEL = "python3"
+#: What ``--quick`` gives each notebook that declares the name (small subsets; CI builds the book so).
+QUICK_PARAMETERS: dict[str, Any] = {"quick": True, "limit": 8, "n_resamples": 200, "synthetic_size": 300}
+DEFAULT_TIMEOUT = 7200  # seconds per cell: a hang guard; a cold open-corpus cell (MiniLM over 45k texts) needs ~30 min
+INJECTED_ID = "injected-parameters"
+_VOLATILE_PAPERMILL = ("start_time", "end_time", "duration")
+# tqdm.auto, imported inside a kernel without ipywidgets, warns "IProgress not found" into the
+# executed notebook. Notebooks pass progress=False, so the warning is noise: silenced by message.
+KERNEL_WARNING_FILTERS = ("ignore:IProgress not found",)
+
+
+@dataclass
+class NotebookFailure:
+    """One failed notebook: its name, the failing cell and the error.
+
+    ``cell_index`` counts the executed notebook's cells (papermill's injected-parameters cell
+    included); ``source_index`` is the cell's position in ``notebooks/NAME.ipynb`` (0-based),
+    ``cell_id`` its id and ``cell_line`` the first non-blank line of its source.
+    """
+
+    name: str
+    cell_index: int | None
+    ename: str
+    evalue: str
+    traceback: list[str] = field(default_factory=list)
+    source_index: int | None = None
+    cell_id: str | None = None
+    cell_line: str | None = None
+
+    def __str__(self) -> str:
+        if self.cell_index is None:
+            where = "before execution"
+        else:
+            index = self.source_index if self.source_index is not None else self.cell_index
+            where = f"cell {index}"
+            if self.cell_id:
+                where += f" (id {self.cell_id})"
+            if self.cell_line:
+                where += f" `{self.cell_line}`"
+        msg = f"notebook {self.name} failed at {where}: {self.ename}: {self.evalue}"
+        if self.traceback:
+            tail = "\n".join(self.traceback[-6:])
+            msg += "\n" + _strip_ansi(tail)
+        return msg
+
+
+class NotebookRunError(AethelError):
+    """Raised when one or more notebooks failed; ``failures`` lists them."""
+
+    def __init__(self, failures: Sequence[NotebookFailure]):
+        self.failures = list(failures)
+        super().__init__("\n\n".join(str(f) for f in self.failures))
+
+
+def _strip_ansi(text: str) -> str:
+    import re
+
+    return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)
+
+
+# -- discovery and parameters ------------------------------------------------------------------
+def discover(root: str | os.PathLike = ".", only: Sequence[str] | None = None) -> list[Path]:
+    """Notebooks ``root/notebooks/*.ipynb`` sorted by name (checkpoints and hidden files skipped).
+
+    ``only`` keeps the given names (with or without ``.ipynb``); an unknown name is a
+    :class:`ParameterError` listing the notebooks that exist.
+    """
+    nb_dir = Path(root) / NOTEBOOK_DIR
+    found = sorted((p for p in nb_dir.glob("*.ipynb") if not p.name.startswith(".")), key=lambda p: p.name)
+    if not only:
+        return found
+    by_stem = {p.stem: p for p in found}
+    picked = []
+    for name in only:
+        stem = Path(name).name.removesuffix(".ipynb")
+        if stem not in by_stem:
+            raise ParameterError(f"--only {name}: no such notebook in {nb_dir}; available: {', '.join(by_stem) or '(none)'}")
+        picked.append(by_stem[stem])
+    return picked
+
+
+def parse_parameters(pairs: Sequence[Sequence[str]] | None) -> dict[str, Any]:
+    """``[["limit", "20"], ["name", "x"]]`` -> ``{"limit": 20, "name": "x"}`` (JSON when it parses)."""
+    params: dict[str, Any] = {}
+    for pair in pairs or ():
+        if len(pair) != 2:
+            raise ParameterError(f"-p expects NAME VALUE, got {list(pair)!r}")
+        name, raw = pair
+        if not name.isidentifier():
+            raise ParameterError(f"-p {name}: parameter name must be a Python identifier")
+        try:
+            params[name] = json.loads(raw)
+        except json.JSONDecodeError:
+            params[name] = raw
+    return params
+
+
+def declared_parameters(path: str | os.PathLike) -> dict[str, Any]:
+    """Parameter names declared in the notebook's ``parameters`` cell -> papermill's description."""
+    import papermill
+
+    return papermill.inspect_notebook(str(path))
+
+
+def _select_parameters(notebooks: Sequence[Path], params: Mapping[str, Any]) -> dict[Path, dict[str, Any]]:
+    """Give each notebook the parameters it declares; error on names no notebook declares."""
+    per_nb: dict[Path, dict[str, Any]] = {}
+    used: set[str] = set()
+    declared_all: set[str] = set()
+    for nb in notebooks:
+        declared = set(declared_parameters(nb)) if params else set()
+        declared_all |= declared
+        per_nb[nb] = {k: v for k, v in params.items() if k in declared}
+        used |= set(per_nb[nb])
+    unknown = sorted(set(params) - used)
+    if unknown:
+        names = ", ".join(p.stem for p in notebooks)
+        raise ParameterError(
+            f"parameter(s) {', '.join(unknown)} not declared by any selected notebook ({names}); "
+            f"declared: {', '.join(sorted(declared_all)) or '(none)'}"
+        )
+    return per_nb
+
+
+# -- kernel -----------------------------------------------------------------------------------
+def kernel_command(kernel_name: str = DEFAULT_KERNEL) -> list[str]:
+    """The command ``jupyter_client`` will launch for ``kernel_name`` from this interpreter.
+
+    Raises :class:`ParameterError` when no such kernel spec exists (install ``ipykernel`` in
+    this environment: it ships the ``python3`` spec).
+    """
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        spec = KernelSpecManager().get_kernel_spec(kernel_name)
+    except NoSuchKernel as exc:
+        raise ParameterError(
+            f"kernel {kernel_name!r} not found for {sys.executable}; install ipykernel in this environment"
+        ) from exc
+    argv = list(spec.argv)
+    if argv and argv[0] in {"python", f"python{sys.version_info[0]}", "python%i.%i" % sys.version_info[:2]}:
+        argv[0] = sys.executable
+    return argv
+
+
+# -- determinism ------------------------------------------------------------------------------
+def strip_volatile(nb, *, root: str | os.PathLike | None = None, output_path: str | os.PathLike | None = None):
+    """Remove run-dependent metadata from an executed notebook (in place; also returned).
+
+    Drops ``start_time``/``end_time``/``duration`` from ``metadata.papermill`` (notebook and
+    cells) and nbclient's ``metadata.execution`` timings; gives the injected-parameters cell the
+    fixed id ``injected-parameters``; makes ``input_path``/``output_path`` relative to ``root``.
+    """
+    pm = nb.metadata.get("papermill")
+    if pm is not None:
+        for key in _VOLATILE_PAPERMILL:
+            pm.pop(key, None)
+        if output_path is not None:
+            pm["output_path"] = _rel(output_path, root)
+        if pm.get("input_path"):
+            pm["input_path"] = _rel(pm["input_path"], root)
+    for cell in nb.cells:
+        meta = cell.get("metadata", {})
+        meta.pop("execution", None)
+        cpm = meta.get("papermill")
+        if cpm is not None:
+            for key in _VOLATILE_PAPERMILL:
+                cpm.pop(key, None)
+        if INJECTED_ID in meta.get("tags", []) and "id" in cell:
+            cell["id"] = INJECTED_ID
+    return nb
+
+
+def _rel(path: str | os.PathLike, root: str | os.PathLike | None) -> str:
+    p = Path(path)
+    if root is not None:
+        try:
+            return Path(os.path.relpath(p.resolve(), Path(root).resolve())).as_posix()
+        except ValueError:  # different drive
+            pass
+    return p.as_posix()
+
+
+# -- execution ----------------------------------------------------------------------------------
+def execute_one(
+    path: str | os.PathLike,
+    output: str | os.PathLike,
+    *,
+    parameters: Mapping[str, Any] | None = None,
+    root: str | os.PathLike = ".",
+    kernel_name: str = DEFAULT_KERNEL,
+    timeout: float | None = DEFAULT_TIMEOUT,
+) -> NotebookFailure | None:
+    """Execute one notebook with papermill in ``root``; write it atomically to ``output``.
+
+    Returns ``None`` on success, else a :class:`NotebookFailure` (and ``output`` is removed).
+    """
+    import nbformat
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    path, output = Path(path), Path(output)
+    name = path.stem
+    try:
+        with _kernel_env():
+            nb = papermill.execute_notebook(
+                str(path),
+                None,  # keep the result in memory; written below only on success
+                parameters=dict(parameters or {}),
+                kernel_name=kernel_name,
+                cwd=str(root),
+                progress_bar=False,
+                request_save_on_cell_execute=False,
+                execution_timeout=timeout,
+                # the kernel's own log: no "running over TCP without encryption" on every run
+                extra_arguments=["--IPKernelApp.log_level=ERROR"],
+            )
+    except PapermillExecutionError as exc:
+        _remove(output)
+        failure = NotebookFailure(name, exc.cell_index, exc.ename, exc.evalue, list(exc.traceback))
+        _locate_cell(failure, path, exc.source)
+        return failure
+    except Exception as exc:  # kernel died, timeout, unreadable notebook ...
+        _remove(output)
+        return NotebookFailure(name, None, type(exc).__name__, str(exc))
+    strip_volatile(nb, root=root, output_path=output)
+    with atomic_write(output) as fh:
+        fh.write(nbformat.writes(nb))
+    return None
+
+
+@contextlib.contextmanager
+def _kernel_env():
+    """Environment for the kernel process: ``PYTHONHASHSEED=0`` unless set, warning filters added."""
+    saved = {k: os.environ.get(k) for k in ("PYTHONWARNINGS", "PYTHONHASHSEED")}
+    filters = [f for f in (saved["PYTHONWARNINGS"] or "").split(",") if f]
+    os.environ["PYTHONWARNINGS"] = ",".join(filters + [f for f in KERNEL_WARNING_FILTERS if f not in filters])
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _locate_cell(failure: NotebookFailure, path: Path, source: str | None) -> None:
+    """Fill in the failing cell's position, id and first line in the source notebook."""
+    import nbformat
+
+    source = source or ""
+    lines = [line.strip() for line in source.splitlines() if line.strip()]
+    if lines:
+        failure.cell_line = lines[0][:80]
+    try:
+        cells = nbformat.read(str(path), as_version=4).cells
+    except Exception:  # the error itself is what matters; the notebook ran, so this is rare
+        return
+    matches = [i for i, c in enumerate(cells) if c.cell_type == "code" and c.source == source]
+    if len(matches) == 1:
+        failure.source_index = matches[0]
+        failure.cell_id = cells[matches[0]].get("id")
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def run_notebooks(
+    root: str | os.PathLike = ".",
+    *,
+    only: Sequence[str] | None = None,
+    parameters: Mapping[str, Any] | None = None,
+    output_dir: str | os.PathLike | None = None,
+    kernel_name: str = DEFAULT_KERNEL,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    progress: bool = True,
+    stop_on_error: bool = False,
+    quick: bool = False,
+    timings: dict[str, float] | None = None,
+    on_done: Callable[[str, float, NotebookFailure | None], None] | None = None,
+) -> list[Path]:
+    """Execute the notebooks under ``root`` and return the executed paths.
+
+    Every selected notebook is run (unless ``stop_on_error``); if any failed,
+    :class:`NotebookRunError` is raised afterwards naming each failed notebook, cell and error.
+    ``quick`` adds :data:`QUICK_PARAMETERS` (each notebook gets those it declares; ``parameters``
+    win). Each notebook's wall-clock seconds go into ``timings`` (name -> seconds) when given, and
+    ``on_done(name, seconds, failure_or_None)`` is called as each one finishes.
+    """
+    from tqdm.auto import tqdm
+
+    root = Path(root)
+    out_dir = Path(output_dir) if output_dir is not None else root / OUTPUT_DIR
+    notebooks = discover(root, only)
+    if not notebooks:
+        raise ParameterError(f"no notebooks found in {root / NOTEBOOK_DIR}")
+    kernel_command(kernel_name)  # fail early and clearly if the kernel is missing
+
+    check_data_root()  # AETHEL_DATA set to a folder that does not exist: an error naming it, never a synthetic book
+    per_nb = _select_parameters(notebooks, parameters or {})
+    if quick:
+        for nb in notebooks:
+            declared = declared_parameters(nb)
+            per_nb[nb] = {**{k: v for k, v in QUICK_PARAMETERS.items() if k in declared}, **per_nb[nb]}
+    written: list[Path] = []
+    failures: list[NotebookFailure] = []
+    bar = tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress)
+    for nb in bar:
+        bar.set_postfix_str(nb.stem)
+        out = out_dir / nb.name
+        t0 = time.perf_counter()
+        failure = execute_one(nb, out, parameters=per_nb[nb], root=root, kernel_name=kernel_name, timeout=timeout)
+        seconds = time.perf_counter() - t0
+        if timings is not None:
+            timings[nb.stem] = seconds
+        if on_done is not None:
+            on_done(nb.stem, seconds, failure)
+        if failure is None:
+            record_execution(root, nb, out, per_nb[nb], seconds)
+            written.append(out)
+        else:
+            failures.append(failure)
+            if stop_on_error:
+                break
+    bar.close()
+    if failures:
+        raise NotebookRunError(failures)
+    return written
+
+
+EXECUTION_FILE = Path("results") / "execution.json"
+#: Environment variables that change a chapter's numbers, recorded with its execution statistics.
+NUMBER_SETTINGS = ("AETHEL_DENSE_PRECISION",)
+
+
+def record_execution(root: str | os.PathLike, source: str | os.PathLike, executed: str | os.PathLike,
+                     parameters: Mapping[str, Any], seconds: float) -> dict:
+    """Add one notebook's execution statistics to ``root/results/execution.json`` (atomically).
+
+    The executed notebook itself carries no times (:func:`strip_volatile`, so that two runs give
+    identical bytes); its run time, cell counts, UTC build time and the parameters it was given go
+    to this file instead, which the reproducibility chapter reads. It is the one result file whose
+    content changes from run to run. Returns the record.
+    """
+    import datetime
+
+    import nbformat
+
+
+    nb = nbformat.read(str(executed), as_version=4)
+    record = {
+        "notebook": Path(source).stem,
+        "seconds": round(float(seconds), 1),
+        "cells": len(nb.cells),
+        "code_cells": sum(c.cell_type == "code" for c in nb.cells),
+        "built": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "parameters": dict(parameters),
+        # settings read from the environment that change numbers (never paths: AETHEL_DATA/AETHEL_CACHE stay out)
+        "environment": {k: os.environ[k] for k in NUMBER_SETTINGS if os.environ.get(k)},
+    }
+    path = Path(root) / EXECUTION_FILE
+    try:
+        saved = read_json(path) if path.exists() else {}
+    except AethelError:  # an unreadable stats file is rebuilt, never a reason to fail a build
+        saved = {}
+    saved = saved if isinstance(saved, dict) else {}
+    saved[record["notebook"]] = record
+    write_json(path, saved)
+    return record
+
+
+def data_status(dataset_name: str) -> str:
+    """One loud line saying which data a notebook runs on and why.
+
+    ``dataset_name == "synthetic"`` says whether real data is configured (``AETHEL_DATA``)
+    at all, so a reader never mistakes synthetic numbers for the paper's. The line never holds a
+    local path (it is printed into the published book): the folder is named by its variable.
+    """
+
+    env = os.environ.get("AETHEL_DATA")
+    if dataset_name == "synthetic":
+        if not env:
+            why = f"no real data is configured (AETHEL_DATA is not set). {HOW_TO_GET_DATA}"
+        elif not data_root().is_dir():
+            why = f"AETHEL_DATA is set but is not a directory. {HOW_TO_GET_DATA}"
+        else:
+            why = "real data is configured (AETHEL_DATA is set), but this notebook uses the synthetic corpus by design."
+        return f"DATA: SYNTHETIC corpus — {why} Numbers here are not the paper's."
+
+    if configured_root() is None:  # no data folder at all: the chapter's loaders fall back to the synthetic corpus
+        return (f"DATA: SYNTHETIC corpus instead of {dataset_name} — no real data is configured (AETHEL_DATA is not set). "
+                f"{HOW_TO_GET_DATA} Numbers here are not the paper's.")
+    return f"DATA: {dataset_name}, real data from the folder that {'AETHEL_DATA names' if env else 'data/ holds'}."
+
+
+@dataclass(frozen=True)
+class DataBanner:
+    """A notebook output that says loudly which data a chapter uses.
+
+    Rendered as a warning box in the book (HTML with the theme's ``admonition warning``
+    classes; an informational ``admonition note`` for real data) and as plain text elsewhere.
+    """
+
+    text: str
+    synthetic: bool
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        import html
+
+        kind, title = ("warning", "Synthetic data") if self.synthetic else ("note", "Data")
+        body = html.escape(self.text.removeprefix("DATA: "))
+        return f'<div class="admonition {kind}"><p class="admonition-title">{title}</p><p>{body}</p></div>'
+
+
+def data_banner(dataset_name: str) -> DataBanner:
+    """:func:`data_status` as a :class:`DataBanner` (put it as the last line of a notebook cell).
+
+    For a real data set's name it is a warning whenever no data folder is configured, since the
+    chapter will then run on the synthetic stand-in (a configured but wrong folder is an error when
+    loading). :func:`loaded_banner`, built from the data sets actually loaded, is preferred.
+    """
+    text = data_status(dataset_name)
+    return DataBanner(text, synthetic=text.startswith("DATA: SYNTHETIC"))
+
+
+def loaded_banner(loaded: Mapping[str, Any], missing: Sequence[str] = ()) -> DataBanner:
+    """The data box built from the data sets a chapter actually loaded (not from what it asked for).
+
+    Parameters
+    ----------
+    loaded : mapping
+        name the chapter asked for → the :class:`~aethel_lite.data.schema.Dataset` it got. A data
+        set with ``meta["fallback_from"]`` (see :func:`aethel_lite.data.select.load_or_synthetic`)
+        is the synthetic corpus standing in for the real one, and makes the box a warning.
+    missing : sequence of str
+        Names that were not run because no real data is configured.
+
+    Returns
+    -------
+    DataBanner
+        A warning when any number of the chapter comes from a synthetic stand-in, or when only
+        the synthetic corpus ran; a note listing the real data sets (questions, passages) otherwise.
+        The text never holds a local path.
+    """
+
+    env = os.environ.get("AETHEL_DATA")
+    stand_ins = [n for n, ds in loaded.items() if ds.meta.get("fallback_from")]
+    real = [n for n, ds in loaded.items() if n not in stand_ins and n != "synthetic" and not ds.name.startswith("synthetic")]
+    if stand_ins or not real:
+        why = ("no real data is configured (AETHEL_DATA is not set)" if not env
+               else "AETHEL_DATA is set, yet the chapter ran on synthetic data")
+        text = (f"DATA: SYNTHETIC corpus instead of {', '.join(stand_ins or list(missing) or ['real data'])} — {why}. "
+                f"{HOW_TO_GET_DATA} Numbers here are not the paper's, and no table sets them beside the paper's.")
+        return DataBanner(text, synthetic=True)
+
+    def describe(name: str) -> str:
+        ds = loaded[name]
+        return f"{name} ({len(ds.queries):,} questions, {len(ds.passages):,} passages)"
+
+    extra = " The synthetic corpus also runs, by design, and is labelled wherever it appears." if "synthetic" in loaded else ""
+    where = "the folder that AETHEL_DATA names" if env else "the data/ folder"
+    text = f"DATA: {'; '.join(describe(n) for n in real)} — real data from {where}.{extra}"
+    if missing:
+        text += f" Not run: {', '.join(missing)}."
+    return DataBanner(text, synthetic=False)
+
+
+# -- command line ------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m aethel_lite.notebooks",
+        description="Execute notebooks/*.ipynb with papermill into book/executed/ (cwd: the repository root).",
+    )
+    p.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"), default=[],
+                   help="inject a parameter (value parsed as JSON when possible); repeatable")
+    p.add_argument("--only", action="append", metavar="NAME", help="run only this notebook (repeatable)")
+    p.add_argument("--quick", action="store_true",
+                   help="small subsets: give each notebook the parameters of QUICK_PARAMETERS it declares "
+                        f"({', '.join(f'{k}={json.dumps(v)}' for k, v in QUICK_PARAMETERS.items())}); -p wins")
+    p.add_argument("--list", action="store_true", help="list the notebooks and their parameters, run nothing")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per cell (default %(default)s; 0 = none)")
+    p.add_argument("--kernel", default=DEFAULT_KERNEL, help="kernel spec name (default %(default)s)")
+    p.add_argument("--root", default=".", help="repository root (default: current directory)")
+    p.add_argument("--stop-on-error", action="store_true", help="stop at the first failed notebook")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point; returns the exit status (0 ok, 1 notebook failed, 2 bad usage)."""
+    args = build_parser().parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    timings: dict[str, float] = {}
+
+    def done(name: str, seconds: float, failure: NotebookFailure | None) -> None:
+        from tqdm.auto import tqdm
+
+        tqdm.write(f"time: {name} {seconds:.1f} s{'' if failure is None else ' (failed)'}", file=sys.stdout)
+        sys.stdout.flush()
+
+    try:
+        if args.list:
+            for nb in discover(args.root, args.only):
+                params = declared_parameters(nb)
+                desc = ", ".join(f"{k}={v.get('default')}" for k, v in params.items())
+                print(f"{nb.stem}\t{desc}")
+            return 0
+        written = run_notebooks(
+            args.root,
+            only=args.only,
+            parameters=parse_parameters(args.parameter),
+            kernel_name=args.kernel,
+            timeout=args.timeout or None,
+            progress=not args.no_progress,
+            stop_on_error=args.stop_on_error,
+            quick=args.quick,
+            timings=timings,
+            on_done=done,
+        )
+    except NotebookRunError as exc:
+        print(f"time: {len(timings)} notebook(s) {sum(timings.values()):.1f} s")
+        print(f"error: {len(exc.failures)} notebook(s) failed\n{exc}", file=sys.stderr)
+        return 1
+    except AethelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path}")
+    print(f"time: {len(timings)} notebook(s) {sum(timings.values()):.1f} s")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+

@@ -1,0 +1,102 @@
+"""Sphinx extension for the book: page-safe numbered references in the API reference, no duplicate scripts.
+
+The docstrings cite their sources NumPy-style, with numbered footnotes: ``[1]_`` in the text and
+``.. [1] Author, "Title", ...`` under *References*. Docutils footnote labels are unique per
+*page*, and the API page documents several modules, each numbering from 1, so the labels would
+clash ("Duplicate explicit target name"); and MyST, which parses the page, reports footnote
+references it did not define itself. This extension rewrites, in each docstring as autodoc
+reads it, a reference ``[N]_`` to the plain text ``[N]`` and a definition ``.. [N] text`` (with
+its indented continuation lines) to a bullet ``- [N] text``: the docstring still reads as its
+source does and nothing is lost. numpydoc solves the same problem by renaming the labels
+(https://numpydoc.readthedocs.io, "References").
+
+It also drops a script that a page would include twice: sphinx-thebe 0.3.1 registers its inline
+configuration (``const THEBE_JS_URL = ...``) on every ``env-before-read-docs``, which Jupyter
+Book emits twice, and the second copy is a JavaScript ``SyntaxError`` on every page (seen by the
+browser check, :mod:`aethel_lite.book.bookcheck`).
+
+It loads ``sphinx-mathjax-offline`` (a dependency: MathJax copied into ``_static/mathjax`` and
+served from the book, so formulas render with no network). In an environment set up before that
+dependency was added it says so in the build log (``make setup`` installs it) and the book loads
+MathJax from its CDN; the browser check, which runs with the network off, then fails on the raw
+TeX, so a book without offline math cannot pass the tests.
+
+Enabled in ``_config.yml`` (``sphinx: extra_extensions: [aethel_lite.book.sphinxext]``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["plain_references", "unique_scripts", "setup"]
+
+_REF = re.compile(r"\[(\d+)\]_")
+_DEF = re.compile(r"^(\s*)\.\. \[(\d+)\]\s+(.*)$")
+
+
+def plain_references(lines: list[str]) -> list[str]:
+    """Docstring lines with numbered footnote references and definitions turned into plain text.
+
+    >>> plain_references(["PageRank [1]_.", "", ".. [1] L. Page et al.,", "   Stanford 1999."])
+    ['PageRank [1].', '', '- [1] L. Page et al., Stanford 1999.']
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        match = _DEF.match(lines[i])
+        if match is None:
+            out.append(_REF.sub(r"[\1]", lines[i]))
+            i += 1
+            continue
+        indent, number, text = match.groups()
+        parts = [text.strip()]
+        i += 1
+        while i < len(lines) and lines[i].strip() and len(lines[i]) - len(lines[i].lstrip()) > len(indent):
+            parts.append(lines[i].strip())
+            i += 1
+        out.append(f"{indent}- [{number}] {' '.join(parts)}")
+    return out
+
+
+def _process_docstring(app: Any, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
+    lines[:] = plain_references(lines)
+
+
+def unique_scripts(scripts: list[Any]) -> list[Any]:
+    """``scripts`` (Sphinx's ``script_files`` of a page) without repeats, first occurrence kept.
+
+    Two entries are the same when their file name (empty for inline scripts) and attributes
+    (``body``, ``async``, ...) are.
+    """
+    seen: set[tuple[str, str]] = set()
+    kept = []
+    for script in scripts:
+        attributes = getattr(script, "attributes", {}) or {}
+        key = (str(getattr(script, "filename", script) or ""), repr(sorted(attributes.items())))
+        if key not in seen:
+            seen.add(key)
+            kept.append(script)
+    return kept
+
+
+def _dedupe_scripts(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    if "script_files" in context:
+        context["script_files"] = unique_scripts(context["script_files"])
+
+
+def setup(app: Any) -> dict[str, Any]:
+    """Register the docstring hook (after napoleon, which runs at the default priority) and the page hook."""
+    from sphinx.errors import ExtensionError
+    from sphinx.util import logging
+
+    app.setup_extension("sphinx.ext.autodoc")
+    try:
+        app.setup_extension("sphinx-mathjax-offline")
+    except ExtensionError:
+        logging.getLogger(__name__).info(
+            "aethel_lite.book.sphinxext: sphinx-mathjax-offline is not installed (run `make setup`); "
+            "MathJax will be loaded from its CDN and the browser check will fail offline")
+    app.connect("autodoc-process-docstring", _process_docstring, priority=600)
+    app.connect("html-page-context", _dedupe_scripts)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,363 @@
+r"""Bipartite coreference teleportation (BCT): widen the PPR seeds to aliases of the query entities.
+
+Personalized PageRank on the passage–entity graph (:mod:`aethel_lite.core.ppr`) solves
+:math:`p = \alpha s + (1-\alpha) W p` for a personalization (teleport) vector :math:`s`. Plain
+graph retrieval puts all of :math:`s` on the graph entities whose key *equals* a query entity
+key. A filing rarely names an entity the way a question does ("NorthRiver" in the question,
+"NorthRiver Capital Partners IV, L.P." in the filing), so exact seeding misses the passages that
+matter. BCT teleports to the query entities' coreferent nodes too: for each normalised query key
+:math:`q \in Q` and graph entity :math:`v` it scores
+
+.. math::
+
+    w(q, v) = \begin{cases}
+        w_\text{exact} & v = q \\
+        w_\text{alias} & v \text{ is an alias of } q \text{ (alias table or a graph alias edge of } q) \\
+        w_\text{substring} & q \text{ occurs in } v \text{ or } v \text{ in } q \text{ on token boundaries} \\
+        w_\text{token}\, J(q, v) & q, v \text{ share a content token; } J = \frac{|T_q \cap T_v|}{|T_q \cup T_v|}
+    \end{cases}
+
+(:math:`T` the token sets; a content token has at least 4 characters and is not a generic word
+such as "capital" or "holdings"), keeps for each entity its best expansion
+:math:`w(v) = \max_{q, \text{rule}} w(q, v)` (ties: exact > alias > substring > token, then the
+smaller seed). Each rule then has a *budget* per query entity: the expansions one seed
+:math:`q` makes through one rule :math:`r` share at most :math:`w_r` between them,
+
+.. math::
+
+    \tilde w(v) = w(v) \cdot \min\Bigl(1,\ \frac{w_r}{\sum_{u \in E(q, r)} w(u)}\Bigr),
+
+where :math:`E(q, r)` are the entities that :math:`q` reaches through rule :math:`r`. A common
+name with thirty substring neighbours ("china" → "bank of china", "china daily", …) therefore
+adds at most :math:`w_\text{substring}` of teleport mass, not thirty times it, and the entity the
+question names keeps its share. Finally
+
+.. math::
+
+    s_{n_P + j} = \frac{\tilde w(v_j)}{\sum_{v} \tilde w(v)}, \qquad s_i = 0 \text{ for passage nodes } i < n_P,
+
+with node order passages first, then entities (entity :math:`j` is node :math:`n_P + j`).
+Mode ``"none"`` keeps only exact matches (plain seeding), ``"alias"`` adds alias matches,
+``"substring"`` adds substring and token matches, ``"both"`` adds all. Default weights
+(:class:`BCTWeights`) halve from rule to rule, from strongest to weakest evidence: exact 1.0,
+alias 0.5, substring 0.25, token 0.1 × Jaccard; an alias never outweighs the entity the question
+names, and fuzzy matches add recall without taking over. (What an earlier version without the
+budget did to MuSiQue's AllSupport@5 is recorded in ``benchmarks/README.md``, "Measurements
+quoted by the library"; the closed-pool chapter runs the current BCT ablation.)
+
+In the paper BCT puts more supporting passages into the top 5 (AllSupport@5, Recall@5) at some
+cost to top-1 precision: mass spread over aliases dilutes the single best passage.
+:func:`provenance` says, for each retrieved passage, which query entity and which alias
+brought it in.
+
+References
+----------
+Page, L., Brin, S., Motwani, R. & Winograd, T. (1999). The PageRank citation ranking.
+Haveliwala, T. H. (2002). Topic-sensitive PageRank. WWW '02.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import ParameterError
+from .entities import normalize_entity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .graph import EntityGraph
+
+__all__ = ["BCTWeights", "Expansion", "MODES", "TOKEN_STOP", "expand_seeds", "seed_vector", "provenance"]
+
+MODES = ("none", "alias", "substring", "both")
+_PRIORITY = {"exact": 3, "alias": 2, "substring": 1, "token": 0}
+
+#: Generic tokens that never make a token-overlap match on their own.
+TOKEN_STOP = frozenset(
+    """the and for with from company companies corporation incorporated limited group groups holding
+    holdings international national global capital partners partner fund funds trust bank banks
+    financial services service management investment investments american united states state
+    north south east west new city county university department association industries""".split()
+)
+
+
+@dataclass(frozen=True)
+class BCTWeights:
+    """Teleport weight of each expansion rule (see the module docstring).
+
+    Attributes
+    ----------
+    exact, alias, substring, token : float
+        Non-negative and finite; ``exact`` must be positive. ``token`` is multiplied by the
+        Jaccard similarity of the two keys' token sets.
+    """
+
+    exact: float = 1.0
+    alias: float = 0.5
+    substring: float = 0.25
+    token: float = 0.1
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise ParameterError(f"BCTWeights.{f.name} must be a finite number >= 0, got {value!r}")
+        if self.exact <= 0:
+            raise ParameterError(f"BCTWeights.exact must be > 0, got {self.exact!r}")
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """One seed entity of the personalization vector and how a query entity reached it.
+
+    Attributes
+    ----------
+    seed : str
+        The normalised query entity key.
+    entity : str
+        The graph entity key it expands to.
+    via : str
+        ``"exact"``, ``"alias"``, ``"substring"`` or ``"token"``.
+    weight : float
+        Its teleport weight before normalisation.
+    """
+
+    seed: str
+    entity: str
+    via: str
+    weight: float
+
+
+def _rank(e: Expansion) -> tuple:
+    """Sort key: best first, then deterministic by entity and seed."""
+    return (-e.weight, -_PRIORITY[e.via], e.entity, e.seed)
+
+
+class _TokenIndex:
+    """Token -> entity columns of a graph, with padded keys for token-boundary containment."""
+
+    def __init__(self, entities: list[str]) -> None:
+        self.entities = entities
+        self.n = len(entities)
+        self.tokens = [frozenset(e.split()) for e in entities]
+        self.postings: dict[str, list[int]] = {}
+        for j, toks in enumerate(self.tokens):
+            for t in toks:
+                self.postings.setdefault(t, []).append(j)
+
+
+def _token_index(graph: EntityGraph) -> _TokenIndex:
+    idx = getattr(graph, "_bct_token_index", None)
+    if idx is None or idx.entities is not graph.entities or idx.n != len(graph.entities):
+        idx = _TokenIndex(graph.entities)
+        try:
+            graph._bct_token_index = idx
+        except AttributeError:  # pragma: no cover - a graph type with __slots__
+            pass
+    return idx
+
+
+def _alias_groups(alias_table: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
+    """Equivalence classes of the alias table (symmetric, transitive), keys normalised."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    if not isinstance(alias_table, Mapping):
+        raise ParameterError(f"alias_table: expected a mapping key -> aliases, got {type(alias_table).__name__}")
+    for key, aliases in alias_table.items():
+        if isinstance(aliases, str):
+            aliases = [aliases]
+        k = normalize_entity(str(key))
+        if not k:
+            continue
+        find(k)
+        for a in aliases:
+            a = normalize_entity(str(a))
+            if a:
+                ra, rk = find(a), find(k)
+                if ra != rk:
+                    parent[max(ra, rk)] = min(ra, rk)
+    groups: dict[str, set[str]] = {}
+    for x in parent:
+        groups.setdefault(find(x), set()).add(x)
+    return {x: groups[find(x)] for x in parent}
+
+
+def expand_seeds(
+    query_keys: Iterable[str],
+    graph: EntityGraph,
+    *,
+    mode: str = "both",
+    alias_table: Mapping[str, Iterable[str]] | None = None,
+    weights: BCTWeights | None = None,
+    min_chars: int = 4,
+) -> list[Expansion]:
+    """Expand query entity keys to weighted graph entities (the BCT seeds).
+
+    Parameters
+    ----------
+    query_keys : iterable of str
+        Query entities; normalised with :func:`aethel_lite.core.entities.normalize_entity` (a no-op on
+        keys that already are), empty ones dropped.
+    graph : EntityGraph
+    mode : {"none", "alias", "substring", "both"}
+        ``"none"``: exact matches only. ``"alias"``: + entities in the query key's alias-table
+        class (the table is read as an equivalence relation) and the graph's alias-edge neighbours
+        of the query key (``graph.alias``, e.g. substring adjacency). ``"substring"``: + graph
+        entities containing the query key or contained in it on token boundaries (the shorter of
+        the two at least ``min_chars`` characters), and token-overlap matches. ``"both"``: all.
+    alias_table : mapping of str to iterable of str, optional
+        Known aliases (e.g. the synthetic corpus's). Used in modes ``"alias"`` and ``"both"``.
+    weights : BCTWeights, optional
+        Default ``BCTWeights()``: exact 1.0, alias 0.5, substring 0.25, token 0.1 × Jaccard.
+    min_chars : int
+        Shortest key that takes part in a substring match.
+
+    Returns
+    -------
+    list of Expansion
+        One per reached graph entity (its best expansion), sorted by weight (descending), rule,
+        entity, seed. Empty when no query entity reaches the graph.
+    """
+    if mode not in MODES:
+        raise ParameterError(f"mode: expected one of {', '.join(MODES)}, got {mode!r}")
+    weights = BCTWeights() if weights is None else weights
+    if not isinstance(weights, BCTWeights):
+        raise ParameterError(f"weights: expected BCTWeights, got {type(weights).__name__}")
+    if isinstance(query_keys, str):
+        raise ParameterError("query_keys: expected an iterable of keys, got a single str")
+    if int(min_chars) < 1:
+        raise ParameterError(f"min_chars must be >= 1, got {min_chars}")
+    seeds = sorted({k for k in (normalize_entity(str(q)) for q in query_keys) if k})
+    use_alias = mode in ("alias", "both")
+    use_sub = mode in ("substring", "both")
+    index = graph.entity_index
+    best: dict[str, Expansion] = {}
+
+    def offer(seed: str, entity: str, via: str, weight: float) -> None:
+        if weight <= 0:
+            return
+        cand = Expansion(seed, entity, via, float(weight))
+        old = best.get(entity)
+        if old is None or _rank(cand) < _rank(old):
+            best[entity] = cand
+
+    groups = _alias_groups(alias_table) if (use_alias and alias_table) else {}
+    tindex = _token_index(graph) if use_sub else None
+    entities = graph.entities
+    for q in seeds:
+        if q in index:
+            offer(q, q, "exact", weights.exact)
+        if use_alias:
+            for a in sorted(groups.get(q, ())):
+                if a != q and a in index:
+                    offer(q, a, "alias", weights.alias)
+            if graph.alias is not None and q in index:
+                row = graph.alias.getrow(index[q])
+                for j, v in zip(row.indices, row.data):
+                    if v != 0 and entities[j] != q:
+                        offer(q, entities[j], "alias", weights.alias)
+        if use_sub:
+            qtoks = q.split(" ")
+            # entities contained in q: every contiguous token run of q
+            n = len(qtoks)
+            for i in range(n):
+                for j in range(i + 1, n + 1):
+                    if j - i < n:
+                        sub = " ".join(qtoks[i:j])
+                        if len(sub) >= min_chars and sub in index:
+                            offer(q, sub, "substring", weights.substring)
+            # entities containing q: scan the postings of q's rarest token
+            if len(q) >= min_chars and all(t in tindex.postings for t in qtoks):
+                rare = min(qtoks, key=lambda t: (len(tindex.postings[t]), t))
+                padded = f" {q} "
+                for col in tindex.postings[rare]:
+                    e = entities[col]
+                    if e != q and padded in f" {e} ":
+                        offer(q, e, "substring", weights.substring)
+            # token overlap on content tokens
+            qset = frozenset(qtoks)
+            content = sorted(t for t in qset if len(t) >= 4 and t not in TOKEN_STOP)
+            cols: set[int] = set()
+            for t in content:
+                cols.update(tindex.postings.get(t, ()))
+            for col in sorted(cols):
+                e = entities[col]
+                if e == q:
+                    continue
+                etoks = tindex.tokens[col]
+                jac = len(qset & etoks) / len(qset | etoks)
+                offer(q, e, "token", weights.token * jac)
+    return sorted(best.values(), key=_rank)
+
+
+def seed_vector(expansions: Iterable[Expansion], graph: EntityGraph, weights: BCTWeights | None = None) -> np.ndarray:
+    r"""Personalization vector over the graph's nodes from BCT expansions.
+
+    The expansions of one seed through one rule share that rule's weight as a budget,
+    :math:`\tilde w(v) = w(v) \min(1, w_r / \sum_{u \in E(q, r)} w(u))`; then
+    :math:`s_{n_P + j} = \tilde w_j / \sum_k \tilde w_k` for each expanded entity :math:`j` (its
+    largest weight if it appears more than once), 0 on passage nodes.
+
+    Parameters
+    ----------
+    expansions : iterable of Expansion
+    graph : EntityGraph
+    weights : BCTWeights, optional
+        The rule budgets (default ``BCTWeights()``; pass the ones given to :func:`expand_seeds`).
+
+    Returns
+    -------
+    numpy.ndarray, shape (graph.n_nodes,), float64
+        Sums to 1, or all zeros when there is no expansion (the caller decides the fallback).
+    """
+    weights = BCTWeights() if weights is None else weights
+    budget = {"exact": weights.exact, "alias": weights.alias, "substring": weights.substring, "token": weights.token}
+    expansions = list(expansions)
+    spent: dict[tuple[str, str], float] = {}
+    for e in expansions:
+        if not (isinstance(e.weight, (int, float)) and math.isfinite(e.weight) and e.weight >= 0):
+            raise ParameterError(f"expansions: weight of {e.entity!r} must be finite and >= 0, got {e.weight!r}")
+        if e.via not in budget:
+            raise ParameterError(f"expansions: unknown rule {e.via!r} for {e.entity!r}; expected one of {', '.join(budget)}")
+        spent[(e.seed, e.via)] = spent.get((e.seed, e.via), 0.0) + e.weight
+    s = np.zeros(graph.n_nodes, dtype=np.float64)
+    n_p = graph.n_passages
+    for e in expansions:
+        j = graph.entity_index.get(e.entity)
+        if j is None:
+            raise ParameterError(f"expansions: entity {e.entity!r} is not in the graph")
+        total = spent[(e.seed, e.via)]
+        scale = min(1.0, budget[e.via] / total) if total > 0 else 0.0
+        s[n_p + j] = max(s[n_p + j], e.weight * scale)
+    total = s.sum()
+    if total > 0:
+        s /= total
+    return s
+
+
+def provenance(pid: str, expansions: Iterable[Expansion], graph: EntityGraph) -> list[Expansion]:
+    """The expansions whose entity passage ``pid`` mentions, best first.
+
+    Tells, for a retrieved passage, which query entity (``seed``) and which alias or substring
+    match (``entity``, ``via``) brought it in. Empty if it mentions none of them (it was reached
+    through longer paths). An unknown ``pid`` raises :class:`~aethel_lite.errors.DataError`.
+    """
+    i = graph.passage_node(pid)
+    expansions = list(expansions)
+    if not expansions:
+        return []
+    inc = graph.incidence  # CSR (EntityGraph validates it): row i is indptr[i]:indptr[i + 1], read without slicing
+    lo, hi = int(inc.indptr[i]), int(inc.indptr[i + 1])
+    mentioned = {graph.entities[j] for j, v in zip(inc.indices[lo:hi].tolist(), inc.data[lo:hi].tolist()) if v != 0}
+    return sorted((e for e in expansions if e.entity in mentioned), key=_rank)

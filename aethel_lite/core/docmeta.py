@@ -1,0 +1,460 @@
+r"""Documents and their metadata as graph nodes: filings, companies, fiscal periods, filing types.
+
+A question such as "What was 3M's FY2018 capital expenditure?" names a *filing* as much as a
+passage: the company and the fiscal period pick the document, and only then does the wording
+pick the page. This module gives the passage–entity graph that structure.
+
+**Document nodes.** One node ``doc:<doc_id>`` per source document (a filing, a PDF, a Wikipedia
+article), joined to every passage of that document.
+
+**Metadata nodes.** Per document, the company (``company:<key>``), its fiscal periods
+(``period:<year>`` and, for quarterly documents, ``period:<year>q<n>``) and its filing type
+(``type:10k``, ``type:10q``, ``type:8k``, ``type:20f``, ``type:earnings``), joined to the document
+node (or, without document nodes, to each of its passages). Each field comes from the loader's
+passage ``meta`` (``company``, ``doc_period``, ``doc_type``: FinanceBench has them) and, where that
+is missing (a user's own files), from the document itself (:func:`document_metadata`): the SEC
+cover page's registrant name, "fiscal year ended <date>" or "quarterly period ended <date>", and
+"FORM 10-K"; otherwise the capitalised names and period expressions of the document's title, or
+the first period expression of its first page.
+
+**Question side.** :func:`period_keys` normalises a question's period expressions ("FY2018",
+"fiscal 2022", "FY22", "Q3 2021", "3Q21", "Q2 of FY2023", "second quarter of 2024", "as of June 30,
+2024", "2019") to the same keys; :func:`type_keys` finds filing types ("10-K", "annual report",
+"10-Q", "earnings call"); :func:`match_companies` links a question to company nodes by
+whole-token matches weighted by inverse document frequency over the company names,
+
+.. math::
+
+    m(c) = \frac{\sum_{t \in T_c \cap T_q} \mathrm{idf}(t)}{\sum_{t \in T_c} \mathrm{idf}(t)},
+    \qquad \mathrm{idf}(t) = \ln\Bigl(1 + \frac{N}{n_t}\Bigr),
+
+where :math:`T_c` are the tokens of company name :math:`c`, :math:`T_q` the question's tokens that
+are written with a capital letter or a digit (a name, not the word "general"), :math:`N` the number
+of company names and :math:`n_t` how many of them contain :math:`t`. A company is linked when
+:math:`m(c) \ge 1/2` and :math:`m(c)` is at least half the best match. Nothing here knows any
+data set's companies or wording: the names come from the corpus.
+
+Node keys carry a prefix and no spaces (``company:american_express``), so they never collide with
+entity keys (:func:`aethel_lite.core.entities.normalize_entity` never yields ``:``) and BCT's substring
+and token rules never reach them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import DataError
+from .entities import REGEX_STOP, RegexExtractor, normalize_entity
+from .graph import EntityGraph
+
+__all__ = ["DocMeta", "PREFIXES", "is_meta_key", "node_kind", "period_keys", "type_keys", "document_metadata",
+           "company_key", "CompanyIndex", "match_companies", "add_document_nodes"]
+
+#: Node-key prefixes of the structural nodes this module adds.
+PREFIXES = {"doc": "doc:", "company": "company:", "period": "period:", "type": "type:"}
+
+_MONTHS = {m: i for i, m in enumerate("january february march april may june july august september october november "
+                                       "december".split(), start=1)}
+_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
+_MONTHS["sept"] = 9
+_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
+_MONTH_RX = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_YEAR4 = r"((?:19|20)\d\d)"
+_YEAR24 = r"'?((?:19|20)?\d\d)"
+_FY = r"(?:fy\s?|fiscal\s+(?:year\s+)?)"
+
+# (pattern, groups) -> quarter/year; applied case-insensitively in this order
+_QUARTER_PATTERNS = [
+    re.compile(rf"\bq([1-4])\s*(?:of\s+)?(?:the\s+)?{_FY}?{_YEAR24}\b", re.I),             # Q3 2021, Q2 of FY2023, Q2'23
+    re.compile(rf"\b([1-4])q\s*{_FY}?{_YEAR24}\b", re.I),                                    # 3Q21, 3Q 2021
+    re.compile(rf"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\s+(?:of\s+)?(?:the\s+)?{_FY}?{_YEAR4}\b", re.I),
+]
+_FY_PATTERN = re.compile(rf"(?:\bfy\s?{_YEAR24}\b|\bfiscal\s+(?:year\s+)?{_YEAR4}\b)", re.I)
+_MONTH_PATTERN = re.compile(rf"\b{_MONTH_RX}\s+(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?{_YEAR4}\b", re.I)
+_YEAR_PATTERN = re.compile(r"(?<![\w$.,/-])((?:19|20)\d\d)(?![\w%.,]\d|\w|%)")
+_ENDED = re.compile(rf"\b(fiscal\s+year|year|quarterly\s+period|quarter|three\s+months|period)\s+ended:?\s+"
+                    rf"{_MONTH_RX}\s+\d{{1,2}},?\s+{_YEAR4}", re.I)
+_TYPE_PATTERNS = [
+    ("10k", re.compile(r"\b10-?k\b|\bannual\s+report\b", re.I)),
+    ("10q", re.compile(r"\b10-?q\b|\bquarterly\s+report\b", re.I)),
+    ("8k", re.compile(r"\b8-?k\b", re.I)),
+    ("20f", re.compile(r"\b20-?f\b", re.I)),
+    ("earnings", re.compile(r"\bearnings\s+(?:call|release|report|transcript|presentation)s?\b", re.I)),
+]
+_FORM = re.compile(r"\bform\s+(10-?k|10-?q|8-?k|20-?f)\b", re.I)
+_REGISTRANT = re.compile(r"\(\s*exact\s+name\s+of\s+(?:the\s+)?registrant", re.I)
+
+
+def _year(text: str) -> int:
+    y = int(text)
+    return y if y >= 100 else 2000 + y
+
+
+def _quarter_of_month(month: int) -> int:
+    return (month - 1) // 3 + 1
+
+
+def is_meta_key(key: str) -> bool:
+    """Whether a graph node key is a document or metadata node of this module."""
+    return any(key.startswith(p) for p in PREFIXES.values())
+
+
+def node_kind(key: str) -> str:
+    """``"doc"``, ``"company"``, ``"period"``, ``"type"`` or ``"entity"`` (an ordinary entity key)."""
+    for kind, prefix in PREFIXES.items():
+        if key.startswith(prefix):
+            return kind
+    return "entity"
+
+
+def _slug(text: str) -> str:
+    return "_".join(str(text).split())
+
+
+def period_keys(text: str) -> list[str]:
+    """Normalised fiscal-period keys of a text, in order of first appearance (no prefix).
+
+    ``"FY2018"``, ``"fiscal 2018"``, ``"fiscal year 2018"``, ``"FY18"`` and a bare ``"2018"`` give
+    ``"2018"``; a quarter (``"Q3 2021"``, ``"3Q21"``, ``"Q2 of FY2023"``, ``"third quarter of
+    2021"``) gives ``"2021q3"`` and its year ``"2021"``; a month with a year (``"June 30, 2024"``,
+    ``"end of September 2024"``) gives its calendar quarter and year (``"2024q2"``, ``"2024"``).
+
+    Examples
+    --------
+    >>> period_keys("What is the FY2018 capex of 3M?")
+    ['2018']
+    >>> period_keys("quick ratio for Q2 of FY2023")
+    ['2023q2', '2023']
+    >>> period_keys("NAV as of June 30, 2024")
+    ['2024q2', '2024']
+    """
+    found: list[tuple[int, str]] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(pos: int, key: str) -> None:
+        found.append((pos, key))
+
+    def free(m: re.Match) -> bool:
+        a, b = m.span()
+        return all(b <= x or a >= y for x, y in taken)
+
+    for rx in _QUARTER_PATTERNS:
+        for m in rx.finditer(text):
+            if not free(m):
+                continue
+            q = _ORDINAL.get(m.group(1).lower()) if not m.group(1).isdigit() else int(m.group(1))
+            y = _year(m.group(2))
+            taken.append(m.span())
+            add(m.start(), f"{y}q{q}")
+            add(m.start() + 1, str(y))
+    for m in _FY_PATTERN.finditer(text):
+        if free(m):
+            taken.append(m.span())
+            add(m.start(), str(_year(m.group(1) or m.group(2))))
+    for m in _MONTH_PATTERN.finditer(text):
+        if free(m):
+            taken.append(m.span())
+            month = _MONTHS[m.group(1).lower().rstrip(".")]
+            y = int(m.group(2))
+            add(m.start(), f"{y}q{_quarter_of_month(month)}")
+            add(m.start() + 1, str(y))
+    for m in _YEAR_PATTERN.finditer(text):
+        if free(m):
+            add(m.start(), m.group(1))
+    out: list[str] = []
+    for _, key in sorted(found, key=lambda t: t[0]):
+        if key not in out:
+            out.append(key)
+    return out
+
+
+def type_keys(text: str) -> list[str]:
+    """Filing types a text names: ``"10k"`` ("10-K", "annual report"), ``"10q"`` ("10-Q", "quarterly
+    report"), ``"8k"``, ``"20f"``, ``"earnings"`` ("earnings call/release/report/...")."""
+    return [key for key, rx in _TYPE_PATTERNS if rx.search(text)]
+
+
+def company_key(name: str) -> str:
+    """Normalised company name (:func:`~aethel_lite.core.entities.normalize_entity`): ``"AES Corporation"`` → ``"aes"``."""
+    return normalize_entity(str(name))
+
+
+@dataclass
+class DocMeta:
+    """What is known about one source document.
+
+    Attributes
+    ----------
+    doc_id : str
+    companies : list of str
+        Normalised company keys.
+    periods : list of str
+        Period keys (:func:`period_keys` format).
+    types : list of str
+        Filing-type keys.
+    source : dict
+        Field → ``"meta"`` (loader metadata), ``"cover"`` (SEC cover page), ``"title"`` or
+        ``"first page"``: where each field came from.
+    """
+
+    doc_id: str
+    companies: list[str] = field(default_factory=list)
+    periods: list[str] = field(default_factory=list)
+    types: list[str] = field(default_factory=list)
+    source: dict = field(default_factory=dict)
+
+    def keys(self) -> list[str]:
+        """Metadata node keys (prefixed), companies first, then periods, then types."""
+        return ([PREFIXES["company"] + _slug(c) for c in self.companies]
+                + [PREFIXES["period"] + p for p in self.periods]
+                + [PREFIXES["type"] + t for t in self.types])
+
+
+def _title_names(title: str) -> list[str]:
+    """Company-like names in a document title: its capitalised spans, minus period words."""
+
+    out = []
+    for m in RegexExtractor().extract([title])[0]:
+        key = m.key
+        if key and not period_keys(m.text) and key not in out and any(c.isalpha() for c in key):
+            out.append(key)
+    return out
+
+
+def _registrant(first: str) -> str | None:
+    """The registrant name on an SEC cover page: the lines just above "(Exact name of registrant ...)"."""
+    m = _REGISTRANT.search(first)
+    if not m:
+        return None
+    lines = [ln.strip() for ln in first[: m.start()].splitlines() if ln.strip()]
+    if not lines:
+        return None
+    name = lines[-1]
+    if len(lines) >= 2 and normalize_entity(name) == "":  # "AMCOR\nPLC": the suffix on its own line
+        name = f"{lines[-2]} {name}"
+    key = company_key(name)
+    return key if key and len(key) <= 80 and any(c.isalpha() for c in key) else None
+
+
+def _first_page_periods(first: str) -> tuple[list[str], str | None]:
+    m = _ENDED.search(first)
+    if m:
+        kind = m.group(1).lower()
+        month = _MONTHS[m.group(2).lower().rstrip(".")]
+        y = int(m.group(3))
+        if "quarter" in kind or "three" in kind:
+            return [str(y), f"{y}q{_quarter_of_month(month)}"], "cover"
+        return [str(y)], "cover"
+    keys = period_keys(first[:2000])
+    if keys:
+        year = next((k for k in keys if "q" not in k), None)
+        quarter = next((k for k in keys if "q" in k), None)
+        return [k for k in (year, quarter) if k and (quarter is None or k == quarter or quarter.startswith(k))], "first page"
+    return [], None
+
+
+def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
+    """Company, periods and filing type of every document of a corpus (see the module docstring).
+
+    Parameters
+    ----------
+    passages : sequence of Passage
+        The corpus; a document is a ``doc_id``, its first page the first of its passages in corpus
+        order with the smallest ``meta["page"]`` (if any).
+
+    Returns
+    -------
+    dict
+        ``doc_id`` → :class:`DocMeta`, in order of first appearance.
+
+    Notes
+    -----
+    Per field, the first source that gives a value wins: the passages' ``meta`` (``company``,
+    ``doc_period``, ``doc_type``), then the first page (SEC cover: registrant, "year/period ended
+    <date>", "FORM 10-K"), then the title (its capitalised names and period expressions), then
+    the first period expression of the first page. A quarterly cover ("quarterly period ended June
+    30, 2023") adds its quarter to a loader's year.
+    """
+    first: dict[str, object] = {}
+    for p in passages:
+        cur = first.get(p.doc_id)
+        page = p.meta.get("page") if isinstance(p.meta, Mapping) else None
+        if cur is None:
+            first[p.doc_id] = p
+        else:
+            cur_page = cur.meta.get("page") if isinstance(cur.meta, Mapping) else None
+            if isinstance(page, int) and (not isinstance(cur_page, int) or page < cur_page):
+                first[p.doc_id] = p
+    out: dict[str, DocMeta] = {}
+    for doc, p in first.items():
+        meta = p.meta if isinstance(p.meta, Mapping) else {}
+        d = DocMeta(doc)
+        text = p.text or ""
+        # company
+        if meta.get("company"):
+            d.companies, d.source["company"] = [company_key(meta["company"])], "meta"
+        elif (reg := _registrant(text)):
+            d.companies, d.source["company"] = [reg], "cover"
+        elif p.title and (names := _title_names(p.title)):
+            d.companies, d.source["company"] = names, "title"
+        # period
+        cover, how = _first_page_periods(text)
+        if meta.get("doc_period") not in (None, ""):
+            y = str(meta["doc_period"])
+            d.periods, d.source["period"] = [y] + [k for k in cover if "q" in k and k.startswith(y)], "meta"
+        elif how == "cover":
+            d.periods, d.source["period"] = cover, "cover"
+        elif p.title and (tp := period_keys(p.title)):
+            d.periods, d.source["period"] = tp, "title"
+        elif cover:
+            d.periods, d.source["period"] = cover, how
+        # type
+        if meta.get("doc_type"):
+            d.types, d.source["type"] = [re.sub(r"[^0-9a-z]", "", str(meta["doc_type"]).lower())], "meta"
+        elif (fm := _FORM.search(text[:3000])):
+            d.types, d.source["type"] = [re.sub(r"[^0-9a-z]", "", fm.group(1).lower())], "cover"
+        d.companies = [c for c in d.companies if c]
+        out[doc] = d
+    return out
+
+
+class CompanyIndex:
+    """Company names with their token idf, built once per corpus (:func:`match_companies` uses one)."""
+
+    def __init__(self, companies: Iterable[str]) -> None:
+        self.names = sorted(set(c for c in companies if c))
+        self.tokens = {c: frozenset(c.split()) for c in self.names}
+        df = Counter(t for c in self.names for t in self.tokens[c])
+        n = len(self.names)
+        self.idf = {t: math.log(1.0 + n / df[t]) for t in df}
+        self.total = {c: sum(self.idf[t] for t in self.tokens[c]) for c in self.names}
+        self.postings: dict[str, list[str]] = {}
+        for c in self.names:
+            for t in self.tokens[c]:
+                self.postings.setdefault(t, []).append(c)
+
+    def match(self, text: str, *, min_share: float = 0.5) -> dict[str, float]:
+        """See :func:`match_companies`."""
+        proper: set[str] = set()
+        for raw in text.split():
+            word = raw.strip(".,;:!?()[]{}\"'“”‘’")
+            if word and word not in REGEX_STOP and any(c.isupper() or c.isdigit() for c in word):
+                proper.update(normalize_entity(word).split())
+        qtoks = set(normalize_entity(text).split()) & proper
+        scores = {}
+        for c in sorted({c for t in qtoks for c in self.postings.get(t, ())}):
+            hit = sum(self.idf[t] for t in self.tokens[c] if t in qtoks)
+            if self.total[c] > 0 and hit > 0:
+                scores[c] = hit / self.total[c]
+        if not scores:
+            return {}
+        best = max(scores.values())
+        keep = {c: v for c, v in scores.items() if v >= min_share and v >= min_share * best}
+        return dict(sorted(keep.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def match_companies(text: str, companies: Iterable[str] | CompanyIndex, *, min_share: float = 0.5) -> dict[str, float]:
+    r"""Company keys a question names, each with its match :math:`m(c)` (module docstring).
+
+    Parameters
+    ----------
+    text : str
+        The question.
+    companies : iterable of str or CompanyIndex
+        Normalised company keys of the corpus (:attr:`DocMeta.companies`), or their prebuilt index.
+    min_share : float
+        Smallest :math:`m(c)` kept; a kept match also has at least ``min_share`` times the best.
+
+    Returns
+    -------
+    dict
+        Company key → :math:`m(c) \in (0, 1]`, best first (ties by key).
+    """
+    index = companies if isinstance(companies, CompanyIndex) else CompanyIndex(companies)
+    return index.match(text, min_share=min_share)
+
+
+def add_document_nodes(graph, passages: Sequence, metas: Mapping[str, DocMeta] | None = None, *,
+                       documents: bool = True, metadata: bool = True):
+    r"""The graph with document nodes and/or metadata nodes added.
+
+    With ``documents``, a node ``doc:<doc_id>`` per document joins every passage of it (an extra
+    incidence column, so a closed pool's subgraph keeps it). With ``metadata``, a node per
+    company, period and filing type (:meth:`DocMeta.keys`) joins each document node that has it
+    (an entity–entity edge) or, without document nodes, each passage of such a document. With
+    :math:`B' = [B \mid B_\text{doc} \mid B_\text{meta}]` and :math:`L'` the alias matrix padded
+    with the document–metadata edges :math:`M`,
+
+    .. math::
+
+        A' = \begin{pmatrix} 0 & B' \\ B'^{\top} & L' \end{pmatrix}, \qquad
+        L' = \begin{pmatrix} L & 0 & 0 \\ 0 & 0 & M \\ 0 & M^{\top} & 0 \end{pmatrix}.
+
+    Parameters
+    ----------
+    graph : EntityGraph
+        Passages in corpus order (``graph.pids`` must equal the passages' pids).
+    passages : sequence of Passage
+    metas : mapping, optional
+        :func:`document_metadata` of ``passages`` (computed when omitted).
+    documents, metadata : bool
+
+    Returns
+    -------
+    EntityGraph
+        The original entities first (same order), then the new nodes sorted by key.
+    """
+
+    if [p.pid for p in passages] != list(graph.pids):
+        raise DataError("add_document_nodes: passages must be the graph's passages, in its order")
+    if not (documents or metadata):
+        return graph
+    metas = document_metadata(passages) if metas is None else metas
+    n_p, n_e = graph.n_passages, graph.n_entities
+    doc_of = [p.doc_id for p in passages]
+    docs = sorted(set(doc_of))
+    doc_keys = {d: PREFIXES["doc"] + _slug(d) for d in docs}
+    meta_keys = sorted({k for d in docs for k in (metas[d].keys() if d in metas and metadata else [])})
+    new = (sorted(doc_keys.values()) if documents else []) + meta_keys
+    if len(set(new)) != len(new) or any(k in graph.entity_index for k in new):
+        raise DataError("add_document_nodes: a document or metadata key collides with another node")
+    col = {k: n_e + j for j, k in enumerate(new)}
+    rows, cols = [], []
+    arows, acols = [], []
+    for i, d in enumerate(doc_of):
+        if documents:
+            rows.append(i)
+            cols.append(col[doc_keys[d]])
+        elif metadata and d in metas:
+            for k in metas[d].keys():
+                rows.append(i)
+                cols.append(col[k])
+    if documents and metadata:
+        for d in docs:
+            if d in metas:
+                for k in metas[d].keys():
+                    arows.append(col[doc_keys[d]])
+                    acols.append(col[k])
+    m = n_e + len(new)
+    extra = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_p, m))
+    inc = sp.hstack([graph.incidence, sp.csr_matrix((n_p, len(new)))], format="csr") + extra
+    inc.data[:] = 1.0
+    alias = sp.csr_matrix((m, m))
+    if graph.alias is not None:
+        alias = sp.bmat([[graph.alias, None], [None, sp.csr_matrix((len(new), len(new)))]], format="csr")
+    if arows:
+        md = sp.csr_matrix((np.ones(len(arows)), (arows, acols)), shape=(m, m))
+        alias = alias + md + md.T
+        alias.data[:] = 1.0
+    surface = dict(graph.surface)
+    for k in new:
+        surface[k] = k.split(":", 1)[1].replace("_", " ")
+    return EntityGraph(pids=list(graph.pids), entities=list(graph.entities) + new, incidence=inc, alias=alias,
+                       surface=surface)

@@ -1,0 +1,446 @@
+"""The passage–entity graph: an undirected bipartite graph plus optional entity–entity alias edges.
+
+Passages and the (normalised) entities they mention are the nodes; a passage is joined to every
+entity it mentions. BCT alias / substring links add entity–entity edges. The graph is stored as
+two sparse binary matrices,
+
+* ``incidence`` :math:`B \\in \\{0,1\\}^{n_p \\times n_e}`, :math:`B_{ij} = 1` iff passage *i*
+  mentions entity *j*;
+* ``alias`` :math:`L \\in \\{0,1\\}^{n_e \\times n_e}` (symmetric, zero diagonal) or ``None``,
+
+and its symmetric adjacency matrix, with passages first and entities after, is
+
+.. math::
+
+    A = \\begin{pmatrix} 0 & B \\\\ B^\\top & L \\end{pmatrix}.
+
+:func:`build_graph` builds it from per-passage mentions; :meth:`EntityGraph.save` /
+:meth:`EntityGraph.load` round-trip it through ``graph.npz`` (integer/float arrays only, read with
+``allow_pickle=False``) and ``graph.json`` (ids and surface forms).
+
+References
+----------
+.. [1] Gutiérrez et al., "HippoRAG: Neurobiologically inspired long-term memory for large
+   language models", NeurIPS 2024 (passage–entity graphs ranked with Personalized PageRank).
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import DataError, DataNotFoundError, ParameterError
+from ..io import atomic_write, read_json, write_json
+
+__all__ = ["EntityGraph", "build_graph"]
+
+_FORMAT = "aethel-entity-graph"
+_VERSION = 1
+_NPZ = "graph.npz"
+_JSON = "graph.json"
+
+
+def _csr(matrix: Any, shape: tuple[int, int], what: str) -> sp.csr_matrix:
+    """Return ``matrix`` as a canonical float64 CSR matrix of the given shape (or raise)."""
+    if not sp.issparse(matrix):
+        raise ParameterError(f"{what}: expected a scipy.sparse matrix, got {type(matrix).__name__}")
+    if matrix.shape != shape:
+        raise ParameterError(f"{what}: expected shape {shape}, got {matrix.shape}")
+    out = sp.csr_matrix(matrix, dtype=np.float64)
+    out.sum_duplicates()
+    out.sort_indices()
+    return out
+
+
+@dataclass(eq=False)
+class EntityGraph:
+    """A bipartite passage–entity graph with optional entity–entity alias edges.
+
+    Parameters
+    ----------
+    pids : list of str
+        Passage ids, one per row of ``incidence`` (unique).
+    entities : list of str
+        Normalised entity keys, one per column of ``incidence`` (unique; :func:`build_graph`
+        sorts them so the node order is deterministic).
+    incidence : scipy.sparse.csr_matrix, shape (n_passages, n_entities)
+        Binary float64, 1.0 where a passage mentions an entity.
+    alias : scipy.sparse.csr_matrix or None, shape (n_entities, n_entities)
+        Symmetric binary float64 alias / substring edges between entities (zero diagonal).
+    surface : dict of str to str
+        Entity key -> its most frequent surface form (for display only).
+
+    Notes
+    -----
+    Node order in :meth:`adjacency` and in PageRank vectors is: the ``n_passages`` passages in
+    ``pids`` order, then the ``n_entities`` entities in ``entities`` order.
+    """
+
+    pids: list[str]
+    entities: list[str]
+    incidence: sp.csr_matrix
+    alias: sp.csr_matrix | None = None
+    surface: dict[str, str] = field(default_factory=dict)
+    _adjacency: sp.csr_matrix | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.pids = [str(p) for p in self.pids]
+        self.entities = [str(e) for e in self.entities]
+        self.pid_index: dict[str, int] = {}
+        for i, pid in enumerate(self.pids):
+            if pid in self.pid_index:
+                raise DataError(f"pids: duplicate passage id {pid!r}")
+            self.pid_index[pid] = i
+        self.entity_index: dict[str, int] = {}
+        for j, key in enumerate(self.entities):
+            if key in self.entity_index:
+                raise DataError(f"entities: duplicate entity key {key!r}")
+            self.entity_index[key] = j
+        n_p, n_e = len(self.pids), len(self.entities)
+        self.incidence = _csr(self.incidence, (n_p, n_e), "incidence")
+        if self.alias is not None:
+            self.alias = _csr(self.alias, (n_e, n_e), "alias")
+            if (self.alias != self.alias.T).nnz:
+                raise ParameterError("alias: matrix must be symmetric")
+        self.surface = dict(self.surface)
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_passages(self) -> int:
+        """Number of passage nodes."""
+        return len(self.pids)
+
+    @property
+    def n_entities(self) -> int:
+        """Number of entity nodes."""
+        return len(self.entities)
+
+    @property
+    def n_nodes(self) -> int:
+        """``n_passages + n_entities``."""
+        return self.n_passages + self.n_entities
+
+    def __repr__(self) -> str:
+        n_alias = 0 if self.alias is None else self.alias.nnz // 2
+        return (
+            f"EntityGraph(n_passages={self.n_passages}, n_entities={self.n_entities}, "
+            f"mentions={self.incidence.nnz}, alias_edges={n_alias})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EntityGraph):
+            return NotImplemented
+
+        def same(a, b) -> bool:
+            if a is None or b is None:
+                return a is None and b is None
+            return a.shape == b.shape and (a != b).nnz == 0
+
+        return (
+            self.pids == other.pids
+            and self.entities == other.entities
+            and self.surface == other.surface
+            and same(self.incidence, other.incidence)
+            and same(self.alias, other.alias)
+        )
+
+    # -------------------------------------------------------------- matrices
+    def adjacency(self) -> sp.csr_matrix:
+        """Symmetric adjacency :math:`A = [[0, B], [B^T, L]]` as float64 CSR (computed once, cached).
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix, shape (n_nodes, n_nodes)
+            Passages first, then entities. Do not modify it in place (it is shared).
+        """
+        if self._adjacency is None:
+            b = self.incidence
+            n_p, n_e = b.shape
+            low_right = self.alias if self.alias is not None else sp.csr_matrix((n_e, n_e))
+            adj = sp.bmat([[sp.csr_matrix((n_p, n_p)), b], [b.T, low_right]], format="csr", dtype=np.float64)
+            adj.sum_duplicates()
+            adj.sort_indices()
+            self._adjacency = adj
+        return self._adjacency
+
+    def passage_node(self, pid: str) -> int:
+        """Node index of a passage (raises :class:`DataError` naming an unknown pid)."""
+        try:
+            return self.pid_index[pid]
+        except KeyError:
+            raise DataError(f"unknown passage id {pid!r}") from None
+
+    def entity_node(self, key: str) -> int:
+        """Node index of an entity key (``n_passages + column``); raises :class:`DataError` if unknown."""
+        try:
+            return self.n_passages + self.entity_index[key]
+        except KeyError:
+            raise DataError(f"unknown entity key {key!r}") from None
+
+    def degrees(self) -> np.ndarray:
+        """Node degrees (row sums of :meth:`adjacency`), shape (n_nodes,)."""
+        return np.asarray(self.adjacency().sum(axis=1)).ravel()
+
+    # -------------------------------------------------------------- subgraph
+    def _rows(self, pids: Iterable[str], what: str = "pids") -> np.ndarray:
+        pids = list(pids)
+        rows = np.empty(len(pids), dtype=np.int64)
+        seen: set[str] = set()
+        for i, pid in enumerate(pids):
+            if pid not in self.pid_index:
+                raise DataError(f"{what}: unknown passage id {pid!r}")
+            if pid in seen:
+                raise DataError(f"{what}: duplicate passage id {pid!r}")
+            seen.add(pid)
+            rows[i] = self.pid_index[pid]
+        return rows
+
+    def subgraph(self, pids: Iterable[str]) -> EntityGraph:
+        """The graph induced by some passages (a closed candidate pool).
+
+        Parameters
+        ----------
+        pids : iterable of str
+            Passage ids, kept in the given order. Unknown or repeated ids raise :class:`DataError`.
+
+        Returns
+        -------
+        EntityGraph
+            Those passages, the entities they mention (in this graph's order), the alias edges
+            among those entities and their surface forms.
+        """
+        pids = list(pids)
+        rows = self._rows(pids)
+        inc = self.incidence[rows]
+        cols = np.flatnonzero(np.diff(inc.tocsc().indptr))
+        inc = inc[:, cols]
+        alias = None if self.alias is None else self.alias[cols][:, cols]
+        entities = [self.entities[j] for j in cols]
+        surface = {k: self.surface[k] for k in entities if k in self.surface}
+        return EntityGraph(pids=pids, entities=entities, incidence=inc, alias=alias, surface=surface)
+
+    # --------------------------------------------------------------- drawing
+    def to_networkx(self, pids: Iterable[str] | None = None):
+        """The graph (or a query neighbourhood of it) as a :class:`networkx.Graph`.
+
+        Parameters
+        ----------
+        pids : iterable of str, optional
+            If given, only these passages, the entities they mention and the alias edges among
+            those entities. Unknown ids raise :class:`DataError`.
+
+        Returns
+        -------
+        networkx.Graph
+            Nodes ``("p", pid)`` (attribute ``kind="passage"``) and ``("e", key)``
+            (``kind="entity"``, ``label`` = surface form); edges carry ``kind`` =
+            ``"mention"`` or ``"alias"`` and ``weight=1.0``.
+        """
+        import networkx as nx
+
+        g = self if pids is None else self.subgraph(pids)
+        out = nx.Graph()
+        out.add_nodes_from((("p", pid), {"kind": "passage"}) for pid in g.pids)
+        out.add_nodes_from(
+            (("e", key), {"kind": "entity", "label": g.surface.get(key, key)}) for key in g.entities
+        )
+        coo = g.incidence.tocoo()
+        out.add_edges_from(
+            (("p", g.pids[i]), ("e", g.entities[j]), {"kind": "mention", "weight": 1.0})
+            for i, j in zip(coo.row.tolist(), coo.col.tolist())
+        )
+        if g.alias is not None:
+            coo = sp.triu(g.alias, k=1).tocoo()
+            out.add_edges_from(
+                (("e", g.entities[i]), ("e", g.entities[j]), {"kind": "alias", "weight": 1.0})
+                for i, j in zip(coo.row.tolist(), coo.col.tolist())
+            )
+        return out
+
+    # ------------------------------------------------------------- save/load
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Write ``graph.npz`` (sparse structure, no pickled objects) and ``graph.json`` atomically.
+
+        Two saves of equal graphs give byte-identical files.
+
+        Returns
+        -------
+        pathlib.Path
+            The directory written to.
+        """
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        arrays: dict[str, np.ndarray] = {
+            "incidence_indptr": self.incidence.indptr.astype(np.int64),
+            "incidence_indices": self.incidence.indices.astype(np.int64),
+            "incidence_data": self.incidence.data.astype(np.float64),
+        }
+        if self.alias is not None:
+            arrays["alias_indptr"] = self.alias.indptr.astype(np.int64)
+            arrays["alias_indices"] = self.alias.indices.astype(np.int64)
+            arrays["alias_data"] = self.alias.data.astype(np.float64)
+        with atomic_write(directory / _NPZ, "wb", encoding=None) as fh:
+            np.savez_compressed(fh, **arrays)
+        write_json(
+            directory / _JSON,
+            {
+                "format": _FORMAT,
+                "version": _VERSION,
+                "pids": self.pids,
+                "entities": self.entities,
+                "surface": self.surface,
+                "has_alias": self.alias is not None,
+            },
+            indent=None,
+        )
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike) -> EntityGraph:
+        """Read a graph written by :meth:`save`.
+
+        Raises
+        ------
+        DataNotFoundError
+            ``graph.json`` or ``graph.npz`` is missing (the message names it).
+        DataError
+            Either file is corrupt or the two disagree (the message names the file).
+        """
+        directory = Path(directory)
+        json_path, npz_path = directory / _JSON, directory / _NPZ
+        for path in (json_path, npz_path):
+            if not path.is_file():
+                raise DataNotFoundError(f"{path}: graph file not found")
+        meta = read_json(json_path)
+        if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+            raise DataError(f"{json_path}: not an aethel entity-graph file")
+        if meta.get("version") != _VERSION:
+            raise DataError(f"{json_path}: unsupported graph format version {meta.get('version')!r}")
+        try:
+            pids, entities = list(meta["pids"]), list(meta["entities"])
+            surface, has_alias = dict(meta["surface"]), bool(meta["has_alias"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DataError(f"{json_path}: missing or malformed field ({exc})") from exc
+        n_p, n_e = len(pids), len(entities)
+
+        def matrix(z, name: str, shape: tuple[int, int]) -> sp.csr_matrix:
+            try:
+                m = sp.csr_matrix(
+                    (z[f"{name}_data"], z[f"{name}_indices"], z[f"{name}_indptr"]), shape=shape
+                )
+                m.check_format(full_check=True)
+            except Exception as exc:  # noqa: BLE001 - any failure here means a corrupt file
+                raise DataError(f"{npz_path}: corrupt or inconsistent {name} matrix ({exc})") from exc
+            return m
+
+        try:
+            with np.load(npz_path, allow_pickle=False) as z:
+                incidence = matrix(z, "incidence", (n_p, n_e))
+                alias = matrix(z, "alias", (n_e, n_e)) if has_alias else None
+        except DataError:
+            raise
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            raise DataError(f"{npz_path}: corrupt graph arrays ({exc})") from exc
+        try:
+            return cls(pids=pids, entities=entities, incidence=incidence, alias=alias, surface=surface)
+        except (DataError, ParameterError) as exc:
+            raise DataError(f"{directory}: inconsistent graph files ({exc})") from exc
+
+
+def _key_text(mention: Any) -> tuple[str, str]:
+    if isinstance(mention, str):
+        return mention, mention
+    try:
+        key, text = mention.key, mention.text
+    except AttributeError:
+        raise ParameterError(
+            f"mentions: expected str or an object with .key and .text, got {type(mention).__name__}"
+        ) from None
+    return str(key), str(text)
+
+
+def build_graph(
+    pids: Sequence[str],
+    mentions: Sequence[Sequence[Any]],
+    *,
+    stop: set[str] | None = None,
+    alias_pairs: Iterable[tuple[str, str]] | None = None,
+) -> EntityGraph:
+    """Build the passage–entity graph from per-passage entity mentions.
+
+    Parameters
+    ----------
+    pids : sequence of str
+        Passage ids (unique), in node order.
+    mentions : sequence of sequences
+        ``mentions[i]`` are the mentions of passage ``pids[i]``: objects with ``.key`` (the
+        normalised entity, i.e. the node name) and ``.text`` (the surface form), such as
+        :class:`aethel_lite.core.entities.Mention`, or plain strings (key = surface). Repeated
+        mentions of a key in one passage give one edge; empty keys are ignored.
+    stop : set of str, optional
+        Stop-entity keys to drop (e.g. from :func:`aethel_lite.core.entities.stop_entities`).
+    alias_pairs : iterable of (str, str), optional
+        Entity–entity alias / substring links. Pairs whose keys are not both graph entities
+        (or that join a key to itself) are ignored. If given, ``alias`` is a (possibly empty)
+        symmetric matrix; if ``None``, ``alias`` is ``None``.
+
+    Returns
+    -------
+    EntityGraph
+        Entities sorted, incidence binary; passages without entities stay as isolated nodes.
+
+    Raises
+    ------
+    DataError
+        ``pids`` and ``mentions`` differ in length, or a pid is repeated.
+    """
+    pids = [str(p) for p in pids]
+    if len(pids) != len(mentions):
+        raise DataError(f"build_graph: {len(pids)} pids but {len(mentions)} mention lists")
+    stop = set(stop or ())
+    per_passage: list[set[str]] = []
+    surfaces: dict[str, Counter] = {}
+    for ms in mentions:
+        keys: set[str] = set()
+        for m in ms:
+            key, text = _key_text(m)
+            if not key or key in stop:
+                continue
+            keys.add(key)
+            surfaces.setdefault(key, Counter())[text] += 1
+        per_passage.append(keys)
+    entities = sorted(surfaces)
+    index = {k: j for j, k in enumerate(entities)}
+    indptr = np.zeros(len(pids) + 1, dtype=np.int64)
+    indices: list[int] = []
+    for i, keys in enumerate(per_passage):
+        cols = sorted(index[k] for k in keys)
+        indices.extend(cols)
+        indptr[i + 1] = indptr[i] + len(cols)
+    incidence = sp.csr_matrix(
+        (np.ones(len(indices)), np.asarray(indices, dtype=np.int64), indptr), shape=(len(pids), len(entities))
+    )
+    alias = None
+    if alias_pairs is not None:
+        edges = set()
+        for a, b in alias_pairs:
+            ia, ib = index.get(a), index.get(b)
+            if ia is None or ib is None or ia == ib:
+                continue
+            edges.add((ia, ib))
+            edges.add((ib, ia))
+        edges_sorted = sorted(edges)
+        rows = np.array([e[0] for e in edges_sorted], dtype=np.int64)
+        cols = np.array([e[1] for e in edges_sorted], dtype=np.int64)
+        alias = sp.csr_matrix((np.ones(len(edges_sorted)), (rows, cols)), shape=(len(entities), len(entities)))
+    # most frequent surface form; ties -> lexicographically smallest (deterministic)
+    surface = {k: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] for k, c in surfaces.items()}
+    return EntityGraph(pids=pids, entities=entities, incidence=incidence, alias=alias, surface=surface)

@@ -1,0 +1,174 @@
+"""Choose and load the data set of an evaluation: real data when ``$AETHEL_DATA`` has it, else the synthetic corpus, said loudly.
+
+:func:`load_for_eval` is what ``aethel eval`` loads (closed pool, open corpus, FinanceBench pages or chunks);
+:func:`load_or_synthetic` is the notebooks' fallback to :func:`~aethel_lite.data.synthetic.make_synthetic`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataConfigError, DataNotFoundError, ParameterError
+from . import loaders
+from .paths import HOW_TO_GET_DATA, configured_root, data_root
+from .sampling import open_corpus
+from .schema import Dataset
+from .synthetic import make_synthetic
+
+FORMATS = ("musique", "2wiki", "financebench", "synthetic")
+
+
+# ------------------------------------------------------------------------------------ loading
+def load_for_eval(fmt: str, data: str | None = None, *, setting: str | None = None, seed: int = 0, size: int = 1000,
+                  docs: str = "question", granularity: str = "page", chunk_words: int = 200,
+                  distractors: bool | str | None = None) -> Dataset:
+    """Load a data set by format name, in the setting it will be evaluated in.
+
+    Parameters
+    ----------
+    fmt : {"musique", "2wiki", "financebench", "synthetic"}
+    data : str, optional
+        A file (MuSiQue/2Wiki layout) or a folder (default ``$AETHEL_DATA``).
+    setting : {None, "closed", "open"}
+        For MuSiQue and 2Wiki, ``"open"`` returns :func:`~aethel_lite.data.sampling.open_corpus`
+        of the loaded data set (no pools, repeated paragraphs merged); ``None`` and ``"closed"``
+        keep the closed pools. FinanceBench and the synthetic corpus have no pools either way.
+    seed, size : int
+        The synthetic corpus: ``size`` passages generated from ``seed``.
+    docs : {"question", "all"}
+        FinanceBench: the filings asked about, or every filing.
+    granularity : {"page", "chunk"}
+        FinanceBench only (see :func:`~aethel_lite.data.loaders.load_financebench`).
+    chunk_words : int
+        FinanceBench chunk size in words (chunk granularity only).
+    distractors : None, bool or path
+        2Wiki open corpus only. ``None``: add the 6,119-paragraph distractor corpus
+        (``distractor_corpus_6119.json`` beside the questions) when that file is present;
+        ``True``: require it; ``False``: no distractors; a path: that file.
+
+    Raises
+    ------
+    ParameterError
+        Unknown format or setting, ``granularity``/``chunk_words`` for a data set other than
+        FinanceBench, ``distractors`` for a data set other than 2Wiki or outside the open setting.
+    DataNotFoundError
+        A data file is missing and no data folder is configured (``data`` given, or neither
+        ``$AETHEL_DATA`` nor ``./data``), so a caller may fall back to the synthetic corpus.
+    DataConfigError
+        ``data`` is None and the configured folder (:func:`~aethel_lite.data.paths.configured_root`)
+        is missing or does not hold this data set: the message names the folder. Never a fallback.
+    """
+    if data is None and fmt != "synthetic":
+
+        root = configured_root()
+        try:
+            return _load_for_eval(fmt, None, setting=setting, seed=seed, size=size, docs=docs, granularity=granularity,
+                                  chunk_words=chunk_words, distractors=distractors)
+        except DataNotFoundError as exc:
+            if root is None:
+                raise
+
+            where = f"AETHEL_DATA={root}" if os.environ.get("AETHEL_DATA") else f"the data folder {root}"
+            missing = str(exc).split(": ")[0]
+            raise DataConfigError(f"{where} is set but does not hold the {fmt} data set ({missing} not found). "
+                                  f"{HOW_TO_GET_DATA}") from exc
+    return _load_for_eval(fmt, data, setting=setting, seed=seed, size=size, docs=docs, granularity=granularity,
+                          chunk_words=chunk_words, distractors=distractors)
+
+
+def _load_for_eval(fmt: str, data: str | None, *, setting: str | None, seed: int, size: int, docs: str,
+                   granularity: str, chunk_words: int, distractors: bool | str | None) -> Dataset:
+
+    if fmt not in FORMATS:
+        raise ParameterError(f"--format: unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+    if setting not in (None, "closed", "open"):
+        raise ParameterError(f"--setting must be 'closed' or 'open', got {setting!r}")
+    if fmt != "financebench" and (granularity != "page" or chunk_words != 200):
+        raise ParameterError(f"--granularity/--chunk-words apply to financebench only, not {fmt}")
+    if distractors is not None and fmt != "2wiki":
+        raise ParameterError(f"--distractors applies to 2wiki only, not {fmt}")
+    if distractors not in (None, False) and setting != "open":
+        raise ParameterError("--distractors applies to the open-corpus setting only (use --setting open)")
+    if fmt == "synthetic":
+
+        return make_synthetic(n_passages=size, seed=seed)
+    if fmt == "financebench":
+        return loaders.load_financebench(_data_dir(data, loaders.FINANCEBENCH_DIR[0]), docs=docs,
+                                         granularity=granularity, chunk_words=chunk_words)
+    if fmt == "musique":
+        dataset = loaders.load_musique(_data_file(data, loaders.MUSIQUE_FILE))
+    else:
+        path = _data_file(data, loaders.TWOWIKI_FILE)
+        extra = _distractor_file(path, distractors) if setting == "open" else None
+        dataset = loaders.load_2wiki(path, distractors=extra)
+        if setting == "open":
+            dataset.meta.setdefault("distractors", None)
+    return open_corpus(dataset) if setting == "open" else dataset
+
+
+def _data_dir(data: str | None, sub: str) -> Path | None:
+    """The data set's folder: ``data/sub`` when ``data`` holds it, else ``data`` (None: the loader's default)."""
+    if data is None:
+        return None
+    path = Path(data)
+    return path / sub if (path / sub).is_dir() else path
+
+
+def _data_file(data: str | None, default: tuple[str, str]) -> Path | None:
+    """The questions file: ``data`` itself, or ``default``'s file name inside the folder ``data``."""
+    if data is None:
+        return None
+    path = Path(data)
+    return _data_dir(data, default[0]) / default[1] if path.is_dir() else path
+
+
+def _distractor_file(questions: Path | None, distractors: bool | str | None) -> Path | str | None:
+    """What :func:`~aethel_lite.data.loaders.load_2wiki` gets for ``distractors``: the default file
+    beside the questions (when present, for ``None``; required, for ``True``), a path, or None."""
+
+    if distractors is False:
+        return None
+    if distractors is not None and distractors is not True:
+        return distractors
+    folder = Path(questions).parent if questions is not None else data_root() / loaders.TWOWIKI_DISTRACTORS[0]
+    default = folder / loaders.TWOWIKI_DISTRACTORS[1]
+    return default if distractors is True or default.exists() else None
+
+
+def load_or_synthetic(fmt: str, *, setting: str = "closed", size: int = 1000, seed: int = 0,
+                      log: Callable[[str], None] | None = print, **kwargs: Any) -> Dataset:
+    """:func:`load_for_eval` (in ``setting``), or — when the real data is not there — the synthetic corpus, loudly.
+
+    The fallback data set is named ``"synthetic (instead of <fmt>)"``, carries
+    ``meta["fallback_from"] = fmt``, and for the closed-pool setting gets random pools of 20
+    (:meth:`Dataset.with_random_pools`). Notebooks use this so that the book builds anywhere and
+    never passes synthetic numbers off as real ones.
+
+    The fallback happens only when no data is configured at all (``$AETHEL_DATA`` unset and no
+    ``./data`` folder, and no ``data`` argument). A configured folder that is missing or lacks the
+    data set raises :class:`~aethel_lite.errors.DataConfigError` naming the folder, and a ``data``
+    argument that does not exist raises :class:`~aethel_lite.errors.DataNotFoundError`: a wrong
+    setting must never quietly turn into a synthetic book.
+    """
+
+    if fmt != "synthetic":
+        try:
+            return load_for_eval(fmt, setting=setting, **kwargs)
+        except DataNotFoundError:
+            if kwargs.get("data") is not None:
+                raise
+            if log:
+                log(f"WARNING: no real data is configured (AETHEL_DATA is not set and there is no ./data folder), so "
+                    f"{fmt} is not available.\nWARNING: running on the SYNTHETIC corpus instead; "
+                    "these numbers are NOT comparable with the paper's.")
+    ds = make_synthetic(n_passages=size, seed=seed)
+    if setting == "closed":
+        ds = ds.with_random_pools(20, seed=seed)
+    if fmt != "synthetic":
+        ds.name = f"synthetic (instead of {fmt})"
+        ds.meta["fallback_from"] = fmt
+    return ds
+

@@ -1,0 +1,1 @@
+"""Scoring: metrics, statistics, development/test splits and the runner behind ``aethel eval``."""

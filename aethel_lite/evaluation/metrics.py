@@ -1,0 +1,151 @@
+r"""Retrieval metrics with binary relevance (a passage is gold or not).
+
+For a query with gold set :math:`G` and ranking :math:`d_1, d_2, \dots` (best first, repeats of a
+pid ignored after its first position), with :math:`\mathrm{rel}_i = [d_i \in G]`:
+
+===================  ====================================================================
+``HR@k``             hit rate: 1 if some gold passage is in the top k, else 0
+``AllSupport@k``     1 if *every* gold passage is in the top k, else 0 (multi-hop support)
+``Recall@k``         :math:`|G \cap \mathrm{top}_k| / |G|`
+``MRR``              :math:`1/\mathrm{rank}` of the first gold passage in the whole run (0 if none)
+``nDCG@k``           :math:`\mathrm{DCG}_k / \mathrm{IDCG}_k`, :math:`\mathrm{DCG}_k = \sum_{i \le k} \mathrm{rel}_i / \log_2(i + 1)`,
+                     :math:`\mathrm{IDCG}_k = \sum_{i \le \min(|G|, k)} 1 / \log_2(i + 1)` (Järvelin & Kekäläinen 2002)
+===================  ====================================================================
+
+``MRR`` has no cut-off: it is the reciprocal rank within whatever run it is given.
+:func:`aethel_lite.evaluation.runner.run_methods` (and so ``aethel eval``) produces runs 1,000 deep, so
+the reported ``MRR`` is over the whole ranking up to an error below 0.001 per query (a gold
+passage below rank 1,000 would add less than 1/1,000), not MRR@10.
+
+``HR@k``, ``Recall@k``, ``MRR`` and ``nDCG@k`` equal trec_eval's ``success_k``, ``recall_k``,
+``recip_rank`` and ``ndcg_cut_k`` (checked against ir_measures in the tests) when the run's scores
+are strictly decreasing; trec_eval re-sorts by score (ties by docid), these functions use the
+run's order as given.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..errors import DataError, ParameterError
+
+__all__ = ["DEFAULT_METRICS", "Metric", "parse_metric", "per_query", "evaluate"]
+
+DEFAULT_METRICS = ("HR@1", "HR@5", "AllSupport@5", "Recall@5", "MRR", "nDCG@10")
+
+_CUTOFF = {"hr": "HR", "allsupport": "AllSupport", "recall": "Recall", "ndcg": "nDCG"}
+_PATTERN = re.compile(r"^\s*([A-Za-z]+)\s*@\s*(\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A parsed metric: ``kind`` in {HR, AllSupport, Recall, nDCG, MRR}, cut-off ``k`` (None for MRR)."""
+
+    name: str
+    kind: str
+    k: int | None
+
+    def __call__(self, ranking: Sequence[str], gold: frozenset[str] | set[str]) -> float:
+        """The metric of one ranked list of pids against a non-empty gold set."""
+        if self.kind == "MRR":
+            for i, pid in enumerate(ranking, start=1):
+                if pid in gold:
+                    return 1.0 / i
+            return 0.0
+        top = ranking[: self.k]
+        hits = sum(1 for pid in top if pid in gold)
+        if self.kind == "HR":
+            return 1.0 if hits else 0.0
+        if self.kind == "AllSupport":
+            return 1.0 if hits == len(gold) else 0.0
+        if self.kind == "Recall":
+            return hits / len(gold)
+        # nDCG
+        dcg = sum(1.0 / math.log2(i + 1) for i, pid in enumerate(top, start=1) if pid in gold)
+        idcg = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(gold), self.k) + 1))
+        return dcg / idcg
+
+
+def parse_metric(name: str) -> Metric:
+    """Parse ``"HR@5"``, ``"AllSupport@5"``, ``"Recall@10"``, ``"nDCG@10"`` or ``"MRR"`` (case-insensitive).
+
+    Raises
+    ------
+    ParameterError
+        Unknown metric name or a cut-off < 1.
+    """
+    if not isinstance(name, str):
+        raise ParameterError(f"metric name must be a string, got {name!r}")
+    if name.strip().casefold() in ("mrr", "rr"):
+        return Metric(name, "MRR", None)
+    m = _PATTERN.match(name)
+    kind = _CUTOFF.get(m.group(1).casefold()) if m else None
+    if kind is None:
+        raise ParameterError(
+            f"unknown metric {name!r}; use HR@k, AllSupport@k, Recall@k, nDCG@k or MRR (e.g. {', '.join(DEFAULT_METRICS)})"
+        )
+    k = int(m.group(2))
+    if k < 1:
+        raise ParameterError(f"metric {name!r}: the cut-off must be >= 1")
+    return Metric(name, kind, k)
+
+
+def _ranked_pids(ranking: Iterable) -> list[str]:
+    out: list[str] = []
+    seen: set[str] = set()
+    for item in ranking:
+        pid = item if isinstance(item, str) else item[0]
+        if pid not in seen:
+            seen.add(pid)
+            out.append(pid)
+    return out
+
+
+def per_query(run: Mapping[str, Sequence], queries: Sequence, metrics: Sequence[str] = DEFAULT_METRICS) -> dict[str, dict[str, float]]:
+    """Metric values per query.
+
+    Parameters
+    ----------
+    run : Run or mapping qid -> ranked [(pid, score), ...] (or ranked pids), best first
+    queries : sequence of Query
+        Their ``gold`` sets are the relevant passages; a query absent from ``run`` scores 0.
+    metrics : sequence of str
+        Metric names (see :func:`parse_metric`).
+
+    Returns
+    -------
+    dict
+        ``qid -> {metric name: value}`` in query order.
+
+    Raises
+    ------
+    ParameterError
+        Unknown metric name.
+    DataError
+        A query has no gold passage, or a qid repeats (the qid is named).
+    """
+    parsed = [parse_metric(m) for m in metrics]
+    if not parsed:
+        raise ParameterError("metrics is empty")
+    out: dict[str, dict[str, float]] = {}
+    for q in queries:
+        if q.qid in out:
+            raise DataError(f"duplicate query id {q.qid!r}")
+        gold = frozenset(q.gold)
+        if not gold:
+            raise DataError(f"query {q.qid!r} has no gold passages: it cannot be evaluated")
+        ranking = _ranked_pids(run.get(q.qid, ()))
+        out[q.qid] = {m.name: float(m(ranking, gold)) for m in parsed}
+    return out
+
+
+def evaluate(run: Mapping[str, Sequence], queries: Sequence, metrics: Sequence[str] = DEFAULT_METRICS) -> dict[str, float]:
+    """Mean of each metric over ``queries`` (queries absent from the run score 0). See :func:`per_query`."""
+    table = per_query(run, queries, metrics)
+    if not table:
+        raise DataError("no queries to evaluate")
+    names = [parse_metric(m).name for m in metrics]
+    return {name: sum(row[name] for row in table.values()) / len(table) for name in names}

@@ -1,0 +1,271 @@
+"""Run named retrieval methods on a data set and score them: the engine behind ``aethel eval`` and the notebooks.
+
+The method names are those of :mod:`aethel_lite.retrievers.registry`. Runs are :data:`RUN_DEPTH`
+(1,000) passages deep, so ``MRR`` is the reciprocal rank of the first gold passage anywhere in
+that run, not MRR@10.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..data.schema import Dataset
+from ..data.synthetic import alias_table
+from ..errors import ParameterError
+from ..retrievers import GraphRetriever, Run, rrf, write_qrels
+from ..retrievers.registry import FUSIONS, make_retriever
+from .metrics import evaluate, per_query
+from .stats import holm, paired_bootstrap, randomization_test
+
+RUN_DEPTH = 1000  # passages per query in a scored run (MRR is computed over the whole run)
+
+
+@dataclass
+class MethodOutcome:
+    """One method's run, its fit-and-search seconds, and the fitted retriever (None for a fusion)."""
+
+    name: str
+    run: Any
+    seconds: float
+    retriever: Any = None
+    extra: dict = field(default_factory=dict)
+
+
+def run_methods(
+    dataset: Dataset,
+    methods: Sequence[str],
+    *,
+    setting: str = "closed",
+    k: int = 10,
+    depth: int = RUN_DEPTH,
+    retriever_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] | None = print,
+    memo: bool = True,
+) -> dict[str, MethodOutcome]:
+    """Fit and run every requested method (and the base methods that fusions need) once each.
+
+    Each run ranks the top :math:`\max(k, \mathrm{depth})` passages of every query (all of
+    them when a closed pool is smaller). Metrics are computed on the whole run, so
+    :math:`\mathrm{MRR} = 1/r` with :math:`r` the rank of the first gold passage within the run
+    and 0 when none is in it; a gold passage below rank 1,000 would contribute less than 0.001,
+    so MRR over a 1,000-deep run is MRR over the whole ranking up to that bound. A fusion
+    (:data:`FUSIONS`) fuses the top ``depth`` of each input run with RRF and keeps the top
+    ``depth`` of the result.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    methods : names from :data:`METHODS` or :data:`FUSIONS`
+    setting : ``"closed"`` ranks each query's own candidate pool (``Query.pool``); ``"open"`` ranks the
+        whole corpus.
+    k : int
+        Minimum depth of each run (kept for older callers; ``depth`` decides when larger).
+    depth : int
+        Depth of each run (default :data:`RUN_DEPTH` = 1,000).
+    retriever_kwargs : mapping, optional
+        Retriever class name → keyword arguments for every method built on that class.
+    progress : bool
+        Show the retrievers' progress bars.
+    log : callable, optional
+        Called with one line per fitted method and its seconds.
+    memo : bool
+        Set the retrievers' ``memo`` option: per-text work repeated across fits in this process
+        (tokens, windows, decoded entities, question vectors and mentions) is done once
+        (:mod:`aethel_lite.caching.memo`). Rankings are identical either way; ``False`` makes each
+        method's ``seconds`` the cost of fitting from the on-disk stores alone.
+
+    Returns
+    -------
+    dict
+        Method name → :class:`MethodOutcome` (the run, seconds, fitted retriever), in ``methods`` order.
+
+    Raises
+    ------
+    ParameterError
+        Unknown ``setting``, bad ``k`` or ``depth``, or the closed setting on a query without a pool.
+    """
+    if setting not in ("closed", "open"):
+        raise ParameterError(f"--setting must be 'closed' or 'open', got {setting!r}")
+    for label, value in (("k", k), ("depth", depth)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ParameterError(f"--{label} must be a positive integer, got {value!r}")
+    depth = max(k, depth)
+    if setting == "closed" and any(q.pool is None for q in dataset.queries):
+        missing = next(q.qid for q in dataset.queries if q.pool is None)
+        raise ParameterError(f"--setting closed: query {missing!r} of {dataset.name!r} has no candidate pool; use --setting open")
+    pool = "query" if setting == "closed" else None
+    needed: list[str] = []
+    for name in methods:
+        for base in FUSIONS.get(name, (name,)):
+            if base not in needed:
+                needed.append(base)
+    outcomes: dict[str, MethodOutcome] = {}
+    overrides = {key: dict(val) for key, val in (retriever_kwargs or {}).items()}
+    if isinstance(dataset.meta.get("aliases"), dict):
+        # a data set that ships its alias table (the synthetic corpus: an entity master with known
+        # truth) lets BCT's alias rule use it; real data sets have none and rely on the graph's
+        # substring-adjacency alias edges
+
+        overrides.setdefault("GraphRetriever", {}).setdefault("alias_table", alias_table(dataset))
+    for name in needed:
+        t0 = time.perf_counter()
+        retr = make_retriever(name, **overrides)
+        if hasattr(retr, "progress"):
+            retr.progress = progress
+        if hasattr(retr, "memo"):
+            retr.memo = bool(memo)
+        retr.fit(dataset.passages)
+        run = retr.search(dataset.queries, k=depth, pool=pool)
+        run.name = name
+        outcomes[name] = MethodOutcome(name, run, time.perf_counter() - t0, retr)
+        if log:
+            log(f"  {name}: {outcomes[name].seconds:.1f}s")
+    for name in methods:
+        if name in FUSIONS:
+            outcomes[name] = fuse(name, outcomes, depth=depth)
+    return {name: outcomes[name] for name in methods}
+
+
+def fuse(name: str, outcomes: Mapping[str, MethodOutcome], *, depth: int = RUN_DEPTH) -> MethodOutcome:
+    r"""The fused method ``name`` (:data:`FUSIONS`) from the outcomes of its base methods.
+
+    Reciprocal rank fusion with :math:`k = 60`,
+    :math:`\mathrm{RRF}(d) = \sum_r 1 / (60 + \mathrm{rank}_r(d))` over the top ``depth`` of each
+    base run (Cormack, Clarke & Büttcher 2009), cut to its top ``depth``; ``seconds`` is the
+    fusion's time plus its base methods'.
+    """
+
+    if name not in FUSIONS:
+        raise ParameterError(f"method {name!r} is not a fusion; choose from {', '.join(FUSIONS)}")
+    missing = [b for b in FUSIONS[name] if b not in outcomes]
+    if missing:
+        raise ParameterError(f"fusion {name!r} needs the run of {missing[0]!r}, which is not among the outcomes")
+    t0 = time.perf_counter()
+    fused = rrf([outcomes[b].run for b in FUSIONS[name]], k=60, depth=depth, name=name)
+    run = Run({qid: ranking[:depth] for qid, ranking in fused.items()}, name=name)
+    seconds = time.perf_counter() - t0 + sum(outcomes[b].seconds for b in FUSIONS[name])
+    return MethodOutcome(name, run, seconds)
+
+
+def metric_names(k: int) -> tuple[str, ...]:
+    """The metrics reported by ``aethel eval``: HR@1, HR@k, AllSupport@k, Recall@k, MRR, nDCG@10."""
+    names = ["HR@1", f"HR@{k}", f"AllSupport@{k}", f"Recall@{k}", "MRR", "nDCG@10"]
+    return tuple(dict.fromkeys(names))
+
+
+def score_runs(outcomes: Mapping[str, MethodOutcome], queries, *, k: int = 5, depth: int = 10) -> dict[str, dict]:
+    """The ``methods`` block of the ``aethel eval`` JSON: mean metrics, per-query metrics and top pids.
+
+    Metrics (:func:`metric_names`) are computed on each whole run (``MRR`` included: see
+    :func:`run_methods`); ``per_query`` stores only the top ``depth`` pids of each query (10).
+    """
+
+    names = metric_names(k)
+    block: dict[str, dict] = {}
+    for name, outcome in outcomes.items():
+        pq = per_query(outcome.run, queries, metrics=names)
+        means = {m: sum(row[m] for row in pq.values()) / len(pq) for m in names}  # as metrics.evaluate
+        entry: dict[str, Any] = {m: round(float(means[m]), 6) for m in names}
+        entry["per_query"] = {q.qid: [pid for pid, _ in outcome.run.get(q.qid, [])[:depth]] for q in queries}
+        entry["per_query_metrics"] = {qid: {m: round(float(v), 6) for m, v in vals.items()} for qid, vals in pq.items()}
+        block[name] = entry
+    return block
+
+
+def write_trec_runs(outcomes: Mapping[str, MethodOutcome], queries, directory: str | os.PathLike) -> list[Path]:
+    """Write each method's run as ``directory/<method>.trec`` and the gold as ``directory/qrels.txt``.
+
+    The runs are whole (:func:`run_methods`' depth, not the top 10 kept in the JSON), written with
+    :meth:`~aethel_lite.retrievers.Run.to_trec` (tag = method name) and
+    :func:`~aethel_lite.retrievers.write_qrels`, atomically; ``trec_eval -m recip_rank qrels.txt
+    bm25.trec`` then reproduces ``MRR``. Returns the paths written, qrels last.
+    """
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = [outcome.run.to_trec(directory / f"{name}.trec", tag=name) for name, outcome in outcomes.items()]
+    paths.append(write_qrels(queries, directory / "qrels.txt"))
+    return paths
+
+
+# ------------------------------------------------------------------------------------ analyses
+def bct_ablation(dataset: Dataset, *, modes: Sequence[str] = ("none", "alias", "substring", "both"),
+                 extractor: str = "ner3", setting: str = "closed", k: int = 5, depth: int = RUN_DEPTH,
+                 progress: bool = False, **graph_kwargs: Any) -> dict[str, dict[str, float]]:
+    """Mean metrics of the graph retriever under each BCT mode (one fit, one search per mode).
+
+    Runs are ``depth`` deep, as in :func:`run_methods`, so ``MRR`` agrees with ``aethel eval``.
+    """
+
+    if isinstance(dataset.meta.get("aliases"), dict):
+
+        graph_kwargs.setdefault("alias_table", alias_table(dataset))
+    retriever = GraphRetriever(extractor=extractor, bct="none", progress=progress, **graph_kwargs).fit(dataset.passages)
+    pool = "query" if setting == "closed" else None
+    out: dict[str, dict[str, float]] = {}
+    for mode in modes:
+        retriever.bct = mode
+        run = retriever.search(dataset.queries, k=max(10, depth), pool=pool)
+        out[mode] = {m: round(float(v), 6) for m, v in evaluate(run, dataset.queries, metrics=metric_names(k)).items()}
+    return out
+
+
+def paired_comparisons(block: Mapping[str, Mapping[str, Any]], pairs: Sequence[tuple[str, str]],
+                       metrics: Sequence[str], *, n_resamples: int = 10_000, seed: int = 0) -> list[dict]:
+    """Paired bootstrap (and randomization test) of per-query metric differences A − B.
+
+    Parameters
+    ----------
+    block : mapping
+        The ``methods`` block of :func:`score_runs` (``per_query_metrics`` of each method).
+    pairs : sequence of (str, str)
+        Methods (A, B) to compare on the queries they share.
+    metrics : sequence of str
+    n_resamples, seed : int
+        Passed to :func:`~aethel_lite.evaluation.stats.paired_bootstrap` and
+        :func:`~aethel_lite.evaluation.stats.randomization_test`.
+
+    Returns
+    -------
+    list of dict
+        One JSON-able row per (pair, metric): ``a``, ``b``, ``metric``, ``n``, ``mean_a``,
+        ``mean_b``, ``diff`` (mean A − B), its 95% percentile CI ``ci_low``/``ci_high``,
+        ``p_bootstrap``, ``p_randomization`` and ``p_holm``: the randomization p-values adjusted
+        with Holm's step-down method (:func:`~aethel_lite.evaluation.stats.holm`) over *all* rows returned,
+        which bounds the family-wise error rate of the whole table (Holm 1979).
+    """
+
+    rows = []
+    raw_p = []
+    for a, b in pairs:
+        pa, pb = block[a]["per_query_metrics"], block[b]["per_query_metrics"]
+        qids = sorted(pa)
+        for m in metrics:
+            x = [pa[q][m] for q in qids]
+            y = [pb[q][m] for q in qids]
+            boot = paired_bootstrap(x, y, n_resamples=n_resamples, seed=seed)
+            perm = randomization_test(x, y, n_resamples=n_resamples, seed=seed)
+            raw_p.append(perm.p_value)
+            rows.append({"a": a, "b": b, "metric": m, "n": len(qids), "mean_a": round(sum(x) / len(x), 6),
+                         "mean_b": round(sum(y) / len(y), 6), "diff": round(boot.mean_diff, 6),
+                         "ci_low": round(boot.ci_low, 6), "ci_high": round(boot.ci_high, 6),
+                         "p_bootstrap": round(boot.p_value, 6), "p_randomization": round(perm.p_value, 6)})
+    for row, p in zip(rows, holm(raw_p).tolist()):
+        row["p_holm"] = round(p, 6)
+    return rows
+
+
+def without_timing(result: Any) -> Any:
+    """A copy of a result with every ``seconds``/``timing`` entry removed (for byte-identical reruns)."""
+    if isinstance(result, Mapping):
+        return {k: without_timing(v) for k, v in result.items() if k not in ("seconds", "timing")}
+    if isinstance(result, list):
+        return [without_timing(v) for v in result]
+    return result
+

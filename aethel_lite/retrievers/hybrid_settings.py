@@ -1,0 +1,113 @@
+r"""``aethel-hybrid``'s settings: the chosen weights (:data:`HYBRID`) and its ablations (:data:`ABLATIONS`).
+
+``aethel-hybrid`` is a :class:`~aethel_lite.retrievers.GraphRetriever` setting (no new class).
+The passage–entity graph (filtered NER, BCT) gains a node per document and per metadata value
+(company, fiscal period, filing type; :mod:`aethel_lite.core.docmeta`). A question's teleport vector
+mixes four sources,
+
+.. math::
+
+    s = \sum_{c \in \{\text{entity},\, \text{metadata},\, \text{lexical},\, \text{dense}\}}
+        \frac{w_c}{\sum_{c'} w_{c'}}\, s_c ,
+
+the BCT entity seeds, the metadata nodes the question names (company; period and filing type
+normalised by period linking), and the passages at the top of BM25 and of the dense ranking
+(HippoRAG 2's passage seeds); Personalized PageRank spreads it over passages, entities, documents
+and metadata. A passage then scores
+
+.. math::
+
+    r(d) = \lambda_\text{ppr}\, \hat p_d + \lambda_\text{document}\, \hat\pi_{D(d)}
+         + \lambda_\text{lexical}\, \hat b_d + \lambda_\text{dense}\, \hat c_d
+         + \lambda_\text{heading}\, \hat h_d ,
+
+its own PageRank, its document node's PageRank (the graph's vote for the filing), BM25, the
+dense cosine and the dense cosine with the passage's heading (its first 200 characters:
+:func:`~aethel_lite.retrievers.passage_heading`; the graph chooses the filing, the heading
+the page inside it), each min–max normalised over the candidates
+(:meth:`~aethel_lite.retrievers.GraphRetriever.ranking_scores`).
+
+Every weight (:data:`HYBRID`) was chosen on the *development* halves of the four open corpora
+(:mod:`aethel_lite.evaluation.splits`) by :func:`~aethel_lite.studies.tuning.tune`, which maximises the mean development MRR over the
+corpora; the grid and its scores are kept in ``aethel_lite/manifests/hybrid_tuning.json``
+(:func:`~aethel_lite.studies.tuning.write_tuning`), and the test half never takes part. :data:`ABLATIONS` switch one
+component off at a time (and hold ``aethel-hybrid-v1``, the setting tuned before the heading term
+existed, kept for comparison). :func:`~aethel_lite.studies.beyond.beyond_study` runs the baselines, the method and its ablations on
+each corpus and reports development, test and all questions, paired bootstrap tests against BM25
+and dense retrieval, and the closed-pool check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+#: The chosen setting of ``aethel-hybrid`` (GraphRetriever keyword arguments), from :func:`tune`
+#: on the development halves (``manifests/hybrid_tuning.json``; a test checks they agree).
+HYBRID: dict[str, Any] = {
+    "extractor": "ner3", "bct": "both", "alpha": 0.5,
+    "passage_seeds": ("lexical", "dense"), "document_nodes": True, "metadata": True, "period_linking": True,
+    "dense_pooling": "first", "seed_depth": 30, "period_decay": 0.5,
+    "seed_weights": {"entity": 1.0, "metadata": 3.0, "lexical": 0.5, "dense": 0.5},
+    "rank_weights": {"document": 0.3, "lexical": 0.2, "dense": 0.3, "heading": 0.2},
+}
+
+#: Ablation name → what changes (one component off at a time).
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "aethel-hybrid-no-passage-seeds": {"passage_seeds": ()},
+    "aethel-hybrid-no-lexical-seeds": {"passage_seeds": ("dense",)},
+    "aethel-hybrid-no-dense-seeds": {"passage_seeds": ("lexical",)},
+    "aethel-hybrid-no-documents": {"document_nodes": False},
+    "aethel-hybrid-no-metadata": {"metadata": False},
+    "aethel-hybrid-no-period-linking": {"period_linking": False},
+    "aethel-hybrid-no-bct": {"bct": "none"},
+    "aethel-hybrid-ppr-only": {"rank_weights": None},
+    "aethel-hybrid-no-heading": {"rank_weights": "no-heading"},
+    "aethel-hybrid-no-graph": {"rank_weights": "text-only"},
+    # the setting chosen before the heading term existed (kept so the book can set its numbers beside
+    # the current ones: it was tuned, and its test half seen, before the heading term was added)
+    "aethel-hybrid-v1": {"seed_depth": 30, "period_decay": 0.5,
+                         "seed_weights": {"entity": 1.0, "metadata": 3.0, "lexical": 0.5, "dense": 0.5},
+                         "rank_weights": {"document": 0.5, "lexical": 0.1, "dense": 0.4}},
+}
+ABLATION_LABELS = {
+    "aethel-hybrid": "all components",
+    "aethel-hybrid-no-passage-seeds": "no passage seeds (entity + metadata seeds only)",
+    "aethel-hybrid-no-lexical-seeds": "no BM25 passage seeds",
+    "aethel-hybrid-no-dense-seeds": "no dense passage seeds",
+    "aethel-hybrid-no-documents": "no document nodes (metadata joined to passages; no document term)",
+    "aethel-hybrid-no-metadata": "no metadata nodes (company, period, filing type)",
+    "aethel-hybrid-no-period-linking": "no period linking (question periods and filing types not seeded)",
+    "aethel-hybrid-no-bct": "no BCT (exact entity seeds only)",
+    "aethel-hybrid-ppr-only": "ranked by PageRank alone (no fused ranking)",
+    "aethel-hybrid-no-heading": "no heading term (the page's first 200 characters)",
+    "aethel-hybrid-no-graph": "no graph: the same BM25 + dense + heading terms, PageRank terms dropped",
+    "aethel-hybrid-v1": "the earlier setting, tuned before the heading term existed",
+}
+#: ranking terms that read the text alone (kept by the ``"text-only"`` ablation)
+_TEXT_TERMS = ("lexical", "dense", "heading")
+
+
+def _variant(base: Mapping[str, Any], change: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
+    for key, value in change.items():
+        if key == "rank_weights" and value in ("text-only", "no-heading"):
+            keeps = (lambda t: t in _TEXT_TERMS) if value == "text-only" else (lambda t: t != "heading")
+            rw = {t: w for t, w in (base.get("rank_weights") or {}).items() if keeps(t) and w > 0}
+            out["rank_weights"] = rw or {"lexical": 1.0}
+        else:
+            out[key] = value
+    rw = out.get("rank_weights")
+    if rw is not None and not out.get("document_nodes"):
+        out["rank_weights"] = {t: w for t, w in rw.items() if t != "document"}
+    return out
+
+
+def hybrid_methods(base: Mapping[str, Any] | None = None) -> dict[str, tuple[str, dict[str, Any]]]:
+    """``aethel-hybrid`` and its ablations as :data:`aethel_lite.retrievers.registry.METHODS` entries."""
+    base = HYBRID if base is None else base
+    out = {"aethel-hybrid": ("GraphRetriever", _variant(base, {}))}
+    for name, change in ABLATIONS.items():
+        out[name] = ("GraphRetriever", _variant(base, change))
+    return out
+

@@ -1,0 +1,126 @@
+"""The method registry: every method name ``aethel eval``, ``aethel search`` and the book know, and a fresh retriever for each.
+
+Method names are a public interface (the CLI and its JSON output depend on them):
+
+=====================  ======================================================================
+``bm25``               BM25 (bm25s, Lucene variant), :class:`~aethel_lite.retrievers.BM25Retriever`
+``dense``              all-MiniLM-L6-v2 cosine, :class:`~aethel_lite.retrievers.DenseRetriever`
+``dense-max``          ``dense`` with ``pooling="max"``: a page scores the maximum over its
+                       ~200-word chunks (long FinanceBench pages exceed MiniLM's 256 tokens)
+``dense-heading``      ``dense`` with ``pooling="heading"``: a page scores the cosine with its
+                       first 200 characters (its statement or section title)
+``aethel-reg``         entity graph from capitalised spans (the paper's Aethel-Reg) + PPR
+``aethel-ner``         entity graph from raw spaCy NER + PPR
+``aethel-ner3``        entity graph from filtered NER (the paper's NER3) + PPR
+``aethel-bct``         ``aethel-ner3`` with BCT (alias and substring seed expansion)
+``aethel-reg-pure``    ``aethel-reg`` with ``fallback="none"``: what the graph alone does (no
+                       BM25 teleport for entity-less questions, no BM25 order for unreached passages)
+``aethel-ner3-pure``   ``aethel-ner3`` with ``fallback="none"``
+``aethel-bct-pure``    ``aethel-bct`` with ``fallback="none"``
+``rrf``                reciprocal rank fusion of ``bm25`` and ``aethel-ner3`` (k = 60)
+``rrf-bct``            reciprocal rank fusion of ``bm25`` and ``aethel-bct``
+``rrf-dense``          reciprocal rank fusion of ``bm25`` and ``dense``
+``aethel-hybrid``      beyond the paper (:mod:`aethel_lite.hybrid`): the NER3 + BCT graph with
+                       document and metadata nodes, passage seeds from BM25 and dense scores,
+                       period linking, and a ranking that fuses PageRank, the document node's
+                       PageRank, BM25, dense and the dense score of each passage's heading;
+                       weights chosen on development halves
+``aethel-hybrid-*``    its ablations (:data:`aethel_lite.retrievers.hybrid_settings.ABLATIONS`): ``-no-passage-seeds``,
+                       ``-no-lexical-seeds``, ``-no-dense-seeds``, ``-no-documents``,
+                       ``-no-metadata``, ``-no-period-linking``, ``-no-bct``, ``-ppr-only``,
+                       ``-no-heading``, ``-no-graph``; and ``-v1``, the setting tuned before
+                       the heading term existed
+=====================  ======================================================================
+
+Fused methods (:data:`FUSIONS`) are run by :func:`aethel_lite.retrievers.fusion.fuse_runs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .. import retrievers
+from ..errors import ParameterError
+from .hybrid_settings import hybrid_methods
+
+# name -> keyword arguments of the retriever that implements it
+METHODS: dict[str, tuple[str, dict[str, Any]]] = {
+    "bm25": ("BM25Retriever", {}),
+    "dense": ("DenseRetriever", {}),
+    "aethel-reg": ("GraphRetriever", {"extractor": "regex", "bct": "none"}),
+    "aethel-ner": ("GraphRetriever", {"extractor": "ner", "bct": "none"}),
+    "aethel-ner3": ("GraphRetriever", {"extractor": "ner3", "bct": "none"}),
+    "aethel-bct": ("GraphRetriever", {"extractor": "ner3", "bct": "both"}),
+    "dense-max": ("DenseRetriever", {"pooling": "max"}),
+    "dense-heading": ("DenseRetriever", {"pooling": "heading"}),
+    "aethel-reg-pure": ("GraphRetriever", {"extractor": "regex", "bct": "none", "fallback": "none"}),
+    "aethel-ner3-pure": ("GraphRetriever", {"extractor": "ner3", "bct": "none", "fallback": "none"}),
+    "aethel-bct-pure": ("GraphRetriever", {"extractor": "ner3", "bct": "both", "fallback": "none"}),
+}
+
+
+def _register_hybrid() -> None:
+
+    METHODS.update(hybrid_methods())
+
+
+_register_hybrid()
+# fused method -> the methods it fuses
+FUSIONS: dict[str, tuple[str, ...]] = {
+    "rrf": ("bm25", "aethel-ner3"),
+    "rrf-bct": ("bm25", "aethel-bct"),
+    "rrf-dense": ("bm25", "dense"),
+}
+DEFAULT_METHODS = ("bm25", "dense", "aethel-reg", "aethel-ner3", "aethel-bct", "rrf")
+
+
+def known_methods() -> list[str]:
+    return list(METHODS) + list(FUSIONS)
+
+
+def parse_methods(spec: str | Sequence[str] | None) -> list[str]:
+    """``"bm25,dense"`` or a list → validated method names (unknown → ParameterError listing the valid ones)."""
+    if spec is None:
+        return list(DEFAULT_METHODS)
+    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
+    if not names:
+        raise ParameterError("--methods: no method given")
+    for name in names:
+        if name not in METHODS and name not in FUSIONS:
+            raise ParameterError(f"--methods: unknown method {name!r}; choose from {', '.join(known_methods())}")
+    return names
+
+
+def make_retriever(name: str, **overrides: Any):
+    """A fresh, unfitted retriever for a base method name.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`METHODS`.
+    **overrides : mapping
+        Retriever class name → keyword arguments that override the method's own (e.g.
+        ``GraphRetriever={"alias_table": ...}``).
+
+    Raises
+    ------
+    ParameterError
+        ``name`` is not a base method, or the retriever class does not accept one of the
+        method's settings (an older version of the class: the setting is named).
+    """
+    import inspect
+
+
+    if name not in METHODS:
+        raise ParameterError(f"method {name!r} is not a base retriever; choose from {', '.join(METHODS)}")
+    cls_name, kwargs = METHODS[name]
+    cls = getattr(retrievers, cls_name)
+    merged = {**kwargs, **overrides.get(cls_name, {})}
+    params = inspect.signature(cls).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        unknown = [key for key in merged if key not in params]
+        if unknown:
+            raise ParameterError(f"method {name!r} needs {cls_name}({unknown[0]}=...), which this {cls_name} does not accept")
+    return cls(**merged)
+

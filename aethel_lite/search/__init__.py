@@ -1,0 +1,1 @@
+"""``aethel index`` / ``aethel search``: the index format, its builder and its reader."""

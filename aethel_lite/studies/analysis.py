@@ -1,0 +1,544 @@
+r"""Error analysis of the entity-graph retriever: where the PPR mass of a question goes, and why.
+
+A fitted :class:`~aethel_lite.retrievers.GraphRetriever` ranks the passages of a question by
+Personalized PageRank on the passage–entity graph (passages first, then entities),
+
+.. math::
+
+    p = \alpha s + (1 - \alpha) W p, \qquad W = A D^{-1},
+
+with the teleport vector :math:`s` on the question's seed entities (after BCT). The functions here
+measure the facts that decide that ranking, for one question or for a whole query set; every PPR
+vector comes from the retriever's own operator, ``alpha``, ``tol`` and fallback
+(:meth:`GraphRetriever.ppr`), in the open-corpus setting.
+
+* **Seed degree.** An entity :math:`e` with incidence column :math:`B_{:e}` touches
+  :math:`d_e = \sum_i B_{ie}` passages of :math:`D_e = |\{\mathrm{doc}(i) : B_{ie} = 1\}|`
+  documents; its share of the graph's passage–entity edges is :math:`d_e / \sum_{i,e} B_{ie}`.
+* **Why passages tie.** A passage :math:`i` is never a seed (except under the BM25 fallback), so
+  its row of the fixed point reads
+
+  .. math:: p_i = (1 - \alpha) \sum_e B_{ie}\, \frac{p_e}{d_e} ,
+
+  a function of its entity set alone: passages that mention the same entities get exactly the
+  same score, and a seed on :math:`d_e` pages gives each of them the same :math:`1/d_e` share of
+  its mass. A question whose only seed is a company name on every page of its filings cannot
+  separate the page that answers it from the others. Ties are counted on the retriever's ranking
+  scores (PPR rounded to ``tol / 100``, :meth:`GraphRetriever.ranking_scores`).
+* **Mass split.** :math:`\pi_P = \sum_{i \in P} p_i` (passages) and :math:`\pi_E = 1 - \pi_P`
+  (entities); of :math:`\pi_P`, the shares on the gold passages and on the passages of the gold's
+  documents.
+* **Gold rank.** The 1-based rank of the best gold passage in the *full* ranking, ties broken by
+  corpus order as :func:`~aethel_lite.retrievers.topk` breaks them; ``None`` when no gold passage
+  is ranked (``fallback="none"`` and PPR does not reach it).
+
+Every function returns plain JSON-able dicts and lists (``write_json`` them).
+
+References
+----------
+L. Page, S. Brin, R. Motwani, T. Winograd, "The PageRank citation ranking: bringing order to the
+Web", Stanford InfoLab Technical Report 1999-66, 1999.
+T. H. Haveliwala, "Topic-sensitive PageRank", Proc. WWW 2002, pp. 517-526.
+R. Andersen, F. Chung, K. Lang, "Local graph partitioning using PageRank vectors", Proc. FOCS
+2006, pp. 475-486 (PPR mass stays near its seeds).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.bct import seed_vector
+from ..errors import DataError, ParameterError
+from ..retrievers import GraphRetriever, topk
+
+__all__ = ["gold_rank", "gold_ranks", "seed_report", "hub_entities", "mass_report", "worked_example",
+           "aggregate_report", "hub_mass"]
+
+# questions solved together in one PPR batch (as GraphRetriever.search does)
+_BLOCK = 64
+
+
+# ------------------------------------------------------------------------------------ ranks
+def gold_rank(scores: np.ndarray, gold: Iterable[int]) -> int | None:
+    """1-based rank of the best gold passage in the full ranking of ``scores``.
+
+    The ranking is by ``(-score, index)``, as :func:`~aethel_lite.retrievers.topk` orders it, so
+    the rank of passage :math:`g` is :math:`1 + \\#\\{i : s_i > s_g\\} + \\#\\{i < g : s_i = s_g\\}`.
+
+    Parameters
+    ----------
+    scores : ndarray, shape (n,)
+        One score per corpus passage; ``-inf`` and NaN mean *not ranked*.
+    gold : iterable of int
+        Corpus indices of the gold passages.
+
+    Returns
+    -------
+    int or None
+        The smallest rank over the gold passages; ``None`` if none of them is ranked (or there is
+        no gold passage).
+
+    Raises
+    ------
+    ParameterError
+        A gold index is outside ``scores``.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    best = None
+    for g in gold:
+        g = int(g)
+        if not 0 <= g < scores.shape[0]:
+            raise ParameterError(f"gold: index {g} is outside the {scores.shape[0]} scores")
+        s = scores[g]
+        if np.isnan(s) or s == -np.inf:
+            continue
+        rank = 1 + int(np.count_nonzero(scores > s)) + int(np.count_nonzero(scores[:g] == s))
+        best = rank if best is None else min(best, rank)
+    return best
+
+
+def gold_ranks(retriever, queries: Sequence) -> dict[str, int | None]:
+    """Per question, the 1-based rank of its best gold passage in the retriever's full ranking.
+
+    Parameters
+    ----------
+    retriever : GraphRetriever
+        Fitted.
+    queries : sequence of Query
+        Their gold pids must be fitted passages (else :class:`DataError`).
+
+    Returns
+    -------
+    dict
+        qid → :func:`gold_rank` of the retriever's open-corpus ranking scores (``None``: unranked).
+    """
+    facts = _Facts(retriever)
+    return {q.qid: gold_rank(solved.scores, solved.gold) for q, solved in zip(queries, _solve(facts, queries))}
+
+
+# --------------------------------------------------------------------------- per-retriever facts
+class _Facts:
+    """Lookups on a fitted retriever's graph, computed once: degrees, documents, gold indices."""
+
+    def __init__(self, retriever) -> None:
+
+        if not isinstance(retriever, GraphRetriever):
+            raise ParameterError(f"retriever: expected a fitted GraphRetriever, got {type(retriever).__name__}")
+        retriever._check_fitted()
+        self.retriever = retriever
+        self.graph = graph = retriever.graph_
+        self.degree = np.bincount(graph.incidence.indices, minlength=graph.n_entities)  # passages per entity
+        self.doc_names, doc_of = np.unique(np.asarray(retriever.doc_ids_, dtype=str), return_inverse=True)
+        self.doc_of = doc_of.ravel()
+        coo = graph.incidence.tocoo()
+        n_docs = len(self.doc_names)
+        pairs = np.unique(coo.col.astype(np.int64) * n_docs + self.doc_of[coo.row])
+        self.n_documents = np.bincount(pairs // n_docs, minlength=graph.n_entities)
+        self.n_edges = int(graph.incidence.nnz)
+
+    def entity_row(self, j: int) -> dict:
+        """Name, degree and number of documents of entity column ``j``."""
+        return {"entity": self.graph.entities[j], "degree": int(self.degree[j]),
+                "n_documents": int(self.n_documents[j])}
+
+    def passage_entities(self, i: int) -> list[str]:
+        """The entity keys passage ``i`` mentions, in graph order."""
+        inc = self.graph.incidence
+        return [self.graph.entities[j] for j in inc.indices[inc.indptr[i]:inc.indptr[i + 1]]]
+
+    def gold(self, query) -> np.ndarray:
+        """Corpus indices of ``query``'s gold passages, sorted (a :class:`DataError` names an unknown pid)."""
+        index = self.retriever.pid_index_
+        missing = sorted(pid for pid in query.gold if pid not in index)
+        if missing:
+            raise DataError(f"query {query.qid!r}: gold pid {missing[0]!r} is not in the fitted corpus")
+        return np.asarray(sorted(index[pid] for pid in query.gold), dtype=np.int64)
+
+
+@dataclass
+class _Solved:
+    """One question as the retriever sees it: seeds, the full PPR vector and the ranking scores."""
+
+    query: object
+    expansions: list
+    fallback: bool
+    ppr: np.ndarray  # (n_nodes,), passages then entities
+    scores: np.ndarray  # (n_corpus,), what search ranks
+    gold: np.ndarray  # corpus indices
+
+    @property
+    def reached(self) -> np.ndarray:
+        """Mask of the passages with PPR > 0."""
+        return self.ppr[: self.scores.shape[0]] > 0
+
+
+def _solve(facts: _Facts, queries: Sequence) -> Iterator[_Solved]:
+    """The questions' PPR (batches of ``_BLOCK`` on the retriever's operator) and ranking scores."""
+    r = facts.retriever
+    n_p = facts.graph.n_passages
+    queries = list(queries)
+    for start in range(0, len(queries), _BLOCK):
+        chunk = queries[start:start + _BLOCK]
+        golds = [facts.gold(q) for q in chunk]  # fail on a bad gold pid before solving
+        P, exps, used = r.ppr([q.text for q in chunk])
+        for j, q in enumerate(chunk):
+            p = np.ascontiguousarray(P[:, j])
+            yield _Solved(q, exps[j], used[j], p, r.ranking_scores(q.text, p[:n_p]), golds[j])
+
+
+def _solve_one(retriever, query) -> tuple[_Facts, _Solved]:
+    facts = _Facts(retriever)
+    return facts, next(_solve(facts, [query]))
+
+
+def _check_positive(value, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ParameterError(f"{what} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+# ------------------------------------------------------------------------------------ seeds
+def _seeds(facts: _Facts, solved: _Solved, sources: dict[str, str]) -> list[dict]:
+    """One row per seed entity: how it was found, its teleport weight, degree, documents, on gold.
+
+    ``sources`` is :meth:`GraphRetriever.query_key_sources` of the question.
+    """
+
+    graph = facts.graph
+    s = seed_vector(solved.expansions, graph)
+    gold_entities = {e for g in solved.gold for e in facts.passage_entities(int(g))}
+    rows = []
+    for e in solved.expansions:
+        j = graph.entity_index[e.entity]
+        found_by = sources.get(e.seed, "mention") if e.via == "exact" else f"bct-{e.via}"
+        rows.append({**facts.entity_row(j), "query_key": e.seed, "found_by": found_by,
+                     "weight": float(s[graph.n_passages + j]), "on_gold": e.entity in gold_entities})
+    return rows
+
+
+def _seed_report(facts: _Facts, solved: _Solved) -> dict:
+    q = solved.query
+    sources = facts.retriever.query_key_sources(q.text)
+    seeds = _seeds(facts, solved, sources)
+    keys = [{"key": key, "found_by": how, "in_graph": key in facts.graph.entity_index} for key, how in sources.items()]
+    return {"qid": q.qid, "question": q.text, "query_keys": keys, "seeds": seeds,
+            "n_seeds": len(seeds), "fallback": solved.fallback, "gold_has_seed": any(s["on_gold"] for s in seeds)}
+
+
+def seed_report(retriever, query) -> dict:
+    """The seed entities of a question (after BCT), how each was found, and how specific it is.
+
+    Parameters
+    ----------
+    retriever : GraphRetriever
+        Fitted.
+    query : Query
+
+    Returns
+    -------
+    dict
+        ``"qid"``, ``"question"``;
+        ``"query_keys"``: ``[{"key", "found_by", "in_graph"}]`` -- the question's entity keys,
+        ``found_by`` ``"mention"`` (the extractor) or ``"ngram"`` (a graph entity named verbatim);
+        ``"seeds"``: ``[{"entity", "degree", "n_documents", "query_key", "found_by", "weight",
+        "on_gold"}]`` in teleport order -- ``found_by`` is the query key's source for an exact
+        match, else ``"bct-alias"``, ``"bct-substring"`` or ``"bct-token"``; ``weight`` is the
+        entity's share of the teleport vector :math:`s`; ``degree`` :math:`d_e` and
+        ``n_documents`` :math:`D_e` count the passages and documents it touches; ``on_gold``
+        whether a gold passage mentions it;
+        ``"n_seeds"``; ``"fallback"`` (no seed: the BM25 teleport was used);
+        ``"gold_has_seed"``.
+    """
+    return _seed_report(*_solve_one(retriever, query))
+
+
+def hub_entities(retriever, top: int = 20) -> list[dict]:
+    """The highest-degree entity nodes of the fitted graph.
+
+    Parameters
+    ----------
+    retriever : GraphRetriever
+        Fitted.
+    top : int
+        How many.
+
+    Returns
+    -------
+    list of dict
+        ``{"entity", "degree", "n_documents", "surface", "edge_share"}``, by degree
+        (descending) then name; ``edge_share`` is :math:`d_e / \\sum_{i,e} B_{ie}`, the entity's
+        share of all passage–entity edges.
+    """
+    top = _check_positive(top, "top")
+    facts = _Facts(retriever)
+    order = np.lexsort((np.arange(facts.graph.n_entities), -facts.degree))[:top]
+    return [{**facts.entity_row(int(j)), "surface": facts.graph.surface.get(facts.graph.entities[j], ""),
+             "edge_share": float(facts.degree[j] / facts.n_edges) if facts.n_edges else 0.0} for j in order]
+
+
+def hub_mass(retriever, queries: Sequence, top: int = 15, block: int = 64) -> list[dict]:
+    r"""Which entity nodes soak up the PageRank mass, averaged over questions.
+
+    For question :math:`q` with PPR vector :math:`p^{(q)}` (all nodes), entity :math:`e`'s share is
+    :math:`p^{(q)}_e / \sum_v p^{(q)}_v`; the result ranks entities by the mean share over the
+    questions that have any mass (a question with no seed under ``fallback="none"`` has none).
+
+    Returns
+    -------
+    list of dict
+        ``{"entity", "degree", "n_documents", "mean_mass_share", "n_questions_top"}`` for the ``top``
+        entities by mean share; ``n_questions_top`` counts the questions in which that entity holds
+        more mass than any other node.
+    """
+    top = _check_positive(top, "top")
+    block = _check_positive(block, "block")
+    facts = _Facts(retriever)
+    n_p = facts.graph.n_passages
+    total = np.zeros(facts.graph.n_entities)
+    wins = np.zeros(facts.graph.n_entities, dtype=np.int64)
+    n_live = 0
+    texts = [q.text for q in queries]
+    for start in range(0, len(texts), block):
+        P, _, _ = retriever.ppr(texts[start:start + block])
+        mass = P.sum(axis=0)
+        live = mass > 0
+        if not live.any():
+            continue
+        shares = P[n_p:, live] / mass[live]
+        total += shares.sum(axis=1)
+        best = np.argmax(P[:, live], axis=0)
+        for node in best[best >= n_p]:
+            wins[node - n_p] += 1
+        n_live += int(live.sum())
+    if n_live == 0:
+        return []
+    mean = total / n_live
+    order = np.lexsort((np.arange(mean.size), -mean))[:top]
+    return [{**facts.entity_row(int(j)), "mean_mass_share": float(mean[j]), "n_questions_top": int(wins[j])}
+            for j in order]
+
+
+# ------------------------------------------------------------------------------------- mass
+def _tied_top(solved: _Solved) -> int:
+    """Reached passages whose ranking score equals the best one (0 when none is reached)."""
+    top = solved.scores[solved.reached]
+    return int(np.count_nonzero(top == top.max())) if top.size else 0
+
+
+def _share(part: float, total: float) -> float | None:
+    return float(part / total) if total > 0 else None
+
+
+def _mass(facts: _Facts, solved: _Solved, top: int) -> dict:
+    """Mass split, top entities by mass and the gold's share of the passage mass."""
+    n_p = facts.graph.n_passages
+    p = solved.ppr
+    passage_mass, total = float(p[:n_p].sum()), float(p.sum())
+    ent = p[n_p:]
+    order = np.lexsort((np.arange(ent.size), -ent))[:top]
+    seeds = {e.entity for e in solved.expansions}
+    top_entities = [{**facts.entity_row(int(j)), "mass": float(ent[j]), "is_seed": facts.graph.entities[j] in seeds}
+                    for j in order if ent[j] > 0]
+    gold_docs = np.unique(facts.doc_of[solved.gold])
+    in_gold_docs = np.isin(facts.doc_of, gold_docs)
+    has_gold = solved.gold.size > 0
+    return {"passage_share": _share(passage_mass, total), "entity_share": _share(total - passage_mass, total),
+            "top_entities": top_entities,
+            "gold_share": _share(float(p[solved.gold].sum()), passage_mass) if has_gold else None,
+            "gold_doc_share": _share(float(p[:n_p][in_gold_docs].sum()), passage_mass) if has_gold else None,
+            "gold_documents": [str(facts.doc_names[d]) for d in gold_docs]}
+
+
+def mass_report(retriever, query, top: int = 10) -> dict:
+    r"""Where a question's PPR mass goes: passages vs entities, hub entities, gold, ties.
+
+    Parameters
+    ----------
+    retriever : GraphRetriever
+        Fitted; its operator, ``alpha``, ``tol`` and ``fallback`` are used.
+    query : Query
+    top : int
+        How many entities to list by mass.
+
+    Returns
+    -------
+    dict
+        ``"qid"``, ``"question"``, ``"fallback"``;
+        ``"ppr"``: the full PPR vector :math:`p` as a list over the graph's nodes (the
+        ``"n_passages"`` passages in corpus order, then the entities in ``graph_.entities``
+        order; all zero when the question has no seed and ``fallback="none"``);
+        ``"passage_share"``, ``"entity_share"``: :math:`\pi_P` and :math:`\pi_E`;
+        ``"top_entities"``: ``[{"entity", "degree", "n_documents", "mass", "is_seed"}]``;
+        ``"gold_share"``, ``"gold_doc_share"``: shares of :math:`\pi_P` on the gold passages and
+        on every passage of the gold's documents (``"gold_documents"``); shares are ``None`` when
+        there is no mass to share or no gold passage;
+        ``"n_reached"``: passages with :math:`p_i > 0`; ``"top_score"``: the best ranking score
+        of a reached passage (``None`` if none); ``"n_tied_top"``: passages tied at that score.
+    """
+    top = _check_positive(top, "top")
+    facts, solved = _solve_one(retriever, query)
+    reached = solved.reached
+    best = solved.scores[reached].max() if reached.any() else None
+    return {"qid": query.qid, "question": query.text, "fallback": solved.fallback,
+            "n_passages": facts.graph.n_passages, "ppr": solved.ppr.tolist(), **_mass(facts, solved, top),
+            "n_reached": int(reached.sum()), "top_score": None if best is None else float(best),
+            "n_tied_top": _tied_top(solved)}
+
+
+# ------------------------------------------------------------------------------ worked example
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _count(n: int, noun: str) -> str:
+    """``"1 page"``, ``"3 pages"``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _gold_rows(facts: _Facts, solved: _Solved, seeds: set[str]) -> list[dict]:
+    """Each gold passage: its rank, score, whether PPR reached it, its entities and seeds, ties."""
+    rows = []
+    for g in solved.gold.tolist():
+        entities = facts.passage_entities(g)
+        score = solved.scores[g]
+        ranked = bool(np.isfinite(score))
+        rows.append({"pid": facts.retriever.pids_[g], "doc_id": str(facts.doc_names[facts.doc_of[g]]),
+                     "rank": gold_rank(solved.scores, [g]), "score": float(score) if ranked else None,
+                     "reached": bool(solved.ppr[g] > 0), "entities": entities,
+                     "seed_entities": [e for e in entities if e in seeds],
+                     "n_tied": int(np.count_nonzero(solved.scores == score)) - 1 if ranked else 0})
+    return sorted(rows, key=lambda r: (r["rank"] is None, r["rank"] or 0, r["pid"]))
+
+
+def _hits(facts: _Facts, solved: _Solved, seeds: set[str], k: int) -> list[dict]:
+
+    idx, vals = topk(solved.scores, k)
+    return [{"rank": rank, "pid": facts.retriever.pids_[i], "doc_id": str(facts.doc_names[facts.doc_of[i]]),
+             "score": float(v), "reached": bool(solved.ppr[i] > 0),
+             "seed_entities": [e for e in facts.passage_entities(i) if e in seeds]}
+            for rank, (i, v) in enumerate(zip(idx.tolist(), vals.tolist()), start=1) if np.isfinite(v)]
+
+
+def _reason(solved: _Solved, seeds: list[dict], gold: list[dict]) -> str:
+    """One line, from the measured facts, on why the best gold passage ranks where it does."""
+    if not gold:
+        return "no gold passage given"
+    best = gold[0]
+    rank = "unranked" if best["rank"] is None else f"ranked {_ordinal(best['rank'])}"
+    if not seeds:
+        if not solved.fallback:
+            return "no seed entity in the question: the pure graph ranks nothing"
+        how = "reached by" if best["reached"] else "not reached by (BM25 order)"
+        return f"no seed entity in the question: gold {rank}, {how} the BM25-seeded teleport"
+    if not best["reached"]:
+        return f"gold not reached: no seed entity on the gold page and no path to it from the seeds ({rank})"
+    if not best["seed_entities"]:
+        return f"gold reached only through other entities (no seed entity on the gold page): {rank}"
+    if best["n_tied"]:
+        return f"gold reached but tied with {_count(best['n_tied'], 'other page')} at the same PPR score: {rank} by corpus order"
+    on_gold = [s for s in seeds if s["entity"] in best["seed_entities"]]
+    s = min(on_gold, key=lambda r: (-r["weight"], r["degree"], r["entity"]))
+    return (f"gold {rank}: its seed '{s['entity']}' is also on {_count(s['degree'] - 1, 'other page')} "
+            f"of {_count(s['n_documents'], 'document')}")
+
+
+def worked_example(retriever, query, k: int = 5) -> dict:
+    """One question end to end, for a narrative: seeds → mass → top-k hits → gold → reason.
+
+    Parameters
+    ----------
+    retriever : GraphRetriever
+        Fitted.
+    query : Query
+    k : int
+        Hits listed (and entities listed by mass).
+
+    Returns
+    -------
+    dict
+        ``"qid"``, ``"question"``, ``"query_keys"`` and ``"seeds"`` (as :func:`seed_report`),
+        ``"fallback"``;
+        ``"mass"``: ``{"passage_share", "entity_share", "top_entities", "gold_share",
+        "gold_doc_share", "gold_documents"}`` (as :func:`mass_report`, ``k`` entities);
+        ``"hits"``: ``[{"rank", "pid", "doc_id", "score", "reached", "seed_entities"}]``, the
+        top ``k`` of the ranking (``seed_entities``: the seeds the passage mentions);
+        ``"gold"``: ``[{"pid", "doc_id", "rank", "score", "reached", "entities", "seed_entities",
+        "n_tied"}]``, best first (``n_tied``: other passages with exactly its score);
+        ``"gold_rank"`` (:func:`gold_rank`); ``"n_tied_top"``; ``"reason"``: one line generated
+        from these facts.
+    """
+    k = _check_positive(k, "k")
+    facts, solved = _solve_one(retriever, query)
+    report = _seed_report(facts, solved)
+    names = {s["entity"] for s in report["seeds"]}
+    gold = _gold_rows(facts, solved, names)
+    return {"qid": query.qid, "question": query.text, "query_keys": report["query_keys"], "seeds": report["seeds"],
+            "fallback": solved.fallback, "mass": _mass(facts, solved, k), "hits": _hits(facts, solved, names, k),
+            "gold": gold, "gold_rank": gold_rank(solved.scores, solved.gold), "n_tied_top": _tied_top(solved),
+            "reason": _reason(solved, report["seeds"], gold)}
+
+
+# ------------------------------------------------------------------------------------ aggregate
+def _median(values: list) -> float | None:
+    return float(statistics.median(values)) if values else None
+
+
+def _mean(values: list) -> float | None:
+    return float(sum(values) / len(values)) if values else None
+
+
+def _query_row(facts: _Facts, solved: _Solved) -> dict:
+    seeds = _seeds(facts, solved, facts.retriever.query_key_sources(solved.query.text))
+    has_gold = solved.gold.size > 0
+    return {"qid": solved.query.qid, "n_seeds": len(seeds), "fallback": solved.fallback,
+            "seed_degrees": [s["degree"] for s in seeds], "seed_documents": [s["n_documents"] for s in seeds],
+            "has_gold": has_gold, "gold_has_seed": any(s["on_gold"] for s in seeds),
+            "gold_reached": bool(solved.reached[solved.gold].any()) if has_gold else False,
+            "gold_rank": gold_rank(solved.scores, solved.gold), "n_reached": int(solved.reached.sum()),
+            "n_tied_top": _tied_top(solved)}
+
+
+def aggregate_report(retriever, queries: Sequence) -> dict:
+    """Why the graph finds (or misses) the gold, over a whole query set (open corpus).
+
+    Parameters
+    ----------
+    retriever : GraphRetriever
+        Fitted; solved in batches of 64 questions on its operator.
+    queries : sequence of Query
+        With their gold passages (a question without gold counts only in the seed statistics).
+
+    Returns
+    -------
+    dict
+        ``"n_queries"``; ``"n_with_gold"`` (questions with a gold passage; the gold shares are
+        over these); ``"no_seed_share"``: questions without a seed entity;
+        ``"fallback_share"``: questions that used the BM25 teleport;
+        ``"median_seed_degree"``, ``"median_seed_documents"``: medians of :math:`d_e` and
+        :math:`D_e` over every (question, seed) pair; ``"gold_has_seed_share"``: a gold passage
+        mentions a seed; ``"gold_reached_share"``: PPR reaches a gold passage;
+        ``"median_gold_rank"`` over the ``"n_gold_ranked"`` questions whose gold is ranked;
+        ``"mean_tied_top"``: mean number of passages tied at the top score, over questions that
+        reach any passage; ``"per_query"``: ``[{"qid", "n_seeds", "fallback", "seed_degrees",
+        "seed_documents", "has_gold", "gold_has_seed", "gold_reached", "gold_rank", "n_reached",
+        "n_tied_top"}]``. Shares and medians are ``None`` over an empty set.
+    """
+    facts = _Facts(retriever)
+    rows = [_query_row(facts, solved) for solved in _solve(facts, queries)]
+    with_gold = [r for r in rows if r["has_gold"]]
+    ranks = [r["gold_rank"] for r in with_gold if r["gold_rank"] is not None]
+    return {"n_queries": len(rows), "n_with_gold": len(with_gold),
+            "no_seed_share": _mean([r["n_seeds"] == 0 for r in rows]),
+            "fallback_share": _mean([r["fallback"] for r in rows]),
+            "median_seed_degree": _median([d for r in rows for d in r["seed_degrees"]]),
+            "median_seed_documents": _median([d for r in rows for d in r["seed_documents"]]),
+            "gold_has_seed_share": _mean([r["gold_has_seed"] for r in with_gold]),
+            "gold_reached_share": _mean([r["gold_reached"] for r in with_gold]),
+            "median_gold_rank": _median(ranks), "n_gold_ranked": len(ranks),
+            "mean_tied_top": _mean([r["n_tied_top"] for r in rows if r["n_reached"]]),
+            "per_query": rows}

@@ -1,0 +1,236 @@
+r"""Where the open-corpus error lies: choosing the document, or ranking the pages inside it.
+
+On a corpus of long documents (FinanceBench: 74 filings of ~140 pages each) a question's
+evidence page can be missed in two ways: the retriever looks in the wrong filing, or it finds
+the filing and ranks the wrong page of it first. :func:`anchoring_study` measures both for
+``aethel-hybrid`` and the text baselines, per question:
+
+* the **document rank** :math:`r_D(q)` -- the rank of the gold document among all documents
+  ordered by ``aethel-hybrid``'s document-node PageRank :math:`\pi_D` (the graph's vote for the
+  filing; ties share the lower rank);
+* the **within-document reciprocal rank** of each ranker,
+
+  .. math::
+
+      \mathrm{RR}_\text{in}(q) = \frac{1}{1 + \#\{d \in \mathcal D_q : s_q(d) > s_q(g^*)\}
+                                         + \#\{d \in \mathcal D_q : d < g^*,\ s_q(d) = s_q(g^*)\}} ,
+
+  its score :math:`s_q` restricted to the pages :math:`\mathcal D_q` of the gold documents
+  (:math:`G_q` the gold pages, :math:`g^*` the first of the best-scored ones; a tie goes to the
+  passage earlier in corpus order, as in ``search``): the MRR it would reach if every other document were removed,
+  i.e. with a perfect choice of filing. Restricting removes competitors only, so
+  :math:`\mathrm{RR}_\text{in} \ge \mathrm{RR}` for every ranker and question.
+
+The mean within-document RR of the best page ranker bounds what any *filing-first* method
+built on these rankers can reach; if ``aethel-hybrid`` already picks the right filing for most
+questions, its remaining gap to that bound, not the graph, is what holds its MRR down.
+
+References
+----------
+Islam et al., "FinanceBench: A New Benchmark for Financial Question Answering", 2023 (search
+restricted to the right filing). Dai & Callan, SIGIR 2019 (page scored by its best passage).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..caching.resultcache import cached, dataset_digest
+from ..errors import ParameterError
+from ..retrievers.graph import _BLOCK
+from ..retrievers.registry import make_retriever
+
+__all__ = ["within_document_rr", "reciprocal_rank", "document_rank", "anchoring_study", "anchoring_sentences", "RANKERS"]
+
+#: Rankers whose within-document RR is measured beside ``aethel-hybrid``.
+RANKERS = ("bm25", "dense", "dense-max", "dense-heading")
+#: Corpora with fewer passages per document than this are skipped (a document is then about one
+#: passage, and choosing it *is* choosing the passage).
+MIN_PASSAGES_PER_DOCUMENT = 2.0
+#: Within-document MRR differences under this are reported as "about as well as" (a reading aid of
+#: the generated text; the numbers are printed beside it).
+SAME_MRR = 0.02
+
+
+def within_document_rr(scores: np.ndarray, gold: Sequence[int], doc_index: np.ndarray) -> float:
+    """Reciprocal rank of the best gold passage among the passages of the gold documents.
+
+    Parameters
+    ----------
+    scores : ndarray, shape (n_passages,)
+        One question's scores of every passage (higher is better; ``-inf`` = not ranked).
+    gold : sequence of int
+        Row numbers of the gold passages.
+    doc_index : ndarray of int, shape (n_passages,)
+        Document number of every passage.
+
+    Returns
+    -------
+    float
+        :math:`1 / (1 + \\#\\{d \\in \\mathcal D_q : s(d) > \\max_G s\\} + \\#\\{\\text{ties earlier in
+        corpus order}\\})`; 0 if no gold passage is ranked (score ``-inf``); ties as in :func:`reciprocal_rank`.
+    """
+    gold = np.asarray(list(gold), dtype=np.int64)
+    if gold.size == 0:
+        raise ParameterError("within_document_rr: the question has no gold passage in the corpus")
+    inside = np.isin(doc_index, np.unique(doc_index[gold]))
+    return reciprocal_rank(scores, gold, inside)
+
+
+def reciprocal_rank(scores: np.ndarray, gold: Sequence[int], among: np.ndarray | None = None) -> float:
+    """1 / rank of the best gold passage among the passages ``among`` (a mask; default all).
+
+    Ties are broken by corpus order, as :func:`aethel_lite.retrievers.base.topk` does, so the
+    rank is the one ``search`` gives; 0 if the best gold passage is not ranked (``-inf``).
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    gold = np.asarray(list(gold), dtype=np.int64)
+    best = scores[gold].max()
+    if not np.isfinite(best):
+        return 0.0
+    among = np.ones(len(scores), dtype=bool) if among is None else among
+    first = int(gold[scores[gold] == best].min())
+    ahead = np.count_nonzero(among & (scores > best)) + np.count_nonzero(among[:first] & (scores[:first] == best))
+    return 1.0 / (1 + int(ahead))
+
+
+def document_rank(document_scores: np.ndarray, gold_documents: Sequence[int]) -> int:
+    """1-based rank of the best gold document by ``document_scores`` (ties share the lower rank)."""
+    document_scores = np.asarray(document_scores, dtype=np.float64)
+    best = document_scores[np.asarray(list(gold_documents), dtype=np.int64)].max()
+    return 1 + int(np.count_nonzero(document_scores > best))
+
+
+def _full_scores(retriever, queries) -> np.ndarray:
+    """Corpus-length scores of every question, shape (n_queries, n_passages), from ``_score_queries``."""
+    return np.stack(list(retriever._score_queries(list(queries), [None] * len(queries))))
+
+
+def anchoring_study(dataset, *, fitted: Mapping[str, Any] | None = None, halves: Mapping[str, Sequence[str]] | None = None,
+                    rankers: Sequence[str] = RANKERS) -> dict:
+    """Document ranks and within-document reciprocal ranks on one open corpus (see the module).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        An open corpus whose passages carry ``doc_id``.
+    fitted : mapping, optional
+        Method name → a retriever already fitted on ``dataset``'s passages (``"aethel-hybrid"``
+        and any of ``rankers``); the others are fitted here (from the caches).
+    halves : mapping, optional
+        Half name → qids (e.g. :func:`aethel_lite.studies.tuning.halves`); means are reported per half
+        and for ``"all"``.
+    rankers : sequence of str
+        Baselines measured beside ``aethel-hybrid``.
+
+    Returns
+    -------
+    dict
+        ``{"skipped": reason}`` when the corpus has under :data:`MIN_PASSAGES_PER_DOCUMENT`
+        passages per document; else ``n_documents``, ``passages_per_document``, ``per_query``
+        (qid → ``document_rank`` and ``rr`` / ``rr_within`` per method) and ``means`` (half →
+        ``document_at_1``, ``document_at_3``, ``median_document_rank``, and per method ``MRR``
+        and ``MRR_within``).
+    """
+
+    given = dict(fitted or {})
+    models = {name: given[name] if name in given else make_retriever(name) for name in ("aethel-hybrid", *rankers)}
+    parts = {h: list(ids) for h, ids in (halves or {}).items()}
+    return cached("anchoring", {"dataset": dataset_digest(dataset), "methods": {n: r.config() for n, r in models.items()},
+                                "halves": parts},
+                  lambda: _anchoring(dataset, models, fitted=set(given), halves=parts))
+
+
+def _anchoring(dataset, models: dict, *, fitted: set, halves: dict) -> dict:
+
+    passages = list(dataset.passages)
+    docs, first_page, doc_index = np.unique([p.doc_id for p in passages], return_index=True, return_inverse=True)
+    per_doc = len(passages) / max(len(docs), 1)
+    if len(docs) < 2 or per_doc < MIN_PASSAGES_PER_DOCUMENT:
+        why = (f"{len(docs)} document: nothing to choose between" if len(docs) < 2 else
+               f"{per_doc:.2f} passages per document, fewer than {MIN_PASSAGES_PER_DOCUMENT:g}")
+        return {"skipped": why, "n_documents": len(docs), "passages_per_document": round(per_doc, 3)}
+    row = {p.pid: i for i, p in enumerate(passages)}
+    queries = [q for q in dataset.queries if any(g in row for g in q.gold)]
+    if not queries:
+        return {"skipped": "no question has a gold passage in the corpus", "n_documents": len(docs),
+                "passages_per_document": round(per_doc, 3)}
+    for name, r in models.items():
+        if name not in fitted:
+            r.memo = True
+            r.fit(passages)
+        elif list(r.pids_) != [p.pid for p in passages]:
+            raise ParameterError(f"anchoring_study: the fitted {name!r} retriever was not fitted on {dataset.name!r}'s passages")
+    methods = list(models)
+    hybrid = models["aethel-hybrid"]
+    if not hybrid.document_nodes:
+        raise ParameterError("anchoring_study: aethel-hybrid must have document nodes (document_nodes=True)")
+    scores = {name: _full_scores(models[name], queries) for name in methods}
+    document_nodes = hybrid._doc_nodes(hybrid.graph_, None)[first_page]  # one node per document, in `docs` order
+    per_query = {}
+    for start in range(0, len(queries), _BLOCK):
+        chunk = queries[start:start + _BLOCK]
+        P = hybrid._ppr_block([q.text for q in chunk])[0]
+        for j, q in enumerate(chunk):
+            i = start + j
+            gold = [row[g] for g in q.gold if g in row]
+            entry = {"document_rank": document_rank(P[document_nodes, j], np.unique(doc_index[gold]))}
+            for name in methods:
+                s = scores[name][i]
+                entry[name] = {"rr": reciprocal_rank(s, gold), "rr_within": within_document_rr(s, gold, doc_index)}
+            per_query[q.qid] = entry
+    parts = {"all": [q.qid for q in queries], **{h: [x for x in ids if x in per_query] for h, ids in halves.items()}}
+    means = {}
+    for half, ids in parts.items():
+        if not ids:
+            continue
+        ranks = np.array([per_query[x]["document_rank"] for x in ids])
+        m = {"n": len(ids), "document_at_1": round(float(np.mean(ranks == 1)), 6),
+             "document_at_3": round(float(np.mean(ranks <= 3)), 6), "median_document_rank": float(np.median(ranks))}
+        for name in methods:
+            m[name] = {"MRR": round(float(np.mean([per_query[x][name]["rr"] for x in ids])), 6),
+                       "MRR_within": round(float(np.mean([per_query[x][name]["rr_within"] for x in ids])), 6)}
+        means[half] = m
+    return {"n_documents": len(docs), "passages_per_document": round(per_doc, 3), "methods": methods,
+            "per_query": per_query, "means": means}
+
+
+def anchoring_sentences(results: Mapping[str, Mapping[str, Any]], half: str = "all", *,
+                        skipped: bool = True) -> list[str]:
+    """Generated bullets: per corpus, how often the filing is right and what ranking inside it allows.
+
+    ``skipped``: also one bullet per corpus that was not measured (and why).
+    """
+    out = []
+    for corpus, res in results.items():
+        if "skipped" in res:
+            if skipped:
+                out.append(f"* `{corpus}`: not measured ({res['skipped']}).")
+            continue
+        m = res["means"].get(half)
+        if not m:
+            continue
+        rankers = [n for n in res["methods"] if n != "aethel-hybrid"]
+        best = max(rankers, key=lambda n: (m[n]["MRR_within"], n))
+        h = m["aethel-hybrid"]
+        share = h["MRR"] / h["MRR_within"] if h["MRR_within"] > 0 else 0.0
+        gap = h["MRR_within"] - m[best]["MRR_within"]
+        out.append(
+            f"* `{corpus}` ({half} questions: {m['n']}; {res['n_documents']} documents of "
+            f"{res['passages_per_document']:.0f} passages on average): `aethel-hybrid`'s document nodes rank the gold "
+            f"document first for {100 * m['document_at_1']:.0f}% of the questions and in the top 3 for "
+            f"{100 * m['document_at_3']:.0f}%. Inside the gold document the evidence passage's MRR is "
+            + ", ".join(f"{m[n]['MRR_within']:.3f} for `{n}`" for n in rankers)
+            + f" and {h['MRR_within']:.3f} for `aethel-hybrid` ({gap:+.3f} against the best text ranker, `{best}`): "
+            + ("it orders a document's passages about as well as that ranker" if abs(gap) < SAME_MRR else
+               "it orders a document's passages better than that ranker" if gap > 0 else
+               "it orders a document's passages worse than that ranker")
+            + (f", so what it gains over the whole corpus (MRR {h['MRR']:.3f} against {m[best]['MRR']:.3f}) comes from "
+               "choosing the document. " if abs(gap) < SAME_MRR and h["MRR"] > m[best]["MRR"] else
+               f" (MRR over the whole corpus {h['MRR']:.3f} against {m[best]['MRR']:.3f}). ")
+            + f"It reaches {100 * share:.0f}% of its own within-document MRR: a perfect choice of document "
+            f"would add at most {h['MRR_within'] - h['MRR']:.3f}; beyond that only a better passage ranker helps.")
+    return out

@@ -1,0 +1,640 @@
+"""Beyond the paper: the ``aethel-hybrid`` study — baselines, the method and its ablations on each open
+corpus, development / test / all questions, paired bootstrap tests against BM25 and dense retrieval,
+the closed-pool check, question latency, and the tables and sentences the chapter shows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..caching.resultcache import cached, dataset_digest
+from ..data.summary import dataset_summary
+from ..errors import ParameterError
+from ..evaluation.runner import (
+    MethodOutcome,
+    paired_comparisons,
+    run_methods,
+    score_runs,
+)
+from ..retrievers.graph import RANK_TERMS
+from ..retrievers.hybrid_settings import ABLATION_LABELS, ABLATIONS, hybrid_methods
+from ..retrievers.registry import make_retriever
+from .tuning import halves
+
+# ------------------------------------------------------------------------------------ study
+#: Baselines run beside the hybrid in :func:`beyond_study`.
+BASELINES = ("bm25", "dense", "dense-max", "rrf-dense", "aethel-bct")
+#: Metrics of the study's tables.
+BEYOND_METRICS = ("HR@1", "HR@5", "MRR", "AllSupport@5", "Recall@5")
+#: Variants ``aethel-hybrid`` is tested against to measure what the graph itself adds
+#: (:func:`composition`): the same BM25 + dense + heading terms without any graph term, the graph
+#: without metadata nodes, and the method without its heading term.
+COMPONENT_TESTS = ("aethel-hybrid-no-graph", "aethel-hybrid-no-metadata", "aethel-hybrid-no-heading")
+#: ABLATIONS entries that are not one component switched off
+_NOT_ONE_OFF = ("aethel-hybrid-ppr-only", "aethel-hybrid-no-graph", "aethel-hybrid-v1")
+
+
+def _derive(base, name: str):
+    """The fitted variant ``name`` (:func:`hybrid_methods`) of a fitted ``aethel-hybrid`` retriever."""
+    kwargs = hybrid_methods()[name][1]
+    changes = {k: v for k, v in kwargs.items() if getattr(base, k) != v}
+    return base.with_settings(**changes) if changes else base
+
+
+def _fit_hybrids(dataset, names: Sequence[str], *, setting: str, depth: int, n_process: int,
+                 progress: bool = False, keep: dict | None = None) -> dict:
+    """Fit ``aethel-hybrid`` once and derive its variants; run each (MethodOutcome per name).
+    ``keep``: receives the fitted ``aethel-hybrid`` retriever under ``dataset.name``.
+
+    Only ``aethel-hybrid``'s top-5 hits are attributed to their seed sources (what
+    :func:`_top_sources` reads); the variants explain none (``provenance_depth = 0``), which
+    spares one PageRank solve per seed source and question and leaves their runs unchanged."""
+
+    pool = "query" if setting == "closed" else None
+    t0 = time.perf_counter()
+    base = make_retriever("aethel-hybrid", GraphRetriever={"n_process": n_process})
+    base.progress = progress
+    base.memo = True  # per-text work shared with the methods fitted before it (aethel_lite.caching.memo)
+    base.fit(dataset.passages)
+    fit_seconds = time.perf_counter() - t0
+    if keep is not None:
+        keep[dataset.name] = base
+    out = {}
+    for name in names:
+        t = time.perf_counter()
+        r = _derive(base, name)
+        r.provenance_depth = 5 if name == "aethel-hybrid" else 0
+        run = r.search(dataset.queries, k=depth, pool=pool)
+        if r is base:
+            del r.provenance_depth  # back to the class default (latency() and `keep` users expect it)
+        run.name = name
+        out[name] = MethodOutcome(name, run, fit_seconds + time.perf_counter() - t, r)
+    return out
+
+
+def _sub_block(block: Mapping[str, Mapping[str, Any]], qids: Sequence[str]) -> dict:
+    keep = set(qids)
+    return {m: {"per_query_metrics": {q: v for q, v in e["per_query_metrics"].items() if q in keep}} for m, e in block.items()}
+
+
+def score_halves(block: Mapping[str, Mapping[str, Any]], parts: Mapping[str, Sequence[str]], *,
+                 metrics: Sequence[str] = BEYOND_METRICS) -> dict:
+    """Mean of every metric of every method on each half and on all questions.
+
+    Returns ``{method: {"dev" | "test" | "all": {metric: mean}}}`` (``None`` for an empty half).
+    """
+    out: dict[str, dict] = {}
+    for method, entry in block.items():
+        pq = entry["per_query_metrics"]
+        row = {}
+        for half, qids in list(parts.items()) + [("all", list(pq))]:
+            vals = [pq[q] for q in qids if q in pq]
+            row[half] = {m: (round(sum(v[m] for v in vals) / len(vals), 6) if vals else None) for m in metrics}
+        out[method] = row
+    return out
+
+
+def _tests(block, parts, pairs, metrics, n_resamples, seed) -> list[dict]:
+
+    rows = []
+    for half in ("test", "all"):
+        qids = parts[half] if half != "all" else list(next(iter(block.values()))["per_query_metrics"])
+        if len(qids) < 2:
+            continue
+        sub = _sub_block(block, qids)
+        usable = [p for p in pairs if p[0] in sub and p[1] in sub]
+        for row in paired_comparisons(sub, usable, metrics, n_resamples=n_resamples, seed=seed):
+            rows.append({"half": half, **row, "excludes_zero": bool(row["ci_low"] > 0 or row["ci_high"] < 0)})
+    return rows
+
+
+def _top_sources(retriever, run, k: int = 5) -> dict:
+    """Share of the top-``k`` hits whose largest source is each seed source (from ``sources_``)."""
+    counts: dict[str, int] = {}
+    n = 0
+    for qid, hits in run.items():
+        for pid, _ in hits[:k]:
+            shares = getattr(retriever, "sources_", {}).get(qid, {}).get(pid)
+            if shares:
+                top = max(shares, key=shares.get)
+                counts[top] = counts.get(top, 0) + 1
+                n += 1
+    return {c: round(v / n, 6) for c, v in sorted(counts.items())} if n else {}
+
+
+def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[str, Any]] | None = None,
+                 variants: Sequence[str] | None = None, n_resamples: int = 10_000, seed: int = 0, n_process: int = 1,
+                 depth: int = 1000, log: Callable[[str], None] | None = None, keep: dict | None = None) -> dict:
+    """Run the baselines, ``aethel-hybrid`` and its ablations on each open corpus; score halves; test.
+
+    Parameters
+    ----------
+    loaded : mapping
+        Open-corpus name → Dataset (:func:`aethel_lite.studies.open_corpus.load_open`).
+    baselines : mapping, optional
+        Corpus name → an ``aethel eval`` ``methods`` block already computed on the same data set
+        (e.g. the chapter's ``results[name]["methods"]``): the :data:`BASELINES` found there are
+        reused, the others are run.
+    variants : sequence of str, optional
+        Hybrid variants to run (default ``aethel-hybrid`` and every ablation).
+    n_resamples, seed : int
+        Bootstrap resamples and seed of the paired tests.
+    n_process : int
+        spaCy worker processes for entity extraction.
+    keep : dict, optional
+        Receives each corpus's fitted ``aethel-hybrid`` retriever (for :func:`latency`, so it is
+        not fitted twice).
+
+    Returns
+    -------
+    dict
+        Per corpus: ``summary``, ``halves`` (the qids of each half), ``metrics``
+        (:func:`score_halves`), ``tests`` (paired bootstrap of ``aethel-hybrid`` against
+        ``bm25``, ``dense``, ``dense-max``, ``rrf-dense`` and ``aethel-bct`` on MRR, HR@5,
+        Recall@5 and AllSupport@5, on the test half and on all questions; ``excludes_zero``),
+        ``components`` (the same tests against :data:`COMPONENT_TESTS`, a separate family:
+        what the graph adds to the same text terms (BM25, dense, heading), and the parts of the
+        metadata nodes and of the heading term),
+        ``sources`` (share of the hybrid's top-5 hits by their largest seed source),
+        ``timing`` (seconds per method) and ``per_query`` (the hybrid's and the baselines' top-10 pids).
+        Each corpus's entry is cached on disk (:func:`aethel_lite.caching.resultcache.cached`); ``keep``
+        receives nothing for a corpus whose entry came from the cache.
+    """
+
+    variants = list(variants) if variants is not None else ["aethel-hybrid", *ABLATIONS]
+    out = {}
+    for name, ds in loaded.items():
+        if log:
+            log(f"{name}: {len(ds.queries)} questions, {len(ds.passages):,} passages")
+        have = (baselines or {}).get(name, {})
+        block = {b: have[b] for b in BASELINES if b in have}
+
+        def compute(ds=ds, block=block) -> dict:
+            missing = [b for b in BASELINES if b not in block]
+            timing = {}
+            if missing:
+                outcomes = run_methods(ds, missing, setting="open", depth=depth, progress=False, log=None,
+                                       retriever_kwargs={"GraphRetriever": {"n_process": n_process}})
+                block.update(score_runs(outcomes, ds.queries, k=5))
+                timing.update({m: round(o.seconds, 3) for m, o in outcomes.items()})
+            hybrids = _fit_hybrids(ds, variants, setting="open", depth=depth, n_process=n_process, keep=keep)
+            block.update(score_runs(hybrids, ds.queries, k=5))
+            timing.update({m: round(o.seconds, 3) for m, o in hybrids.items()})
+            parts = {h: [q.qid for q in qs] for h, qs in halves(ds).items()}
+            pairs = [("aethel-hybrid", b) for b in BASELINES]
+            return {
+                "summary": dataset_summary(ds),
+                "halves": parts,
+                "metrics": score_halves(block, parts),
+                "tests": _tests(block, parts, pairs, ("MRR", "HR@5", "Recall@5", "AllSupport@5"), n_resamples, seed),
+                "components": _tests(block, parts, [("aethel-hybrid", v) for v in COMPONENT_TESTS],
+                                     ("MRR", "HR@5", "Recall@5", "AllSupport@5"), n_resamples, seed),
+                "sources": _top_sources(hybrids["aethel-hybrid"].retriever, hybrids["aethel-hybrid"].run),
+                "timing": timing,
+                "per_query_metrics": {m: e["per_query_metrics"] for m, e in block.items()},
+            }
+
+        given = hashlib.sha256(json.dumps(block, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+        out[name] = cached("beyond", {"dataset": dataset_digest(ds), "variants": variants, "baselines": given,
+                                      "n_resamples": n_resamples, "seed": seed, "depth": depth}, compute)
+    return out
+
+
+def closed_pool_check(loaded: Mapping[str, Any], *, n_resamples: int = 10_000, seed: int = 0, n_process: int = 1,
+                      log: Callable[[str], None] | None = None) -> dict:
+    """``aethel-hybrid`` against ``aethel-bct`` in the closed pools (each question ranks its own candidates).
+
+    The check passes on a data set when, for every metric, the paired-bootstrap 95% CI of
+    hybrid − BCT reaches 0 or above (the hybrid is not worse by more than its CI).
+
+    Returns
+    -------
+    dict
+        Per data set: ``metrics`` (:func:`score_halves`), ``tests`` (rows as in
+        :func:`beyond_study`, on the test half and all questions), ``passes`` (bool).
+    """
+
+    out = {}
+    for name, ds in loaded.items():
+        if log:
+            log(f"{name} (closed pools): {len(ds.queries)} questions")
+
+        def compute(ds=ds) -> dict:
+            outcomes = run_methods(ds, ["aethel-bct"], setting="closed", progress=False, log=None,
+                                   retriever_kwargs={"GraphRetriever": {"n_process": n_process}})
+            outcomes.update(_fit_hybrids(ds, ["aethel-hybrid"], setting="closed", depth=1000, n_process=n_process))
+            block = score_runs(outcomes, ds.queries, k=5)
+            parts = {h: [q.qid for q in qs] for h, qs in halves(ds).items()}
+            metrics = ("MRR", "HR@5", "Recall@5", "AllSupport@5")
+            tests = _tests(block, parts, [("aethel-hybrid", "aethel-bct")], metrics, n_resamples, seed)
+            return {"metrics": score_halves(block, parts), "tests": tests,
+                    "passes": all(t["ci_high"] >= 0 for t in tests if t["half"] == "all")}
+
+        out[name] = cached("beyond-closed", {"dataset": dataset_digest(ds), "n_resamples": n_resamples, "seed": seed}, compute)
+    return out
+
+
+def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_process: int = 1,
+            fitted: Mapping[str, Any] | None = None) -> dict:
+    """Milliseconds per question of ``aethel-hybrid`` beside BM25 and dense retrieval, open corpus.
+
+    Each retriever is fitted once (from the caches), or taken from ``fitted`` (``"bm25"``,
+    ``"dense"``, ``"aethel-hybrid"`` → a retriever already fitted on ``dataset``'s passages, e.g.
+    the chapter's); then ``search`` ranks the first ``n_queries``
+    questions (all by default) one at a time (*single*: median ms over questions) and all in
+    one call (*batched*: total ms / questions), 10 hits each, the best of ``repeats`` passes (the
+    machine is shared). Rows:
+
+    * ``bm25``, ``dense`` (the dense time is mostly MiniLM encoding the question);
+    * ``aethel-hybrid``: end to end — encoding the question, its spaCy entities, BM25, dense and
+      heading scores of every passage, the seed vector, Personalized PageRank, the fused ranking
+      (``provenance_depth = 0``: no per-hit attribution);
+    * ``aethel-hybrid (question analysed)``: the same with the question's MiniLM embedding and
+      spaCy mentions computed beforehand (what the graph method adds to a dense retriever);
+    * ``aethel-hybrid (explain)``: end to end plus the attribution of the first 10 hits by seed
+      source (one more PageRank solve per source).
+
+    Returns
+    -------
+    dict
+        ``{row: {"single_ms", "batched_ms"}}``, plus ``n_queries`` and ``n_passages``.
+    """
+    import statistics
+
+
+    if n_queries is not None and n_queries < 1:
+        raise ParameterError(f"latency: n_queries must be a positive integer or None (all), got {n_queries!r}")
+    queries = list(dataset.queries)[: n_queries or None]
+    if not queries:
+        raise ParameterError(f"latency: {dataset.name!r} has no questions to time")
+    given = dict(fitted or {})
+    pids = [p.pid for p in dataset.passages]
+    for name, r in given.items():
+        if list(getattr(r, "pids_", [])) != pids:
+            raise ParameterError(f"latency: the fitted {name!r} retriever was not fitted on {dataset.name!r}'s passages")
+    fitted = {name: given.get(name) or make_retriever(name).fit(dataset.passages) for name in ("bm25", "dense")}
+    hybrid = given.get("aethel-hybrid") or make_retriever("aethel-hybrid", GraphRetriever={"n_process": n_process}).fit(
+        dataset.passages)
+    out: dict[str, Any] = {"n_queries": len(queries), "n_passages": len(dataset.passages)}
+    memo = {name: r.memo for name, r in given.items() if hasattr(r, "memo")}
+    for r in (*fitted.values(), hybrid):  # a timed search pays for its question's encoding, NER and tokens
+        if hasattr(r, "memo"):
+            r.memo = False
+
+    def timed(r) -> tuple[float, float]:
+        singles, batches = None, None
+        for _ in range(max(int(repeats), 1)):
+            times = []
+            for q in queries:
+                t = time.perf_counter()
+                r.search([q], k=10)
+                times.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            r.search(queries, k=10)
+            batch = (time.perf_counter() - t) / len(queries)
+            if singles is None or statistics.median(times) < statistics.median(singles):
+                singles = times
+            batches = batch if batches is None else min(batches, batch)
+        return round(1000 * statistics.median(singles), 3), round(1000 * batches, 3)
+
+    def row(r) -> dict:
+        s, b = timed(r)
+        return {"single_ms": s, "batched_ms": b}
+
+    for name in ("bm25", "dense"):
+        out[name] = row(fitted[name])
+    hybrid.provenance_depth = 0
+    out["aethel-hybrid"] = row(hybrid)
+    texts = [q.text for q in queries]
+    dense, extractor = hybrid.dense_, hybrid.extractor_
+    emb = dict(zip(texts, dense.encode(texts, progress=False))) if dense is not None else {}
+    mentions = dict(zip(texts, extractor.extract(texts, progress=False)))
+    encode, extract = dense.encode if dense is not None else None, extractor.extract
+    try:  # the question's embedding and entities looked up instead of computed
+        if dense is not None:
+            dense.encode = lambda xs, **kw: np.stack([emb[x] for x in xs]) if xs else encode(xs, **kw)
+        extractor.extract = lambda xs, **kw: [mentions[x] for x in xs]
+        out["aethel-hybrid (question analysed)"] = row(hybrid)
+    finally:
+        if dense is not None:
+            dense.encode = encode
+        extractor.extract = extract
+    hybrid.provenance_depth = 10
+    out["aethel-hybrid (explain)"] = row(hybrid)
+    hybrid.provenance_depth = type(hybrid).provenance_depth
+    for name, value in memo.items():
+        given[name].memo = value
+    return out
+
+
+# ------------------------------------------------------------------------------------ reporting
+#: The corpora of the study (the development halves of these chose the weights).
+STUDY_CORPORA = ("financebench", "musique-open", "2wiki-open", "synthetic")
+#: The comparisons the acceptance criteria of issue 9 name.
+ACCEPT_BASELINES = ("bm25", "dense")
+
+
+def _test_row(rows: Sequence[Mapping[str, Any]], half: str, b: str, metric: str) -> Mapping[str, Any] | None:
+    return next((t for t in rows if t["half"] == half and t["a"] == "aethel-hybrid" and t["b"] == b
+                 and t["metric"] == metric), None)
+
+
+def acceptance(saved: Mapping[str, Any]) -> list[dict]:
+    """Each acceptance criterion of issue 9 with what was measured and whether it holds.
+
+    Parameters
+    ----------
+    saved : mapping
+        The ``beyond`` result (``{"datasets": beyond_study(...), "closed": closed_pool_check(...),
+        "timing": {"latency": {"dataset": name, **latency(...)}}}``) as read back from its file.
+
+    Returns
+    -------
+    list of dict
+        ``{"criterion", "data set", "measured", "holds"}``; ``holds`` is None when the data set
+        was not run (e.g. without real data).
+    """
+    rows = []
+    res = saved.get("datasets", {})
+    fb = res.get("financebench")
+    for half in ("test", "all"):
+        for b in ACCEPT_BASELINES:
+            t = _test_row(fb["tests"], half, b, "MRR") if fb else None
+            hr = _test_row(fb["tests"], half, b, "HR@5") if fb else None
+            rows.append({
+                "criterion": f"FinanceBench pages, {half}: MRR above {b}'s, 95% CI excluding 0",
+                "data set": "financebench",
+                "measured": "not run" if t is None else
+                (f"MRR {t['mean_a']:.3f} vs {t['mean_b']:.3f}, diff {t['diff']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]"
+                 f"; HR@5 {hr['mean_a']:.3f} vs {hr['mean_b']:.3f} (n = {t['n']})"),
+                "holds": None if t is None else bool(t["diff"] > 0 and t["ci_low"] > 0),
+            })
+    for name in ("musique-open", "2wiki-open"):
+        r = res.get(name)
+        if r is None:
+            rows.append({"criterion": "Recall@5 ≥ best of bm25/dense and AllSupport@5 higher", "data set": name,
+                         "measured": "not run", "holds": None})
+            continue
+        m = r["metrics"]
+        best_r = max(m[b]["all"]["Recall@5"] for b in ACCEPT_BASELINES)
+        best_a = max(m[b]["all"]["AllSupport@5"] for b in ACCEPT_BASELINES)
+        hyb = m["aethel-hybrid"]["all"]
+        rows.append({"criterion": "all questions: Recall@5 ≥ best of bm25/dense and AllSupport@5 higher", "data set": name,
+                     "measured": f"Recall@5 {hyb['Recall@5']:.3f} vs {best_r:.3f}; AllSupport@5 {hyb['AllSupport@5']:.3f} vs {best_a:.3f}",
+                     "holds": bool(hyb["Recall@5"] >= best_r and hyb["AllSupport@5"] > best_a)})
+    for name, c in (saved.get("closed") or {}).items():
+        worst = min((t for t in c["tests"] if t["half"] == "all"), key=lambda t: (t["diff"], t["ci_high"]), default=None)
+        rows.append({"criterion": "closed pools: not worse than aethel-bct by more than its CI", "data set": name,
+                     "measured": "no test" if worst is None else
+                     f"least favourable: {worst['metric']} diff {worst['diff']:+.3f} [{worst['ci_low']:+.3f}, {worst['ci_high']:+.3f}]",
+                     "holds": c["passes"]})
+    lat = (saved.get("timing") or {}).get("latency")
+    if lat:
+        for row, what in (("aethel-hybrid", "end to end"), ("aethel-hybrid (question analysed)", "question analysed")):
+            h = lat.get(row)
+            if h is None:
+                continue
+            rows.append({"criterion": f"latency ≤ 20 ms single, ≤ 5 ms batched ({what})",
+                         "data set": f"{lat['dataset']} ({lat['n_passages']:,} passages)",
+                         "measured": f"single {h['single_ms']:.1f} ms, batched {h['batched_ms']:.1f} ms "
+                                     f"(BM25 {lat['bm25']['single_ms']:.1f} / {lat['bm25']['batched_ms']:.1f} ms; "
+                                     f"dense {lat['dense']['single_ms']:.1f} / {lat['dense']['batched_ms']:.1f} ms)",
+                         "holds": bool(h["single_ms"] <= 20 and h["batched_ms"] <= 5)})
+    return rows
+
+
+def acceptance_summary(rows: Sequence[Mapping[str, Any]]) -> str:
+    """One generated sentence from :func:`acceptance` rows: how many criteria hold, and each that does not."""
+    run = [r for r in rows if r["holds"] is not None]
+    failed = [r for r in run if not r["holds"]]
+    head = f"**{len(run) - len(failed)} of {len(run)} acceptance criteria measured here hold.**"
+    if not failed:
+        return head
+    return head + " Not met: " + "; ".join(f"{r['criterion']} on `{r['data set']}` ({r['measured']})" for r in failed) + "."
+
+
+def halves_table(res: Mapping[str, Any], methods: Sequence[str], metrics: Sequence[str] = ("MRR", "HR@5")):
+    """One corpus's methods × (metric, half) means as a DataFrame (dev, test, all)."""
+    import pandas as pd
+
+    m = res["metrics"]
+    cols = pd.MultiIndex.from_tuples([(k, h) for k in metrics for h in ("dev", "test", "all")])
+    data = [[m[x][h][k] for k in metrics for h in ("dev", "test", "all")] for x in methods if x in m]
+    return pd.DataFrame(data, index=[x for x in methods if x in m], columns=cols)
+
+
+def tests_table(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] = ("MRR", "HR@5")):
+    """Paired tests of ``aethel-hybrid`` against each baseline (rows of :func:`beyond_study`)."""
+    import pandas as pd
+
+    out = [{"half": t["half"], "vs": t["b"], "metric": t["metric"], "n": t["n"], "hybrid": t["mean_a"],
+            "baseline": t["mean_b"], "difference": t["diff"], "95% CI": f"[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]",
+            "p (bootstrap)": t["p_bootstrap"], "CI excludes 0": "yes" if t["excludes_zero"] else "no"}
+           for t in rows if t["metric"] in metrics]
+    return pd.DataFrame(out)
+
+
+def ablation_table(datasets: Mapping[str, Any], metric: str = "MRR", half: str = "all"):
+    """Each hybrid variant's ``metric`` on ``half`` of every corpus, and its change against the full method."""
+    import pandas as pd
+
+    names = ["aethel-hybrid", *ABLATIONS]
+    data = {}
+    for corpus, res in datasets.items():
+        m = res["metrics"]
+        full = m["aethel-hybrid"][half][metric]
+        data[(corpus, metric)] = [m[n][half][metric] if n in m else None for n in names]
+        data[(corpus, "Δ")] = [None if n not in m or n == "aethel-hybrid" else round(m[n][half][metric] - full, 3)
+                               for n in names]
+    df = pd.DataFrame(data, index=names)
+    df.insert(0, "variant (component switched off)", [ABLATION_LABELS[n] for n in names])
+    return df
+
+
+def difference_figure(datasets: Mapping[str, Any], metric: str = "MRR", baselines: Sequence[str] = ("bm25", "dense", "dense-max", "rrf-dense")):
+    """Forest plot: ``aethel-hybrid`` − each baseline on ``metric``, paired-bootstrap 95% CI, test half and all."""
+    import matplotlib.pyplot as plt
+
+    names = list(datasets)
+    fig, axes = plt.subplots(1, len(names), figsize=(3.6 * len(names), 2.8), sharex=False, squeeze=False)
+    for ax, corpus in zip(axes[0], names):
+        rows = datasets[corpus]["tests"]
+        y = 0
+        labels = []
+        for b in baselines:
+            for half, colour in (("test", "tab:blue"), ("all", "tab:orange")):
+                t = _test_row(rows, half, b, metric)
+                if t is None:
+                    continue
+                ax.errorbar(t["diff"], y, xerr=[[t["diff"] - t["ci_low"]], [t["ci_high"] - t["diff"]]], fmt="o",
+                            color=colour, capsize=3, label=half if b == baselines[0] else None)
+                labels.append(f"vs {b} ({half})")
+                y += 1
+        ax.axvline(0, color="grey", lw=1)
+        ax.set_yticks(range(len(labels)))
+        ax.set_yticklabels(labels, fontsize=8)
+        ax.invert_yaxis()
+        ax.set_title(corpus, fontsize=9)
+        ax.set_xlabel(f"{metric} difference")
+    axes[0][0].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def what_did_not_work(saved: Mapping[str, Any], metric: str = "MRR") -> list[str]:
+    """Generated bullets: components whose removal did not lower ``metric`` (all questions), per corpus,
+    and how the graph-only and text-only variants compare with the full method."""
+    out = []
+    for corpus, res in saved.get("datasets", {}).items():
+        m = res["metrics"]
+        full = m["aethel-hybrid"]["all"][metric]
+        useless = [(n, m[n]["all"][metric] - full) for n in ABLATIONS
+                   if n in m and n not in _NOT_ONE_OFF and m[n]["all"][metric] >= full]
+        if useless:
+            out.append(f"* `{corpus}`: {metric} did not drop (full method {full:.3f}) with "
+                       + "; ".join(f"{ABLATION_LABELS[n]} ({d:+.3f})" for n, d in useless)
+                       + " — those components did not pay their way here.")
+        if "aethel-hybrid-ppr-only" in m:
+            d = m["aethel-hybrid-ppr-only"]["all"][metric] - full
+            out.append(f"* `{corpus}`: ranking by PageRank alone, with the same seeds: {metric} "
+                       f"{m['aethel-hybrid-ppr-only']['all'][metric]:.3f} ({d:+.3f} against the fused ranking).")
+        if "aethel-hybrid-no-graph" in m:
+            d = full - m["aethel-hybrid-no-graph"]["all"][metric]
+            out.append(f"* `{corpus}`: the graph's own contribution (full method − the same BM25, dense and heading "
+                       f"terms without the PageRank terms): {d:+.3f} {metric}.")
+    return out
+
+
+def tuning_sentences(tuning: Mapping[str, Any], saved: Mapping[str, Any] | None = None, top: int = 5) -> list[str]:
+    """Generated bullets: how flat the development objective is near its best, and the chosen
+    setting's development MRR re-scored in this build beside the tuning record's.
+
+    ``tuning`` is the whole record (:func:`read_tuning`, with its ``rows``: the best ranking
+    weights of each seed setting); ``saved`` the study's result file (its ``dev`` metrics).
+    """
+    rows = sorted(tuning.get("rows", []), key=lambda r: -r["dev_mrr"])[: max(int(top), 1)]
+    out = []
+    if len(rows) > 1:
+        corpora = sorted(rows[0]["per_dataset"])
+        spans = {c: [r["per_dataset"][c]["MRR"] for r in rows] for c in corpora}
+        wide = max(corpora, key=lambda c: (max(spans[c]) - min(spans[c]), c))
+        out.append(
+            f"* The development objective is flat near its best: the {len(rows)} best of the {len(tuning['rows'])} seed "
+            f"settings (each with its best ranking weights) score {rows[-1]['dev_mrr']:.4f}–{rows[0]['dev_mrr']:.4f} "
+            "mean development MRR, while their per-corpus development MRR ranges "
+            + ", ".join(f"`{c}` {min(v):.3f}–{max(v):.3f}" for c, v in spans.items())
+            + f". Between settings this close the choice trades one corpus against another (widest: `{wide}`); "
+            "a different tie-break or a few questions more would pick another of them.")
+    best = (tuning.get("best") or {}).get("per_dataset", {})
+    tuned_n = tuning.get("datasets", {})
+    now = {}
+    for c, r in ((saved or {}).get("datasets") or {}).items():
+        mrr = ((r.get("metrics", {}).get("aethel-hybrid") or {}).get("dev") or {}).get("MRR")
+        # comparable only on the same development questions (not a quick build's few, not an empty half)
+        if mrr is not None and len(r.get("halves", {}).get("dev", [])) == tuned_n.get(c):
+            now[c] = mrr
+    shared = [c for c in best if c in now]
+    if shared:
+        out.append("* The chosen setting's development MRR, in the tuning record → re-scored in this build: "
+                   + ", ".join(f"`{c}` {best[c]['MRR']:.3f} → {now[c]:.3f}" for c in shared)
+                   + f" (the record's MiniLM precision: {tuning.get('precision', 'not recorded')}"
+                   + ("; identical)." if all(abs(best[c]["MRR"] - now[c]) < 5e-7 for c in shared) else
+                      "; they differ where this build's dense scores differ from the tuning's in their last bits "
+                      "and near-tied ranks move)."))
+    return out
+
+
+def _rank_formula(rank_weights: Mapping[str, float]) -> str:
+    names = {"document": "its document node's PageRank", "dense": "the dense cosine", "lexical": "BM25",
+             "ppr": "its own PageRank", "heading": "the dense cosine with its heading"}
+    live = {t: float(w) for t, w in rank_weights.items() if w > 0}
+    total = sum(live.values())
+    return " + ".join(f"{w / total:.2f} × {names[t]}" for t, w in sorted(live.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def composition(saved: Mapping[str, Any], metric: str = "MRR", half: str = "all") -> list[str]:
+    r"""Generated bullets: what the tuned ``aethel-hybrid`` is made of, and how much of its gain is the graph's.
+
+    The tuned ranking weights (``saved["tuning"]``) are stated as a formula, naming the terms
+    whose weight is 0. Per corpus, the gain of ``aethel-hybrid`` over the better of BM25 and
+    dense retrieval on ``metric`` is split into
+
+    .. math::
+
+        \underbrace{r_\text{hybrid} - r_\text{no-graph}}_\text{graph}
+        + \underbrace{r_\text{no-graph} - \max(r_\text{bm25}, r_\text{dense})}_\text{fusion of the text terms},
+
+    where ``aethel-hybrid-no-graph`` is the same weighted sum of the min–max normalised text
+    terms (BM25, dense, heading) with every PageRank term dropped (its weights renormalised): a
+    plain score fusion without any graph. The graph part is given with its paired-bootstrap 95%
+    CI (``components`` of :func:`beyond_study`), and so are the parts of the metadata nodes and
+    of the heading term; the earlier setting ``aethel-hybrid-v1`` is set beside them.
+
+    Parameters
+    ----------
+    saved : mapping
+        The ``beyond`` result as read back from its file.
+    metric, half : str
+
+    Returns
+    -------
+    list of str
+        Markdown bullets.
+
+    References
+    ----------
+    Gutiérrez, B. J. et al. (2025). From RAG to memory: non-parametric continual learning for
+    large language models (HippoRAG 2). arXiv:2502.14802.
+    """
+    out = []
+    rw = ((saved.get("tuning") or {}).get("best") or {}).get("setting", {}).get("rank_weights")
+    if rw:
+
+        zero = [t for t in RANK_TERMS if float(rw.get(t, 0.0)) == 0.0]
+        names = {"ppr": "the passage's own PageRank", "document": "the document node's PageRank",
+                 "lexical": "BM25", "dense": "the dense cosine", "heading": "the heading's dense cosine"}
+        out.append(f"* **What it ranks by.** The weights chosen on the development halves rank a passage by "
+                   f"{_rank_formula(rw)} (each min–max normalised over the corpus)"
+                   + (f"; {' and '.join(names[t] for t in zero)} got weight 0" if zero else "") + ". "
+                   + ("The graph therefore enters the ranking only through the PageRank of the passage's document "
+                      "node — the mass that the entity, metadata and passage seeds bring to the filing; the walk "
+                      "itself ranks no passage. " if "ppr" in zero and float(rw.get("document", 0)) > 0 else "")
+                   + "`aethel-hybrid-no-graph` is the same weighted sum of the text terms (BM25, dense, heading) "
+                     "with the graph term dropped.")
+    for corpus, res in (saved.get("datasets") or {}).items():
+        m = res["metrics"]
+        if "aethel-hybrid-no-graph" not in m or not all(b in m for b in ACCEPT_BASELINES):
+            continue
+        full = m["aethel-hybrid"][half][metric]
+        fused = m["aethel-hybrid-no-graph"][half][metric]
+        best = max(ACCEPT_BASELINES, key=lambda b: (m[b][half][metric], b))
+        single = m[best][half][metric]
+        rows = {t["b"]: t for t in res.get("components", []) if t["half"] == half and t["metric"] == metric}
+
+        def ci(name: str) -> str:
+            t = rows.get(name)
+            return f" [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]" if t else ""
+
+        text = (f"* `{corpus}` ({half} questions, {metric}): `aethel-hybrid` {full:.3f}, the better of BM25 and dense "
+                f"(`{best}`) {single:.3f}, so a gain of {full - single:+.3f}; of it, the fusion of the text terms "
+                f"(BM25, dense, heading) without a graph brings {fused - single:+.3f} and the graph "
+                f"{full - fused:+.3f}{ci('aethel-hybrid-no-graph')}.")
+        if "aethel-hybrid-no-metadata" in m:
+            text += (f" Without metadata nodes (company, period, filing type) the hybrid scores "
+                     f"{m['aethel-hybrid-no-metadata'][half][metric]:.3f} (the metadata nodes' part: "
+                     f"{full - m['aethel-hybrid-no-metadata'][half][metric]:+.3f}{ci('aethel-hybrid-no-metadata')}).")
+        if "aethel-hybrid-no-heading" in m:
+            text += (f" Without the heading term: {m['aethel-hybrid-no-heading'][half][metric]:.3f} (the heading's part: "
+                     f"{full - m['aethel-hybrid-no-heading'][half][metric]:+.3f}{ci('aethel-hybrid-no-heading')}).")
+        if "aethel-hybrid-v1" in m:
+            text += (f" The earlier setting, tuned before the heading term existed (`aethel-hybrid-v1`): "
+                     f"{m['aethel-hybrid-v1'][half][metric]:.3f}.")
+        out.append(text)
+    return out
+

@@ -1,0 +1,443 @@
+r"""Step-by-step views of the graph retriever for the teaching chapter (``notebooks/01_graph_construction``).
+
+Each function returns plain JSON-able data (the chapter writes it to ``results/`` and draws its
+tables and figures from the file), or draws such data:
+
+* :func:`entity_comparison` -- what each extractor finds in the same paragraphs, and which of
+  its entities the graph keeps (stop-entities dropped) and links (substring links);
+* :func:`power_trace` -- Personalized PageRank iterate by iterate (power iteration),
+  :math:`p^{(0)} = s`, :math:`p^{(t+1)} = \alpha s + (1-\alpha)(W p^{(t)} + (d^\top p^{(t)}) s)`;
+* :func:`drawing_data` / :func:`draw_graph` -- the question's graph, at most ``max_nodes`` nodes,
+  and what was left out;
+* :func:`rankings_by_mode`, :func:`alpha_sweep` -- the ranking under each BCT mode and each
+  teleport probability :math:`\alpha`;
+* :func:`pick_alias_question` -- a synthetic question whose fund is named by an alias.
+
+References
+----------
+Page, L., Brin, S., Motwani, R. & Winograd, T. (1999). The PageRank citation ranking.
+Haveliwala, T. H. (2002). Topic-sensitive PageRank. WWW '02.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core.bct import MODES, provenance
+from ..core.entities import extract_entities
+from ..core.ppr import PPROperator, _check_alpha, personalized_pagerank
+from ..core.provenance import hit_chains
+from ..errors import ParameterError
+from ..retrievers.base import passage_text
+
+__all__ = ["check_parameters", "entity_comparison", "power_trace", "drawing_data", "draw_graph", "trace_figure",
+           "rankings_by_mode", "alpha_sweep", "pick_alias_question", "walkthrough"]
+
+
+def check_parameters(*, alpha: Any, extractor: Any, bct: Any) -> None:
+    """Stop a chapter at its parameters cell when one is invalid, naming it.
+
+    Raises
+    ------
+    ParameterError
+        ``alpha`` not in (0, 1), ``extractor`` not ``"regex"``, ``"ner"`` or ``"ner3"``, ``bct``
+        not ``"none"``, ``"alias"``, ``"substring"`` or ``"both"``.
+    """
+
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ParameterError(f"alpha: the teleport probability must be a number in (0, 1), got {alpha!r}")
+    if extractor not in ("regex", "ner", "ner3"):
+        raise ParameterError(f"extractor: choose from 'regex', 'ner', 'ner3', got {extractor!r}")
+    if bct not in MODES:
+        raise ParameterError(f"bct: choose from {', '.join(repr(m) for m in MODES)}, got {bct!r}")
+
+
+def entity_comparison(retrievers: Mapping[str, Any], passages: Sequence) -> dict:
+    """What each extractor finds in ``passages`` and what the graph keeps of it.
+
+    Parameters
+    ----------
+    retrievers : mapping
+        Extractor label → a fitted :class:`~aethel_lite.retrievers.GraphRetriever` (its graph
+        decides what is kept: stop-entities are computed over the corpus it was fitted on).
+    passages : sequence of Passage
+        The paragraphs to compare (e.g. one question's pool); each must be in every graph.
+
+    Returns
+    -------
+    dict
+        label → ``{"found": {pid: [keys]}, "kept": {pid: [keys]}, "dropped": {pid: [keys]},
+        "links": [[shorter, longer], ...]}``: the extractor's normalised mentions, those that
+        are graph entities, those that are not (stop-entities), and the graph's entity–entity
+        links among the kept keys of these passages. Keys sorted.
+    """
+
+    out = {}
+    for label, r in retrievers.items():
+        mentions = extract_entities([passage_text(p) for p in passages], r.extractor_, cache=r.cache, progress=False)
+        graph = r.graph_
+        found, kept, dropped = {}, {}, {}
+        for p, ms in zip(passages, mentions):
+            keys = sorted({m.key for m in ms if m.key})
+            found[p.pid] = keys
+            kept[p.pid] = [k for k in keys if k in graph.entity_index]
+            dropped[p.pid] = [k for k in keys if k not in graph.entity_index]
+        links: set[tuple[str, str]] = set()
+        if graph.alias is not None:
+            here = sorted({k for ks in kept.values() for k in ks})
+            for key in here:
+                row = graph.alias.getrow(graph.entity_index[key])
+                for j in row.indices:
+                    other = graph.entities[j]
+                    if other in here:
+                        links.add(tuple(sorted((key, other), key=lambda x: (len(x), x))))
+        out[label] = {"found": found, "kept": kept, "dropped": dropped, "links": [list(x) for x in sorted(links)]}
+    return out
+
+
+def power_trace(adjacency: Any, seeds: Any, alpha: float, n_iter: int = 30) -> np.ndarray:
+    r"""Every iterate of PageRank's power iteration, starting from the seeds.
+
+    .. math:: p^{(0)} = s, \qquad p^{(t+1)} = \alpha s + (1-\alpha)\big(W p^{(t)} + (d^\top p^{(t)})\, s\big)
+
+    (:mod:`aethel_lite.core.ppr`: :math:`W` column-stochastic, :math:`d` the dangling nodes). The
+    L1 distance to the fixed point shrinks by at least :math:`1-\alpha` per iteration.
+
+    Parameters
+    ----------
+    adjacency : scipy.sparse matrix or array_like, shape (n, n)
+    seeds : array_like, shape (n,)
+        Non-negative, not all zero (normalised to sum 1).
+    alpha : float
+        Teleport probability in (0, 1).
+    n_iter : int
+        Iterations to record.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_iter + 1, n)
+        Row :math:`t` is :math:`p^{(t)}`; every row sums to 1.
+    """
+
+    alpha = _check_alpha(alpha)
+    if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 0:
+        raise ParameterError(f"n_iter must be an integer >= 0, got {n_iter!r}")
+    op = PPROperator(adjacency)
+    s = np.asarray(seeds, dtype=np.float64)
+    if s.shape != (op.n,) or not np.isfinite(s).all() or (s < 0).any() or not s.any():
+        raise ParameterError(f"seeds: expected {op.n} finite values >= 0, not all zero")
+    s = s / s.sum()
+    out = np.empty((n_iter + 1, op.n))
+    p = s.copy()
+    out[0] = p
+    for t in range(1, n_iter + 1):
+        p = alpha * s + (1 - alpha) * (op.W @ p + p[op.dangling].sum() * s)
+        out[t] = p
+    return out
+
+
+def drawing_data(graph, ppr: Any, *, seeds: Sequence[str] = (), gold: Sequence[str] = (),
+                 titles: Mapping[str, str] | None = None, max_nodes: int = 60) -> dict:
+    """The nodes and edges of ``graph`` to draw, at most ``max_nodes``, and what is left out.
+
+    Every passage is drawn (the graph of one question's pool); the remaining places go to the
+    seed entities first, then to the other entities PageRank reaches, by decreasing PageRank
+    (ties: name). Entities with no PageRank (not connected to a seed) are never drawn.
+
+    Parameters
+    ----------
+    graph : EntityGraph
+    ppr : array_like, shape (graph.n_nodes,)
+        PageRank of every node (node size).
+    seeds : sequence of str
+        Seed entity keys (highlighted).
+    gold : sequence of str
+        Gold pids (marked).
+    titles : mapping, optional
+        pid → label (default: the pid).
+    max_nodes : int
+        At least the number of passages.
+
+    Returns
+    -------
+    dict
+        ``nodes``: ``[{"id", "kind" ("passage" | "entity"), "label", "ppr", "seed", "gold"}]``;
+        ``edges``: ``[[i, j, "mention" | "link"]]`` (indices into ``nodes``); ``left_out``:
+        ``{"entities", "unreached_entities", "edges", "ppr_mass"}`` -- entities not drawn, how many
+        of them PageRank does not reach, edges not drawn, and the PageRank the entities not drawn hold.
+    """
+    p = np.asarray(ppr, dtype=np.float64)
+    if p.shape != (graph.n_nodes,):
+        raise ParameterError(f"ppr: expected shape ({graph.n_nodes},), got {p.shape}")
+    if int(max_nodes) < graph.n_passages:
+        raise ParameterError(f"max_nodes={max_nodes} is smaller than the {graph.n_passages} passages")
+    n_p = graph.n_passages
+    seedset = {s for s in seeds if s in graph.entity_index}
+    order = sorted((j for j in range(graph.n_entities) if graph.entities[j] in seedset or p[n_p + j] > 0),
+                   key=lambda j: (graph.entities[j] not in seedset, -p[n_p + j], graph.entities[j]))
+    ents = sorted(order[: int(max_nodes) - n_p])
+    titles = titles or {}
+    gold = set(gold)
+    nodes = [{"id": pid, "kind": "passage", "label": titles.get(pid, pid), "ppr": float(p[i]), "seed": False,
+              "gold": pid in gold} for i, pid in enumerate(graph.pids)]
+    where = {}
+    for j in ents:
+        where[j] = len(nodes)
+        key = graph.entities[j]
+        nodes.append({"id": key, "kind": "entity", "label": key, "ppr": float(p[n_p + j]), "seed": key in seedset,
+                      "gold": False})
+    inc = graph.incidence.tocoo()
+    edges, total = [], 0
+    for i, j in sorted(zip(inc.row.tolist(), inc.col.tolist())):
+        total += 1
+        if j in where:
+            edges.append([i, where[j], "mention"])
+    if graph.alias is not None:
+        al = graph.alias.tocoo()
+        for a, b in sorted(zip(al.row.tolist(), al.col.tolist())):
+            if a < b:
+                total += 1
+                if a in where and b in where:
+                    edges.append([where[a], where[b], "link"])
+    hidden = [j for j in range(graph.n_entities) if j not in where]
+    return {"nodes": nodes, "edges": edges,
+            "left_out": {"entities": len(hidden), "unreached_entities": int(sum(p[n_p + j] <= 0 for j in hidden)),
+                         "edges": total - len(edges),
+                         "ppr_mass": float(p[[n_p + j for j in hidden]].sum()) if hidden else 0.0}}
+
+
+def draw_graph(data: Mapping, *, ax=None, title: str | None = None, seed: int = 0):
+    """Draw :func:`drawing_data` output: passages (squares) and entities (circles) in two colours,
+    node area proportional to the square root of PageRank, gold passages with a thick black
+    border, seed entities in red, entity–entity links dashed. Nodes PageRank reaches are laid out
+    by networkx's spring layout (fixed seed); passages it does not reach sit in a row below.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+    import networkx as nx
+
+    nodes, edges = data["nodes"], data["edges"]
+    g = nx.Graph()
+    g.add_nodes_from(range(len(nodes)))
+    g.add_edges_from((i, j) for i, j, _ in edges)
+    live = [i for i, n in enumerate(nodes) if n["ppr"] > 0 or n["seed"]]
+    dead = [i for i, n in enumerate(nodes) if i not in set(live)]
+    sub = g.subgraph(live)
+    comps = sorted((sorted(c) for c in nx.connected_components(sub)), key=lambda c: (-len(c), c[0]))
+    # the largest component gets the left 60% of the panel, the others share the right 40%
+    boxes = [(-1.0, -1.0, 0.25, 1.0)] if comps else []
+    rest = comps[1:]
+    if rest:
+        n_col = 1 if len(rest) <= 4 else 2
+        n_row = -(-len(rest) // n_col)
+        for r in range(len(rest)):
+            col, row = r % n_col, r // n_col
+            x0 = 0.4 + col * 0.6 / n_col
+            y1 = 1.0 - row * 2.0 / n_row
+            boxes.append((x0, y1 - 2.0 / n_row + 0.15, x0 + 0.6 / n_col - 0.1, y1))
+    pos = {}
+    for comp, (x0, y0, x1, y1) in zip(comps, boxes):
+        if len(comp) == 1:
+            pos[comp[0]] = np.array([(x0 + x1) / 2, (y0 + y1) / 2])
+            continue
+        lay = nx.spring_layout(sub.subgraph(comp), seed=seed, k=1.5 / len(comp) ** 0.5, iterations=300)
+        xy = np.array([lay[i] for i in comp])
+        lo, hi = xy.min(axis=0), xy.max(axis=0)
+        unit = (xy - lo) / np.where(hi > lo, hi - lo, 1.0)
+        for i, (u, v) in zip(comp, unit):
+            pos[i] = np.array([x0 + u * (x1 - x0), y0 + v * (y1 - y0)])
+    for r, i in enumerate(dead):
+        pos[i] = np.array([-1 + 2 * (r + 0.5) / len(dead), -1.35 - 0.12 * (r % 2)])
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(9, 8.5))
+    else:
+        fig = ax.figure
+    top = max((n["ppr"] for n in nodes), default=0.0) or 1.0
+
+    def size(n):
+        return 30 + 900 * (n["ppr"] / top) ** 0.5
+
+    for kind, style in (("mention", "-"), ("link", "--")):
+        el = [(i, j) for i, j, k in edges if k == kind]
+        nx.draw_networkx_edges(g, pos, edgelist=el, style=style, width=0.6, alpha=0.45, ax=ax)
+    groups = [
+        ([i for i, n in enumerate(nodes) if n["kind"] == "passage"], "s", "#4C72B0", "passage"),
+        ([i for i, n in enumerate(nodes) if n["kind"] == "entity" and not n["seed"]], "o", "#DD8452", "entity"),
+        ([i for i, n in enumerate(nodes) if n["seed"]], "o", "#C44E52", "seed entity"),
+    ]
+    for idx, shape, colour, label in groups:
+        if not idx:
+            continue
+        nx.draw_networkx_nodes(g, pos, nodelist=idx, node_shape=shape, node_color=colour, label=label,
+                               node_size=[size(nodes[i]) for i in idx], alpha=0.9, ax=ax,
+                               edgecolors=["black" if nodes[i]["gold"] else "white" for i in idx],
+                               linewidths=[3.0 if nodes[i]["gold"] else 0.5 for i in idx])
+    labels = {i: (n["label"][:20] + "…" if len(n["label"]) > 21 else n["label"]) for i, n in enumerate(nodes)}
+    nx.draw_networkx_labels(g, pos, labels=labels, font_size=6.5, ax=ax)
+    ax.scatter([], [], marker="s", s=80, c="white", edgecolors="black", linewidths=3.0, label="gold passage")
+    ax.legend(loc="upper left", fontsize=8, markerscale=0.6, frameon=True)
+    if dead:
+        ax.text(-1.0, -1.2, "passages PageRank does not reach (score 0; ranked by BM25 after the others):",
+                fontsize=7, style="italic")
+    ax.set_axis_off()
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def trace_figure(trace: Mapping[str, Sequence[float]], gold: Sequence[str], *, labels: Mapping[str, str] | None = None,
+                 title: str | None = None):
+    """Line plot of PageRank per iteration (log scale): gold passages solid, other passages dashed; a
+    line starts at the first iteration that gives the passage any mass.
+
+    Parameters
+    ----------
+    trace : mapping
+        pid → its PageRank at iterations 0, 1, ... (:func:`power_trace` columns).
+    gold : sequence of str
+    labels : mapping, optional
+        pid → legend label.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    labels = labels or {}
+    for pid, values in trace.items():
+        is_gold = pid in set(gold)
+        name = labels.get(pid, pid)
+        vals = np.asarray(values, dtype=np.float64)
+        shown = np.where(vals > 0, vals, np.nan)  # a passage without mass yet is not drawn (log scale)
+        ax.plot(range(len(vals)), shown, "-" if is_gold else "--", linewidth=2.2 if is_gold else 1.2, marker=".",
+                label=("gold: " if is_gold else "") + (name[:40] + "…" if len(name) > 41 else name))
+    ax.set_yscale("log")
+    ax.set_xlabel("power iteration t")
+    ax.set_ylabel("PageRank of the passage (log scale)")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def rankings_by_mode(retriever, query, *, modes: Sequence[str] = ("none", "alias", "substring", "both"),
+                     k: int = 10) -> dict:
+    """The top ``k`` of ``query`` (its closed pool, or the open corpus) under each BCT mode.
+
+    Returns
+    -------
+    dict
+        mode → ``[[pid, score], ...]``, best first.
+    """
+    pool = None if query.pool is None else "query"
+    return {m: [[pid, float(s)] for pid, s in retriever.with_settings(bct=m).search([query], k=k, pool=pool)[query.qid]]
+            for m in modes}
+
+
+def alpha_sweep(retriever, query, alphas: Sequence[float], *, k: int = 10) -> dict:
+    """The top ``k`` of ``query`` for each teleport probability in ``alphas`` (everything else fixed).
+
+    Returns
+    -------
+    dict
+        ``str(alpha)`` → ``{"ranking": [pid, ...], "gold_ranks": {gold pid: 1-based rank or None}}``
+        (``None``: not in the top ``k``).
+    """
+    pool = None if query.pool is None else "query"
+    out = {}
+    for a in alphas:
+        ranked = [pid for pid, _ in retriever.with_settings(alpha=float(a)).search([query], k=k, pool=pool)[query.qid]]
+        out[str(float(a))] = {"ranking": ranked,
+                              "gold_ranks": {g: (ranked.index(g) + 1 if g in ranked else None) for g in sorted(query.gold)}}
+    return out
+
+
+def pick_alias_question(retriever, dataset):
+    """The first question of ``dataset`` that names its fund by an alias BCT must resolve.
+
+    A ``single``-fact synthetic question whose fund mention (``meta["mention"]``) occurs in none
+    of its gold passages, while a gold passage mentions an entity that one of its seeds reaches
+    through BCT's ``"alias"`` rule (in its closed pool's graph). ``None`` when there is no such
+    question.
+    """
+
+    texts = {p.pid: p.text for p in dataset.passages}
+    for q in dataset.queries:
+        mention = q.meta.get("mention")
+        if q.meta.get("type") != "single" or not mention or any(mention in texts[g] for g in q.gold):
+            continue
+        graph = retriever.graph_ if q.pool is None else retriever.graph_.subgraph(q.pool)
+        exps = [e for e in retriever.expansions(q.text, graph) if e.via == "alias"]
+        if any(provenance(g, exps, graph) for g in sorted(q.gold) if g in graph.pid_index):
+            return q
+    return None
+
+
+def walkthrough(retriever, query, *, titles: Mapping[str, str] | None = None, alphas: Sequence[float] = (),
+                n_iter: int = 30, n_distractors: int = 3, max_nodes: int = 60, k: int = 10) -> dict:
+    """Everything the graph-construction chapter shows for one question in its closed pool, as JSON.
+
+    Parameters
+    ----------
+    retriever : GraphRetriever
+        Fitted; its extractor, ``bct`` and ``alpha`` are the ones shown.
+    query : Query
+        With a closed pool.
+    titles : mapping, optional
+        pid → title, for labels.
+    alphas : sequence of float
+        Teleport probabilities for :func:`alpha_sweep`.
+    n_iter, n_distractors : int
+        Power iterations traced, and how many of the best non-gold passages are traced with the gold.
+    max_nodes, k : int
+        Graph drawing size (:func:`drawing_data`), ranking depth.
+
+    Returns
+    -------
+    dict
+        ``keys`` (question entity key → ``"mention"`` | ``"ngram"``); ``seeds``: ``[{"seed",
+        "entity", "via", "mass"}]`` (the teleport vector, one row per seed node); ``fallback``;
+        ``graph`` (sizes of the pool's graph); ``drawing``; ``trace``: pid → PageRank per
+        iteration (gold passages and the best ``n_distractors`` others); ``alpha_sweep``;
+        ``modes`` (:func:`rankings_by_mode`); ``hits`` (:func:`aethel_lite.core.provenance.hit_chains`).
+    """
+
+    if query.pool is None:
+        raise ParameterError(f"walkthrough: question {query.qid!r} has no closed pool")
+    idx = np.array([retriever.pid_index_[p] for p in dict.fromkeys(query.pool)], dtype=np.int64)
+    graph = retriever.pool_graph(idx)
+    seeds, pieces = retriever.seed_pieces(query.text, graph, idx)
+    fallback = bool(pieces) and pieces[0][4] == "bm25-teleport"
+    n_links = 0 if graph.alias is None else graph.alias.nnz // 2
+    out: dict = {"keys": retriever.query_key_sources(query.text), "fallback": fallback,
+                 "seeds": [{"seed": s, "entity": e, "via": v, "mass": float(m)} for _, m, s, e, v in pieces],
+                 "graph": {"passages": graph.n_passages, "entities": graph.n_entities, "mentions": int(graph.incidence.nnz),
+                           "links": int(n_links)}}
+    if seeds is None:
+        ppr = np.zeros(graph.n_nodes)
+        trace = np.zeros((n_iter + 1, graph.n_nodes))
+    else:
+        trace = power_trace(graph.adjacency(), seeds, retriever.alpha, n_iter=n_iter)
+
+        ppr = personalized_pagerank(graph.adjacency(), seeds, alpha=retriever.alpha, tol=retriever.tol).scores
+    seed_keys = [e for _, _, _, e, v in pieces if v != "bm25-teleport"]
+    out["drawing"] = drawing_data(graph, ppr, seeds=seed_keys, gold=sorted(query.gold), titles=titles,
+                                  max_nodes=max(max_nodes, graph.n_passages))
+    n_p = graph.n_passages
+    others = sorted((i for i in range(n_p) if graph.pids[i] not in query.gold), key=lambda i: (-ppr[i], i))
+    traced = [i for i in range(n_p) if graph.pids[i] in query.gold] + others[:n_distractors]
+    out["trace"] = {graph.pids[i]: [float(v) for v in trace[:, i]] for i in traced}
+    out["alpha_sweep"] = alpha_sweep(retriever, query, alphas, k=k) if alphas else {}
+    out["modes"] = rankings_by_mode(retriever, query, k=k)
+    out["hits"] = hit_chains(retriever, query, k=k)
+    return out

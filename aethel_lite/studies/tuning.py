@@ -1,0 +1,222 @@
+"""Choosing ``aethel-hybrid``'s weights on the development halves (``python -m aethel_lite.studies.tuning``).
+
+:func:`tune` scores every seed setting of :data:`SEED_GRID` and every ranking-weight vector on a
+:data:`RANK_GRID` simplex by the mean development MRR over the corpora, and :func:`write_tuning`
+keeps the grid and its scores in ``aethel_lite/manifests/hybrid_tuning.json``; the test halves never
+take part. The chosen setting is :data:`aethel_lite.retrievers.hybrid_settings.HYBRID`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..evaluation.splits import split
+from ..io import read_json, write_json
+from ..retrievers import GraphRetriever
+from ..retrievers.dense import resolve_precision
+from ..retrievers.graph import _BLOCK, RANK_TERMS
+from ..retrievers.hybrid_settings import HYBRID
+from .open_corpus import load_open
+
+TUNING_PATH = Path(__file__).resolve().parent.parent / "manifests" / "hybrid_tuning.json"
+
+
+# ------------------------------------------------------------------------------------ halves
+def halves(dataset) -> dict[str, list]:
+    """The development and test questions of a data set (:func:`aethel_lite.evaluation.splits.split`), as Query lists."""
+
+    parts = split(dataset.name, [q.qid for q in dataset.queries])
+    by_id = {q.qid: q for q in dataset.queries}
+    return {"dev": [by_id[q] for q in parts["dev"]], "test": [by_id[q] for q in parts["test"]]}
+
+
+# ------------------------------------------------------------------------------------ tuning
+#: Seed-side settings tried by :func:`tune` (each needs its own PageRank solves).
+#: Dense pooling stays ``"first"`` (one vector per passage): scoring every ~200-word window of a
+#: page (``"max"``) multiplies the dense part of each query by the windows per page, against the
+#: latency target of 20 ms per query.
+SEED_GRID: dict[str, Sequence[Any]] = {
+    "dense_pooling": ("first",),
+    "seed_depth": (10, 30),
+    "metadata": (1.0, 3.0),
+    "passages": (0.5, 1.0, 2.0),  # weight of the lexical and of the dense passage seeds (entity = 1)
+    "period_decay": (1.0, 0.5),
+}
+#: Step of the simplex grid over the ranking weights of RANK_TERMS (each a multiple of it, summing to 1).
+RANK_GRID = 0.1
+
+
+def _simplex(step: float, k: int = 4) -> list[tuple[float, ...]]:
+    n = int(round(1 / step))
+    return [tuple(round(c / n, 10) for c in combo)
+            for combo in itertools.product(range(n + 1), repeat=k) if sum(combo) == n]
+
+
+def _rank_of_gold(S: np.ndarray, gold: list[np.ndarray]) -> np.ndarray:
+    """1-based rank of each column's best gold row, ties broken by row (corpus) order; shape (n_q,).
+
+    A question with no gold row in the corpus ranks ``n_rows + 1`` (below every passage: reciprocal
+    rank 0 at any depth, as :func:`aethel_lite.evaluation.metrics.evaluate` scores it)."""
+    out = np.empty(S.shape[1], dtype=np.int64)
+    for j, g in enumerate(gold):
+        if len(g) == 0:
+            out[j] = S.shape[0] + 1
+            continue
+        s = S[:, j]
+        best = s[g].max()
+        first = g[s[g] == best].min()
+        out[j] = 1 + np.count_nonzero(s > best) + np.count_nonzero(s[:first] == best)
+    return out
+
+
+def _terms_for(retriever, queries) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Normalised ranking terms of an open-corpus retriever, shape (len(RANK_TERMS), n_passages, n_queries), and gold rows."""
+
+    n_p = len(retriever.pids_)
+    T = np.zeros((len(RANK_TERMS), n_p, len(queries)))
+    docs = retriever._doc_nodes(retriever.graph_, None)
+    idx = np.arange(n_p)
+    saved = retriever.rank_weights
+    available = {"ppr": True, "document": bool(retriever.document_nodes), "lexical": True,
+                 "dense": getattr(retriever, "dense_", None) is not None,
+                 "heading": getattr(retriever, "heading_", None) is not None}
+    retriever.rank_weights = {t: 1.0 for t in RANK_TERMS if available[t]}  # an unavailable term stays 0
+    try:
+        for start in range(0, len(queries), _BLOCK):
+            chunk = queries[start:start + _BLOCK]
+            P, _, _, _, rows = retriever._ppr_block([q.text for q in chunk])
+            for j, q in enumerate(chunk):
+                terms = retriever._rank_terms(q.text, P[:n_p, j], idx, lexical=rows[j].get("lexical"),
+                                              dense=rows[j].get("dense"), heading=rows[j].get("heading"),
+                                              doc_ppr=None if docs is None else P[docs, j])
+                for t, v in terms.items():
+                    T[RANK_TERMS.index(t), :, start + j] = v
+    finally:
+        retriever.rank_weights = saved
+    gold = [np.array(sorted(retriever.pid_index_[p] for p in q.gold if p in retriever.pid_index_), dtype=np.int64)
+            for q in queries]
+    return T, gold
+
+
+def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] | None = None,
+         rank_step: float = RANK_GRID, base: Mapping[str, Any] | None = None, depth: int = 1000,
+         log: Callable[[str], None] | None = None) -> dict:
+    r"""Choose the seed and ranking weights of ``aethel-hybrid`` on development questions only.
+
+    For every seed-side setting of ``seed_grid`` (dense pooling, seed depth :math:`K`, the
+    metadata weight and the passage-seed weight, the entity weight being 1) each corpus's
+    retriever is fitted once per pooling, its PageRank solved for the development questions, and
+    every ranking weight vector :math:`\lambda` on the simplex grid of step ``rank_step`` is
+    scored (the period decay :math:`\rho` is part of the seed grid). The objective is the mean over corpora of the development MRR (gold beyond rank
+    ``depth`` counts 0); ties go to the earlier setting in grid order.
+
+    Parameters
+    ----------
+    datasets : mapping
+        Corpus name → Dataset holding **only development questions** (:func:`halves`).
+    seed_grid : mapping, optional
+        Default :data:`SEED_GRID`.
+    rank_step : float
+        Simplex grid step of the ranking weights.
+    base : mapping, optional
+        The fixed settings (default :data:`HYBRID`).
+
+    Returns
+    -------
+    dict
+        ``{"best": {"setting", "dev_mrr", "per_dataset"}, "rows": [...], "n_settings",
+        "datasets": {name: n_dev_questions}, "grid": {...}}``; each row is one seed setting with
+        its best ranking weights and that point's per-corpus development MRR and HR@5.
+    """
+
+    base = dict(HYBRID if base is None else base)
+    grid = dict(SEED_GRID if seed_grid is None else seed_grid)
+    # every term the structure allows is fitted and measured, whatever base's own ranking weights;
+    # a term it does not allow (the document term without document nodes) keeps weight 0
+    usable = [t for t in RANK_TERMS if t != "document" or base.get("document_nodes")]
+    simplex = np.array([lam for lam in _simplex(rank_step, len(RANK_TERMS))
+                        if all(w == 0 for t, w in zip(RANK_TERMS, lam) if t not in usable)])
+    rows = []
+    fitted: dict[tuple[str, str], Any] = {}
+    for pooling, depth_k, w_meta, w_pass, decay in itertools.product(grid["dense_pooling"], grid["seed_depth"],
+                                                                     grid["metadata"], grid["passages"],
+                                                                     grid.get("period_decay", (1.0,))):
+        seed_w = {"entity": 1.0, "metadata": float(w_meta), "lexical": float(w_pass), "dense": float(w_pass)}
+        per = {}
+        for name, ds in datasets.items():
+            key = (name, pooling)
+            if key not in fitted:
+                kwargs = {**base, "dense_pooling": pooling, "rank_weights": {t: 1.0 for t in usable}}
+                fitted[key] = GraphRetriever(**kwargs).fit(ds.passages)
+            r = fitted[key]
+            r.seed_depth, r.seed_weights, r.period_decay = int(depth_k), seed_w, float(decay)
+            T, gold = _terms_for(r, list(ds.queries))
+            mrr = np.zeros(len(simplex))
+            hr5 = np.zeros(len(simplex))
+            for i, lam in enumerate(simplex):
+                S = np.tensordot(lam, T, axes=1)
+                rank = _rank_of_gold(S, gold)
+                mrr[i] = np.where(rank <= depth, 1.0 / rank, 0.0).mean()
+                hr5[i] = (rank <= 5).mean()
+            per[name] = {"mrr": mrr, "hr5": hr5}
+        mean = np.mean([per[n]["mrr"] for n in per], axis=0)
+        i = int(np.argmax(mean))
+        setting = {"dense_pooling": pooling, "seed_depth": int(depth_k), "period_decay": float(decay), "seed_weights": seed_w,
+                   "rank_weights": {t: float(simplex[i][k]) for k, t in enumerate(RANK_TERMS)}}
+        rows.append({"setting": setting, "dev_mrr": round(float(mean[i]), 6),
+                     "per_dataset": {n: {"MRR": round(float(per[n]["mrr"][i]), 6), "HR@5": round(float(per[n]["hr5"][i]), 6)}
+                                     for n in per}})
+        if log:
+            log(f"{json.dumps(setting)}: mean dev MRR {mean[i]:.4f}")
+    best = max(range(len(rows)), key=lambda j: (rows[j]["dev_mrr"], -j))
+    return {"best": rows[best], "rows": rows, "n_settings": len(rows) * len(simplex),
+            "precision": resolve_precision(None),  # MiniLM arithmetic of the dense scores ($AETHEL_DENSE_PRECISION)
+            "datasets": {n: len(ds.queries) for n, ds in datasets.items()},
+            "grid": {**{k: list(v) for k, v in grid.items()}, "rank_step": rank_step, "objective": "mean development MRR"},
+            "base": {k: (list(v) if isinstance(v, tuple) else v) for k, v in base.items()
+                     if k not in ("seed_weights", "rank_weights", "dense_pooling", "seed_depth", "period_decay")}}
+
+
+def write_tuning(result: Mapping[str, Any], path: str | Path | None = None) -> Path:
+    """Write :func:`tune`'s result (atomically) to ``manifests/hybrid_tuning.json``; returns the path."""
+
+    path = Path(path) if path is not None else TUNING_PATH
+    write_json(path, dict(result))
+    return path
+
+
+def read_tuning(path: str | Path | None = None) -> dict:
+    """The stored tuning result (:func:`write_tuning`)."""
+
+    return read_json(Path(path) if path is not None else TUNING_PATH)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m aethel_lite.hybrid``: tune on the development halves of the four open corpora and
+    write ``manifests/hybrid_tuning.json`` (needs ``AETHEL_DATA``; about 20 minutes from warm caches)."""
+    import argparse
+
+
+    ap = argparse.ArgumentParser(description="tune aethel-hybrid on development halves")
+    ap.add_argument("--datasets", default="financebench,musique-open,2wiki-open,synthetic")
+    ap.add_argument("--out", default=None, help=f"default {TUNING_PATH}")
+    args = ap.parse_args(argv)
+    dev = {}
+    for name in args.datasets.split(","):
+        ds = load_open(name)
+        dev[name] = ds.subset([q.qid for q in halves(ds)["dev"]])
+    result = tune(dev, log=print)
+    path = write_tuning(result, args.out)
+    print(f"best: {json.dumps(result['best'])}\nwrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
