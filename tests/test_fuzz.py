@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aethel_lite.errors import AethelError
+from aethel_lite.errors import AethelError, DataError
 
 # AETHEL_FUZZ_EXAMPLES=2000 for a deeper (slower, not derandomised) search
 _DEEP = int(os.environ.get("AETHEL_FUZZ_EXAMPLES", "0") or 0)
@@ -88,6 +88,19 @@ def _only_aethel_errors(fn) -> None:
         pass
 
 
+def _loads_correctly_or_names_the_file(fn, path) -> None:
+    """A loader either returns a data set whose every text is a real, non-blank string (never a
+    ``str()`` of null, a number or a list), or raises :class:`DataError` naming ``path``."""
+    try:
+        ds = fn()
+    except DataError as exc:
+        assert path.name in str(exc), str(exc)
+        return
+    for text in [q.text for q in ds.queries] + [p.text for p in ds.passages]:
+        assert isinstance(text, str) and text.strip(), repr(text)
+    assert all(isinstance(p.title, str) for p in ds.passages)
+
+
 @pytest.fixture
 def scratch(tmp_path_factory):
     return tmp_path_factory.mktemp("fuzz")
@@ -111,7 +124,7 @@ def test_musique_loader_fuzz(scratch):
     @given(_file_contents(_jsonl([MUSIQUE_ROW]), MUSIQUE_ROW))
     def run(data):
         (scratch / "m.jsonl").write_bytes(data)
-        _only_aethel_errors(lambda: load_musique(scratch / "m.jsonl"))
+        _loads_correctly_or_names_the_file(lambda: load_musique(scratch / "m.jsonl"), scratch / "m.jsonl")
 
     run()
 
@@ -125,8 +138,9 @@ def test_2wiki_loader_fuzz(scratch):
     def run(data, distractors):
         (scratch / "w.jsonl").write_bytes(data)
         (scratch / "d.json").write_bytes(distractors)
-        _only_aethel_errors(lambda: load_2wiki(scratch / "w.jsonl"))
-        _only_aethel_errors(lambda: load_2wiki(_jsonl_file(scratch, TWOWIKI_ROW), distractors=scratch / "d.json"))
+        _loads_correctly_or_names_the_file(lambda: load_2wiki(scratch / "w.jsonl"), scratch / "w.jsonl")
+        _loads_correctly_or_names_the_file(lambda: load_2wiki(_jsonl_file(scratch, TWOWIKI_ROW), distractors=scratch / "d.json"),
+                                           scratch / "d.json")
 
     run()
 

@@ -125,7 +125,7 @@ def test_musique_small_file(tmp_path, caplog):
 def test_musique_duplicate_id(tmp_path):
     path = tmp_path / "m.jsonl"
     write_jsonl(path, [_musique_row("a", {0}), _musique_row("a", {1})])
-    with pytest.raises(DataError, match=r"record 2: duplicate question id 'a'"):
+    with pytest.raises(DataError, match=r"jsonl:2: duplicate question id 'a'"):
         load_musique(path)
 
 
@@ -134,7 +134,7 @@ def test_musique_missing_field(tmp_path):
     row = _musique_row("a", {0})
     del row["paragraphs"]
     write_jsonl(path, [row])
-    with pytest.raises(DataError, match=r"m\.jsonl: record 1: missing field 'paragraphs'"):
+    with pytest.raises(DataError, match=r"m\.jsonl:1: missing field 'paragraphs'"):
         load_musique(path)
 
 
@@ -529,3 +529,59 @@ def test_real_financebench_chunks(financebench_chunks, financebench):
 def test_real_load_dataset_matches_loader(musique):
     again = load_dataset("musique")
     assert [q.to_dict() for q in again.queries] == [q.to_dict() for q in musique.queries]
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("question", None, r"m\.jsonl:2: field 'question' must be a string, got null"),
+    ("question", 42, r"m\.jsonl:2: field 'question' must be a string, got a number"),
+    ("question", ["a"], r"m\.jsonl:2: field 'question' must be a string, got a list"),
+    ("question", "  ", r"m\.jsonl:2: field 'question' is empty"),
+    ("paragraph_text", None, r"m\.jsonl:2: \(b\) paragraph 0: 'paragraph_text' must be a string, got null"),
+    ("paragraph_text", 7, r"m\.jsonl:2: \(b\) paragraph 0: 'paragraph_text' must be a string, got a number"),
+    ("title", ["x"], r"m\.jsonl:2: \(b\) paragraph 0: 'title' must be a string, got a list"),
+    ("idx", "3", r"m\.jsonl:2: \(b\) paragraph 0: 'idx' must be an integer"),
+    ("id", True, r"m\.jsonl:2: field 'id' has type bool"),
+])
+def test_musique_bad_values_are_named_never_stringified(tmp_path, field, value, message):
+    """null, numbers and lists are not turned into the text "None", "42" or "['a']" (file:line named)."""
+    rows = [_musique_row("a", {0}), _musique_row("b", {0})]
+    if field in ("question", "id"):
+        rows[1][field] = value
+    else:
+        rows[1]["paragraphs"][0][field] = value
+    path = tmp_path / "m.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    with pytest.raises(DataError, match=message):
+        load_musique(path)
+
+
+def test_musique_integer_ids_are_kept_as_strings(tmp_path):
+    row = _musique_row("a", {0})
+    row["id"] = 17
+    path = tmp_path / "m.jsonl"
+    write_jsonl(path, [row])
+    assert [q.qid for q in load_musique(path).queries] == ["17"]
+
+
+def test_the_line_named_is_the_file_line_with_blank_lines_in_between(tmp_path):
+    bad = _musique_row("b", {0})
+    bad["question"] = None
+    path = tmp_path / "m.jsonl"
+    path.write_text(json.dumps(_musique_row("a", {0})) + "\n\n\n" + json.dumps(bad) + "\n")
+    with pytest.raises(DataError, match=r"m\.jsonl:4: field 'question'"):
+        load_musique(path)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda r: r.update(question=None), r"w\.jsonl:1: field 'question' must be a string, got null"),
+    (lambda r: r["context"][0].__setitem__(1, [1, 2]), r"w\.jsonl:1: \(.*\) context item 0: the sentences must be a list of strings"),
+    (lambda r: r["context"][0].__setitem__(0, None), r"w\.jsonl:1: \(.*\) context item 0: the title must be a string, got null"),
+    (lambda r: r["context"][0].__setitem__(1, [" "]), r"w\.jsonl:1: \(.*\) context item 0: the text is empty"),
+])
+def test_2wiki_bad_values_are_named_never_stringified(tmp_path, change, message):
+    row = _twowiki_row("w1", ["A", "B"], ["A"])
+    change(row)
+    path = tmp_path / "w.jsonl"
+    write_jsonl(path, [row])
+    with pytest.raises(DataError, match=message):
+        load_2wiki(path)

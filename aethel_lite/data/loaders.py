@@ -78,9 +78,8 @@ def _resolve(path: str | os.PathLike | None, default: tuple[str, ...]) -> Path:
 
 
 def _records(path: Path) -> Iterator[tuple[int, dict]]:
-    """(record number, row) for each JSON object of a JSONL file (malformed lines → ``file:line``)."""
-    for i, row in enumerate(read_jsonl(path), start=1):
-        yield i, row
+    """(line number, row) for each JSON object of a JSONL file (malformed lines → ``file:line``)."""
+    yield from read_jsonl(path, numbered=True)
 
 
 @contextlib.contextmanager
@@ -95,24 +94,53 @@ def _record(path: Path, index: int):
     except DataError:
         raise
     except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
-        raise DataError(f"{path}: record {index}: malformed record ({type(exc).__name__}: {exc})") from exc
+        raise DataError(f"{path}:{index}: malformed record ({type(exc).__name__}: {exc})") from exc
 
 
 def _field(row: Mapping[str, Any], key: str, path: Path, index: int, kind: type | tuple = object) -> Any:
-    """``row[key]``, or a :class:`DataError` naming file, record and field."""
+    """``row[key]``, or a :class:`DataError` naming ``file:line`` and the field."""
     if key not in row:
-        raise DataError(f"{path}: record {index}: missing field {key!r}")
+        raise DataError(f"{path}:{index}: missing field {key!r}")
     value = row[key]
-    if not isinstance(value, kind):
-        raise DataError(f"{path}: record {index}: field {key!r} has type {type(value).__name__}")
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _kinds(kind)):
+        raise DataError(f"{path}:{index}: field {key!r} has type {type(value).__name__}")
     return value
+
+
+def _kinds(kind: type | tuple) -> tuple:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _text(value: Any, what: str, path: Path, index: int, *, empty: bool = False) -> str:
+    """``value`` if it is a string (non-blank unless ``empty``), else a :class:`DataError` naming ``what``.
+
+    The loaders never turn another JSON type into text with ``str()``: ``null`` would become the
+    question "None" and a number or a list a passage of its digits or brackets.
+    """
+    if not isinstance(value, str):
+        raise DataError(f"{path}:{index}: {what} must be a string, got {_json_type(value)}")
+    if not empty and not value.strip():
+        raise DataError(f"{path}:{index}: {what} is empty")
+    return value
+
+
+def _ident(value: Any, what: str, path: Path, index: int) -> str:
+    """An id: a non-empty string or an integer (not a bool), as a string."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return _text(value, what, path, index)
+
+
+def _json_type(value: Any) -> str:
+    return {type(None): "null", bool: "a boolean", int: "a number", float: "a number", list: "a list",
+            dict: "an object"}.get(type(value), type(value).__name__)
 
 
 def _new_qid(row: Mapping[str, Any], key: str, path: Path, index: int, seen: set[str]) -> str:
     """The record's question id as a string, added to ``seen``; a repeated id is a :class:`DataError`."""
-    qid = str(_field(row, key, path, index))
+    qid = _ident(_field(row, key, path, index), f"field {key!r}", path, index)
     if qid in seen:
-        raise DataError(f"{path}: record {index}: duplicate question id {qid!r}")
+        raise DataError(f"{path}:{index}: duplicate question id {qid!r}")
     seen.add(qid)
     return qid
 
@@ -123,7 +151,7 @@ def _maybe_literal(value: Any, path: Path, index: int, key: str) -> Any:
         try:
             return ast.literal_eval(value)
         except (ValueError, SyntaxError) as exc:
-            raise DataError(f"{path}: record {index}: field {key!r} is a string that is not a list literal") from exc
+            raise DataError(f"{path}:{index}: field {key!r} is a string that is not a list literal") from exc
     return value
 
 
@@ -179,18 +207,22 @@ def load_musique(path: str | os.PathLike | None = None) -> Dataset:
     for index, row in _records(path):
         with _record(path, index):
             qid = _new_qid(row, "id", path, index, seen)
-            question = str(_field(row, "question", path, index))
+            question = _text(_field(row, "question", path, index), "field 'question'", path, index)
             paragraphs = _field(row, "paragraphs", path, index, list)
             pool: list[str] = []
             gold: set[str] = set()
             mine: list[Passage] = []
             for pos, para in enumerate(paragraphs):
                 if not isinstance(para, Mapping) or "paragraph_text" not in para:
-                    raise DataError(f"{path}: record {index} ({qid}): paragraph {pos} has no 'paragraph_text'")
+                    raise DataError(f"{path}:{index} ({qid}): paragraph {pos} has no 'paragraph_text'")
+                where = f"({qid}) paragraph {pos}"
                 idx = para.get("idx", pos)
-                title = str(para.get("title") or "")
+                if not isinstance(idx, int) or isinstance(idx, bool):
+                    raise DataError(f"{path}:{index}: {where}: 'idx' must be an integer, got {_json_type(idx)}")
+                title = "" if para.get("title") is None else _text(para["title"], f"{where}: 'title'", path, index, empty=True)
+                text = _text(para["paragraph_text"], f"{where}: 'paragraph_text'", path, index)
                 pid = f"{qid}#{idx}"
-                mine.append(Passage(pid, title, title, str(para["paragraph_text"]), {"qid": qid, "idx": idx}))
+                mine.append(Passage(pid, title, title, text, {"qid": qid, "idx": idx}))
                 pool.append(pid)
                 if para.get("is_supporting"):
                     gold.add(pid)
@@ -258,7 +290,7 @@ def load_2wiki(path: str | os.PathLike | None = None, distractors: str | os.Path
     for index, row in _records(path):
         with _record(path, index):
             qid = _new_qid(row, "_id", path, index, seen)
-            question = str(_field(row, "question", path, index))
+            question = _text(_field(row, "question", path, index), "field 'question'", path, index)
             context = _maybe_literal(row.get("context"), path, index, "context")
             if not context:
                 reason = "without a context (no closed pool)"
@@ -267,20 +299,30 @@ def load_2wiki(path: str | os.PathLike | None = None, distractors: str | os.Path
                 continue
             facts = _maybe_literal(_field(row, "supporting_facts", path, index), path, index, "supporting_facts")
             try:
-                sup_titles = {str(fact[0]) for fact in facts}
+                sup_titles = {fact[0] for fact in facts}
             except (TypeError, IndexError, KeyError) as exc:
-                raise DataError(f"{path}: record {index} ({qid}): malformed 'supporting_facts'") from exc
+                raise DataError(f"{path}:{index} ({qid}): malformed 'supporting_facts'") from exc
+            if not all(isinstance(t, str) for t in sup_titles):
+                raise DataError(f"{path}:{index} ({qid}): 'supporting_facts' titles must be strings")
             mine: list[Passage] = []
             gold: set[str] = set()
             for k, item in enumerate(context):
                 try:
                     title, sentences = item
-                    text = " ".join(str(s) for s in sentences) if not isinstance(sentences, str) else sentences
                 except (TypeError, ValueError) as exc:
-                    raise DataError(f"{path}: record {index} ({qid}): context item {k} is not [title, sentences]") from exc
+                    raise DataError(f"{path}:{index} ({qid}): context item {k} is not [title, sentences]") from exc
+                where = f"({qid}) context item {k}"
+                title = _text(title, f"{where}: the title", path, index, empty=True)
+                if isinstance(sentences, str):
+                    text = sentences
+                elif isinstance(sentences, list) and all(isinstance(x, str) for x in sentences):
+                    text = " ".join(sentences)
+                else:
+                    raise DataError(f"{path}:{index}: {where}: the sentences must be a list of strings")
+                text = _text(text, f"{where}: the text", path, index)
                 pid = f"{qid}#{k}"
-                mine.append(Passage(pid, str(title), str(title), text, {"qid": qid, "k": k}))
-                if str(title) in sup_titles:
+                mine.append(Passage(pid, title, title, text, {"qid": qid, "k": k}))
+                if title in sup_titles:
                     gold.add(pid)
             if not sup_titles or not sup_titles <= {p.title for p in mine}:
                 reason = "with a supporting title missing from the context"
@@ -330,9 +372,11 @@ def _distractors(path: Path, known: set[tuple[str, str]]) -> tuple[list[Passage]
     out: list[Passage] = []
     duplicates = 0
     for i, row in enumerate(rows):
-        if not isinstance(row, Mapping) or not isinstance(row.get("text"), str):
-            raise DataError(f"{path}: item {i}: expected an object with a string 'text'")
-        title = str(row.get("title") or "")
+        if not isinstance(row, Mapping) or not isinstance(row.get("text"), str) or not row["text"].strip():
+            raise DataError(f"{path}: item {i}: expected an object with a non-empty string 'text'")
+        if row.get("title") is not None and not isinstance(row["title"], str):
+            raise DataError(f"{path}: item {i}: 'title' must be a string, got {_json_type(row['title'])}")
+        title = row.get("title") or ""
         if (title, row["text"]) in known:
             duplicates += 1
             continue
@@ -516,20 +560,21 @@ def load_financebench(
     questions = []
     for index, row in _records(qpath):
         with _record(qpath, index):
-            fid = str(_field(row, "financebench_id", qpath, index))
-            _field(row, "question", qpath, index)
+            fid = _ident(_field(row, "financebench_id", qpath, index), "field 'financebench_id'", qpath, index)
+            row = {**row, "financebench_id": fid}
+            _text(_field(row, "question", qpath, index), "field 'question'", qpath, index)
             evidence = _field(row, "evidence", qpath, index, list)
             for j, ev in enumerate(evidence):
-                if not isinstance(ev, Mapping) or not isinstance(ev.get("doc_name"), str) or not isinstance(ev.get("evidence_page_num"), int):
-                    raise DataError(f"{qpath}: record {index} ({fid}): evidence {j} needs 'doc_name' and an integer 'evidence_page_num'")
+                if not isinstance(ev, Mapping) or not isinstance(ev.get("doc_name"), str) or not isinstance(ev.get("evidence_page_num"), int) or isinstance(ev.get("evidence_page_num"), bool):
+                    raise DataError(f"{qpath}:{index} ({fid}): evidence {j} needs 'doc_name' and an integer 'evidence_page_num'")
             if not evidence:
-                raise DataError(f"{qpath}: record {index} ({fid}): empty 'evidence'")
+                raise DataError(f"{qpath}:{index} ({fid}): empty 'evidence'")
             questions.append(row)
     if not questions:
         raise _empty(qpath, "questions")
     info = {}
     for index, row in _records(ipath):
-        info[str(_field(row, "doc_name", ipath, index))] = row
+        info[_text(_field(row, "doc_name", ipath, index), "field 'doc_name'", ipath, index)] = row
     asked = {ev["doc_name"] for row in questions for ev in row["evidence"]} | {str(row.get("doc_name")) for row in questions}
 
     pages: dict[tuple[str, int], str] = {}
