@@ -1,8 +1,8 @@
 """Compiled conjugate gradients for one Personalized PageRank query (numba, both cores).
 
 :class:`aethel_lite.core.ppr.PPROperator` reduces one query to the Jacobi-scaled symmetric positive
-definite system :math:`S z = b` (see :class:`aethel_lite.core.ppr._Reduced`) and solves it by conjugate
-gradients [1]_. In numpy (:func:`aethel_lite.core.ppr._cg_vector`) an iteration is one sparse product
+definite system :math:`S z = b` (see :class:`aethel_lite.core.ppr_reduced._Reduced`) and solves it by conjugate
+gradients [1]_. In numpy (:func:`aethel_lite.core.ppr_reduced._cg_vector`) an iteration is one sparse product
 plus five separate passes over the vectors. Here it is three parallel loops over ``PARTS`` fixed
 blocks of rows (of about equal work):
 
