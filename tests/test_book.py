@@ -395,3 +395,37 @@ def test_make_book_times_each_stage_and_fails_naming_the_cell(tmp_path):
     assert "notebook 10_bad failed at cell 2 (id 10_bad-2) `raise RuntimeError('deliberately broken')`: " \
            "RuntimeError: deliberately broken" in failed.stderr
     assert "time: stage html" not in failed.stdout  # the book is not built from a failed run
+
+
+def test_ctrl_c_names_the_notebook_and_cell_keeps_finished_chapters_and_exits_130(tmp_path):
+    """SIGINT during a notebook: one line, no traceback, exit 130; the finished chapter is kept."""
+    import signal
+    import time
+
+    make_notebook(tmp_path, "00_done", "x = 1", "y = x")
+    make_notebook(tmp_path, "10_slow", "x = 1", "y = 2", "open('started', 'w').close()\nimport time\ntime.sleep(120)")
+    proc = subprocess.Popen([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(tmp_path)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "started").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C does: the runner and its kernel, one process group
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (out, err)
+    assert "Traceback" not in err and "Traceback" not in out, err
+    lines = [line for line in err.replace("\r", "\n").splitlines() if line.strip() and not line.startswith("notebooks:")]
+    assert lines[-1] == "interrupted in 10_slow, cell 2 of 3; 1 finished chapter(s) kept", lines
+    assert (tmp_path / "book" / "executed" / "00_done.ipynb").exists()
+    assert not (tmp_path / "book" / "executed" / "10_slow.ipynb").exists()
+
+
+def test_progress_names_the_running_cell(tmp_path):
+    make_notebook(tmp_path, "echo", "x = 1\nlabel = 'default'", *ECHO_BODY)
+    from aethel_lite.book.notebooks import execute_one
+
+    seen = []
+    failure = execute_one(tmp_path / "notebooks" / "echo.ipynb", tmp_path / "out.ipynb", parameters={"x": 2},
+                          root=tmp_path, on_cell=lambda i, n: seen.append((i, n)))
+    assert failure is None
+    assert seen == [(0, 2), (1, 2)]  # the source notebook's cells; papermill's injected cell not counted

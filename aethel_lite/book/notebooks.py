@@ -127,6 +127,23 @@ class NotebookRunError(AethelError):
         super().__init__("\n\n".join(str(f) for f in self.failures))
 
 
+class NotebookInterrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) while a notebook ran: which one, at which cell, and which were finished.
+
+    The notebook that was running is not written (only a notebook whose every cell succeeded is);
+    those finished before it are kept.
+    """
+
+    def __init__(self, notebook: str, cell: int | None, n_cells: int | None, finished: Sequence[str] = ()):
+        self.notebook, self.cell, self.n_cells, self.finished = notebook, cell, n_cells, list(finished)
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.notebook if self.cell is None else f"{self.notebook}, cell {self.cell} of {self.n_cells}"
+        kept = f"{len(self.finished)} finished chapter(s) kept" if self.finished else "no chapter finished"
+        return f"interrupted in {where}; {kept}"
+
+
 def _strip_ansi(text: str) -> str:
     import re
 
@@ -265,10 +282,15 @@ def execute_one(
     root: str | os.PathLike = ".",
     kernel_name: str = DEFAULT_KERNEL,
     timeout: float | None = DEFAULT_TIMEOUT,
+    on_cell: Callable[[int, int], None] | None = None,
 ) -> NotebookFailure | None:
     """Execute one notebook with papermill in ``root``; write it atomically to ``output``.
 
-    Returns ``None`` on success, else a :class:`NotebookFailure` (and ``output`` is removed).
+    ``on_cell(i, n)`` is called as cell ``i`` of the ``n`` cells of the source notebook starts
+    (numbered from 0 in the source notebook, as failures are; the cell papermill injects is not
+    counted). Returns ``None`` on success, else a
+    :class:`NotebookFailure` (and ``output`` is removed). Ctrl-C raises
+    :class:`NotebookInterrupted` naming the notebook and the cell that was running.
     """
     import nbformat
     import papermill
@@ -276,7 +298,20 @@ def execute_one(
 
     path, output = Path(path), Path(output)
     name = path.stem
+    at: list[int] = []  # [source position of the running cell, cells in the source notebook]
+    injected = [0]
+    n_cells = [0]
+
+    def cell_started(cell=None, cell_index: int = 0, **_: Any) -> None:
+        if cell is not None and INJECTED_ID in (cell.get("id"), *cell.get("metadata", {}).get("tags", [])):
+            injected[0] = 1
+            return
+        at[:] = [cell_index - injected[0], n_cells[0]]
+        if on_cell is not None:
+            on_cell(*at)
+
     try:
+        n_cells[0] = len(nbformat.read(str(path), as_version=4).cells)
         with _kernel_env():
             nb = papermill.execute_notebook(
                 str(path),
@@ -287,11 +322,19 @@ def execute_one(
                 progress_bar=False,
                 request_save_on_cell_execute=False,
                 execution_timeout=timeout,
-                # the kernel's own log: no "running over TCP without encryption" on every run
-                extra_arguments=["--IPKernelApp.log_level=ERROR"],
+                # the kernel's own log stays quiet: no "running over TCP without encryption" on every run,
+                # no "KeyboardInterrupt caught in kernel" and no traceback of a kernel whose runner was
+                # interrupted (errors in cells reach us as messages, and a dead kernel as a failure)
+                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+                on_cell_start=cell_started,
             )
+    except KeyboardInterrupt:
+        _remove(output)
+        raise NotebookInterrupted(name, *(at or [None, None])) from None
     except PapermillExecutionError as exc:
         _remove(output)
+        if exc.ename == "KeyboardInterrupt":  # the kernel got the same Ctrl-C first
+            raise NotebookInterrupted(name, *(at or [None, None])) from None
         failure = NotebookFailure(name, exc.cell_index, exc.ename, exc.evalue, list(exc.traceback))
         _locate_cell(failure, path, exc.source)
         return failure
@@ -390,7 +433,17 @@ def run_notebooks(
         bar.set_postfix_str(nb.stem)
         out = out_dir / nb.name
         t0 = time.perf_counter()
-        failure = execute_one(nb, out, parameters=per_nb[nb], root=root, kernel_name=kernel_name, timeout=timeout)
+
+        def on_cell(i: int, n: int, stem: str = nb.stem) -> None:
+            bar.set_postfix_str(f"{stem}: cell {i}/{n}")
+
+        try:
+            failure = execute_one(nb, out, parameters=per_nb[nb], root=root, kernel_name=kernel_name, timeout=timeout,
+                                  on_cell=on_cell)
+        except NotebookInterrupted as exc:
+            bar.close()
+            exc.finished = [p.stem for p in written]
+            raise
         seconds = time.perf_counter() - t0
         if timings is not None:
             timings[nb.stem] = seconds
@@ -603,6 +656,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             timings=timings,
             on_done=done,
         )
+    except NotebookInterrupted as exc:
+        print(f"\n{exc}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:  # before or between notebooks
+        print("\ninterrupted; finished chapters kept", file=sys.stderr)
+        return 130
     except NotebookRunError as exc:
         print(f"time: {len(timings)} notebook(s) {sum(timings.values()):.1f} s")
         print(f"error: {len(exc.failures)} notebook(s) failed\n{exc}", file=sys.stderr)
