@@ -287,11 +287,11 @@ def test_questions_file_answers_many_questions_after_one_load(docs, tmp_path, ca
     capsys.readouterr()
     qfile = tmp_path / "questions.txt"
     qfile.write_text(f"{QUESTION}\n\n   \nWhat was the net IRR?\n")
-    from aethel_lite.search import index as index_module
+    from aethel_lite.search import reader as reader_module
 
     loads = []
-    real = index_module.read_manifest
-    monkeypatch.setattr(index_module, "read_manifest", lambda d: loads.append(d) or real(d))
+    real = reader_module.read_manifest
+    monkeypatch.setattr(reader_module, "read_manifest", lambda d: loads.append(d) or real(d))
     assert main(["search", str(tmp_path / "idx"), "--questions", str(qfile), "--method", "aethel-reg", "-k", "2"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(loads) == 1
@@ -358,11 +358,11 @@ def test_add_appends_without_reprocessing_and_keeps_every_id(docs, other, tmp_pa
     # re-adding the folder: unchanged files are kept as they are, a changed one is replaced in place
     (docs / "letter.txt").write_text(LETTER.replace("14.2%", "15.1%"))
     extracted.clear()
-    from aethel_lite.search import index as index_module
+    from aethel_lite.search import sources as sources_module
 
     read = []
-    real_read = index_module.read_source
-    monkeypatch.setattr(index_module, "read_source", lambda src, *a: read.append(src.doc_id) or real_read(src, *a))
+    real_read = sources_module.read_source
+    monkeypatch.setattr(sources_module, "read_source", lambda src, *a: read.append(src.doc_id) or real_read(src, *a))
     assert main(["index", "--add", str(docs), "--out", str(out), "--quiet"]) == 0
     assert read == ["letter"], "an unchanged file was read again"
     info = json.loads(capsys.readouterr().out)
@@ -767,10 +767,10 @@ def test_symlink_loops_are_walked_once(tmp_path):
 
 # ---------------------------------------------------------------------------------- large inputs
 def test_long_passages_are_truncated_for_entity_extraction(tmp_path, monkeypatch):
-    from aethel_lite.search import index as index_module
     from aethel_lite.core.entities import RegexExtractor
+    from aethel_lite.search import builder as builder_module
 
-    monkeypatch.setattr(index_module, "MAX_MODEL_CHARS", 1000)
+    monkeypatch.setattr(builder_module, "MAX_MODEL_CHARS", 1000)
     seen = []
     real = RegexExtractor.extract
     monkeypatch.setattr(RegexExtractor, "extract", lambda self, texts, **kw: seen.extend(texts) or real(self, texts, **kw))

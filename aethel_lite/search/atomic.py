@@ -1,0 +1,253 @@
+"""Crash-safe writing of an index folder: the writer's lock, the hidden temporary sibling folder,
+the atomic switch into place, and the removal of what a killed run left behind.
+
+An index is built in a hidden sibling folder ``.<name>.tmp-<pid>-<random>`` (:func:`temp_sibling`)
+and switched into place with one atomic ``renameat2(RENAME_EXCHANGE)`` (two renames where that
+is unavailable) only when complete (:func:`commit_folder`), so an interruption at any point
+(Ctrl-C, SIGTERM, SIGKILL, power loss) leaves the previous index as it was; the next run removes
+what a killed run left behind (:func:`clean_debris`). A lock file ``.<name>.lock`` beside the
+folder (:class:`IndexLock`) makes a second writer fail at once with a clear message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import AethelError, ParameterError
+from .format import is_index_folder
+
+__all__ = ["IndexBusyError", "Terminated", "IndexLock", "check_out", "temp_sibling", "remove_path", "signals_held",
+           "commit_folder", "clean_debris"]
+
+
+class IndexBusyError(AethelError, RuntimeError):
+    """Another process is writing the same index folder."""
+
+
+class Terminated(BaseException):
+    """Raised in the main thread by ``aethel index``'s SIGTERM handler (like KeyboardInterrupt)."""
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths with ``renameat2(RENAME_EXCHANGE)``; False where unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    rc = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(a))
+
+
+def remove_path(path: Path) -> None:
+    """Delete a folder tree, or a file or symbolic link, if it exists."""
+    if path.is_symlink() or path.is_file():
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _siblings(out: Path, kind: str) -> list[Path]:
+    prefix = f".{out.name}.{kind}-"
+    try:
+        return sorted(p for p in out.parent.iterdir() if p.name.startswith(prefix))
+    except FileNotFoundError:
+        return []
+
+
+# ------------------------------------------------------------------------------------------ lock
+class IndexLock:
+    """Exclusive writer lock of an index folder: ``.<name>.lock`` beside it, ``flock``-ed, with the pid.
+
+    The kernel releases the lock when its process dies (even by SIGKILL); a lock file left behind
+    by a killed writer is reused by the next one and removed when it finishes.
+
+    Raises
+    ------
+    IndexBusyError
+        On entry, when another live process holds the lock (its pid is named).
+    """
+
+    def __init__(self, out: Path) -> None:
+        self.path = out.parent / f".{out.name}.lock"
+        self.out = out
+        self._fd: int | None = None
+
+    def __enter__(self) -> "IndexLock":
+        import fcntl
+
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = os.read(fd, 64).decode("ascii", "replace").strip() or "?"
+                os.close(fd)
+                raise IndexBusyError(f"{self.out}: another `aethel index` (pid {owner}) is writing this index "
+                                     f"(lock file {self.path}); wait for it to finish") from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # the previous owner removed the file between our open and flock: retry
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
+            os.close(self._fd)
+            self._fd = None
+
+
+# ---------------------------------------------------------------------------------- --out checks
+
+def check_out(out: Any, *, force: bool = False, add: bool = False, inputs: Sequence[Any] = ()) -> Path:
+    """Validate ``--out`` before any work; return it as a :class:`Path`.
+
+    Parameters
+    ----------
+    out : path-like
+        The index folder.
+    force : bool
+        Accept an existing folder that holds other files (it is replaced, its files deleted).
+    add : bool
+        ``--add``: the folder must hold an index already.
+    inputs : sequence of path-like
+        The paths to index; none may lie inside ``out`` unless ``out`` is an index.
+
+    Raises
+    ------
+    ParameterError
+        Empty path; a file (or a path under a file); a folder that is not an index (unless
+        ``force``); a place where nothing can be written; ``add`` without an index; an input
+        inside the folder to be replaced. The message names the path.
+    """
+    if out is None or not str(out).strip():
+        raise ParameterError("--out: empty path; name the index folder, e.g. --out my-index")
+    path = Path(out)
+    for anc in reversed((path.absolute(),) + tuple(path.absolute().parents)):
+        if anc.exists() and not anc.is_dir():
+            what = "is a file" if anc == path.absolute() else f"is under {anc}, which is a file"
+            raise ParameterError(f"--out {out}: {what}; the index is a folder, give a new or existing folder")
+    exists = path.exists()
+    is_index = exists and is_index_folder(path)
+    if add and not is_index:
+        raise ParameterError(f"--add: {out} is not an aethel index; build one first with `aethel index FILES --out {out}`")
+    if exists and not is_index and any(path.iterdir()) and not force:
+        first = sorted(p.name for p in path.iterdir())[0]
+        raise ParameterError(f"--out {out}: the folder holds files that are not an aethel index (e.g. {first}); "
+                             "choose a new folder, or pass --force to replace it and delete its files")
+    if exists and not is_index:
+        real = path.resolve()
+        for raw in inputs:
+            p = Path(raw).resolve()
+            if p == real or real in p.parents:
+                raise ParameterError(f"--out {out}: the input {raw} lies inside it, and the folder would be replaced")
+    anc = path.absolute().parent
+    while not anc.exists():
+        anc = anc.parent
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise ParameterError(f"--out {out}: cannot write in {anc} (permission denied)")
+    try:  # a read-only file system or a folder such as /proc passes os.access: try for real
+        fd, probe = __import__("tempfile").mkstemp(prefix=".aethel-probe-", dir=anc)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ParameterError(f"--out {out}: cannot write in {anc} ({exc.strerror or exc})") from None
+    return path
+
+
+
+# ------------------------------------------------------------------------------------ switching
+def temp_sibling(out: Path) -> Path:
+    """Create and return the hidden sibling folder ``.<name>.tmp-<pid>-<random>`` an index is written in."""
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    tmp.mkdir()
+    return tmp
+
+
+@contextlib.contextmanager
+def signals_held():
+    """Hold SIGINT and SIGTERM (main thread, POSIX) so the switch of folders is never cut in half."""
+    import signal
+    import threading
+
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def commit_folder(tmp: Path, out: Path) -> None:
+    """Make ``tmp`` the index at ``out`` in one atomic step (durable: files and folders fsync-ed)."""
+    for path in sorted(tmp.rglob("*")):
+        if path.is_file():
+            _fsync(path)
+    for path in sorted({p.parent for p in tmp.rglob("*")} | {tmp}):
+        _fsync(path)
+    if out.exists():
+        if not _exchange(tmp, out):  # fallback: two renames; a crash between them is repaired by clean_debris
+            old = out.parent / f".{out.name}.old-{os.getpid()}-{secrets.token_hex(4)}"
+            os.replace(out, old)
+            os.replace(tmp, out)
+            os.replace(old, tmp)
+        _fsync(out.parent)
+        remove_path(tmp)  # now the previous index
+    else:
+        os.replace(tmp, out)
+        _fsync(out.parent)
+
+
+def clean_debris(out: Path, log: Callable[[str], None]) -> None:
+    """Remove what interrupted writers left beside ``out`` (we hold the lock, so they are dead).
+
+    If ``out`` is missing but a previous index was moved aside (a crash between the two renames
+    of the fallback commit), it is moved back first.
+    """
+    olds = _siblings(out, "old")
+    if not out.exists() and olds:
+        os.replace(olds[-1], out)
+        log(f"restored {out} from {olds[-1].name} (a previous run was interrupted while switching indexes)")
+        olds = olds[:-1]
+    for path in _siblings(out, "tmp") + olds:
+        remove_path(path)
+        log(f"removed {path.name}, left by an interrupted run")
+
+

@@ -1,0 +1,419 @@
+"""Writing an index: the parts of every method (:class:`_Builder`) and :func:`build_index`.
+
+Very long passages: entity extraction and dense encoding read at most :data:`MAX_MODEL_CHARS`
+(100,000) characters of a passage (FinanceBench pages have at most ~11,000), with a warning;
+BM25 and the stored text keep all of it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..caching.store import package_versions, text_key
+from ..caching.versions import versions
+from ..core.docmeta import document_metadata
+from ..core.entities import Mention, extract_entities, get_extractor, graph_filters
+from ..core.graph import build_graph
+from ..data.ingest import check_chunking
+from ..errors import AethelError, DataError, ParameterError
+from ..io import read_jsonl
+from ..retrievers import BM25Retriever
+from ..retrievers.base import passage_text
+from ..retrievers.dense import model_files_digest, resolve_precision
+from ..retrievers.registry import FUSIONS, METHODS, make_retriever, parse_methods
+from .atomic import IndexLock, Terminated, check_out, clean_debris, commit_folder, remove_path, signals_held, temp_sibling
+from .format import (DOCMETA_FILE, IDS_FILE, INDEX_FILE, INDEX_FORMAT, MAX_MODEL_CHARS, PASSAGES_FILE, SHA, file_digest,
+                     method_parts, read_manifest, searchable_methods, verify_files)
+from .sources import merge_sources, read_old_passages, read_sources
+
+__all__ = ["PAUSE_ENV", "PAUSE_POINTS", "build_index"]
+
+#: passages per entity-extraction call (progress, and the ``ner`` pause point of the test hook)
+_NER_BATCH = 512
+#: test hook: ``AETHEL_TEST_PAUSE=<point>`` makes ``aethel index`` stop at that point, write
+#: ``$AETHEL_TEST_PAUSE_FILE`` and wait until a signal arrives or that file is deleted
+PAUSE_ENV = "AETHEL_TEST_PAUSE"
+PAUSE_POINTS = ("ner", "passages", "manifest")
+
+
+def _checkpoint(point: str) -> None:
+    """Test hook: pause at ``point`` when ``$AETHEL_TEST_PAUSE`` names it (see :data:`PAUSE_ENV`)."""
+    if os.environ.get(PAUSE_ENV) != point:
+        return
+    marker = os.environ.get(PAUSE_ENV + "_FILE")
+    if marker:
+        Path(marker).write_text(f"{os.getpid()} {point}\n")
+    print(f"aethel: test pause at {point!r} (pid {os.getpid()})", file=sys.stderr, flush=True)
+    while marker is None or os.path.exists(marker):
+        time.sleep(0.02)
+
+
+
+def _entity_base(extractor: str) -> str:
+    """The extractor whose raw mentions a graph extractor filters (``ner3`` → ``ner``)."""
+    return "ner" if extractor in ("ner", "ner3") else extractor
+
+
+def _model_text(text: str) -> str:
+    return text[:MAX_MODEL_CHARS]
+
+
+
+def _same_model(r, stored: Any) -> bool:
+    """Whether a dense part's stored embedding configuration is the installed model's, checked
+    without loading the model: the digest of its files (which fix the width and the sequence
+    length), ``normalize``, ``precision`` and the versions of the libraries the configuration lists."""
+
+    if not isinstance(stored, dict) or not isinstance(stored.get("versions"), dict):
+        return False
+    try:
+        digest = model_files_digest(str(Path(r._model_path()).resolve()))
+    except (AethelError, OSError, ImportError, AttributeError):
+        return False
+
+    return (stored.get("model_files") == digest and stored.get("normalize") == bool(r.normalize)
+            and stored.get("precision", "float32") == resolve_precision(r.precision)
+            and stored["versions"] == package_versions(stored["versions"]))
+
+
+class _Builder:
+    """Writes one index into a temporary folder (see :func:`build_index`)."""
+
+    def __init__(self, tmp: Path, passages: list, methods: list[str], *, old_dir: Path | None, old_info: dict | None,
+                 n_process: int, progress: bool, log: Callable[[str], None], old_passages: list | None = None):
+        self.tmp = tmp
+        self.old_passages = old_passages or []
+        self.passages = passages
+        self.methods = methods
+        self.old_dir = old_dir
+        self.old_info = old_info
+        self.n_process = n_process
+        self.progress = progress
+        self.log = log
+        self.parts: dict[str, dict] = {}
+        self.pids = [p.pid for p in passages]
+
+    def _old_part(self, name: str) -> dict | None:
+        if self.old_info is None or name not in self.old_info["parts"]:
+            return None
+        return self.old_info["parts"][name]
+
+    # -- passages
+    def write_passages(self) -> None:
+        path = self.tmp / PASSAGES_FILE
+        half = len(self.passages) // 2
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            for i, p in enumerate(self.passages):
+                if i == half:
+                    fh.flush()
+                    _checkpoint("passages")
+                fh.write(json.dumps(p.to_dict(), sort_keys=True, ensure_ascii=False) + "\n")
+        with open(self.tmp / IDS_FILE, "w", encoding="utf-8", newline="\n") as fh:
+            json.dump({"pids": self.pids, "doc_ids": [p.doc_id for p in self.passages]}, fh, ensure_ascii=False)
+            fh.write("\n")
+        self.parts["passages"] = {"files": [PASSAGES_FILE, IDS_FILE]}
+
+    # -- entities and graphs
+    def mentions(self, base: str) -> list[list]:
+        """Raw mentions of every passage for extractor ``base`` (stored, reused, or extracted)."""
+        from tqdm.auto import tqdm
+
+
+        texts = [_model_text(passage_text(p)) for p in self.passages]
+        keys = [text_key(t) for t in texts]
+        known: dict[str, list] = {}
+        name = f"entities-{base}.jsonl"
+        if self._old_part(f"entities-{base}") is not None:
+            for row in read_jsonl(self.old_dir / name):
+                known[row[SHA]] = [Mention(*m) for m in row["mentions"]]
+        out: list = [known.get(k) for k in keys]
+        todo = [i for i, m in enumerate(out) if m is None]
+        reached = False
+        bar = tqdm(total=len(todo), desc=f"entities ({base})", unit=" passages", disable=not self.progress or not todo)
+        for start in range(0, max(len(todo), 1), _NER_BATCH):
+            batch = todo[start:start + _NER_BATCH]
+            if batch:
+                found = extract_entities([texts[i] for i in batch], base, cache=True, n_process=self.n_process, progress=False)
+                for i, ms in zip(batch, found):
+                    out[i] = ms
+                bar.update(len(batch))
+            if not reached:
+                reached = True
+                _checkpoint("ner")
+        bar.close()
+        with open(self.tmp / name, "w", encoding="utf-8", newline="\n") as fh:
+            for pid, key, ms in zip(self.pids, keys, out):
+                rows = [[m.text, m.key, m.label, m.start, m.end] for m in ms]
+                fh.write(json.dumps({"pid": pid, SHA: key, "mentions": rows}, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self.parts[f"entities-{base}"] = {"files": [name], "extractor": base, "n_from_index": len(keys) - len(todo)}
+        return out
+
+    def graph(self, extractor: str, raw: list[list]) -> None:
+
+        ext = get_extractor(extractor)
+        mentions = ext.filter(raw) if hasattr(ext, "filter") else raw
+        stop, links = graph_filters(mentions, ext)
+        graph = build_graph(self.pids, mentions, stop=stop, alias_pairs=links)
+        folder = f"graph-{extractor}"
+        graph.save(self.tmp / folder)
+        self.parts[folder] = {"files": [f"{folder}/graph.json", f"{folder}/graph.npz"], "extractor": extractor,
+                              "extractor_config": ext.config(), "n_entities": graph.n_entities}
+
+    # -- bm25
+    def bm25(self) -> None:
+
+        r = BM25Retriever().fit(self.passages)
+        r.save(self.tmp / "bm25")
+        files = sorted(p.relative_to(self.tmp).as_posix() for p in (self.tmp / "bm25").rglob("*") if p.is_file())
+        self.parts["bm25"] = {"files": files, "config": r.config()}
+
+    # -- dense
+    def dense(self, method: str) -> None:
+        import numpy as np
+
+
+        r = make_retriever(method)
+        r.progress = self.progress
+        name = f"dense-{r.pooling}"
+        chunks = [[_model_text(c) for c in r.passage_chunks(p)] for p in self.passages]
+        flat = [c for cs in chunks for c in cs]
+        rows: dict[str, Any] = {}
+        old = self._old_part(name)
+        store_config = old.get("store_config") if old is not None and _same_model(r, old.get("store_config")) else None
+        if store_config is not None:
+            emb = np.load(self.old_dir / f"{name}.npy", allow_pickle=False)
+            old_chunks = [_model_text(c) for p in self.old_passages for c in r.passage_chunks(p)]
+            if emb.shape[0] == len(old_chunks):
+                rows = {text_key(c): emb[i] for i, c in enumerate(old_chunks)}
+        keys = [text_key(c) for c in flat]
+        todo = list(dict.fromkeys(k for k in keys if k not in rows))
+        if todo or store_config is None:  # new texts: the model is loaded (and its store searched)
+            by_key = dict(zip(keys, flat))
+            for k, v in zip(todo, r.embed([by_key[k] for k in todo])):
+                rows[k] = v
+            store_config = r.embedding_store_config()
+        emb = np.ascontiguousarray(np.stack([rows[k] for k in keys]).astype("<f4", copy=False))
+        counts = np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks))
+        offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype("<i8")
+        with open(self.tmp / f"{name}.npy", "wb") as fh:
+            np.save(fh, emb, allow_pickle=False)
+        files = [f"{name}.npy"]
+        if r.pooling == "max":
+            with open(self.tmp / f"{name}-offsets.npy", "wb") as fh:
+                np.save(fh, offsets, allow_pickle=False)
+            files.append(f"{name}-offsets.npy")
+        self.parts[name] = {"files": files, "config": r.config(), "store_config": store_config, "shape": list(emb.shape)}
+
+    # -- documents' metadata
+    def docmeta(self) -> None:
+        """``docmeta.json``: :func:`~aethel_lite.core.docmeta.document_metadata` of the passages, one
+        entry per document in corpus order (search builds the document and metadata nodes from it)."""
+        from dataclasses import asdict
+
+
+        metas = document_metadata(self.passages)
+        with open(self.tmp / DOCMETA_FILE, "w", encoding="utf-8", newline="\n") as fh:
+            json.dump({"documents": [asdict(d) for d in metas.values()]}, fh, ensure_ascii=False, sort_keys=True)
+            fh.write("\n")
+        self.parts["docmeta"] = {"files": [DOCMETA_FILE], "n_documents": len(metas)}
+
+    # -- everything
+    def run(self) -> None:
+
+        long = [p.pid for p in self.passages if len(passage_text(p)) > MAX_MODEL_CHARS]
+        if long:
+            warnings.warn(f"{len(long)} passages are longer than {MAX_MODEL_CHARS:,} characters (first: {long[0]!r}); "
+                          f"entity extraction and dense encoding read their first {MAX_MODEL_CHARS:,} characters only "
+                          "(BM25 and the stored text keep all of it)", RuntimeWarning, stacklevel=3)
+        self.write_passages()
+        base_methods: list[str] = []
+        for m in self.methods:
+            for b in FUSIONS.get(m, (m,)):
+                if b not in base_methods:
+                    base_methods.append(b)
+        extractors = list(dict.fromkeys(METHODS[m][1].get("extractor", "ner3") for m in base_methods
+                                        if METHODS[m][0] == "GraphRetriever"))
+        raw: dict[str, list] = {}
+        for ext in extractors:
+            base = _entity_base(ext)
+            if base not in raw:
+                raw[base] = self.mentions(base)
+            self.graph(ext, raw[base])
+        if not extractors:
+            _checkpoint("ner")
+        if any(METHODS[m][0] in ("BM25Retriever", "GraphRetriever") for m in base_methods):
+            self.bm25()
+        poolings: dict[str, str] = {}
+        needed = {p for m in base_methods for p in method_parts(m)}
+        for m in base_methods:
+            if METHODS[m][0] == "DenseRetriever":
+                poolings.setdefault(METHODS[m][1].get("pooling", "first"), m)
+        for pooling, m in (("first", "dense"), ("max", "dense-max"), ("heading", "dense-heading")):  # a hybrid's dense scores
+            if f"dense-{pooling}" in needed:
+                poolings.setdefault(pooling, m)
+        for m in poolings.values():
+            self.dense(m)
+        if "docmeta" in needed:
+            self.docmeta()
+
+    def write_manifest(self, info: dict) -> None:
+        files = {}
+        for part in self.parts.values():
+            for name in part["files"]:
+                files[name] = file_digest(self.tmp / name, lines=name.endswith(".jsonl"))
+        info["files"] = dict(sorted(files.items()))
+        info["parts"] = {k: v for k, v in sorted(self.parts.items()) if k != "passages"}
+        info["searchable"] = searchable_methods(info["parts"])
+        text = json.dumps(info, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        half = len(text) // 2
+        with open(self.tmp / INDEX_FILE, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text[:half])
+            fh.flush()
+            _checkpoint("manifest")
+            fh.write(text[half:])
+
+
+
+def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
+                methods: Sequence[str] | None = ("bm25", "aethel-bct"), chunk_words: int | None = None,
+                progress: bool = True, add: bool = False, force: bool = False, follow_symlinks: bool = False,
+                n_process: int = 1, log: Callable[[str], None] | None = None) -> dict:
+    """Index files into the folder ``out`` (a new index, a rebuilt one, or ``add`` to an existing one).
+
+    Parameters
+    ----------
+    paths : sequence of path-like
+        Files (.txt, .md, .markdown, .pdf, .jsonl passage files) and folders
+        (:func:`aethel_lite.data.ingest.collect_sources`).
+    out : path-like
+        The index folder; validated by :func:`check_out` before any work.
+    methods : sequence of str, optional
+        Methods to make searchable (see :func:`method_parts`). With ``add``: ``None`` or the
+        index's own methods.
+    chunk_words : int, optional
+        Cut pages/files into windows of this many words. With ``add``: ``None`` or the index's value.
+    progress : bool
+        Progress bars on stderr.
+    add : bool
+        Add the files to the index at ``out``: new documents are appended, a document whose file
+        changed is replaced in place, unchanged ones are kept; stored entities and embeddings are
+        reused, so only new passages reach NER and the encoder.
+    force : bool
+        Replace a folder that holds files other than an index.
+    follow_symlinks : bool
+        Follow links that leave the folders given (default: skipped with a warning).
+    n_process : int
+        spaCy worker processes for entity extraction.
+    log : callable, optional
+        Receives one-line notes (removed debris, replaced documents).
+
+    Returns
+    -------
+    dict
+        ``format``, ``n_passages``, ``n_documents``, ``methods``, ``chunk_words``, ``versions``,
+        ``index`` (the folder), ``searchable``, ``added``/``replaced``/``unchanged`` (source ids) and
+        ``seconds``.
+
+    Raises
+    ------
+    ParameterError
+        Bad ``--out``, methods, chunking or ``n_process`` (before any work).
+    IndexBusyError
+        Another process is writing ``out``.
+    DataError, DataNotFoundError
+        Unreadable inputs; a damaged index to add to.
+    KeyboardInterrupt, Terminated
+        Interrupted: ``out`` is as it was before the call and nothing is left behind. The
+        exception's ``index_state`` attribute says ``"kept"`` (a previous index is in place),
+        ``"none"`` (there was none), or ``"complete"`` (the interruption came after the new index
+        was switched into place).
+    """
+
+    t0 = time.perf_counter()
+    log = log or (lambda msg: None)
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    paths = list(paths)
+    if not paths:
+        raise ParameterError("no files or folders to index")
+    if isinstance(n_process, bool) or not isinstance(n_process, int) or n_process < 1:
+        raise ParameterError(f"--n-process must be a positive integer, got {n_process!r}")
+    if methods is not None:
+        methods = parse_methods(list(methods))
+        for m in methods:
+            method_parts(m)  # a method an index cannot hold: a clear error before any work
+    check_chunking(chunk_words)
+    out = check_out(out, force=force, add=add, inputs=paths)
+    state = {"committed": False, "previous": out.exists()}
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with IndexLock(out):
+            clean_debris(out, log)
+            old_info = old_passages = None
+            if add:
+                old_info = read_manifest(out)
+                if methods is not None and list(methods) != list(old_info["methods"]):
+                    raise ParameterError(f"--methods {','.join(methods)} differs from the index's "
+                                         f"({','.join(old_info['methods'])}); --add keeps them: rebuild to change them")
+                if chunk_words is not None and chunk_words != old_info.get("chunk_words"):
+                    raise ParameterError(f"--chunk-words {chunk_words} differs from the index's ({old_info.get('chunk_words')}); "
+                                         "--add keeps it: rebuild to change it")
+                verify_files(out, old_info, old_info["files"])
+                methods, chunk_words = list(old_info["methods"]), old_info.get("chunk_words")
+                old_passages = read_old_passages(out, old_info)
+            methods = list(methods or parse_methods(["bm25", "aethel-bct"]))
+            known = {e["id"]: e[SHA] for e in old_info["sources"]} if old_info else None
+            sources, summary = merge_sources(old_info, old_passages or [],
+                                      read_sources(paths, chunk_words, follow_symlinks, progress, known))
+            passages = [p for s in sources for p in s.passages]
+            if not passages:
+                raise DataError(f"no text found in {', '.join(map(str, paths))} (empty files or image-only PDFs)")
+            seen: dict[str, str] = {}
+            for s in sources:
+                for p in s.passages:
+                    if p.pid in seen:
+                        raise DataError(f"passage id {p.pid!r} occurs twice ({seen[p.pid]} and {s.path})")
+                    seen[p.pid] = s.path
+            for name in summary["replaced"]:
+                log(f"replaced {name} (its file changed)")
+            tmp = temp_sibling(out)
+            try:
+                builder = _Builder(tmp, passages, methods, old_dir=out if add else None, old_info=old_info,
+                                   n_process=n_process, progress=progress, log=log, old_passages=old_passages)
+                builder.run()
+                inputs = list(old_info["inputs"]) if old_info else []
+                inputs += [str(p) for p in paths if str(p) not in inputs]
+
+                info = {
+                    "format": INDEX_FORMAT,
+                    "aethel_lite": __version__,
+                    "n_passages": len(passages),
+                    "n_documents": len({p.doc_id for p in passages}),
+                    "methods": methods,
+                    "chunk_words": chunk_words,
+                    "max_model_chars": MAX_MODEL_CHARS,
+                    "inputs": inputs,
+                    "sources": [s.entry() for s in sources],
+                    "versions": versions(),
+                }
+                builder.write_manifest(info)
+                with signals_held():  # a Ctrl-C now is delivered after the switch, and reported as such
+                    commit_folder(tmp, out)
+                    state["committed"] = True
+            finally:
+                remove_path(tmp)
+    except (KeyboardInterrupt, Terminated) as exc:
+        exc.index_state = "complete" if state["committed"] else ("kept" if state["previous"] else "none")
+        raise
+    keys = ("format", "n_passages", "n_documents", "methods", "chunk_words", "versions", "searchable")
+    return {**{k: info[k] for k in keys}, "index": str(out), **summary, "seconds": round(time.perf_counter() - t0, 3)}
+
+

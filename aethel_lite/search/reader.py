@@ -1,0 +1,423 @@
+"""Reading an index for search: :class:`SearchIndex` (files verified, retrievers restored without
+refitting) and :func:`open_index`.
+
+Search verifies before it answers: ``index.json`` must be an index manifest of a format this
+version reads, and every file a method reads must have the recorded size, line count and SHA-256;
+the error names the file and the command that rebuilds the index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.docmeta import DocMeta
+from ..core.entities import get_extractor
+from ..core.graph import EntityGraph
+from ..data.schema import Passage, Query
+from ..errors import DataError, ParameterError
+from ..retrievers import BM25Retriever, rrf
+from ..retrievers.registry import FUSIONS, make_retriever
+from .format import (DOCMETA_FILE, IDS_FILE, INDEX_FILE, PASSAGES_FILE, SHA, file_digest, method_parts, read_manifest,
+                     read_verified, rebuild_hint, searchable_methods, verify_files)
+
+__all__ = ["SearchIndex", "open_index"]
+
+
+@dataclass(frozen=True)
+class _Ids:
+    """A passage's ids, all a restored graph retriever needs of it (``add_document_nodes``)."""
+
+    pid: str
+    doc_id: str
+
+
+def _hit(rank: int, p, score: float, provenance: list) -> dict:
+    meta = p.meta or {}
+    return {
+        "rank": rank,
+        "pid": p.pid,
+        "doc_id": p.doc_id,
+        "page": meta.get("page"),
+        "source": meta.get("source", meta.get("path")),
+        "score": float(score),
+        "text": p.text,
+        "provenance": [{"seed": e.seed, "entity": e.entity, "via": e.via, "weight": float(e.weight)} for e in provenance],
+    }
+
+
+def _import_spacy_without_torch() -> None:
+    """Import spaCy without letting thinc import PyTorch (about 1 s of a search's start-up).
+
+    thinc imports torch only to detect GPU and PyTorch-layer support; the spaCy NER model runs on
+    thinc's numpy ops either way, so its entities are identical (tests/test_index.py compares
+    them). Nothing happens when spaCy or torch is already imported; torch stays importable later.
+    """
+    if "spacy" in sys.modules or "torch" in sys.modules:
+        return
+    sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError for now
+    try:
+        import spacy  # noqa: F401
+    except ImportError:  # pragma: no cover - spaCy not installed: the extractor says so later
+        pass
+    finally:
+        if sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
+
+
+class _LazyPassages(Sequence):
+    """The passages of a verified ``passages.jsonl``, each parsed from its line on first access."""
+
+    def __init__(self, lines: list[bytes], path: Path) -> None:
+        self._lines = lines
+        self._path = path
+        self._cache: dict[int, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = range(len(self))[i]
+        p = self._cache.get(i)
+        if p is None:
+
+            try:
+                p = self._cache[i] = Passage.from_dict(json.loads(self._lines[i]))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:  # only a file that passed its SHA-256 is here
+                raise DataError(f"{self._path}:{i + 1}: malformed passage ({exc})") from exc
+        return p
+
+
+class SearchIndex:
+    """An index folder opened for searching: files verified, retrievers restored without refitting.
+
+    Parameters
+    ----------
+    index_dir : path-like
+        A folder written by :func:`build_index`.
+    methods : sequence of str, optional
+        Methods to prepare now (their files are verified here); others are loaded on first use.
+
+    Raises
+    ------
+    DataNotFoundError
+        No index at ``index_dir``.
+    DataError
+        Bad ``index.json``, or a file whose size, line count or SHA-256 differs from it.
+    ParameterError
+        A method the index was not built for (the rebuild command is named).
+    """
+
+    def __init__(self, index_dir: str | os.PathLike, methods: Sequence[str] = ()) -> None:
+        self.dir = Path(index_dir)
+        self.info = read_manifest(self.dir)
+        self._passages: list | None = None
+        self._parts: dict[str, Any] = {}
+        self._verified: set[str] = set()
+        for m in methods:
+            self._check_method(m)
+        for m in methods:
+            self._retrievers(m)
+
+    # -- loading
+    def _check_method(self, method: str) -> list[str]:
+        parts = method_parts(method)
+        missing = [p for p in parts if p not in self.info["parts"]]
+        if missing:
+            searchable = ", ".join(searchable_methods(self.info["parts"])) or "none"
+            methods = list(dict.fromkeys([*self.info["methods"], method]))
+            why = (f"was built for it by an older aethel-lite and lacks {', '.join(missing)}"
+                   if method in self.info["methods"] else "was built without it")
+            raise ParameterError(f"--method {method}: the index {self.dir} {why} (--methods "
+                                 f"{','.join(self.info['methods'])}; searchable: {searchable}); rebuild it with "
+                                 f"`aethel index {' '.join(self.info['inputs'])} --out {self.dir} --methods "
+                                 f"{','.join(methods)}`")
+        return parts
+
+    def _verify(self, names: Iterable[str]) -> None:
+        todo = [n for n in names if n not in self._verified]
+        verify_files(self.dir, self.info, todo)
+        self._verified.update(todo)
+
+    @property
+    def passages(self) -> Sequence:
+        """The indexed passages, in corpus order (``passages.jsonl`` verified first; a passage is
+        parsed from its line when first used, so a search parses only its hits)."""
+        if self._passages is None:
+            data = read_verified(self.dir, self.info, PASSAGES_FILE)
+            self._verified.add(PASSAGES_FILE)
+            self._passages = _LazyPassages(data.splitlines(), self.dir / PASSAGES_FILE)
+        return self._passages
+
+    @property
+    def ids(self) -> tuple[list[str], list[str]]:
+        """``(pids, doc_ids)`` of the passages in corpus order, from ``ids.json`` (verified)."""
+        if "ids" not in self._parts:
+            try:
+                ids = json.loads(read_verified(self.dir, self.info, IDS_FILE))
+            except (ValueError, RecursionError) as exc:
+                raise DataError(f"{self.dir / IDS_FILE}: malformed JSON ({exc})") from exc
+            n = self.info["n_passages"]
+            if not (isinstance(ids, dict) and isinstance(ids.get("pids"), list) and isinstance(ids.get("doc_ids"), list)
+                    and len(ids["pids"]) == n == len(ids["doc_ids"])):
+                raise DataError(f"{self.dir / IDS_FILE}: expected {n} pids and doc_ids; {rebuild_hint(self.dir, self.info)}")
+            self._parts["ids"] = (ids["pids"], ids["doc_ids"])
+        return self._parts["ids"]
+
+    def _part(self, name: str):
+        if name in self._parts:
+            return self._parts[name]
+        part = self.info["parts"][name]
+        self._verify(part["files"])
+        pids = self.ids[0]
+        if name == "bm25":
+
+            obj = BM25Retriever.load(self.dir / "bm25")
+            if obj.pids_ != pids:
+                raise DataError(f"{self.dir / 'bm25'}: its passage ids differ from {IDS_FILE}; {rebuild_hint(self.dir, self.info)}")
+        elif name.startswith("graph-"):
+
+            obj = EntityGraph.load(self.dir / name)
+            if obj.pids != pids:
+                raise DataError(f"{self.dir / name}: its passage ids differ from {IDS_FILE}; {rebuild_hint(self.dir, self.info)}")
+        elif name.startswith("dense-"):
+            obj = self._dense_arrays(name, part)
+        elif name == "docmeta":
+            obj = self._docmeta()
+        else:  # pragma: no cover - entities parts are read by --add only
+            raise ParameterError(f"part {name!r} is not searchable")
+        self._parts[name] = obj
+        return obj
+
+    def _docmeta(self) -> dict:
+        """``docmeta.json`` as ``doc_id`` → :class:`~aethel_lite.core.docmeta.DocMeta` (checked against ids.json)."""
+
+        path = self.dir / DOCMETA_FILE
+        try:
+            rows = json.loads((path).read_bytes())["documents"]
+            metas = {}
+            for row in rows:
+                d = DocMeta(row["doc_id"], list(row["companies"]), list(row["periods"]), list(row["types"]),
+                            dict(row["source"]))
+                if not all(isinstance(x, str) for x in [d.doc_id, *d.companies, *d.periods, *d.types]):
+                    raise TypeError("a field is not text")
+                metas[d.doc_id] = d
+        except (ValueError, RecursionError, KeyError, TypeError) as exc:
+            raise DataError(f"{path}: malformed document metadata ({exc!r}); {rebuild_hint(self.dir, self.info)}") from None
+        if set(metas) != set(self.ids[1]):
+            raise DataError(f"{path}: its documents differ from {IDS_FILE}; {rebuild_hint(self.dir, self.info)}")
+        return metas
+
+    def _dense_arrays(self, name: str, part: dict):
+        import numpy as np
+
+        path = self.dir / f"{name}.npy"
+        try:
+            emb = np.load(path, allow_pickle=False)
+            offsets = (np.load(self.dir / f"{name}-offsets.npy", allow_pickle=False) if f"{name}-offsets.npy" in part["files"]
+                       else np.arange(self.info["n_passages"], dtype=np.int64))
+        except (OSError, ValueError, EOFError) as exc:
+            raise DataError(f"{path}: unreadable embeddings ({exc}); {rebuild_hint(self.dir, self.info)}") from exc
+        dim = part.get("store_config", {}).get("dim")
+        if emb.ndim != 2 or emb.dtype != np.float32 or (dim is not None and emb.shape[1] != dim):
+            raise DataError(f"{path}: embeddings of shape {emb.shape} and type {emb.dtype}, expected (n, {dim}) float32; "
+                            f"{rebuild_hint(self.dir, self.info)}")
+        n = self.info["n_passages"]
+        if offsets.shape != (n,) or (offsets.size and (offsets[0] != 0 or (np.diff(offsets) <= 0).any()
+                                                                          or offsets[-1] >= emb.shape[0])):
+            raise DataError(f"{path}: window offsets do not fit the {n} passages; {rebuild_hint(self.dir, self.info)}")
+        norms = np.linalg.norm(emb, axis=1)
+        if not np.isfinite(emb).all() or (part.get("config", {}).get("normalize", True) and (np.abs(norms - 1) > 1e-3).any()):
+            raise DataError(f"{path}: embeddings that are not finite unit vectors; {rebuild_hint(self.dir, self.info)}")
+        return emb, offsets.astype(np.int64)
+
+    def _base(self, method: str):
+        """A retriever of a base method with its fitted state restored from the index parts."""
+
+        key = ("retriever", method)
+        if key in self._parts:
+            return self._parts[key]
+        parts = self._check_method(method)
+        r = make_retriever(method)
+        pids, doc_ids = self.ids
+        bm25 = self._part("bm25") if "bm25" in parts else None
+        if r.name == "bm25":
+            r = bm25
+        elif r.name == "graph":
+            r = self._graph_retriever(r, parts, bm25)
+        else:  # dense
+            part = self.info["parts"][parts[0]]
+            if part.get("store_config") != r.embedding_store_config():
+                raise DataError(f"{self.dir}: the index was embedded with another model configuration than the installed "
+                                f"one; {rebuild_hint(self.dir, self.info)}")
+            emb, offsets = self._part(parts[0])
+            r.pids_ = list(pids)
+            r.pid_index_ = {pid: i for i, pid in enumerate(r.pids_)}
+            r.embeddings_, r.chunk_offsets_ = emb, offsets
+        self._parts[key] = r
+        return r
+
+    def _graph_retriever(self, r, parts: list[str], bm25):
+        """The graph retriever ``r`` (fresh from :func:`make_retriever`) with its fitted state
+        assembled from the stored graph, BM25 index, ids, document metadata and embeddings."""
+        pids, doc_ids = self.ids
+        graph = self._part(parts[1])
+        # what GraphRetriever._fit leaves behind, with its two slow steps (entity extraction,
+        # BM25 fit) replaced by the stored graph and BM25 index; tests/test_index.py checks
+        # that the restored retriever answers exactly as a refit one
+        r.pids_ = list(graph.pids)
+        r.pid_index_ = dict(graph.pid_index)
+        r.doc_ids_ = list(doc_ids)
+        if r.extractor in ("ner", "ner3"):
+            _import_spacy_without_torch()
+        r.extractor_ = get_extractor(r.extractor)
+        r._base_graph, r.bm25_, r.dense_, r.heading_ = graph, bm25, None, None
+        # document nodes need each passage's pid and doc_id only: ids.json, not passages.jsonl
+        r._passages = [_Ids(pid, doc) for pid, doc in zip(pids, doc_ids)]
+        # graph_ (+ document/metadata nodes from docmeta.json when asked for) and the PPR operator
+        r._structure(self._part("docmeta") if "docmeta" in parts else None)
+        dense = next((p for p in parts if p in ("dense-first", "dense-max")), None)
+        if dense is not None:  # the hybrid's dense scores: the stored embeddings, as `dense` reads them
+            r.dense_ = self._base({"dense-first": "dense", "dense-max": "dense-max"}[dense])
+        if "dense-heading" in parts:  # and its heading scores
+            r.heading_ = self._base("dense-heading")
+        stored = self.info["parts"][parts[1]].get("extractor_config")
+        if stored is not None and stored != r.extractor_.config():
+            warnings.warn(f"{self.dir}: the entity extractor differs from the one that built the index "
+                          f"(installed: {r.extractor_.config()}); question entities may not match; "
+                          f"{rebuild_hint(self.dir, self.info)}", RuntimeWarning, stacklevel=4)
+        return r
+
+    def _retrievers(self, method: str) -> list:
+
+        return [self._base(m) for m in FUSIONS.get(method, (method,))]
+
+    # -- searching
+    def iter_search(self, questions: Sequence[str], *, k: int = 5, method: str = "aethel-bct", explain: bool = False):
+        """Answer the questions one at a time, yielding each one's hits as soon as it is answered.
+
+        Every question is checked first (an empty one is an error before any answer). One at a
+        time, each graph question takes the single-query PageRank path (compiled conjugate
+        gradients) rather than the batched one; on a machine whose cores are busy with other work
+        that is several times faster than a batch with two solver threads, and the answers are the
+        same (``tests/test_index.py``). Memory stays flat however long the list is.
+        """
+        questions = list(questions)
+        self._check_questions(questions, k, method)
+        for q in questions:
+            yield self.search([q], k=k, method=method, explain=explain)[0]
+
+    def _check_questions(self, questions: list, k: int, method: str) -> None:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ParameterError(f"-k must be ≥ 1, got {k}")
+        for i, q in enumerate(questions, start=1):
+            if not isinstance(q, str) or not q.strip():
+                raise ParameterError(f"question {i}: empty question")
+        self._check_method(method)
+
+    def search(self, questions: Sequence[str], *, k: int = 5, method: str = "aethel-bct",
+               explain: bool = False) -> list[list[dict]]:
+        """Ranked hits for each question (one list per question, ``k`` hits at most).
+
+        Each hit: ``rank``, ``pid``, ``doc_id``, ``page`` (0-based, PDFs), ``source`` (the file it came
+        from), ``score``, ``text`` and ``provenance`` (graph methods: the question entity, the graph
+        entity it reached and how, and the weight). With ``explain=True`` each hit also carries
+        ``explain_node`` (``"passage"``, or ``"document"`` for ``aethel-hybrid``, whose graph term
+        is its document node's PageRank) and
+        ``explain``: ``[{"seed", "entity", "via", "share"}, ...]``, the exact part of the hit's
+        PageRank that each seed contributes (:meth:`GraphRetriever.explain`; the shares sum to its
+        PageRank, which is the score of a reached hit of a graph method; fusions explain the graph
+        part; empty for BM25 and dense hits and for passages PPR does not reach).
+
+        Raises
+        ------
+        ParameterError
+            An empty question (its position is named), ``k < 1``, an unknown method or one the
+            index was not built for.
+        """
+
+        questions = list(questions)
+        self._check_questions(questions, k, method)
+        if not questions:
+            return []
+        retrievers = self._retrievers(method)
+        queries = [Query(qid=f"q{i}", text=q, gold=frozenset()) for i, q in enumerate(questions)]
+        run = _ranking(retrievers, queries, k, method)
+        where = {pid: i for i, pid in enumerate(self.ids[0])}
+        passages = self.passages
+        out = []
+        for q in queries:
+            provenance: dict = {}
+            for r in retrievers:
+                provenance.update(getattr(r, "provenance_", {}).get(q.qid, {}))
+            hits = [_hit(rank, passages[where[pid]], score, provenance.get(pid, []))
+                    for rank, (pid, score) in enumerate(run.get(q.qid, [])[:k], start=1)]
+            if explain:
+                shares: dict = {}
+                for r in retrievers:
+                    if hasattr(r, "explain"):
+                        for pid, found in r.explain(q.text, [h["pid"] for h in hits]).items():
+                            shares.setdefault(pid, []).extend(found)
+                node = "document" if any(getattr(r, "explains_documents", False) for r in retrievers) else "passage"
+                for h in hits:
+                    h["explain"] = [s.to_dict() for s in shares.get(h["pid"], [])]
+                    h["explain_node"] = node  # whose PageRank the shares split: the hit's or its document's
+            out.append(hits)
+        return out
+
+
+def _ranking(retrievers: list, queries: list, k: int, method: str):
+    """The :class:`~aethel_lite.retrievers.base.Run` of ``method``: its base retriever's ranking, or for a
+    fusion the reciprocal-rank fusion (k=60) of its base retrievers' top ``max(k, 10)``."""
+    runs = [r.search(queries, k=max(k, 10)) for r in retrievers]
+    return rrf(runs, k=60, name=method) if method in FUSIONS else runs[0]
+
+
+def open_index(index_dir: str | os.PathLike, method: str) -> SearchIndex:
+    """Open an index for ``method`` with every file it reads verified; the first step of ``aethel search``.
+
+    Parameters
+    ----------
+    index_dir : path-like
+        A folder written by :func:`build_index`.
+    method : str
+        A method the index holds (see :func:`method_parts`).
+
+    Returns
+    -------
+    SearchIndex
+        Its retrievers restored and its passages verified, so answering raises no file error.
+
+    Raises
+    ------
+    DataNotFoundError, DataError, ParameterError
+        As :class:`SearchIndex`. When a file differs from the manifest because another process
+        rebuilt the index while it was being read (``index.json`` changed meanwhile), the index is
+        opened once more before the error is raised.
+    """
+    manifest = Path(index_dir) / INDEX_FILE
+
+    def digest() -> str | None:
+        try:
+            return file_digest(manifest, lines=False)[SHA]
+        except OSError:
+            return None
+
+    for attempt in (1, 2):
+        before = digest()
+        try:
+            index = SearchIndex(index_dir, methods=[method])
+            index.passages  # noqa: B018 - verified now, not halfway through the answers
+            return index
+        except DataError:
+            if attempt == 2 or digest() == before:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
