@@ -61,6 +61,7 @@ from typing import Any
 
 from ..errors import ParameterError
 from .locations import cache_dir
+from .versions import package_versions
 
 __all__ = ["STORE_FORMAT", "MAX_PARAMS", "PassageStore", "text_key", "config_fingerprint", "package_versions"]
 
@@ -98,23 +99,6 @@ def _canonical_json(config: Mapping, what: str) -> str:
 def config_fingerprint(config: Mapping) -> str:
     """Hex SHA-256 of the canonical JSON (sorted keys, no spaces) of ``config``."""
     return hashlib.sha256(_canonical_json(config, "config_fingerprint").encode("utf-8")).hexdigest()
-
-
-def package_versions(names: Iterable[str]) -> dict[str, str | None]:
-    """Installed versions of the packages ``names`` (None when one is not installed).
-
-    Part of a producer's store configuration: upgrading a library that computes stored values
-    opens a new store instead of mixing old and new results.
-    """
-    from importlib.metadata import PackageNotFoundError, version
-
-    out: dict[str, str | None] = {}
-    for name in names:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
-    return out
 
 
 def _primary_code(exc: sqlite3.Error) -> int | None:

