@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aethel_lite.core import entities as E
+from aethel_lite.core import ner as ner_module
 from aethel_lite.core.entities import (
     Mention,
     Ner3Extractor,
@@ -160,8 +161,8 @@ def test_ner3_drops_numeric_labels_and_normalises():
     ner = SpacyNerExtractor().extract([text])[0]
     ner3 = Ner3Extractor().extract([text])[0]
     assert {"DATE", "MONEY"} <= {m.label for m in ner}
-    assert not {m.label for m in ner3} & E._NUMERIC_LABELS
-    assert ner3 == [m for m in ner if m.label not in E._NUMERIC_LABELS]
+    assert not {m.label for m in ner3} & ner_module._NUMERIC_LABELS
+    assert ner3 == [m for m in ner if m.label not in ner_module._NUMERIC_LABELS]
     assert spans_exact([text], [ner3])
     keys = {m.key for m in ner3}
     assert "microsoft" in keys and "boston" in keys
@@ -224,7 +225,7 @@ def test_n_process_two_equals_one():
 def test_long_text_split_keeps_exact_spans():
     unit = "Apple opened a store in Paris.\n"
     text = unit * 120  # 3,720 chars
-    pieces = E._split_long(text, 1000)
+    pieces = ner_module._split_long(text, 1000)
     assert "".join(p for _, p in pieces) == text
     assert all(len(p) <= 1000 for _, p in pieces)
     assert all(text.startswith(p, off) for off, p in pieces)
@@ -246,7 +247,7 @@ def test_cache_hit_does_not_call_extractor(fresh_cache, monkeypatch):
         raise AssertionError("spaCy was called on a cache hit")
 
     monkeypatch.setattr(SpacyNerExtractor, "extract", boom)
-    monkeypatch.setattr(E, "_load_nlp", boom)
+    monkeypatch.setattr(ner_module, "_load_nlp", boom)
     assert extract_entities(texts, "ner", progress=False) == first
     # per-passage keys: a reordered sub-corpus is served from the store too
     assert extract_entities(texts[2:0:-1], "ner", progress=False) == first[2:0:-1]

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from aethel_lite.core import entities as E
+from aethel_lite.core import mentions as mentions_module
 from aethel_lite.data.loaders import chunk_spans
 from aethel_lite.data.schema import Passage
 from aethel_lite.core.entities import RegexExtractor, SpacyNerExtractor, extract_entities
@@ -213,7 +214,7 @@ def test_changed_normalisation_rule_is_a_miss(cache, monkeypatch):
     before = extract_entities(TEXTS, ext, progress=False)
     assert "berkshire hathaway holdings" in {m.key for m in before[2]}
     fingerprint = E.normalization_fingerprint()
-    monkeypatch.setattr(E, "LEGAL_SUFFIXES", E.LEGAL_SUFFIXES | {"holdings"})
+    monkeypatch.setattr(mentions_module, "LEGAL_SUFFIXES", mentions_module.LEGAL_SUFFIXES | {"holdings"})
     assert E.normalization_fingerprint() != fingerprint
     ext.calls.clear()
     after = extract_entities(TEXTS, ext, progress=False)

