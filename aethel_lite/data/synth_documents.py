@@ -12,7 +12,21 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .synth_universe import _ORD, _Q_END, METRICS, _cap, _Entity, _money, _pct, _period_phrase, _pkey, _slug, _Universe
+from .synth_universe import (
+    _ORD,
+    _Q_END,
+    METRICS,
+    _cap,
+    _Entity,
+    _money,
+    _pct,
+    _period_phrase,
+    _pkey,
+    _quarter,
+    _slug,
+    _Universe,
+)
+
 
 # --------------------------------------------------------------------------------------
 # passage builder
@@ -129,7 +143,7 @@ class _Gen:
     # helpers -----------------------------------------------------------------------------
     def metric_sentence(self, pb: _PB, fund: _Entity, metric: str, pkey: str, subj: str) -> str:
         rng = self.rng
-        y, q = int(pkey[:4]), int(pkey[-1])
+        y, q = _quarter(pkey)
         val = fund.data["series"][pkey][metric]
         pb.fact(fund, metric, pkey, val, subj)
         syn = rng.choice(METRICS[metric])
@@ -173,7 +187,7 @@ class _Gen:
     # LP letter ---------------------------------------------------------------------------
     def _r_lp_letter(self, fund: _Entity, pk: str):
         rng = self.rng
-        y, q = int(pk[:4]), int(pk[-1])
+        y, q = _quarter(pk)
         gp = fund.data["gp"]
         title = f"{fund.forms['short']} — Q{q} {y} LP letter"
         p0 = _PB(self)
@@ -220,7 +234,7 @@ class _Gen:
     # capital account statement ------------------------------------------------------------
     def _r_capital_account_statement(self, fund: _Entity, lp: _Entity, pk: str):
         rng = self.rng
-        y, q = int(pk[:4]), int(pk[-1])
+        y, q = _quarter(pk)
         month, day, mmdd = _Q_END[q]
         title = f"{fund.forms['short']} — capital account statement, {lp.forms['short'].removeprefix('the ')}, Q{q} {y}"
         commit = rng.choice((10, 15, 20, 25, 40, 50, 75, 100))
@@ -248,7 +262,7 @@ class _Gen:
     # fact sheet ---------------------------------------------------------------------------
     def _r_fact_sheet(self, fund: _Entity, pk: str):
         rng = self.rng
-        y, q = int(pk[:4]), int(pk[-1])
+        y, q = _quarter(pk)
         s = fund.data["series"][pk]
         d = fund.data
         title = f"{fund.forms['short']} — fund fact sheet, Q{q} {y}"
@@ -373,7 +387,7 @@ class _Gen:
     # tender offer -------------------------------------------------------------------------
     def _r_tender_offer(self, fund: _Entity, pk: str):
         rng = self.rng
-        y, q = int(pk[:4]), int(pk[-1])
+        y, q = _quarter(pk)
         gp = fund.data["gp"]
         title = f"{gp.forms['short']} — tender offer memo, Q{q} {y}"
         p0 = _PB(self)

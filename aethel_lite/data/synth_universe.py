@@ -111,6 +111,11 @@ def _pkey(y: int, q: int) -> str:
     return f"{y}Q{q}"
 
 
+def _quarter(pkey: str) -> tuple[int, int]:
+    """``(year, quarter)`` of a period key such as ``"2024Q3"`` (the inverse of :func:`_pkey`)."""
+    return int(pkey[:4]), int(pkey[-1])
+
+
 def _period_phrase(y: int, q: int, style: int) -> str:
     """Inline (lower-case) period phrase; ``style`` picks one of six renderings."""
     month, day, mmdd = _Q_END[q]

@@ -102,7 +102,7 @@ from ..core.entities import normalize_entity as norm
 from ..errors import ParameterError
 from .schema import Dataset, Passage, Query
 from .synth_documents import _DocPlan, _Gen
-from .synth_universe import _ORD, _Q_END, METRICS, QUERY_TYPES, _cap, _Entity, _Universe
+from .synth_universe import _ORD, _Q_END, METRICS, QUERY_TYPES, _cap, _Entity, _quarter, _Universe
 
 __all__ = ["make_synthetic", "alias_table", "METRICS", "QUERY_TYPES"]
 
@@ -135,7 +135,7 @@ _QMETRIC = {
 
 
 def _qperiod(rng: random.Random, pk: str) -> str:
-    y, q = int(pk[:4]), int(pk[-1])
+    y, q = _quarter(pk)
     month, day, _ = _Q_END[q]
     return rng.choice((f"as of Q{q} {y}", f"as of {month} {day}, {y}", f"for the {_ORD[q]} quarter of {y}", f"at the end of {month} {y}"))
 
