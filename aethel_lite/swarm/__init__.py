@@ -14,14 +14,14 @@ the cross-document audit trail.
 
 Modules: :mod:`~aethel_lite.swarm.values` (figures and periods, unit normalisation),
 :mod:`~aethel_lite.swarm.lexicon` (metrics and risk topics), :mod:`~aethel_lite.swarm.extract`
-(the deterministic extractor and entity resolvers), :mod:`~aethel_lite.swarm.findings` (finding
+(the deterministic extractor), :mod:`~aethel_lite.swarm.resolvers` (entity resolvers and linking), :mod:`~aethel_lite.swarm.findings` (finding
 records, conflicts, scoring), :mod:`~aethel_lite.swarm.specialists`,
 :mod:`~aethel_lite.swarm.orchestrator`, :mod:`~aethel_lite.swarm.memo`,
 :mod:`~aethel_lite.swarm.generate` (optional text generator), :mod:`~aethel_lite.swarm.study`
 (the chapter's measurements).
 """
 
-from .extract import AliasResolver, DocumentResolver, RuleExtractor
+from .extract import RuleExtractor
 from .findings import (
            FINDING_KEYS,
            Finding,
@@ -34,6 +34,7 @@ from .findings import (
 from .generate import GeneratorError, OpenAICompatibleGenerator
 from .memo import Memo, MemoCheckError, check_memo
 from .orchestrator import EVIDENCE, Orchestrator, SwarmResult, Target
+from .resolvers import AliasResolver, DocumentResolver
 from .specialists import Mandate, Specialist, default_specialists
 
 __all__ = ["AliasResolver", "DocumentResolver", "RuleExtractor", "FINDING_KEYS", "Finding", "find_conflicts",

@@ -33,6 +33,8 @@ Reading one passage (:class:`PassageView`):
    passage's entity (0.85 for table rows, 0.75 for prose).
 6. **Topics.** A segment matching a topic pattern is quoted (no figure), about the nearest
    entity mention, else the passage's or document's entity (confidence 0.5).
+
+The resolvers of step 5 are in :mod:`aethel_lite.swarm.resolvers` (also importable from here).
 """
 
 from __future__ import annotations
@@ -40,12 +42,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from ..core.entities import Mention, extract_entities, normalize_entity
+from ..core.entities import extract_entities, normalize_entity
 from ..errors import ParameterError
 from .findings import Finding
 from .lexicon import METRICS, MONEY, TOPICS, Metric, Topic, clean_label
+from .resolvers import AliasResolver, DocumentResolver, EntityResolver, LinkingExtractor
 from .values import (
     Figure,
     Period,
@@ -65,218 +68,6 @@ __all__ = ["EntityResolver", "AliasResolver", "DocumentResolver", "LinkingExtrac
 ANAPHORS = {"the Fund": "fund", "the Partnership": "fund", "the Company": "company"}
 _ANAPHOR_RE = re.compile(r"\b(?:the|The) (Fund|Partnership|Company)\b")
 _ABBREV = re.compile(r"(?:\b(?:L\.P|Inc|Corp|Co|Ltd|No|Nos|vs|etc|U\.S|e\.g|i\.e|Mr|Ms|Dr|St|Jr|Sr|approx)|\b[A-Z])$")
-
-
-# ------------------------------------------------------------------------------------------ resolvers
-class EntityResolver(Protocol):
-    """Who a passage talks about: entity ids, their names, their mentions in a text.
-
-    ``has_kinds`` says whether mentions carry entity kinds (fund, gp, company ...); if not,
-    :meth:`passage_entity` names the entity of a whole passage.
-    """
-
-    has_kinds: bool
-
-    def mentions(self, text: str) -> list[tuple[int, int, str]]:
-        """``(start, end, entity id)`` of every entity named in ``text``, in text order."""
-        ...
-
-    def kind(self, entity: str) -> str:
-        """The entity's kind (``"fund"``, ``"gp"``, ``"company"``, ...)."""
-        ...
-
-    def lookup(self, name: str) -> str | None:
-        """The entity a name stands for (any of its surface forms), or ``None``."""
-        ...
-
-    def keys(self, entity: str) -> list[str]:
-        """The entity's normalised names (its alias class), as graph keys."""
-        ...
-
-    def display(self, entity: str) -> str:
-        """The name a memo prints for the entity."""
-        ...
-
-    def scope(self, entity: str) -> list[str]:
-        """The entities whose findings belong in the entity's memo (itself first among them)."""
-        ...
-
-    def passage_entity(self, passage: Any) -> str | None:
-        """The entity a whole passage is about, when the resolver knows it (else ``None``)."""
-        ...
-
-
-def _contains(a: str, b: str) -> bool:
-    """Whether key ``b`` occurs in key ``a`` on token boundaries."""
-    return f" {b} " in f" {a} "
-
-
-class AliasResolver:
-    """Entities from an alias table: canonical id → surface forms (the synthetic corpus's ``meta["aliases"]``).
-
-    Kinds are the id's prefix (``"fund:northriver-iv"`` → ``"fund"``). Mentions are the surface
-    forms found verbatim on word boundaries, longest first, never overlapping.
-
-    Parameters
-    ----------
-    aliases : mapping of str to sequence of str
-    min_chars : int
-        Shortest key that takes part in :meth:`scope`'s containment rule.
-    """
-
-    has_kinds = True
-
-    def __init__(self, aliases: Mapping[str, Sequence[str]], *, min_chars: int = 4):
-        if not isinstance(aliases, Mapping) or not aliases:
-            raise ParameterError("AliasResolver: aliases must be a non-empty mapping entity id -> surface forms")
-        self.aliases = {str(e): sorted({str(s) for s in forms if str(s).strip()}) for e, forms in aliases.items()}
-        self.min_chars = int(min_chars)
-        self._by_surface: dict[str, str] = {}
-        self._by_key: dict[str, str] = {}
-        self._keys: dict[str, list[str]] = {}
-        for eid in sorted(self.aliases):
-            keys = set()
-            for s in self.aliases[eid]:
-                self._by_surface.setdefault(s, eid)
-                k = normalize_entity(s)
-                if k:
-                    self._by_key.setdefault(k, eid)
-                    keys.add(k)
-            self._keys[eid] = sorted(keys)
-        surfaces = sorted(self._by_surface, key=lambda s: (-len(s), s))
-        self._re = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(s) for s in surfaces) + r")(?!\w)") if surfaces else None
-
-    def mentions(self, text: str) -> list[tuple[int, int, str]]:
-        if self._re is None:
-            return []
-        return [(m.start(), m.end(), self._by_surface[m.group(0)]) for m in self._re.finditer(text)]
-
-    def kind(self, entity: str) -> str:
-        return entity.split(":", 1)[0] if ":" in entity else ""
-
-    def lookup(self, name: str) -> str | None:
-        if name in self._by_surface:
-            return self._by_surface[name]
-        return self._by_key.get(normalize_entity(name))
-
-    def keys(self, entity: str) -> list[str]:
-        return list(self._keys.get(entity, ()))
-
-    def display(self, entity: str) -> str:
-        forms = self.aliases.get(entity) or [entity]
-        return min(forms, key=lambda s: (-len(s), s))
-
-    def scope(self, entity: str) -> list[str]:
-        """The entity and every entity one of whose keys contains one of its keys, or is contained
-        in one, on token boundaries (a GP and its funds "NorthRiver IV" ⊃ "NorthRiver")."""
-        mine = [k for k in self.keys(entity) if len(k) >= self.min_chars]
-        out = {entity}
-        for other, keys in self._keys.items():
-            if other != entity and any(_contains(a, b) or _contains(b, a) for a in keys if len(a) >= self.min_chars
-                                       for b in mine):
-                out.add(other)
-        return sorted(out)
-
-    def passage_entity(self, passage: Any) -> str | None:
-        return None
-
-
-class DocumentResolver:
-    """The entity of a passage is a field of its metadata (FinanceBench: the filing's ``company``).
-
-    Parameters
-    ----------
-    passages : sequence of Passage
-    field : str
-        The ``meta`` key naming the entity.
-    """
-
-    has_kinds = False
-
-    def __init__(self, passages: Sequence[Any], field: str = "company"):
-        self.field = field
-        names = sorted({str(p.meta.get(field)) for p in passages if p.meta.get(field)})
-        if not names:
-            raise ParameterError(f"DocumentResolver: no passage has meta[{field!r}]")
-        self._by_key = {}
-        for n in names:
-            self._by_key.setdefault(normalize_entity(n), n)
-
-    def mentions(self, text: str) -> list[tuple[int, int, str]]:
-        return []
-
-    def kind(self, entity: str) -> str:
-        return "company"
-
-    def lookup(self, name: str) -> str | None:
-        key = normalize_entity(name)
-        if not key:
-            return None
-        if key in self._by_key:
-            return self._by_key[key]
-        # "3M Company" names 3M: a unique entity whose key contains, or is contained in, the name's
-        hits = sorted({n for k, n in self._by_key.items() if len(k) >= 2 and (_contains(key, k) or _contains(k, key))})
-        return hits[0] if len(hits) == 1 else None
-
-    def keys(self, entity: str) -> list[str]:
-        return [normalize_entity(entity)]
-
-    def display(self, entity: str) -> str:
-        return entity
-
-    def scope(self, entity: str) -> list[str]:
-        return [entity]
-
-    def passage_entity(self, passage: Any) -> str | None:
-        value = passage.meta.get(self.field)
-        return str(value) if value else None
-
-
-class LinkingExtractor:
-    """A graph entity extractor plus entity linking against a resolver's names (an entity master).
-
-    Every surface form the resolver knows that occurs verbatim in a passage becomes a mention
-    (label ``"ALIAS"``) beside the base extractor's, so a passage that names its fund only in a
-    title the NER model reads badly ("ArchLane V — Q1 2024 LP letter") is still joined to the fund.
-    The base extractor's own mentions come from its per-passage store (cached); the stop-entity
-    and substring-link settings are the base extractor's.
-
-    Parameters
-    ----------
-    base : extractor
-        E.g. ``Ner3Extractor(max_df=None)``.
-    resolver : AliasResolver
-    """
-
-    name = "linked"
-
-    def __init__(self, base: Any, resolver: AliasResolver):
-        self.base = base
-        self.resolver = resolver
-        self.max_df = getattr(base, "max_df", None)
-        self.min_count = getattr(base, "min_count", 5)
-        self.link_substrings = getattr(base, "link_substrings", False)
-
-    def config(self) -> dict:
-        """JSON-able settings: the base extractor's and a digest of the linked names."""
-        import hashlib
-
-        names = "\n".join(sorted(self.resolver._by_surface))
-        return {"name": self.name, "base": self.base.config(),
-                "names": hashlib.sha256(names.encode("utf-8")).hexdigest()}
-
-    def __repr__(self) -> str:
-        return f"LinkingExtractor({self.base!r})"
-
-    def extract(self, texts: Sequence[str], *, n_process: int = 1, progress: bool = False) -> list:
-        """Mentions of every text: the base extractor's (from its store) plus the linked names."""
-
-        base = extract_entities(list(texts), self.base, n_process=n_process, progress=progress)
-        out = []
-        for text, ms in zip(texts, base):
-            extra = [Mention(text[a:b], normalize_entity(text[a:b]), "ALIAS", a, b) for a, b, _ in self.resolver.mentions(text)]
-            out.append(sorted(list(ms) + [m for m in extra if m.key], key=lambda m: (m.start, m.end, m.label)))
-        return out
 
 
 # -------------------------------------------------------------------------------------- passages

@@ -43,16 +43,10 @@ from ..data.synthetic import alias_table
 from ..errors import DataError, ParameterError
 from ..retrievers import DenseRetriever, GraphRetriever
 from ..retrievers.base import passage_text, topk
-from .extract import (
-    AliasResolver,
-    DocumentResolver,
-    EntityResolver,
-    LinkingExtractor,
-    PassageView,
-    build_view,
-)
+from .extract import PassageView, build_view
 from .findings import Finding, find_conflicts, sort_findings
 from .memo import Memo, build_memo
+from .resolvers import AliasResolver, DocumentResolver, EntityResolver, LinkingExtractor
 from .specialists import Specialist, default_specialists
 
 __all__ = ["Orchestrator", "Target", "SwarmResult", "EVIDENCE"]

@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ParameterError
-from .extract import EntityResolver, PassageView, RuleExtractor
+from .extract import PassageView, RuleExtractor
 from .findings import Finding, sort_findings
 from .lexicon import METRICS, TOPICS, Metric, Topic
+from .resolvers import EntityResolver
 
 __all__ = ["Mandate", "Specialist", "default_specialists", "LIQUIDITY", "VALUATION", "DILIGENCE"]
 

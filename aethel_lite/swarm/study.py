@@ -20,9 +20,10 @@ from typing import Any
 from ..core.entities import extract_entities
 from ..errors import ParameterError
 from ..retrievers.base import passage_text
-from .extract import DocumentResolver, RuleExtractor, build_view
+from .extract import RuleExtractor, build_view
 from .findings import Finding, score_conflicts, score_facts
 from .lexicon import FUND_METRICS
+from .resolvers import DocumentResolver
 from .values import bare_numbers, page_scale, parse_period
 
 __all__ = ["fund_targets", "synthetic_scores", "alias_invariance", "numeric_questions", "extraction_accuracy",
