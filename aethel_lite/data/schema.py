@@ -8,7 +8,7 @@ against. A :class:`Dataset` holds both and round-trips through JSONL.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -252,8 +252,3 @@ def _row(make, row: Mapping[str, Any], path: Path, index: int):
         return make(row)
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"{path}: record {index}: missing or bad field {exc}") from exc
-
-
-def passages_by_pid(passages: Sequence[Passage]) -> dict[str, Passage]:
-    """pid → Passage for a plain list of passages."""
-    return {p.pid: p for p in passages}

@@ -15,7 +15,6 @@ same check against the audit rows (else the template text stays and the reason i
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -461,9 +460,3 @@ def check_memo(memo: Memo | str, passages: Mapping[str, Any], *, names: Sequence
     body = markdown.split(AUDIT_HEADING, 1)[0]
     check_prose(body, rows, names=names)
     return sum(1 for _ in _BOLD_FIG_RE.finditer(body))
-
-
-def memo_html_page(memo: Memo) -> str:  # pragma: no cover - convenience for the CLI
-    """A standalone HTML page of the memo."""
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(memo.target)}</title></head>"
-            f"<body>{memo.to_html()}</body></html>\n")
