@@ -151,7 +151,7 @@ def _row(half, b, metric, a_mean, b_mean, lo, hi):
             "diff": a_mean - b_mean, "ci_low": lo, "ci_high": hi, "p_bootstrap": 0.01, "excludes_zero": lo > 0 or hi < 0}
 
 
-def test_acceptance_reads_the_criteria_off_the_numbers():
+def test_targets_are_read_off_the_numbers():
     fb_tests = [_row(h, b, m, 0.4, 0.3, 0.02, 0.2) for h in ("test", "all") for b in ("bm25", "dense") for m in ("MRR", "HR@5")]
     fb_tests[0] = _row("test", "bm25", "MRR", 0.4, 0.35, -0.01, 0.1)  # CI reaches zero: fails
     means = lambda r, a: {"all": {"Recall@5": r, "AllSupport@5": a}}
@@ -167,15 +167,15 @@ def test_acceptance_reads_the_criteria_off_the_numbers():
                                "aethel-hybrid (question analysed)": {"single_ms": 8.0, "batched_ms": 3.0},
                                "bm25": {"single_ms": 1.0, "batched_ms": 1.0}, "dense": {"single_ms": 9.0, "batched_ms": 4.0}}},
     }
-    rows = H.acceptance(saved)
-    holds = [r["holds"] for r in rows]
+    rows = H.targets(saved)
+    holds = [r["met"] for r in rows]
     assert holds == [False, True, True, True, True, False, True, False, True]  # end to end: batched 6 ms > 5
-    assert rows[-2]["criterion"].startswith("latency") and "6.0 ms" in rows[-2]["measured"]
-    assert H.acceptance({"datasets": {}})[0]["holds"] is None
-    summary = H.acceptance_summary(rows)
-    assert summary.startswith(f"**{sum(holds)} of {len(holds)} acceptance criteria measured here hold.**")
+    assert rows[-2]["target"].startswith("latency") and "6.0 ms" in rows[-2]["measured"]
+    assert H.targets({"datasets": {}})[0]["met"] is None
+    summary = H.targets_summary(rows)
+    assert summary.startswith(f"**{sum(holds)} of the {len(holds)} targets measured here are met.**")
     assert summary.count(" on `") == holds.count(False) and "diff +0.050 [-0.010, +0.100]" in summary
-    assert H.acceptance_summary(H.acceptance({"datasets": {}})) == "**0 of 0 acceptance criteria measured here hold.**"
+    assert H.targets_summary(H.targets({"datasets": {}})) == "**0 of the 0 targets measured here are met.**"
 
 
 def test_latency_reports_every_row(toy, monkeypatch):
