@@ -211,3 +211,65 @@ def test_unique_scripts_drops_a_repeated_inline_script():
     scripts = [_JavaScript("a.js"), thebe, _JavaScript("b.js", **{"async": "async"}),
                _JavaScript("", body="const THEBE_JS_URL = 1"), _JavaScript("b.js"), _JavaScript("a.js")]
     assert unique_scripts(scripts) == scripts[:3] + [scripts[4]]
+
+
+# -- the reader's checks (aethel_lite.book.readercheck) ------------------------------------------------
+def chapter(body: str) -> str:
+    """A notebook page as myst-nb lays it out, in an 800 px text column."""
+    return page("Chapter", f"<article style='width: 800px; font: 14px monospace'><h1>Chapter</h1>{body}</article>")
+
+
+def cell(code: str, output: str = "") -> str:
+    return (f"<div class='cell'><div class='cell_input'><pre style='overflow: auto'>{code}</pre></div>"
+            f"<div class='cell_output'>{output}</div></div>")
+
+
+SMALL_TABLE = "<table><tr><th>method</th><th>HR@5</th></tr><tr><td>bm25</td><td>0.905 [0.86, 0.94]</td></tr></table>"
+
+
+def test_reader_problems_from_a_probe():
+    from aethel_lite.book.readercheck import reader_problems
+
+    fine = {"chapter": True, "wide": [], "stderr": [], "warnings": ["HR@5 0.75; a warning in words"],
+            "first_result": {"tag": "table", "top": 1400}}
+    assert reader_problems(fine) == []
+    assert reader_problems({**fine, "chapter": False, "first_result": None}) == []  # a text page needs no table
+    got = reader_problems({**fine, "first_result": {"tag": "img", "top": 2600}})
+    assert got == [("first-result", "the first figure or table (img) starts 2600 px down the page (at most 1500)")]
+    assert reader_problems({**fine, "first_result": None}) == [("first-result", "the chapter shows no figure or table")]
+    got = reader_problems({**fine, "warnings": ["x", "/lib/a.py:3: FutureWarning: old"], "stderr": ["2wiki: skipped 36 rows"]})
+    assert [k for k, _ in got] == ["stderr", "stderr"]
+    assert "2wiki: skipped 36 rows" in got[0][1] and "output cell 1 shows warning text 'FutureWarning'" in got[1][1]
+    got = reader_problems({**fine, "wide": [{"what": "table", "width": 1100, "column": 800, "top": 300, "text": "n"}]})
+    assert got == [("wide", "table 1100 px wide in a 800 px column at 300 px (scrolls sideways): 'n'")]
+
+
+def test_reader_checks_in_the_browser(tmp_path):
+    chromium_or_skip()
+    long_line = "x = " + " + ".join(f"value_{i}" for i in range(40))
+    wide_table = "<table><tr>" + "".join(f"<td style='white-space: nowrap'>mean_passage_words {i}</td>" for i in range(12)) + "</tr></table>"
+    site = make_site(tmp_path / "site", {
+        "index.html": page("Index", "<p>A text page: no table needed.</p>"),
+        # passes: short code, a table that fits, a wide line folded away (hide-input), notices in words
+        "good.html": chapter("<p>What this chapter shows.</p>" + cell("x = 1", SMALL_TABLE)
+                             + f"<details><summary>Show code</summary>{cell(long_line)}</details>"
+                             + cell("y = 2", "<p>2wiki: 36 rows skipped (no supporting paragraph)</p>")),
+        "wide_code.html": chapter(cell(long_line, SMALL_TABLE)),
+        "wide_table.html": chapter(cell("t", f"<div style='overflow-x: auto'>{wide_table}</div>")),
+        "stderr.html": chapter(cell("load()", SMALL_TABLE + "<div class='output stderr'><pre>2wiki: skipped 36 rows of"
+                                              " 2wiki/dev.json</pre></div>")),
+        "warning.html": chapter(cell("fit()", SMALL_TABLE + "<pre>model.py:12: FutureWarning: the default changes</pre>")),
+        "late.html": chapter(cell("setup()") + "<div style='height: 1600px'>setup</div>" + cell("show()", SMALL_TABLE)),
+        "none.html": chapter(cell("x = 1", "<p>1</p>")),
+    })
+    reports = {r.page: r for r in check_site(site, progress=False)}
+    assert reports["index.html"].problems == [] and reports["good.html"].problems == []
+    kinds = {name: [p.kind for p in r.problems] for name, r in reports.items()}
+    assert kinds["wide_code.html"] == ["wide"] and "code cell" in reports["wide_code.html"].problems[0].detail
+    assert kinds["wide_table.html"] == ["wide"] and "table" in reports["wide_table.html"].problems[0].detail
+    assert kinds["stderr.html"] == ["stderr"] and "skipped 36 rows" in reports["stderr.html"].problems[0].detail
+    assert kinds["warning.html"] == ["stderr"] and "FutureWarning" in reports["warning.html"].problems[0].detail
+    assert kinds["late.html"] == ["first-result"]
+    top = int(reports["late.html"].problems[0].detail.split(" starts ")[1].split(" px")[0])
+    assert 1600 < top < 1800, top  # below the 1600 px of setup, measured in the page
+    assert kinds["none.html"] == ["first-result"] and "no figure or table" in reports["none.html"].problems[0].detail

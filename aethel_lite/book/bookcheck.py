@@ -21,7 +21,11 @@ with the network switched off (only 127.0.0.1 resolves) and reports, per page:
     ``{``) in the visible text outside code blocks;
 ``output``
     a notebook output (``.cell_output``) that shows a Python traceback or an ``Error``
-    (``Error``, ``ValueError``, ... as a word).
+    (``Error``, ``ValueError``, ... as a word);
+``wide``, ``stderr``, ``first-result``
+    the reader's checks of :mod:`aethel_lite.book.readercheck`: a code cell or table wider than
+    its column, a stderr or warning output, a chapter whose first figure or table is more than
+    1,500 px down the page.
 
 It saves a PNG of each page (full length, capped at :data:`MAX_SHOT_HEIGHT` pixels) under
 ``--screenshots`` (default ``_build/screenshots``), except Sphinx's index and search pages.
@@ -62,6 +66,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AethelError, ParameterError
+from .readercheck import READER_PROBE, reader_problems
 
 __all__ = [
     "Problem",
@@ -535,6 +540,11 @@ def check_page(browser: Chromium, session: str, site: Path, base: str, page: str
             problems.append(Problem(page, "resource", f"broken image {img['src']}"))
     problems += check_links(site, page, probe["links"], base, anchor_cache)
     problems += text_problems(page, probe)
+    reading = browser.call("Runtime.evaluate", {"expression": READER_PROBE, "returnByValue": True},
+                           session=session, timeout=timeout)
+    if "exceptionDetails" in reading:
+        raise CDPError(f"{page}: reader probe failed: {reading['exceptionDetails'].get('text')}")
+    problems += [Problem(page, kind, detail) for kind, detail in reader_problems(reading["result"]["value"])]
     report = PageReport(page, problems, n_math=probe["n_math"], n_untypeset=len(probe["untypeset"]), mathjax=probe["mathjax"])
     if screenshots is not None and Path(page).name not in NO_SCREENSHOT:
         metrics = browser.call("Page.getLayoutMetrics", session=session)

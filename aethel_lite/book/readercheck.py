@@ -1,0 +1,92 @@
+"""The reader's checks of a built chapter: what fits the column, what reads as noise, where the answer is.
+
+:func:`aethel_lite.book.bookcheck.check_page` runs :data:`READER_PROBE` in each page (at the
+check's 1280 px window) and hands its result to :func:`reader_problems`, which reports:
+
+``wide``
+    a visible code cell (``.cell_input pre``) or table wider than its column: the element's
+    ``scrollWidth`` exceeds its ``clientWidth`` (a code line the reader must scroll sideways to
+    read), or a table is wider than the box it sits in (a column cut at the right edge);
+``stderr``
+    a notebook output cell that shows a stream written to stderr (myst-nb's ``.stderr`` box) or
+    warning text (``UserWarning``, ``FutureWarning``, ``Warning:`` ...): a notice a reader should
+    get in words, in the chapter's data box, not as a raw stream;
+``first-result``
+    a chapter (a page holding notebook cells) whose first figure or table starts more than
+    :data:`FIRST_RESULT_MAX` pixels down the page, or that shows none at all: the answer should
+    come first, the setup after it.
+
+Elements hidden from the reader (a folded ``hide-input`` cell, ``display: none``) are not measured.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["READER_PROBE", "FIRST_RESULT_MAX", "WARNING_WORD", "reader_problems"]
+
+#: Pixels from the top of a chapter within which its first figure or table must start.
+FIRST_RESULT_MAX = 1500
+WARNING_WORD = re.compile(r"\b(?:[A-Z][a-z]+)*Warning\b")
+
+# Runs in the loaded page; returns what reader_problems needs (lists of short descriptions).
+READER_PROBE = r"""
+(() => {
+  // checkVisibility() also says no inside a closed <details> (a folded hide-input cell)
+  const visible = el => (el.checkVisibility ? el.checkVisibility() : el.offsetParent !== null)
+                        && el.getClientRects().length > 0 && !el.closest("details:not([open])");
+  const top = el => Math.round(el.getBoundingClientRect().top + window.scrollY);
+  const label = (el, what) => {
+    const text = (el.textContent || "").trim().split("\n")[0].slice(0, 60);
+    return {what, top: top(el), width: Math.max(el.scrollWidth, el.offsetWidth), text};
+  };
+  const wide = [];
+  for (const pre of document.querySelectorAll(".cell_input pre")) {
+    if (visible(pre) && pre.scrollWidth > pre.clientWidth + 1)
+      wide.push({...label(pre, "code cell"), column: pre.clientWidth});
+  }
+  for (const table of document.querySelectorAll("table")) {
+    if (!visible(table)) continue;
+    const box = table.parentElement;
+    const width = Math.max(table.scrollWidth, table.offsetWidth);
+    const column = box ? box.clientWidth : width;
+    if (width > column + 1 || (box && box.scrollWidth > box.clientWidth + 1) || table.scrollWidth > table.clientWidth + 1)
+      wide.push({...label(table, "table"), column});
+  }
+  const stderr = Array.from(document.querySelectorAll(".cell_output .stderr"))
+                      .filter(visible).map(el => (el.textContent || "").trim().slice(0, 120));
+  const warnings = Array.from(document.querySelectorAll(".cell_output")).filter(visible)
+                        .map(el => el.textContent || "");
+  const scope = document.querySelector("article") || document.querySelector("main") || document.body;
+  const results = Array.from(scope.querySelectorAll("img, table, svg.figure, figure")).filter(visible);
+  const first = results.length ? results.reduce((a, b) => (top(a) <= top(b) ? a : b)) : null;
+  return {chapter: document.querySelectorAll(".cell").length > 0, wide, stderr, warnings,
+          first_result: first ? {tag: first.tagName.toLowerCase(), top: top(first)} : null};
+})()
+"""
+
+
+def reader_problems(probe: dict[str, Any], *, first_max: int = FIRST_RESULT_MAX) -> list[tuple[str, str]]:
+    """What a reader meets on a page, from :data:`READER_PROBE`'s result: ``(kind, detail)`` pairs,
+    kinds ``wide``, ``stderr`` and ``first-result`` (see the module's docstring)."""
+    problems = []
+    for w in probe.get("wide", []):
+        problems.append(("wide", f"{w['what']} {w['width']} px wide in a {w['column']} px column at "
+                                 f"{w['top']} px (scrolls sideways): {w['text']!r}"))
+    for text in probe.get("stderr", []):
+        problems.append(("stderr", f"an output cell shows stderr: {' '.join(text.split())[:100]!r}"))
+    for i, text in enumerate(probe.get("warnings", [])):
+        match = WARNING_WORD.search(text)
+        if match:
+            start = max(0, match.start() - 40)
+            context = " ".join(text[start:match.end() + 60].split())
+            problems.append(("stderr", f"output cell {i} shows warning text {match.group(0)!r}: ...{context}..."))
+    if probe.get("chapter"):
+        first = probe.get("first_result")
+        if first is None:
+            problems.append(("first-result", "the chapter shows no figure or table"))
+        elif first["top"] > first_max:
+            problems.append(("first-result", f"the first figure or table ({first['tag']}) starts "
+                                             f"{first['top']} px down the page (at most {first_max})"))
+    return problems
