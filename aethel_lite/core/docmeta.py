@@ -51,6 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataError
+from .cover import read_cover
 from .entities import REGEX_STOP, RegexExtractor, normalize_entity
 from .graph import EntityGraph
 
@@ -260,6 +261,16 @@ def _first_page_periods(first: str) -> tuple[list[str], str | None]:
     return [], None
 
 
+def _first_pages(passages: Sequence, n: int = 3) -> dict[str, list]:
+    """Per document, its first ``n`` passages: smallest ``meta["page"]`` first (passages without a
+    page number after those with one), ties in corpus order."""
+    by_doc: dict[str, list] = {}
+    for i, p in enumerate(passages):
+        page = p.meta.get("page") if isinstance(p.meta, Mapping) else None
+        by_doc.setdefault(p.doc_id, []).append((0 if isinstance(page, int) else 1, page if isinstance(page, int) else 0, i, p))
+    return {d: [t[-1] for t in sorted(rows)[:n]] for d, rows in by_doc.items()}
+
+
 def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
     """Company, periods and filing type of every document of a corpus (see the module docstring).
 
@@ -267,7 +278,8 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
     ----------
     passages : sequence of Passage
         The corpus; a document is a ``doc_id``, its first page the first of its passages in corpus
-        order with the smallest ``meta["page"]`` (if any).
+        order with the smallest ``meta["page"]`` (if any), its first three pages the three passages
+        with the smallest page numbers.
 
     Returns
     -------
@@ -277,30 +289,32 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
     Notes
     -----
     Per field, the first source that gives a value wins: the passages' ``meta`` (``company``,
-    ``doc_period``, ``doc_type``), then the first page (SEC cover: registrant, "year/period ended
-    <date>", "FORM 10-K"), then the title (its capitalised names and period expressions), then
-    the first period expression of the first page. A quarterly cover ("quarterly period ended June
-    30, 2023") adds its quarter to a loader's year.
+    ``doc_period``, ``doc_type``); then, for a document whose first page is a filing or a release
+    (:func:`aethel_lite.core.cover.filing_type` finds a type), what
+    :func:`aethel_lite.core.cover.read_cover` reads from its first three pages (registrant, fiscal
+    year and fiscal quarter, filing type; source ``"cover"``); for any other document the first
+    page's SEC cover wording (registrant, "year/period ended <date>", "FORM 10-K"); then the title
+    (its capitalised names and period expressions), then the first period expression of the first
+    page. A quarterly cover ("quarterly period ended June 30, 2023") adds its calendar quarter to a
+    loader's year.
     """
-    first: dict[str, object] = {}
-    for p in passages:
-        cur = first.get(p.doc_id)
-        page = p.meta.get("page") if isinstance(p.meta, Mapping) else None
-        if cur is None:
-            first[p.doc_id] = p
-        else:
-            cur_page = cur.meta.get("page") if isinstance(cur.meta, Mapping) else None
-            if isinstance(page, int) and (not isinstance(cur_page, int) or page < cur_page):
-                first[p.doc_id] = p
+    firsts = _first_pages(passages)
     out: dict[str, DocMeta] = {}
-    for doc, p in first.items():
+    for doc, pages in firsts.items():
+        p = pages[0]
         meta = p.meta if isinstance(p.meta, Mapping) else {}
         d = DocMeta(doc)
         text = p.text or ""
+        need = not (meta.get("company") and meta.get("doc_period") not in (None, "") and meta.get("doc_type"))
+        cov = read_cover([q.text or "" for q in pages]) if need else None
+        if cov is not None and cov.form is None:
+            cov = None  # not a filing or a release: the first-page rules below
         # company
         if meta.get("company"):
             d.companies, d.source["company"] = [company_key(meta["company"])], "meta"
-        elif (reg := _registrant(text)):
+        elif cov is not None and cov.company:
+            d.companies, d.source["company"] = [cov.company], "cover"
+        elif cov is None and (reg := _registrant(text)):
             d.companies, d.source["company"] = [reg], "cover"
         elif p.title and (names := _title_names(p.title)):
             d.companies, d.source["company"] = names, "title"
@@ -309,7 +323,10 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
         if meta.get("doc_period") not in (None, ""):
             y = str(meta["doc_period"])
             d.periods, d.source["period"] = [y] + [k for k in cover if "q" in k and k.startswith(y)], "meta"
-        elif how == "cover":
+        elif cov is not None and cov.fiscal_year:
+            d.periods = [str(cov.fiscal_year)] + ([f"{cov.fiscal_year}q{cov.quarter}"] if cov.quarter else [])
+            d.source["period"] = "cover"
+        elif cov is None and how == "cover":
             d.periods, d.source["period"] = cover, "cover"
         elif p.title and (tp := period_keys(p.title)):
             d.periods, d.source["period"] = tp, "title"
@@ -318,6 +335,8 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
         # type
         if meta.get("doc_type"):
             d.types, d.source["type"] = [re.sub(r"[^0-9a-z]", "", str(meta["doc_type"]).lower())], "meta"
+        elif cov is not None:
+            d.types, d.source["type"] = [cov.form], "cover"
         elif (fm := _FORM.search(text[:3000])):
             d.types, d.source["type"] = [re.sub(r"[^0-9a-z]", "", fm.group(1).lower())], "cover"
         d.companies = [c for c in d.companies if c]

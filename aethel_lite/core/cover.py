@@ -1,0 +1,384 @@
+r"""A filing's company, fiscal year and filing type read from its first pages.
+
+An analyst's own PDFs come without the document-information file a benchmark ships, so
+:func:`aethel_lite.core.docmeta.document_metadata` reads these fields from the pages themselves
+(:func:`read_cover`). Every rule below is general SEC or press-release layout; none names a
+company.
+
+**Filing type** (:func:`filing_type`). The first ``FORM 10-K`` / ``FORM 10-Q`` / ``FORM 8-K`` /
+``FORM 20-F`` heading of the first page (or, failing that, "ANNUAL REPORT PURSUANT TO
+SECTION 13", "QUARTERLY REPORT PURSUANT", "CURRENT REPORT"); without a cover, press-release wording
+("Exhibit 99.1", "News Release", "Press Release", "<name> Reports ... Results", "today
+reported/announced") makes it an earnings release (``"earnings"``); an annual report's letter
+("Annual Report", "to our shareholders") a ``"10k"``.
+
+**Registrant** (:func:`registrant`). In order: (1) the line(s) just above "(Exact name of
+registrant as specified in its charter)", when they are a name and not a cover label ("Commission
+File Number ...", a date, a rule of underscores); a name broken over two lines ("AMCOR" / "PLC",
+"JPMORGAN CHASE" / "& CO.") is joined; (2) without that label, the first name-like line after
+"Commission file number ..."; (3) for a release, the name just before "(NYSE: ...)" / "(NASDAQ:
+...)" in the dateline, or before "today reported / announced"; (4) the name in a headline
+"<name> Reports|Announces ..."; (5) a letterhead: a first line ending in a legal suffix
+("... Corporation", "... Inc."); (6) a name repeated as the first line of a later page's running
+head ("<name>\nQuarterly Report on Form 10-Q", "<name>\nTable of Contents") or the
+"<name> and subsidiaries" heading of a financial statement. Text-extraction artefacts are repaired
+first (:func:`repair_spacing`): a capital letter split off the rest of an all-capital word ("MGM R
+ESORTS I NTERNATIONAL" → "MGM RESORTS INTERNATIONAL") is joined to it, and a web-domain suffix is
+kept as a word ("AMAZON.COM, INC." → "amazon com").
+
+**Fiscal year** (:func:`fiscal_period`). The period end ``D`` comes from "for the (fiscal) year
+ended <date>" (annual), "for the quarterly period / (fiscal) quarter ended <date>" (quarterly) or,
+for an 8-K, "Date of Report (Date of earliest event reported): <date>" (the report's calendar
+year). The fiscal year is named after the calendar year in which it *ends*; the fiscal-year end
+``E`` (a month) comes from, in order, the annual "fiscal year ended <date>" itself, a balance sheet
+"as of <D> and <E>" (a 10-Q compares the quarter end with the last fiscal-year end), "fiscal year
+ends/ending <date>", and otherwise December. Then
+
+.. math::
+
+    \mathrm{FY}(D) = \begin{cases} y(D) & m(D) \le m(E) \\ y(D) + 1 & m(D) > m(E) \end{cases}
+
+after a 52/53-week date in the first seven days of a month is moved back to the month before
+("January 1, 2023" ends December 2022, so fiscal 2022; "July 1, 2023" ends June). The fiscal quarter
+is the number of three-month steps from the fiscal year's start: a quarter ended December 31, 2022
+of a June-year-end company is fiscal 2023 Q2. A release states its period in its headline or first
+sentence ("Fourth Quarter and Full-Year 2022 Results", "First Quarter Fiscal 2023"): an explicit
+"fiscal (year) YYYY" wins, then the year of a "quarter ... YYYY" / "full-year YYYY" phrase, then
+a "quarter ended <date>" with the rule above, then the dateline's year.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .entities import LEGAL_SUFFIXES, normalize_entity
+
+__all__ = ["Cover", "read_cover", "filing_type", "registrant", "fiscal_period", "fiscal_year_of", "repair_spacing",
+           "name_key"]
+
+_MONTHS = {m: i for i, m in enumerate("january february march april may june july august september october november "
+                                       "december".split(), start=1)}
+_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
+_MONTHS["sept"] = 9
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_DATE = rf"{_MONTH}\s+(\d{{1,2}})\s*,?\s*((?:19|20)\d\d)"
+_WS = re.compile(r"[ \t\u00a0\u2002-\u200b]+")
+
+_FORM = re.compile(r"^form\s+(10-?k|10-?q|8-?k|20-?f)\b(?!\s*/)[^\n]{0,30}$", re.I | re.M)
+_FORM_WORDS = [("10k", re.compile(r"annual\s+report\s+pursuant\s+to\s+section", re.I)),
+               ("10q", re.compile(r"quarterly\s+report\s+pursuant\s+to\s+section", re.I)),
+               ("8k", re.compile(r"\bcurrent\s+report\b", re.I))]
+_RELEASE = re.compile(r"exhibit\s+99|^(?:news|press)\s+release\b|\btoday\s+(?:reported|announced)\b|"
+                      r"\b(?:reports|announces|posts|delivers)\b[^\n]{0,80}\bresults\b|\((?:nyse|nasdaq)[^)]*:", re.I | re.M)
+_ANNUAL = re.compile(r"\bannual\s+report\b|\bto\s+our\s+(?:share|stock)holders\b", re.I)
+
+_EXACT = re.compile(r"\(\s*exact\s+name\s+of\s+(?:the\s+)?registrants?\b", re.I)
+_FILE_NO = re.compile(r"commission\s+file\s+(?:number|no\.?)[^\n]*", re.I)
+_SEC = re.compile(r"securities\s+and\s+exchange\s+commission", re.I)
+_DEFINED = re.compile(r"\bthe\s+terms?\s+[\"“]([^\"”\n]{2,60}?),?[\"”]\s*,?\s*(?:and\s+)?[\"“](?:the\s+)?company\b", re.I)
+_LABEL = re.compile(r"commission\s+file|file\s+number|^\(|\bact\s+of\s+19|\bpursuant\b|^or$|^\(?mark\s+one|"
+                    r"\bperiod\s+ended\b|\byear\s+ended\b|^form\s|state\s+of\s+incorporation|\bidentification\b|"
+                    r"^[\d\s().,/:#-]*$|\btransition\b|\bsecurities\b|\bwashington\b|\bregistrants?\b|\bcharter\b|"
+                    r"\bjurisdiction\b|\bincorporation\b|\borganization\b|\bemployer\b|^(?:item|part|table|page|index)\b|"
+                    r"\bexact\s+name\b|\bspecified\b|^(?:commission|file|number)$|\bstate\s+or\b",
+                    re.I)
+_TICKER = re.compile(r"([A-Z][\w&.,'’\- ]{1,70}?)\s*\(\s*(?:nyse|nasdaq|nyse\s+american)(?:\s*[a-z]*)*\s*:\s*\"?[A-Z.]{1,6}\"?\s*\)",
+                     re.I)
+_TODAY = re.compile(r"(?:--|—|–|\s-\s)\s*([A-Z][\w&.,'’ ]{1,60}?)\s*(?:\([^)]*\)\s*)?,?\s+today\s+(?:reported|announced)")
+_HEADLINE = re.compile(r"^([A-Z][\w&.,'’\- ]{1,50}?)\s+(?:Reports|Announces|Posts|Delivers)\b", re.M)
+_SUBSIDIARIES = re.compile(r"^([A-Z][\w&.,'’\- ]{1,60}?)\s+(?:and|&)\s+(?:consolidated\s+)?subsidiaries\b", re.I | re.M)
+_LETTER = re.compile(r"\b[Tt]o\s+our\s+([A-Z][\w&.'’\- ]{1,40}?)\s+(?:stock|share)(?:holders|owners)\b")
+_RUNNING_HEAD = re.compile(r"^([^\n]{2,60})\n(?:quarterly|annual)\s+report\s+on\s+form|"
+                           r"^([^\n]{2,60})\nform\s+10-?[kq]\b", re.I | re.M)
+
+_ANNUAL_END = re.compile(rf"\b(?:fiscal\s+)?year\s+ended:?\s+{_DATE}", re.I)
+_QUARTER_END = re.compile(rf"\b(?:quarterly\s+period|(?:fiscal\s+)?quarter|three\s+months|thirteen[\s-]weeks?|"
+                          rf"(?:12|13|16|17)\s+weeks)\s+ended:?\s+{_DATE}", re.I)
+_REPORT_DATE = re.compile(rf"date\s+of\s+report[^\n:]*?(?:reported\s*\)?)?\s*:?\s*\)?\s*{_DATE}", re.I)
+_FY_ENDS = re.compile(rf"\bfiscal\s+year\s+(?:ends|ending|end)\b[^\n.]{{0,30}}?{_MONTH}\s+(\d{{1,2}})", re.I)
+_BALANCE = re.compile(rf"balance\s+sheets?[^\n]{{0,40}}?(?:as\s+of\s+)?{_DATE}\s*(?:,|and)?\s*(?:\n\s*)?{_DATE}", re.I)
+_QUARTER_FY = re.compile(r"\b(?:q[1-4]|(?:first|second|third|fourth)[\s-]quarter(?:\s+of)?)\s+(?:the\s+)?"
+                         r"(?:fiscal\s+(?:year\s+)?|FY\s?'?)((?:19|20)?\d\d)\b", re.I)
+_EXPLICIT_FY = re.compile(r"\bfiscal\s+(?:year\s+)?((?:19|20)\d\d)\b|\bFY\s?'?((?:19|20)?\d\d)\b", re.I)
+_RELEASE_YEAR = re.compile(r"\b(?:quarter|full[\s-]year|year[\s-]end|annual)\b[^\n.]{0,30}?\b((?:19|20)\d\d)\b|"
+                           r"\b((?:19|20)\d\d)\s+(?:first|second|third|fourth)[\s-]quarter\b|\bq[1-4]\s*((?:19|20)\d\d)\b",
+                           re.I)
+_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4}
+_RELEASE_Q = re.compile(r"\b(first|second|third|fourth)[\s-](?:fiscal\s+)?quarter\b|\bq([1-4])\b", re.I)
+_DATELINE = re.compile(_DATE, re.I)
+
+
+@dataclass
+class Cover:
+    """What the first pages of one filing say about it (each field ``None`` when nothing was read).
+
+    Attributes
+    ----------
+    company : str or None
+        The registrant's normalised name (:func:`name_key`).
+    fiscal_year : int or None
+    quarter : int or None
+        Fiscal quarter (1-4) of a quarterly filing or release.
+    form : str or None
+        ``"10k"``, ``"10q"``, ``"8k"``, ``"20f"`` or ``"earnings"``.
+    fiscal_year_end : int or None
+        Month the fiscal year ends in, when a page says so.
+    source : dict
+        Field → the rule that gave it (``"exact name"``, ``"file number"``, ``"ticker"``, ...).
+    """
+
+    company: str | None = None
+    fiscal_year: int | None = None
+    quarter: int | None = None
+    form: str | None = None
+    fiscal_year_end: int | None = None
+    source: dict = field(default_factory=dict)
+
+
+def _clean(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text or "")
+    return "\n".join(_WS.sub(" ", ln).strip() for ln in text.splitlines())
+
+
+def repair_spacing(line: str) -> str:
+    """Join a capital letter split off an all-capital word by text extraction.
+
+    A single capital letter other than ``A`` (an article), not itself preceded by a single letter,
+    and followed by a space and two or more capitals is the first letter of that word:
+    ``"MGM R ESORTS I NTERNATIONAL"`` → ``"MGM RESORTS INTERNATIONAL"``. Runs of initials ("J P
+    MORGAN") and mixed-case text are left alone.
+
+    Examples
+    --------
+    >>> repair_spacing("MGM R ESORTS I NTERNATIONAL")
+    'MGM RESORTS INTERNATIONAL'
+    >>> repair_spacing("J P MORGAN")
+    'J P MORGAN'
+    """
+    return re.sub(r"(?<![\w&])(?<!\b\w )([B-Z]) (?=[A-Z]{2,}\b)", r"\1", line)
+
+
+def name_key(name: str) -> str:
+    """Normalised company key of a name read from a page (:func:`~aethel_lite.core.entities.normalize_entity`),
+    after :func:`repair_spacing` and with a web-domain suffix kept as a word ("Amazon.com" → "amazon com")."""
+    name = repair_spacing(name.strip(" ,;:-–—"))
+    name = re.sub(r"\.(com|net|org)\b", r" \1", name, flags=re.I)
+    return normalize_entity(name)
+
+
+def _name_like(line: str) -> bool:
+    if not line or len(line) > 80 or _LABEL.search(line):
+        return False
+    key = name_key(line)
+    return bool(key) and any(c.isalpha() for c in key) and len(key.split()) <= 8
+
+
+def _suffix_only(line: str) -> bool:
+    toks = re.sub(r"[^\w&\s]", " ", line.casefold()).split()
+    return bool(toks) and all(t in LEGAL_SUFFIXES or t in ("&", "and") for t in toks)
+
+
+def _above_exact(text: str) -> str | None:
+    for m in _EXACT.finditer(text):
+        lines = [ln for ln in text[: m.start()].splitlines() if ln.strip()]
+        if not lines:
+            continue
+        name = lines[-1]
+        if (_suffix_only(name) or name[:1] in "&,") and len(lines) >= 2:  # "AMCOR" / "PLC", "JPMORGAN CHASE" / "& CO."
+            name = f"{lines[-2]} {name}"
+        if _name_like(name):
+            return name
+    return None
+
+
+def _after_file_number(text: str) -> str | None:
+    m = _FILE_NO.search(text)
+    if not m:
+        return None
+    lines = [ln for ln in text[m.end():].splitlines() if ln.strip()][:16]
+    for ln in lines:
+        if ln.startswith("(") and _EXACT.match(ln):
+            return None  # the name slot above the label is empty (a logo)
+        if _name_like(ln):
+            return ln
+    return None
+
+
+def _release_name(text: str) -> tuple[str | None, str | None]:
+    head = text[:4000]
+    for rx, how in ((_TICKER, "ticker"), (_TODAY, "dateline")):
+        m = rx.search(head)
+        if m:
+            name = re.split(r"\s(?:-|--|—|–)\s|--|—|\)\s*-+\s*", m.group(1))[-1]  # "CITY, N.Y. - February 9, 2023 - Name"
+            name = re.sub(rf"^.*?\b{_DATE}\s*", "", name, flags=re.I).strip(" ,-")
+            if _name_like(name):
+                return name, how
+    m = _HEADLINE.search(head[:600])
+    if m and _name_like(m.group(1)):
+        return m.group(1), "headline"
+    first = next((ln for ln in head.splitlines() if ln.strip()), "")
+    if first and _name_like(first) and normalize_entity(first) != first.casefold().strip() and \
+            first.split()[-1].strip(".,").casefold() in LEGAL_SUFFIXES:
+        return first, "letterhead"
+    return None, None
+
+
+def cover_page(pages: Sequence[str]) -> int:
+    """Index of the SEC cover among the first pages (the first that names the Commission or carries
+    "(Exact name of registrant ...)"; an annual report's cover may follow a letter); 0 without one."""
+    for i, page in enumerate(pages):
+        if _EXACT.search(page) or _SEC.search(page[:1500]):
+            return i
+    return 0
+
+
+def registrant(pages: Sequence[str]) -> tuple[str | None, str | None]:
+    """The registrant's normalised name and the rule that found it (module docstring), or ``(None, None)``."""
+    pages = [_clean(p) for p in pages]
+    first = pages[cover_page(pages)] if pages else ""
+    for how, fn in (("exact name", _above_exact), ("file number", _after_file_number)):
+        name = fn(first)
+        if name:
+            return name_key(name), how
+    name, how = _release_name(first)
+    if name:
+        return name_key(name), how
+    for rx, how in ((_SUBSIDIARIES, "subsidiaries"), (_RUNNING_HEAD, "running head"), (_DEFINED, "defined term"), (_LETTER, "letter")):
+        for page in pages:
+            for m in rx.finditer(page):
+                name = next(g for g in m.groups() if g)
+                if _name_like(name):
+                    return name_key(name), how
+    return None, None
+
+
+def filing_type(pages: Sequence[str]) -> tuple[str | None, str | None]:
+    """``("10k" | "10q" | "8k" | "20f" | "earnings", rule)`` of a filing, or ``(None, None)`` (module docstring)."""
+    texts = [_clean(p) for p in pages]
+    first = texts[cover_page(texts)] if texts else ""
+    m = _FORM.search(first[:2500])
+    if m:
+        return re.sub(r"[^0-9a-z]", "", m.group(1).lower()), "form"
+    for key, rx in _FORM_WORDS:
+        if rx.search(first[:2500]):
+            return key, "cover wording"
+    if _RELEASE.search(first[:3000]):
+        return "earnings", "release wording"
+    if any(_ANNUAL.search(t[:3000]) for t in texts):
+        return "10k", "annual report"
+    return None, None
+
+
+def _month_end(month: int, day: int) -> int:
+    """The month a period ending on ``month/day`` closes: a 52/53-week date in a month's first week closes the month before."""
+    return (month - 2) % 12 + 1 if day <= 7 else month
+
+
+def fiscal_year_of(month: int, day: int, year: int, fy_end_month: int = 12) -> tuple[int, int]:
+    """``(fiscal year, fiscal quarter)`` of a period ending on a date, for a fiscal year ending in ``fy_end_month``.
+
+    Examples
+    --------
+    >>> fiscal_year_of(12, 31, 2022, 6)   # a June-year-end company's quarter ended December 31, 2022
+    (2023, 2)
+    >>> fiscal_year_of(1, 1, 2023)        # a 52/53-week year ended January 1, 2023
+    (2022, 4)
+    >>> fiscal_year_of(4, 30, 2023, 1)    # a January-year-end company's first quarter
+    (2024, 1)
+    """
+    m = _month_end(month, day)
+    if m == 12 and month == 1:
+        year -= 1
+    fy = year if m <= fy_end_month else year + 1
+    steps = (m - fy_end_month - 1) % 12  # months after the fiscal year's first month
+    return fy, steps // 3 + 1
+
+
+def _date(groups: Sequence[str]) -> tuple[int, int, int]:
+    return _MONTHS[groups[0].lower().rstrip(".")], int(groups[1]), int(groups[2])
+
+
+def _fy_end(text: str, annual: tuple | None) -> int | None:
+    if annual:
+        return _month_end(annual[0], annual[1])
+    m = _BALANCE.search(text)
+    if m:
+        d1, d2 = _date(m.groups()[:3]), _date(m.groups()[3:])
+        if (d2[2], d2[0]) < (d1[2], d1[0]):
+            return _month_end(d2[0], d2[1])
+    m = _FY_ENDS.search(text)
+    if m:
+        return _month_end(_MONTHS[m.group(1).lower().rstrip(".")], int(m.group(2)))
+    return None
+
+
+def fiscal_period(pages: Sequence[str], form: str | None = None) -> tuple[int | None, int | None, int | None, str | None]:
+    """``(fiscal year, fiscal quarter, fiscal-year-end month, rule)`` of a filing (module docstring)."""
+    texts = [_clean(p) for p in pages]
+    first = texts[cover_page(texts)] if texts else ""
+    text = "\n".join(texts)
+    am = _ANNUAL_END.search(first)
+    qm = _QUARTER_END.search(first)
+    annual = _date(am.groups()) if am else None
+    fy_end = _fy_end(text, annual)
+    end = fy_end or 12
+    if form in ("10k", "20f") and annual:
+        return fiscal_year_of(*annual, end)[0], None, fy_end, "year ended"
+    if form == "10q" and qm:
+        fy, q = fiscal_year_of(*_date(qm.groups()), end)
+        return fy, q, fy_end, "quarter ended"
+    if form == "8k":
+        m = _REPORT_DATE.search(first)
+        if m:
+            return _date(m.groups())[2], None, fy_end, "date of report"
+    if form not in ("10k", "10q", "8k", "20f"):
+        head = first[:1500]
+        m = _QUARTER_FY.search(head) or _EXPLICIT_FY.search(head)
+        q = _RELEASE_Q.search(head)
+        quarter = (_ORDINAL.get((q.group(1) or "").lower()) or int(q.group(2) or 0) or None) if q else None
+        if m:
+            y = int(next(g for g in m.groups() if g))
+            return (y if y >= 100 else 2000 + y), quarter, fy_end, "fiscal year"
+        m = _RELEASE_YEAR.search(head)
+        if m:
+            return int(next(g for g in m.groups() if g)), quarter, fy_end, "release period"
+        if qm:
+            fy, q = fiscal_year_of(*_date(qm.groups()), end)
+            return fy, q, fy_end, "quarter ended"
+    for m in (am, qm):
+        if m:
+            fy, q = fiscal_year_of(*_date(m.groups()), end)
+            return fy, (q if m is qm else None), fy_end, "period ended"
+    m = _DATELINE.search(first[:3000])
+    if m:
+        return _date(m.groups())[2], None, fy_end, "dateline"
+    return None, None, fy_end, None
+
+
+def read_cover(pages: Sequence[str]) -> Cover:
+    """Company, fiscal year and quarter, and filing type of a filing from its first pages (module docstring).
+
+    Parameters
+    ----------
+    pages : sequence of str
+        The filing's first pages in order (three are enough for SEC filings and releases).
+
+    Returns
+    -------
+    Cover
+    """
+    pages = list(pages)
+    out = Cover()
+    out.company, how = registrant(pages)
+    if how:
+        out.source["company"] = how
+    out.form, how = filing_type(pages)
+    if how:
+        out.source["type"] = how
+    out.fiscal_year, out.quarter, out.fiscal_year_end, how = fiscal_period(pages, out.form)
+    if how:
+        out.source["period"] = how
+    return out

@@ -1,0 +1,137 @@
+"""How well the page reader finds a filing's company, fiscal year and filing type.
+
+:func:`docmeta_accuracy` hides every filing's name (an opaque id, no title, no loader metadata),
+gives :func:`~aethel_lite.core.docmeta.document_metadata` its first pages only, and scores what it
+reads against a document-information table (FinanceBench's ``financebench_document_information.jsonl``:
+``doc_name``, ``company``, ``doc_type``, ``doc_period``).
+
+Scoring rules (:func:`company_matches`, :func:`type_of`):
+
+* **company** — the first company key read, ``r``, against the table's company after the same
+  normalisation (:func:`~aethel_lite.core.docmeta.company_key`), ``c``: right when the token
+  sequence of one contains the other's as a contiguous run (``"jpmorgan chase"`` ⊇
+  ``"jpmorgan"``), or when ``c`` is the initials of ``r`` (``"advanced micro devices"`` →
+  ``"amd"``); tokens are compared with a final possessive ``s`` dropped on both sides
+  (``"mcdonalds"`` = ``"mcdonald"``, which is how the normalisation writes "McDonald's"). A
+  registrant's former name is *not* its later name: "Square, Inc." is wrong for "Block".
+* **fiscal year** — the first year key read (``"2023"`` of ``["2023", "2023q2"]``) equals
+  ``doc_period``.
+* **filing type** — the first type key read equals the table's ``doc_type`` lower-cased, with
+  ``10k_annualreport`` (an annual report that carries the 10-K) counted as ``10k``.
+
+:func:`split_half` is the fixed development split (a SHA-256 of ``doc_name``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+
+from ..core.docmeta import company_key, document_metadata
+from ..data.schema import Passage
+
+__all__ = ["company_matches", "type_of", "split_half", "read_hidden", "docmeta_accuracy"]
+
+FIELDS = ("company", "fiscal_year", "filing_type")
+
+
+def _tokens(key: str) -> list[str]:
+    return [t[:-1] if len(t) > 3 and t.endswith("s") else t for t in key.split()]
+
+
+def _contains(big: list[str], small: list[str]) -> bool:
+    n = len(small)
+    return n > 0 and any(big[i:i + n] == small for i in range(len(big) - n + 1))
+
+
+def company_matches(read: str | None, company: str) -> bool:
+    """Whether a company key read from the pages names the table's ``company`` (module docstring).
+
+    Examples
+    --------
+    >>> company_matches("jpmorgan chase", "JPMorgan")
+    True
+    >>> company_matches("advanced micro devices", "AMD")
+    True
+    >>> company_matches("square", "Block")
+    False
+    """
+    if not read:
+        return False
+    r, c = _tokens(read), _tokens(company_key(company))
+    if _contains(r, c) or _contains(c, r):
+        return True
+    return len(c) == 1 and len(r) > 1 and "".join(t[0] for t in r) == c[0]
+
+
+def type_of(doc_type: str) -> str:
+    """The table's ``doc_type`` as a filing-type key: ``"10k_annualreport"`` → ``"10k"``, ``"Earnings"`` → ``"earnings"``."""
+    key = str(doc_type).lower()
+    return "10k" if key.startswith("10k") else key
+
+
+def split_half(doc_name: str) -> int:
+    """0 (development half) or 1 (held-out half): the low bit of the first byte of SHA-256(``doc_name``)."""
+    return hashlib.sha256(doc_name.encode("utf-8")).digest()[0] % 2
+
+
+def read_hidden(pages_by_doc: Mapping[str, Sequence[str]], n_pages: int = 3) -> dict:
+    """:class:`~aethel_lite.core.docmeta.DocMeta` of each filing read from its first ``n_pages`` pages under an
+    opaque id (``"doc<i>"``), no title and no loader metadata; keyed by the real name."""
+    names = list(pages_by_doc)
+    passages = [Passage(f"doc{i}#p{k}", f"doc{i}", "", text, {"page": k})
+                for i, name in enumerate(names) for k, text in enumerate(list(pages_by_doc[name])[:n_pages])]
+    metas = document_metadata(passages)
+    return {name: metas[f"doc{i}"] for i, name in enumerate(names) if f"doc{i}" in metas}
+
+
+def docmeta_accuracy(pages_by_doc: Mapping[str, Sequence[str]], doc_info: Sequence[Mapping], *,
+                     n_pages: int = 3, half: int | None = None) -> dict:
+    """Accuracy of the page reader per field, overall and per filing type.
+
+    Parameters
+    ----------
+    pages_by_doc : mapping
+        ``doc_name`` → its pages' text in page order (only the first ``n_pages`` are read).
+    doc_info : sequence of mapping
+        Rows with ``doc_name``, ``company``, ``doc_type``, ``doc_period``; rows without pages are left out.
+    n_pages : int
+    half : {0, 1}, optional
+        Score only the filings of that :func:`split_half`.
+
+    Returns
+    -------
+    dict
+        ``{"n": int, "accuracy": {field: float}, "by_type": {type: {"n": int, field: float}},
+        "failures": [{"doc_name", field: {"read", "expected"}}, ...]}`` with the fields ``company``,
+        ``fiscal_year``, ``filing_type``.
+    """
+    rows = [r for r in doc_info if r["doc_name"] in pages_by_doc and (half is None or split_half(r["doc_name"]) == half)]
+    metas = read_hidden({r["doc_name"]: pages_by_doc[r["doc_name"]] for r in rows}, n_pages)
+    hits: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    failures = []
+    for r in rows:
+        m = metas[r["doc_name"]]
+        read = {"company": m.companies[0] if m.companies else None,
+                "fiscal_year": next((p for p in m.periods if "q" not in p), None),
+                "filing_type": m.types[0] if m.types else None}
+        want = {"company": r["company"], "fiscal_year": str(r["doc_period"]), "filing_type": type_of(r["doc_type"])}
+        ok = {"company": company_matches(read["company"], want["company"]),
+              "fiscal_year": read["fiscal_year"] == want["fiscal_year"],
+              "filing_type": read["filing_type"] == want["filing_type"]}
+        for group in ("all", want["filing_type"]):
+            for f in FIELDS:
+                hits[group][f].append(ok[f])
+        bad = {f: {"read": read[f], "expected": want[f]} for f in FIELDS if not ok[f]}
+        if bad:
+            failures.append({"doc_name": r["doc_name"], **bad})
+
+    def rate(xs: list[bool]) -> float:
+        return sum(xs) / len(xs) if xs else float("nan")
+
+    return {"n": len(rows),
+            "accuracy": {f: rate(hits["all"][f]) for f in FIELDS},
+            "by_type": {t: {"n": len(h["company"]), **{f: rate(h[f]) for f in FIELDS}}
+                        for t, h in sorted(hits.items()) if t != "all"},
+            "failures": failures}

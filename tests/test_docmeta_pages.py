@@ -1,0 +1,183 @@
+"""Metadata read from a filing's own pages (:mod:`aethel_lite.core.cover`).
+
+Unit tests use short snippets copied from real FinanceBench cover pages (a few lines each). The
+real-data test reads the first three pages of every FinanceBench filing under an opaque id with no
+title and scores the reading against FinanceBench's own document-information file, the oracle.
+
+Scoring (:mod:`aethel_lite.studies.docmeta_check`): **company** is right when, after the project's
+normalisation (``company_key``) and with a final ``s`` dropped from tokens of four or more letters
+on both sides, the token sequence of the name read contains the oracle's company as a contiguous run
+or vice versa, or the oracle is the initials of the name read ("Advanced Micro Devices" = "AMD");
+a former name is wrong ("Square" is not "Block"). **Fiscal year**: the first year key read equals
+``doc_period``. **Filing type**: the first type key read equals ``doc_type`` lower-cased, with
+``10k_annualreport`` counted as ``10k``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from aethel_lite.core.cover import filing_type, fiscal_period, fiscal_year_of, read_cover, registrant, repair_spacing
+from aethel_lite.core.docmeta import document_metadata
+from aethel_lite.data.schema import Passage
+from aethel_lite.studies.docmeta_check import company_matches, docmeta_accuracy, split_half, type_of
+
+from conftest import require
+
+_SEC = "UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nWashington, D.C. 20549\n"
+
+# --- registrant -------------------------------------------------------------------------------
+
+MGM = ("Commission File No. 001-10362\n \n \nMGM R ESORTS I NTERNATIONAL\n"
+       "(Exact name of Registrant as specified in its charter)\n \nDELAWARE\n")
+AMAZON = ("Commission File No. 000-22513\n____________________________________\nAMAZON.COM, INC.\n"
+          "(Exact name of registrant as specified in its charter)\nDelaware")
+AMCOR_8K = ("Date of Report (Date of earliest event\nreported): April 26, 2022\n \nAMCOR\nPLC\n(Exact\n"
+            "name of registrant as specified in its charter)\n \nJersey\n001-38932")
+THREE_M = ("For the fiscal year ended December 31, 2018\n \nCommission file number 1-3285\n \n3M COMPANY\n"
+           "State of Incorporation: Delaware\n")
+PGE = ("Commission\nFile Number\n \nExact Name of Registrant\nas S pecified I n I ts C harter\n \n"
+       "State or Other Jurisdiction of\nIncorporation or Organization\n \nIRS Employer\nIdentification Number\n"
+       "1-12609\n \nPG&E CORPORATION\n \nCalifornia\n")
+COCA_COLA = ("For the fiscal year ended December 31, 2018\nOR\nCommission File Number 001-02217\n"
+             "(Exact name of Registrant as specified in its charter)\nDelaware\n")
+COCA_COLA_TOC = "are incorporated by reference in Part III.\n\n \nTHE COCA-COLA COMPANY AND SUBSIDIARIES\nTable of Contents\n"
+PEPSICO_Q2 = ("PepsiCo Reports Second-Quarter 2023 Results; Raises Full-Year \nGuidance\n"
+              "PURCHASE, N.Y. - July 13, 2023 - PepsiCo, Inc. (NASDAQ: PEP) today reported results for \n"
+              "the second quarter 2023. \nPlease refer to PepsiCo’s Quarterly Report on Form 10-Q for the 12 and 24 "
+              "weeks ended June 17, 2023 (Q2 \n2023 Form 10-Q) filed with the Securities and Exchange Commission")
+INTEL = ("Intel Corporation\n2200 Mission College Blvd.\nSanta Clara, CA 95054-1549\n  \nNews Release\n"
+         "  Intel Reports Fourth-Quarter and Full-Year 2022 Financial Results\n"
+         "SANTA CLARA, Calif., Jan. 26, 2023 -- Intel Corporation today reported fourth-quarter and full-year 2022")
+FEDEX_LETTER = "1\n2023 Annual Report\nCELEBRATING 50 YEARS.  \nDRIVING WHAT’S NEXT.\nTo our FedEx stockholders,\n"
+
+
+def test_repair_spacing_joins_split_capitals_only():
+    assert repair_spacing("MGM R ESORTS I NTERNATIONAL") == "MGM RESORTS INTERNATIONAL"
+    assert repair_spacing("J P MORGAN") == "J P MORGAN"          # two single letters: ambiguous, kept
+    assert repair_spacing("as S pecified I n") == "as S pecified I n"  # mixed case: left alone
+
+
+@pytest.mark.parametrize("pages, key, how", [
+    ([_SEC + "FORM 10-K\n" + MGM], "mgm resorts international", "exact name"),
+    ([_SEC + "FORM 10-K\n" + AMAZON], "amazon com", "exact name"),      # ".com" kept as a word
+    ([_SEC + "FORM 8-K\n" + AMCOR_8K], "amcor", "exact name"),          # "AMCOR" / "PLC" joined
+    ([_SEC + "FORM 10-K\n" + THREE_M], "3m company", "file number"),    # no "(Exact name ...)" label
+    ([_SEC + "FORM 10-K\n" + PGE], "pg&e", "file number"),              # the label as a table header
+    ([_SEC + "FORM 10-K\n" + COCA_COLA, "", COCA_COLA_TOC], "coca cola company", "subsidiaries"),  # logo, no name
+    ([PEPSICO_Q2], "pepsico", "ticker"),
+    ([INTEL], "intel", "dateline"),
+    (["\n2023 Annual Report\n", FEDEX_LETTER], "fedex", "letter"),
+])
+def test_registrant_rules(pages, key, how):
+    assert registrant(pages) == (key, how)
+
+
+def test_empty_name_slot_is_not_the_file_number_or_the_state():
+    assert registrant([_SEC + "FORM 10-K\n" + COCA_COLA]) == (None, None)
+
+
+# --- filing type ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("pages, form", [
+    ([_SEC + "FORM 10-K\n" + MGM], "10k"),
+    ([_SEC + "FORM 8-K\n" + AMCOR_8K], "8k"),
+    ([_SEC + "FORM   10-Q\n(Mark One)\n"], "10q"),
+    ([PEPSICO_Q2], "earnings"),     # "Form 10-Q" in the body is a reference, not the heading
+    ([INTEL], "earnings"),
+    (["\n2023 Annual Report\n", FEDEX_LETTER], "10k"),
+    (["Dear partners, a fine quarter."], None),
+])
+def test_filing_type(pages, form):
+    assert filing_type(pages)[0] == form
+
+
+# --- fiscal year ------------------------------------------------------------------------------
+
+def test_fiscal_year_is_named_by_the_calendar_year_it_ends_in():
+    assert fiscal_year_of(12, 31, 2022, 6) == (2023, 2)   # June year end: quarter ended Dec 31, 2022 = FY2023 Q2
+    assert fiscal_year_of(1, 1, 2023) == (2022, 4)        # 52/53-week year ended January 1, 2023 = FY2022
+    assert fiscal_year_of(7, 1, 2023, 9) == (2023, 3)     # July 1 closes June: Q3 of a September year
+    assert fiscal_year_of(4, 30, 2023, 1) == (2024, 1)    # January year end: first quarter of FY2024
+    assert fiscal_year_of(9, 30, 2022) == (2022, 3)       # December year end (the default)
+
+
+def test_fiscal_year_end_from_the_balance_sheet_of_a_10q():
+    salesforce = [_SEC + "FORM 10-Q\n(Mark One)\nQuarterly report pursuant to Section 13 or 15(d) of the Securities "
+                  "Exchange Act of 1934\nFor the quarterly period ended October 31, 2022\nOR\n",
+                  "Table of Contents\nINDEX\nItem 1.\nFinancial Statements:\nCondensed Consolidated Balance Sheets as of "
+                  "October 31, 2022 and January 31, 2022\n3\n"]
+    assert fiscal_period(salesforce, "10q")[:3] == (2023, 3, 1)
+    assert fiscal_period(salesforce[:1], "10q")[:3] == (2022, 4, None)  # without the balance sheet: December
+
+
+def test_fiscal_year_of_annual_and_8k_covers():
+    jnj = _SEC + "FORM 10-K\nFor the fiscal year ended January 1, 2023\nor\n"
+    nike = _SEC + "FORM 10-K \n(Mark One)\nFOR THE FISCAL YEAR ENDED MAY 31, 2023 \nOR\n"
+    assert fiscal_period([jnj], "10k")[:3] == (2022, None, 12)
+    assert fiscal_period([nike], "10k")[:3] == (2023, None, 5)
+    assert fiscal_period([_SEC + "FORM 8-K\n" + AMCOR_8K], "8k")[0] == 2022
+
+
+def test_fiscal_year_of_a_release():
+    bestbuy = ("Best Buy Reports Fourth Quarter Results \nExpects FY24 Non-GAAP Diluted EPS of $5.70 to $6.50 \n"
+               "MINNEAPOLIS, March 2, 2023 -- Best Buy Co., Inc. (NYSE: BBY) today announced results for the 13-week fourth \n"
+               "quarter ended January 28, 2023 (“Q4 FY23”), as compared to the 13-week fourth quarter ended January 29, 2022")
+    assert fiscal_period([bestbuy], "earnings")[:2] == (2023, 4)   # the quarter's FY23, not the outlook's FY24
+    assert fiscal_period([PEPSICO_Q2], "earnings")[:2] == (2023, 2)
+    assert fiscal_period([INTEL], "earnings")[:2] == (2022, 4)
+
+
+def test_document_metadata_reads_the_first_three_pages_without_loader_metadata():
+    nike = ["FORM 10-K\nFORM 10-K\n", _SEC + "FORM 10-K \nFOR THE FISCAL YEAR ENDED MAY 31, 2023 \nOR\n"
+            "Commission File No. 1-10635 \nNIKE, Inc. \n(Exact name of Registrant as specified in its charter)\n"]
+    ps = [Passage(f"x#p{k}", "x", "", text, {"page": k}) for k, text in enumerate(nike)]
+    ps.append(Passage("x#p3", "x", "", "FORM 8-K\n", {"page": 3}))  # a fourth page is never read
+    d = document_metadata(ps)["x"]
+    assert (d.companies, d.periods, d.types) == (["nike"], ["2023"], ["10k"])
+    assert d.source == {"company": "cover", "period": "cover", "type": "cover"}
+
+
+def test_scoring_rules():
+    assert company_matches("jpmorgan chase", "JPMorgan") and company_matches("mcdonald", "McDonalds")
+    assert company_matches("advanced micro devices", "AMD") and company_matches("pg&e", "PG&E Corporation")
+    assert not company_matches("square", "Block") and not company_matches(None, "3M")
+    assert not company_matches("american water works", "American Express")
+    assert type_of("10k_annualreport") == "10k" and type_of("Earnings") == "earnings"
+    assert {split_half(n) for n in ("3M_2018_10K", "AMCOR_2023Q2_10Q", "PEPSICO_2022Q4_EARNINGS")} <= {0, 1}
+
+
+def test_cover_reading_of_a_whole_release():
+    c = read_cover([PEPSICO_Q2])
+    assert (c.company, c.fiscal_year, c.quarter, c.form) == ("pepsico", 2023, 2, "earnings")
+
+
+# --- real data --------------------------------------------------------------------------------
+
+@pytest.mark.realdata
+def test_page_reader_against_financebench_document_information(real_data):
+    fb = real_data / "financebench"
+    info = [json.loads(line) for line in require(fb / "financebench_document_information.jsonl").open()]
+    pages: dict[str, dict[int, str]] = {}
+    with gzip.open(require(fb / "pages.jsonl.gz"), "rt", encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            if row["page"] < 3:
+                pages.setdefault(row["doc_name"], {})[row["page"]] = row["text"]
+    pages_by_doc = {d: [p[k] for k in sorted(p)] for d, p in pages.items()}
+    report = docmeta_accuracy(pages_by_doc, info)
+    assert report["n"] == sum(r["doc_name"] in pages_by_doc for r in info) > 300
+    halves = {h: docmeta_accuracy(pages_by_doc, info, half=h)["accuracy"] for h in (0, 1)}
+    print("\npage reader vs FinanceBench document information:", report["n"], "filings")
+    print("  all      ", {k: round(v, 3) for k, v in report["accuracy"].items()})
+    for h, acc in halves.items():
+        print(f"  half {h}   ", {k: round(v, 3) for k, v in acc.items()})
+    for t, row in report["by_type"].items():
+        print(f"  {t:9s}", row["n"], {k: round(v, 3) for k, v in row.items() if k != "n"})
+    for f in report["failures"]:
+        print("  miss", f)
+    for field, acc in report["accuracy"].items():
+        assert acc >= 0.95, (field, acc)
