@@ -135,6 +135,26 @@ def test_loaded_banner_is_built_from_what_was_loaded(monkeypatch, tmp_path):
     assert loaded_banner({"synthetic": make_synthetic(60, seed=1)}, missing=["financebench"]).synthetic
 
 
+def test_loader_notices_go_to_the_data_box_not_stderr(monkeypatch, capsys):
+    from aethel_lite.data.synthetic import make_synthetic
+
+    monkeypatch.delenv("AETHEL_DATA", raising=False)
+    two = make_synthetic(60, seed=0)
+    two.name = "2wiki"
+    two.meta["skipped"] = {"without a supporting paragraph": 36, "unanswerable": 2}
+    text = loaded_banner({"2wiki": two, "musique": make_synthetic(60, seed=1)}).text
+    assert text.endswith(" Left out when loading: 2wiki: 38 rows skipped (2 unanswerable; 36 without a supporting paragraph).")
+    assert "Left out" not in loaded_banner({"musique": make_synthetic(60, seed=1)}).text
+    # in a plain interpreter (as in a kernel) a logged notice reaches stderr through Python's last resort
+    warn = "import logging; logging.getLogger('aethel_lite.data.loaders').warning('2wiki: skipped 38 rows')"
+    held = "from aethel_lite.book.notebooks import hold_loader_notices as h; h(); h(); "
+    count = "; import logging; print(len(logging.getLogger('aethel_lite.data').handlers))"
+    before = subprocess.run([sys.executable, "-c", warn], capture_output=True, text=True)
+    after = subprocess.run([sys.executable, "-c", held + warn + count], capture_output=True, text=True)
+    assert "skipped 38 rows" in before.stderr
+    assert after.returncode == 0 and after.stderr == "" and after.stdout == "1\n"
+
+
 def test_kernel_is_this_interpreter():
     cmd = kernel_command("python3")
     assert Path(cmd[0]).resolve() == Path(sys.executable).resolve()

@@ -59,6 +59,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import sys
 import time
@@ -588,7 +589,7 @@ def loaded_banner(loaded: Mapping[str, Any], missing: Sequence[str] = ()) -> Dat
                else "AETHEL_DATA is set, yet the chapter ran on synthetic data")
         text = (f"DATA: SYNTHETIC corpus instead of {', '.join(stand_ins or list(missing) or ['real data'])} — {why}. "
                 f"{HOW_TO_GET_DATA} Numbers here are not the paper's, and no table sets them beside the paper's.")
-        return DataBanner(text, synthetic=True)
+        return DataBanner(text + _left_out(loaded), synthetic=True)
 
     def describe(name: str) -> str:
         ds = loaded[name]
@@ -599,7 +600,23 @@ def loaded_banner(loaded: Mapping[str, Any], missing: Sequence[str] = ()) -> Dat
     text = f"DATA: {'; '.join(describe(n) for n in real)} — real data from {where}.{extra}"
     if missing:
         text += f" Not run: {', '.join(missing)}."
-    return DataBanner(text, synthetic=False)
+    return DataBanner(text + _left_out(loaded), synthetic=False)
+
+
+def _left_out(loaded: Mapping[str, Any]) -> str:
+    """The rows each loader skipped and why (``meta["skipped"]``), in words for the data box."""
+    said = [f"{n}: {sum(ds.meta['skipped'].values())} rows skipped ("
+            + "; ".join(f"{k} {why}" for why, k in sorted(ds.meta["skipped"].items())) + ")"
+            for n, ds in loaded.items() if ds.meta.get("skipped")]
+    return f" Left out when loading: {'; '.join(said)}." if said else ""
+
+
+def hold_loader_notices() -> None:
+    """Keep the data loaders' logged notices off the chapter's stderr (a raw box in the book):
+    :func:`loaded_banner` says the same, from each data set's ``meta["skipped"]``, in the data box."""
+    log = logging.getLogger("aethel_lite.data")
+    if not any(isinstance(h, logging.NullHandler) for h in log.handlers):
+        log.addHandler(logging.NullHandler())  # a handler on the path: Python's last-resort stderr stays silent
 
 
 # -- command line ------------------------------------------------------------------------------------

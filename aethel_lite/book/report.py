@@ -15,8 +15,83 @@ from ..studies.paper import (
     paper_rows,
 )
 
-__all__ = ["metrics_table", "paper_comparison", "comparisons_table", "ablation_figure", "ci_table", "group_table",
+__all__ = ["Table", "table", "fmt_ci", "summary_table", "metrics_table", "paper_comparison", "comparisons_table", "ablation_figure", "ci_table", "group_table",
            "ci_figure", "verdict_table", "reliance_table", "scaling_figure", "cost_table", "example_markdown"]
+
+
+# ------------------------------------------------------------------------------- tables that fit
+def _cell(value: Any) -> Any:
+    """A dict or list cell in words ("2: 145 · 3: 32"), so no column holds a raw Python object."""
+    if isinstance(value, Mapping):
+        return " · ".join(f"{k}: {v}" for k, v in value.items())
+    if isinstance(value, (list, tuple, set)):
+        return ", ".join(str(v) for v in value)
+    return value
+
+
+class Table:
+    """A table as the book shows it: no meaningless index column, fixed decimals, no dict-valued cell.
+
+    Made by :func:`table`; renders as HTML in a notebook (``_repr_html_``) and as aligned text
+    elsewhere. ``frame`` is the DataFrame shown.
+    """
+
+    def __init__(self, frame, decimals: int = 3):
+        self.frame, self.decimals = frame, decimals
+
+    def _format(self) -> dict:
+        fmt = f"{{:.{self.decimals}f}}".format
+        return {"index": False, "na_rep": "", "float_format": fmt}
+
+    def _repr_html_(self) -> str:
+        return self.frame.to_html(border=0, classes="dataframe aethel-table", escape=True, **self._format())
+
+    def __repr__(self) -> str:
+        return self.frame.to_string(**self._format())
+
+
+def table(df, *, decimals: int = 3, transpose: bool = False) -> Table:
+    """``df`` ready to read: a named or non-default index becomes an ordinary first column (pandas'
+    0, 1, 2 ... is dropped), dict and list cells are flattened to words, floats get ``decimals``
+    places; ``transpose`` turns a wide one-row-per-thing table into one row per field (the first
+    column's values become the headers)."""
+    import pandas as pd
+
+    if transpose:
+        first = df.index if df.index.name else df.iloc[:, 0]
+        body = df if df.index.name else df.iloc[:, 1:]
+        df = pd.DataFrame(body.to_numpy().T, index=body.columns, columns=list(first))
+        df.index.name = ""
+    named = [n for n in df.index.names if n]
+    if named:  # a named index level (method, data set, ...) is a column like the others
+        df = df.reset_index(level=named)
+    if not isinstance(df.index, pd.RangeIndex):  # what is left: pandas' counters (dropped) or unnamed labels
+        integral = pd.api.types.is_integer_dtype(df.index.dtype)
+        df = df.reset_index(drop=integral) if integral else df.rename_axis("").reset_index()
+    df = df.apply(lambda col: col.map(_cell)) if len(df) else df
+    return Table(df, decimals)
+
+
+def fmt_ci(mean: float, low: float, high: float) -> str:
+    """``0.905 [0.86, 0.94]``: a mean with its 95% interval, as the book's main tables print it."""
+    return f"{mean:.3f} [{low:.2f}, {high:.2f}]"
+
+
+SUMMARY_LABELS = {"n_passages": "passages", "n_documents": "documents", "n_queries": "questions",
+                  "hops": "questions by hop count", "mean_gold": "gold passages per question",
+                  "mean_passage_chars": "mean passage length (characters)",
+                  "mean_passage_words": "mean passage length (words)", "closed_pool": "questions with a closed pool"}
+
+
+def summary_table(summaries: Sequence[Mapping[str, Any]]) -> Table:
+    """Data-set summaries (:func:`aethel_lite.data.summary.dataset_summary`), one column per data set and
+    one row per field in words, so that a long list of fields never runs past the column."""
+    import pandas as pd
+
+    fields = [k for k in summaries[0] if k != "name"] if summaries else []
+    rows = [{"": SUMMARY_LABELS.get(k, k.replace("_", " ")),
+             **{s.get("name", str(i)): _cell(s.get(k)) for i, s in enumerate(summaries)}} for k in fields]
+    return Table(pd.DataFrame(rows), decimals=2)
 
 
 def metrics_table(block: Mapping[str, Mapping[str, Any]], metrics: Sequence[str] | None = None):
