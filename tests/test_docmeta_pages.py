@@ -7,7 +7,8 @@ title and scores the reading against FinanceBench's own document-information fil
 Scoring (:mod:`aethel_lite.studies.docmeta_check`): **company** is right when, after the project's
 normalisation (``company_key``) and with a final ``s`` dropped from tokens of four or more letters
 on both sides, the token sequence of the name read contains the oracle's company as a contiguous run
-or vice versa, or the oracle is the initials of the name read ("Advanced Micro Devices" = "AMD");
+or vice versa, or two or more consecutive tokens read, written together, equal the oracle ("Wal-Mart
+Stores" = "Walmart"), or the oracle is the initials of the name read ("Advanced Micro Devices" = "AMD");
 a former name is wrong ("Square" is not "Block"). **Fiscal year**: the first year key read equals
 ``doc_period``. **Filing type**: the first type key read equals ``doc_type`` lower-cased, with
 ``10k_annualreport`` counted as ``10k``.
@@ -19,13 +20,24 @@ import gzip
 import json
 
 import pytest
+from conftest import require
 
-from aethel_lite.core.cover import filing_type, fiscal_period, fiscal_year_of, read_cover, registrant, repair_spacing
+from aethel_lite.core.cover import (
+    filing_type,
+    fiscal_period,
+    fiscal_year_of,
+    read_cover,
+    registrant,
+    repair_spacing,
+)
 from aethel_lite.core.docmeta import document_metadata
 from aethel_lite.data.schema import Passage
-from aethel_lite.studies.docmeta_check import company_matches, docmeta_accuracy, split_half, type_of
-
-from conftest import require
+from aethel_lite.studies.docmeta_check import (
+    company_matches,
+    docmeta_accuracy,
+    split_half,
+    type_of,
+)
 
 _SEC = "UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nWashington, D.C. 20549\n"
 
@@ -52,6 +64,10 @@ PEPSICO_Q2 = ("PepsiCo Reports Second-Quarter 2023 Results; Raises Full-Year \nG
 INTEL = ("Intel Corporation\n2200 Mission College Blvd.\nSanta Clara, CA 95054-1549\n  \nNews Release\n"
          "  Intel Reports Fourth-Quarter and Full-Year 2022 Financial Results\n"
          "SANTA CLARA, Calif., Jan. 26, 2023 -- Intel Corporation today reported fourth-quarter and full-year 2022")
+MCDONALDS = ("Commission File Number 1-5231\nMcDONALD’S\xa0CORPORATION\n"
+             "(Exact name of registrant as specified in its charter)\n")
+AMCOR_RELEASE = ("Amcor reports fiscal 2023 results and provides outlook for fiscal 2024\nJune 2023 quarter:\n"
+                 "GAAP diluted EPS of 12.3 cps; Adjusted EPS of 19.3 cps\n")
 FEDEX_LETTER = "1\n2023 Annual Report\nCELEBRATING 50 YEARS.  \nDRIVING WHAT’S NEXT.\nTo our FedEx stockholders,\n"
 
 
@@ -68,7 +84,9 @@ def test_repair_spacing_joins_split_capitals_only():
     ([_SEC + "FORM 10-K\n" + THREE_M], "3m company", "file number"),    # no "(Exact name ...)" label
     ([_SEC + "FORM 10-K\n" + PGE], "pg&e", "file number"),              # the label as a table header
     ([_SEC + "FORM 10-K\n" + COCA_COLA, "", COCA_COLA_TOC], "coca cola company", "subsidiaries"),  # logo, no name
+    ([_SEC + "FORM 10-K\n" + MCDONALDS], "mcdonald", "exact name"),  # the "’S" is not a split letter
     ([PEPSICO_Q2], "pepsico", "ticker"),
+    ([AMCOR_RELEASE], "amcor", "headline"),
     ([INTEL], "intel", "dateline"),
     (["\n2023 Annual Report\n", FEDEX_LETTER], "fedex", "letter"),
 ])
@@ -108,8 +126,8 @@ def test_fiscal_year_is_named_by_the_calendar_year_it_ends_in():
 def test_fiscal_year_end_from_the_balance_sheet_of_a_10q():
     salesforce = [_SEC + "FORM 10-Q\n(Mark One)\nQuarterly report pursuant to Section 13 or 15(d) of the Securities "
                   "Exchange Act of 1934\nFor the quarterly period ended October 31, 2022\nOR\n",
-                  "Table of Contents\nINDEX\nItem 1.\nFinancial Statements:\nCondensed Consolidated Balance Sheets as of "
-                  "October 31, 2022 and January 31, 2022\n3\n"]
+                  ("Table of Contents\nINDEX\nItem 1.\nFinancial Statements:\nCondensed Consolidated Balance Sheets as of "
+                   "October 31, 2022 and January 31, 2022\n3\n")]
     assert fiscal_period(salesforce, "10q")[:3] == (2023, 3, 1)
     assert fiscal_period(salesforce[:1], "10q")[:3] == (2022, 4, None)  # without the balance sheet: December
 
@@ -129,6 +147,7 @@ def test_fiscal_year_of_a_release():
     assert fiscal_period([bestbuy], "earnings")[:2] == (2023, 4)   # the quarter's FY23, not the outlook's FY24
     assert fiscal_period([PEPSICO_Q2], "earnings")[:2] == (2023, 2)
     assert fiscal_period([INTEL], "earnings")[:2] == (2022, 4)
+    assert fiscal_period([AMCOR_RELEASE], "earnings")[0] == 2023         # the results' year, not the outlook's
 
 
 def test_document_metadata_reads_the_first_three_pages_without_loader_metadata():
@@ -144,6 +163,7 @@ def test_document_metadata_reads_the_first_three_pages_without_loader_metadata()
 def test_scoring_rules():
     assert company_matches("jpmorgan chase", "JPMorgan") and company_matches("mcdonald", "McDonalds")
     assert company_matches("advanced micro devices", "AMD") and company_matches("pg&e", "PG&E Corporation")
+    assert company_matches("wal mart stores", "Walmart") and not company_matches("wal", "Walmart")
     assert not company_matches("square", "Block") and not company_matches(None, "3M")
     assert not company_matches("american water works", "American Express")
     assert type_of("10k_annualreport") == "10k" and type_of("Earnings") == "earnings"

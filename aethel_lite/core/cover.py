@@ -56,15 +56,18 @@ from dataclasses import dataclass, field
 
 from .entities import LEGAL_SUFFIXES, normalize_entity
 
-__all__ = ["Cover", "read_cover", "filing_type", "registrant", "fiscal_period", "fiscal_year_of", "repair_spacing",
+__all__ = ["MONTHS", "MONTH_RX", "Cover", "read_cover", "filing_type", "registrant", "cover_page", "fiscal_period",
+           "fiscal_year_of", "repair_spacing",
            "name_key"]
 
-_MONTHS = {m: i for i, m in enumerate("january february march april may june july august september october november "
+#: Month names and their three-letter (and "sept") abbreviations → month number.
+MONTHS = {m: i for i, m in enumerate("january february march april may june july august september october november "
                                        "december".split(), start=1)}
-_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
-_MONTHS["sept"] = 9
-_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-_DATE = rf"{_MONTH}\s+(\d{{1,2}})\s*,?\s*((?:19|20)\d\d)"
+MONTHS.update({m[:3]: i for m, i in list(MONTHS.items())})
+MONTHS["sept"] = 9
+#: A month name or abbreviation (one group), case-insensitive use.
+MONTH_RX = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_DATE = rf"{MONTH_RX}\s+(\d{{1,2}})\s*,?\s*((?:19|20)\d\d)"
 _WS = re.compile(r"[ \t\u00a0\u2002-\u200b]+")
 
 _FORM = re.compile(r"^form\s+(10-?k|10-?q|8-?k|20-?f)\b(?!\s*/)[^\n]{0,30}$", re.I | re.M)
@@ -88,7 +91,7 @@ _LABEL = re.compile(r"commission\s+file|file\s+number|^\(|\bact\s+of\s+19|\bpurs
 _TICKER = re.compile(r"([A-Z][\w&.,'’\- ]{1,70}?)\s*\(\s*(?:nyse|nasdaq|nyse\s+american)(?:\s*[a-z]*)*\s*:\s*\"?[A-Z.]{1,6}\"?\s*\)",
                      re.I)
 _TODAY = re.compile(r"(?:--|—|–|\s-\s)\s*([A-Z][\w&.,'’ ]{1,60}?)\s*(?:\([^)]*\)\s*)?,?\s+today\s+(?:reported|announced)")
-_HEADLINE = re.compile(r"^([A-Z][\w&.,'’\- ]{1,50}?)\s+(?:Reports|Announces|Posts|Delivers)\b", re.M)
+_HEADLINE = re.compile(r"^([A-Z][\w&.,'’\- ]{1,50}?)\s+(?:[Rr]eports|[Aa]nnounces|[Pp]osts|[Dd]elivers)\b", re.M)
 _SUBSIDIARIES = re.compile(r"^([A-Z][\w&.,'’\- ]{1,60}?)\s+(?:and|&)\s+(?:consolidated\s+)?subsidiaries\b", re.I | re.M)
 _LETTER = re.compile(r"\b[Tt]o\s+our\s+([A-Z][\w&.'’\- ]{1,40}?)\s+(?:stock|share)(?:holders|owners)\b")
 _RUNNING_HEAD = re.compile(r"^([^\n]{2,60})\n(?:quarterly|annual)\s+report\s+on\s+form|"
@@ -98,7 +101,7 @@ _ANNUAL_END = re.compile(rf"\b(?:fiscal\s+)?year\s+ended:?\s+{_DATE}", re.I)
 _QUARTER_END = re.compile(rf"\b(?:quarterly\s+period|(?:fiscal\s+)?quarter|three\s+months|thirteen[\s-]weeks?|"
                           rf"(?:12|13|16|17)\s+weeks)\s+ended:?\s+{_DATE}", re.I)
 _REPORT_DATE = re.compile(rf"date\s+of\s+report[^\n:]*?(?:reported\s*\)?)?\s*:?\s*\)?\s*{_DATE}", re.I)
-_FY_ENDS = re.compile(rf"\bfiscal\s+year\s+(?:ends|ending|end)\b[^\n.]{{0,30}}?{_MONTH}\s+(\d{{1,2}})", re.I)
+_FY_ENDS = re.compile(rf"\bfiscal\s+year\s+(?:ends|ending|end)\b[^\n.]{{0,30}}?{MONTH_RX}\s+(\d{{1,2}})", re.I)
 _BALANCE = re.compile(rf"balance\s+sheets?[^\n]{{0,40}}?(?:as\s+of\s+)?{_DATE}\s*(?:,|and)?\s*(?:\n\s*)?{_DATE}", re.I)
 _QUARTER_FY = re.compile(r"\b(?:q[1-4]|(?:first|second|third|fourth)[\s-]quarter(?:\s+of)?)\s+(?:the\s+)?"
                          r"(?:fiscal\s+(?:year\s+)?|FY\s?'?)((?:19|20)?\d\d)\b", re.I)
@@ -146,8 +149,8 @@ def _clean(text: str) -> str:
 def repair_spacing(line: str) -> str:
     """Join a capital letter split off an all-capital word by text extraction.
 
-    A single capital letter other than ``A`` (an article), not itself preceded by a single letter,
-    and followed by a space and two or more capitals is the first letter of that word:
+    A single capital letter other than ``A`` (an article), not itself preceded by a single letter
+    or an apostrophe ("McDONALD'S CORPORATION" stays as it is), and followed by a space and two or more capitals is the first letter of that word:
     ``"MGM R ESORTS I NTERNATIONAL"`` → ``"MGM RESORTS INTERNATIONAL"``. Runs of initials ("J P
     MORGAN") and mixed-case text are left alone.
 
@@ -158,7 +161,7 @@ def repair_spacing(line: str) -> str:
     >>> repair_spacing("J P MORGAN")
     'J P MORGAN'
     """
-    return re.sub(r"(?<![\w&])(?<!\b\w )([B-Z]) (?=[A-Z]{2,}\b)", r"\1", line)
+    return re.sub(r"(?<![\w&'’])(?<!\b\w )([B-Z]) (?=[A-Z]{2,}\b)", r"\1", line)
 
 
 def name_key(name: str) -> str:
@@ -298,7 +301,7 @@ def fiscal_year_of(month: int, day: int, year: int, fy_end_month: int = 12) -> t
 
 
 def _date(groups: Sequence[str]) -> tuple[int, int, int]:
-    return _MONTHS[groups[0].lower().rstrip(".")], int(groups[1]), int(groups[2])
+    return MONTHS[groups[0].lower().rstrip(".")], int(groups[1]), int(groups[2])
 
 
 def _fy_end(text: str, annual: tuple | None) -> int | None:
@@ -311,7 +314,7 @@ def _fy_end(text: str, annual: tuple | None) -> int | None:
             return _month_end(d2[0], d2[1])
     m = _FY_ENDS.search(text)
     if m:
-        return _month_end(_MONTHS[m.group(1).lower().rstrip(".")], int(m.group(2)))
+        return _month_end(MONTHS[m.group(1).lower().rstrip(".")], int(m.group(2)))
     return None
 
 

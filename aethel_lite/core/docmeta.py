@@ -12,10 +12,11 @@ article), joined to every passage of that document.
 (``type:10k``, ``type:10q``, ``type:8k``, ``type:20f``, ``type:earnings``), joined to the document
 node (or, without document nodes, to each of its passages). Each field comes from the loader's
 passage ``meta`` (``company``, ``doc_period``, ``doc_type``: FinanceBench has them) and, where that
-is missing (a user's own files), from the document itself (:func:`document_metadata`): the SEC
-cover page's registrant name, "fiscal year ended <date>" or "quarterly period ended <date>", and
-"FORM 10-K"; otherwise the capitalised names and period expressions of the document's title, or
-the first period expression of its first page.
+is missing (a user's own files), from the document itself (:func:`document_metadata`): for a
+filing or an earnings release, what :func:`aethel_lite.core.cover.read_cover` reads from its first
+three pages (the registrant, the fiscal year and fiscal quarter, the filing type); otherwise the SEC
+cover wording of its first page, the capitalised names and period expressions of its title, or the
+first period expression of its first page.
 
 **Question side.** :func:`period_keys` normalises a question's period expressions ("FY2018",
 "fiscal 2022", "FY22", "Q3 2021", "3Q21", "Q2 of FY2023", "second quarter of 2024", "as of June 30,
@@ -51,6 +52,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataError
+from .cover import MONTH_RX as _MONTH_RX
+from .cover import MONTHS as _MONTHS
 from .cover import read_cover
 from .entities import REGEX_STOP, RegexExtractor, normalize_entity
 from .graph import EntityGraph
@@ -61,12 +64,7 @@ __all__ = ["DocMeta", "PREFIXES", "is_meta_key", "node_kind", "period_keys", "ty
 #: Node-key prefixes of the structural nodes this module adds.
 PREFIXES = {"doc": "doc:", "company": "company:", "period": "period:", "type": "type:"}
 
-_MONTHS = {m: i for i, m in enumerate("january february march april may june july august september october november "
-                                       "december".split(), start=1)}
-_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
-_MONTHS["sept"] = 9
 _ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
-_MONTH_RX = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 _YEAR4 = r"((?:19|20)\d\d)"
 _YEAR24 = r"'?((?:19|20)?\d\d)"
 _FY = r"(?:fy\s?|fiscal\s+(?:year\s+)?)"

@@ -12,7 +12,9 @@ Scoring rules (:func:`company_matches`, :func:`type_of`):
   sequence of one contains the other's as a contiguous run (``"jpmorgan chase"`` ⊇
   ``"jpmorgan"``), or when ``c`` is the initials of ``r`` (``"advanced micro devices"`` →
   ``"amd"``); tokens are compared with a final possessive ``s`` dropped on both sides
-  (``"mcdonalds"`` = ``"mcdonald"``, which is how the normalisation writes "McDonald's"). A
+  (``"mcdonalds"`` = ``"mcdonald"``, which is how the normalisation writes "McDonald's"); and
+  two or more consecutive tokens of ``r`` written together may equal ``c`` (``"wal mart stores"``,
+  from "Wal-Mart Stores, Inc.", names ``"walmart"``). A
   registrant's former name is *not* its later name: "Square, Inc." is wrong for "Block".
 * **fiscal year** — the first year key read (``"2023"`` of ``["2023", "2023q2"]``) equals
   ``doc_period``.
@@ -54,6 +56,8 @@ def company_matches(read: str | None, company: str) -> bool:
     True
     >>> company_matches("advanced micro devices", "AMD")
     True
+    >>> company_matches("wal mart stores", "Walmart")
+    True
     >>> company_matches("square", "Block")
     False
     """
@@ -62,6 +66,8 @@ def company_matches(read: str | None, company: str) -> bool:
     r, c = _tokens(read), _tokens(company_key(company))
     if _contains(r, c) or _contains(c, r):
         return True
+    if any("".join(r[i:j]) == "".join(c) for i in range(len(r)) for j in range(i + 2, len(r) + 1)):
+        return True  # "wal mart stores" names "Walmart": hyphenation and spacing variants
     return len(c) == 1 and len(r) > 1 and "".join(t[0] for t in r) == c[0]
 
 
