@@ -23,9 +23,9 @@ from .caching.versions import versions
 from .data import download
 from .data.paths import data_root
 from .data.sampling import sample_corpus
-from .data.select import FORMATS, load_for_eval
+from .data.select import FORMATS, check_format_options, load_for_eval
 from .data.synthetic import make_synthetic
-from .errors import AethelError, DataError, DataNotFoundError, ParameterError
+from .errors import AethelError, DataError, DataNotFoundError, ParameterError, check_k
 from .evaluation.runner import RUN_DEPTH, run_methods, score_runs, write_trec_runs
 from .io import atomic_write, check_output_file, write_json
 from .retrievers.registry import known_methods, parse_methods
@@ -36,20 +36,15 @@ from .swarm import OpenAICompatibleGenerator, Orchestrator, write_findings
 # ------------------------------------------------------------------------------------------ eval
 def check_eval_args(args: argparse.Namespace) -> None:
     """Reject bad values and flag combinations of ``aethel eval`` before any data is loaded."""
-    if args.k < 1:
-        raise ParameterError(f"--k must be ≥ 1, got {args.k}")
+    check_k(args.k, "--k")
     if args.n_process < 1:
         raise ParameterError(f"--n-process must be ≥ 1, got {args.n_process}")
     if args.depth < max(10, args.k):
         raise ParameterError(f"--depth must be ≥ 10 (nDCG@10) and ≥ --k, got {args.depth}")
-    if args.format != "financebench" and (args.granularity is not None or args.chunk_words is not None):
-        raise ParameterError(f"--granularity/--chunk-words apply to --format financebench only, not {args.format}")
+    check_format_options(args.format, setting=args.setting, distractors=args.distractors,
+                         pages_changed=args.granularity is not None or args.chunk_words is not None)
     if args.chunk_words is not None and args.granularity != "chunk":
         raise ParameterError("--chunk-words needs --granularity chunk")
-    if args.distractors is not None and args.format != "2wiki":
-        raise ParameterError(f"--distractors/--no-distractors apply to --format 2wiki only, not {args.format}")
-    if args.distractors and args.setting != "open":
-        raise ParameterError("--distractors needs --setting open (a closed pool never ranks them)")
     if args.corpus_size is not None:
         if args.corpus_size < 1:
             raise ParameterError(f"--corpus-size must be a positive integer, got {args.corpus_size}")
@@ -207,8 +202,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     if (args.question is None) == (args.questions is None):
         raise ParameterError("give either a QUESTION or --questions FILE (one question per line)")
-    if args.k < 1:
-        raise ParameterError(f"-k must be ≥ 1, got {args.k}")
+    check_k(args.k, "-k")
     method_parts(args.method)  # unknown method: a clear error before anything is loaded
     if args.question is not None and not args.question.strip():
         raise ParameterError("question: empty question")
@@ -249,8 +243,7 @@ def cmd_data(args: argparse.Namespace) -> int:
 def cmd_memo(args: argparse.Namespace) -> int:
     """``aethel memo``: resolve the target, run the specialist swarm, write the memo (and findings)."""
 
-    if args.k < 1:
-        raise ParameterError(f"--k must be ≥ 1, got {args.k}")
+    check_k(args.k, "--k")
     if args.contradictions < 0:
         raise ParameterError(f"--contradictions must be ≥ 0, got {args.contradictions}")
     if args.format != "synthetic" and args.contradictions:

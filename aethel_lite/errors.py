@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 
 class AethelError(Exception):
     """Base class of every error aethel-lite raises on purpose."""
@@ -27,3 +29,23 @@ class ParameterError(AethelError, ValueError):
 
 class ConvergenceError(AethelError, RuntimeError):
     """An iterative method did not reach its tolerance within ``max_iter`` iterations."""
+
+
+def check_k(k: object, flag: str = "k") -> int:
+    """``k`` as an ``int`` when it is an integer ≥ 1 (a cut-off: passages per question, metric depth).
+
+    Parameters
+    ----------
+    k : object
+        The value to check; a ``bool`` is rejected, numpy integers are accepted.
+    flag : str
+        The parameter or option named in the message (``"k"``, ``"--k"``, ``"-k"``).
+
+    Raises
+    ------
+    ParameterError
+        ``k`` is not an integer or is below 1.
+    """
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise ParameterError(f"{flag} must be a positive integer (≥ 1), got {k!r}")
+    return int(k)

@@ -21,6 +21,7 @@ from .errors import DataError, DataNotFoundError, ParameterError
 
 __all__ = [
     "check_output_file",
+    "check_writable",
     "atomic_write",
     "write_json",
     "read_json",
@@ -49,9 +50,6 @@ def check_output_file(path: Any, flag: str = "--out") -> Path:
         written (checked by creating and removing a temporary file in the nearest existing
         folder); the message names the path.
     """
-    import tempfile as _tempfile
-
-
     if path is None or not str(path).strip():
         raise ParameterError(f"{flag}: empty path; name the result file")
     target = Path(path)
@@ -61,14 +59,24 @@ def check_output_file(path: Any, flag: str = "--out") -> Path:
         if anc.exists():
             if not anc.is_dir():
                 raise ParameterError(f"{flag} {path}: {anc} is a file, not a folder")
-            try:
-                fd, probe = _tempfile.mkstemp(prefix=".aethel-probe-", dir=anc)
-            except OSError as exc:
-                raise ParameterError(f"{flag} {path}: cannot write in {anc} ({exc.strerror or exc})") from None
-            os.close(fd)
-            os.unlink(probe)
+            check_writable(anc, f"{flag} {path}")
             break
     return target
+
+
+def check_writable(folder: Path, what: str) -> None:
+    """Raise :class:`ParameterError` unless a file can be created in ``folder`` (tried for real).
+
+    A temporary file is created and removed: a read-only file system, or a folder such as
+    ``/proc``, passes ``os.access`` but fails here. The message is
+    ``"{what}: cannot write in {folder} ({reason})"``.
+    """
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".aethel-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ParameterError(f"{what}: cannot write in {folder} ({exc.strerror or exc})") from None
 
 
 def _umask() -> int:

@@ -314,10 +314,10 @@ def test_paired_comparisons_add_holm_over_all_rows():
 
 # ------------------------------------------------------------------------------- load_for_eval
 @pytest.mark.parametrize("kwargs, message", [
-    ({"fmt": "musique", "granularity": "chunk"}, "apply to financebench only, not musique"),
-    ({"fmt": "synthetic", "chunk_words": 100}, "apply to financebench only"),
-    ({"fmt": "musique", "distractors": True, "setting": "open"}, "applies to 2wiki only"),
-    ({"fmt": "2wiki", "distractors": True}, "open-corpus setting only"),
+    ({"fmt": "musique", "granularity": "chunk"}, "apply to --format financebench only, not musique"),
+    ({"fmt": "synthetic", "chunk_words": 100}, "apply to --format financebench only"),
+    ({"fmt": "musique", "distractors": True, "setting": "open"}, "apply to --format 2wiki only"),
+    ({"fmt": "2wiki", "distractors": True}, "--distractors needs --setting open"),
     ({"fmt": "musique", "setting": "pooled"}, "--setting must be"),
     ({"fmt": "tweets"}, "unknown format 'tweets'"),
 ])

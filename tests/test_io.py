@@ -97,3 +97,26 @@ def test_atomic_write_gives_the_mode_open_would_give(tmp_path, umask):
     assert expected == 0o666 & ~umask
     for name in ("result.json", "blob.bin"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == expected, name
+
+
+def test_check_writable_tries_for_real_and_names_the_place(tmp_path):
+    from aethel_lite.errors import ParameterError
+    from aethel_lite.io import check_writable
+
+    check_writable(tmp_path, "--out x")
+    assert list(tmp_path.iterdir()) == []  # the probe file is removed
+    with pytest.raises(ParameterError, match=r"^--out x: cannot write in /proc \("):
+        check_writable(__import__("pathlib").Path("/proc"), "--out x")  # os.access says yes, creating a file fails
+    with pytest.raises(ParameterError, match="cannot write in"):
+        check_writable(tmp_path / "missing", "--out y")
+
+
+def test_check_k_accepts_integers_from_one_and_names_the_flag():
+    import numpy as np
+
+    from aethel_lite.errors import ParameterError, check_k
+
+    assert check_k(1) == 1 and check_k(np.int64(7), "--k") == 7 and type(check_k(np.int64(7))) is int
+    for bad in (0, -3, True, 2.0, "5", None):
+        with pytest.raises(ParameterError, match=r"^-k must be a positive integer \(≥ 1\), got "):
+            check_k(bad, "-k")

@@ -21,6 +21,41 @@ from .synthetic import make_synthetic
 FORMATS = ("musique", "2wiki", "financebench", "synthetic")
 
 
+# ------------------------------------------------------------------------------------ checks
+def check_format_options(fmt: str, *, setting: str | None = None, pages_changed: bool = False,
+                         distractors: bool | str | None = None) -> None:
+    """Reject a format name, setting or option that does not fit the data set, before anything is loaded.
+
+    The one check behind :func:`load_for_eval` and ``aethel eval`` (whose flags the messages name).
+
+    Parameters
+    ----------
+    fmt : str
+        One of :data:`FORMATS`.
+    setting : {None, "closed", "open"}
+    pages_changed : bool
+        Whether FinanceBench's page options (``granularity``, ``chunk_words``) were set.
+    distractors : None, bool or path
+        The 2Wiki distractor option (``None``: not set).
+
+    Raises
+    ------
+    ParameterError
+        Unknown format or setting; page options for a data set other than FinanceBench;
+        ``distractors`` for a data set other than 2Wiki, or set outside the open setting.
+    """
+    if fmt not in FORMATS:
+        raise ParameterError(f"--format: unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+    if setting not in (None, "closed", "open"):
+        raise ParameterError(f"--setting must be 'closed' or 'open', got {setting!r}")
+    if fmt != "financebench" and pages_changed:
+        raise ParameterError(f"--granularity/--chunk-words apply to --format financebench only, not {fmt}")
+    if distractors is not None and fmt != "2wiki":
+        raise ParameterError(f"--distractors/--no-distractors apply to --format 2wiki only, not {fmt}")
+    if distractors not in (None, False) and setting != "open":
+        raise ParameterError("--distractors needs --setting open (a closed pool never ranks them)")
+
+
 # ------------------------------------------------------------------------------------ loading
 def load_for_eval(fmt: str, data: str | None = None, *, setting: str | None = None, seed: int = 0, size: int = 1000,
                   docs: str = "question", granularity: str = "page", chunk_words: int = 200,
@@ -82,16 +117,8 @@ def load_for_eval(fmt: str, data: str | None = None, *, setting: str | None = No
 def _load_for_eval(fmt: str, data: str | None, *, setting: str | None, seed: int, size: int, docs: str,
                    granularity: str, chunk_words: int, distractors: bool | str | None) -> Dataset:
 
-    if fmt not in FORMATS:
-        raise ParameterError(f"--format: unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
-    if setting not in (None, "closed", "open"):
-        raise ParameterError(f"--setting must be 'closed' or 'open', got {setting!r}")
-    if fmt != "financebench" and (granularity != "page" or chunk_words != 200):
-        raise ParameterError(f"--granularity/--chunk-words apply to financebench only, not {fmt}")
-    if distractors is not None and fmt != "2wiki":
-        raise ParameterError(f"--distractors applies to 2wiki only, not {fmt}")
-    if distractors not in (None, False) and setting != "open":
-        raise ParameterError("--distractors applies to the open-corpus setting only (use --setting open)")
+    check_format_options(fmt, setting=setting, pages_changed=granularity != "page" or chunk_words != 200,
+                         distractors=distractors)
     if fmt == "synthetic":
 
         return make_synthetic(n_passages=size, seed=seed)
