@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from ..errors import ParameterError
 
 __all__ = ["Figure", "Period", "UNITS", "find_figures", "parse_figure", "parse_number", "page_scale",
-           "find_periods", "parse_period", "period_sort_key", "same_value", "format_value", "fiscal_year"]
+           "find_periods", "parse_period", "period_sort_key", "same_value", "fiscal_year"]
 
 UNITS = ("USD m", "EUR m", "GBP m", "%", "x")
 
@@ -211,14 +211,6 @@ def same_value(a: float | None, b: float | None, *, rel: float = 1e-9) -> bool:
         return a is None and b is None
     a, b = _round(float(a)), _round(float(b))
     return a == b or math.isclose(a, b, rel_tol=rel, abs_tol=1e-9)
-
-
-def format_value(value: float | None, unit: str | None) -> str:
-    """A normalised value for tables and JSON readers: ``"1,200 USD m"``, ``"14.2 %"``, ``"1.62 x"``."""
-    if value is None:
-        return ""
-    text = f"{value:,.6f}".rstrip("0").rstrip(".")
-    return f"{text} {unit}" if unit else text
 
 
 # -------------------------------------------------------------------------------------- periods
