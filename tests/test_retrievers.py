@@ -13,6 +13,8 @@ import pytest
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, DataNotFoundError, ParameterError
 from aethel_lite.retrievers import BM25Retriever, DenseRetriever, Retriever, Run, passage_text, rrf, topk, write_qrels
+from aethel_lite.retrievers.fusion import RRF_K, fuse_runs
+from aethel_lite.retrievers.run import RUN_DEPTH, trec_scores
 from aethel_lite.caching.store import text_key
 
 # ----------------------------------------------------------------------------------------------
@@ -288,6 +290,35 @@ def test_run_from_trec_errors_name_file_and_line(tmp_path):
         Run({"q 1": [("a", 1.0)]}).to_trec(tmp_path / "x.trec")
 
 
+def test_trec_scores_strictly_decrease_in_single_precision_and_keep_distinct_scores():
+    # what trec_eval keeps of a score: a 32-bit float
+    raw = [3.0, 3.0, 2.5, 2.0000000001, 2.0, 0.0, 0.0, 0.0, -1.0, float("-inf"), float("nan"), float("-inf")]
+    w = trec_scores(raw)
+    assert all(np.float32(a) > np.float32(b) for a, b in zip(w, w[1:]))
+    assert w[0] == 3.0 and w[2] == 2.5 and w[3] == 2.0000000001 and w[5] == 0.0 and w[8] == -1.0  # kept where strict
+    assert w[1] == float(np.nextafter(np.float32(3.0), np.float32(-np.inf)))  # one step below the score before it
+    assert w[4] == float(np.nextafter(np.float32(2.0000000001), np.float32(-np.inf)))  # a tie only in single precision
+    assert all(np.isfinite(w)) and w[9] < -1.0  # -inf / NaN: finite, below every finite score
+    assert trec_scores([]) == [] and trec_scores([float("nan")]) == [-2.0]
+    scores = [5.0, 4.0, 1 / 3, -2.0]
+    assert trec_scores(scores) == scores  # already strict: unchanged
+
+
+def test_to_trec_ties_read_in_the_runs_order_by_ir_measures(tmp_path):
+    ir_measures = pytest.importorskip("ir_measures")
+    rng = np.random.default_rng(0)
+    run, qrels = Run(name="ties"), []
+    for q in range(40):
+        pids = [f"d{i}" for i in rng.permutation(12)]
+        run[f"q{q}"] = [(pid, float(s)) for pid, s in zip(pids, np.sort(rng.integers(0, 3, 12))[::-1])]  # many ties
+        qrels.append(ir_measures.Qrel(f"q{q}", pids[int(rng.integers(0, 12))], 1))
+    path = run.to_trec(tmp_path / "ties.trec")
+    assert Run.from_trec(path).pids("q0") == run.pids("q0")
+    got = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.RR], qrels, ir_measures.read_trec_run(str(path)))}
+    for qrel in qrels:  # reciprocal rank of the gold pid at its position in the run's own order
+        assert got[qrel.query_id] == pytest.approx(1 / (run.pids(qrel.query_id).index(qrel.doc_id) + 1), abs=1e-12)
+
+
 def test_from_trec_orders_by_rank_column(tmp_path):
     path = tmp_path / "r.trec"
     path.write_text("q Q0 b 2 1.0 t\nq Q0 a 1 2.0 t\n")
@@ -360,6 +391,26 @@ def test_rrf_matches_brute_force(seed):
             assert s == pytest.approx(expected[q][d], rel=1e-12)
         scores = [s for _, s in ranking]
         assert scores == sorted(scores, reverse=True)
+
+
+def test_fuse_runs_is_rrf_with_k_60_over_the_top_depth_cut_to_depth():
+    rng = random.Random(5)
+    docs = [f"d{i}" for i in range(40)]
+    runs = [Run({f"q{q}": [(d, float(40 - i)) for i, d in enumerate(rng.sample(docs, 30))] for q in range(4)})
+            for _ in range(2)]
+    assert RRF_K == 60
+    fused = fuse_runs(runs, name="both", depth=12)
+    expected = _brute_rrf(runs, 60, 12)
+    assert fused.name == "both" and set(fused) == set(expected)
+    for q, ranking in fused.items():
+        best = sorted(expected[q].items(), key=lambda kv: -kv[1])[:12]
+        assert len(ranking) == 12
+        assert [s for _, s in ranking] == pytest.approx([s for _, s in best], rel=1e-12)
+        assert ranking == rrf(runs, k=60, depth=12)[q][:12]  # ties as rrf: first appearance
+    full = fuse_runs(runs, name="both")  # default depth: RUN_DEPTH, deeper than these runs
+    assert RUN_DEPTH == 1000 and full == rrf(runs, k=60)  # every document of every run
+    with pytest.raises(ParameterError):
+        fuse_runs(runs, name="x", depth=0)
 
 
 def test_rrf_properties():

@@ -1,4 +1,11 @@
-"""Reciprocal rank fusion of ranked runs."""
+"""Reciprocal rank fusion of ranked runs: :func:`rrf`, and :func:`fuse_runs`, the one fusion every fused method uses.
+
+Every fused method (``rrf``, ``rrf-bct``, ``rrf-dense``; :data:`aethel_lite.retrievers.registry.FUSIONS`)
+is :func:`fuse_runs` of its base methods' runs, with :data:`RRF_K` = 60 and the top
+:data:`~aethel_lite.retrievers.run.RUN_DEPTH` = 1,000 of each base run, wherever it is computed:
+``aethel eval`` (:func:`aethel_lite.evaluation.runner.fuse`), the studies built on it, and ``aethel
+search``. So the ranking a user gets is the ranking the book measured.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,10 @@ from collections.abc import Mapping, Sequence
 
 from ..errors import ParameterError
 from .base import _check_k
-from .run import Run
+from .run import RUN_DEPTH, Run
+
+#: The smoothing constant of every fused method (Cormack, Clarke & Büttcher 2009).
+RRF_K = 60
 
 
 def rrf(runs: Sequence[Mapping[str, Sequence[tuple[str, float]]]], k: float = 60, depth: int | None = None,
@@ -63,3 +73,26 @@ def rrf(runs: Sequence[Mapping[str, Sequence[tuple[str, float]]]], k: float = 60
         order = sorted(range(len(items)), key=lambda i: (-items[i][1], i))
         fused[qid] = [(items[i][0], float(items[i][1])) for i in order]
     return fused
+
+
+def fuse_runs(runs: Sequence[Mapping[str, Sequence[tuple[str, float]]]], *, name: str, depth: int = RUN_DEPTH) -> Run:
+    r"""The project's fusion: :func:`rrf` with :math:`k` = :data:`RRF_K` (60) of the top ``depth`` of each run,
+    cut to its top ``depth``.
+
+    .. math::  \mathrm{RRF}(d) = \sum_{r} \frac{1}{60 + \mathrm{rank}_r(d)},\qquad \mathrm{rank}_r(d) \le \mathrm{depth}
+
+    Ties (equal fused scores) keep first-appearance order, as in :func:`rrf`.
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        The base methods' runs, in :data:`~aethel_lite.retrievers.registry.FUSIONS` order (at least
+        ``depth`` deep where the corpus allows: a shallower input fuses differently).
+    name : str
+        Name of the fused run (the method).
+    depth : int
+        Depth of each input used and of the result (default :data:`~aethel_lite.retrievers.run.RUN_DEPTH`).
+    """
+    depth = _check_k(depth)
+    fused = rrf(runs, k=RRF_K, depth=depth, name=name)
+    return Run({qid: ranking[:depth] for qid, ranking in fused.items()}, name=name)

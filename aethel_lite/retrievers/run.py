@@ -1,13 +1,29 @@
-"""Ranked runs (``qid -> [(pid, score), ...]``) and TREC run/qrels files."""
+"""Ranked runs (``qid -> [(pid, score), ...]``) and TREC run/qrels files.
+
+The tie rule. A run's *order* is the ranking: retrievers break equal scores by corpus order
+(:func:`~aethel_lite.retrievers.base.topk`), fusions by first appearance
+(:func:`~aethel_lite.retrievers.fusion.rrf`), and every metric of the project reads the order as
+given. trec_eval (and ir_measures, through pytrec_eval) instead re-sorts each query by score,
+held as a 32-bit float, breaking ties by docno in reverse string order. So that they read the project's order,
+:meth:`Run.to_trec` writes scores that strictly decrease down each ranking
+(:func:`trec_scores`): a run file gives trec_eval exactly the metrics the project reports.
+"""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import DataError, DataNotFoundError
 from ..io import atomic_write
+
+#: Passages per query in every scored run (``aethel eval --depth``, the default of
+#: :func:`aethel_lite.retrievers.fusion.fuse_runs`); ``MRR`` is computed over the whole run.
+RUN_DEPTH = 1000
 
 
 class Run(dict):
@@ -37,7 +53,11 @@ class Run(dict):
     def to_trec(self, path: str | os.PathLike, tag: str | None = None) -> Path:
         """Write the run in TREC format, atomically: ``qid Q0 pid rank score tag`` (rank 1-based).
 
-        Scores are written with ``repr`` so :meth:`from_trec` reads back the same floats.
+        The score column is :func:`trec_scores` of each ranking: strictly decreasing in rank order,
+        so trec_eval, which sorts by score, reads the run in its own order (see the module). Where the
+        run's scores already strictly decrease they are written unchanged, with ``repr``, and
+        :meth:`from_trec` reads back the same floats; a tie (also one only in single precision, which
+        is what trec_eval keeps) is written one single-precision step below the score before it.
         """
         tag = tag if tag is not None else self.name
         tag = "".join(tag.split()) or "run"
@@ -45,9 +65,10 @@ class Run(dict):
         with atomic_write(path) as fh:
             for qid, ranking in self.items():
                 _check_token(qid, "qid")
-                for rank, (pid, score) in enumerate(ranking, start=1):
+                pids = [pid for pid, _ in ranking]
+                for rank, (pid, score) in enumerate(zip(pids, trec_scores([s for _, s in ranking])), start=1):
                     _check_token(pid, "pid")
-                    fh.write(f"{qid} Q0 {pid} {rank} {float(score)!r} {tag}\n")
+                    fh.write(f"{qid} Q0 {pid} {rank} {score!r} {tag}\n")
         return path
 
     @classmethod
@@ -93,6 +114,38 @@ class Run(dict):
             items.sort(key=lambda r: r[0])  # stable: equal ranks keep file order
             run[qid] = [(pid, score) for _, pid, score in items]
         return run
+
+
+def trec_scores(scores: Sequence[float]) -> list[float]:
+    r"""Scores for a TREC run file that strictly decrease in rank order as trec_eval reads them.
+
+    trec_eval (and pytrec_eval, which ir_measures calls) keeps a score as a 32-bit float, so two
+    scores that differ only beyond single precision tie there too. With :math:`s_1, s_2, \dots` the
+    scores in rank order and :math:`f(x)` the nearest 32-bit float, the written values are
+    :math:`w_1 = s_1` and, for :math:`i > 1`, :math:`w_i = s_i` if :math:`f(s_i) < f(w_{i-1})`, else
+    the next 32-bit float below :math:`f(w_{i-1})`. A score is therefore written unchanged (full
+    double precision) wherever that keeps the order strict, and a tie (or a score out of order)
+    moves down by the fewest single-precision steps that make it strict: trec_eval's tie-breaking
+    by docno never applies. Scores that are not finite (``-inf``, NaN, ranked last by
+    :func:`~aethel_lite.retrievers.base.topk`) are first replaced by a finite floor below every
+    finite score.
+    """
+    values = [float(s) for s in scores]
+    finite = [s for s in values if math.isfinite(s)]
+    floor = min(finite, default=0.0) - 1.0 - len(values)
+    down = np.float32(-np.inf)
+    out: list[float] = []
+    previous = np.float32(np.inf)
+    for s in values:
+        if math.isnan(s) or s == -math.inf:
+            s = floor
+        if np.float32(s) < previous:
+            previous = np.float32(s)
+        else:
+            previous = np.nextafter(previous, down)
+            s = float(previous)
+        out.append(s)
+    return out
 
 
 def _check_token(value: str, what: str) -> None:

@@ -22,8 +22,10 @@ from ..core.entities import get_extractor
 from ..core.graph import EntityGraph
 from ..data.schema import Passage, Query
 from ..errors import DataError, ParameterError
-from ..retrievers import BM25Retriever, rrf
+from ..retrievers import BM25Retriever
+from ..retrievers.fusion import fuse_runs
 from ..retrievers.registry import FUSIONS, make_retriever
+from ..retrievers.run import RUN_DEPTH
 from .format import (DOCMETA_FILE, IDS_FILE, INDEX_FILE, PASSAGES_FILE, SHA, file_digest, method_parts, read_manifest,
                      read_verified, rebuild_hint, searchable_methods, verify_files)
 
@@ -376,9 +378,11 @@ class SearchIndex:
 
 def _ranking(retrievers: list, queries: list, k: int, method: str):
     """The :class:`~aethel_lite.retrievers.base.Run` of ``method``: its base retriever's ranking, or for a
-    fusion the reciprocal-rank fusion (k=60) of its base retrievers' top ``max(k, 10)``."""
-    runs = [r.search(queries, k=max(k, 10)) for r in retrievers]
-    return rrf(runs, k=60, name=method) if method in FUSIONS else runs[0]
+    fusion :func:`~aethel_lite.retrievers.fusion.fuse_runs` of its base retrievers' runs, as deep as
+    ``aethel eval``'s (``max(k, RUN_DEPTH)``: the same top 10)."""
+    depth = max(k, RUN_DEPTH) if method in FUSIONS else max(k, 10)
+    runs = [r.search(queries, k=depth) for r in retrievers]
+    return fuse_runs(runs, name=method, depth=depth) if method in FUSIONS else runs[0]
 
 
 def open_index(index_dir: str | os.PathLike, method: str) -> SearchIndex:
