@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AethelError, ParameterError
+from ..io import check_writable
 from .format import is_index_folder
 
 __all__ = ["IndexBusyError", "Terminated", "IndexLock", "check_out", "temp_sibling", "remove_path", "signals_held",
@@ -181,12 +182,7 @@ def check_out(out: Any, *, force: bool = False, add: bool = False, inputs: Seque
         anc = anc.parent
     if not os.access(anc, os.W_OK | os.X_OK):
         raise ParameterError(f"--out {out}: cannot write in {anc} (permission denied)")
-    try:  # a read-only file system or a folder such as /proc passes os.access: try for real
-        fd, probe = __import__("tempfile").mkstemp(prefix=".aethel-probe-", dir=anc)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise ParameterError(f"--out {out}: cannot write in {anc} ({exc.strerror or exc})") from None
+    check_writable(anc, f"--out {out}")  # a read-only file system or a folder such as /proc passes os.access
     return path
 
 
