@@ -286,12 +286,18 @@ def test_run_depth_bounds_every_run_including_fusions(small, monkeypatch):
 def test_write_trec_runs_round_trips(small, tmp_path):
     from aethel_lite.evaluation.runner import write_trec_runs
     from aethel_lite.retrievers import Run
+    from aethel_lite.retrievers.run import trec_scores
 
     outcomes = run_methods(small, ["bm25"], setting="open", depth=30, progress=False, log=None)
     paths = write_trec_runs(outcomes, small.queries, tmp_path / "trec")
     assert [p.name for p in paths] == ["bm25.trec", "qrels.txt"]
     back = Run.from_trec(tmp_path / "trec" / "bm25.trec")
-    assert back.name == "bm25" and dict(back) == dict(outcomes["bm25"].run)
+    run = outcomes["bm25"].run
+    assert back.name == "bm25" and {q: back.pids(q) for q in back} == {q: run.pids(q) for q in run}
+    for qid, ranking in run.items():  # scores kept where they strictly decrease (in single precision)
+        written = [s for _, s in back[qid]]
+        assert written == trec_scores([s for _, s in ranking])
+        assert all(np.float32(a) > np.float32(b) for a, b in zip(written, written[1:]))
     qrels = (tmp_path / "trec" / "qrels.txt").read_text().splitlines()
     assert len(qrels) == sum(len(q.gold) for q in small.queries)
 
@@ -307,9 +313,12 @@ def test_paired_comparisons_add_holm_over_all_rows():
              for name, shift in (("A", 1.0), ("B", 0.6), ("C", 0.9))}
     rows = paired_comparisons(block, [("A", "B"), ("A", "C")], ["HR@5", "MRR"], n_resamples=2000, seed=0)
     assert len(rows) == 4
-    raw = [r["p_randomization"] for r in rows]
+    raw = [r["p_bootstrap"] for r in rows]  # Holm adjusts the bootstrap p-values, as chapter_tests does
     assert [r["p_holm"] for r in rows] == pytest.approx(holm(raw).tolist(), abs=2e-6)
-    assert all(r["p_randomization"] <= r["p_holm"] <= 1 for r in rows)
+    assert all(r["p_bootstrap"] <= r["p_holm"] <= 1 for r in rows)
+    # the family's smallest p-value is scaled by the number of rows (Holm's first step), by hand
+    i = min(range(4), key=lambda j: raw[j])
+    assert rows[i]["p_holm"] == pytest.approx(min(1.0, 4 * raw[i]), abs=2e-6)
 
 
 # ------------------------------------------------------------------------------- load_for_eval

@@ -9,6 +9,7 @@ import pytest
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, ParameterError
 from aethel_lite.retrievers import GraphRetriever
+from aethel_lite.retrievers.diagnostics import reliance, summarize
 
 PASSAGES = [
     Passage("p0", "d0", "", "NorthRiver Capital Partners IV reported a net IRR of 14.2% for the quarter."),
@@ -29,9 +30,10 @@ def fitted(tmp_path_factory):
 
 def test_ranking_equals_networkx_ppr_on_the_same_graph(fitted):
     q = Query("q1", "What did Helios Fleet report?", frozenset({"p2"}))
-    run = fitted.search([q], k=6)
+    result = fitted.search([q], k=6, explain=True)
+    run = result.run
     graph = fitted.graph_
-    exps = fitted.seeds_["q1"]
+    exps = result.seeds["q1"]
     assert exps, "the question names Helios Fleet, which the graph knows"
     G = nx.from_scipy_sparse_array(graph.adjacency())
     seeds = {graph.n_passages + graph.entity_index[e.entity]: e.weight for e in exps}
@@ -73,15 +75,15 @@ def test_closed_pool_ranks_only_the_pool_and_unknown_pid_is_named(fitted):
 
 def test_query_without_entity_uses_bm25_teleport(fitted):
     q = Query("q1", "was the weather pleasant?", frozenset({"p5"}))
-    hits = fitted.search([q], k=3)["q1"]
-    assert fitted.seeds_["q1"] == []
+    result = fitted.search([q], k=3, explain=True)
+    hits = result.run["q1"]
+    assert result.seeds["q1"] == []
     assert hits[0][0] == "p5"
 
 
 def test_provenance_names_the_seed_entity(fitted):
     q = Query("q1", "Helios Fleet", frozenset({"p2"}))
-    fitted.search([q], k=3)
-    prov = fitted.provenance_["q1"]
+    prov = fitted.search([q], k=3, explain=True).provenance["q1"]
     assert any(e.seed == "helios fleet" for e in prov["p2"])
 
 
@@ -117,10 +119,12 @@ def test_bct_reaches_alias_that_plain_ppr_cannot(tmp_path, monkeypatch):
     q = Query("q", "What are the unfunded commitments of NorthRiver Capital Partners IV?", frozenset({"a"}))
     plain = GraphRetriever(extractor="regex", bct="none", alias_table=table).fit(passages)
     bct = GraphRetriever(extractor="regex", bct="alias", alias_table=table).fit(passages)
-    assert plain.search([q], k=2)["q"][0][1] <= 0 or plain.seeds_["q"] == []
-    top = bct.search([q], k=2)["q"][0]
+    plain_result = plain.search([q], k=2, explain=True)
+    assert plain_result.run["q"][0][1] <= 0 or plain_result.seeds["q"] == []
+    result = bct.search([q], k=2, explain=True)
+    top = result.run["q"][0]
     assert top[0] == "a" and top[1] > 0
-    assert any(e.via == "alias" for e in bct.provenance_["q"]["a"])
+    assert any(e.via == "alias" for e in result.provenance["q"]["a"])
 
 
 def test_query_linking_needs_a_capital_or_digit(tmp_path, monkeypatch):
@@ -131,8 +135,9 @@ def test_query_linking_needs_a_capital_or_digit(tmp_path, monkeypatch):
     passages = [Passage("a", "a", "", "3M reported capital expenditures."), Passage("b", "b", "", "In Orion Labs news.")]
     g = GraphRetriever(extractor="regex").fit(passages)
     # plant junk keys, as a noisy NER would: "in" and "capital"
-    g.graph_ = build_graph(["a", "b"], [["3m", "capital"], ["in", "orion labs"]])
-    g._set_operator()
+    g = GraphRetriever.from_parts(g.get_params(), passages, build_graph(["a", "b"], [["3m", "capital"], ["in", "orion labs"]]),
+                                  g.bm25_)
+    assert set(g.graph_.entities) == {"3m", "capital", "in", "orion labs"}
     keys = g.query_keys("What was the capital expenditure of 3M in 2018?")
     assert "3m" in keys and "in" not in keys and "capital" not in keys
     assert g.query_keys("In which year did Orion Labs launch?") == ["orion labs"]
@@ -168,25 +173,27 @@ def test_pure_graph_closed_pool_ranks_only_reached_candidates(pure):
 
 
 def test_entity_less_question_empty_under_none_bm25_seeded_under_bm25(fitted, pure):
-    assert pure.search([WEATHER], k=5)["qw"] == []
-    assert pure.diagnostics_["qw"] == {"fallback": False, "n_seed_entities": 0, "n_reached": 0, "bm25_ordered_top5": 0}
-    hits = fitted.search([WEATHER], k=5)["qw"]
+    result = pure.search([WEATHER], k=5, explain=True)
+    assert result.run["qw"] == []
+    assert result.diagnostics["qw"] == {"fallback": False, "n_seed_entities": 0, "n_reached": 0, "bm25_ordered_top5": 0}
+    result = fitted.search([WEATHER], k=5, explain=True)
+    hits = result.run["qw"]
     assert hits[0][0] == "p5" and hits[0][1] > 0  # the BM25 teleport lands on p5
-    assert fitted.diagnostics_["qw"]["fallback"] is True
+    assert result.diagnostics["qw"]["fallback"] is True
 
 
 def test_diagnostics_count_seeds_reach_and_bm25_slots(fitted, pure):
-    fitted.search([HELIOS, WEATHER], k=5)
+    result = fitted.search([HELIOS, WEATHER], k=5, explain=True)
     # HELIOS: one seed, reaches p0-p2; the two other top-5 slots are unreached passages in BM25 order
-    assert fitted.diagnostics_["qh"] == {"fallback": False, "n_seed_entities": 1, "n_reached": 3, "bm25_ordered_top5": 2}
+    assert result.diagnostics["qh"] == {"fallback": False, "n_seed_entities": 1, "n_reached": 3, "bm25_ordered_top5": 2}
     # WEATHER: the BM25 teleport lands on p5 only (no entity, isolated): 1 reached, 4 BM25-ordered
-    assert fitted.diagnostics_["qw"] == {"fallback": True, "n_seed_entities": 0, "n_reached": 1, "bm25_ordered_top5": 4}
-    assert fitted.diagnostics_summary() == {"fallback_share": 0.5, "bm25_top5_share": 0.6, "n_queries": 2}
-    fitted.search([HELIOS], k=3)
-    assert fitted.diagnostics_summary() == {"fallback_share": 0.0, "bm25_top5_share": 0.0, "n_queries": 1}
-    pure.search([HELIOS, WEATHER], k=5)
-    assert pure.diagnostics_["qh"] == {"fallback": False, "n_seed_entities": 1, "n_reached": 3, "bm25_ordered_top5": 0}
-    assert pure.diagnostics_summary() == {"fallback_share": 0.0, "bm25_top5_share": 0.0, "n_queries": 2}
+    assert result.diagnostics["qw"] == {"fallback": True, "n_seed_entities": 0, "n_reached": 1, "bm25_ordered_top5": 4}
+    assert result.summary() == {"fallback_share": 0.5, "bm25_top5_share": 0.6, "n_queries": 2}
+    assert reliance(fitted, [HELIOS, WEATHER], result.run, 5) == result.summary()
+    assert fitted.search([HELIOS], k=3, explain=True).summary() == {"fallback_share": 0.0, "bm25_top5_share": 0.0, "n_queries": 1}
+    result = pure.search([HELIOS, WEATHER], k=5, explain=True)
+    assert result.diagnostics["qh"] == {"fallback": False, "n_seed_entities": 1, "n_reached": 3, "bm25_ordered_top5": 0}
+    assert result.summary() == {"fallback_share": 0.0, "bm25_top5_share": 0.0, "n_queries": 2}
 
 
 def test_fallback_setting_is_in_config_and_checked():
@@ -194,8 +201,7 @@ def test_fallback_setting_is_in_config_and_checked():
     assert GraphRetriever(extractor="regex", fallback="none").config()["fallback"] == "none"
     with pytest.raises(ParameterError, match="fallback"):
         GraphRetriever(extractor="regex", fallback="dense").fit(PASSAGES)
-    with pytest.raises(RuntimeError, match="search"):
-        GraphRetriever(extractor="regex").fit(PASSAGES).diagnostics_summary()
+    assert summarize({}, 5) == {"fallback_share": None, "bm25_top5_share": None, "n_queries": 0}
 
 
 def test_fallback_reset_after_fit_is_checked_at_search(pure):

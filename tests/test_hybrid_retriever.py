@@ -113,16 +113,16 @@ def test_attribution_splits_each_hit_by_source_exactly(hybrid):
     docs = [g.n_passages + g.entity_index[f"doc:{p.doc_id}"] for p in PASSAGES]
     bm = BM25Retriever().fit(PASSAGES).get_scores(QUESTION)
     pn, dn, bn = unit(total[: g.n_passages]), unit(total[docs]), unit(bm)
-    hybrid.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6)
+    result = hybrid.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6, explain=True)
     for i, p in enumerate(PASSAGES):
         share = {c: 0.2 * pn[i] * parts[c][i] / total[i] + 0.5 * dn[i] * parts[c][docs[i]] / total[docs[i]] for c in parts}
         share["lexical"] += 0.3 * bn[i]
         z = sum(share.values())
-        got = hybrid.sources_["q"][p.pid]
+        got = result.sources["q"][p.pid]
         assert sum(got.values()) == pytest.approx(1.0)
         for c in share:
             assert got.get(c, 0.0) == pytest.approx(share[c] / z, abs=1e-6)
-        prov = hybrid.provenance_["q"][p.pid]
+        prov = result.provenance["q"][p.pid]
         assert prov[0].via == max(got, key=got.get) and prov[0].weight == pytest.approx(max(got.values()), abs=1e-6)
 
 
@@ -133,7 +133,7 @@ def test_heading_term_ranks_by_the_cosine_with_each_page_heading_and_counts_as_d
     from aethel_lite.retrievers import DenseRetriever
 
     weights = {"ppr": 0.2, "document": 0.4, "lexical": 0.2, "heading": 0.2}
-    r = hybrid.with_settings(rank_weights=weights)
+    r = hybrid.set_params(rank_weights=weights)
     assert r.heading_ is not None and r.heading_.pooling == "heading" and r.dense_ is None
     s_hand, comps = _by_hand(r)
     g = r.graph_
@@ -145,14 +145,14 @@ def test_heading_term_ranks_by_the_cosine_with_each_page_heading_and_counts_as_d
     cos = model.encode([" ".join(p.text.split())[:200] for p in PASSAGES], normalize_embeddings=True) @ \
         model.encode([QUESTION], normalize_embeddings=True)[0]
     expected = 0.2 * unit(pr[: g.n_passages]) + 0.4 * unit(pr[docs]) + 0.2 * unit(bm) + 0.2 * unit(cos.astype(np.float64))
-    hits = r.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6)["q"]
-    got = dict(hits)
+    result = r.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6, explain=True)
+    got = dict(result.run["q"])
     for i, p in enumerate(PASSAGES):
         assert got[p.pid] == pytest.approx(expected[i], abs=1e-5)
     hn = unit(cos.astype(np.float64))
     for i, p in enumerate(PASSAGES):
-        assert r.sources_["q"][p.pid].get("dense", 0.0) > 0 or hn[i] == 0  # the heading's part, under "dense"
-        assert "heading" not in r.sources_["q"][p.pid]
+        assert result.sources["q"][p.pid].get("dense", 0.0) > 0 or hn[i] == 0  # the heading's part, under "dense"
+        assert "heading" not in result.sources["q"][p.pid]
     fresh = GraphRetriever(extractor="regex", bct="none", passage_seeds=("lexical",), document_nodes=True, metadata=True,
                            period_linking=True, seed_depth=3,
                            seed_weights={"entity": 1.0, "metadata": 2.0, "lexical": 1.0}, rank_weights=weights).fit(PASSAGES)
@@ -166,7 +166,7 @@ def test_heading_term_in_a_closed_pool_is_normalised_over_the_pool(hybrid):
     the oracle)."""
     from aethel_lite.retrievers import DenseRetriever
 
-    r = hybrid.with_settings(rank_weights={"dense": 0.5, "heading": 0.5})
+    r = hybrid.set_params(rank_weights={"dense": 0.5, "heading": 0.5})
     pool = ("BOLT_2019#p1", "ACME_2019#p0", "ACME_2018#p1")
     hits = dict(r.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}), pool=pool)], k=5, pool="query")["q"])
     by_pid = {p.pid: p for p in PASSAGES}
@@ -182,11 +182,11 @@ def test_heading_term_in_a_closed_pool_is_normalised_over_the_pool(hybrid):
 
 
 def test_provenance_names_the_metadata_and_lexical_seeds(hybrid):
-    hybrid.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=3)
-    records = {e.via: e for e in hybrid.provenance_["q"]["ACME_2019#p1"]}
+    result = hybrid.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=3, explain=True)
+    records = {e.via: e for e in result.provenance["q"]["ACME_2019#p1"]}
     assert records["metadata"].entity == "doc:ACME_2019" and records["metadata"].seed in ("company:acme_widgets", "period:2019")
     assert records["lexical"].seed == "bm25" and records["lexical"].entity == "ACME_2019#p1"
-    assert hybrid.diagnostics_["q"]["sources"] == ["entity", "lexical", "metadata"]
+    assert result.diagnostics["q"]["sources"] == ["entity", "lexical", "metadata"]
 
 
 def test_closed_pool_ranks_only_the_pool_with_its_document_nodes(hybrid):
@@ -199,9 +199,9 @@ def test_closed_pool_ranks_only_the_pool_with_its_document_nodes(hybrid):
 def test_without_hybrid_settings_nothing_changes(tmp_path_factory):
     plain = GraphRetriever(extractor="regex", bct="none").fit(PASSAGES)
     assert not plain.is_hybrid and not any(":" in e for e in plain.graph_.entities)
-    run = plain.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6)
-    assert plain.sources_ == {} and all(e.via == "exact" for recs in plain.provenance_["q"].values() for e in recs)
-    assert run["q"]
+    result = plain.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6, explain=True)
+    assert result.sources == {} and all(e.via == "exact" for recs in result.provenance["q"].values() for e in recs)
+    assert result.run["q"]
 
 
 def test_question_without_any_seed_falls_back_to_bm25_teleport():
@@ -226,8 +226,8 @@ def test_bad_hybrid_settings_are_refused(kwargs):
     {"period_linking": False, "bct": "both", "seed_depth": 2},
     {"passage_seeds": (), "rank_weights": None},
 ])
-def test_with_settings_ranks_as_a_fresh_fit(hybrid, changes):
-    derived = hybrid.with_settings(**changes)
+def test_set_params_ranks_as_a_fresh_fit(hybrid, changes):
+    derived = hybrid.set_params(**changes)
     fresh_kwargs = dict(extractor="regex", bct="none", passage_seeds=("lexical",), document_nodes=True, metadata=True,
                         period_linking=True, seed_depth=3, seed_weights={"entity": 1.0, "metadata": 2.0, "lexical": 1.0},
                         rank_weights={"ppr": 0.2, "document": 0.5, "lexical": 0.3})
@@ -237,11 +237,11 @@ def test_with_settings_ranks_as_a_fresh_fit(hybrid, changes):
     assert derived.search(q, k=6) == fresh.search(q, k=6)
     assert derived.graph_ == fresh.graph_
     with pytest.raises(ParameterError):
-        hybrid.with_settings(colour="blue")
+        hybrid.set_params(colour="blue")
 
 
 def test_period_decay_weights_the_latest_year_named_most(hybrid):
-    r = hybrid.with_settings(period_decay=0.5)
+    r = hybrid.set_params(period_decay=0.5)
     g = r.graph_
     _, comps, named = r.seed_components("Acme Widgets capex from FY2018 to FY2019?")
     assert named == {"company:acme_widgets": 1.0, "period:2019": pytest.approx(1 / 1.5), "period:2018": pytest.approx(0.5 / 1.5)}
@@ -249,4 +249,4 @@ def test_period_decay_weights_the_latest_year_named_most(hybrid):
     assert m[g.n_passages + g.entity_index["period:2019"]] == pytest.approx(2 * m[g.n_passages + g.entity_index["period:2018"]])
     assert m.sum() == pytest.approx(1.0)
     with pytest.raises(ParameterError):
-        hybrid.with_settings(period_decay=1.5)
+        hybrid.set_params(period_decay=1.5)

@@ -193,13 +193,15 @@ def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys):
     passages = ingest(folder).passages
     fitted = [make_retriever(m).fit(passages) for m in FUSIONS.get(method, (method,))]
     queries = [Query(f"q{i}", q, frozenset()) for i, q in enumerate(questions)]
+    explained = [r.search(queries, k=10, explain=True) for r in fitted if r.name == "graph"]
     runs = [r.search(queries, k=10) for r in fitted]
+    assert [e.run for e in explained] == [run for r, run in zip(fitted, runs) if r.name == "graph"]
     run = rrf(runs, k=60, name=method) if method in FUSIONS else runs[0]
     for i, hits in enumerate(got):
         assert [(h["pid"], h["score"]) for h in hits] == [(pid, score) for pid, score in run[f"q{i}"][:5]]
         prov = {}
-        for r in fitted:
-            prov.update(getattr(r, "provenance_", {}).get(f"q{i}", {}))
+        for e in explained:
+            prov.update(e.provenance.get(f"q{i}", {}))
         assert [[(e["seed"], e["entity"], e["via"]) for e in h["provenance"]] for h in hits] == \
             [[(e.seed, e.entity, e.via) for e in prov.get(h["pid"], [])] for h in hits]
 

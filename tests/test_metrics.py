@@ -126,3 +126,44 @@ def test_mrr_counts_a_gold_passage_anywhere_in_a_deep_run(gold_rank, ir_measures
                                         [ir_measures.ScoredDoc("q", d, s) for d, s in run["q"]])
     assert got == pytest.approx(oracle[ir_measures.RR])
     assert oracle[ir_measures.RR @ 10] == (got if gold_rank <= 10 else 0.0)  # what a 10-deep run would report
+
+
+# ------------------------------------------------------------------------ rank of gold, means
+def test_gold_rank_is_the_rank_in_the_run_topk_gives():
+    """The rank from a score vector (the studies') equals the gold's position in the retrievers' ranking."""
+    import numpy as np
+
+    from aethel_lite.evaluation.metrics import first_gold_rank, gold_rank
+    from aethel_lite.retrievers import topk
+
+    rng = np.random.default_rng(1)
+    for _ in range(400):
+        n = int(rng.integers(1, 30))
+        scores = rng.integers(0, 4, n).astype(float)  # many ties
+        scores[rng.random(n) < 0.1] = -np.inf
+        gold = sorted(set(rng.choice(n, int(rng.integers(1, 4))).tolist()))
+        idx, vals = topk(scores, n)
+        ranked = [int(i) for i, v in zip(idx, vals) if v != -np.inf]  # a run ranks what was scored
+        assert gold_rank(scores, gold) == first_gold_rank(ranked, set(gold))
+        among = rng.random(n) < 0.6
+        among[gold] = True  # the gold passages always compete (e.g. the pages of the gold documents)
+        assert gold_rank(scores, gold, among) == first_gold_rank([i for i in ranked if among[i]], set(gold))
+    assert gold_rank(np.array([1.0, 2.0]), []) == 0
+    assert gold_rank(np.array([np.nan, 2.0]), [0]) == 0 and gold_rank(np.array([-np.inf, 2.0]), [0]) == 0
+    assert first_gold_rank(["a", "b"], {"c"}) == 0 and first_gold_rank(["a", "b"], {"b"}) == 2
+
+
+def test_mean_and_mean_metrics():
+    from aethel_lite.evaluation.metrics import mean, mean_metrics
+
+    values = [0.1, 0.7, 0.2, 1 / 3]
+    assert mean(values) == sum(values) / 4  # the plain sum, in the order given
+    assert mean(iter(values)) == mean(values)
+    with pytest.raises(DataError, match="no values"):
+        mean([])
+    table = {"q1": {"MRR": 1.0, "HR@1": 1.0}, "q2": {"MRR": 0.25, "HR@1": 0.0}}
+    assert mean_metrics(table, ["MRR", "HR@1"]) == {"MRR": 0.625, "HR@1": 0.5}
+    queries = [Query("q1", "x", frozenset({"a"})), Query("q2", "y", frozenset({"b"}))]
+    run = {"q1": ["a", "b"], "q2": ["c", "d", "e", "b"]}
+    assert evaluate(run, queries, ["MRR", "HR@1"]) == mean_metrics(per_query(run, queries, ["MRR", "HR@1"]), ["MRR", "HR@1"])
+    assert evaluate(run, queries, ["MRR"]) == {"MRR": (1.0 + 0.25) / 2}

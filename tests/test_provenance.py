@@ -1,4 +1,5 @@
-"""Exact per-seed shares of Personalized PageRank (aethel_lite.core.provenance) against networkx and a direct solve."""
+"""Exact per-seed shares of Personalized PageRank (aethel_lite.core.provenance, retrievers.attribution) and how gold
+passages are reached (retrievers.reach), against networkx and a direct solve."""
 
 from __future__ import annotations
 
@@ -116,7 +117,8 @@ def bct(synthetic):
 
 def test_explain_shares_sum_to_each_hits_score_open_corpus(bct, synthetic):
     queries = synthetic.queries[:6]
-    run = bct.search(queries, k=8)
+    result = bct.search(queries, k=8, explain=True)
+    run = result.run
     for q in queries:
         hits = run[q.qid]
         shares = bct.explain(q.text, [pid for pid, _ in hits])
@@ -127,7 +129,7 @@ def test_explain_shares_sum_to_each_hits_score_open_corpus(bct, synthetic):
             else:  # ranked by BM25: PPR never reached it
                 assert shares[pid] == []
         # every entity seed is one of the question's BCT expansions, with its rule
-        exps = {(e.seed, e.entity, e.via) for e in bct.seeds_[q.qid]}
+        exps = {(e.seed, e.entity, e.via) for e in result.seeds[q.qid]}
         assert {(s.seed, s.entity, s.via) for v in shares.values() for s in v} <= exps
 
 
@@ -147,8 +149,9 @@ def test_explain_in_a_closed_pool_matches_networkx(bct, synthetic):
 
 def test_explain_of_a_question_without_entities_splits_the_bm25_teleport(bct, synthetic):
     q = Query(qid="plain", text="what was the unfunded commitment of the fund", gold=frozenset())
-    run = bct.search([q], k=5)
-    assert bct.diagnostics_["plain"]["fallback"]
+    result = bct.search([q], k=5, explain=True)
+    run = result.run
+    assert result.diagnostics["plain"]["fallback"]
     shares = bct.explain(q.text, [pid for pid, _ in run["plain"]])
     for pid, score in run["plain"]:
         assert all(s.seed == "bm25" and s.via == "bm25-teleport" for s in shares[pid])
@@ -189,7 +192,7 @@ def chain():
 
 
 def test_gold_reach_categories_against_networkx_path_lengths(chain):
-    from aethel_lite.core.provenance import gold_reach
+    from aethel_lite.retrievers.reach import gold_reach
 
     pool = tuple(f"p{i}" for i in range(6))
     q = Query("q", "Who owns Northwind Trading?", frozenset(pool), pool=pool)
@@ -204,19 +207,19 @@ def test_gold_reach_categories_against_networkx_path_lengths(chain):
         assert found["bct_only"] == (bool(lengths) and not any(nx.has_path(g, s, ("p", pid)) for s in exact))
     assert got["p4"]["via"] == [["northwind trading", "northwind trading europe", "substring"]]
     # without BCT the Europe passage is not reached at all
-    plain = gold_reach(chain.with_settings(bct="none"), q)
+    plain = gold_reach(chain.set_params(bct="none"), q)
     assert plain["p4"]["category"] == "unreached" and plain["p0"]["category"] == "direct"
 
 
 def test_bct_intrusion_names_the_rule_and_the_displaced_gold(chain):
-    from aethel_lite.core.provenance import bct_intrusions, provenance_report
+    from aethel_lite.retrievers.reach import bct_intrusions, provenance_report
 
     pool = tuple(f"p{i}" for i in range(6))
     q = Query("q2", "Who owns Northwind Trading?", frozenset({"p1"}), pool=pool)
     (row,) = bct_intrusions(chain, q, k=2)
     assert row == {"pid": "p4", "rank": 2, "bct_fraction": pytest.approx(1.0), "seed": "northwind trading",
                    "entity": "northwind trading europe", "via": "substring", "displaced_gold": ["p1"]}
-    assert bct_intrusions(chain.with_settings(bct="none"), q, k=2) == []
+    assert bct_intrusions(chain.set_params(bct="none"), q, k=2) == []
     report = provenance_report(chain, [q, Query("q3", "Where is Gamma City?", frozenset({"p2"}), pool=pool)], k=2)
     assert report["n_queries"] == 2 and report["n_gold"] == 2
     assert report["gold_reach"]["two-hop"] == 1 and report["gold_reach"]["direct"] == 1
@@ -225,7 +228,7 @@ def test_bct_intrusion_names_the_rule_and_the_displaced_gold(chain):
 
 
 def test_hit_chains_shares_add_up_and_say_whether_the_passage_names_the_seed(chain):
-    from aethel_lite.core.provenance import hit_chains
+    from aethel_lite.retrievers.reach import hit_chains
 
     pool = tuple(f"p{i}" for i in range(6))
     q = Query("q", "Who owns Northwind Trading?", frozenset({"p1"}), pool=pool)
@@ -241,7 +244,7 @@ def test_hit_chains_shares_add_up_and_say_whether_the_passage_names_the_seed(cha
 
 
 def test_hybrid_source_split_is_exact_when_a_passage_seed_has_no_entities():
-    """GraphRetriever._attribute weighs each source's PageRank exactly (part_weights), also when a BM25 seed is
+    """attribution.source_shares weighs each source's PageRank exactly (part_weights), also when a BM25 seed is
     an isolated passage (a dangling node, whose mass returns to the seeds): it agrees with explain(), which is
     checked against networkx above, and not with the naive split by seed mass."""
     from aethel_lite.data.schema import Passage
@@ -253,7 +256,8 @@ def test_hybrid_source_split_is_exact_when_a_passage_seed_has_no_entities():
                        seed_depth=2).fit(passages)
     assert r.graph_.incidence[2].nnz == 0  # p2 mentions no entity: an isolated node
     q = Query("q", "Which trading report did Northwind Trading file?", frozenset({"p0"}))
-    run = r.search([q], k=4)
+    result = r.search([q], k=4, explain=True)
+    run = result.run
     shares = r.explain(q.text, [pid for pid, _ in run["q"]])
     assert any(s.via == "lexical" and s.entity == "p2" for v in shares.values() for s in v)
     for pid, _ in run["q"]:
@@ -262,7 +266,7 @@ def test_hybrid_source_split_is_exact_when_a_passage_seed_has_no_entities():
         for s in shares[pid]:
             src = "lexical" if s.via == "lexical" else "entity"
             by_source[src] = by_source.get(src, 0.0) + s.share / total
-        got = r.sources_["q"][pid]
+        got = result.sources["q"][pid]
         assert set(got) == set(by_source)
         for src, v in by_source.items():
             assert got[src] == pytest.approx(v, abs=1e-8), (pid, src)
@@ -272,7 +276,7 @@ def test_hybrid_source_split_is_exact_when_a_passage_seed_has_no_entities():
     naive = {c: mix[c] * r.operator_.run(comps[c], alpha=r.alpha, tol=1e-12).scores for c in comps}
     i = r.pid_index_["p0"]
     naive_share = naive["lexical"][i] / (naive["lexical"][i] + naive["entity"][i])
-    assert abs(naive_share - r.sources_["q"]["p0"]["lexical"]) > 1e-3
+    assert abs(naive_share - result.sources["q"]["p0"]["lexical"]) > 1e-3
 
 
 def test_explain_of_a_document_ranked_hybrid_splits_the_document_nodes_pagerank():

@@ -20,7 +20,16 @@ passage below rank 1,000 would add less than 1/1,000), not MRR@10.
 ``HR@k``, ``Recall@k``, ``MRR`` and ``nDCG@k`` equal trec_eval's ``success_k``, ``recall_k``,
 ``recip_rank`` and ``ndcg_cut_k`` (checked against ir_measures in the tests) when the run's scores
 are strictly decreasing; trec_eval re-sorts by score (ties by docid), these functions use the
-run's order as given.
+run's order as given. The run files the project writes
+(:meth:`~aethel_lite.retrievers.run.Run.to_trec`) have strictly decreasing scores, so trec_eval on
+them gives these values (``tests/test_agreement.py``).
+
+One tie rule. A ranking is the run's order; a retriever orders equal scores by corpus order
+(:func:`~aethel_lite.retrievers.base.topk`). :func:`gold_rank` is the rank of the gold passage
+computed from a score vector under that same rule (the studies that score every passage at once
+use it), so it equals :func:`first_gold_rank` of the ranking ``topk`` would return. Means over
+questions are :func:`mean` (a plain sum divided by the count, in the caller's order) and
+:func:`mean_metrics`.
 """
 
 from __future__ import annotations
@@ -30,9 +39,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import DataError, ParameterError
 
-__all__ = ["DEFAULT_METRICS", "Metric", "parse_metric", "per_query", "evaluate"]
+__all__ = ["DEFAULT_METRICS", "Metric", "parse_metric", "per_query", "evaluate", "first_gold_rank", "gold_rank", "mean",
+           "mean_metrics"]
 
 DEFAULT_METRICS = ("HR@1", "HR@5", "AllSupport@5", "Recall@5", "MRR", "nDCG@10")
 
@@ -51,10 +63,8 @@ class Metric:
     def __call__(self, ranking: Sequence[str], gold: frozenset[str] | set[str]) -> float:
         """The metric of one ranked list of pids against a non-empty gold set."""
         if self.kind == "MRR":
-            for i, pid in enumerate(ranking, start=1):
-                if pid in gold:
-                    return 1.0 / i
-            return 0.0
+            rank = first_gold_rank(ranking, gold)
+            return 1.0 / rank if rank else 0.0
         top = ranking[: self.k]
         hits = sum(1 for pid in top if pid in gold)
         if self.kind == "HR":
@@ -67,6 +77,79 @@ class Metric:
         dcg = sum(1.0 / math.log2(i + 1) for i, pid in enumerate(top, start=1) if pid in gold)
         idcg = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(gold), self.k) + 1))
         return dcg / idcg
+
+
+def first_gold_rank(ranking: Sequence[str], gold: frozenset[str] | set[str]) -> int:
+    """1-based position of the first gold pid in a ranked list of pids; 0 if none is in it."""
+    for i, pid in enumerate(ranking, start=1):
+        if pid in gold:
+            return i
+    return 0
+
+
+def gold_rank(scores: np.ndarray, gold: Sequence[int], among: np.ndarray | None = None) -> int:
+    r"""1-based rank of the best-scored gold passage of one question, from the scores of every passage.
+
+    With :math:`g^*` the first (in corpus order) of the gold rows with the highest score :math:`s^*`,
+
+    .. math::  r = 1 + \#\{d : s(d) > s^*\} + \#\{d < g^* : s(d) = s^*\}
+
+    counted over the rows ``among`` (a boolean mask; default all): ties go to the passage earlier
+    in corpus order, the rule of :func:`~aethel_lite.retrievers.base.topk`, so :math:`r` is the
+    rank ``search`` gives (and :func:`first_gold_rank` of that run).
+
+    Parameters
+    ----------
+    scores : ndarray, shape (n_passages,)
+        Higher is better; ``-inf`` or NaN means not ranked.
+    gold : sequence of int
+        Row numbers of the gold passages.
+    among : ndarray of bool, shape (n_passages,), optional
+        The passages that compete, the gold ones among them (e.g. the pages of the gold documents).
+
+    Returns
+    -------
+    int
+        The rank, or 0 when no gold passage is ranked (``gold`` empty, or its best score not finite
+        from below: ``-inf`` / NaN), which every metric scores as a miss.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    gold = np.asarray(gold, dtype=np.int64)
+    if gold.size == 0:
+        return 0
+    values = scores[gold]
+    best = values.max()
+    if np.isnan(best) or best == -np.inf:
+        return 0
+    first = int(gold[values == best].min())
+    if among is None:
+        ahead = np.count_nonzero(scores > best) + np.count_nonzero(scores[:first] == best)
+    else:
+        ahead = np.count_nonzero(among & (scores > best)) + np.count_nonzero(among[:first] & (scores[:first] == best))
+    return 1 + int(ahead)
+
+
+def mean(values: Sequence[float]) -> float:
+    """The mean of per-question values: ``sum(values) / len(values)``, summed in the order given.
+
+    Every mean metric the project reports is this one (:func:`evaluate`, the ``aethel eval`` JSON,
+    the paired tests), so equal inputs in equal order give the same float everywhere.
+
+    Raises
+    ------
+    DataError
+        ``values`` is empty.
+    """
+    values = list(values)
+    if not values:
+        raise DataError("no values to average")
+    return sum(values) / len(values)
+
+
+def mean_metrics(table: Mapping[str, Mapping[str, float]], names: Sequence[str]) -> dict[str, float]:
+    """Mean of each metric ``names`` over the rows of a :func:`per_query` table (in its query order)."""
+    rows = list(table.values())
+    return {name: mean([row[name] for row in rows]) for name in names}
 
 
 def parse_metric(name: str) -> Metric:
@@ -147,5 +230,4 @@ def evaluate(run: Mapping[str, Sequence], queries: Sequence, metrics: Sequence[s
     table = per_query(run, queries, metrics)
     if not table:
         raise DataError("no queries to evaluate")
-    names = [parse_metric(m).name for m in metrics]
-    return {name: sum(row[name] for row in table.values()) / len(table) for name in names}
+    return mean_metrics(table, [parse_metric(m).name for m in metrics])

@@ -16,13 +16,16 @@ from typing import Any
 
 from ..data.schema import Dataset
 from ..data.synthetic import alias_table
-from ..errors import ParameterError
-from ..retrievers import GraphRetriever, Run, rrf, write_qrels
+from ..errors import ParameterError, check_k
+from ..retrievers import GraphRetriever, write_qrels
+from ..retrievers.fusion import RRF_K, fuse_runs
 from ..retrievers.registry import FUSIONS, make_retriever
-from .metrics import evaluate, per_query
+from ..retrievers.run import RUN_DEPTH
+from .metrics import evaluate, mean, mean_metrics, per_query
 from .stats import holm, paired_bootstrap, randomization_test
 
-RUN_DEPTH = 1000  # passages per query in a scored run (MRR is computed over the whole run)
+__all__ = ["RUN_DEPTH", "RRF_K", "MethodOutcome", "run_methods", "fuse", "metric_names", "score_runs", "write_trec_runs",
+           "bct_ablation", "paired_comparisons", "without_timing"]
 
 
 @dataclass
@@ -92,9 +95,8 @@ def run_methods(
     """
     if setting not in ("closed", "open"):
         raise ParameterError(f"--setting must be 'closed' or 'open', got {setting!r}")
-    for label, value in (("k", k), ("depth", depth)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ParameterError(f"--{label} must be a positive integer, got {value!r}")
+    check_k(k, "--k")
+    check_k(depth, "--depth")
     depth = max(k, depth)
     if setting == "closed" and any(q.pool is None for q in dataset.queries):
         missing = next(q.qid for q in dataset.queries if q.pool is None)
@@ -135,7 +137,8 @@ def run_methods(
 def fuse(name: str, outcomes: Mapping[str, MethodOutcome], *, depth: int = RUN_DEPTH) -> MethodOutcome:
     r"""The fused method ``name`` (:data:`FUSIONS`) from the outcomes of its base methods.
 
-    Reciprocal rank fusion with :math:`k = 60`,
+    :func:`~aethel_lite.retrievers.fusion.fuse_runs`, the fusion ``aethel search`` uses too:
+    reciprocal rank fusion with :math:`k` = :data:`RRF_K` (60),
     :math:`\mathrm{RRF}(d) = \sum_r 1 / (60 + \mathrm{rank}_r(d))` over the top ``depth`` of each
     base run (Cormack, Clarke & Büttcher 2009), cut to its top ``depth``; ``seconds`` is the
     fusion's time plus its base methods'.
@@ -147,8 +150,7 @@ def fuse(name: str, outcomes: Mapping[str, MethodOutcome], *, depth: int = RUN_D
     if missing:
         raise ParameterError(f"fusion {name!r} needs the run of {missing[0]!r}, which is not among the outcomes")
     t0 = time.perf_counter()
-    fused = rrf([outcomes[b].run for b in FUSIONS[name]], k=60, depth=depth, name=name)
-    run = Run({qid: ranking[:depth] for qid, ranking in fused.items()}, name=name)
+    run = fuse_runs([outcomes[b].run for b in FUSIONS[name]], name=name, depth=depth)
     seconds = time.perf_counter() - t0 + sum(outcomes[b].seconds for b in FUSIONS[name])
     return MethodOutcome(name, run, seconds)
 
@@ -170,7 +172,7 @@ def score_runs(outcomes: Mapping[str, MethodOutcome], queries, *, k: int = 5, de
     block: dict[str, dict] = {}
     for name, outcome in outcomes.items():
         pq = per_query(outcome.run, queries, metrics=names)
-        means = {m: sum(row[m] for row in pq.values()) / len(pq) for m in names}  # as metrics.evaluate
+        means = mean_metrics(pq, names)
         entry: dict[str, Any] = {m: round(float(means[m]), 6) for m in names}
         entry["per_query"] = {q.qid: [pid for pid, _ in outcome.run.get(q.qid, [])[:depth]] for q in queries}
         entry["per_query_metrics"] = {qid: {m: round(float(v), 6) for m, v in vals.items()} for qid, vals in pq.items()}
@@ -182,9 +184,11 @@ def write_trec_runs(outcomes: Mapping[str, MethodOutcome], queries, directory: s
     """Write each method's run as ``directory/<method>.trec`` and the gold as ``directory/qrels.txt``.
 
     The runs are whole (:func:`run_methods`' depth, not the top 10 kept in the JSON), written with
-    :meth:`~aethel_lite.retrievers.Run.to_trec` (tag = method name) and
+    :meth:`~aethel_lite.retrievers.Run.to_trec` (tag = method name; scores strictly decreasing in
+    rank order, so trec_eval reads the project's order, ties included) and
     :func:`~aethel_lite.retrievers.write_qrels`, atomically; ``trec_eval -m recip_rank qrels.txt
-    bm25.trec`` then reproduces ``MRR``. Returns the paths written, qrels last.
+    bm25.trec`` then reproduces ``MRR`` (and ``success``/``recall`` at each cut-off ``HR@k`` /
+    ``Recall@k``). Returns the paths written, qrels last.
     """
 
     directory = Path(directory)
@@ -236,9 +240,11 @@ def paired_comparisons(block: Mapping[str, Mapping[str, Any]], pairs: Sequence[t
     list of dict
         One JSON-able row per (pair, metric): ``a``, ``b``, ``metric``, ``n``, ``mean_a``,
         ``mean_b``, ``diff`` (mean A − B), its 95% percentile CI ``ci_low``/``ci_high``,
-        ``p_bootstrap``, ``p_randomization`` and ``p_holm``: the randomization p-values adjusted
+        ``p_bootstrap``, ``p_randomization`` and ``p_holm``: the bootstrap p-values adjusted
         with Holm's step-down method (:func:`~aethel_lite.evaluation.stats.holm`) over *all* rows returned,
-        which bounds the family-wise error rate of the whole table (Holm 1979).
+        which bounds the family-wise error rate of the whole table (Holm 1979). Holm is applied to
+        the bootstrap p-values everywhere in the project (as in
+        :func:`aethel_lite.studies.open_corpus.chapter_tests`).
     """
 
     rows = []
@@ -251,9 +257,9 @@ def paired_comparisons(block: Mapping[str, Mapping[str, Any]], pairs: Sequence[t
             y = [pb[q][m] for q in qids]
             boot = paired_bootstrap(x, y, n_resamples=n_resamples, seed=seed)
             perm = randomization_test(x, y, n_resamples=n_resamples, seed=seed)
-            raw_p.append(perm.p_value)
-            rows.append({"a": a, "b": b, "metric": m, "n": len(qids), "mean_a": round(sum(x) / len(x), 6),
-                         "mean_b": round(sum(y) / len(y), 6), "diff": round(boot.mean_diff, 6),
+            raw_p.append(boot.p_value)
+            rows.append({"a": a, "b": b, "metric": m, "n": len(qids), "mean_a": round(mean(x), 6),
+                         "mean_b": round(mean(y), 6), "diff": round(boot.mean_diff, 6),
                          "ci_low": round(boot.ci_low, 6), "ci_high": round(boot.ci_high, 6),
                          "p_bootstrap": round(boot.p_value, 6), "p_randomization": round(perm.p_value, 6)})
     for row, p in zip(rows, holm(raw_p).tolist()):

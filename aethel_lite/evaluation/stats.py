@@ -20,7 +20,8 @@ Two companions report a single system and a table of comparisons:
 * :func:`bootstrap_ci` -- percentile confidence interval for one system's mean metric
   :math:`\bar a` (Efron & Tibshirani 1993, ch. 13.3).
 * :func:`holm` -- Holm's step-down adjustment of :math:`m` p-values, which controls the
-  family-wise error rate of a table of comparisons (Holm 1979).
+  family-wise error rate of a table of comparisons (Holm 1979); the project applies it to the
+  bootstrap p-values.
 
 Resampling is vectorised with numpy (``rng.integers`` on a ``(rows, n)`` block, in chunks of at
 most ~4M entries) and fully determined by ``seed``.
@@ -301,6 +302,11 @@ def holm(p_values) -> np.ndarray:
     error rate at :math:`\alpha` under any dependence between the tests (Holm 1979). The adjusted
     values are monotone in the raw ones, never below them, and at most 1; tied raw p-values get
     equal adjusted values.
+
+    The project adjusts one kind of p-value with it: the paired bootstrap's (:func:`paired_bootstrap`,
+    the shift method), in :func:`aethel_lite.evaluation.runner.paired_comparisons` (``p_holm``) and
+    :func:`aethel_lite.studies.open_corpus.chapter_tests` (``p_holm_chapter``, the column the book
+    shows); the randomization p-values are reported raw beside them.
 
     Parameters
     ----------

@@ -6,12 +6,13 @@ in :meth:`Retriever.fit`, and :meth:`Retriever.search` ranks passages for each q
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..errors import DataError, ParameterError
+from ..errors import DataError, ParameterError, check_k
 from .run import Run
 
 
@@ -60,12 +61,6 @@ def passage_text(passage) -> str:
     return f"{passage.title}\n{passage.text}" if passage.title else passage.text
 
 
-def _check_k(k: Any) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ParameterError(f"k must be a positive integer, got {k!r}")
-    return int(k)
-
-
 # ---------------------------------------------------------------------------------------------
 # Base class
 # ---------------------------------------------------------------------------------------------
@@ -96,6 +91,12 @@ class Retriever:
         DataError
             The corpus is empty or a pid repeats.
         """
+        passages = self._index_passages(passages)
+        self._fit(passages)
+        return self
+
+    def _index_passages(self, passages: Sequence) -> list:
+        """Set ``pids_`` and ``pid_index_`` from ``passages`` (checked); returns them as a list."""
         passages = list(passages)
         if not passages:
             raise DataError(f"{type(self).__name__}.fit: empty corpus (no passages)")
@@ -106,8 +107,7 @@ class Retriever:
             index[p.pid] = i
         self.pids_ = [p.pid for p in passages]
         self.pid_index_ = index
-        self._fit(passages)
-        return self
+        return passages
 
     def search(self, queries: Sequence, k: int = 10, pool: None | str | Mapping[str, Sequence[str]] = None) -> Run:
         """Rank passages for each query.
@@ -135,8 +135,13 @@ class Retriever:
             A duplicate qid, a query without a pool, or a pool pid that was not fitted
             (the qid and pid are named).
         """
+        queries, k, candidates = self._checked(queries, k, pool)
+        return self._collect(queries, candidates, self._score_queries(queries, candidates), k)
+
+    def _checked(self, queries: Sequence, k: int, pool) -> tuple[list, int, list]:
+        """``search``'s checks: the queries as a list, ``k`` as an int and each query's candidates."""
         self._check_fitted()
-        k = _check_k(k)
+        k = check_k(k)
         queries = list(queries)
         seen: set[str] = set()
         for q in queries:
@@ -145,17 +150,30 @@ class Retriever:
             seen.add(q.qid)
             if not isinstance(q.text, str) or not q.text.strip():
                 raise ParameterError(f"{type(self).__name__}.search: query {q.qid!r} has empty text")
-        candidates = [self._resolve_pool(q, pool) for q in queries]
+        return queries, k, [self._resolve_pool(q, pool) for q in queries]
+
+    def _collect(self, queries: list, candidates: list, scores: Iterator[np.ndarray], k: int) -> Run:
+        """The :class:`Run` of each query's top ``k`` candidates by ``scores`` (one array per query)."""
         run = Run(name=self.name)
         pid_of = self.pids_.__getitem__
-        for q, cand, scores in zip(queries, candidates, self._score_queries(queries, candidates)):
-            idx, vals = topk(scores, k, cand)
+        for q, cand, row in zip(queries, candidates, scores):
+            idx, vals = topk(row, k, cand)
             run[q.qid] = list(zip(map(pid_of, idx.tolist()), np.asarray(vals, dtype=np.float64).tolist()))
         return run
 
     def config(self) -> dict:
         """JSON-able settings (part of cache keys and saved indexes)."""
         return {"name": self.name}
+
+    @classmethod
+    def param_names(cls) -> list[str]:
+        """The settings of ``__init__``, in signature order: the keys of :meth:`get_params`."""
+        return [n for n, p in inspect.signature(cls.__init__).parameters.items()
+                if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+    def get_params(self) -> dict[str, Any]:
+        """Setting → value (scikit-learn's ``get_params``; ``type(self)(**get_params())`` is an unfitted copy)."""
+        return {n: getattr(self, n) for n in self.param_names()}
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.config().items() if k != "name")

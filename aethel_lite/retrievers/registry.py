@@ -107,20 +107,16 @@ def make_retriever(name: str, **overrides: Any):
     ------
     ParameterError
         ``name`` is not a base method, or the retriever class does not accept one of the
-        method's settings (an older version of the class: the setting is named).
+        method's settings (not a key of its ``get_params()``: the setting is named).
     """
-    import inspect
-
-
     if name not in METHODS:
         raise ParameterError(f"method {name!r} is not a base retriever; choose from {', '.join(METHODS)}")
     cls_name, kwargs = METHODS[name]
     cls = getattr(retrievers, cls_name)
     merged = {**kwargs, **overrides.get(cls_name, {})}
-    params = inspect.signature(cls).parameters
-    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        unknown = [key for key in merged if key not in params]
-        if unknown:
-            raise ParameterError(f"method {name!r} needs {cls_name}({unknown[0]}=...), which this {cls_name} does not accept")
+    known = cls.param_names()  # the keys of cls.get_params()
+    unknown = [key for key in merged if key not in known]
+    if unknown:
+        raise ParameterError(f"method {name!r} needs {cls_name}({unknown[0]}=...), which this {cls_name} does not accept")
     return cls(**merged)
 

@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ..core.docmeta import DocMeta
-from ..core.entities import get_extractor
 from ..core.graph import EntityGraph
 from ..data.schema import Passage, Query
 from ..errors import DataError, ParameterError
-from ..retrievers import BM25Retriever
+from ..retrievers import BM25Retriever, GraphRetriever
 from ..retrievers.fusion import fuse_runs
 from ..retrievers.registry import FUSIONS, make_retriever
 from ..retrievers.run import RUN_DEPTH
@@ -272,25 +271,20 @@ class SearchIndex:
         assembled from the stored graph, BM25 index, ids, document metadata and embeddings."""
         pids, doc_ids = self.ids
         graph = self._part(parts[1])
-        # what GraphRetriever._fit leaves behind, with its two slow steps (entity extraction,
-        # BM25 fit) replaced by the stored graph and BM25 index; tests/test_index.py checks
-        # that the restored retriever answers exactly as a refit one
-        r.pids_ = list(graph.pids)
-        r.pid_index_ = dict(graph.pid_index)
-        r.doc_ids_ = list(doc_ids)
+        # what GraphRetriever.fit computes, with its two slow steps (entity extraction, BM25 fit)
+        # replaced by the stored graph and BM25 index; tests/test_index.py checks that the
+        # restored retriever answers exactly as a refit one
         if r.extractor in ("ner", "ner3"):
             _import_spacy_without_torch()
-        r.extractor_ = get_extractor(r.extractor)
-        r._base_graph, r.bm25_, r.dense_, r.heading_ = graph, bm25, None, None
-        # document nodes need each passage's pid and doc_id only: ids.json, not passages.jsonl
-        r._passages = [_Ids(pid, doc) for pid, doc in zip(pids, doc_ids)]
-        # graph_ (+ document/metadata nodes from docmeta.json when asked for) and the PPR operator
-        r._structure(self._part("docmeta") if "docmeta" in parts else None)
         dense = next((p for p in parts if p in ("dense-first", "dense-max")), None)
-        if dense is not None:  # the hybrid's dense scores: the stored embeddings, as `dense` reads them
-            r.dense_ = self._base({"dense-first": "dense", "dense-max": "dense-max"}[dense])
-        if "dense-heading" in parts:  # and its heading scores
-            r.heading_ = self._base("dense-heading")
+        r = GraphRetriever.from_parts(
+            r.get_params(),
+            # document nodes need each passage's pid and doc_id only: ids.json, not passages.jsonl
+            [_Ids(pid, doc) for pid, doc in zip(pids, doc_ids)], graph, bm25,
+            doc_meta=self._part("docmeta") if "docmeta" in parts else None,
+            # the hybrid's dense and heading scores: the stored embeddings, as `dense` reads them
+            dense=None if dense is None else self._base({"dense-first": "dense", "dense-max": "dense-max"}[dense]),
+            heading=self._base("dense-heading") if "dense-heading" in parts else None)
         stored = self.info["parts"][parts[1]].get("extractor_config")
         if stored is not None and stored != r.extractor_.config():
             warnings.warn(f"{self.dir}: the entity extractor differs from the one that built the index "
@@ -352,14 +346,12 @@ class SearchIndex:
             return []
         retrievers = self._retrievers(method)
         queries = [Query(qid=f"q{i}", text=q, gold=frozenset()) for i, q in enumerate(questions)]
-        run = _ranking(retrievers, queries, k, method)
+        run, explained = _ranking(retrievers, queries, k, method)
         where = {pid: i for i, pid in enumerate(self.ids[0])}
         passages = self.passages
         out = []
         for q in queries:
-            provenance: dict = {}
-            for r in retrievers:
-                provenance.update(getattr(r, "provenance_", {}).get(q.qid, {}))
+            provenance = explained.get(q.qid, {})
             hits = [_hit(rank, passages[where[pid]], score, provenance.get(pid, []))
                     for rank, (pid, score) in enumerate(run.get(q.qid, [])[:k], start=1)]
             if explain:
@@ -379,10 +371,19 @@ class SearchIndex:
 def _ranking(retrievers: list, queries: list, k: int, method: str):
     """The :class:`~aethel_lite.retrievers.base.Run` of ``method``: its base retriever's ranking, or for a
     fusion :func:`~aethel_lite.retrievers.fusion.fuse_runs` of its base retrievers' runs, as deep as
-    ``aethel eval``'s (``max(k, RUN_DEPTH)``: the same top 10)."""
+    ``aethel eval``'s (``max(k, RUN_DEPTH)``: the same top 10); and the graph retrievers' provenance
+    of their hits (qid → pid → records, ``SearchResult.provenance``)."""
     depth = max(k, RUN_DEPTH) if method in FUSIONS else max(k, 10)
-    runs = [r.search(queries, k=depth) for r in retrievers]
-    return fuse_runs(runs, name=method, depth=depth) if method in FUSIONS else runs[0]
+    runs, provenance = [], {}
+    for r in retrievers:
+        if isinstance(r, GraphRetriever):
+            result = r.search(queries, k=depth, explain=True)
+            runs.append(result.run)
+            for qid, hits in result.provenance.items():
+                provenance.setdefault(qid, {}).update(hits)
+        else:
+            runs.append(r.search(queries, k=depth))
+    return (fuse_runs(runs, name=method, depth=depth) if method in FUSIONS else runs[0]), provenance
 
 
 def open_index(index_dir: str | os.PathLike, method: str) -> SearchIndex:

@@ -40,6 +40,7 @@ import numpy as np
 
 from ..caching.resultcache import cached, dataset_digest
 from ..errors import ParameterError
+from ..evaluation.metrics import gold_rank
 from ..retrievers.graph import _BLOCK
 from ..retrievers.registry import make_retriever
 
@@ -81,20 +82,14 @@ def within_document_rr(scores: np.ndarray, gold: Sequence[int], doc_index: np.nd
 
 
 def reciprocal_rank(scores: np.ndarray, gold: Sequence[int], among: np.ndarray | None = None) -> float:
-    """1 / rank of the best gold passage among the passages ``among`` (a mask; default all).
+    """1 / :func:`~aethel_lite.evaluation.metrics.gold_rank` of the best gold passage among the passages ``among``
+    (a mask; default all).
 
     Ties are broken by corpus order, as :func:`aethel_lite.retrievers.base.topk` does, so the
     rank is the one ``search`` gives; 0 if the best gold passage is not ranked (``-inf``).
     """
-    scores = np.asarray(scores, dtype=np.float64)
-    gold = np.asarray(list(gold), dtype=np.int64)
-    best = scores[gold].max()
-    if not np.isfinite(best):
-        return 0.0
-    among = np.ones(len(scores), dtype=bool) if among is None else among
-    first = int(gold[scores[gold] == best].min())
-    ahead = np.count_nonzero(among & (scores > best)) + np.count_nonzero(among[:first] & (scores[:first] == best))
-    return 1.0 / (1 + int(ahead))
+    rank = gold_rank(scores, list(gold), among)
+    return 1.0 / rank if rank else 0.0
 
 
 def document_rank(document_scores: np.ndarray, gold_documents: Sequence[int]) -> int:

@@ -31,7 +31,10 @@ from ..data.summary import dataset_summary
 from ..errors import ParameterError
 from ..evaluation.runner import paired_comparisons, run_methods, score_runs
 from ..evaluation.stats import bootstrap_ci, holm
+from ..retrievers.diagnostics import reliance
+from ..retrievers.graph import GraphRetriever
 from ..retrievers.registry import known_methods
+from ..retrievers.run import RUN_DEPTH
 from . import analysis
 from .paper import PAPER_TESTS
 
@@ -151,18 +154,20 @@ def metric_cis(block: Mapping[str, Mapping[str, Any]], queries: Sequence, groups
     return out
 
 
-def graph_reliance(outcomes: Mapping[str, Any]) -> dict:
+def graph_reliance(outcomes: Mapping[str, Any], queries: Sequence, k: int) -> dict:
     """Per graph method: how much of its ranking came from BM25 rather than the graph.
 
     ``{"fallback_share": share of questions with no seed entity (BM25-seeded teleport),
     "bm25_top5_share": share of top-5 slots filled by passages PPR never reached, ordered by BM25}``
-    as recorded by :meth:`GraphRetriever.diagnostics_summary`.
+    of each graph method's open-corpus run of ``queries`` at depth ``k``
+    (:func:`aethel_lite.retrievers.diagnostics.reliance`).
     """
     out = {}
     for name, outcome in outcomes.items():
         retriever = getattr(outcome, "retriever", None)
-        if retriever is not None and hasattr(retriever, "diagnostics_summary"):
-            out[name] = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in retriever.diagnostics_summary().items()}
+        if isinstance(retriever, GraphRetriever):
+            summary = reliance(retriever, queries, outcome.run, k)
+            out[name] = {key: (round(v, 6) if isinstance(v, float) else v) for key, v in summary.items()}
     return out
 
 
@@ -197,7 +202,7 @@ def evaluate_open(dataset, methods: Sequence[str], *, n_resamples: int = 10_000,
             "groups": groups,
             "methods": block,
             "ci": metric_cis(block, dataset.queries, groups, n_resamples=n_resamples, seed=seed),
-            "reliance": graph_reliance(outcomes),
+            "reliance": graph_reliance(outcomes, dataset.queries, RUN_DEPTH),
             "timing": {name: round(o.seconds, 3) for name, o in outcomes.items()},
         }
 

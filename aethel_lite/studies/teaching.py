@@ -29,9 +29,9 @@ import numpy as np
 from ..core.bct import MODES, provenance
 from ..core.entities import extract_entities
 from ..core.ppr import PPROperator, _check_alpha, personalized_pagerank
-from ..core.provenance import hit_chains
 from ..errors import ParameterError
 from ..retrievers.base import passage_text
+from ..retrievers.reach import hit_chains
 
 __all__ = ["check_parameters", "entity_comparison", "power_trace", "drawing_data", "draw_graph", "trace_figure",
            "rankings_by_mode", "alpha_sweep", "pick_alias_question", "walkthrough"]
@@ -340,7 +340,7 @@ def rankings_by_mode(retriever, query, *, modes: Sequence[str] = ("none", "alias
         mode → ``[[pid, score], ...]``, best first.
     """
     pool = None if query.pool is None else "query"
-    return {m: [[pid, float(s)] for pid, s in retriever.with_settings(bct=m).search([query], k=k, pool=pool)[query.qid]]
+    return {m: [[pid, float(s)] for pid, s in retriever.set_params(bct=m).search([query], k=k, pool=pool)[query.qid]]
             for m in modes}
 
 
@@ -356,7 +356,7 @@ def alpha_sweep(retriever, query, alphas: Sequence[float], *, k: int = 10) -> di
     pool = None if query.pool is None else "query"
     out = {}
     for a in alphas:
-        ranked = [pid for pid, _ in retriever.with_settings(alpha=float(a)).search([query], k=k, pool=pool)[query.qid]]
+        ranked = [pid for pid, _ in retriever.set_params(alpha=float(a)).search([query], k=k, pool=pool)[query.qid]]
         out[str(float(a))] = {"ranking": ranked,
                               "gold_ranks": {g: (ranked.index(g) + 1 if g in ranked else None) for g in sorted(query.gold)}}
     return out
@@ -409,7 +409,7 @@ def walkthrough(retriever, query, *, titles: Mapping[str, str] | None = None, al
         "entity", "via", "mass"}]`` (the teleport vector, one row per seed node); ``fallback``;
         ``graph`` (sizes of the pool's graph); ``drawing``; ``trace``: pid → PageRank per
         iteration (gold passages and the best ``n_distractors`` others); ``alpha_sweep``;
-        ``modes`` (:func:`rankings_by_mode`); ``hits`` (:func:`aethel_lite.core.provenance.hit_chains`).
+        ``modes`` (:func:`rankings_by_mode`); ``hits`` (:func:`aethel_lite.retrievers.reach.hit_chains`).
     """
 
     if query.pool is None:

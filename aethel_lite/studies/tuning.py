@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..evaluation.metrics import gold_rank
 from ..evaluation.splits import split
 from ..io import read_json, write_json
 from ..retrievers import GraphRetriever
@@ -59,20 +60,11 @@ def _simplex(step: float, k: int = 4) -> list[tuple[float, ...]]:
 
 
 def _rank_of_gold(S: np.ndarray, gold: list[np.ndarray]) -> np.ndarray:
-    """1-based rank of each column's best gold row, ties broken by row (corpus) order; shape (n_q,).
+    """:func:`~aethel_lite.evaluation.metrics.gold_rank` of each column (ties by row, i.e. corpus, order); shape (n_q,).
 
     A question with no gold row in the corpus ranks ``n_rows + 1`` (below every passage: reciprocal
     rank 0 at any depth, as :func:`aethel_lite.evaluation.metrics.evaluate` scores it)."""
-    out = np.empty(S.shape[1], dtype=np.int64)
-    for j, g in enumerate(gold):
-        if len(g) == 0:
-            out[j] = S.shape[0] + 1
-            continue
-        s = S[:, j]
-        best = s[g].max()
-        first = g[s[g] == best].min()
-        out[j] = 1 + np.count_nonzero(s > best) + np.count_nonzero(s[:first] == best)
-    return out
+    return np.array([gold_rank(S[:, j], g) or S.shape[0] + 1 for j, g in enumerate(gold)], dtype=np.int64)
 
 
 def _terms_for(retriever, queries) -> tuple[np.ndarray, list[np.ndarray]]:

@@ -1,0 +1,357 @@
+r"""Why a fitted :class:`~aethel_lite.retrievers.GraphRetriever` ranked a passage: per-seed attribution.
+
+Three views, all computed on request and never stored on the retriever:
+
+* **provenance** (:func:`attribute`; ``GraphRetriever.search(..., explain=True)``): for each of a
+  query's first hits, the :class:`~aethel_lite.core.bct.Expansion` records (seed entity, graph
+  entity reached, how, weight) that tie it to its seeds, preceded for a hybrid retriever by one
+  record per seed source (``via`` = the source, ``weight`` = its share of the hit's score);
+* **seed sources** (:func:`source_shares`): each explained hit's score split by seed source;
+* **exact per-seed shares** of a passage's PageRank (:func:`explain`, :func:`seed_pieces`),
+  from the linearity of PageRank in its seeds (:mod:`aethel_lite.core.provenance`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..core.bct import Expansion, provenance
+from ..core.docmeta import PREFIXES, _slug
+from ..core.ppr import PPROperator
+from ..core.provenance import SeedShare, part_weights, ppr_parts
+from ..data.schema import Query
+from . import diagnostics as _diagnostics
+from .hybrid import SOURCES, TERM_SOURCE, doc_node, doc_nodes, query_scores, rank_terms, rank_weights
+from .run import Run
+
+__all__ = ["QueryTrace", "SearchResult", "attribute", "source_shares", "seed_pieces", "explain", "explains_documents"]
+
+# open-corpus sources are solved as batches of this many PPR columns
+_BLOCK = 64
+
+
+@dataclass
+class QueryTrace:
+    """What :meth:`GraphRetriever.search` computed for one query, for attribution and diagnostics.
+
+    Attributes
+    ----------
+    expansions : list of Expansion
+        The query's entity seeds (empty: no seed entity).
+    fallback : bool
+        Whether the teleport was the BM25 fallback.
+    graph : EntityGraph
+        The graph searched (the fitted one, or the closed pool's).
+    n_reached : int
+        Candidate passages with PageRank > 0.
+    parts : dict or None
+        The seed sources (``"components"``, ``"mix"``, ``"named"``; see ``GraphRetriever._personalize``).
+    corpus_idx : ndarray or None
+        The pool's corpus indices (``None``: open corpus).
+    extra : dict
+        The ranking's inputs: ``"ppr"``, ``"lexical"``, ``"dense"``, ``"heading"``, ``"doc_ppr"``.
+    """
+
+    expansions: list
+    fallback: bool
+    graph: Any
+    n_reached: int
+    parts: dict | None = None
+    corpus_idx: np.ndarray | None = None
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class SearchResult:
+    """An explained search: the run and what explains it (``GraphRetriever.search(..., explain=True)``).
+
+    Attributes
+    ----------
+    run : Run
+        As ``search`` without ``explain``.
+    provenance : dict
+        qid → pid → list of :class:`~aethel_lite.core.bct.Expansion` for the query's first
+        ``depth`` hits (hybrid: the seed-source records first, largest share first).
+    sources : dict
+        qid → pid → seed source → share of the hit's score (hybrid retrievers; ``{}`` otherwise).
+    seeds : dict
+        qid → the query's expansions (empty list: no seed entity).
+    diagnostics : dict
+        qid → :func:`aethel_lite.retrievers.diagnostics.query_diagnostics`.
+    k : int
+        The depth searched.
+    """
+
+    run: Run
+    provenance: dict
+    sources: dict
+    seeds: dict
+    diagnostics: dict
+    k: int
+
+    def summary(self) -> dict:
+        """:func:`aethel_lite.retrievers.diagnostics.summarize` of :attr:`diagnostics`."""
+        return _diagnostics.summarize(self.diagnostics, self.k)
+
+
+def attribute(retriever, run: Run, traces: Mapping[str, QueryTrace], *, k: int, depth: int) -> SearchResult:
+    """The :class:`SearchResult` of a run from the traces its search left (``GraphRetriever.search``)."""
+    sources = source_shares(retriever, run, traces, depth) if retriever.is_hybrid and depth > 0 else {}
+    prov = {}
+    for qid, hits in run.items():
+        t = traces[qid]
+        out = {}
+        for pid, _ in hits[:depth]:
+            records = _source_records(retriever, t, sources[qid].get(pid, {}), pid) if qid in sources else []
+            out[pid] = records + provenance(pid, t.expansions, t.graph)
+        prov[qid] = out
+    return SearchResult(run, prov, sources, {qid: t.expansions for qid, t in traces.items()},
+                        _diagnostics.from_traces(traces, run, retriever.is_hybrid), k)
+
+
+def source_shares(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: int) -> dict:
+    r"""Each explained hit's score split by seed source: qid → pid → source → share (summing to 1).
+
+    PPR is linear in :math:`s` up to normalisation, so :math:`p = \sum_c \omega_c \mathrm{PPR}(s_c)`
+    exactly, :math:`\omega_c \propto \frac{w_c}{W}` corrected for the mass each source sends to
+    dangling nodes (:func:`aethel_lite.core.provenance.part_weights`; the plain share when it sends
+    none): solving one column per source gives each source's part :math:`p_c` of a passage's
+    (and of its document node's) PageRank. A hit's PageRank term is split in proportion to the
+    :math:`p_c`, its document term in proportion to the document node's :math:`\pi_c`, and
+    the ``"lexical"`` and ``"dense"`` ranking terms go to those sources (``"heading"``, a
+    dense score, to ``"dense"``). Without ``rank_weights`` the score is the PageRank, split
+    the same way.
+    """
+    r = retriever
+    todo = [qid for qid in run if traces[qid].parts is not None]
+    weights = rank_weights(r) or {"ppr": 1.0}
+
+    def solve(op, cols):
+        return op.run(np.stack(cols, axis=1), alpha=r.alpha, tol=r.tol, max_iter=r.max_iter).scores
+
+    solved: dict[tuple[str, str], np.ndarray] = {}
+    open_cols, owners = [], []
+    for qid in todo:
+        t = traces[qid]
+        if t.corpus_idx is None:
+            for c in t.parts["mix"]:
+                open_cols.append(t.parts["components"][c])
+                owners.append((qid, c))
+
+    def weigh(qid, names, columns, dangling):
+        # the operator normalises each seed column to sum 1: weigh the solutions exactly (linearity)
+        mix = traces[qid].parts["mix"]
+        w = part_weights(np.stack(columns, axis=1), [mix[c] for c in names], dangling, r.alpha)
+        for c, col, wc in zip(names, columns, w):
+            solved[(qid, c)] = wc * col
+
+    raw: dict[str, dict[str, np.ndarray]] = {}
+    for start in range(0, len(open_cols), _BLOCK):
+        P = solve(r.operator_, open_cols[start:start + _BLOCK])
+        for j, (qid, c) in enumerate(owners[start:start + _BLOCK]):
+            raw.setdefault(qid, {})[c] = P[:, j]
+    for qid, cols in raw.items():
+        weigh(qid, list(cols), list(cols.values()), r.operator_.dangling)
+    out = {}
+    for qid in todo:
+        t = traces[qid]
+        parts, cand, extra, graph = t.parts, t.corpus_idx, t.extra, t.graph
+        if cand is not None:
+            names = list(parts["mix"])
+            op = PPROperator(graph.adjacency())
+            P = solve(op, [parts["components"][c] for c in names])
+            weigh(qid, names, [P[:, j] for j in range(len(names))], op.dangling)
+        idx = np.arange(len(r.pids_)) if cand is None else cand
+        terms = rank_terms(r, "", extra["ppr"], idx, lexical=extra["lexical"], dense=extra["dense"],
+                           doc_ppr=extra["doc_ppr"], heading=extra["heading"]) if r.rank_weights is not None else {}
+        docs = doc_nodes(r, graph, cand)
+        shares_of = {}
+        for pid, _ in run[qid][:depth]:
+            i = graph.pid_index[pid]
+            share = dict.fromkeys(SOURCES, 0.0)
+            for term, w in weights.items():
+                size = w * (float(terms[term][i]) if terms else 1.0)
+                if size <= 0:
+                    continue
+                if term in ("ppr", "document"):
+                    node = i if term == "ppr" else int(docs[i])
+                    parts_at = {c: max(float(solved[(qid, c)][node]), 0.0) for c in parts["mix"]}
+                    total = sum(parts_at.values())
+                    for c, v in parts_at.items():
+                        share[c] += size * v / total if total > 0 else 0.0
+                else:
+                    share[TERM_SOURCE.get(term, term)] += size
+            total = sum(share.values())
+            shares_of[pid] = {c: v / total for c, v in sorted(share.items(), key=lambda kv: (-kv[1], SOURCES.index(kv[0])))
+                              if v > 0 and total > 0}
+        out[qid] = shares_of
+    return out
+
+
+def _source_records(r, trace: QueryTrace, shares: Mapping[str, float], pid: str) -> list:
+    """Provenance records of a hybrid hit: one per seed source, largest share first."""
+    exps, graph = trace.expansions, trace.graph
+    out = []
+    for c, share in shares.items():
+        if c == "entity":
+            mentioned = provenance(pid, exps, graph)
+            best = mentioned[0] if mentioned else (exps[0] if exps else None)
+            seed, node = (best.seed, best.entity) if best else ("", "")
+        elif c == "metadata":
+            named = trace.parts["named"]
+            seed = max(named, key=lambda k: (named[k], k)) if named else ""
+            node = seed
+            if r.doc_meta_ is not None:
+                d = r.doc_meta_.get(r.doc_ids_[r.pid_index_[pid]])
+                if d is not None:
+                    mine = [k for k in d.keys() if k in named]
+                    if mine:
+                        seed = max(mine, key=lambda k: (named[k], k))
+                    node = PREFIXES["doc"] + _slug(d.doc_id) if r.document_nodes else seed
+        else:
+            seed, node = ("bm25" if c == "lexical" else "dense"), pid
+        out.append(Expansion(seed, node, c, round(float(share), 6)))
+    return out
+
+
+# -- exact per-seed shares of a passage's PageRank -------------------------------------------------
+def seed_pieces(retriever, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,
+                scores: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray | None, list]:
+    """The question's teleport vector and, for every seed node, what put mass there.
+
+    Returns
+    -------
+    seeds : ndarray, shape (graph.n_nodes,), or None
+        The teleport :math:`s` that ``search`` uses (``GraphRetriever.personalization``);
+        ``None`` without seeds and with ``fallback="none"``.
+    pieces : list of (node, mass, seed, entity, via)
+        One per (seed node, label); the masses at a node sum to its ``seeds`` value. Entity
+        seeds carry their BCT expansion (query key, graph entity, rule); metadata nodes
+        ``via="metadata"``; hybrid passage seeds ``("bm25" | "dense", pid, "lexical" | "dense")``;
+        the BM25 fallback ``("bm25", pid, "bm25-teleport")``.
+    """
+    r = retriever
+    r._check_fitted()
+    graph = r.graph_ if graph is None else graph
+    if scores is None:
+        scores = {k: v[0] for k, v in query_scores(r, [text]).items()}
+    exps, seeds, fallback, parts = r._personalize(text, graph, corpus_idx, scores)
+    pieces: list = []
+    if seeds is None:
+        return None, pieces
+    n_p = graph.n_passages
+    if fallback:
+        for i in np.flatnonzero(seeds):
+            pieces.append((int(i), float(seeds[i]), "bm25", graph.pids[int(i)], "bm25-teleport"))
+        return seeds, pieces
+    mix, comps = parts["mix"], parts["components"]
+    for c, share in mix.items():
+        vec = comps[c]
+        if c == "entity":
+            seen = set()
+            for e in exps:
+                node = n_p + graph.entity_index[e.entity]
+                if node not in seen and vec[node] > 0:
+                    seen.add(node)
+                    pieces.append((node, share * float(vec[node]), e.seed, e.entity, e.via))
+        else:
+            for node in np.flatnonzero(vec):
+                node = int(node)
+                if c == "metadata":
+                    key = graph.entities[node - n_p]
+                    pieces.append((node, share * float(vec[node]), key, key, "metadata"))
+                else:
+                    pieces.append((node, share * float(vec[node]), "bm25" if c == "lexical" else "dense",
+                                   graph.pids[node], c))
+    return seeds, pieces
+
+
+def question_graph(retriever, text: str, pool: Sequence[str] | None):
+    """The graph a question is ranked in (the closed pool's, or the fitted one) and the pool's corpus indices."""
+    corpus_idx = None
+    if pool is not None:
+        corpus_idx = retriever._resolve_pool(Query(qid="q", text=text, gold=frozenset()), {"q": pool})
+    graph = retriever.graph_ if corpus_idx is None else retriever.pool_graph(corpus_idx)
+    return graph, corpus_idx
+
+
+def explains_documents(retriever) -> bool:
+    """Whether :func:`explain` splits each hit's *document node* PageRank (the graph's only
+    ranking term: a ``"document"`` rank weight, no ``"ppr"`` weight) rather than its own."""
+    weights = rank_weights(retriever) or {}
+    return bool(retriever.document_nodes) and weights.get("document", 0) > 0 and weights.get("ppr", 0) == 0
+
+
+def _explained_node(r, graph, pid: str, documents: bool) -> int:
+    node = graph.passage_node(pid)  # a pid outside the graph searched is an error either way
+    return doc_node(r, graph, r.pid_index_[pid]) if documents else node
+
+
+def explain(retriever, text: str, pids, pool: Sequence[str] | None = None) -> dict:
+    r"""Exact per-seed shares of each passage's PageRank for one question.
+
+    The teleport :math:`s` of the question (as ``search`` builds it) is split by seed node and
+    PageRank is solved once per seed node; by linearity the contributions sum to the passage's
+    PageRank (:func:`aethel_lite.core.provenance.ppr_parts`). A node seeded by two sources (a
+    passage that is both a BM25 and a dense seed) splits its contribution in proportion to
+    their masses.
+
+    Parameters
+    ----------
+    retriever : GraphRetriever
+        Fitted.
+    text : str
+        The question.
+    pids : iterable of str
+        Passages to explain (e.g. a ranking's hits); each must be in the graph searched.
+    pool : sequence of str, optional
+        The closed pool (candidate pids) the question was ranked in, as given to ``search``;
+        default: the whole fitted corpus.
+
+    Returns
+    -------
+    dict
+        pid → list of :class:`~aethel_lite.core.provenance.SeedShare`, largest share first (ties:
+        seed, entity), seeds contributing nothing left out. The shares of a passage sum to
+        its PageRank :math:`p_i` (to within ``tol``); a passage PPR does not reach (ranked
+        by BM25) has an empty list. Without rank weights a reached passage's ``search`` score
+        is :math:`p_i` rounded; with them it mixes normalised terms, and the shares explain its
+        PageRank term. When the graph enters the ranking only through the document term (a
+        ``"document"`` rank weight and no ``"ppr"`` weight, as in ``aethel-hybrid``;
+        :func:`explains_documents`), the shares explain the PageRank :math:`\pi_{D(i)}` of the
+        passage's *document node* instead, and sum to it.
+
+    References
+    ----------
+    Jeh, G. & Widom, J. (2003). Scaling personalized web search. WWW '03.
+    """
+    r = retriever
+    r._check_fitted()
+    pids = list(pids)
+    graph, corpus_idx = question_graph(r, text, pool)
+    documents = explains_documents(r)
+    rows = np.array([_explained_node(r, graph, pid, documents) for pid in pids], dtype=np.int64)
+    seeds, pieces = seed_pieces(r, text, graph, corpus_idx)
+    out: dict = {pid: [] for pid in pids}
+    if seeds is None or not pieces or not pids:
+        return out
+    nodes = sorted({p[0] for p in pieces})
+    col = {node: j for j, node in enumerate(nodes)}
+    parts = np.zeros((graph.n_nodes, len(nodes)))
+    for node, mass, *_ in pieces:
+        parts[node, col[node]] += mass
+    op = r.operator_ if graph is r.graph_ else PPROperator(graph.adjacency())
+    C = ppr_parts(op, parts, alpha=r.alpha, tol=r.tol, max_iter=r.max_iter, rows=rows)
+    at_node = parts.sum(axis=0)
+    for i, pid in enumerate(pids):
+        shares = []
+        for node, mass, seed, entity, via in pieces:
+            v = float(C[i, col[node]]) * mass / at_node[col[node]]
+            if v > 0:
+                shares.append(SeedShare(str(seed), str(entity), via, v))
+        out[pid] = sorted(shares, key=lambda s: (-s.share, s.seed, s.entity, s.via))
+    return out
