@@ -12,19 +12,25 @@ SECTION 13", "QUARTERLY REPORT PURSUANT", "CURRENT REPORT"); without a cover, pr
 reported/announced") makes it an earnings release (``"earnings"``); an annual report's letter
 ("Annual Report", "to our shareholders") a ``"10k"``.
 
-**Registrant** (:func:`registrant`). In order: (1) the line(s) just above "(Exact name of
-registrant as specified in its charter)", when they are a name and not a cover label ("Commission
-File Number ...", a date, a rule of underscores); a name broken over two lines ("AMCOR" / "PLC",
-"JPMORGAN CHASE" / "& CO.") is joined; (2) without that label, the first name-like line after
-"Commission file number ..."; (3) for a release, the name just before "(NYSE: ...)" / "(NASDAQ:
-...)" in the dateline, or before "today reported / announced"; (4) the name in a headline
-"<name> Reports|Announces ..."; (5) a letterhead: a first line ending in a legal suffix
-("... Corporation", "... Inc."); (6) a name repeated as the first line of a later page's running
-head ("<name>\nQuarterly Report on Form 10-Q", "<name>\nTable of Contents") or the
-"<name> and subsidiaries" heading of a financial statement. Text-extraction artefacts are repaired
-first (:func:`repair_spacing`): a capital letter split off the rest of an all-capital word ("MGM R
-ESORTS I NTERNATIONAL" → "MGM RESORTS INTERNATIONAL") is joined to it, and a web-domain suffix is
-kept as a word ("AMAZON.COM, INC." → "amazon com").
+**Registrant** (:func:`registrant`). The cover is the first of the pages that names the
+Commission or carries "(Exact name of registrant ...)" (:func:`cover_page`; an annual report may
+open with a letter). In order: (1) the line(s) just above "(Exact name of registrant as specified
+in its charter)", when they are a name and not a cover label ("Commission File Number ...", a date,
+a rule of underscores); a name broken over two lines ("AMCOR" / "PLC", "JPMORGAN CHASE" / "& CO.")
+is joined; (2) otherwise the first name-like line after "Commission file number ...", skipping the
+labels of a cover table ("Exact Name of Registrant as Specified in its Charter", "State or Other
+Jurisdiction ...", the file number itself) — but nothing when "(Exact name ...)" follows at once
+(the name is a logo); (3) for a release, the name just before "(NYSE: ...)" / "(NASDAQ: ...)" in
+the dateline, or before "today reported / announced"; (4) the name in a headline "<name>
+Reports|Announces|Posts|Delivers ..."; (5) a letterhead: a first line ending in a legal suffix
+("Intel Corporation"); (6) on any of the pages, a statement heading "<name> and subsidiaries", a
+running head "<name>" over "Quarterly Report on Form 10-Q" / "Form 10-K", the defined term of 'the
+terms "<name>," "Company," ...', or a letter "To our <name> stockholders". The trading-symbol table
+is not used for the name: a ticker is no name and may be a common word. Text-extraction artefacts
+are repaired first (:func:`repair_spacing`): a capital letter split off the rest of an all-capital
+word ("MGM R ESORTS I NTERNATIONAL" → "MGM RESORTS INTERNATIONAL") is joined to it, and a
+web-domain suffix is kept as a word ("AMAZON.COM, INC." → "amazon com"). A registrant's former
+name is what its cover says ("Square, Inc." before it became Block): the reader does not rename.
 
 **Fiscal year** (:func:`fiscal_period`). The period end ``D`` comes from "for the (fiscal) year
 ended <date>" (annual), "for the quarterly period / (fiscal) quarter ended <date>" (quarterly) or,
@@ -44,7 +50,10 @@ is the number of three-month steps from the fiscal year's start: a quarter ended
 of a June-year-end company is fiscal 2023 Q2. A release states its period in its headline or first
 sentence ("Fourth Quarter and Full-Year 2022 Results", "First Quarter Fiscal 2023"): an explicit
 "fiscal (year) YYYY" wins, then the year of a "quarter ... YYYY" / "full-year YYYY" phrase, then
-a "quarter ended <date>" with the rule above, then the dateline's year.
+a "quarter ended <date>" with the rule above, then the dateline's year. The rule names every
+fiscal year by the year it ends in; a company that names a year ending in late January by the
+year it began (fiscal 2022 = the year ended January 28, 2023) is read one year later, and a 10-Q
+whose first pages give no fiscal-year end is read as a December year.
 """
 
 from __future__ import annotations
