@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..errors import ParameterError
-from .base import _check_k
+from ..errors import ParameterError, check_k
 from .run import RUN_DEPTH, Run
 
 #: The smoothing constant of every fused method (Cormack, Clarke & Büttcher 2009).
@@ -50,7 +49,7 @@ def rrf(runs: Sequence[Mapping[str, Sequence[tuple[str, float]]]], k: float = 60
     if isinstance(k, bool) or not isinstance(k, (int, float)) or not k > 0:
         raise ParameterError(f"rrf: k must be > 0, got {k!r}")
     if depth is not None:
-        depth = _check_k(depth)
+        depth = check_k(depth)
     qids: dict[str, None] = {}
     for run in runs:
         for qid in run:
@@ -93,6 +92,6 @@ def fuse_runs(runs: Sequence[Mapping[str, Sequence[tuple[str, float]]]], *, name
     depth : int
         Depth of each input used and of the result (default :data:`~aethel_lite.retrievers.run.RUN_DEPTH`).
     """
-    depth = _check_k(depth)
+    depth = check_k(depth)
     fused = rrf(runs, k=RRF_K, depth=depth, name=name)
     return Run({qid: ranking[:depth] for qid, ranking in fused.items()}, name=name)

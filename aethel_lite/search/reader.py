@@ -20,7 +20,7 @@ from typing import Any
 from ..core.docmeta import DocMeta
 from ..core.graph import EntityGraph
 from ..data.schema import Passage, Query
-from ..errors import DataError, ParameterError
+from ..errors import DataError, ParameterError, check_k
 from ..retrievers import BM25Retriever, GraphRetriever
 from ..retrievers.fusion import fuse_runs
 from ..retrievers.registry import FUSIONS, make_retriever
@@ -312,8 +312,7 @@ class SearchIndex:
             yield self.search([q], k=k, method=method, explain=explain)[0]
 
     def _check_questions(self, questions: list, k: int, method: str) -> None:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ParameterError(f"-k must be ≥ 1, got {k}")
+        check_k(k, "-k")
         for i, q in enumerate(questions, start=1):
             if not isinstance(q, str) or not q.strip():
                 raise ParameterError(f"question {i}: empty question")
