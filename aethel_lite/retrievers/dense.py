@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from ..caching.memo import TextMemo
-from ..caching.store import PassageStore, package_versions, text_key
+from ..caching.store import PassageStore, text_key
+from ..caching.versions import package_versions
 from ..data.loaders import chunk_spans
 from ..errors import DataNotFoundError, ParameterError
 from ..io import sha256_file
