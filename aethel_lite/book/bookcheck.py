@@ -80,7 +80,8 @@ __all__ = [
     "main",
 ]
 
-#: Flags every browser run gets (the issue's list, plus an isolated profile and no network but 127.0.0.1).
+#: Flags every browser run gets (plus an isolated profile): headless, no GPU, no extensions or background traffic,
+#: and no network but 127.0.0.1.
 CHROMIUM_FLAGS = (
     "--headless",
     "--no-sandbox",
