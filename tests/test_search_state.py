@@ -166,3 +166,28 @@ def test_make_retriever_names_a_setting_the_class_does_not_have():
     with pytest.raises(ParameterError, match=r"GraphRetriever\(colour=\.\.\.\)"):
         make_retriever("aethel-ner3", GraphRetriever={"colour": "blue"})
     assert make_retriever("aethel-bct").get_params()["bct"] == "both"
+
+
+@pytest.mark.parametrize("case", ["funds-bct-closed", "filings-hybrid-open"])
+def test_save_then_load_ranks_and_explains_as_the_saved(fitted, case, tmp_path):
+    """GraphRetriever.save writes the files an index holds for it; load (no extraction, no fit) answers identically."""
+    r, queries, k, pool = fitted[case]
+    files = r.save(tmp_path)
+    expected = ["bm25/", "graph-regex/graph.json", "graph-regex/graph.npz", "ids.json"] + (["docmeta.json"] if r.is_hybrid else [])
+    assert sorted({f if not f.startswith("bm25/") else "bm25/" for f in files}) == sorted(expected)
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == files
+    assert json.loads((tmp_path / "ids.json").read_text()) == {"pids": r.pids_, "doc_ids": r.doc_ids_}
+    with pytest.MonkeyPatch.context() as mp:  # nothing is extracted or fitted again
+        mp.setattr(GraphRetriever, "_fit", lambda *a, **kw: pytest.fail("refitted"))
+        loaded = GraphRetriever.load(tmp_path, **r.get_params())
+    assert loaded.get_params() == r.get_params() and loaded.graph_ == r.graph_
+    got, want = loaded.search(queries, k=k, pool=pool, explain=True), r.search(queries, k=k, pool=pool, explain=True)
+    assert got.run == want.run and got.provenance == want.provenance and got.sources == want.sources
+    assert got.diagnostics == want.diagnostics
+    text = queries[0].text
+    assert loaded.explain(text, r.pids_[:3]) == r.explain(text, r.pids_[:3])
+    (tmp_path / "ids.json").write_text("{")
+    from aethel_lite.errors import DataError
+
+    with pytest.raises(DataError, match="ids.json"):
+        GraphRetriever.load(tmp_path, **r.get_params())

@@ -1,8 +1,45 @@
-"""The paper's method: entity graph, query seeds (with or without BCT), Personalized PageRank.
+r"""The paper's method: entity graph, query seeds (with or without BCT), Personalized PageRank.
+
+:class:`GraphRetriever`'s ``fit`` extracts entities from every passage (cached on disk), drops
+stop-entities (``ner3``: entities in more than ``max_df`` of the passages), links entities whose
+names contain one another (``ner3``'s substring adjacency) and builds the bipartite
+passage–entity graph (:func:`aethel_lite.core.graph.build_graph`). ``search`` seeds Personalized
+PageRank on the query's entities (widened by BCT when ``bct != "none"``),
+
+.. math:: p = \alpha s + (1 - \alpha) W p ,
+
+and ranks passages by :math:`p`. In the closed-pool setting PPR runs on the subgraph of the
+query's candidate passages and their entities (the paper's per-question graph).
+
+**Query entities** are the extractor's mentions in the question plus every graph entity (and,
+when BCT uses an alias table, every alias-table name) whose normalised name occurs in the
+normalised question as a whole-token n-gram with at least one word written with a capital
+letter or a digit in the question ("3M", "NRCP IV", "Helios Fleet"; not "capital" or "in"),
+other than a sentence-initial function word (exact entity linking; ``link_query_ngrams``).
+NER on short questions misses entities that the corpus vocabulary knows, and NER on long
+filings yields junk keys that a lowercase question word would otherwise link to.
+
+**Fallback** (``fallback="bm25"``, the default) when a query has no entity in the graph: a
+*BM25-seeded teleport* — the personalization vector is put on the query's top
+``fallback_depth`` BM25 passages in proportion to their BM25 scores, and PPR spreads it through
+their entities. With ``fallback="none"`` (the *pure graph*) such a query gets no teleport and
+ranks nothing.
+
+**Ordering**: with ``fallback="bm25"``, passages PPR does not reach (score 0) follow every
+reached passage, ordered by BM25; their reported score is
+:math:`-1 + \text{bm25}/(1 + \max \text{bm25}) \in [-1, 0)`. With ``fallback="none"`` they are
+not ranked at all (score :math:`-\infty`, left out of the run), so a run may hold fewer than
+``k`` hits, or none. :mod:`aethel_lite.retrievers.diagnostics` measures how much of a run BM25
+supplied.
 
 The hybrid's extensions (document and metadata nodes, passage seeds, the fused ranking) are in
 :mod:`aethel_lite.retrievers.hybrid`; attribution (provenance, seed sources, ``explain``) in
-:mod:`aethel_lite.retrievers.attribution`; diagnostics in :mod:`aethel_lite.retrievers.diagnostics`.
+:mod:`aethel_lite.retrievers.attribution`.
+
+References
+----------
+Haveliwala, T. H. (2002). Topic-sensitive PageRank. WWW.
+Gutiérrez, B. J. et al. (2024). HippoRAG: Neurobiologically inspired long-term memory for LLMs.
 """
 
 from __future__ import annotations
@@ -22,7 +59,7 @@ from ..core.entities import REGEX_STOP, extract_entities, get_extractor, graph_f
 from ..core.graph import build_graph
 from ..core.ppr import PPROperator, _check_alpha
 from ..errors import DataError, ParameterError
-from . import attribution, hybrid
+from . import attribution, graph_files, hybrid
 from .attribution import QueryTrace, SearchResult
 from .base import Retriever, passage_text
 from .bm25 import BM25Retriever
@@ -56,42 +93,67 @@ def _ngram_index(names) -> tuple[frozenset, tuple[int, ...]]:
     return names, tuple(sorted({len(n.split()) for n in names}))
 
 
+def _named_ngrams(text: str, names: frozenset, sizes: tuple[int, ...]) -> list[str]:
+    """The ``names`` that occur in ``text`` as whole-token n-grams with a word written with a capital or a digit."""
+    tokens = normalize_entity(text).split()
+    proper = _proper_tokens(text)
+    out = []
+    for n in sizes:
+        for i in range(len(tokens) - n + 1):
+            span = tokens[i:i + n]
+            if not any(t in proper for t in span):
+                continue  # no capital letter or digit in the question's words: not a name
+            gram = " ".join(span)
+            if gram in names:
+                out.append(gram)
+    return out
+
+
+def _bm25_teleport(bm25: np.ndarray, n_nodes: int, n_passages: int, depth: int) -> np.ndarray:
+    """BM25-seeded personalization over a graph's passage nodes (``bm25``: their scores), summing to 1."""
+    top = np.argsort(-bm25, kind="stable")[: max(int(depth), 1)]
+    seeds = np.zeros(n_nodes)
+    seeds[top] = np.maximum(bm25[top], 0.0)
+    if not seeds.any():  # nothing at all to go on: uniform over the candidate passages
+        seeds[:n_passages] = 1.0
+    return seeds / seeds.sum()
+
+
 _QUESTION_MENTIONS = TextMemo("question mentions", 100_000)  # see GraphRetriever.memo
 
 
+def _open_traces(r, queries) -> dict:
+    """qid → :class:`QueryTrace` of open-corpus ``queries``, solved as one PPR batch on the fitted graph."""
+    n_p = r.graph_.n_passages
+    docs_all = hybrid.doc_nodes(r, r.graph_, None)
+    P, exps, used, parts, rows = r._ppr_block([q.text for q in queries])
+    out = {}
+    for j, q in enumerate(queries):
+        extra = {"ppr": P[:n_p, j], "lexical": rows[j].get("lexical"), "dense": rows[j].get("dense"),
+                 "heading": rows[j].get("heading"), "doc_ppr": None if docs_all is None else P[docs_all, j]}
+        out[q.qid] = QueryTrace(exps[j], used[j], r.graph_, int(np.count_nonzero(extra["ppr"] > 0)), parts[j], None, extra)
+    return out
+
+
+def _pool_trace(r, text: str, cand: np.ndarray) -> QueryTrace:
+    """The :class:`QueryTrace` of one closed-pool question: PPR on the pool's graph (``pool_graph``)."""
+    graph = r.pool_graph(cand)
+    row = {k: v[0] for k, v in r.query_scores([text]).items()}
+    exps, seeds, used, parts = r._personalize(text, graph, cand, row)
+    full = np.zeros(graph.n_nodes)
+    if seeds is not None:
+        full = PPROperator(graph.adjacency()).run(seeds, alpha=r.alpha, tol=r.tol, max_iter=r.max_iter).scores
+    docs = hybrid.doc_nodes(r, graph, cand)
+    extra = {"ppr": full[: graph.n_passages], "lexical": row.get("lexical"), "dense": row.get("dense"),
+             "heading": row.get("heading"), "doc_ppr": None if docs is None else full[docs]}
+    return QueryTrace(exps, used, graph, int(np.count_nonzero(extra["ppr"] > 0)), parts, cand, extra)
+
+
 class GraphRetriever(Retriever):
-    r"""Entity-graph retrieval: query entities → seed vector (± BCT) → Personalized PageRank.
+    r"""Entity-graph retrieval: query entities → seed vector (± BCT) → Personalized PageRank (module docstring).
 
-    ``fit`` extracts entities from every passage (cached on disk), drops stop-entities (``ner3``:
-    entities in more than ``max_df`` of the passages), links entities whose names contain one
-    another (``ner3``'s substring adjacency) and builds the bipartite passage–entity graph
-    (:func:`aethel_lite.core.graph.build_graph`). ``search`` seeds Personalized PageRank on the query's
-    entities (widened by BCT when ``bct != "none"``),
-
-    .. math:: p = \alpha s + (1 - \alpha) W p ,
-
-    and ranks passages by :math:`p`. In the closed-pool setting PPR runs on the subgraph of the
-    query's candidate passages and their entities (the paper's per-question graph). ``search``
-    leaves the retriever unchanged; ``search(..., explain=True)`` also returns what explains the
-    run (:class:`~aethel_lite.retrievers.attribution.SearchResult`: provenance, seed sources,
-    seeds, :mod:`diagnostics <aethel_lite.retrievers.diagnostics>`).
-
-    **Query entities** are the extractor's mentions in the question plus every graph entity (and,
-    when BCT uses an alias table, every alias-table name) whose normalised name occurs in the
-    normalised question as a whole-token n-gram with at least one word written with a capital
-    letter or a digit in the question ("3M", "NRCP IV", "Helios Fleet"; not "capital" or "in"),
-    other than a sentence-initial function word (exact entity linking; ``link_query_ngrams``).
-
-    **Fallback** (``fallback="bm25"``, the default) when a query has no entity in the graph: a
-    *BM25-seeded teleport* — the personalization vector is put on the query's top
-    ``fallback_depth`` BM25 passages in proportion to their BM25 scores. With ``fallback="none"``
-    (the *pure graph*) such a query gets no teleport and ranks nothing.
-
-    **Ordering**: with ``fallback="bm25"``, passages PPR does not reach (score 0) follow every
-    reached passage, ordered by BM25; their reported score is
-    :math:`-1 + \text{bm25}/(1 + \max \text{bm25}) \in [-1, 0)`. With ``fallback="none"`` they
-    are not ranked at all (score :math:`-\infty`, left out of the run), so a run may hold fewer
-    than ``k`` hits, or none.
+    ``search`` leaves the retriever unchanged; ``search(..., explain=True)`` also returns what
+    explains the run (:class:`~aethel_lite.retrievers.attribution.SearchResult`).
 
     Parameters
     ----------
@@ -123,21 +185,12 @@ class GraphRetriever(Retriever):
 
     Attributes
     ----------
-    graph_ : EntityGraph
-        The graph searched (with the hybrid's document / metadata nodes when asked for).
-    operator_ : PPROperator
-    bm25_ : BM25Retriever
-    dense_, heading_ : DenseRetriever or None
-        The hybrid's dense models.
-    doc_meta_ : dict or None
-        ``doc_id`` → :class:`~aethel_lite.core.docmeta.DocMeta` (document / metadata nodes).
+    graph_, operator_, bm25_ : EntityGraph, PPROperator, BM25Retriever
+        The graph searched (with the hybrid's nodes), its PPR operator, the BM25 index.
+    dense_, heading_, doc_meta_ : DenseRetriever, DenseRetriever, dict, or None
+        The hybrid's dense models and ``doc_id`` → :class:`~aethel_lite.core.docmeta.DocMeta`.
     doc_ids_ : list of str
         The fitted passages' ``doc_id``, in corpus order.
-
-    References
-    ----------
-    Haveliwala, T. H. (2002). Topic-sensitive PageRank. WWW.
-    Gutiérrez, B. J. et al. (2024). HippoRAG: Neurobiologically inspired long-term memory for LLMs.
     """
 
     name = "graph"
@@ -146,9 +199,8 @@ class GraphRetriever(Retriever):
 
     @property
     def memo(self) -> bool:
-        """Evaluation option, as :attr:`DenseRetriever.memo`: passages' decoded entities, questions'
-        mentions and the inner BM25 / dense models' per-text work come from process-wide memos
-        (:mod:`aethel_lite.caching.memo`); setting it sets theirs. Results do not depend on it."""
+        """Evaluation option (:attr:`DenseRetriever.memo`): per-text work from process-wide memos
+        (:mod:`aethel_lite.caching.memo`), the inner models' too. Results do not depend on it."""
         return self._memo
 
     @memo.setter
@@ -180,17 +232,11 @@ class GraphRetriever(Retriever):
     def set_params(self, **changes: Any) -> "GraphRetriever":
         """A copy with some settings changed (scikit-learn's ``set_params``, but ``self`` is left unchanged).
 
-        A fitted retriever's copy is fitted, redoing only the part of the fit the changes touch:
-        query-side settings (``bct``, ``alpha``, seeds, weights, ``period_linking``, ranking)
-        cost nothing; ``document_nodes``/``metadata`` rebuild the graph's extra nodes from the
-        stored entity graph; a dense model is fitted (from the embedding cache) when newly needed;
-        ``extractor``, ``alias_table``, ``cache`` or ``n_process`` refit from scratch. The copy
-        ranks exactly as a fresh ``GraphRetriever(**new.get_params()).fit(passages)`` would.
-
-        Raises
-        ------
-        ParameterError
-            An unknown setting (it is named), or an invalid value.
+        A fitted retriever's copy is fitted, redoing only what the changes touch: query-side settings
+        cost nothing, ``document_nodes``/``metadata`` rebuild the extra nodes, a newly needed dense
+        model is fitted (embedding cache), ``extractor``/``alias_table``/``cache``/``n_process``
+        refit; it ranks as ``GraphRetriever(**copy.get_params()).fit(passages)``. An unknown setting
+        (named) or an invalid value raises :class:`ParameterError`.
         """
         known = self.param_names()
         bad = [k for k in changes if k not in known]
@@ -254,30 +300,14 @@ class GraphRetriever(Retriever):
     @classmethod
     def from_parts(cls, params: Mapping[str, Any], passages: Sequence, graph, bm25, *, extractor=None,
                    doc_meta: Mapping | None = None, dense=None, heading=None) -> "GraphRetriever":
-        """A fitted retriever from its parts (what ``fit`` computes), without extracting or fitting anything.
+        """A fitted retriever from its parts (what ``fit`` computes), extracting and fitting nothing.
 
-        Parameters
-        ----------
-        params : mapping
-            Settings (:meth:`get_params` keys).
-        passages : sequence
-            The corpus in order: objects with ``pid`` and ``doc_id`` (and ``text``/``title``/``meta``
-            when ``doc_meta`` is not given and document or metadata nodes are asked for).
-        graph : EntityGraph
-            The passage–entity graph of the passages (``build_graph``; same pids, same order).
-        bm25 : BM25Retriever
-            Fitted on the passages.
-        extractor : EntityExtractor, optional
-            Default ``get_extractor(params["extractor"])``.
-        doc_meta : mapping, optional
-            ``doc_id`` → DocMeta (default: :func:`~aethel_lite.core.docmeta.document_metadata` when needed).
-        dense, heading : DenseRetriever, optional
-            The hybrid's fitted dense models.
-
-        Raises
-        ------
-        DataError
-            The graph's passages are not ``passages``.
+        ``params``: settings (:meth:`get_params` keys); ``passages``: the corpus in order, objects
+        with ``pid`` and ``doc_id`` (and ``text``/``title``/``meta`` when document or metadata nodes
+        are asked for without ``doc_meta``, ``doc_id`` → DocMeta); ``graph``: their passage–entity
+        graph (``build_graph``, same pids in the same order, else :class:`DataError`); ``bm25``:
+        fitted on them; ``extractor``: default ``get_extractor(params["extractor"])``; ``dense``,
+        ``heading``: the hybrid's fitted dense models.
         """
         r = cls(**params)
         r._check_modes()
@@ -286,6 +316,15 @@ class GraphRetriever(Retriever):
             raise DataError("GraphRetriever.from_parts: the graph's passage ids differ from the passages'")
         r._assemble(passages, graph, bm25, extractor=extractor, doc_meta=doc_meta, dense=dense, heading=heading)
         return r
+
+    def save(self, folder) -> list[str]:
+        """Write the fitted retriever's files, those an aethel index holds (:func:`aethel_lite.retrievers.graph_files.save`)."""
+        return graph_files.save(self, folder)
+
+    @classmethod
+    def load(cls, folder, **params: Any) -> "GraphRetriever":
+        """The retriever :meth:`save` wrote into ``folder``, with settings ``params`` (:func:`~aethel_lite.retrievers.graph_files.load`)."""
+        return graph_files.load(cls, folder, **params)
 
     def _assemble(self, passages, graph, bm25, *, extractor=None, doc_meta=None, dense=None, heading=None) -> None:
         """Every fitted attribute, from the parts (the one assembly path of ``fit`` and :meth:`from_parts`)."""
@@ -330,17 +369,8 @@ class GraphRetriever(Retriever):
         found = self._question_mentions(text) if mentions is None else mentions
         keys = {m.key: "mention" for m in found if m.key}
         if self.link_query_ngrams:
-            names, sizes = self._linkable[bool(self.alias_table) and self.bct in ("alias", "both")]
-            tokens = normalize_entity(text).split()
-            proper = _proper_tokens(text)
-            for n in sizes:
-                for i in range(len(tokens) - n + 1):
-                    span = tokens[i:i + n]
-                    if not any(t in proper for t in span):
-                        continue  # no capital letter or digit in the question's words: not a name
-                    gram = " ".join(span)
-                    if gram in names:
-                        keys.setdefault(gram, "ngram")
+            for gram in _named_ngrams(text, *self._linkable[bool(self.alias_table) and self.bct in ("alias", "both")]):
+                keys.setdefault(gram, "ngram")
         return keys
 
     def expansions(self, text: str, graph=None, mentions=None) -> list:
@@ -352,12 +382,7 @@ class GraphRetriever(Retriever):
     def _teleport(self, qtext: str, graph, corpus_idx: np.ndarray, bm25: np.ndarray | None = None) -> np.ndarray:
         """BM25-seeded personalization over ``graph``'s passage nodes (fallback for entity-less queries)."""
         bm25 = (self.bm25_.get_scores(qtext) if bm25 is None else bm25)[corpus_idx]
-        top = np.argsort(-bm25, kind="stable")[: max(int(self.fallback_depth), 1)]
-        seeds = np.zeros(graph.n_nodes)
-        seeds[top] = np.maximum(bm25[top], 0.0)
-        if not seeds.any():  # nothing at all to go on: uniform over the candidate passages
-            seeds[: graph.n_passages] = 1.0
-        return seeds / seeds.sum()
+        return _bm25_teleport(bm25, graph.n_nodes, graph.n_passages, self.fallback_depth)
 
     def query_scores(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """Corpus-wide passage scores the seeds need, one row per question (:func:`aethel_lite.retrievers.hybrid.query_scores`)."""
@@ -373,20 +398,10 @@ class GraphRetriever(Retriever):
 
     def personalization(self, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,
                         scores: Mapping[str, np.ndarray] | None = None) -> tuple:
-        r"""The teleport vector :math:`s = \sum_c \frac{w_c}{\sum_{c'} w_{c'}}\, s_c` of a question, as ``search`` builds it.
-
-        Without hybrid settings the only source :math:`c` is the entity seeds
-        (:func:`~aethel_lite.core.bct.seed_vector` of the expansions); without any source, the
-        BM25-seeded teleport (``fallback="bm25"``) or nothing (``"none"``).
-
-        Returns
-        -------
-        expansions : list of Expansion
-        seeds : ndarray, shape (graph.n_nodes,), or None
-            Sums to 1; ``None`` when there is no seed and no fallback.
-        fallback : bool
-            Whether ``seeds`` is the BM25 teleport.
-        """
+        r"""``(expansions, s, fallback)``: the teleport :math:`s = \sum_c \frac{w_c}{\sum_{c'} w_{c'}}\, s_c`
+        of a question as ``search`` builds it (without hybrid settings the entity seeds'
+        :func:`~aethel_lite.core.bct.seed_vector`; without any source the BM25 teleport, ``fallback``
+        True, or ``None`` under ``fallback="none"``), summing to 1."""
         exps, seeds, fallback, _ = self._personalize(text, graph, corpus_idx, scores)
         return exps, seeds, fallback
 
@@ -406,12 +421,9 @@ class GraphRetriever(Retriever):
         return exps, self._teleport(text, graph, idx, bm25), True, None
 
     def ppr(self, texts: Sequence[str]) -> tuple:
-        r"""Personalized PageRank over every node of the fitted graph, one column per question.
-
-        Returns ``(P, expansions, fallback)``: ``P`` of shape (graph_.n_nodes, len(texts)),
-        passages first (a column is all zero when its question has no seed and
-        ``fallback="none"``), each question's expansions, and whether it used the BM25 teleport.
-        """
+        r"""``(P, expansions, fallback)``: PPR over the fitted graph's nodes (passages first), one column
+        per question (all zero without seed under ``fallback="none"``), each question's expansions and
+        whether it used the BM25 teleport."""
         P, exps, used, _, _ = self._ppr_block(texts)
         return P, exps, used
 
@@ -436,19 +448,12 @@ class GraphRetriever(Retriever):
     def ranking_scores(self, text: str, ppr: np.ndarray, corpus_idx: np.ndarray | None = None, *,
                        lexical: np.ndarray | None = None, dense: np.ndarray | None = None,
                        doc_ppr: np.ndarray | None = None, heading: np.ndarray | None = None) -> np.ndarray:
-        r"""Corpus-length scores that ``search`` ranks (non-candidates :math:`-\infty`).
-
-        Without ``rank_weights``: reached passages (PPR > 0) score their PPR rounded to
-        ``tol / 100`` (floating-point noise between equivalent passages becomes exact ties, broken
-        by corpus order); unreached candidates :math:`-1 + \text{bm25}/(1 + \max \text{bm25})`
-        with ``fallback="bm25"``, :math:`-\infty` with ``"none"``. With ``rank_weights``
-        :math:`\lambda` (normalised to sum 1) a candidate :math:`d` scores
-        :math:`\sum_t \lambda_t \hat x_{t,d}` over the min–max normalised terms of
-        :func:`aethel_lite.retrievers.hybrid.rank_terms`, rounded the same way. ``ppr`` (and
-        ``doc_ppr``, each candidate's document node's PPR) are aligned with ``corpus_idx``
-        (default: every passage); the corpus-wide ``lexical`` / ``dense`` / ``heading`` scores
-        are computed when needed and missing.
-        """
+        r"""Corpus-length scores that ``search`` ranks: reached passages their PPR rounded to ``tol / 100``
+        (noise between equivalent passages becomes exact ties, broken by corpus order), unreached ones
+        the BM25 order of the module docstring, non-candidates :math:`-\infty`; with ``rank_weights``
+        :math:`\lambda` (normalised) :math:`\sum_t \lambda_t \hat x_t` over
+        :func:`aethel_lite.retrievers.hybrid.rank_terms`, rounded the same way. ``ppr`` and ``doc_ppr``
+        are aligned with ``corpus_idx`` (default: every passage)."""
         n_corpus = len(self.pids_)
         corpus_idx = np.arange(n_corpus) if corpus_idx is None else corpus_idx
         out = np.full(n_corpus, -np.inf)
@@ -478,34 +483,13 @@ class GraphRetriever(Retriever):
 
         self._check_modes()
         traces = {} if traces is None else traces
-        n_p = self.graph_.n_passages
-        docs_all = hybrid.doc_nodes(self, self.graph_, None)
-        # open-corpus queries: one batched PPR (in blocks) on the full graph
         open_q = [q for q, c in zip(queries, candidates) if c is None]
-        open_scores: dict[str, dict] = {}
-        for start in range(0, len(open_q), _BLOCK):
-            chunk = open_q[start:start + _BLOCK]
-            P, exps, used, parts, rows = self._ppr_block([q.text for q in chunk])
-            for j, q in enumerate(chunk):
-                extra = {"ppr": P[:n_p, j], "lexical": rows[j].get("lexical"), "dense": rows[j].get("dense"),
-                         "heading": rows[j].get("heading"), "doc_ppr": None if docs_all is None else P[docs_all, j]}
-                open_scores[q.qid] = extra
-                traces[q.qid] = QueryTrace(exps[j], used[j], self.graph_, int(np.count_nonzero(extra["ppr"] > 0)),
-                                           parts[j], None, extra)
+        for start in range(0, len(open_q), _BLOCK):  # open corpus: one batched PPR (in blocks) on the full graph
+            traces.update(_open_traces(self, open_q[start:start + _BLOCK]))
         for q, cand in tqdm(list(zip(queries, candidates)), desc=f"{self.name} search", disable=not self.progress, leave=False):
-            if cand is None:
-                e = open_scores.pop(q.qid)
-            else:
-                graph = self.pool_graph(cand)
-                row = {k: v[0] for k, v in self.query_scores([q.text]).items()}
-                exps, seeds, used, parts = self._personalize(q.text, graph, cand, row)
-                full = np.zeros(graph.n_nodes)
-                if seeds is not None:
-                    full = PPROperator(graph.adjacency()).run(seeds, alpha=self.alpha, tol=self.tol, max_iter=self.max_iter).scores
-                docs = hybrid.doc_nodes(self, graph, cand)
-                e = {"ppr": full[: graph.n_passages], "lexical": row.get("lexical"), "dense": row.get("dense"),
-                     "heading": row.get("heading"), "doc_ppr": None if docs is None else full[docs]}
-                traces[q.qid] = QueryTrace(exps, used, graph, int(np.count_nonzero(e["ppr"] > 0)), parts, cand, e)
+            if cand is not None:
+                traces[q.qid] = _pool_trace(self, q.text, cand)
+            e = traces[q.qid].extra
             yield self.ranking_scores(q.text, e["ppr"], cand, lexical=e["lexical"], dense=e["dense"],
                                       doc_ppr=e["doc_ppr"], heading=e["heading"])
 
