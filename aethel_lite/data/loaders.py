@@ -64,6 +64,7 @@ FINANCEBENCH_DIR = ("financebench",)
 FB_QUESTIONS = "financebench_open_source.jsonl"
 FB_DOCINFO = "financebench_document_information.jsonl"
 FB_PAGES = "pages.jsonl.gz"
+FB_COMPARISONS = Path(__file__).resolve().parent.parent / "manifests" / "financebench_comparisons.jsonl"
 
 
 # ------------------------------------------------------------------------------------ helpers
@@ -494,6 +495,26 @@ def _page_rows(path: Path, wanted: set[str] | None, progress: bool) -> Iterator[
         raise DataError(f"{path}: cannot read ({exc}). {HOW_TO_GET_DATA}") from exc
 
 
+def _fb_questions(qpath: Path) -> list[dict]:
+    """The question rows of a FinanceBench-format JSONL, each checked (id, question, evidence pages)."""
+    questions = []
+    for index, row in _records(qpath):
+        with _record(qpath, index):
+            fid = _ident(_field(row, "financebench_id", qpath, index), "field 'financebench_id'", qpath, index)
+            row = {**row, "financebench_id": fid}
+            _text(_field(row, "question", qpath, index), "field 'question'", qpath, index)
+            evidence = _field(row, "evidence", qpath, index, list)
+            for j, ev in enumerate(evidence):
+                if not isinstance(ev, Mapping) or not isinstance(ev.get("doc_name"), str) or not isinstance(ev.get("evidence_page_num"), int) or isinstance(ev.get("evidence_page_num"), bool):
+                    raise DataError(f"{qpath}:{index} ({fid}): evidence {j} needs 'doc_name' and an integer 'evidence_page_num'")
+            if not evidence:
+                raise DataError(f"{qpath}:{index} ({fid}): empty 'evidence'")
+            questions.append(row)
+    if not questions:
+        raise _empty(qpath, "questions")
+    return questions
+
+
 def load_financebench(
     directory: str | os.PathLike | None = None,
     docs: str = "question",
@@ -503,6 +524,7 @@ def load_financebench(
     *,
     gold_overlap: float = 0.5,
     progress: bool = False,
+    questions: str = "open_source",
 ) -> Dataset:
     """Load FinanceBench's open-source questions over the pages of the filings (open corpus).
 
@@ -536,6 +558,10 @@ def load_financebench(
         Threshold of the chunk-gold rule, in (0, 1].
     progress : bool
         Show a tqdm bar while streaming the pages.
+    questions : {"open_source", "comparisons"}
+        ``"comparisons"``: the two-filing questions of ``aethel_lite/manifests/financebench_comparisons.jsonl``
+        (:mod:`aethel_lite.studies.comparisons`; gold = their two pages, ``query.meta["split"]``) over
+        the same pages (the filings are still chosen by the open-source questions); page granularity only.
 
     Raises
     ------
@@ -550,6 +576,8 @@ def load_financebench(
         raise ParameterError(f"docs must be 'question' or 'all', got {docs!r}")
     if granularity not in ("page", "chunk"):
         raise ParameterError(f"granularity must be 'page' or 'chunk', got {granularity!r}")
+    if questions not in ("open_source", "comparisons") or (questions == "comparisons" and granularity != "page"):
+        raise ParameterError(f"questions must be 'open_source' or 'comparisons' (page granularity), got {questions!r}")
     if granularity == "chunk":
         chunk_spans("", chunk_words, chunk_overlap)  # validates the sizes
         if not 0 < gold_overlap <= 1:
@@ -557,25 +585,15 @@ def load_financebench(
     root = _resolve(directory, FINANCEBENCH_DIR)
     qpath, ipath, ppath = (_resolve(root / f, FINANCEBENCH_DIR) for f in (FB_QUESTIONS, FB_DOCINFO, FB_PAGES))
 
-    questions = []
-    for index, row in _records(qpath):
-        with _record(qpath, index):
-            fid = _ident(_field(row, "financebench_id", qpath, index), "field 'financebench_id'", qpath, index)
-            row = {**row, "financebench_id": fid}
-            _text(_field(row, "question", qpath, index), "field 'question'", qpath, index)
-            evidence = _field(row, "evidence", qpath, index, list)
-            for j, ev in enumerate(evidence):
-                if not isinstance(ev, Mapping) or not isinstance(ev.get("doc_name"), str) or not isinstance(ev.get("evidence_page_num"), int) or isinstance(ev.get("evidence_page_num"), bool):
-                    raise DataError(f"{qpath}:{index} ({fid}): evidence {j} needs 'doc_name' and an integer 'evidence_page_num'")
-            if not evidence:
-                raise DataError(f"{qpath}:{index} ({fid}): empty 'evidence'")
-            questions.append(row)
-    if not questions:
-        raise _empty(qpath, "questions")
+    question_set, questions = questions, _fb_questions(qpath)
     info = {}
     for index, row in _records(ipath):
         info[_text(_field(row, "doc_name", ipath, index), "field 'doc_name'", ipath, index)] = row
     asked = {ev["doc_name"] for row in questions for ev in row["evidence"]} | {str(row.get("doc_name")) for row in questions}
+    open_rows = questions
+    if question_set == "comparisons":
+        questions = _fb_questions(FB_COMPARISONS)
+        asked |= {ev["doc_name"] for row in questions for ev in row["evidence"]}
 
     pages: dict[tuple[str, int], str] = {}
     order: list[tuple[str, int]] = []
@@ -605,7 +623,7 @@ def load_financebench(
     if not kept:
         raise DataError(f"{qpath}: no question has all its evidence pages in {ppath}")
     _report_skipped("financebench", qpath, skipped)
-    companies = {str(r.get("doc_name")): r.get("company") for r in questions}
+    companies = {str(r.get("doc_name")): r.get("company") for r in open_rows}
 
     def doc_meta(doc: str) -> dict:
         row = info.get(doc)
@@ -664,6 +682,7 @@ def load_financebench(
                         {"doc_name": ev["doc_name"], "page": ev["evidence_page_num"], "evidence_text": ev.get("evidence_text")}
                         for ev in row["evidence"]
                     ],
+                    **({"split": row["split"]} if "split" in row else {}),
                 },
             )
         )
@@ -681,6 +700,8 @@ def load_financebench(
     }
     if granularity == "chunk":
         meta.update(chunk_words=chunk_words, chunk_overlap=chunk_overlap, gold_overlap=gold_overlap)
+    if question_set == "comparisons":
+        meta.update(questions="comparisons", question_source=f"manifests/{FB_COMPARISONS.name}")
     return Dataset("financebench", passages, queries, meta).validate()
 
 
