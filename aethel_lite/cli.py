@@ -90,7 +90,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if dataset.meta.get("synthetic"):
         print("NOTE: running on the built-in SYNTHETIC private-equity corpus, not real data.", file=sys.stderr)
     print(f"{dataset.name}: {len(dataset.passages)} passages, {len(dataset.queries)} queries, setting={setting}", file=sys.stderr)
-    outcomes = run_methods(dataset, methods, setting=setting, k=max(10, args.k), depth=args.depth, progress=not args.quiet,
+    outcomes = run_methods(dataset, methods, setting=setting, depth=args.depth, progress=not args.quiet,
                            log=None if args.quiet else (lambda m: print(m, file=sys.stderr)),
                            retriever_kwargs={"GraphRetriever": {"n_process": args.n_process}})
     result = {

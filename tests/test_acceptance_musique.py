@@ -23,7 +23,7 @@ def scores(real_data):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AETHEL_CACHE", str(warm_cache()))
         ds = load_musique(require(real_data / "musique" / "musique_ans_dev_sample200.jsonl"))
-        outcomes = run_methods(ds, ["bm25", "dense", "aethel-ner3", "aethel-bct"], setting="closed", k=10,
+        outcomes = run_methods(ds, ["bm25", "dense", "aethel-ner3", "aethel-bct"], setting="closed",
                                progress=False, log=None, retriever_kwargs={"GraphRetriever": {"n_process": 2}})
     return score_runs(outcomes, ds.queries, k=5)
 

@@ -113,7 +113,7 @@ def test_parse_methods():
 
 
 def test_closed_pool_run_and_scores_consistent_with_runs(small):
-    outcomes = run_methods(small, ["bm25", "aethel-reg", "rrf"], setting="closed", k=10, progress=False, log=None)
+    outcomes = run_methods(small, ["bm25", "aethel-reg", "rrf"], setting="closed", progress=False, log=None)
     block = score_runs(outcomes, small.queries, k=5)
     for name, entry in block.items():
         for q in small.queries:
@@ -125,7 +125,7 @@ def test_closed_pool_run_and_scores_consistent_with_runs(small):
 
 def test_bct_ablation_none_equals_plain_graph(small):
     ab = bct_ablation(small, modes=("none", "both"), extractor="regex")
-    plain = score_runs(run_methods(small, ["aethel-reg"], setting="closed", k=10, progress=False, log=None), small.queries, k=5)
+    plain = score_runs(run_methods(small, ["aethel-reg"], setting="closed", progress=False, log=None), small.queries, k=5)
     for m in ("HR@1", "HR@5", "MRR"):
         assert ab["none"][m] == pytest.approx(plain["aethel-reg"][m])
     assert set(ab) == {"none", "both"}

@@ -44,7 +44,6 @@ def run_methods(
     methods: Sequence[str],
     *,
     setting: str = "closed",
-    k: int = 10,
     depth: int = RUN_DEPTH,
     retriever_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
     progress: bool = True,
@@ -53,8 +52,8 @@ def run_methods(
 ) -> dict[str, MethodOutcome]:
     """Fit and run every requested method (and the base methods that fusions need) once each.
 
-    Each run ranks the top :math:`\max(k, \mathrm{depth})` passages of every query (all of
-    them when a closed pool is smaller). Metrics are computed on the whole run, so
+    Each run ranks the top ``depth`` passages of every query (all of them when a closed pool is
+    smaller). Metrics are computed on the whole run, so
     :math:`\mathrm{MRR} = 1/r` with :math:`r` the rank of the first gold passage within the run
     and 0 when none is in it; a gold passage below rank 1,000 would contribute less than 0.001,
     so MRR over a 1,000-deep run is MRR over the whole ranking up to that bound. A fusion
@@ -67,8 +66,6 @@ def run_methods(
     methods : names from :data:`METHODS` or :data:`FUSIONS`
     setting : ``"closed"`` ranks each query's own candidate pool (``Query.pool``); ``"open"`` ranks the
         whole corpus.
-    k : int
-        Minimum depth of each run (kept for older callers; ``depth`` decides when larger).
     depth : int
         Depth of each run (default :data:`RUN_DEPTH` = 1,000).
     retriever_kwargs : mapping, optional
@@ -91,13 +88,11 @@ def run_methods(
     Raises
     ------
     ParameterError
-        Unknown ``setting``, bad ``k`` or ``depth``, or the closed setting on a query without a pool.
+        Unknown ``setting``, bad ``depth``, or the closed setting on a query without a pool.
     """
     if setting not in ("closed", "open"):
         raise ParameterError(f"--setting must be 'closed' or 'open', got {setting!r}")
-    check_k(k, "--k")
     check_k(depth, "--depth")
-    depth = max(k, depth)
     if setting == "closed" and any(q.pool is None for q in dataset.queries):
         missing = next(q.qid for q in dataset.queries if q.pool is None)
         raise ParameterError(f"--setting closed: query {missing!r} of {dataset.name!r} has no candidate pool; use --setting open")
