@@ -16,6 +16,7 @@ import numpy as np
 from ..caching.resultcache import cached, dataset_digest
 from ..data.summary import dataset_summary
 from ..errors import ParameterError
+from ..evaluation.metrics import mean
 from ..evaluation.runner import (
     MethodOutcome,
     paired_comparisons,
@@ -97,7 +98,7 @@ def score_halves(block: Mapping[str, Mapping[str, Any]], parts: Mapping[str, Seq
         row = {}
         for half, qids in list(parts.items()) + [("all", list(pq))]:
             vals = [pq[q] for q in qids if q in pq]
-            row[half] = {m: (round(sum(v[m] for v in vals) / len(vals), 6) if vals else None) for m in metrics}
+            row[half] = {m: (round(mean([v[m] for v in vals]), 6) if vals else None) for m in metrics}
         out[method] = row
     return out
 

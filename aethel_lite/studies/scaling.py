@@ -26,6 +26,7 @@ from typing import Any
 from ..caching.resultcache import cached, dataset_digest
 from ..data.sampling import sample_corpus
 from ..errors import ParameterError
+from ..evaluation.metrics import mean
 from ..evaluation.runner import MethodOutcome, fuse, run_methods, score_runs
 from ..evaluation.stats import bootstrap_ci
 from ..retrievers.registry import FUSIONS
@@ -155,8 +156,8 @@ def scaling_run(dataset, methods: Sequence[str], *, sizes: Sequence = DEFAULT_SI
             points = []
             for size in grid:
                 runs = per_query[(name, size)]
-                seed_means = [sum(r[q][m] for q in qids) / len(qids) for r in runs]
-                averaged = [sum(r[q][m] for r in runs) / len(runs) for q in qids]
+                seed_means = [mean([r[q][m] for q in qids]) for r in runs]
+                averaged = [mean([r[q][m] for r in runs]) for q in qids]
                 ci = bootstrap_ci(averaged, n_resamples=n_resamples, seed=0)
                 points.append({"size": size, "mean": round(float(ci.mean), 6), "seed_min": round(min(seed_means), 6),
                                "seed_max": round(max(seed_means), 6), "ci_low": round(float(ci.ci_low), 6),
