@@ -27,6 +27,7 @@ from ..errors import AethelError, DataError, ParameterError
 from ..io import read_jsonl
 from ..retrievers import BM25Retriever
 from ..retrievers.base import passage_text
+from ..retrievers.graph_files import write_docmeta
 from ..retrievers.dense import model_files_digest, resolve_precision
 from ..retrievers.registry import FUSIONS, METHODS, make_retriever, parse_methods
 from .atomic import IndexLock, Terminated, check_out, clean_debris, commit_folder, remove_path, signals_held, temp_sibling
@@ -216,13 +217,8 @@ class _Builder:
     def docmeta(self) -> None:
         """``docmeta.json``: :func:`~aethel_lite.core.docmeta.document_metadata` of the passages, one
         entry per document in corpus order (search builds the document and metadata nodes from it)."""
-        from dataclasses import asdict
-
-
         metas = document_metadata(self.passages)
-        with open(self.tmp / DOCMETA_FILE, "w", encoding="utf-8", newline="\n") as fh:
-            json.dump({"documents": [asdict(d) for d in metas.values()]}, fh, ensure_ascii=False, sort_keys=True)
-            fh.write("\n")
+        write_docmeta(self.tmp / DOCMETA_FILE, metas)
         self.parts["docmeta"] = {"files": [DOCMETA_FILE], "n_documents": len(metas)}
 
     # -- everything

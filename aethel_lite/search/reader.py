@@ -13,30 +13,21 @@ import os
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.docmeta import DocMeta
 from ..core.graph import EntityGraph
 from ..data.schema import Passage, Query
 from ..errors import DataError, ParameterError, check_k
 from ..retrievers import BM25Retriever, GraphRetriever
 from ..retrievers.fusion import fuse_runs
+from ..retrievers.graph_files import PassageIds, read_docmeta
 from ..retrievers.registry import FUSIONS, make_retriever
 from ..retrievers.run import RUN_DEPTH
 from .format import (DOCMETA_FILE, IDS_FILE, INDEX_FILE, PASSAGES_FILE, SHA, file_digest, method_parts, read_manifest,
                      read_verified, rebuild_hint, searchable_methods, verify_files)
 
 __all__ = ["SearchIndex", "open_index"]
-
-
-@dataclass(frozen=True)
-class _Ids:
-    """A passage's ids, all a restored graph retriever needs of it (``add_document_nodes``)."""
-
-    pid: str
-    doc_id: str
 
 
 def _hit(rank: int, p, score: float, provenance: list) -> dict:
@@ -203,16 +194,9 @@ class SearchIndex:
 
         path = self.dir / DOCMETA_FILE
         try:
-            rows = json.loads((path).read_bytes())["documents"]
-            metas = {}
-            for row in rows:
-                d = DocMeta(row["doc_id"], list(row["companies"]), list(row["periods"]), list(row["types"]),
-                            dict(row["source"]))
-                if not all(isinstance(x, str) for x in [d.doc_id, *d.companies, *d.periods, *d.types]):
-                    raise TypeError("a field is not text")
-                metas[d.doc_id] = d
-        except (ValueError, RecursionError, KeyError, TypeError) as exc:
-            raise DataError(f"{path}: malformed document metadata ({exc!r}); {rebuild_hint(self.dir, self.info)}") from None
+            metas = read_docmeta(path)
+        except DataError as exc:
+            raise DataError(f"{exc}; {rebuild_hint(self.dir, self.info)}") from None
         if set(metas) != set(self.ids[1]):
             raise DataError(f"{path}: its documents differ from {IDS_FILE}; {rebuild_hint(self.dir, self.info)}")
         return metas
@@ -280,7 +264,7 @@ class SearchIndex:
         r = GraphRetriever.from_parts(
             r.get_params(),
             # document nodes need each passage's pid and doc_id only: ids.json, not passages.jsonl
-            [_Ids(pid, doc) for pid, doc in zip(pids, doc_ids)], graph, bm25,
+            [PassageIds(pid, doc) for pid, doc in zip(pids, doc_ids)], graph, bm25,
             doc_meta=self._part("docmeta") if "docmeta" in parts else None,
             # the hybrid's dense and heading scores: the stored embeddings, as `dense` reads them
             dense=None if dense is None else self._base({"dense-first": "dense", "dense-max": "dense-max"}[dense]),
