@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = ("torch", "spacy", "sentence_transformers", "transformers", "bm25s", "matplotlib", "pandas", "papermill")
+HEAVY = ("torch", "spacy", "sentence_transformers", "transformers", "bm25s", "matplotlib", "pandas", "papermill", "dask", "distributed")
 
 
 def test_import_pulls_in_no_heavy_dependency():
