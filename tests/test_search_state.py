@@ -191,3 +191,19 @@ def test_save_then_load_ranks_and_explains_as_the_saved(fitted, case, tmp_path):
 
     with pytest.raises(DataError, match="ids.json"):
         GraphRetriever.load(tmp_path, **r.get_params())
+
+
+@pytest.mark.parametrize("case", ["funds-bct-closed", "filings-hybrid-open"])
+def test_search_with_memos_leaves_the_estimator_and_its_bm25_unchanged(case, tmp_path, monkeypatch):
+    monkeypatch.setenv("AETHEL_CACHE", str(tmp_path))
+    corpus, settings, k, closed = CASES[case]
+    passages, queries, pools = corpus_and_queries(corpus)
+    r = GraphRetriever(**settings)
+    r.memo = True  # questions' mentions from the process-wide memo: its key is set when fitting, not searching
+    r.fit(passages)
+    before, inner = _snapshot(r), _snapshot(r.bm25_)
+    for _ in range(2):
+        r.search(queries, k=k, pool=pools if closed else None, explain=True)
+    after = _snapshot(r)
+    assert before.keys() == after.keys() and all(_same(before[key], after[key]) for key in before)
+    assert all(_same(inner[key], v) for key, v in _snapshot(r.bm25_).items()) and inner.keys() == vars(r.bm25_).keys()
