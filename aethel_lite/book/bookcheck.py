@@ -551,9 +551,16 @@ def check_page(browser: Chromium, session: str, site: Path, base: str, page: str
         metrics = browser.call("Page.getLayoutMetrics", session=session)
         size = metrics.get("cssContentSize") or metrics["contentSize"]
         height = int(min(max(size["height"], browser.window[1]), MAX_SHOT_HEIGHT))
-        shot = browser.call("Page.captureScreenshot", {
-            "format": "png", "captureBeyondViewport": True,
-            "clip": {"x": 0, "y": 0, "width": browser.window[0], "height": height, "scale": 1}}, session=session)
+        # the whole length in a window as wide as the reader's: captureBeyondViewport alone lays the
+        # page out as wide as its widest element, and the theme then centres the text off the shot
+        browser.call("Emulation.setDeviceMetricsOverride", {"width": browser.window[0], "height": height,
+                                                            "deviceScaleFactor": 1, "mobile": False}, session=session)
+        try:
+            shot = browser.call("Page.captureScreenshot", {
+                "format": "png", "clip": {"x": 0, "y": 0, "width": browser.window[0], "height": height, "scale": 1}},
+                session=session)
+        finally:
+            browser.call("Emulation.clearDeviceMetricsOverride", session=session)
         out = screenshots / _screenshot_name(page)
         tmp = out.with_name(f".{out.name}.tmp")
         tmp.write_bytes(base64.b64decode(shot["data"]))

@@ -66,11 +66,14 @@ def closed_pool_headline(saved: Mapping[str, Any], metrics: Sequence[str] = ("HR
     import pandas as pd
 
     rows, said = [], []
+    order = saved.get("parameters", {}).get("methods") or []
     for name, block in saved["methods"].items():
         stand_in = saved.get("synthetic_fallback", {}).get(name)
-        label = f"{name} (synthetic stand-in)" if stand_in else name
-        for method, entry in block.items():
-            row = {"data set": label, "method": method}
+        label = f"{name} (synthetic)" if stand_in else name
+        ranked = [m for m in order if m in block] + sorted(m for m in block if m not in order)
+        for i, method in enumerate(ranked):
+            entry = block[method]
+            row = {"data set": label if i == 0 else "", "method": method}  # the data set named once per group
             for m in metrics:
                 values = [v[m] for v in entry.get("per_query_metrics", {}).values() if m in v]
                 if len(values) >= 2:
@@ -80,10 +83,12 @@ def closed_pool_headline(saved: Mapping[str, Any], metrics: Sequence[str] = ("HR
                     row[f"{m} [95% CI]"] = f"{entry[m]:.3f}"
             rows.append(row)
         hr = metrics[0]
-        best = max(block, key=lambda meth: block[meth].get(hr, float("-inf")))
+        top = max(block[m].get(hr, float("-inf")) for m in block)
+        best = [f"`{m}`" for m in ranked if block[m].get(hr) == top]
         n = saved.get("datasets", {}).get(name, {}).get("n_queries")
-        text = (f"On {label}{f' ({n} questions)' if n else ''}, `{best}` ranks a supporting paragraph in the top 5 "
-                f"most often ({hr} {block[best][hr]:.3f})")
+        text = f"On {label}{f' ({n} questions)' if n else ''}, "
+        text += (f"{best[0]} ranks a supporting paragraph in the top 5 most often ({hr} {top:.3f})" if len(best) == 1
+                 else f"{', '.join(best[:-1])} and {best[-1]} share the highest {hr} ({top:.3f})")
         tests = {(t["b"], t["metric"]): t for t in saved.get("paired_tests", {}).get(name, []) if t["a"] == "aethel-bct"}
         against = [f"on {m} {_ci_words(tests[('bm25', m)])}" for m in metrics if ("bm25", m) in tests]
         if against:
@@ -91,7 +96,8 @@ def closed_pool_headline(saved: Mapping[str, Any], metrics: Sequence[str] = ("HR
         said.append(text + ".")
     verdict = " ".join(said)
     if any(saved.get("synthetic_fallback", {}).values()):
-        verdict += " A synthetic stand-in's numbers describe the invented corpus, not the paper's data."
+        verdict += (" A data set marked synthetic ran on the synthetic corpus standing in for the real one (no data"
+                    " configured): its numbers describe that invented corpus, not the paper's data.")
     return table(pd.DataFrame(rows)), verdict
 
 
@@ -114,10 +120,14 @@ def scaling_verdict(saved: Mapping[str, Any], crossings: Sequence[Mapping[str, A
             text += f" against `{rival}`'s {fmt_ci(last[rival]['mean'], last[rival]['ci_low'], last[rival]['ci_high'])}"
         parts = []
         for c in (c for c in crossings if c["corpus"] == name):
-            shown = c.get("ours") or ""
-            ours = c["sizes where graph > it"] if shown == "" else shown
-            parts.append(f"{c['claim'].replace('…', '').strip()}: {ours if ours not in ([], '') else 'never'}")
-        said.append(text + (" (" + "; ".join(parts) + ")" if parts else "") + ".")
+            other = c["claim"].split()[2] if " passes " in c["claim"] else c["claim"].split()[-1]
+            sizes = c["sizes where graph > it"]
+            part = (f"above `{other}` at {', '.join(f'{x:,}' for x in sizes)} passages" if sizes
+                    else f"never above `{other}`")
+            if " passes " in c["claim"] and c.get("ours") not in ("", None):  # never set for a synthetic corpus
+                part += " (at no size for good)" if c["ours"] == "never" else f" (for good from {c['ours']:,})"
+            parts.append(part)
+        said.append(text + ("; the graph is " + "; ".join(parts) if parts else "") + ".")
     verdict = " ".join(said)
     if saved.get("synthetic_only"):
         verdict = "These curves come from the synthetic corpus (no real data was found), not the paper's experiment. " + verdict

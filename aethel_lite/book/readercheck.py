@@ -4,9 +4,10 @@
 check's 1280 px window) and hands its result to :func:`reader_problems`, which reports:
 
 ``wide``
-    a visible code cell (``.cell_input pre``) or table wider than its column: the element's
+    a visible code cell (``.cell_input pre``) or table wider than its column: the code block's
     ``scrollWidth`` exceeds its ``clientWidth`` (a code line the reader must scroll sideways to
-    read), or a table is wider than the box it sits in (a column cut at the right edge);
+    read), or a table's width exceeds the ``clientWidth`` of the box it sits in (a column cut
+    at the right edge, or behind a scrollbar);
 ``stderr``
     a notebook output cell that shows a stream written to stderr (myst-nb's ``.stderr`` box) or
     warning text (``UserWarning``, ``FutureWarning``, ``Warning:`` ...): a notice a reader should
@@ -51,7 +52,7 @@ READER_PROBE = r"""
     const box = table.parentElement;
     const width = Math.max(table.scrollWidth, table.offsetWidth);
     const column = box ? box.clientWidth : width;
-    if (width > column + 1 || (box && box.scrollWidth > box.clientWidth + 1) || table.scrollWidth > table.clientWidth + 1)
+    if (width > column + 1)
       wide.push({...label(table, "table"), column});
   }
   const stderr = Array.from(document.querySelectorAll(".cell_output .stderr"))

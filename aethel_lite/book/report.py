@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,6 +30,9 @@ def _cell(value: Any) -> Any:
     return value
 
 
+_CI_HTML = re.compile(r"(\d) \[([-+]?\d[\d.]*), ([-+]?\d[\d.]*)\]")
+
+
 class Table:
     """A table as the book shows it: no meaningless index column, fixed decimals, no dict-valued cell.
 
@@ -44,7 +48,10 @@ class Table:
         return {"index": False, "na_rep": "", "float_format": fmt}
 
     def _repr_html_(self) -> str:
-        return self.frame.to_html(border=0, classes="dataframe aethel-table", escape=True, **self._format())
+        html = self.frame.to_html(border=0, classes="dataframe aethel-table", escape=True, **self._format())
+        html = _CI_HTML.sub(r"\1&nbsp;[\2,&nbsp;\3]", html)  # "0.905 [0.86, 0.94]" stays on one line
+        # a long word (a path, an id) may break rather than push the table past the column
+        return html.replace("<table ", '<table style="overflow-wrap: break-word" ', 1)
 
     def __repr__(self) -> str:
         return self.frame.to_string(**self._format())
