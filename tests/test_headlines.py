@@ -98,3 +98,29 @@ def test_scaling_verdict():
     assert "On fb (100 to 1,000 passages), at the largest size `aethel-ner3` has HR@5 0.600 [0.50, 0.70]" in verdict
     assert "against `dense`'s 0.400 [0.30, 0.50]" in verdict and "the graph is above `dense` at 1,000 passages (for good from 1,000)." in verdict
     assert scaling_verdict({**saved, "synthetic_only": True}, crossings).startswith("These curves come from the synthetic")
+
+
+def test_graph_provenance_and_open_corpus_headlines():
+    from aethel_lite.book.headlines import graph_headline, open_corpus_verdict, provenance_headline
+
+    modes = {m: [["g1", 1.0], ["x", 0.5], ["g2", 0.2]] for m in ("none", "alias", "substring", "both")}
+    alias_modes = {**{m: [["x", 1.0], ["y", 0.5], ["a", 0.2]] for m in ("none", "substring")},
+                   **{m: [["a", 1.0], ["x", 0.5]] for m in ("alias", "both")}}
+    saved = {"question": {"qid": "q1", "gold": ["g1", "g2"]}, "walk": {"modes": modes},
+             "alias": {"qid": "q2", "gold": ["a"], "mention": "NRCP IV", "walk": {"modes": alias_modes}},
+             "parameters": {"bct": "both", "alpha": 0.5}}
+    shown, verdict = graph_headline(saved)
+    assert shown.frame.to_dict("records")[0] == {"BCT mode": "none", "q1: first gold rank": 1, "q1: gold in top 5": "2 of 2",
+                                                 "q2: first gold rank": 3, "q2: gold in top 5": "1 of 1"}
+    assert "“NRCP IV”" in verdict and "ranks 3 without BCT and 1 with it" in verdict
+    report = {"gold_reach": {"direct": 8, "bct": 1, "unreached": 1, "two-hop": 0}, "n_gold": 10, "bct_only": 1, "k": 5,
+              "n_queries": 4, "intrusions": {"n_questions": 1}}
+    shown, verdict = provenance_headline({"reports": {"musique": report}, "datasets": {"musique": {"name": "musique"}}})
+    assert list(shown.frame["gold passage"]) == ["names an exact seed", "names a BCT seed only", "not reached"]
+    assert shown.frame.loc[0, "musique [95% CI]"] == fmt_ci(0.8, *wilson(8, 10))
+    assert "8 of 10 gold passages name an exact seed, 1 are reached only through a BCT expansion" in verdict
+    ci = {m: {"all": {"MRR": {"mean": v, "ci_low": v - 0.1, "ci_high": v + 0.1}}} for m, v in
+          (("bm25", 0.6), ("aethel-ner3", 0.4), ("rrf", 0.7))}
+    verdict = open_corpus_verdict({"datasets": {"fb": {"ci": ci}}, "verdicts": [{"verdict": "differs"}] * 2})
+    assert verdict == ("On fb, the best MRR is `rrf`'s, 0.700 [0.60, 0.80]; `aethel-ner3` 0.400 [0.30, 0.50]; "
+                       "`bm25` 0.600 [0.50, 0.70]. Of the paper's 2 open-corpus numbers: 2 differs.")
