@@ -24,8 +24,6 @@ Answering", arXiv:2311.11944, 2023.
 
 from __future__ import annotations
 
-import ast
-import contextlib
 import logging
 import os
 import re
@@ -36,8 +34,19 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError, DataNotFoundError, ParameterError
-from ..io import open_text, parse_jsonl_line, read_json, read_jsonl
+from ..io import open_text, parse_jsonl_line, read_json
 from .paths import HOW_TO_GET_DATA, data_file
+from .records import (
+    empty_error,
+    field_of,
+    guard,
+    ident_of,
+    json_type,
+    literal_of,
+    new_qid,
+    records,
+    text_of,
+)
 from .schema import Dataset, Passage, Query
 from .synthetic import make_synthetic
 
@@ -78,84 +87,6 @@ def _resolve(path: str | os.PathLike | None, default: tuple[str, ...]) -> Path:
     return path
 
 
-def _records(path: Path) -> Iterator[tuple[int, dict]]:
-    """(line number, row) for each JSON object of a JSONL file (malformed lines → ``file:line``)."""
-    yield from read_jsonl(path, numbered=True)
-
-
-@contextlib.contextmanager
-def _record(path: Path, index: int):
-    """Turn any other failure while reading one record into a :class:`DataError` naming file and record.
-
-    The loaders check the fields they know; this catches the rest (a field of an unexpected JSON
-    type deep inside a record), so a malformed file never ends in another exception's traceback.
-    """
-    try:
-        yield
-    except DataError:
-        raise
-    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
-        raise DataError(f"{path}:{index}: malformed record ({type(exc).__name__}: {exc})") from exc
-
-
-def _field(row: Mapping[str, Any], key: str, path: Path, index: int, kind: type | tuple = object) -> Any:
-    """``row[key]``, or a :class:`DataError` naming ``file:line`` and the field."""
-    if key not in row:
-        raise DataError(f"{path}:{index}: missing field {key!r}")
-    value = row[key]
-    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _kinds(kind)):
-        raise DataError(f"{path}:{index}: field {key!r} has type {type(value).__name__}")
-    return value
-
-
-def _kinds(kind: type | tuple) -> tuple:
-    return kind if isinstance(kind, tuple) else (kind,)
-
-
-def _text(value: Any, what: str, path: Path, index: int, *, empty: bool = False) -> str:
-    """``value`` if it is a string (non-blank unless ``empty``), else a :class:`DataError` naming ``what``.
-
-    The loaders never turn another JSON type into text with ``str()``: ``null`` would become the
-    question "None" and a number or a list a passage of its digits or brackets.
-    """
-    if not isinstance(value, str):
-        raise DataError(f"{path}:{index}: {what} must be a string, got {_json_type(value)}")
-    if not empty and not value.strip():
-        raise DataError(f"{path}:{index}: {what} is empty")
-    return value
-
-
-def _ident(value: Any, what: str, path: Path, index: int) -> str:
-    """An id: a non-empty string or an integer (not a bool), as a string."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return _text(value, what, path, index)
-
-
-def _json_type(value: Any) -> str:
-    return {type(None): "null", bool: "a boolean", int: "a number", float: "a number", list: "a list",
-            dict: "an object"}.get(type(value), type(value).__name__)
-
-
-def _new_qid(row: Mapping[str, Any], key: str, path: Path, index: int, seen: set[str]) -> str:
-    """The record's question id as a string, added to ``seen``; a repeated id is a :class:`DataError`."""
-    qid = _ident(_field(row, key, path, index), f"field {key!r}", path, index)
-    if qid in seen:
-        raise DataError(f"{path}:{index}: duplicate question id {qid!r}")
-    seen.add(qid)
-    return qid
-
-
-def _maybe_literal(value: Any, path: Path, index: int, key: str) -> Any:
-    """Some 2Wiki dumps store lists as Python-literal strings; parse them safely (no eval)."""
-    if isinstance(value, str):
-        try:
-            return ast.literal_eval(value)
-        except (ValueError, SyntaxError) as exc:
-            raise DataError(f"{path}:{index}: field {key!r} is a string that is not a list literal") from exc
-    return value
-
-
 def _report_skipped(name: str, path: Path, skipped: Counter) -> None:
     """Log what a loader left out. The file is named by its folder and name only: the warning is printed into
     the book's pages, which must hold no local path (errors, which stop a build, name the full path)."""
@@ -163,10 +94,6 @@ def _report_skipped(name: str, path: Path, skipped: Counter) -> None:
         detail = "; ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))
         shown = f"{path.parent.name}/{path.name}" if path.parent.name else path.name
         logger.warning("%s: skipped %d rows of %s (%s)", name, sum(skipped.values()), shown, detail)
-
-
-def _empty(path: Path, what: str) -> DataError:
-    return DataError(f"{path}: no {what} found (empty file?)")
 
 
 # ------------------------------------------------------------------------------------ MuSiQue
@@ -205,11 +132,11 @@ def load_musique(path: str | os.PathLike | None = None) -> Dataset:
     queries: list[Query] = []
     skipped: Counter = Counter()
     seen: set[str] = set()
-    for index, row in _records(path):
-        with _record(path, index):
-            qid = _new_qid(row, "id", path, index, seen)
-            question = _text(_field(row, "question", path, index), "field 'question'", path, index)
-            paragraphs = _field(row, "paragraphs", path, index, list)
+    for index, row in records(path):
+        with guard(path, index):
+            qid = new_qid(row, "id", path, index, seen)
+            question = text_of(field_of(row, "question", path, index), "field 'question'", path, index)
+            paragraphs = field_of(row, "paragraphs", path, index, list)
             pool: list[str] = []
             gold: set[str] = set()
             mine: list[Passage] = []
@@ -219,9 +146,9 @@ def load_musique(path: str | os.PathLike | None = None) -> Dataset:
                 where = f"({qid}) paragraph {pos}"
                 idx = para.get("idx", pos)
                 if not isinstance(idx, int) or isinstance(idx, bool):
-                    raise DataError(f"{path}:{index}: {where}: 'idx' must be an integer, got {_json_type(idx)}")
-                title = "" if para.get("title") is None else _text(para["title"], f"{where}: 'title'", path, index, empty=True)
-                text = _text(para["paragraph_text"], f"{where}: 'paragraph_text'", path, index)
+                    raise DataError(f"{path}:{index}: {where}: 'idx' must be an integer, got {json_type(idx)}")
+                title = "" if para.get("title") is None else text_of(para["title"], f"{where}: 'title'", path, index, empty=True)
+                text = text_of(para["paragraph_text"], f"{where}: 'paragraph_text'", path, index)
                 pid = f"{qid}#{idx}"
                 mine.append(Passage(pid, title, title, text, {"qid": qid, "idx": idx}))
                 pool.append(pid)
@@ -249,7 +176,7 @@ def load_musique(path: str | os.PathLike | None = None) -> Dataset:
                 )
             )
     if not queries:
-        raise _empty(path, "usable questions")
+        raise empty_error(path, "usable questions")
     _report_skipped("musique", path, skipped)
     meta = {"source": str(path), "setting": "closed-pool", "n_rows": len(seen), "skipped": dict(skipped)}
     return Dataset("musique", passages, queries, meta).validate()
@@ -288,17 +215,17 @@ def load_2wiki(path: str | os.PathLike | None = None, distractors: str | os.Path
     skipped: Counter = Counter()
     skipped_ids: dict[str, str] = {}
     seen: set[str] = set()
-    for index, row in _records(path):
-        with _record(path, index):
-            qid = _new_qid(row, "_id", path, index, seen)
-            question = _text(_field(row, "question", path, index), "field 'question'", path, index)
-            context = _maybe_literal(row.get("context"), path, index, "context")
+    for index, row in records(path):
+        with guard(path, index):
+            qid = new_qid(row, "_id", path, index, seen)
+            question = text_of(field_of(row, "question", path, index), "field 'question'", path, index)
+            context = literal_of(row.get("context"), path, index, "context")
             if not context:
                 reason = "without a context (no closed pool)"
                 skipped[reason] += 1
                 skipped_ids[qid] = reason
                 continue
-            facts = _maybe_literal(_field(row, "supporting_facts", path, index), path, index, "supporting_facts")
+            facts = literal_of(field_of(row, "supporting_facts", path, index), path, index, "supporting_facts")
             try:
                 sup_titles = {fact[0] for fact in facts}
             except (TypeError, IndexError, KeyError) as exc:
@@ -313,14 +240,14 @@ def load_2wiki(path: str | os.PathLike | None = None, distractors: str | os.Path
                 except (TypeError, ValueError) as exc:
                     raise DataError(f"{path}:{index} ({qid}): context item {k} is not [title, sentences]") from exc
                 where = f"({qid}) context item {k}"
-                title = _text(title, f"{where}: the title", path, index, empty=True)
+                title = text_of(title, f"{where}: the title", path, index, empty=True)
                 if isinstance(sentences, str):
                     text = sentences
                 elif isinstance(sentences, list) and all(isinstance(x, str) for x in sentences):
                     text = " ".join(sentences)
                 else:
                     raise DataError(f"{path}:{index}: {where}: the sentences must be a list of strings")
-                text = _text(text, f"{where}: the text", path, index)
+                text = text_of(text, f"{where}: the text", path, index)
                 pid = f"{qid}#{k}"
                 mine.append(Passage(pid, title, title, text, {"qid": qid, "k": k}))
                 if title in sup_titles:
@@ -342,12 +269,12 @@ def load_2wiki(path: str | os.PathLike | None = None, distractors: str | os.Path
                         "answer": row.get("answer"),
                         "type": row.get("type"),
                         "supporting_facts": [list(f) for f in facts],
-                        "evidences": _maybe_literal(row.get("evidences") or [], path, index, "evidences"),
+                        "evidences": literal_of(row.get("evidences") or [], path, index, "evidences"),
                     },
                 )
             )
     if not queries:
-        raise _empty(path, "usable questions")
+        raise empty_error(path, "usable questions")
     _report_skipped("2wiki", path, skipped)
     meta: dict[str, Any] = {
         "source": str(path),
@@ -369,14 +296,14 @@ def _distractors(path: Path, known: set[tuple[str, str]]) -> tuple[list[Passage]
     if not isinstance(rows, list):
         raise DataError(f"{path}: expected a JSON list of {{'title', 'text'}} objects, got {type(rows).__name__}")
     if not rows:
-        raise _empty(path, "distractor paragraphs")
+        raise empty_error(path, "distractor paragraphs")
     out: list[Passage] = []
     duplicates = 0
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping) or not isinstance(row.get("text"), str) or not row["text"].strip():
             raise DataError(f"{path}: item {i}: expected an object with a non-empty string 'text'")
         if row.get("title") is not None and not isinstance(row["title"], str):
-            raise DataError(f"{path}: item {i}: 'title' must be a string, got {_json_type(row['title'])}")
+            raise DataError(f"{path}: item {i}: 'title' must be a string, got {json_type(row['title'])}")
         title = row.get("title") or ""
         if (title, row["text"]) in known:
             duplicates += 1
@@ -498,12 +425,12 @@ def _page_rows(path: Path, wanted: set[str] | None, progress: bool) -> Iterator[
 def _fb_questions(qpath: Path) -> list[dict]:
     """The question rows of a FinanceBench-format JSONL, each checked (id, question, evidence pages)."""
     questions = []
-    for index, row in _records(qpath):
-        with _record(qpath, index):
-            fid = _ident(_field(row, "financebench_id", qpath, index), "field 'financebench_id'", qpath, index)
+    for index, row in records(qpath):
+        with guard(qpath, index):
+            fid = ident_of(field_of(row, "financebench_id", qpath, index), "field 'financebench_id'", qpath, index)
             row = {**row, "financebench_id": fid}
-            _text(_field(row, "question", qpath, index), "field 'question'", qpath, index)
-            evidence = _field(row, "evidence", qpath, index, list)
+            text_of(field_of(row, "question", qpath, index), "field 'question'", qpath, index)
+            evidence = field_of(row, "evidence", qpath, index, list)
             for j, ev in enumerate(evidence):
                 if not isinstance(ev, Mapping) or not isinstance(ev.get("doc_name"), str) or not isinstance(ev.get("evidence_page_num"), int) or isinstance(ev.get("evidence_page_num"), bool):
                     raise DataError(f"{qpath}:{index} ({fid}): evidence {j} needs 'doc_name' and an integer 'evidence_page_num'")
@@ -511,7 +438,7 @@ def _fb_questions(qpath: Path) -> list[dict]:
                 raise DataError(f"{qpath}:{index} ({fid}): empty 'evidence'")
             questions.append(row)
     if not questions:
-        raise _empty(qpath, "questions")
+        raise empty_error(qpath, "questions")
     return questions
 
 
@@ -587,8 +514,8 @@ def load_financebench(
 
     question_set, questions = questions, _fb_questions(qpath)
     info = {}
-    for index, row in _records(ipath):
-        info[_text(_field(row, "doc_name", ipath, index), "field 'doc_name'", ipath, index)] = row
+    for index, row in records(ipath):
+        info[text_of(field_of(row, "doc_name", ipath, index), "field 'doc_name'", ipath, index)] = row
     asked = {ev["doc_name"] for row in questions for ev in row["evidence"]} | {str(row.get("doc_name")) for row in questions}
     open_rows = questions
     if question_set == "comparisons":

@@ -1,0 +1,100 @@
+"""Reading the records of a data set's JSONL file: each value checked for its type, every error naming ``file:line``.
+
+The loaders (:mod:`aethel_lite.data.loaders`) never turn another JSON type into text with
+``str()``: a ``null`` question would become the question "None", and a number or a list a passage
+of its digits or brackets. A value of the wrong type, an empty text, a missing field or a repeated
+id is a :class:`~aethel_lite.errors.DataError` naming the file and the line (blank lines counted).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataError
+from ..io import read_jsonl
+
+
+def records(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, row) for each JSON object of a JSONL file (malformed lines → ``file:line``)."""
+    yield from read_jsonl(path, numbered=True)
+
+
+@contextlib.contextmanager
+def guard(path: Path, index: int):
+    """Turn any other failure while reading one record into a :class:`DataError` naming file and record.
+
+    The loaders check the fields they know; this catches the rest (a field of an unexpected JSON
+    type deep inside a record), so a malformed file never ends in another exception's traceback.
+    """
+    try:
+        yield
+    except DataError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+        raise DataError(f"{path}:{index}: malformed record ({type(exc).__name__}: {exc})") from exc
+
+
+def field_of(row: Mapping[str, Any], key: str, path: Path, index: int, kind: type | tuple = object) -> Any:
+    """``row[key]``, or a :class:`DataError` naming ``file:line`` and the field."""
+    if key not in row:
+        raise DataError(f"{path}:{index}: missing field {key!r}")
+    value = row[key]
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _kinds(kind)):
+        raise DataError(f"{path}:{index}: field {key!r} has type {type(value).__name__}")
+    return value
+
+
+def _kinds(kind: type | tuple) -> tuple:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def text_of(value: Any, what: str, path: Path, index: int, *, empty: bool = False) -> str:
+    """``value`` if it is a string (non-blank unless ``empty``), else a :class:`DataError` naming ``what``.
+
+    The loaders never turn another JSON type into text with ``str()``: ``null`` would become the
+    question "None" and a number or a list a passage of its digits or brackets.
+    """
+    if not isinstance(value, str):
+        raise DataError(f"{path}:{index}: {what} must be a string, got {json_type(value)}")
+    if not empty and not value.strip():
+        raise DataError(f"{path}:{index}: {what} is empty")
+    return value
+
+
+def ident_of(value: Any, what: str, path: Path, index: int) -> str:
+    """An id: a non-empty string or an integer (not a bool), as a string."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return text_of(value, what, path, index)
+
+
+def json_type(value: Any) -> str:
+    return {type(None): "null", bool: "a boolean", int: "a number", float: "a number", list: "a list",
+            dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def new_qid(row: Mapping[str, Any], key: str, path: Path, index: int, seen: set[str]) -> str:
+    """The record's question id as a string, added to ``seen``; a repeated id is a :class:`DataError`."""
+    qid = ident_of(field_of(row, key, path, index), f"field {key!r}", path, index)
+    if qid in seen:
+        raise DataError(f"{path}:{index}: duplicate question id {qid!r}")
+    seen.add(qid)
+    return qid
+
+
+def literal_of(value: Any, path: Path, index: int, key: str) -> Any:
+    """Some 2Wiki dumps store lists as Python-literal strings; parse them safely (no eval)."""
+    if isinstance(value, str):
+        try:
+            return ast.literal_eval(value)
+        except (ValueError, SyntaxError) as exc:
+            raise DataError(f"{path}:{index}: field {key!r} is a string that is not a list literal") from exc
+    return value
+
+
+def empty_error(path: Path, what: str) -> DataError:
+    return DataError(f"{path}: no {what} found (empty file?)")
