@@ -23,7 +23,7 @@ from ..caching.memo import TextMemo
 from ..caching.store import PassageStore, text_key
 from ..caching.versions import package_versions
 from ..data.loaders import chunk_spans
-from ..errors import DataNotFoundError, ParameterError
+from ..errors import AethelError, DataError, DataNotFoundError, ParameterError
 from ..io import sha256_file
 from .base import Retriever, passage_text
 
@@ -136,6 +136,19 @@ def _check_pooling(pooling: Any, chunk_words: Any, chunk_overlap: Any) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise ParameterError(f"{name} must be an integer, got {value!r}")
     chunk_spans("", int(chunk_words), int(chunk_overlap))  # checks 1 <= chunk_words, 0 <= overlap < chunk_words
+
+
+def _check_embeddings(path: Path, emb: np.ndarray, offsets: np.ndarray, n: int, dim: int | None, normalize: bool) -> None:
+    """DataError naming ``path`` unless ``emb`` is ``(rows, dim)`` float32 of finite (unit, with
+    ``normalize``) vectors and ``offsets`` the strictly increasing first rows of ``n`` passages."""
+    if emb.ndim != 2 or emb.dtype != np.float32 or (dim is not None and emb.shape[1] != dim):
+        raise DataError(f"{path}: embeddings of shape {emb.shape} and type {emb.dtype}, expected (n, {dim}) float32")
+    if offsets.shape != (n,) or (offsets.size and (offsets[0] != 0 or (np.diff(offsets) <= 0).any()
+                                                  or offsets[-1] >= emb.shape[0])):
+        raise DataError(f"{path}: window offsets do not fit the {n} passages")
+    norms = np.linalg.norm(emb, axis=1)
+    if not np.isfinite(emb).all() or (normalize and (np.abs(norms - 1) > 1e-3).any()):
+        raise DataError(f"{path}: embeddings that are not finite unit vectors")
 
 
 class DenseRetriever(Retriever):
@@ -435,3 +448,81 @@ class DenseRetriever(Retriever):
 
     def _score_queries(self, queries, candidates):
         yield from self._pooled_scores(self.query_vectors([q.text for q in queries]))
+
+    # -- persistence ----------------------------------------------------------------------------
+    def use_embeddings(self, pids: Sequence[str], embeddings: np.ndarray, chunk_offsets: np.ndarray) -> "DenseRetriever":
+        """Fit from embeddings computed elsewhere (returns ``self``): the passages' ``pids`` in corpus
+        order, one row of ``embeddings`` per text of :meth:`passage_chunks`, and the row where each
+        passage's texts start (see the attributes ``embeddings_`` and ``chunk_offsets_``)."""
+        self.pids_ = list(pids)
+        self.pid_index_ = {pid: i for i, pid in enumerate(self.pids_)}
+        self.embeddings_, self.chunk_offsets_ = embeddings, np.asarray(chunk_offsets).astype(np.int64)
+        return self
+
+    def save(self, folder: str | Path) -> list[str]:
+        """Write the fitted embeddings into ``folder`` with ``np.save`` (never pickle); return the file names.
+
+        ``dense-<pooling>.npy``: ``embeddings_`` as little-endian float32; with ``pooling="max"``
+        also ``dense-max-offsets.npy``: ``chunk_offsets_`` as little-endian int64. The passage ids
+        are not written: the caller keeps them (an aethel index in ``ids.json``) and gives them to
+        :meth:`load`.
+        """
+        self._check_fitted()
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        name = f"dense-{self.pooling}"
+        arrays = {f"{name}.npy": np.ascontiguousarray(self.embeddings_, dtype="<f4")}
+        if self.pooling == "max":
+            arrays[f"{name}-offsets.npy"] = np.ascontiguousarray(self.chunk_offsets_, dtype="<i8")
+        for file, array in arrays.items():
+            with open(folder / file, "wb") as fh:
+                np.save(fh, array, allow_pickle=False)
+        return list(arrays)
+
+    @classmethod
+    def load(cls, folder: str | Path, pids: Sequence[str], *, dim: int | None = None, **settings: Any) -> "DenseRetriever":
+        """A retriever fitted with the embeddings :meth:`save` wrote into ``folder`` (no model is loaded).
+
+        Parameters
+        ----------
+        folder : path-like
+        pids : sequence of str
+            The passage ids in corpus order, as :meth:`save`'s retriever was fitted.
+        dim : int, optional
+            The expected embedding width.
+        **settings
+            Constructor settings; ``pooling`` chooses the files.
+
+        Raises
+        ------
+        DataError
+            Unreadable files, embeddings not float32 of shape ``(rows, dim)``, window offsets that
+            do not fit the passages, or vectors that are not finite (and of unit norm, with
+            ``normalize``); the file is named.
+        """
+        self = cls(**settings)
+        pids = list(pids)
+        name = f"dense-{self.pooling}"
+        path = Path(folder) / f"{name}.npy"
+        try:
+            emb = np.load(path, allow_pickle=False)
+            offsets = (np.load(Path(folder) / f"{name}-offsets.npy", allow_pickle=False) if self.pooling == "max"
+                       else np.arange(len(pids), dtype=np.int64))
+        except (OSError, ValueError, EOFError) as exc:
+            raise DataError(f"{path}: unreadable embeddings ({exc})") from exc
+        _check_embeddings(path, emb, offsets, len(pids), dim, bool(self.normalize))
+        return self.use_embeddings(pids, emb, offsets)
+
+    def store_config_matches(self, stored: Any) -> bool:
+        """Whether ``stored`` (an earlier :meth:`embedding_store_config`) is this configuration's, checked
+        without loading the model: the digest of the model's files (which fix the width and the
+        sequence length), ``normalize``, ``precision`` and the versions of the libraries it lists."""
+        if not isinstance(stored, dict) or not isinstance(stored.get("versions"), dict):
+            return False
+        try:
+            digest = model_files_digest(str(Path(self._model_path()).resolve()))
+        except (AethelError, OSError, ImportError, AttributeError):
+            return False
+        return (stored.get("model_files") == digest and stored.get("normalize") == bool(self.normalize)
+                and stored.get("precision", "float32") == resolve_precision(self.precision)
+                and stored["versions"] == package_versions(stored["versions"]))

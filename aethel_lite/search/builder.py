@@ -17,18 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..caching.store import package_versions, text_key
+from ..caching.store import text_key
 from ..caching.versions import versions
 from ..core.docmeta import document_metadata
 from ..core.entities import Mention, extract_entities, get_extractor, graph_filters
 from ..core.graph import build_graph
 from ..data.ingest import check_chunking
-from ..errors import AethelError, DataError, ParameterError
+from ..errors import DataError, ParameterError
 from ..io import read_jsonl
 from ..retrievers import BM25Retriever
 from ..retrievers.base import passage_text
 from ..retrievers.graph_files import write_docmeta
-from ..retrievers.dense import model_files_digest, resolve_precision
 from ..retrievers.registry import FUSIONS, METHODS, make_retriever, parse_methods
 from .atomic import IndexLock, Terminated, check_out, clean_debris, commit_folder, remove_path, signals_held, temp_sibling
 from .format import (DOCMETA_FILE, IDS_FILE, INDEX_FILE, INDEX_FORMAT, MAX_MODEL_CHARS, PASSAGES_FILE, SHA, file_digest,
@@ -66,23 +65,6 @@ def _entity_base(extractor: str) -> str:
 def _model_text(text: str) -> str:
     return text[:MAX_MODEL_CHARS]
 
-
-
-def _same_model(r, stored: Any) -> bool:
-    """Whether a dense part's stored embedding configuration is the installed model's, checked
-    without loading the model: the digest of its files (which fix the width and the sequence
-    length), ``normalize``, ``precision`` and the versions of the libraries the configuration lists."""
-
-    if not isinstance(stored, dict) or not isinstance(stored.get("versions"), dict):
-        return False
-    try:
-        digest = model_files_digest(str(Path(r._model_path()).resolve()))
-    except (AethelError, OSError, ImportError, AttributeError):
-        return False
-
-    return (stored.get("model_files") == digest and stored.get("normalize") == bool(r.normalize)
-            and stored.get("precision", "float32") == resolve_precision(r.precision)
-            and stored["versions"] == package_versions(stored["versions"]))
 
 
 class _Builder:
@@ -188,9 +170,9 @@ class _Builder:
         flat = [c for cs in chunks for c in cs]
         rows: dict[str, Any] = {}
         old = self._old_part(name)
-        store_config = old.get("store_config") if old is not None and _same_model(r, old.get("store_config")) else None
-        if store_config is not None:
-            emb = np.load(self.old_dir / f"{name}.npy", allow_pickle=False)
+        store_config = old.get("store_config") if old is not None and r.store_config_matches(old.get("store_config")) else None
+        if store_config is not None:  # the old index's embeddings, by text (verified by build_index)
+            emb = type(r).load(self.old_dir, [p.pid for p in self.old_passages], **r.get_params()).embeddings_
             old_chunks = [_model_text(c) for p in self.old_passages for c in r.passage_chunks(p)]
             if emb.shape[0] == len(old_chunks):
                 rows = {text_key(c): emb[i] for i, c in enumerate(old_chunks)}
@@ -201,17 +183,12 @@ class _Builder:
             for k, v in zip(todo, r.embed([by_key[k] for k in todo])):
                 rows[k] = v
             store_config = r.embedding_store_config()
-        emb = np.ascontiguousarray(np.stack([rows[k] for k in keys]).astype("<f4", copy=False))
         counts = np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks))
-        offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype("<i8")
-        with open(self.tmp / f"{name}.npy", "wb") as fh:
-            np.save(fh, emb, allow_pickle=False)
-        files = [f"{name}.npy"]
-        if r.pooling == "max":
-            with open(self.tmp / f"{name}-offsets.npy", "wb") as fh:
-                np.save(fh, offsets, allow_pickle=False)
-            files.append(f"{name}-offsets.npy")
-        self.parts[name] = {"files": files, "config": r.config(), "store_config": store_config, "shape": list(emb.shape)}
+        r.use_embeddings(self.pids, np.stack([rows[k] for k in keys]).astype("<f4", copy=False),
+                         np.concatenate(([0], np.cumsum(counts)[:-1])))
+        files = r.save(self.tmp)
+        self.parts[name] = {"files": files, "config": r.config(), "store_config": store_config,
+                            "shape": list(r.embeddings_.shape)}
 
     # -- documents' metadata
     def docmeta(self) -> None:

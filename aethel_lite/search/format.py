@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..errors import DataError, DataNotFoundError, ParameterError
 from ..io import read_json
+from ..retrievers import hybrid
 from ..retrievers.registry import FUSIONS, METHODS, known_methods, make_retriever, parse_methods
 
 __all__ = ["INDEX_FORMAT", "READ_FORMATS", "INDEX_FILE", "DOCMETA_FILE", "PASSAGES_FILE", "IDS_FILE", "MAX_MODEL_CHARS",
@@ -81,9 +82,9 @@ def method_parts(method: str) -> list[str]:
         if getattr(r, "is_hybrid", False):
             if r.alias_table is not None:  # pragma: no cover - no such method in METHODS
                 raise ParameterError(f"method {method!r}: a graph method with an alias table cannot be stored in an index")
-            if r._needs("dense"):
+            if hybrid.needs(r, "dense"):
                 out.append(f"dense-{r.dense_pooling}")
-            if r._needs("heading"):
+            if hybrid.needs(r, "heading"):
                 out.append("dense-heading")
             if r.document_nodes or r.metadata:
                 out.append("docmeta")

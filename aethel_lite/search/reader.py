@@ -180,8 +180,6 @@ class SearchIndex:
             obj = EntityGraph.load(self.dir / name)
             if obj.pids != pids:
                 raise DataError(f"{self.dir / name}: its passage ids differ from {IDS_FILE}; {rebuild_hint(self.dir, self.info)}")
-        elif name.startswith("dense-"):
-            obj = self._dense_arrays(name, part)
         elif name == "docmeta":
             obj = self._docmeta()
         else:  # pragma: no cover - entities parts are read by --add only
@@ -201,29 +199,6 @@ class SearchIndex:
             raise DataError(f"{path}: its documents differ from {IDS_FILE}; {rebuild_hint(self.dir, self.info)}")
         return metas
 
-    def _dense_arrays(self, name: str, part: dict):
-        import numpy as np
-
-        path = self.dir / f"{name}.npy"
-        try:
-            emb = np.load(path, allow_pickle=False)
-            offsets = (np.load(self.dir / f"{name}-offsets.npy", allow_pickle=False) if f"{name}-offsets.npy" in part["files"]
-                       else np.arange(self.info["n_passages"], dtype=np.int64))
-        except (OSError, ValueError, EOFError) as exc:
-            raise DataError(f"{path}: unreadable embeddings ({exc}); {rebuild_hint(self.dir, self.info)}") from exc
-        dim = part.get("store_config", {}).get("dim")
-        if emb.ndim != 2 or emb.dtype != np.float32 or (dim is not None and emb.shape[1] != dim):
-            raise DataError(f"{path}: embeddings of shape {emb.shape} and type {emb.dtype}, expected (n, {dim}) float32; "
-                            f"{rebuild_hint(self.dir, self.info)}")
-        n = self.info["n_passages"]
-        if offsets.shape != (n,) or (offsets.size and (offsets[0] != 0 or (np.diff(offsets) <= 0).any()
-                                                                          or offsets[-1] >= emb.shape[0])):
-            raise DataError(f"{path}: window offsets do not fit the {n} passages; {rebuild_hint(self.dir, self.info)}")
-        norms = np.linalg.norm(emb, axis=1)
-        if not np.isfinite(emb).all() or (part.get("config", {}).get("normalize", True) and (np.abs(norms - 1) > 1e-3).any()):
-            raise DataError(f"{path}: embeddings that are not finite unit vectors; {rebuild_hint(self.dir, self.info)}")
-        return emb, offsets.astype(np.int64)
-
     def _base(self, method: str):
         """A retriever of a base method with its fitted state restored from the index parts."""
 
@@ -232,7 +207,6 @@ class SearchIndex:
             return self._parts[key]
         parts = self._check_method(method)
         r = make_retriever(method)
-        pids, doc_ids = self.ids
         bm25 = self._part("bm25") if "bm25" in parts else None
         if r.name == "bm25":
             r = bm25
@@ -243,10 +217,11 @@ class SearchIndex:
             if part.get("store_config") != r.embedding_store_config():
                 raise DataError(f"{self.dir}: the index was embedded with another model configuration than the installed "
                                 f"one; {rebuild_hint(self.dir, self.info)}")
-            emb, offsets = self._part(parts[0])
-            r.pids_ = list(pids)
-            r.pid_index_ = {pid: i for i, pid in enumerate(r.pids_)}
-            r.embeddings_, r.chunk_offsets_ = emb, offsets
+            self._verify(part["files"])
+            try:
+                r = type(r).load(self.dir, self.ids[0], dim=part["store_config"].get("dim"), **r.get_params())
+            except DataError as exc:
+                raise DataError(f"{exc}; {rebuild_hint(self.dir, self.info)}") from exc
         self._parts[key] = r
         return r
 
