@@ -20,6 +20,9 @@ def test_table_drops_the_counter_index_and_flattens_dicts():
     assert "<th></th>" not in html and "<th>0</th>" not in html  # no pandas counter column
     stacked = table(pd.concat({"musique": pd.DataFrame([{"a": 1.5}])}, names=["data set"]))
     assert list(stacked.frame.columns) == ["data set", "a"]  # the unnamed counter level is dropped
+    assert table(pd.DataFrame([{"ours": None, "paper": 0.885}]))._repr_html_().count("None") == 0  # not computed: empty
+    flipped = table(pd.DataFrame([{"method": "bm25", "MRR": 0.5}]).set_index("method").T.rename_axis("metric"))
+    assert list(flipped.frame.columns) == ["metric", "bm25"] and "<th>method</th>" not in flipped._repr_html_()
     wide = table(pd.DataFrame([{"name": "m", "x": 1.0}, {"name": "w", "x": 2.0}]), transpose=True)
     assert list(wide.frame.columns) == ["", "m", "w"] and wide.frame.iloc[0, 0] == "x"
 

@@ -27,7 +27,7 @@ def _cell(value: Any) -> Any:
         return " · ".join(f"{k}: {v}" for k, v in value.items())
     if isinstance(value, (list, tuple, set)):
         return ", ".join(str(v) for v in value)
-    return value
+    return "" if value is None else value
 
 
 _CI_HTML = re.compile(r"(\d) \[([-+]?\d[\d.]*), ([-+]?\d[\d.]*)\]")
@@ -76,6 +76,7 @@ def table(df, *, decimals: int = 3, transpose: bool = False) -> Table:
         integral = pd.api.types.is_integer_dtype(df.index.dtype)
         df = df.reset_index(drop=integral) if integral else df.rename_axis("").reset_index()
     df = df.apply(lambda col: col.map(_cell)) if len(df) else df
+    df.columns.name = None  # the name of a transposed frame's columns would print as an empty column
     return Table(df, decimals)
 
 
