@@ -272,9 +272,6 @@ class GraphRetriever(Retriever):
         """Whether any of the hybrid components (passage seeds, document or metadata nodes) is on."""
         return hybrid.is_hybrid(self)
 
-    def _needs(self, source: str) -> bool:
-        return hybrid.needs(self, source)
-
     def _check_modes(self) -> None:
         """Raise :class:`ParameterError` for an invalid mode or hybrid setting (all may be reset after fit)."""
         if self.bct not in _BCT_MODES:
