@@ -85,7 +85,8 @@ from .dense import DenseRetriever, resolve_precision
 from .hybrid import needs
 from .registry import FUSIONS, METHODS, make_retriever
 
-__all__ = ["PARTITION_SIZE", "SCHEDULER_ENV", "ClusterMismatch", "connect", "encoding_order", "plan", "precompute"]
+__all__ = ["PARTITION_SIZE", "SCHEDULER_ENV", "ClusterMismatch", "cluster_options", "connect", "encoding_order", "plan",
+           "precompute", "precompute_methods"]
 
 #: environment variable with the address of an existing Dask scheduler (``--scheduler`` overrides it)
 SCHEDULER_ENV = "AETHEL_SCHEDULER"
@@ -119,32 +120,46 @@ def connect(scheduler: str | None = None, workers: int | None = None):
     Raises
     ------
     ParameterError
-        Both given, or ``workers`` not a positive integer.
+        Options :func:`cluster_options` refuses.
     DataError
         The scheduler cannot be reached.
     """
-    if scheduler is not None and workers is not None:
-        raise ParameterError("give --scheduler or --workers, not both")
-    if workers is not None:
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise ParameterError(f"--workers must be a positive integer, got {workers!r}")
-        from distributed import Client
-
-        # a Client given cluster settings starts its own LocalCluster and closes it with itself
-        return Client(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      set_as_default=False)
-    address = scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV, "")
-    if not address.strip():
-        if scheduler is not None:
-            raise ParameterError("--scheduler: empty address")
+    options = cluster_options(scheduler, workers)
+    if options is None:
         return None
     from distributed import Client
 
+    if workers is not None:  # a Client given cluster settings starts its own LocalCluster and closes it with itself
+        return Client(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                      set_as_default=False)
+    address = options["scheduler"]
     try:
-        return Client(address.strip(), timeout="30s", set_as_default=False)
+        return Client(address, timeout="30s", set_as_default=False)
     except (OSError, TimeoutError) as exc:
         source = "--scheduler" if scheduler is not None else f"${SCHEDULER_ENV}"
-        raise DataError(f"{source} {address.strip()}: cannot reach the Dask scheduler ({exc})") from None
+        raise DataError(f"{source} {address}: cannot reach the Dask scheduler ({exc})") from None
+
+
+def cluster_options(scheduler: str | None = None, workers: int | None = None) -> dict | None:
+    """The options of :func:`connect`, checked without connecting: None when it would return None
+    (neither given, ``$AETHEL_SCHEDULER`` unset or empty), else ``{"scheduler": ..., "workers": ...}``.
+
+    Raises
+    ------
+    ParameterError
+        Both given, ``workers`` not a positive integer, or an empty ``scheduler``.
+    """
+    if scheduler is not None and workers is not None:
+        raise ParameterError("give --scheduler or --workers, not both")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ParameterError(f"--workers must be a positive integer, got {workers!r}")
+    if scheduler is not None and not scheduler.strip():
+        raise ParameterError("--scheduler: empty address")
+    if workers is None:
+        scheduler = (scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV, "")).strip() or None
+        if scheduler is None:
+            return None
+    return {"scheduler": scheduler, "workers": workers}
 
 
 # ------------------------------------------------------------------------------------------ plan
@@ -466,4 +481,28 @@ def precompute(passages: Sequence, *, extractor: Any = None, poolings: Sequence[
         for job in jobs:
             job.store.close()
         summary["seconds"] = round(time.perf_counter() - t0, 3)
+    return summary
+
+
+def precompute_methods(passages: Sequence, methods: Iterable[str], *, scheduler: str | None = None,
+                       workers: int | None = None, max_chars: int | None = None, progress: bool = True,
+                       log: Callable[[str], None] | None = None) -> dict | None:
+    """What ``aethel eval`` and ``aethel index`` run before fitting, given :func:`cluster_options`:
+    :func:`connect`, :func:`precompute` of what :func:`plan` says ``methods`` need, close the client.
+
+    Returns the :func:`precompute` summary, or None (and does nothing) without a cluster.
+    ``log`` receives one line about the work sent.
+    """
+    client = connect(scheduler, workers)
+    if client is None:
+        return None
+    try:
+        extractors, poolings = plan(methods)
+        summary = precompute(passages, extractor=extractors, poolings=poolings, client=client, max_chars=max_chars,
+                             progress=progress)
+    finally:
+        client.close()
+    if log is not None:
+        log(f"cluster: {summary['texts']} texts in {summary['partitions']} partitions on {summary['workers']} workers, "
+            f"{summary['hits']} already stored ({summary['seconds']:.1f} s)")
     return summary
