@@ -16,13 +16,15 @@ def test_table_drops_the_counter_index_and_flattens_dicts():
     assert shown.frame.loc[0, "hops"] == "2: 145 · 3: 32"
     html = shown._repr_html_()
     assert "0.905" in html and "0.90512" not in html and "{" not in html
-    assert "0.905&nbsp;[0.86,&nbsp;0.94]" in table(pd.DataFrame([{"x": fmt_ci(0.905, 0.86, 0.94)}]))._repr_html_()
+    assert "0.905 [0.86,&nbsp;0.94]" in table(pd.DataFrame([{"x": fmt_ci(0.905, 0.86, 0.94)}]))._repr_html_()
     assert "<th></th>" not in html and "<th>0</th>" not in html  # no pandas counter column
     stacked = table(pd.concat({"musique": pd.DataFrame([{"a": 1.5}])}, names=["data set"]))
     assert list(stacked.frame.columns) == ["data set", "a"]  # the unnamed counter level is dropped
     assert table(pd.DataFrame([{"ours": None, "paper": 0.885}]))._repr_html_().count("None") == 0  # not computed: empty
     flipped = table(pd.DataFrame([{"method": "bm25", "MRR": 0.5}]).set_index("method").T.rename_axis("metric"))
     assert list(flipped.frame.columns) == ["metric", "bm25"] and "<th>method</th>" not in flipped._repr_html_()
+    halves = pd.DataFrame([[0.5, 0.25]], index=["bm25"], columns=pd.MultiIndex.from_tuples([("MRR", "dev"), ("MRR", "test")]))
+    assert list(table(halves).frame.columns) == ["", "MRR: dev", "MRR: test"]
     wide = table(pd.DataFrame([{"name": "m", "x": 1.0}, {"name": "w", "x": 2.0}]), transpose=True)
     assert list(wide.frame.columns) == ["", "m", "w"] and wide.frame.iloc[0, 0] == "x"
 

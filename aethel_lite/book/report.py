@@ -49,7 +49,7 @@ class Table:
 
     def _repr_html_(self) -> str:
         html = self.frame.to_html(border=0, classes="dataframe aethel-table", escape=True, **self._format())
-        html = _CI_HTML.sub(r"\1&nbsp;[\2,&nbsp;\3]", html)  # "0.905 [0.86, 0.94]" stays on one line
+        html = _CI_HTML.sub(r"\1 [\2,&nbsp;\3]", html)  # "0.905 [0.86, 0.94]" breaks before the interval only
         # a long word (a path, an id) may break rather than push the table past the column
         return html.replace("<table ", '<table style="overflow-wrap: break-word" ', 1)
 
@@ -69,6 +69,8 @@ def table(df, *, decimals: int = 3, transpose: bool = False) -> Table:
         body = df if df.index.name else df.iloc[:, 1:]
         df = pd.DataFrame(body.to_numpy().T, index=body.columns, columns=list(first))
         df.index.name = ""
+    if isinstance(df.columns, pd.MultiIndex):  # ("MRR", "dev") -> "MRR: dev": one header row
+        df = df.set_axis([": ".join(str(part) for part in col if part != "") for col in df.columns], axis=1)
     named = [n for n in df.index.names if n]
     if named:  # a named index level (method, data set, ...) is a column like the others
         df = df.reset_index(level=named)
