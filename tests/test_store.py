@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import json
 import sqlite3
 import subprocess
@@ -343,3 +344,112 @@ def test_question_mentions_memo_runs_the_extractor_once_per_question(cache, monk
     calls.clear()
     assert retriever.search(queries, k=3) == plain and retriever.search(queries, k=3) == plain
     assert calls == [[q.text] for q in queries]  # once per question, then from the memo
+
+
+# --------------------------------------------------------------------------- incremental writes (a killed run resumes)
+
+def _synthetic_texts(n: int) -> list[str]:
+    """``n`` distinct short passages naming companies (so the regex extractor finds mentions)."""
+    names = ["Apple Inc.", "Microsoft Corporation", "Goldman Sachs", "Barclays PLC", "Berkshire Hathaway"]
+    return [f"Passage {i}: {names[i % 5]} reported revenue of {i * 7} million in Omaha, Nebraska." for i in range(n)]
+
+
+def _kill_when_stored(script: str, store_glob: str, cache, min_rows: int) -> int:
+    """Run ``script`` in a subprocess, SIGKILL it once the store matching ``store_glob`` holds ``min_rows``; rows kept."""
+    import os
+    import signal
+    import time
+
+    env = {**os.environ, "AETHEL_CACHE": str(cache)}
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    rows = 0
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            for path in (cache / "store").glob(store_glob) if (cache / "store").is_dir() else []:
+                with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(path, timeout=1)) as conn:
+                    rows = conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+            if rows >= min_rows:
+                proc.send_signal(signal.SIGKILL)
+                break
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        _, err = proc.communicate()
+    assert proc.returncode == -signal.SIGKILL, err.decode()[-2000:]
+    with contextlib.closing(sqlite3.connect(next((cache / "store").glob(store_glob)))) as conn:
+        return conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+
+
+def test_killed_entity_run_keeps_its_rows_and_the_rerun_extracts_only_the_rest(cache):
+    texts = _synthetic_texts(2000)
+    script = (
+        "import time\n"
+        "from aethel_lite.core.entities import RegexExtractor, extract_entities\n"
+        + inspect.getsource(_synthetic_texts) +
+        "class Slow(RegexExtractor):  # the configuration of CountingRegex(0): the same store\n"
+        "    def config(self):\n"
+        "        return {**super().config(), 'variant': 0}\n"
+        "    def extract(self, texts, *, n_process=1, progress=False):\n"
+        "        time.sleep(0.002 * len(texts))\n"
+        "        return super().extract(texts, n_process=n_process, progress=progress)\n"
+        "extract_entities(_synthetic_texts(2000), Slow(), progress=False)\n"
+        "raise SystemExit('finished before it was killed')\n"
+    )
+    kept = _kill_when_stored(script, "entities-regex-*.sqlite", cache, 300)
+    assert 300 <= kept < 2000
+    ext = CountingRegex()
+    got = extract_entities(texts, ext, progress=False)
+    extracted = [t for call in ext.calls for t in call]
+    assert len(extracted) == 2000 - kept and len(set(extracted)) == len(extracted)
+    assert all(len(call) <= E.FLUSH_EVERY for call in ext.calls)
+    assert got == RegexExtractor().extract(texts)  # oracle: the uncached extractor
+
+
+def test_entities_are_written_every_flush_and_the_bar_says_what_was_found(cache, capsys):
+    ext = CountingRegex()
+    texts = _synthetic_texts(600)
+    extract_entities(texts[:100], ext, progress=False)
+    ext.calls.clear()
+    written: list[int] = []
+    real = PassageStore.put_many
+
+    def put_many(self, items):
+        n = real(self, items)
+        written.append(n)
+        return n
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(PassageStore, "put_many", put_many)
+        extract_entities(texts, ext, progress=True)
+    assert [len(c) for c in ext.calls] == [256, 244] and written == [256, 244]
+    assert "entities: 100 found in the store, 500 to compute" in capsys.readouterr().err
+
+
+def test_dense_misses_are_encoded_in_the_batches_of_one_call(cache, counted_encode):
+    """Stored batch by batch, the vectors are bit for bit those of one encode call (the oracle)."""
+    texts = [t * (1 + i % 3) + f" {i}" for i, t in enumerate(TEXTS * 12)]  # 72 texts, ties in length
+    passages = [Passage(f"p{i}", "d", "", t) for i, t in enumerate(texts)]
+    once = DenseRetriever(cache=False, batch_size=8).fit(passages).embeddings_
+    counted_encode.clear()
+    stored = DenseRetriever(batch_size=8).fit(passages).embeddings_
+    assert len(counted_encode) == 9 and sorted(t for c in counted_encode for t in c) == sorted(texts)
+    np.testing.assert_array_equal(stored, once)
+
+
+def test_killed_dense_run_keeps_its_rows_and_the_rerun_encodes_only_the_rest(cache, counted_encode):
+    texts = _synthetic_texts(600)
+    script = (
+        "from aethel_lite.retrievers import DenseRetriever\n"
+        + inspect.getsource(_synthetic_texts) +
+        "DenseRetriever(batch_size=16).embed(_synthetic_texts(600))\n"
+        "raise SystemExit('finished before it was killed')\n"
+    )
+    kept = _kill_when_stored(script, "embeddings-*.sqlite", cache, 256)
+    assert 256 <= kept < 600
+    got = DenseRetriever(batch_size=16).embed(texts)
+    encoded = [t for call in counted_encode for t in call]
+    assert len(encoded) == 600 - kept and len(set(encoded)) == len(encoded)
+    with DenseRetriever().embedding_store() as store:
+        assert len(store) == 600
+    np.testing.assert_allclose(got[:50], DenseRetriever(cache=False, batch_size=16).encode(texts[:50]), atol=1e-5)

@@ -56,17 +56,20 @@ import re
 import sqlite3
 import time
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ParameterError
 from .locations import cache_dir
 from .versions import package_versions
 
-__all__ = ["STORE_FORMAT", "MAX_PARAMS", "PassageStore", "text_key", "config_fingerprint", "package_versions"]
+__all__ = ["STORE_FORMAT", "MAX_PARAMS", "FLUSH_EVERY", "PassageStore", "text_key", "config_fingerprint",
+           "compute_missing", "package_versions"]
 
 STORE_FORMAT = "aethel-store/1"
 MAX_PARAMS = 900  # host parameters per IN (...) query; SQLite's historic limit is 999
+#: Values computed between two writes to a store: a run killed mid-way loses at most this many.
+FLUSH_EVERY = 256
 BUSY_TIMEOUT = 120.0  # seconds a connection waits for another process's write lock
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
 
@@ -303,6 +306,61 @@ class PassageStore:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def compute_missing(store: PassageStore, todo: Sequence[str], compute: Callable[[list[str]], Sequence[Any]],
+                    encode: Callable[[Any], bytes], *, groups: Iterable[list[str]] | None = None, found: int = 0,
+                    flush: int = FLUSH_EVERY, progress: bool = False, what: str = "passages") -> dict[str, Any]:
+    """Compute the values of the keys ``todo`` and write them to ``store`` while they are computed.
+
+    Parameters
+    ----------
+    store : PassageStore
+    todo : sequence of str
+        The keys the store does not hold.
+    compute : callable
+        ``compute(keys)`` returns one value per key of a group, in order.
+    encode : callable
+        The stored bytes of one value.
+    groups : iterable of list of str, optional
+        The keys of ``todo`` in the groups ``compute`` is called with (default: consecutive
+        pieces of ``flush`` keys).
+    found : int
+        How many keys of the caller's request the store already held (for the progress bar).
+    flush : int
+        The computed rows are written (one transaction) whenever at least ``flush`` of them wait,
+        and at the end: a run killed mid-way keeps all but its last ``< flush`` values, so its
+        rerun computes only what is missing.
+    progress : bool
+        A tqdm bar over ``found + len(todo)`` passages, starting at ``found``, that says how many
+        were found in the store and how many are left to compute.
+    what : str
+        What is computed (the bar's label).
+
+    Returns
+    -------
+    dict
+        key -> computed value, for every key of ``todo``.
+    """
+    from tqdm.auto import tqdm
+
+    todo = list(todo)
+    if groups is None:
+        groups = [todo[i : i + flush] for i in range(0, len(todo), flush)]
+    out: dict[str, Any] = {}
+    pending: list[tuple[str, bytes]] = []
+    desc = f"{what}: {found} found in the store, {len(todo)} to compute"
+    with tqdm(total=found + len(todo), initial=found, desc=desc, unit=" passages", disable=not progress) as bar:
+        for group in groups:
+            values = compute(group)
+            out.update(zip(group, values))
+            pending.extend((k, encode(v)) for k, v in zip(group, values))
+            bar.update(len(group))
+            if len(pending) >= flush:
+                store.put_many(pending)
+                pending = []
+        store.put_many(pending)
+    return out
 
 
 def _meta_problem(meta: Mapping[str, str], tables: set[str], config_json: str) -> str | None:

@@ -67,7 +67,7 @@ from typing import Any
 
 from ..caching.locations import cache_dir
 from ..caching.memo import TextMemo
-from ..caching.store import PassageStore, config_fingerprint, text_key
+from ..caching.store import FLUSH_EVERY, PassageStore, compute_missing, config_fingerprint, text_key
 from ..errors import ParameterError
 from .mentions import (
     LEGAL_SUFFIXES,
@@ -232,7 +232,11 @@ def extract_entities(
     n_process : int
         spaCy worker processes (identical results to ``n_process=1``).
     progress : bool
-        Show a tqdm bar (over the texts actually extracted).
+        Show a tqdm bar of the distinct texts: how many were found in the store, how many are
+        left to extract. The mentions are written to the store every
+        :data:`~aethel_lite.caching.store.FLUSH_EVERY` texts (eight times that per spaCy worker
+        with ``n_process > 1``) as they are extracted, so a run
+        killed mid-way keeps them and its rerun extracts only the rest.
     memo : bool
         With ``cache``, keep the decoded, checked mentions of every text read from or written to
         the store in a process-wide memo (:mod:`aethel_lite.caching.memo`, keyed by the store's file and
@@ -265,11 +269,16 @@ def extract_entities(
         found = _stored_mentions(store, by_key, getattr(extractor, "labels", None))
         todo = [k for k in by_key if k not in found]
         if todo:
-            new = extractor.extract([by_key[k] for k in todo], n_process=n_process, progress=progress)
-            if len(new) != len(todo):
-                raise RuntimeError(f"{extractor!r}.extract returned {len(new)} results for {len(todo)} texts")
-            store.put_many((k, _encode_mentions(ms)) for k, ms in zip(todo, new))
-            found.update(zip(todo, new))
+            def compute(group: list[str]) -> list[list[Mention]]:
+                new = extractor.extract([by_key[k] for k in group], n_process=n_process, progress=False)
+                if len(new) != len(group):
+                    raise RuntimeError(f"{extractor!r}.extract returned {len(new)} results for {len(group)} texts")
+                return new
+
+            # spaCy starts its workers anew for every call: with n_process > 1 a call is worth more texts
+            flush = FLUSH_EVERY if n_process == 1 else 8 * n_process * FLUSH_EVERY
+            found.update(compute_missing(store, todo, compute, _encode_mentions, found=len(by_key) - len(todo),
+                                         flush=flush, progress=progress, what="entities"))
     return [list(found[k]) for k in keys]
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..caching.memo import TextMemo
-from ..caching.store import PassageStore, text_key
+from ..caching.store import PassageStore, compute_missing, text_key
 from ..caching.versions import package_versions
 from ..data.loaders import chunk_spans
 from ..errors import AethelError, DataError, DataNotFoundError, ParameterError
@@ -151,6 +151,24 @@ def _check_embeddings(path: Path, emb: np.ndarray, offsets: np.ndarray, n: int, 
         raise DataError(f"{path}: embeddings that are not finite unit vectors")
 
 
+def _encoder_batches(model, keys: list[str], texts: list[str], batch_size: int) -> list[list[str]]:
+    """``keys`` in the batches ``model.encode(texts, batch_size=batch_size)`` would form.
+
+    sentence-transformers orders the inputs by decreasing length (``np.argsort`` of minus
+    ``model._input_length``, interleaved long/short where the model flattens its inputs) and
+    cuts that order into batches; a vector depends on its batch (padding), so encoding these
+    batches one call each gives the vectors of the single call. At most one batch: ``keys`` as given.
+    """
+    if len(keys) <= batch_size:
+        return [list(keys)]
+    length = getattr(model, "_input_length", None) or len
+    order = np.argsort([-length(t) for t in texts])
+    can_flatten = getattr(model, "_can_flatten_inputs", None)
+    if can_flatten is not None and can_flatten():
+        order = model._interleave_sorted_indices(order)
+    return [[keys[i] for i in order[s : s + batch_size]] for s in range(0, len(order), batch_size)]
+
+
 class DenseRetriever(Retriever):
     r"""Bi-encoder retrieval with all-MiniLM-L6-v2 (sentence-transformers), cosine similarity.
 
@@ -273,6 +291,10 @@ class DenseRetriever(Retriever):
         """The loaded SentenceTransformer (shared by every instance with the same path)."""
         return _load_sentence_model(self._model_path())
 
+    def _check_batch_size(self) -> None:
+        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
+            raise ParameterError(f"batch_size must be a positive integer, got {self.batch_size!r}")
+
     def encode(self, texts: Sequence[str], *, progress: bool | None = None, batch_size: int | None = None) -> np.ndarray:
         """Embeddings of ``texts``, shape ``(n, dim)``, float32 (normalised if ``normalize``); no cache.
 
@@ -280,8 +302,7 @@ class DenseRetriever(Retriever):
         """
         import torch
 
-        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
-            raise ParameterError(f"batch_size must be a positive integer, got {self.batch_size!r}")
+        self._check_batch_size()
         batch_size = self.batch_size if batch_size is None else batch_size
         texts = list(texts)
         model = self.model
@@ -342,11 +363,19 @@ class DenseRetriever(Retriever):
         """Embeddings of ``texts`` (shape ``(n, dim)``, float32), from the store where possible.
 
         Each distinct text is looked up by :func:`~aethel_lite.caching.store.text_key`; only the misses
-        are encoded (each once) and stored. Without ``cache`` this is :meth:`encode`.
+        are encoded (each once) and stored, every :data:`~aethel_lite.caching.store.FLUSH_EVERY`
+        texts as they are encoded, so a run killed mid-way keeps them and its rerun encodes only the
+        rest (with ``progress``, a bar says how many were found in the store and how many are
+        left). Without ``cache`` this is :meth:`encode`.
+
+        The misses go through the model in the batches one :meth:`encode` call of them all would
+        form (sorted by length, as sentence-transformers sorts them; :func:`_encoder_batches`), one
+        batch per call, so every vector is the one that call would give, bit for bit.
         """
         texts = list(texts)
         if not self.cache or not texts:
             return self.encode(texts)
+        self._check_batch_size()
         keys = [text_key(t) for t in texts]
         by_key = dict(zip(keys, texts))
         dim = _dimension(self.model)
@@ -354,11 +383,14 @@ class DenseRetriever(Retriever):
             found = self._stored_vectors(store, list(by_key), dim)
             todo = [k for k in by_key if k not in found]
             if todo:
-                new = self.encode([by_key[k] for k in todo]).astype("<f4", copy=False)
-                rows = [(k, row.tobytes()) for k, row in zip(todo, new)]
-                store.put_many(rows)
-                found.update(rows)
-        emb = np.frombuffer(b"".join(found[k] for k in keys), dtype="<f4").reshape(len(keys), dim)
+                def compute(group: list[str]) -> np.ndarray:
+                    return self.encode([by_key[k] for k in group], progress=False).astype("<f4", copy=False)
+
+                groups = _encoder_batches(self.model, todo, [by_key[k] for k in todo], self.batch_size)
+                found.update(compute_missing(store, todo, compute, np.ndarray.tobytes, groups=groups,
+                                             found=len(by_key) - len(todo), progress=self.progress,
+                                             what="embeddings"))
+        emb = np.frombuffer(b"".join(bytes(found[k]) for k in keys), dtype="<f4").reshape(len(keys), dim)
         return np.ascontiguousarray(emb, dtype=np.float32)
 
     # -- fit and score ----------------------------------------------------------------------------
