@@ -21,12 +21,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import AethelError, ParameterError
-from ..io import check_writable
-from .format import is_index_folder
+from ..errors import AethelError, DataError, ParameterError
+from ..io import check_writable, read_json
+from .format import INDEX_FILE, PASSAGES_FILE, is_index_folder
 
-__all__ = ["IndexBusyError", "Terminated", "IndexLock", "check_out", "temp_sibling", "remove_path", "signals_held",
-           "commit_folder", "clean_debris"]
+__all__ = ["IndexBusyError", "Terminated", "IndexLock", "check_out", "foreign_files", "forced_deletions", "temp_sibling", "remove_path",
+           "signals_held", "commit_folder", "clean_debris"]
 
 
 class IndexBusyError(AethelError, RuntimeError):
@@ -135,49 +135,89 @@ class IndexLock:
 
 # ---------------------------------------------------------------------------------- --out checks
 
+def foreign_files(folder: Path) -> list[str]:
+    """The entries of ``folder`` (relative POSIX names, sorted) that ``aethel index`` did not write.
+
+    In an index folder those are every file or link not recorded in its ``index.json`` (nor
+    ``index.json`` itself) and every folder holding no recorded file; in any other folder, all
+    of its entries.
+    """
+    written: set[str] = set()
+    if is_index_folder(folder):
+        with contextlib.suppress(DataError, OSError):
+            files = read_json(folder / INDEX_FILE).get("files")
+            written = {INDEX_FILE, PASSAGES_FILE, *(files if isinstance(files, dict) else ())}
+    held = {Path(name).parent.as_posix() for name in written} | {p.as_posix() for name in written for p in Path(name).parents}
+    out: list[str] = []
+
+    def unreadable(exc: OSError) -> None:
+        raise ParameterError(f"{exc.filename}: cannot read it ({exc.strerror}), so it is not known what a rebuild "
+                             "would delete; make it readable or move it out of the index folder") from None
+
+    for root, dirs, names in os.walk(folder, onerror=unreadable):
+        rel = Path(root).relative_to(folder)
+        for d in list(dirs):
+            name = (rel / d).as_posix()
+            if (Path(root) / d).is_symlink() or name not in held:
+                out.append(name)
+                dirs.remove(d)  # its contents go with it: list it once
+        out += [(rel / n).as_posix() for n in names if (rel / n).as_posix() not in written]
+    return sorted(out)
+
+
+def _named(names: Sequence[str], limit: int = 5) -> str:
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
 def check_out(out: Any, *, force: bool = False, add: bool = False, inputs: Sequence[Any] = ()) -> Path:
-    """Validate ``--out`` before any work; return it as a :class:`Path`.
+    """Validate ``--out`` before any work; return the folder to write: its real path.
+
+    A symbolic link is resolved once (``os.path.realpath``): the lock, the temporary folder and
+    the switch are at its target, and the link stays a link.
 
     Parameters
     ----------
     out : path-like
         The index folder.
     force : bool
-        Accept an existing folder that holds other files (it is replaced, its files deleted).
+        Accept an existing folder that holds files ``aethel index`` did not write (they are
+        deleted with the folder; :func:`foreign_files` lists them).
     add : bool
         ``--add``: the folder must hold an index already.
     inputs : sequence of path-like
-        The paths to index; none may lie inside ``out`` unless ``out`` is an index.
+        The paths to index; none may lie inside ``out`` (the folder is replaced).
 
     Raises
     ------
     ParameterError
-        Empty path; a file (or a path under a file); a folder that is not an index (unless
-        ``force``); a place where nothing can be written; ``add`` without an index; an input
-        inside the folder to be replaced. The message names the path.
+        Empty path; a file (or a path under a file); a folder holding files ``aethel index`` did
+        not write (unless ``force``); an input inside the folder (both are named); a place where
+        nothing can be written; ``add`` without an index. The message names the path.
     """
     if out is None or not str(out).strip():
         raise ParameterError("--out: empty path; name the index folder, e.g. --out my-index")
-    path = Path(out)
-    for anc in reversed((path.absolute(),) + tuple(path.absolute().parents)):
+    given = Path(out)
+    path = Path(os.path.realpath(given))
+    for anc in reversed((path,) + tuple(path.parents)):
         if anc.exists() and not anc.is_dir():
-            what = "is a file" if anc == path.absolute() else f"is under {anc}, which is a file"
+            what = "is a file" if anc == path else f"is under {anc}, which is a file"
             raise ParameterError(f"--out {out}: {what}; the index is a folder, give a new or existing folder")
+    for raw in inputs:
+        p = Path(os.path.realpath(raw))
+        if p == path or path in p.parents:
+            raise ParameterError(f"--out {out}: the input {raw} lies inside it, and the folder is replaced by the new "
+                                 "index; move the input out of the index folder first")
     exists = path.exists()
     is_index = exists and is_index_folder(path)
     if add and not is_index:
         raise ParameterError(f"--add: {out} is not an aethel index; build one first with `aethel index FILES --out {out}`")
-    if exists and not is_index and any(path.iterdir()) and not force:
-        first = sorted(p.name for p in path.iterdir())[0]
-        raise ParameterError(f"--out {out}: the folder holds files that are not an aethel index (e.g. {first}); "
-                             "choose a new folder, or pass --force to replace it and delete its files")
-    if exists and not is_index:
-        real = path.resolve()
-        for raw in inputs:
-            p = Path(raw).resolve()
-            if p == real or real in p.parents:
-                raise ParameterError(f"--out {out}: the input {raw} lies inside it, and the folder would be replaced")
-    anc = path.absolute().parent
+    foreign = foreign_files(path) if exists else []
+    if foreign and not force:
+        what = "an aethel index, with files it did not write" if is_index else "files that are not an aethel index"
+        raise ParameterError(f"--out {out}: the folder holds {what} ({_named(foreign)}); move them out or choose "
+                             "a new folder, or pass --force to replace the folder and delete them")
+    anc = path.parent
     while not anc.exists():
         anc = anc.parent
     if not os.access(anc, os.W_OK | os.X_OK):
@@ -185,6 +225,13 @@ def check_out(out: Any, *, force: bool = False, add: bool = False, inputs: Seque
     check_writable(anc, f"--out {out}")  # a read-only file system or a folder such as /proc passes os.access
     return path
 
+
+def forced_deletions(out: Path, log: Callable[[str], None]) -> None:
+    """Say which files of ``out`` that ``aethel index`` did not write ``--force`` deletes."""
+    foreign = foreign_files(out) if out.exists() else []
+    if foreign:
+        log(f"--force: deleting {len(foreign)} entr{'y' if len(foreign) == 1 else 'ies'} of {out} that aethel index "
+            f"did not write: {_named(foreign, 20)}")
 
 
 # ------------------------------------------------------------------------------------ switching

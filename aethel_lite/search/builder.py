@@ -29,7 +29,8 @@ from ..retrievers import BM25Retriever
 from ..retrievers.base import passage_text
 from ..retrievers.graph_files import write_docmeta
 from ..retrievers.registry import FUSIONS, METHODS, make_retriever, parse_methods
-from .atomic import IndexLock, Terminated, check_out, clean_debris, commit_folder, remove_path, signals_held, temp_sibling
+from .atomic import (IndexLock, Terminated, check_out, clean_debris, commit_folder, forced_deletions, remove_path,
+                     signals_held, temp_sibling)
 from .format import (DOCMETA_FILE, IDS_FILE, INDEX_FILE, INDEX_FORMAT, MAX_MODEL_CHARS, PASSAGES_FILE, SHA, file_digest,
                      method_parts, read_manifest, searchable_methods, verify_files)
 from .sources import merge_sources, read_old_passages, read_sources
@@ -324,12 +325,15 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
         for m in methods:
             method_parts(m)  # a method an index cannot hold: a clear error before any work
     check_chunking(chunk_words)
-    out = check_out(out, force=force, add=add, inputs=paths)
+    given = out
+    out = check_out(out, force=force, add=add, inputs=paths)  # the real path: a link's target is locked and written
     state = {"committed": False, "previous": out.exists()}
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         with IndexLock(out):
             clean_debris(out, log)
+            if force:
+                forced_deletions(out, log)
             old_info = old_passages = None
             if add:
                 old_info = read_manifest(out)
@@ -387,6 +391,6 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
         exc.index_state = "complete" if state["committed"] else ("kept" if state["previous"] else "none")
         raise
     keys = ("format", "n_passages", "n_documents", "methods", "chunk_words", "versions", "searchable")
-    return {**{k: info[k] for k in keys}, "index": str(out), **summary, "seconds": round(time.perf_counter() - t0, 3)}
+    return {**{k: info[k] for k in keys}, "index": str(given), **summary, "seconds": round(time.perf_counter() - t0, 3)}
 
 
