@@ -117,3 +117,14 @@ def test_a_symlinked_out_takes_the_targets_lock(idx, tmp_path, capsys):
     with IndexLock(idx):  # another writer of the target
         assert index(tmp_path / "in", link) == 2
     assert "another `aethel index`" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------- 10. a shared index is readable
+def test_every_folder_of_an_index_has_the_permissions_of_a_plain_mkdir(idx, tmp_path):
+    probe = tmp_path / "probe"
+    probe.mkdir()  # the oracle: what the umask gives a new folder
+    mode = probe.stat().st_mode & 0o777
+    folders = [idx, *(p for p in idx.rglob("*") if p.is_dir())]
+    assert idx / "bm25" in folders
+    assert {p.relative_to(idx).as_posix(): p.stat().st_mode & 0o777 for p in folders} == \
+        {p.relative_to(idx).as_posix(): mode for p in folders}

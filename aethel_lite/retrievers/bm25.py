@@ -181,6 +181,9 @@ class BM25Retriever(Retriever):
         directory = Path(directory)
         directory.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it 0700: the folder keeps the permissions of a plain mkdir
         try:
             self.index_.save(str(tmp), corpus=None, allow_pickle=False, show_progress=False)
             if (tmp / "corpus.jsonl").exists():
