@@ -80,7 +80,7 @@ MOVED: dict[str, str | tuple[str, ...]] = {
     "cache": "caching.locations", "store": "caching.store", "memo": "caching.memo",
     "resultcache": "caching.resultcache",
     "graph": "core.graph", "entities": "core.entities", "bct": "core.bct", "docmeta": "core.docmeta",
-    "ppr": "core.ppr", "ppr_kernels": "core.ppr_kernels", "provenance": "core.provenance",
+    "ppr": "core.ppr", "ppr_kernels": "core.ppr_kernels", "provenance": ("core.provenance", "retrievers.reach"),
     "metrics": "evaluation.metrics", "stats": "evaluation.stats", "splits": "evaluation.splits",
     "index": "search.index",
     "open_corpus": "studies.open_corpus", "scaling": "studies.scaling", "anchoring": "studies.anchoring",
