@@ -12,6 +12,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -168,6 +169,9 @@ def open_text(path: Path):
     return open(path, encoding="utf-8")
 
 
+_LONE_CR = re.compile(r"(?<=\r)(?!\n)")  # after a \r that does not start a \r\n: where text mode ends a line
+
+
 def read_jsonl(path: str | os.PathLike, *, numbered: bool = False) -> Iterator[Any]:
     """Yield one dict per non-blank line of a JSONL file (``.gz`` allowed).
 
@@ -192,13 +196,18 @@ def read_jsonl(path: str | os.PathLike, *, numbered: bool = False) -> Iterator[A
         raise DataNotFoundError(f"{path}: file not found")
     lineno = 0
     try:
-        with open_text(path) as fh:
-            for lineno, line in enumerate(fh, start=1):
-                row = parse_jsonl_line(line, path, lineno)
-                if row is not None:
-                    yield (lineno, row) if numbered else row
+        with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh:
+            for raw in fh:  # bytes, decoded line by line: a bad byte is reported on its own line
+                text = raw.decode("utf-8")
+                for line in (_LONE_CR.split(text) if "\r" in text else (text,)):  # universal newlines, as text mode
+                    if not line:
+                        continue
+                    lineno += 1
+                    row = parse_jsonl_line(line, path, lineno)
+                    if row is not None:
+                        yield (lineno, row) if numbered else row
     except UnicodeDecodeError as exc:
-        raise DataError(f"{path}:{lineno + 1}: not UTF-8 text") from exc
+        raise DataError(f"{path}:{lineno + 1}: not UTF-8 text (byte {exc.start} of the line)") from exc
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise DataError(f"{path}: corrupt or truncated gzip stream after line {lineno} ({exc})") from exc
     except IsADirectoryError as exc:

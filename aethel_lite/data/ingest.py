@@ -27,11 +27,13 @@ kept as they are. Folders are never searched for ``.jsonl`` files. The result ha
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import DataError, DataNotFoundError, ParameterError
 from ..io import read_jsonl
@@ -84,6 +86,19 @@ def _inside(target: Path, root: Path) -> bool:
     return target == root or root in target.parents
 
 
+def _link_target(link: Path) -> Path:
+    """Where a symbolic link leads; DataError naming it for a loop of links."""
+    try:
+        return link.resolve()
+    except (RuntimeError, OSError) as exc:  # Python < 3.13 raises RuntimeError("Symlink loop ...")
+        raise DataError(f"{link}: a loop of symbolic links ({exc}); remove the link or leave it out") from None
+
+
+def _blank(text: str) -> bool:
+    """Whether a text holds nothing but whitespace and NUL characters (nothing to index)."""
+    return not text.replace("\x00", "").strip()
+
+
 def _walk(root: Path, follow_symlinks: bool) -> list[Path]:
     """Supported files below ``root`` (sorted by relative path, hidden entries skipped).
 
@@ -94,7 +109,10 @@ def _walk(root: Path, follow_symlinks: bool) -> list[Path]:
     root_real = root.resolve()
     found: list[Path] = []
     seen_dirs = {root_real}
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=follow_symlinks):
+    def unreadable(exc: OSError) -> None:
+        raise DataError(f"{exc.filename}: cannot read this folder ({exc.strerror}); make it readable or leave it out")
+
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=follow_symlinks, onerror=unreadable):
         here = Path(dirpath)
         keep = []
         for name in sorted(dirnames):
@@ -102,7 +120,7 @@ def _walk(root: Path, follow_symlinks: bool) -> list[Path]:
                 continue
             sub = here / name
             if sub.is_symlink():
-                target = sub.resolve()
+                target = _link_target(sub)
                 if not follow_symlinks:
                     if not _inside(target, root_real):
                         logger.warning("%s: skipped a link to %s, outside %s (use --follow-symlinks to follow it)", sub, target, root)
@@ -124,7 +142,7 @@ def _walk(root: Path, follow_symlinks: bool) -> list[Path]:
             if _kind(path) not in ("text", "pdf"):
                 continue
             if path.is_symlink() and not follow_symlinks:
-                target = path.resolve()
+                target = _link_target(path)
                 if not _inside(target, root_real):
                     logger.warning("%s: skipped a link to %s, outside %s (use --follow-symlinks to follow it)", path, target, root)
                     continue
@@ -164,7 +182,12 @@ def collect_sources(paths: str | os.PathLike | Iterable[str | os.PathLike], *, f
         if isinstance(raw, str) and not raw.strip():
             raise DataNotFoundError("an input path is empty ('')")
         path = Path(raw)
-        if not path.exists():
+        try:
+            exists = path.exists()
+        except OSError as exc:  # e.g. a name longer than the system allows
+            name = str(path) if len(str(path)) <= 120 else f"{str(path)[:120]}... ({len(str(path))} characters)"
+            raise DataError(f"{name}: {exc.strerror or exc}") from None
+        if not exists:
             raise DataNotFoundError(f"{path}: file or folder not found")
         if path.is_dir():
             found = _walk(path, follow_symlinks)
@@ -225,31 +248,53 @@ def pdf_pages(path: str | os.PathLike) -> list[str]:
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text (byte {exc.start}); convert it to UTF-8") from exc
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise DataError(f"{path}: not UTF-8 text on line {line} (byte {exc.start}); convert it to UTF-8") from exc
     except OSError as exc:
-        raise DataError(f"{path}: cannot read ({exc})") from exc
+        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from exc
 
 
 def _windows(text: str, chunk_words: int, chunk_overlap: int) -> list[tuple[int, int]]:
-    return [(a, b) for a, b in chunk_spans(text, chunk_words, chunk_overlap) if text[a:b].strip()]
+    return [(a, b) for a, b in chunk_spans(text, chunk_words, chunk_overlap) if not _blank(text[a:b])]
+
+
+def _non_finite(value: Any, where: str = "meta") -> str | None:
+    """Where in ``value`` (a parsed JSON value) an infinite or NaN number is, else None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _non_finite(item, f"{where}[{key!r}]" if isinstance(key, str) else f"{where}[{key}]")
+        if found is not None:
+            return found
+    return None
 
 
 def _passage_file(src: SourceFile) -> list[Passage]:
     """Passages of a JSONL passage file (blank texts skipped); errors name ``file:line``."""
 
     passages = []
+    first: dict[str, int] = {}
     for lineno, row in read_jsonl(src.path, numbered=True):
         pid, text = row.get("pid"), row.get("text")
         if not isinstance(pid, str) or not pid:
             raise DataError(f"{src.path}:{lineno}: field 'pid' must be a non-empty string")
+        if pid in first:
+            raise DataError(f"{src.path}:{lineno}: duplicate passage pid {pid!r} (first on line {first[pid]})")
+        first[pid] = lineno
         if not isinstance(text, str):
             raise DataError(f"{src.path}:{lineno}: field 'text' must be a string")
         doc_id, title, meta = row.get("doc_id", pid), row.get("title", ""), row.get("meta") or {}
         if not isinstance(doc_id, str) or not isinstance(title, str) or not isinstance(meta, dict):
             raise DataError(f"{src.path}:{lineno}: 'doc_id' and 'title' must be strings and 'meta' an object")
-        if text.strip():
+        bad = _non_finite(meta)
+        if bad is not None:
+            raise DataError(f"{src.path}:{lineno}: field 'meta' holds a non-finite number at {bad}; "
+                            "JSON has no Infinity or NaN: write a finite number, a string or null")
+        if not _blank(text):
             passages.append(Passage(pid, doc_id, title, text, {**meta, "path": str(src.path), "line": lineno}))
     return passages
 
@@ -284,7 +329,7 @@ def read_source(src: SourceFile, chunk_words: int | None = None, chunk_overlap: 
         pages = pdf_pages(file)
         blank = 0
         for page, text in enumerate(pages):
-            if not text.strip():
+            if _blank(text):
                 blank += 1
                 continue
             if chunk_words is None:
@@ -301,7 +346,7 @@ def read_source(src: SourceFile, chunk_words: int | None = None, chunk_overlap: 
         i = 0
         for part in _BLANK_LINE.split(text):
             stripped = part.strip()
-            if stripped:
+            if not _blank(stripped):
                 passages.append(Passage(f"{doc}#{i}", doc, doc, stripped, {"path": source, "paragraph": i}))
                 i += 1
     else:

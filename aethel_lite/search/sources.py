@@ -42,7 +42,10 @@ def read_sources(paths: Sequence[Any], chunk_words: int | None, follow_symlinks:
     known = known or {}
     out = []
     for src in tqdm(collect_sources(paths, follow_symlinks=follow_symlinks), desc="read", unit=" files", disable=not progress):
-        digest = file_digest(src.path, lines=False)
+        try:
+            digest = file_digest(src.path, lines=False)
+        except OSError as exc:
+            raise DataError(f"{src.path}: cannot read ({exc.strerror or exc})") from None
         passages = [] if known.get(src.doc_id) == digest[SHA] else read_source(src, chunk_words)[0]
         out.append(Source(src.doc_id, str(src.path), src.kind, digest[SHA], digest["bytes"], passages))
     return out
