@@ -11,14 +11,32 @@ Commands (their flags and JSON output keys are a public interface; keep them wor
 
 from __future__ import annotations
 
-import argparse
-import json
+import os
+import signal
 import sys
-import time
+
+
+def _interrupted_while_starting(signum, frame):  # pragma: no cover - exercised in a subprocess
+    """Until :func:`main` runs nothing has been done: a Ctrl-C or SIGTERM while the imports below
+    run ends the process at once with one line (a KeyboardInterrupt there would print a
+    traceback, or be swallowed by the import machinery)."""
+    os.write(2, b"aethel: interrupted while starting; nothing was done\n")
+    os._exit(128 + signum)
+
+
+if __name__ == "__main__" or os.path.basename(sys.argv[0] or "") == "aethel":  # the command, not an import
+    for _sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(_sig, _interrupted_while_starting)
+
+import argparse  # noqa: E402
+import errno  # noqa: E402
+import json  # noqa: E402
+import sqlite3  # noqa: E402
+import time  # noqa: E402
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__
+from . import __version__  # noqa: E402
 from .caching.versions import versions
 from .data import download
 from .data.paths import data_root
@@ -29,7 +47,9 @@ from .errors import AethelError, DataError, DataNotFoundError, ParameterError, c
 from .evaluation.runner import RUN_DEPTH, run_methods, score_runs, write_trec_runs
 from .io import atomic_write, check_output_file, write_json
 from .retrievers.registry import known_methods, parse_methods
+from .search.atomic import interrupt_handlers
 from .search.index import Terminated, build_index, method_parts, open_index
+from .search.reader import matched
 from .swarm import OpenAICompatibleGenerator, Orchestrator, write_findings
 
 
@@ -128,34 +148,30 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     Exit codes: 0 done, 2 a clear error (one line), 130 interrupted by SIGINT, 143 by SIGTERM.
     """
-    import signal
-
-
-    def on_term(signum, frame):
-        raise Terminated()
-
     methods = args.methods.split(",") if args.methods is not None else (None if args.add else ["bm25", "aethel-bct"])
     log = None if args.quiet else (lambda msg: print(f"aethel: {msg}", file=sys.stderr))
-    previous = signal.signal(signal.SIGTERM, on_term)
-    try:
-        info = build_index(args.paths, args.out, methods=methods, chunk_words=args.chunk_words, progress=not args.quiet,
-                           add=args.add, force=args.force, follow_symlinks=args.follow_symlinks, n_process=args.n_process,
-                           log=log)
-    except (KeyboardInterrupt, Terminated) as exc:
-        state = getattr(exc, "index_state", "kept")
-        note = {"kept": "previous index kept", "none": "no index written",
-                "complete": "the new index was already complete and is in place"}.get(state, "previous index kept")
-        print(f"aethel: interrupted; {note}", file=sys.stderr)
-        return 143 if isinstance(exc, Terminated) else 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    print(json.dumps(info, indent=2, sort_keys=True))
+    done = False
+    with interrupt_handlers():
+        try:
+            info = build_index(args.paths, args.out, methods=methods, chunk_words=args.chunk_words,
+                               progress=not args.quiet, add=args.add, force=args.force,
+                               follow_symlinks=args.follow_symlinks, n_process=args.n_process, log=log)
+            done = True
+            print(json.dumps(info, indent=2, sort_keys=True))
+        except (KeyboardInterrupt, Terminated) as exc:
+            state = "complete" if done else getattr(exc, "index_state", "kept")
+            note = {"kept": "previous index kept", "none": "no index written",
+                    "complete": "the new index was already complete and is in place"}.get(state, "previous index kept")
+            print(f"aethel: interrupted; {note}", file=sys.stderr)
+            return 143 if isinstance(exc, Terminated) else 130
     return 0
 
 
 def _print_hits(hits: list) -> None:
     for hit in hits:
-        where = hit["doc_id"] + (f", page {hit['page'] + 1}" if hit.get("page") is not None else "")
+        page = hit.get("page")  # 0-based from a PDF; a passage file's meta may give any value (shown as given)
+        page = page + 1 if isinstance(page, int) and not isinstance(page, bool) else page
+        where = hit["doc_id"] + (f", page {page}" if page is not None else "")
         print(f"{hit['rank']:>2}. [{hit['score']:.4f}] {where}  ({hit['pid']})")
         if hit.get("source"):
             print(f"      source: {hit['source']}")
@@ -212,16 +228,20 @@ def cmd_search(args: argparse.Namespace) -> int:
         answers = index.iter_search([q for _, q in numbered], k=args.k, method=args.method, explain=args.explain)
         if args.questions is not None:  # JSONL: one line per question, written as it is answered
             for (line, question), hits in zip(numbered, answers):
-                print(json.dumps({"line": line, "question": question, "method": args.method, "hits": hits},
-                                 ensure_ascii=False), flush=True)
+                print(json.dumps({"line": line, "question": question, "method": args.method, "hits": hits,
+                                  "matched": matched(question, hits)}, ensure_ascii=False), flush=True)
             return 0
         hits = next(answers)
     except KeyboardInterrupt:
         print("aethel: interrupted", file=sys.stderr)
         return 130
+    found = matched(args.question, hits)
     if args.json:
-        print(json.dumps({"question": args.question, "method": args.method, "hits": hits}, indent=2, ensure_ascii=False))
+        print(json.dumps({"question": args.question, "method": args.method, "hits": hits, "matched": found},
+                         indent=2, ensure_ascii=False))
         return 0
+    if not found:
+        print("No passage matched the question (none holds one of its words); the hits below are not answers.")
     _print_hits(hits)
     return 0
 
@@ -362,7 +382,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: environment variable: ``AETHEL_DEBUG=1`` lets an unexpected error end in its Python traceback
+DEBUG_ENV = "AETHEL_DEBUG"
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an error the commands do not turn into an :class:`AethelError` themselves."""
+    if isinstance(exc, OSError):
+        where = exc.filename if exc.filename is not None else None
+        what = exc.strerror or str(exc)
+        if exc.errno == errno.ENOSPC and where is None:
+            return f"{what} (a write to the output or to the cache, {os.environ.get('AETHEL_CACHE') or 'the default cache'}, failed)"
+        return f"{where}: {what}" + (f" (and {exc.filename2})" if exc.filename2 else "") if where is not None else what
+    if isinstance(exc, sqlite3.Error):
+        return f"the cache ({os.environ.get('AETHEL_CACHE') or 'the default cache folder'}): {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader of stdout went away (``aethel search ... | head -1``): send the rest nowhere."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file descriptor (captured output): nothing more will be flushed to it
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``aethel`` command; return its exit code.
+
+    Every failure is one line on stderr and a non-zero code: 2 a clear error (a bad parameter or
+    input, named), 1 an unexpected one (its Python traceback with ``AETHEL_DEBUG=1``), 130/143
+    interrupted by SIGINT/SIGTERM, 141 stdout closed by its reader (a broken pipe, quietly).
+    """
+    for sig, handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+        if signal.getsignal(sig) is _interrupted_while_starting:
+            signal.signal(sig, handler)
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "dest", "unset") is None:
@@ -373,6 +428,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AethelError as exc:
         print(f"aethel: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+        return 141
+    except KeyboardInterrupt:
+        print("aethel: interrupted", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("aethel: terminated", file=sys.stderr)
+        return 143
+    except Exception as exc:  # noqa: BLE001 - one line instead of a traceback; AETHEL_DEBUG=1 shows it
+        if os.environ.get(DEBUG_ENV) == "1":
+            raise
+        print(f"aethel: error: {_describe(exc)} (AETHEL_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

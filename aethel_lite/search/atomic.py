@@ -26,7 +26,7 @@ from ..io import check_writable, read_json
 from .format import INDEX_FILE, PASSAGES_FILE, is_index_folder
 
 __all__ = ["IndexBusyError", "Terminated", "IndexLock", "check_out", "foreign_files", "forced_deletions", "temp_sibling", "remove_path",
-           "signals_held", "commit_folder", "clean_debris"]
+           "signals_held", "interrupt_handlers", "raise_if_signalled", "commit_folder", "clean_debris"]
 
 
 class IndexBusyError(AethelError, RuntimeError):
@@ -256,6 +256,54 @@ def signals_held():
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+_SIGNALLED: list[int] = []  # SIGINT/SIGTERM received while interrupt_handlers() is active
+
+
+def _interrupt(signum: int) -> BaseException:
+    import signal
+
+    return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    """Note the signal and raise KeyboardInterrupt (SIGINT) or :class:`Terminated` (SIGTERM).
+
+    Inside the import machinery an exception raised by a signal handler can be swallowed
+    (``Exception ignored in ... _get_module_lock``) and the run would go on: there the signal is
+    only noted, and :func:`raise_if_signalled` raises it at the next check.
+    """
+    _SIGNALLED.append(signum)
+    if frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+        return
+    raise _interrupt(signum)
+
+
+def raise_if_signalled() -> None:
+    """Raise the interruption of a signal that :func:`interrupt_handlers` noted (if any)."""
+    if _SIGNALLED:
+        raise _interrupt(_SIGNALLED[-1])
+
+
+@contextlib.contextmanager
+def interrupt_handlers():
+    """SIGINT and SIGTERM raise KeyboardInterrupt and :class:`Terminated`, and are noted for
+    :func:`raise_if_signalled` (main thread only; the previous handlers are restored after)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _SIGNALLED.clear()
+    previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        _SIGNALLED.clear()
 
 
 def commit_folder(tmp: Path, out: Path) -> None:

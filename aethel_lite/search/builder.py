@@ -23,14 +23,14 @@ from ..core.docmeta import document_metadata
 from ..core.entities import Mention, extract_entities, get_extractor, graph_filters
 from ..core.graph import build_graph
 from ..data.ingest import check_chunking
-from ..errors import DataError, ParameterError
+from ..errors import AethelError, DataError, ParameterError
 from ..io import read_jsonl
 from ..retrievers import BM25Retriever
 from ..retrievers.base import passage_text
 from ..retrievers.graph_files import write_docmeta
 from ..retrievers.registry import FUSIONS, METHODS, make_retriever, parse_methods
-from .atomic import (IndexLock, Terminated, check_out, clean_debris, commit_folder, forced_deletions, remove_path,
-                     signals_held, temp_sibling)
+from .atomic import (IndexLock, Terminated, check_out, clean_debris, commit_folder, forced_deletions, raise_if_signalled,
+                     remove_path, signals_held, temp_sibling)
 from .format import (DOCMETA_FILE, IDS_FILE, INDEX_FILE, INDEX_FORMAT, MAX_MODEL_CHARS, PASSAGES_FILE, SHA, file_digest,
                      method_parts, read_manifest, searchable_methods, verify_files)
 from .sources import merge_sources, read_old_passages, read_sources
@@ -383,6 +383,7 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
                 }
                 builder.write_manifest(info)
                 with signals_held():  # a Ctrl-C now is delivered after the switch, and reported as such
+                    raise_if_signalled()  # a signal noted but swallowed earlier (see atomic.interrupt_handlers)
                     commit_folder(tmp, out)
                     state["committed"] = True
             finally:
@@ -390,6 +391,13 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
     except (KeyboardInterrupt, Terminated) as exc:
         exc.index_state = "complete" if state["committed"] else ("kept" if state["previous"] else "none")
         raise
+    except OSError as exc:  # a full disk, a read-only or vanished folder, the cache: one line naming the file
+        if isinstance(exc, AethelError):
+            raise
+        where = exc.filename if exc.filename is not None else out
+        kept = "the new index is in place" if state["committed"] else (
+            "the previous index is kept" if state["previous"] else "no index was written")
+        raise DataError(f"{where}: {exc.strerror or exc} (writing the index {given}; {kept})") from exc
     keys = ("format", "n_passages", "n_documents", "methods", "chunk_words", "versions", "searchable")
     return {**{k: info[k] for k in keys}, "index": str(given), **summary, "seconds": round(time.perf_counter() - t0, 3)}
 

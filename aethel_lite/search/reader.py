@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
@@ -27,7 +28,25 @@ from ..retrievers.run import RUN_DEPTH
 from .format import (DOCMETA_FILE, IDS_FILE, INDEX_FILE, PASSAGES_FILE, SHA, file_digest, method_parts, read_manifest,
                      read_verified, rebuild_hint, searchable_methods, verify_files)
 
-__all__ = ["SearchIndex", "open_index"]
+__all__ = ["SearchIndex", "open_index", "matched"]
+
+_WORD = re.compile(r"\w+")
+#: words too common to say that a passage matches a question
+_FUNCTION_WORDS = frozenset(
+    "a an and are as at be by did do does for from had has have how in is it its of on or that the their this to "
+    "was were what when where which who whom whose why will with".split())
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS}
+
+
+def matched(question: str, hits: Iterable[dict]) -> bool:
+    """Whether any hit's text (or title) holds a word of ``question`` other than a function word
+    ("the", "who", ...), compared in lower case. False says that nothing in the index matched:
+    the hits are ranked by scores that tie (often all 0) and are not answers."""
+    words = _words(question)
+    return any(words & _words(f"{hit.get('title') or ''} {hit.get('text') or ''}") for hit in hits)
 
 
 def _hit(rank: int, p, score: float, provenance: list) -> dict:
