@@ -37,8 +37,9 @@ Equality with the in-process run
 --------------------------------
 *Entities are identical.* The regex extractor reads one text at a time. For spaCy the partitions
 are consecutive slices of the list the in-process run extracts (its misses, first occurrence
-first), so with ``partition_size`` a multiple of the extractor's ``batch_size`` (the defaults,
-256 and 32) the workers run exactly the in-process ``nlp.pipe`` batches (unless a text over
+first, extracted :data:`~aethel_lite.caching.store.FLUSH_EVERY` = 256 at a time), so with
+``partition_size`` a multiple of the extractor's ``batch_size`` that divides 256 (the default
+partition is 256) the workers run exactly the in-process ``nlp.pipe`` batches (unless a text over
 ``max_chars`` is split, which shifts the batches after it). Where the batches differ (a rerun
 after an interruption) the mentions are identical in the tests too (batches of 7 from another
 offset against batches of 32), but that is observed, not guaranteed by construction: spaCy's
@@ -47,13 +48,14 @@ network could round differently in another batch.
 *Embeddings are identical where the batching is the same*, which :func:`precompute` arranges:
 sentence-transformers sorts the texts of one ``encode`` call by length and encodes consecutive
 batches of ``batch_size``; a text's vector depends (in its last bits) on the batch it is padded
-with. The driver reproduces that order over the whole list of misses (the list the in-process
-``embed`` would encode, in the same order) and each worker encodes exactly those batches, one
-``encode`` call per batch. So one :func:`precompute` over all the misses gives the bytes the
-in-process run would have stored (``tests/test_cluster.py`` checks this). Where the batching is
-not the same -- a rerun after an interruption (the remaining misses form other batches), or a
-sentence-transformers release that orders texts otherwise -- a vector can differ in its last
-bits: the cosine between the two is ≥ 0.99999 and the rankings are identical (also tested).
+with. The driver cuts the whole list of misses (the list the in-process ``embed`` would encode,
+in the same order) into the batches ``embed`` encodes
+(:func:`~aethel_lite.retrievers.dense._encoder_batches`), and each worker encodes those batches,
+one ``encode`` call each, as ``embed`` does. So one :func:`precompute` over all the misses stores
+the bytes the in-process run would have stored (``tests/test_cluster.py`` checks this). Where the
+batching is not the same -- a rerun after an interruption (the remaining misses form other
+batches) -- a vector can differ in its last bits: the cosine between the two is ≥ 0.99999 and the
+rankings are identical (also tested).
 
 Examples
 --------
@@ -71,8 +73,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ..caching.store import PassageStore, config_fingerprint, text_key
 from ..core.entities import (
     Ner3Extractor,
@@ -85,12 +85,12 @@ from ..core.entities import (
 )
 from ..errors import AethelError, DataError, ParameterError
 from .base import passage_text
-from .dense import DenseRetriever, resolve_precision
+from .dense import DenseRetriever, _encoder_batches, resolve_precision
 from .hybrid import needs
 from .registry import FUSIONS, METHODS, make_retriever
 
-__all__ = ["PARTITION_SIZE", "SCHEDULER_ENV", "ClusterMismatch", "cluster_options", "connect", "encoding_order", "plan",
-           "precompute", "precompute_methods"]
+__all__ = ["PARTITION_SIZE", "SCHEDULER_ENV", "ClusterMismatch", "cluster_options", "connect", "plan", "precompute",
+           "precompute_methods"]
 
 #: environment variable with the address of an existing Dask scheduler (``--scheduler`` overrides it)
 SCHEDULER_ENV = "AETHEL_SCHEDULER"
@@ -256,21 +256,6 @@ def _work(spec_json: str, texts: list[str], batch_size: int) -> dict:
             "pid": os.getpid()}
 
 
-def encoding_order(model: Any, texts: Sequence[str]) -> np.ndarray:
-    """The order in which sentence-transformers' ``encode`` batches ``texts`` (longest first).
-
-    Mirrors ``SentenceTransformer.encode``: ``argsort`` of the negated input lengths, interleaved
-    when the model flattens its inputs. The test of equal embeddings guards this against a
-    release that orders otherwise (the results would then be equal to a cosine ≥ 0.99999 only).
-    """
-    length = getattr(model, "_input_length", None) or (lambda t: len(t))
-    order = np.argsort([-length(t) for t in texts])
-    flatten = getattr(model, "_can_flatten_inputs", None)
-    if flatten is not None and flatten():
-        order = model._interleave_sorted_indices(order)
-    return np.asarray(order)
-
-
 # ------------------------------------------------------------------------------------------ jobs
 @dataclass
 class _Job:
@@ -342,9 +327,9 @@ def _jobs(passages: Sequence, extractors: Sequence, poolings: Sequence[str], den
         chunks = [_cut(c, max_chars) for p in passages for c in r.passage_chunks(p)]
         job = _job(f"embeddings-{pooling}", spec, r.embedding_store_config(), store, chunks, len(passages), seen,
                    r.batch_size)
-        order = encoding_order(r.model, job.texts)  # the batches an in-process embed of these misses encodes
-        job.keys = [job.keys[i] for i in order]
-        job.texts = [job.texts[i] for i in order]
+        by_key = dict(zip(job.keys, job.texts))  # sent in the batches an in-process embed of these misses encodes
+        job.keys = [k for batch in _encoder_batches(r.model, job.keys, job.texts, r.batch_size) for k in batch]
+        job.texts = [by_key[k] for k in job.keys]
         jobs.append(job)
     return jobs
 
