@@ -409,3 +409,38 @@ def test_sigint_at_any_moment_of_the_start_is_one_line_and_keeps_the_index(idx, 
         return
     assert proc.returncode == 130 and len(err.splitlines()) == 1 and err.startswith("aethel: interrupted"), err
     assert files(idx) == before
+
+
+# ------------------------------------------------------------- 9. paths do not depend on the cwd
+def test_add_from_another_folder_recognises_the_same_files(tmp_path, monkeypatch, capsys):
+    docs = tmp_path / "work" / "my docs"
+    docs.mkdir(parents=True)
+    (docs / "a.txt").write_text(TEXT)
+    monkeypatch.chdir(tmp_path / "work")
+    assert index("my docs", "idx") == 0
+    (docs / "b.txt").write_text("Gamma Inc sold Delta Ltd.\n")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["index", "work/my docs", "--out", "work/idx", "--add"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["unchanged"] == ["a"] and summary["added"] == ["b"]
+    manifest = json.loads((tmp_path / "work" / "idx" / "index.json").read_text())
+    assert manifest["inputs"] == [str(docs)]
+    assert [s["path"] for s in manifest["sources"]] == [str(docs / "a.txt"), str(docs / "b.txt")]
+
+
+def test_the_rebuild_command_is_absolute_and_shell_quoted(tmp_path, monkeypatch, capsys):
+    import shlex
+
+    docs = tmp_path / "in" / "my docs"
+    docs.mkdir(parents=True)
+    (docs / "a.txt").write_text(TEXT)
+    monkeypatch.chdir(tmp_path)
+    assert index("in/my docs", "my idx") == 0
+    with open(tmp_path / "my idx" / "passages.jsonl", "a") as fh:
+        fh.write("\n")
+    capsys.readouterr()
+    assert main(["search", "my idx", "Who bought Beta?", "--method", "bm25"]) == 2
+    err = capsys.readouterr().err
+    command = err.split("rebuild it with `", 1)[1].split("`", 1)[0]
+    assert shlex.split(command) == ["aethel", "index", str(docs), "--out", str(tmp_path / "my idx"), "--methods", "bm25"]

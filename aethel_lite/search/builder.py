@@ -367,7 +367,7 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
                                    n_process=n_process, progress=progress, log=log, old_passages=old_passages)
                 builder.run()
                 inputs = list(old_info["inputs"]) if old_info else []
-                inputs += [str(p) for p in paths if str(p) not in inputs]
+                inputs += [a for a in (os.path.abspath(p) for p in paths) if a not in inputs]  # pasteable from anywhere
 
                 info = {
                     "format": INDEX_FORMAT,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -184,9 +185,12 @@ def read_manifest(index_dir: str | os.PathLike) -> dict:
 
 
 def rebuild_hint(index_dir: Path, info: dict) -> str:
-    inputs = " ".join(str(p) for p in info.get("inputs", [])) or "FILES"
+    """The command that rebuilds the index: every path absolute and shell-quoted, so it can be
+    pasted from any folder (an input recorded relative by an older index is taken from here)."""
+    inputs = " ".join(shlex.quote(os.path.abspath(p)) for p in info.get("inputs", [])) or "FILES"
     methods = ",".join(info.get("methods", [])) or "bm25,aethel-bct"
-    return f"rebuild it with `aethel index {inputs} --out {index_dir} --methods {methods}`"
+    return (f"rebuild it with `aethel index {inputs} --out {shlex.quote(os.path.abspath(index_dir))} "
+            f"--methods {shlex.quote(methods)}`")
 
 
 def _compare(path: Path, index_dir: Path, info: dict, want: dict, got: dict) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +48,8 @@ def read_sources(paths: Sequence[Any], chunk_words: int | None, follow_symlinks:
         except OSError as exc:
             raise DataError(f"{src.path}: cannot read ({exc.strerror or exc})") from None
         passages = [] if known.get(src.doc_id) == digest[SHA] else read_source(src, chunk_words)[0]
-        out.append(Source(src.doc_id, str(src.path), src.kind, digest[SHA], digest["bytes"], passages))
+        # absolute: a later --add from another folder recognises the file
+        out.append(Source(src.doc_id, os.path.abspath(src.path), src.kind, digest[SHA], digest["bytes"], passages))
     return out
 
 
