@@ -24,9 +24,10 @@ def _interrupted_while_starting(signum, frame):  # pragma: no cover - exercised 
     os._exit(128 + signum)
 
 
+_STARTING: dict = {}  # signal -> the handler it had before the imports (restored by main)
 if __name__ == "__main__" or os.path.basename(sys.argv[0] or "") == "aethel":  # the command, not an import
     for _sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(_sig, _interrupted_while_starting)
+        _STARTING[_sig] = signal.signal(_sig, _interrupted_while_starting)
 
 import argparse  # noqa: E402
 import errno  # noqa: E402
@@ -415,7 +416,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     input, named), 1 an unexpected one (its Python traceback with ``AETHEL_DEBUG=1``), 130/143
     interrupted by SIGINT/SIGTERM, 141 stdout closed by its reader (a broken pipe, quietly).
     """
-    for sig, handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+    for sig, handler in _STARTING.items():
         if signal.getsignal(sig) is _interrupted_while_starting:
             signal.signal(sig, handler)
     parser = build_parser()
