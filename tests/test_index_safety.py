@@ -444,3 +444,19 @@ def test_the_rebuild_command_is_absolute_and_shell_quoted(tmp_path, monkeypatch,
     err = capsys.readouterr().err
     command = err.split("rebuild it with `", 1)[1].split("`", 1)[0]
     assert shlex.split(command) == ["aethel", "index", str(docs), "--out", str(tmp_path / "my idx"), "--methods", "bm25"]
+
+
+def test_a_full_cache_is_one_line_naming_it(shared, capsys, monkeypatch):
+    import sqlite3
+
+    from aethel_lite.caching.store import PassageStore
+
+    def full(self, items):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(PassageStore, "put_many", full)
+    capsys.readouterr()
+    assert main(["index", str(shared / "in"), "--out", str(shared / "idx"), "--methods", "bm25,aethel-reg", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"the cache ({shared / 'cache'}): database or disk is full" in err
+    assert not (shared / "idx").exists()
