@@ -585,3 +585,20 @@ def test_2wiki_bad_values_are_named_never_stringified(tmp_path, change, message)
     write_jsonl(path, [row])
     with pytest.raises(DataError, match=message):
         load_2wiki(path)
+
+
+def test_a_bad_byte_in_the_pages_file_names_its_own_line(tmp_path):
+    """The pages file is decoded line by line: a non-UTF-8 byte on line 61 is reported at line 61
+    (a decoder reading in chunks reported an earlier line)."""
+    root = tmp_path / "financebench"
+    root.mkdir()
+    q = {"financebench_id": "q1", "question": "What?", "answer": "A", "company": "X", "doc_name": "X_2020_10K",
+         "evidence": [{"doc_name": "X_2020_10K", "evidence_page_num": 0, "evidence_text": "alpha"}]}
+    write_jsonl(root / "financebench_open_source.jsonl", [q])
+    write_jsonl(root / "financebench_document_information.jsonl",
+                [{"doc_name": "X_2020_10K", "company": "X", "doc_type": "10k", "doc_period": 2020}])
+    lines = [json.dumps({"doc_name": "X_2020_10K", "page": i, "text": "alpha " * 200}).encode() for i in range(80)]
+    lines[60] = lines[60].replace(b"alpha", b"alph\xff", 1)
+    (root / "pages.jsonl.gz").write_bytes(gzip.compress(b"\n".join(lines) + b"\n", mtime=0))
+    with pytest.raises(DataError, match=r"pages\.jsonl\.gz:61: not UTF-8"):
+        load_financebench(root)

@@ -24,6 +24,7 @@ Answering", arXiv:2311.11944, 2023.
 
 from __future__ import annotations
 
+import gzip
 import logging
 import os
 import re
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError, DataNotFoundError, ParameterError
-from ..io import open_text, parse_jsonl_line, read_json
+from ..io import parse_jsonl_line, read_json
 from .paths import HOW_TO_GET_DATA, data_file
 from .records import (
     empty_error,
@@ -402,9 +403,11 @@ def _page_rows(path: Path, wanted: set[str] | None, progress: bool) -> Iterator[
     from tqdm.auto import tqdm
 
     prefix = '{"doc_name": "'
+    lineno = 0
     try:
-        with open_text(path) as fh:
-            for lineno, line in enumerate(tqdm(fh, desc="pages", unit=" lines", disable=not progress), start=1):
+        with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh:
+            for lineno, raw in enumerate(tqdm(fh, desc="pages", unit=" lines", disable=not progress), start=1):
+                line = raw.decode("utf-8")  # line by line: a bad byte is reported on its own line
                 if wanted is not None and line.startswith(prefix):
                     end = line.find('"', len(prefix))
                     name = line[len(prefix) : end]
@@ -418,7 +421,9 @@ def _page_rows(path: Path, wanted: set[str] | None, progress: bool) -> Iterator[
                     raise DataError(f"{path}:{lineno}: expected {{'doc_name': str, 'page': int, 'text': str}}")
                 if wanted is None or row["doc_name"] in wanted:
                     yield lineno, row["doc_name"], row["page"], row["text"]
-    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:  # truncated/corrupt gzip
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}:{lineno}: not UTF-8 text (byte {exc.start} of the line)") from exc
+    except (OSError, EOFError, zlib.error) as exc:  # truncated/corrupt gzip
         raise DataError(f"{path}: cannot read ({exc}). {HOW_TO_GET_DATA}") from exc
 
 
