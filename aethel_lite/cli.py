@@ -47,6 +47,7 @@ from .data.synthetic import make_synthetic
 from .errors import AethelError, DataError, DataNotFoundError, ParameterError, check_k
 from .evaluation.runner import RUN_DEPTH, run_methods, score_runs, write_trec_runs
 from .io import atomic_write, check_output_file, write_json
+from .retrievers.cluster import SCHEDULER_ENV, cluster_options, precompute_methods
 from .retrievers.registry import known_methods, parse_methods
 from .search.atomic import interrupt_handlers
 from .search.index import Terminated, build_index, method_parts, open_index
@@ -105,12 +106,16 @@ CORPUS_KEYS = ("duplicates_merged", "distractors", "n_distractors", "sample", "g
 def cmd_eval(args: argparse.Namespace) -> int:
 
     check_eval_args(args)
+    cluster = cluster_options(args.scheduler, args.workers)  # None: no --scheduler, --workers, $AETHEL_SCHEDULER
     methods = parse_methods(args.methods)
     t0 = time.perf_counter()
     dataset, setting = eval_dataset(args)
     if dataset.meta.get("synthetic"):
         print("NOTE: running on the built-in SYNTHETIC private-equity corpus, not real data.", file=sys.stderr)
     print(f"{dataset.name}: {len(dataset.passages)} passages, {len(dataset.queries)} queries, setting={setting}", file=sys.stderr)
+    if cluster is not None:  # entity extraction and encoding on the cluster first; the fits find them in the stores
+        precompute_methods(dataset.passages, methods, progress=not args.quiet,
+                           log=None if args.quiet else (lambda m: print(m, file=sys.stderr)), **cluster)
     outcomes = run_methods(dataset, methods, setting=setting, depth=args.depth, progress=not args.quiet,
                            log=None if args.quiet else (lambda m: print(m, file=sys.stderr)),
                            retriever_kwargs={"GraphRetriever": {"n_process": args.n_process}})
@@ -156,7 +161,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         try:
             info = build_index(args.paths, args.out, methods=methods, chunk_words=args.chunk_words,
                                progress=not args.quiet, add=args.add, force=args.force,
-                               follow_symlinks=args.follow_symlinks, n_process=args.n_process, log=log)
+                               follow_symlinks=args.follow_symlinks, n_process=args.n_process, log=log,
+                               scheduler=args.scheduler, workers=args.workers)
             done = True
             print(json.dumps(info, indent=2, sort_keys=True))
         except (KeyboardInterrupt, Terminated) as exc:
@@ -329,6 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--n-process", type=int, default=1, help="spaCy worker processes for entity extraction (default 1; results do not depend on it)")
     ev.add_argument("--trec-out", help="folder for each method's run (<method>.trec) and the qrels (qrels.txt)")
     ev.add_argument("--out", required=True, help="result JSON path")
+    ev.add_argument("--scheduler", metavar="ADDRESS", help="entity extraction and encoding on this Dask scheduler "
+                    f"(default: ${SCHEDULER_ENV}); results equal the in-process run")
+    ev.add_argument("--workers", type=int, metavar="N", help="the same on a local Dask cluster of N worker processes")
     ev.add_argument("--quiet", action="store_true")
     ev.set_defaults(func=cmd_eval)
 
@@ -344,6 +353,9 @@ def build_parser() -> argparse.ArgumentParser:
     ix.add_argument("--force", action="store_true", help="replace --out even if it holds files that are not an index (they are deleted)")
     ix.add_argument("--follow-symlinks", action="store_true", help="follow symbolic links that lead out of the folders given")
     ix.add_argument("--n-process", type=int, default=1, help="spaCy worker processes for entity extraction (default 1)")
+    ix.add_argument("--scheduler", metavar="ADDRESS", help="entity extraction and encoding on this Dask scheduler "
+                    f"(default: ${SCHEDULER_ENV}); results equal the in-process run")
+    ix.add_argument("--workers", type=int, metavar="N", help="the same on a local Dask cluster of N worker processes")
     ix.add_argument("--quiet", action="store_true")
     ix.set_defaults(func=cmd_index)
 

@@ -7,6 +7,7 @@ the rankings of a retriever fitted from each store.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -227,3 +228,39 @@ def test_minilm_embeddings_equal_the_in_process_run(client, corpus, tmp_path, mo
         assert (np.argsort(-remote.score_texts(queries), axis=1, kind="stable")
                 == np.argsort(-retriever.score_texts(queries), axis=1, kind="stable")).all()
 
+
+# -------------------------------------------------------------------------------------- the CLI
+def test_aethel_eval_on_the_cluster_writes_the_in_process_result(client, tmp_path, monkeypatch, capsys):
+    from aethel_lite.cli import main
+
+    args = ["eval", "--format", "synthetic", "--size", "300", "--methods", "aethel-reg,bm25"]
+    monkeypatch.delenv("AETHEL_SCHEDULER", raising=False)
+    monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "local"))
+    assert main([*args, "--quiet", "--out", str(tmp_path / "local.json")]) == 0
+    monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cluster"))
+    capsys.readouterr()
+    assert main([*args, "--out", str(tmp_path / "cluster.json"), "--scheduler", client.scheduler.address]) == 0
+    assert "cluster: 300 texts in 2 partitions on 2 workers, 0 already stored" in capsys.readouterr().err
+    results = [json.loads((tmp_path / f"{name}.json").read_text()) for name in ("local", "cluster")]
+    for r in results:
+        del r["timing"], r["seconds"]
+    assert results[0] == results[1]
+    assert stored(tmp_path / "cluster") == stored(tmp_path / "local")
+
+
+def test_aethel_index_on_the_cluster_writes_the_in_process_index(client, tmp_path, monkeypatch, capsys):
+    from aethel_lite.cli import main
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i, p in enumerate(make_synthetic(n_passages=60, seed=5).passages):
+        (docs / f"{i:03d}.txt").write_text(p.text, encoding="utf-8")
+    monkeypatch.delenv("AETHEL_SCHEDULER", raising=False)
+    for name, extra in (("local", []), ("cluster", ["--scheduler", client.scheduler.address])):
+        monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / f"cache-{name}"))
+        capsys.readouterr()
+        assert main(["index", str(docs), "--out", str(tmp_path / name), "--methods", "aethel-reg", *extra]) == 0
+    assert "cluster: 60 texts in 1 partitions on 2 workers" in capsys.readouterr().err
+    for part in ("entities-regex.jsonl", "graph-regex/graph.json", "graph-regex/graph.npz"):
+        assert (tmp_path / "cluster" / part).read_bytes() == (tmp_path / "local" / part).read_bytes(), part
+    assert stored(tmp_path / "cache-cluster") == stored(tmp_path / "cache-local")

@@ -27,6 +27,7 @@ from ..errors import AethelError, DataError, ParameterError
 from ..io import read_jsonl
 from ..retrievers import BM25Retriever
 from ..retrievers.base import passage_text
+from ..retrievers.cluster import cluster_options, precompute_methods
 from ..retrievers.graph_files import write_docmeta
 from ..retrievers.registry import FUSIONS, METHODS, make_retriever, parse_methods
 from .atomic import (IndexLock, Terminated, check_out, clean_debris, commit_folder, forced_deletions, raise_if_signalled,
@@ -72,7 +73,8 @@ class _Builder:
     """Writes one index into a temporary folder (see :func:`build_index`)."""
 
     def __init__(self, tmp: Path, passages: list, methods: list[str], *, old_dir: Path | None, old_info: dict | None,
-                 n_process: int, progress: bool, log: Callable[[str], None], old_passages: list | None = None):
+                 n_process: int, progress: bool, log: Callable[[str], None], old_passages: list | None = None,
+                 cluster: dict | None = None):
         self.tmp = tmp
         self.old_passages = old_passages or []
         self.passages = passages
@@ -82,6 +84,7 @@ class _Builder:
         self.n_process = n_process
         self.progress = progress
         self.log = log
+        self.cluster = cluster  # cluster_options(): the passage work on a Dask cluster first (None: in-process)
         self.parts: dict[str, dict] = {}
         self.pids = [p.pid for p in passages]
 
@@ -215,6 +218,10 @@ class _Builder:
                     base_methods.append(b)
         extractors = list(dict.fromkeys(METHODS[m][1].get("extractor", "ner3") for m in base_methods
                                         if METHODS[m][0] == "GraphRetriever"))
+        if self.cluster is not None:  # the steps below then find every entity and vector in the stores
+            old = {text_key(passage_text(p)) for p in self.old_passages}  # theirs are in the index already
+            precompute_methods([p for p in self.passages if text_key(passage_text(p)) not in old], base_methods,
+                               max_chars=MAX_MODEL_CHARS, progress=self.progress, log=self.log, **self.cluster)
         raw: dict[str, list] = {}
         for ext in extractors:
             base = _entity_base(ext)
@@ -259,7 +266,8 @@ class _Builder:
 def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
                 methods: Sequence[str] | None = ("bm25", "aethel-bct"), chunk_words: int | None = None,
                 progress: bool = True, add: bool = False, force: bool = False, follow_symlinks: bool = False,
-                n_process: int = 1, log: Callable[[str], None] | None = None) -> dict:
+                n_process: int = 1, log: Callable[[str], None] | None = None, scheduler: str | None = None,
+                workers: int | None = None) -> dict:
     """Index files into the folder ``out`` (a new index, a rebuilt one, or ``add`` to an existing one).
 
     Parameters
@@ -288,6 +296,9 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
         spaCy worker processes for entity extraction.
     log : callable, optional
         Receives one-line notes (removed debris, replaced documents).
+    scheduler, workers : optional
+        Run entity extraction and encoding on a Dask cluster first
+        (:func:`aethel_lite.retrievers.cluster.connect`; ``$AETHEL_SCHEDULER`` when neither is given).
 
     Returns
     -------
@@ -325,6 +336,7 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
         for m in methods:
             method_parts(m)  # a method an index cannot hold: a clear error before any work
     check_chunking(chunk_words)
+    cluster = cluster_options(scheduler, workers)
     given = out
     out = check_out(out, force=force, add=add, inputs=paths)  # the real path: a link's target is locked and written
     state = {"committed": False, "previous": out.exists()}
@@ -364,7 +376,8 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
             tmp = temp_sibling(out)
             try:
                 builder = _Builder(tmp, passages, methods, old_dir=out if add else None, old_info=old_info,
-                                   n_process=n_process, progress=progress, log=log, old_passages=old_passages)
+                                   n_process=n_process, progress=progress, log=log, old_passages=old_passages,
+                                   cluster=cluster)
                 builder.run()
                 inputs = list(old_info["inputs"]) if old_info else []
                 inputs += [a for a in (os.path.abspath(p) for p in paths) if a not in inputs]  # pasteable from anywhere
