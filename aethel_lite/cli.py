@@ -457,5 +457,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def run(argv: Sequence[str] | None = None) -> None:
+    """The ``aethel`` command: :func:`main`, then exit with its status.
+
+    Once :func:`main` has returned, its work is done and reported (a new index is in place, the
+    JSON printed), so a Ctrl-C or SIGTERM arriving while the interpreter shuts down is ignored: the
+    exit status stays main's, instead of Python re-raising the signal (exit -2) after success.
+    """
+    status = main(argv)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    sys.exit(status)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()
