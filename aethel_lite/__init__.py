@@ -5,12 +5,13 @@ an undirected bipartite graph. Query entities seed a personalization vector and 
 PageRank spreads relevance to passages that share entities with them; BCT (bipartite
 coreference teleportation) widens the seeds to aliases of the query entities.
 
-The package is laid out in layers; a module imports only from its own layer or those below it:
+The package is laid out in layers, bottom to top; a module imports only from its own layer or
+those below it (``tests/test_layers.py`` checks it):
 
 1. ``errors``, ``io`` (the base) · ``caching`` (cache folders, passage store, memos, result cache, versions)
-2. ``core``: the paper's method — graph, entities, BCT, document metadata, PageRank, provenance · ``data``
-3. ``retrievers``: BM25, dense, the graph retriever, the hybrid's extensions, fusion, runs and the method registry
-4. ``evaluation`` (metrics, statistics, splits, the runner) · ``search`` (the ``aethel index`` format) · ``swarm``
+2. ``core``: the paper's method — graph, entities, BCT, document metadata, PageRank, provenance
+3. ``data`` (schema, loaders, synthetic corpus) · ``retrievers`` (BM25, dense, graph, hybrid, fusion, registry)
+4. ``evaluation`` (metrics, statistics, splits, runner) · ``search`` (``aethel index``) · ``swarm`` (the memo)
 5. ``studies`` (the book's experiments) · ``book`` (notebook runner, reports, browser check) · ``cli``
 
 The main names can be imported from the package itself, e.g.
