@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import DataConfigError, DataNotFoundError, ParameterError
 from . import loaders
+from .own_files import own_files as hide_names
 from .paths import HOW_TO_GET_DATA, configured_root, data_root
 from .sampling import open_corpus
 from .schema import Dataset
@@ -23,7 +24,7 @@ FORMATS = ("musique", "2wiki", "financebench", "synthetic")
 
 # ------------------------------------------------------------------------------------ checks
 def check_format_options(fmt: str, *, setting: str | None = None, pages_changed: bool = False,
-                         distractors: bool | str | None = None) -> None:
+                         distractors: bool | str | None = None, own_files: bool = False) -> None:
     """Reject a format name, setting or option that does not fit the data set, before anything is loaded.
 
     The one check behind :func:`load_for_eval` and ``aethel eval`` (whose flags the messages name).
@@ -37,12 +38,15 @@ def check_format_options(fmt: str, *, setting: str | None = None, pages_changed:
         Whether FinanceBench's page options (``granularity``, ``chunk_words``) were set.
     distractors : None, bool or path
         The 2Wiki distractor option (``None``: not set).
+    own_files : bool
+        The own-files setting (FinanceBench only).
 
     Raises
     ------
     ParameterError
         Unknown format or setting; page options for a data set other than FinanceBench;
-        ``distractors`` for a data set other than 2Wiki, or set outside the open setting.
+        ``distractors`` for a data set other than 2Wiki, or set outside the open setting;
+        ``own_files`` for a data set other than FinanceBench.
     """
     if fmt not in FORMATS:
         raise ParameterError(f"--format: unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
@@ -54,12 +58,14 @@ def check_format_options(fmt: str, *, setting: str | None = None, pages_changed:
         raise ParameterError(f"--distractors/--no-distractors apply to --format 2wiki only, not {fmt}")
     if distractors not in (None, False) and setting != "open":
         raise ParameterError("--distractors needs --setting open (a closed pool never ranks them)")
+    if own_files and fmt != "financebench":
+        raise ParameterError(f"--own-files applies to --format financebench only, not {fmt}")
 
 
 # ------------------------------------------------------------------------------------ loading
 def load_for_eval(fmt: str, data: str | None = None, *, setting: str | None = None, seed: int = 0, size: int = 1000,
                   docs: str = "question", granularity: str = "page", chunk_words: int = 200,
-                  distractors: bool | str | None = None) -> Dataset:
+                  distractors: bool | str | None = None, own_files: bool = False) -> Dataset:
     """Load a data set by format name, in the setting it will be evaluated in.
 
     Parameters
@@ -83,12 +89,16 @@ def load_for_eval(fmt: str, data: str | None = None, *, setting: str | None = No
         2Wiki open corpus only. ``None``: add the 6,119-paragraph distractor corpus
         (``distractor_corpus_6119.json`` beside the questions) when that file is present;
         ``True``: require it; ``False``: no distractors; a path: that file.
+    own_files : bool
+        FinanceBench only: the "your own files" setting (:mod:`aethel_lite.data.own_files`: opaque
+        document ids, no titles, no loader metadata; data set ``"financebench-own"``).
 
     Raises
     ------
     ParameterError
         Unknown format or setting, ``granularity``/``chunk_words`` for a data set other than
-        FinanceBench, ``distractors`` for a data set other than 2Wiki or outside the open setting.
+        FinanceBench, ``distractors`` for a data set other than 2Wiki or outside the open setting,
+        ``own_files`` for a data set other than FinanceBench.
     DataNotFoundError
         A data file is missing and no data folder is configured (``data`` given, or neither
         ``$AETHEL_DATA`` nor ``./data``), so a caller may fall back to the synthetic corpus.
@@ -101,7 +111,7 @@ def load_for_eval(fmt: str, data: str | None = None, *, setting: str | None = No
         root = configured_root()
         try:
             return _load_for_eval(fmt, None, setting=setting, seed=seed, size=size, docs=docs, granularity=granularity,
-                                  chunk_words=chunk_words, distractors=distractors)
+                                  chunk_words=chunk_words, distractors=distractors, own_files=own_files)
         except DataNotFoundError as exc:
             if root is None:
                 raise
@@ -111,20 +121,21 @@ def load_for_eval(fmt: str, data: str | None = None, *, setting: str | None = No
             raise DataConfigError(f"{where} is set but does not hold the {fmt} data set ({missing} not found). "
                                   f"{HOW_TO_GET_DATA}") from exc
     return _load_for_eval(fmt, data, setting=setting, seed=seed, size=size, docs=docs, granularity=granularity,
-                          chunk_words=chunk_words, distractors=distractors)
+                          chunk_words=chunk_words, distractors=distractors, own_files=own_files)
 
 
 def _load_for_eval(fmt: str, data: str | None, *, setting: str | None, seed: int, size: int, docs: str,
-                   granularity: str, chunk_words: int, distractors: bool | str | None) -> Dataset:
+                   granularity: str, chunk_words: int, distractors: bool | str | None, own_files: bool) -> Dataset:
 
     check_format_options(fmt, setting=setting, pages_changed=granularity != "page" or chunk_words != 200,
-                         distractors=distractors)
+                         distractors=distractors, own_files=own_files)
     if fmt == "synthetic":
 
         return make_synthetic(n_passages=size, seed=seed)
     if fmt == "financebench":
-        return loaders.load_financebench(_data_dir(data, loaders.FINANCEBENCH_DIR[0]), docs=docs,
-                                         granularity=granularity, chunk_words=chunk_words)
+        dataset = loaders.load_financebench(_data_dir(data, loaders.FINANCEBENCH_DIR[0]), docs=docs,
+                                            granularity=granularity, chunk_words=chunk_words)
+        return hide_names(dataset, name="financebench-own") if own_files else dataset
     if fmt == "musique":
         dataset = loaders.load_musique(_data_file(data, loaders.MUSIQUE_FILE))
     else:

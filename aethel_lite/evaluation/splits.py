@@ -32,9 +32,9 @@ SPLIT_SEED = 0
 MANIFEST = Path(__file__).resolve().parent.parent / "manifests" / "dev_test_split.json"
 
 #: Open-corpus and closed-pool data set names → the manifest entry holding their questions
-#: (the open corpora ask the same questions as their closed pools; FinanceBench's granularities
-#: and samples ask the same 129).
-_ALIASES = {"financebench-4123": "financebench", "financebench-chunk": "financebench",
+#: (the open corpora ask the same questions as their closed pools; FinanceBench's granularities,
+#: samples and own-files setting ask the same 129).
+_ALIASES = {"financebench-4123": "financebench", "financebench-chunk": "financebench", "financebench-own": "financebench",
             "musique-open": "musique", "2wiki-open": "2wiki"}
 
 
