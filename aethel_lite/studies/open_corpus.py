@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..caching.resultcache import cached, dataset_digest
+from ..data.own_files import own_files
 from ..data.sampling import sample_corpus
 from ..data.select import load_for_eval
 from ..data.summary import dataset_summary
@@ -46,6 +47,9 @@ OPEN_DATASETS: dict[str, dict[str, Any]] = {
     "financebench": {"format": "financebench", "granularity": "page",
                      "label": "FinanceBench, pages of the 74 filings asked about",
                      "stands_for": "the paper's financial corpus (real SEC filings), at page level"},
+    "financebench-own": {"format": "financebench", "granularity": "page", "own_files": True,
+                         "label": "FinanceBench pages as your own files: opaque document ids, no titles, no filing metadata",
+                         "stands_for": "a user's own PDFs: what the retrievers know of each filing is what its pages say"},
     "financebench-4123": {"format": "financebench", "granularity": "page", "corpus_size": 4123,
                           "label": "FinanceBench pages, sampled to the paper's 4,123 passages (gold kept)",
                           "stands_for": "the paper's corpus size, with real filings"},
@@ -87,7 +91,10 @@ def load_open(name: str, *, data: str | None = None, limit: int | None = None, c
 
     ``limit`` keeps the first questions (and the whole corpus); ``corpus_size`` then samples the
     corpus with :func:`aethel_lite.data.sampling.sample_corpus` (every gold passage kept, the rest
-    drawn with ``seed``). Raises :class:`~aethel_lite.errors.DataNotFoundError` when the real data
+    drawn with ``seed``). An own-files data set (``"own_files"`` in its spec) is the named one with
+    the filings' names and metadata hidden afterwards (:func:`aethel_lite.data.own_files.own_files`),
+    so it holds the same pages as ``"financebench"`` loaded with the same ``limit`` and ``corpus_size``.
+    Raises :class:`~aethel_lite.errors.DataNotFoundError` when the real data
     is missing (callers decide whether to fall back to the synthetic corpus, loudly).
     """
 
@@ -106,6 +113,8 @@ def load_open(name: str, *, data: str | None = None, limit: int | None = None, c
     corpus_size = corpus_size or spec.get("corpus_size")
     if corpus_size:
         ds = sample_corpus(ds, corpus_size, seed)
+    if spec.get("own_files"):  # hidden after sampling: the same pages as the named setting's sample
+        ds = own_files(ds)
     ds.name = name
     return ds
 

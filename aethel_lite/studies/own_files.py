@@ -1,0 +1,268 @@
+r"""The hybrid on your own files: every method with the filings named (FinanceBench as loaded) and with
+nothing but their pages (:mod:`aethel_lite.data.own_files`), side by side.
+
+``aethel-hybrid`` wins on FinanceBench largely by picking the right filing, and there the loader tells
+it which filing a page is in (the title on every page, the company, period and type in ``meta``). On a
+user's own PDFs the metadata nodes must come from the pages
+(:func:`~aethel_lite.core.docmeta.document_metadata`). :func:`own_files_study` runs the study's
+baselines and the hybrid with the components :data:`~aethel_lite.studies.beyond.COMPONENT_TESTS` on the
+own-files data set ``"financebench-own"`` (:func:`~aethel_lite.studies.beyond.beyond_study`, so its
+entry has the layout of the FinanceBench one in ``results/beyond.json``), reuses the named setting's
+entry when it is given, and adds
+
+* every method's mean HR@5 and MRR with a 95% percentile-bootstrap CI, on all questions and on the
+  test half (:func:`~aethel_lite.studies.open_corpus.metric_cis`);
+* the hybrid's **lead** over BM25 and over dense retrieval in each setting, :math:`\ell_s = \bar r_\text{hybrid}
+  - \bar r_\text{baseline}` with its paired-bootstrap CI, the share it keeps, :math:`\ell_\text{own} /
+  \ell_\text{named}`, and the change :math:`\ell_\text{own} - \ell_\text{named}` with a paired
+  bootstrap over questions of the per-question differences of differences (the same questions in
+  both settings);
+* how well the page reader reads each filing's company, fiscal year and type
+  (:func:`~aethel_lite.studies.docmeta_check.docmeta_accuracy`), on the corpus's filings and on every
+  filing with pages.
+
+:func:`lead_sentence` says in one generated sentence what the hybrid keeps of its lead, whatever the
+outcome; :func:`settings_table`, :func:`lead_table` and :func:`metadata_table` are the chapter's tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..data.own_files import document_information, filing_first_pages
+from ..errors import ParameterError
+from ..evaluation.stats import paired_bootstrap
+from .beyond import BASELINES, COMPONENT_TESTS, beyond_study
+from .docmeta_check import FIELDS, docmeta_accuracy
+from .open_corpus import metric_cis
+
+__all__ = ["NAMED", "OWN", "OWN_VARIANTS", "OWN_METHODS", "LEAD_BASELINES", "own_files_study", "metadata_accuracy",
+           "lead_rows", "lead_sentence", "settings_table", "lead_table", "metadata_table"]
+
+#: the named setting (FinanceBench as loaded) and the own-files setting
+NAMED, OWN = "financebench", "financebench-own"
+#: hybrid variants run in the own-files setting: the method and the components it is tested against
+OWN_VARIANTS = ("aethel-hybrid", *COMPONENT_TESTS)
+#: every method of the comparison, baselines first
+OWN_METHODS = (*BASELINES, *OWN_VARIANTS)
+#: the baselines whose gap to the hybrid is its lead
+LEAD_BASELINES = ("bm25", "dense")
+_METRICS = ("HR@5", "MRR")
+_SETTING_LABELS = {NAMED: "filings named", OWN: "own files"}
+
+
+def metadata_accuracy(doc_names: Sequence[str] | None = None, *, directory=None, n_pages: int = 3) -> dict:
+    """The page reader's accuracy on FinanceBench (:func:`~aethel_lite.studies.docmeta_check.docmeta_accuracy`).
+
+    Returns ``{"corpus": ..., "all": ...}``: on the filings ``doc_names`` (those of the corpus; None:
+    ``"corpus"`` is left out) and on every filing that has pages and a row in the document-information
+    file. Each reads a filing's first ``n_pages`` pages under an opaque id with no title and no metadata.
+    """
+    pages, info = filing_first_pages(directory, n_pages), document_information(directory)
+    out = {"all": docmeta_accuracy(pages, info, n_pages=n_pages)}
+    if doc_names is not None:
+        wanted = set(doc_names)
+        out["corpus"] = docmeta_accuracy({d: t for d, t in pages.items() if d in wanted}, info, n_pages=n_pages)
+    return out
+
+
+def _entry_cis(entry: Mapping[str, Any], metrics: Sequence[str], n_resamples: int, seed: int) -> dict:
+    pq = entry["per_query_metrics"]
+    block = {m: {"per_query_metrics": pq[m]} for m in OWN_METHODS if m in pq}
+    qids = list(next(iter(block.values()))["per_query_metrics"])
+    out = {}
+    for half, keep in (("all", qids), ("test", entry["halves"]["test"])):
+        queries = [_Q(q) for q in qids if q in set(keep)]
+        if len(queries) >= 1:
+            cis = metric_cis(block, queries, metrics=metrics, n_resamples=n_resamples, seed=seed)
+            out[half] = {m: c["all"] for m, c in cis.items()}
+    return out
+
+
+class _Q:  # what metric_cis reads of a question
+    def __init__(self, qid: str) -> None:
+        self.qid = qid
+
+
+def _lead(per: Mapping[str, Mapping[str, Any]], qids: Sequence[str], base: str, metric: str) -> list[float]:
+    return [per["aethel-hybrid"][q][metric] - per[base][q][metric] for q in qids]
+
+
+def lead_rows(settings: Mapping[str, Mapping[str, Any]], *, n_resamples: int = 10_000, seed: int = 0) -> list[dict]:
+    """The hybrid's lead over each of :data:`LEAD_BASELINES` in both settings, and what it keeps.
+
+    ``settings``: :data:`NAMED` and :data:`OWN` → entries of :func:`own_files_study` (``per_query_metrics``,
+    ``halves``, ``tests``). One row per (half, baseline, metric): ``named`` and ``own`` (lead with its
+    paired-bootstrap CI, from the entries' ``tests``), ``kept`` (own / named; None when the named
+    lead is not positive) and ``change`` (own − named, with the CI of a paired bootstrap over the
+    questions both settings share).
+    """
+    named, own = settings[NAMED], settings[OWN]
+    rows = []
+    for half in ("all", "test"):
+        qids = sorted(set(named["per_query_metrics"]["aethel-hybrid"]) & set(own["per_query_metrics"]["aethel-hybrid"]))
+        if half == "test":
+            test = set(named["halves"]["test"]) & set(own["halves"]["test"])
+            qids = [q for q in qids if q in test]
+        if len(qids) < 2:
+            continue
+        for base in LEAD_BASELINES:
+            for metric in _METRICS:
+                a = _lead(own["per_query_metrics"], qids, base, metric)
+                b = _lead(named["per_query_metrics"], qids, base, metric)
+                boot = paired_bootstrap(a, b, n_resamples=n_resamples, seed=seed)
+                cell = {}
+                for name, entry in (("named", named), ("own", own)):
+                    t = next(t for t in entry["tests"] if (t["half"], t["b"], t["metric"]) == (half, base, metric))
+                    cell[name] = {k: t[k] for k in ("diff", "ci_low", "ci_high", "mean_a", "mean_b", "n")}
+                kept = cell["own"]["diff"] / cell["named"]["diff"] if cell["named"]["diff"] > 0 else None
+                rows.append({"half": half, "baseline": base, "metric": metric, "n": len(qids), **cell,
+                             "kept": None if kept is None else round(kept, 6),
+                             "change": {"diff": round(boot.mean_diff, 6), "ci_low": round(boot.ci_low, 6),
+                                        "ci_high": round(boot.ci_high, 6), "p_bootstrap": round(boot.p_value, 6)}})
+    return rows
+
+
+def own_files_study(loaded: Mapping[str, Any], *, reference: Mapping[str, Mapping[str, Any]] | None = None,
+                    baselines: Mapping[str, Mapping[str, Any]] | None = None, metadata: Mapping[str, Any] | None = None,
+                    n_resamples: int = 10_000, seed: int = 0, n_process: int = 1, depth: int = 1000,
+                    log: Callable[[str], None] | None = None) -> dict:
+    """Every method in the named and the own-files setting, the hybrid's lead in each, and the page reader.
+
+    Parameters
+    ----------
+    loaded : mapping
+        :data:`NAMED` and :data:`OWN` → Dataset (:func:`~aethel_lite.studies.open_corpus.load_open`
+        with the same ``limit`` and ``corpus_size``: the same pages and questions).
+    reference : mapping, optional
+        Entries of :func:`~aethel_lite.studies.beyond.beyond_study` already computed (the chapter's
+        ``beyond["datasets"]``): a setting found there with every method of :data:`OWN_METHODS` and
+        the same questions is not run again.
+    baselines : mapping, optional
+        Setting name → an ``aethel eval`` ``methods`` block computed on the same data set (reused, as
+        in :func:`~aethel_lite.studies.beyond.beyond_study`).
+    metadata : mapping, optional
+        :func:`metadata_accuracy`'s result (computed here when omitted).
+    n_resamples, seed, n_process, depth : int
+        As in :func:`~aethel_lite.studies.beyond.beyond_study`.
+
+    Returns
+    -------
+    dict
+        ``{"settings": {name: beyond entry + "ci": {"all" | "test": {method: {metric: cell}}}},
+        "lead": lead_rows(...), "metadata": {"corpus", "all"}, "methods": OWN_METHODS}``.
+    """
+    if set(loaded) != {NAMED, OWN}:
+        raise ParameterError(f"own_files_study: loaded must hold {NAMED!r} and {OWN!r}, got {sorted(loaded)}")
+    qids = {n: [q.qid for q in ds.queries] for n, ds in loaded.items()}
+    if qids[NAMED] != qids[OWN] or len(loaded[NAMED].passages) != len(loaded[OWN].passages):
+        raise ParameterError("own_files_study: the two settings must hold the same questions and as many pages")
+    settings: dict[str, dict] = {}
+    todo = {}
+    for name, ds in loaded.items():
+        ref = (reference or {}).get(name)
+        if ref is not None and set(OWN_METHODS) <= set(ref.get("per_query_metrics", {})) \
+                and set(ref["per_query_metrics"]["aethel-hybrid"]) == set(qids[name]):
+            settings[name] = dict(ref)
+        else:
+            todo[name] = ds
+    if todo:
+        settings.update(beyond_study(todo, baselines=baselines, variants=list(OWN_VARIANTS), n_resamples=n_resamples,
+                                     seed=seed, n_process=n_process, depth=depth, log=log))
+    for entry in settings.values():
+        entry["ci"] = _entry_cis(entry, _METRICS, n_resamples, seed)
+    if metadata is None:
+        metadata = metadata_accuracy(sorted({p.doc_id for p in loaded[NAMED].passages}))
+    return {"settings": {n: settings[n] for n in (NAMED, OWN)}, "methods": list(OWN_METHODS),
+            "lead": lead_rows(settings, n_resamples=n_resamples, seed=seed), "metadata": dict(metadata)}
+
+
+# ------------------------------------------------------------------------------------ reporting
+def _ci(c: Mapping[str, Any]) -> str:
+    return f"{c['mean']:.3f} [{c['ci_low']:.3f}, {c['ci_high']:.3f}]"
+
+
+def _diff(c: Mapping[str, Any]) -> str:
+    return f"{c['diff']:+.3f} [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]"
+
+
+def settings_table(saved: Mapping[str, Any], half: str = "all", metrics: Sequence[str] = _METRICS):
+    """Methods × (metric, setting): mean [95% CI] with the filings named and as own files, and the change."""
+    import pandas as pd
+
+    rows = []
+    for method in saved["methods"]:
+        cells = {n: saved["settings"][n]["ci"].get(half, {}).get(method) for n in (NAMED, OWN)}
+        if not all(cells.values()):
+            continue
+        row = {"method": method}
+        for m in metrics:
+            for n in (NAMED, OWN):
+                row[f"{m}, {_SETTING_LABELS[n]}"] = _ci(cells[n][m])
+            row[f"{m} change"] = round(cells[OWN][m]["mean"] - cells[NAMED][m]["mean"], 3)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def lead_table(saved: Mapping[str, Any], half: str = "all"):
+    """The hybrid − baseline gaps (:func:`lead_rows`) of one half: named, own files, kept, change."""
+    import pandas as pd
+
+    return pd.DataFrame([{"vs": r["baseline"], "metric": r["metric"], "n": r["n"],
+                          "lead, filings named": _diff(r["named"]), "lead, own files": _diff(r["own"]),
+                          "kept": "n/a" if r["kept"] is None else f"{100 * r['kept']:.0f}%",
+                          "change [95% CI]": _diff(r["change"])}
+                         for r in saved["lead"] if r["half"] == half])
+
+
+def metadata_table(report: Mapping[str, Any]):
+    """One :func:`~aethel_lite.studies.docmeta_check.docmeta_accuracy` report as rows: every filing, then each type."""
+    import pandas as pd
+
+    names = {"company": "company", "fiscal_year": "fiscal year", "filing_type": "filing type"}
+    rows = [{"filings": "all", "n": report["n"], **{names[f]: report["accuracy"][f] for f in FIELDS}}]
+    rows += [{"filings": t, "n": r["n"], **{names[f]: r[f] for f in FIELDS}} for t, r in report["by_type"].items()]
+    return pd.DataFrame(rows)
+
+
+def _lead_phrase(r: Mapping[str, Any]) -> str:
+    named, own = r["named"], r["own"]
+    base = "BM25" if r["baseline"] == "bm25" else "dense retrieval"
+    gap = f"{named['diff']:+.3f} → {own['diff']:+.3f} (change {_diff(r['change'])})"
+    if named["diff"] <= 0:
+        return f"it had no lead over {base} to keep ({gap})"
+    if own["diff"] <= 0:
+        return f"its lead over {base} is gone ({gap})"
+    share = f"{100 * r['kept']:.0f}%"
+    if own["diff"] >= named["diff"]:
+        return f"its lead over {base} holds in full ({share}: {gap})"
+    sure = "its CI still excludes 0" if own["ci_low"] > 0 else "its CI now reaches 0"
+    return f"it keeps {share} of its lead over {base} ({gap}; {sure})"
+
+
+def lead_sentence(saved: Mapping[str, Any], metric: str = "MRR") -> str:
+    """What the hybrid keeps of its lead when the filings are not named, generated from a saved study.
+
+    One sentence per half (all questions, then the test half): the hybrid's ``metric`` in both settings
+    and, per baseline of :data:`LEAD_BASELINES`, the lead with the filings named → as own files, the
+    share kept and the change with its paired-bootstrap CI; then the page reader's accuracy on the
+    corpus's filings.
+    """
+    out = []
+    for half, what in (("all", "all {n} questions"), ("test", "the {n} test questions")):
+        rows = [r for r in saved["lead"] if r["half"] == half and r["metric"] == metric]
+        if not rows:
+            continue
+        h = saved["settings"]
+        hyb = {n: h[n]["ci"][half]["aethel-hybrid"][metric] for n in (NAMED, OWN)}
+        out.append(f"On {what.format(n=rows[0]['n'])}, with the filings' names and metadata hidden `aethel-hybrid`'s "
+                   f"{metric} goes from {_ci(hyb[NAMED])} to {_ci(hyb[OWN])}: "
+                   + "; ".join(_lead_phrase(r) for r in rows) + ".")
+    md = (saved.get("metadata") or {}).get("corpus") or (saved.get("metadata") or {}).get("all")
+    if md:
+        acc = md["accuracy"]
+        out.append(f"Read from the pages alone, the company is right for {100 * acc['company']:.1f}% of the "
+                   f"{md['n']} filings, the fiscal year for {100 * acc['fiscal_year']:.1f}% and the filing type for "
+                   f"{100 * acc['filing_type']:.1f}%.")
+    return " ".join(out)
