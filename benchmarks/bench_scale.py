@@ -62,7 +62,7 @@ def load_pages(args):
         return make_synthetic(n_passages=args.pages, seed=args.seed).passages
     from aethel_lite.data.loaders import load_financebench
 
-    passages = load_financebench(os.environ.get("AETHEL_DATA"), docs=args.docs).passages
+    passages = load_financebench(docs=args.docs).passages  # the data root from $AETHEL_DATA
     if args.pages > len(passages):
         sys.exit(f"--pages {args.pages}: the corpus has {len(passages)} pages")
     rng = np.random.default_rng(args.seed)
