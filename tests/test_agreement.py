@@ -111,7 +111,7 @@ def test_trec_eval_on_the_trec_out_files_gives_the_projects_metrics(tie_corpus, 
                     assert round(theirs[q.qid][name], 6) == value, (method, q.qid, name)
 
 
-SEARCHED = ["rrf", "rrf-bct", "rrf-dense", "aethel-hybrid"]
+SEARCHED = ["rrf", "rrf-bct", "rrf-dense", "aethel-hybrid", "aethel-anchors"]
 
 
 def test_search_returns_the_top_10_that_eval_measured(tie_corpus, tmp_path, cache_root, capsys):

@@ -98,17 +98,48 @@ class SearchResult:
         return _diagnostics.summarize(self.diagnostics, self.k)
 
 
-def attribute(retriever, run: Run, traces: Mapping[str, QueryTrace], *, k: int, depth: int) -> SearchResult:
-    """The :class:`SearchResult` of a run from the traces its search left (``GraphRetriever.search``)."""
-    sources = source_shares(retriever, run, traces, depth) if retriever.is_hybrid and depth > 0 else {}
-    prov = {}
+def _by_anchor(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: int) -> tuple:
+    """``(run, traces, owner)`` with each anchored question's first ``depth`` hits split by the anchor that
+    ranks them best (:mod:`aethel_lite.retrievers.anchors`): one pseudo-question ``(qid, a)`` per anchor,
+    its trace the anchor's; ``owner`` maps each key to ``(qid, Anchor or None)``."""
+    sub_run, sub_traces, owner = Run(name=run.name), {}, {}
     for qid, hits in run.items():
         t = traces[qid]
-        out = {}
+        anchored = t.extra.get("anchors")
+        if not anchored:
+            sub_run[qid], sub_traces[qid], owner[qid] = hits, t, (qid, None)
+            continue
+        best = t.extra["anchor_of"]
+        for a, (anchor, ta) in enumerate(anchored):
+            key = f"{qid}\x00{a}"
+            sub_run[key] = [(pid, s) for pid, s in hits[:depth] if best[retriever.pid_index_[pid]] == a]
+            sub_traces[key], owner[key] = ta, (qid, anchor)
+    return sub_run, sub_traces, owner
+
+
+def attribute(retriever, run: Run, traces: Mapping[str, QueryTrace], *, k: int, depth: int) -> SearchResult:
+    """The :class:`SearchResult` of a run from the traces its search left (``GraphRetriever.search``).
+
+    A hit of an anchored question (``anchors="each"``) is explained by the anchor that ranks it
+    best: its provenance starts with ``Expansion(anchor key, anchor key, "anchor", 1.0)``, and its
+    seed-source shares are those of the anchor's own teleport.
+    """
+    sub_run, sub_traces, owner = _by_anchor(retriever, run, traces, depth)
+    shares = source_shares(retriever, sub_run, sub_traces, depth) if retriever.is_hybrid and depth > 0 else {}
+    prov: dict = {qid: {} for qid in run}
+    found: dict = {}
+    for key, hits in sub_run.items():
+        qid, anchor = owner[key]
+        t = sub_traces[key]
+        if key in shares:
+            found.setdefault(qid, {}).update(shares[key])
         for pid, _ in hits[:depth]:
-            records = _source_records(retriever, t, sources[qid].get(pid, {}), pid) if qid in sources else []
-            out[pid] = records + provenance(pid, t.expansions, t.graph)
-        prov[qid] = out
+            records = [Expansion(anchor.key, anchor.key, "anchor", 1.0)] if anchor is not None else []
+            if key in shares:
+                records += _source_records(retriever, t, shares[key].get(pid, {}), pid)
+            prov[qid][pid] = records + provenance(pid, t.expansions, t.graph)
+    prov = {qid: {pid: prov[qid][pid] for pid, _ in hits[:depth]} for qid, hits in run.items()}  # in rank order
+    sources = {qid: {pid: got[pid] for pid, _ in run[qid][:depth] if pid in got} for qid, got in found.items()}
     return SearchResult(run, prov, sources, {qid: t.expansions for qid, t in traces.items()},
                         _diagnostics.from_traces(traces, run, retriever.is_hybrid), k)
 

@@ -59,7 +59,7 @@ from ..core.entities import REGEX_STOP, extract_entities, get_extractor, graph_f
 from ..core.graph import build_graph
 from ..core.ppr import PPROperator, _check_alpha
 from ..errors import DataError, ParameterError
-from . import attribution, graph_files, hybrid
+from . import anchors, attribution, graph_files, hybrid
 from .attribution import QueryTrace, SearchResult
 from .base import Retriever, passage_text
 from .bm25 import BM25Retriever
@@ -131,7 +131,8 @@ def _open_traces(r, queries) -> dict:
     for j, q in enumerate(queries):
         extra = {"ppr": P[:n_p, j], "lexical": rows[j].get("lexical"), "dense": rows[j].get("dense"),
                  "heading": rows[j].get("heading"), "doc_ppr": None if docs_all is None else P[docs_all, j]}
-        out[q.qid] = QueryTrace(exps[j], used[j], r.graph_, int(np.count_nonzero(extra["ppr"] > 0)), parts[j], None, extra)
+        out[q.qid] = trace = QueryTrace(exps[j], used[j], r.graph_, int(np.count_nonzero(extra["ppr"] > 0)), parts[j], None, extra)
+        extra["anchors"] = anchors.solve(r, q.text, trace, r.operator_, docs_all)
     return out
 
 
@@ -141,12 +142,15 @@ def _pool_trace(r, text: str, cand: np.ndarray) -> QueryTrace:
     row = {k: v[0] for k, v in r.query_scores([text]).items()}
     exps, seeds, used, parts = r._personalize(text, graph, cand, row)
     full = np.zeros(graph.n_nodes)
+    op = PPROperator(graph.adjacency())
     if seeds is not None:
-        full = PPROperator(graph.adjacency()).run(seeds, alpha=r.alpha, tol=r.tol, max_iter=r.max_iter).scores
+        full = op.run(seeds, alpha=r.alpha, tol=r.tol, max_iter=r.max_iter).scores
     docs = hybrid.doc_nodes(r, graph, cand)
     extra = {"ppr": full[: graph.n_passages], "lexical": row.get("lexical"), "dense": row.get("dense"),
              "heading": row.get("heading"), "doc_ppr": None if docs is None else full[docs]}
-    return QueryTrace(exps, used, graph, int(np.count_nonzero(extra["ppr"] > 0)), parts, cand, extra)
+    trace = QueryTrace(exps, used, graph, int(np.count_nonzero(extra["ppr"] > 0)), parts, cand, extra)
+    extra["anchors"] = anchors.solve(r, text, trace, op, docs)
+    return trace
 
 
 class GraphRetriever(Retriever):
@@ -182,6 +186,8 @@ class GraphRetriever(Retriever):
         Show progress bars.
     passage_seeds, document_nodes, metadata, period_linking, seed_weights, seed_depth, dense_pooling, rank_weights, period_decay
         The hybrid's settings (:mod:`aethel_lite.retrievers.hybrid`, ``aethel-hybrid``).
+    anchors, anchor_gap : {"joint", "each"}, int
+        ``"each"``: one PageRank per company or fiscal year a question names (:mod:`aethel_lite.retrievers.anchors`).
 
     Attributes
     ----------
@@ -219,7 +225,8 @@ class GraphRetriever(Retriever):
                  passage_seeds: Sequence[str] = (), document_nodes: bool = False, metadata: bool = False,
                  period_linking: bool = False, seed_weights: Mapping[str, float] | None = None,
                  seed_depth: int = 20, dense_pooling: str = "first",
-                 rank_weights: Mapping[str, float] | None = None, period_decay: float = 1.0):
+                 rank_weights: Mapping[str, float] | None = None, period_decay: float = 1.0,
+                 anchors: str = "joint", anchor_gap: int = 2):
         self.extractor, self.bct, self.alpha, self.tol, self.max_iter = extractor, bct, alpha, tol, max_iter
         self.alias_table, self.link_query_ngrams = alias_table, link_query_ngrams
         self.fallback, self.fallback_depth = fallback, fallback_depth
@@ -227,6 +234,7 @@ class GraphRetriever(Retriever):
         self.passage_seeds, self.document_nodes, self.metadata = passage_seeds, document_nodes, metadata
         self.period_linking, self.seed_weights, self.seed_depth = period_linking, seed_weights, seed_depth
         self.dense_pooling, self.rank_weights, self.period_decay = dense_pooling, rank_weights, period_decay
+        self.anchors, self.anchor_gap = anchors, anchor_gap
 
     # -- settings ----------------------------------------------------------------------------------
     def set_params(self, **changes: Any) -> "GraphRetriever":
@@ -265,7 +273,8 @@ class GraphRetriever(Retriever):
                 "metadata": bool(self.metadata), "period_linking": bool(self.period_linking),
                 "seed_weights": hybrid.seed_weights(self), "seed_depth": self.seed_depth,
                 "dense_pooling": self.dense_pooling, "period_decay": self.period_decay,
-                "rank_weights": None if self.rank_weights is None else hybrid.rank_weights(self)}
+                "rank_weights": None if self.rank_weights is None else hybrid.rank_weights(self),
+                **({} if self.anchors == "joint" else {"anchors": self.anchors, "anchor_gap": self.anchor_gap})}
 
     @property
     def is_hybrid(self) -> bool:
@@ -279,6 +288,7 @@ class GraphRetriever(Retriever):
         if self.fallback not in _FALLBACKS:
             raise ParameterError(f"fallback must be one of {', '.join(_FALLBACKS)}; got {self.fallback!r}")
         hybrid.check(self)
+        anchors.check(self)
 
     # -- fit and assembly ----------------------------------------------------------------------------
     def _fit(self, passages: list) -> None:
@@ -487,6 +497,9 @@ class GraphRetriever(Retriever):
             if cand is not None:
                 traces[q.qid] = _pool_trace(self, q.text, cand)
             e = traces[q.qid].extra
+            if e.get("anchors"):  # one ranking per anchor, merged (retrievers.anchors)
+                yield anchors.ranked(self, q.text, traces[q.qid])
+                continue
             yield self.ranking_scores(q.text, e["ppr"], cand, lexical=e["lexical"], dense=e["dense"],
                                       doc_ppr=e["doc_ppr"], heading=e["heading"])
 

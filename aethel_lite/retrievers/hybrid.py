@@ -201,31 +201,42 @@ def passage_vector(r, scores: np.ndarray, graph) -> np.ndarray | None:
     return out
 
 
-def metadata_vector(r, text: str, graph) -> tuple[np.ndarray | None, dict[str, float]]:
-    """Seeds on the metadata nodes a question names (companies, periods, filing types)."""
+def metadata_fields(r, text: str) -> list[dict[str, float]]:
+    """The metadata nodes a question names, one dict (node key → weight) per field: companies and, with
+    period linking, periods (the latest year named weight 1, each earlier one ``period_decay`` times
+    the next) and filing types; ``[]`` without ``metadata``."""
     if not r.metadata:
-        return None, {}
-    fields = []
+        return []
     companies = match_companies(text, r._companies) if r._companies is not None else {}
-    fields.append({PREFIXES["company"] + _slug(c): m for c, m in companies.items()})
+    fields = [{PREFIXES["company"] + _slug(c): m for c, m in companies.items()}]
     if r.period_linking:
         keys = period_keys(text)
         years = sorted({int(k[:4]) for k in keys}, reverse=True)  # the latest year named first
         decay = float(r.period_decay)
         fields.append({PREFIXES["period"] + k: decay ** years.index(int(k[:4])) for k in keys})
         fields.append({PREFIXES["type"] + k: 1.0 for k in type_keys(text)})
+    return fields
+
+
+def fields_vector(fields, graph) -> tuple[np.ndarray | None, dict[str, float]]:
+    """Seeds on ``graph``'s metadata nodes: each field present carries equal mass, split by weight; with each node's share."""
     out = np.zeros(graph.n_nodes)
     named: dict[str, float] = {}
     n_p = graph.n_passages
     for f in fields:
         present = {k: w for k, w in f.items() if k in graph.entity_index and w > 0}
         total = sum(present.values())
-        for k, w in present.items():  # each field (company, period, type) carries equal mass
+        for k, w in present.items():
             out[n_p + graph.entity_index[k]] += w / total
             named[k] = w / total
     if not out.any():
         return None, {}
     return out / out.sum(), named
+
+
+def metadata_vector(r, text: str, graph) -> tuple[np.ndarray | None, dict[str, float]]:
+    """Seeds on the metadata nodes a question names (:func:`metadata_fields`, :func:`fields_vector`)."""
+    return fields_vector(metadata_fields(r, text), graph)
 
 
 def seed_components(r, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,

@@ -84,6 +84,9 @@ ABLATION_LABELS = {
     "aethel-hybrid-no-graph": "no graph: the same BM25 + dense + heading terms, PageRank terms dropped",
     "aethel-hybrid-v1": "the earlier setting, tuned before the heading term existed",
 }
+#: ``aethel-anchors``: ``aethel-hybrid`` with one PageRank per company or fiscal year a question names
+#: (:mod:`aethel_lite.retrievers.anchors`); ``anchor_gap`` 2: a 10-K holds its fiscal year and the one before
+ANCHORED: dict[str, Any] = {"anchors": "each", "anchor_gap": 2}
 #: ranking terms that read the text alone (kept by the ``"text-only"`` ablation)
 _TEXT_TERMS = ("lexical", "dense", "heading")
 
@@ -104,10 +107,11 @@ def _variant(base: Mapping[str, Any], change: Mapping[str, Any]) -> dict[str, An
 
 
 def hybrid_methods(base: Mapping[str, Any] | None = None) -> dict[str, tuple[str, dict[str, Any]]]:
-    """``aethel-hybrid`` and its ablations as :data:`aethel_lite.retrievers.registry.METHODS` entries."""
+    """``aethel-hybrid``, its ablations and ``aethel-anchors`` as :data:`aethel_lite.retrievers.registry.METHODS` entries."""
     base = HYBRID if base is None else base
     out = {"aethel-hybrid": ("GraphRetriever", _variant(base, {}))}
     for name, change in ABLATIONS.items():
         out[name] = ("GraphRetriever", _variant(base, change))
+    out["aethel-anchors"] = ("GraphRetriever", _variant(base, ANCHORED))
     return out
 

@@ -30,6 +30,9 @@ Method names are a public interface (the CLI and its JSON output depend on them)
                        ``-no-metadata``, ``-no-period-linking``, ``-no-bct``, ``-ppr-only``,
                        ``-no-heading``, ``-no-graph``; and ``-v1``, the setting tuned before
                        the heading term existed
+``aethel-anchors``     ``aethel-hybrid`` with one PageRank per company or fiscal year the
+                       question names, merged so that each has its share of the top k
+                       (:mod:`aethel_lite.retrievers.anchors`): comparison questions
 =====================  ======================================================================
 
 Fused methods (:data:`FUSIONS`) are run by :func:`aethel_lite.retrievers.fusion.fuse_runs`.

@@ -1,0 +1,190 @@
+r"""One PageRank per anchor: questions whose answer needs a filing for each company or year they name.
+
+"Which had more total assets at the end of FY2019, PepsiCo or Costco?" needs a page of PepsiCo's
+10-K *and* one of Costco's. The hybrid's metadata seeds put both companies into one teleport, and
+the filing that wins the document vote crowds the other out of the top :math:`k`. With
+``anchors="each"`` (``aethel-anchors``) each *anchor* the question names gets its own PageRank
+and its own share of the ranking.
+
+**Anchors** (:func:`question_anchors`) are the metadata nodes of the graph that a question names
+and that pick out different filings:
+
+* two or more companies (:func:`~aethel_lite.core.docmeta.match_companies`): one anchor per
+  company, each keeping the question's periods and filing types;
+* otherwise, two or more fiscal years (:func:`~aethel_lite.core.docmeta.period_keys`) at least
+  ``anchor_gap`` years apart: one anchor per year, each keeping the question's companies and
+  types. A 10-K reports its fiscal year and the year before (balance sheet; three years for the
+  income and cash-flow statements), so years closer than ``anchor_gap`` are found in one filing:
+  a year within the gap of a later anchor's year joins that anchor (the latest year first).
+
+A question with fewer than two anchors is ranked exactly as without the setting.
+
+**One PageRank per anchor.** Anchor :math:`a`'s teleport is the question's own mixture
+(:func:`~aethel_lite.retrievers.hybrid.mixture`) with its metadata component :math:`s_\text{metadata}`
+replaced by the anchor's, :math:`s^{(a)}`; PageRank is linear in its seeds, so the anchors'
+columns are solved in one batch. Each anchor ranks the candidates with the hybrid's score
+:math:`r_a(d)` (its own PageRank and document vote, the shared BM25, dense and heading terms).
+
+**The merged ranking** (:func:`merge`) takes each passage's best place in any anchor's ranking,
+
+.. math:: \rho(d) = \min_a \operatorname{rank}_a(d), \qquad \text{score}(d) = \frac{1}{1 + \rho(d)},
+
+(rank 0 is the best), ties by corpus order: the anchors' first passages, then their second ones,
+and so on (interleaving; a passage two anchors rank takes one place), so the top :math:`k` holds
+about :math:`k/m` passages of each of :math:`m` anchors. The hit's anchor (provenance) is the one
+that ranks it best, the first anchor in :func:`question_anchors` order on a tie.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.docmeta import PREFIXES
+from ..errors import ParameterError
+from .attribution import QueryTrace
+from .base import topk
+from .hybrid import fields_vector, metadata_fields, mixture
+
+__all__ = ["ANCHOR_MODES", "Anchor", "check", "question_anchors", "anchor_parts", "solve", "ranked", "merge"]
+
+#: ``"joint"``: every anchor in one teleport (the hybrid); ``"each"``: one PageRank per anchor
+ANCHOR_MODES = ("joint", "each")
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A metadata node a question names, with the metadata fields its teleport seeds.
+
+    Attributes
+    ----------
+    key : str
+        The anchor's node key (``company:pepsico``, ``period:2019``).
+    kind : {"company", "period"}
+    fields : tuple of dict
+        Metadata node key → weight, one dict per field (company, period, type), as
+        :func:`~aethel_lite.retrievers.hybrid.fields_vector` takes them.
+    """
+
+    key: str
+    kind: str
+    fields: tuple
+
+
+def check(r) -> None:
+    """Raise :class:`ParameterError` for an invalid ``anchors`` or ``anchor_gap`` of ``r``."""
+    if r.anchors not in ANCHOR_MODES:
+        raise ParameterError(f"anchors must be one of {', '.join(ANCHOR_MODES)}; got {r.anchors!r}")
+    if r.anchors == "each" and not r.metadata:
+        raise ParameterError("anchors='each' needs metadata=True (the anchors are metadata nodes)")
+    if isinstance(r.anchor_gap, bool) or not isinstance(r.anchor_gap, int) or r.anchor_gap < 1:
+        raise ParameterError(f"anchor_gap must be a positive integer; got {r.anchor_gap!r}")
+
+
+def _year_groups(period: Mapping[str, float], gap: int) -> list[tuple[int, list[str]]]:
+    """Period node keys grouped into anchor years: the latest first, a year within ``gap`` of a kept one joins it."""
+    years: dict[int, list[str]] = {}
+    for key in period:
+        years.setdefault(int(key[len(PREFIXES["period"]):][:4]), []).append(key)
+    kept: list[tuple[int, list[str]]] = []
+    for year in sorted(years, reverse=True):
+        near = [group for group in kept if group[0] - year < gap]
+        if near:
+            near[-1][1].extend(years[year])
+        else:
+            kept.append((year, list(years[year])))
+    return kept
+
+
+def question_anchors(r, text: str) -> list[Anchor]:
+    """The anchors of a question (module docstring), in order: companies best match first, years latest first.
+
+    Fewer than two anchors (one company and one year, say) gives ``[]``.
+    """
+    if r.anchors != "each":
+        return []
+    company, period, types = (list(metadata_fields(r, text)) + [{}, {}])[:3]
+    if len(company) >= 2:
+        return [Anchor(key, "company", ({key: 1.0}, period, types)) for key in company]
+    groups = _year_groups(period, int(r.anchor_gap))
+    if len(groups) < 2:
+        return []
+    return [Anchor(keys[0] if len(keys) == 1 else min(keys, key=len), "period", (company, dict.fromkeys(keys, 1.0), types))
+            for _, keys in groups]
+
+
+def anchor_parts(r, anchor: Anchor, parts: Mapping, graph) -> dict:
+    """The seed parts (``components``, ``mix``, ``named``; as ``GraphRetriever._personalize``) of one anchor's teleport:
+    the question's components with the anchor's metadata seeds."""
+    comps = dict(parts["components"])
+    vec, named = fields_vector(anchor.fields, graph)
+    if vec is None:
+        comps.pop("metadata", None)
+    else:
+        comps["metadata"] = vec
+    return {"components": comps, "mix": mixture(r, comps), "named": named}
+
+
+def solve(r, text: str, trace: QueryTrace, operator, docs: np.ndarray | None) -> list | None:
+    """``[(Anchor, QueryTrace), ...]``: each anchor's PageRank of a question (one batch), or None with fewer than two.
+
+    ``trace`` is the question's own (its seed ``parts``, the shared ``lexical``/``dense``/``heading``
+    scores); ``operator`` the PPR operator of ``trace.graph``; ``docs`` its candidates' document nodes.
+    """
+    if trace.parts is None:
+        return None
+    found = question_anchors(r, text)
+    if len(found) < 2:
+        return None
+    graph, n_p = trace.graph, trace.graph.n_passages
+    parts = [anchor_parts(r, a, trace.parts, graph) for a in found]
+    cols = [sum(w * p["components"][c] for c, w in p["mix"].items()) for p in parts]
+    P = operator.run(np.stack([c / c.sum() for c in cols], axis=1), alpha=r.alpha, tol=r.tol, max_iter=r.max_iter).scores
+    out = []
+    for j, (anchor, part) in enumerate(zip(found, parts)):
+        extra = {**{k: trace.extra[k] for k in ("lexical", "dense", "heading")},
+                 "ppr": P[:n_p, j], "doc_ppr": None if docs is None else P[docs, j]}
+        out.append((anchor, QueryTrace(trace.expansions, False, graph, int(np.count_nonzero(extra["ppr"] > 0)), part,
+                                       trace.corpus_idx, extra)))
+    return out
+
+
+def ranked(r, text: str, trace: QueryTrace) -> np.ndarray:
+    """The merged corpus-length scores of an anchored question (:func:`merge` of each anchor's ``ranking_scores``);
+    records which anchor ranks each passage best in ``trace.extra["anchor_of"]``."""
+    rows = []
+    for _, t in trace.extra["anchors"]:
+        e = t.extra
+        rows.append(r.ranking_scores(text, e["ppr"], t.corpus_idx, lexical=e["lexical"], dense=e["dense"],
+                                     doc_ppr=e["doc_ppr"], heading=e["heading"]))
+    scores, trace.extra["anchor_of"] = merge(rows, trace.corpus_idx)
+    return scores
+
+
+def merge(scores: Sequence[np.ndarray], corpus_idx: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    r"""The merged ranking of the anchors' corpus-length scores (module docstring).
+
+    Returns
+    -------
+    score : ndarray
+        :math:`1 / (1 + \min_a \operatorname{rank}_a(d))` for every candidate, ``-inf`` elsewhere.
+    anchor : ndarray of int
+        The index of the anchor that ranks each passage best (first on a tie; ``-1`` off the candidates).
+    """
+    n = len(scores[0])
+    idx = np.arange(n) if corpus_idx is None else np.asarray(corpus_idx, dtype=np.int64)
+    best = np.full(n, np.inf)
+    anchor = np.full(n, -1, dtype=np.int64)
+    for a, row in enumerate(scores):
+        order, vals = topk(row, idx.size, idx)  # best first, ties by corpus order
+        order = order[vals > -np.inf]  # a passage no anchor ranks stays unranked
+        rank = np.full(n, np.inf)
+        rank[order] = np.arange(order.size)
+        better = rank < best
+        best[better], anchor[better] = rank[better], a
+    out = np.full(n, -np.inf)
+    live = np.isfinite(best)
+    out[live] = 1.0 / (1.0 + best[live])
+    return out, anchor
