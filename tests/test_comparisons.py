@@ -202,3 +202,41 @@ def test_no_other_filing_has_the_figure_and_no_filing_holds_both_years(compariso
             for doc, (c, doc_type, period) in about.items():
                 if c == company and doc_type == "10k":
                     assert len(years & set(range(period - span + 1, period + 1))) <= 1, (row["financebench_id"], doc)
+
+
+# ------------------------------------------------------------------------------- the study
+@pytest.fixture(scope="module")
+def quick_study(real_data):
+    from aethel_lite.studies.comparisons import comparison_study
+
+    require(real_data / "financebench" / "pages.jsonl.gz")
+    return comparison_study(quick=True, n_resamples=500, log=None)
+
+
+def test_study_anchors_every_comparison_and_leaves_single_filings_alone(quick_study):
+    """Every comparison question names two anchors; a FinanceBench question with fewer is ranked as by
+    aethel-hybrid (its per-question metrics equal), and the ones it ranks differently are counted."""
+    s = quick_study
+    assert s["anchored"]["two_or_more"] == s["anchored"]["questions"] == s["comparisons"]["all"]["n"] == 8
+    single = s["single"]
+    assert single["identical"] >= single["n"] - single["anchored"]
+    per_half = {h: s["comparisons"][h]["n"] for h in ("dev", "test")}
+    assert per_half == {"dev": 4, "test": 4}
+    for half in ("dev", "test", "all"):
+        block = s["comparisons"][half]
+        for method in s["methods"]:
+            cell = block["ci"][method]["all"]["AllSupport@10"]
+            assert cell["ci_low"] <= cell["mean"] <= cell["ci_high"] and 0 <= cell["mean"] <= 1
+        assert {(t["a"], t["b"]) for t in block["tests"]} == {("aethel-anchors", b) for b in ("bm25", "dense", "aethel-hybrid")}
+    values = list(s["per_query"]["aethel-anchors"].values())
+    assert s["comparisons"]["all"]["ci"]["aethel-anchors"]["all"]["AllSupport@10"]["mean"] == pytest.approx(sum(values) / len(values))
+
+
+def test_headline_says_what_the_file_says(quick_study):
+    from aethel_lite.book.headlines import comparisons_headline
+
+    table, verdict = comparisons_headline(quick_study)
+    frame = table.frame
+    assert list(frame["method"]) == ["bm25", "dense", "aethel-hybrid", "aethel-anchors"]
+    mean = quick_study["comparisons"]["test"]["ci"]["aethel-anchors"]["all"]["AllSupport@10"]["mean"]
+    assert f"{100 * mean:.0f}%" in verdict and verdict.startswith("Quick build")

@@ -44,9 +44,23 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
-__all__ = ["HEADINGS", "HEAD_LINES", "METRIC_STATEMENT", "find_statement_page", "row_figures", "split_of", "assign_splits"]
+from ..data.loaders import load_financebench
+from ..data.sampling import sample_corpus
+from ..data.schema import Dataset
+from ..evaluation.runner import MethodOutcome, paired_comparisons, score_runs
+from ..evaluation.splits import split
+from ..retrievers.anchors import question_anchors
+from ..retrievers.hybrid_settings import ANCHORED
+from ..retrievers.registry import make_retriever
+from ..retrievers.run import RUN_DEPTH
+from .open_corpus import metric_cis
+
+__all__ = ["HEADINGS", "HEAD_LINES", "METRIC_STATEMENT", "find_statement_page", "row_figures", "split_of", "assign_splits",
+           "COMPARISON_METHODS", "COMPARISON_METRICS", "QUICK_COMPARISONS", "comparison_study"]
 
 HEAD_LINES = 12
 _C = r"(?:consolidated)?"
@@ -120,3 +134,105 @@ def assign_splits(rows: Iterable[Mapping]) -> dict[str, str]:
     for row in rows:
         by_type.setdefault(row["question_type"], []).append(row["financebench_id"])
     return {qid: split for ids in by_type.values() for qid, split in split_of(ids).items()}
+
+
+# ------------------------------------------------------------------------------------ the study
+#: Methods of :func:`comparison_study`; ``aethel-anchors`` is derived from the fitted ``aethel-hybrid``.
+COMPARISON_METHODS = ("bm25", "dense", "aethel-hybrid", "aethel-anchors")
+#: AllSupport@10 (both filings' pages in the top 10) is the headline metric of a comparison question.
+COMPARISON_METRICS = ("AllSupport@10", "Recall@10", "MRR")
+#: Quick mode: the first comparison questions of each half and FinanceBench questions, over a sample of the pages.
+QUICK_COMPARISONS = {"per_half": 4, "single": 8, "corpus_size": 400}
+
+
+def _pages(data, quick: bool) -> tuple[Dataset, Dataset]:
+    """The comparison questions and FinanceBench's own over one corpus (quick: gold kept in a sample)."""
+    comp, single = load_financebench(data, questions="comparisons"), load_financebench(data)
+    if not quick:
+        return comp, single
+    n = QUICK_COMPARISONS["per_half"]
+    keep = [q for half in ("dev", "test") for q in [q for q in comp.queries if q.meta.get("split") == half][:n]]
+    both = Dataset("financebench-comparisons", single.passages, keep + single.queries[:QUICK_COMPARISONS["single"]],
+                   dict(single.meta))
+    both = sample_corpus(both, QUICK_COMPARISONS["corpus_size"], 0)
+    ids = {q.qid for q in keep}
+    return (Dataset(comp.name, both.passages, [q for q in both.queries if q.qid in ids], dict(comp.meta)),
+            Dataset(single.name, both.passages, [q for q in both.queries if q.qid not in ids], dict(single.meta)))
+
+
+def _block_of(block: Mapping[str, Mapping[str, Any]], qids: Sequence[str]) -> dict:
+    keep = set(qids)
+    return {m: {"per_query_metrics": {q: v for q, v in e["per_query_metrics"].items() if q in keep}} for m, e in block.items()}
+
+
+def comparison_study(*, data: str | None = None, quick: bool = False, n_resamples: int = 10_000, seed: int = 0,
+                     progress: bool = False, log: Callable[[str], None] | None = print) -> dict:
+    """BM25, dense, ``aethel-hybrid`` and ``aethel-anchors`` on the comparison questions, and the single-filing check.
+
+    One corpus (the 10,206 pages of the filings FinanceBench asks about; quick mode: a 400-page
+    sample with every gold page) is fitted once per method; ``aethel-anchors`` is ``aethel-hybrid``
+    with :data:`~aethel_lite.retrievers.hybrid_settings.ANCHORED` (``set_params``: nothing refitted).
+    Every run is :data:`~aethel_lite.retrievers.run.RUN_DEPTH` deep, as ``aethel eval``'s.
+
+    Returns
+    -------
+    dict
+        ``comparisons``: per half (``dev``, ``test``, ``all``) the number of questions, each method's
+        mean and 95% bootstrap CI of :data:`COMPARISON_METRICS` (``ci``), and paired bootstrap tests
+        of ``aethel-anchors`` against each other method (``tests``; Holm over the half's table);
+        ``by_kind``: AllSupport@10 per question type; ``anchored``: how many comparison questions
+        have two or more anchors. ``single``: FinanceBench's own questions (all, dev, test):
+        ``aethel-anchors`` against ``aethel-hybrid`` on MRR and HR@5, and how many questions it
+        ranks differently (two or more anchors). ``timing``: milliseconds per comparison question
+        of each graph method's search.
+    """
+    comp, single = _pages(data, quick)
+    log and log(f"comparisons: {len(comp.queries)} comparison questions, {len(single.queries)} FinanceBench questions, "
+                f"{len(comp.passages)} pages")
+    fitted = {}
+    for name in ("bm25", "dense", "aethel-hybrid"):
+        t0 = time.perf_counter()
+        r = make_retriever(name)
+        r.progress, r.memo = progress, True
+        fitted[name] = r.fit(comp.passages)
+        log and log(f"  {name}: fitted in {time.perf_counter() - t0:.1f}s")
+    fitted["aethel-anchors"] = fitted["aethel-hybrid"].set_params(**ANCHORED)
+    timing, runs = {}, {}
+    for questions, tag in ((comp.queries, "comparisons"), (single.queries, "single")):
+        for name, r in fitted.items():
+            t0 = time.perf_counter()
+            runs[(tag, name)] = MethodOutcome(name, r.search(questions, k=RUN_DEPTH), 0.0)
+            if tag == "comparisons" and name.startswith("aethel"):
+                timing[name] = round(1000 * (time.perf_counter() - t0) / max(len(questions), 1), 2)
+    out: dict[str, Any] = {"methods": list(COMPARISON_METHODS), "metrics": list(COMPARISON_METRICS), "quick": quick,
+                           "n_pages": len(comp.passages)}
+    block = score_runs({n: runs[("comparisons", n)] for n in fitted}, comp.queries, k=10)
+    halves = {h: [q.qid for q in comp.queries if q.meta.get("split") == h] for h in ("dev", "test")}
+    halves["all"] = [q.qid for q in comp.queries]
+    by_id = {q.qid: q for q in comp.queries}
+    pairs = [("aethel-anchors", b) for b in COMPARISON_METHODS if b != "aethel-anchors"]
+    out["comparisons"] = {}
+    for half, qids in halves.items():
+        sub = _block_of(block, qids)
+        out["comparisons"][half] = {
+            "n": len(qids),
+            "ci": metric_cis(sub, [by_id[q] for q in qids], metrics=COMPARISON_METRICS, n_resamples=n_resamples, seed=seed),
+            "tests": paired_comparisons(sub, pairs, COMPARISON_METRICS, n_resamples=n_resamples, seed=seed) if len(qids) > 1 else []}
+    kinds = {q.qid: q.meta.get("question_type", "comparison") for q in comp.queries}
+    out["by_kind"] = metric_cis(block, comp.queries, kinds, metrics=("AllSupport@10",), n_resamples=n_resamples, seed=seed)
+    anchors_r = fitted["aethel-anchors"]
+    out["anchored"] = {"questions": len(comp.queries),
+                       "two_or_more": sum(len(question_anchors(anchors_r, q.text)) >= 2 for q in comp.queries)}
+    sblock = score_runs({n: runs[("single", n)] for n in ("aethel-hybrid", "aethel-anchors")}, single.queries, k=5)
+    parts = split("financebench", [q.qid for q in single.queries])
+    parts["all"] = [q.qid for q in single.queries]
+    changed = [q.qid for q in single.queries if len(question_anchors(anchors_r, q.text)) >= 2]
+    out["single"] = {"n": len(single.queries), "anchored": len(changed), "anchored_qids": changed,
+                     "identical": sum(runs[("single", "aethel-hybrid")].run[q.qid] == runs[("single", "aethel-anchors")].run[q.qid]
+                                      for q in single.queries),
+                     "tests": {h: paired_comparisons(_block_of(sblock, qids), [("aethel-anchors", "aethel-hybrid")], ("MRR", "HR@5"),
+                                                     n_resamples=n_resamples, seed=seed) if len(qids) > 1 else []
+                               for h, qids in parts.items()}}
+    out["per_query"] = {n: {q: block[n]["per_query_metrics"][q]["AllSupport@10"] for q in halves["all"]} for n in fitted}
+    out["timing"] = {"ms_per_question": timing}
+    return out
