@@ -32,7 +32,14 @@ columns are solved in one batch. Each anchor ranks the candidates with the hybri
 (rank 0 is the best), ties by corpus order: the anchors' first passages, then their second ones,
 and so on (interleaving; a passage two anchors rank takes one place), so the top :math:`k` holds
 about :math:`k/m` passages of each of :math:`m` anchors. The hit's anchor (provenance) is the one
-that ranks it best, the first anchor in :func:`question_anchors` order on a tie.
+that ranks it best, the first anchor in :func:`question_anchors` order on a tie; its seed-source
+shares are those of that anchor's teleport (:func:`aethel_lite.retrievers.attribution.attribute`).
+The exact per-seed shares of ``GraphRetriever.explain`` (``aethel search --explain``) split the
+question's joint teleport, the one of ``anchors="joint"``.
+
+The setting was made for comparison questions (:mod:`aethel_lite.studies.comparisons`): the
+merge and ``anchor_gap`` were chosen on the development half of that set and of FinanceBench's
+own questions; the test halves were read once, afterwards.
 """
 
 from __future__ import annotations
