@@ -17,8 +17,9 @@ Modules: :mod:`~aethel_lite.swarm.values` (figures and periods, unit normalisati
 (the deterministic extractor), :mod:`~aethel_lite.swarm.resolvers` (entity resolvers and linking), :mod:`~aethel_lite.swarm.findings` (finding
 records, conflicts, scoring), :mod:`~aethel_lite.swarm.specialists`,
 :mod:`~aethel_lite.swarm.orchestrator`, :mod:`~aethel_lite.swarm.memo`,
-:mod:`~aethel_lite.swarm.generate` (optional text generator), :mod:`~aethel_lite.swarm.study`
-(the chapter's measurements).
+:mod:`~aethel_lite.swarm.generate` (optional text generator), :mod:`~aethel_lite.swarm.indexed`
+(the memo from an ``aethel index`` folder of the user's files, every figure cited by file and page),
+:mod:`~aethel_lite.swarm.study` (the chapter's measurements).
 """
 
 from .extract import RuleExtractor
@@ -32,6 +33,7 @@ from .findings import (
            write_findings,
 )
 from .generate import GeneratorError, OpenAICompatibleGenerator
+from .indexed import index_orchestrator
 from .memo import Memo, MemoCheckError, check_memo
 from .orchestrator import EVIDENCE, Orchestrator, SwarmResult, Target
 from .resolvers import AliasResolver, DocumentResolver
@@ -40,4 +42,4 @@ from .specialists import Mandate, Specialist, default_specialists
 __all__ = ["AliasResolver", "DocumentResolver", "RuleExtractor", "FINDING_KEYS", "Finding", "find_conflicts",
            "read_findings", "score_conflicts", "score_facts", "write_findings", "GeneratorError",
            "OpenAICompatibleGenerator", "Memo", "MemoCheckError", "check_memo", "EVIDENCE", "Orchestrator",
-           "SwarmResult", "Target", "Mandate", "Specialist", "default_specialists"]
+           "SwarmResult", "Target", "Mandate", "Specialist", "default_specialists", "index_orchestrator"]

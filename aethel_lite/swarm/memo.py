@@ -11,6 +11,11 @@ quote contains it" can be checked mechanically (:func:`check_memo`).
 The summary paragraph is assembled from templates; a text generator
 (:mod:`aethel_lite.swarm.generate`) may rewrite it, and its text is kept only if it passes the
 same check against the audit rows (else the template text stays and the reason is recorded).
+
+A memo written from a user's own files (``aethel memo --index``) cites each figure by **file and
+page** instead of document id and PDF page: the audit table's ``File`` and ``Page`` columns hold
+:func:`passage_location` of the cited passage (the indexed file's name and the PDF page, 1-based,
+or for a text file its paragraph), as ``aethel index`` recorded them.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..errors import DataError
@@ -26,9 +32,11 @@ from .generate import SYSTEM_PROMPT, GeneratorError
 from .lexicon import METRICS, TOPICS
 from .values import period_sort_key, same_value
 
-__all__ = ["Memo", "AuditRow", "build_memo", "check_memo", "check_prose", "parse_audit_table", "MemoCheckError"]
+__all__ = ["Memo", "AuditRow", "build_memo", "check_memo", "check_prose", "parse_audit_table", "MemoCheckError",
+           "MEMO_TITLE", "passage_location", "is_memo_markdown"]
 
 AUDIT_HEADING = "## Audit trail"
+MEMO_TITLE = "# Investment-committee memo: "  # every memo's first line starts so
 TOPIC_QUOTES = 5  # quotes cited per risk topic in a section (all are in the findings)
 _REF_RE = re.compile(r"\[(A\d+)\]")
 _BOLD_FIG_RE = re.compile(r"\*\*([^*\n]+?)\*\*((?:\s?\[A\d+\])+)")
@@ -100,6 +108,38 @@ class Memo:
 
 def _collapse(text: str) -> str:
     return " ".join(text.split())
+
+
+def passage_location(passage: Any) -> tuple[str, str]:
+    """``(file, page)`` of a passage as an index of the user's files knows it (the audit table's
+    ``File`` and ``Page`` cells).
+
+    ``file`` is the indexed file's name as given to ``aethel index``: the document id with the
+    file's suffix (``q3/memo.txt`` for a file ``q3/memo.txt`` of a folder given), or the file's
+    name when the document id is not its path (a passage file). ``page`` is the PDF page, 1-based
+    (``"3"``); for a text file the paragraph (``"paragraph 2"``) or the word window
+    (``"chunk 4"``), 1-based; ``"—"`` when the passage records none.
+    """
+    meta = getattr(passage, "meta", None) or {}
+    path = meta.get("path")
+    doc = str(getattr(passage, "doc_id", "") or "")
+    file = doc
+    if isinstance(path, str) and path:
+        stem = Path(path).with_suffix("").as_posix()
+        file = doc + Path(path).suffix if doc and (stem == doc or stem.endswith("/" + doc)) else Path(path).name
+    page = "—"
+    for key, label in (("page", "{}"), ("paragraph", "paragraph {}"), ("chunk", "chunk {}")):
+        value = meta.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            page = label.format(value + 1)
+            break
+    return file, page
+
+
+def is_memo_markdown(text: str) -> bool:
+    """Whether ``text`` is a memo this module rendered (its title line, and its audit trail or the
+    "no evidence found" statement): the test ``aethel memo`` applies before it replaces a file."""
+    return text.startswith(MEMO_TITLE) and (AUDIT_HEADING in text or "**No evidence found.**" in text)
 
 
 def _cell(text: str) -> str:
@@ -175,7 +215,8 @@ def _by_metric(findings: Sequence[Finding], order: Sequence[str]) -> list[tuple[
 
 def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflicts: Sequence[Finding],
                specialists: Sequence[Any], names: Mapping[str, str], evidence: str,
-               target_entity: str | None = None, generator: Any = None, query: str | None = None) -> Memo:
+               target_entity: str | None = None, generator: Any = None, query: str | None = None,
+               locations: Mapping[str, tuple[str, str]] | None = None) -> Memo:
     """Render the memo of a swarm run.
 
     Parameters
@@ -199,9 +240,12 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
         Rewrites the summary paragraph (kept only if :func:`check_prose` accepts it).
     query : str, optional
         The name as given, printed only in a "no evidence found" memo.
+    locations : mapping passage id -> (file, page), optional
+        Cite by file and page (:func:`passage_location`): the audit table's ``File`` and ``Page``
+        columns replace ``Document`` and ``PDF page``.
     """
     refs = _Refs(names)
-    title = f"# Investment-committee memo: {target}"
+    title = f"{MEMO_TITLE}{target}"
     if not found or not findings:
         asked = query if query is not None else target
         md = (f"{title}\n\n**No evidence found.** The corpus holds no passage that the specialists could read about "
@@ -327,12 +371,15 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
     if generator is not None:
         prose, prose_kind, error = _generated(generator, template_prose, refs, names)
 
-    audit = ["| Ref | Figure | Entity | Metric | Period | Document | PDF page | Passage | Quote |",
+    where = "File | Page" if locations is not None else "Document | PDF page"
+    audit = [f"| Ref | Figure | Entity | Metric | Period | {where} | Passage | Quote |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in refs.rows:
-        page = "—" if r.page is None else str(r.page + 1)
+        doc, page = r.doc_id, "—" if r.page is None else str(r.page + 1)
+        if locations is not None:
+            doc, page = locations.get(r.passage_id, (doc, page))
         audit.append(f"| {r.ref} | {_cell(r.figure) or '—'} | {_cell(r.entity)} | {_cell(r.metric)} | {r.period or '—'} | "
-                     f"{_cell(r.doc_id)} | {page} | {_cell(r.passage_id)} | {_cell(r.quote)} |")
+                     f"{_cell(doc)} | {_cell(page)} | {_cell(r.passage_id)} | {_cell(r.quote)} |")
     source_line = ("*Prose written by the text generator from the findings.*" if prose_kind == "generated"
                    else "*Prose assembled from templates.*")
     md = "\n".join([
@@ -423,7 +470,8 @@ def check_memo(memo: Memo | str, passages: Mapping[str, Any], *, names: Sequence
     """Check a memo's audit trail against the corpus; return the number of figures checked.
 
     Every audit row's quote must occur in its passage's text (whitespace collapsed) and contain
-    the row's figure, its document and page must be the passage's; the body (everything above the
+    the row's figure, its document and page (or file and page, :func:`passage_location`) must be
+    the passage's; the body (everything above the
     audit trail) must pass :func:`check_prose` against those rows.
 
     Parameters
@@ -451,12 +499,18 @@ def check_memo(memo: Memo | str, passages: Mapping[str, Any], *, names: Sequence
         fig = "" if r["Figure"] == "—" else r["Figure"]
         if fig and fig not in r["Quote"]:
             raise MemoCheckError(f"[{r['Ref']}]: figure {fig!r} is not in its quote")
-        if r["Document"] != p.doc_id:
-            raise MemoCheckError(f"[{r['Ref']}]: document {r['Document']!r} is not passage {pid}'s ({p.doc_id!r})")
         page = p.meta.get("page") if hasattr(p, "meta") else None
-        if isinstance(page, int) and r["PDF page"] != str(page + 1):
-            raise MemoCheckError(f"[{r['Ref']}]: page {r['PDF page']} is not passage {pid}'s ({page + 1})")
-        rows.append(AuditRow(r["Ref"], fig, r["Entity"], r["Metric"], r["Period"], r["Document"], page, pid, r["Quote"]))
+        if "File" in r:  # cited by file and page
+            file, at = passage_location(p)
+            if (r["File"], r.get("Page")) != (file, at):
+                raise MemoCheckError(f"[{r['Ref']}]: {r['File']}, page {r.get('Page')} is not where passage {pid} is "
+                                     f"({file}, page {at})")
+        else:
+            if r["Document"] != p.doc_id:
+                raise MemoCheckError(f"[{r['Ref']}]: document {r['Document']!r} is not passage {pid}'s ({p.doc_id!r})")
+            if isinstance(page, int) and r["PDF page"] != str(page + 1):
+                raise MemoCheckError(f"[{r['Ref']}]: page {r['PDF page']} is not passage {pid}'s ({page + 1})")
+        rows.append(AuditRow(r["Ref"], fig, r["Entity"], r["Metric"], r["Period"], p.doc_id, page, pid, r["Quote"]))
     body = markdown.split(AUDIT_HEADING, 1)[0]
     check_prose(body, rows, names=names)
     return sum(1 for _ in _BOLD_FIG_RE.finditer(body))

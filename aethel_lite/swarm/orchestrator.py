@@ -244,21 +244,51 @@ class Orchestrator:
             raise ParameterError("Orchestrator.fit: no entity resolver; build it with Orchestrator.from_dataset(dataset) "
                                  "or pass resolver=AliasResolver(...) / DocumentResolver(...)")
         t0 = time.perf_counter()
-        self.passages_ = passages
-        self.by_pid_ = {p.pid: p for p in passages}
-
         extractor = Ner3Extractor(max_df=None) if self.extractor is None else self.extractor
         linked = self.link_names and isinstance(self.resolver, AliasResolver)
         if linked:
             extractor = LinkingExtractor(get_extractor(extractor), self.resolver)
         # a linking extractor caches its base extractor's mentions itself (per passage, in the store)
-        self.graph_retriever_ = GraphRetriever(extractor=extractor, bct=self.bct, alias_table=self.alias_table,
-                                               alpha=self.alpha, n_process=self.n_process, cache=not linked,
-                                               progress=self.progress).fit(passages)
+        graph_retriever = GraphRetriever(extractor=extractor, bct=self.bct, alias_table=self.alias_table,
+                                         alpha=self.alpha, n_process=self.n_process, cache=not linked,
+                                         progress=self.progress).fit(passages)
+        self._fitted(passages, graph_retriever=graph_retriever, t0=t0)
+        return self
+
+    def fit_parts(self, passages: Sequence[Any], graph_retriever: Any, *, ner: Mapping[str, Any] | None = None,
+                  locations: Mapping[str, tuple[str, str]] | None = None) -> "Orchestrator":
+        """Fitted from parts computed elsewhere (an index of the user's files,
+        :func:`aethel_lite.swarm.indexed.index_orchestrator`): nothing is extracted; returns ``self``.
+
+        Parameters
+        ----------
+        passages : sequence of Passage
+        graph_retriever : GraphRetriever
+            Fitted on ``passages`` (same order).
+        ner : mapping pid -> list of Mention, optional
+            Each passage's spaCy ``ner`` mentions (the MONEY/PERCENT/DATE figures of its view);
+            a passage without them is read by spaCy when it is first used.
+        locations : mapping pid -> (file, page), optional
+            The memo then cites every figure by file and page (:func:`~aethel_lite.swarm.memo.passage_location`).
+        """
+        passages = list(passages)
+        if not passages:
+            raise DataError("Orchestrator.fit_parts: empty corpus (no passages): there is nothing to write a memo from")
+        if self.resolver is None:
+            raise ParameterError("Orchestrator.fit_parts: no entity resolver; pass resolver=DocumentResolver(...)")
+        self._fitted(passages, graph_retriever=graph_retriever, ner=ner, locations=locations, t0=time.perf_counter())
+        return self
+
+    def _fitted(self, passages: list, *, graph_retriever: Any, t0: float, ner: Mapping[str, Any] | None = None,
+                locations: Mapping[str, tuple[str, str]] | None = None) -> None:
+        self.passages_ = passages
+        self.by_pid_ = {p.pid: p for p in passages}
+        self.graph_retriever_ = graph_retriever
+        self.ner_ = None if ner is None else dict(ner)
+        self.locations_ = None if locations is None else dict(locations)
         self.dense_ = None
         self._gate: dict[tuple[int, str], bool] = {}
         self.fit_seconds_ = time.perf_counter() - t0
-        return self
 
     def _check_fitted(self) -> None:
         if getattr(self, "graph_retriever_", None) is None:
@@ -430,7 +460,8 @@ class Orchestrator:
             result.memo = build_memo(target=target.name, found=target.found, findings=findings, conflicts=conflicts,
                                      specialists=self.specialists, names=names, evidence=_EVIDENCE_TEXT[evidence],
                                      target_entity=target.entity, query=target.query,
-                                     generator=generator if generator is not None else self.generator)
+                                     generator=generator if generator is not None else self.generator,
+                                     locations=getattr(self, "locations_", None))
         t["memo"] = time.perf_counter()
         steps = ["resolve", "retrieve", "prepare", "specialists", "merge", "memo"]
         prev = t["start"]
@@ -443,8 +474,13 @@ class Orchestrator:
     def _views(self, pids: Sequence[str]) -> dict[str, PassageView]:
 
         passages = [self.by_pid_[p] for p in pids]
-        ner = extract_entities([passage_text(p) for p in passages], "ner", progress=False) if (self.ner and passages) \
-            else [None] * len(passages)
+        ner = [None] * len(passages)
+        if self.ner and passages:
+            known = getattr(self, "ner_", None) or {}
+            todo = [p for p in passages if p.pid not in known]
+            found = dict(zip([p.pid for p in todo], extract_entities([passage_text(p) for p in todo], "ner",
+                                                                      progress=False))) if todo else {}
+            ner = [known[p.pid] if p.pid in known else found[p.pid] for p in passages]
         return {p.pid: build_view(p, self.resolver, m) for p, m in zip(passages, ner)}
 
 
