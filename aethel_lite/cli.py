@@ -52,7 +52,9 @@ from .retrievers.registry import known_methods, parse_methods
 from .search.atomic import interrupt_handlers
 from .search.index import Terminated, build_index, method_parts, open_index
 from .search.reader import matched
-from .swarm import OpenAICompatibleGenerator, Orchestrator, write_findings
+from .swarm import OpenAICompatibleGenerator, Orchestrator, read_findings, write_findings
+from .swarm.indexed import check_target, index_orchestrator
+from .swarm.memo import is_memo_markdown
 
 
 # ------------------------------------------------------------------------------------------ eval
@@ -267,31 +269,71 @@ def cmd_data(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------------------------------- memo
+def _memo_wrote(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return is_memo_markdown(fh.read(1 << 22))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _findings_wrote(path: Path) -> bool:
+    try:
+        read_findings(path)
+        return True
+    except (AethelError, OSError):
+        return False
+
+
+def check_memo_outputs(args: argparse.Namespace) -> None:
+    """``--out`` (and ``--findings``) must be writable, and an existing file there must be one
+    ``aethel memo`` wrote (a memo; a findings list) unless ``--force``: a user's file is never
+    replaced by accident. Checked before any work; the files are written atomically (temp + rename)."""
+    outputs = [("--out", args.out, _memo_wrote, "a memo")]
+    if args.findings:
+        outputs.append(("--findings", args.findings, _findings_wrote, "a findings list"))
+    for flag, path, ours, what in outputs:
+        target = check_output_file(path, flag)
+        if not args.force and (target.exists() or target.is_symlink()) and not ours(target):
+            raise ParameterError(f"{flag} {path}: the file exists and is not {what} that aethel memo wrote; choose "
+                                 "another path, or pass --force to replace it")
+
+
 def cmd_memo(args: argparse.Namespace) -> int:
-    """``aethel memo``: resolve the target, run the specialist swarm, write the memo (and findings)."""
+    """``aethel memo``: resolve the target, run the specialist swarm, write the memo (and findings).
+
+    The corpus is a data set (``--format``) or an index of the user's files (``--index``,
+    :func:`aethel_lite.swarm.indexed.index_orchestrator`; every figure then cites file and page).
+    """
 
     check_k(args.k, "--k")
+    if (args.format is None) == (args.index is None):
+        raise ParameterError("give either --format synthetic|financebench or --index FOLDER (an `aethel index` folder)")
     if args.contradictions < 0:
         raise ParameterError(f"--contradictions must be ≥ 0, got {args.contradictions}")
     if args.format != "synthetic" and args.contradictions:
         raise ParameterError("--contradictions applies to --format synthetic only")
-    check_output_file(args.out)
-    if args.findings:
-        check_output_file(args.findings, "--findings")
+    if args.index is not None and args.data is not None:
+        raise ParameterError("--data applies to --format financebench; with --index the index is the corpus")
+    check_memo_outputs(args)
     generator = None
     if args.generator_url:
         generator = OpenAICompatibleGenerator(args.generator_url, model=args.generator_model,
                                               timeout=args.generator_timeout)
     t0 = time.perf_counter()
-    if args.format == "synthetic":
-
-        dataset = make_synthetic(n_passages=args.size, seed=args.seed, contradictions=args.contradictions)
-        print("NOTE: the built-in SYNTHETIC private-equity corpus, not real data.", file=sys.stderr)
+    if args.index is not None:
+        orchestrator = index_orchestrator(args.index, k=args.k, generator=generator, progress=not args.quiet)
+        check_target(orchestrator, args.target)  # unknown: the index's companies, closest first
     else:
+        if args.format == "synthetic":
 
-        dataset = load_for_eval("financebench", args.data)
-    orchestrator = Orchestrator.from_dataset(dataset, k=args.k, generator=generator,
-                                             progress=not args.quiet).fit(dataset.passages)
+            dataset = make_synthetic(n_passages=args.size, seed=args.seed, contradictions=args.contradictions)
+            print("NOTE: the built-in SYNTHETIC private-equity corpus, not real data.", file=sys.stderr)
+        else:
+
+            dataset = load_for_eval("financebench", args.data)
+        orchestrator = Orchestrator.from_dataset(dataset, k=args.k, generator=generator,
+                                                 progress=not args.quiet).fit(dataset.passages)
     t1 = time.perf_counter()
     result = orchestrator.run(args.target)
     memo = result.memo
@@ -377,11 +419,16 @@ def build_parser() -> argparse.ArgumentParser:
     da.add_argument("--quiet", action="store_true")
     da.set_defaults(func=cmd_data)
 
-    me = sub.add_parser("memo", help="investment-committee memo for one fund, GP or company (every figure audited)")
+    me = sub.add_parser("memo", help="investment-committee memo for one fund, GP or company (every figure audited)",
+                        description="Write the specialist swarm's memo on a data set (--format) or on your own files "
+                                    "indexed by `aethel index` (--index; every figure cites file and page).")
     me.add_argument("--data", help="data folder (default: $AETHEL_DATA); unused for --format synthetic")
-    me.add_argument("--format", required=True, choices=("synthetic", "financebench"))
+    me.add_argument("--format", choices=("synthetic", "financebench"), help="a data set (or give --index)")
+    me.add_argument("--index", metavar="FOLDER", help="an index built by `aethel index` with a graph method on spaCy "
+                    "NER (the default bm25,aethel-bct has it); the target is one of its documents' companies")
     me.add_argument("--target", required=True, help="the fund, GP or company, by any of its names")
-    me.add_argument("--out", required=True, help="memo Markdown path")
+    me.add_argument("--out", required=True, help="memo Markdown path (an existing file that is not a memo is kept unless --force)")
+    me.add_argument("--force", action="store_true", help="replace --out / --findings even if they are not files aethel memo wrote")
     me.add_argument("--findings", help="also write the findings as a JSON list of records")
     me.add_argument("--k", type=int, default=10, help="passages per metric or topic query (default 10)")
     me.add_argument("--size", type=int, default=1000, help="synthetic corpus size in passages")
