@@ -7,7 +7,10 @@
 * :func:`alias_invariance` — the memo for a target named by each of its aliases.
 * :func:`numeric_questions` and :func:`extraction_accuracy` — FinanceBench questions whose gold
   answer is one number printed on the evidence page, and the extractor's exact-match accuracy on
-  them after unit normalisation.
+  them after unit normalisation, reading the gold pages (retrieval taken as perfect).
+* :func:`retrieved_pages` and :func:`end_to_end_accuracy` — the same extraction fed a retriever's
+  top pages instead (by default ``aethel-hybrid``'s top 5 over the whole corpus): the number a
+  user of the pipeline gets, question to figure.
 """
 
 from __future__ import annotations
@@ -17,9 +20,14 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..caching.resultcache import cached, dataset_digest
 from ..core.entities import extract_entities
+from ..data.sampling import sample_corpus
+from ..data.schema import Dataset, Query
 from ..errors import ParameterError
+from ..evaluation.splits import split
 from ..retrievers.base import passage_text
+from ..retrievers.registry import make_retriever
 from .extract import RuleExtractor, build_view
 from .findings import Finding, score_conflicts, score_facts
 from .lexicon import FUND_METRICS
@@ -27,7 +35,13 @@ from .resolvers import DocumentResolver
 from .values import bare_numbers, page_scale, parse_period
 
 __all__ = ["fund_targets", "synthetic_scores", "alias_invariance", "numeric_questions", "extraction_accuracy",
-           "question_metric"]
+           "question_metric", "retrieved_pages", "end_to_end_accuracy", "end_to_end_table", "end_to_end_rows",
+           "end_to_end_summary", "END_TO_END", "QUICK_CORPUS"]
+
+#: The retriever and depth whose pages :func:`end_to_end_accuracy` feeds the extractor.
+END_TO_END = {"method": "aethel-hybrid", "k": 5}
+#: Pages of the corpus :func:`end_to_end_accuracy` searches in quick mode (every evidence page kept).
+QUICK_CORPUS = 60
 
 
 def fund_targets(dataset: Any) -> list[str]:
@@ -217,38 +231,48 @@ def _question_period(question: str) -> str | None:
     return parse_period(question)
 
 
-def extraction_accuracy(dataset: Any, questions: Sequence[Mapping[str, Any]], *, ner: bool = True) -> dict:
+def extraction_accuracy(dataset: Any, questions: Sequence[Mapping[str, Any]], *, ner: bool = True,
+                        pages: Mapping[str, Sequence[str]] | None = None) -> dict:
     """Exact-match accuracy of the extractor on :func:`numeric_questions`, reading the evidence pages.
 
     For each question the extractor reads its evidence pages (the company's filing, so the
-    retrieval step is not measured here) and its answer is the value stated most often for the
-    question's metric and period (first in page order on a tie). It is correct when its absolute
-    value equals the gold's within the gold's rounding (:func:`numeric_questions`). A question
-    whose metric the lexicon does not know, or whose period the question does not name, counts
-    as answered wrongly.
+    retrieval step is not measured here) — or, with ``pages``, the pages given for it (a
+    retriever's top pages: :func:`end_to_end_accuracy`) — and its answer is the value stated
+    most often for the question's metric and period about the question's company (first in page
+    order on a tie). It is correct when its absolute value equals the gold's within the gold's
+    rounding (:func:`numeric_questions`). A question whose metric the lexicon does not know, or
+    whose period the question does not name, counts as answered wrongly.
+
+    Parameters
+    ----------
+    pages : mapping qid -> sequence of pids, optional
+        The pages read for each question (default: its evidence pages, ``q["pages"]``).
 
     Returns
     -------
     dict
-        ``n``, ``exact_match`` (share), ``n_correct``, ``n_no_metric``, ``n_no_answer``, ``rows``.
+        ``n``, ``exact_match`` (share), ``n_correct``, ``n_no_metric``, ``n_no_answer``,
+        ``n_gold_read`` (questions with an evidence page among the pages read), ``rows``.
     """
     by_pid = {p.pid: p for p in dataset.passages}
     extractor = RuleExtractor()
     rows = []
     for q in questions:
-        pages = [by_pid[pid] for pid in q["pages"] if pid in by_pid]
+        read = list(q["pages"] if pages is None else pages.get(q["qid"], ()))
+        chosen = [by_pid[pid] for pid in read if pid in by_pid]
         pred = None
         found: list[Finding] = []
-        if q["metric"] is not None and q["period"] is not None and pages:
-            resolver = DocumentResolver(pages, "company")
-            mentions = [None] * len(pages)
+        if q["metric"] is not None and q["period"] is not None and chosen:
+            resolver = DocumentResolver(chosen, "company")
+            mentions = [None] * len(chosen)
             if ner:
 
-                mentions = extract_entities([passage_text(p) for p in pages], "ner", progress=False)
-            for p, m in zip(pages, mentions):
+                mentions = extract_entities([passage_text(p) for p in chosen], "ner", progress=False)
+            for p, m in zip(chosen, mentions):
                 view = build_view(p, resolver, m)
                 found += [f for f in extractor.extract(view, [q["metric"]], [], resolver=resolver, specialist="eval")
-                          if f.period == q["period"] and f.value is not None]
+                          if f.period == q["period"] and f.value is not None
+                          and (q.get("company") is None or f.entity == q["company"])]
             if found:
                 counts: dict[float, int] = {}
                 for f in found:
@@ -258,11 +282,136 @@ def extraction_accuracy(dataset: Any, questions: Sequence[Mapping[str, Any]], *,
         rows.append({"qid": q["qid"], "company": q["company"], "metric": q["metric"], "period": q["period"],
                      "gold": q["value"], "predicted": pred, "correct": bool(correct), "n_findings": len(found),
                      "surface": next((f.surface for f in found if pred is not None and abs(abs(f.value) - pred) < 1e-9),
-                                     None)})
+                                     None),
+                     "pages": read, "gold_read": bool(set(read) & set(q["pages"]))})
     n = len(rows)
     return {"n": n, "exact_match": (sum(r["correct"] for r in rows) / n) if n else None,
             "n_correct": sum(r["correct"] for r in rows), "n_no_metric": sum(r["metric"] is None for r in rows),
-            "n_no_answer": sum(r["predicted"] is None for r in rows), "rows": rows}
+            "n_no_answer": sum(r["predicted"] is None for r in rows),
+            "n_gold_read": sum(r["gold_read"] for r in rows), "rows": rows}
+
+
+def retrieved_pages(dataset: Any, questions: Sequence[Mapping[str, Any]], *, method: str = END_TO_END["method"],
+                    k: int = END_TO_END["k"], corpus: Sequence[Any] | None = None,
+                    progress: bool = False) -> dict[str, list[str]]:
+    """qid → the pids of ``method``'s top ``k`` pages for each question, searching ``corpus`` whole.
+
+    The retriever is fitted on ``corpus`` (default: the data set's pages) and ranks all of it for
+    each question's text (no closed pool: the open setting, as a user's question meets an index).
+    The result is cached on disk (:func:`~aethel_lite.caching.resultcache.cached`, keyed by the
+    corpus's and questions' content, the method, ``k`` and the library's code).
+    """
+    if k < 1:
+        raise ParameterError(f"k must be a positive integer, got {k!r}")
+    by_qid = {q.qid: q for q in dataset.queries}
+    missing = [q["qid"] for q in questions if q["qid"] not in by_qid]
+    if missing:
+        raise ParameterError(f"retrieved_pages: questions {missing[:3]} are not the data set's")
+    passages = list(dataset.passages if corpus is None else corpus)
+    queries = [Query(q["qid"], by_qid[q["qid"]].text, by_qid[q["qid"]].gold) for q in questions]
+    if not queries:
+        return {}
+
+    def compute() -> dict:
+        retriever = make_retriever(method)
+        retriever.progress = progress
+        run = retriever.fit(passages).search(queries, k=k)
+        return {q.qid: [pid for pid, _ in run.get(q.qid, [])[:k]] for q in queries}
+
+    digest = dataset_digest(Dataset(getattr(dataset, "name", "corpus"), passages, queries, {}))
+    return cached("swarm-retrieved-pages", {"data": digest, "method": method, "k": k}, compute)
+
+
+def end_to_end_accuracy(dataset: Any, questions: Sequence[Mapping[str, Any]], *, method: str = END_TO_END["method"],
+                        k: int = END_TO_END["k"], corpus_size: int | None = None, seed: int = 0, ner: bool = True,
+                        progress: bool = False) -> dict:
+    """:func:`extraction_accuracy` fed ``method``'s top ``k`` pages (:func:`retrieved_pages`) instead of the gold pages.
+
+    The corpus searched is every page of the data set, or with ``corpus_size`` a sample of that
+    many pages that keeps every evidence page of the questions
+    (:func:`~aethel_lite.data.sampling.sample_corpus`, drawn with ``seed``; quick mode).
+
+    Returns
+    -------
+    dict
+        What :func:`extraction_accuracy` returns, plus ``method``, ``k``, ``n_passages`` (the
+        corpus searched), ``dev_test`` (how many of the questions are in the development and the
+        test half, :func:`aethel_lite.evaluation.splits.split`: the hybrid's weights were chosen
+        on development halves): ``{"dev": {"n", "n_correct"}, "test": {...}}``; each row's
+        ``half``.
+    """
+    passages = list(dataset.passages)
+    if corpus_size is not None:
+        by_qid = {q.qid: q for q in dataset.queries}
+        asked = [Query(q["qid"], by_qid[q["qid"]].text, frozenset(q["pages"]) & {p.pid for p in passages})
+                 for q in questions]
+        passages = sample_corpus(Dataset(dataset.name, passages, asked, {}), corpus_size, seed).passages
+    pages = retrieved_pages(dataset, questions, method=method, k=k, corpus=passages, progress=progress)
+    out = extraction_accuracy(dataset, questions, ner=ner, pages=pages)
+    halves = split(getattr(dataset, "name", "financebench"), [q["qid"] for q in questions])
+    half = {qid: h for h, qids in halves.items() for qid in qids}
+    for row in out["rows"]:
+        row["half"] = half[row["qid"]]
+    dev_test = {h: {"n": sum(r["half"] == h for r in out["rows"]),
+                    "n_correct": sum(r["correct"] for r in out["rows"] if r["half"] == h)} for h in ("dev", "test")}
+    return {"method": method, "k": k, "n_passages": len(passages), "sampled": corpus_size is not None,
+            "dev_test": dev_test, **out}
+
+
+def end_to_end_table(fb: Mapping[str, Any]) -> list[dict]:
+    """The two FinanceBench numbers side by side (rows of a table): the extractor on the gold
+    pages, and on the retriever's top pages (``fb`` is the chapter's ``financebench`` record)."""
+    e2e = fb["end_to_end"]
+    out = []
+    for label, acc in (("the evidence pages (retrieval taken as perfect)", fb["accuracy"]),
+                       (f"{e2e['method']}'s top {e2e['k']} of {e2e['n_passages']:,} pages (end to end)", e2e)):
+        out.append({"the extractor reads": label, "questions": acc["n"], "correct": acc["n_correct"],
+                    "exact match": acc["exact_match"], "an evidence page read": acc.get("n_gold_read", acc["n"]),
+                    "no value found": acc["n_no_answer"]})
+    return out
+
+
+def end_to_end_rows(fb: Mapping[str, Any]) -> list[dict]:
+    """Per question, the value read from the evidence pages beside the value read from the
+    retriever's top pages (``correct``: ``evidence / top k``), narrow enough for the book's column."""
+    e2e = fb["end_to_end"]
+    gold = {r["qid"]: r for r in fb["accuracy"]["rows"]}
+    top = f"top {e2e['k']}"
+
+    def yes(flag: bool) -> str:
+        return "yes" if flag else "no"
+
+    return [{"question": r["qid"].removeprefix("financebench_id_"), "company": r["company"], "item": r["metric"],
+             "period": r["period"], "gold (USD m)": r["gold"], "evidence pages": gold[r["qid"]]["predicted"],
+             top: r["predicted"], "correct": f"{yes(gold[r['qid']]['correct'])} / {yes(r['correct'])}",
+             f"evidence in {top}": yes(r["gold_read"]), "half": r["half"]}
+            for r in e2e["rows"]]
+
+
+def end_to_end_summary(fb: Mapping[str, Any]) -> str:
+    """The FinanceBench comparison in words (Markdown), every number read from the chapter's record."""
+    acc, e2e = fb["accuracy"], fb["end_to_end"]
+    n, top = e2e["n"], f"top {e2e['k']}"
+    lost = acc["n_correct"] - e2e["n_correct"]
+    if lost > 0:
+        cost = f"retrieval costs {lost} of the {acc['n_correct']} answers the evidence pages give"
+    elif lost == 0:
+        cost = "retrieval costs none of the answers the evidence pages give"
+    else:
+        cost = (f"{-lost} more than from the evidence pages (a page of the same filing in the {top} states a "
+                "figure the evidence pages do not)")
+    corpus = (f"a {e2e['n_passages']:,}-page sample of the corpus that keeps every evidence page (quick mode: "
+              "retrieval is easier than over the whole corpus)" if e2e.get("sampled")
+              else f"all {e2e['n_passages']:,} pages of the corpus")
+    dt = e2e["dev_test"]
+    return (f"Reading the evidence pages, the extractor answers **{acc['n_correct']} of {acc['n']}** "
+            f"({_pct(acc['exact_match'])}): that takes retrieval as perfect, so it is an upper bound on the "
+            f"pipeline, not its result. Fed instead **{e2e['method']}'s {top} pages** of {corpus}, the same "
+            f"extractor answers **{e2e['n_correct']} of {n}** ({_pct(e2e['exact_match'])}) — the end-to-end "
+            f"number, question to figure: {cost}. The {top} held an evidence page for {e2e['n_gold_read']} of the "
+            f"{n} questions. The hybrid's weights were chosen on the development halves of the open corpora; "
+            f"{dt['dev']['n']} of these questions are in FinanceBench's development half ({dt['dev']['n_correct']} "
+            f"answered end to end) and {dt['test']['n']} in its test half ({dt['test']['n_correct']}).")
 
 
 
@@ -309,10 +458,18 @@ def takeaways(saved: Mapping[str, Any]) -> str:
     fb = saved.get("financebench")
     if fb:
         acc = fb["accuracy"]
-        lines.append(f"* **FinanceBench**: on the {acc['n']} questions whose gold answer is one amount printed on "
-                     f"the evidence page, the extractor's exact match is {_pct(acc['exact_match'])} "
-                     f"({acc['n_correct']} correct; {acc['n_no_metric']} ask for an item the lexicon does not know) — "
-                     "a development-set figure: the statement patterns were written while reading these pages.")
+        lines.append(f"* **FinanceBench, the extractor alone**: on the {acc['n']} questions whose gold answer is one "
+                     f"amount printed on the evidence page, reading those evidence pages, the extractor's exact match is "
+                     f"{_pct(acc['exact_match'])} ({acc['n_correct']} correct; {acc['n_no_metric']} ask for an item the "
+                     "lexicon does not know) — retrieval taken as perfect, so an upper bound, and a development-set "
+                     "figure: the statement patterns were written while reading these pages.")
+        e2e = fb.get("end_to_end")
+        if e2e:
+            sample = " (a sample of the corpus, quick mode)" if e2e.get("sampled") else ""
+            lines.append(f"* **FinanceBench, end to end**: fed {e2e['method']}'s top {e2e['k']} pages of "
+                         f"{e2e['n_passages']:,}{sample} instead, the same extractor answers {e2e['n_correct']} of "
+                         f"{e2e['n']} ({_pct(e2e['exact_match'])}); the top {e2e['k']} held an evidence page for "
+                         f"{e2e['n_gold_read']} of them. This, not the figure above, is what a user of the pipeline gets.")
         lines.append(f"* **Speed**: the {fb['target']} memo over {fb['n_passages']:,} pages took "
                      f"{fb['timing']['memo']:.1f} s from a fitted index (fitting it from the warm entity store: "
                      f"{fb['timing']['fit']:.1f} s).")
