@@ -158,12 +158,14 @@ def link_companies(passages: Sequence[Any], mentions: Sequence[Sequence[Mention]
     """``mentions`` (one list per passage, over its ``passage_text``) plus a mention (label
     ``"ALIAS"``) of every company name of ``companies`` found in the passage (:func:`_name_pattern`),
     its key the normalised name as printed; in text order."""
-    patterns = [rx for rx in (_name_pattern(normalize_entity(n)) for n in sorted(set(companies.values()))) if rx]
+    keys = sorted({normalize_entity(n) for n in companies.values()} - {""}, key=lambda k: (-len(k), k))
+    patterns = [rx.pattern for rx in map(_name_pattern, keys) if rx is not None]
+    names = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None  # longest first
     out = []
     for p, ms in zip(passages, mentions):
         text = f"{p.title}\n{p.text}" if p.title else p.text
-        extra = [Mention(m.group(0), normalize_entity(m.group(0)), "ALIAS", m.start(), m.end())
-                 for rx in patterns for m in rx.finditer(text)]
+        extra = [] if names is None else [Mention(m.group(0), normalize_entity(m.group(0)), "ALIAS", m.start(), m.end())
+                                          for m in names.finditer(text)]
         out.append(sorted(list(ms) + [m for m in extra if m.key], key=lambda m: (m.start, m.end, m.label)))
     return out
 
