@@ -65,7 +65,7 @@ def check_eval_args(args: argparse.Namespace) -> None:
         raise ParameterError(f"--n-process must be ≥ 1, got {args.n_process}")
     if args.depth < max(10, args.k):
         raise ParameterError(f"--depth must be ≥ 10 (nDCG@10) and ≥ --k, got {args.depth}")
-    check_format_options(args.format, setting=args.setting, distractors=args.distractors,
+    check_format_options(args.format, setting=args.setting, distractors=args.distractors, own_files=args.own_files,
                          pages_changed=args.granularity is not None or args.chunk_words is not None)
     if args.chunk_words is not None and args.granularity != "chunk":
         raise ParameterError("--chunk-words needs --granularity chunk")
@@ -85,7 +85,7 @@ def eval_dataset(args: argparse.Namespace):
 
     dataset = load_for_eval(args.format, args.data, setting=args.setting, seed=args.seed, size=args.size, docs=args.docs,
                             granularity=args.granularity or "page", chunk_words=args.chunk_words or 200,
-                            distractors=args.distractors)
+                            distractors=args.distractors, own_files=args.own_files)
     setting = args.setting or ("closed" if all(q.pool is not None for q in dataset.queries) and dataset.queries else "open")
     if args.corpus_size is not None and setting != "open":
         raise ParameterError(f"--corpus-size needs --setting open ({args.format} defaults to its closed pools)")
@@ -102,7 +102,8 @@ def eval_dataset(args: argparse.Namespace):
 
 
 #: ``dataset.meta`` entries copied into the ``corpus`` block of the ``aethel eval`` JSON
-CORPUS_KEYS = ("duplicates_merged", "distractors", "n_distractors", "sample", "granularity", "chunk_words", "chunk_overlap")
+CORPUS_KEYS = ("duplicates_merged", "distractors", "n_distractors", "sample", "granularity", "chunk_words", "chunk_overlap",
+               "own_files")
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -134,7 +135,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
                    "setting": args.setting, "depth": args.depth, "corpus_size": args.corpus_size,
                    "granularity": (args.granularity or "page") if args.format == "financebench" else None,
                    "chunk_words": (args.chunk_words or 200) if args.granularity == "chunk" else None,
-                   "distractors": args.distractors, "trec_out": args.trec_out, "n_process": args.n_process},
+                   "distractors": args.distractors, "own_files": args.own_files, "trec_out": args.trec_out,
+                   "n_process": args.n_process},
         "versions": versions(),
         "timing": {name: round(o.seconds, 3) for name, o in outcomes.items()},
         "seconds": round(time.perf_counter() - t0, 3),
@@ -372,6 +374,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--chunk-words", type=int, help="financebench, --granularity chunk: words per chunk (default 200)")
     ev.add_argument("--distractors", action=argparse.BooleanOptionalAction, default=None,
                     help="2wiki, --setting open: add the 6,119-paragraph distractor corpus (default: when present)")
+    ev.add_argument("--own-files", action="store_true",
+                    help="financebench: hide what the data set says about each filing (opaque document ids, no titles, "
+                         "no company/period/type), as a folder of your own PDFs would give it")
     ev.add_argument("--corpus-size", type=int, help="--setting open: sample the corpus to N passages, every gold passage kept (seeded by --seed)")
     ev.add_argument("--depth", type=int, default=RUN_DEPTH, help=f"passages ranked per query; MRR is over this run (default {RUN_DEPTH})")
     ev.add_argument("--n-process", type=int, default=1, help="spaCy worker processes for entity extraction (default 1; results do not depend on it)")
