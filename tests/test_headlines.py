@@ -129,3 +129,43 @@ def test_graph_provenance_and_open_corpus_headlines():
     verdict = open_corpus_verdict({"datasets": {"fb": {"ci": ci}}, "verdicts": [{"verdict": "differs"}] * 2})
     assert verdict == ("On fb, the best MRR is `rrf`'s, 0.700 [0.60, 0.80]; `aethel-ner3` 0.400 [0.30, 0.50]; "
                        "`bm25` 0.600 [0.50, 0.70]. Of the paper's 2 open-corpus numbers: 2 differs.")
+
+
+def _hybrid_result():
+    """A ``results/beyond.json`` of one corpus: six questions, three of them the test half."""
+    qids = [f"q{i}" for i in range(6)]
+    per_query = {"aethel-hybrid": [1, 1, 0.5, 1, 1, 0.5], "bm25": [0.5, 0.5, 0.5, 0.5, 1, 0.5], "dense": [1, 0, 0, 1, 0.5, 0],
+                 "aethel-hybrid-no-graph": [1, 0.5, 0.5, 0.5, 1, 0.5]}
+    pqm = {m: {q: {"MRR": v} for q, v in zip(qids, vals)} for m, vals in per_query.items()}
+    halves = {"dev": qids[:3], "test": qids[3:]}
+    metrics = {m: {h: {"MRR": sum(pqm[m][q]["MRR"] for q in qs) / len(qs)} for h, qs in (*halves.items(), ("all", qids))}
+               for m in pqm}
+
+    def row(b, half, lo, hi):
+        a, z = metrics["aethel-hybrid"][half]["MRR"], metrics[b][half]["MRR"]
+        return {"half": half, "a": "aethel-hybrid", "b": b, "metric": "MRR", "n": 3, "mean_a": a, "mean_b": z,
+                "diff": a - z, "ci_low": lo, "ci_high": hi}
+
+    return {"datasets": {"fb": {"metrics": metrics, "halves": halves, "per_query_metrics": pqm,
+                                "tests": [row("bm25", "test", 0.1, 0.5), row("dense", "test", -0.2, 0.9)],
+                                "components": [row("aethel-hybrid-no-graph", "test", -0.1, 0.4)]}},
+            "closed": {"musique": {"tests": [], "passes": True}, "2wiki": {"tests": [], "passes": False}},
+            "synthetic_only": False}
+
+
+def test_hybrid_headline_and_takeaways_read_the_result_file():
+    from aethel_lite.book.headlines import hybrid_headline, hybrid_takeaways
+
+    saved = _hybrid_result()
+    shown, verdict = hybrid_headline(saved, n_resamples=200)
+    row = shown.frame.to_dict("records")[0]
+    assert row["data set"] == "fb" and row["test questions"] == 3
+    assert row["aethel-hybrid [95% CI]"].startswith("0.833 [") and row["bm25 [95% CI]"].startswith("0.667 [")
+    assert row["hybrid − better [95% CI]"] == "+0.167 [+0.10, +0.50] (bm25)"  # bm25 (0.667) is the better baseline
+    assert "on fb (3 questions) +0.167 [+0.10, +0.50], the interval excludes zero" in verdict
+    assert "not worse than `aethel-bct` beyond the interval on musique, and worse on 2wiki" in verdict
+    text = hybrid_takeaways(saved)
+    assert "**fb**, MRR on the 3 test questions: `aethel-hybrid` 0.833, `bm25` 0.667" in text
+    assert "(`aethel-hybrid-no-graph`): +0.167 [-0.10, +0.40], the interval spans zero" in text
+    saved["synthetic_only"] = True
+    assert hybrid_headline(saved, n_resamples=200)[1].startswith("Only the synthetic corpus ran")

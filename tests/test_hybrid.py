@@ -271,3 +271,11 @@ def test_latency_needs_questions(toy):
         H.latency(Dataset("empty", toy.passages, [], {}))
     with pytest.raises(ParameterError, match="n_queries"):
         H.latency(toy, n_queries=0)
+
+
+def test_load_study_names_an_unknown_data_set_before_loading():
+    for bad, said in ((["financebench", "nope"], "['nope']"), ("financebench", "['financebench']"), ([], "empty list")):
+        with pytest.raises(H.ParameterError, match=rf"datasets: unknown {said.replace('[', '.').replace(']', '.')}; choose from financebench"):
+            H.load_study(bad)
+    loaded, missing = H.load_study(["synthetic"], quick=True)
+    assert list(loaded) == ["synthetic"] and missing == {} and len(loaded["synthetic"].queries) <= H.QUICK["limit"]

@@ -15,10 +15,12 @@ from typing import Any
 
 from ..core.bct import MODES
 from ..evaluation.stats import bootstrap_ci
+from ..studies.beyond import TARGET_BASELINES, targets
 from .report import Table, fmt_ci, table
 
 __all__ = ["wilson", "quickstart_headline", "graph_headline", "closed_pool_headline", "open_corpus_verdict",
-           "scaling_verdict", "provenance_headline", "swarm_headline", "repro_headline"]
+           "scaling_verdict", "provenance_headline", "swarm_headline", "repro_headline", "hybrid_headline",
+           "hybrid_takeaways"]
 
 Z95 = 1.959963984540054  # the normal quantile of 0.975
 
@@ -271,3 +273,82 @@ def open_corpus_verdict(saved: Mapping[str, Any], metric: str = "MRR") -> str:
     if saved.get("synthetic_only"):
         verdict = "Only the synthetic corpus ran (no real data was found): these are not the paper's experiment. " + verdict
     return verdict
+
+
+def _hybrid_rows(saved: Mapping[str, Any], metric: str, half: str):
+    """Per corpus of a ``beyond`` result: its block, the questions of ``half``, the better of BM25 and
+    dense retrieval on that half, and the paired test of ``aethel-hybrid`` against it (None if not run)."""
+    for name, r in saved.get("datasets", {}).items():
+        m = r["metrics"]
+        if "aethel-hybrid" not in m or not all(b in m for b in TARGET_BASELINES) or m["aethel-hybrid"][half][metric] is None:
+            continue
+        qids = list(r["per_query_metrics"]["aethel-hybrid"]) if half == "all" else r["halves"][half]
+        better = max(TARGET_BASELINES, key=lambda b: (m[b][half][metric], b))
+        test = next((t for t in r["tests"] if (t["half"], t["a"], t["b"], t["metric"]) == (half, "aethel-hybrid", better, metric)),
+                    None)
+        yield name, r, qids, better, test
+
+
+def hybrid_headline(saved: Mapping[str, Any], metric: str = "MRR", half: str = "test", *,
+                    n_resamples: int = 10_000, seed: int = 0) -> tuple[Table, str]:
+    """``aethel-hybrid`` against BM25 and dense retrieval on the ``half`` of each corpus no weight was
+    chosen on (``results/beyond.json``): each mean with its 95% bootstrap CI over questions, the hybrid
+    minus the better baseline with its paired-bootstrap CI; the verdict adds the closed pools and our targets."""
+    import pandas as pd
+
+    rows, said = [], []
+    for name, r, qids, better, t in _hybrid_rows(saved, metric, half):
+        row = {"data set": name, f"{half} questions": len(qids)}
+        for method in ("aethel-hybrid", *TARGET_BASELINES):
+            pq = r["per_query_metrics"][method]
+            values = [pq[q][metric] for q in qids if q in pq]
+            ci = bootstrap_ci(values, n_resamples=n_resamples, seed=seed) if len(values) >= 2 else None
+            row[f"{method} [95% CI]"] = fmt_ci(ci.mean, ci.ci_low, ci.ci_high) if ci else f"{r['metrics'][method][half][metric]:.3f}"
+        row["hybrid − better [95% CI]"] = (f"{t['diff']:+.3f} [{t['ci_low']:+.2f}, {t['ci_high']:+.2f}] ({better})"
+                                           if t else "")
+        rows.append(row)
+        if t:
+            said.append(f"on {name} ({t['n']} questions) {_ci_words(t)}")
+    verdict = (f"On the {half} halves — questions no weight was chosen on — `aethel-hybrid` minus the better of BM25 and "
+               f"dense retrieval on {metric}: " + "; ".join(said) + "." if said else
+               f"No corpus has a {half} half large enough for a paired test of `aethel-hybrid` in this build.")
+    closed = saved.get("closed") or {}
+    if closed:
+        ok = [n for n, c in closed.items() if c["passes"]]
+        worse = [n for n in closed if n not in ok]
+        verdict += (" In the closed pools it is not worse than `aethel-bct` beyond the interval"
+                    + (f" on {', '.join(ok)}" if ok else " on none") + (f", and worse on {', '.join(worse)}" if worse else "")
+                    + ".")
+    run = [x for x in targets(saved) if x["met"] is not None]
+    if run:
+        verdict += f" {sum(x['met'] for x in run)} of our {len(run)} targets measured here are met."
+    if saved.get("synthetic_only"):
+        verdict = "Only the synthetic corpus ran (no real data was found): these numbers are not about filings. " + verdict
+    return table(pd.DataFrame(rows)), verdict
+
+
+def hybrid_takeaways(saved: Mapping[str, Any], metric: str = "MRR") -> str:
+    """The hybrid chapter's closing bullets from ``results/beyond.json``: per corpus the test-half gain
+    over the better of BM25 and dense retrieval and the graph's part of it (against the same text terms
+    without a graph), each with its paired-bootstrap 95% CI, then our targets."""
+    out = []
+    if saved.get("synthetic_only"):
+        out.append("*No real data was found: every number here comes from the synthetic corpus.*")
+    for name, r, qids, better, t in _hybrid_rows(saved, metric, "test"):
+        m = r["metrics"]
+        text = (f"* **{name}**, {metric} on the {len(qids)} test questions: `aethel-hybrid` {m['aethel-hybrid']['test'][metric]:.3f}, "
+                f"`{better}` {m[better]['test'][metric]:.3f}")
+        text += f", difference {_ci_words(t)}" if t else " (too few questions for a paired test)"
+        g = next((c for c in r.get("components", []) if (c["half"], c["b"], c["metric"]) == ("test", "aethel-hybrid-no-graph", metric)),
+                 None)
+        if g:
+            text += (f". The graph's part, against the same text terms without it (`aethel-hybrid-no-graph`): "
+                     + _ci_words(g))
+        out.append(text + ".")
+    run = [x for x in targets(saved) if x["met"] is not None]
+    failed = [x for x in run if not x["met"]]
+    if run:
+        out.append(f"* Our targets: {len(run) - len(failed)} of {len(run)} met"
+                   + (" — not met: " + "; ".join(f"{x['target']} (`{x['data set']}`)" for x in failed) if failed else "")
+                   + ".")
+    return "\n".join(out)

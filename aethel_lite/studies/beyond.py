@@ -15,7 +15,7 @@ import numpy as np
 
 from ..caching.resultcache import cached, dataset_digest
 from ..data.summary import dataset_summary
-from ..errors import ParameterError
+from ..errors import DataNotFoundError, ParameterError
 from ..evaluation.metrics import mean
 from ..evaluation.runner import (
     MethodOutcome,
@@ -26,6 +26,7 @@ from ..evaluation.runner import (
 from ..retrievers.graph import RANK_TERMS
 from ..retrievers.hybrid_settings import ABLATION_LABELS, ABLATIONS, hybrid_methods
 from ..retrievers.registry import make_retriever
+from .open_corpus import QUICK, load_open
 from .tuning import halves
 
 # ------------------------------------------------------------------------------------ study
@@ -338,6 +339,30 @@ def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_proces
 STUDY_CORPORA = ("financebench", "musique-open", "2wiki-open", "synthetic")
 #: The baselines our targets compare the hybrid with.
 TARGET_BASELINES = ("bm25", "dense")
+
+
+def load_study(datasets: Sequence[str] = STUDY_CORPORA, *, quick: bool = False) -> tuple[dict, dict]:
+    """The study's corpora, loaded as the open-corpus chapter loads them (:func:`load_open`).
+
+    ``quick``: the first questions over a small sample of each corpus (``open_corpus.QUICK``). A real
+    data set that cannot be found because no data folder is configured goes to ``missing`` (name →
+    why), and the synthetic corpus is then loaded even when not asked for. Returns ``(loaded,
+    missing)``, ``loaded`` in the order of :data:`STUDY_CORPORA`. An unknown name, or a string
+    instead of a list, is a :class:`~aethel_lite.errors.ParameterError` naming the parameter.
+    """
+    unknown = [d for d in datasets if d not in STUDY_CORPORA] if not isinstance(datasets, str) else [datasets]
+    if unknown or not datasets:
+        raise ParameterError(f"datasets: unknown {unknown or 'empty list'}; choose from {', '.join(STUDY_CORPORA)}")
+    limit, size = (QUICK["limit"], QUICK["corpus_size"]) if quick else (None, None)
+    loaded, missing = {}, {}
+    for name in datasets:
+        try:
+            loaded[name] = load_open(name, limit=limit, corpus_size=size)
+        except DataNotFoundError:  # only when no data folder is configured; a wrong AETHEL_DATA is an error
+            missing[name] = "no real data configured"
+    if missing and "synthetic" not in loaded:
+        loaded["synthetic"] = load_open("synthetic", limit=limit, corpus_size=size)
+    return {n: loaded[n] for n in STUDY_CORPORA if n in loaded}, missing
 
 
 def _test_row(rows: Sequence[Mapping[str, Any]], half: str, b: str, metric: str) -> Mapping[str, Any] | None:
