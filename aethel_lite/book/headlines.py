@@ -20,7 +20,7 @@ from .report import Table, fmt_ci, table
 
 __all__ = ["wilson", "quickstart_headline", "graph_headline", "closed_pool_headline", "open_corpus_verdict",
            "scaling_verdict", "provenance_headline", "swarm_headline", "repro_headline", "hybrid_headline",
-           "hybrid_takeaways"]
+           "hybrid_takeaways", "comparisons_headline"]
 
 Z95 = 1.959963984540054  # the normal quantile of 0.975
 
@@ -352,3 +352,38 @@ def hybrid_takeaways(saved: Mapping[str, Any], metric: str = "MRR") -> str:
                    + (" — not met: " + "; ".join(f"{x['target']} (`{x['data set']}`)" for x in failed) if failed else "")
                    + ".")
     return "\n".join(out)
+
+
+def comparisons_headline(saved: Mapping[str, Any], half: str = "test") -> tuple[Table, str]:
+    """Questions that need two filings (``results/comparisons.json``, :func:`aethel_lite.studies.comparisons.comparison_study`):
+    each method's AllSupport@10, Recall@10 and MRR with 95% CIs on ``half``, and a verdict from the paired
+    tests of ``aethel-anchors`` against each method and from the single-filing check."""
+    import pandas as pd
+
+    block = saved["comparisons"][half]
+    rows = []
+    for method in saved["methods"]:
+        cells = block["ci"][method]["all"]
+        rows.append({"method": method, **{f"{m} [95% CI]": fmt_ci(cells[m]["mean"], cells[m]["ci_low"], cells[m]["ci_high"])
+                                          for m in saved["metrics"]}})
+    tests = [t for t in block["tests"] if t["metric"] == "AllSupport@10"]
+    said = [f"against {t['b']} {_ci_words(t)}" for t in tests]
+    beats = [t["b"] for t in tests if t["ci_low"] > 0]
+    verdict = (f"On the {block['n']} {half} questions (fixed before any method was run), `aethel-anchors` finds a page of "
+               f"each filing in its top 10 for {_pct(block['ci']['aethel-anchors']['all']['AllSupport@10']['mean'])} of them, "
+               f"`aethel-hybrid` for {_pct(block['ci']['aethel-hybrid']['all']['AllSupport@10']['mean'])}. "
+               f"AllSupport@10 difference {'; '.join(said)}. ")
+    verdict += (f"The interval excludes zero against {', '.join(beats)}" if beats else "No interval excludes zero")
+    verdict += (f"{' and not against ' + ', '.join(t['b'] for t in tests if t['b'] not in beats) if beats and len(beats) < len(tests) else ''}.")
+    single = saved["single"]
+    mrr = next((t for t in single["tests"]["all"] if t["metric"] == "MRR"), None)
+    if mrr:
+        verdict += (f" On FinanceBench's own {single['n']} questions, {single['anchored']} name two or more anchors and "
+                    f"are ranked differently; MRR against `aethel-hybrid` {_ci_words(mrr)}.")
+    if saved.get("quick"):
+        verdict = "Quick build: a handful of questions over a sample of the pages; the intervals are wide. " + verdict
+    return table(pd.DataFrame(rows)), verdict
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
