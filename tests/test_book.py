@@ -325,11 +325,12 @@ def test_book_builds_without_warnings(tmp_path):
     html = tmp_path / "_build" / "html"
     closed = nbformat.read(tmp_path / "book" / "executed" / "10_closed_pool.ipynb", as_version=4)
     assert "SYNTHETIC corpus instead" in json.dumps([c.get("outputs", []) for c in closed.cells])
-    for name in ("20_open_corpus", "30_scaling"):  # no data: the synthetic corpus, said loudly
+    for name in ("20_open_corpus", "25_hybrid", "30_scaling"):  # no data: the synthetic corpus, said loudly
         chapter = nbformat.read(tmp_path / "book" / "executed" / f"{name}.ipynb", as_version=4)
         assert "SYNTHETIC corpus" in json.dumps([c.get("outputs", []) for c in chapter.cells]), name
     for page in ("book/intro.html", "book/executed/00_quickstart.html", "book/executed/10_closed_pool.html",
-                 "book/executed/20_open_corpus.html", "book/executed/30_scaling.html", "book/bibliography.html",
+                 "book/executed/20_open_corpus.html", "book/executed/25_hybrid.html", "book/executed/30_scaling.html",
+                 "book/bibliography.html",
                  "book/executed/40_provenance.html", "book/glossary.html", "book/executed/01_graph_construction.html"):
         assert (html / page).exists(), page
     bib_html = (html / "book" / "bibliography.html").read_text()

@@ -1,4 +1,4 @@
-"""The open-corpus and scaling chapters executed in ``quick`` mode, as ``make book`` runs them.
+"""The open-corpus, hybrid and scaling chapters executed in ``quick`` mode, as ``make book`` runs them.
 
 With ``AETHEL_DATA`` set (CI) they run on the real corpora — a few questions over small samples —
 so a broken cell fails CI; two runs must write identical result files (timing aside).
@@ -19,7 +19,7 @@ from aethel_lite.evaluation.runner import without_timing
 from aethel_lite.io import read_json
 
 REPO = Path(__file__).resolve().parents[1]
-CHAPTERS = ("20_open_corpus", "30_scaling")
+CHAPTERS = ("20_open_corpus", "25_hybrid", "30_scaling")
 
 
 def _run(root: Path, env: dict, *params: str) -> subprocess.CompletedProcess:
@@ -56,13 +56,14 @@ def test_quick_chapters_on_real_data_are_deterministic(root, real_data):
     assert not results["open_corpus"]["synthetic_only"]
     assert {"financebench", "financebench-chunk", "musique-open", "2wiki-open"} <= set(results["open_corpus"]["datasets"])
     assert set(results["scaling"]["runs"]) == {"financebench", "musique-open", "2wiki-open"}
-    # "Beyond the paper" (issue 9): aethel-hybrid on the four study corpora, closed pools, latency
+    # "Beyond the paper" (25_hybrid): aethel-hybrid on the four study corpora, closed pools, latency
     beyond = results["beyond"]
     assert set(beyond["datasets"]) == {"financebench", "musique-open", "2wiki-open", "synthetic"}
     assert set(beyond["closed"]) == {"musique", "2wiki"} and beyond["timing"]["latency"]["dataset"] == "financebench"
     assert all(r["tests"] and r["components"] for r in beyond["datasets"].values())
-    executed = json.dumps(json.loads((root / "book" / "executed" / "20_open_corpus.ipynb").read_text()))
-    assert "Traceback" not in executed
+    for name in CHAPTERS:
+        executed = json.dumps(json.loads((root / "book" / "executed" / f"{name}.ipynb").read_text()))
+        assert "Traceback" not in executed, name
     for name in CHAPTERS:  # the published pages hold no local path (the data folder, the checkout)
         page = (root / "book" / "executed" / f"{name}.ipynb").read_text()
         assert str(real_data) not in page and str(root) not in page and str(REPO) not in page, name

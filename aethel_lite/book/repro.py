@@ -56,7 +56,8 @@ CHAPTERS: dict[str, dict[str, tuple[str, ...]]] = {
     "00_quickstart": {"results": ("quickstart",), "data": ()},
     "01_graph_construction": {"results": ("graph_construction",), "data": ("musique",)},
     "10_closed_pool": {"results": ("closed_pool",), "data": ("musique", "2wikimultihopqa")},
-    "20_open_corpus": {"results": ("open_corpus", "beyond"), "data": ("financebench", "musique", "2wikimultihopqa")},
+    "20_open_corpus": {"results": ("open_corpus",), "data": ("financebench", "musique", "2wikimultihopqa")},
+    "25_hybrid": {"results": ("beyond",), "data": ("financebench", "musique", "2wikimultihopqa")},
     "30_scaling": {"results": ("scaling",), "data": ("financebench", "musique", "2wikimultihopqa")},
     "40_provenance": {"results": ("provenance",), "data": ("musique", "2wikimultihopqa")},
     "50_swarm": {"results": ("swarm",), "data": ("financebench",)},
@@ -357,8 +358,9 @@ def provenance_rows(results: Mapping[str, Mapping[str, Any] | None], execution: 
         spec = CHAPTERS[chapter]
         saved = [results.get(stem) for stem in spec["results"]]
         main = saved[0]
-        params = (main or {}).get("parameters", {})
         run = (execution or {}).get(chapter)
+        # a result file without its own parameters (results/beyond.json): those the runner gave the chapter
+        params = (main or {}).get("parameters", (run or {}).get("parameters", {}))
         cmd = rerun_command(chapter, (run or {}).get("parameters"), (run or {}).get("environment"))
         rows.append({
             "chapter": chapter,
