@@ -186,12 +186,16 @@ def test_lead_rows_and_sentence_say_what_is_kept():
     row = next(r for r in saved["lead"] if (r["half"], r["baseline"], r["metric"]) == ("all", "bm25", "MRR"))
     assert row["named"]["diff"] == pytest.approx(0.5) and row["own"]["diff"] == pytest.approx(0.25)
     assert row["kept"] == pytest.approx(0.5) and row["change"]["diff"] == pytest.approx(-0.25)
-    text = lead_sentence(saved)
-    assert "it keeps 50% of its lead over BM25 (+0.500 → +0.250" in text and "its CI still excludes 0" in text
-    assert "no lead over dense retrieval to keep" in text and "its lead over BM25 is gone" in text  # test half
+    text = lead_sentence(saved, ("MRR",))
+    assert "Over BM25 it keeps 50% of its lead: +0.500 → +0.250, a change of -0.250" in text
+    assert "the lead's CI still excludes 0" in text and text.startswith("* On all 6 questions")
+    assert "Over dense retrieval it had no lead to keep" in text and "Over BM25 its lead is gone" in text  # test half
     assert "the fiscal year for 66.7%" in text and "On all 6 questions" in text and "the 3 test questions" in text
-    assert list(lead_table(saved)["kept"]) == ["n/a", "50%", "n/a", "n/a"]
-    assert settings_table(saved).shape[0] == 3
+    table = lead_table(saved, "all", "MRR")
+    assert list(table.columns) == ["vs bm25", "vs dense"] and list(table.loc["kept"]) == ["50%", "n/a"]
+    assert table.loc["lead, own files", "vs bm25"] == "+0.250 [+0.200, +0.300]"
+    table = settings_table(saved, "MRR", "all")
+    assert list(table.columns) == ["method", "filings named", "own files", "change"] and table.shape[0] == 3
 
 
 def test_study_reuses_entries_that_hold_every_method_and_adds_cis_and_leads():
@@ -210,6 +214,11 @@ def test_study_reuses_entries_that_hold_every_method_and_adds_cis_and_leads():
     assert saved["settings"][OWN]["ci"]["test"]["aethel-hybrid"]["MRR"]["n"] == 3
     with pytest.raises(ParameterError, match="must hold"):
         own_files_study({NAMED: loaded[NAMED]})
+    with pytest.raises(ParameterError, match="must include bm25, dense"):
+        own_files_study(loaded, reference={NAMED: named, OWN: own}, metadata={}, baseline_names=("bm25",))
+    quick = own_files_study(loaded, reference={NAMED: named, OWN: own}, metadata={}, baseline_names=("bm25", "dense"),
+                            n_resamples=200)
+    assert quick["methods"] == ["bm25", "dense", *OWN_METHODS[-4:]] and quick["lead"] == saved["lead"]
 
 
 # ------------------------------------------------------------------------------ real data

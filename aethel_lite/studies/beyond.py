@@ -134,7 +134,8 @@ def _top_sources(sources, run, k: int = 5) -> dict:
 
 def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[str, Any]] | None = None,
                  variants: Sequence[str] | None = None, n_resamples: int = 10_000, seed: int = 0, n_process: int = 1,
-                 depth: int = 1000, log: Callable[[str], None] | None = None, keep: dict | None = None) -> dict:
+                 depth: int = 1000, log: Callable[[str], None] | None = None, keep: dict | None = None,
+                 baseline_names: Sequence[str] = BASELINES) -> dict:
     """Run the baselines, ``aethel-hybrid`` and its ablations on each open corpus; score halves; test.
 
     Parameters
@@ -154,6 +155,8 @@ def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[s
     keep : dict, optional
         Receives each corpus's fitted ``aethel-hybrid`` retriever (for :func:`latency`, so it is
         not fitted twice).
+    baseline_names : sequence of str
+        The baselines run and tested against (default :data:`BASELINES`).
 
     Returns
     -------
@@ -177,10 +180,10 @@ def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[s
         if log:
             log(f"{name}: {len(ds.queries)} questions, {len(ds.passages):,} passages")
         have = (baselines or {}).get(name, {})
-        block = {b: have[b] for b in BASELINES if b in have}
+        block = {b: have[b] for b in baseline_names if b in have}
 
         def compute(ds=ds, block=block) -> dict:
-            missing = [b for b in BASELINES if b not in block]
+            missing = [b for b in baseline_names if b not in block]
             timing = {}
             if missing:
                 outcomes = run_methods(ds, missing, setting="open", depth=depth, progress=False, log=None,
@@ -191,7 +194,7 @@ def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[s
             block.update(score_runs(hybrids, ds.queries, k=5))
             timing.update({m: round(o.seconds, 3) for m, o in hybrids.items()})
             parts = {h: [q.qid for q in qs] for h, qs in halves(ds).items()}
-            pairs = [("aethel-hybrid", b) for b in BASELINES]
+            pairs = [("aethel-hybrid", b) for b in baseline_names]
             return {
                 "summary": dataset_summary(ds),
                 "halves": parts,
@@ -206,6 +209,7 @@ def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[s
 
         given = hashlib.sha256(json.dumps(block, sort_keys=True, default=str).encode("utf-8")).hexdigest()
         out[name] = cached("beyond", {"dataset": dataset_digest(ds), "variants": variants, "baselines": given,
+                                      "baseline_names": list(baseline_names),
                                       "n_resamples": n_resamples, "seed": seed, "depth": depth}, compute)
     return out
 

@@ -67,9 +67,10 @@ def metadata_accuracy(doc_names: Sequence[str] | None = None, *, directory=None,
     return out
 
 
-def _entry_cis(entry: Mapping[str, Any], metrics: Sequence[str], n_resamples: int, seed: int) -> dict:
+def _entry_cis(entry: Mapping[str, Any], methods: Sequence[str], metrics: Sequence[str], n_resamples: int,
+               seed: int) -> dict:
     pq = entry["per_query_metrics"]
-    block = {m: {"per_query_metrics": pq[m]} for m in OWN_METHODS if m in pq}
+    block = {m: {"per_query_metrics": pq[m]} for m in methods if m in pq}
     qids = list(next(iter(block.values()))["per_query_metrics"])
     out = {}
     for half, keep in (("all", qids), ("test", entry["halves"]["test"])):
@@ -126,8 +127,8 @@ def lead_rows(settings: Mapping[str, Mapping[str, Any]], *, n_resamples: int = 1
 
 def own_files_study(loaded: Mapping[str, Any], *, reference: Mapping[str, Mapping[str, Any]] | None = None,
                     baselines: Mapping[str, Mapping[str, Any]] | None = None, metadata: Mapping[str, Any] | None = None,
-                    n_resamples: int = 10_000, seed: int = 0, n_process: int = 1, depth: int = 1000,
-                    log: Callable[[str], None] | None = None) -> dict:
+                    baseline_names: Sequence[str] = BASELINES, n_resamples: int = 10_000, seed: int = 0,
+                    n_process: int = 1, depth: int = 1000, log: Callable[[str], None] | None = None) -> dict:
     """Every method in the named and the own-files setting, the hybrid's lead in each, and the page reader.
 
     Parameters
@@ -137,13 +138,16 @@ def own_files_study(loaded: Mapping[str, Any], *, reference: Mapping[str, Mappin
         with the same ``limit`` and ``corpus_size``: the same pages and questions).
     reference : mapping, optional
         Entries of :func:`~aethel_lite.studies.beyond.beyond_study` already computed (the chapter's
-        ``beyond["datasets"]``): a setting found there with every method of :data:`OWN_METHODS` and
-        the same questions is not run again.
+        ``beyond["datasets"]``): a setting found there with every baseline of ``baseline_names``, every
+        variant of :data:`OWN_VARIANTS` and the same questions is not run again.
     baselines : mapping, optional
         Setting name → an ``aethel eval`` ``methods`` block computed on the same data set (reused, as
         in :func:`~aethel_lite.studies.beyond.beyond_study`).
     metadata : mapping, optional
         :func:`metadata_accuracy`'s result (computed here when omitted).
+    baseline_names : sequence of str
+        The baselines compared (default all of :data:`~aethel_lite.studies.beyond.BASELINES`; a
+        quick build may ask for fewer: ``dense-max`` encodes every ~200-word window of every page).
     n_resamples, seed, n_process, depth : int
         As in :func:`~aethel_lite.studies.beyond.beyond_study`.
 
@@ -151,30 +155,34 @@ def own_files_study(loaded: Mapping[str, Any], *, reference: Mapping[str, Mappin
     -------
     dict
         ``{"settings": {name: beyond entry + "ci": {"all" | "test": {method: {metric: cell}}}},
-        "lead": lead_rows(...), "metadata": {"corpus", "all"}, "methods": OWN_METHODS}``.
+        "lead": lead_rows(...), "metadata": {"corpus", "all"}, "methods": baselines + variants}``.
     """
     if set(loaded) != {NAMED, OWN}:
         raise ParameterError(f"own_files_study: loaded must hold {NAMED!r} and {OWN!r}, got {sorted(loaded)}")
     qids = {n: [q.qid for q in ds.queries] for n, ds in loaded.items()}
     if qids[NAMED] != qids[OWN] or len(loaded[NAMED].passages) != len(loaded[OWN].passages):
         raise ParameterError("own_files_study: the two settings must hold the same questions and as many pages")
+    if not set(LEAD_BASELINES) <= set(baseline_names):
+        raise ParameterError(f"own_files_study: baseline_names must include {', '.join(LEAD_BASELINES)}")
+    methods = [*baseline_names, *OWN_VARIANTS]
     settings: dict[str, dict] = {}
     todo = {}
     for name, ds in loaded.items():
         ref = (reference or {}).get(name)
-        if ref is not None and set(OWN_METHODS) <= set(ref.get("per_query_metrics", {})) \
+        if ref is not None and set(methods) <= set(ref.get("per_query_metrics", {})) \
                 and set(ref["per_query_metrics"]["aethel-hybrid"]) == set(qids[name]):
             settings[name] = dict(ref)
         else:
             todo[name] = ds
     if todo:
         settings.update(beyond_study(todo, baselines=baselines, variants=list(OWN_VARIANTS), n_resamples=n_resamples,
-                                     seed=seed, n_process=n_process, depth=depth, log=log))
+                                     seed=seed, n_process=n_process, depth=depth, log=log,
+                                     baseline_names=list(baseline_names)))
     for entry in settings.values():
-        entry["ci"] = _entry_cis(entry, _METRICS, n_resamples, seed)
+        entry["ci"] = _entry_cis(entry, methods, _METRICS, n_resamples, seed)
     if metadata is None:
         metadata = metadata_accuracy(sorted({p.doc_id for p in loaded[NAMED].passages}))
-    return {"settings": {n: settings[n] for n in (NAMED, OWN)}, "methods": list(OWN_METHODS),
+    return {"settings": {n: settings[n] for n in (NAMED, OWN)}, "methods": methods,
             "lead": lead_rows(settings, n_resamples=n_resamples, seed=seed), "metadata": dict(metadata)}
 
 
@@ -187,33 +195,29 @@ def _diff(c: Mapping[str, Any]) -> str:
     return f"{c['diff']:+.3f} [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]"
 
 
-def settings_table(saved: Mapping[str, Any], half: str = "all", metrics: Sequence[str] = _METRICS):
-    """Methods × (metric, setting): mean [95% CI] with the filings named and as own files, and the change."""
+def settings_table(saved: Mapping[str, Any], metric: str = "MRR", half: str = "all"):
+    """Methods × setting on one metric and half: mean [95% CI] with the filings named and as own files, and the change."""
     import pandas as pd
 
     rows = []
     for method in saved["methods"]:
         cells = {n: saved["settings"][n]["ci"].get(half, {}).get(method) for n in (NAMED, OWN)}
-        if not all(cells.values()):
-            continue
-        row = {"method": method}
-        for m in metrics:
-            for n in (NAMED, OWN):
-                row[f"{m}, {_SETTING_LABELS[n]}"] = _ci(cells[n][m])
-            row[f"{m} change"] = round(cells[OWN][m]["mean"] - cells[NAMED][m]["mean"], 3)
-        rows.append(row)
+        if all(cells.values()):
+            rows.append({"method": method, **{_SETTING_LABELS[n]: _ci(cells[n][metric]) for n in (NAMED, OWN)},
+                         "change": round(cells[OWN][metric]["mean"] - cells[NAMED][metric]["mean"], 3)})
     return pd.DataFrame(rows)
 
 
-def lead_table(saved: Mapping[str, Any], half: str = "all"):
-    """The hybrid − baseline gaps (:func:`lead_rows`) of one half: named, own files, kept, change."""
+def lead_table(saved: Mapping[str, Any], half: str = "all", metric: str = "MRR"):
+    """The hybrid − baseline gaps (:func:`lead_rows`) on one half and metric, one column per baseline:
+    the lead with the filings named and as own files (each with its paired-bootstrap 95% CI), the
+    share kept and the change (own − named) with its 95% CI."""
     import pandas as pd
 
-    return pd.DataFrame([{"vs": r["baseline"], "metric": r["metric"], "n": r["n"],
-                          "lead, filings named": _diff(r["named"]), "lead, own files": _diff(r["own"]),
-                          "kept": "n/a" if r["kept"] is None else f"{100 * r['kept']:.0f}%",
-                          "change [95% CI]": _diff(r["change"])}
-                         for r in saved["lead"] if r["half"] == half])
+    rows = {r["baseline"]: r for r in saved["lead"] if r["half"] == half and r["metric"] == metric}
+    index = ["lead, filings named", "lead, own files", "kept", "change (own − named)"]
+    data = {f"vs {b}": [_diff(r["named"]), _diff(r["own"]), _kept(r), _diff(r["change"])] for b, r in rows.items()}
+    return pd.DataFrame(data, index=pd.Index(index, name=f"{metric}, {half}"))
 
 
 def metadata_table(report: Mapping[str, Any]):
@@ -221,48 +225,56 @@ def metadata_table(report: Mapping[str, Any]):
     import pandas as pd
 
     names = {"company": "company", "fiscal_year": "fiscal year", "filing_type": "filing type"}
+    types = {"10k": "10-K", "10q": "10-Q", "8k": "8-K", "earnings": "earnings release"}
     rows = [{"filings": "all", "n": report["n"], **{names[f]: report["accuracy"][f] for f in FIELDS}}]
-    rows += [{"filings": t, "n": r["n"], **{names[f]: r[f] for f in FIELDS}} for t, r in report["by_type"].items()]
+    rows += [{"filings": types.get(t, t), "n": r["n"], **{names[f]: r[f] for f in FIELDS}}
+             for t, r in report["by_type"].items()]
     return pd.DataFrame(rows)
+
+
+def _kept(r: Mapping[str, Any]) -> str:
+    if r["kept"] is None:
+        return "n/a"
+    return "none" if r["own"]["diff"] <= 0 else f"{100 * r['kept']:.0f}%"
 
 
 def _lead_phrase(r: Mapping[str, Any]) -> str:
     named, own = r["named"], r["own"]
     base = "BM25" if r["baseline"] == "bm25" else "dense retrieval"
-    gap = f"{named['diff']:+.3f} → {own['diff']:+.3f} (change {_diff(r['change'])})"
+    gap = f"{named['diff']:+.3f} → {own['diff']:+.3f}, a change of {_diff(r['change'])}"
     if named["diff"] <= 0:
-        return f"it had no lead over {base} to keep ({gap})"
+        return f"Over {base} it had no lead to keep ({named['diff']:+.3f} → {own['diff']:+.3f})."
     if own["diff"] <= 0:
-        return f"its lead over {base} is gone ({gap})"
-    share = f"{100 * r['kept']:.0f}%"
-    if own["diff"] >= named["diff"]:
-        return f"its lead over {base} holds in full ({share}: {gap})"
-    sure = "its CI still excludes 0" if own["ci_low"] > 0 else "its CI now reaches 0"
-    return f"it keeps {share} of its lead over {base} ({gap}; {sure})"
+        return f"Over {base} its lead is gone: {gap}."
+    if own["diff"] > named["diff"]:
+        return f"Over {base} its lead grows: {gap}."
+    sure = "the lead's CI still excludes 0" if own["ci_low"] > 0 else "the lead's CI now reaches 0"
+    return f"Over {base} it keeps {_kept(r)} of its lead: {gap}; {sure}."
 
 
-def lead_sentence(saved: Mapping[str, Any], metric: str = "MRR") -> str:
+def lead_sentence(saved: Mapping[str, Any], metrics: Sequence[str] = ("MRR", "HR@5")) -> str:
     """What the hybrid keeps of its lead when the filings are not named, generated from a saved study.
 
-    One sentence per half (all questions, then the test half): the hybrid's ``metric`` in both settings
-    and, per baseline of :data:`LEAD_BASELINES`, the lead with the filings named → as own files, the
-    share kept and the change with its paired-bootstrap CI; then the page reader's accuracy on the
-    corpus's filings.
+    Markdown bullets, one per half (all questions, then the test half) and metric: the hybrid's value
+    in both settings and, per baseline of :data:`LEAD_BASELINES`, the lead with the filings named →
+    as own files, the share kept and the change with its paired-bootstrap CI (or that the lead is
+    gone, grew, or was never there); then the page reader's accuracy on the corpus's filings.
     """
     out = []
     for half, what in (("all", "all {n} questions"), ("test", "the {n} test questions")):
-        rows = [r for r in saved["lead"] if r["half"] == half and r["metric"] == metric]
-        if not rows:
-            continue
-        h = saved["settings"]
-        hyb = {n: h[n]["ci"][half]["aethel-hybrid"][metric] for n in (NAMED, OWN)}
-        out.append(f"On {what.format(n=rows[0]['n'])}, with the filings' names and metadata hidden `aethel-hybrid`'s "
-                   f"{metric} goes from {_ci(hyb[NAMED])} to {_ci(hyb[OWN])}: "
-                   + "; ".join(_lead_phrase(r) for r in rows) + ".")
+        for metric in metrics:
+            rows = [r for r in saved["lead"] if r["half"] == half and r["metric"] == metric]
+            if not rows:
+                continue
+            h = saved["settings"]
+            hyb = {n: h[n]["ci"][half]["aethel-hybrid"][metric] for n in (NAMED, OWN)}
+            out.append(f"* On {what.format(n=rows[0]['n'])}, with the filings' names and metadata hidden, "
+                       f"`aethel-hybrid`'s {metric} goes from {_ci(hyb[NAMED])} to {_ci(hyb[OWN])}. "
+                       + " ".join(_lead_phrase(r) for r in rows))
     md = (saved.get("metadata") or {}).get("corpus") or (saved.get("metadata") or {}).get("all")
     if md:
         acc = md["accuracy"]
-        out.append(f"Read from the pages alone, the company is right for {100 * acc['company']:.1f}% of the "
+        out.append(f"* Read from the pages alone, the company is right for {100 * acc['company']:.1f}% of the "
                    f"{md['n']} filings, the fiscal year for {100 * acc['fiscal_year']:.1f}% and the filing type for "
                    f"{100 * acc['filing_type']:.1f}%.")
-    return " ".join(out)
+    return "\n".join(out)
