@@ -52,7 +52,7 @@ def test_quick_chapters_on_real_data_are_deterministic(root, real_data):
     env = {**os.environ, "AETHEL_DATA": str(real_data), "AETHEL_CACHE": str(root / "cache")}
     first = _run(root, env, "-p", "quick", "true", "-p", "n_resamples", "300")
     assert first.returncode == 0, first.stderr[-4000:]
-    results = {n: read_json(root / "results" / f"{n}.json") for n in ("open_corpus", "scaling", "beyond")}
+    results = {n: read_json(root / "results" / f"{n}.json") for n in ("open_corpus", "scaling", "beyond", "comparisons")}
     assert not results["open_corpus"]["synthetic_only"]
     assert {"financebench", "financebench-chunk", "musique-open", "2wiki-open"} <= set(results["open_corpus"]["datasets"])
     assert set(results["scaling"]["runs"]) == {"financebench", "musique-open", "2wiki-open"}
@@ -61,6 +61,9 @@ def test_quick_chapters_on_real_data_are_deterministic(root, real_data):
     assert set(beyond["datasets"]) == {"financebench", "musique-open", "2wiki-open", "synthetic"}
     assert set(beyond["closed"]) == {"musique", "2wiki"} and beyond["timing"]["latency"]["dataset"] == "financebench"
     assert all(r["tests"] and r["components"] for r in beyond["datasets"].values())
+    # questions that need two filings: every one anchored, both halves tested against each method
+    assert results["comparisons"]["anchored"]["two_or_more"] == results["comparisons"]["comparisons"]["all"]["n"] > 0
+    assert all(block["tests"] for block in results["comparisons"]["comparisons"].values())
     for name in CHAPTERS:
         executed = json.dumps(json.loads((root / "book" / "executed" / f"{name}.ipynb").read_text()))
         assert "Traceback" not in executed, name

@@ -165,13 +165,15 @@ def test_provenance_rows_and_commands():
     assert "missing: not run" in rows["10_closed_pool"]["result files"] and rows["10_closed_pool"]["parameters"] == "(no result file)"
     assert rows["20_open_corpus"]["result files"] == "results/open_corpus.json"
     assert rows["25_hybrid"]["result files"] == ("results/beyond.json (missing: not run); "
-                                                 "results/own_files.json (missing: not run)")
+                                                 "results/own_files.json (missing: not run); "
+                                                 "results/comparisons.json (missing: not run)")
     assert json.loads(rows["20_open_corpus"]["parameters"]) == {"quick": True}
     # results/beyond.json keeps no parameters of its own: the row shows those the runner gave 25_hybrid
     hybrid_run = {"25_hybrid": {"seconds": 1.0, "cells": 30, "code_cells": 15, "built": "", "parameters": {"quick": True}}}
     (row,) = repro.provenance_rows({**results, "beyond": {"datasets": {}}}, hybrid_run, ["25_hybrid"])
     assert json.loads(row["parameters"]) == {"quick": True}
-    assert row["result files"] == "results/beyond.json; results/own_files.json (missing: not run)"
+    assert row["result files"] == ("results/beyond.json; results/own_files.json (missing: not run); "
+                                   "results/comparisons.json (missing: not run)")
     assert repro.version_table(results) == {"numpy": {"quickstart": "2.0", "open_corpus": "2.1"}}
     stats = {r["notebook"]: r for r in repro.execution_rows(execution, ["00_quickstart", "90_reproducibility"])}
     assert stats["00_quickstart"]["cells"] == 12 and stats["90_reproducibility"]["note"].startswith("no record")

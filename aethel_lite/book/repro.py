@@ -57,7 +57,7 @@ CHAPTERS: dict[str, dict[str, tuple[str, ...]]] = {
     "01_graph_construction": {"results": ("graph_construction",), "data": ("musique",)},
     "10_closed_pool": {"results": ("closed_pool",), "data": ("musique", "2wikimultihopqa")},
     "20_open_corpus": {"results": ("open_corpus",), "data": ("financebench", "musique", "2wikimultihopqa")},
-    "25_hybrid": {"results": ("beyond", "own_files"), "data": ("financebench", "musique", "2wikimultihopqa")},
+    "25_hybrid": {"results": ("beyond", "own_files", "comparisons"), "data": ("financebench", "musique", "2wikimultihopqa")},
     "30_scaling": {"results": ("scaling",), "data": ("financebench", "musique", "2wikimultihopqa")},
     "40_provenance": {"results": ("provenance",), "data": ("musique", "2wikimultihopqa")},
     "50_swarm": {"results": ("swarm",), "data": ("financebench",)},
