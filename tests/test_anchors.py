@@ -8,14 +8,11 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from aethel_lite.data.schema import Passage, Query
+from aethel_lite.data.schema import Query
 from aethel_lite.errors import ParameterError
 from aethel_lite.retrievers import GraphRetriever, anchors
 from aethel_lite.retrievers.registry import make_retriever
-
-
-def _page(doc, page, text, company, year, kind="10k"):
-    return Passage(f"{doc}#p{page}", doc, doc, text, {"page": page, "company": company, "doc_period": year, "doc_type": kind})
+from test_hybrid_retriever import _page  # one filing page with the loader's metadata
 
 
 PASSAGES = [
