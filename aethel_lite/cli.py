@@ -480,14 +480,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     input, named), 1 an unexpected one (its Python traceback with ``AETHEL_DEBUG=1``), 130/143
     interrupted by SIGINT/SIGTERM, 141 stdout closed by its reader (a broken pipe, quietly).
     """
-    for sig, handler in _STARTING.items():
-        if signal.getsignal(sig) is _interrupted_while_starting:
-            signal.signal(sig, handler)
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "dest", "unset") is None:
-
         args.dest = str(data_root())
+    # Nothing has been done until the command runs: until here a signal is the starting handler's one line.
+    for sig, handler in _STARTING.items():
+        if signal.getsignal(sig) is _interrupted_while_starting:
+            signal.signal(sig, handler)
     try:
         return int(args.func(args) or 0)
     except AethelError as exc:
