@@ -450,3 +450,10 @@ def test_progress_names_the_running_cell(tmp_path):
                           root=tmp_path, on_cell=lambda i, n: seen.append((i, n)))
     assert failure is None
     assert seen == [(0, 2), (1, 2)]  # the source notebook's cells; papermill's injected cell not counted
+
+
+@pytest.mark.parametrize("chapter", ["20_open_corpus", "25_hybrid"])
+def test_the_long_chapters_stay_short(chapter):
+    """The open-corpus chapter and the hybrid's chapter read as one story each: at most 35 cells."""
+    nb = nbformat.read(REPO / "notebooks" / f"{chapter}.ipynb", as_version=4)
+    assert len(nb.cells) <= 35, f"{chapter}: {len(nb.cells)} cells"

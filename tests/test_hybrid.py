@@ -130,6 +130,14 @@ def test_beyond_study_and_closed_pool_check_on_a_toy_corpus(toy):
     abl = H.ablation_table({"toy": res}, "MRR")
     assert abl.loc["aethel-hybrid-no-graph", ("toy", "Δ")] == pytest.approx(
         res["metrics"]["aethel-hybrid-no-graph"]["all"]["MRR"] - res["metrics"]["aethel-hybrid"]["all"]["MRR"], abs=1e-3)
+    narrow = H.ablation_columns({"toy": res}, "MRR")  # the chapter's table: value and (change) in one cell
+    assert list(narrow.columns) == ["variant (component switched off)", "toy"]
+    no_graph = res["metrics"]["aethel-hybrid-no-graph"]["all"]["MRR"]
+    full = res["metrics"]["aethel-hybrid"]["all"]["MRR"]
+    assert narrow["toy"][0] == f"{full:.3f}"
+    assert narrow["toy"][2] == "–"  # a variant this run did not include
+    row = ["aethel-hybrid", *H.ABLATIONS].index("aethel-hybrid-no-graph")
+    assert narrow["toy"][row] == f"{no_graph:.3f} ({round(no_graph - full, 3):+.3f})".replace("-", "−")
     assert any("graph's own contribution" in line for line in H.what_did_not_work({"datasets": {"toy": res}}))
     # the graph's part is tested against the same dense + BM25 sum without the graph (its own family)
     comp = {(t["half"], t["b"], t["metric"]): t for t in res["components"]}

@@ -492,6 +492,24 @@ def ablation_table(datasets: Mapping[str, Any], metric: str = "MRR", half: str =
     return df
 
 
+def ablation_columns(datasets: Mapping[str, Any], metric: str = "MRR", half: str = "all"):
+    """:func:`ablation_table` narrowed to the text column: one column per corpus whose cell is the
+    variant's ``metric`` and, in brackets, its change against the full method (``0.512 (−0.031)``)."""
+    import pandas as pd
+
+    wide = ablation_table(datasets, metric, half)
+    out = pd.DataFrame({"variant (component switched off)": wide.iloc[:, 0]})
+    for corpus in datasets:
+        cells = []
+        for value, delta in zip(wide[(corpus, metric)], wide[(corpus, "Δ")]):
+            if value is None or pd.isna(value):
+                cells.append("–")
+            else:
+                cells.append(f"{value:.3f}" if delta is None or pd.isna(delta) else f"{value:.3f} ({delta:+.3f})".replace("-", "−"))
+        out[corpus] = cells
+    return out.reset_index(drop=True)
+
+
 def difference_figure(datasets: Mapping[str, Any], metric: str = "MRR", baselines: Sequence[str] = ("bm25", "dense", "dense-max", "rrf-dense")):
     """Forest plot: ``aethel-hybrid`` − each baseline on ``metric``, paired-bootstrap 95% CI, test half and all."""
     import matplotlib.pyplot as plt
