@@ -256,6 +256,9 @@ def test_reader_checks_in_the_browser(tmp_path):
                              + cell("y = 2", "<p>2wiki: 36 rows skipped (no supporting paragraph)</p>")),
         "wide_code.html": chapter(cell(long_line, SMALL_TABLE)),
         "wide_table.html": chapter(cell("t", f"<div style='overflow-x: auto'>{wide_table}</div>")),
+        # a box that grows with its table (wider than the 800 px column, narrower than the window)
+        "grown_box.html": chapter(cell("t", "<div style='width: max-content'><table><tr>" + "".join(
+            f"<td style='white-space: nowrap'>mean_passage_words {i}</td>" for i in range(6)) + "</tr></table></div>")),
         "stderr.html": chapter(cell("load()", SMALL_TABLE + "<div class='output stderr'><pre>2wiki: skipped 36 rows of"
                                               " 2wiki/dev.json</pre></div>")),
         "warning.html": chapter(cell("fit()", SMALL_TABLE + "<pre>model.py:12: FutureWarning: the default changes</pre>")),
@@ -267,6 +270,7 @@ def test_reader_checks_in_the_browser(tmp_path):
     kinds = {name: [p.kind for p in r.problems] for name, r in reports.items()}
     assert kinds["wide_code.html"] == ["wide"] and "code cell" in reports["wide_code.html"].problems[0].detail
     assert kinds["wide_table.html"] == ["wide"] and "table" in reports["wide_table.html"].problems[0].detail
+    assert kinds["grown_box.html"] == ["wide"] and "800 px column" in reports["grown_box.html"].problems[0].detail
     assert kinds["stderr.html"] == ["stderr"] and "skipped 36 rows" in reports["stderr.html"].problems[0].detail
     assert kinds["warning.html"] == ["stderr"] and "FutureWarning" in reports["warning.html"].problems[0].detail
     assert kinds["late.html"] == ["first-result"]

@@ -7,7 +7,8 @@ check's 1280 px window) and hands its result to :func:`reader_problems`, which r
     a visible code cell (``.cell_input pre``) or table wider than its column: the code block's
     ``scrollWidth`` exceeds its ``clientWidth`` (a code line the reader must scroll sideways to
     read), or a table's width exceeds the ``clientWidth`` of the box it sits in (a column cut
-    at the right edge, or behind a scrollbar);
+    at the right edge, or behind a scrollbar), or it reaches past the right edge of the text
+    column (``article``) because the box it sits in grew with it;
 ``stderr``
     a notebook output cell that shows a stream written to stderr (myst-nb's ``.stderr`` box) or
     warning text (``UserWarning``, ``FutureWarning``, ``Warning:`` ...): a notice a reader should
@@ -47,19 +48,21 @@ READER_PROBE = r"""
     if (visible(pre) && pre.scrollWidth > pre.clientWidth + 1)
       wide.push({...label(pre, "code cell"), column: pre.clientWidth});
   }
+  const scope = document.querySelector("article") || document.querySelector("main") || document.body;
+  const edge = scope.getBoundingClientRect().right;  // the text column's right edge
   for (const table of document.querySelectorAll("table")) {
     if (!visible(table)) continue;
     const box = table.parentElement;
     const width = Math.max(table.scrollWidth, table.offsetWidth);
     const column = box ? box.clientWidth : width;
-    if (width > column + 1)
-      wide.push({...label(table, "table"), column});
+    const past = table.getBoundingClientRect().right - edge;  // a box that grew with its table
+    if (width > column + 1 || past > 1)
+      wide.push({...label(table, "table"), column: width > column + 1 ? column : Math.round(width - past)});
   }
   const stderr = Array.from(document.querySelectorAll(".cell_output .stderr"))
                       .filter(visible).map(el => (el.textContent || "").trim().slice(0, 120));
   const warnings = Array.from(document.querySelectorAll(".cell_output")).filter(visible)
                         .map(el => el.textContent || "");
-  const scope = document.querySelector("article") || document.querySelector("main") || document.body;
   const results = Array.from(scope.querySelectorAll("img, table, svg.figure, figure")).filter(visible);
   const first = results.length ? results.reduce((a, b) => (top(a) <= top(b) ? a : b)) : null;
   return {chapter: document.querySelectorAll(".cell").length > 0, wide, stderr, warnings,
