@@ -7,8 +7,8 @@ check's 1280 px window) and hands its result to :func:`reader_problems`, which r
     a visible code cell (``.cell_input pre``) or table wider than its column: the code block's
     ``scrollWidth`` exceeds its ``clientWidth`` (a code line the reader must scroll sideways to
     read), or a table's width exceeds the ``clientWidth`` of the box it sits in (a column cut
-    at the right edge, or behind a scrollbar), or it reaches past the right edge of the text
-    column (``article``) because the box it sits in grew with it;
+    at the right edge, or behind a scrollbar), or a notebook output's table reaches past the
+    right edge of the text column (``article``) because the box it sits in grew with it;
 ``stderr``
     a notebook output cell that shows a stream written to stderr (myst-nb's ``.stderr`` box) or
     warning text (``UserWarning``, ``FutureWarning``, ``Warning:`` ...): a notice a reader should
@@ -55,7 +55,8 @@ READER_PROBE = r"""
     const box = table.parentElement;
     const width = Math.max(table.scrollWidth, table.offsetWidth);
     const column = box ? box.clientWidth : width;
-    const past = table.getBoundingClientRect().right - edge;  // a box that grew with its table
+    // a notebook output's box that grew with its table (Sphinx's own pages lay out their tables themselves)
+    const past = table.closest(".cell_output") ? table.getBoundingClientRect().right - edge : 0;
     if (width > column + 1 || past > 1)
       wide.push({...label(table, "table"), column: width > column + 1 ? column : Math.round(width - past)});
   }
