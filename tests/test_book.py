@@ -305,6 +305,7 @@ def test_book_builds_without_warnings(tmp_path):
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy(REPO / name, tmp_path / name)
     shutil.copytree(REPO / "book", tmp_path / "book", ignore=shutil.ignore_patterns("executed", "_build"))
+    shutil.copytree(REPO / "_static", tmp_path / "_static")  # the book's style sheet (tables that fit the column)
     shutil.copytree(REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     env = dict(os.environ)
     env.pop("AETHEL_DATA", None)  # the quickstart must say it runs on synthetic data
