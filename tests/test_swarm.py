@@ -298,6 +298,63 @@ def test_every_memo_passes_the_audit(scores, corpus, orch):
     assert n > 100
 
 
+def test_narrow_memo_html_keeps_every_audit_row(scores):
+    """The book's five-column audit trail holds each Markdown row's reference, figure, entity,
+    metric, period, document, page, passage and quote (read back with the standard HTML parser)."""
+    from html.parser import HTMLParser
+
+    from aethel_lite.swarm import Memo
+
+    class Cells(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.rows, self.cell = [], None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "tr":
+                self.rows.append([])
+            elif tag in ("td", "th"):
+                self.cell = ""
+
+        def handle_endtag(self, tag):
+            if tag in ("td", "th"):
+                self.rows[-1].append(self.cell)
+                self.cell = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell += data
+
+    md = next(iter(scores["memos"].values()))
+    memo = Memo("fund", md)
+    wide, narrow = Cells(), Cells()
+    wide.feed(memo.to_html())
+    narrow.feed(memo.to_html(narrow=True))
+    audit_wide = [r for r in wide.rows if r and r[0].startswith(("Ref", "A"))]
+    audit_narrow = [r for r in narrow.rows if r and r[0].startswith(("Ref", "A"))]
+    assert audit_wide[0] == ["Ref", "Figure", "Entity", "Metric", "Period", "Document", "PDF page", "Passage", "Quote"]
+    assert audit_narrow[0] == ["Ref", "Figure", "What", "Source", "Quote"]
+    assert len(audit_narrow) == len(audit_wide) > 10
+    for (ref, fig, entity, metric, period, doc, page, pid, quote), got in zip(audit_wide[1:], audit_narrow[1:]):
+        assert got[:2] == [ref, fig] and got[4] == quote
+        assert got[2] == " · ".join(x for x in (entity, metric, period) if x != "—")
+        assert got[3] == (f"{doc}, page {page} ({pid})" if page != "—" else f"{doc} ({pid})")
+    # everything above the audit trail is the same
+    assert memo.to_html().split("<h2>Audit trail</h2>")[0] == memo.to_html(narrow=True).split("<h2>Audit trail</h2>")[0]
+
+
+def test_end_to_end_rows_in_eight_columns():
+    from aethel_lite.swarm.study import end_to_end_rows
+
+    fb = {"end_to_end": {"k": 5, "rows": [
+              {"qid": "financebench_id_01234", "company": "3M", "metric": "ppe_net", "period": "FY2018", "gold": 1577.0,
+               "predicted": 1577.0, "correct": True, "gold_read": False, "half": "test"}]},
+          "accuracy": {"rows": [{"qid": "financebench_id_01234", "predicted": None, "correct": False}]}}
+    assert end_to_end_rows(fb) == [{"question": "01234 (test)", "company": "3M", "asked": "ppe net, FY2018",
+                                    "gold (USD m)": 1577.0, "from evidence pages": None, "from top 5": 1577.0,
+                                    "right": "no / yes", "evidence page in top 5": "no"}]
+
+
 def test_same_memo_under_every_alias(orch, corpus):
     for entity in fund_targets(corpus)[:3]:
         got = alias_invariance(orch, corpus, entity)

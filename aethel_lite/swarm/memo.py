@@ -20,6 +20,7 @@ or for a text file its paragraph), as ``aethel index`` recorded them.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -93,17 +94,38 @@ class Memo:
     prose: str = "template"
     generator_error: str | None = None
 
-    def to_html(self) -> str:
-        """The memo as an HTML fragment (markdown-it, CommonMark with tables)."""
+    def to_html(self, *, narrow: bool = False) -> str:
+        """The memo as an HTML fragment (markdown-it, CommonMark with tables).
+
+        ``narrow=True`` shows the audit trail in five columns — reference, figure, what (entity ·
+        metric · period), source (document or file, page, passage) and quote — so that it fits a
+        text column such as the book's; the Markdown keeps its nine columns.
+        """
         from markdown_it import MarkdownIt
 
-        body = MarkdownIt("commonmark", {"html": False}).enable("table").render(self.markdown)
-        return f'<div class="aethel-memo">{body}</div>'
+        render = MarkdownIt("commonmark", {"html": False}).enable("table").render
+        if not narrow or AUDIT_HEADING not in self.markdown:
+            return f'<div class="aethel-memo">{render(self.markdown)}</div>'
+        body = render(self.markdown.split(AUDIT_HEADING, 1)[0]) + render(AUDIT_HEADING)
+        # one cell a line, as markdown-it writes them (the page's text keeps the cells apart)
+        head = "".join(f"<th>{h}</th>\n" for h in ("Ref", "Figure", "What", "Source", "Quote"))
+        rows = "".join("<tr>\n" + "".join(f"<td>{html.escape(c)}</td>\n" for c in _narrow_row(r)) + "</tr>\n"
+                       for r in parse_audit_table(self.markdown))
+        return (f'<div class="aethel-memo">{body}<table>\n<thead>\n<tr>\n{head}</tr>\n</thead>\n'
+                f"<tbody>\n{rows}</tbody>\n</table>\n</div>")
 
     def to_dict(self) -> dict:
         """JSON-able record (Markdown, audit rows, who wrote the prose)."""
         return {"target": self.target, "markdown": self.markdown, "audit": [r.to_dict() for r in self.audit],
                 "found": self.found, "prose": self.prose, "generator_error": self.generator_error}
+
+
+def _narrow_row(row: Mapping[str, str]) -> tuple[str, ...]:
+    """An audit row (:func:`parse_audit_table`) as the five cells of :meth:`Memo.to_html`'s narrow table."""
+    what = " · ".join(row[k] for k in ("Entity", "Metric", "Period") if row.get(k, "—") not in ("", "—"))
+    where, page = (row.get("File"), row.get("Page")) if "File" in row else (row.get("Document"), row.get("PDF page"))
+    source = f"{where}, page {page}" if page not in (None, "", "—") else str(where)
+    return row["Ref"], row["Figure"], what, f"{source} ({row['Passage']})", row["Quote"]
 
 
 def _collapse(text: str) -> str:

@@ -373,7 +373,10 @@ def end_to_end_table(fb: Mapping[str, Any]) -> list[dict]:
 
 def end_to_end_rows(fb: Mapping[str, Any]) -> list[dict]:
     """Per question, the value read from the evidence pages beside the value read from the
-    retriever's top pages (``correct``: ``evidence / top k``), narrow enough for the book's column."""
+    retriever's top pages, in eight columns narrow enough for the book's text column: the question
+    (FinanceBench's id without its prefix, and its half), company, the item and period asked, the
+    gold amount, the two values read, whether each is right (``evidence / top k``) and whether the
+    top pages held an evidence page."""
     e2e = fb["end_to_end"]
     gold = {r["qid"]: r for r in fb["accuracy"]["rows"]}
     top = f"top {e2e['k']}"
@@ -381,10 +384,11 @@ def end_to_end_rows(fb: Mapping[str, Any]) -> list[dict]:
     def yes(flag: bool) -> str:
         return "yes" if flag else "no"
 
-    return [{"question": r["qid"].removeprefix("financebench_id_"), "company": r["company"], "item": r["metric"],
-             "period": r["period"], "gold (USD m)": r["gold"], "evidence pages": gold[r["qid"]]["predicted"],
-             top: r["predicted"], "correct": f"{yes(gold[r['qid']]['correct'])} / {yes(r['correct'])}",
-             f"evidence in {top}": yes(r["gold_read"]), "half": r["half"]}
+    return [{"question": f"{r['qid'].removeprefix('financebench_id_')} ({r['half']})", "company": r["company"],
+             "asked": f"{r['metric'].replace('_', ' ')}, {r['period']}", "gold (USD m)": r["gold"],
+             "from evidence pages": gold[r["qid"]]["predicted"], f"from {top}": r["predicted"],
+             "right": f"{yes(gold[r['qid']]['correct'])} / {yes(r['correct'])}",
+             f"evidence page in {top}": yes(r["gold_read"])}
             for r in e2e["rows"]]
 
 
