@@ -11,8 +11,10 @@ Commands (their flags and JSON output keys are a public interface; keep them wor
 
 from __future__ import annotations
 
+# The handler below must be in place before anything slow runs: ``_signal`` is built into the
+# interpreter (importing it runs no Python code), and ``os`` and ``sys`` are loaded at start-up.
+import _signal
 import os
-import signal
 import sys
 
 
@@ -26,12 +28,13 @@ def _interrupted_while_starting(signum, frame):  # pragma: no cover - exercised 
 
 _STARTING: dict = {}  # signal -> the handler it had before the imports (restored by main)
 if __name__ == "__main__" or os.path.basename(sys.argv[0] or "") == "aethel":  # the command, not an import
-    for _sig in (signal.SIGINT, signal.SIGTERM):
-        _STARTING[_sig] = signal.signal(_sig, _interrupted_while_starting)
+    for _sig in (_signal.SIGINT, _signal.SIGTERM):
+        _STARTING[_sig] = _signal.signal(_sig, _interrupted_while_starting)
 
 import argparse  # noqa: E402
 import errno  # noqa: E402
 import json  # noqa: E402
+import signal  # noqa: E402
 import sqlite3  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Sequence
