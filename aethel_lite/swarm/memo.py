@@ -20,7 +20,6 @@ or for a text file its paragraph), as ``aethel index`` recorded them.
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -103,16 +102,14 @@ class Memo:
         """
         from markdown_it import MarkdownIt
 
-        render = MarkdownIt("commonmark", {"html": False}).enable("table").render
-        if not narrow or AUDIT_HEADING not in self.markdown:
-            return f'<div class="aethel-memo">{render(self.markdown)}</div>'
-        body = render(self.markdown.split(AUDIT_HEADING, 1)[0]) + render(AUDIT_HEADING)
-        # one cell a line, as markdown-it writes them (the page's text keeps the cells apart)
-        head = "".join(f"<th>{h}</th>\n" for h in ("Ref", "Figure", "What", "Source", "Quote"))
-        rows = "".join("<tr>\n" + "".join(f"<td>{html.escape(c)}</td>\n" for c in _narrow_row(r)) + "</tr>\n"
-                       for r in parse_audit_table(self.markdown))
-        return (f'<div class="aethel-memo">{body}<table>\n<thead>\n<tr>\n{head}</tr>\n</thead>\n'
-                f"<tbody>\n{rows}</tbody>\n</table>\n</div>")
+        markdown = self.markdown
+        if narrow and AUDIT_HEADING in markdown:  # the same renderer, over a five-column audit table
+            rows = [" | ".join(_cell(c) for c in _narrow_row(r)) for r in parse_audit_table(markdown)]
+            markdown = "\n".join([markdown.split(AUDIT_HEADING, 1)[0] + AUDIT_HEADING, "",
+                                   "| Ref | Figure | What | Source | Quote |", "|---|---|---|---|---|",
+                                   *(f"| {r} |" for r in rows), ""])
+        body = MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown)
+        return f'<div class="aethel-memo">{body}</div>'
 
     def to_dict(self) -> dict:
         """JSON-able record (Markdown, audit rows, who wrote the prose)."""
