@@ -169,3 +169,45 @@ def test_hybrid_headline_and_takeaways_read_the_result_file():
     assert "(`aethel-hybrid-no-graph`): +0.167 [-0.10, +0.40], the interval spans zero" in text
     saved["synthetic_only"] = True
     assert hybrid_headline(saved, n_resamples=200)[1].startswith("Only the synthetic corpus ran")
+
+
+def test_ci_figure_sets_six_corpora_in_two_rows_of_three():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from aethel_lite.book.report import ci_figure
+
+    cell = {"mean": 0.5, "ci_low": 0.4, "ci_high": 0.6}
+    results = {f"corpus-{i}": {"ci": {"bm25": {"all": {"HR@5": cell}}, "dense": {"all": {"HR@5": cell}}}} for i in range(5)}
+    fig = ci_figure(results)
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(fig.axes) == 6 and len(visible) == 5  # 2 x 3, the sixth panel hidden
+    assert [ax.get_title() for ax in visible] == list(results)
+    assert len({round(ax.get_position().y0, 3) for ax in visible}) == 2  # two rows
+    assert fig.get_figwidth() == pytest.approx(3 * 3.2)
+    plt.close(fig)
+
+
+def test_paper_figure_shows_each_rate_with_ours_and_the_paper_s():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from aethel_lite.book.report import paper_figure
+
+    rows = [{"paper's number": "graph, HR@5", "paper": 0.6, "ours": 0.41, "ci_low": 0.3, "ci_high": 0.5, "verdict": "differs"},
+            {"paper's number": "dense, HR@5", "paper": 0.45, "ours": 0.47, "ci_low": 0.39, "ci_high": 0.55, "verdict": "reproduced"},
+            {"paper's number": "crossing", "paper": 500.0, "ours": 250.0, "ci_low": None, "ci_high": None, "verdict": "differs"},
+            {"paper's number": "passes BM25", "paper": False, "ours": True, "ci_low": None, "ci_high": None, "verdict": "differs"}]
+    fig = paper_figure(rows)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["graph, HR@5", "dense, HR@5"]  # top to bottom; non-rates left out
+    crosses = [line for line in ax.get_lines() if line.get_marker() == "x"]
+    assert sorted(float(line.get_xdata()[0]) for line in crosses) == [0.45, 0.6]
+    bars = [c for c in ax.containers]  # errorbar containers: ours with the interval
+    assert [float(b.lines[0].get_xdata()[0]) for b in bars] == [0.41, 0.47]
+    assert ax.get_xlabel() and ax.get_ylabel()
+    plt.close(fig)
