@@ -18,6 +18,7 @@ from aethel_lite.book.bookcheck import (
     RAW_TEX,
     BrowserNotFound,
     Problem,
+    alt_problems,
     check_links,
     check_site,
     find_chromium,
@@ -145,7 +146,7 @@ def test_each_kind_of_breakage_is_reported(tmp_path):
     chromium_or_skip()
     site = make_site(tmp_path / "site", {
         "index.html": page("Index", "<a href='bad.html'>bad</a>"),
-        "bad.html": page("Bad", "<img src='_images/gone.png' alt='gone'>"
+        "bad.html": page("Bad", "<img src='_images/gone.png' alt='../_images/gone.png'>"
                                 "<p>the walk \\(p = \\alpha s\\) unrendered</p>"
                                 "<div class='cell_output'><pre>Traceback (most recent call last):\n"
                                 "ValueError: boom</pre></div>"
@@ -158,7 +159,7 @@ def test_each_kind_of_breakage_is_reported(tmp_path):
     assert reports["index.html"].problems == []
     assert [p.kind for p in reports["wide.html"].problems] == ["layout"]
     kinds = sorted({p.kind for p in reports["bad.html"].problems})
-    assert kinds == ["console", "math", "output", "resource"]
+    assert kinds == ["alt", "console", "math", "output", "resource"]
     details = "\n".join(str(p) for p in reports["bad.html"].problems)
     assert "gone.png answered HTTP 404" in details and "broken image" in details
     assert "console.error: bad thing" in details and "ReferenceError: undefinedFunction" in details
@@ -168,6 +169,16 @@ def test_each_kind_of_breakage_is_reported(tmp_path):
     assert "cdn.example.org/mathjax/tex-chtml.js failed: net::ERR_NAME_NOT_RESOLVED" in cdn
     assert "1 of 1 formulas not typeset" in cdn
     assert (reports["cdn.html"].n_math, reports["cdn.html"].n_untypeset) == (1, 1)
+
+
+def test_alt_problems_name_images_without_alt_text():
+    images = [{"src": "a.png", "alt": "One panel per corpus; HR@5 on the horizontal axis."},
+              {"src": "b.png", "alt": None}, {"src": "c.png", "alt": "  "},
+              {"src": "d.png", "alt": "../../_images/2416bc99.png"}, {"src": "e.svg", "alt": "chart.SVG"}]
+    found = [str(p) for p in alt_problems("ch.html", images)]
+    assert found == ["ch.html: alt: image b.png has no alt text", "ch.html: alt: image c.png has no alt text",
+                     "ch.html: alt: image d.png has no alt text (it says '../../_images/2416bc99.png')",
+                     "ch.html: alt: image e.svg has no alt text (it says 'chart.SVG')"]
 
 
 def test_offline_mathjax_renders_with_the_network_off(tmp_path):

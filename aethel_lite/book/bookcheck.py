@@ -19,6 +19,9 @@ with the network switched off (only 127.0.0.1 resolves) and reports, per page:
     math left as raw TeX: an element of class ``math`` that MathJax did not typeset, or
     ``\\(``, ``\\[``, ``$$``, ``\\begin{`` or a ``$...$`` holding TeX (``\\cmd``, ``^``, ``_``,
     ``{``) in the visible text outside code blocks;
+``alt``
+    an image with no alt text, or with a file name or path in its place (what a figure glued into
+    the text gets unless its directive says ``:alt:``);
 ``output``
     a notebook output (``.cell_output``) that shows a Python traceback or an ``Error``
     (``Error``, ``ValueError``, ... as a word);
@@ -121,7 +124,8 @@ _PAGE_PROBE = r"""
   const untypeset = math.filter(el => !el.querySelector("mjx-container"))
                         .map(el => el.textContent.trim().slice(0, 80));
   const images = Array.from(document.images).map(img => ({
-      src: img.currentSrc || img.src, complete: img.complete, width: img.naturalWidth}));
+      src: img.currentSrc || img.src, complete: img.complete, width: img.naturalWidth,
+      alt: img.getAttribute("alt")}));
   const links = Array.from(document.querySelectorAll("a[href]")).map(a => a.href);
   const body = document.body ? document.body.cloneNode(true) : document.createElement("body");
   body.querySelectorAll("pre, code, script, style, textarea, noscript, mjx-container, .highlight")
@@ -506,6 +510,19 @@ def _redirect_target(path: Path) -> str | None:
     return match.group(1).strip() if match else None
 
 
+def alt_problems(page: str, images) -> list[Problem]:
+    """Images whose alt text is missing, empty or a file name (``../_images/3f2a.png``)."""
+    problems = []
+    for img in images:
+        alt = (img.get("alt") or "").strip()
+        if not alt or alt.lower().endswith(_IMAGE_SUFFIXES) or "_images/" in alt:
+            problems.append(Problem(page, "alt", f"image {img['src']} has no alt text" + (f" (it says {alt!r})" if alt else "")))
+    return problems
+
+
+_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".svg", ".gif", ".webp")
+
+
 def _screenshot_name(page: str) -> str:
     return page.removesuffix(".html").replace("/", "__") + ".png"
 
@@ -539,6 +556,7 @@ def check_page(browser: Chromium, session: str, site: Path, base: str, page: str
     for img in probe["images"]:
         if img["complete"] and img["width"] == 0:
             problems.append(Problem(page, "resource", f"broken image {img['src']}"))
+    problems += alt_problems(page, probe["images"])
     problems += check_links(site, page, probe["links"], base, anchor_cache)
     problems += text_problems(page, probe)
     reading = browser.call("Runtime.evaluate", {"expression": READER_PROBE, "returnByValue": True},
