@@ -82,14 +82,17 @@ def test_swarm_and_repro_headlines():
     assert "do not overlap" in verdict and "90 of 100" in verdict and "120 figures" in verdict
     saved["synthetic"]["scores"]["bm25"] = source(88, 100, 95, 18, 20)
     assert "overlap: this run does not separate" in swarm_headline(saved)[1]
-    rows = [{"chapter": "closed pool", "verdict": "reproduced", "paper's number": "a"},
-            {"chapter": "closed pool", "verdict": "differs", "paper's number": "HR@5 on MuSiQue"},
-            {"chapter": "scaling", "verdict": "not comparable", "paper's number": "c"}]
+    rows = [{"chapter": "closed pool", "verdict": "reproduced", "paper's number": "a", "why": "same method"},
+            {"chapter": "closed pool", "verdict": "differs", "paper's number": "HR@5 on MuSiQue", "why": "same method"},
+            {"chapter": "scaling", "verdict": "not comparable", "paper's number": "c", "why": "size 100 not run"},
+            {"chapter": "scaling", "verdict": "not comparable", "paper's number": "d", "why": "size 100 not run"}]
     shown, verdict = repro_headline(rows)
     assert shown.frame.to_dict("records") == [
         {"chapter": "closed pool", "reproduced": 1, "differs": 1, "not comparable": 0},
-        {"chapter": "scaling", "reproduced": 0, "differs": 0, "not comparable": 1}]
-    assert verdict.startswith("Of the paper's 3 numbers, 1 are reproduced") and "HR@5 on MuSiQue" in verdict
+        {"chapter": "scaling", "reproduced": 0, "differs": 0, "not comparable": 2}]
+    assert verdict.startswith("Of the paper's 4 numbers, 1 are reproduced") and "HR@5 on MuSiQue" in verdict
+    assert "2 cannot be compared in this build: size 100 not run." in verdict  # the rows' own reason, once
+    assert repro_headline(rows[:2])[1].count("cannot be compared in this build.") == 1
 
 
 def test_scaling_verdict():
