@@ -510,6 +510,9 @@ def _redirect_target(path: Path) -> str | None:
     return match.group(1).strip() if match else None
 
 
+_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".svg", ".gif", ".webp")
+
+
 def alt_problems(page: str, images) -> list[Problem]:
     """Images whose alt text is missing, empty or a file name (``../_images/3f2a.png``)."""
     problems = []
@@ -518,9 +521,6 @@ def alt_problems(page: str, images) -> list[Problem]:
         if not alt or alt.lower().endswith(_IMAGE_SUFFIXES) or "_images/" in alt:
             problems.append(Problem(page, "alt", f"image {img['src']} has no alt text" + (f" (it says {alt!r})" if alt else "")))
     return problems
-
-
-_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".svg", ".gif", ".webp")
 
 
 def _screenshot_name(page: str) -> str:

@@ -182,11 +182,15 @@ def repro_headline(rows: Sequence[Mapping[str, Any]]) -> tuple[Table, str]:
     totals = {k: sum(c[k] for c in chapters.values()) for k in kinds}
     differ = [r["paper's number"] for r in rows if r["verdict"] == "differs"]
     apart = list(dict.fromkeys(r["why"] for r in rows if r["verdict"] == "not comparable"))  # the reasons, in table order
+
+    def first(items, n):
+        return "; ".join(items[:n]) + ("; …" if len(items) > n else "")
+
     verdict = (f"Of the paper's {len(rows)} numbers, {totals['reproduced']} are reproduced (the paper's value inside our "
                f"95% interval, or the same crossing), {totals['differs']} differ and {totals['not comparable']} cannot "
-               "be compared in this build" + (f": {'; '.join(apart[:2])}{'; …' if len(apart) > 2 else ''}" if apart else "") + ".")
+               "be compared in this build" + (f": {first(apart, 2)}" if apart else "") + ".")
     if differ:
-        verdict += " Those that differ: " + "; ".join(differ[:4]) + ("; …" if len(differ) > 4 else "") + "."
+        verdict += f" Those that differ: {first(differ, 4)}."
     return table(frame), verdict
 
 

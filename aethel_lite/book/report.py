@@ -278,7 +278,8 @@ def paper_figure(rows: Sequence[Mapping[str, Any]]):
         return isinstance(x, float) and 0.0 <= x <= 1.0
 
     shown = [r for r in rows if rate(r["paper"]) and rate(r["ours"])]
-    fig, ax = plt.subplots(figsize=(7.0, 0.32 * len(shown) + 1.2))
+    height = 0.32 * len(shown) + 1.2
+    fig, ax = plt.subplots(figsize=(7.0, height))
     y = list(range(len(shown)))[::-1]
     for yi, r in zip(y, shown):
         lo = r["ours"] - r["ci_low"] if r["ci_low"] is not None else 0.0
@@ -292,7 +293,6 @@ def paper_figure(rows: Sequence[Mapping[str, Any]]):
     ax.grid(axis="x", alpha=0.3)
     handles = [Line2D([], [], marker="o", linestyle="", color=c, label=v) for v, c in VERDICT_COLOURS.items()]
     handles.append(Line2D([], [], marker="x", linestyle="", color="black", label="the paper"))
-    height = fig.get_figheight()
     fig.legend(handles=handles, fontsize=7, loc="upper center", ncol=4, frameon=False)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / height))
     return fig
