@@ -1,12 +1,10 @@
 r"""Bipartite coreference teleportation (BCT): widen the PPR seeds to aliases of the query entities.
 
-Personalized PageRank on the passage–entity graph (:mod:`aethel_lite.core.ppr`) solves
-:math:`p = \alpha s + (1-\alpha) W p` for a personalization (teleport) vector :math:`s`. Plain
-graph retrieval puts all of :math:`s` on the graph entities whose key *equals* a query entity
-key. A filing rarely names an entity the way a question does ("NorthRiver" in the question,
-"NorthRiver Capital Partners IV, L.P." in the filing), so exact seeding misses the passages that
-matter. BCT teleports to the query entities' coreferent nodes too: for each normalised query key
-:math:`q \in Q` and graph entity :math:`v` it scores
+Plain graph retrieval puts all of the teleport vector :math:`s` of Personalized PageRank
+(:mod:`aethel_lite.core.ppr`) on the graph entities whose key *equals* a query entity key; but a
+filing rarely names an entity the way a question does ("NorthRiver" / "NorthRiver Capital Partners
+IV, L.P."). BCT teleports to the query entities' coreferent nodes too: for each normalised query
+key :math:`q \in Q` and graph entity :math:`v` it scores
 
 .. math::
 
@@ -17,43 +15,24 @@ matter. BCT teleports to the query entities' coreferent nodes too: for each norm
         w_\text{token}\, J(q, v) & q, v \text{ share a content token; } J = \frac{|T_q \cap T_v|}{|T_q \cup T_v|}
     \end{cases}
 
-(:math:`T` the token sets; a content token has at least 4 characters and is not a generic word
-such as "capital" or "holdings"), keeps for each entity its best expansion
-:math:`w(v) = \max_{q, \text{rule}} w(q, v)` (ties: exact > alias > substring > token, then the
-smaller seed). Each rule then has a *budget* per query entity: the expansions one seed
-:math:`q` makes through one rule :math:`r` share at most :math:`w_r` between them,
+(:math:`T` the token sets; a content token has at least 4 characters and is not in
+:data:`TOKEN_STOP`), keeps for each entity its best expansion :math:`w(v) = \max_{q, \text{rule}} w(q, v)`
+(ties: exact > alias > substring > token, then the smaller seed), and gives each rule :math:`r` a
+*budget* :math:`w_r` per query entity :math:`q`, shared by the entities :math:`E(q, r)` it reaches:
 
 .. math::
 
     \tilde w(v) = w(v) \cdot \min\Bigl(1,\ \frac{w_r}{\sum_{u \in E(q, r)} w(u)}\Bigr),
 
-where :math:`E(q, r)` are the entities that :math:`q` reaches through rule :math:`r`. A common
-name with thirty substring neighbours ("china" → "bank of china", "china daily", …) therefore
-adds at most :math:`w_\text{substring}` of teleport mass, not thirty times it, and the entity the
-question names keeps its share. Finally
+and finally
 
 .. math::
 
     s_{n_P + j} = \frac{\tilde w(v_j)}{\sum_{v} \tilde w(v)}, \qquad s_i = 0 \text{ for passage nodes } i < n_P,
 
-with node order passages first, then entities (entity :math:`j` is node :math:`n_P + j`).
-Mode ``"none"`` keeps only exact matches (plain seeding), ``"alias"`` adds alias matches,
-``"substring"`` adds substring and token matches, ``"both"`` adds all. Default weights
-(:class:`BCTWeights`) halve from rule to rule, from strongest to weakest evidence: exact 1.0,
-alias 0.5, substring 0.25, token 0.1 × Jaccard; an alias never outweighs the entity the question
-names, and fuzzy matches add recall without taking over. (What an earlier version without the
-budget did to MuSiQue's AllSupport@5 is recorded in ``benchmarks/README.md``, "Measurements
-quoted by the library"; the closed-pool chapter runs the current BCT ablation.)
-
-In the paper BCT puts more supporting passages into the top 5 (AllSupport@5, Recall@5) at some
-cost to top-1 precision: mass spread over aliases dilutes the single best passage.
-:func:`provenance` says, for each retrieved passage, which query entity and which alias
-brought it in.
-
-References
-----------
-Page, L., Brin, S., Motwani, R. & Winograd, T. (1999). The PageRank citation ranking.
-Haveliwala, T. H. (2002). Topic-sensitive PageRank. WWW '02.
+with node order passages first, then entities. The default weights (:class:`BCTWeights`) halve
+from rule to rule (exact 1.0, alias 0.5, substring 0.25, token 0.1 × Jaccard), so an alias never
+outweighs the entity the question names.
 """
 
 from __future__ import annotations
@@ -66,7 +45,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ParameterError
-from .entities import normalize_entity
+from .mentions import _token_runs, normalize_entity
 
 if TYPE_CHECKING:  # pragma: no cover
     from .graph import EntityGraph
@@ -87,13 +66,12 @@ TOKEN_STOP = frozenset(
 
 @dataclass(frozen=True)
 class BCTWeights:
-    """Teleport weight of each expansion rule (see the module docstring).
+    """Teleport weight (and budget) of each expansion rule.
 
     Attributes
     ----------
     exact, alias, substring, token : float
-        Non-negative and finite; ``exact`` must be positive. ``token`` is multiplied by the
-        Jaccard similarity of the two keys' token sets.
+        Non-negative and finite; ``exact`` must be positive.
     """
 
     exact: float = 1.0
@@ -116,10 +94,8 @@ class Expansion:
 
     Attributes
     ----------
-    seed : str
-        The normalised query entity key.
-    entity : str
-        The graph entity key it expands to.
+    seed, entity : str
+        The normalised query entity key and the graph entity key it expands to.
     via : str
         ``"exact"``, ``"alias"``, ``"substring"`` or ``"token"``.
     weight : float
@@ -133,12 +109,12 @@ class Expansion:
 
 
 def _rank(e: Expansion) -> tuple:
-    """Sort key: best first, then deterministic by entity and seed."""
+    """Sort key: weight, then rule priority, entity, seed."""
     return (-e.weight, -_PRIORITY[e.via], e.entity, e.seed)
 
 
 class _TokenIndex:
-    """Token -> entity columns of a graph, with padded keys for token-boundary containment."""
+    """Token -> entity columns of a graph, and each entity's token set."""
 
     def __init__(self, entities: list[str]) -> None:
         self.entities = entities
@@ -193,41 +169,33 @@ def _alias_groups(alias_table: Mapping[str, Iterable[str]]) -> dict[str, set[str
     return {x: groups[find(x)] for x in parent}
 
 
-def expand_seeds(
-    query_keys: Iterable[str],
-    graph: EntityGraph,
-    *,
-    mode: str = "both",
-    alias_table: Mapping[str, Iterable[str]] | None = None,
-    weights: BCTWeights | None = None,
-    min_chars: int = 4,
-) -> list[Expansion]:
+def expand_seeds(query_keys: Iterable[str], graph: EntityGraph, *, mode: str = "both",
+                 alias_table: Mapping[str, Iterable[str]] | None = None, weights: BCTWeights | None = None,
+                 min_chars: int = 4) -> list[Expansion]:
     """Expand query entity keys to weighted graph entities (the BCT seeds).
 
     Parameters
     ----------
     query_keys : iterable of str
-        Query entities; normalised with :func:`aethel_lite.core.entities.normalize_entity` (a no-op on
-        keys that already are), empty ones dropped.
+        Query entities; normalised with :func:`aethel_lite.core.entities.normalize_entity`, empty ones
+        dropped.
     graph : EntityGraph
     mode : {"none", "alias", "substring", "both"}
         ``"none"``: exact matches only. ``"alias"``: + entities in the query key's alias-table
-        class (the table is read as an equivalence relation) and the graph's alias-edge neighbours
-        of the query key (``graph.alias``, e.g. substring adjacency). ``"substring"``: + graph
-        entities containing the query key or contained in it on token boundaries (the shorter of
-        the two at least ``min_chars`` characters), and token-overlap matches. ``"both"``: all.
+        class (the table is read as an equivalence relation) and its alias-edge neighbours in
+        ``graph.alias``. ``"substring"``: + graph entities containing the query key or contained
+        in it on token boundaries, and token-overlap matches. ``"both"``: all.
     alias_table : mapping of str to iterable of str, optional
-        Known aliases (e.g. the synthetic corpus's). Used in modes ``"alias"`` and ``"both"``.
+        Known aliases, used in modes ``"alias"`` and ``"both"``.
     weights : BCTWeights, optional
-        Default ``BCTWeights()``: exact 1.0, alias 0.5, substring 0.25, token 0.1 × Jaccard.
+        Default ``BCTWeights()``.
     min_chars : int
         Shortest key that takes part in a substring match.
 
     Returns
     -------
     list of Expansion
-        One per reached graph entity (its best expansion), sorted by weight (descending), rule,
-        entity, seed. Empty when no query entity reaches the graph.
+        One per reached graph entity (its best expansion), by weight (descending), rule, entity, seed.
     """
     if mode not in MODES:
         raise ParameterError(f"mode: expected one of {', '.join(MODES)}, got {mode!r}")
@@ -269,14 +237,9 @@ def expand_seeds(
                         offer(q, entities[j], "alias", weights.alias)
         if use_sub:
             qtoks = q.split(" ")
-            # entities contained in q: every contiguous token run of q
-            n = len(qtoks)
-            for i in range(n):
-                for j in range(i + 1, n + 1):
-                    if j - i < n:
-                        sub = " ".join(qtoks[i:j])
-                        if len(sub) >= min_chars and sub in index:
-                            offer(q, sub, "substring", weights.substring)
+            for sub in _token_runs(qtoks):  # entities contained in q
+                if len(sub) >= min_chars and sub in index:
+                    offer(q, sub, "substring", weights.substring)
             # entities containing q: scan the postings of q's rarest token
             if len(q) >= min_chars and all(t in tindex.postings for t in qtoks):
                 rare = min(qtoks, key=lambda t: (len(tindex.postings[t]), t))
@@ -285,41 +248,32 @@ def expand_seeds(
                     e = entities[col]
                     if e != q and padded in f" {e} ":
                         offer(q, e, "substring", weights.substring)
-            # token overlap on content tokens
-            qset = frozenset(qtoks)
-            content = sorted(t for t in qset if len(t) >= 4 and t not in TOKEN_STOP)
-            cols: set[int] = set()
-            for t in content:
-                cols.update(tindex.postings.get(t, ()))
+            qset = frozenset(qtoks)  # token overlap on content tokens
+            cols = {c for t in qset if len(t) >= 4 and t not in TOKEN_STOP for c in tindex.postings.get(t, ())}
             for col in sorted(cols):
-                e = entities[col]
-                if e == q:
-                    continue
-                etoks = tindex.tokens[col]
-                jac = len(qset & etoks) / len(qset | etoks)
-                offer(q, e, "token", weights.token * jac)
+                if entities[col] != q:
+                    etoks = tindex.tokens[col]
+                    offer(q, entities[col], "token", weights.token * (len(qset & etoks) / len(qset | etoks)))
     return sorted(best.values(), key=_rank)
 
 
 def seed_vector(expansions: Iterable[Expansion], graph: EntityGraph, weights: BCTWeights | None = None) -> np.ndarray:
-    r"""Personalization vector over the graph's nodes from BCT expansions.
+    r"""Personalization vector :math:`s` over the graph's nodes from BCT expansions (module docstring).
 
-    The expansions of one seed through one rule share that rule's weight as a budget,
-    :math:`\tilde w(v) = w(v) \min(1, w_r / \sum_{u \in E(q, r)} w(u))`; then
-    :math:`s_{n_P + j} = \tilde w_j / \sum_k \tilde w_k` for each expanded entity :math:`j` (its
-    largest weight if it appears more than once), 0 on passage nodes.
+    The expansions of one seed through one rule share that rule's weight as a budget; an entity
+    expanded more than once keeps its largest budgeted weight.
 
     Parameters
     ----------
     expansions : iterable of Expansion
     graph : EntityGraph
     weights : BCTWeights, optional
-        The rule budgets (default ``BCTWeights()``; pass the ones given to :func:`expand_seeds`).
+        The rule budgets (pass the ones given to :func:`expand_seeds`).
 
     Returns
     -------
     numpy.ndarray, shape (graph.n_nodes,), float64
-        Sums to 1, or all zeros when there is no expansion (the caller decides the fallback).
+        Sums to 1, or all zeros when there is no expansion.
     """
     weights = BCTWeights() if weights is None else weights
     budget = {"exact": weights.exact, "alias": weights.alias, "substring": weights.substring, "token": weights.token}
@@ -347,17 +301,15 @@ def seed_vector(expansions: Iterable[Expansion], graph: EntityGraph, weights: BC
 
 
 def provenance(pid: str, expansions: Iterable[Expansion], graph: EntityGraph) -> list[Expansion]:
-    """The expansions whose entity passage ``pid`` mentions, best first.
-
-    Tells, for a retrieved passage, which query entity (``seed``) and which alias or substring
-    match (``entity``, ``via``) brought it in. Empty if it mentions none of them (it was reached
-    through longer paths). An unknown ``pid`` raises :class:`~aethel_lite.errors.DataError`.
+    """The expansions whose entity passage ``pid`` mentions, best first: which query entity (``seed``)
+    and which match (``entity``, ``via``) brought it in. Empty if it mentions none of them (it was
+    reached through longer paths). An unknown ``pid`` raises :class:`~aethel_lite.errors.DataError`.
     """
     i = graph.passage_node(pid)
     expansions = list(expansions)
     if not expansions:
         return []
-    inc = graph.incidence  # CSR (EntityGraph validates it): row i is indptr[i]:indptr[i + 1], read without slicing
+    inc = graph.incidence  # row i read from the CSR arrays, without slicing
     lo, hi = int(inc.indptr[i]), int(inc.indptr[i + 1])
     mentioned = {graph.entities[j] for j, v in zip(inc.indices[lo:hi].tolist(), inc.data[lo:hi].tolist()) if v != 0}
     return sorted((e for e in expansions if e.entity in mentioned), key=_rank)

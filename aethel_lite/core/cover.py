@@ -1,59 +1,37 @@
-r"""A filing's company, fiscal year and filing type read from its first pages.
+r"""A filing's company, fiscal year and filing type read from its first pages (:func:`read_cover`).
 
-An analyst's own PDFs come without the document-information file a benchmark ships, so
-:func:`aethel_lite.core.docmeta.document_metadata` reads these fields from the pages themselves
-(:func:`read_cover`). Every rule below is general SEC or press-release layout; none names a
-company.
+Every rule is general SEC or press-release layout; none names a company.
 
-**Filing type** (:func:`filing_type`). The first ``FORM 10-K`` / ``FORM 10-Q`` / ``FORM 8-K`` /
-``FORM 20-F`` heading of the first page (or, failing that, "ANNUAL REPORT PURSUANT TO
-SECTION 13", "QUARTERLY REPORT PURSUANT", "CURRENT REPORT"); without a cover, press-release wording
-("Exhibit 99.1", "News Release", "Press Release", "<name> Reports ... Results", "today
-reported/announced") makes it an earnings release (``"earnings"``); an annual report's letter
-("Annual Report", "to our shareholders") a ``"10k"``.
+**Filing type** (:func:`filing_type`). The cover's first ``FORM 10-K`` / ``10-Q`` / ``8-K`` /
+``20-F`` heading (else "ANNUAL REPORT PURSUANT TO SECTION 13" and the like); else press-release
+wording ("Exhibit 99.1", "<name> Reports ... Results", "today reported") gives ``"earnings"``, and
+an annual report's letter ``"10k"``.
 
-**Registrant** (:func:`registrant`). The cover is the first of the pages that names the
-Commission or carries "(Exact name of registrant ...)" (:func:`cover_page`; an annual report may
-open with a letter). In order: (1) the line(s) just above "(Exact name of registrant as specified
-in its charter)", when they are a name and not a cover label ("Commission File Number ...", a date,
-a rule of underscores); a name broken over two lines ("AMCOR" / "PLC", "JPMORGAN CHASE" / "& CO.")
-is joined; (2) otherwise the first name-like line after "Commission file number ...", skipping the
-labels of a cover table ("Exact Name of Registrant as Specified in its Charter", "State or Other
-Jurisdiction ...", the file number itself) — but nothing when "(Exact name ...)" follows at once
-(the name is a logo); (3) for a release, the name just before "(NYSE: ...)" / "(NASDAQ: ...)" in
-the dateline, or before "today reported / announced"; (4) the name in a headline "<name>
-Reports|Announces|Posts|Delivers ..."; (5) a letterhead: a first line ending in a legal suffix
-("Intel Corporation"); (6) on any of the pages, a statement heading "<name> and subsidiaries", a
-running head "<name>" over "Quarterly Report on Form 10-Q" / "Form 10-K", the defined term of 'the
-terms "<name>," "Company," ...', or a letter "To our <name> stockholders". The trading-symbol table
-is not used for the name: a ticker is no name and may be a common word. Text-extraction artefacts
-are repaired first (:func:`repair_spacing`): a capital letter split off the rest of an all-capital
-word ("MGM R ESORTS I NTERNATIONAL" → "MGM RESORTS INTERNATIONAL") is joined to it, and a
-web-domain suffix is kept as a word ("AMAZON.COM, INC." → "amazon com"). A registrant's former
-name is what its cover says ("Square, Inc." before it became Block): the reader does not rename.
+**Registrant** (:func:`registrant`). The cover is the first page that names the Commission or
+carries "(Exact name of registrant ...)" (:func:`cover_page`). In order: (1) the line(s) just above
+"(Exact name of registrant ...)", a name broken over two lines ("AMCOR" / "PLC") joined; (2) the
+first name-like line after "Commission file number ...", but nothing when "(Exact name ...)"
+follows at once (a logo); (3) for a release, the name before "(NYSE: ...)" or "today reported";
+(4) a headline "<name> Reports|Announces|Posts|Delivers"; (5) a first line ending in a legal
+suffix; (6) on any page, "<name> and subsidiaries", a running head over "Form 10-K", the defined
+term 'the terms "<name>," "Company,"' or "To our <name> stockholders". A ticker is never a name.
+Names are repaired first (:func:`repair_spacing`; "AMAZON.COM, INC." → "amazon com").
 
 **Fiscal year** (:func:`fiscal_period`). The period end ``D`` comes from "for the (fiscal) year
-ended <date>" (annual), "for the quarterly period / (fiscal) quarter ended <date>" (quarterly) or,
-for an 8-K, "Date of Report (Date of earliest event reported): <date>" (the report's calendar
-year). The fiscal year is named after the calendar year in which it *ends*; the fiscal-year end
-``E`` (a month) comes from, in order, the annual "fiscal year ended <date>" itself, a balance sheet
-"as of <D> and <E>" (a 10-Q compares the quarter end with the last fiscal-year end), "fiscal year
-ends/ending <date>", and otherwise December. Then
+ended <date>", "for the quarterly period ended <date>" or an 8-K's "Date of Report". The fiscal-year
+end month ``E`` comes from the annual "year ended <date>", a balance sheet "as of <D> and <E>",
+"fiscal year ends <date>", else December. A fiscal year is named after the calendar year in which
+it *ends*:
 
 .. math::
 
     \mathrm{FY}(D) = \begin{cases} y(D) & m(D) \le m(E) \\ y(D) + 1 & m(D) > m(E) \end{cases}
 
-after a 52/53-week date in the first seven days of a month is moved back to the month before
-("January 1, 2023" ends December 2022, so fiscal 2022; "July 1, 2023" ends June). The fiscal quarter
-is the number of three-month steps from the fiscal year's start: a quarter ended December 31, 2022
-of a June-year-end company is fiscal 2023 Q2. A release states its period in its headline or first
-sentence ("Fourth Quarter and Full-Year 2022 Results", "First Quarter Fiscal 2023"): an explicit
-"fiscal (year) YYYY" wins, then the year of a "quarter ... YYYY" / "full-year YYYY" phrase, then
-a "quarter ended <date>" with the rule above, then the dateline's year. The rule names every
-fiscal year by the year it ends in; a company that names a year ending in late January by the
-year it began (fiscal 2022 = the year ended January 28, 2023) is read one year later, and a 10-Q
-whose first pages give no fiscal-year end is read as a December year.
+after a 52/53-week date in the first seven days of a month is moved back to the month before. The
+fiscal quarter counts three-month steps from the fiscal year's start. A release's period comes
+from its headline: "fiscal (year) YYYY", then "quarter ... YYYY" / "full-year YYYY", then "quarter
+ended <date>", then the dateline's year. A company that names a year ending in late January by the
+year it began is read one year later.
 """
 
 from __future__ import annotations
@@ -66,8 +44,7 @@ from dataclasses import dataclass, field
 from .entities import LEGAL_SUFFIXES, normalize_entity
 
 __all__ = ["MONTHS", "MONTH_RX", "Cover", "read_cover", "filing_type", "registrant", "cover_page", "fiscal_period",
-           "fiscal_year_of", "repair_spacing",
-           "name_key"]
+           "fiscal_year_of", "repair_spacing", "name_key"]
 
 #: Month names and their three-letter (and "sept") abbreviations → month number.
 MONTHS = {m: i for i, m in enumerate("january february march april may june july august september october november "
@@ -155,13 +132,18 @@ def _clean(text: str) -> str:
     return "\n".join(_WS.sub(" ", ln).strip() for ln in text.splitlines())
 
 
+def _cleaned(pages: Sequence[str]) -> tuple[list[str], str]:
+    """The cleaned pages and the cover among them ("" without pages)."""
+    texts = [_clean(p) for p in pages]
+    return texts, texts[cover_page(texts)] if texts else ""
+
+
 def repair_spacing(line: str) -> str:
     """Join a capital letter split off an all-capital word by text extraction.
 
-    A single capital letter other than ``A`` (an article), not itself preceded by a single letter
-    or an apostrophe ("McDONALD'S CORPORATION" stays as it is), and followed by a space and two or more capitals is the first letter of that word:
-    ``"MGM R ESORTS I NTERNATIONAL"`` → ``"MGM RESORTS INTERNATIONAL"``. Runs of initials ("J P
-    MORGAN") and mixed-case text are left alone.
+    A single capital other than ``A``, not preceded by a single letter or an apostrophe, and
+    followed by a space and two or more capitals is joined to them. Runs of initials ("J P MORGAN")
+    and mixed-case text are left alone.
 
     Examples
     --------
@@ -239,8 +221,7 @@ def _release_name(text: str) -> tuple[str | None, str | None]:
 
 
 def cover_page(pages: Sequence[str]) -> int:
-    """Index of the SEC cover among the first pages (the first that names the Commission or carries
-    "(Exact name of registrant ...)"; an annual report's cover may follow a letter); 0 without one."""
+    """Index of the SEC cover among the first pages (module docstring); 0 without one."""
     for i, page in enumerate(pages):
         if _EXACT.search(page) or _SEC.search(page[:1500]):
             return i
@@ -249,8 +230,7 @@ def cover_page(pages: Sequence[str]) -> int:
 
 def registrant(pages: Sequence[str]) -> tuple[str | None, str | None]:
     """The registrant's normalised name and the rule that found it (module docstring), or ``(None, None)``."""
-    pages = [_clean(p) for p in pages]
-    first = pages[cover_page(pages)] if pages else ""
+    pages, first = _cleaned(pages)
     for how, fn in (("exact name", _above_exact), ("file number", _after_file_number)):
         name = fn(first)
         if name:
@@ -269,8 +249,7 @@ def registrant(pages: Sequence[str]) -> tuple[str | None, str | None]:
 
 def filing_type(pages: Sequence[str]) -> tuple[str | None, str | None]:
     """``("10k" | "10q" | "8k" | "20f" | "earnings", rule)`` of a filing, or ``(None, None)`` (module docstring)."""
-    texts = [_clean(p) for p in pages]
-    first = texts[cover_page(texts)] if texts else ""
+    texts, first = _cleaned(pages)
     m = _FORM.search(first[:2500])
     if m:
         return re.sub(r"[^0-9a-z]", "", m.group(1).lower()), "form"
@@ -329,8 +308,7 @@ def _fy_end(text: str, annual: tuple | None) -> int | None:
 
 def fiscal_period(pages: Sequence[str], form: str | None = None) -> tuple[int | None, int | None, int | None, str | None]:
     """``(fiscal year, fiscal quarter, fiscal-year-end month, rule)`` of a filing (module docstring)."""
-    texts = [_clean(p) for p in pages]
-    first = texts[cover_page(texts)] if texts else ""
+    texts, first = _cleaned(pages)
     text = "\n".join(texts)
     am = _ANNUAL_END.search(first)
     qm = _QUARTER_END.search(first)
@@ -340,8 +318,7 @@ def fiscal_period(pages: Sequence[str], form: str | None = None) -> tuple[int | 
     if form in ("10k", "20f") and annual:
         return fiscal_year_of(*annual, end)[0], None, fy_end, "year ended"
     if form == "10q" and qm:
-        fy, q = fiscal_year_of(*_date(qm.groups()), end)
-        return fy, q, fy_end, "quarter ended"
+        return (*fiscal_year_of(*_date(qm.groups()), end), fy_end, "quarter ended")
     if form == "8k":
         m = _REPORT_DATE.search(first)
         if m:
@@ -358,8 +335,7 @@ def fiscal_period(pages: Sequence[str], form: str | None = None) -> tuple[int | 
         if m:
             return int(next(g for g in m.groups() if g)), quarter, fy_end, "release period"
         if qm:
-            fy, q = fiscal_year_of(*_date(qm.groups()), end)
-            return fy, q, fy_end, "quarter ended"
+            return (*fiscal_year_of(*_date(qm.groups()), end), fy_end, "quarter ended")
     for m in (am, qm):
         if m:
             fy, q = fiscal_year_of(*_date(m.groups()), end)
@@ -371,12 +347,12 @@ def fiscal_period(pages: Sequence[str], form: str | None = None) -> tuple[int | 
 
 
 def read_cover(pages: Sequence[str]) -> Cover:
-    """Company, fiscal year and quarter, and filing type of a filing from its first pages (module docstring).
+    """Company, fiscal year and quarter, and filing type of a filing (module docstring).
 
     Parameters
     ----------
     pages : sequence of str
-        The filing's first pages in order (three are enough for SEC filings and releases).
+        The filing's first pages in order (three are enough).
 
     Returns
     -------
@@ -384,13 +360,8 @@ def read_cover(pages: Sequence[str]) -> Cover:
     """
     pages = list(pages)
     out = Cover()
-    out.company, how = registrant(pages)
-    if how:
-        out.source["company"] = how
-    out.form, how = filing_type(pages)
-    if how:
-        out.source["type"] = how
-    out.fiscal_year, out.quarter, out.fiscal_year_end, how = fiscal_period(pages, out.form)
-    if how:
-        out.source["period"] = how
+    out.company, company = registrant(pages)
+    out.form, form = filing_type(pages)
+    out.fiscal_year, out.quarter, out.fiscal_year_end, period = fiscal_period(pages, out.form)
+    out.source = {k: how for k, how in (("company", company), ("type", form), ("period", period)) if how}
     return out

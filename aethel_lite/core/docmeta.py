@@ -1,28 +1,16 @@
 r"""Documents and their metadata as graph nodes: filings, companies, fiscal periods, filing types.
 
 A question such as "What was 3M's FY2018 capital expenditure?" names a *filing* as much as a
-passage: the company and the fiscal period pick the document, and only then does the wording
-pick the page. This module gives the passage–entity graph that structure.
+passage. One node ``doc:<doc_id>`` per source document joins every passage of that document; per
+document, its company (``company:<key>``), fiscal periods (``period:<year>`` and, for quarterly
+documents, ``period:<year>q<n>``) and filing type (``type:10k``, ``type:10q``, ``type:8k``,
+``type:20f``, ``type:earnings``) are nodes joined to the document node (or, without document nodes,
+to each of its passages). Each field comes from the loader's passage ``meta`` or, where that is
+missing, from the document itself (:func:`document_metadata`).
 
-**Document nodes.** One node ``doc:<doc_id>`` per source document (a filing, a PDF, a Wikipedia
-article), joined to every passage of that document.
-
-**Metadata nodes.** Per document, the company (``company:<key>``), its fiscal periods
-(``period:<year>`` and, for quarterly documents, ``period:<year>q<n>``) and its filing type
-(``type:10k``, ``type:10q``, ``type:8k``, ``type:20f``, ``type:earnings``), joined to the document
-node (or, without document nodes, to each of its passages). Each field comes from the loader's
-passage ``meta`` (``company``, ``doc_period``, ``doc_type``: FinanceBench has them) and, where that
-is missing (a user's own files), from the document itself (:func:`document_metadata`): for a
-filing or an earnings release, what :func:`aethel_lite.core.cover.read_cover` reads from its first
-three pages (the registrant, the fiscal year and fiscal quarter, the filing type); otherwise the SEC
-cover wording of its first page, the capitalised names and period expressions of its title, or the
-first period expression of its first page.
-
-**Question side.** :func:`period_keys` normalises a question's period expressions ("FY2018",
-"fiscal 2022", "FY22", "Q3 2021", "3Q21", "Q2 of FY2023", "second quarter of 2024", "as of June 30,
-2024", "2019") to the same keys; :func:`type_keys` finds filing types ("10-K", "annual report",
-"10-Q", "earnings call"); :func:`match_companies` links a question to company nodes by
-whole-token matches weighted by inverse document frequency over the company names,
+On the question side, :func:`period_keys` normalises period expressions to the same keys,
+:func:`type_keys` finds filing types, and :func:`match_companies` links a question to company
+nodes by whole-token matches weighted by inverse document frequency over the company names,
 
 .. math::
 
@@ -32,12 +20,10 @@ whole-token matches weighted by inverse document frequency over the company name
 where :math:`T_c` are the tokens of company name :math:`c`, :math:`T_q` the question's tokens that
 are written with a capital letter or a digit (a name, not the word "general"), :math:`N` the number
 of company names and :math:`n_t` how many of them contain :math:`t`. A company is linked when
-:math:`m(c) \ge 1/2` and :math:`m(c)` is at least half the best match. Nothing here knows any
-data set's companies or wording: the names come from the corpus.
+:math:`m(c) \ge 1/2` and :math:`m(c)` is at least half the best match.
 
 Node keys carry a prefix and no spaces (``company:american_express``), so they never collide with
-entity keys (:func:`aethel_lite.core.entities.normalize_entity` never yields ``:``) and BCT's substring
-and token rules never reach them.
+entity keys (which never contain ``:``) and BCT's substring and token rules never reach them.
 """
 
 from __future__ import annotations
@@ -52,9 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataError
-from .cover import MONTH_RX as _MONTH_RX
-from .cover import MONTHS as _MONTHS
-from .cover import read_cover
+from .cover import MONTH_RX as _MONTH_RX, MONTHS as _MONTHS, read_cover
 from .entities import REGEX_STOP, RegexExtractor, normalize_entity
 from .graph import EntityGraph
 
@@ -69,7 +53,7 @@ _YEAR4 = r"((?:19|20)\d\d)"
 _YEAR24 = r"'?((?:19|20)?\d\d)"
 _FY = r"(?:fy\s?|fiscal\s+(?:year\s+)?)"
 
-# (pattern, groups) -> quarter/year; applied case-insensitively in this order
+# (quarter, year) patterns, applied in this order
 _QUARTER_PATTERNS = [
     re.compile(rf"\bq([1-4])\s*(?:of\s+)?(?:the\s+)?{_FY}?{_YEAR24}\b", re.I),             # Q3 2021, Q2 of FY2023, Q2'23
     re.compile(rf"\b([1-4])q\s*{_FY}?{_YEAR24}\b", re.I),                                    # 3Q21, 3Q 2021
@@ -106,7 +90,7 @@ def is_meta_key(key: str) -> bool:
 
 
 def node_kind(key: str) -> str:
-    """``"doc"``, ``"company"``, ``"period"``, ``"type"`` or ``"entity"`` (an ordinary entity key)."""
+    """``"doc"``, ``"company"``, ``"period"``, ``"type"`` or ``"entity"``."""
     for kind, prefix in PREFIXES.items():
         if key.startswith(prefix):
             return kind
@@ -120,10 +104,9 @@ def _slug(text: str) -> str:
 def period_keys(text: str) -> list[str]:
     """Normalised fiscal-period keys of a text, in order of first appearance (no prefix).
 
-    ``"FY2018"``, ``"fiscal 2018"``, ``"fiscal year 2018"``, ``"FY18"`` and a bare ``"2018"`` give
-    ``"2018"``; a quarter (``"Q3 2021"``, ``"3Q21"``, ``"Q2 of FY2023"``, ``"third quarter of
-    2021"``) gives ``"2021q3"`` and its year ``"2021"``; a month with a year (``"June 30, 2024"``,
-    ``"end of September 2024"``) gives its calendar quarter and year (``"2024q2"``, ``"2024"``).
+    ``"FY2018"``, ``"fiscal year 2018"``, ``"FY18"`` and ``"2018"`` give ``"2018"``; a quarter
+    (``"Q3 2021"``, ``"3Q21"``, ``"third quarter of 2021"``) gives ``"2021q3"`` and ``"2021"``; a
+    month with a year gives its calendar quarter and year.
 
     Examples
     --------
@@ -137,9 +120,6 @@ def period_keys(text: str) -> list[str]:
     found: list[tuple[int, str]] = []
     taken: list[tuple[int, int]] = []
 
-    def add(pos: int, key: str) -> None:
-        found.append((pos, key))
-
     def free(m: re.Match) -> bool:
         a, b = m.span()
         return all(b <= x or a >= y for x, y in taken)
@@ -151,27 +131,21 @@ def period_keys(text: str) -> list[str]:
             q = _ORDINAL.get(m.group(1).lower()) if not m.group(1).isdigit() else int(m.group(1))
             y = _year(m.group(2))
             taken.append(m.span())
-            add(m.start(), f"{y}q{q}")
-            add(m.start() + 1, str(y))
+            found += [(m.start(), f"{y}q{q}"), (m.start() + 1, str(y))]
     for m in _FY_PATTERN.finditer(text):
         if free(m):
             taken.append(m.span())
-            add(m.start(), str(_year(m.group(1) or m.group(2))))
+            found.append((m.start(), str(_year(m.group(1) or m.group(2)))))
     for m in _MONTH_PATTERN.finditer(text):
         if free(m):
             taken.append(m.span())
             month = _MONTHS[m.group(1).lower().rstrip(".")]
             y = int(m.group(2))
-            add(m.start(), f"{y}q{_quarter_of_month(month)}")
-            add(m.start() + 1, str(y))
+            found += [(m.start(), f"{y}q{_quarter_of_month(month)}"), (m.start() + 1, str(y))]
     for m in _YEAR_PATTERN.finditer(text):
         if free(m):
-            add(m.start(), m.group(1))
-    out: list[str] = []
-    for _, key in sorted(found, key=lambda t: t[0]):
-        if key not in out:
-            out.append(key)
-    return out
+            found.append((m.start(), m.group(1)))
+    return list(dict.fromkeys(key for _, key in sorted(found, key=lambda t: t[0])))
 
 
 def type_keys(text: str) -> list[str]:
@@ -181,7 +155,7 @@ def type_keys(text: str) -> list[str]:
 
 
 def company_key(name: str) -> str:
-    """Normalised company name (:func:`~aethel_lite.core.entities.normalize_entity`): ``"AES Corporation"`` → ``"aes"``."""
+    """Normalised company name: ``"AES Corporation"`` → ``"aes"``."""
     return normalize_entity(str(name))
 
 
@@ -199,8 +173,7 @@ class DocMeta:
     types : list of str
         Filing-type keys.
     source : dict
-        Field → ``"meta"`` (loader metadata), ``"cover"`` (SEC cover page), ``"title"`` or
-        ``"first page"``: where each field came from.
+        Field → where it came from: ``"meta"``, ``"cover"``, ``"title"`` or ``"first page"``.
     """
 
     doc_id: str
@@ -218,7 +191,6 @@ class DocMeta:
 
 def _title_names(title: str) -> list[str]:
     """Company-like names in a document title: its capitalised spans, minus period words."""
-
     out = []
     for m in RegexExtractor().extract([title])[0]:
         key = m.key
@@ -275,9 +247,8 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
     Parameters
     ----------
     passages : sequence of Passage
-        The corpus; a document is a ``doc_id``, its first page the first of its passages in corpus
-        order with the smallest ``meta["page"]`` (if any), its first three pages the three passages
-        with the smallest page numbers.
+        The corpus; a document's first three pages are its passages with the smallest
+        ``meta["page"]`` (ties in corpus order).
 
     Returns
     -------
@@ -287,14 +258,9 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
     Notes
     -----
     Per field, the first source that gives a value wins: the passages' ``meta`` (``company``,
-    ``doc_period``, ``doc_type``); then, for a document whose first page is a filing or a release
-    (:func:`aethel_lite.core.cover.filing_type` finds a type), what
-    :func:`aethel_lite.core.cover.read_cover` reads from its first three pages (registrant, fiscal
-    year and fiscal quarter, filing type; source ``"cover"``); for any other document the first
-    page's SEC cover wording (registrant, "year/period ended <date>", "FORM 10-K"); then the title
-    (its capitalised names and period expressions), then the first period expression of the first
-    page. A quarterly cover ("quarterly period ended June 30, 2023") adds its calendar quarter to a
-    loader's year.
+    ``doc_period``, ``doc_type``); for a filing or a release, :func:`aethel_lite.core.cover.read_cover`
+    of its first three pages; for any other document the first page's SEC cover wording; the title;
+    the first period expression of the first page. A quarterly cover adds its quarter to a loader's year.
     """
     firsts = _first_pages(passages)
     out: dict[str, DocMeta] = {}
@@ -307,7 +273,6 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
         cov = read_cover([q.text or "" for q in pages]) if need else None
         if cov is not None and cov.form is None:
             cov = None  # not a filing or a release: the first-page rules below
-        # company
         if meta.get("company"):
             d.companies, d.source["company"] = [company_key(meta["company"])], "meta"
         elif cov is not None and cov.company:
@@ -316,7 +281,6 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
             d.companies, d.source["company"] = [reg], "cover"
         elif p.title and (names := _title_names(p.title)):
             d.companies, d.source["company"] = names, "title"
-        # period
         cover, how = _first_page_periods(text)
         if meta.get("doc_period") not in (None, ""):
             y = str(meta["doc_period"])
@@ -330,7 +294,6 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
             d.periods, d.source["period"] = tp, "title"
         elif cover:
             d.periods, d.source["period"] = cover, how
-        # type
         if meta.get("doc_type"):
             d.types, d.source["type"] = [re.sub(r"[^0-9a-z]", "", str(meta["doc_type"]).lower())], "meta"
         elif cov is not None:
@@ -385,7 +348,7 @@ def match_companies(text: str, companies: Iterable[str] | CompanyIndex, *, min_s
     text : str
         The question.
     companies : iterable of str or CompanyIndex
-        Normalised company keys of the corpus (:attr:`DocMeta.companies`), or their prebuilt index.
+        Normalised company keys of the corpus, or their prebuilt index.
     min_share : float
         Smallest :math:`m(c)` kept; a kept match also has at least ``min_share`` times the best.
 
@@ -400,12 +363,10 @@ def match_companies(text: str, companies: Iterable[str] | CompanyIndex, *, min_s
 
 def add_document_nodes(graph, passages: Sequence, metas: Mapping[str, DocMeta] | None = None, *,
                        documents: bool = True, metadata: bool = True):
-    r"""The graph with document nodes and/or metadata nodes added.
+    r"""The graph with document nodes and/or metadata nodes added (module docstring).
 
-    With ``documents``, a node ``doc:<doc_id>`` per document joins every passage of it (an extra
-    incidence column, so a closed pool's subgraph keeps it). With ``metadata``, a node per
-    company, period and filing type (:meth:`DocMeta.keys`) joins each document node that has it
-    (an entity–entity edge) or, without document nodes, each passage of such a document. With
+    Document nodes are incidence columns (so a closed pool's subgraph keeps them); metadata nodes
+    join document nodes by entity–entity edges, or each passage without document nodes. With
     :math:`B' = [B \mid B_\text{doc} \mid B_\text{meta}]` and :math:`L'` the alias matrix padded
     with the document–metadata edges :math:`M`,
 
@@ -417,8 +378,8 @@ def add_document_nodes(graph, passages: Sequence, metas: Mapping[str, DocMeta] |
     Parameters
     ----------
     graph : EntityGraph
-        Passages in corpus order (``graph.pids`` must equal the passages' pids).
     passages : sequence of Passage
+        The graph's passages, in its order.
     metas : mapping, optional
         :func:`document_metadata` of ``passages`` (computed when omitted).
     documents, metadata : bool
@@ -428,7 +389,6 @@ def add_document_nodes(graph, passages: Sequence, metas: Mapping[str, DocMeta] |
     EntityGraph
         The original entities first (same order), then the new nodes sorted by key.
     """
-
     if [p.pid for p in passages] != list(graph.pids):
         raise DataError("add_document_nodes: passages must be the graph's passages, in its order")
     if not (documents or metadata):
@@ -443,22 +403,14 @@ def add_document_nodes(graph, passages: Sequence, metas: Mapping[str, DocMeta] |
     if len(set(new)) != len(new) or any(k in graph.entity_index for k in new):
         raise DataError("add_document_nodes: a document or metadata key collides with another node")
     col = {k: n_e + j for j, k in enumerate(new)}
-    rows, cols = [], []
-    arows, acols = [], []
+    pairs = []  # (passage, new column)
     for i, d in enumerate(doc_of):
         if documents:
-            rows.append(i)
-            cols.append(col[doc_keys[d]])
+            pairs.append((i, col[doc_keys[d]]))
         elif metadata and d in metas:
-            for k in metas[d].keys():
-                rows.append(i)
-                cols.append(col[k])
-    if documents and metadata:
-        for d in docs:
-            if d in metas:
-                for k in metas[d].keys():
-                    arows.append(col[doc_keys[d]])
-                    acols.append(col[k])
+            pairs += [(i, col[k]) for k in metas[d].keys()]
+    links = [(col[doc_keys[d]], col[k]) for d in docs if documents and metadata and d in metas for k in metas[d].keys()]
+    rows, cols = np.array(pairs, dtype=np.int64).reshape(-1, 2).T
     m = n_e + len(new)
     extra = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_p, m))
     inc = sp.hstack([graph.incidence, sp.csr_matrix((n_p, len(new)))], format="csr") + extra
@@ -466,12 +418,11 @@ def add_document_nodes(graph, passages: Sequence, metas: Mapping[str, DocMeta] |
     alias = sp.csr_matrix((m, m))
     if graph.alias is not None:
         alias = sp.bmat([[graph.alias, None], [None, sp.csr_matrix((len(new), len(new)))]], format="csr")
-    if arows:
-        md = sp.csr_matrix((np.ones(len(arows)), (arows, acols)), shape=(m, m))
+    if links:
+        arows, acols = np.array(links, dtype=np.int64).T
+        md = sp.csr_matrix((np.ones(len(links)), (arows, acols)), shape=(m, m))
         alias = alias + md + md.T
         alias.data[:] = 1.0
-    surface = dict(graph.surface)
-    for k in new:
-        surface[k] = k.split(":", 1)[1].replace("_", " ")
+    surface = {**graph.surface, **{k: k.split(":", 1)[1].replace("_", " ") for k in new}}
     return EntityGraph(pids=list(graph.pids), entities=list(graph.entities) + new, incidence=inc, alias=alias,
                        surface=surface)

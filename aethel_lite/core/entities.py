@@ -3,51 +3,25 @@
 Three extractors share one interface (``name``, ``max_df``, ``link_substrings``, ``config()``,
 ``extract(texts, n_process=, progress=)``) and return, per text, a list of :class:`Mention`
 whose ``key`` = :func:`normalize_entity` (``text``) is the graph node name and whose
-``start``/``end`` are exact character offsets (``text[start:end] == mention.text``).
+``start``/``end`` are exact character offsets. Mentions whose key is empty are dropped.
 
-``"regex"`` (*Aethel-Reg* in the paper)
-    Capitalised spans: runs of capitalised words (``"Bank of America"``, ``"Procter & Gamble"``,
-    ``"NorthRiver Capital Partners IV"``, acronyms such as ``"NRCP"``, dotted ones such as
-    ``"U.S."``), joined by at most two lower-case connectors (``of``, ``the``, ``for``, ``de``
-    ...; ``and``/``&`` only on their own, so ``"Apple and Microsoft"`` is one span but
-    ``"Apple and the SEC"`` is two) and by numbers (a number may continue a span, never start one; a final
-    number is kept only if it has at most 3 digits, so ``"Boeing 747"`` stays but a trailing year
-    is cut). Spans never cross punctuation or a line break. Leading common words from a small stop
-    list (``The``, ``In``, ``However``, month names ...) are cut, which removes most
-    sentence-initial false positives. Label ``"REGEX"``. No model, very fast.
-``"ner"``
-    spaCy ``en_core_web_sm`` named entities (all 18 OntoNotes labels). Only the ``ner``
-    component runs: in the small English model NER has its own embedded tok2vec, so ``tok2vec``
-    (which only feeds tagger and parser), ``tagger``, ``parser``, ``attribute_ruler`` and
-    ``lemmatizer`` are excluded (faster; ``benchmarks/README.md``, "Measurements quoted by the
-    library", has the speed-up and how many entities changed without the parser's sentence
-    boundaries). Texts longer than ``max_chars`` (default 100,000) are
-    split, before NER, at the last line break (else whitespace) before the limit, and the
-    pieces' offsets are shifted back: an entity crossing a cut is lost, nothing else changes.
+``"regex"`` (*Aethel-Reg* in the paper; :mod:`aethel_lite.core.mentions`)
+    Runs of capitalised words (``"Bank of America"``, acronyms, ``"U.S."``) joined by at most two
+    lower-case connectors (``and``/``&`` only alone: ``"Apple and Microsoft"`` is one span,
+    ``"Apple and the SEC"`` two) and by numbers (never first; last only with at most 3 digits).
+    Spans never cross punctuation or a line break; leading stop words (``The``, months ...) are cut.
+``"ner"`` (:mod:`aethel_lite.core.ner`)
+    spaCy ``en_core_web_sm`` named entities, running only the ``ner`` component. Texts longer than
+    ``max_chars`` are split at a line break (else whitespace); an entity crossing a cut is lost.
 ``"ner3"`` (the paper's filtered NER)
-    ``ner``, then numeric and temporal labels (DATE, TIME, PERCENT, MONEY, QUANTITY, ORDINAL,
-    CARDINAL) are dropped, as are keys of one character or without a letter. Its ``max_df``
-    (default 0.05) marks corpus-level stop-entities, which the graph builder removes via
-    :func:`stop_entities`; ``link_substrings=True`` asks the graph builder to add
-    :func:`substring_links` as alias edges.
+    ``ner`` without numeric and temporal labels and keys of one character or without a letter;
+    ``max_df`` marks stop-entities (:func:`stop_entities`), ``link_substrings`` asks for
+    :func:`substring_links` alias edges.
 
-Every extractor drops mentions whose key is empty (e.g. a bare ``"Inc."``). :class:`Mention`,
-:func:`normalize_entity` and the regex extractor live in :mod:`aethel_lite.core.mentions`, the spaCy
-extractors in :mod:`aethel_lite.core.ner`; this module gathers them (every name above is importable
-from here) and adds the cache and the corpus-level filters.
-
-Questions: :func:`query_entities` runs an extractor on one short text without caching. spaCy
-often misses entities in a short, partly lower-case question; the graph retriever then falls
-back to other seeds (its own module documents how).
-
-:func:`extract_entities` caches mentions per passage (JSON, never pickle) in a
-:class:`~aethel_lite.caching.store.PassageStore` keyed by the SHA-256 of the passage text, one SQLite file
-per extractor configuration (:func:`entity_store`): any corpus that contains an already processed
-passage reuses its mentions, and only new texts reach the extractor. The store's configuration is
-the extractor's ``config()`` (for spaCy it includes the spaCy and model versions) plus
-:func:`normalization_fingerprint` (the rules of :func:`normalize_entity`), so changing either
-opens a new, empty store instead of serving stale keys. ``ner3`` is computed from the stored
-``ner`` output (its filters are cheap), so ``ner`` and ``ner3`` share one spaCy run.
+:func:`extract_entities` caches mentions per passage (JSON) in a SQLite
+:class:`~aethel_lite.caching.store.PassageStore` keyed by the SHA-256 of the passage text, one per
+extractor configuration (including spaCy's versions and :func:`normalization_fingerprint`).
+``ner3`` is computed from the stored ``ner`` output.
 
 References
 ----------
@@ -69,51 +43,22 @@ from ..caching.locations import cache_dir
 from ..caching.memo import TextMemo
 from ..caching.store import FLUSH_EVERY, PassageStore, compute_missing, config_fingerprint, text_key
 from ..errors import ParameterError
-from .mentions import (
-    LEGAL_SUFFIXES,
-    NORMALIZATION_VERSION,
-    REGEX_STOP,
-    Mention,
-    RegexExtractor,
-    _check_n_process,
-    _check_texts,
-    normalization_fingerprint,
-    normalize_entity,
-)
+from .mentions import (LEGAL_SUFFIXES, NORMALIZATION_VERSION, REGEX_STOP, Mention, RegexExtractor, _check_n_process,
+                       _check_texts, _token_runs, normalization_fingerprint, normalize_entity)
 from .ner import Ner3Extractor, SpacyNerExtractor
 
-__all__ = [
-    "Mention",
-    "normalize_entity",
-    "RegexExtractor",
-    "SpacyNerExtractor",
-    "Ner3Extractor",
-    "EXTRACTORS",
-    "get_extractor",
-    "extract_entities",
-    "entity_store",
-    "entity_store_config",
-    "normalization_fingerprint",
-    "NORMALIZATION_VERSION",
-    "query_entities",
-    "stop_entities",
-    "substring_links",
-    "graph_filters",
-    "LEGAL_SUFFIXES",
-    "REGEX_STOP",
-]
+__all__ = ["Mention", "normalize_entity", "RegexExtractor", "SpacyNerExtractor", "Ner3Extractor", "EXTRACTORS",
+           "get_extractor", "extract_entities", "entity_store", "entity_store_config", "normalization_fingerprint",
+           "NORMALIZATION_VERSION", "query_entities", "stop_entities", "substring_links", "graph_filters",
+           "LEGAL_SUFFIXES", "REGEX_STOP"]
 
 _STORED_MENTIONS = TextMemo("stored mentions", 200_000)  # see extract_entities(memo=True)
-
-
 EXTRACTORS = {"regex": RegexExtractor, "ner": SpacyNerExtractor, "ner3": Ner3Extractor}
 
 
 def get_extractor(name: str, **kwargs: Any):
-    """The extractor called ``name`` (``"regex"``, ``"ner"`` or ``"ner3"``), built with ``kwargs``.
-
-    An extractor object (anything with ``extract`` and ``config``) is returned unchanged.
-    """
+    """The extractor called ``name`` (``"regex"``, ``"ner"`` or ``"ner3"``), built with ``kwargs``; an
+    extractor object (anything with ``extract`` and ``config``) is returned unchanged."""
     if not isinstance(name, str):
         if hasattr(name, "extract") and hasattr(name, "config"):
             return name
@@ -125,28 +70,19 @@ def get_extractor(name: str, **kwargs: Any):
     return cls(**kwargs)
 
 
-# --------------------------------------------------------------------------- cache
-
 _VALUE_FORMAT = 1  # layout of one stored value: JSON [[text, key, label, start, end], ...]
 
 
 def entity_store_config(extractor: Any) -> dict:
-    """Everything that changes an extractor's stored mentions (the :class:`PassageStore` config).
-
-    The extractor's ``config()`` (for spaCy: settings, spaCy and model versions), the
-    :func:`normalization_fingerprint` (mention keys are :func:`normalize_entity` output) and the
-    layout of a stored value.
-    """
+    """Everything that changes an extractor's stored mentions (the :class:`PassageStore` config): its
+    ``config()``, the :func:`normalization_fingerprint` and the layout of a stored value."""
     return {"value_format": _VALUE_FORMAT, "extractor": extractor.config(),
             "normalization": normalization_fingerprint()}
 
 
 def entity_store(extractor: Any = "ner", *, root: Any = None) -> PassageStore:
-    """The per-passage mention store of an extractor (``ner3`` uses its ``ner`` store).
-
-    File: ``cache_dir("store") / "entities-<name>-<fingerprint[:16]>.sqlite"`` with the
-    fingerprint of :func:`entity_store_config`. Close it after use (it is a context manager).
-    """
+    """The per-passage mention store of an extractor (``ner3`` uses its ``ner`` store), configured by
+    :func:`entity_store_config`. Close it after use (it is a context manager)."""
     extractor = get_extractor(extractor)
     if isinstance(extractor, Ner3Extractor):
         extractor = extractor.ner
@@ -160,13 +96,9 @@ def _encode_mentions(mentions: Sequence[Mention]) -> bytes:
 
 
 def _decode_mentions(value: bytes, text: str, labels: frozenset | None = None, memo: dict | None = None) -> list[Mention]:
-    """Mentions of one stored value; ValueError (with a reason) unless they fit ``text``.
-
-    A mention fits when its span is ``text[start:end] == surface``, its key is
-    ``normalize_entity(surface)`` and (if ``labels`` is given) its label is one of ``labels``; so
-    an entry edited to other keys or labels is caught, not used. ``memo`` caches normalised
-    surfaces across calls of one look-up.
-    """
+    """Mentions of one stored value; ValueError (with a reason) unless each has ``text[start:end] ==
+    surface``, key ``normalize_entity(surface)`` and (if ``labels`` is given) a label in ``labels``.
+    ``memo`` caches normalised surfaces across calls."""
     memo = {} if memo is None else memo
     try:
         rows = json.loads(bytes(value).decode("utf-8"))
@@ -176,12 +108,9 @@ def _decode_mentions(value: bytes, text: str, labels: frozenset | None = None, m
         raise ValueError(f"expected a list of mentions, got {type(rows).__name__}")
     out = []
     for row in rows:
-        if type(row) is not list or len(row) != 5:
+        if type(row) is not list or [type(x) for x in row] != [str, str, str, int, int]:
             raise ValueError(f"malformed mention {row!r}")
         surface, key, label, start, end = row
-        if type(surface) is not str or type(key) is not str or type(label) is not str \
-                or type(start) is not int or type(end) is not int:
-            raise ValueError(f"malformed mention {row!r}")
         if start < 0 or text[start:end] != surface:
             raise ValueError(f"mention {surface!r} does not match its text span")
         norm = memo.get(surface)
@@ -211,10 +140,8 @@ def _stored_mentions(store: PassageStore, texts: dict[str, str], labels: frozens
     return found
 
 
-def extract_entities(
-    texts: Sequence[str], extractor: Any = "ner3", *, cache: bool = True, n_process: int = 1, progress: bool = True,
-    memo: bool = False,
-) -> list[list[Mention]]:
+def extract_entities(texts: Sequence[str], extractor: Any = "ner3", *, cache: bool = True, n_process: int = 1,
+                     progress: bool = True, memo: bool = False) -> list[list[Mention]]:
     """Entity mentions of every text, cached per passage on disk.
 
     Parameters
@@ -223,30 +150,21 @@ def extract_entities(
     extractor : str or extractor
         A name for :func:`get_extractor` or an extractor object.
     cache : bool
-        Look every text up in the extractor's :func:`entity_store`, keyed by
-        :func:`~aethel_lite.caching.store.text_key` (SHA-256 of the text), run the extractor only on the
-        misses (each distinct text once) and store their mentions. A stored entry that is
-        unreadable, whose spans do not match its text, whose keys are not the normalised
-        surfaces or whose labels the extractor never gives is reported with a warning and
-        recomputed. ``ner3`` reads/writes the store of its underlying ``ner`` run.
+        Look every text up in the extractor's :func:`entity_store`, run the extractor only on the
+        misses (each distinct text once) and store their mentions as they come. A stored entry
+        that is unreadable or does not fit its text is reported with a warning and recomputed.
     n_process : int
         spaCy worker processes (identical results to ``n_process=1``).
     progress : bool
-        Show a tqdm bar of the distinct texts: how many were found in the store, how many are
-        left to extract. The mentions are written to the store every
-        :data:`~aethel_lite.caching.store.FLUSH_EVERY` texts (eight times that per spaCy worker
-        with ``n_process > 1``) as they are extracted, so a run
-        killed mid-way keeps them and its rerun extracts only the rest.
+        Show a tqdm bar of the distinct texts.
     memo : bool
-        With ``cache``, keep the decoded, checked mentions of every text read from or written to
-        the store in a process-wide memo (:mod:`aethel_lite.caching.memo`, keyed by the store's file and
-        fingerprint), so refitting on another sample of the same corpus decodes nothing twice.
+        With ``cache``, keep the decoded mentions in a process-wide memo
+        (:mod:`aethel_lite.caching.memo`, keyed by the store's folder and fingerprint).
 
     Returns
     -------
     list of list of Mention
-        ``result[i]`` are the mentions of ``texts[i]`` in text order, the same with or without
-        the cache.
+        ``result[i]`` are the mentions of ``texts[i]`` in text order.
     """
     extractor = get_extractor(extractor)
     texts = _check_texts(texts)
@@ -283,24 +201,17 @@ def extract_entities(
 
 
 def query_entities(text: str, extractor: Any = "ner3") -> list[Mention]:
-    """Entities of one short text (a question), without caching.
-
-    NER on a short question often misses entities (lower-case or partial names); callers such as
-    the graph retriever fall back to other seeds when this returns nothing useful.
-    """
+    """Entities of one short text (a question), without caching."""
     if not isinstance(text, str):
         raise ParameterError(f"text: expected str, got {type(text).__name__}")
     return get_extractor(extractor).extract([text])[0]
 
-
-# --------------------------------------------------------------------------- corpus-level helpers
 
 def stop_entities(mentions: Sequence[Sequence[Mention]], max_df: float | None, *, min_count: int = 5) -> set[str]:
     r"""Keys mentioned in too many passages (stop-entities).
 
     A key with document frequency :math:`df` (number of passages mentioning it) among
     :math:`N` passages is a stop-entity iff :math:`df > \max(\text{max\_df}\cdot N,\ \text{min\_count})`.
-    The absolute floor keeps tiny corpora (a 20-passage pool) from losing their bridge entities.
 
     Parameters
     ----------
@@ -325,10 +236,9 @@ def stop_entities(mentions: Sequence[Sequence[Mention]], max_df: float | None, *
 def substring_links(keys: Iterable[str], *, min_chars: int = 4) -> list[tuple[str, str]]:
     """Pairs ``(shorter, longer)`` of keys where ``shorter`` occurs in ``longer`` on token boundaries.
 
-    Tokens are whitespace-separated; ``shorter`` must be a contiguous run of ``longer``'s tokens,
-    differ from it, and have at least ``min_chars`` characters (``"iv"`` links nothing). Runs in
-    :math:`O(\\sum_k t_k^2)` for keys of :math:`t_k` tokens by looking every contiguous token run of
-    every key up in a hash set, never comparing all pairs.
+    ``shorter`` must be a contiguous run of ``longer``'s whitespace-separated tokens, differ from it,
+    and have at least ``min_chars`` characters. Every key's token runs are looked up in a hash set:
+    :math:`O(\\sum_k t_k^2)` for keys of :math:`t_k` tokens, never comparing all pairs.
 
     Returns
     -------
@@ -339,27 +249,14 @@ def substring_links(keys: Iterable[str], *, min_chars: int = 4) -> list[tuple[st
         raise ParameterError(f"min_chars must be >= 1, got {min_chars}")
     norm = {" ".join(str(k).split()) for k in keys}
     norm.discard("")
-    pairs: set[tuple[str, str]] = set()
-    for key in norm:
-        toks = key.split(" ")
-        n = len(toks)
-        for i in range(n):
-            for j in range(i + 1, n + 1):
-                if j - i == n:
-                    continue
-                sub = " ".join(toks[i:j])
-                if len(sub) >= min_chars and sub in norm:
-                    pairs.add((sub, key))
+    pairs = {(sub, key) for key in norm for sub in _token_runs(key.split(" ")) if len(sub) >= min_chars and sub in norm}
     return sorted(pairs)
 
 
 def graph_filters(mentions: Sequence[Sequence[Mention]], extractor: Any) -> tuple[set[str], list[tuple[str, str]] | None]:
-    """The stop-entities and substring links an extractor asks the graph builder for.
-
-    ``stop`` is :func:`stop_entities` with the extractor's ``max_df`` (and ``min_count``; empty when
-    ``max_df`` is None); ``links`` is :func:`substring_links` of the remaining keys when the extractor
-    has ``link_substrings`` (``ner3``), else None. Pass both to :func:`aethel_lite.core.graph.build_graph`.
-    """
+    """``(stop, links)`` for :func:`aethel_lite.core.graph.build_graph`: :func:`stop_entities` with the
+    extractor's ``max_df`` and ``min_count``, and :func:`substring_links` of the remaining keys when
+    the extractor has ``link_substrings`` (else None)."""
     max_df = getattr(extractor, "max_df", None)
     stop = stop_entities(mentions, max_df, min_count=getattr(extractor, "min_count", 5)) if max_df else set()
     links = None

@@ -1,8 +1,8 @@
 """The passage–entity graph: an undirected bipartite graph plus optional entity–entity alias edges.
 
 Passages and the (normalised) entities they mention are the nodes; a passage is joined to every
-entity it mentions. BCT alias / substring links add entity–entity edges. The graph is stored as
-two sparse binary matrices,
+entity it mentions, and alias / substring links join entities. The graph is stored as two sparse
+binary matrices,
 
 * ``incidence`` :math:`B \\in \\{0,1\\}^{n_p \\times n_e}`, :math:`B_{ij} = 1` iff passage *i*
   mentions entity *j*;
@@ -13,10 +13,6 @@ and its symmetric adjacency matrix, with passages first and entities after, is
 .. math::
 
     A = \\begin{pmatrix} 0 & B \\\\ B^\\top & L \\end{pmatrix}.
-
-:func:`build_graph` builds it from per-passage mentions; :meth:`EntityGraph.save` /
-:meth:`EntityGraph.load` round-trip it through ``graph.npz`` (integer/float arrays only, read with
-``allow_pickle=False``) and ``graph.json`` (ids and surface forms).
 
 References
 ----------
@@ -49,7 +45,7 @@ _JSON = "graph.json"
 
 
 def _csr(matrix: Any, shape: tuple[int, int], what: str) -> sp.csr_matrix:
-    """Return ``matrix`` as a canonical float64 CSR matrix of the given shape (or raise)."""
+    """``matrix`` as a canonical float64 CSR matrix of the given shape (or raise)."""
     if not sp.issparse(matrix):
         raise ParameterError(f"{what}: expected a scipy.sparse matrix, got {type(matrix).__name__}")
     if matrix.shape != shape:
@@ -58,6 +54,16 @@ def _csr(matrix: Any, shape: tuple[int, int], what: str) -> sp.csr_matrix:
     out.sum_duplicates()
     out.sort_indices()
     return out
+
+
+def _positions(names: list[str], duplicate: str) -> dict[str, int]:
+    """Name -> position; a repeated name raises :class:`DataError` (``f"{duplicate} {name!r}"``)."""
+    index: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in index:
+            raise DataError(f"{duplicate} {name!r}")
+        index[name] = i
+    return index
 
 
 @dataclass(eq=False)
@@ -69,19 +75,18 @@ class EntityGraph:
     pids : list of str
         Passage ids, one per row of ``incidence`` (unique).
     entities : list of str
-        Normalised entity keys, one per column of ``incidence`` (unique; :func:`build_graph`
-        sorts them so the node order is deterministic).
+        Normalised entity keys, one per column of ``incidence`` (unique).
     incidence : scipy.sparse.csr_matrix, shape (n_passages, n_entities)
-        Binary float64, 1.0 where a passage mentions an entity.
+        Binary float64, :math:`B`.
     alias : scipy.sparse.csr_matrix or None, shape (n_entities, n_entities)
-        Symmetric binary float64 alias / substring edges between entities (zero diagonal).
+        Symmetric binary float64 entity–entity edges, :math:`L`.
     surface : dict of str to str
         Entity key -> its most frequent surface form (for display only).
 
     Notes
     -----
-    Node order in :meth:`adjacency` and in PageRank vectors is: the ``n_passages`` passages in
-    ``pids`` order, then the ``n_entities`` entities in ``entities`` order.
+    Node order in :meth:`adjacency` and in PageRank vectors: passages in ``pids`` order, then
+    entities in ``entities`` order.
     """
 
     pids: list[str]
@@ -94,16 +99,8 @@ class EntityGraph:
     def __post_init__(self) -> None:
         self.pids = [str(p) for p in self.pids]
         self.entities = [str(e) for e in self.entities]
-        self.pid_index: dict[str, int] = {}
-        for i, pid in enumerate(self.pids):
-            if pid in self.pid_index:
-                raise DataError(f"pids: duplicate passage id {pid!r}")
-            self.pid_index[pid] = i
-        self.entity_index: dict[str, int] = {}
-        for j, key in enumerate(self.entities):
-            if key in self.entity_index:
-                raise DataError(f"entities: duplicate entity key {key!r}")
-            self.entity_index[key] = j
+        self.pid_index = _positions(self.pids, "pids: duplicate passage id")
+        self.entity_index = _positions(self.entities, "entities: duplicate entity key")
         n_p, n_e = len(self.pids), len(self.entities)
         self.incidence = _csr(self.incidence, (n_p, n_e), "incidence")
         if self.alias is not None:
@@ -112,7 +109,6 @@ class EntityGraph:
                 raise ParameterError("alias: matrix must be symmetric")
         self.surface = dict(self.surface)
 
-    # ------------------------------------------------------------------ sizes
     @property
     def n_passages(self) -> int:
         """Number of passage nodes."""
@@ -130,10 +126,8 @@ class EntityGraph:
 
     def __repr__(self) -> str:
         n_alias = 0 if self.alias is None else self.alias.nnz // 2
-        return (
-            f"EntityGraph(n_passages={self.n_passages}, n_entities={self.n_entities}, "
-            f"mentions={self.incidence.nnz}, alias_edges={n_alias})"
-        )
+        return (f"EntityGraph(n_passages={self.n_passages}, n_entities={self.n_entities}, "
+                f"mentions={self.incidence.nnz}, alias_edges={n_alias})")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, EntityGraph):
@@ -144,23 +138,11 @@ class EntityGraph:
                 return a is None and b is None
             return a.shape == b.shape and (a != b).nnz == 0
 
-        return (
-            self.pids == other.pids
-            and self.entities == other.entities
-            and self.surface == other.surface
-            and same(self.incidence, other.incidence)
-            and same(self.alias, other.alias)
-        )
+        return (self.pids == other.pids and self.entities == other.entities and self.surface == other.surface
+                and same(self.incidence, other.incidence) and same(self.alias, other.alias))
 
-    # -------------------------------------------------------------- matrices
     def adjacency(self) -> sp.csr_matrix:
-        """Symmetric adjacency :math:`A = [[0, B], [B^T, L]]` as float64 CSR (computed once, cached).
-
-        Returns
-        -------
-        scipy.sparse.csr_matrix, shape (n_nodes, n_nodes)
-            Passages first, then entities. Do not modify it in place (it is shared).
-        """
+        """Symmetric adjacency :math:`A` as float64 CSR, passages first (cached: do not modify it in place)."""
         if self._adjacency is None:
             b = self.incidence
             n_p, n_e = b.shape
@@ -172,7 +154,7 @@ class EntityGraph:
         return self._adjacency
 
     def passage_node(self, pid: str) -> int:
-        """Node index of a passage (raises :class:`DataError` naming an unknown pid)."""
+        """Node index of a passage; raises :class:`DataError` if unknown."""
         try:
             return self.pid_index[pid]
         except KeyError:
@@ -189,36 +171,20 @@ class EntityGraph:
         """Node degrees (row sums of :meth:`adjacency`), shape (n_nodes,)."""
         return np.asarray(self.adjacency().sum(axis=1)).ravel()
 
-    # -------------------------------------------------------------- subgraph
-    def _rows(self, pids: Iterable[str], what: str = "pids") -> np.ndarray:
+    def subgraph(self, pids: Iterable[str]) -> EntityGraph:
+        """The graph induced by some passages (a closed candidate pool), in the given order: those
+        passages, the entities they mention (in this graph's order) and the alias edges among them.
+        Unknown or repeated ids raise :class:`DataError`."""
         pids = list(pids)
         rows = np.empty(len(pids), dtype=np.int64)
         seen: set[str] = set()
         for i, pid in enumerate(pids):
             if pid not in self.pid_index:
-                raise DataError(f"{what}: unknown passage id {pid!r}")
+                raise DataError(f"pids: unknown passage id {pid!r}")
             if pid in seen:
-                raise DataError(f"{what}: duplicate passage id {pid!r}")
+                raise DataError(f"pids: duplicate passage id {pid!r}")
             seen.add(pid)
             rows[i] = self.pid_index[pid]
-        return rows
-
-    def subgraph(self, pids: Iterable[str]) -> EntityGraph:
-        """The graph induced by some passages (a closed candidate pool).
-
-        Parameters
-        ----------
-        pids : iterable of str
-            Passage ids, kept in the given order. Unknown or repeated ids raise :class:`DataError`.
-
-        Returns
-        -------
-        EntityGraph
-            Those passages, the entities they mention (in this graph's order), the alias edges
-            among those entities and their surface forms.
-        """
-        pids = list(pids)
-        rows = self._rows(pids)
         inc = self.incidence[rows]
         cols = np.flatnonzero(np.diff(inc.tocsc().indptr))
         inc = inc[:, cols]
@@ -227,80 +193,56 @@ class EntityGraph:
         surface = {k: self.surface[k] for k in entities if k in self.surface}
         return EntityGraph(pids=pids, entities=entities, incidence=inc, alias=alias, surface=surface)
 
-    # --------------------------------------------------------------- drawing
     def to_networkx(self, pids: Iterable[str] | None = None):
         """The graph (or a query neighbourhood of it) as a :class:`networkx.Graph`.
 
         Parameters
         ----------
         pids : iterable of str, optional
-            If given, only these passages, the entities they mention and the alias edges among
-            those entities. Unknown ids raise :class:`DataError`.
+            If given, only the :meth:`subgraph` of these passages.
 
         Returns
         -------
         networkx.Graph
-            Nodes ``("p", pid)`` (attribute ``kind="passage"``) and ``("e", key)``
-            (``kind="entity"``, ``label`` = surface form); edges carry ``kind`` =
-            ``"mention"`` or ``"alias"`` and ``weight=1.0``.
+            Nodes ``("p", pid)`` (``kind="passage"``) and ``("e", key)`` (``kind="entity"``,
+            ``label`` = surface form); edges with ``kind`` ``"mention"`` or ``"alias"``, ``weight=1.0``.
         """
         import networkx as nx
 
         g = self if pids is None else self.subgraph(pids)
         out = nx.Graph()
         out.add_nodes_from((("p", pid), {"kind": "passage"}) for pid in g.pids)
-        out.add_nodes_from(
-            (("e", key), {"kind": "entity", "label": g.surface.get(key, key)}) for key in g.entities
-        )
+        out.add_nodes_from((("e", key), {"kind": "entity", "label": g.surface.get(key, key)}) for key in g.entities)
         coo = g.incidence.tocoo()
-        out.add_edges_from(
-            (("p", g.pids[i]), ("e", g.entities[j]), {"kind": "mention", "weight": 1.0})
-            for i, j in zip(coo.row.tolist(), coo.col.tolist())
-        )
+        out.add_edges_from((("p", g.pids[i]), ("e", g.entities[j]), {"kind": "mention", "weight": 1.0})
+                           for i, j in zip(coo.row.tolist(), coo.col.tolist()))
         if g.alias is not None:
             coo = sp.triu(g.alias, k=1).tocoo()
-            out.add_edges_from(
-                (("e", g.entities[i]), ("e", g.entities[j]), {"kind": "alias", "weight": 1.0})
-                for i, j in zip(coo.row.tolist(), coo.col.tolist())
-            )
+            out.add_edges_from((("e", g.entities[i]), ("e", g.entities[j]), {"kind": "alias", "weight": 1.0})
+                               for i, j in zip(coo.row.tolist(), coo.col.tolist()))
         return out
 
-    # ------------------------------------------------------------- save/load
     def save(self, directory: str | os.PathLike) -> Path:
-        """Write ``graph.npz`` (sparse structure, no pickled objects) and ``graph.json`` atomically.
-
-        Two saves of equal graphs give byte-identical files.
+        """Write ``graph.npz`` (sparse structure, no pickled objects) and ``graph.json`` (ids and surface
+        forms) atomically; two saves of equal graphs give byte-identical files.
 
         Returns
         -------
         pathlib.Path
-            The directory written to.
         """
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        arrays: dict[str, np.ndarray] = {
-            "incidence_indptr": self.incidence.indptr.astype(np.int64),
-            "incidence_indices": self.incidence.indices.astype(np.int64),
-            "incidence_data": self.incidence.data.astype(np.float64),
-        }
-        if self.alias is not None:
-            arrays["alias_indptr"] = self.alias.indptr.astype(np.int64)
-            arrays["alias_indices"] = self.alias.indices.astype(np.int64)
-            arrays["alias_data"] = self.alias.data.astype(np.float64)
+        arrays: dict[str, np.ndarray] = {}
+        for name, m in (("incidence", self.incidence), ("alias", self.alias)):
+            if m is not None:
+                arrays[f"{name}_indptr"] = m.indptr.astype(np.int64)
+                arrays[f"{name}_indices"] = m.indices.astype(np.int64)
+                arrays[f"{name}_data"] = m.data.astype(np.float64)
         with atomic_write(directory / _NPZ, "wb", encoding=None) as fh:
             np.savez_compressed(fh, **arrays)
-        write_json(
-            directory / _JSON,
-            {
-                "format": _FORMAT,
-                "version": _VERSION,
-                "pids": self.pids,
-                "entities": self.entities,
-                "surface": self.surface,
-                "has_alias": self.alias is not None,
-            },
-            indent=None,
-        )
+        meta = {"format": _FORMAT, "version": _VERSION, "pids": self.pids, "entities": self.entities,
+                "surface": self.surface, "has_alias": self.alias is not None}
+        write_json(directory / _JSON, meta, indent=None)
         return directory
 
     @classmethod
@@ -333,9 +275,7 @@ class EntityGraph:
 
         def matrix(z, name: str, shape: tuple[int, int]) -> sp.csr_matrix:
             try:
-                m = sp.csr_matrix(
-                    (z[f"{name}_data"], z[f"{name}_indices"], z[f"{name}_indptr"]), shape=shape
-                )
+                m = sp.csr_matrix((z[f"{name}_data"], z[f"{name}_indices"], z[f"{name}_indptr"]), shape=shape)
                 m.check_format(full_check=True)
             except Exception as exc:  # noqa: BLE001 - any failure here means a corrupt file
                 raise DataError(f"{npz_path}: corrupt or inconsistent {name} matrix ({exc})") from exc
@@ -361,19 +301,13 @@ def _key_text(mention: Any) -> tuple[str, str]:
     try:
         key, text = mention.key, mention.text
     except AttributeError:
-        raise ParameterError(
-            f"mentions: expected str or an object with .key and .text, got {type(mention).__name__}"
-        ) from None
+        msg = f"mentions: expected str or an object with .key and .text, got {type(mention).__name__}"
+        raise ParameterError(msg) from None
     return str(key), str(text)
 
 
-def build_graph(
-    pids: Sequence[str],
-    mentions: Sequence[Sequence[Any]],
-    *,
-    stop: set[str] | None = None,
-    alias_pairs: Iterable[tuple[str, str]] | None = None,
-) -> EntityGraph:
+def build_graph(pids: Sequence[str], mentions: Sequence[Sequence[Any]], *, stop: set[str] | None = None,
+                alias_pairs: Iterable[tuple[str, str]] | None = None) -> EntityGraph:
     """Build the passage–entity graph from per-passage entity mentions.
 
     Parameters
@@ -381,21 +315,20 @@ def build_graph(
     pids : sequence of str
         Passage ids (unique), in node order.
     mentions : sequence of sequences
-        ``mentions[i]`` are the mentions of passage ``pids[i]``: objects with ``.key`` (the
-        normalised entity, i.e. the node name) and ``.text`` (the surface form), such as
-        :class:`aethel_lite.core.entities.Mention`, or plain strings (key = surface). Repeated
-        mentions of a key in one passage give one edge; empty keys are ignored.
+        ``mentions[i]`` are the mentions of passage ``pids[i]``: objects with ``.key`` (the node
+        name) and ``.text`` (the surface form), such as :class:`aethel_lite.core.entities.Mention`,
+        or plain strings. Repeated mentions give one edge; empty keys are ignored.
     stop : set of str, optional
-        Stop-entity keys to drop (e.g. from :func:`aethel_lite.core.entities.stop_entities`).
+        Stop-entity keys to drop.
     alias_pairs : iterable of (str, str), optional
-        Entity–entity alias / substring links. Pairs whose keys are not both graph entities
-        (or that join a key to itself) are ignored. If given, ``alias`` is a (possibly empty)
-        symmetric matrix; if ``None``, ``alias`` is ``None``.
+        Entity–entity links; pairs not joining two distinct graph entities are ignored. If
+        ``None``, ``alias`` is ``None``, else a (possibly empty) symmetric matrix.
 
     Returns
     -------
     EntityGraph
-        Entities sorted, incidence binary; passages without entities stay as isolated nodes.
+        Entities sorted (the surface form of each is its most frequent one, ties by the smallest);
+        passages without entities stay as isolated nodes.
 
     Raises
     ------
@@ -419,28 +352,19 @@ def build_graph(
         per_passage.append(keys)
     entities = sorted(surfaces)
     index = {k: j for j, k in enumerate(entities)}
-    indptr = np.zeros(len(pids) + 1, dtype=np.int64)
-    indices: list[int] = []
-    for i, keys in enumerate(per_passage):
-        cols = sorted(index[k] for k in keys)
-        indices.extend(cols)
-        indptr[i + 1] = indptr[i] + len(cols)
-    incidence = sp.csr_matrix(
-        (np.ones(len(indices)), np.asarray(indices, dtype=np.int64), indptr), shape=(len(pids), len(entities))
-    )
+    columns = [sorted(index[k] for k in keys) for keys in per_passage]
+    indptr = np.cumsum([0] + [len(c) for c in columns], dtype=np.int64)
+    indices = [j for c in columns for j in c]
+    incidence = sp.csr_matrix((np.ones(len(indices)), np.asarray(indices, dtype=np.int64), indptr),
+                              shape=(len(pids), len(entities)))
     alias = None
     if alias_pairs is not None:
         edges = set()
         for a, b in alias_pairs:
             ia, ib = index.get(a), index.get(b)
-            if ia is None or ib is None or ia == ib:
-                continue
-            edges.add((ia, ib))
-            edges.add((ib, ia))
-        edges_sorted = sorted(edges)
-        rows = np.array([e[0] for e in edges_sorted], dtype=np.int64)
-        cols = np.array([e[1] for e in edges_sorted], dtype=np.int64)
-        alias = sp.csr_matrix((np.ones(len(edges_sorted)), (rows, cols)), shape=(len(entities), len(entities)))
-    # most frequent surface form; ties -> lexicographically smallest (deterministic)
+            if ia is not None and ib is not None and ia != ib:
+                edges.update(((ia, ib), (ib, ia)))
+        rows, cols = np.array(sorted(edges), dtype=np.int64).reshape(-1, 2).T
+        alias = sp.csr_matrix((np.ones(len(edges)), (rows, cols)), shape=(len(entities), len(entities)))
     surface = {k: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] for k, c in surfaces.items()}
     return EntityGraph(pids=pids, entities=entities, incidence=incidence, alias=alias, surface=surface)

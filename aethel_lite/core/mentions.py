@@ -1,11 +1,6 @@
 """Entity mentions, the normalisation of their keys, and the regex extractor (*Aethel-Reg*).
 
-A :class:`Mention` is one span of a text with its graph node name ``key`` =
-:func:`normalize_entity` (``text``). :func:`normalization_fingerprint` names the rules, so that
-stored mentions are invalidated when they change. :class:`RegexExtractor` finds capitalised spans
-without a model; the spaCy extractors are in :mod:`aethel_lite.core.ner`, and the interface they
-share, the cache and the corpus-level filters in :mod:`aethel_lite.core.entities` (whose
-docstring describes all three extractors).
+:mod:`aethel_lite.core.entities` describes the extractors and gathers them with the cache.
 """
 
 from __future__ import annotations
@@ -44,8 +39,6 @@ class Mention:
     start: int
     end: int
 
-
-# --------------------------------------------------------------------------- normalisation
 
 LEGAL_SUFFIXES = frozenset(
     "inc incorporated corp corporation co ltd limited llc llp lp plc na sa ag nv bv gmbh".split()
@@ -99,14 +92,9 @@ def normalize_entity(text: str) -> str:
 
 
 def normalization_fingerprint() -> str:
-    """Hex SHA-256 of everything :func:`normalize_entity`'s output depends on.
-
-    Covers :data:`NORMALIZATION_VERSION` (the code), :data:`LEGAL_SUFFIXES`, the trailing junk
-    words, the patterns and flags of the regular expressions, and the Unicode database version
-    (NFKC and casefold tables). Read at call time, so editing :data:`LEGAL_SUFFIXES` (or
-    monkeypatching it) changes the fingerprint and with it the entity store
-    (:func:`entity_store`): cached keys never go stale.
-    """
+    """Hex SHA-256 of everything :func:`normalize_entity`'s output depends on: the code's
+    :data:`NORMALIZATION_VERSION`, the word lists, the regular expressions and the Unicode database
+    version, read at call time (so cached keys never go stale)."""
     return config_fingerprint({
         "version": NORMALIZATION_VERSION,
         "legal_suffixes": sorted(LEGAL_SUFFIXES),
@@ -115,8 +103,6 @@ def normalization_fingerprint() -> str:
         "unicode": unicodedata.unidata_version,
     })
 
-
-# --------------------------------------------------------------------------- regex extractor
 
 _TOKEN = re.compile(r"(?:[^\W\d_]\.){2,}|[^\W_](?:[\w'’&.\-]*[^\W_])?|&")
 _GAP = re.compile(r"[ \t]*")
@@ -137,7 +123,7 @@ REGEX_STOP = frozenset(
 
 
 class RegexExtractor:
-    """Capitalised-span extractor (*Aethel-Reg*); see the module docstring for the rules.
+    """Capitalised-span extractor (*Aethel-Reg*; the rules are in :mod:`aethel_lite.core.entities`).
 
     Parameters
     ----------
@@ -169,7 +155,6 @@ class RegexExtractor:
 
         return [self._one(t) for t in tqdm(texts, desc="regex entities", disable=not progress)]
 
-    # -- internals
     def _tokens(self, text: str) -> list[tuple[int, int, str]]:
         out = []
         for m in _TOKEN.finditer(text):
@@ -198,13 +183,11 @@ class RegexExtractor:
         n_conn = 0
 
         def close() -> None:
-            nonlocal span
+            nonlocal span, n_conn
             toks = span
-            span = []
+            span, n_conn = [], 0
             # cut leading stop words / connectors / numbers
-            while toks and (
-                toks[0][2] != "cap" or text[toks[0][0] : toks[0][1]].rstrip(".") in self.stop_words
-            ):
+            while toks and (toks[0][2] != "cap" or text[toks[0][0] : toks[0][1]].rstrip(".") in self.stop_words):
                 toks = toks[1:]
             # cut trailing connectors and long numbers
             while toks and (toks[-1][2] == "conn" or (toks[-1][2] == "num" and toks[-1][1] - toks[-1][0] > 3)):
@@ -224,7 +207,6 @@ class RegexExtractor:
                     joined = False  # "... the U.S. The company": a sentence ended
                 if not joined:
                     close()
-                    n_conn = 0
             if kind == "cap":
                 if n_conn > 1 and any(text[a:b] in ("and", "&") for a, b, k in span[-n_conn:]):
                     close()  # "and"/"&" joins only on its own: "Gamble and the NRCP" splits
@@ -234,22 +216,17 @@ class RegexExtractor:
                 n_conn = n_conn + 1 if kind == "conn" else 0
                 if n_conn > 2:
                     close()
-                    n_conn = 0
                 else:
                     span.append((start, end, kind))
             elif span:
                 close()
-                n_conn = 0
             prev_end = end
             if span and kind == "cap" and text[start:end].rstrip(".") in _ENDERS:
                 close()  # "Apple Inc." ends a name
-                n_conn = 0
         if span:
             close()
         return mentions
 
-
-# --------------------------------------------------------------------------- checks
 
 def _check_texts(texts: Sequence[str]) -> list[str]:
     if isinstance(texts, str):
@@ -259,6 +236,12 @@ def _check_texts(texts: Sequence[str]) -> list[str]:
         if not isinstance(t, str):
             raise ParameterError(f"texts[{i}]: expected str, got {type(t).__name__}")
     return texts
+
+
+def _token_runs(tokens: list[str]):
+    """Every contiguous run of ``tokens`` but all of them, joined by spaces (by start, then length)."""
+    n = len(tokens)
+    return (" ".join(tokens[i:j]) for i in range(n) for j in range(i + 1, n + 1) if j - i < n)
 
 
 def _check_n_process(n_process: int) -> int:

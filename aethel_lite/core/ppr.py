@@ -1,7 +1,7 @@
 """Personalized PageRank on a (sparse) graph: exact solvers and a local forward-push approximation.
 
 Let :math:`A` be the nonnegative adjacency matrix (:math:`A_{ij}` is the weight of the edge
-:math:`j \\to i`; for an undirected graph :math:`A` is symmetric), :math:`d_j = \\sum_i A_{ij}` the
+:math:`j \\to i`; symmetric for an undirected graph), :math:`d_j = \\sum_i A_{ij}` the
 (out-)degrees and :math:`W = A D^{-1}` the column-stochastic transition matrix, whose columns for
 *dangling* nodes (:math:`d_j = 0`) are zero. For a teleport probability :math:`\\alpha \\in (0, 1)`
 and a seed (personalization) vector :math:`s \\ge 0`, :math:`\\|s\\|_1 = 1`, Personalized PageRank
@@ -11,48 +11,27 @@ is the unique fixed point of
 
     p = \\alpha s + (1 - \\alpha)\\,\\big(W p + (\\mathbf{1}_{\\mathrm{dangling}}^\\top p)\\, s\\big),
 
-i.e. the stationary distribution of a walk that at each step teleports to the seeds with
-probability :math:`\\alpha`, else follows a random edge, and that jumps back to the seeds from a
-dangling node. It is a probability vector. This equals
-``networkx.pagerank(G, alpha=1 - α, personalization=s)`` (networkx's ``alpha`` is the damping
-factor :math:`1-\\alpha`; its default ``dangling=None`` also returns dangling mass to the seeds).
+the stationary distribution of a walk that teleports to the seeds with probability :math:`\\alpha`,
+else follows a random edge, and jumps back to the seeds from a dangling node: networkx's
+``pagerank(G, alpha=1 - α, personalization=s)`` with its default ``dangling=None``.
 
-Two exact solvers:
+* ``method="power"`` -- power iteration [1]_ [2]_, any graph. The L1 change contracts by
+  :math:`1-\\alpha` per iteration: 146 iterations for :math:`\\alpha = 0.15`, tol = 1e-10.
+* ``method="cg"`` -- symmetric :math:`A` only. :math:`p = x / \\|x\\|_1` with
+  :math:`(I - (1-\\alpha) W)\\, x = s`; with :math:`x = D^{1/2} z` this is the symmetric positive-definite
+  system :math:`(I - (1-\\alpha) D^{-1/2} A D^{-1/2})\\, z = D^{-1/2} s` (isolated nodes: :math:`d=1`)
+  with eigenvalues in :math:`[\\alpha, 2-\\alpha]`, on which conjugate gradients [4]_ contract the
+  error by about 0.56 per product at :math:`\\alpha = 0.15` instead of 0.85. A greedy independent
+  set of low-degree nodes is first eliminated exactly (a Schur complement). It stops on the bound
+  :math:`\\|p - p^*\\|_1 \\le 2\\|r\\|_1/(1 - (1-\\alpha)\\sigma)`, with :math:`r = s - (I - (1-\\alpha)W)x`
+  the true residual and :math:`\\sigma` the seed mass on isolated nodes, because
+  :math:`\\|(I - (1-\\alpha)W)^{-1}\\|_1 \\le 1/\\alpha`, :math:`\\|x^*\\|_1 = (1 - (1-\\alpha)\\sigma)/\\alpha`
+  (sum the equation over the nodes; an isolated node keeps :math:`x^*_i = s_i`) and
+  :math:`\\|x/\\|x\\|_1 - x^*/\\|x^*\\|_1\\|_1 \\le 2\\|x - x^*\\|_1/\\|x^*\\|_1`.
 
-* ``method="power"`` -- power iteration [1]_ [2]_ on the equation above. The L1 change contracts by
-  :math:`1-\\alpha` per iteration, so about :math:`\\log(\\mathrm{tol}/2) / \\log(1-\\alpha)`
-  iterations are needed (146 for :math:`\\alpha = 0.15`, tol = 1e-10). Works for any graph.
-* ``method="cg"`` -- for a symmetric :math:`A`. Since :math:`(I - (1-\\alpha) W) p` is a multiple of
-  :math:`s`, :math:`p = x / \\|x\\|_1` with :math:`(I - (1-\\alpha) W)\\, x = s`. With
-  :math:`x = D^{1/2} z` this is the symmetric positive-definite system
-  :math:`(I - (1-\\alpha) D^{-1/2} A D^{-1/2})\\, z = D^{-1/2} s` (isolated nodes: :math:`d=1`), whose
-  eigenvalues lie in :math:`[\\alpha, 2-\\alpha]`; conjugate gradients contract the error by about
-  :math:`(\\sqrt{\\kappa}-1)/(\\sqrt{\\kappa}+1) \\approx 0.56` per matrix product for
-  :math:`\\alpha = 0.15` (:math:`\\kappa = (2-\\alpha)/\\alpha`) instead of 0.85, i.e. ~3.5x fewer
-  products. Before that, a greedy independent set of low-degree nodes (isolated nodes and, in a
-  passage–entity graph, the many entities mentioned by a few passages) is eliminated exactly (a
-  Schur complement), which more than halves the vectors on FinanceBench; the kept nodes are
-  ordered by decreasing degree, so the hubs' entries share cache lines. It stops on a rigorous
-  bound: with residual :math:`r = s - (I - (1-\\alpha)W)x`,
-  :math:`\\|p - p^*\\|_1 \\le 2\\|r\\|_1/(1 - (1-\\alpha)\\sigma)`, :math:`\\sigma` the seed mass on isolated
-  nodes -- because :math:`\\|(I - (1-\\alpha)W)^{-1}\\|_1 \\le 1/\\alpha`, because
-  :math:`\\|x^*\\|_1 = (1 - (1-\\alpha)\\sigma)/\\alpha` exactly (sum the equation over the nodes; an
-  isolated node keeps :math:`x^*_i = s_i`), and because
-  :math:`\\|x/\\|x\\|_1 - x^*/\\|x^*\\|_1\\|_1 \\le 2\\|x - x^*\\|_1/\\|x^*\\|_1`. The bound is confirmed on
-  the true residual, not the recursively updated one.
-
-``method="auto"`` (default) uses ``cg`` for symmetric adjacency and ``power`` otherwise.
-:class:`PPROperator` precomputes the matrices once for repeated queries; seeds may be one vector
-``(n,)`` or a batch ``(n, b)``. One query on a large graph runs the CG loop compiled, with the
-vector updates fused into three parallel loops per iteration (:mod:`aethel_lite.core.ppr_kernels`,
-numba); small graphs use the numpy loop, which needs no compilation. A batch is solved once per
-distinct seed vector (questions about the same company share one) with one sparse-dense product
-per iteration for all columns; large batches run CG in float32 (torch's sparse CSR kernels, all
-cores) inside float64 iterative refinement [5]_, stopping on the same float64 bound, so batched
-and one-at-a-time results agree to the tolerance. Speed is measured in ``benchmarks/bench_ppr.py``.
-
-:func:`forward_push` is the local approximation of Andersen, Chung & Lang [3]_ for top-k queries on
-large graphs.
+A batch ``(n, b)`` is solved once per distinct column, with one sparse-dense product per iteration;
+large batches run CG in float32 inside float64 iterative refinement [5]_ to the same float64 bound.
+:func:`forward_push` is the local approximation of [3]_.
 
 References
 ----------
@@ -64,9 +43,7 @@ References
 .. [4] M. R. Hestenes, E. Stiefel, "Methods of conjugate gradients for solving linear systems",
    J. Res. Nat. Bur. Standards 49(6), 1952.
 .. [5] J. H. Wilkinson, "Rounding Errors in Algebraic Processes", 1963 (iterative refinement);
-   for its mixed-precision use see A. Haidar, S. Tomov, J. Dongarra, N. J. Higham, "Harnessing GPU
-   tensor cores for fast FP16 arithmetic to speed up mixed-precision iterative refinement
-   solvers", SC18, 2018.
+   A. Haidar, S. Tomov, J. Dongarra, N. J. Higham, SC18, 2018 (its mixed-precision use).
 """
 
 from __future__ import annotations
@@ -80,25 +57,15 @@ import scipy.sparse as sp
 
 from ..errors import ConvergenceError, ParameterError
 from . import ppr_kernels
-from .ppr_reduced import _cg_double, _cg_mixed, _cg_vector, _compiled_available, _Reduced, _torch_available
+from .ppr_reduced import _cg_double, _cg_mixed, _cg_vector, _Reduced, _torch_available
 
-__all__ = [
-    "PPRResult",
-    "PPROperator",
-    "transition_matrix",
-    "personalized_pagerank",
-    "forward_push",
-    "PushResult",
-]
+__all__ = ["PPRResult", "PPROperator", "transition_matrix", "personalized_pagerank", "forward_push", "PushResult"]
 
 _METHODS = ("auto", "power", "cg")
-# Batches with at least this many unknowns (kept nodes x columns) use the mixed-precision solver.
+# Batches with at least this many unknowns (kept nodes x columns) use _cg_mixed, this many columns at a time.
 _MIXED_MIN_SIZE = 1 << 18
-# _cg_mixed solves this many columns at a time.
 _MIXED_BLOCK = 32
-# Single queries on reduced systems with at least this many nonzeros use the compiled solver
-# (aethel_lite.core.ppr_kernels, ~1.5x faster); smaller ones are fast in numpy and skip numba's start-up
-# (~0.7 s once per process). GraphRetriever solves its queries as batches and never needs it.
+# Single queries on reduced systems with at least this many nonzeros use the compiled solver.
 _COMPILED_MIN_NNZ = 50_000
 
 
@@ -111,10 +78,9 @@ class PPRResult:
     scores : numpy.ndarray, shape (n,) or (n, b)
         PageRank vector(s); each column is nonnegative and sums to 1.
     iterations : int
-        Sparse matrix products performed (iterations of the solver).
+        Sparse matrix products performed.
     error : float
-        Largest over columns of: the last L1 change between iterates (``power``), or the upper
-        bound :math:`2\\|r\\|_1/(1 - (1-\\alpha)\\sigma)` on the L1 error (``cg``; module docstring).
+        Largest over columns of the last L1 change (``power``) or of the L1 error bound (``cg``).
     method : str
         ``"power"`` or ``"cg"``.
     """
@@ -126,7 +92,7 @@ class PPRResult:
 
 
 def _as_csr(adjacency: Any) -> sp.csr_matrix:
-    """Validate an adjacency matrix and return it as float64 CSR with int32 indices when possible."""
+    """Validated float64 CSR copy, with int32 indices when possible."""
     if sp.issparse(adjacency):
         a = sp.csr_matrix(adjacency, dtype=np.float64, copy=True)
     else:
@@ -162,14 +128,19 @@ def transition_matrix(adjacency: Any) -> tuple[sp.csr_matrix, np.ndarray]:
     W : scipy.sparse.csr_matrix, shape (n, n)
         float64; column :math:`j` is :math:`A_{:,j}/d_j`, or zero if :math:`d_j = 0`.
     dangling : numpy.ndarray of bool, shape (n,)
-        True where :math:`d_j = 0` (no out-edges; isolated nodes of an undirected graph).
+        True where :math:`d_j = 0`.
     """
     a = _as_csr(adjacency)
-    deg = np.bincount(a.indices, weights=a.data, minlength=a.shape[0]).astype(np.float64)  # column sums
-    dangling = deg == 0
-    inv = np.divide(1.0, deg, out=np.zeros_like(deg), where=~dangling)
+    _, dangling, inv = _degrees(a)
     a.data *= inv[a.indices]
     return a, dangling
+
+
+def _degrees(a: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Column sums, the dangling mask and the inverse degrees (0 where dangling)."""
+    deg = np.bincount(a.indices, weights=a.data, minlength=a.shape[0]).astype(np.float64)
+    dangling = deg == 0
+    return deg, dangling, np.divide(1.0, deg, out=np.zeros_like(deg), where=~dangling)
 
 
 def _check_alpha(alpha: float) -> float:
@@ -196,12 +167,7 @@ def _check_tol_iter(tol: float, max_iter: int) -> tuple[float, int]:
 
 @dataclass
 class _Seeds:
-    """Normalised seed vector(s) stored by their nonzero rows: ``dense()[rows] == values``.
-
-    ``values`` has shape ``(r,)`` for one query or ``(r, b)`` for a batch; each column sums to 1.
-    Seeds are a handful of entity nodes per query, so this keeps per-batch work proportional to
-    the seeds instead of to the ``(n, b)`` matrix.
-    """
+    """Normalised seed vector(s) ``(r,)`` or ``(r, b)`` stored by their nonzero rows: ``dense()[rows] == values``."""
 
     n: int
     rows: np.ndarray
@@ -249,11 +215,8 @@ def _check_seeds(seeds: Any, n: int) -> _Seeds:
 
 
 def _distinct_columns(values: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Columns to solve and the map back when a batch repeats a seed vector, else ``(None, None)``.
-
-    ``values[:, columns][:, inverse]`` equals ``values``. Questions about the same company often
-    have the same seed vector; PPR is linear in the seeds and is solved once per distinct one.
-    """
+    """``(columns, inverse)`` with ``values[:, columns][:, inverse] == values`` when a batch repeats a
+    seed vector, else ``(None, None)``."""
     if values.ndim == 1 or values.shape[1] == 1:
         return None, None
     _, first, inverse = np.unique(values.T, axis=0, return_index=True, return_inverse=True)
@@ -271,23 +234,19 @@ class PPROperator:
     Parameters
     ----------
     adjacency : scipy.sparse matrix or array_like, shape (n, n)
-        Nonnegative edge weights (:math:`A_{ij}` = weight of :math:`j \\to i`); validated once.
+        Nonnegative edge weights (:math:`A_{ij}` = weight of :math:`j \\to i`).
     eliminate_degree : int, default 6
-        ``cg`` only: nodes with at most this many neighbours (a greedy independent set of them,
-        lowest degree first) are eliminated exactly before the iteration; 0 eliminates only
-        isolated nodes. The nodes kept and products needed on the FinanceBench ner3 graph for 6
-        and 2 are in ``benchmarks/README.md`` ("Measurements quoted by the library").
+        ``cg`` only: a greedy independent set of nodes with at most this many neighbours (lowest
+        degree first) is eliminated exactly before the iteration; 0 eliminates only isolated nodes.
 
     Attributes
     ----------
     n : int
-        Number of nodes.
     W : scipy.sparse.csr_matrix
-        Column-stochastic transition matrix (see :func:`transition_matrix`).
+        Column-stochastic transition matrix (:func:`transition_matrix`).
     dangling : numpy.ndarray of bool
-        Dangling (zero out-degree) nodes.
     symmetric : bool
-        Whether the adjacency is symmetric (then ``method="cg"`` is available).
+        Whether ``method="cg"`` is available.
 
     Examples
     --------
@@ -301,38 +260,26 @@ class PPROperator:
         a = _as_csr(adjacency)
         self.n = a.shape[0]
         self.symmetric = bool((a != a.T).nnz == 0)
-        deg = np.bincount(a.indices, weights=a.data, minlength=self.n).astype(np.float64)
-        self.degree = deg
-        self.dangling = deg == 0
+        self.degree, self.dangling, self._inv_degree = _degrees(a)
         self._dangling_idx = np.flatnonzero(self.dangling)
-        inv = np.divide(1.0, deg, out=np.zeros_like(deg), where=~self.dangling)
         self.W = a.copy()
-        self.W.data *= inv[a.indices]
+        self.W.data *= self._inv_degree[a.indices]
         self._adj = a
         self.eliminate_degree = int(eliminate_degree)
         self._reduced_cache: dict[float, _Reduced] = {}
 
     def _reduced(self, beta: float) -> _Reduced:
-        """The symmetric system for ``cg``, low-degree nodes eliminated exactly (cached per alpha)."""
+        """The reduced symmetric system for ``cg`` (cached per alpha)."""
         red = self._reduced_cache.get(beta)
         if red is None:
             red = _Reduced(self._adj, self.degree, beta, max_degree=self.eliminate_degree)
             self._reduced_cache[beta] = red
         return red
 
-    def run(
-        self,
-        seeds: Any,
-        alpha: float = 0.15,
-        tol: float = 1e-10,
-        max_iter: int = 1000,
-        *,
-        method: str = "auto",
-    ) -> PPRResult:
-        """Personalized PageRank for one seed vector ``(n,)`` or a batch ``(n, b)``.
-
-        See :func:`personalized_pagerank` for parameters, returns and errors.
-        """
+    def run(self, seeds: Any, alpha: float = 0.15, tol: float = 1e-10, max_iter: int = 1000, *,
+            method: str = "auto") -> PPRResult:
+        """Personalized PageRank for one seed vector ``(n,)`` or a batch ``(n, b)``; see
+        :func:`personalized_pagerank` for parameters, returns and errors."""
         alpha = _check_alpha(alpha)
         tol, max_iter = _check_tol_iter(tol, max_iter)
         if method not in _METHODS:
@@ -372,13 +319,8 @@ class PPROperator:
         )
 
     def _cg(self, s: _Seeds, alpha: float, tol: float, max_iter: int) -> tuple[np.ndarray, int, float]:
-        """Conjugate gradients on the reduced, Jacobi-scaled system :math:`S z = b` (see :class:`_Reduced`).
-
-        The L1 error bound of a column is :math:`2\\|r\\|_1 / (1 - (1-\\alpha)\\sigma)` (module docstring),
-        with :math:`r = (b - S z) \\odot \\sqrt{\\mathrm{diag}}` the residual in unscaled units.
-        One query on a large graph uses :func:`ppr_kernels.cg_solve` (compiled, both cores), large
-        batches :func:`_cg_mixed` (float32 CG inside float64 iterative refinement).
-        """
+        """Conjugate gradients on the reduced, Jacobi-scaled system :math:`S z = b` (see :class:`_Reduced`);
+        the residual in unscaled units is :math:`r = (b - S z) \\odot \\sqrt{\\mathrm{diag}}`."""
         beta = 1.0 - alpha
         red = self._reduced(beta)
         one = not s.batch
@@ -386,7 +328,7 @@ class PPROperator:
         sigma = s.values[self.dangling[s.rows]].sum(axis=0)  # seed mass on isolated nodes
         scale = np.atleast_1d(2.0 / (1.0 - beta * sigma))
         if not one and b.size >= _MIXED_MIN_SIZE and _torch_available():
-            # blocks of columns: the dense blocks stay in cache (~20% faster than 129 columns at once)
+            # blocks of columns, so that the dense blocks stay in cache
             z, it, err = np.empty_like(b), 0, 0.0
             for start in range(0, b.shape[1], _MIXED_BLOCK):
                 cols = slice(start, start + _MIXED_BLOCK)
@@ -395,8 +337,7 @@ class PPROperator:
                 it, err = max(it, it_block), max(err, err_block)
                 if not (err < tol):
                     break
-        elif one and red.S.nnz >= _COMPILED_MIN_NNZ and _compiled_available():
-
+        elif one and red.S.nnz >= _COMPILED_MIN_NNZ and ppr_kernels.available():
             z, it, err = ppr_kernels.cg_solve(*red.compiled_arrays(), b, red.sqrt_diag, float(scale[0]), tol,
                                               max_iter)
         elif one:
@@ -414,50 +355,38 @@ class PPROperator:
         return x, it, err
 
 
-def personalized_pagerank(
-    adjacency: Any,
-    seeds: Any,
-    alpha: float = 0.15,
-    tol: float = 1e-10,
-    max_iter: int = 1000,
-    *,
-    method: str = "auto",
-) -> PPRResult:
+def personalized_pagerank(adjacency: Any, seeds: Any, alpha: float = 0.15, tol: float = 1e-10, max_iter: int = 1000,
+                          *, method: str = "auto") -> PPRResult:
     """Personalized PageRank :math:`p = \\alpha s + (1-\\alpha)(W p + (d^\\top p) s)`.
 
     Parameters
     ----------
     adjacency : scipy.sparse matrix, array_like or PPROperator, shape (n, n)
-        Nonnegative adjacency (:math:`A_{ij}` = weight of edge :math:`j \\to i`; symmetric for an
-        undirected graph). Pass a :class:`PPROperator` to reuse the precomputed :math:`W` across
-        queries.
+        Nonnegative adjacency (:math:`A_{ij}` = weight of edge :math:`j \\to i`). Pass a
+        :class:`PPROperator` to reuse the precomputed :math:`W` across queries.
     seeds : array_like, shape (n,) or (n, b)
-        Nonnegative personalization weights; each column is normalised to sum 1. A batch of
-        ``b`` columns is solved with one sparse-dense product per iteration.
+        Nonnegative personalization weights; each column is normalised to sum 1.
     alpha : float, default 0.15
-        Teleport (restart) probability, in (0, 1). networkx's ``alpha`` is ``1 - alpha``.
+        Teleport probability, in (0, 1) (networkx's ``alpha`` is ``1 - alpha``).
     tol : float, default 1e-10
-        Stop when, for every column, the L1 change between iterates (``power``) or the
-        rigorous L1 error bound (``cg``) is below ``tol``.
+        Stop when, in every column, the L1 change (``power``) or the L1 error bound (``cg``) is below.
     max_iter : int, default 1000
         Maximum number of sparse matrix products.
     method : {"auto", "power", "cg"}, default "auto"
-        ``"power"``: power iteration (any graph). ``"cg"``: conjugate gradients on the
-        symmetrised linear system (symmetric adjacency only; ~3.5x fewer products at
-        ``alpha=0.15``). ``"auto"``: ``cg`` if the adjacency is symmetric, else ``power``.
+        ``"power"``: power iteration (any graph). ``"cg"``: conjugate gradients (symmetric
+        adjacency only). ``"auto"``: ``cg`` if the adjacency is symmetric, else ``power``.
 
     Returns
     -------
     PPRResult
         ``scores`` with the shape of ``seeds`` (each column nonnegative, summing to 1),
-        ``iterations``, ``error`` and ``method``; non-convergence raises :class:`ConvergenceError`.
+        ``iterations``, ``error`` and ``method``.
 
     Raises
     ------
     ParameterError
-        ``alpha`` outside (0, 1); ``tol`` not positive; ``max_iter`` < 1; non-square or negative or
-        non-finite adjacency; seeds with NaN/inf/negative values, an all-zero column or a
-        length different from the number of nodes; unknown ``method``.
+        Bad ``alpha``, ``tol``, ``max_iter`` or ``method``; a non-square, negative or non-finite
+        adjacency; seeds of the wrong length, negative or non-finite, or with an all-zero column.
     ConvergenceError
         Not converged within ``max_iter`` iterations.
 
@@ -465,15 +394,9 @@ def personalized_pagerank(
     -----
     Dangling nodes (zero out-degree; the isolated nodes of an undirected graph) have a zero
     column in :math:`W`; their mass :math:`d^\\top p` (``d`` the dangling indicator) returns to the
-    seeds, which keeps :math:`p` a probability vector and matches networkx's default. A seed on an
-    isolated node keeps its mass there (:math:`p = s` if all seeds are isolated).
-
-    For power iteration the L1 change shrinks by a factor :math:`1-\\alpha` per iteration, and
-    :math:`\\|p_k - p^*\\|_1 \\le \\frac{1-\\alpha}{\\alpha}\\|p_k - p_{k-1}\\|_1`.
-
-    References
-    ----------
-    Page et al. (1999); Haveliwala (2002); see the module docstring.
+    seeds, as in networkx. A seed on an isolated node keeps its mass there (:math:`p = s` if all
+    seeds are isolated). For power iteration the L1 change shrinks by a factor :math:`1-\\alpha` per
+    iteration, and :math:`\\|p_k - p^*\\|_1 \\le \\frac{1-\\alpha}{\\alpha}\\|p_k - p_{k-1}\\|_1`.
     """
     op = adjacency if isinstance(adjacency, PPROperator) else PPROperator(adjacency)
     return op.run(seeds, alpha=alpha, tol=tol, max_iter=max_iter, method=method)
@@ -486,11 +409,10 @@ class PushResult:
     Attributes
     ----------
     scores : numpy.ndarray, shape (n,)
-        Approximate PageRank :math:`\\hat p` (an under-estimate up to normalisation; sums to < 1).
+        Approximate PageRank (an under-estimate; sums to < 1).
     residual : numpy.ndarray, shape (n,)
         Residual mass :math:`r`, with :math:`r(u) < \\varepsilon\\, d(u)` for every node.
     pushes : int
-        Number of node pushes performed.
     """
 
     scores: np.ndarray
@@ -498,38 +420,29 @@ class PushResult:
     pushes: int
 
 
-def forward_push(
-    adjacency: Any,
-    seed: Any,
-    alpha: float = 0.15,
-    eps: float = 1e-6,
-    *,
-    max_rounds: int = 100_000,
-) -> PushResult:
+def forward_push(adjacency: Any, seed: Any, alpha: float = 0.15, eps: float = 1e-6, *,
+                 max_rounds: int = 100_000) -> PushResult:
     """Local approximate Personalized PageRank by forward push (Andersen, Chung & Lang 2006).
 
-    Keeps an estimate :math:`\\hat p` and a residual :math:`r` (initially :math:`\\hat p = 0`,
-    :math:`r = s`) with the invariant :math:`q = \\hat p + \\alpha (I - (1-\\alpha)W)^{-1} r`, where
-    :math:`q = \\alpha (I - (1-\\alpha)W)^{-1} s`. A push at node :math:`u` moves
-    :math:`\\alpha r(u)` into :math:`\\hat p(u)` and spreads :math:`(1-\\alpha) r(u)` to the
-    neighbours in proportion to the edge weights. All nodes with :math:`r(u) \\ge \\varepsilon d(u)`
-    are pushed in each round (a synchronous variant; the invariant is linear, so it is unchanged),
-    until none is left. The work is :math:`O(1/(\\alpha\\varepsilon))` edge updates, independent of
-    the graph size.
+    Keeps an estimate :math:`\\hat p = 0` and a residual :math:`r = s` with the invariant
+    :math:`q = \\hat p + \\alpha (I - (1-\\alpha)W)^{-1} r`, where :math:`q = \\alpha (I - (1-\\alpha)W)^{-1} s`.
+    A push at node :math:`u` moves :math:`\\alpha r(u)` into :math:`\\hat p(u)` and spreads
+    :math:`(1-\\alpha) r(u)` to the neighbours in proportion to the edge weights; each round pushes
+    all nodes with :math:`r(u) \\ge \\varepsilon d(u)`, until none is left. The work is
+    :math:`O(1/(\\alpha\\varepsilon))` edge updates, independent of the graph size.
 
-    Error bound (symmetric :math:`A`, the undirected case). Because :math:`W d = d` on
-    non-isolated nodes, :math:`\\alpha (I-(1-\\alpha)W)^{-1} d = d` and hence, componentwise,
+    For a symmetric :math:`A`, :math:`W d = d` on non-isolated nodes, so
+    :math:`\\alpha (I-(1-\\alpha)W)^{-1} d = d` and, componentwise,
 
     .. math::
 
         0 \\le q(v) - \\hat p(v) \\le \\varepsilon\\, d(v) \\quad \\text{for every node } v,
         \\qquad \\|q - \\hat p\\|_1 \\le \\|r\\|_1 ,
 
-    with :math:`d(v)` the weighted degree. :math:`q` is the PageRank :math:`p^*` of
-    :func:`personalized_pagerank` except that mass reaching a dangling (isolated) node is lost
-    instead of returning to the seeds; in an undirected graph only seeds on isolated nodes lose
-    mass, and exactly :math:`p^* = q / (1 - (1-\\alpha)\\sigma)` with :math:`\\sigma` the seed mass on
-    isolated nodes. The returned ``scores`` are :math:`\\hat p / (1 - (1-\\alpha)\\sigma)`, so
+    with :math:`d(v)` the weighted degree. :math:`q` differs from :math:`p^*` of
+    :func:`personalized_pagerank` only in losing the mass of seeds on isolated nodes:
+    :math:`p^* = q / (1 - (1-\\alpha)\\sigma)` with :math:`\\sigma` their seed mass. The returned
+    ``scores`` are :math:`\\hat p / (1 - (1-\\alpha)\\sigma)`, so
 
     .. math::
 
@@ -539,24 +452,18 @@ def forward_push(
     Parameters
     ----------
     adjacency : scipy.sparse matrix, array_like or PPROperator, shape (n, n)
-        Symmetric nonnegative adjacency (undirected graph); pass a :class:`PPROperator` to
-        reuse its validation across queries.
+        Symmetric nonnegative adjacency.
     seed : array_like, shape (n,)
         Nonnegative seed weights (normalised to sum 1).
     alpha : float, default 0.15
-        Teleport probability in (0, 1).
     eps : float, default 1e-6
         Push threshold per unit degree, > 0.
     max_rounds : int, default 100000
-        Safety cap on synchronous rounds (raises :class:`ConvergenceError` if hit).
+        Cap on rounds (raises :class:`ConvergenceError` if hit).
 
     Returns
     -------
     PushResult
-
-    References
-    ----------
-    R. Andersen, F. Chung, K. Lang, "Local graph partitioning using PageRank vectors", FOCS 2006.
     """
     alpha = _check_alpha(alpha)
     try:
@@ -574,10 +481,8 @@ def forward_push(
         raise ParameterError(f"seed: forward_push takes one seed vector of shape ({n},), got {np.shape(seed)}")
     s = checked.dense()
     beta = 1.0 - alpha
-    deg = op.degree
-    isolated = deg == 0
-    inv = np.divide(1.0, deg, out=np.zeros_like(deg), where=~isolated)
-    thresh = eps * deg
+    inv = op._inv_degree
+    thresh = eps * op.degree
     p = np.zeros(n)
     r = s.copy()
     pushes = 0
@@ -593,6 +498,6 @@ def forward_push(
         r += sub.T @ (beta * ra * inv[active])
     else:
         raise ConvergenceError(f"forward_push did not finish within max_rounds={max_rounds} rounds (eps={eps:g})")
-    sigma = float(s[isolated].sum())
+    sigma = float(s[op.dangling].sum())
     norm = 1.0 - beta * sigma
     return PushResult(scores=p / norm, residual=r, pushes=pushes)

@@ -1,10 +1,8 @@
 """Compiled conjugate gradients for one Personalized PageRank query (numba, both cores).
 
-:class:`aethel_lite.core.ppr.PPROperator` reduces one query to the Jacobi-scaled symmetric positive
-definite system :math:`S z = b` (see :class:`aethel_lite.core.ppr_reduced._Reduced`) and solves it by conjugate
-gradients [1]_. In numpy (:func:`aethel_lite.core.ppr_reduced._cg_vector`) an iteration is one sparse product
-plus five separate passes over the vectors. Here it is three parallel loops over ``PARTS`` fixed
-blocks of rows (of about equal work):
+Solves the Jacobi-scaled system :math:`S z = b` of :class:`aethel_lite.core.ppr_reduced._Reduced` by
+conjugate gradients [1]_, one iteration as three parallel loops over ``PARTS`` fixed blocks of rows
+(of about equal work) instead of a sparse product plus five passes over the vectors:
 
 1. :math:`q = S v` and the blocks' partial sums of :math:`v^\\top q`;
 2. :math:`z \\leftarrow z + a v`, :math:`r \\leftarrow r - a q` with :math:`a = r^\\top r / v^\\top q`,
@@ -12,19 +10,11 @@ blocks of rows (of about equal work):
    :math:`\\mathrm{scale} \\sum_i w_i |r_i|`;
 3. :math:`v \\leftarrow r + (r_{new}^\\top r_{new} / r^\\top r)\\, v`.
 
-The partial sums are added in block order, so the result does not depend on the number of
-threads: every run gives the same bits. When the bound falls below ``tol`` it is confirmed on the
-true residual :math:`b - S z` (one product); if that fails, CG restarts from the true residual.
-
-Two cores nearly halve the products (~0.15-0.27 ms instead of scipy's ~0.3-0.45 ms on the
-FinanceBench graph). This needs numba's ``omp`` (or ``tbb``) threading layer: its fallback
-``workqueue`` wakes its threads for every parallel loop and was ~3x slower than the numpy loop,
-so :func:`available` then says no and the caller keeps its numpy loop. Compiled code is cached on
-disk (numba ``cache=True``); the first call after installing compiles for a few seconds.
-
-Tried and dropped (benchmarks/README.md): symmetric Gauss-Seidel preconditioning with Eisenstat's
-trick halves the iterations (7 instead of 15) but its triangular sweeps are serial and each costs
-~70% of a product, so it was ~20% slower than this.
+The partial sums are added in block order, so every run gives the same bits whatever the number
+of threads. When the bound falls below ``tol`` it is confirmed on the true residual :math:`b - S z`
+(one product); if that fails, CG restarts from the true residual. numba's ``workqueue`` threading
+layer is slower than the numpy loop, so :func:`available` says yes only for ``omp`` or ``tbb``.
+Compiled code is cached on disk (numba ``cache=True``).
 
 References
 ----------
@@ -33,6 +23,8 @@ References
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -48,9 +40,6 @@ PARTS = 2
 # Work of a row in row_blocks: its nonzeros plus this many for its share of the vector updates.
 ROW_COST = 4
 
-_state: dict[str, bool] = {}
-
-
 def row_blocks(indptr: np.ndarray, parts: int = PARTS) -> np.ndarray:
     """Row boundaries ``(parts + 1,)`` splitting a CSR matrix into blocks of about equal work
     (nonzeros + ``ROW_COST`` per row), as ``uint32`` or ``uint64``."""
@@ -61,18 +50,16 @@ def row_blocks(indptr: np.ndarray, parts: int = PARTS) -> np.ndarray:
     return bounds.astype(np.uint32 if n < 2**32 else np.uint64)
 
 
+@functools.cache
 def available() -> bool:
     """Whether the compiled solver is installed and runs on a fast threading layer (checked once)."""
-    if "available" not in _state:
-        if numba is None:
-            _state["available"] = False
-        else:
-            # the threading layer is chosen at the first parallel call: make one on a 1x1 system
-            indptr = np.array([0, 1], dtype=np.uint32)
-            cg_solve(indptr, np.zeros(1, dtype=np.uint32), np.ones(1), row_blocks(indptr, 1), np.ones(1),
-                     np.ones(1), 1.0, 1.0, 10)
-            _state["available"] = numba.threading_layer() in ("omp", "tbb")
-    return _state["available"]
+    if numba is None:
+        return False
+    # the threading layer is chosen at the first parallel call: make one on a 1x1 system
+    indptr = np.array([0, 1], dtype=np.uint32)
+    cg_solve(indptr, np.zeros(1, dtype=np.uint32), np.ones(1), row_blocks(indptr, 1), np.ones(1), np.ones(1), 1.0,
+             1.0, 10)
+    return numba.threading_layer() in ("omp", "tbb")
 
 
 def cg_solve(indptr, indices, data, bounds, b, weight, scale: float, tol: float, max_iter: int):
@@ -81,8 +68,7 @@ def cg_solve(indptr, indices, data, bounds, b, weight, scale: float, tol: float,
     Parameters
     ----------
     indptr, indices, data : numpy.ndarray
-        CSR arrays of ``S``; ``indptr`` and ``indices`` unsigned (``uint32``), which spares numba
-        the negative-index check in the inner loop.
+        CSR arrays of ``S``; ``indptr`` and ``indices`` unsigned (no negative-index checks).
     bounds : numpy.ndarray
         Row blocks, from :func:`row_blocks`.
     b, weight : numpy.ndarray, shape (m,)
@@ -90,8 +76,8 @@ def cg_solve(indptr, indices, data, bounds, b, weight, scale: float, tol: float,
     scale, tol : float
         Stop when the bound, confirmed on the true residual, is below ``tol``.
     max_iter : int
-        Maximum number of products (confirmations count); a bound below ``tol`` is always
-        confirmed, even if that takes one product more.
+        Maximum number of products, confirmations included (a bound below ``tol`` is always
+        confirmed).
 
     Returns
     -------

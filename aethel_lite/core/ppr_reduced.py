@@ -1,15 +1,14 @@
 """The symmetric, reduced form of Personalized PageRank and the conjugate-gradient solvers on it.
 
-:class:`_Reduced` eliminates a greedy independent set of low-degree nodes exactly and scales the
-kept system to unit diagonal; :func:`_cg_vector` (one query, numpy), :func:`_cg_double` (a batch,
+:class:`_Reduced` builds the system; :func:`_cg_vector` (one query), :func:`_cg_double` (a batch,
 float64) and :func:`_cg_mixed` (a large batch, float32 CG in float64 iterative refinement) solve it
-with the L1 error bound of :mod:`aethel_lite.core.ppr`, where ``method="cg"`` and the derivation are.
-The compiled single-query loop is :func:`aethel_lite.core.ppr_kernels.cg_solve`.
+to the L1 error bound derived in :mod:`aethel_lite.core.ppr`.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -44,15 +43,12 @@ class _Reduced:
 
     With :math:`\\tilde d = \\max(d, 1)` and :math:`x = \\tilde D y`, :math:`(I - \\beta W) x = s` is
     :math:`M y = s` with :math:`M = \\tilde D - \\beta A` (symmetric, strictly diagonally dominant).
-    An independent set :math:`Z` of nodes with at most ``max_degree`` neighbours and no self-loop
-    (in a passage–entity graph: mostly entities mentioned by one or two passages, and isolated
-    nodes) has a diagonal block :math:`M_{ZZ} = \\tilde D_Z`, so it is eliminated exactly:
+    An independent set :math:`Z` of nodes with at most ``max_degree`` neighbours and no self-loop has
+    a diagonal block :math:`M_{ZZ} = \\tilde D_Z`, so it is eliminated exactly:
     :math:`M' = M_{KK} - M_{KZ} \\tilde D_Z^{-1} M_{ZK}` on the kept nodes :math:`K`, right-hand side
-    :math:`s_K - M_{KZ} \\tilde D_Z^{-1} s_Z`, and :math:`y_Z = \\tilde D_Z^{-1}(s_Z - M_{ZK} y_K)`. The
-    eliminated rows are solved exactly, so the residual of :math:`M y = s` equals that of the reduced
-    system. ``S`` is :math:`M'` scaled to unit diagonal (Jacobi preconditioning): :math:`S z = b` with
-    :math:`y_K = z / \\sqrt{\\mathrm{diag}(M')}` (:meth:`rhs`, :meth:`expand`; their ``seeds`` are a
-    :class:`aethel_lite.core.ppr._Seeds`).
+    :math:`s_K - M_{KZ} \\tilde D_Z^{-1} s_Z`, and :math:`y_Z = \\tilde D_Z^{-1}(s_Z - M_{ZK} y_K)`, so the
+    residual of :math:`M y = s` equals that of the reduced system. ``S`` is :math:`M'` scaled to unit
+    diagonal (Jacobi preconditioning): :math:`S z = b` with :math:`y_K = z / \\sqrt{\\mathrm{diag}(M')}`.
     """
 
     def __init__(self, adj: sp.csr_matrix, degree: np.ndarray, beta: float, max_degree: int) -> None:
@@ -63,8 +59,7 @@ class _Reduced:
         zmask = _independent_low_degree(adj, n_nb, (n_nb <= max_degree) & ~self_loop)
         self.n = n
         kept = np.flatnonzero(~zmask)
-        # kept nodes by decreasing degree: the hubs' entries of the vectors share cache lines,
-        # which makes the products ~20% faster than in the original order (benchmarks/README.md)
+        # kept nodes by decreasing degree: the hubs' entries of the vectors share cache lines
         self.K = kept[np.argsort(-n_nb[kept], kind="stable")]
         self.Z = np.flatnonzero(zmask)
         self.k_pos = np.full(n, -1)
@@ -78,8 +73,7 @@ class _Reduced:
         self.inv_dz = 1.0 / dt[self.Z]
         reduced = (m_kk - m_kz @ sp.diags(self.inv_dz) @ m_zk).tocsr()
         reduced.sum_duplicates()
-        diag = reduced.diagonal()
-        self.sqrt_diag = np.sqrt(diag)
+        self.sqrt_diag = np.sqrt(reduced.diagonal())
         inv_sq = 1.0 / self.sqrt_diag
         rows = np.repeat(np.arange(reduced.shape[0]), np.diff(reduced.indptr))
         reduced.data *= inv_sq[rows] * inv_sq[reduced.indices]
@@ -97,7 +91,6 @@ class _Reduced:
     def compiled_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``S`` as unsigned CSR arrays and its row blocks, for :func:`ppr_kernels.cg_solve`."""
         if self._compiled is None:
-
             S = self.S
             index = np.uint32 if S.nnz < 2**32 else np.uint64
             self._compiled = (S.indptr.astype(index), S.indices.astype(index), S.data,
@@ -105,8 +98,7 @@ class _Reduced:
         return self._compiled
 
     def rhs(self, seeds: Any) -> np.ndarray:
-        """Scaled reduced right-hand side :math:`b = (s_K - M_{KZ} \\tilde D_Z^{-1} s_Z) / \\sqrt{\\mathrm{diag}}`
-        of :math:`S z = b`, from the seeds' rows (``(|K|,)`` or ``(|K|, b)``)."""
+        """Right-hand side :math:`b = (s_K - M_{KZ} \\tilde D_Z^{-1} s_Z) / \\sqrt{\\mathrm{diag}}`."""
         v = seeds.values
         one = v.ndim == 1
         b = np.zeros((self.K.size,) + v.shape[1:])
@@ -121,9 +113,7 @@ class _Reduced:
         return b
 
     def expand(self, z: np.ndarray, seeds: Any) -> np.ndarray:
-        """Unnormalised PageRank :math:`x = \\tilde D y` on all nodes from the solution of :math:`S z = b`:
-        :math:`x_K = \\tilde D_K z / \\sqrt{\\mathrm{diag}}` and
-        :math:`x_Z = \\tilde D_Z y_Z = s_Z - M_{ZK}\\, z / \\sqrt{\\mathrm{diag}}`."""
+        """Unnormalised PageRank :math:`x = \\tilde D y` on all nodes from the solution of :math:`S z = b`."""
         one = z.ndim == 1
         x = np.empty((self.n,) + z.shape[1:])
         x[self.K] = z * (self.k_scale if one else self.k_scale[:, None])
@@ -136,10 +126,8 @@ class _Reduced:
         return x
 
     def torch_matrices(self):
-        """``S`` as torch sparse CSR tensors in float64 and float32 (built once, for :func:`_cg_mixed`)."""
+        """``S`` as torch sparse CSR tensors in float64 and float32 (built once)."""
         if self._torch is None:
-            import warnings
-
             import torch
 
             index = torch.int32 if self.S.indices.dtype == np.int32 else torch.int64
@@ -164,13 +152,6 @@ def _product_into(S: sp.csr_matrix, v: np.ndarray, out: np.ndarray) -> np.ndarra
     return out
 
 
-def _compiled_available() -> bool:
-    """Whether :mod:`ppr_kernels` can run (imported lazily: importing numba and loading or compiling
-    the kernel take noticeable time; ``benchmarks/README.md``, "Measurements quoted by the library")."""
-
-    return ppr_kernels.available()
-
-
 def _torch_available() -> bool:
     try:
         import torch  # noqa: F401  (a core dependency; imported lazily: its import is slow)
@@ -182,12 +163,9 @@ def _torch_available() -> bool:
 class _SymmetricProduct:
     """``q = S v`` for a symmetric CSR ``S``, written into ``out``; cheap while ``v`` is sparse.
 
-    The first Krylov vectors of a query with a handful of seed nodes live on its 1- and 2-hop
-    neighbourhood. While the rows :math:`J` of ``v``'s support hold few nonzeros,
-    :math:`S v = S_{J,:}^\\top v_J` (symmetry) is gathered from those rows alone, and the next
-    support is :math:`J` plus their neighbours. Single vectors then call scipy's CSR kernel
-    directly into a reused buffer (``S @ v`` allocates and dispatches; the share of the product's
-    time that saves is in ``benchmarks/README.md``, "Measurements quoted by the library").
+    While the rows :math:`J` of ``v``'s support (a query's first Krylov vectors live near its seeds)
+    hold few nonzeros, :math:`S v = S_{J,:}^\\top v_J` is gathered from those rows alone, and the next
+    support is :math:`J` plus their neighbours.
     """
 
     def __init__(self, S: sp.csr_matrix, v: np.ndarray) -> None:
@@ -220,65 +198,52 @@ def _dot1(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.einsum("i,i->", x, y))
 
 
-def _cg_vector(
-    S: sp.csr_matrix, b: np.ndarray, weight: np.ndarray, scale: float, tol: float, max_iter: int
-) -> tuple[np.ndarray, int, float]:
-    """:func:`_cg_double` for one right-hand side, with scalar coefficients and reused buffers
-    (the per-iteration overhead matters next to a 0.4 ms product)."""
-    _dot = _dot1
+def _cg_vector(S: sp.csr_matrix, b: np.ndarray, weight: np.ndarray, scale: float, tol: float,
+               max_iter: int) -> tuple[np.ndarray, int, float]:
+    """:func:`_cg_double` for one right-hand side, with scalar coefficients and reused buffers."""
     z = np.zeros_like(b)
     r = b.copy()
     q = np.empty_like(b)
     tmp = np.empty_like(b)
     product = _SymmetricProduct(S, r)
-    bound = scale * _dot(np.abs(r, out=tmp), weight)
+    bound = scale * _dot1(np.abs(r, out=tmp), weight)
     # sum_i |r_i| w_i >= min(w) ||r||_2: while that lower bound is >= tol, skip the exact bound
     low = scale * float(weight.min(initial=np.inf))
     it = 0
     while bound >= tol and it < max_iter:
         v = r.copy()
-        rr = _dot(r, r)
+        rr = _dot1(r, r)
         while bound >= tol and it < max_iter:
             product(v, q)
             it += 1
-            vq = _dot(v, q)
+            vq = _dot1(v, q)
             if not vq > 0:  # r == 0 exactly
                 break
             a = rr / vq
             z += np.multiply(v, a, out=tmp)
             r -= np.multiply(q, a, out=tmp)
-            rr_new = _dot(r, r)
+            rr_new = _dot1(r, r)
             bound = low * math.sqrt(rr_new)
             if bound < tol:
-                bound = scale * _dot(np.abs(r, out=tmp), weight)
+                bound = scale * _dot1(np.abs(r, out=tmp), weight)
             v *= rr_new / rr
             v += r
             rr = rr_new
         if bound >= tol and it >= max_iter:
-            return z, it, float(scale * _dot(np.abs(r, out=tmp), weight))
+            return z, it, float(scale * _dot1(np.abs(r, out=tmp), weight))
         np.subtract(b, product(z, q), out=r)  # confirm on the true residual
         it += 1
-        bound = scale * _dot(np.abs(r, out=tmp), weight)
+        bound = scale * _dot1(np.abs(r, out=tmp), weight)
     return z, it, float(bound)
 
 
-def _cg_double(
-    S: sp.csr_matrix,
-    b: np.ndarray,
-    weight: np.ndarray,
-    scale: np.ndarray,
-    tol: float,
-    max_iter: int,
-    z0: np.ndarray | None = None,
-    it0: int = 0,
-) -> tuple[np.ndarray, int, float]:
-    """Conjugate gradients [4]_ in float64 for a batch ``S Z = B`` (all columns at once).
+def _cg_double(S: sp.csr_matrix, b: np.ndarray, weight: np.ndarray, scale: np.ndarray, tol: float, max_iter: int,
+               z0: np.ndarray | None = None, it0: int = 0) -> tuple[np.ndarray, int, float]:
+    """Conjugate gradients in float64 for a batch ``S Z = B`` (all columns at once).
 
     Stops when every column's L1 error bound ``scale * sum_i |r_i| weight_i`` is below ``tol``,
-    confirmed on the true residual :math:`B - S Z` (the recursive one drifts in floating point), or
-    after ``max_iter`` products in total (counting ``it0`` already spent). Returns ``(Z, products,
-    largest bound)``; the caller raises if the bound is not below ``tol``. Column sums use einsum,
-    not BLAS: a threaded BLAS call on short vectors can wait milliseconds for its threads.
+    confirmed on the true residual :math:`B - S Z`, or after ``max_iter`` products in total (counting
+    ``it0`` already spent). Returns ``(Z, products, largest bound)``. Column sums use einsum, not BLAS.
     """
     def dot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.einsum("ij,ij->j", x, y)
@@ -324,21 +289,16 @@ def _cg_double(
     return z, it, float(bound.max())
 
 
-def _cg_mixed(
-    red: _Reduced, b: np.ndarray, scale: np.ndarray, tol: float, max_iter: int
-) -> tuple[np.ndarray, int, float]:
+def _cg_mixed(red: _Reduced, b: np.ndarray, scale: np.ndarray, tol: float,
+              max_iter: int) -> tuple[np.ndarray, int, float]:
     """Mixed-precision iterative refinement for a batch: float32 CG inside float64 residuals.
 
-    Each round solves :math:`S d = r` in float32 (torch sparse CSR x dense products: MKL, all
-    cores, half the memory traffic of float64) until every column's residual fell by
+    Each round solves :math:`S d = r` in float32 (torch) until every column's residual fell by
     ``_MIXED_INNER_REDUCTION``, adds :math:`d` to the float64 solution and recomputes the true
-    residual :math:`r = b - S z` in float64 [5]_. The stopping rule is the rigorous float64 bound of
-    :func:`_cg_double`, so the result is as accurate as a float64 solve; only columns whose bound is
-    still above ``tol`` take part in the next round. Should a round fail to halve the largest bound,
-    the remaining work is done by :func:`_cg_double`, warm-started.
+    residual :math:`r = b - S z` in float64; it stops on the float64 bound of :func:`_cg_double`.
+    Only columns still above ``tol`` take part in the next round; should a round fail to halve the
+    largest bound, :func:`_cg_double` finishes, warm-started.
     """
-    import warnings
-
     import torch
 
     S64, S32 = red.torch_matrices()

@@ -4,26 +4,21 @@ Personalized PageRank (:mod:`aethel_lite.core.ppr`) is the fixed point of
 
 .. math:: p = \alpha s + (1 - \alpha)\,\big(W p + (d^\top p)\, s\big),
 
-(:math:`d` the indicator of dangling nodes). Multiplying out, :math:`p = x / \|x\|_1` with
-:math:`(I - (1-\alpha) W)\, x = s`: :math:`x` is *linear* in :math:`s`, :math:`p` is linear up to
-the normalisation. Write the seed vector as a sum of non-negative parts,
-:math:`s = \sum_j s_j` (one part per seed node, or per seed source), and let
-:math:`p^{(j)} = \mathrm{PPR}(s_j / \|s_j\|_1)` be the PageRank of part :math:`j` alone. Summing
-the fixed-point equation of part :math:`j` over the nodes gives
-:math:`\|x(s_j / \|s_j\|_1)\|_1 = c_j = 1 / (\alpha + (1-\alpha)\, d^\top p^{(j)})`, so
+(:math:`d` the indicator of dangling nodes), so :math:`p = x / \|x\|_1` with :math:`x` *linear*
+in :math:`s`: :math:`(I - (1-\alpha) W)\, x = s`. Write the seed vector as a sum of non-negative
+parts :math:`s = \sum_j s_j` (one per seed node, or per seed source), and let
+:math:`p^{(j)} = \mathrm{PPR}(s_j / \|s_j\|_1)`. Summing the fixed-point equation of part :math:`j`
+over the nodes gives :math:`\|x(s_j / \|s_j\|_1)\|_1 = c_j = 1 / (\alpha + (1-\alpha)\, d^\top p^{(j)})`, so
 
 .. math::
 
     p = \sum_j \underbrace{\frac{\|s_j\|_1\, c_j}{\sum_k \|s_k\|_1\, c_k}\; p^{(j)}}_{C_{\cdot j}}
 
 exactly: :math:`C_{ij}` is the part of passage :math:`i`'s PageRank that seed :math:`j`
-contributes, and :math:`\sum_j C_{ij} = p_i`. On a graph where no seed reaches a dangling node
-(every passage–entity graph whose seeds are entities) :math:`c_j = 1/\alpha` for every part and
-the weights are the seed masses themselves. One PPR solve per part (solved as batches);
-:func:`ppr_parts` is the computation, :func:`seed_contributions` splits a seed vector by node,
-:func:`hop_distances` measures paths, and :func:`aethel_lite.retrievers.attribution.explain` labels
-the seed nodes with the question entity and BCT rule that put them there
-(:mod:`aethel_lite.retrievers.reach` asks how each gold passage is reached).
+contributes, and :math:`\sum_j C_{ij} = p_i`. When no seed reaches a dangling node,
+:math:`c_j = 1/\alpha` and the weights are the seed masses themselves.
+:func:`aethel_lite.retrievers.attribution.explain` labels the seed nodes with the question entity
+and BCT rule that put them there.
 
 References
 ----------
@@ -37,6 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import dijkstra
 
 from ..errors import ParameterError
 from .ppr import PPROperator
@@ -54,18 +51,14 @@ class SeedShare:
     Attributes
     ----------
     seed : str
-        What the question named: a normalised query entity key, a metadata node, or ``"bm25"`` /
-        ``"dense"`` for passage seeds.
+        What the question named: a query entity key, a metadata node, or ``"bm25"`` / ``"dense"``.
     entity : str
-        The seed node the teleport lands on: the graph entity reached (entity seeds), the
-        metadata node, or the seeded passage's pid.
+        The seed node the teleport lands on (graph entity, metadata node or seeded passage's pid).
     via : str
-        How the seed was reached: ``"exact"``, ``"alias"``, ``"substring"``, ``"token"`` (BCT
-        rules), ``"metadata"``, ``"lexical"``, ``"dense"`` (hybrid passage seeds) or
-        ``"bm25-teleport"`` (the BM25 fallback of a question without entities).
+        How the seed was reached: a BCT rule (``"exact"``, ``"alias"``, ``"substring"``,
+        ``"token"``), ``"metadata"``, ``"lexical"``, ``"dense"`` or ``"bm25-teleport"``.
     share : float
-        The seed's contribution :math:`C_{ij}` to the passage's PageRank (module docstring); the
-        shares of a passage sum to its PageRank.
+        The seed's contribution :math:`C_{ij}`; the shares of a passage sum to its PageRank.
     """
 
     seed: str
@@ -78,7 +71,6 @@ class SeedShare:
 
 
 def _operator(adjacency: Any):
-
     return adjacency if isinstance(adjacency, PPROperator) else PPROperator(adjacency)
 
 
@@ -91,15 +83,13 @@ def part_weights(P: Any, masses: Any, dangling: Any, alpha: float) -> np.ndarray
         :math:`p^{(j)} = \mathrm{PPR}(\hat s_j)`, the PageRank of each normalised part.
     masses : array_like, shape (b,)
         The parts' masses :math:`m_j = \|s_j\|_1` (any common scale).
-    dangling : array_like of bool, shape (n,)
-        Dangling nodes (``PPROperator.dangling``).
-    alpha : float
+    dangling, alpha
+        The dangling-node mask and the teleport probability.
 
     Returns
     -------
     numpy.ndarray, shape (b,)
-        :math:`w_j = m_j c_j / \sum_k m_k c_k` with :math:`c_j = 1/(\alpha + (1-\alpha)\, d^\top p^{(j)})`
-        (module docstring); sums to 1.
+        :math:`w_j = m_j c_j / \sum_k m_k c_k`; sums to 1.
     """
     P = np.asarray(P, dtype=np.float64).reshape(len(dangling), -1)
     c = 1.0 / (alpha + (1.0 - alpha) * P[np.asarray(dangling, dtype=bool)].sum(axis=0))
@@ -113,31 +103,24 @@ def ppr_parts(adjacency: Any, parts: Any, *, alpha: float, tol: float = 1e-10, m
 
     Parameters
     ----------
-    adjacency : scipy.sparse matrix, array_like or PPROperator, shape (n, n)
-        As :func:`aethel_lite.core.ppr.personalized_pagerank`.
+    adjacency, alpha, tol, max_iter
+        As :func:`aethel_lite.core.ppr.personalized_pagerank`; each part is solved to ``tol`` (L1).
     parts : array_like, shape (n, b)
-        Non-negative parts :math:`s_j` (columns) of the seed vector :math:`s = \sum_j s_j`; any
-        scale (only :math:`s / \|s\|_1` matters). Every column must have positive mass.
-    alpha, tol, max_iter
-        As :func:`~aethel_lite.core.ppr.personalized_pagerank`; each part is solved to ``tol`` (L1).
+        Non-negative parts :math:`s_j` (columns, each with positive mass) of :math:`s = \sum_j s_j`.
     rows : array_like of int, optional
         Return only these nodes' rows (default: every node).
 
     Returns
     -------
     numpy.ndarray, shape (len(rows) or n, b)
-        :math:`C_{ij}` of the module docstring; ``C.sum(axis=1)`` is
-        ``personalized_pagerank(adjacency, parts.sum(axis=1))`` to within about ``tol`` (L1).
+        :math:`C_{ij}`; ``C.sum(axis=1)`` is ``personalized_pagerank(adjacency, parts.sum(axis=1))``
+        to within about ``tol`` (L1).
 
     Raises
     ------
     ParameterError
-        ``parts`` not a 2-D array with one row per node, negative or non-finite entries, an
-        all-zero column; bad ``alpha``, ``tol`` or ``max_iter``.
-
-    References
-    ----------
-    Jeh, G. & Widom, J. (2003). Scaling personalized web search. WWW '03.
+        Bad ``parts`` shape, a negative or non-finite entry, an all-zero column, or bad ``alpha``,
+        ``tol`` or ``max_iter``.
     """
     op = _operator(adjacency)
     S = np.asarray(parts, dtype=np.float64)
@@ -166,11 +149,10 @@ def seed_contributions(adjacency: Any, seeds: Any, *, alpha: float, tol: float =
 
     Parameters
     ----------
-    adjacency : scipy.sparse matrix, array_like or PPROperator, shape (n, n)
+    adjacency, alpha, tol, max_iter, rows
+        As :func:`ppr_parts`.
     seeds : array_like, shape (n,)
         Non-negative personalization vector (normalised to sum 1).
-    alpha, tol, max_iter, rows
-        As :func:`ppr_parts`.
 
     Returns
     -------
@@ -205,7 +187,6 @@ def seed_contributions(adjacency: Any, seeds: Any, *, alpha: float, tol: float =
     return nodes, ppr_parts(op, parts, alpha=alpha, tol=tol, max_iter=max_iter, rows=rows)
 
 
-# -- paths ------------------------------------------------------------------------------------
 def hop_distances(graph, entities, *, links: bool = True) -> np.ndarray:
     """Shortest path length (edges) from any of ``entities`` to every node of ``graph``.
 
@@ -222,16 +203,11 @@ def hop_distances(graph, entities, *, links: bool = True) -> np.ndarray:
     numpy.ndarray of float, shape (graph.n_nodes,)
         0 on the seeds, ``inf`` where no path leads (also everywhere when there is no seed).
     """
-    from scipy.sparse.csgraph import dijkstra
-
     nodes = sorted({graph.n_passages + graph.entity_index[e] for e in entities})
     if not nodes:
         return np.full(graph.n_nodes, np.inf)
-    if links:
+    if links or not (graph.n_entities and graph.n_passages):
         adj = graph.adjacency()
     else:
-        import scipy.sparse as sp
-
-        adj = sp.bmat([[None, graph.incidence], [graph.incidence.T, None]], format="csr",
-                      dtype=np.float64) if graph.n_entities and graph.n_passages else graph.adjacency()
+        adj = sp.bmat([[None, graph.incidence], [graph.incidence.T, None]], format="csr", dtype=np.float64)
     return np.asarray(dijkstra(adj, directed=False, unweighted=True, indices=nodes, min_only=True))
