@@ -14,6 +14,7 @@ from aethel_lite.errors import ParameterError
 from aethel_lite.core.ppr import personalized_pagerank
 from aethel_lite.core.provenance import SeedShare, ppr_parts, seed_contributions
 from aethel_lite.retrievers.graph import GraphRetriever
+from aethel_lite.retrievers.hybrid import mixture
 
 
 def nx_ppr(adjacency, seeds: dict[int, float], alpha: float) -> np.ndarray:
@@ -272,7 +273,7 @@ def test_hybrid_source_split_is_exact_when_a_passage_seed_has_no_entities():
             assert got[src] == pytest.approx(v, abs=1e-8), (pid, src)
     # the naive split (source mass x its PageRank) gives other shares here: the test can fail
     exps, comps, _ = r.seed_components(q.text)
-    mix = r._mixture(comps)
+    mix = mixture(r, comps)
     naive = {c: mix[c] * r.operator_.run(comps[c], alpha=r.alpha, tol=1e-12).scores for c in comps}
     i = r.pid_index_["p0"]
     naive_share = naive["lexical"][i] / (naive["lexical"][i] + naive["entity"][i])

@@ -3,15 +3,10 @@
 Every retriever follows the scikit-learn convention: settings go to ``__init__``, the work is done
 in :meth:`Retriever.fit` (index a corpus of :class:`~aethel_lite.data.schema.Passage`), and
 :meth:`Retriever.search` ranks passages for each :class:`~aethel_lite.data.schema.Query`, returning
-a :class:`Run`. Two settings are supported through the ``pool`` argument of ``search``:
-
-* open corpus (``pool=None``): every fitted passage is a candidate;
-* closed pool (``pool="query"`` or a mapping ``qid -> pids``): only the query's candidates are
-  ranked (MuSiQue's 20 and 2Wiki's 10 paragraphs per question). Corpus statistics (BM25's idf)
-  still come from the whole fitted corpus -- see :class:`BM25Retriever`.
-
-Ties are broken by corpus order (the order of the passages given to ``fit``), so two runs give
-identical output files.
+a :class:`Run`. The ``pool`` argument of ``search`` chooses the setting: open corpus (``None``: every
+fitted passage is a candidate) or closed pool (``"query"`` or a mapping ``qid -> pids``: only the
+query's candidates are ranked, while corpus statistics such as BM25's idf still come from the whole
+fitted corpus). Ties are broken by corpus order (the order of the passages given to ``fit``).
 
 Heavy libraries (bm25s, torch, sentence-transformers) are imported inside the methods that use them.
 """
@@ -25,15 +20,5 @@ from .fusion import rrf
 from .graph import GraphRetriever
 from .run import Run, write_qrels
 
-__all__ = [
-    "Run",
-    "write_qrels",
-    "topk",
-    "passage_text",
-    "passage_heading",
-    "Retriever",
-    "BM25Retriever",
-    "DenseRetriever",
-    "GraphRetriever",
-    "rrf",
-]
+__all__ = ["Run", "write_qrels", "topk", "passage_text", "passage_heading", "Retriever", "BM25Retriever",
+           "DenseRetriever", "GraphRetriever", "rrf"]

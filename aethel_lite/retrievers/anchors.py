@@ -1,45 +1,30 @@
 r"""One PageRank per anchor: questions whose answer needs a filing for each company or year they name.
 
 "Which had more total assets at the end of FY2019, PepsiCo or Costco?" needs a page of PepsiCo's
-10-K *and* one of Costco's. The hybrid's metadata seeds put both companies into one teleport, and
-the filing that wins the document vote crowds the other out of the top :math:`k`. With
-``anchors="each"`` (``aethel-anchors``) each *anchor* the question names gets its own PageRank
-and its own share of the ranking.
+10-K *and* one of Costco's, but in the hybrid's joint teleport the filing that wins the document
+vote crowds the other out of the top :math:`k`. With ``anchors="each"`` (``aethel-anchors``) each
+*anchor* the question names gets its own PageRank and its own share of the ranking.
 
-**Anchors** (:func:`question_anchors`) are the metadata nodes of the graph that a question names
-and that pick out different filings:
+**Anchors** (:func:`question_anchors`) are the metadata nodes a question names that pick out
+different filings: two or more companies (one anchor per company, each keeping the question's
+periods and filing types); otherwise two or more fiscal years at least ``anchor_gap`` years apart
+(one anchor per year, each keeping the companies and types). A 10-K reports its fiscal year and
+the one before, so a year within the gap of a later anchor's year joins that anchor (the latest
+year first). A question with fewer than two anchors is ranked exactly as without the setting.
 
-* two or more companies (:func:`~aethel_lite.core.docmeta.match_companies`): one anchor per
-  company, each keeping the question's periods and filing types;
-* otherwise, two or more fiscal years (:func:`~aethel_lite.core.docmeta.period_keys`) at least
-  ``anchor_gap`` years apart: one anchor per year, each keeping the question's companies and
-  types. A 10-K reports its fiscal year and the year before (balance sheet; three years for the
-  income and cash-flow statements), so years closer than ``anchor_gap`` are found in one filing:
-  a year within the gap of a later anchor's year joins that anchor (the latest year first).
-
-A question with fewer than two anchors is ranked exactly as without the setting.
-
-**One PageRank per anchor.** Anchor :math:`a`'s teleport is the question's own mixture
-(:func:`~aethel_lite.retrievers.hybrid.mixture`) with its metadata component :math:`s_\text{metadata}`
-replaced by the anchor's, :math:`s^{(a)}`; PageRank is linear in its seeds, so the anchors'
-columns are solved in one batch. Each anchor ranks the candidates with the hybrid's score
-:math:`r_a(d)` (its own PageRank and document vote, the shared BM25, dense and heading terms).
+**One PageRank per anchor.** Anchor :math:`a`'s teleport is the question's own mixture with its
+metadata component replaced by the anchor's; the anchors' columns are solved in one batch, and
+each anchor ranks the candidates with the hybrid's score :math:`r_a(d)`.
 
 **The merged ranking** (:func:`merge`) takes each passage's best place in any anchor's ranking,
 
 .. math:: \rho(d) = \min_a \operatorname{rank}_a(d), \qquad \text{score}(d) = \frac{1}{1 + \rho(d)},
 
 (rank 0 is the best), ties by corpus order: the anchors' first passages, then their second ones,
-and so on (interleaving; a passage two anchors rank takes one place), so the top :math:`k` holds
-about :math:`k/m` passages of each of :math:`m` anchors. The hit's anchor (provenance) is the one
-that ranks it best, the first anchor in :func:`question_anchors` order on a tie; its seed-source
-shares are those of that anchor's teleport (:func:`aethel_lite.retrievers.attribution.attribute`).
-The exact per-seed shares of ``GraphRetriever.explain`` (``aethel search --explain``) split the
-question's joint teleport, the one of ``anchors="joint"``.
-
-The setting was made for comparison questions (:mod:`aethel_lite.studies.comparisons`): the
-merge and ``anchor_gap`` were chosen on the development half of that set and of FinanceBench's
-own questions; the test halves were read once, afterwards.
+and so on, so the top :math:`k` holds about :math:`k/m` passages of each of :math:`m` anchors.
+A hit's anchor (provenance) is the one that ranks it best, the first in :func:`question_anchors`
+order on a tie; its seed-source shares are that anchor's (:func:`aethel_lite.retrievers.attribution.attribute`).
+``GraphRetriever.explain`` splits the question's joint teleport, the one of ``anchors="joint"``.
 """
 
 from __future__ import annotations
@@ -118,8 +103,7 @@ def question_anchors(r, text: str) -> list[Anchor]:
     groups = _year_groups(period, int(r.anchor_gap))
     if len(groups) < 2:
         return []
-    return [Anchor(keys[0] if len(keys) == 1 else min(keys, key=len), "period", (company, dict.fromkeys(keys, 1.0), types))
-            for _, keys in groups]
+    return [Anchor(min(keys, key=len), "period", (company, dict.fromkeys(keys, 1.0), types)) for _, keys in groups]
 
 
 def anchor_parts(r, anchor: Anchor, parts: Mapping, graph) -> dict:

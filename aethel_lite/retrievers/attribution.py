@@ -165,13 +165,7 @@ def source_shares(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: 
         return op.run(np.stack(cols, axis=1), alpha=r.alpha, tol=r.tol, max_iter=r.max_iter).scores
 
     solved: dict[tuple[str, str], np.ndarray] = {}
-    open_cols, owners = [], []
-    for qid in todo:
-        t = traces[qid]
-        if t.corpus_idx is None:
-            for c in t.parts["mix"]:
-                open_cols.append(t.parts["components"][c])
-                owners.append((qid, c))
+    owners = [(qid, c) for qid in todo if traces[qid].corpus_idx is None for c in traces[qid].parts["mix"]]
 
     def weigh(qid, names, columns, dangling):
         # the operator normalises each seed column to sum 1: weigh the solutions exactly (linearity)
@@ -181,9 +175,10 @@ def source_shares(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: 
             solved[(qid, c)] = wc * col
 
     raw: dict[str, dict[str, np.ndarray]] = {}
-    for start in range(0, len(open_cols), _BLOCK):
-        P = solve(r.operator_, open_cols[start:start + _BLOCK])
-        for j, (qid, c) in enumerate(owners[start:start + _BLOCK]):
+    for start in range(0, len(owners), _BLOCK):
+        block = owners[start:start + _BLOCK]
+        P = solve(r.operator_, [traces[qid].parts["components"][c] for qid, c in block])
+        for j, (qid, c) in enumerate(block):
             raw.setdefault(qid, {})[c] = P[:, j]
     for qid, cols in raw.items():
         weigh(qid, list(cols), list(cols.values()), r.operator_.dangling)
@@ -249,7 +244,6 @@ def _source_records(r, trace: QueryTrace, shares: Mapping[str, float], pid: str)
     return out
 
 
-# -- exact per-seed shares of a passage's PageRank -------------------------------------------------
 def seed_pieces(retriever, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,
                 scores: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray | None, list]:
     """The question's teleport vector and, for every seed node, what put mass there.
@@ -276,9 +270,8 @@ def seed_pieces(retriever, text: str, graph=None, corpus_idx: np.ndarray | None 
         return None, pieces
     n_p = graph.n_passages
     if fallback:
-        for i in np.flatnonzero(seeds):
-            pieces.append((int(i), float(seeds[i]), "bm25", graph.pids[int(i)], "bm25-teleport"))
-        return seeds, pieces
+        return seeds, [(i, float(seeds[i]), "bm25", graph.pids[i], "bm25-teleport")
+                       for i in np.flatnonzero(seeds).tolist()]
     mix, comps = parts["mix"], parts["components"]
     for c, share in mix.items():
         vec = comps[c]
@@ -290,8 +283,7 @@ def seed_pieces(retriever, text: str, graph=None, corpus_idx: np.ndarray | None 
                     seen.add(node)
                     pieces.append((node, share * float(vec[node]), e.seed, e.entity, e.via))
         else:
-            for node in np.flatnonzero(vec):
-                node = int(node)
+            for node in np.flatnonzero(vec).tolist():
                 if c == "metadata":
                     key = graph.entities[node - n_p]
                     pieces.append((node, share * float(vec[node]), key, key, "metadata"))
@@ -303,11 +295,10 @@ def seed_pieces(retriever, text: str, graph=None, corpus_idx: np.ndarray | None 
 
 def question_graph(retriever, text: str, pool: Sequence[str] | None):
     """The graph a question is ranked in (the closed pool's, or the fitted one) and the pool's corpus indices."""
-    corpus_idx = None
-    if pool is not None:
-        corpus_idx = retriever._resolve_pool(Query(qid="q", text=text, gold=frozenset()), {"q": pool})
-    graph = retriever.graph_ if corpus_idx is None else retriever.pool_graph(corpus_idx)
-    return graph, corpus_idx
+    if pool is None:
+        return retriever.graph_, None
+    corpus_idx = retriever._resolve_pool(Query(qid="q", text=text, gold=frozenset()), {"q": pool})
+    return retriever.pool_graph(corpus_idx), corpus_idx
 
 
 def explains_documents(retriever) -> bool:
@@ -317,19 +308,13 @@ def explains_documents(retriever) -> bool:
     return bool(retriever.document_nodes) and weights.get("document", 0) > 0 and weights.get("ppr", 0) == 0
 
 
-def _explained_node(r, graph, pid: str, documents: bool) -> int:
-    node = graph.passage_node(pid)  # a pid outside the graph searched is an error either way
-    return doc_node(r, graph, r.pid_index_[pid]) if documents else node
-
-
 def explain(retriever, text: str, pids, pool: Sequence[str] | None = None) -> dict:
     r"""Exact per-seed shares of each passage's PageRank for one question.
 
-    The teleport :math:`s` of the question (as ``search`` builds it) is split by seed node and
-    PageRank is solved once per seed node; by linearity the contributions sum to the passage's
-    PageRank (:func:`aethel_lite.core.provenance.ppr_parts`). A node seeded by two sources (a
-    passage that is both a BM25 and a dense seed) splits its contribution in proportion to
-    their masses.
+    The question's teleport :math:`s` is split by seed node and PageRank is solved once per seed
+    node; by linearity the contributions sum to the passage's PageRank
+    (:func:`aethel_lite.core.provenance.ppr_parts`). A node seeded by two sources splits its
+    contribution in proportion to their masses.
 
     Parameters
     ----------
@@ -340,21 +325,17 @@ def explain(retriever, text: str, pids, pool: Sequence[str] | None = None) -> di
     pids : iterable of str
         Passages to explain (e.g. a ranking's hits); each must be in the graph searched.
     pool : sequence of str, optional
-        The closed pool (candidate pids) the question was ranked in, as given to ``search``;
-        default: the whole fitted corpus.
+        The closed pool the question was ranked in, as given to ``search``; default: the whole corpus.
 
     Returns
     -------
     dict
         pid → list of :class:`~aethel_lite.core.provenance.SeedShare`, largest share first (ties:
-        seed, entity), seeds contributing nothing left out. The shares of a passage sum to
-        its PageRank :math:`p_i` (to within ``tol``); a passage PPR does not reach (ranked
-        by BM25) has an empty list. Without rank weights a reached passage's ``search`` score
-        is :math:`p_i` rounded; with them it mixes normalised terms, and the shares explain its
-        PageRank term. When the graph enters the ranking only through the document term (a
-        ``"document"`` rank weight and no ``"ppr"`` weight, as in ``aethel-hybrid``;
-        :func:`explains_documents`), the shares explain the PageRank :math:`\pi_{D(i)}` of the
-        passage's *document node* instead, and sum to it.
+        seed, entity), seeds contributing nothing left out. The shares of a passage sum to its
+        PageRank :math:`p_i` (to within ``tol``; an unreached passage has an empty list). When
+        the graph enters the ranking only through the document term (:func:`explains_documents`,
+        as in ``aethel-hybrid``), they explain the PageRank :math:`\pi_{D(i)}` of the passage's
+        *document node* instead, and sum to it.
 
     References
     ----------
@@ -365,7 +346,10 @@ def explain(retriever, text: str, pids, pool: Sequence[str] | None = None) -> di
     pids = list(pids)
     graph, corpus_idx = question_graph(r, text, pool)
     documents = explains_documents(r)
-    rows = np.array([_explained_node(r, graph, pid, documents) for pid in pids], dtype=np.int64)
+    rows = []
+    for pid in pids:
+        node = graph.passage_node(pid)  # a pid outside the graph searched is an error either way
+        rows.append(doc_node(r, graph, r.pid_index_[pid]) if documents else node)
     seeds, pieces = seed_pieces(r, text, graph, corpus_idx)
     out: dict = {pid: [] for pid in pids}
     if seeds is None or not pieces or not pids:
@@ -376,7 +360,7 @@ def explain(retriever, text: str, pids, pool: Sequence[str] | None = None) -> di
     for node, mass, *_ in pieces:
         parts[node, col[node]] += mass
     op = r.operator_ if graph is r.graph_ else PPROperator(graph.adjacency())
-    C = ppr_parts(op, parts, alpha=r.alpha, tol=r.tol, max_iter=r.max_iter, rows=rows)
+    C = ppr_parts(op, parts, alpha=r.alpha, tol=r.tol, max_iter=r.max_iter, rows=np.array(rows, dtype=np.int64))
     at_node = parts.sum(axis=0)
     for i, pid in enumerate(pids):
         shares = []

@@ -1,8 +1,4 @@
-"""The base :class:`Retriever` (corpus bookkeeping, pools, top-k, runs) and shared helpers.
-
-Every retriever follows the scikit-learn convention: settings go to ``__init__``, the work is done
-in :meth:`Retriever.fit`, and :meth:`Retriever.search` ranks passages for each query.
-"""
+"""The base :class:`Retriever` (corpus bookkeeping, pools, top-k, runs) and shared helpers."""
 
 from __future__ import annotations
 
@@ -61,9 +57,6 @@ def passage_text(passage) -> str:
     return f"{passage.title}\n{passage.text}" if passage.title else passage.text
 
 
-# ---------------------------------------------------------------------------------------------
-# Base class
-# ---------------------------------------------------------------------------------------------
 class Retriever:
     """Base class: corpus bookkeeping, pool resolution, top-k and :class:`Run` building.
 
@@ -82,7 +75,6 @@ class Retriever:
     name = "retriever"
     progress: bool = False
 
-    # -- public API ---------------------------------------------------------------------------
     def fit(self, passages: Sequence) -> "Retriever":
         """Index ``passages`` (a sequence of :class:`Passage`); returns ``self``.
 
@@ -91,8 +83,7 @@ class Retriever:
         DataError
             The corpus is empty or a pid repeats.
         """
-        passages = self._index_passages(passages)
-        self._fit(passages)
+        self._fit(self._index_passages(passages))
         return self
 
     def _index_passages(self, passages: Sequence) -> list:
@@ -179,7 +170,6 @@ class Retriever:
         args = ", ".join(f"{k}={v!r}" for k, v in self.config().items() if k != "name")
         return f"{type(self).__name__}({args})"
 
-    # -- shared logic for subclasses (GraphRetriever reuses these) ----------------------------
     @property
     def is_fitted(self) -> bool:
         return getattr(self, "pids_", None) is not None
@@ -206,20 +196,16 @@ class Retriever:
                 raise DataError(f"pool of query {query.qid!r} must be a sequence of pids, got a string")
         else:
             raise ParameterError(f"pool must be None, 'query' or a mapping qid -> pids, got {type(pool).__name__}")
-        out: list[int] = []
-        seen: set[int] = set()
+        out: dict[int, None] = {}  # first occurrence order
         for pid in pids:
             i = self.pid_index_.get(pid)
             if i is None:
                 raise DataError(f"query {query.qid!r}: pool pid {pid!r} is not in the fitted corpus")
-            if i not in seen:
-                seen.add(i)
-                out.append(i)
+            out[i] = None
         if not out:
             raise DataError(f"query {query.qid!r} has an empty pool")
-        return np.asarray(out, dtype=np.int64)
+        return np.asarray(list(out), dtype=np.int64)
 
-    # -- to implement ---------------------------------------------------------------------------
     def _fit(self, passages: list) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 

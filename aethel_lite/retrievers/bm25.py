@@ -47,17 +47,14 @@ class BM25Retriever(Retriever):
     stopwords : str, list or None
         Passed to ``bm25s.tokenize`` (``"en"`` = its English list).
     stemmer : callable or None
-        Word-list stemmer passed to ``bm25s.tokenize`` (e.g. PyStemmer's ``stemWords``); ``None``
-        disables stemming.
+        Word-list stemmer passed to ``bm25s.tokenize`` (e.g. PyStemmer's ``stemWords``).
     progress : bool
         Show tqdm progress bars.
 
     Notes
     -----
-    Closed pool: the index (and so every idf and the average length) is built over *all* fitted
-    passages -- fit on the whole data set -- and only the pool members are ranked. Scores of a
-    pool member are therefore identical in the open and closed settings, and comparable across
-    queries. Fitting on one pool only would give pool-local idf over 10-20 passages.
+    Closed pool: every idf and the average length come from *all* fitted passages and only the
+    pool members are ranked, so a pool member scores the same in the open and closed settings.
 
     Tokens: ``bm25s.tokenize`` (scikit-learn pattern ``\b\w\w+\b``, lower-cased). Query tokens
     not in the corpus vocabulary are dropped; a query left with no token scores 0 everywhere
@@ -71,9 +68,8 @@ class BM25Retriever(Retriever):
     """
 
     name = "bm25"
-    #: Evaluation option (not a setting: results do not depend on it). When True, token lists are
-    #: kept per text in a process-wide memo (:mod:`aethel_lite.caching.memo`), so refitting on another
-    #: sample of the same corpus, or scoring a question again, tokenises nothing twice.
+    #: Evaluation option (not a setting: results do not depend on it). When True, token lists (and
+    #: the last indexes) are kept in process-wide memos (:mod:`aethel_lite.caching.memo`).
     memo = False
 
     def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: Any = "en",
@@ -89,14 +85,6 @@ class BM25Retriever(Retriever):
         stop = self.stopwords if (self.stopwords is None or isinstance(self.stopwords, str)) else sorted(self.stopwords)
         stem = None if self.stemmer is None else getattr(self.stemmer, "__qualname__", type(self.stemmer).__name__)
         return {"name": self.name, "k1": self.k1, "b": self.b, "method": self.method, "stopwords": stop, "stemmer": stem}
-
-    def _validate(self) -> None:
-        if not isinstance(self.k1, (int, float)) or not self.k1 >= 0:
-            raise ParameterError(f"k1 must be a number >= 0, got {self.k1!r}")
-        if not isinstance(self.b, (int, float)) or not 0 <= self.b <= 1:
-            raise ParameterError(f"b must be in [0, 1], got {self.b!r}")
-        if self.method not in _BM25_METHODS:
-            raise ParameterError(f"method must be one of {', '.join(_BM25_METHODS)}, got {self.method!r}")
 
     def tokenize(self, texts: Sequence[str]) -> list[list[str]]:
         """Token lists as indexed (lower-cased, stop words removed, optionally stemmed)."""
@@ -117,7 +105,12 @@ class BM25Retriever(Retriever):
         return _TOKENS.map(settings, texts, lambda todo: [tuple(t) for t in self.tokenize(todo)])
 
     def _fit(self, passages: list) -> None:
-        self._validate()
+        if not isinstance(self.k1, (int, float)) or not self.k1 >= 0:
+            raise ParameterError(f"k1 must be a number >= 0, got {self.k1!r}")
+        if not isinstance(self.b, (int, float)) or not 0 <= self.b <= 1:
+            raise ParameterError(f"b must be in [0, 1], got {self.b!r}")
+        if self.method not in _BM25_METHODS:
+            raise ParameterError(f"method must be one of {', '.join(_BM25_METHODS)}, got {self.method!r}")
         texts = [passage_text(p) for p in passages]
         if not self.memo or self.stemmer is not None:
             self.index_ = self._index(texts)
@@ -137,11 +130,11 @@ class BM25Retriever(Retriever):
         self.index_ = _FITTED[key]
 
     def _index(self, texts: list[str]):
-        """The bm25s index of ``texts`` (vocabulary in first-appearance order)."""
+        """The bm25s index of ``texts``, its vocabulary in first-appearance order (bm25s would build it
+        from a set: hash-order dependent)."""
         import bm25s
 
         tokens = self._tokens(texts)
-        # vocabulary in first-appearance order (bm25s would build it from a set: hash-order dependent)
         vocab: dict[str, int] = {}
         ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in tokens]
         if not vocab:
@@ -150,15 +143,12 @@ class BM25Retriever(Retriever):
         index.index((ids, vocab), show_progress=self.progress)
         return index
 
-    def _query_ids(self, text: str) -> list[int]:
-        tokens = self._tokens([text])[0]
-        vocab = self.index_.vocab_dict
-        return [vocab[t] for t in tokens if t and t in vocab]
-
     def get_scores(self, text: str) -> np.ndarray:
         """BM25 score of every fitted passage for one query text, shape ``(n_passages,)``."""
         self._check_fitted()
-        return np.asarray(self.index_.get_scores_from_ids(self._query_ids(text)), dtype=np.float64)
+        vocab = self.index_.vocab_dict
+        ids = [vocab[t] for t in self._tokens([text])[0] if t and t in vocab]
+        return np.asarray(self.index_.get_scores_from_ids(ids), dtype=np.float64)
 
     def _score_queries(self, queries, candidates):
         from tqdm.auto import tqdm
@@ -166,14 +156,10 @@ class BM25Retriever(Retriever):
         for q in tqdm(queries, desc="BM25 search", disable=not self.progress, leave=False):
             yield self.get_scores(q.text)
 
-    # -- persistence ----------------------------------------------------------------------------
     def save(self, directory: str | os.PathLike) -> Path:
-        """Save the fitted index: bm25s's own files (``.npy`` arrays, ``allow_pickle=False``, JSON
-        vocabulary and parameters) plus ``aethel_bm25.json`` (pids and settings).
-
-        The files are written into a temporary sibling folder which then replaces ``directory``,
-        so a crash never leaves a half-written index.
-        """
+        """Save the fitted index: bm25s's own files (``.npy`` arrays, no pickle, JSON vocabulary and
+        parameters) plus ``aethel_bm25.json`` (pids and settings), written into a temporary sibling
+        folder which then replaces ``directory`` (a crash never leaves a half-written index)."""
         import shutil
         import tempfile
 
@@ -186,8 +172,7 @@ class BM25Retriever(Retriever):
         os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it 0700: the folder keeps the permissions of a plain mkdir
         try:
             self.index_.save(str(tmp), corpus=None, allow_pickle=False, show_progress=False)
-            if (tmp / "corpus.jsonl").exists():
-                (tmp / "corpus.jsonl").unlink()
+            (tmp / "corpus.jsonl").unlink(missing_ok=True)
             write_json(tmp / "aethel_bm25.json", {"config": self.config(), "pids": self.pids_, "format": 1})
             old = None
             if directory.exists():
@@ -214,9 +199,8 @@ class BM25Retriever(Retriever):
         cfg = meta.get("config", {})
         if cfg.get("stemmer") is not None and stemmer is None:
             raise ParameterError(f"{directory}: the index was built with stemmer {cfg['stemmer']!r}; pass stemmer= to load()")
-        stop = cfg.get("stopwords", "en")
         self = cls(k1=cfg.get("k1", 1.5), b=cfg.get("b", 0.75), method=cfg.get("method", "lucene"),
-                   stopwords=stop, stemmer=stemmer, progress=progress)
+                   stopwords=cfg.get("stopwords", "en"), stemmer=stemmer, progress=progress)
         try:
             index = bm25s.BM25.load(str(directory), allow_pickle=False, show_progress=False)
         except (OSError, ValueError) as exc:

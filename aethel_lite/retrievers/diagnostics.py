@@ -74,10 +74,8 @@ def reliance(retriever, queries, run, k: int, pool=None) -> dict:
     """
     fallbacks, top5 = [], []
     for q in queries:
-        graph, idx = retriever.graph_, None
-        cand = retriever._resolve_pool(q, pool)
-        if cand is not None:
-            graph, idx = retriever.pool_graph(cand), cand
+        idx = retriever._resolve_pool(q, pool)
+        graph = retriever.graph_ if idx is None else retriever.pool_graph(idx)
         fallbacks.append(bool(retriever.personalization(q.text, graph, idx)[2]))
         top5.append(_bm25_ordered_top5(run.get(q.qid, [])))
     return _summary(fallbacks, top5, k)

@@ -1,10 +1,8 @@
 """Reciprocal rank fusion of ranked runs: :func:`rrf`, and :func:`fuse_runs`, the one fusion every fused method uses.
 
-Every fused method (``rrf``, ``rrf-bct``, ``rrf-dense``; :data:`aethel_lite.retrievers.registry.FUSIONS`)
-is :func:`fuse_runs` of its base methods' runs, with :data:`RRF_K` = 60 and the top
-:data:`~aethel_lite.retrievers.run.RUN_DEPTH` = 1,000 of each base run, wherever it is computed:
-``aethel eval`` (:func:`aethel_lite.evaluation.runner.fuse`), the studies built on it, and ``aethel
-search``. So the ranking a user gets is the ranking the book measured.
+Every fused method (:data:`aethel_lite.retrievers.registry.FUSIONS`) is :func:`fuse_runs` of its
+base methods' runs wherever it is computed (``aethel eval``, the studies, ``aethel search``), so the
+ranking a user gets is the ranking the book measured.
 """
 
 from __future__ import annotations
@@ -50,10 +48,7 @@ def rrf(runs: Sequence[Mapping[str, Sequence[tuple[str, float]]]], k: float = 60
         raise ParameterError(f"rrf: k must be > 0, got {k!r}")
     if depth is not None:
         depth = check_k(depth)
-    qids: dict[str, None] = {}
-    for run in runs:
-        for qid in run:
-            qids.setdefault(qid, None)
+    qids = dict.fromkeys(qid for run in runs for qid in run)
     fused = Run(name=name)
     for qid in qids:
         scores: dict[str, float] = {}
@@ -68,19 +63,13 @@ def rrf(runs: Sequence[Mapping[str, Sequence[tuple[str, float]]]], k: float = 60
                     continue
                 seen.add(pid)
                 scores[pid] = scores.get(pid, 0.0) + 1.0 / (k + rank)
-        items = list(scores.items())
-        order = sorted(range(len(items)), key=lambda i: (-items[i][1], i))
-        fused[qid] = [(items[i][0], float(items[i][1])) for i in order]
+        fused[qid] = [(pid, float(s)) for pid, s in sorted(scores.items(), key=lambda kv: -kv[1])]  # stable sort
     return fused
 
 
 def fuse_runs(runs: Sequence[Mapping[str, Sequence[tuple[str, float]]]], *, name: str, depth: int = RUN_DEPTH) -> Run:
     r"""The project's fusion: :func:`rrf` with :math:`k` = :data:`RRF_K` (60) of the top ``depth`` of each run,
-    cut to its top ``depth``.
-
-    .. math::  \mathrm{RRF}(d) = \sum_{r} \frac{1}{60 + \mathrm{rank}_r(d)},\qquad \mathrm{rank}_r(d) \le \mathrm{depth}
-
-    Ties (equal fused scores) keep first-appearance order, as in :func:`rrf`.
+    cut to its top ``depth`` (ties keep first-appearance order, as in :func:`rrf`).
 
     Parameters
     ----------

@@ -1,10 +1,9 @@
 r"""The paper's method: entity graph, query seeds (with or without BCT), Personalized PageRank.
 
 :class:`GraphRetriever`'s ``fit`` extracts entities from every passage (cached on disk), drops
-stop-entities (``ner3``: entities in more than ``max_df`` of the passages), links entities whose
-names contain one another (``ner3``'s substring adjacency) and builds the bipartite
-passage–entity graph (:func:`aethel_lite.core.graph.build_graph`). ``search`` seeds Personalized
-PageRank on the query's entities (widened by BCT when ``bct != "none"``),
+stop-entities and links entities whose names contain one another (``ner3``), and builds the
+bipartite passage–entity graph (:func:`aethel_lite.core.graph.build_graph`). ``search`` seeds
+Personalized PageRank on the query's entities (widened by BCT when ``bct != "none"``),
 
 .. math:: p = \alpha s + (1 - \alpha) W p ,
 
@@ -14,26 +13,19 @@ query's candidate passages and their entities (the paper's per-question graph).
 **Query entities** are the extractor's mentions in the question plus every graph entity (and,
 when BCT uses an alias table, every alias-table name) whose normalised name occurs in the
 normalised question as a whole-token n-gram with at least one word written with a capital
-letter or a digit in the question ("3M", "NRCP IV", "Helios Fleet"; not "capital" or "in"),
-other than a sentence-initial function word (exact entity linking; ``link_query_ngrams``).
-NER on short questions misses entities that the corpus vocabulary knows, and NER on long
-filings yields junk keys that a lowercase question word would otherwise link to.
+letter or a digit ("3M", "NRCP IV"; not "capital"), other than a sentence-initial function word
+(``link_query_ngrams``).
 
-**Fallback** (``fallback="bm25"``, the default) when a query has no entity in the graph: a
-*BM25-seeded teleport* — the personalization vector is put on the query's top
-``fallback_depth`` BM25 passages in proportion to their BM25 scores, and PPR spreads it through
-their entities. With ``fallback="none"`` (the *pure graph*) such a query gets no teleport and
-ranks nothing.
+**Fallback** (``fallback="bm25"``, the default) when a query has no entity in the graph: the
+teleport is put on the query's top ``fallback_depth`` BM25 passages in proportion to their BM25
+scores. With ``fallback="none"`` (the *pure graph*) such a query ranks nothing.
 
 **Ordering**: with ``fallback="bm25"``, passages PPR does not reach (score 0) follow every
-reached passage, ordered by BM25; their reported score is
-:math:`-1 + \text{bm25}/(1 + \max \text{bm25}) \in [-1, 0)`. With ``fallback="none"`` they are
-not ranked at all (score :math:`-\infty`, left out of the run), so a run may hold fewer than
-``k`` hits, or none. :mod:`aethel_lite.retrievers.diagnostics` measures how much of a run BM25
-supplied.
+reached passage, ordered by BM25, with score :math:`-1 + \text{bm25}/(1 + \max \text{bm25}) \in [-1, 0)`.
+With ``fallback="none"`` they are left out of the run (score :math:`-\infty`), so a run may hold
+fewer than ``k`` hits, or none.
 
-The hybrid's extensions (document and metadata nodes, passage seeds, the fused ranking) are in
-:mod:`aethel_lite.retrievers.hybrid`; attribution (provenance, seed sources, ``explain``) in
+The hybrid's extensions are in :mod:`aethel_lite.retrievers.hybrid`, attribution in
 :mod:`aethel_lite.retrievers.attribution`.
 
 References
@@ -79,7 +71,6 @@ _REFIT = ("extractor", "alias_table", "cache", "n_process")
 def _proper_tokens(text: str) -> frozenset[str]:
     """Normalised words of ``text`` written with a capital letter or a digit, minus function words
     (:data:`aethel_lite.core.entities.REGEX_STOP`, e.g. a sentence-initial "What")."""
-
     out: set[str] = set()
     for raw in text.split():
         word = raw.strip(".,;:!?()[]{}\"'“”‘’")
@@ -100,52 +91,17 @@ def _named_ngrams(text: str, names: frozenset, sizes: tuple[int, ...]) -> list[s
     out = []
     for n in sizes:
         for i in range(len(tokens) - n + 1):
-            span = tokens[i:i + n]
-            if not any(t in proper for t in span):
-                continue  # no capital letter or digit in the question's words: not a name
-            gram = " ".join(span)
-            if gram in names:
+            gram = " ".join(tokens[i:i + n])
+            if gram in names and any(t in proper for t in tokens[i:i + n]):
                 out.append(gram)
     return out
-
-
-def _bm25_teleport(bm25: np.ndarray, n_nodes: int, n_passages: int, depth: int) -> np.ndarray:
-    """BM25-seeded personalization over a graph's passage nodes (``bm25``: their scores), summing to 1."""
-    top = np.argsort(-bm25, kind="stable")[: max(int(depth), 1)]
-    seeds = np.zeros(n_nodes)
-    seeds[top] = np.maximum(bm25[top], 0.0)
-    if not seeds.any():  # nothing at all to go on: uniform over the candidate passages
-        seeds[:n_passages] = 1.0
-    return seeds / seeds.sum()
 
 
 _QUESTION_MENTIONS = TextMemo("question mentions", 100_000)  # see GraphRetriever.memo
 
 
-def _open_traces(r, queries) -> dict:
-    """qid → :class:`QueryTrace` of open-corpus ``queries``, solved as one PPR batch on the fitted graph."""
-    n_p = r.graph_.n_passages
-    docs_all = hybrid.doc_nodes(r, r.graph_, None)
-    P, exps, used, parts, rows = r._ppr_block([q.text for q in queries])
-    out = {}
-    for j, q in enumerate(queries):
-        extra = {"ppr": P[:n_p, j], "lexical": rows[j].get("lexical"), "dense": rows[j].get("dense"),
-                 "heading": rows[j].get("heading"), "doc_ppr": None if docs_all is None else P[docs_all, j]}
-        out[q.qid] = trace = QueryTrace(exps[j], used[j], r.graph_, int(np.count_nonzero(extra["ppr"] > 0)), parts[j], None, extra)
-        extra["anchors"] = anchors.solve(r, q.text, trace, r.operator_, docs_all)
-    return out
-
-
-def _pool_trace(r, text: str, cand: np.ndarray) -> QueryTrace:
-    """The :class:`QueryTrace` of one closed-pool question: PPR on the pool's graph (``pool_graph``)."""
-    graph = r.pool_graph(cand)
-    row = {k: v[0] for k, v in r.query_scores([text]).items()}
-    exps, seeds, used, parts = r._personalize(text, graph, cand, row)
-    full = np.zeros(graph.n_nodes)
-    op = PPROperator(graph.adjacency())
-    if seeds is not None:
-        full = op.run(seeds, alpha=r.alpha, tol=r.tol, max_iter=r.max_iter).scores
-    docs = hybrid.doc_nodes(r, graph, cand)
+def _trace(r, text: str, exps, used, parts, row: Mapping, full: np.ndarray, graph, cand, op, docs) -> QueryTrace:
+    """A question's :class:`QueryTrace` from its seeds and its PageRank ``full`` over ``graph``'s nodes."""
     extra = {"ppr": full[: graph.n_passages], "lexical": row.get("lexical"), "dense": row.get("dense"),
              "heading": row.get("heading"), "doc_ppr": None if docs is None else full[docs]}
     trace = QueryTrace(exps, used, graph, int(np.count_nonzero(extra["ppr"] > 0)), parts, cand, extra)
@@ -153,11 +109,28 @@ def _pool_trace(r, text: str, cand: np.ndarray) -> QueryTrace:
     return trace
 
 
+def _open_traces(r, queries) -> dict:
+    """qid → :class:`QueryTrace` of open-corpus ``queries``, solved as one PPR batch on the fitted graph."""
+    docs = hybrid.doc_nodes(r, r.graph_, None)
+    P, exps, used, parts, rows = r._ppr_block([q.text for q in queries])
+    return {q.qid: _trace(r, q.text, exps[j], used[j], parts[j], rows[j], P[:, j], r.graph_, None, r.operator_, docs)
+            for j, q in enumerate(queries)}
+
+
+def _pool_trace(r, text: str, cand: np.ndarray) -> QueryTrace:
+    """The :class:`QueryTrace` of one closed-pool question: PPR on the pool's graph (``pool_graph``)."""
+    graph = r.pool_graph(cand)
+    row = {k: v[0] for k, v in hybrid.query_scores(r, [text]).items()}
+    exps, seeds, used, parts = r._personalize(text, graph, cand, row)
+    full = np.zeros(graph.n_nodes)
+    op = PPROperator(graph.adjacency())
+    if seeds is not None:
+        full = op.run(seeds, alpha=r.alpha, tol=r.tol, max_iter=r.max_iter).scores
+    return _trace(r, text, exps, used, parts, row, full, graph, cand, op, hybrid.doc_nodes(r, graph, cand))
+
+
 class GraphRetriever(Retriever):
     r"""Entity-graph retrieval: query entities → seed vector (± BCT) → Personalized PageRank (module docstring).
-
-    ``search`` leaves the retriever unchanged; ``search(..., explain=True)`` also returns what
-    explains the run (:class:`~aethel_lite.retrievers.attribution.SearchResult`).
 
     Parameters
     ----------
@@ -220,13 +193,12 @@ class GraphRetriever(Retriever):
 
     def __init__(self, extractor: str = "ner3", bct: str = "none", alpha: float = 0.5, tol: float = 1e-8,
                  max_iter: int = 1000, alias_table: Mapping[str, Sequence[str]] | None = None,
-                 link_query_ngrams: bool = True, fallback: str = "bm25", fallback_depth: int = 10,
-                 n_process: int = 1, cache: bool = True, progress: bool = False,
-                 passage_seeds: Sequence[str] = (), document_nodes: bool = False, metadata: bool = False,
-                 period_linking: bool = False, seed_weights: Mapping[str, float] | None = None,
-                 seed_depth: int = 20, dense_pooling: str = "first",
-                 rank_weights: Mapping[str, float] | None = None, period_decay: float = 1.0,
-                 anchors: str = "joint", anchor_gap: int = 2):
+                 link_query_ngrams: bool = True, fallback: str = "bm25", fallback_depth: int = 10, n_process: int = 1,
+                 cache: bool = True, progress: bool = False, passage_seeds: Sequence[str] = (),
+                 document_nodes: bool = False, metadata: bool = False, period_linking: bool = False,
+                 seed_weights: Mapping[str, float] | None = None, seed_depth: int = 20, dense_pooling: str = "first",
+                 rank_weights: Mapping[str, float] | None = None, period_decay: float = 1.0, anchors: str = "joint",
+                 anchor_gap: int = 2):
         self.extractor, self.bct, self.alpha, self.tol, self.max_iter = extractor, bct, alpha, tol, max_iter
         self.alias_table, self.link_query_ngrams = alias_table, link_query_ngrams
         self.fallback, self.fallback_depth = fallback, fallback_depth
@@ -236,15 +208,13 @@ class GraphRetriever(Retriever):
         self.dense_pooling, self.rank_weights, self.period_decay = dense_pooling, rank_weights, period_decay
         self.anchors, self.anchor_gap = anchors, anchor_gap
 
-    # -- settings ----------------------------------------------------------------------------------
     def set_params(self, **changes: Any) -> "GraphRetriever":
         """A copy with some settings changed (scikit-learn's ``set_params``, but ``self`` is left unchanged).
 
-        A fitted retriever's copy is fitted, redoing only what the changes touch: query-side settings
-        cost nothing, ``document_nodes``/``metadata`` rebuild the extra nodes, a newly needed dense
-        model is fitted (embedding cache), ``extractor``/``alias_table``/``cache``/``n_process``
-        refit; it ranks as ``GraphRetriever(**copy.get_params()).fit(passages)``. An unknown setting
-        (named) or an invalid value raises :class:`ParameterError`.
+        A fitted retriever's copy is fitted, redoing only what the changes touch (``extractor``,
+        ``alias_table``, ``cache``, ``n_process``: a refit); it ranks as
+        ``GraphRetriever(**copy.get_params()).fit(passages)``. An unknown setting (named) or an
+        invalid value raises :class:`ParameterError`.
         """
         known = self.param_names()
         bad = [k for k in changes if k not in known]
@@ -267,8 +237,7 @@ class GraphRetriever(Retriever):
         """JSON-able settings: part of result-cache keys (``studies.anchoring``), so kept byte-identical."""
         return {"name": self.name, "extractor": self.extractor, "bct": self.bct, "alpha": self.alpha, "tol": self.tol,
                 "link_query_ngrams": self.link_query_ngrams, "fallback": self.fallback,
-                "fallback_depth": self.fallback_depth,
-                "alias_table": self.alias_table is not None,
+                "fallback_depth": self.fallback_depth, "alias_table": self.alias_table is not None,
                 "passage_seeds": list(self.passage_seeds), "document_nodes": bool(self.document_nodes),
                 "metadata": bool(self.metadata), "period_linking": bool(self.period_linking),
                 "seed_weights": hybrid.seed_weights(self), "seed_depth": self.seed_depth,
@@ -290,7 +259,6 @@ class GraphRetriever(Retriever):
         hybrid.check(self)
         anchors.check(self)
 
-    # -- fit and assembly ----------------------------------------------------------------------------
     def _fit(self, passages: list) -> None:
         _check_alpha(self.alpha)  # fail before the (slow) entity extraction
         self._check_modes()
@@ -309,12 +277,11 @@ class GraphRetriever(Retriever):
                    doc_meta: Mapping | None = None, dense=None, heading=None) -> "GraphRetriever":
         """A fitted retriever from its parts (what ``fit`` computes), extracting and fitting nothing.
 
-        ``params``: settings (:meth:`get_params` keys); ``passages``: the corpus in order, objects
-        with ``pid`` and ``doc_id`` (and ``text``/``title``/``meta`` when document or metadata nodes
-        are asked for without ``doc_meta``, ``doc_id`` → DocMeta); ``graph``: their passage–entity
-        graph (``build_graph``, same pids in the same order, else :class:`DataError`); ``bm25``:
-        fitted on them; ``extractor``: default ``get_extractor(params["extractor"])``; ``dense``,
-        ``heading``: the hybrid's fitted dense models.
+        ``params``: settings (:meth:`get_params` keys); ``passages``: the corpus in order, with
+        ``pid`` and ``doc_id`` (and ``text``/``title``/``meta`` for document or metadata nodes
+        without ``doc_meta``, ``doc_id`` → DocMeta); ``graph``: their passage–entity graph (same
+        pids in the same order, else :class:`DataError`); ``bm25``, ``dense``, ``heading``: fitted
+        on them; ``extractor``: default ``get_extractor(params["extractor"])``.
         """
         r = cls(**params)
         r._check_modes()
@@ -352,7 +319,6 @@ class GraphRetriever(Retriever):
         self._linkable = {False: names, True: aliases}
         self._all_doc_nodes = (self.graph_, hybrid.doc_nodes(self, self.graph_, None))
 
-    # -- query side ------------------------------------------------------------------------------
     def query_keys(self, text: str, mentions=None) -> list[str]:
         """Normalised entity keys of a question: extractor mentions ∪ graph entities named in it."""
         return list(self.query_key_sources(text, mentions))
@@ -367,10 +333,9 @@ class GraphRetriever(Retriever):
     def query_key_sources(self, text: str, mentions=None) -> dict[str, str]:
         """Each normalised entity key of a question → how it was found, in :meth:`query_keys` order.
 
-        ``"mention"``: the extractor found it in the question (it may not be a graph entity).
-        ``"ngram"``: a graph (or alias-table) entity named verbatim in the question
-        (``link_query_ngrams``) that the extractor missed. ``mentions``: the question's
-        extractor mentions when already known.
+        ``"mention"``: the extractor found it (it may not be a graph entity); ``"ngram"``: a graph
+        (or alias-table) entity named verbatim in the question that the extractor missed
+        (``link_query_ngrams``). ``mentions``: the extractor's mentions when already known.
         """
         self._check_fitted()
         found = self._question_mentions(text) if mentions is None else mentions
@@ -386,22 +351,10 @@ class GraphRetriever(Retriever):
                             alias_table=self.alias_table)
         return [e for e in exps if not is_meta_key(e.entity)]
 
-    def _teleport(self, qtext: str, graph, corpus_idx: np.ndarray, bm25: np.ndarray | None = None) -> np.ndarray:
-        """BM25-seeded personalization over ``graph``'s passage nodes (fallback for entity-less queries)."""
-        bm25 = (self.bm25_.get_scores(qtext) if bm25 is None else bm25)[corpus_idx]
-        return _bm25_teleport(bm25, graph.n_nodes, graph.n_passages, self.fallback_depth)
-
-    def query_scores(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
-        """Corpus-wide passage scores the seeds need, one row per question (:func:`aethel_lite.retrievers.hybrid.query_scores`)."""
-        return hybrid.query_scores(self, texts)
-
     def seed_components(self, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,
                         scores: Mapping[str, np.ndarray] | None = None, mentions=None) -> tuple:
         """``(expansions, source → seed vector, metadata node → share)`` (:func:`aethel_lite.retrievers.hybrid.seed_components`)."""
         return hybrid.seed_components(self, text, graph, corpus_idx, scores=scores, mentions=mentions)
-
-    def _mixture(self, comps: Mapping[str, np.ndarray]) -> dict[str, float]:
-        return hybrid.mixture(self, comps)
 
     def personalization(self, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,
                         scores: Mapping[str, np.ndarray] | None = None) -> tuple:
@@ -425,7 +378,13 @@ class GraphRetriever(Retriever):
             return exps, None, False, None
         idx = np.arange(len(self.pids_)) if corpus_idx is None else corpus_idx
         bm25 = scores.get("lexical") if scores else None
-        return exps, self._teleport(text, graph, idx, bm25), True, None
+        bm25 = (self.bm25_.get_scores(text) if bm25 is None else bm25)[idx]
+        top = np.argsort(-bm25, kind="stable")[: max(int(self.fallback_depth), 1)]  # the BM25 teleport
+        seeds = np.zeros(graph.n_nodes)
+        seeds[top] = np.maximum(bm25[top], 0.0)
+        if not seeds.any():  # nothing at all to go on: uniform over the candidate passages
+            seeds[: graph.n_passages] = 1.0
+        return exps, seeds / seeds.sum(), True, None
 
     def ppr(self, texts: Sequence[str]) -> tuple:
         r"""``(P, expansions, fallback)``: PPR over the fitted graph's nodes (passages first), one column
@@ -438,7 +397,7 @@ class GraphRetriever(Retriever):
         self._check_fitted()
         self._check_modes()
         texts = list(texts)
-        scores = self.query_scores(texts)
+        scores = hybrid.query_scores(self, texts)
         rows = [{k: v[j] for k, v in scores.items()} for j in range(len(texts))]
         P = np.zeros((self.graph_.n_nodes, len(texts)))
         block = {}
@@ -523,11 +482,9 @@ class GraphRetriever(Retriever):
         ----------
         explain : bool
             Also return the provenance of each query's first ``explain_depth`` hits (default
-            :attr:`provenance_depth`, 100: explaining every hit of a 1,000-deep run would cost
-            more than the search), the seed-source shares of a hybrid retriever's hits (its
-            provenance then starts with one record per source, ``via`` = ``"entity"``,
-            ``"metadata"``, ``"lexical"`` or ``"dense"``, ``weight`` = the source's share),
-            the seeds and the diagnostics (:mod:`aethel_lite.retrievers.diagnostics`).
+            :attr:`provenance_depth`), the seed-source shares of a hybrid retriever's hits (its
+            provenance then starts with one record per source, ``via`` = the source, ``weight`` =
+            its share), the seeds and the diagnostics (:mod:`aethel_lite.retrievers.diagnostics`).
         """
         queries, k, candidates = self._checked(queries, k, pool)
         traces: dict[str, QueryTrace] = {}

@@ -52,9 +52,8 @@ def graph_folder(extractor: Any) -> str:
 
 def write_docmeta(path: str | os.PathLike, metas) -> None:
     """Write ``doc_id`` → DocMeta as ``docmeta.json`` (sorted keys, UTF-8, one trailing newline)."""
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        json.dump({"documents": [asdict(d) for d in metas.values()]}, fh, ensure_ascii=False, sort_keys=True)
-        fh.write("\n")
+    text = json.dumps({"documents": [asdict(d) for d in metas.values()]}, ensure_ascii=False, sort_keys=True)
+    Path(path).write_text(text + "\n", encoding="utf-8", newline="\n")
 
 
 def read_docmeta(path: str | os.PathLike) -> dict:
@@ -84,9 +83,8 @@ def save(retriever, folder: str | os.PathLike) -> list[str]:
     r._check_fitted()
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / IDS_FILE, "w", encoding="utf-8", newline="\n") as fh:
-        json.dump({"pids": r.pids_, "doc_ids": r.doc_ids_}, fh, ensure_ascii=False)
-        fh.write("\n")
+    ids = json.dumps({"pids": r.pids_, "doc_ids": r.doc_ids_}, ensure_ascii=False)
+    (folder / IDS_FILE).write_text(ids + "\n", encoding="utf-8", newline="\n")
     name = graph_folder(r.extractor)
     r._base_graph.save(folder / name)
     r.bm25_.save(folder / "bm25")

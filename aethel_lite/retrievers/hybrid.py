@@ -24,16 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..core.bct import seed_vector
-from ..core.docmeta import (
-    PREFIXES,
-    CompanyIndex,
-    _slug,
-    add_document_nodes,
-    document_metadata,
-    match_companies,
-    period_keys,
-    type_keys,
-)
+from ..core.docmeta import (PREFIXES, CompanyIndex, _slug, add_document_nodes, document_metadata, match_companies,
+                            period_keys, type_keys)
 from ..errors import ParameterError
 from .base import topk
 from .dense import DenseRetriever
@@ -55,8 +47,7 @@ def is_hybrid(r) -> bool:
 
 def seed_weights(r) -> dict[str, float]:
     """Each source's weight :math:`w_c` (``seed_weights`` over :data:`DEFAULT_SEED_WEIGHTS`)."""
-    w = dict(DEFAULT_SEED_WEIGHTS)
-    w.update(r.seed_weights or {})
+    w = {**DEFAULT_SEED_WEIGHTS, **(r.seed_weights or {})}
     return {k: float(w[k]) for k in SOURCES}
 
 
@@ -98,7 +89,6 @@ def check(r) -> None:
             raise ParameterError("rank_weights: a 'document' term needs document_nodes=True")
 
 
-# -- the graph's extra nodes ----------------------------------------------------------------------
 def structure(r, base_graph, passages: Sequence, metas: Mapping[str, Any] | None = None) -> tuple:
     """The entity graph plus the document / metadata nodes ``r``'s settings ask for.
 
@@ -136,9 +126,8 @@ def doc_node(r, graph, i: int) -> int:
 def doc_nodes(r, graph, corpus_idx: np.ndarray | None) -> np.ndarray | None:
     """Node index (in ``graph``) of each candidate's document node, or None without document nodes.
 
-    The whole corpus's (``corpus_idx`` None, the fitted graph) is computed once when the
-    retriever is assembled (``r._all_doc_nodes``): a search would otherwise spend ~10 ms
-    re-deriving 10,000 node names.
+    The whole corpus's (``corpus_idx`` None, the fitted graph) is computed once, when the retriever
+    is assembled (``r._all_doc_nodes``).
     """
     if not r.document_nodes:
         return None
@@ -158,14 +147,11 @@ def fit_dense(r) -> None:
         r.dense_ = DenseRetriever(pooling=r.dense_pooling, cache=r.cache, progress=r.progress).fit(r._passages)
     if needs(r, "heading") and getattr(r, "heading_", None) is None:
         r.heading_ = DenseRetriever(pooling="heading", cache=r.cache, progress=r.progress).fit(r._passages)
-    for inner in (r.dense_, getattr(r, "heading_", None)):
-        if inner is not None:
-            inner.memo = r.memo
+    r.memo = r.memo  # the new models' memo
 
 
-# -- seeds --------------------------------------------------------------------------------------
 def query_scores(r, texts: Sequence[str]) -> dict[str, np.ndarray]:
-    """Corpus-wide passage scores the seeds and ranking need (:meth:`GraphRetriever.query_scores`)."""
+    """Corpus-wide ``"lexical"``, ``"dense"``, ``"heading"`` scores the seeds and ranking need, a row per question."""
     r._check_fitted()
     texts = list(texts)
     out: dict[str, np.ndarray] = {}
@@ -234,11 +220,6 @@ def fields_vector(fields, graph) -> tuple[np.ndarray | None, dict[str, float]]:
     return out / out.sum(), named
 
 
-def metadata_vector(r, text: str, graph) -> tuple[np.ndarray | None, dict[str, float]]:
-    """Seeds on the metadata nodes a question names (:func:`metadata_fields`, :func:`fields_vector`)."""
-    return fields_vector(metadata_fields(r, text), graph)
-
-
 def seed_components(r, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,
                     scores: Mapping[str, np.ndarray] | None = None, mentions=None) -> tuple[list, dict[str, np.ndarray], dict]:
     """The question's seed vectors, one per source (:meth:`GraphRetriever.seed_components`)."""
@@ -250,7 +231,7 @@ def seed_components(r, text: str, graph=None, corpus_idx: np.ndarray | None = No
     ent = seed_vector(exps, graph)
     if ent.any():
         comps["entity"] = ent
-    meta, named = metadata_vector(r, text, graph)
+    meta, named = fields_vector(metadata_fields(r, text), graph)
     if meta is not None:
         comps["metadata"] = meta
     if r.passage_seeds:
@@ -272,7 +253,6 @@ def mixture(r, comps: Mapping[str, np.ndarray]) -> dict[str, float]:
     return {c: v / total for c, v in live.items()} if total > 0 else {}
 
 
-# -- the fused ranking --------------------------------------------------------------------------
 def rank_terms(r, text, ppr, corpus_idx, *, lexical=None, dense=None, doc_ppr=None, heading=None) -> dict[str, np.ndarray]:
     """The min–max normalised terms :math:`\\hat x` of :meth:`GraphRetriever.ranking_scores` over the candidates."""
 

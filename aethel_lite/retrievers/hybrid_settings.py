@@ -1,19 +1,9 @@
 r"""``aethel-hybrid``'s settings: the chosen weights (:data:`HYBRID`) and its ablations (:data:`ABLATIONS`).
 
-``aethel-hybrid`` is a :class:`~aethel_lite.retrievers.GraphRetriever` setting (no new class).
-The passage–entity graph (filtered NER, BCT) gains a node per document and per metadata value
-(company, fiscal period, filing type; :mod:`aethel_lite.core.docmeta`). A question's teleport vector
-mixes four sources,
-
-.. math::
-
-    s = \sum_{c \in \{\text{entity},\, \text{metadata},\, \text{lexical},\, \text{dense}\}}
-        \frac{w_c}{\sum_{c'} w_{c'}}\, s_c ,
-
-the BCT entity seeds, the metadata nodes the question names (company; period and filing type
-normalised by period linking), and the passages at the top of BM25 and of the dense ranking
-(HippoRAG 2's passage seeds); Personalized PageRank spreads it over passages, entities, documents
-and metadata. A passage then scores
+``aethel-hybrid`` is a :class:`~aethel_lite.retrievers.GraphRetriever` setting (no new class):
+the passage–entity graph (filtered NER, BCT) gains a node per document and per metadata value
+(:mod:`aethel_lite.core.docmeta`), the teleport mixes entity, metadata, BM25 and dense seeds
+(:mod:`aethel_lite.retrievers.hybrid`), and a passage scores
 
 .. math::
 
@@ -21,20 +11,13 @@ and metadata. A passage then scores
          + \lambda_\text{lexical}\, \hat b_d + \lambda_\text{dense}\, \hat c_d
          + \lambda_\text{heading}\, \hat h_d ,
 
-its own PageRank, its document node's PageRank (the graph's vote for the filing), BM25, the
-dense cosine and the dense cosine with the passage's heading (its first 200 characters:
-:func:`~aethel_lite.retrievers.passage_heading`; the graph chooses the filing, the heading
-the page inside it), each min–max normalised over the candidates
-(:meth:`~aethel_lite.retrievers.GraphRetriever.ranking_scores`).
+its own PageRank, its document node's PageRank, BM25, the dense cosine and the dense cosine
+with the passage's heading (:func:`~aethel_lite.retrievers.passage_heading`), each min–max
+normalised over the candidates (:meth:`~aethel_lite.retrievers.GraphRetriever.ranking_scores`).
 
-Every weight (:data:`HYBRID`) was chosen on the *development* halves of the four open corpora
-(:mod:`aethel_lite.evaluation.splits`) by :func:`~aethel_lite.studies.tuning.tune`, which maximises the mean development MRR over the
-corpora; the grid and its scores are kept in ``aethel_lite/manifests/hybrid_tuning.json``
-(:func:`~aethel_lite.studies.tuning.write_tuning`), and the test half never takes part. :data:`ABLATIONS` switch one
-component off at a time (and hold ``aethel-hybrid-v1``, the setting tuned before the heading term
-existed, kept for comparison). :func:`~aethel_lite.studies.beyond.beyond_study` runs the baselines, the method and its ablations on
-each corpus and reports development, test and all questions, paired bootstrap tests against BM25
-and dense retrieval, and the closed-pool check.
+Every weight was chosen on the *development* halves of the four open corpora
+(:mod:`aethel_lite.evaluation.splits`) by :func:`~aethel_lite.studies.tuning.tune`; the grid and its
+scores are kept in ``aethel_lite/manifests/hybrid_tuning.json``, and the test half never takes part.
 """
 
 from __future__ import annotations
@@ -64,8 +47,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "aethel-hybrid-ppr-only": {"rank_weights": None},
     "aethel-hybrid-no-heading": {"rank_weights": "no-heading"},
     "aethel-hybrid-no-graph": {"rank_weights": "text-only"},
-    # the setting chosen before the heading term existed (kept so the book can set its numbers beside
-    # the current ones: it was tuned, and its test half seen, before the heading term was added)
+    # the setting tuned (and its test half seen) before the heading term existed, for comparison
     "aethel-hybrid-v1": {"seed_depth": 30, "period_decay": 0.5,
                          "seed_weights": {"entity": 1.0, "metadata": 3.0, "lexical": 0.5, "dense": 0.5},
                          "rank_weights": {"document": 0.5, "lexical": 0.1, "dense": 0.4}},
@@ -109,9 +91,6 @@ def _variant(base: Mapping[str, Any], change: Mapping[str, Any]) -> dict[str, An
 def hybrid_methods(base: Mapping[str, Any] | None = None) -> dict[str, tuple[str, dict[str, Any]]]:
     """``aethel-hybrid``, its ablations and ``aethel-anchors`` as :data:`aethel_lite.retrievers.registry.METHODS` entries."""
     base = HYBRID if base is None else base
-    out = {"aethel-hybrid": ("GraphRetriever", _variant(base, {}))}
-    for name, change in ABLATIONS.items():
-        out[name] = ("GraphRetriever", _variant(base, change))
-    out["aethel-anchors"] = ("GraphRetriever", _variant(base, ANCHORED))
-    return out
+    changes = {"aethel-hybrid": {}, **ABLATIONS, "aethel-anchors": ANCHORED}
+    return {name: ("GraphRetriever", _variant(base, change)) for name, change in changes.items()}
 

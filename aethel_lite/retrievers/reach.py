@@ -56,7 +56,6 @@ def gold_reach(retriever, query, pool=None) -> dict:
         it, ``via`` the ``[seed, entity, rule]`` of the seeds it mentions, best first. Gold
         passages outside the pool are left out.
     """
-
     pool = query.pool if pool is None else pool
     graph, _ = question_graph(retriever, query.text, pool)
     exps = retriever.expansions(query.text, graph)
@@ -103,7 +102,6 @@ def hit_chains(retriever, query, k: int = 5, pool=None) -> list[dict]:
         PageRank; ``mentioned``: the passage names the seed entity itself, else the mass came by
         a longer path), largest share first.
     """
-
     pool = query.pool if pool is None else pool
     run = retriever.search([query], k=k, pool=None if pool is None else {query.qid: list(pool)})
     hits = run[query.qid]
@@ -186,8 +184,7 @@ def provenance_report(retriever, queries, *, k: int = 5, progress: bool = False)
     bct_only = n_gold = all_direct = 0
     questions = displacing = 0
     for q in tqdm(list(queries), desc="provenance", disable=not progress, leave=False):
-        found = gold_reach(retriever, q)
-        per_query[q.qid] = found
+        found = per_query[q.qid] = gold_reach(retriever, q)
         for g in found.values():
             reach[g["category"]] += 1
             bct_only += g["bct_only"]

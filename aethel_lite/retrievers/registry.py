@@ -5,34 +5,23 @@ Method names are a public interface (the CLI and its JSON output depend on them)
 =====================  ======================================================================
 ``bm25``               BM25 (bm25s, Lucene variant), :class:`~aethel_lite.retrievers.BM25Retriever`
 ``dense``              all-MiniLM-L6-v2 cosine, :class:`~aethel_lite.retrievers.DenseRetriever`
-``dense-max``          ``dense`` with ``pooling="max"``: a page scores the maximum over its
-                       ~200-word chunks (long FinanceBench pages exceed MiniLM's 256 tokens)
-``dense-heading``      ``dense`` with ``pooling="heading"``: a page scores the cosine with its
-                       first 200 characters (its statement or section title)
+``dense-max``          ``dense`` with ``pooling="max"``: a page scores its best ~200-word chunk
+``dense-heading``      ``dense`` with ``pooling="heading"``: a page scores its first 200 characters
 ``aethel-reg``         entity graph from capitalised spans (the paper's Aethel-Reg) + PPR
 ``aethel-ner``         entity graph from raw spaCy NER + PPR
 ``aethel-ner3``        entity graph from filtered NER (the paper's NER3) + PPR
 ``aethel-bct``         ``aethel-ner3`` with BCT (alias and substring seed expansion)
-``aethel-reg-pure``    ``aethel-reg`` with ``fallback="none"``: what the graph alone does (no
-                       BM25 teleport for entity-less questions, no BM25 order for unreached passages)
-``aethel-ner3-pure``   ``aethel-ner3`` with ``fallback="none"``
-``aethel-bct-pure``    ``aethel-bct`` with ``fallback="none"``
+``aethel-*-pure``      ``aethel-reg``, ``aethel-ner3``, ``aethel-bct`` with ``fallback="none"``:
+                       what the graph alone does (no BM25 teleport, no BM25 order)
 ``rrf``                reciprocal rank fusion of ``bm25`` and ``aethel-ner3`` (k = 60)
 ``rrf-bct``            reciprocal rank fusion of ``bm25`` and ``aethel-bct``
 ``rrf-dense``          reciprocal rank fusion of ``bm25`` and ``dense``
-``aethel-hybrid``      beyond the paper (:mod:`aethel_lite.hybrid`): the NER3 + BCT graph with
-                       document and metadata nodes, passage seeds from BM25 and dense scores,
-                       period linking, and a ranking that fuses PageRank, the document node's
-                       PageRank, BM25, dense and the dense score of each passage's heading;
-                       weights chosen on development halves
-``aethel-hybrid-*``    its ablations (:data:`aethel_lite.retrievers.hybrid_settings.ABLATIONS`): ``-no-passage-seeds``,
-                       ``-no-lexical-seeds``, ``-no-dense-seeds``, ``-no-documents``,
-                       ``-no-metadata``, ``-no-period-linking``, ``-no-bct``, ``-ppr-only``,
-                       ``-no-heading``, ``-no-graph``; and ``-v1``, the setting tuned before
-                       the heading term existed
+``aethel-hybrid``      beyond the paper: the NER3 + BCT graph with document and metadata nodes,
+                       passage seeds and a fused ranking
+                       (:mod:`aethel_lite.retrievers.hybrid_settings`)
+``aethel-hybrid-*``    its ablations (:data:`aethel_lite.retrievers.hybrid_settings.ABLATIONS`)
 ``aethel-anchors``     ``aethel-hybrid`` with one PageRank per company or fiscal year the
-                       question names, merged so that each has its share of the top k
-                       (:mod:`aethel_lite.retrievers.anchors`): comparison questions
+                       question names (:mod:`aethel_lite.retrievers.anchors`)
 =====================  ======================================================================
 
 Fused methods (:data:`FUSIONS`) are run by :func:`aethel_lite.retrievers.fusion.fuse_runs`.
@@ -61,14 +50,7 @@ METHODS: dict[str, tuple[str, dict[str, Any]]] = {
     "aethel-ner3-pure": ("GraphRetriever", {"extractor": "ner3", "bct": "none", "fallback": "none"}),
     "aethel-bct-pure": ("GraphRetriever", {"extractor": "ner3", "bct": "both", "fallback": "none"}),
 }
-
-
-def _register_hybrid() -> None:
-
-    METHODS.update(hybrid_methods())
-
-
-_register_hybrid()
+METHODS.update(hybrid_methods())
 # fused method -> the methods it fuses
 FUSIONS: dict[str, tuple[str, ...]] = {
     "rrf": ("bm25", "aethel-ner3"),

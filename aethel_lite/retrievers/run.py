@@ -3,10 +3,8 @@
 The tie rule. A run's *order* is the ranking: retrievers break equal scores by corpus order
 (:func:`~aethel_lite.retrievers.base.topk`), fusions by first appearance
 (:func:`~aethel_lite.retrievers.fusion.rrf`), and every metric of the project reads the order as
-given. trec_eval (and ir_measures, through pytrec_eval) instead re-sorts each query by score,
-held as a 32-bit float, breaking ties by docno in reverse string order. So that they read the project's order,
-:meth:`Run.to_trec` writes scores that strictly decrease down each ranking
-(:func:`trec_scores`): a run file gives trec_eval exactly the metrics the project reports.
+given. trec_eval instead re-sorts each query by its 32-bit float score, breaking ties by docno, so
+:meth:`Run.to_trec` writes scores that strictly decrease down each ranking (:func:`trec_scores`).
 """
 
 from __future__ import annotations
@@ -27,9 +25,8 @@ RUN_DEPTH = 1000
 
 
 class Run(dict):
-    """Ranked results: ``qid -> [(pid, score), ...]`` best first.
-
-    A plain ``dict`` (insertion order = query order) with a ``name`` used as the TREC run tag.
+    """Ranked results: ``qid -> [(pid, score), ...]`` best first; a ``dict`` (insertion order = query
+    order) with a ``name`` used as the TREC run tag.
 
     Parameters
     ----------
@@ -53,11 +50,9 @@ class Run(dict):
     def to_trec(self, path: str | os.PathLike, tag: str | None = None) -> Path:
         """Write the run in TREC format, atomically: ``qid Q0 pid rank score tag`` (rank 1-based).
 
-        The score column is :func:`trec_scores` of each ranking: strictly decreasing in rank order,
-        so trec_eval, which sorts by score, reads the run in its own order (see the module). Where the
-        run's scores already strictly decrease they are written unchanged, with ``repr``, and
-        :meth:`from_trec` reads back the same floats; a tie (also one only in single precision, which
-        is what trec_eval keeps) is written one single-precision step below the score before it.
+        The score column is :func:`trec_scores` of each ranking (see the module): scores that already
+        strictly decrease are written unchanged, with ``repr``, so :meth:`from_trec` reads back the
+        same floats.
         """
         tag = tag if tag is not None else self.name
         tag = "".join(tag.split()) or "run"
@@ -117,18 +112,14 @@ class Run(dict):
 
 
 def trec_scores(scores: Sequence[float]) -> list[float]:
-    r"""Scores for a TREC run file that strictly decrease in rank order as trec_eval reads them.
+    r"""Scores for a TREC run file that strictly decrease in rank order as trec_eval reads them (32-bit floats).
 
-    trec_eval (and pytrec_eval, which ir_measures calls) keeps a score as a 32-bit float, so two
-    scores that differ only beyond single precision tie there too. With :math:`s_1, s_2, \dots` the
-    scores in rank order and :math:`f(x)` the nearest 32-bit float, the written values are
-    :math:`w_1 = s_1` and, for :math:`i > 1`, :math:`w_i = s_i` if :math:`f(s_i) < f(w_{i-1})`, else
-    the next 32-bit float below :math:`f(w_{i-1})`. A score is therefore written unchanged (full
-    double precision) wherever that keeps the order strict, and a tie (or a score out of order)
-    moves down by the fewest single-precision steps that make it strict: trec_eval's tie-breaking
-    by docno never applies. Scores that are not finite (``-inf``, NaN, ranked last by
-    :func:`~aethel_lite.retrievers.base.topk`) are first replaced by a finite floor below every
-    finite score.
+    With :math:`s_1, s_2, \dots` the scores in rank order and :math:`f(x)` the nearest 32-bit float,
+    the written values are :math:`w_1 = s_1` and, for :math:`i > 1`, :math:`w_i = s_i` if
+    :math:`f(s_i) < f(w_{i-1})`, else the next 32-bit float below :math:`f(w_{i-1})`: a score is
+    written unchanged wherever that keeps the order strict, and a tie moves down by the fewest
+    single-precision steps. Scores that are not finite (``-inf``, NaN) are first replaced by a
+    finite floor below every finite score.
     """
     values = [float(s) for s in scores]
     finite = [s for s in values if math.isfinite(s)]
