@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 
 MANIFEST_PATH = Path(__file__).resolve().parent.parent / "manifests" / "data.json"
 _CHUNK = 1 << 16
+_TRANSFER_ERRORS = (urllib.error.URLError, http.client.HTTPException, OSError, ValueError)
 
 
 def load_manifest(manifest: str | os.PathLike | Mapping | None = None) -> list[dict]:
@@ -90,10 +91,7 @@ def _fetch(url: str, target: Path, entry: Mapping[str, Any], *, progress: bool, 
                 length = response.headers.get("Content-Length")
                 expected_len = int(length) if length and length.isdigit() else entry.get("size")
                 with tqdm(total=expected_len, unit="B", unit_scale=True, desc=rel, disable=not progress) as bar:
-                    while True:
-                        block = response.read(_CHUNK)
-                        if not block:
-                            break
+                    for block in iter(lambda: response.read(_CHUNK), b""):
                         out.write(block)
                         h.update(block)
                         received += len(block)
@@ -102,34 +100,20 @@ def _fetch(url: str, target: Path, entry: Mapping[str, Any], *, progress: bool, 
                     raise DataError(f"{rel}: interrupted transfer from {url}: got {received} of {length} bytes; no partial file was kept")
         actual = h.hexdigest()
         if actual != entry["sha256"]:
-            raise DataError(
-                f"{rel}: SHA-256 mismatch for {url}: expected {entry['sha256']}, got {actual} "
-                f"({received} bytes); the downloaded file was deleted"
-            )
+            raise DataError(f"{rel}: SHA-256 mismatch for {url}: expected {entry['sha256']}, got {actual} "
+                            f"({received} bytes); the downloaded file was deleted")
         os.replace(tmp, target)
-    except DataError:
+    except BaseException as exc:  # also KeyboardInterrupt: leave nothing behind
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
-        raise
-    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+        if isinstance(exc, DataError) or not isinstance(exc, _TRANSFER_ERRORS):
+            raise
         raise DataError(f"{rel}: download from {url} failed after {received} bytes ({type(exc).__name__}: {exc}); no partial file was kept") from exc
-    except BaseException:  # KeyboardInterrupt: still leave nothing behind
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
 
 
-def download_data(
-    dest: str | os.PathLike,
-    manifest: str | os.PathLike | Mapping | None = None,
-    base_url: str | None = None,
-    files: Iterable[str] | None = None,
-    progress: bool = True,
-    *,
-    timeout: float = 60.0,
-) -> dict[str, str]:
+def download_data(dest: str | os.PathLike, manifest: str | os.PathLike | Mapping | None = None,
+                  base_url: str | None = None, files: Iterable[str] | None = None, progress: bool = True, *,
+                  timeout: float = 60.0) -> dict[str, str]:
     """Download the manifest's files into ``dest`` and verify their SHA-256.
 
     Parameters
@@ -175,10 +159,8 @@ def download_data(
         elif entry.get("url"):
             url = entry["url"]
         else:
-            message = (
-                f"{rel}: no public download URL. {entry.get('source', '')} "
-                f"Place it at {target} (sha256 {entry['sha256']}) or pass base_url= a mirror."
-            )
+            message = (f"{rel}: no public download URL. {entry.get('source', '')} "
+                       f"Place it at {target} (sha256 {entry['sha256']}) or pass base_url= a mirror.")
             warnings.warn(message, stacklevel=2)
             logger.warning(message)
             report[rel] = "manual"
@@ -199,7 +181,6 @@ def verify_data(root: str | os.PathLike | None = None, manifest: str | os.PathLi
     dict
         path → ``"ok"``, ``"missing"`` or ``"mismatch (sha256 <actual>)"``.
     """
-
     root = Path(root) if root is not None else data_root()
     if not root.is_dir():
         raise DataNotFoundError(f"{root}: data folder not found")

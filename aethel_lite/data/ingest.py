@@ -1,27 +1,24 @@
 """Turn the user's own documents (.txt, .md, .pdf, folders of them, or a JSONL of passages) into passages.
 
-PDF files give one passage per page (text from :mod:`pypdf`), pid ``"<doc>#p<page>"`` with
-0-based pages like FinanceBench; text and Markdown files give one passage per blank-line
-separated paragraph, pid ``"<doc>#<i>"``. With ``chunk_words`` every page/file is instead cut into
-word windows (:func:`~aethel_lite.data.loaders.chunk_spans`), pid ``"<doc>#p<page>c<i>"`` for PDFs
-and ``"<doc>#c<i>"`` for text.
+A PDF gives one passage per page (text from :mod:`pypdf`), pid ``"<doc>#p<page>"`` with 0-based pages
+like FinanceBench; a text or Markdown file one passage per blank-line separated paragraph, pid
+``"<doc>#<i>"``. With ``chunk_words`` every page or file is cut into word windows instead
+(:func:`~aethel_lite.data.loaders.chunk_spans`), pid ``"<doc>#p<page>c<i>"`` for PDFs, ``"<doc>#c<i>"`` for text.
 
-Document ids are stable: ``doc`` is the file's path relative to the folder given, without its
-suffix (``notes/q3/memo.txt`` given as ``notes`` → ``q3/memo``), or the file name without its
-suffix for a file named directly. They never depend on which other files are indexed, so adding a
-file never renames another file's passages; two inputs that would share an id (``memo.txt`` and
-``memo.md`` in one folder, or ``a/x.pdf`` and ``b/x.pdf`` given as two folders) are an error
-naming both files (give their common folder instead).
+Document ids are stable: ``doc`` is the file's path relative to the folder given, without its suffix
+(``notes/q3/memo.txt`` given as ``notes`` → ``q3/memo``), or the stem of a file named directly (the file
+name of a passage file), so adding a file never renames another file's passages. Two inputs that would
+share an id (``memo.txt`` and ``memo.md`` in one folder, or ``a/x.pdf`` and ``b/x.pdf`` given as two
+folders) are an error naming both files (give their common folder instead).
 
-Folders are walked recursively in sorted order; hidden files and folders (``.name``) are skipped.
-The walk does not leave the folders given: a symbolic link whose target lies outside the folder
-is skipped with a warning unless ``follow_symlinks=True`` (then linked folders are walked too,
-each real folder once). A path named directly is always read, link or not.
+Folders are walked recursively in sorted order, hidden files and folders (``.name``) skipped. A symbolic
+link whose target lies outside the folder is skipped with a warning unless ``follow_symlinks=True`` (then
+linked folders are walked too, each real folder once). A path named directly is always read, link or not.
 
-A ``.jsonl`` (or ``.jsonl.gz``) file named directly holds ready-made passages, one JSON object
-per line with ``pid`` and ``text`` and optionally ``doc_id``, ``title`` and ``meta`` (the
-``passages.jsonl`` layout of :meth:`~aethel_lite.data.schema.Dataset.to_jsonl`); its pids are
-kept as they are. Folders are never searched for ``.jsonl`` files. The result has no queries.
+A ``.jsonl`` (or ``.jsonl.gz``) file named directly holds ready-made passages, one JSON object per line
+with ``pid`` and ``text`` and optionally ``doc_id``, ``title`` and ``meta`` (the ``passages.jsonl`` of
+:meth:`~aethel_lite.data.schema.Dataset.to_jsonl`); its pids are kept. Folders are never searched for
+them. The result has no queries.
 """
 
 from __future__ import annotations
@@ -60,8 +57,8 @@ class SourceFile:
     path : Path
         The file as reached from the path given (``root / relative`` for a folder).
     doc_id : str
-        Relative path from the folder given without the suffix, or the stem of a file named
-        directly; for a passage file (JSONL) the path relative to the folder given, suffix kept.
+        The path relative to the folder given without its suffix, or the stem of a file named directly
+        (the whole name of a passage file).
     kind : {"text", "pdf", "passages"}
     """
 
@@ -71,15 +68,10 @@ class SourceFile:
 
 
 def _kind(path: Path) -> str | None:
-    name = path.name.lower()
-    if any(name.endswith(s) for s in PASSAGE_SUFFIXES):
+    if any(path.name.lower().endswith(s) for s in PASSAGE_SUFFIXES):
         return "passages"
     suffix = path.suffix.lower()
-    if suffix == ".pdf":
-        return "pdf"
-    if suffix in TEXT_SUFFIXES:
-        return "text"
-    return None
+    return "pdf" if suffix == ".pdf" else "text" if suffix in TEXT_SUFFIXES else None
 
 
 def _inside(target: Path, root: Path) -> bool:
@@ -100,12 +92,7 @@ def _blank(text: str) -> bool:
 
 
 def _walk(root: Path, follow_symlinks: bool) -> list[Path]:
-    """Supported files below ``root`` (sorted by relative path, hidden entries skipped).
-
-    Without ``follow_symlinks`` a link (file or folder) whose target is outside ``root`` is
-    skipped with a warning, and linked folders are not entered; with it, linked folders are
-    walked too and every real folder at most once (no loops).
-    """
+    """Supported files below ``root``, sorted by relative path (hidden entries and links: module docstring)."""
     root_real = root.resolve()
     found: list[Path] = []
     seen_dirs = {root_real}
@@ -119,17 +106,14 @@ def _walk(root: Path, follow_symlinks: bool) -> list[Path]:
             if name.startswith("."):
                 continue
             sub = here / name
-            if sub.is_symlink():
+            if sub.is_symlink() and not follow_symlinks:
                 target = _link_target(sub)
-                if not follow_symlinks:
-                    if not _inside(target, root_real):
-                        logger.warning("%s: skipped a link to %s, outside %s (use --follow-symlinks to follow it)", sub, target, root)
-                    continue  # a link to a folder inside root: its files are reached directly
-                if target in seen_dirs:
-                    continue
-                seen_dirs.add(target)
-            elif follow_symlinks:
-                real = sub.resolve()
+                if not _inside(target, root_real):
+                    logger.warning("%s: skipped a link to %s, outside %s (use --follow-symlinks to follow it)",
+                                   sub, target, root)
+                continue  # a link to a folder inside root: its files are reached directly
+            if follow_symlinks:
+                real = _link_target(sub) if sub.is_symlink() else sub.resolve()
                 if real in seen_dirs:
                     continue
                 seen_dirs.add(real)
@@ -193,9 +177,7 @@ def collect_sources(paths: str | os.PathLike | Iterable[str | os.PathLike], *, f
             found = _walk(path, follow_symlinks)
             if not found:
                 logger.warning("%s: no %s files in this folder", path, "/".join(SUPPORTED_SUFFIXES))
-            for f in found:
-                rel = f.relative_to(path)
-                out.append(SourceFile(f, rel.with_suffix("").as_posix(), _kind(f)))
+            out.extend(SourceFile(f, f.relative_to(path).with_suffix("").as_posix(), _kind(f)) for f in found)
             continue
         kind = _kind(path)
         if kind is None:
@@ -275,7 +257,6 @@ def _non_finite(value: Any, where: str = "meta") -> str | None:
 
 def _passage_file(src: SourceFile) -> list[Passage]:
     """Passages of a JSONL passage file (blank texts skipped); errors name ``file:line``."""
-
     passages = []
     first: dict[str, int] = {}
     for lineno, row in read_jsonl(src.path, numbered=True):
@@ -343,12 +324,9 @@ def read_source(src: SourceFile, chunk_words: int | None = None, chunk_overlap: 
         return passages, blank
     text = _read_text(file)
     if chunk_words is None:
-        i = 0
-        for part in _BLANK_LINE.split(text):
-            stripped = part.strip()
-            if not _blank(stripped):
-                passages.append(Passage(f"{doc}#{i}", doc, doc, stripped, {"path": source, "paragraph": i}))
-                i += 1
+        paragraphs = [part.strip() for part in _BLANK_LINE.split(text) if not _blank(part)]
+        for i, para in enumerate(paragraphs):
+            passages.append(Passage(f"{doc}#{i}", doc, doc, para, {"path": source, "paragraph": i}))
     else:
         for i, (a, b) in enumerate(_windows(text, chunk_words, chunk_overlap)):
             meta = {"path": source, "chunk": i, "char_start": a, "char_end": b}
@@ -366,23 +344,15 @@ def check_chunking(chunk_words: int | None, chunk_overlap: int = 0) -> None:
         raise ParameterError("chunk_overlap needs chunk_words")
 
 
-def ingest(
-    paths: str | os.PathLike | Iterable[str | os.PathLike],
-    chunk_words: int | None = None,
-    chunk_overlap: int = 0,
-    *,
-    name: str = "ingested",
-    progress: bool = False,
-    follow_symlinks: bool = False,
-) -> Dataset:
+def ingest(paths: str | os.PathLike | Iterable[str | os.PathLike], chunk_words: int | None = None,
+           chunk_overlap: int = 0, *, name: str = "ingested", progress: bool = False,
+           follow_symlinks: bool = False) -> Dataset:
     """Read documents into a :class:`Dataset` of passages (no queries).
 
     Parameters
     ----------
     paths : path-like or iterable of path-like
-        Files (.txt, .md, .markdown, .pdf; .jsonl/.jsonl.gz passage files) and/or folders
-        searched recursively for .txt/.md/.markdown/.pdf files (hidden files skipped, sorted
-        order so runs are reproducible).
+        Files and/or folders, as for :func:`collect_sources`.
     chunk_words : int, optional
         ``None``: PDF pages and text paragraphs as they are. Otherwise cut each PDF page / text file
         into windows of this many words overlapping by ``chunk_overlap``.

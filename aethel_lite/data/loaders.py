@@ -34,36 +34,15 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError, DataNotFoundError, ParameterError
-from ..io import parse_jsonl_line, read_json
+from ..errors import DataError, ParameterError
+from ..io import parse_jsonl_line, read_json, read_jsonl
 from .paths import HOW_TO_GET_DATA, data_file
-from .records import (
-    empty_error,
-    field_of,
-    guard,
-    ident_of,
-    json_type,
-    literal_of,
-    new_qid,
-    records,
-    text_of,
-)
+from .records import empty_error, field_of, guard, ident_of, json_type, literal_of, new_qid, text_of
 from .schema import Dataset, Passage, Query
 from .synthetic import make_synthetic
 
-__all__ = [
-    "load_musique",
-    "load_2wiki",
-    "load_financebench",
-    "load_dataset",
-    "available_datasets",
-    "chunk_spans",
-    "chunk_gold",
-    "MUSIQUE_FILE",
-    "TWOWIKI_FILE",
-    "TWOWIKI_DISTRACTORS",
-    "FINANCEBENCH_DIR",
-]
+__all__ = ["load_musique", "load_2wiki", "load_financebench", "load_dataset", "available_datasets", "chunk_spans",
+           "chunk_gold", "MUSIQUE_FILE", "TWOWIKI_FILE", "TWOWIKI_DISTRACTORS", "FINANCEBENCH_DIR"]
 
 logger = logging.getLogger(__name__)
 
@@ -77,15 +56,9 @@ FB_PAGES = "pages.jsonl.gz"
 FB_COMPARISONS = Path(__file__).resolve().parent.parent / "manifests" / "financebench_comparisons.jsonl"
 
 
-# ------------------------------------------------------------------------------------ helpers
 def _resolve(path: str | os.PathLike | None, default: tuple[str, ...]) -> Path:
     """``path`` if given (must exist), else the default file under the data root."""
-    if path is None:
-        return data_file(*default)
-    path = Path(path)
-    if not path.exists():
-        raise DataNotFoundError(f"{path}: data file not found. {HOW_TO_GET_DATA}")
-    return path
+    return data_file(*default) if path is None else data_file(path, root=".")
 
 
 def _report_skipped(name: str, path: Path, skipped: Counter) -> None:
@@ -133,12 +106,11 @@ def load_musique(path: str | os.PathLike | None = None) -> Dataset:
     queries: list[Query] = []
     skipped: Counter = Counter()
     seen: set[str] = set()
-    for index, row in records(path):
+    for index, row in read_jsonl(path, numbered=True):
         with guard(path, index):
             qid = new_qid(row, "id", path, index, seen)
             question = text_of(field_of(row, "question", path, index), "field 'question'", path, index)
             paragraphs = field_of(row, "paragraphs", path, index, list)
-            pool: list[str] = []
             gold: set[str] = set()
             mine: list[Passage] = []
             for pos, para in enumerate(paragraphs):
@@ -152,7 +124,6 @@ def load_musique(path: str | os.PathLike | None = None) -> Dataset:
                 text = text_of(para["paragraph_text"], f"{where}: 'paragraph_text'", path, index)
                 pid = f"{qid}#{idx}"
                 mine.append(Passage(pid, title, title, text, {"qid": qid, "idx": idx}))
-                pool.append(pid)
                 if para.get("is_supporting"):
                     gold.add(pid)
             if not gold:
@@ -162,20 +133,10 @@ def load_musique(path: str | os.PathLike | None = None) -> Dataset:
             match = _HOPS.match(qid)
             hops = int(match.group(1)) if match else (len(decomposition) or len(gold))
             passages.extend(mine)
-            queries.append(
-                Query(
-                    qid,
-                    question,
-                    frozenset(gold),
-                    hops=hops,
-                    pool=tuple(pool),
-                    meta={
-                        "answer": row.get("answer"),
-                        "answer_aliases": list(row.get("answer_aliases") or []),
-                        "decomposition": decomposition,
-                    },
-                )
-            )
+            qmeta = {"answer": row.get("answer"), "answer_aliases": list(row.get("answer_aliases") or []),
+                     "decomposition": decomposition}
+            queries.append(Query(qid, question, frozenset(gold), hops=hops, pool=tuple(p.pid for p in mine),
+                                 meta=qmeta))
     if not queries:
         raise empty_error(path, "usable questions")
     _report_skipped("musique", path, skipped)
@@ -213,18 +174,15 @@ def load_2wiki(path: str | os.PathLike | None = None, distractors: str | os.Path
     path = _resolve(path, TWOWIKI_FILE)
     passages: list[Passage] = []
     queries: list[Query] = []
-    skipped: Counter = Counter()
     skipped_ids: dict[str, str] = {}
     seen: set[str] = set()
-    for index, row in records(path):
+    for index, row in read_jsonl(path, numbered=True):
         with guard(path, index):
             qid = new_qid(row, "_id", path, index, seen)
             question = text_of(field_of(row, "question", path, index), "field 'question'", path, index)
             context = literal_of(row.get("context"), path, index, "context")
             if not context:
-                reason = "without a context (no closed pool)"
-                skipped[reason] += 1
-                skipped_ids[qid] = reason
+                skipped_ids[qid] = "without a context (no closed pool)"
                 continue
             facts = literal_of(field_of(row, "supporting_facts", path, index), path, index, "supporting_facts")
             try:
@@ -254,36 +212,19 @@ def load_2wiki(path: str | os.PathLike | None = None, distractors: str | os.Path
                 if title in sup_titles:
                     gold.add(pid)
             if not sup_titles or not sup_titles <= {p.title for p in mine}:
-                reason = "with a supporting title missing from the context"
-                skipped[reason] += 1
-                skipped_ids[qid] = reason
+                skipped_ids[qid] = "with a supporting title missing from the context"
                 continue
             passages.extend(mine)
-            queries.append(
-                Query(
-                    qid,
-                    question,
-                    frozenset(gold),
-                    hops=len(sup_titles),
-                    pool=tuple(p.pid for p in mine),
-                    meta={
-                        "answer": row.get("answer"),
-                        "type": row.get("type"),
-                        "supporting_facts": [list(f) for f in facts],
-                        "evidences": literal_of(row.get("evidences") or [], path, index, "evidences"),
-                    },
-                )
-            )
+            qmeta = {"answer": row.get("answer"), "type": row.get("type"), "supporting_facts": [list(f) for f in facts],
+                     "evidences": literal_of(row.get("evidences") or [], path, index, "evidences")}
+            queries.append(Query(qid, question, frozenset(gold), hops=len(sup_titles), pool=tuple(p.pid for p in mine),
+                                 meta=qmeta))
     if not queries:
         raise empty_error(path, "usable questions")
+    skipped = Counter(skipped_ids.values())
     _report_skipped("2wiki", path, skipped)
-    meta: dict[str, Any] = {
-        "source": str(path),
-        "setting": "closed-pool",
-        "n_rows": len(seen),
-        "skipped": dict(skipped),
-        "skipped_ids": skipped_ids,
-    }
+    meta: dict[str, Any] = {"source": str(path), "setting": "closed-pool", "n_rows": len(seen),
+                            "skipped": dict(skipped), "skipped_ids": skipped_ids}
     if distractors is not None and distractors is not False:
         dpath = data_file(*TWOWIKI_DISTRACTORS) if distractors is True else _resolve(distractors, TWOWIKI_DISTRACTORS)
         extra, duplicates = _distractors(dpath, {(p.title, p.text) for p in passages})
@@ -332,12 +273,8 @@ def chunk_spans(text: str, chunk_words: int, chunk_overlap: int = 0) -> list[tup
     words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
     if not words:
         return [(0, len(text))]
-    step = chunk_words - chunk_overlap
-    spans = []
-    for start in range(0, max(len(words) - chunk_overlap, 1), step):
-        window = words[start : start + chunk_words]
-        spans.append((window[0][0], window[-1][1]))
-    return spans
+    starts = range(0, max(len(words) - chunk_overlap, 1), chunk_words - chunk_overlap)
+    return [(words[a][0], words[min(a + chunk_words, len(words)) - 1][1]) for a in starts]
 
 
 def _ngrams(text: str, n: int) -> set[tuple[str, ...]]:
@@ -370,28 +307,17 @@ def chunk_gold(chunks: list[str], evidence: str, *, n: int = 5, min_overlap: flo
     if not ev:
         return [0]
     n_eff = len(next(iter(ev)))
-    shared = []
-    gold = []
+    shared, gold = [], []
     for i, chunk in enumerate(chunks):
         grams = _ngrams(chunk, n_eff) if chunk.strip() else set()
         common = len(grams & ev)
         shared.append(common)
         if grams and common / min(len(grams), len(ev)) >= min_overlap:
             gold.append(i)
-    if not gold:
-        gold = [max(range(len(chunks)), key=lambda i: (shared[i], -i))]
-    return gold
+    return gold or [max(range(len(chunks)), key=lambda i: (shared[i], -i))]
 
 
 _DOC_TYPES = {"10K": "10k", "10Q": "10q", "8K": "8k", "EARNINGS": "earnings"}
-
-
-def _guess_doc_info(doc_name: str) -> dict:
-    """Fallback for filings missing from the document information file: parse ``COMPANY_PERIOD_TYPE``."""
-    parts = doc_name.split("_")
-    doc_type = next((_DOC_TYPES[p.upper()] for p in parts if p.upper() in _DOC_TYPES), None)
-    period = next((int(m.group(0)) for p in parts[1:] if (m := re.match(r"(19|20)\d\d", p))), None)
-    return {"company": None, "doc_type": doc_type, "doc_period": period}
 
 
 def _page_rows(path: Path, wanted: set[str] | None, progress: bool) -> Iterator[tuple[int, str, int, str]]:
@@ -430,7 +356,7 @@ def _page_rows(path: Path, wanted: set[str] | None, progress: bool) -> Iterator[
 def _fb_questions(qpath: Path) -> list[dict]:
     """The question rows of a FinanceBench-format JSONL, each checked (id, question, evidence pages)."""
     questions = []
-    for index, row in records(qpath):
+    for index, row in read_jsonl(qpath, numbered=True):
         with guard(qpath, index):
             fid = ident_of(field_of(row, "financebench_id", qpath, index), "field 'financebench_id'", qpath, index)
             row = {**row, "financebench_id": fid}
@@ -447,17 +373,9 @@ def _fb_questions(qpath: Path) -> list[dict]:
     return questions
 
 
-def load_financebench(
-    directory: str | os.PathLike | None = None,
-    docs: str = "question",
-    granularity: str = "page",
-    chunk_words: int = 200,
-    chunk_overlap: int = 40,
-    *,
-    gold_overlap: float = 0.5,
-    progress: bool = False,
-    questions: str = "open_source",
-) -> Dataset:
+def load_financebench(directory: str | os.PathLike | None = None, docs: str = "question", granularity: str = "page",
+                      chunk_words: int = 200, chunk_overlap: int = 40, *, gold_overlap: float = 0.5,
+                      progress: bool = False, questions: str = "open_source") -> Dataset:
     """Load FinanceBench's open-source questions over the pages of the filings (open corpus).
 
     Passages are filing pages from ``pages.jsonl.gz``: pid ``"<doc_name>#p<page>"`` (0-based page,
@@ -519,7 +437,7 @@ def load_financebench(
 
     question_set, questions = questions, _fb_questions(qpath)
     info = {}
-    for index, row in records(ipath):
+    for index, row in read_jsonl(ipath, numbered=True):
         info[text_of(field_of(row, "doc_name", ipath, index), "field 'doc_name'", ipath, index)] = row
     asked = {ev["doc_name"] for row in questions for ev in row["evidence"]} | {str(row.get("doc_name")) for row in questions}
     open_rows = questions
@@ -527,43 +445,39 @@ def load_financebench(
         questions = _fb_questions(FB_COMPARISONS)
         asked |= {ev["doc_name"] for row in questions for ev in row["evidence"]}
 
-    pages: dict[tuple[str, int], str] = {}
-    order: list[tuple[str, int]] = []
+    pages: dict[tuple[str, int], str] = {}  # in file order
     for lineno, doc, page, text in _page_rows(ppath, asked if docs == "question" else None, progress):
         if (doc, page) in pages:
             raise DataError(f"{ppath}:{lineno}: duplicate page {page} of {doc!r}")
         pages[(doc, page)] = text
-        order.append((doc, page))
-    have_docs = {doc for doc, _ in order}
+    have_docs = {doc for doc, _ in pages}
 
     kept, left_out, skipped = [], {}, Counter()
     for row in questions:
-        reason = None
+        fid = str(row["financebench_id"])
         for ev in row["evidence"]:
             if ev["doc_name"] not in have_docs:
-                reason = f"evidence filing {ev['doc_name']} not in {FB_PAGES} (PDF not available)"
+                left_out[fid] = f"evidence filing {ev['doc_name']} not in {FB_PAGES} (PDF not available)"
                 skipped["evidence filing not in pages.jsonl.gz (PDF not available)"] += 1
                 break
             if (ev["doc_name"], ev["evidence_page_num"]) not in pages:
-                reason = f"evidence page {ev['evidence_page_num']} of {ev['doc_name']} not in {FB_PAGES}"
+                left_out[fid] = f"evidence page {ev['evidence_page_num']} of {ev['doc_name']} not in {FB_PAGES}"
                 skipped["evidence page not in pages.jsonl.gz"] += 1
                 break
-        if reason is None:
-            kept.append(row)
         else:
-            left_out[str(row["financebench_id"])] = reason
+            kept.append(row)
     if not kept:
         raise DataError(f"{qpath}: no question has all its evidence pages in {ppath}")
     _report_skipped("financebench", qpath, skipped)
     companies = {str(r.get("doc_name")): r.get("company") for r in open_rows}
 
     def doc_meta(doc: str) -> dict:
-        row = info.get(doc)
-        if row is None:
-            guess = _guess_doc_info(doc)
-            guess["company"] = companies.get(doc)
-            return guess
-        return {"company": row.get("company"), "doc_type": row.get("doc_type"), "doc_period": row.get("doc_period")}
+        if doc in info:
+            return {key: info[doc].get(key) for key in ("company", "doc_type", "doc_period")}
+        parts = doc.split("_")  # a filing missing from the document information: parse COMPANY_PERIOD_TYPE
+        doc_type = next((_DOC_TYPES[p.upper()] for p in parts if p.upper() in _DOC_TYPES), None)
+        period = next((int(m.group(0)) for p in parts[1:] if (m := re.match(r"(19|20)\d\d", p))), None)
+        return {"company": companies.get(doc), "doc_type": doc_type, "doc_period": period}
 
     metas = {doc: doc_meta(doc) for doc in sorted(have_docs)}
     evidence_by_page: dict[tuple[str, int], list[str]] = {}
@@ -573,8 +487,7 @@ def load_financebench(
 
     passages: list[Passage] = []
     page_gold: dict[tuple[str, int, str], list[str]] = {}  # (doc, page, evidence text) -> gold pids
-    for doc, page in order:
-        text = pages[(doc, page)]
+    for (doc, page), text in pages.items():
         base = {"page": page, **metas[doc]}
         if granularity == "page":
             passages.append(Passage(f"{doc}#p{page}", doc, doc, text, base))
@@ -596,40 +509,17 @@ def load_financebench(
             gold = set()
             for ev in row["evidence"]:
                 gold.update(page_gold[(ev["doc_name"], ev["evidence_page_num"], str(ev.get("evidence_text") or ""))])
-        queries.append(
-            Query(
-                str(row["financebench_id"]),
-                str(row["question"]),
-                frozenset(gold),
-                hops=len(ev_pages),
-                pool=None,
-                meta={
-                    "answer": row.get("answer"),
-                    "company": row.get("company"),
-                    "doc_name": row.get("doc_name"),
-                    "question_type": row.get("question_type"),
-                    "question_reasoning": row.get("question_reasoning"),
-                    "justification": row.get("justification"),
-                    "evidence": [
-                        {"doc_name": ev["doc_name"], "page": ev["evidence_page_num"], "evidence_text": ev.get("evidence_text")}
-                        for ev in row["evidence"]
-                    ],
-                    **({"split": row["split"]} if "split" in row else {}),
-                },
-            )
-        )
-    meta = {
-        "source": str(root),
-        "setting": "open-corpus",
-        "docs": docs,
-        "granularity": granularity,
-        "n_filings": len(have_docs),
-        "n_pages": len(order),
-        "n_rows": len(questions),
-        "skipped": dict(skipped),
-        "left_out": left_out,
-        "docs_without_info": sorted(d for d in have_docs if d not in info),
-    }
+        qmeta = {key: row.get(key) for key in ("answer", "company", "doc_name", "question_type", "question_reasoning",
+                                                 "justification")}
+        qmeta["evidence"] = [{"doc_name": ev["doc_name"], "page": ev["evidence_page_num"],
+                              "evidence_text": ev.get("evidence_text")} for ev in row["evidence"]]
+        if "split" in row:
+            qmeta["split"] = row["split"]
+        queries.append(Query(str(row["financebench_id"]), str(row["question"]), frozenset(gold), hops=len(ev_pages),
+                             pool=None, meta=qmeta))
+    meta = {"source": str(root), "setting": "open-corpus", "docs": docs, "granularity": granularity,
+            "n_filings": len(have_docs), "n_pages": len(pages), "n_rows": len(questions), "skipped": dict(skipped),
+            "left_out": left_out, "docs_without_info": sorted(d for d in have_docs if d not in info)}
     if granularity == "chunk":
         meta.update(chunk_words=chunk_words, chunk_overlap=chunk_overlap, gold_overlap=gold_overlap)
     if question_set == "comparisons":
@@ -637,9 +527,7 @@ def load_financebench(
     return Dataset("financebench", passages, queries, meta).validate()
 
 
-# ------------------------------------------------------------------------------------ registry
 def _synthetic(**kw: Any) -> Dataset:
-
     return make_synthetic(**kw)
 
 

@@ -44,8 +44,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import DataError
+from ..io import read_jsonl
 from .loaders import FB_DOCINFO, FB_PAGES, FINANCEBENCH_DIR, _page_rows, _resolve, load_financebench
-from .records import records
 from .schema import Dataset, Passage, Query
 
 __all__ = ["OWN_PREFIX", "KEPT_META", "opaque_id", "opaque_ids", "own_files", "load_own_files",
@@ -73,15 +73,13 @@ def opaque_id(doc_name: str) -> str:
 
 def opaque_ids(doc_names: Iterable[str]) -> dict[str, str]:
     """``doc_name`` → :func:`opaque_id` for distinct names; raises :class:`DataError` on a collision."""
-    out: dict[str, str] = {}
-    seen: dict[str, str] = {}
+    seen: dict[str, str] = {}  # opaque id -> name
     for name in sorted(set(doc_names)):
         oid = opaque_id(name)
         if oid in seen:  # 40 bits: not seen on FinanceBench's 344 filings, but never silently merged
             raise DataError(f"own files: documents {seen[oid]!r} and {name!r} get the same opaque id {oid}")
         seen[oid] = name
-        out[name] = oid
-    return out
+    return {name: oid for oid, name in seen.items()}
 
 
 def _pid(p: Passage, ids: Mapping[str, str]) -> str:
@@ -131,11 +129,7 @@ def own_files(dataset: Dataset, name: str | None = None) -> Dataset:
     passages = [Passage(pid_of[p.pid], ids[p.doc_id], "", p.text, {k: p.meta[k] for k in KEPT_META if k in p.meta})
                 for p in dataset.passages]
     order = {p.pid: i for i, p in enumerate(passages)}
-
-    def place(p: Passage) -> tuple:
-        return (p.doc_id, p.meta.get("page", -1), p.meta.get("chunk", -1), order[p.pid])
-
-    passages.sort(key=place)
+    passages.sort(key=lambda p: (p.doc_id, p.meta.get("page", -1), p.meta.get("chunk", -1), order[p.pid]))
     queries = [_query(q, pid_of, ids) for q in dataset.queries]
     meta = {k: v for k, v in dataset.meta.items() if k not in ("left_out", "docs_without_info")}
     if "left_out" in dataset.meta:
@@ -159,7 +153,7 @@ def document_information(directory: str | os.PathLike | None = None) -> list[dic
     """The rows of FinanceBench's ``financebench_document_information.jsonl`` (``doc_name``, ``company``,
     ``doc_type``, ``doc_period``, ...), in file order; ``directory`` as for the loader."""
     root = _resolve(directory, FINANCEBENCH_DIR)
-    return [row for _, row in records(_resolve(root / FB_DOCINFO, FINANCEBENCH_DIR))]
+    return list(read_jsonl(_resolve(root / FB_DOCINFO, FINANCEBENCH_DIR)))
 
 
 def filing_first_pages(directory: str | os.PathLike | None = None, n_pages: int = 3) -> dict[str, list[str]]:

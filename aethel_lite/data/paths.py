@@ -9,10 +9,8 @@ from ..errors import DataConfigError, DataNotFoundError
 
 __all__ = ["data_root", "data_file", "configured_root", "check_data_root", "HOW_TO_GET_DATA"]
 
-HOW_TO_GET_DATA = (
-    "Point AETHEL_DATA at the folder that holds musique/, 2wikimultihopqa/ and financebench/ "
-    "(export AETHEL_DATA=/path/to/data), or run `make data` to download the public sources into ./data."
-)
+HOW_TO_GET_DATA = ("Point AETHEL_DATA at the folder that holds musique/, 2wikimultihopqa/ and financebench/ "
+                   "(export AETHEL_DATA=/path/to/data), or run `make data` to download the public sources into ./data.")
 
 
 def data_root() -> Path:

@@ -10,26 +10,17 @@ from __future__ import annotations
 
 import ast
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import DataError
-from ..io import read_jsonl
-
-
-def records(path: Path) -> Iterator[tuple[int, dict]]:
-    """(line number, row) for each JSON object of a JSONL file (malformed lines → ``file:line``)."""
-    yield from read_jsonl(path, numbered=True)
 
 
 @contextlib.contextmanager
 def guard(path: Path, index: int):
-    """Turn any other failure while reading one record into a :class:`DataError` naming file and record.
-
-    The loaders check the fields they know; this catches the rest (a field of an unexpected JSON
-    type deep inside a record), so a malformed file never ends in another exception's traceback.
-    """
+    """Turn any other failure while reading one record (a field of an unexpected JSON type deep inside it)
+    into a :class:`DataError` naming file and record, so a malformed file never ends in another traceback."""
     try:
         yield
     except DataError:
@@ -42,22 +33,14 @@ def field_of(row: Mapping[str, Any], key: str, path: Path, index: int, kind: typ
     """``row[key]``, or a :class:`DataError` naming ``file:line`` and the field."""
     if key not in row:
         raise DataError(f"{path}:{index}: missing field {key!r}")
-    value = row[key]
-    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _kinds(kind)):
+    value, kinds = row[key], kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
         raise DataError(f"{path}:{index}: field {key!r} has type {type(value).__name__}")
     return value
 
 
-def _kinds(kind: type | tuple) -> tuple:
-    return kind if isinstance(kind, tuple) else (kind,)
-
-
 def text_of(value: Any, what: str, path: Path, index: int, *, empty: bool = False) -> str:
-    """``value`` if it is a string (non-blank unless ``empty``), else a :class:`DataError` naming ``what``.
-
-    The loaders never turn another JSON type into text with ``str()``: ``null`` would become the
-    question "None" and a number or a list a passage of its digits or brackets.
-    """
+    """``value`` if it is a string (non-blank unless ``empty``), else a :class:`DataError` naming ``what``."""
     if not isinstance(value, str):
         raise DataError(f"{path}:{index}: {what} must be a string, got {json_type(value)}")
     if not empty and not value.strip():

@@ -1,13 +1,9 @@
 r"""Corpus transformations for open-corpus and scaling experiments.
 
-* :func:`open_corpus` turns a closed-pool data set (MuSiQue, 2Wiki: every question ranks its own
-  20 or 10 paragraphs) into one open corpus: pools are dropped and a paragraph that several
-  questions' pools repeat becomes one passage, so a retriever sees each text once.
-* :func:`sample_corpus` draws a corpus of a given size that keeps every gold passage, the
-  standard design of a corpus-size scaling study (the gold stays findable; only the number of
-  distractors changes).
-
-Both return a new :class:`~aethel_lite.data.schema.Dataset`; the input is not modified.
+:func:`open_corpus` turns a closed-pool data set (MuSiQue, 2Wiki) into one open corpus;
+:func:`sample_corpus` draws a corpus of a given size that keeps every gold passage, the standard design
+of a corpus-size scaling study (only the number of distractors changes). Both return a new
+:class:`~aethel_lite.data.schema.Dataset`; the input is not modified.
 
 References
 ----------

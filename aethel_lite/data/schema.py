@@ -48,13 +48,8 @@ class Passage:
 
     @classmethod
     def from_dict(cls, row: Mapping[str, Any]) -> "Passage":
-        return cls(
-            pid=str(row["pid"]),
-            doc_id=str(row.get("doc_id", row["pid"])),
-            title=str(row.get("title", "")),
-            text=str(row["text"]),
-            meta=dict(row.get("meta") or {}),
-        )
+        return cls(pid=str(row["pid"]), doc_id=str(row.get("doc_id", row["pid"])), title=str(row.get("title", "")),
+                   text=str(row["text"]), meta=dict(row.get("meta") or {}))
 
 
 @dataclass(frozen=True)
@@ -90,26 +85,15 @@ class Query:
             object.__setattr__(self, "pool", tuple(self.pool))
 
     def to_dict(self) -> dict:
-        return {
-            "qid": self.qid,
-            "text": self.text,
-            "gold": sorted(self.gold),
-            "hops": self.hops,
-            "pool": list(self.pool) if self.pool is not None else None,
-            "meta": dict(self.meta),
-        }
+        return {"qid": self.qid, "text": self.text, "gold": sorted(self.gold), "hops": self.hops,
+                "pool": list(self.pool) if self.pool is not None else None, "meta": dict(self.meta)}
 
     @classmethod
     def from_dict(cls, row: Mapping[str, Any]) -> "Query":
         pool = row.get("pool")
-        return cls(
-            qid=str(row["qid"]),
-            text=str(row["text"]),
-            gold=frozenset(str(g) for g in row.get("gold", ())),
-            hops=int(row.get("hops", 1)),
-            pool=tuple(str(p) for p in pool) if pool is not None else None,
-            meta=dict(row.get("meta") or {}),
-        )
+        return cls(qid=str(row["qid"]), text=str(row["text"]), gold=frozenset(str(g) for g in row.get("gold", ())),
+                   hops=int(row.get("hops", 1)), pool=tuple(str(p) for p in pool) if pool is not None else None,
+                   meta=dict(row.get("meta") or {}))
 
 
 @dataclass
@@ -126,7 +110,6 @@ class Dataset:
         self.queries = list(self.queries)
         self._by_pid: dict[str, Passage] | None = None
 
-    # -- lookup -------------------------------------------------------------------------
     @property
     def by_pid(self) -> dict[str, Passage]:
         """pid → Passage (built once, on first use)."""
@@ -140,7 +123,6 @@ class Dataset:
     def __repr__(self) -> str:
         return f"Dataset(name={self.name!r}, passages={len(self.passages)}, queries={len(self.queries)})"
 
-    # -- checks -------------------------------------------------------------------------
     def validate(self) -> "Dataset":
         """Check the invariants; raise :class:`DataError` naming the first offending id.
 
@@ -167,7 +149,6 @@ class Dataset:
                     raise DataError(f"dataset {self.name!r}: query {q.qid!r} has gold pid {sorted(outside)[0]!r} outside its pool")
         return self
 
-    # -- helpers --------------------------------------------------------------------------
     def subset(self, qids: Iterable[str] | None = None, *, limit: int | None = None, keep_all_passages: bool = True) -> "Dataset":
         """A data set with only some queries.
 
@@ -188,8 +169,7 @@ class Dataset:
         if not keep_all_passages:
             needed: set[str] = set()
             for q in queries:
-                needed |= q.gold
-                needed |= set(q.pool or ())
+                needed |= q.gold | set(q.pool or ())
             passages = [p for p in self.passages if p.pid in needed]
         return Dataset(self.name, passages, queries, dict(self.meta))
 
@@ -202,7 +182,6 @@ class Dataset:
         with ``seed``), in a seeded random order.
         """
         import numpy as np
-
 
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ParameterError(f"size must be a positive integer, got {size!r}")
@@ -222,10 +201,8 @@ class Dataset:
         """Texts used for indexing: ``title + "\\n" + text`` when a title exists."""
         return [f"{p.title}\n{p.text}" if p.title else p.text for p in self.passages]
 
-    # -- JSONL ----------------------------------------------------------------------------
     def to_jsonl(self, directory: str | os.PathLike) -> Path:
         """Write ``passages.jsonl`` and ``queries.jsonl`` (plus ``dataset.json``) into ``directory``."""
-
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         write_jsonl(directory / "passages.jsonl", (p.to_dict() for p in self.passages))
@@ -236,7 +213,6 @@ class Dataset:
     @classmethod
     def from_jsonl(cls, directory: str | os.PathLike, name: str | None = None) -> "Dataset":
         """Read a data set written by :meth:`to_jsonl` (``queries.jsonl`` may be absent)."""
-
         directory = Path(directory)
         info = read_json(directory / "dataset.json") if (directory / "dataset.json").exists() else {}
         if not isinstance(info, dict) or not isinstance(info.get("meta", {}), dict):

@@ -22,7 +22,6 @@ from .synthetic import make_synthetic
 FORMATS = ("musique", "2wiki", "financebench", "synthetic")
 
 
-# ------------------------------------------------------------------------------------ checks
 def check_format_options(fmt: str, *, setting: str | None = None, pages_changed: bool = False,
                          distractors: bool | str | None = None, own_files: bool = False) -> None:
     """Reject a format name, setting or option that does not fit the data set, before anything is loaded.
@@ -31,15 +30,10 @@ def check_format_options(fmt: str, *, setting: str | None = None, pages_changed:
 
     Parameters
     ----------
-    fmt : str
-        One of :data:`FORMATS`.
-    setting : {None, "closed", "open"}
+    fmt, setting, distractors, own_files
+        As for :func:`load_for_eval` (``distractors=None``: not set).
     pages_changed : bool
         Whether FinanceBench's page options (``granularity``, ``chunk_words``) were set.
-    distractors : None, bool or path
-        The 2Wiki distractor option (``None``: not set).
-    own_files : bool
-        The own-files setting (FinanceBench only).
 
     Raises
     ------
@@ -62,7 +56,6 @@ def check_format_options(fmt: str, *, setting: str | None = None, pages_changed:
         raise ParameterError(f"--own-files applies to --format financebench only, not {fmt}")
 
 
-# ------------------------------------------------------------------------------------ loading
 def load_for_eval(fmt: str, data: str | None = None, *, setting: str | None = None, seed: int = 0, size: int = 1000,
                   docs: str = "question", granularity: str = "page", chunk_words: int = 200,
                   distractors: bool | str | None = None, own_files: bool = False) -> Dataset:
@@ -96,9 +89,7 @@ def load_for_eval(fmt: str, data: str | None = None, *, setting: str | None = No
     Raises
     ------
     ParameterError
-        Unknown format or setting, ``granularity``/``chunk_words`` for a data set other than
-        FinanceBench, ``distractors`` for a data set other than 2Wiki or outside the open setting,
-        ``own_files`` for a data set other than FinanceBench.
+        A format, setting or option that does not fit the data set (:func:`check_format_options`).
     DataNotFoundError
         A data file is missing and no data folder is configured (``data`` given, or neither
         ``$AETHEL_DATA`` nor ``./data``), so a caller may fall back to the synthetic corpus.
@@ -106,31 +97,27 @@ def load_for_eval(fmt: str, data: str | None = None, *, setting: str | None = No
         ``data`` is None and the configured folder (:func:`~aethel_lite.data.paths.configured_root`)
         is missing or does not hold this data set: the message names the folder. Never a fallback.
     """
+    options = dict(setting=setting, seed=seed, size=size, docs=docs, granularity=granularity, chunk_words=chunk_words,
+                   distractors=distractors, own_files=own_files)
     if data is None and fmt != "synthetic":
-
         root = configured_root()
         try:
-            return _load_for_eval(fmt, None, setting=setting, seed=seed, size=size, docs=docs, granularity=granularity,
-                                  chunk_words=chunk_words, distractors=distractors, own_files=own_files)
+            return _load_for_eval(fmt, None, **options)
         except DataNotFoundError as exc:
             if root is None:
                 raise
-
             where = f"AETHEL_DATA={root}" if os.environ.get("AETHEL_DATA") else f"the data folder {root}"
             missing = str(exc).split(": ")[0]
             raise DataConfigError(f"{where} is set but does not hold the {fmt} data set ({missing} not found). "
                                   f"{HOW_TO_GET_DATA}") from exc
-    return _load_for_eval(fmt, data, setting=setting, seed=seed, size=size, docs=docs, granularity=granularity,
-                          chunk_words=chunk_words, distractors=distractors, own_files=own_files)
+    return _load_for_eval(fmt, data, **options)
 
 
 def _load_for_eval(fmt: str, data: str | None, *, setting: str | None, seed: int, size: int, docs: str,
                    granularity: str, chunk_words: int, distractors: bool | str | None, own_files: bool) -> Dataset:
-
     check_format_options(fmt, setting=setting, pages_changed=granularity != "page" or chunk_words != 200,
                          distractors=distractors, own_files=own_files)
     if fmt == "synthetic":
-
         return make_synthetic(n_passages=size, seed=seed)
     if fmt == "financebench":
         dataset = loaders.load_financebench(_data_dir(data, loaders.FINANCEBENCH_DIR[0]), docs=docs,
@@ -166,7 +153,6 @@ def _data_file(data: str | None, default: tuple[str, str]) -> Path | None:
 def _distractor_file(questions: Path | None, distractors: bool | str | None) -> Path | str | None:
     """What :func:`~aethel_lite.data.loaders.load_2wiki` gets for ``distractors``: the default file
     beside the questions (when present, for ``None``; required, for ``True``), a path, or None."""
-
     if distractors is False:
         return None
     if distractors is not None and distractors is not True:
@@ -191,7 +177,6 @@ def load_or_synthetic(fmt: str, *, setting: str = "closed", size: int = 1000, se
     argument that does not exist raises :class:`~aethel_lite.errors.DataNotFoundError`: a wrong
     setting must never quietly turn into a synthetic book.
     """
-
     if fmt != "synthetic":
         try:
             return load_for_eval(fmt, setting=setting, **kwargs)

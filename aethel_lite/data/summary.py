@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 
-# -- helpers the notebooks call -------------------------------------------------------------------
 def dataset_summary(dataset) -> dict[str, Any]:
-    """JSON-able counts describing a :class:`~aethel_lite.data.schema.Dataset`.
-
-    Keys: ``name``, ``n_passages``, ``n_documents``, ``n_queries``, ``hops`` (hop count -> number
-    of queries, keys as strings), ``mean_gold`` (gold passages per query), ``mean_passage_chars``,
-    ``closed_pool`` (number of queries with a candidate pool).
-    """
+    """The counts of ``dataset``: ``name``, ``n_passages``, ``n_documents``, ``n_queries``, ``hops`` (hop count ->
+    number of queries, keys as strings), ``mean_gold`` (gold passages per query), ``mean_passage_chars``,
+    ``closed_pool`` (number of queries with a candidate pool)."""
     passages, queries = dataset.passages, dataset.queries
-    hops: dict[str, int] = {}
-    for q in queries:
-        hops[str(q.hops)] = hops.get(str(q.hops), 0) + 1
+    hops = Counter(str(q.hops) for q in queries)
     return {
         "name": dataset.name,
         "n_passages": len(passages),

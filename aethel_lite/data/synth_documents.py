@@ -1,9 +1,7 @@
 """The synthetic corpus's documents: passage builder, boilerplate and one renderer per document kind.
 
-:class:`_Gen` plans the documents of a :class:`~aethel_lite.data.synth_universe._Universe` (fact
-sheets, press releases, cap tables, secondary-sale and tender-offer memos, LP letters, capital
-account statements) and renders each into passages (:class:`_PB`), recording every stated figure
-as a gold fact and every surface form used as an alias. See :mod:`aethel_lite.data.synthetic`.
+:class:`_Gen` plans a universe's documents and renders each into passages (:class:`_PB`), recording every
+stated figure as a gold fact and every surface form used as an alias. See :mod:`aethel_lite.data.synthetic`.
 """
 
 from __future__ import annotations
@@ -12,25 +10,11 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .synth_universe import (
-    _ORD,
-    _Q_END,
-    METRICS,
-    _cap,
-    _Entity,
-    _money,
-    _pct,
-    _period_phrase,
-    _pkey,
-    _quarter,
-    _slug,
-    _Universe,
-)
+from .synth_universe import (_ORD, _Q_END, METRICS, _cap, _Entity, _money, _pct, _period_phrase, _pkey, _quarter, _slug,
+                             _Universe)
 
 
-# --------------------------------------------------------------------------------------
-# passage builder
-# --------------------------------------------------------------------------------------
+# -- passage builder ---------------------------------------------------------------------
 class _PB:
     """Accumulates one passage: sentences, mentioned entities, stated facts."""
 
@@ -58,9 +42,8 @@ class _PB:
         return self.name(fund, form)
 
     def fact(self, ent: _Entity, metric: str, period: str, value: str, surface: str, **extra) -> str:
-        d = {"entity": ent.id, "metric": metric, "period": period, "value": value, "surface": surface}
-        d.update(extra)
-        self.facts.append(d)
+        self.facts.append({"entity": ent.id, "metric": metric, "period": period, "value": value, "surface": surface,
+                           **extra})
         return value
 
     def add(self, *sentences: str) -> None:
@@ -122,9 +105,7 @@ _PR_FILLER = [
 ]
 
 
-# --------------------------------------------------------------------------------------
-# documents
-# --------------------------------------------------------------------------------------
+# -- documents ---------------------------------------------------------------------------
 @dataclass
 class _DocPlan:
     doc_id: str
@@ -140,7 +121,6 @@ class _Gen:
         self.rng = rng
         self.used: dict[str, dict] = {}
 
-    # helpers -----------------------------------------------------------------------------
     def metric_sentence(self, pb: _PB, fund: _Entity, metric: str, pkey: str, subj: str) -> str:
         rng = self.rng
         y, q = _quarter(pkey)
@@ -176,15 +156,13 @@ class _Gen:
             for pk in window:
                 plans.append(_DocPlan(f"letter-{fs}-{pk.lower()}", "lp_letter", 4, (fund, pk), False))
                 for lp in rng.sample(fund.data["lps"], min(2, len(fund.data["lps"]))):
-                    plans.append(
-                        _DocPlan(f"cas-{fs}-{_slug(lp.id.split(':')[1])}-{pk.lower()}", "capital_account_statement", 2, (fund, lp, pk), False)
-                    )
+                    doc_id = f"cas-{fs}-{_slug(lp.id.split(':')[1])}-{pk.lower()}"
+                    plans.append(_DocPlan(doc_id, "capital_account_statement", 2, (fund, lp, pk), False))
         return plans
 
     def render(self, plan: _DocPlan) -> tuple[str, list[_PB]]:
         return getattr(self, "_r_" + plan.kind)(*plan.args)
 
-    # LP letter ---------------------------------------------------------------------------
     def _r_lp_letter(self, fund: _Entity, pk: str):
         rng = self.rng
         y, q = _quarter(pk)
@@ -220,18 +198,10 @@ class _Gen:
         if rng.random() < 0.7:
             p2.add(self.metric_sentence(p2, fund, "unfunded_commitment", pk, "the Partnership"))
         p3 = _PB(self)
-        p3.add(
-            f"Outlook. {p3.name(gp, 'short')} sees a healthy pipeline of {fund.data['strategy']} opportunities, "
-            f"and {p3.fund_ref(fund, (0, 0, 1, 1, 4))} expects to complete its investment period on schedule."
-        )
-        return title, [
-            (p0, _LETTER_FILLER),
-            (p1, _LETTER_FILLER),
-            (p2, _LETTER_FILLER),
-            (p3, _LETTER_FILLER),
-        ]
+        p3.add(f"Outlook. {p3.name(gp, 'short')} sees a healthy pipeline of {fund.data['strategy']} opportunities, "
+               f"and {p3.fund_ref(fund, (0, 0, 1, 1, 4))} expects to complete its investment period on schedule.")
+        return title, [(p0, _LETTER_FILLER), (p1, _LETTER_FILLER), (p2, _LETTER_FILLER), (p3, _LETTER_FILLER)]
 
-    # capital account statement ------------------------------------------------------------
     def _r_capital_account_statement(self, fund: _Entity, lp: _Entity, pk: str):
         rng = self.rng
         y, q = _quarter(pk)
@@ -240,16 +210,12 @@ class _Gen:
         commit = rng.choice((10, 15, 20, 25, 40, 50, 75, 100))
         share = rng.uniform(0.2, 0.8)
         p0 = _PB(self)
-        p0.add(
-            f"Capital account statement of {p0.name(lp, rng.choice(tuple(lp.forms)))} in {p0.name(fund, 'full')} "
-            f"for the period ended {month} {day}, {y}."
-        )
-        p0.add(
-            f"Commitment: {_money(commit)}. Contributions to date: {_money(commit * share)}. "
-            f"Distributions to date: {_money(commit * share * rng.uniform(0, 0.9))}. "
-            f"Limited partner unfunded commitment: {_money(commit * (1 - share))}. "
-            f"Ending capital account balance: {_money(commit * share * rng.uniform(0.8, 1.6))}."
-        )
+        p0.add(f"Capital account statement of {p0.name(lp, rng.choice(tuple(lp.forms)))} in {p0.name(fund, 'full')} "
+               f"for the period ended {month} {day}, {y}.")
+        p0.add(f"Commitment: {_money(commit)}. Contributions to date: {_money(commit * share)}. "
+               f"Distributions to date: {_money(commit * share * rng.uniform(0, 0.9))}. "
+               f"Limited partner unfunded commitment: {_money(commit * (1 - share))}. "
+               f"Ending capital account balance: {_money(commit * share * rng.uniform(0.8, 1.6))}.")
         p1 = _PB(self)
         subj = p1.fund_ref(fund, (1, 1, 0, 2, 5))
         p1.add(f"Partnership-level summary as of {mmdd}/{y}:")
@@ -259,7 +225,6 @@ class _Gen:
             p1.add(self.metric_sentence(p1, fund, "nav", pk, "the Partnership"))
         return title, [(p0, ()), (p1, ())]
 
-    # fact sheet ---------------------------------------------------------------------------
     def _r_fact_sheet(self, fund: _Entity, pk: str):
         rng = self.rng
         y, q = _quarter(pk)
@@ -268,11 +233,10 @@ class _Gen:
         title = f"{fund.forms['short']} — fund fact sheet, Q{q} {y}"
         p0 = _PB(self)
         size = _money(d["size"])
-        p0.add(
-            f"Fund: {p0.name(fund, 'full')} | Manager: {p0.name(d['gp'], 'full')} | Vintage: {d['vintage']} | "
-            f"Strategy: {d['strategy']} | Fund size: {p0.fact(fund, 'fund_size', str(d['vintage']), size, fund.forms['full'])} | "
-            f"Management fee: {d['fee']} | Carried interest: {d['carry']} | Domicile: Delaware."
-        )
+        p0.add(f"Fund: {p0.name(fund, 'full')} | Manager: {p0.name(d['gp'], 'full')} | Vintage: {d['vintage']} | "
+               f"Strategy: {d['strategy']} | "
+               f"Fund size: {p0.fact(fund, 'fund_size', str(d['vintage']), size, fund.forms['full'])} | "
+               f"Management fee: {d['fee']} | Carried interest: {d['carry']} | Domicile: Delaware.")
         p0.add(f"{p0.name(fund, 'acronym')} targets control investments in {d['strategy']} companies in North America.")
         p1 = _PB(self)
         subj = p1.fund_ref(fund, (0, 0, 2, 3, 1))
@@ -285,7 +249,6 @@ class _Gen:
         p1.add(f"Performance of {subj} as of {mmdd}/{y}: " + " | ".join(row) + ".")
         return title, [(p0, ()), (p1, ())]
 
-    # cap table ----------------------------------------------------------------------------
     def _r_cap_table(self, fund: _Entity, co: _Entity):
         rng = self.rng
         y, q = co.data["acquired"]
@@ -295,21 +258,17 @@ class _Gen:
         stake = co.data["stake"]
         holder = p0.name(fund, rng.choice(("acronym", "short", "full")))
         p0.add(f"Pro forma capitalization of {nm} following the {y} recapitalization.")
-        p0.add(
-            f"Series A preferred and common held by {holder}: "
-            f"{p0.fact(co, 'ownership', _pkey(y, q), stake, nm, holder=fund.id)} fully diluted. "
-            f"Management rollover equity: {rng.uniform(3, 12):.1f}%. Option pool reserved: {rng.uniform(5, 10):.1f}%."
-        )
+        p0.add(f"Series A preferred and common held by {holder}: "
+               f"{p0.fact(co, 'ownership', _pkey(y, q), stake, nm, holder=fund.id)} fully diluted. "
+               f"Management rollover equity: {rng.uniform(3, 12):.1f}%. "
+               f"Option pool reserved: {rng.uniform(5, 10):.1f}%.")
         p1 = _PB(self)
         lp = rng.choice(fund.data["lps"])
-        p1.add(
-            f"Co-investors in {p1.name(co, rng.choice(('short', 'full')))} include {p1.name(lp, 'full')}, which acquired "
-            f"{rng.uniform(2, 9):.1f}% alongside the sponsor on a no-fee, no-carry basis."
-        )
+        p1.add(f"Co-investors in {p1.name(co, rng.choice(('short', 'full')))} include {p1.name(lp, 'full')}, "
+               f"which acquired {rng.uniform(2, 9):.1f}% alongside the sponsor on a no-fee, no-carry basis.")
         p1.add(f"Total debt at close: {_money(rng.uniform(30, 400))}; first-lien term loan priced at SOFR plus {rng.choice((425, 475, 500, 550))} basis points.")
         return title, [(p0, ()), (p1, ())]
 
-    # press releases -----------------------------------------------------------------------
     def _r_press_release(self, what: str, fund: _Entity, co: _Entity | None = None):
         rng = self.rng
         gp = fund.data["gp"]
@@ -319,10 +278,8 @@ class _Gen:
             p0 = _PB(self)
             size = _money(fund.data["size"])
             nm = p0.name(fund, rng.choice(("full", "name")))
-            p0.add(
-                f"{p0.name(gp, 'full')} today announced the final close of {nm} with total commitments of "
-                f"{p0.fact(fund, 'fund_size', str(fund.data['vintage']), size, nm)}, above its target."
-            )
+            p0.add(f"{p0.name(gp, 'full')} today announced the final close of {nm} with total commitments of "
+                   f"{p0.fact(fund, 'fund_size', str(fund.data['vintage']), size, nm)}, above its target.")
             p0.add(f"The fund will pursue {fund.data['strategy']} investments and drew support from public pensions, endowments and family offices.")
             return title, [(p0, _PR_FILLER)]
         y, q = co.data["acquired"] if what == "acquisition" else co.data["exit"]
@@ -332,10 +289,8 @@ class _Gen:
             p0 = _PB(self)
             buyer = co.data["buyer"]
             nm = p0.name(co, rng.choice(("full", "short")))
-            p0.add(
-                f"{p0.name(gp, 'short')} announced that {p0.name(fund, rng.choice(('acronym', 'short')))} has agreed to sell {nm} "
-                f"to {p0.name(buyer, 'full')}, a strategic acquirer."
-            )
+            p0.add(f"{p0.name(gp, 'short')} announced that {p0.name(fund, rng.choice(('acronym', 'short')))} "
+                   f"has agreed to sell {nm} to {p0.name(buyer, 'full')}, a strategic acquirer.")
             p0.fact(co, "exited", _pkey(y, q), nm, nm, seller=fund.id)
             return title, [(p0, _PR_FILLER)]
         title = f"{gp.forms['short']} press release — {month} {y}"
@@ -346,20 +301,15 @@ class _Gen:
         verb = rng.choice(("completed its acquisition of", "closed its purchase of", "completed a majority investment in", "finalized the buyout of"))
         p0.add(f"{month} {y} — {gpn} today announced that {fn} {verb} {con}, a provider of {co.data['sector']} services.")
         p0.fact(fund, "acquired", _pkey(y, q), con, fn, object=co.id)
-        p0.add(
-            f"The transaction values the business at {co.data['price']}; {fn} holds a {co.data['stake']} stake and "
-            f"management retains the balance."
-        )
+        p0.add(f"The transaction values the business at {co.data['price']}; {fn} holds a {co.data['stake']} stake and "
+               f"management retains the balance.")
         p1 = _PB(self)
         prefix_form = "prefix" if co.data["prefix_unique"] else "short"
-        p1.add(
-            f"About {p1.name(co, prefix_form)}: founded more than two decades ago, the company serves customers in "
-            f"{rng.randint(12, 48)} states. About {p1.name(gp, 'short')}: the firm manages capital on behalf of "
-            f"institutional investors across {len(gp.data['funds'])} funds."
-        )
+        p1.add(f"About {p1.name(co, prefix_form)}: founded more than two decades ago, the company serves customers in "
+               f"{rng.randint(12, 48)} states. About {p1.name(gp, 'short')}: the firm manages capital on behalf of "
+               f"institutional investors across {len(gp.data['funds'])} funds.")
         return title, [(p0, _PR_FILLER), (p1, _PR_FILLER)]
 
-    # secondary memo -----------------------------------------------------------------------
     def _r_secondary_memo(self, fund: _Entity, lp: _Entity):
         rng = self.rng
         pk = fund.data["window"][0]
@@ -373,9 +323,8 @@ class _Gen:
         p0.fact(lp, "sold_interest", pk, fn, lpn, fund=fund.id)
         p0.add(f"The indicative price is {p0.fact(fund, 'secondary_price_to_nav', pk, price, fn, seller=lp.id)} of reported net asset value.")
         p1 = _PB(self)
-        p1.add(
-            f"Reference valuation. {_cap(self.metric_sentence(p1, fund, 'nav', pk, p1.fund_ref(fund, (0, 1, 1, 2, 2))))}"
-        )
+        p1.add("Reference valuation. "
+               f"{_cap(self.metric_sentence(p1, fund, 'nav', pk, p1.fund_ref(fund, (0, 1, 1, 2, 2))))}")
         p1.add(f"The interest represents a commitment of {_money(rng.choice((10, 20, 25, 50, 75)))} by the seller.")
         p2 = _PB(self)
         p2.add(f"Portfolio. The buyer reviewed {len(fund.data['companies'])} portfolio companies, including ")
@@ -384,7 +333,6 @@ class _Gen:
         p2.add(f"The general partner, {p2.name(fund.data['gp'], 'short')}, has indicated it will consent to the transfer.")
         return title, [(p0, _MEMO_FILLER), (p1, _MEMO_FILLER), (p2, _MEMO_FILLER)]
 
-    # tender offer -------------------------------------------------------------------------
     def _r_tender_offer(self, fund: _Entity, pk: str):
         rng = self.rng
         y, q = _quarter(pk)
@@ -393,15 +341,13 @@ class _Gen:
         p0 = _PB(self)
         fn = p0.name(fund, rng.choice(("full", "name")))
         price = _pct(rng.uniform(80, 100))
-        p0.add(
-            f"{p0.name(gp, 'short')} is launching a GP-led tender offer giving limited partners of {fn} the option to sell "
-            f"their interests at {p0.fact(fund, 'tender_price_to_nav', pk, price, fn)} of net asset value."
-        )
+        p0.add(f"{p0.name(gp, 'short')} is launching a GP-led tender offer giving limited partners of {fn} "
+               f"the option to sell their interests at {p0.fact(fund, 'tender_price_to_nav', pk, price, fn)} "
+               "of net asset value.")
         p0.add(self.metric_sentence(p0, fund, "nav", pk, "the Partnership"))
         p1 = _PB(self)
-        p1.add(
-            f"Limited partners who do not tender keep their status quo terms. The offer is backed by a lead secondary buyer and remains "
-            f"open for twenty business days; {p1.fund_ref(fund, (0, 0, 1, 1, 3))} will not bear transaction costs."
-        )
+        p1.add("Limited partners who do not tender keep their status quo terms. The offer is backed by a lead "
+               f"secondary buyer and remains open for twenty business days; {p1.fund_ref(fund, (0, 0, 1, 1, 3))} "
+               "will not bear transaction costs.")
         return title, [(p0, _MEMO_FILLER), (p1, _MEMO_FILLER)]
 

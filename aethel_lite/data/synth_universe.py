@@ -1,11 +1,7 @@
 """The synthetic corpus's universe: word lists, metrics and periods, and the entities of one corpus.
 
-:class:`_Universe` draws, from one ``random.Random``, the general partners and their funds (with
-each fund's quarterly metric series, :func:`_fund_series`), the portfolio companies, the limited
-partners and the strategic buyers, and assigns companies, LPs and secondary sellers to funds.
-:mod:`aethel_lite.data.synth_documents` writes the documents about them and
-:mod:`aethel_lite.data.synthetic` (``make_synthetic``) assembles the data set; the generator as a
-whole is described there.
+:class:`_Universe` draws the GPs and funds (each fund's quarterly series: :func:`_fund_series`), companies,
+LPs and buyers, and their relations; :mod:`aethel_lite.data.synthetic` describes the generator as a whole.
 """
 
 from __future__ import annotations
@@ -13,13 +9,12 @@ from __future__ import annotations
 import math
 import random
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from ..errors import ParameterError
 
-# --------------------------------------------------------------------------------------
-# word lists
-# --------------------------------------------------------------------------------------
+# -- word lists --------------------------------------------------------------------------
 _GP_HEADS = (
     "North South East West Blue Red Black White Green Silver Golden Iron Stone Granite Summit "
     "Harbor Oak Pine Cedar Maple Bright Clear High Long Deep Broad Eagle Falcon Hawk Crescent "
@@ -89,9 +84,7 @@ _SURNAMES = (
 ).split()
 _ROMAN = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII")
 
-# --------------------------------------------------------------------------------------
-# metrics and periods
-# --------------------------------------------------------------------------------------
+# -- metrics and periods -----------------------------------------------------------------
 #: fund-level metrics: key -> surface synonyms (first is the canonical label)
 METRICS: dict[str, tuple[str, ...]] = {
     "nav": ("net asset value", "NAV", "net asset value (NAV)"),
@@ -101,7 +94,6 @@ METRICS: dict[str, tuple[str, ...]] = {
     "unfunded_commitment": ("unfunded commitment", "remaining unfunded commitment", "uncalled capital commitment"),
     "credit_facility_balance": ("subscription line balance", "credit facility balance", "balance drawn on the capital call facility"),
 }
-QUERY_TYPES = ("single", "bridge")
 _QUARTERS = [(y, q) for y in range(2021, 2025) for q in (1, 2, 3, 4)]
 _Q_END = {1: ("March", 31, "03/31"), 2: ("June", 30, "06/30"), 3: ("September", 30, "09/30"), 4: ("December", 31, "12/31")}
 _ORD = {1: "first", 2: "second", 3: "third", 4: "fourth"}
@@ -145,9 +137,7 @@ def _mult(v: float) -> str:
     return f"{v:.2f}x"
 
 
-# --------------------------------------------------------------------------------------
-# entities
-# --------------------------------------------------------------------------------------
+# -- entities ----------------------------------------------------------------------------
 @dataclass
 class _Entity:
     id: str
@@ -186,14 +176,8 @@ def _fund_series(seed: int, fund_id: str, vintage: int, size: float) -> dict:
             irr = r.uniform(-8.0, 3.0)
         nav = (tvpi - dpi) * paid_in
         credit = size * credit_share * max(0.1, 1.0 - age / 6.0) * r.uniform(0.7, 1.3)
-        out[_pkey(y, q)] = {
-            "nav": _money(nav),
-            "dpi": _mult(dpi),
-            "tvpi": _mult(tvpi),
-            "net_irr": _pct(irr),
-            "unfunded_commitment": _money(size - paid_in),
-            "credit_facility_balance": _money(credit),
-        }
+        out[_pkey(y, q)] = {"nav": _money(nav), "dpi": _mult(dpi), "tvpi": _mult(tvpi), "net_irr": _pct(irr),
+                            "unfunded_commitment": _money(size - paid_in), "credit_facility_balance": _money(credit)}
     return out
 
 
@@ -214,7 +198,6 @@ class _Universe:
         self._make_buyers(max(6, len(self.funds) // 4))
         self._assign()
 
-    # -- GPs and funds -------------------------------------------------------------------
     def _make_gps_and_funds(self, n_funds: int) -> None:
         rng = self.rng
         brands = [(h, t) for h in _GP_HEADS for t in _GP_TAILS if h != t]
@@ -225,9 +208,8 @@ class _Universe:
         bi = 0
         while len(self.funds) < n_funds:
             if bi >= len(brands):
-                raise ParameterError(
-                    f"n_funds={n_funds}: the brand word lists give only {len(self.funds)} funds with unique acronyms"
-                )
+                raise ParameterError(f"n_funds={n_funds}: the brand word lists give only {len(self.funds)} funds "
+                                     "with unique acronyms")
             head, tail = brands[bi]
             bi += 1
             brand = head + tail
@@ -245,8 +227,7 @@ class _Universe:
             gp_suffix = rng.choice(_GP_SUFFIXES)
             gp = _Entity(f"gp:{_slug(brand)}", "gp", {"full": f"{brand} {gp_suffix}", "short": brand}, {"brand": brand})
             self.gps.append(gp)
-            k = min(rng.choice((2, 2, 3, 3, 3, 4)), n_funds - len(self.funds))
-            k = max(k, 1)
+            k = max(min(rng.choice((2, 2, 3, 3, 3, 4)), n_funds - len(self.funds)), 1)
             first = rng.randint(1, 4)
             last_vintage = rng.randint(2019, 2023)
             gap = rng.choice((2, 3, 3, 4))
@@ -257,31 +238,16 @@ class _Universe:
                 vintage = last_vintage - gap * (k - 1 - j)
                 size = round(rng.uniform(250, 1200) * (1.35 ** j) * rng.choice((1, 1, 2, 4)), 1)
                 fid = f"fund:{_slug(brand)}-{num.lower()}"
-                fund = _Entity(
-                    fid,
-                    "fund",
-                    {
-                        "full": f"{brand} {words} {num}, L.P.",
-                        "name": f"{brand} {words} {num}",
-                        "short": f"{brand} {num}",
-                        "acronym": f"{stem} {num}",
-                    },
-                    {
-                        "gp": gp,
-                        "vintage": vintage,
-                        "size": size,
-                        "strategy": strategy,
+                forms = {"full": f"{brand} {words} {num}, L.P.", "name": f"{brand} {words} {num}",
+                         "short": f"{brand} {num}", "acronym": f"{stem} {num}"}
+                data = {"gp": gp, "vintage": vintage, "size": size, "strategy": strategy,
                         "series": _fund_series(self.seed, fid, vintage, size),
-                        "fee": rng.choice(("1.5%", "1.75%", "2.0%")),
-                        "carry": rng.choice(("20%", "20%", "25%")),
-                        "companies": [],
-                        "lps": [],
-                    },
-                )
+                        "fee": rng.choice(("1.5%", "1.75%", "2.0%")), "carry": rng.choice(("20%", "20%", "25%")),
+                        "companies": [], "lps": []}
+                fund = _Entity(fid, "fund", forms, data)
                 self.funds.append(fund)
                 gp.data["funds"].append(fund)
 
-    # -- companies -----------------------------------------------------------------------
     def _make_companies(self) -> None:
         rng = self.rng
         words = list(_CO_WORDS) + [a + b for a in _CO_SYL1 for b in _CO_SYL2]
@@ -306,21 +272,15 @@ class _Universe:
                 seen.add(f"{w} {sector}")
                 kind = rng.choice(_CO_KINDS)
                 legal = rng.choice((", Inc.", ", Inc.", ", LLC", " Corp."))
-                co = _Entity(
-                    f"co:{_slug(w + ' ' + sector)}",
-                    "company",
-                    {"full": f"{w} {sector} {kind}{legal}", "short": f"{w} {sector}", "prefix": w},
-                    {"sector": sector.lower(), "fund": fund},
-                )
+                co = _Entity(f"co:{_slug(w + ' ' + sector)}", "company",
+                             {"full": f"{w} {sector} {kind}{legal}", "short": f"{w} {sector}", "prefix": w},
+                             {"sector": sector.lower(), "fund": fund})
                 self.companies.append(co)
                 fund.data["companies"].append(co)
-        first_words: dict[str, int] = {}
-        for co in self.companies:
-            first_words[co.forms["prefix"]] = first_words.get(co.forms["prefix"], 0) + 1
+        first_words = Counter(co.forms["prefix"] for co in self.companies)
         for co in self.companies:
             co.data["prefix_unique"] = first_words[co.forms["prefix"]] == 1
 
-    # -- LPs -----------------------------------------------------------------------------
     def _make_lps(self, n: int) -> None:
         rng = self.rng
         cands: list[tuple] = [("pension", p, g) for p in _PLACES for g in _PENSION_GROUPS]
@@ -365,7 +325,6 @@ class _Universe:
             seen.add(short)
             self.buyers.append(_Entity(f"buyer:{_slug(short)}", "buyer", {"full": f"{w} {sector} {t}", "short": short}))
 
-    # -- relations -----------------------------------------------------------------------
     def _assign(self) -> None:
         rng = self.rng
         for fund in self.funds:

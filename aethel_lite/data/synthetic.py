@@ -1,19 +1,19 @@
 """Synthetic private-equity diligence corpus with known truth.
 
-The embedded default data set (used when no real data is present) and a scalable testbed:
-every number the corpus states is recorded as a gold *fact*, every query names the passages
-that support its answer, and every entity's surface forms are listed in an alias table.
+The embedded default data set (used when no real data is present) and a scalable testbed: every
+number the corpus states is recorded as a gold *fact*, every query names the passages that support
+its answer, and every entity's surface forms are listed in an alias table.
 
 Generator
 ---------
-``make_synthetic(n_passages, seed)`` builds, deterministically from ``seed`` alone
-(``random.Random`` instances only, never global state); the entities come from
-:mod:`~aethel_lite.data.synth_universe`, the documents from :mod:`~aethel_lite.data.synth_documents`:
+``make_synthetic(n_passages, seed)`` is a function of ``seed`` alone (``random.Random`` instances
+only, never global state); the entities come from :mod:`~aethel_lite.data.synth_universe`, the
+documents from :mod:`~aethel_lite.data.synth_documents`:
 
-1. **Entities.** General partners (GPs) with camel-case brands drawn combinatorially from two
-   word lists ("North" + "River" -> *NorthRiver*), each managing 2-4 sibling funds with
-   consecutive Roman numerals; portfolio companies ("Helios" + "Fleet" + "Solutions"); LPs
-   (public pensions, university endowments, family offices); strategic buyers. Surface forms:
+1. **Entities.** General partners (GPs) with camel-case brands drawn from two word lists ("North" +
+   "River" -> *NorthRiver*), each managing 2-4 sibling funds with consecutive Roman numerals;
+   portfolio companies ("Helios" + "Fleet" + "Solutions"); LPs (public pensions, university
+   endowments, family offices); strategic buyers. Surface forms:
 
    ============  ==========================================================================
    fund          "NorthRiver Capital Partners IV, L.P." / "NorthRiver Capital Partners IV" /
@@ -23,67 +23,58 @@ Generator
    LP            "Ohio Teachers' Retirement System" / "Ohio Teachers" / "OTRS"
    ============  ==========================================================================
 
-   Fund acronyms are globally unique; company first words ("Helios") deliberately repeat
-   across sectors ("Helios Fleet" vs "Helios Grid"), so the one-word company form is put in
-   the alias table only when it is unambiguous. Anaphora are never aliases.
-2. **Time series.** Each fund gets a vintage, a size and a smooth quarterly path
-   (2021Q1-2024Q4) of NAV, DPI, TVPI, net IRR, unfunded commitment and subscription-line
-   (credit facility) balance, drawn from a per-fund ``Random`` seeded with ``(seed, fund id)``,
-   so a value is the same wherever it is stated ("14.2%", "1.62x", "$812.4 million").
-3. **Documents** (``meta["kind"]``, passages per document): LP quarterly letters (4),
-   capital account statements (2), fund fact sheets (2), cap tables (2), secondary-sale memos
-   (3), tender-offer memos (2), GP press releases (acquisition 2, final close 1, exit 1).
-   Each passage is a 60-200 word paragraph of prose or table-like text padded with realistic
-   boilerplate; the fund is often named only by acronym or by "the Fund". "Core" documents
-   (fact sheets, acquisitions, cap tables, closes, secondary memos) are taken first, then the
-   remaining documents in a weighted random order, until exactly ``n_passages`` passages
-   exist (the last document may be cut short; only facts of kept passages are recorded).
+   Fund acronyms are globally unique; company first words deliberately repeat across sectors
+   ("Helios Fleet" vs "Helios Grid"), so the one-word company form is an alias only when it is
+   unambiguous. Anaphora are never aliases.
+2. **Time series.** Each fund gets a vintage, a size and a smooth quarterly path (2021Q1-2024Q4) of
+   NAV, DPI, TVPI, net IRR, unfunded commitment and subscription-line (credit facility) balance,
+   drawn from a ``Random`` seeded with ``(seed, fund id)``, so a value reads the same wherever it is
+   stated ("14.2%", "1.62x", "$812.4 million").
+3. **Documents** (``meta["kind"]``, passages per document): LP quarterly letters (4), capital account
+   statements (2), fund fact sheets (2), cap tables (2), secondary-sale memos (3), tender-offer memos
+   (2), GP press releases (acquisition 2, final close 1, exit 1). Each passage is a 60-200 word
+   paragraph of prose or table-like text padded with boilerplate; the fund is often named only by
+   acronym or "the Fund". "Core" documents (fact sheets, acquisitions, cap tables, closes, secondary
+   memos) come first, then the rest in a weighted random order, until exactly ``n_passages``
+   passages exist (the last document may be cut short; only kept passages' facts are recorded).
 4. **Queries** (about one per seven passages, at most ``max_queries``):
 
-   * ``single`` -- "What was NorthRiver Capital Partners IV's net IRR as of Q3 2024?"; gold =
-     every passage stating that (fund, metric, period) fact; the fund is named, when
-     possible, by a surface form that does not occur in any gold passage.
-   * ``bridge`` (``meta["bridge_via"] = "acquisition"``) -- "What was the unfunded commitment
-     as of June 30, 2024 of the fund that acquired Helios Fleet?"; hop 1 is the press release
-     ("NRCP IV completed its acquisition of Helios Fleet Solutions, Inc."), hop 2 the
-     statement, letter or fact sheet of the acquiring fund stating the value.
-   * ``bridge`` (``bridge_via = "secondary"``) -- "... of the fund in which OTRS sold its
-     stake?"; hop 1 the secondary-sale memo, hop 2 the passage stating the value.
+   * ``single`` -- "What was NorthRiver Capital Partners IV's net IRR as of Q3 2024?"; gold = every
+     passage stating that (fund, metric, period) fact; the fund is named, when possible, by a
+     surface form that occurs in no gold passage.
+   * ``bridge`` (``meta["bridge_via"] = "acquisition"``) -- "What was the unfunded commitment as of
+     June 30, 2024 of the fund that acquired Helios Fleet?"; hop 1 is the press release ("NRCP IV
+     completed its acquisition of Helios Fleet Solutions, Inc."), hop 2 a statement, letter or fact
+     sheet of the acquiring fund stating the value.
+   * ``bridge`` (``bridge_via = "secondary"``) -- "... of the fund in which OTRS sold its stake?";
+     hop 1 the secondary-sale memo, hop 2 the passage stating the value.
 
-   Distractors come for free: sibling funds of the same GP (III vs IV), the same metric at
-   other quarters, LP-level "unfunded commitment" lines, and companies sharing a first word.
+   Distractors come for free: sibling funds (III vs IV), the same metric at other quarters, LP-level
+   "unfunded commitment" lines, and companies sharing a first word.
+5. **Contradictions** (``contradictions=N``, default 0: nothing changes). Last, N fund facts are
+   falsified in one document each, drawn (from ``Random(f"{seed}:contradictions")``) among the
+   quarterly facts whose (fund, metric, period) other documents state too: a *stale* figure (the
+   previous quarter's value) or a *misprint* (two adjacent digits swapped; the last digit changed
+   when no two differ). The passage text, its ``meta["facts"]``, ``dataset.meta["facts"]`` and the
+   queries' fact copies then hold the printed value with ``"planted": "stale" | "misprint"`` and
+   ``"true_value"``; ``dataset.meta["contradictions"]`` lists each (``entity``, ``metric``,
+   ``period``, ``value``, ``true_value``, ``kind``, ``pid``, ``doc_id``, ``other_pids``). Query
+   answers keep the true value.
 
-Knobs: ``n_passages`` (100-100,000), ``seed``, ``n_funds`` (default ``max(3, n_passages // 40)``),
-``n_queries`` / ``max_queries``, ``query_mix`` (shares of single / acquisition-bridge /
-secondary-bridge queries), ``contradictions``, ``progress``.
-
-5. **Contradictions** (``contradictions=N``, default 0: nothing changes). After everything else
-   is generated, N fund facts are falsified in one document each, drawn (from
-   ``Random(f"{seed}:contradictions")``) among the quarterly facts whose (fund, metric, period)
-   other documents state too: a *stale* figure (the previous quarter's value) or a *misprint*
-   (two adjacent digits swapped; the last digit changed when no two differ). The passage text,
-   its ``meta["facts"]``, ``dataset.meta["facts"]`` and the queries' fact copies then hold the
-   printed (false) value with ``"planted": "stale" | "misprint"`` and ``"true_value"``;
-   ``dataset.meta["contradictions"]`` lists each one (``entity``, ``metric``, ``period``,
-   ``value``, ``true_value``, ``kind``, ``pid``, ``doc_id``, ``other_pids``). Query answers keep
-   the true value.
-
-Outputs: passages ``syn-<doc_id>#<i>`` with ``meta = {"kind", "entities", "facts"}``;
-queries with ``meta = {"answer", "facts", "type", ...}``; ``dataset.meta`` =
-``{"synthetic": True, "seed", "n_passages", "facts", "aliases"}`` (plus ``"contradictions"`` when
-any were planted) where ``aliases`` maps each
-canonical entity id (``"fund:northriver-iv"``) to the surface forms that occur in the corpus.
-:func:`alias_table` turns it into the normalised-key map that :func:`aethel_lite.core.bct.expand_seeds`
+Outputs: passages ``syn-<doc_id>#<i>`` with ``meta = {"kind", "entities", "facts"}``; queries with
+``meta = {"answer", "facts", "type", ...}``; ``dataset.meta = {"synthetic": True, "seed",
+"n_passages", "facts", "aliases"}`` (plus ``"contradictions"`` when any were planted), where
+``aliases`` maps each canonical entity id (``"fund:northriver-iv"``) to the surface forms that occur
+in the corpus; :func:`alias_table` turns it into the map :func:`aethel_lite.core.bct.expand_seeds`
 takes as ``alias_table``.
 
 Hardness
 --------
-``python -m aethel_lite.data.synthetic --measure --n-passages 1000 --seed 0`` measures BM25 and
-MiniLM HR@5 / AllSupport@5 on a generated corpus (``--no-dense`` skips MiniLM); the measured
-values and generation times are in ``benchmarks/README.md`` ("Measurements quoted by the
-library"). By design neither is near perfect: single-hop queries lose to sibling funds and other
-quarters, and bridge queries rarely have both hops in the top 5, because the hop-2 passage shares
-only metric and date words with the question.
+``python -m aethel_lite.data.synthetic --measure --n-passages 1000 --seed 0`` measures BM25 and MiniLM
+HR@5 / AllSupport@5 (``--no-dense`` skips MiniLM); the values and generation times are in
+``benchmarks/README.md`` ("Measurements quoted by the library"). By design neither is near perfect:
+single-hop queries lose to sibling funds and other quarters, and bridge queries rarely have both hops
+in the top 5, because the hop-2 passage shares only metric and date words with the question.
 
 References
 ----------
@@ -102,27 +93,28 @@ from ..core.entities import normalize_entity as norm
 from ..errors import ParameterError
 from .schema import Dataset, Passage, Query
 from .synth_documents import _DocPlan, _Gen
-from .synth_universe import _ORD, _Q_END, METRICS, QUERY_TYPES, _cap, _Entity, _quarter, _Universe
+from .synth_universe import _ORD, _Q_END, METRICS, _cap, _Entity, _quarter, _Universe
 
-__all__ = ["make_synthetic", "alias_table", "METRICS", "QUERY_TYPES"]
+__all__ = ["make_synthetic", "alias_table", "METRICS"]
 
-# --------------------------------------------------------------------------------------
-# queries
-# --------------------------------------------------------------------------------------
+#: a fact's (entity, metric, period)
+_TRIPLE = operator.itemgetter("entity", "metric", "period")
+
+# -- queries ----------------------------------------------------------------------------
 _SINGLE_TEMPLATES = (
     "What was {fund}'s {metric} {period}?",
     "What {metric} did {fund} report {period}?",
     "{Period}, what was the {metric} of {fund}?",
     "How much was the {metric} of {fund} {period}?",
 )
-_BRIDGE_ACQ = (
-    "What was the {metric} {period} of the fund that acquired {co}?",
-    "{Co} was bought by a private equity fund; what was that fund's {metric} {period}?",
-    "For the fund that owns {co}, what was the {metric} {period}?",
+_BRIDGE_ACQ = (  # {anchor}: the acquired company
+    "What was the {metric} {period} of the fund that acquired {anchor}?",
+    "{Anchor} was bought by a private equity fund; what was that fund's {metric} {period}?",
+    "For the fund that owns {anchor}, what was the {metric} {period}?",
 )
-_BRIDGE_SEC = (
-    "What was the {metric} {period} of the fund in which {lp} sold its stake?",
-    "{Lp} sold a limited partnership interest on the secondary market; what was that fund's {metric} {period}?",
+_BRIDGE_SEC = (  # {anchor}: the LP that sold
+    "What was the {metric} {period} of the fund in which {anchor} sold its stake?",
+    "{Anchor} sold a limited partnership interest on the secondary market; what was that fund's {metric} {period}?",
 )
 _QMETRIC = {
     "nav": ("NAV", "net asset value", "portfolio net asset value"),
@@ -156,7 +148,7 @@ def _make_queries(uni: _Universe, passages: list[Passage], facts: list[dict], rn
     sec: dict[str, list[dict]] = {}
     for f in facts:
         if f["metric"] in METRICS:
-            by_triple.setdefault((f["entity"], f["metric"], f["period"]), []).append(f)
+            by_triple.setdefault(_TRIPLE(f), []).append(f)
         elif f["metric"] == "acquired":
             acq.setdefault(f["object"], []).append(f)
         elif f["metric"] == "sold_interest":
@@ -173,10 +165,6 @@ def _make_queries(uni: _Universe, passages: list[Passage], facts: list[dict], rn
     n_sec = min(len(sec_keys), round(n_queries * shares[2] / total))
     n_single = min(len(triples), n_queries - n_acq - n_sec)
     queries: list[Query] = []
-
-    def clean(fs):
-        return [dict(f) for f in fs]
-
     for t in rng.sample(triples, n_single):
         fs = by_triple[t]
         fund = ents[t[0]]
@@ -184,24 +172,9 @@ def _make_queries(uni: _Universe, passages: list[Passage], facts: list[dict], rn
         name = _pick_form(rng, fund, ("name", "short", "acronym"), gold_texts)
         period = _qperiod(rng, t[2])
         text = rng.choice(_SINGLE_TEMPLATES).format(fund=name, metric=rng.choice(_QMETRIC[t[1]]), period=period, Period=_cap(period))
-        queries.append(
-            Query(
-                f"syn-q{len(queries):04d}",
-                text,
-                frozenset(f["pid"] for f in fs),
-                1,
-                None,
-                {
-                    "answer": fs[0]["value"],
-                    "facts": clean(fs),
-                    "type": "single",
-                    "entity": fund.id,
-                    "mention": name,
-                    "metric": t[1],
-                    "period": t[2],
-                },
-            )
-        )
+        meta = {"answer": fs[0]["value"], "facts": [dict(f) for f in fs], "type": "single", "entity": fund.id,
+                "mention": name, "metric": t[1], "period": t[2]}
+        queries.append(Query(f"syn-q{len(queries):04d}", text, frozenset(f["pid"] for f in fs), 1, None, meta))
     for kind, keys, n in (("acquisition", acq_keys, n_acq), ("secondary", sec_keys, n_sec)):
         for key in rng.sample(keys, n):
             hop1 = (acq if kind == "acquisition" else sec)[key]
@@ -222,50 +195,22 @@ def _make_queries(uni: _Universe, passages: list[Passage], facts: list[dict], rn
                 aname = _pick_form(rng, anchor, ("short", "full", "acronym"), h1_texts, 0.7)
             period = _qperiod(rng, t[2])
             metric = rng.choice(_QMETRIC[t[1]])
-            if kind == "acquisition":
-                text = rng.choice(_BRIDGE_ACQ).format(metric=metric, period=period, co=aname, Co=_cap(aname))
-            else:
-                text = rng.choice(_BRIDGE_SEC).format(metric=metric, period=period, lp=aname, Lp=_cap(aname))
-            queries.append(
-                Query(
-                    f"syn-q{len(queries):04d}",
-                    text,
-                    frozenset(f["pid"] for f in hop1 + fs2),
-                    2,
-                    None,
-                    {
-                        "answer": fs2[0]["value"],
-                        "facts": clean(hop1 + fs2),
-                        "type": "bridge",
-                        "bridge_via": kind,
-                        "bridge_entity": fund_id,
-                        "anchor": key,
-                        "mention": aname,
-                        "entity": fund_id,
-                        "metric": t[1],
-                        "period": t[2],
-                    },
-                )
-            )
+            templates = _BRIDGE_ACQ if kind == "acquisition" else _BRIDGE_SEC
+            text = rng.choice(templates).format(metric=metric, period=period, anchor=aname, Anchor=_cap(aname))
+            meta = {"answer": fs2[0]["value"], "facts": [dict(f) for f in hop1 + fs2], "type": "bridge",
+                    "bridge_via": kind, "bridge_entity": fund_id, "anchor": key, "mention": aname, "entity": fund_id,
+                    "metric": t[1], "period": t[2]}
+            gold = frozenset(f["pid"] for f in hop1 + fs2)
+            queries.append(Query(f"syn-q{len(queries):04d}", text, gold, 2, None, meta))
     order = list(range(len(queries)))
     rng.shuffle(order)
     return [Query(f"syn-q{i:04d}", queries[j].text, queries[j].gold, queries[j].hops, None, queries[j].meta) for i, j in enumerate(order)]
 
 
-# --------------------------------------------------------------------------------------
-# public API
-# --------------------------------------------------------------------------------------
-def make_synthetic(
-    n_passages: int = 500,
-    seed: int = 0,
-    *,
-    n_funds: int | None = None,
-    n_queries: int | None = None,
-    max_queries: int = 400,
-    query_mix: tuple[float, float, float] = (0.45, 0.35, 0.20),
-    contradictions: int = 0,
-    progress: bool = False,
-) -> Dataset:
+# -- public API -------------------------------------------------------------------------
+def make_synthetic(n_passages: int = 500, seed: int = 0, *, n_funds: int | None = None, n_queries: int | None = None,
+                   max_queries: int = 400, query_mix: tuple[float, float, float] = (0.45, 0.35, 0.20),
+                   contradictions: int = 0, progress: bool = False) -> Dataset:
     """Generate the synthetic PE-diligence corpus.
 
     Parameters
@@ -299,9 +244,7 @@ def make_synthetic(
     seed = _as_int("seed", seed)
     if n_passages < 20:
         raise ParameterError(f"n_passages must be >= 20, got {n_passages}")
-    if n_funds is None:
-        n_funds = max(3, n_passages // 40)
-    n_funds = _as_int("n_funds", n_funds)
+    n_funds = _as_int("n_funds", max(3, n_passages // 40) if n_funds is None else n_funds)
     if n_funds < 1:
         raise ParameterError(f"n_funds must be >= 1, got {n_funds!r}")
     if len(query_mix) != 3 or any(m < 0 for m in query_mix) or sum(query_mix) <= 0:
@@ -331,9 +274,8 @@ def make_synthetic(
         chosen.append((plans[i], take))
         total += take
     if total < n_passages:
-        raise ParameterError(
-            f"n_funds={n_funds} is too small for n_passages={n_passages}: the plan holds only {total} passages"
-        )
+        raise ParameterError(f"n_funds={n_funds} is too small for n_passages={n_passages}: "
+                             f"the plan holds only {total} passages")
     rng.shuffle(chosen)
 
     from tqdm.auto import tqdm
@@ -377,24 +319,20 @@ def _plant_contradictions(uni: _Universe, passages: list[Passage], facts: list[d
     docs_of: dict[tuple, set[str]] = {}
     for f in facts:
         if f["metric"] in METRICS:
-            docs_of.setdefault((f["entity"], f["metric"], f["period"]), set()).add(passages[by_pid[f["pid"]]].doc_id)
-    cands = []
-    for f in facts:
-        triple = (f["entity"], f["metric"], f["period"])
-        if f["metric"] in METRICS and len(docs_of[triple]) >= 2 and passages[by_pid[f["pid"]]].text.count(f["value"]) == 1:
-            cands.append(f)
-    cands.sort(key=lambda f: (f["entity"], f["metric"], f["period"], f["pid"]))
+            docs_of.setdefault(_TRIPLE(f), set()).add(passages[by_pid[f["pid"]]].doc_id)
+    cands = [f for f in facts if f["metric"] in METRICS and len(docs_of[_TRIPLE(f)]) >= 2
+             and passages[by_pid[f["pid"]]].text.count(f["value"]) == 1]
+    cands.sort(key=lambda f: (*_TRIPLE(f), f["pid"]))
     rng.shuffle(cands)
     chosen: list[dict] = []
     used_triples: set[tuple] = set()
     used_pids: set[str] = set()
     for f in cands:
-        triple = (f["entity"], f["metric"], f["period"])
         if len(chosen) >= n:
             break
-        if triple in used_triples or f["pid"] in used_pids:
+        if _TRIPLE(f) in used_triples or f["pid"] in used_pids:
             continue
-        used_triples.add(triple)
+        used_triples.add(_TRIPLE(f))
         used_pids.add(f["pid"])
         chosen.append(f)
     planted = []
@@ -412,7 +350,7 @@ def _plant_contradictions(uni: _Universe, passages: list[Passage], facts: list[d
         true_value = f["value"]
 
         def mark(g: dict) -> dict:
-            if (g.get("pid"), g["entity"], g["metric"], g["period"]) == (p.pid, f["entity"], f["metric"], f["period"]):
+            if g.get("pid") == p.pid and _TRIPLE(g) == _TRIPLE(f):
                 g = dict(g, value=value, planted=kind, true_value=true_value)
             return g
 
@@ -420,8 +358,7 @@ def _plant_contradictions(uni: _Universe, passages: list[Passage], facts: list[d
         meta["facts"] = [mark(g) for g in p.meta["facts"]]
         passages[i] = Passage(p.pid, p.doc_id, p.title, p.text.replace(true_value, value, 1), meta)
         f.update(value=value, planted=kind, true_value=true_value)
-        others = sorted(g["pid"] for g in facts if (g["entity"], g["metric"], g["period"]) == (f["entity"], f["metric"], f["period"])
-                        and g["pid"] != p.pid)
+        others = sorted(g["pid"] for g in facts if _TRIPLE(g) == _TRIPLE(f) and g["pid"] != p.pid)
         planted.append({"entity": f["entity"], "metric": f["metric"], "period": f["period"], "value": value,
                         "true_value": true_value, "kind": kind, "pid": p.pid, "doc_id": p.doc_id, "other_pids": others})
         queries = [Query(q.qid, q.text, q.gold, q.hops, q.pool, dict(q.meta, facts=[mark(g) for g in q.meta["facts"]]))
@@ -459,9 +396,7 @@ def alias_table(dataset: Dataset) -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in sorted(table.items())}
 
 
-# --------------------------------------------------------------------------------------
-# hardness measurement (python -m aethel_lite.data.synthetic --measure)
-# --------------------------------------------------------------------------------------
+# -- hardness measurement (python -m aethel_lite.data.synthetic --measure) ---------------
 def _tokens(text: str) -> list[str]:
     return re.findall(r"\w+", text.lower())
 
