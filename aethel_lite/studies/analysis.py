@@ -8,9 +8,8 @@ Personalized PageRank on the passage–entity graph (passages first, then entiti
     p = \alpha s + (1 - \alpha) W p, \qquad W = A D^{-1},
 
 with the teleport vector :math:`s` on the question's seed entities (after BCT). The functions here
-measure the facts that decide that ranking, for one question or for a whole query set; every PPR
-vector comes from the retriever's own operator, ``alpha``, ``tol`` and fallback
-(:meth:`GraphRetriever.ppr`), in the open-corpus setting.
+measure the facts that decide that ranking, on the retriever's own PPR (:meth:`GraphRetriever.ppr`,
+open corpus), and return plain JSON-able dicts and lists.
 
 * **Seed degree.** An entity :math:`e` with incidence column :math:`B_{:e}` touches
   :math:`d_e = \sum_i B_{ie}` passages of :math:`D_e = |\{\mathrm{doc}(i) : B_{ie} = 1\}|`
@@ -22,17 +21,11 @@ vector comes from the retriever's own operator, ``alpha``, ``tol`` and fallback
 
   a function of its entity set alone: passages that mention the same entities get exactly the
   same score, and a seed on :math:`d_e` pages gives each of them the same :math:`1/d_e` share of
-  its mass. A question whose only seed is a company name on every page of its filings cannot
-  separate the page that answers it from the others. Ties are counted on the retriever's ranking
-  scores (PPR rounded to ``tol / 100``, :meth:`GraphRetriever.ranking_scores`).
+  its mass. Ties are counted on the retriever's ranking scores (PPR rounded to ``tol / 100``,
+  :meth:`GraphRetriever.ranking_scores`).
 * **Mass split.** :math:`\pi_P = \sum_{i \in P} p_i` (passages) and :math:`\pi_E = 1 - \pi_P`
   (entities); of :math:`\pi_P`, the shares on the gold passages and on the passages of the gold's
   documents.
-* **Gold rank.** The 1-based rank of the best gold passage in the *full* ranking, ties broken by
-  corpus order as :func:`~aethel_lite.retrievers.topk` breaks them; ``None`` when no gold passage
-  is ranked (``fallback="none"`` and PPR does not reach it).
-
-Every function returns plain JSON-able dicts and lists (``write_json`` them).
 
 References
 ----------
@@ -74,18 +67,12 @@ def gold_rank(scores: np.ndarray, gold: Iterable[int]) -> int | None:
     scores : ndarray, shape (n,)
         One score per corpus passage; ``-inf`` and NaN mean *not ranked*.
     gold : iterable of int
-        Corpus indices of the gold passages.
+        Corpus indices of the gold passages (one outside ``scores`` is a :class:`ParameterError`).
 
     Returns
     -------
     int or None
-        The smallest rank over the gold passages; ``None`` if none of them is ranked (or there is
-        no gold passage).
-
-    Raises
-    ------
-    ParameterError
-        A gold index is outside ``scores``.
+        The smallest rank over the gold passages; ``None`` if none of them is ranked.
     """
     scores = np.asarray(scores, dtype=np.float64)
     best = None
@@ -102,19 +89,18 @@ def gold_rank(scores: np.ndarray, gold: Iterable[int]) -> int | None:
 
 
 def gold_ranks(retriever, queries: Sequence) -> dict[str, int | None]:
-    """Per question, the 1-based rank of its best gold passage in the retriever's full ranking.
+    """qid → :func:`gold_rank` of each question in a fitted GraphRetriever's open-corpus ranking.
 
     Parameters
     ----------
     retriever : GraphRetriever
-        Fitted.
     queries : sequence of Query
         Their gold pids must be fitted passages (else :class:`DataError`).
 
     Returns
     -------
     dict
-        qid → :func:`gold_rank` of the retriever's open-corpus ranking scores (``None``: unranked).
+        qid → rank (``None``: unranked).
     """
     facts = _Facts(retriever)
     return {q.qid: gold_rank(solved.scores, solved.gold) for q, solved in zip(queries, _solve(facts, queries))}
@@ -125,7 +111,6 @@ class _Facts:
     """Lookups on a fitted retriever's graph, computed once: degrees, documents, gold indices."""
 
     def __init__(self, retriever) -> None:
-
         if not isinstance(retriever, GraphRetriever):
             raise ParameterError(f"retriever: expected a fitted GraphRetriever, got {type(retriever).__name__}")
         retriever._check_fitted()
@@ -203,11 +188,7 @@ def _check_positive(value, what: str) -> int:
 
 # ------------------------------------------------------------------------------------ seeds
 def _seeds(facts: _Facts, solved: _Solved, sources: dict[str, str]) -> list[dict]:
-    """One row per seed entity: how it was found, its teleport weight, degree, documents, on gold.
-
-    ``sources`` is :meth:`GraphRetriever.query_key_sources` of the question.
-    """
-
+    """One row per seed entity (``sources``: :meth:`GraphRetriever.query_key_sources` of the question)."""
     graph = facts.graph
     s = seed_vector(solved.expansions, graph)
     gold_entities = {e for g in solved.gold for e in facts.passage_entities(int(g))}
@@ -235,43 +216,30 @@ def seed_report(retriever, query) -> dict:
     Parameters
     ----------
     retriever : GraphRetriever
-        Fitted.
     query : Query
 
     Returns
     -------
     dict
-        ``"qid"``, ``"question"``;
-        ``"query_keys"``: ``[{"key", "found_by", "in_graph"}]`` -- the question's entity keys,
-        ``found_by`` ``"mention"`` (the extractor) or ``"ngram"`` (a graph entity named verbatim);
-        ``"seeds"``: ``[{"entity", "degree", "n_documents", "query_key", "found_by", "weight",
-        "on_gold"}]`` in teleport order -- ``found_by`` is the query key's source for an exact
-        match, else ``"bct-alias"``, ``"bct-substring"`` or ``"bct-token"``; ``weight`` is the
-        entity's share of the teleport vector :math:`s`; ``degree`` :math:`d_e` and
-        ``n_documents`` :math:`D_e` count the passages and documents it touches; ``on_gold``
-        whether a gold passage mentions it;
-        ``"n_seeds"``; ``"fallback"`` (no seed: the BM25 teleport was used);
-        ``"gold_has_seed"``.
+        ``"qid"``, ``"question"``; ``"query_keys"``: ``[{"key", "found_by", "in_graph"}]``, the
+        question's entity keys found by ``"mention"`` (the extractor) or ``"ngram"`` (a graph entity
+        named verbatim); ``"seeds"``: ``[{"entity", "degree", "n_documents", "query_key", "found_by",
+        "weight", "on_gold"}]`` in teleport order (``found_by``: the query key's source for an exact
+        match, else ``"bct-alias"``, ``"bct-substring"`` or ``"bct-token"``; ``weight``: the share of
+        :math:`s`; ``degree`` :math:`d_e`, ``n_documents`` :math:`D_e`; ``on_gold``: a gold passage
+        mentions it); ``"n_seeds"``; ``"fallback"`` (the BM25 teleport was used); ``"gold_has_seed"``.
     """
     return _seed_report(*_solve_one(retriever, query))
 
 
 def hub_entities(retriever, top: int = 20) -> list[dict]:
-    """The highest-degree entity nodes of the fitted graph.
-
-    Parameters
-    ----------
-    retriever : GraphRetriever
-        Fitted.
-    top : int
-        How many.
+    r"""The ``top`` highest-degree entity nodes of a fitted GraphRetriever's graph.
 
     Returns
     -------
     list of dict
-        ``{"entity", "degree", "n_documents", "surface", "edge_share"}``, by degree
-        (descending) then name; ``edge_share`` is :math:`d_e / \\sum_{i,e} B_{ie}`, the entity's
-        share of all passage–entity edges.
+        ``{"entity", "degree", "n_documents", "surface", "edge_share"}``, by degree (descending) then
+        name; ``edge_share`` is :math:`d_e / \sum_{i,e} B_{ie}`.
     """
     top = _check_positive(top, "top")
     facts = _Facts(retriever)
@@ -359,7 +327,6 @@ def mass_report(retriever, query, top: int = 10) -> dict:
     Parameters
     ----------
     retriever : GraphRetriever
-        Fitted; its operator, ``alpha``, ``tol`` and ``fallback`` are used.
     query : Query
     top : int
         How many entities to list by mass.
@@ -367,17 +334,15 @@ def mass_report(retriever, query, top: int = 10) -> dict:
     Returns
     -------
     dict
-        ``"qid"``, ``"question"``, ``"fallback"``;
-        ``"ppr"``: the full PPR vector :math:`p` as a list over the graph's nodes (the
-        ``"n_passages"`` passages in corpus order, then the entities in ``graph_.entities``
-        order; all zero when the question has no seed and ``fallback="none"``);
-        ``"passage_share"``, ``"entity_share"``: :math:`\pi_P` and :math:`\pi_E`;
-        ``"top_entities"``: ``[{"entity", "degree", "n_documents", "mass", "is_seed"}]``;
-        ``"gold_share"``, ``"gold_doc_share"``: shares of :math:`\pi_P` on the gold passages and
-        on every passage of the gold's documents (``"gold_documents"``); shares are ``None`` when
-        there is no mass to share or no gold passage;
-        ``"n_reached"``: passages with :math:`p_i > 0`; ``"top_score"``: the best ranking score
-        of a reached passage (``None`` if none); ``"n_tied_top"``: passages tied at that score.
+        ``"qid"``, ``"question"``, ``"fallback"``; ``"ppr"``: :math:`p` over the graph's nodes (the
+        ``"n_passages"`` passages, then the entities in ``graph_.entities`` order; all zero without a
+        seed under ``fallback="none"``); ``"passage_share"``, ``"entity_share"``: :math:`\pi_P` and
+        :math:`\pi_E`; ``"top_entities"``:
+        ``[{"entity", "degree", "n_documents", "mass", "is_seed"}]``; ``"gold_share"``,
+        ``"gold_doc_share"``: shares of :math:`\pi_P` on the gold passages and on the gold's documents
+        (``"gold_documents"``), ``None`` with no mass or no gold; ``"n_reached"``: passages with
+        :math:`p_i > 0`; ``"top_score"``: the best ranking score of a reached passage (``None`` if
+        none); ``"n_tied_top"``: passages tied at that score.
     """
     top = _check_positive(top, "top")
     facts, solved = _solve_one(retriever, query)
@@ -416,7 +381,6 @@ def _gold_rows(facts: _Facts, solved: _Solved, seeds: set[str]) -> list[dict]:
 
 
 def _hits(facts: _Facts, solved: _Solved, seeds: set[str], k: int) -> list[dict]:
-
     idx, vals = topk(solved.scores, k)
     return [{"rank": rank, "pid": facts.retriever.pids_[i], "doc_id": str(facts.doc_names[facts.doc_of[i]]),
              "score": float(v), "reached": bool(solved.ppr[i] > 0),
@@ -453,7 +417,6 @@ def worked_example(retriever, query, k: int = 5) -> dict:
     Parameters
     ----------
     retriever : GraphRetriever
-        Fitted.
     query : Query
     k : int
         Hits listed (and entities listed by mass).
@@ -461,16 +424,13 @@ def worked_example(retriever, query, k: int = 5) -> dict:
     Returns
     -------
     dict
-        ``"qid"``, ``"question"``, ``"query_keys"`` and ``"seeds"`` (as :func:`seed_report`),
-        ``"fallback"``;
-        ``"mass"``: ``{"passage_share", "entity_share", "top_entities", "gold_share",
-        "gold_doc_share", "gold_documents"}`` (as :func:`mass_report`, ``k`` entities);
-        ``"hits"``: ``[{"rank", "pid", "doc_id", "score", "reached", "seed_entities"}]``, the
-        top ``k`` of the ranking (``seed_entities``: the seeds the passage mentions);
-        ``"gold"``: ``[{"pid", "doc_id", "rank", "score", "reached", "entities", "seed_entities",
-        "n_tied"}]``, best first (``n_tied``: other passages with exactly its score);
-        ``"gold_rank"`` (:func:`gold_rank`); ``"n_tied_top"``; ``"reason"``: one line generated
-        from these facts.
+        ``"qid"``, ``"question"``, ``"query_keys"``, ``"seeds"`` (as :func:`seed_report`),
+        ``"fallback"``; ``"mass"`` (as :func:`mass_report`, without ``ppr``, ties and reach);
+        ``"hits"``: ``[{"rank", "pid", "doc_id", "score", "reached", "seed_entities"}]``, the top
+        ``k`` (``seed_entities``: the seeds the passage mentions); ``"gold"``: ``[{"pid", "doc_id",
+        "rank", "score", "reached", "entities", "seed_entities", "n_tied"}]``, best first
+        (``n_tied``: other passages with exactly its score); ``"gold_rank"``; ``"n_tied_top"``;
+        ``"reason"``: one line generated from these facts.
     """
     k = _check_positive(k, "k")
     facts, solved = _solve_one(retriever, query)
@@ -509,24 +469,19 @@ def aggregate_report(retriever, queries: Sequence) -> dict:
     Parameters
     ----------
     retriever : GraphRetriever
-        Fitted; solved in batches of 64 questions on its operator.
     queries : sequence of Query
-        With their gold passages (a question without gold counts only in the seed statistics).
+        A question without gold counts only in the seed statistics.
 
     Returns
     -------
     dict
-        ``"n_queries"``; ``"n_with_gold"`` (questions with a gold passage; the gold shares are
-        over these); ``"no_seed_share"``: questions without a seed entity;
-        ``"fallback_share"``: questions that used the BM25 teleport;
-        ``"median_seed_degree"``, ``"median_seed_documents"``: medians of :math:`d_e` and
-        :math:`D_e` over every (question, seed) pair; ``"gold_has_seed_share"``: a gold passage
-        mentions a seed; ``"gold_reached_share"``: PPR reaches a gold passage;
+        ``"n_queries"``; ``"n_with_gold"`` (the gold shares are over these); ``"no_seed_share"``;
+        ``"fallback_share"`` (the BM25 teleport was used); ``"median_seed_degree"``,
+        ``"median_seed_documents"``: medians of :math:`d_e` and :math:`D_e` over every (question,
+        seed) pair; ``"gold_has_seed_share"``; ``"gold_reached_share"``: PPR reaches a gold passage;
         ``"median_gold_rank"`` over the ``"n_gold_ranked"`` questions whose gold is ranked;
-        ``"mean_tied_top"``: mean number of passages tied at the top score, over questions that
-        reach any passage; ``"per_query"``: ``[{"qid", "n_seeds", "fallback", "seed_degrees",
-        "seed_documents", "has_gold", "gold_has_seed", "gold_reached", "gold_rank", "n_reached",
-        "n_tied_top"}]``. Shares and medians are ``None`` over an empty set.
+        ``"mean_tied_top"`` over questions that reach any passage; ``"per_query"``: one row per
+        question with these facts. Shares and medians are ``None`` over an empty set.
     """
     facts = _Facts(retriever)
     rows = [_query_row(facts, solved) for solved in _solve(facts, queries)]

@@ -57,7 +57,8 @@ SAME_MRR = 0.02
 
 
 def within_document_rr(scores: np.ndarray, gold: Sequence[int], doc_index: np.ndarray) -> float:
-    """Reciprocal rank of the best gold passage among the passages of the gold documents.
+    r""":math:`\mathrm{RR}_\text{in}` (see the module): the reciprocal rank of the best gold passage
+    among the passages of the gold documents.
 
     Parameters
     ----------
@@ -71,8 +72,7 @@ def within_document_rr(scores: np.ndarray, gold: Sequence[int], doc_index: np.nd
     Returns
     -------
     float
-        :math:`1 / (1 + \\#\\{d \\in \\mathcal D_q : s(d) > \\max_G s\\} + \\#\\{\\text{ties earlier in
-        corpus order}\\})`; 0 if no gold passage is ranked (score ``-inf``); ties as in :func:`reciprocal_rank`.
+        0 if no gold passage is ranked; ties as in :func:`reciprocal_rank`.
     """
     gold = np.asarray(list(gold), dtype=np.int64)
     if gold.size == 0:
@@ -83,11 +83,7 @@ def within_document_rr(scores: np.ndarray, gold: Sequence[int], doc_index: np.nd
 
 def reciprocal_rank(scores: np.ndarray, gold: Sequence[int], among: np.ndarray | None = None) -> float:
     """1 / :func:`~aethel_lite.evaluation.metrics.gold_rank` of the best gold passage among the passages ``among``
-    (a mask; default all).
-
-    Ties are broken by corpus order, as :func:`aethel_lite.retrievers.base.topk` does, so the
-    rank is the one ``search`` gives; 0 if the best gold passage is not ranked (``-inf``).
-    """
+    (a mask; default all): ties go to the earlier passage in corpus order, as in ``search``; 0 if unranked."""
     rank = gold_rank(scores, list(gold), among)
     return 1.0 / rank if rank else 0.0
 
@@ -99,11 +95,6 @@ def document_rank(document_scores: np.ndarray, gold_documents: Sequence[int]) ->
     return 1 + int(np.count_nonzero(document_scores > best))
 
 
-def _full_scores(retriever, queries) -> np.ndarray:
-    """Corpus-length scores of every question, shape (n_queries, n_passages), from ``_score_queries``."""
-    return np.stack(list(retriever._score_queries(list(queries), [None] * len(queries))))
-
-
 def anchoring_study(dataset, *, fitted: Mapping[str, Any] | None = None, halves: Mapping[str, Sequence[str]] | None = None,
                     rankers: Sequence[str] = RANKERS) -> dict:
     """Document ranks and within-document reciprocal ranks on one open corpus (see the module).
@@ -113,8 +104,7 @@ def anchoring_study(dataset, *, fitted: Mapping[str, Any] | None = None, halves:
     dataset : Dataset
         An open corpus whose passages carry ``doc_id``.
     fitted : mapping, optional
-        Method name → a retriever already fitted on ``dataset``'s passages (``"aethel-hybrid"``
-        and any of ``rankers``); the others are fitted here (from the caches).
+        Method name → a retriever already fitted on ``dataset``'s passages; the others are fitted here.
     halves : mapping, optional
         Half name → qids (e.g. :func:`aethel_lite.studies.tuning.halves`); means are reported per half
         and for ``"all"``.
@@ -124,13 +114,12 @@ def anchoring_study(dataset, *, fitted: Mapping[str, Any] | None = None, halves:
     Returns
     -------
     dict
-        ``{"skipped": reason}`` when the corpus has under :data:`MIN_PASSAGES_PER_DOCUMENT`
-        passages per document; else ``n_documents``, ``passages_per_document``, ``per_query``
-        (qid → ``document_rank`` and ``rr`` / ``rr_within`` per method) and ``means`` (half →
-        ``document_at_1``, ``document_at_3``, ``median_document_rank``, and per method ``MRR``
-        and ``MRR_within``).
+        ``{"skipped": reason, ...}`` when the corpus has under :data:`MIN_PASSAGES_PER_DOCUMENT`
+        passages per document; else ``n_documents``, ``passages_per_document``, ``methods``,
+        ``per_query`` (qid → ``document_rank`` and ``rr`` / ``rr_within`` per method) and ``means``
+        (half → ``n``, ``document_at_1``, ``document_at_3``, ``median_document_rank``, and per method
+        ``MRR`` and ``MRR_within``).
     """
-
     given = dict(fitted or {})
     models = {name: given[name] if name in given else make_retriever(name) for name in ("aethel-hybrid", *rankers)}
     parts = {h: list(ids) for h, ids in (halves or {}).items()}
@@ -140,19 +129,18 @@ def anchoring_study(dataset, *, fitted: Mapping[str, Any] | None = None, halves:
 
 
 def _anchoring(dataset, models: dict, *, fitted: set, halves: dict) -> dict:
-
     passages = list(dataset.passages)
     docs, first_page, doc_index = np.unique([p.doc_id for p in passages], return_index=True, return_inverse=True)
     per_doc = len(passages) / max(len(docs), 1)
+    size = {"n_documents": len(docs), "passages_per_document": round(per_doc, 3)}
     if len(docs) < 2 or per_doc < MIN_PASSAGES_PER_DOCUMENT:
         why = (f"{len(docs)} document: nothing to choose between" if len(docs) < 2 else
                f"{per_doc:.2f} passages per document, fewer than {MIN_PASSAGES_PER_DOCUMENT:g}")
-        return {"skipped": why, "n_documents": len(docs), "passages_per_document": round(per_doc, 3)}
+        return {"skipped": why, **size}
     row = {p.pid: i for i, p in enumerate(passages)}
     queries = [q for q in dataset.queries if any(g in row for g in q.gold)]
     if not queries:
-        return {"skipped": "no question has a gold passage in the corpus", "n_documents": len(docs),
-                "passages_per_document": round(per_doc, 3)}
+        return {"skipped": "no question has a gold passage in the corpus", **size}
     for name, r in models.items():
         if name not in fitted:
             r.memo = True
@@ -163,7 +151,9 @@ def _anchoring(dataset, models: dict, *, fitted: set, halves: dict) -> dict:
     hybrid = models["aethel-hybrid"]
     if not hybrid.document_nodes:
         raise ParameterError("anchoring_study: aethel-hybrid must have document nodes (document_nodes=True)")
-    scores = {name: _full_scores(models[name], queries) for name in methods}
+    # corpus-length scores of every question, shape (n_queries, n_passages)
+    scores = {name: np.stack(list(models[name]._score_queries(queries, [None] * len(queries))))
+              for name in methods}
     document_nodes = hybrid._doc_nodes(hybrid.graph_, None)[first_page]  # one node per document, in `docs` order
     per_query = {}
     for start in range(0, len(queries), _BLOCK):
@@ -189,16 +179,13 @@ def _anchoring(dataset, models: dict, *, fitted: set, halves: dict) -> dict:
             m[name] = {"MRR": round(float(np.mean([per_query[x][name]["rr"] for x in ids])), 6),
                        "MRR_within": round(float(np.mean([per_query[x][name]["rr_within"] for x in ids])), 6)}
         means[half] = m
-    return {"n_documents": len(docs), "passages_per_document": round(per_doc, 3), "methods": methods,
-            "per_query": per_query, "means": means}
+    return {**size, "methods": methods, "per_query": per_query, "means": means}
 
 
 def anchoring_sentences(results: Mapping[str, Mapping[str, Any]], half: str = "all", *,
                         skipped: bool = True) -> list[str]:
-    """Generated bullets: per corpus, how often the filing is right and what ranking inside it allows.
-
-    ``skipped``: also one bullet per corpus that was not measured (and why).
-    """
+    """Generated bullets: per corpus, how often the filing is right and what ranking inside it allows
+    (``skipped``: also one bullet per corpus that was not measured, and why)."""
     out = []
     for corpus, res in results.items():
         if "skipped" in res:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import statistics
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -17,16 +19,11 @@ from ..caching.resultcache import cached, dataset_digest
 from ..data.summary import dataset_summary
 from ..errors import DataNotFoundError, ParameterError
 from ..evaluation.metrics import mean
-from ..evaluation.runner import (
-    MethodOutcome,
-    paired_comparisons,
-    run_methods,
-    score_runs,
-)
+from ..evaluation.runner import MethodOutcome, paired_comparisons, run_methods, score_runs
 from ..retrievers.graph import RANK_TERMS
 from ..retrievers.hybrid_settings import ABLATION_LABELS, ABLATIONS, hybrid_methods
 from ..retrievers.registry import make_retriever
-from .open_corpus import QUICK, load_open
+from .open_corpus import QUICK, block_of, load_open
 from .tuning import halves
 
 # ------------------------------------------------------------------------------------ study
@@ -34,12 +31,12 @@ from .tuning import halves
 BASELINES = ("bm25", "dense", "dense-max", "rrf-dense", "aethel-bct")
 #: Metrics of the study's tables.
 BEYOND_METRICS = ("HR@1", "HR@5", "MRR", "AllSupport@5", "Recall@5")
-#: Variants ``aethel-hybrid`` is tested against to measure what the graph itself adds
-#: (:func:`composition`): the same BM25 + dense + heading terms without any graph term, the graph
-#: without metadata nodes, and the method without its heading term.
+#: Variants ``aethel-hybrid`` is tested against to measure what the graph itself adds (:func:`composition`).
 COMPONENT_TESTS = ("aethel-hybrid-no-graph", "aethel-hybrid-no-metadata", "aethel-hybrid-no-heading")
 #: ABLATIONS entries that are not one component switched off
 _NOT_ONE_OFF = ("aethel-hybrid-ppr-only", "aethel-hybrid-no-graph", "aethel-hybrid-v1")
+#: Metrics of the paired tests
+_TESTED = ("MRR", "HR@5", "Recall@5", "AllSupport@5")
 
 
 def _derive(base, name: str):
@@ -50,18 +47,16 @@ def _derive(base, name: str):
 
 
 def _fit_hybrids(dataset, names: Sequence[str], *, setting: str, depth: int, n_process: int,
-                 progress: bool = False, keep: dict | None = None) -> dict:
+                 keep: dict | None = None) -> dict:
     """Fit ``aethel-hybrid`` once and derive its variants; run each (MethodOutcome per name).
-    ``keep``: receives the fitted ``aethel-hybrid`` retriever under ``dataset.name``.
 
-    Only ``aethel-hybrid``'s top-5 hits are attributed to their seed sources (what
-    :func:`_top_sources` reads, in the outcome's ``extra["sources"]``); the variants explain none,
-    which spares one PageRank solve per seed source and question and leaves their runs unchanged."""
-
+    ``keep`` receives the fitted ``aethel-hybrid`` under ``dataset.name``. Only its top-5 hits are
+    attributed to their seed sources (``extra["sources"]``, for :func:`_top_sources`): the variants
+    explain none, which spares one PageRank solve per seed source and question."""
     pool = "query" if setting == "closed" else None
     t0 = time.perf_counter()
     base = make_retriever("aethel-hybrid", GraphRetriever={"n_process": n_process})
-    base.progress = progress
+    base.progress = False
     base.memo = True  # per-text work shared with the methods fitted before it (aethel_lite.caching.memo)
     base.fit(dataset.passages)
     fit_seconds = time.perf_counter() - t0
@@ -72,7 +67,7 @@ def _fit_hybrids(dataset, names: Sequence[str], *, setting: str, depth: int, n_p
         t = time.perf_counter()
         r = _derive(base, name)
         extra = {}
-        if name == "aethel-hybrid":  # its top-5 hits attributed to their seed sources (_top_sources)
+        if name == "aethel-hybrid":
             result = r.search(dataset.queries, k=depth, pool=pool, explain=True, explain_depth=5)
             run, extra["sources"] = result.run, result.sources
         else:
@@ -82,53 +77,40 @@ def _fit_hybrids(dataset, names: Sequence[str], *, setting: str, depth: int, n_p
     return out
 
 
-def _sub_block(block: Mapping[str, Mapping[str, Any]], qids: Sequence[str]) -> dict:
-    keep = set(qids)
-    return {m: {"per_query_metrics": {q: v for q, v in e["per_query_metrics"].items() if q in keep}} for m, e in block.items()}
-
-
 def score_halves(block: Mapping[str, Mapping[str, Any]], parts: Mapping[str, Sequence[str]], *,
                  metrics: Sequence[str] = BEYOND_METRICS) -> dict:
     """Mean of every metric of every method on each half and on all questions.
 
     Returns ``{method: {"dev" | "test" | "all": {metric: mean}}}`` (``None`` for an empty half).
     """
-    out: dict[str, dict] = {}
-    for method, entry in block.items():
-        pq = entry["per_query_metrics"]
-        row = {}
-        for half, qids in list(parts.items()) + [("all", list(pq))]:
-            vals = [pq[q] for q in qids if q in pq]
-            row[half] = {m: (round(mean([v[m] for v in vals]), 6) if vals else None) for m in metrics}
-        out[method] = row
-    return out
+    def means(pq: Mapping[str, Any], qids: Sequence[str]) -> dict:
+        vals = [pq[q] for q in qids if q in pq]
+        return {m: (round(mean([v[m] for v in vals]), 6) if vals else None) for m in metrics}
+
+    return {method: {half: means(e["per_query_metrics"], qids)
+                     for half, qids in [*parts.items(), ("all", list(e["per_query_metrics"]))]}
+            for method, e in block.items()}
 
 
-def _tests(block, parts, pairs, metrics, n_resamples, seed) -> list[dict]:
-
+def _tests(block, parts, pairs, n_resamples, seed) -> list[dict]:
+    """Paired tests of ``pairs`` on :data:`_TESTED`, on the test half and all questions."""
     rows = []
     for half in ("test", "all"):
         qids = parts[half] if half != "all" else list(next(iter(block.values()))["per_query_metrics"])
         if len(qids) < 2:
             continue
-        sub = _sub_block(block, qids)
+        sub = block_of(block, qids)
         usable = [p for p in pairs if p[0] in sub and p[1] in sub]
-        for row in paired_comparisons(sub, usable, metrics, n_resamples=n_resamples, seed=seed):
+        for row in paired_comparisons(sub, usable, _TESTED, n_resamples=n_resamples, seed=seed):
             rows.append({"half": half, **row, "excludes_zero": bool(row["ci_low"] > 0 or row["ci_high"] < 0)})
     return rows
 
 
 def _top_sources(sources, run, k: int = 5) -> dict:
     """Share of the top-``k`` hits whose largest source is each seed source (``sources``: ``SearchResult.sources``)."""
-    counts: dict[str, int] = {}
-    n = 0
-    for qid, hits in run.items():
-        for pid, _ in hits[:k]:
-            shares = sources.get(qid, {}).get(pid)
-            if shares:
-                top = max(shares, key=shares.get)
-                counts[top] = counts.get(top, 0) + 1
-                n += 1
+    counts = Counter(max(shares, key=shares.get) for qid, hits in run.items() for pid, _ in hits[:k]
+                     if (shares := sources.get(qid, {}).get(pid)))
+    n = sum(counts.values())
     return {c: round(v / n, 6) for c, v in sorted(counts.items())} if n else {}
 
 
@@ -143,9 +125,8 @@ def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[s
     loaded : mapping
         Open-corpus name → Dataset (:func:`aethel_lite.studies.open_corpus.load_open`).
     baselines : mapping, optional
-        Corpus name → an ``aethel eval`` ``methods`` block already computed on the same data set
-        (e.g. the chapter's ``results[name]["methods"]``): the :data:`BASELINES` found there are
-        reused, the others are run.
+        Corpus name → an ``aethel eval`` ``methods`` block already computed on the same data set:
+        the baselines found there are reused, the others are run.
     variants : sequence of str, optional
         Hybrid variants to run (default ``aethel-hybrid`` and every ablation).
     n_resamples, seed : int
@@ -153,27 +134,21 @@ def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[s
     n_process : int
         spaCy worker processes for entity extraction.
     keep : dict, optional
-        Receives each corpus's fitted ``aethel-hybrid`` retriever (for :func:`latency`, so it is
-        not fitted twice).
+        Receives each corpus's fitted ``aethel-hybrid`` (for :func:`latency`), except for a corpus
+        whose entry came from the on-disk result cache.
     baseline_names : sequence of str
         The baselines run and tested against (default :data:`BASELINES`).
 
     Returns
     -------
     dict
-        Per corpus: ``summary``, ``halves`` (the qids of each half), ``metrics``
-        (:func:`score_halves`), ``tests`` (paired bootstrap of ``aethel-hybrid`` against
-        ``bm25``, ``dense``, ``dense-max``, ``rrf-dense`` and ``aethel-bct`` on MRR, HR@5,
-        Recall@5 and AllSupport@5, on the test half and on all questions; ``excludes_zero``),
-        ``components`` (the same tests against :data:`COMPONENT_TESTS`, a separate family:
-        what the graph adds to the same text terms (BM25, dense, heading), and the parts of the
-        metadata nodes and of the heading term),
-        ``sources`` (share of the hybrid's top-5 hits by their largest seed source),
-        ``timing`` (seconds per method) and ``per_query`` (the hybrid's and the baselines' top-10 pids).
-        Each corpus's entry is cached on disk (:func:`aethel_lite.caching.resultcache.cached`); ``keep``
-        receives nothing for a corpus whose entry came from the cache.
+        Per corpus (cached on disk): ``summary``, ``halves`` (the qids of each half), ``metrics``
+        (:func:`score_halves`), ``tests`` (paired bootstrap of ``aethel-hybrid`` against each
+        baseline on MRR, HR@5, Recall@5 and AllSupport@5, on the test half and all questions;
+        ``excludes_zero``), ``components`` (the same against :data:`COMPONENT_TESTS`, a separate
+        family), ``sources`` (share of the hybrid's top-5 hits by their largest seed source),
+        ``timing`` (seconds per method) and ``per_query_metrics``.
     """
-
     variants = list(variants) if variants is not None else ["aethel-hybrid", *ABLATIONS]
     out = {}
     for name, ds in loaded.items():
@@ -194,18 +169,13 @@ def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[s
             block.update(score_runs(hybrids, ds.queries, k=5))
             timing.update({m: round(o.seconds, 3) for m, o in hybrids.items()})
             parts = {h: [q.qid for q in qs] for h, qs in halves(ds).items()}
-            pairs = [("aethel-hybrid", b) for b in baseline_names]
-            return {
-                "summary": dataset_summary(ds),
-                "halves": parts,
-                "metrics": score_halves(block, parts),
-                "tests": _tests(block, parts, pairs, ("MRR", "HR@5", "Recall@5", "AllSupport@5"), n_resamples, seed),
-                "components": _tests(block, parts, [("aethel-hybrid", v) for v in COMPONENT_TESTS],
-                                     ("MRR", "HR@5", "Recall@5", "AllSupport@5"), n_resamples, seed),
-                "sources": _top_sources(hybrids["aethel-hybrid"].extra.get("sources", {}), hybrids["aethel-hybrid"].run),
-                "timing": timing,
-                "per_query_metrics": {m: e["per_query_metrics"] for m, e in block.items()},
-            }
+            return {"summary": dataset_summary(ds), "halves": parts, "metrics": score_halves(block, parts),
+                    "tests": _tests(block, parts, [("aethel-hybrid", b) for b in baseline_names], n_resamples, seed),
+                    "components": _tests(block, parts, [("aethel-hybrid", v) for v in COMPONENT_TESTS], n_resamples,
+                                         seed),
+                    "sources": _top_sources(hybrids["aethel-hybrid"].extra.get("sources", {}),
+                                            hybrids["aethel-hybrid"].run),
+                    "timing": timing, "per_query_metrics": {m: e["per_query_metrics"] for m, e in block.items()}}
 
         given = hashlib.sha256(json.dumps(block, sort_keys=True, default=str).encode("utf-8")).hexdigest()
         out[name] = cached("beyond", {"dataset": dataset_digest(ds), "variants": variants, "baselines": given,
@@ -218,16 +188,12 @@ def closed_pool_check(loaded: Mapping[str, Any], *, n_resamples: int = 10_000, s
                       log: Callable[[str], None] | None = None) -> dict:
     """``aethel-hybrid`` against ``aethel-bct`` in the closed pools (each question ranks its own candidates).
 
-    The check passes on a data set when, for every metric, the paired-bootstrap 95% CI of
-    hybrid − BCT reaches 0 or above (the hybrid is not worse by more than its CI).
-
     Returns
     -------
     dict
-        Per data set: ``metrics`` (:func:`score_halves`), ``tests`` (rows as in
-        :func:`beyond_study`, on the test half and all questions), ``passes`` (bool).
+        Per data set: ``metrics`` (:func:`score_halves`), ``tests`` (rows as in :func:`beyond_study`),
+        ``passes``: for every metric, the 95% CI of hybrid − BCT on all questions reaches 0 or above.
     """
-
     out = {}
     for name, ds in loaded.items():
         if log:
@@ -239,8 +205,7 @@ def closed_pool_check(loaded: Mapping[str, Any], *, n_resamples: int = 10_000, s
             outcomes.update(_fit_hybrids(ds, ["aethel-hybrid"], setting="closed", depth=1000, n_process=n_process))
             block = score_runs(outcomes, ds.queries, k=5)
             parts = {h: [q.qid for q in qs] for h, qs in halves(ds).items()}
-            metrics = ("MRR", "HR@5", "Recall@5", "AllSupport@5")
-            tests = _tests(block, parts, [("aethel-hybrid", "aethel-bct")], metrics, n_resamples, seed)
+            tests = _tests(block, parts, [("aethel-hybrid", "aethel-bct")], n_resamples, seed)
             return {"metrics": score_halves(block, parts), "tests": tests,
                     "passes": all(t["ci_high"] >= 0 for t in tests if t["half"] == "all")}
 
@@ -253,16 +218,13 @@ def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_proces
     """Milliseconds per question of ``aethel-hybrid`` beside BM25 and dense retrieval, open corpus.
 
     Each retriever is fitted once (from the caches), or taken from ``fitted`` (``"bm25"``,
-    ``"dense"``, ``"aethel-hybrid"`` → a retriever already fitted on ``dataset``'s passages, e.g.
-    the chapter's); then ``search`` ranks the first ``n_queries``
-    questions (all by default) one at a time (*single*: median ms over questions) and all in
-    one call (*batched*: total ms / questions), 10 hits each, the best of ``repeats`` passes (the
-    machine is shared). Rows:
+    ``"dense"``, ``"aethel-hybrid"`` → a retriever already fitted on ``dataset``'s passages); then
+    ``search`` ranks the first ``n_queries`` questions (all by default) one at a time (*single*:
+    median ms over questions) and all in one call (*batched*: total ms / questions), 10 hits each,
+    the best of ``repeats`` passes. Rows:
 
     * ``bm25``, ``dense`` (the dense time is mostly MiniLM encoding the question);
-    * ``aethel-hybrid``: end to end — encoding the question, its spaCy entities, BM25, dense and
-      heading scores of every passage, the seed vector, Personalized PageRank, the fused ranking
-      (no per-hit attribution);
+    * ``aethel-hybrid``: end to end, without per-hit attribution;
     * ``aethel-hybrid (question analysed)``: the same with the question's MiniLM embedding and
       spaCy mentions computed beforehand (what the graph method adds to a dense retriever);
     * ``aethel-hybrid (explain)``: end to end plus the attribution of the first 10 hits by seed
@@ -273,9 +235,6 @@ def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_proces
     dict
         ``{row: {"single_ms", "batched_ms"}}``, plus ``n_queries`` and ``n_passages``.
     """
-    import statistics
-
-
     if n_queries is not None and n_queries < 1:
         raise ParameterError(f"latency: n_queries must be a positive integer or None (all), got {n_queries!r}")
     queries = list(dataset.queries)[: n_queries or None]
@@ -295,7 +254,7 @@ def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_proces
         if hasattr(r, "memo"):
             r.memo = False
 
-    def timed(r, **how) -> tuple[float, float]:
+    def row(r, **how) -> dict:
         singles, batches = None, None
         for _ in range(max(int(repeats), 1)):
             times = []
@@ -309,11 +268,7 @@ def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_proces
             if singles is None or statistics.median(times) < statistics.median(singles):
                 singles = times
             batches = batch if batches is None else min(batches, batch)
-        return round(1000 * statistics.median(singles), 3), round(1000 * batches, 3)
-
-    def row(r, **how) -> dict:
-        s, b = timed(r, **how)
-        return {"single_ms": s, "batched_ms": b}
+        return {"single_ms": round(1000 * statistics.median(singles), 3), "batched_ms": round(1000 * batches, 3)}
 
     for name in ("bm25", "dense"):
         out[name] = row(fitted[name])
@@ -351,8 +306,7 @@ def load_study(datasets: Sequence[str] = STUDY_CORPORA, *, quick: bool = False) 
     ``quick``: the first questions over a small sample of each corpus (``open_corpus.QUICK``). A real
     data set that cannot be found because no data folder is configured goes to ``missing`` (name →
     why), and the synthetic corpus is then loaded even when not asked for. Returns ``(loaded,
-    missing)``, ``loaded`` in the order of :data:`STUDY_CORPORA`. An unknown name, or a string
-    instead of a list, is a :class:`~aethel_lite.errors.ParameterError` naming the parameter.
+    missing)``, ``loaded`` in the order of :data:`STUDY_CORPORA`.
     """
     unknown = [d for d in datasets if d not in STUDY_CORPORA] if not isinstance(datasets, str) else [datasets]
     if unknown or not datasets:
@@ -378,22 +332,20 @@ def targets(saved: Mapping[str, Any]) -> list[dict]:
     """Each of our targets for ``aethel-hybrid`` with what was measured and whether it is met.
 
     The targets: on FinanceBench pages a higher MRR than BM25 and than dense retrieval, with a 95%
-    confidence interval of the difference that excludes 0; on the open MuSiQue and 2Wiki corpora a
-    Recall@5 at least the better baseline's and a higher AllSupport@5; on the closed pools no loss to
-    ``aethel-bct`` beyond its confidence interval; and a latency of at most 20 ms per question alone,
-    5 ms per question in a batch.
+    CI of the difference that excludes 0; on the open MuSiQue and 2Wiki corpora a Recall@5 at least
+    the better baseline's and a higher AllSupport@5; on the closed pools no loss to ``aethel-bct``
+    beyond its CI; and a latency of at most 20 ms per question alone, 5 ms in a batch.
 
     Parameters
     ----------
     saved : mapping
-        The ``beyond`` result (``{"datasets": beyond_study(...), "closed": closed_pool_check(...),
-        "timing": {"latency": {"dataset": name, **latency(...)}}}``) as read back from its file.
+        The ``beyond`` result file (``{"datasets": beyond_study(...), "closed": closed_pool_check(...),
+        "timing": {"latency": {"dataset": name, **latency(...)}}}``).
 
     Returns
     -------
     list of dict
-        ``{"target", "data set", "measured", "met"}``; ``met`` is None when the data set
-        was not run (e.g. without real data).
+        ``{"target", "data set", "measured", "met"}``; ``met`` is None when the data set was not run.
     """
     rows = []
     res = saved.get("datasets", {})
@@ -500,13 +452,9 @@ def ablation_columns(datasets: Mapping[str, Any], metric: str = "MRR", half: str
     wide = ablation_table(datasets, metric, half)
     out = pd.DataFrame({"variant (component switched off)": wide.iloc[:, 0]})
     for corpus in datasets:
-        cells = []
-        for value, delta in zip(wide[(corpus, metric)], wide[(corpus, "Δ")]):
-            if value is None or pd.isna(value):
-                cells.append("–")
-            else:
-                cells.append(f"{value:.3f}" if delta is None or pd.isna(delta) else f"{value:.3f} ({delta:+.3f})".replace("-", "−"))
-        out[corpus] = cells
+        out[corpus] = ["–" if value is None or pd.isna(value) else f"{value:.3f}" if delta is None or pd.isna(delta)
+                       else f"{value:.3f} ({delta:+.3f})".replace("-", "−")
+                       for value, delta in zip(wide[(corpus, metric)], wide[(corpus, "Δ")])]
     return out.reset_index(drop=True)
 
 
@@ -518,17 +466,15 @@ def difference_figure(datasets: Mapping[str, Any], metric: str = "MRR", baseline
     fig, axes = plt.subplots(1, len(names), figsize=(3.6 * len(names), 2.8), sharex=False, squeeze=False)
     for ax, corpus in zip(axes[0], names):
         rows = datasets[corpus]["tests"]
-        y = 0
         labels = []
         for b in baselines:
             for half, colour in (("test", "tab:blue"), ("all", "tab:orange")):
                 t = _test_row(rows, half, b, metric)
                 if t is None:
                     continue
-                ax.errorbar(t["diff"], y, xerr=[[t["diff"] - t["ci_low"]], [t["ci_high"] - t["diff"]]], fmt="o",
-                            color=colour, capsize=3, label=half if b == baselines[0] else None)
+                ax.errorbar(t["diff"], len(labels), xerr=[[t["diff"] - t["ci_low"]], [t["ci_high"] - t["diff"]]],
+                            fmt="o", color=colour, capsize=3, label=half if b == baselines[0] else None)
                 labels.append(f"vs {b} ({half})")
-                y += 1
         ax.axvline(0, color="grey", lw=1)
         ax.set_yticks(range(len(labels)))
         ax.set_yticklabels(labels, fontsize=8)
@@ -568,8 +514,7 @@ def tuning_sentences(tuning: Mapping[str, Any], saved: Mapping[str, Any] | None 
     """Generated bullets: how flat the development objective is near its best, and the chosen
     setting's development MRR re-scored in this build beside the tuning record's.
 
-    ``tuning`` is the whole record (:func:`read_tuning`, with its ``rows``: the best ranking
-    weights of each seed setting); ``saved`` the study's result file (its ``dev`` metrics).
+    ``tuning``: the whole record (:func:`read_tuning`); ``saved``: the study's result file.
     """
     rows = sorted(tuning.get("rows", []), key=lambda r: -r["dev_mrr"])[: max(int(top), 1)]
     out = []
@@ -614,20 +559,18 @@ def _rank_formula(rank_weights: Mapping[str, float]) -> str:
 def composition(saved: Mapping[str, Any], metric: str = "MRR", half: str = "all") -> list[str]:
     r"""Generated bullets: what the tuned ``aethel-hybrid`` is made of, and how much of its gain is the graph's.
 
-    The tuned ranking weights (``saved["tuning"]``) are stated as a formula, naming the terms
-    whose weight is 0. Per corpus, the gain of ``aethel-hybrid`` over the better of BM25 and
-    dense retrieval on ``metric`` is split into
+    The tuned ranking weights (``saved["tuning"]``) are stated as a formula. Per corpus, the gain
+    of ``aethel-hybrid`` over the better of BM25 and dense retrieval on ``metric`` is split into
 
     .. math::
 
         \underbrace{r_\text{hybrid} - r_\text{no-graph}}_\text{graph}
         + \underbrace{r_\text{no-graph} - \max(r_\text{bm25}, r_\text{dense})}_\text{fusion of the text terms},
 
-    where ``aethel-hybrid-no-graph`` is the same weighted sum of the min–max normalised text
-    terms (BM25, dense, heading) with every PageRank term dropped (its weights renormalised): a
-    plain score fusion without any graph. The graph part is given with its paired-bootstrap 95%
-    CI (``components`` of :func:`beyond_study`), and so are the parts of the metadata nodes and
-    of the heading term; the earlier setting ``aethel-hybrid-v1`` is set beside them.
+    where ``aethel-hybrid-no-graph`` is the same weighted sum of the min–max normalised text terms
+    (BM25, dense, heading) without the PageRank terms (weights renormalised). The graph part, and
+    the parts of the metadata nodes and of the heading term, are given with their paired-bootstrap
+    95% CI (``components`` of :func:`beyond_study`); ``aethel-hybrid-v1`` is set beside them.
 
     Parameters
     ----------
@@ -648,7 +591,6 @@ def composition(saved: Mapping[str, Any], metric: str = "MRR", half: str = "all"
     out = []
     rw = ((saved.get("tuning") or {}).get("best") or {}).get("setting", {}).get("rank_weights")
     if rw:
-
         zero = [t for t in RANK_TERMS if float(rw.get(t, 0.0)) == 0.0]
         names = {"ppr": "the passage's own PageRank", "document": "the document node's PageRank",
                  "lexical": "BM25", "dense": "the dense cosine", "heading": "the heading's dense cosine"}

@@ -1,9 +1,8 @@
 """FinanceBench comparison questions: each needs one page from each of two filings.
 
-Nearly every FinanceBench question names one filing. ``aethel_lite/manifests/financebench_comparisons.jsonl``
-holds 58 questions (FinanceBench question format, ids ``cmp_001``…) over the 10-Ks among the 74
-filings the FinanceBench questions ask about; load them with
-``load_financebench(questions="comparisons")`` (same 10,206 pages, gold = the two pages).
+``aethel_lite/manifests/financebench_comparisons.jsonl`` holds 58 questions (FinanceBench question
+format, ids ``cmp_001``…) over the 10-Ks among the 74 filings the FinanceBench questions ask about;
+load them with ``load_financebench(questions="comparisons")`` (same 10,206 pages, gold = the two pages).
 
 * ``comparison-two-companies`` (34): one metric of two companies in one fiscal year (each company's
   own fiscal year, as its 10-K is labelled in the document information file: Walmart's FY2020 ends
@@ -12,11 +11,10 @@ filings the FinanceBench questions ask about; load them with
   corpus holds together (a 10-K's balance sheet holds 2 year-ends, its income and cash-flow
   statements 3 years: 2 or more years apart for a balance-sheet metric, 3 or more otherwise).
 
-Metrics (:data:`METRIC_STATEMENT`): total assets, total liabilities, cash and cash equivalents
-(balance sheet), revenue, net income, operating income (income statement), net cash provided by
-operating activities (cash-flow statement). The row label is the company's own ("Net sales",
-"Total revenues", "Operating profit", "Net loss", ...). Questions are worded in 9 (two companies)
-and 8 (two years) phrasings with several names per metric, so no single template fits them.
+Metrics (:data:`METRIC_STATEMENT`): total assets, total liabilities, cash and cash equivalents,
+revenue, net income, operating income, net cash provided by operating activities, under the
+company's own row label ("Net sales", "Operating profit", "Net loss", ...). Questions are worded in
+9 (two companies) and 8 (two years) phrasings with several names per metric.
 
 **Gold rule** (:func:`find_statement_page`). The gold page of (filing, statement, row label) is the
 first page of the filing one of whose first :data:`HEAD_LINES` non-blank lines *is* the statement's
@@ -45,7 +43,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..data.loaders import load_financebench
@@ -57,7 +55,7 @@ from ..retrievers.anchors import question_anchors
 from ..retrievers.hybrid_settings import ANCHORED
 from ..retrievers.registry import make_retriever
 from ..retrievers.run import RUN_DEPTH
-from .open_corpus import metric_cis
+from .open_corpus import block_of, metric_cis
 
 __all__ = ["HEADINGS", "HEAD_LINES", "METRIC_STATEMENT", "find_statement_page", "row_figures", "split_of", "assign_splits",
            "COMPARISON_METHODS", "COMPARISON_METRICS", "QUICK_COMPARISONS", "comparison_study"]
@@ -76,11 +74,6 @@ _FIGURE = re.compile(r"\(?\d[\d,]*(?:\.\d+)?\)?")
 _LETTER = re.compile(r"[^\W\d_]")
 
 
-def _lines(text: str) -> list[str]:
-    """The page's lines with runs of white space collapsed and dot leaders ("Total assets.....") removed."""
-    return [" ".join(re.sub(r"\.{3,}", " ", line).split()) for line in text.splitlines()]
-
-
 def row_figures(text: str, label: str) -> list[str]:
     """The figures of the first row of ``text`` labelled ``label`` (case-insensitive), as printed.
 
@@ -88,7 +81,8 @@ def row_figures(text: str, label: str) -> list[str]:
     the figures on the following lines up to the first line with a letter ("$" and blank lines are
     skipped). Rows with no figure are passed over; ``[]`` when there is no such row.
     """
-    lines = _lines(text)
+    # runs of white space collapsed, dot leaders ("Total assets.....") removed
+    lines = [" ".join(re.sub(r"\.{3,}", " ", line).split()) for line in text.splitlines()]
     want = label.casefold()
     for i, line in enumerate(lines):
         if not line.casefold().startswith(want) or _LETTER.search(rest := line[len(want) :]):
@@ -160,11 +154,6 @@ def _pages(data, quick: bool) -> tuple[Dataset, Dataset]:
             Dataset(single.name, both.passages, [q for q in both.queries if q.qid not in ids], dict(single.meta)))
 
 
-def _block_of(block: Mapping[str, Mapping[str, Any]], qids: Sequence[str]) -> dict:
-    keep = set(qids)
-    return {m: {"per_query_metrics": {q: v for q, v in e["per_query_metrics"].items() if q in keep}} for m, e in block.items()}
-
-
 def comparison_study(*, data: str | None = None, quick: bool = False, n_resamples: int = 10_000, seed: int = 0,
                      progress: bool = False, log: Callable[[str], None] | None = print) -> dict:
     """BM25, dense, ``aethel-hybrid`` and ``aethel-anchors`` on the comparison questions, and the single-filing check.
@@ -177,15 +166,13 @@ def comparison_study(*, data: str | None = None, quick: bool = False, n_resample
     Returns
     -------
     dict
-        ``comparisons``: per half (``dev``, ``test``, ``all``) the number of questions, each method's
-        mean and 95% bootstrap CI of :data:`COMPARISON_METRICS` (``ci``), and paired bootstrap tests
-        of ``aethel-anchors`` against each other method (``tests``; Holm over the half's table);
-        ``by_kind``: AllSupport@10 per question type; ``anchored``: how many comparison questions
-        have two or more anchors. ``single``: FinanceBench's own questions (all, dev, test):
-        ``aethel-anchors`` against ``aethel-hybrid`` on MRR and HR@5, and how many questions it
-        ranks differently (two or more anchors). ``timing``: milliseconds per comparison question
-        of each graph method's top-10 search, timed after the runs, one method at a time, after a
-        warm-up question and with no per-text memo shared between them.
+        ``comparisons``: per half (``dev``, ``test``, ``all``) ``n``, ``ci`` (:func:`metric_cis` of
+        :data:`COMPARISON_METRICS`) and ``tests`` (``aethel-anchors`` against each other method);
+        ``by_kind``: AllSupport@10 per question type; ``anchored``: comparison questions with two or
+        more anchors. ``single``: FinanceBench's own questions: ``aethel-anchors`` against
+        ``aethel-hybrid`` on MRR and HR@5 per half, and the questions it ranks differently.
+        ``timing``: ms per comparison question of each graph method's top-10 search, timed alone
+        after a warm-up question, with no per-text memo.
     """
     comp, single = _pages(data, quick)
     log and log(f"comparisons: {len(comp.queries)} comparison questions, {len(single.queries)} FinanceBench questions, "
@@ -217,7 +204,7 @@ def comparison_study(*, data: str | None = None, quick: bool = False, n_resample
     pairs = [("aethel-anchors", b) for b in COMPARISON_METHODS if b != "aethel-anchors"]
     out["comparisons"] = {}
     for half, qids in halves.items():
-        sub = _block_of(block, qids)
+        sub = block_of(block, qids)
         out["comparisons"][half] = {
             "n": len(qids),
             "ci": metric_cis(sub, [by_id[q] for q in qids], metrics=COMPARISON_METRICS, n_resamples=n_resamples, seed=seed),
@@ -234,9 +221,9 @@ def comparison_study(*, data: str | None = None, quick: bool = False, n_resample
     out["single"] = {"n": len(single.queries), "anchored": len(changed), "anchored_qids": changed,
                      "identical": sum(runs[("single", "aethel-hybrid")].run[q.qid] == runs[("single", "aethel-anchors")].run[q.qid]
                                       for q in single.queries),
-                     "tests": {h: paired_comparisons(_block_of(sblock, qids), [("aethel-anchors", "aethel-hybrid")], ("MRR", "HR@5"),
-                                                     n_resamples=n_resamples, seed=seed) if len(qids) > 1 else []
-                               for h, qids in parts.items()}}
+                     "tests": {h: paired_comparisons(block_of(sblock, qids), [("aethel-anchors", "aethel-hybrid")],
+                                                     ("MRR", "HR@5"), n_resamples=n_resamples, seed=seed)
+                               if len(qids) > 1 else [] for h, qids in parts.items()}}
     out["per_query"] = {n: {q: block[n]["per_query_metrics"][q]["AllSupport@10"] for q in halves["all"]} for n in fitted}
     out["timing"] = {"ms_per_question": timing}
     return out

@@ -14,14 +14,12 @@ Scoring rules (:func:`company_matches`, :func:`type_of`):
   ``"amd"``); tokens are compared with a final possessive ``s`` dropped on both sides
   (``"mcdonalds"`` = ``"mcdonald"``, which is how the normalisation writes "McDonald's"); and
   two or more consecutive tokens of ``r`` written together may equal ``c`` (``"wal mart stores"``,
-  from "Wal-Mart Stores, Inc.", names ``"walmart"``). A
-  registrant's former name is *not* its later name: "Square, Inc." is wrong for "Block".
+  from "Wal-Mart Stores, Inc.", names ``"walmart"``). A registrant's former name is *not* its
+  later name: "Square, Inc." is wrong for "Block".
 * **fiscal year** — the first year key read (``"2023"`` of ``["2023", "2023q2"]``) equals
   ``doc_period``.
 * **filing type** — the first type key read equals the table's ``doc_type`` lower-cased, with
   ``10k_annualreport`` (an annual report that carries the 10-K) counted as ``10k``.
-
-:func:`split_half` is the fixed development split (a SHA-256 of ``doc_name``).
 """
 
 from __future__ import annotations

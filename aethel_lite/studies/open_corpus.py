@@ -3,15 +3,8 @@ r"""The open-corpus study: every question searches a whole corpus (the paper's s
 The paper reports, on a private corpus of 4,123 financial chunks and 40 questions, HR@5 of BM25
 .700, the NER3 graph .600, the regex graph .400 and dense retrieval .450, and RRF(BM25 + graph)
 MRR .479 against BM25's .468 (paired bootstrap CI [−.163, +.192]). This module re-runs that
-experiment on public corpora (:data:`OPEN_DATASETS`) and returns plain JSON-able results that
-the chapter ``notebooks/20_open_corpus.ipynb`` writes to ``results/open_corpus.json``:
-
-* every method's mean metrics with a 95% percentile bootstrap CI over questions, overall and per
-  question group (:func:`group_of`: one vs several evidence pages, hop count, single vs multi);
-* the graph retrievers' reliance on BM25 (share of questions that used the BM25 fallback, share
-  of top-5 slots the BM25 ordering filled);
-* paired bootstrap tests between methods, with Holm-adjusted p-values over the whole chapter;
-* a verdict per paper number (:func:`paper_verdicts`).
+experiment on public corpora (:data:`OPEN_DATASETS`) for ``notebooks/20_open_corpus.ipynb``, which
+writes its plain JSON-able results to ``results/open_corpus.json``.
 
 References
 ----------
@@ -74,7 +67,6 @@ QUICK = {"limit": 12, "corpus_size": 300}
 
 def check_parameters(datasets: Sequence[str], methods: Sequence[str]) -> None:
     """Fail fast, naming the parameter, on an unknown data set or method name."""
-
     if isinstance(datasets, str) or isinstance(methods, str):
         raise ParameterError("datasets and methods must be lists of names, e.g. datasets = ['financebench']")
     unknown = [d for d in datasets if d not in OPEN_DATASETS]
@@ -91,13 +83,11 @@ def load_open(name: str, *, data: str | None = None, limit: int | None = None, c
 
     ``limit`` keeps the first questions (and the whole corpus); ``corpus_size`` then samples the
     corpus with :func:`aethel_lite.data.sampling.sample_corpus` (every gold passage kept, the rest
-    drawn with ``seed``). An own-files data set (``"own_files"`` in its spec) is the named one with
-    the filings' names and metadata hidden afterwards (:func:`aethel_lite.data.own_files.own_files`),
-    so it holds the same pages as ``"financebench"`` loaded with the same ``limit`` and ``corpus_size``.
-    Raises :class:`~aethel_lite.errors.DataNotFoundError` when the real data
-    is missing (callers decide whether to fall back to the synthetic corpus, loudly).
+    drawn with ``seed``). An own-files data set (``"own_files"`` in its spec) hides the filings' names
+    and metadata after sampling (:func:`aethel_lite.data.own_files.own_files`): the same pages as
+    ``"financebench"`` with the same ``limit`` and ``corpus_size``. Raises
+    :class:`~aethel_lite.errors.DataNotFoundError` when the real data is missing.
     """
-
     if name not in OPEN_DATASETS:
         raise ParameterError(f"datasets: unknown {name!r}; choose from {', '.join(OPEN_DATASETS)}")
     spec = OPEN_DATASETS[name]
@@ -163,14 +153,17 @@ def metric_cis(block: Mapping[str, Mapping[str, Any]], queries: Sequence, groups
     return out
 
 
-def graph_reliance(outcomes: Mapping[str, Any], queries: Sequence, k: int) -> dict:
-    """Per graph method: how much of its ranking came from BM25 rather than the graph.
+def block_of(block: Mapping[str, Mapping[str, Any]], qids: Sequence[str]) -> dict:
+    """An ``aethel eval`` methods block narrowed to the ``per_query_metrics`` of the questions ``qids``."""
+    keep = set(qids)
+    return {m: {"per_query_metrics": {q: v for q, v in e["per_query_metrics"].items() if q in keep}}
+            for m, e in block.items()}
 
-    ``{"fallback_share": share of questions with no seed entity (BM25-seeded teleport),
-    "bm25_top5_share": share of top-5 slots filled by passages PPR never reached, ordered by BM25}``
-    of each graph method's open-corpus run of ``queries`` at depth ``k``
-    (:func:`aethel_lite.retrievers.diagnostics.reliance`).
-    """
+
+def graph_reliance(outcomes: Mapping[str, Any], queries: Sequence, k: int) -> dict:
+    """Per graph method, how much of its open-corpus run came from BM25 rather than the graph
+    (:func:`aethel_lite.retrievers.diagnostics.reliance` at depth ``k``): ``fallback_share`` (questions
+    with no seed entity) and ``bm25_top5_share`` (top-5 slots PPR never reached, ordered by BM25)."""
     out = {}
     for name, outcome in outcomes.items():
         retriever = getattr(outcome, "retriever", None)
@@ -183,20 +176,16 @@ def graph_reliance(outcomes: Mapping[str, Any], queries: Sequence, k: int) -> di
 def evaluate_open(dataset, methods: Sequence[str], *, n_resamples: int = 10_000, seed: int = 0,
                   retriever_kwargs: Mapping | None = None, progress: bool = False,
                   log: Callable[[str], None] | None = None) -> tuple[dict, dict]:
-    """Run ``methods`` on ``dataset`` in the open setting and score them.
-
-    The result is cached on disk (:func:`aethel_lite.caching.resultcache.cached`, keyed by the data set's
-    content, the methods, the settings and the library's code).
+    """Run ``methods`` on ``dataset`` in the open setting and score them (cached on disk).
 
     Returns
     -------
     result : dict
-        ``{"summary", "methods" (the aethel eval block), "ci", "reliance", "timing"}``.
+        ``{"summary", "meta", "groups", "methods" (the aethel eval block), "ci", "reliance", "timing"}``.
     outcomes : dict
         method → :class:`~aethel_lite.evaluation.runner.MethodOutcome` (fitted retrievers, for the error
         analysis); empty when the result came from the cache.
     """
-
     outcomes: dict = {}
 
     def compute() -> dict:
@@ -208,12 +197,10 @@ def evaluate_open(dataset, methods: Sequence[str], *, n_resamples: int = 10_000,
             "summary": dataset_summary(dataset),
             "meta": {k: dataset.meta[k] for k in ("left_out", "duplicates_merged", "sample", "chunk_words", "chunk_overlap",
                                                    "n_distractors", "fallback_from") if k in dataset.meta},
-            "groups": groups,
-            "methods": block,
+            "groups": groups, "methods": block,
             "ci": metric_cis(block, dataset.queries, groups, n_resamples=n_resamples, seed=seed),
             "reliance": graph_reliance(outcomes, dataset.queries, RUN_DEPTH),
-            "timing": {name: round(o.seconds, 3) for name, o in outcomes.items()},
-        }
+            "timing": {name: round(o.seconds, 3) for name, o in outcomes.items()}}
 
     result = cached("open-eval", {"dataset": dataset_digest(dataset), "methods": list(methods), "n_resamples": n_resamples,
                                   "seed": seed, "retriever_kwargs": retriever_kwargs}, compute)
@@ -230,8 +217,7 @@ def error_analysis(dataset, method: str, *, outcomes: Mapping | None = None, ret
     method : str
         A graph method (``aethel-*``).
     outcomes : mapping, optional
-        :func:`evaluate_open`'s outcomes; its fitted ``method`` retriever is used when present,
-        otherwise the method is fitted and run here.
+        :func:`evaluate_open`'s outcomes, whose fitted ``method`` retriever is used when present.
     top, examples : int
         Hub entities listed; worked examples (:func:`pick_examples`).
 
@@ -250,16 +236,12 @@ def error_analysis(dataset, method: str, *, outcomes: Mapping | None = None, ret
         retriever, questions = outcome.retriever, dataset.queries
         agg = analysis.aggregate_report(retriever, questions)
         by_id = {q.qid: q for q in questions}
-        return {
-            "dataset": dataset.name,
-            "method": method,
-            "aggregate": {k: v for k, v in agg.items() if k != "per_query"},
-            "per_query": agg["per_query"],
-            "hubs": analysis.hub_entities(retriever, top=top),
-            "hub_mass": analysis.hub_mass(retriever, questions, top=top),
-            "examples": [analysis.worked_example(retriever, by_id[qid], k=5)
-                         for qid in pick_examples(agg["per_query"], k=examples)],
-        }
+        return {"dataset": dataset.name, "method": method,
+                "aggregate": {k: v for k, v in agg.items() if k != "per_query"}, "per_query": agg["per_query"],
+                "hubs": analysis.hub_entities(retriever, top=top),
+                "hub_mass": analysis.hub_mass(retriever, questions, top=top),
+                "examples": [analysis.worked_example(retriever, by_id[qid], k=5)
+                             for qid in pick_examples(agg["per_query"], k=examples)]}
 
     return cached("open-errors", {"dataset": dataset_digest(dataset), "method": method, "top": top, "examples": examples,
                                   "retriever_kwargs": retriever_kwargs}, compute)
@@ -271,9 +253,8 @@ def chapter_tests(results: Mapping[str, Mapping[str, Any]], pairs: Sequence[tupl
 
     Each row is :func:`aethel_lite.evaluation.runner.paired_comparisons`'s plus ``dataset`` and
     ``p_holm_chapter``: the bootstrap p-value adjusted by Holm's step-down procedure over *every*
-    test of the chapter (the family a reader scans), not only one data set's.
+    test of the chapter, not only one data set's.
     """
-
     rows = []
     for name, res in results.items():
         block = res["methods"]
@@ -308,15 +289,13 @@ def paper_verdicts(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Mapp
                         cell = ci["groups"][multi[0]].get(r["metric"])
                 else:
                     cell = ci["all"].get(r["metric"])
-            spec = OPEN_DATASETS.get(name, {})
             if cell is None:
                 verdict, why = "not comparable", "not run on this data set" if ci is None else "no such question group"
             elif name in synthetic:
                 verdict, why = "not comparable", "synthetic data stands in for missing real data"
             else:
-                inside = cell["ci_low"] <= r["value"] <= cell["ci_high"]
-                verdict = "inside our CI" if inside else "outside our CI"
-                why = f"different corpus and questions: {spec.get('stands_for', name)}"
+                verdict = "inside our CI" if cell["ci_low"] <= r["value"] <= cell["ci_high"] else "outside our CI"
+                why = f"different corpus and questions: {OPEN_DATASETS.get(name, {}).get('stands_for', name)}"
             out.append({"dataset": name, "paper_method": r["paper_method"], "metric": r["metric"],
                         "section": r["section"], "paper": r["value"], "ours_method": r["ours"],
                         "ours": None if cell is None else cell["mean"],
@@ -327,13 +306,10 @@ def paper_verdicts(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Mapp
 
 
 def pick_examples(rows: Sequence[Mapping[str, Any]], k: int = 5) -> list[str]:
-    """Three question ids for worked examples, chosen by rule rather than by hand.
-
-    From the per-question rows of :func:`aethel_lite.studies.analysis.aggregate_report` (question order):
-    the first question whose gold passage ranks in the top ``k``, the first whose gold is reached by
-    PageRank but ranks below ``k``, and the first whose gold is never reached. A kind with no such
-    question is skipped.
-    """
+    """Three question ids for worked examples, chosen by rule, from the per-question rows of
+    :func:`aethel_lite.studies.analysis.aggregate_report`: the first question whose gold ranks in
+    the top ``k``, the first whose gold is reached by PageRank but ranks below ``k``, and the first
+    whose gold is never reached (a kind with no such question is skipped)."""
     kinds = (
         lambda r: r["gold_rank"] is not None and r["gold_rank"] <= k,
         lambda r: r["gold_reached"] and (r["gold_rank"] is None or r["gold_rank"] > k),
@@ -347,21 +323,20 @@ def pick_examples(rows: Sequence[Mapping[str, Any]], k: int = 5) -> list[str]:
     return chosen
 
 
-def _cell(res: Mapping[str, Any], method: str, metric: str, group: str | None = None) -> str:
+def ci_text(c: Mapping[str, Any]) -> str:
+    """A :func:`metric_cis` cell as ``mean [ci_low, ci_high]``, 3 decimals."""
+    return f"{c['mean']:.3f} [{c['ci_low']:.3f}, {c['ci_high']:.3f}]"
+
+
+def _cell(res: Mapping[str, Any], method: str, metric: str) -> str:
     ci = res["ci"].get(method)
-    if ci is None:
-        return "n/a"
-    c = ci["all"][metric] if group is None else ci["groups"].get(group, {}).get(metric)
-    return "n/a" if c is None else f"{c['mean']:.3f} [{c['ci_low']:.3f}, {c['ci_high']:.3f}]"
+    return "n/a" if ci is None else ci_text(ci["all"][metric])
 
 
 def takeaways(saved: Mapping[str, Any]) -> str:
-    """The chapter's closing bullets, every number read from a saved open-corpus result.
-
-    States the order of BM25, the best dense variant and the NER3 graph on each corpus (with CIs)
-    against the paper's BM25 > graph > dense; the RRF − BM25 MRR difference against the paper's;
-    and the measured reasons from the error analysis.
-    """
+    """The chapter's closing bullets, every number read from a saved open-corpus result: the order
+    of BM25, the best dense variant and the NER3 graph on each corpus against the paper's, the
+    RRF − BM25 MRR difference against the paper's, and the measured reasons from the error analysis."""
     out = []
     if saved.get("synthetic_only"):
         out.append("*No real data was found: every number here comes from the synthetic corpus and says nothing "
@@ -369,11 +344,8 @@ def takeaways(saved: Mapping[str, Any]) -> str:
     for name, res in saved["datasets"].items():
         m = res["methods"]
         dense = max((d for d in ("dense", "dense-max") if d in m), key=lambda d: (m[d]["HR@5"], d), default=None)
-        parts = [f"BM25 {_cell(res, 'bm25', 'HR@5')}"]
-        if dense:
-            parts.append(f"{dense} {_cell(res, dense, 'HR@5')}")
-        if "aethel-ner3" in m:
-            parts.append(f"NER3 graph {_cell(res, 'aethel-ner3', 'HR@5')}")
+        shown = (("bm25", "BM25"), (dense, dense), ("aethel-ner3", "NER3 graph"))
+        parts = [f"{label} {_cell(res, x, 'HR@5')}" for x, label in shown if x == "bm25" or x in m]
         order = sorted((x for x in ("bm25", dense, "aethel-ner3") if x and x in m), key=lambda x: -m[x]["HR@5"])
         paper_order = order == ["bm25", "aethel-ner3", dense]
         out.append(f"* **{name}**, HR@5: " + "; ".join(parts) + f". Order: {' > '.join(order)}"

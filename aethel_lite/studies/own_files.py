@@ -4,30 +4,17 @@ nothing but their pages (:mod:`aethel_lite.data.own_files`), side by side.
 ``aethel-hybrid`` wins on FinanceBench largely by picking the right filing, and there the loader tells
 it which filing a page is in (the title on every page, the company, period and type in ``meta``). On a
 user's own PDFs the metadata nodes must come from the pages
-(:func:`~aethel_lite.core.docmeta.document_metadata`). :func:`own_files_study` runs the study's
-baselines and the hybrid with the components :data:`~aethel_lite.studies.beyond.COMPONENT_TESTS` on the
-own-files data set ``"financebench-own"`` (:func:`~aethel_lite.studies.beyond.beyond_study`, so its
-entry has the layout of the FinanceBench one in ``results/beyond.json``), reuses the named setting's
-entry when it is given, and adds
-
-* every method's mean HR@5 and MRR with a 95% percentile-bootstrap CI, on all questions and on the
-  test half (:func:`~aethel_lite.studies.open_corpus.metric_cis`);
-* the hybrid's **lead** over BM25 and over dense retrieval in each setting, :math:`\ell_s = \bar r_\text{hybrid}
-  - \bar r_\text{baseline}` with its paired-bootstrap CI, the share it keeps, :math:`\ell_\text{own} /
-  \ell_\text{named}`, and the change :math:`\ell_\text{own} - \ell_\text{named}` with a paired
-  bootstrap over questions of the per-question differences of differences (the same questions in
-  both settings);
-* how well the page reader reads each filing's company, fiscal year and type
-  (:func:`~aethel_lite.studies.docmeta_check.docmeta_accuracy`), on the corpus's filings and on every
-  filing with pages.
-
-:func:`lead_sentence` says in one generated sentence what the hybrid keeps of its lead, whatever the
-outcome; :func:`settings_table`, :func:`lead_table` and :func:`metadata_table` are the chapter's tables.
+(:func:`~aethel_lite.core.docmeta.document_metadata`). :func:`own_files_study` measures what the
+hybrid keeps of its lead over BM25 and dense retrieval, :math:`\ell_s = \bar r_\text{hybrid} -
+\bar r_\text{baseline}`, when the filings are not named: the share :math:`\ell_\text{own} /
+\ell_\text{named}` and the change :math:`\ell_\text{own} - \ell_\text{named}` with a paired bootstrap
+over questions of the per-question differences of differences (the same questions in both settings).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 from ..data.own_files import document_information, filing_first_pages
@@ -35,7 +22,7 @@ from ..errors import ParameterError
 from ..evaluation.stats import paired_bootstrap
 from .beyond import BASELINES, COMPONENT_TESTS, beyond_study
 from .docmeta_check import FIELDS, docmeta_accuracy
-from .open_corpus import metric_cis
+from .open_corpus import ci_text, metric_cis
 
 __all__ = ["NAMED", "OWN", "OWN_VARIANTS", "OWN_METHODS", "LEAD_BASELINES", "own_files_study", "metadata_accuracy",
            "lead_rows", "lead_sentence", "settings_table", "lead_table", "metadata_table"]
@@ -53,11 +40,10 @@ _SETTING_LABELS = {NAMED: "filings named", OWN: "own files"}
 
 
 def metadata_accuracy(doc_names: Sequence[str] | None = None, *, directory=None, n_pages: int = 3) -> dict:
-    """The page reader's accuracy on FinanceBench (:func:`~aethel_lite.studies.docmeta_check.docmeta_accuracy`).
+    """The page reader's accuracy (:func:`~aethel_lite.studies.docmeta_check.docmeta_accuracy`) on FinanceBench.
 
-    Returns ``{"corpus": ..., "all": ...}``: on the filings ``doc_names`` (those of the corpus; None:
-    ``"corpus"`` is left out) and on every filing that has pages and a row in the document-information
-    file. Each reads a filing's first ``n_pages`` pages under an opaque id with no title and no metadata.
+    Returns ``{"corpus": ..., "all": ...}``: on the filings ``doc_names`` (None: no ``"corpus"``) and on
+    every filing with pages and a document-information row, each read from its first ``n_pages`` pages.
     """
     pages, info = filing_first_pages(directory, n_pages), document_information(directory)
     out = {"all": docmeta_accuracy(pages, info, n_pages=n_pages)}
@@ -67,23 +53,17 @@ def metadata_accuracy(doc_names: Sequence[str] | None = None, *, directory=None,
     return out
 
 
-def _entry_cis(entry: Mapping[str, Any], methods: Sequence[str], metrics: Sequence[str], n_resamples: int,
-               seed: int) -> dict:
+def _entry_cis(entry: Mapping[str, Any], methods: Sequence[str], n_resamples: int, seed: int) -> dict:
     pq = entry["per_query_metrics"]
     block = {m: {"per_query_metrics": pq[m]} for m in methods if m in pq}
     qids = list(next(iter(block.values()))["per_query_metrics"])
     out = {}
     for half, keep in (("all", qids), ("test", entry["halves"]["test"])):
-        queries = [_Q(q) for q in qids if q in set(keep)]
-        if len(queries) >= 1:
-            cis = metric_cis(block, queries, metrics=metrics, n_resamples=n_resamples, seed=seed)
+        queries = [SimpleNamespace(qid=q) for q in qids if q in set(keep)]  # all metric_cis reads of a question
+        if queries:
+            cis = metric_cis(block, queries, metrics=_METRICS, n_resamples=n_resamples, seed=seed)
             out[half] = {m: c["all"] for m, c in cis.items()}
     return out
-
-
-class _Q:  # what metric_cis reads of a question
-    def __init__(self, qid: str) -> None:
-        self.qid = qid
 
 
 def _lead(per: Mapping[str, Mapping[str, Any]], qids: Sequence[str], base: str, metric: str) -> list[float]:
@@ -93,11 +73,10 @@ def _lead(per: Mapping[str, Mapping[str, Any]], qids: Sequence[str], base: str, 
 def lead_rows(settings: Mapping[str, Mapping[str, Any]], *, n_resamples: int = 10_000, seed: int = 0) -> list[dict]:
     """The hybrid's lead over each of :data:`LEAD_BASELINES` in both settings, and what it keeps.
 
-    ``settings``: :data:`NAMED` and :data:`OWN` → entries of :func:`own_files_study` (``per_query_metrics``,
-    ``halves``, ``tests``). One row per (half, baseline, metric): ``named`` and ``own`` (lead with its
-    paired-bootstrap CI, from the entries' ``tests``), ``kept`` (own / named; None when the named
-    lead is not positive) and ``change`` (own − named, with the CI of a paired bootstrap over the
-    questions both settings share).
+    ``settings``: :data:`NAMED` and :data:`OWN` → entries of :func:`own_files_study`. One row per (half,
+    baseline, metric): ``named`` and ``own`` (the lead with its paired-bootstrap CI, from the entries'
+    ``tests``), ``kept`` (own / named; None when the named lead is not positive) and ``change`` (own −
+    named, with the CI of a paired bootstrap over the questions both settings share).
     """
     named, own = settings[NAMED], settings[OWN]
     rows = []
@@ -137,17 +116,14 @@ def own_files_study(loaded: Mapping[str, Any], *, reference: Mapping[str, Mappin
         :data:`NAMED` and :data:`OWN` → Dataset (:func:`~aethel_lite.studies.open_corpus.load_open`
         with the same ``limit`` and ``corpus_size``: the same pages and questions).
     reference : mapping, optional
-        Entries of :func:`~aethel_lite.studies.beyond.beyond_study` already computed (the chapter's
-        ``beyond["datasets"]``): a setting found there with every baseline of ``baseline_names``, every
-        variant of :data:`OWN_VARIANTS` and the same questions is not run again.
+        Entries of :func:`~aethel_lite.studies.beyond.beyond_study` already computed: a setting found
+        there with every method compared and the same questions is not run again.
     baselines : mapping, optional
-        Setting name → an ``aethel eval`` ``methods`` block computed on the same data set (reused, as
-        in :func:`~aethel_lite.studies.beyond.beyond_study`).
+        Setting name → an ``aethel eval`` ``methods`` block computed on the same data set (reused).
     metadata : mapping, optional
         :func:`metadata_accuracy`'s result (computed here when omitted).
     baseline_names : sequence of str
-        The baselines compared (default all of :data:`~aethel_lite.studies.beyond.BASELINES`; a
-        quick build may ask for fewer: ``dense-max`` encodes every ~200-word window of every page).
+        The baselines compared (default all of :data:`~aethel_lite.studies.beyond.BASELINES`).
     n_resamples, seed, n_process, depth : int
         As in :func:`~aethel_lite.studies.beyond.beyond_study`.
 
@@ -179,7 +155,7 @@ def own_files_study(loaded: Mapping[str, Any], *, reference: Mapping[str, Mappin
                                      seed=seed, n_process=n_process, depth=depth, log=log,
                                      baseline_names=list(baseline_names)))
     for entry in settings.values():
-        entry["ci"] = _entry_cis(entry, methods, _METRICS, n_resamples, seed)
+        entry["ci"] = _entry_cis(entry, methods, n_resamples, seed)
     if metadata is None:
         metadata = metadata_accuracy(sorted({p.doc_id for p in loaded[NAMED].passages}))
     return {"settings": {n: settings[n] for n in (NAMED, OWN)}, "methods": methods,
@@ -187,10 +163,6 @@ def own_files_study(loaded: Mapping[str, Any], *, reference: Mapping[str, Mappin
 
 
 # ------------------------------------------------------------------------------------ reporting
-def _ci(c: Mapping[str, Any]) -> str:
-    return f"{c['mean']:.3f} [{c['ci_low']:.3f}, {c['ci_high']:.3f}]"
-
-
 def _diff(c: Mapping[str, Any]) -> str:
     return f"{c['diff']:+.3f} [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]"
 
@@ -203,15 +175,13 @@ def settings_table(saved: Mapping[str, Any], metric: str = "MRR", half: str = "a
     for method in saved["methods"]:
         cells = {n: saved["settings"][n]["ci"].get(half, {}).get(method) for n in (NAMED, OWN)}
         if all(cells.values()):
-            rows.append({"method": method, **{_SETTING_LABELS[n]: _ci(cells[n][metric]) for n in (NAMED, OWN)},
+            rows.append({"method": method, **{_SETTING_LABELS[n]: ci_text(cells[n][metric]) for n in (NAMED, OWN)},
                          "change": round(cells[OWN][metric]["mean"] - cells[NAMED][metric]["mean"], 3)})
     return pd.DataFrame(rows)
 
 
 def lead_table(saved: Mapping[str, Any], half: str = "all", metric: str = "MRR"):
-    """The hybrid − baseline gaps (:func:`lead_rows`) on one half and metric, one column per baseline:
-    the lead with the filings named and as own files (each with its paired-bootstrap 95% CI), the
-    share kept and the change (own − named) with its 95% CI."""
+    """The hybrid − baseline gaps (:func:`lead_rows`) on one half and metric, one column per baseline."""
     import pandas as pd
 
     rows = {r["baseline"]: r for r in saved["lead"] if r["half"] == half and r["metric"] == metric}
@@ -255,10 +225,8 @@ def _lead_phrase(r: Mapping[str, Any]) -> str:
 def lead_sentence(saved: Mapping[str, Any], metrics: Sequence[str] = ("MRR", "HR@5")) -> str:
     """What the hybrid keeps of its lead when the filings are not named, generated from a saved study.
 
-    Markdown bullets, one per half (all questions, then the test half) and metric: the hybrid's value
-    in both settings and, per baseline of :data:`LEAD_BASELINES`, the lead with the filings named →
-    as own files, the share kept and the change with its paired-bootstrap CI (or that the lead is
-    gone, grew, or was never there); then the page reader's accuracy on the corpus's filings.
+    Markdown bullets, one per half and metric: the hybrid's value in both settings and, per baseline,
+    the lead named → own, the share kept and the change with its CI; then the page reader's accuracy.
     """
     out = []
     for half, what in (("all", "all {n} questions"), ("test", "the {n} test questions")):
@@ -269,7 +237,7 @@ def lead_sentence(saved: Mapping[str, Any], metrics: Sequence[str] = ("MRR", "HR
             h = saved["settings"]
             hyb = {n: h[n]["ci"][half]["aethel-hybrid"][metric] for n in (NAMED, OWN)}
             out.append(f"* On {what.format(n=rows[0]['n'])}, with the filings' names and metadata hidden, "
-                       f"`aethel-hybrid`'s {metric} goes from {_ci(hyb[NAMED])} to {_ci(hyb[OWN])}. "
+                       f"`aethel-hybrid`'s {metric} goes from {ci_text(hyb[NAMED])} to {ci_text(hyb[OWN])}. "
                        + " ".join(_lead_phrase(r) for r in rows))
     md = (saved.get("metadata") or {}).get("corpus") or (saved.get("metadata") or {}).get("all")
     if md:

@@ -4,21 +4,14 @@ The paper grows its private corpus from 100 to 4,123 chunks: dense HR@5 falls .8
 .80 → .70, and the graph passes dense from 500 chunks on without ever passing BM25. Here a corpus
 of each size is drawn with :func:`aethel_lite.data.sampling.sample_corpus` — every gold passage
 kept, the others sampled with a fixed seed — several seeds per size, and every method is fitted
-and scored on each sample. Per size and method the result holds the mean over seeds, the spread
-across seeds, a 95% bootstrap CI over questions (of the per-question metric averaged over the
-seeds), the fit time and the peak traced memory of fitting.
+and scored on each sample; :func:`crossovers` computes the paper's two claims from the curves.
 
 Because the gold passages are always kept, a smaller corpus is the same questions with fewer
 distractors: at size :math:`N` a question's gold passages compete with :math:`N - |G|` others.
-
-:func:`crossovers` turns the curves into the paper's two claims, computed rather than read off
-a plot: the smallest size from which method A's mean stays above method B's at every larger
-size, and whether A is ever above B.
 """
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -54,21 +47,18 @@ def resolve_sizes(sizes: Sequence, n_passages: int, n_gold: int) -> list[int]:
     return sorted(out)
 
 
-def _peak_fit(fit: Callable[[], Any], measure_memory: bool) -> tuple[Any, float, float | None]:
-    """Run ``fit()``; return its value, wall seconds and peak traced MiB (tracemalloc: Python and numpy
-    allocations; memory that native libraries allocate outside Python's allocator is not seen)."""
+def _peak_fit(fit: Callable[[], Any], measure_memory: bool) -> tuple[Any, float | None]:
+    """Run ``fit()``; return its value and peak traced MiB (tracemalloc: Python and numpy allocations;
+    memory that native libraries allocate outside Python's allocator is not seen)."""
     if measure_memory:
         tracemalloc.start()
-    t0 = time.perf_counter()
     try:
         value = fit()
     finally:
-        seconds = time.perf_counter() - t0
-        peak = None
+        peak = tracemalloc.get_traced_memory()[1] / 2**20 if measure_memory else None
         if measure_memory:
-            peak = tracemalloc.get_traced_memory()[1] / 2**20
             tracemalloc.stop()
-    return value, seconds, peak
+    return value, peak
 
 
 def _scaling_job(sample, methods: Sequence[str], bases: Sequence[str], *, first: bool, traced: bool,
@@ -76,12 +66,11 @@ def _scaling_job(sample, methods: Sequence[str], bases: Sequence[str], *, first:
     """Fit, run and score every method on one corpus sample: ``{"per_query_metrics": {method: ...},
     "timing": {method: {"fit_seconds", "peak_mib"}}}`` (timing only for the ``first`` seed, which runs
     without the process-wide memos and, when ``traced``, under tracemalloc)."""
-
     outcomes: dict[str, MethodOutcome] = {}
     peaks: dict[str, float | None] = {}
     for base in bases:  # one fit per base method, traced alone; the timed (first) seed uses no memo
-        out, _, peaks[base] = _peak_fit(lambda: run_methods(sample, [base], setting="open", progress=False, log=None,
-                                                            retriever_kwargs=retriever_kwargs, memo=not first), traced)
+        out, peaks[base] = _peak_fit(lambda: run_methods(sample, [base], setting="open", progress=False, log=None,
+                                                         retriever_kwargs=retriever_kwargs, memo=not first), traced)
         outcomes[base] = out[base]
     for name in methods:
         if name in FUSIONS:
@@ -108,8 +97,7 @@ def scaling_run(dataset, methods: Sequence[str], *, sizes: Sequence = DEFAULT_SI
     n_resamples : bootstrap resamples for the CI over questions.
     measure_memory : trace the peak memory of fitting (first seed of each size only; tracing slows Python).
         The first seed of each size is also the one whose fit time is reported: it runs without the
-        process-wide memos (:mod:`aethel_lite.caching.memo`), so its time is the cost of fitting from the
-        on-disk stores; the other seeds reuse per-text work (identical rankings, tested).
+        process-wide memos (:mod:`aethel_lite.caching.memo`); the other seeds reuse per-text work.
 
     Returns
     -------
@@ -117,15 +105,10 @@ def scaling_run(dataset, methods: Sequence[str], *, sizes: Sequence = DEFAULT_SI
         ``{"sizes": [...], "n_gold": int, "n_queries": int, "curves": {method: {metric: [{"size", "mean",
         "seed_min", "seed_max", "ci_low", "ci_high", "n_seeds"}, ...]}}, "timing": {method: [{"size",
         "fit_seconds", "peak_mib"}]}}``. Everything outside ``timing`` is deterministic for fixed seeds.
-
-    Notes
-    -----
-    Each (size, seed) job is cached on disk (:func:`aethel_lite.caching.resultcache.cached`, keyed by the
-    sample's content, the methods, the settings and the library's code): a re-run computes only
-    new jobs, and a cached job keeps the fit times measured when it was computed.
+        Each (size, seed) job is cached on disk (:func:`aethel_lite.caching.resultcache.cached`); a
+        cached job keeps the fit times measured when it was computed.
     """
     from tqdm.auto import tqdm
-
 
     gold = set().union(*(q.gold for q in dataset.queries))
     n = len(dataset.passages)
@@ -148,21 +131,17 @@ def scaling_run(dataset, methods: Sequence[str], *, sizes: Sequence = DEFAULT_SI
             per_query.setdefault((name, size), []).append(job["per_query_metrics"][name])
             if first:
                 timing[name].append({"size": size, **job["timing"][name]})
-    curves: dict[str, dict[str, list[dict]]] = {}
     qids = [q.qid for q in dataset.queries]
-    for name in methods:
-        curves[name] = {}
-        for m in metrics:
-            points = []
-            for size in grid:
-                runs = per_query[(name, size)]
-                seed_means = [mean([r[q][m] for q in qids]) for r in runs]
-                averaged = [mean([r[q][m] for r in runs]) for q in qids]
-                ci = bootstrap_ci(averaged, n_resamples=n_resamples, seed=0)
-                points.append({"size": size, "mean": round(float(ci.mean), 6), "seed_min": round(min(seed_means), 6),
-                               "seed_max": round(max(seed_means), 6), "ci_low": round(float(ci.ci_low), 6),
-                               "ci_high": round(float(ci.ci_high), 6), "n_seeds": len(runs)})
-            curves[name][m] = points
+
+    def point(name: str, m: str, size: int) -> dict:
+        runs = per_query[(name, size)]
+        seed_means = [mean([r[q][m] for q in qids]) for r in runs]
+        ci = bootstrap_ci([mean([r[q][m] for r in runs]) for q in qids], n_resamples=n_resamples, seed=0)
+        return {"size": size, "mean": round(float(ci.mean), 6), "seed_min": round(min(seed_means), 6),
+                "seed_max": round(max(seed_means), 6), "ci_low": round(float(ci.ci_low), 6),
+                "ci_high": round(float(ci.ci_high), 6), "n_seeds": len(runs)}
+
+    curves = {name: {m: [point(name, m, size) for size in grid] for m in metrics} for name in methods}
     return {"dataset": dataset.name, "n_passages": n, "n_gold": len(gold), "n_queries": len(qids), "sizes": grid,
             "seeds": list(seeds), "curves": curves, "timing": timing}
 
@@ -176,18 +155,14 @@ def crossovers(curves: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]], 
     "sizes_above": [sizes where a > b]}``. Means are compared as stored (rounded to 6 decimals), so
     a tie is not a pass.
     """
-    if a not in curves or b not in curves:
-        missing = [m for m in (a, b) if m not in curves]
+    missing = [m for m in (a, b) if m not in curves]
+    if missing:
         raise ParameterError(f"crossovers: method(s) {missing} not in the scaling curves")
     pa = {p["size"]: p["mean"] for p in curves[a][metric]}
     pb = {p["size"]: p["mean"] for p in curves[b][metric]}
     sizes = sorted(set(pa) & set(pb))
     above = [s for s in sizes if pa[s] > pb[s]]
-    passes_from = None
-    for i, s in enumerate(sizes):
-        if all(pa[t] > pb[t] for t in sizes[i:]):
-            passes_from = s
-            break
+    passes_from = next((s for i, s in enumerate(sizes) if all(pa[t] > pb[t] for t in sizes[i:])), None)
     return {"a": a, "b": b, "metric": metric, "passes_from": passes_from, "ever_above": bool(above), "sizes_above": above}
 
 
@@ -234,8 +209,7 @@ def crossover_rows(runs: Mapping[str, Mapping[str, Any]], paper: Mapping[str, Ma
                          "ours": "yes" if c["ever_above"] else "no", "sizes where graph > it": c["sizes_above"]})
     for row in rows:
         if row["corpus"] in synthetic:
-            row["ours"] = ""
-            row["note"] = "synthetic corpus: not comparable with the paper"
+            row.update(ours="", note="synthetic corpus: not comparable with the paper")
     return rows
 
 
@@ -245,10 +219,8 @@ def scaling_takeaways(saved: Mapping[str, Any], paper: Mapping[str, Mapping[str,
     lines = []
     for name, run in saved["runs"].items():
         curves = run["curves"]
-        moves = []
-        for method in [m for m in ("bm25", *(_dense_names(curves)), "aethel-ner3", "aethel-reg") if m in curves]:
-            pts = curves[method][metric]
-            moves.append(f"`{method}` {pts[0]['mean']:.2f} → {pts[-1]['mean']:.2f}")
+        moves = [f"`{m}` {curves[m][metric][0]['mean']:.2f} → {curves[m][metric][-1]['mean']:.2f}"
+                 for m in ("bm25", *_dense_names(curves), "aethel-ner3", "aethel-reg") if m in curves]
         first, last = run["sizes"][0], run["sizes"][-1]
         text = f"* **{name}** ({first:,} → {last:,} passages, {metric}): " + ", ".join(moves) + "."
         rows = crossover_rows({name: run}, paper, synthetic=())

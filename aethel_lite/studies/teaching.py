@@ -1,17 +1,7 @@
-r"""Step-by-step views of the graph retriever for the teaching chapter (``notebooks/01_graph_construction``).
+"""Step-by-step views of the graph retriever for the teaching chapter (``notebooks/01_graph_construction``).
 
 Each function returns plain JSON-able data (the chapter writes it to ``results/`` and draws its
-tables and figures from the file), or draws such data:
-
-* :func:`entity_comparison` -- what each extractor finds in the same paragraphs, and which of
-  its entities the graph keeps (stop-entities dropped) and links (substring links);
-* :func:`power_trace` -- Personalized PageRank iterate by iterate (power iteration),
-  :math:`p^{(0)} = s`, :math:`p^{(t+1)} = \alpha s + (1-\alpha)(W p^{(t)} + (d^\top p^{(t)}) s)`;
-* :func:`drawing_data` / :func:`draw_graph` -- the question's graph, at most ``max_nodes`` nodes,
-  and what was left out;
-* :func:`rankings_by_mode`, :func:`alpha_sweep` -- the ranking under each BCT mode and each
-  teleport probability :math:`\alpha`;
-* :func:`pick_alias_question` -- a synthetic question whose fund is named by an alias.
+tables and figures from the file), or draws such data.
 
 References
 ----------
@@ -38,15 +28,7 @@ __all__ = ["check_parameters", "entity_comparison", "power_trace", "drawing_data
 
 
 def check_parameters(*, alpha: Any, extractor: Any, bct: Any) -> None:
-    """Stop a chapter at its parameters cell when one is invalid, naming it.
-
-    Raises
-    ------
-    ParameterError
-        ``alpha`` not in (0, 1), ``extractor`` not ``"regex"``, ``"ner"`` or ``"ner3"``, ``bct``
-        not ``"none"``, ``"alias"``, ``"substring"`` or ``"both"``.
-    """
-
+    """Stop a chapter at its parameters cell when one is invalid, naming it (:class:`ParameterError`)."""
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise ParameterError(f"alpha: the teleport probability must be a number in (0, 1), got {alpha!r}")
     if extractor not in ("regex", "ner", "ner3"):
@@ -61,20 +43,18 @@ def entity_comparison(retrievers: Mapping[str, Any], passages: Sequence) -> dict
     Parameters
     ----------
     retrievers : mapping
-        Extractor label → a fitted :class:`~aethel_lite.retrievers.GraphRetriever` (its graph
-        decides what is kept: stop-entities are computed over the corpus it was fitted on).
+        Extractor label → a fitted :class:`~aethel_lite.retrievers.GraphRetriever` (stop-entities
+        are computed over the corpus it was fitted on).
     passages : sequence of Passage
         The paragraphs to compare (e.g. one question's pool); each must be in every graph.
 
     Returns
     -------
     dict
-        label → ``{"found": {pid: [keys]}, "kept": {pid: [keys]}, "dropped": {pid: [keys]},
-        "links": [[shorter, longer], ...]}``: the extractor's normalised mentions, those that
-        are graph entities, those that are not (stop-entities), and the graph's entity–entity
-        links among the kept keys of these passages. Keys sorted.
+        label → ``{"found", "kept", "dropped": {pid: [keys]}, "links": [[shorter, longer], ...]}``: the
+        extractor's normalised mentions, those that are graph entities, the others (stop-entities),
+        and the graph's entity–entity links among the kept keys. Keys sorted.
     """
-
     out = {}
     for label, r in retrievers.items():
         mentions = extract_entities([passage_text(p) for p in passages], r.extractor_, cache=r.cache, progress=False)
@@ -89,11 +69,9 @@ def entity_comparison(retrievers: Mapping[str, Any], passages: Sequence) -> dict
         if graph.alias is not None:
             here = sorted({k for ks in kept.values() for k in ks})
             for key in here:
-                row = graph.alias.getrow(graph.entity_index[key])
-                for j in row.indices:
-                    other = graph.entities[j]
-                    if other in here:
-                        links.add(tuple(sorted((key, other), key=lambda x: (len(x), x))))
+                for j in graph.alias.getrow(graph.entity_index[key]).indices:
+                    if graph.entities[j] in here:
+                        links.add(tuple(sorted((key, graph.entities[j]), key=lambda x: (len(x), x))))
         out[label] = {"found": found, "kept": kept, "dropped": dropped, "links": [list(x) for x in sorted(links)]}
     return out
 
@@ -114,14 +92,12 @@ def power_trace(adjacency: Any, seeds: Any, alpha: float, n_iter: int = 30) -> n
     alpha : float
         Teleport probability in (0, 1).
     n_iter : int
-        Iterations to record.
 
     Returns
     -------
     numpy.ndarray, shape (n_iter + 1, n)
         Row :math:`t` is :math:`p^{(t)}`; every row sums to 1.
     """
-
     alpha = _check_alpha(alpha)
     if isinstance(n_iter, bool) or not isinstance(n_iter, int) or n_iter < 0:
         raise ParameterError(f"n_iter must be an integer >= 0, got {n_iter!r}")
@@ -131,8 +107,7 @@ def power_trace(adjacency: Any, seeds: Any, alpha: float, n_iter: int = 30) -> n
         raise ParameterError(f"seeds: expected {op.n} finite values >= 0, not all zero")
     s = s / s.sum()
     out = np.empty((n_iter + 1, op.n))
-    p = s.copy()
-    out[0] = p
+    out[0] = p = s.copy()
     for t in range(1, n_iter + 1):
         p = alpha * s + (1 - alpha) * (op.W @ p + p[op.dangling].sum() * s)
         out[t] = p
@@ -152,10 +127,8 @@ def drawing_data(graph, ppr: Any, *, seeds: Sequence[str] = (), gold: Sequence[s
     graph : EntityGraph
     ppr : array_like, shape (graph.n_nodes,)
         PageRank of every node (node size).
-    seeds : sequence of str
-        Seed entity keys (highlighted).
-    gold : sequence of str
-        Gold pids (marked).
+    seeds, gold : sequence of str
+        Seed entity keys (highlighted) and gold pids (marked).
     titles : mapping, optional
         pid → label (default: the pid).
     max_nodes : int
@@ -190,11 +163,8 @@ def drawing_data(graph, ppr: Any, *, seeds: Sequence[str] = (), gold: Sequence[s
         nodes.append({"id": key, "kind": "entity", "label": key, "ppr": float(p[n_p + j]), "seed": key in seedset,
                       "gold": False})
     inc = graph.incidence.tocoo()
-    edges, total = [], 0
-    for i, j in sorted(zip(inc.row.tolist(), inc.col.tolist())):
-        total += 1
-        if j in where:
-            edges.append([i, where[j], "mention"])
+    edges = [[i, where[j], "mention"] for i, j in sorted(zip(inc.row.tolist(), inc.col.tolist())) if j in where]
+    total = len(inc.row)
     if graph.alias is not None:
         al = graph.alias.tocoo()
         for a, b in sorted(zip(al.row.tolist(), al.col.tolist())):
@@ -254,15 +224,8 @@ def draw_graph(data: Mapping, *, ax=None, title: str | None = None, seed: int = 
             pos[i] = np.array([x0 + u * (x1 - x0), y0 + v * (y1 - y0)])
     for r, i in enumerate(dead):
         pos[i] = np.array([-1 + 2 * (r + 0.5) / len(dead), -1.35 - 0.12 * (r % 2)])
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(9, 8.5))
-    else:
-        fig = ax.figure
+    fig, ax = plt.subplots(figsize=(9, 8.5)) if ax is None else (ax.figure, ax)
     top = max((n["ppr"] for n in nodes), default=0.0) or 1.0
-
-    def size(n):
-        return 30 + 900 * (n["ppr"] / top) ** 0.5
-
     for kind, style in (("mention", "-"), ("link", "--")):
         el = [(i, j) for i, j, k in edges if k == kind]
         nx.draw_networkx_edges(g, pos, edgelist=el, style=style, width=0.6, alpha=0.45, ax=ax)
@@ -275,7 +238,7 @@ def draw_graph(data: Mapping, *, ax=None, title: str | None = None, seed: int = 
         if not idx:
             continue
         nx.draw_networkx_nodes(g, pos, nodelist=idx, node_shape=shape, node_color=colour, label=label,
-                               node_size=[size(nodes[i]) for i in idx], alpha=0.9, ax=ax,
+                               node_size=[30 + 900 * (nodes[i]["ppr"] / top) ** 0.5 for i in idx], alpha=0.9, ax=ax,
                                edgecolors=["black" if nodes[i]["gold"] else "white" for i in idx],
                                linewidths=[3.0 if nodes[i]["gold"] else 0.5 for i in idx])
     labels = {i: (n["label"][:20] + "…" if len(n["label"]) > 21 else n["label"]) for i, n in enumerate(nodes)}
@@ -363,14 +326,12 @@ def alpha_sweep(retriever, query, alphas: Sequence[float], *, k: int = 10) -> di
 
 
 def pick_alias_question(retriever, dataset):
-    """The first question of ``dataset`` that names its fund by an alias BCT must resolve.
+    """The first question of ``dataset`` that names its fund by an alias BCT must resolve, or ``None``.
 
     A ``single``-fact synthetic question whose fund mention (``meta["mention"]``) occurs in none
     of its gold passages, while a gold passage mentions an entity that one of its seeds reaches
-    through BCT's ``"alias"`` rule (in its closed pool's graph). ``None`` when there is no such
-    question.
+    through BCT's ``"alias"`` rule (in its closed pool's graph).
     """
-
     texts = {p.pid: p.text for p in dataset.passages}
     for q in dataset.queries:
         mention = q.meta.get("mention")
@@ -397,21 +358,18 @@ def walkthrough(retriever, query, *, titles: Mapping[str, str] | None = None, al
         pid → title, for labels.
     alphas : sequence of float
         Teleport probabilities for :func:`alpha_sweep`.
-    n_iter, n_distractors : int
-        Power iterations traced, and how many of the best non-gold passages are traced with the gold.
-    max_nodes, k : int
-        Graph drawing size (:func:`drawing_data`), ranking depth.
+    n_iter, n_distractors, max_nodes, k : int
+        Power iterations traced, best non-gold passages traced with the gold, graph drawing size
+        (:func:`drawing_data`), ranking depth.
 
     Returns
     -------
     dict
         ``keys`` (question entity key → ``"mention"`` | ``"ngram"``); ``seeds``: ``[{"seed",
-        "entity", "via", "mass"}]`` (the teleport vector, one row per seed node); ``fallback``;
-        ``graph`` (sizes of the pool's graph); ``drawing``; ``trace``: pid → PageRank per
-        iteration (gold passages and the best ``n_distractors`` others); ``alpha_sweep``;
+        "entity", "via", "mass"}]`` (the teleport vector); ``fallback``; ``graph`` (sizes of the
+        pool's graph); ``drawing``; ``trace``: pid → PageRank per iteration; ``alpha_sweep``;
         ``modes`` (:func:`rankings_by_mode`); ``hits`` (:func:`aethel_lite.retrievers.reach.hit_chains`).
     """
-
     if query.pool is None:
         raise ParameterError(f"walkthrough: question {query.qid!r} has no closed pool")
     idx = np.array([retriever.pid_index_[p] for p in dict.fromkeys(query.pool)], dtype=np.int64)
@@ -428,7 +386,6 @@ def walkthrough(retriever, query, *, titles: Mapping[str, str] | None = None, al
         trace = np.zeros((n_iter + 1, graph.n_nodes))
     else:
         trace = power_trace(graph.adjacency(), seeds, retriever.alpha, n_iter=n_iter)
-
         ppr = personalized_pagerank(graph.adjacency(), seeds, alpha=retriever.alpha, tol=retriever.tol).scores
     seed_keys = [e for _, _, _, e, v in pieces if v != "bm25-teleport"]
     out["drawing"] = drawing_data(graph, ppr, seeds=seed_keys, gold=sorted(query.gold), titles=titles,

@@ -31,7 +31,6 @@ TUNING_PATH = Path(__file__).resolve().parent.parent / "manifests" / "hybrid_tun
 # ------------------------------------------------------------------------------------ halves
 def halves(dataset) -> dict[str, list]:
     """The development and test questions of a data set (:func:`aethel_lite.evaluation.splits.split`), as Query lists."""
-
     parts = split(dataset.name, [q.qid for q in dataset.queries])
     by_id = {q.qid: q for q in dataset.queries}
     return {"dev": [by_id[q] for q in parts["dev"]], "test": [by_id[q] for q in parts["test"]]}
@@ -69,7 +68,6 @@ def _rank_of_gold(S: np.ndarray, gold: list[np.ndarray]) -> np.ndarray:
 
 def _terms_for(retriever, queries) -> tuple[np.ndarray, list[np.ndarray]]:
     """Normalised ranking terms of an open-corpus retriever, shape (len(RANK_TERMS), n_passages, n_queries), and gold rows."""
-
     n_p = len(retriever.pids_)
     T = np.zeros((len(RANK_TERMS), n_p, len(queries)))
     docs = retriever._doc_nodes(retriever.graph_, None)
@@ -101,12 +99,12 @@ def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] 
          log: Callable[[str], None] | None = None) -> dict:
     r"""Choose the seed and ranking weights of ``aethel-hybrid`` on development questions only.
 
-    For every seed-side setting of ``seed_grid`` (dense pooling, seed depth :math:`K`, the
-    metadata weight and the passage-seed weight, the entity weight being 1) each corpus's
+    For every seed-side setting of ``seed_grid`` (dense pooling, seed depth :math:`K`, the metadata
+    and passage-seed weights, the entity weight being 1, the period decay :math:`\rho`) each corpus's
     retriever is fitted once per pooling, its PageRank solved for the development questions, and
-    every ranking weight vector :math:`\lambda` on the simplex grid of step ``rank_step`` is
-    scored (the period decay :math:`\rho` is part of the seed grid). The objective is the mean over corpora of the development MRR (gold beyond rank
-    ``depth`` counts 0); ties go to the earlier setting in grid order.
+    every ranking weight vector :math:`\lambda` on the simplex grid of step ``rank_step`` is scored.
+    The objective is the mean over corpora of the development MRR (gold beyond rank ``depth``
+    counts 0); ties go to the earlier setting in grid order.
 
     Parameters
     ----------
@@ -126,7 +124,6 @@ def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] 
         "datasets": {name: n_dev_questions}, "grid": {...}}``; each row is one seed setting with
         its best ranking weights and that point's per-corpus development MRR and HR@5.
     """
-
     base = dict(HYBRID if base is None else base)
     grid = dict(SEED_GRID if seed_grid is None else seed_grid)
     # every term the structure allows is fitted and measured, whatever base's own ranking weights;
@@ -149,11 +146,9 @@ def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] 
             r = fitted[key]
             r.seed_depth, r.seed_weights, r.period_decay = int(depth_k), seed_w, float(decay)
             T, gold = _terms_for(r, list(ds.queries))
-            mrr = np.zeros(len(simplex))
-            hr5 = np.zeros(len(simplex))
+            mrr, hr5 = np.zeros(len(simplex)), np.zeros(len(simplex))
             for i, lam in enumerate(simplex):
-                S = np.tensordot(lam, T, axes=1)
-                rank = _rank_of_gold(S, gold)
+                rank = _rank_of_gold(np.tensordot(lam, T, axes=1), gold)
                 mrr[i] = np.where(rank <= depth, 1.0 / rank, 0.0).mean()
                 hr5[i] = (rank <= 5).mean()
             per[name] = {"mrr": mrr, "hr5": hr5}
@@ -177,7 +172,6 @@ def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] 
 
 def write_tuning(result: Mapping[str, Any], path: str | Path | None = None) -> Path:
     """Write :func:`tune`'s result (atomically) to ``manifests/hybrid_tuning.json``; returns the path."""
-
     path = Path(path) if path is not None else TUNING_PATH
     write_json(path, dict(result))
     return path
@@ -185,15 +179,13 @@ def write_tuning(result: Mapping[str, Any], path: str | Path | None = None) -> P
 
 def read_tuning(path: str | Path | None = None) -> dict:
     """The stored tuning result (:func:`write_tuning`)."""
-
     return read_json(Path(path) if path is not None else TUNING_PATH)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m aethel_lite.hybrid``: tune on the development halves of the four open corpora and
-    write ``manifests/hybrid_tuning.json`` (needs ``AETHEL_DATA``; about 20 minutes from warm caches)."""
+    write ``manifests/hybrid_tuning.json`` (needs ``AETHEL_DATA``)."""
     import argparse
-
 
     ap = argparse.ArgumentParser(description="tune aethel-hybrid on development halves")
     ap.add_argument("--datasets", default="financebench,musique-open,2wiki-open,synthetic")
