@@ -11,27 +11,11 @@ the cross-document audit trail.
 >>> orch = Orchestrator.from_dataset(ds).fit(ds.passages)               # doctest: +SKIP
 >>> result = orch.run("NRCP IV")                                        # doctest: +SKIP
 >>> print(result.memo.markdown)                                         # doctest: +SKIP
-
-Modules: :mod:`~aethel_lite.swarm.values` (figures and periods, unit normalisation),
-:mod:`~aethel_lite.swarm.lexicon` (metrics and risk topics), :mod:`~aethel_lite.swarm.extract`
-(the deterministic extractor), :mod:`~aethel_lite.swarm.resolvers` (entity resolvers and linking), :mod:`~aethel_lite.swarm.findings` (finding
-records, conflicts, scoring), :mod:`~aethel_lite.swarm.specialists`,
-:mod:`~aethel_lite.swarm.orchestrator`, :mod:`~aethel_lite.swarm.memo`,
-:mod:`~aethel_lite.swarm.generate` (optional text generator), :mod:`~aethel_lite.swarm.indexed`
-(the memo from an ``aethel index`` folder of the user's files, every figure cited by file and page),
-:mod:`~aethel_lite.swarm.study` (the chapter's measurements).
 """
 
 from .extract import RuleExtractor
-from .findings import (
-           FINDING_KEYS,
-           Finding,
-           find_conflicts,
-           read_findings,
-           score_conflicts,
-           score_facts,
-           write_findings,
-)
+from .findings import (FINDING_KEYS, Finding, find_conflicts, read_findings, score_conflicts, score_facts,
+                       write_findings)
 from .generate import GeneratorError, OpenAICompatibleGenerator
 from .indexed import index_orchestrator
 from .memo import Memo, MemoCheckError, check_memo

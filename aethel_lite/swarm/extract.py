@@ -2,39 +2,33 @@ r"""The default extractor: deterministic, offline, every figure tied to its sent
 
 Reading one passage (:class:`PassageView`):
 
-1. **Figures.** Money, percentages and multiples found by the patterns of
-   :mod:`aethel_lite.swarm.values`, plus spaCy's MONEY and PERCENT entities that the patterns
-   missed and that parse as one figure; money without a scale word takes the page's scale
-   ("in millions"). **Periods**: the period patterns plus spaCy DATE entities that parse. The
-   spaCy mentions are the ``ner`` store's (cached per passage, shared with the entity graph).
-2. **Segments.** The text is cut into sentences (at ``.``/``!``/``?`` before a capital letter,
-   not after "L.P.", "Inc." and the like) and at line breaks before a capital letter, a digit,
-   "$" or "(" (a table cell, a heading); segments are cut into clauses at "|" and ";".
+1. **Figures and periods**: the patterns of :mod:`aethel_lite.swarm.values`, plus the spaCy
+   MONEY, PERCENT and DATE entities (the ``ner`` store's) that they missed and that parse; money
+   without a scale word takes the page's scale ("in millions").
+2. **Segments**: sentences (cut at ``.``/``!``/``?`` before a capital letter, not after "L.P.",
+   "Inc." and the like) and lines starting with a capital letter, a digit, "$" or "(" (a table
+   cell, a heading); clauses are cut at "|" and ";".
 3. **Prose facts.** In each clause, every metric phrase of the lexicon (all of it, so the result
    does not depend on which specialist asks) claims the first unclaimed figure of an allowed unit
-   after it and before the next phrase; a phrase left without one claims the nearest unclaimed
-   figure ending at most 40 characters before it with no other phrase in between. A figure that
-   states a change ("by $0.5 billion", "$0.7 billion higher") is nobody's. A phrase preceded by its metric's
-   ``exclude`` pattern ("Limited partner unfunded commitment") claims its figure and reports
-   nothing. Period: the period mention in the segment nearest to the figure, else the last one
-   earlier in the passage, else the title's; a fact without a period is dropped.
+   after it and before the next phrase, else the nearest unclaimed figure ending at most 40
+   characters before it with no other phrase in between. A figure stating a change ("by $0.5
+   billion", "$0.7 billion higher") is nobody's; a phrase preceded by its metric's ``exclude``
+   pattern claims its figure and reports nothing. Period: the nearest period mention in the
+   segment, else the last one earlier in the passage, else the title's; no period, no fact.
 4. **Table facts.** Statement tables as PDF text give one cell per line: a header run of years
-   or dates (the columns), then rows of a label line followed by one number per column. A row
-   whose label matches a metric's ``table`` pattern gives one fact per column (period = the
-   column's year as ``FY2018`` or its date; value × the page's scale; a header with a repeated
-   period, as in three- and six-month columns side by side, is not read). In an annual report
-   (``meta["doc_type"] == "10k"``) a date, in a column header or in prose, is the fiscal year it
-   closes ("February 2, 2019" → ``FY2019``).
+   or dates (the columns, all different), then rows of a label line and one number per column
+   (or the numbers at the end of the label line). A row whose label matches a metric's ``table``
+   pattern gives one fact per column (period: the column's year as ``FY2018``, or its date; value
+   × the page's scale). In an annual report
+   (``meta["doc_type"] == "10k"``) a date, in a header or in prose, is the fiscal year it closes
+   ("February 2, 2019" → ``FY2019``).
 5. **Entity.** With an alias resolver (entity kinds known): the mention of an allowed kind in
-   the segment nearest to the metric phrase (confidence 0.9); else, when the segment names none
-   or says "the Fund"/"the Partnership"/"the Company", the last such mention earlier in the
-   passage or in its title (0.8); else the first one in the same document's other context
-   passages (0.6). With a document-level resolver (FinanceBench: the filing's company), the
-   passage's entity (0.85 for table rows, 0.75 for prose).
+   the segment nearest to the metric phrase (confidence 0.9); else the last one earlier in the
+   passage or in its title (0.8; so "the Fund" refers back); else the first one in the same
+   document's other context passages (0.6). With a document-level resolver (FinanceBench: the
+   filing's company), the passage's entity (0.85 for table rows, 0.75 for prose).
 6. **Topics.** A segment matching a topic pattern is quoted (no figure), about the nearest
    entity mention, else the passage's or document's entity (confidence 0.5).
-
-The resolvers of step 5 are in :mod:`aethel_lite.swarm.resolvers` (also importable from here).
 """
 
 from __future__ import annotations
@@ -44,49 +38,29 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.entities import extract_entities, normalize_entity
 from ..errors import ParameterError
 from .findings import Finding
-from .lexicon import METRICS, MONEY, TOPICS, Metric, Topic, clean_label
-from .resolvers import AliasResolver, DocumentResolver, EntityResolver, LinkingExtractor
-from .values import (
-    Figure,
-    Period,
-    bare_numbers,
-    find_figures,
-    find_periods,
-    fiscal_year,
-    page_scale,
-    parse_figure,
-    parse_number,
-)
+from .lexicon import METRICS, MONEY, TOPICS, Metric, clean_label
+from .resolvers import EntityResolver
+from .values import (Figure, Period, bare_numbers, disjoint, find_figures, find_periods, fiscal_year, page_scale,
+                     parse_figure, parse_number)
 
-__all__ = ["EntityResolver", "AliasResolver", "DocumentResolver", "LinkingExtractor", "PassageView", "build_view", "RuleExtractor",
-           "segments", "table_rows", "TableRow", "ANAPHORS"]
+__all__ = ["PassageView", "build_view", "RuleExtractor", "segments", "table_rows", "TableRow"]
 
-#: anaphoric noun phrases and the entity kind they refer to
-ANAPHORS = {"the Fund": "fund", "the Partnership": "fund", "the Company": "company"}
-_ANAPHOR_RE = re.compile(r"\b(?:the|The) (Fund|Partnership|Company)\b")
 _ABBREV = re.compile(r"(?:\b(?:L\.P|Inc|Corp|Co|Ltd|No|Nos|vs|etc|U\.S|e\.g|i\.e|Mr|Ms|Dr|St|Jr|Sr|approx)|\b[A-Z])$")
 
 
 # -------------------------------------------------------------------------------------- passages
 def segments(text: str) -> list[tuple[int, int]]:
     """Sentence and line segments of ``text`` as ``(start, end)`` spans (surrounding space trimmed)."""
-    cuts = [0]
-    for m in re.finditer(r"[.!?](?=\s+[\"“(\[]?[A-Z0-9$])", text):
-        if _ABBREV.search(text[max(0, m.start() - 6):m.start()]):
-            continue
-        cuts.append(m.end())
-    for m in re.finditer(r"\n(?=[ \t\xa0]*[A-Z0-9$(•\-–—])", text):
-        cuts.append(m.start())
+    cuts = [0] + [m.end() for m in re.finditer(r"[.!?](?=\s+[\"“(\[]?[A-Z0-9$])", text)
+                  if not _ABBREV.search(text[max(0, m.start() - 6):m.start()])]
+    cuts += [m.start() for m in re.finditer(r"\n(?=[ \t\xa0]*[A-Z0-9$(•\-–—])", text)]
     cuts = sorted(set(cuts)) + [len(text)]
     out = []
     for a, b in zip(cuts, cuts[1:]):
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
+        seg = text[a:b]
+        a, b = a + len(seg) - len(seg.lstrip()), b - len(seg) + len(seg.rstrip())  # space trimmed
         if b > a:
             out.append((a, b))
     return out
@@ -112,6 +86,7 @@ class TableRow:
     periods: tuple[str, ...]
 
 
+_DASHES = ("—", "–", "-", "−", "—%", "*")
 _YEAR_LINE = re.compile(r"(?:19|20)\d{2}")
 _MONTH_DAY = re.compile(r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
                         r"\s+\d{1,2},?", re.IGNORECASE)
@@ -129,86 +104,52 @@ def _header_label(line: str, annual: bool = False) -> str | None:
 
 
 def table_rows(text: str, *, annual: bool = False) -> list[TableRow]:
-    """Rows of the statement tables in a page's text (see the module docstring, step 4).
-
-    Lines holding only "$" or blanks are skipped. A run of two or more header cells (years or
-    dates, all different) sets the columns; a line with letters followed by exactly one number
-    (or dash) per column, on the following lines or at the end of the label line, is a row.
-    Everything else is ignored. In an annual report (``annual``) a date column is the fiscal
-    year it closes ("February 2, 2019" → ``FY2019``).
-    """
-    lines = []
-    pos = 0
-    for raw in text.split("\n"):
-        start = pos
-        pos += len(raw) + 1
+    """Rows of the statement tables in a page's text (see the module docstring, step 4)."""
+    lines: list[tuple[int, str]] = []  # (offset, stripped line)
+    for m in re.finditer(r"^.*$", text, re.MULTILINE):
+        raw = m.group(0)
         s = raw.strip().replace("\xa0", " ")
         if not s or s == "$":
             continue
-        lead = len(raw) - len(raw.lstrip())
-        lines.append((start + lead, s))
-    # a date header split over two lines ("August 29," / "2021") is one cell
-    merged: list[tuple[int, str]] = []
-    for a, s in lines:
-        if merged and _YEAR_LINE.fullmatch(s) and _MONTH_DAY.fullmatch(merged[-1][1]):
-            merged[-1] = (merged[-1][0], f"{merged[-1][1]} {s}")
+        if lines and _YEAR_LINE.fullmatch(s) and _MONTH_DAY.fullmatch(lines[-1][1]):  # a date split over two lines
+            lines[-1] = (lines[-1][0], f"{lines[-1][1]} {s}")
         else:
-            merged.append((a, s))
-    lines = merged
+            lines.append((m.start() + len(raw) - len(raw.lstrip()), s))
     headers = [_header_label(s, annual) for _, s in lines]
-
-    def header_run(i: int) -> int:
-        j = i
-        while j < len(lines) and headers[j] is not None:
-            j += 1
-        return j - i
-
+    runs = [0] * (len(lines) + 1)  # header cells in a row from each line on
+    for i in reversed(range(len(lines))):
+        runs[i] = runs[i + 1] + 1 if headers[i] is not None else 0
     rows: list[TableRow] = []
     columns: tuple[str, ...] | None = None
     i, n = 0, len(lines)
     while i < n:
         a, s = lines[i]
-        run = header_run(i)
-        if run >= 2:
-            labels = headers[i:i + run]
+        if runs[i] >= 2:
+            labels = headers[i:i + runs[i]]
             columns = tuple(labels) if len(set(labels)) == len(labels) else None
-            i += run
+            i += runs[i]
             continue
-        if columns is None or not any(c.isalpha() for c in s) or header_run(i + 1) >= 2:
+        if columns is None or not any(c.isalpha() for c in s) or runs[i + 1] >= 2:
             i += 1
             continue
         values: list[tuple[float, str, int, int]] = []
         j = i + 1
         while j < n:
             cell = lines[j][1].strip(" $")
-            parsed = _cell_number(cell)
+            parsed = float("nan") if cell in _DASHES else parse_number(cell)  # a dash: nil
             if parsed is None:
                 break
             cs = lines[j][0] + lines[j][1].find(cell)
             values.append((parsed, cell, cs, cs + len(cell)))
             j += 1
-        if not values:
+        if not values:  # the numbers may end the label line
             tail = _trailing_numbers(s, a)
             if tail and len(tail) == len(columns):
-                label = s[: tail[0][2] - a].strip(" $")
-                rows.append(TableRow(label, a, tail[-1][3], tuple(tail), columns))
-            i += 1
-            continue
-        if len(values) == len(columns):
+                rows.append(TableRow(s[: tail[0][2] - a].strip(" $"), a, tail[-1][3], tuple(tail), columns))
+        elif len(values) == len(columns):
             rows.append(TableRow(s, a, values[-1][3], tuple(values), columns))
         i = j
     return rows
-
-
-_DASHES = ("—", "–", "-", "−", "—%", "*")
-
-
-def _cell_number(cell: str) -> float | None:
-    """A table cell's number; ``nan`` for a dash (nil); ``None`` when the cell is not a number."""
-
-    if cell in _DASHES:
-        return float("nan")
-    return parse_number(cell)
 
 
 def _trailing_numbers(line: str, offset: int) -> list[tuple[float, str, int, int]]:
@@ -216,11 +157,8 @@ def _trailing_numbers(line: str, offset: int) -> list[tuple[float, str, int, int
     m = re.search(r"(?:\s+\$?\s*\(?[-−–]?\d[\d,]*(?:\.\d+)?\)?)+\s*$", line)
     if not m:
         return []
-    out = []
-    for x in bare_numbers(line[m.start():]):
-        v, surf, s, e = x
-        out.append((v, surf, offset + m.start() + s, offset + m.start() + e))
-    return out
+    at = offset + m.start()
+    return [(v, surf, at + s, at + e) for v, surf, s, e in bare_numbers(line[m.start():])]
 
 
 @dataclass
@@ -243,15 +181,10 @@ class PassageView:
     title_periods: list[Period]
     mentions: list[tuple[int, int, str]]
     title_mentions: list[tuple[int, int, str]]
-    anaphors: list[tuple[int, int, str]]
     segments: list[tuple[int, int]]
     rows: list[TableRow]
     order: tuple = field(default_factory=tuple)
     cache: dict = field(default_factory=dict, repr=False, compare=False)  # per-extractor results of this view
-
-
-def _free(spans: Iterable[tuple[int, int]], a: int, b: int) -> bool:
-    return all(b <= s or a >= e for s, e in spans)
 
 
 def build_view(passage: Any, resolver: EntityResolver, ner: Sequence[Any] | None = None) -> PassageView:
@@ -262,8 +195,7 @@ def build_view(passage: Any, resolver: EntityResolver, ner: Sequence[Any] | None
     passage : Passage
     resolver : EntityResolver
     ner : sequence of Mention, optional
-        spaCy mentions of ``title + "\\n" + text`` (the indexed text, as the ``ner`` store holds
-        them); MONEY, PERCENT and DATE spans the patterns missed are added.
+        spaCy mentions of ``title + "\\n" + text``; the MONEY, PERCENT and DATE spans the patterns missed are added.
     """
     title, body = passage.title or "", passage.text
     offset = len(title) + 1 if title else 0
@@ -276,11 +208,11 @@ def build_view(passage: Any, resolver: EntityResolver, ner: Sequence[Any] | None
         a, b = m.start - offset, m.end - offset
         if a < 0 or b > len(body):
             continue
-        if m.label in ("MONEY", "PERCENT") and _free([(f.start, f.end) for f in figures], a, b):
+        if m.label in ("MONEY", "PERCENT") and disjoint([(f.start, f.end) for f in figures], a, b):
             parsed = parse_figure(body[a:b], scale=scale)
             if parsed is not None:
                 figures.append(Figure(parsed[0], parsed[1], body[a:b], a, b))
-        elif m.label == "DATE" and _free([(p.start, p.end) for p in periods], a, b):
+        elif m.label == "DATE" and disjoint([(p.start, p.end) for p in periods], a, b):
             found = find_periods(body[a:b])
             if len(found) == 1:
                 periods.append(Period(found[0].label, a + found[0].start, a + found[0].end, found[0].kind))
@@ -294,20 +226,11 @@ def build_view(passage: Any, resolver: EntityResolver, ner: Sequence[Any] | None
         pid=passage.pid, doc_id=passage.doc_id, page=page if isinstance(page, int) else None, title=title, body=body,
         entity=resolver.passage_entity(passage), scale=scale, figures=figures, periods=periods,
         title_periods=find_periods(title), mentions=resolver.mentions(body), title_mentions=resolver.mentions(title),
-        anaphors=[(a.start(), a.end(), ANAPHORS[a.group(0)[0].lower() + a.group(0)[1:]])
-                  for a in _ANAPHOR_RE.finditer(body)],
         segments=segments(body), rows=table_rows(body, annual=annual),
         order=(passage.doc_id, int(m.group(1)) if m else 0, passage.pid))
 
 
 # -------------------------------------------------------------------------------------- extractor
-@dataclass
-class _Context:
-    """Other passages of the same documents (doc-level coreference)."""
-
-    by_doc: dict[str, list[PassageView]]
-
-
 _BEFORE = 40  # a figure before its phrase must end this close to it ("87.3% of reported net asset value")
 _CHANGE_BEFORE = re.compile(r"\b(?:by|of up to)\s*$", re.IGNORECASE)
 _CHANGE_AFTER = re.compile(r"^\s*(?:higher|lower|more|less|above|below|increase|decrease|up|down)\b", re.IGNORECASE)
@@ -328,20 +251,13 @@ class RuleExtractor:
         Every metric phrase that competes for figures (default :data:`~aethel_lite.swarm.lexicon.METRICS`).
     """
 
-    name = "rules"
-
     def __init__(self, lexicon: Mapping[str, Metric] | None = None):
         self.lexicon = dict(METRICS if lexicon is None else lexicon)
         phrases = [m.phrase for m in self.lexicon.values() if m.phrase]
         self._any_phrase = re.compile("|".join(f"(?:{p})" for p in phrases), re.IGNORECASE) if phrases else None
 
-    def config(self) -> dict:
-        """JSON-able settings (the competing metric keys)."""
-        return {"name": self.name, "metrics": sorted(self.lexicon)}
-
-    # -- entity and period ------------------------------------------------------------------
     def _entity(self, view: PassageView, resolver: EntityResolver, seg: tuple[int, int], pos: int,
-                kinds: tuple[str, ...], context: _Context) -> tuple[str | None, float]:
+                kinds: tuple[str, ...], context: Mapping[str, list[PassageView]]) -> tuple[str | None, float]:
         if not resolver.has_kinds:
             return view.entity, 0.75
         ok = (lambda e: resolver.kind(e) in kinds) if kinds else (lambda e: True)
@@ -355,7 +271,7 @@ class RuleExtractor:
         title = [(s, eid) for s, e, eid in view.title_mentions if ok(eid)]
         if title:
             return max(title)[1], 0.8
-        for other in context.by_doc.get(view.doc_id, ()):
+        for other in context.get(view.doc_id, ()):
             if other.pid == view.pid:
                 continue
             hits = [(s, eid) for s, e, eid in other.mentions if ok(eid)] or \
@@ -373,49 +289,31 @@ class RuleExtractor:
         before = [p for p in view.periods if p.end <= a]
         if before:
             return before[-1].label
-        if view.title_periods:
-            return view.title_periods[-1].label
-        return None
+        return view.title_periods[-1].label if view.title_periods else None
 
-    # -- prose --------------------------------------------------------------------------------
     def _prose(self, view: PassageView) -> list[tuple[Metric, Figure, tuple[int, int], int]]:
         """(metric, figure, segment, phrase position) for every claimed figure of the passage.
 
         Computed once per view and extractor (the specialists share prepared views)."""
         key = ("prose", id(self))
-        hit = view.cache.get(key)
-        if hit is None:
-            hit = view.cache[key] = self._prose_uncached(view)
-        return hit
-
-    def _prose_uncached(self, view: PassageView) -> list[tuple[Metric, Figure, tuple[int, int], int]]:
+        if key in view.cache:
+            return view.cache[key]
         out = []
         body = view.body
-        if self._any_phrase is None:
-            return out
-        starts = [m.start() for m in self._any_phrase.finditer(body)]
-        if not starts:
-            return out
+        starts = [m.start() for m in self._any_phrase.finditer(body)] if self._any_phrase is not None else []
         for seg in view.segments:
             if not any(seg[0] <= x < seg[1] for x in starts):
                 continue
             for ca, cb in _clauses(body, *seg):
-                clause = body[ca:cb]
-                phrases = []
-                for metric in self.lexicon.values():
-                    if metric.phrase_re is None:
-                        continue
-                    for m in metric.phrase_re.finditer(clause):
-                        phrases.append((ca + m.start(), ca + m.end(), metric))
+                phrases = [(ca + m.start(), ca + m.end(), metric) for metric in self.lexicon.values()
+                           if metric.phrase_re is not None for m in metric.phrase_re.finditer(body[ca:cb])]
                 if not phrases:
                     continue
                 phrases.sort(key=lambda t: (t[0], -t[1], t[2].key))
                 figs = [f for f in view.figures if ca <= f.start and f.end <= cb]
-                claimed: dict[int, int] = {}  # figure index -> phrase index
+                # figure index -> phrase index; a change ("higher by $0.7 billion") is nobody's figure
+                claimed = {fi: -1 for fi, f in enumerate(figs) if _is_change(body, f)}
                 value_of: dict[int, int] = {}
-                changes = {fi for fi, f in enumerate(figs) if _is_change(body, f)}
-                for fi in changes:
-                    claimed[fi] = -1  # "higher by $0.7 billion" is a change, not a level: nobody's figure
                 for pi, (ps, pe, metric) in enumerate(phrases):
                     nxt = min((s for s, _, _ in phrases if s >= pe), default=cb)
                     for fi, f in enumerate(figs):
@@ -438,19 +336,19 @@ class RuleExtractor:
                     if metric.exclude_re is not None and metric.exclude_re.search(body[ca:ps]):
                         continue
                     out.append((metric, figs[fi], seg, ps))
+        view.cache[key] = out
         return out
 
-    # -- the public step ------------------------------------------------------------------------
     def extract(self, view: PassageView, metrics: Iterable[str], topics: Iterable[str], *,
-                resolver: EntityResolver, specialist: str, context: Mapping[str, list[PassageView]] | None = None,
-                topic_lexicon: Mapping[str, Topic] | None = None) -> list[Finding]:
+                resolver: EntityResolver, specialist: str,
+                context: Mapping[str, list[PassageView]] | None = None) -> list[Finding]:
         """Findings of one passage for the given metric and topic keys.
 
         Parameters
         ----------
         view : PassageView
         metrics, topics : iterable of str
-            Keys of the lexicon and of ``topic_lexicon`` (default :data:`~aethel_lite.swarm.lexicon.TOPICS`).
+            Keys of the lexicon and of :data:`~aethel_lite.swarm.lexicon.TOPICS`.
         resolver : EntityResolver
         specialist : str
             Name written into the findings.
@@ -461,9 +359,8 @@ class RuleExtractor:
         unknown = wanted - set(self.lexicon)
         if unknown:
             raise ParameterError(f"{type(self).__name__}: unknown metric(s) {sorted(unknown)}")
-        tlex = TOPICS if topic_lexicon is None else topic_lexicon
-        wanted_topics = [tlex[t] for t in topics]
-        ctx = _Context({k: sorted(v, key=lambda x: x.order) for k, v in (context or {}).items()})
+        wanted_topics = [TOPICS[t] for t in topics]
+        ctx = {k: sorted(v, key=lambda x: x.order) for k, v in (context or {}).items()}
         out: list[Finding] = []
         seen: set[tuple] = set()
         for metric, fig, seg, ppos in self._prose(view):
@@ -490,7 +387,8 @@ class RuleExtractor:
                     continue
                 if metric.not_on_re is not None and metric.not_on_re.search(view.body):
                     break
-                if set(metric.units) & set(MONEY) and view.scale is None:
+                money = bool(set(metric.units) & set(MONEY))
+                if money and view.scale is None:
                     continue
                 entity, conf = self._entity(view, resolver, (row.start, row.end), row.start, metric.subject, ctx)
                 if entity is None:
@@ -503,8 +401,8 @@ class RuleExtractor:
                     if key in seen:
                         continue
                     seen.add(key)
-                    unit = "USD m" if set(metric.units) & set(MONEY) else metric.units[0]
-                    v = round(value * (view.scale if unit == "USD m" else 1.0), 6)
+                    unit = "USD m" if money else metric.units[0]
+                    v = round(value * (view.scale if money else 1.0), 6)
                     v = abs(v) if metric.absolute else v
                     out.append(Finding(entity, metric.key, period, v, unit, view.body[row.start:row.end], view.pid,
                                        view.doc_id, view.page, specialist, conf, surface, "fact", (), row.start))

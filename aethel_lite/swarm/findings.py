@@ -4,10 +4,6 @@ A :class:`Finding` is a fact (a figure with entity, metric, period, value and un
 (a quoted sentence about a risk topic, no figure) or a conflict (one (entity, metric, period)
 stated with different values in different documents; it cites every source). Each carries the
 quote it was read from, the passage, document and page, the specialist and a confidence.
-
-:func:`find_conflicts` turns disagreeing facts into conflict findings; :func:`score_facts` and
-:func:`score_conflicts` compare findings with known truth (the synthetic corpus's gold facts and
-planted contradictions).
 """
 
 from __future__ import annotations
@@ -21,13 +17,14 @@ from ..errors import DataError
 from ..io import read_json, write_json
 from .values import parse_figure, period_sort_key, same_value
 
-__all__ = ["Finding", "FINDING_KEYS", "KINDS", "find_conflicts", "fact_key", "score_facts", "score_conflicts",
+__all__ = ["Finding", "FINDING_KEYS", "find_conflicts", "fact_key", "score_facts", "score_conflicts",
            "write_findings", "read_findings", "sort_findings"]
 
 #: the keys every finding record has (the ``--findings`` JSON of ``aethel memo``)
 FINDING_KEYS = ("entity", "metric", "period", "value", "unit", "quote", "passage_id", "doc_id", "page", "specialist",
                 "confidence")
-KINDS = ("fact", "topic", "conflict")
+_SOURCE_KEYS = ("value", "unit", "surface", "quote", "passage_id", "doc_id", "page", "confidence", "specialist",
+                "start")
 
 
 @dataclass(frozen=True)
@@ -37,20 +34,19 @@ class Finding:
     Attributes
     ----------
     entity : str
-        The entity the finding is about (resolver id: ``"fund:northriver-iv"``, ``"3M"``).
+        Resolver id (``"fund:northriver-iv"``, ``"3M"``).
     metric : str
-        Metric key (:data:`~aethel_lite.swarm.lexicon.METRICS`) or topic key (``kind="topic"``).
+        Metric key, or topic key (``kind="topic"``).
     period : str or None
         Period label (``"2024Q3"``, ``"FY2018"``).
     value : float or None
         Normalised value (``None`` for topics and conflicts).
     unit : str or None
-        ``"USD m"``, ``"%"``, ``"x"`` ...
     quote : str
-        The sentence or table row, exactly as in the passage (``passage.text``).
+        The sentence or table row, exactly as in ``passage.text``.
     passage_id, doc_id : str
     page : int or None
-        Page of the filing (0-based, as the data set numbers it), when known.
+        Page of the filing (0-based), when known.
     specialist : str
     confidence : float
         In [0, 1]: how directly the text ties the figure to the entity (see the extractor).
@@ -58,8 +54,7 @@ class Finding:
         The figure exactly as printed; a substring of ``quote``.
     kind : {"fact", "topic", "conflict"}
     sources : tuple of dict
-        Conflicts only: the disagreeing facts (``value``, ``unit``, ``surface``, ``quote``,
-        ``passage_id``, ``doc_id``, ``page``, ``confidence``).
+        Conflicts only: the disagreeing facts.
     start : int or None
         Offset of ``quote`` in the passage text.
     """
@@ -82,9 +77,8 @@ class Finding:
 
     def to_dict(self) -> dict:
         """JSON-able record: :data:`FINDING_KEYS` plus ``surface``, ``kind``, ``sources``, ``start``."""
-        out = {k: getattr(self, k) for k in FINDING_KEYS}
-        out.update(surface=self.surface, kind=self.kind, sources=[dict(s) for s in self.sources], start=self.start)
-        return out
+        return {**{k: getattr(self, k) for k in FINDING_KEYS}, "surface": self.surface, "kind": self.kind,
+                "sources": [dict(s) for s in self.sources], "start": self.start}
 
     @classmethod
     def from_dict(cls, row: Mapping[str, Any]) -> "Finding":
@@ -115,19 +109,18 @@ def fact_key(entity: str, metric: str, period: str | None, value: float | None) 
 def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence Auditor") -> list[Finding]:
     """Conflict findings: one (entity, metric, period) stated with different values in different documents.
 
-    Facts are grouped by (entity, metric, period, unit). A group whose distinct values
-    (:func:`~aethel_lite.swarm.values.same_value`) come from at least two documents, with at
-    least two values, becomes one conflict finding whose ``sources`` are one fact per (document,
-    value) -- the first by page and passage -- ordered by value group (the value stated by most
-    documents first) and document. Its ``passage_id``/``doc_id``/``page``/``quote`` are those of
-    its first source; ``confidence`` is the smallest of the sources'.
+    Facts are grouped by (entity, metric, period, unit). A group with two different values
+    (:func:`~aethel_lite.swarm.values.same_value`) stated by two different documents becomes one
+    conflict whose ``sources`` are one fact per (document, value) -- the first by page and passage
+    -- ordered by value (the value stated by most documents first) and document. Its passage,
+    document, page and quote are its first source's; its confidence the smallest of theirs.
 
     Parameters
     ----------
     findings : iterable of Finding
         Only ``kind="fact"`` findings with a value are considered.
     specialist : str
-        Who reports conflicts (the Diligence Auditor's mandate covers statements that disagree).
+        Who reports conflicts.
 
     Returns
     -------
@@ -139,10 +132,8 @@ def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence 
         if f.kind == "fact" and f.value is not None and f.period is not None:
             groups.setdefault((f.entity, f.metric, f.period, f.unit), []).append(f)
     out = []
-    for (entity, metric, period, unit), facts in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1],
-                                                                                          period_sort_key(kv[0][2]),
-                                                                                          kv[0][3] or "")):
-        facts = sort_findings(facts)
+    for entity, metric, period, unit in sorted(groups, key=lambda g: (g[0], g[1], period_sort_key(g[2]), g[3] or "")):
+        facts = sort_findings(groups[entity, metric, period, unit])
         values: list[float] = []
         for f in facts:
             if not any(same_value(f.value, v) for v in values):
@@ -156,25 +147,14 @@ def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence 
                    for d1 in per_value_docs[v1] for d2 in per_value_docs[v2]):
             continue
         order = sorted(values, key=lambda v: (-len(per_value_docs[v]), per_value_docs[v][0], v))
-        sources = []
-        for v in order:
-            for doc in per_value_docs[v]:
-                f = next(f for f in facts if f.doc_id == doc and same_value(f.value, v))
-                sources.append({"value": f.value, "unit": f.unit, "surface": f.surface, "quote": f.quote,
-                                "passage_id": f.passage_id, "doc_id": f.doc_id, "page": f.page,
-                                "confidence": f.confidence, "specialist": f.specialist, "start": f.start})
+        firsts = [next(f for f in facts if f.doc_id == doc and same_value(f.value, v))
+                  for v in order for doc in per_value_docs[v]]
+        sources = [{k: getattr(f, k) for k in _SOURCE_KEYS} for f in firsts]
         first = sources[0]
         out.append(Finding(entity, metric, period, None, unit, first["quote"], first["passage_id"], first["doc_id"],
                            first["page"], specialist, min(s["confidence"] for s in sources), None, "conflict",
                            tuple(sources), first["start"]))
     return sort_findings(out)
-
-
-def _gold_key(fact: Mapping[str, Any]) -> tuple | None:
-    parsed = parse_figure(str(fact["value"]))
-    if parsed is None:
-        return None
-    return fact_key(fact["entity"], fact["metric"], fact["period"], parsed[0])
 
 
 def score_facts(findings: Iterable[Finding], gold: Iterable[Mapping[str, Any]], *, metrics: Sequence[str],
@@ -203,12 +183,9 @@ def score_facts(findings: Iterable[Finding], gold: Iterable[Mapping[str, Any]], 
     keep = None if entities is None else set(entities)
     found = {fact_key(f.entity, f.metric, f.period, f.value) for f in findings
              if f.kind == "fact" and f.metric in metrics and (keep is None or f.entity in keep)}
-    truth = set()
-    for g in gold:
-        if g["metric"] in metrics and (keep is None or g["entity"] in keep):
-            key = _gold_key(g)
-            if key is not None:
-                truth.add(key)
+    parsed = [(g, parse_figure(str(g["value"]))) for g in gold
+              if g["metric"] in metrics and (keep is None or g["entity"] in keep)]
+    truth = {fact_key(g["entity"], g["metric"], g["period"], p[0]) for g, p in parsed if p is not None}
     tp = found & truth
     return {"precision": len(tp) / len(found) if found else None, "recall": len(tp) / len(truth) if truth else None,
             "tp": len(tp), "n_found": len(found), "n_gold": len(truth),
@@ -220,9 +197,8 @@ def score_conflicts(conflicts: Iterable[Finding], planted: Iterable[Mapping[str,
                     entities: Iterable[str] | None = None) -> dict:
     """How many planted contradictions were reported as conflicts, and how many conflicts were planted.
 
-    A planted contradiction (``entity``, ``metric``, ``period``, ``pid``) is found when a conflict
-    finding has its (entity, metric, period) and cites its passage among the sources. A conflict
-    is correct when it matches a planted contradiction that way.
+    A planted contradiction (``entity``, ``metric``, ``period``, ``pid``) matches a conflict with its
+    (entity, metric, period) that cites its passage among the sources.
 
     Returns
     -------
@@ -249,13 +225,11 @@ def score_conflicts(conflicts: Iterable[Finding], planted: Iterable[Mapping[str,
 
 def write_findings(path: str | os.PathLike, findings: Iterable[Finding]) -> None:
     """Write findings as a JSON list of records (:meth:`Finding.to_dict`), atomically."""
-
     write_json(path, [f.to_dict() for f in findings])
 
 
 def read_findings(path: str | os.PathLike) -> list[Finding]:
     """Read a file written by :func:`write_findings`."""
-
     rows = read_json(path)
     if not isinstance(rows, list):
         raise DataError(f"{path}: expected a JSON list of findings")

@@ -1,10 +1,9 @@
 """An optional text generator that rewrites the memo's summary prose from the findings.
 
 The memo never depends on it: without a generator (or when it fails, or when its text states a
-figure that is not a finding) the summary is assembled from templates. A generator is anything
-with ``generate(prompt, *, system) -> str``; :class:`OpenAICompatibleGenerator` calls an
-OpenAI-compatible ``/chat/completions`` endpoint at a URL you give (no key is read from the
-environment; pass ``api_key`` if the server wants one).
+figure that is not a finding) the summary is assembled from templates. A generator (``TextGenerator``)
+is anything with ``generate(prompt, *, system) -> str`` that raises :class:`GeneratorError` when
+it cannot produce one.
 """
 
 from __future__ import annotations
@@ -13,11 +12,10 @@ import json
 import socket
 import urllib.error
 import urllib.request
-from typing import Protocol
 
 from ..errors import AethelError, ParameterError
 
-__all__ = ["TextGenerator", "GeneratorError", "OpenAICompatibleGenerator", "SYSTEM_PROMPT"]
+__all__ = ["GeneratorError", "OpenAICompatibleGenerator", "SYSTEM_PROMPT"]
 
 SYSTEM_PROMPT = (
     "You write the summary paragraph of an investment-committee memo. Use only the findings given. "
@@ -30,22 +28,13 @@ class GeneratorError(AethelError):
     """The text generator failed: unreachable, too slow, an error status, or a malformed reply."""
 
 
-class TextGenerator(Protocol):
-    """Anything that turns a prompt into text."""
-
-    def generate(self, prompt: str, *, system: str = SYSTEM_PROMPT) -> str:
-        """The text for ``prompt``; raises :class:`GeneratorError` when it cannot produce one."""
-        ...
-
-
 class OpenAICompatibleGenerator:
     """Client of an OpenAI-compatible chat-completions endpoint.
 
     Parameters
     ----------
     url : str
-        Base URL ending before ``/chat/completions`` (e.g. ``http://127.0.0.1:8000/v1``); the full
-        endpoint URL is accepted too.
+        Base URL ending before ``/chat/completions`` (e.g. ``http://127.0.0.1:8000/v1``), or the endpoint's.
     model : str
         Model name sent in the request.
     timeout : float
@@ -79,9 +68,8 @@ class OpenAICompatibleGenerator:
         Raises
         ------
         GeneratorError
-            Connection refused, no reply within ``timeout``, an HTTP error status, a body that is
-            not JSON, or JSON without ``choices[0].message.content`` as a non-empty string. The
-            message names the endpoint and what went wrong.
+            Connection refused, no reply within ``timeout``, an HTTP error status, or a reply
+            without ``choices[0].message.content`` as a non-empty string (named in the message).
         """
         body = json.dumps({"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens,
                            "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}]})
@@ -97,10 +85,9 @@ class OpenAICompatibleGenerator:
         except (socket.timeout, TimeoutError):
             raise GeneratorError(f"text generator {self.endpoint}: no reply within {self.timeout:g} s") from None
         except urllib.error.URLError as exc:
-            reason = exc.reason
-            if isinstance(reason, (socket.timeout, TimeoutError)):
+            if isinstance(exc.reason, (socket.timeout, TimeoutError)):
                 raise GeneratorError(f"text generator {self.endpoint}: no reply within {self.timeout:g} s") from None
-            raise GeneratorError(f"text generator {self.endpoint}: unreachable ({reason})") from None
+            raise GeneratorError(f"text generator {self.endpoint}: unreachable ({exc.reason})") from None
         except (ConnectionError, OSError) as exc:
             raise GeneratorError(f"text generator {self.endpoint}: connection failed ({exc})") from None
         try:

@@ -1,30 +1,19 @@
 r"""The memo from an index of the user's own files: what ``aethel memo --index FOLDER`` runs.
 
 An index built by ``aethel index`` already holds what the swarm needs, so nothing is extracted
-again (no spaCy run, no model):
+again: the passages with the file and page each came from; the spaCy NER mentions of every
+passage (``entities-ner.jsonl``, written by every method on the ``ner`` or ``ner3`` extractor,
+:func:`memo_methods`), from which the graph is built as :meth:`Orchestrator.fit
+<aethel_lite.swarm.Orchestrator.fit>` builds it, plus every company name of the index found in
+a passage (entity linking, :func:`link_companies`); the BM25 index; and each document's company
+(``docmeta.json`` when the index has it, else :func:`~aethel_lite.core.docmeta.document_metadata`
+of the passages).
 
-* **the passages** (``passages.jsonl``) with the file and page each came from;
-* **the spaCy NER mentions of every passage** (``entities-ner.jsonl``), written by every method
-  on the ``ner`` or ``ner3`` extractor (:func:`memo_methods`: ``aethel-bct``, the default of
-  ``aethel index``, ``aethel-ner3``, ``aethel-ner``, ``rrf``, ``aethel-hybrid`` ...). The memo's
-  graph is built from them as :meth:`Orchestrator.fit <aethel_lite.swarm.Orchestrator.fit>`
-  builds it (filtered NER without the stop-entity cut: a memo's target is often its corpus's
-  hub), plus *entity linking*: every company name of the index found in a passage's text
-  (case aside) is a mention too, so a page whose company the NER model misses or mislabels is
-  still on the company's node (as :class:`~aethel_lite.swarm.resolvers.LinkingExtractor` links an
-  entity master's names); its views take their MONEY/PERCENT/DATE figures from them;
-* **the BM25 index** (``bm25/``), which those methods write beside it;
-* **each document's company** (:class:`~aethel_lite.core.docmeta.DocMeta` ``companies``): from
-  ``docmeta.json`` when the index has it (the hybrid methods write it), else computed from the
-  passages by the same :func:`~aethel_lite.core.docmeta.document_metadata` the index builder
-  uses (the registrant on an SEC cover page, the names in a file's title ...).
-
-A passage's entity is its document's first company, printed as the document prints it (its most
-frequent spelling, mixed case preferred: "Costco Wholesale", not the key ``costco wholesale``).
-An index without the NER mentions is refused with the ``aethel index`` command that rebuilds it
-with them (:func:`check_memo_parts`); a target that is none of the index's companies is refused
-with the companies it does know, closest first (:func:`check_target`). Every figure of the memo
-cites its file and page (:func:`~aethel_lite.swarm.memo.passage_location`).
+A passage's entity is its document's first company, printed as the document prints it
+(:func:`index_companies`). An index without the NER mentions is refused with the command that
+rebuilds it (:func:`check_memo_parts`); an unknown target with the companies the index knows
+(:func:`check_target`). Every figure cites its file and page
+(:func:`~aethel_lite.swarm.memo.passage_location`).
 """
 
 from __future__ import annotations
@@ -45,13 +34,14 @@ from ..data.schema import Passage
 from ..errors import DataError, ParameterError
 from ..io import read_jsonl
 from ..retrievers import BM25Retriever, GraphRetriever
+from ..retrievers.base import passage_text
 from ..retrievers.graph_files import read_docmeta
 from ..retrievers.registry import FUSIONS, METHODS, known_methods
 from ..search.format import DOCMETA_FILE, read_manifest, rebuild_hint, verify_files
 from ..search.reader import SearchIndex
 from .memo import passage_location
 from .orchestrator import Orchestrator
-from .resolvers import DocumentResolver
+from .resolvers import DocumentResolver, link_mentions
 
 __all__ = ["MEMO_PARTS", "memo_methods", "check_memo_parts", "index_companies", "link_companies",
            "index_orchestrator", "closest_companies", "check_target"]
@@ -66,13 +56,9 @@ SHOWN_COMPANIES = 12
 
 def memo_methods() -> list[str]:
     """The methods whose index holds what the memo needs (a graph on spaCy NER: ``ner`` or ``ner3``)."""
-    out = []
-    for m in known_methods():
-        bases = FUSIONS.get(m, (m,))
-        if any(METHODS[b][0] == "GraphRetriever" and METHODS[b][1].get("extractor", "ner3") in ("ner", "ner3")
-               for b in bases):
-            out.append(m)
-    return out
+    return [m for m in known_methods()
+            if any(METHODS[b][0] == "GraphRetriever" and METHODS[b][1].get("extractor", "ner3") in ("ner", "ner3")
+                   for b in FUSIONS.get(m, (m,)))]
 
 
 def check_memo_parts(index_dir: str | os.PathLike, info: Mapping[str, Any]) -> None:
@@ -105,27 +91,22 @@ def _surface(key: str, texts: Sequence[str]) -> str:
     """How the documents print a company key: its most frequent spelling, mixed case before capitals
     (a possessive kept: the key ``mcdonald`` is printed "McDonald’s")."""
     rx = _name_pattern(key, possessive=True)
-    if rx is None:
-        return key
-    counts = Counter(" ".join(m.group(0).split()) for t in texts for m in rx.finditer(t))
-    if not counts:
-        return key
-    return min(counts, key=lambda s: (s.isupper() or s.islower(), -counts[s], s))
+    counts = Counter() if rx is None else Counter(" ".join(m.group(0).split()) for t in texts for m in rx.finditer(t))
+    return min(counts, key=lambda s: (s.isupper() or s.islower(), -counts[s], s)) if counts else key
 
 
 def index_companies(passages: Sequence[Any], metas: Mapping[str, Any] | None = None) -> dict[str, str]:
     """``doc_id`` → the display name of the document's company (documents without one are left out).
 
-    ``metas`` (``doc_id`` → :class:`~aethel_lite.core.docmeta.DocMeta`, an index's ``docmeta.json``)
-    default to :func:`~aethel_lite.core.docmeta.document_metadata` of the passages. A company key
-    is printed as the passages of its documents print it (:func:`_surface`); a passage that
-    carries ``meta["company"]`` (a passage file) keeps that name for its document.
+    ``metas`` (``doc_id`` → :class:`~aethel_lite.core.docmeta.DocMeta`) default to
+    :func:`~aethel_lite.core.docmeta.document_metadata` of the passages. A company key is printed
+    as its documents print it (:func:`_surface`), unless a passage gives ``meta["company"]``.
     """
     metas = document_metadata(passages) if metas is None else metas
     texts: dict[str, list[str]] = {}
     given: dict[str, str] = {}
     for p in passages:
-        texts.setdefault(p.doc_id, []).append(f"{p.title}\n{p.text}" if p.title else p.text)
+        texts.setdefault(p.doc_id, []).append(passage_text(p))
         name = (p.meta or {}).get("company")
         if name and p.doc_id not in given:
             given[p.doc_id] = str(name)
@@ -155,19 +136,14 @@ def _mentions(index: SearchIndex, pids: Sequence[str]) -> list[list[Mention]]:
 
 def link_companies(passages: Sequence[Any], mentions: Sequence[Sequence[Mention]],
                    companies: Mapping[str, str]) -> list[list[Mention]]:
-    """``mentions`` (one list per passage, over its ``passage_text``) plus a mention (label
-    ``"ALIAS"``) of every company name of ``companies`` found in the passage (:func:`_name_pattern`),
-    its key the normalised name as printed; in text order."""
+    """``mentions`` (one list per passage, over its ``passage_text``) plus an ``"ALIAS"`` mention of every
+    company name of ``companies`` found in the passage (:func:`_name_pattern`)."""
     keys = sorted({normalize_entity(n) for n in companies.values()} - {""}, key=lambda k: (-len(k), k))
     patterns = [rx.pattern for rx in map(_name_pattern, keys) if rx is not None]
     names = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None  # longest first
-    out = []
-    for p, ms in zip(passages, mentions):
-        text = f"{p.title}\n{p.text}" if p.title else p.text
-        extra = [] if names is None else [Mention(m.group(0), normalize_entity(m.group(0)), "ALIAS", m.start(), m.end())
-                                          for m in names.finditer(text)]
-        out.append(sorted(list(ms) + [m for m in extra if m.key], key=lambda m: (m.start, m.end, m.label)))
-    return out
+    texts = [passage_text(p) for p in passages]
+    return [link_mentions(ms, text, [] if names is None else [m.span() for m in names.finditer(text)])
+            for text, ms in zip(texts, mentions)]
 
 
 def _bm25(index: SearchIndex, pids: Sequence[str]) -> BM25Retriever:
@@ -181,9 +157,8 @@ def _bm25(index: SearchIndex, pids: Sequence[str]) -> BM25Retriever:
 def index_orchestrator(index_dir: str | os.PathLike, **kwargs: Any) -> Orchestrator:
     """An :class:`~aethel_lite.swarm.Orchestrator` fitted from an index folder (see the module docstring).
 
-    ``kwargs`` go to the orchestrator (``k``, ``generator``, ``progress`` ...). The result's
-    ``companies_`` maps each document to its company's display name and ``index_dir_`` is the
-    folder.
+    ``kwargs`` go to the orchestrator. The result's ``companies_`` maps each document to its
+    company's display name; ``index_dir_`` is the folder.
 
     Raises
     ------
@@ -238,8 +213,7 @@ def closest_companies(name: str, companies: Sequence[str]) -> list[str]:
         parts = [other, *other.split()]
         return max(difflib.SequenceMatcher(None, key, p).ratio() for p in parts)
 
-    unique = sorted(set(companies))
-    return sorted(unique, key=lambda c: (-score(c), c))
+    return sorted(set(companies), key=lambda c: (-score(c), c))
 
 
 def check_target(orchestrator: Orchestrator, target: str) -> str:

@@ -1,16 +1,11 @@
 r"""What the specialists look for: metrics (figures with a unit and a period) and risk topics (sentences).
 
-A :class:`Metric` is found in prose by its ``phrase`` pattern, with the nearest figure of an
-allowed unit after it (or, failing that, the nearest unclaimed one before it in the same clause),
-and in financial-statement tables by its ``table`` pattern, which must match a row label whole.
-A :class:`Topic` is a pattern whose sentences are quoted, not measured ("key person",
-"litigation"). ``query`` holds the words a specialist adds to the target's name when it asks a
-retriever for evidence, and ``gate`` (by default the phrase, or the table pattern) decides which
-passages of a ranking are on topic at all.
-
-The fund metrics cover the synthetic corpus's six quarterly series (:data:`FUND_METRICS`); the
-statement metrics cover the line items FinanceBench asks about most (capital expenditure, cash,
-debt, dividends, revenue, assets ...).
+A :class:`Metric` is found in prose by its ``phrase`` pattern and in financial-statement tables
+by its ``table`` pattern, which must match a row label whole; a :class:`Topic` is a pattern whose
+sentences are quoted, not measured. ``query`` holds the words a specialist adds to the target's
+name when it asks a retriever for evidence; ``on_topic`` decides which passages of a ranking are
+on topic at all. The fund metrics cover the synthetic corpus's six quarterly series
+(:data:`FUND_METRICS`); the statement metrics the line items FinanceBench asks about most.
 """
 
 from __future__ import annotations
@@ -46,14 +41,13 @@ class Metric:
     subject : tuple of str
         Entity kinds a figure may be about (``("fund",)``); empty: any.
     exclude : str or None
-        Pattern that, found just before the phrase in the same clause, marks a figure as not the
-        subject's ("Limited partner unfunded commitment" is one LP's, not the fund's).
+        Pattern that, just before the phrase in the same clause, marks a figure as not the
+        subject's ("Limited partner unfunded commitment").
     not_on : str or None
-        Pattern of pages whose table rows are not this metric (on a cash-flow statement the
-        "Accounts receivable" row is the year's change, not the balance).
+        Pattern of pages whose table rows are not this metric (a cash-flow statement's changes).
     absolute : bool
-        Report the amount without its sign (an outflow such as capital expenditure is printed
-        "(1,577)" in a cash-flow statement and "$1.6 billion" in prose).
+        Report the amount without its sign (an outflow is printed "(1,577)" in a cash-flow
+        statement and "$1.6 billion" in prose).
     """
 
     key: str
@@ -76,18 +70,16 @@ class Metric:
             raise ParameterError(f"metric {self.key!r}: needs at least one unit")
         if self.phrase is None and self.table is None:
             raise ParameterError(f"metric {self.key!r}: needs a phrase or a table pattern")
+        patterns = {"phrase_re": self.phrase, "table_re": self.table,
+                    "exclude_re": self.exclude and r"(?:" + self.exclude + r")\W*$", "not_on_re": self.not_on}
         try:
-            object.__setattr__(self, "phrase_re", re.compile(self.phrase, re.IGNORECASE) if self.phrase else None)
-            object.__setattr__(self, "table_re", re.compile(self.table, re.IGNORECASE) if self.table else None)
-            object.__setattr__(self, "exclude_re", re.compile(r"(?:" + self.exclude + r")\W*$", re.IGNORECASE)
-                               if self.exclude else None)
-            object.__setattr__(self, "not_on_re", re.compile(self.not_on, re.IGNORECASE) if self.not_on else None)
+            for name, pattern in patterns.items():
+                object.__setattr__(self, name, re.compile(pattern, re.IGNORECASE) if pattern else None)
         except re.error as exc:
             raise ParameterError(f"metric {self.key!r}: bad pattern ({exc})") from None
 
     def on_topic(self, text: str) -> bool:
-        """Whether a passage mentions the metric at all (the evidence gate: its phrase, or its
-        table pattern anywhere in the text; the extractor applies the strict rules)."""
+        """Whether a passage mentions the metric at all (phrase or table pattern anywhere): the evidence gate."""
         if self.phrase_re is not None and self.phrase_re.search(text):
             return True
         return self.table_re is not None and self.table_re.search(text) is not None
@@ -117,9 +109,7 @@ class Topic:
 def clean_label(line: str) -> str:
     """A table-row label as the ``table`` patterns see it: footnote marks, dashes, colons and extra space removed."""
     s = line.replace("\u2014", "-").replace("\u2013", "-").replace("\xa0", " ")
-    s = re.sub(r"\(\d\)|\[\d\]|\*+", " ", s)
-    s = re.sub(r"\s+", " ", s).strip(" :.$")
-    return s
+    return re.sub(r"\s+", " ", re.sub(r"\(\d\)|\[\d\]|\*+", " ", s)).strip(" :.$")
 
 
 _PPE = r"property,? plant,? (?:and|&) equipment(?: \(pp&e\))?"

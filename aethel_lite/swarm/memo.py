@@ -2,27 +2,20 @@ r"""The investment-committee memo: summary, one section per specialist, conflict
 
 Every figure in a memo is printed in bold, exactly as the source prints it, followed by its
 audit references (``**$812.4 million** [A3]``). The audit trail has one row per reference:
-figure, entity, metric, period, document, PDF page (1-based), passage and the quoted sentence or
-table row, which contains the figure and is a substring of the passage (whitespace collapsed
-and "|" escaped for the Markdown table). No other number appears in a memo except period labels
-(``2024Q3``, ``FY2018``, dates) and entity names, so the rule "every figure has an audit row whose
-quote contains it" can be checked mechanically (:func:`check_memo`).
-
-The summary paragraph is assembled from templates; a text generator
-(:mod:`aethel_lite.swarm.generate`) may rewrite it, and its text is kept only if it passes the
-same check against the audit rows (else the template text stays and the reason is recorded).
-
-A memo written from a user's own files (``aethel memo --index``) cites each figure by **file and
-page** instead of document id and PDF page: the audit table's ``File`` and ``Page`` columns hold
-:func:`passage_location` of the cited passage (the indexed file's name and the PDF page, 1-based,
-or for a text file its paragraph), as ``aethel index`` recorded them.
+figure, entity, metric, period, document and PDF page (1-based; or file and page,
+:func:`passage_location`), passage and the quoted sentence or table row, which contains the
+figure and is a substring of the passage (whitespace collapsed, "|" escaped). No other number
+appears in a memo except period labels and entity names, so the rule "every figure has an audit
+row whose quote contains it" can be checked mechanically (:func:`check_memo`). A text generator
+(:mod:`aethel_lite.swarm.generate`) may rewrite the summary paragraph; its text is kept only if
+it passes the same check.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,12 +54,6 @@ class AuditRow:
     passage_id: str
     quote: str
 
-    def to_dict(self) -> dict:
-        """JSON-able record."""
-        return {"ref": self.ref, "figure": self.figure, "entity": self.entity, "metric": self.metric,
-                "period": self.period, "doc_id": self.doc_id, "page": self.page, "passage_id": self.passage_id,
-                "quote": self.quote}
-
 
 @dataclass
 class Memo:
@@ -83,7 +70,7 @@ class Memo:
     prose : {"template", "generated"}
         Who wrote the summary paragraph.
     generator_error : str or None
-        Why generated prose was not used (the generator failed or its text did not pass the check).
+        Why generated prose was not used.
     """
 
     target: str
@@ -96,9 +83,8 @@ class Memo:
     def to_html(self, *, narrow: bool = False) -> str:
         """The memo as an HTML fragment (markdown-it, CommonMark with tables).
 
-        ``narrow=True`` shows the audit trail in five columns — reference, figure, what (entity ·
-        metric · period), source (document or file, page, passage) and quote — so that it fits a
-        text column such as the book's; the Markdown keeps its nine columns.
+        ``narrow=True`` shows the audit trail in five columns (ref, figure, what, source, quote) to
+        fit a text column such as the book's.
         """
         from markdown_it import MarkdownIt
 
@@ -113,8 +99,7 @@ class Memo:
 
     def to_dict(self) -> dict:
         """JSON-able record (Markdown, audit rows, who wrote the prose)."""
-        return {"target": self.target, "markdown": self.markdown, "audit": [r.to_dict() for r in self.audit],
-                "found": self.found, "prose": self.prose, "generator_error": self.generator_error}
+        return asdict(self)
 
 
 def _narrow_row(row: Mapping[str, str]) -> tuple[str, ...]:
@@ -130,14 +115,11 @@ def _collapse(text: str) -> str:
 
 
 def passage_location(passage: Any) -> tuple[str, str]:
-    """``(file, page)`` of a passage as an index of the user's files knows it (the audit table's
-    ``File`` and ``Page`` cells).
+    """``(file, page)`` of a passage of an index of the user's files (the audit table's ``File`` and ``Page``).
 
-    ``file`` is the indexed file's name as given to ``aethel index``: the document id with the
-    file's suffix (``q3/memo.txt`` for a file ``q3/memo.txt`` of a folder given), or the file's
-    name when the document id is not its path (a passage file). ``page`` is the PDF page, 1-based
-    (``"3"``); for a text file the paragraph (``"paragraph 2"``) or the word window
-    (``"chunk 4"``), 1-based; ``"—"`` when the passage records none.
+    ``file`` is the document id with the file's suffix (``q3/memo.txt``), or the file's name when
+    the document id is not its path (a passage file). ``page`` is 1-based: the PDF page (``"3"``),
+    else ``"paragraph 2"`` or ``"chunk 4"``; ``"—"`` when the passage records none.
     """
     meta = getattr(passage, "meta", None) or {}
     path = meta.get("path")
@@ -173,17 +155,14 @@ class _Refs:
         self.rows: list[AuditRow] = []
         self.by_key: dict[tuple, str] = {}
 
-    def ref(self, f: Finding, figure: str | None = None) -> str:
+    def ref(self, f: Finding) -> str:
         """The reference of a finding (a new audit row the first time)."""
-        figure = f.surface if figure is None else figure
-        key = (f.passage_id, f.start, f.metric, figure or "", f.kind)
+        key = (f.passage_id, f.start, f.metric, f.surface or "", f.kind)
         r = self.by_key.get(key)
         if r is None:
-            r = f"A{len(self.rows) + 1}"
-            self.by_key[key] = r
-            label = METRICS[f.metric].label if f.metric in METRICS else TOPICS[f.metric].label if f.metric in TOPICS else f.metric
-            self.rows.append(AuditRow(r, figure or "", self.names.get(f.entity, f.entity), label, f.period or "",
-                                      f.doc_id, f.page, f.passage_id, f.quote))
+            r = self.by_key[key] = f"A{len(self.rows) + 1}"
+            self.rows.append(AuditRow(r, f.surface or "", self.names.get(f.entity, f.entity), _label(f.metric),
+                                      f.period or "", f.doc_id, f.page, f.passage_id, f.quote))
         return r
 
     def figure(self, facts: Sequence[Finding]) -> str:
@@ -215,21 +194,13 @@ def _values(facts: Sequence[Finding]) -> list[list[Finding]]:
     return groups
 
 
-def _latest(facts: Sequence[Finding]) -> tuple[str, list[Finding]] | None:
-    periods = sorted({f.period for f in facts if f.period}, key=period_sort_key)
-    if not periods:
-        return None
-    last = periods[-1]
-    return last, [f for f in facts if f.period == last]
-
-
-def _by_metric(findings: Sequence[Finding], order: Sequence[str]) -> list[tuple[str, list[Finding]]]:
-    out = []
-    for m in order:
-        fs = [f for f in findings if f.metric == m]
-        if fs:
-            out.append((m, fs))
-    return out
+def _by_metric(entities: Sequence[str], facts: Sequence[Finding], metrics: Sequence[str]) -> Iterator[tuple]:
+    """``(entity, metric, facts)`` for each entity, then metric, in the given orders, that has facts."""
+    for e in entities:
+        for m in metrics:
+            fs = [f for f in facts if f.entity == e and f.metric == m]
+            if fs:
+                yield e, m, fs
 
 
 def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflicts: Sequence[Finding],
@@ -243,8 +214,8 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
     target : str
         Display name of the target.
     found : bool
-        Whether the target resolved to an entity with evidence; if not, or without findings, a
-        "no evidence found" memo is returned.
+        Whether the target resolved to an entity; if not, or without findings, the memo says
+        "no evidence found".
     findings : sequence of Finding
         Facts and topics (about the entities of the target's scope).
     conflicts : sequence of Finding
@@ -260,8 +231,7 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
     query : str, optional
         The name as given, printed only in a "no evidence found" memo.
     locations : mapping passage id -> (file, page), optional
-        Cite by file and page (:func:`passage_location`): the audit table's ``File`` and ``Page``
-        columns replace ``Document`` and ``PDF page``.
+        Cite by file and page (:func:`passage_location`) instead of document and PDF page.
     """
     refs = _Refs(names)
     title = f"{MEMO_TITLE}{target}"
@@ -272,27 +242,22 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
               "risk topic about it. No figures are reported.\n")
         return Memo(target, md, [], found=False)
 
-    def entity_order(e: str) -> tuple:
-        return (e != target_entity, names.get(e, e))
-
     facts = [f for f in findings if f.kind == "fact"]
     topics = [f for f in findings if f.kind == "topic"]
-    entities = sorted({f.entity for f in findings}, key=entity_order)
+    entities = sorted({f.entity for f in findings}, key=lambda e: (e != target_entity, names.get(e, e)))
     multi = len(entities) > 1 or target_entity not in entities
 
     # -- summary (template) ----------------------------------------------------------------------
     sentences = []
     for sp in specialists:
         parts = []
-        for e in entities:
-            for metric, fs in _by_metric([f for f in facts if f.entity == e], sp.mandate.metrics):
-                latest = _latest(fs)
-                if latest is None:
-                    continue
-                period, at = latest
-                shown = " against ".join(refs.value(g) for g in _values(at))
-                who = f" of {names.get(e, e)}" if multi and e != target_entity else ""
-                parts.append(f"{_label(metric)}{who} {shown} ({period})")
+        for e, metric, fs in _by_metric(entities, facts, sp.mandate.metrics):
+            periods = sorted({f.period for f in fs if f.period}, key=period_sort_key)
+            if not periods:
+                continue
+            shown = " against ".join(refs.value(g) for g in _values([f for f in fs if f.period == periods[-1]]))
+            who = f" of {names.get(e, e)}" if multi and e != target_entity else ""
+            parts.append(f"{_label(metric)}{who} {shown} ({periods[-1]})")
         if parts:
             sentences.append(f"The {sp.name} reports " + "; ".join(parts) + ".")
     raised = [TOPICS[t].label for sp in specialists for t in sp.mandate.topics if any(f.metric == t for f in topics)]
@@ -306,21 +271,18 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
     inputs = []
     for sp in specialists:
         trends = []
-        for e in entities:
-            for metric, fs in _by_metric([f for f in facts if f.entity == e], sp.mandate.metrics):
-                periods = sorted({f.period for f in fs}, key=period_sort_key)
-                if len(periods) < 2:
-                    continue
-                a = [f for f in fs if f.period == periods[-2]]
-                b = [f for f in fs if f.period == periods[-1]]
-                ga, gb = _values(a), _values(b)
-                if len(ga) != 1 or len(gb) != 1:
-                    continue  # a conflicted period: no trend
-                va, vb = ga[0][0].value, gb[0][0].value
-                word = "up" if vb > va else "down" if vb < va else "unchanged"
-                who = f" of {names.get(e, e)}" if multi and e != target_entity else ""
-                trends.append(f"{_label(metric)}{who} {word} from {refs.value(ga[0])} ({periods[-2]}) to "
-                              f"{refs.value(gb[0])} ({periods[-1]})")
+        for e, metric, fs in _by_metric(entities, facts, sp.mandate.metrics):
+            periods = sorted({f.period for f in fs}, key=period_sort_key)
+            if len(periods) < 2:
+                continue
+            ga, gb = (_values([f for f in fs if f.period == p]) for p in periods[-2:])
+            if len(ga) != 1 or len(gb) != 1:
+                continue  # a conflicted period: no trend
+            va, vb = ga[0][0].value, gb[0][0].value
+            word = "up" if vb > va else "down" if vb < va else "unchanged"
+            who = f" of {names.get(e, e)}" if multi and e != target_entity else ""
+            trends.append(f"{_label(metric)}{who} {word} from {refs.value(ga[0])} ({periods[-2]}) to "
+                          f"{refs.value(gb[0])} ({periods[-1]})")
         if trends:
             inputs.append(f"- **{sp.name}**: " + "; ".join(trends) + ".")
     flagged = [f for f in topics if f.metric in {t for sp in specialists for t in sp.mandate.topics}]
@@ -347,13 +309,11 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
             head = "| Entity | Metric | Period | Figure |\n|---|---|---|---|" if wide else \
                 "| Metric | Period | Figure |\n|---|---|---|"
             rows = []
-            for e in entities:
-                for metric, fs in _by_metric([f for f in mine if f.entity == e], sp.mandate.metrics):
-                    for period in sorted({f.period for f in fs}, key=period_sort_key, reverse=True):
-                        at = [f for f in fs if f.period == period]
-                        cell = " against ".join(refs.value(g) for g in _values(at))
-                        row = f"| {_label(metric)} | {period} | {cell} |"
-                        rows.append(f"| {_cell(names.get(e, e))} " + row if wide else row)
+            for e, metric, fs in _by_metric(entities, mine, sp.mandate.metrics):
+                for period in sorted({f.period for f in fs}, key=period_sort_key, reverse=True):
+                    cell = " against ".join(refs.value(g) for g in _values([f for f in fs if f.period == period]))
+                    row = f"| {_label(metric)} | {period} | {cell} |"
+                    rows.append(f"| {_cell(names.get(e, e))} " + row if wide else row)
             lines += [head, *rows, ""]
         tops = [f for f in topics if f.metric in sp.mandate.topics]
         if tops:
@@ -374,11 +334,7 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
     clines = ["## Conflicts", ""]
     if conflicts:
         for c in conflicts:
-            stated = []
-            for s in c.sources:
-                f = Finding(c.entity, c.metric, c.period, s["value"], s["unit"], s["quote"], s["passage_id"],
-                            s["doc_id"], s["page"], s["specialist"], s["confidence"], s["surface"], "fact", (), s["start"])
-                stated.append(refs.figure([f]))
+            stated = [refs.figure([Finding(c.entity, c.metric, c.period, **s)]) for s in c.sources]
             who = f" — {names.get(c.entity, c.entity)}" if multi else ""
             clines.append(f"- **{_label(c.metric)}, {c.period}**{who}: " + " against ".join(stated) +
                           " (different documents).")
@@ -416,7 +372,6 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
 
 
 def _generated(generator: Any, template: str, refs: _Refs, names: Mapping[str, str]) -> tuple[str, str, str | None]:
-
     lines = [f"[{r.ref}] {r.entity}, {r.metric}, {r.period or 'no period'}: {r.figure}" for r in refs.rows if r.figure]
     prompt = ("Findings (reference, entity, metric, period: figure):\n" + "\n".join(lines) +
               "\n\nDraft summary to rewrite (keep its figures and references):\n" + template)
@@ -442,7 +397,6 @@ def check_prose(text: str, rows: Sequence[AuditRow], *, names: Sequence[str] = (
     digit may remain.
     """
     by_ref = {r.ref: r for r in rows}
-    rest = text
     for m in _BOLD_FIG_RE.finditer(text):
         fig = m.group(1).strip()
         for ref in _REF_RE.findall(m.group(2)):
@@ -451,7 +405,7 @@ def check_prose(text: str, rows: Sequence[AuditRow], *, names: Sequence[str] = (
                 raise MemoCheckError(f"figure {fig!r} cites [{ref}], which is not in the audit trail")
             if row.figure != fig:
                 raise MemoCheckError(f"figure {fig!r} cites [{ref}], whose figure is {row.figure!r}")
-    rest = _BOLD_FIG_RE.sub(" ", rest)
+    rest = _BOLD_FIG_RE.sub(" ", text)
     for ref in _REF_RE.findall(rest):
         if ref not in by_ref:
             raise MemoCheckError(f"[{ref}] is not in the audit trail")
@@ -469,29 +423,18 @@ def parse_audit_table(markdown: str) -> list[dict]:
     """The audit-trail rows of a memo's Markdown as dicts (cells unescaped)."""
     if AUDIT_HEADING not in markdown:
         return []
-    table = markdown.split(AUDIT_HEADING, 1)[1]
-    rows = []
-    header = None
-    for line in table.splitlines():
-        if not line.startswith("|"):
-            continue
-        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
-        if header is None:
-            header = cells
-            continue
-        if set("".join(cells)) <= set("-"):
-            continue
-        rows.append(dict(zip(header, cells)))
-    return rows
+    table = [[c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+             for line in markdown.split(AUDIT_HEADING, 1)[1].splitlines() if line.startswith("|")]
+    header, *rows = table or [[]]
+    return [dict(zip(header, cells)) for cells in rows if not set("".join(cells)) <= set("-")]
 
 
 def check_memo(memo: Memo | str, passages: Mapping[str, Any], *, names: Sequence[str] = ()) -> int:
     """Check a memo's audit trail against the corpus; return the number of figures checked.
 
     Every audit row's quote must occur in its passage's text (whitespace collapsed) and contain
-    the row's figure, its document and page (or file and page, :func:`passage_location`) must be
-    the passage's; the body (everything above the
-    audit trail) must pass :func:`check_prose` against those rows.
+    the row's figure, its document and page (or file and page) must be the passage's; the body
+    above the audit trail must pass :func:`check_prose` against those rows.
 
     Parameters
     ----------
@@ -524,11 +467,10 @@ def check_memo(memo: Memo | str, passages: Mapping[str, Any], *, names: Sequence
             if (r["File"], r.get("Page")) != (file, at):
                 raise MemoCheckError(f"[{r['Ref']}]: {r['File']}, page {r.get('Page')} is not where passage {pid} is "
                                      f"({file}, page {at})")
-        else:
-            if r["Document"] != p.doc_id:
-                raise MemoCheckError(f"[{r['Ref']}]: document {r['Document']!r} is not passage {pid}'s ({p.doc_id!r})")
-            if isinstance(page, int) and r["PDF page"] != str(page + 1):
-                raise MemoCheckError(f"[{r['Ref']}]: page {r['PDF page']} is not passage {pid}'s ({page + 1})")
+        elif r["Document"] != p.doc_id:
+            raise MemoCheckError(f"[{r['Ref']}]: document {r['Document']!r} is not passage {pid}'s ({p.doc_id!r})")
+        elif isinstance(page, int) and r["PDF page"] != str(page + 1):
+            raise MemoCheckError(f"[{r['Ref']}]: page {r['PDF page']} is not passage {pid}'s ({page + 1})")
         rows.append(AuditRow(r["Ref"], fig, r["Entity"], r["Metric"], r["Period"], p.doc_id, page, pid, r["Quote"]))
     body = markdown.split(AUDIT_HEADING, 1)[0]
     check_prose(body, rows, names=names)

@@ -1,25 +1,19 @@
 r"""The orchestrator: resolve the target, retrieve each specialist's evidence, run the swarm, merge, write the memo.
 
-**Target.** A name is resolved to an entity by the resolver (any alias of it), then to its
-*alias class*: every normalised key of that entity, plus their alias-table aliases. The class is
-the same whichever alias was given, so the seeds, the evidence and the memo are too.
+**Target.** A name (any alias) is resolved to an entity, then to its *alias class*: every
+normalised key of that entity plus their alias-table aliases, so the seeds, the evidence and the
+memo do not depend on the alias given.
 
 **Evidence (the topological filter).** BCT expands the class over the entity graph
-(:func:`~aethel_lite.core.bct.expand_seeds`, exact / alias / substring / token rules) and Personalized
-PageRank from those seeds ranks every passage the walk reaches. For each metric and topic of a
-specialist's mandate, the specialist's context gets the first ``k`` passages of that ranking that
-mention the item at all (its phrase or a table row: the *gate*). The union over its items is all a
-specialist reads. With ``evidence="bm25"`` or ``"dense"`` the ranking is instead BM25's or the
-dense retriever's for the query "<target name> <item words>", gated the same way — the same
-specialists fed another retriever's top-k, which is how the chapter measures the filter.
+(:func:`~aethel_lite.core.bct.expand_seeds`) and Personalized PageRank from those seeds ranks the
+passages. For each metric and topic of its mandate, a specialist gets the first ``k`` passages of
+the ranking that mention the item at all (the *gate*); the union is all it reads. With
+``evidence="bm25"`` or ``"dense"`` the ranking is that retriever's for "<target name> <item
+words>", gated the same way: how the chapter measures the filter.
 
-**Swarm.** The specialists run concurrently in a thread pool on prepared passages (pure
-functions of their context); results are collected in specialist order and sorted, so they do
-not depend on which finishes first. Facts from all specialists are merged and checked for
-cross-document conflicts (:func:`~aethel_lite.swarm.findings.find_conflicts`) by the specialist
-whose mandate includes conflicts (the Diligence Auditor): it re-reads every passage that any
-specialist read for all the specialists' metrics, so two documents that disagree are compared even
-when they reached different specialists.
+**Swarm.** The specialists run in a thread pool; results are collected in specialist order and
+sorted, so they do not depend on which finishes first. Cross-document conflicts
+(:func:`~aethel_lite.swarm.findings.find_conflicts`) are checked over every passage any specialist read.
 """
 
 from __future__ import annotations
@@ -28,17 +22,13 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import numpy as np
 
 from ..core.bct import Expansion, expand_seeds, provenance, seed_vector
-from ..core.entities import (
-    Ner3Extractor,
-    extract_entities,
-    get_extractor,
-    normalize_entity,
-)
+from ..core.entities import Ner3Extractor, extract_entities, get_extractor, normalize_entity
 from ..data.synthetic import alias_table
 from ..errors import DataError, ParameterError
 from ..retrievers import DenseRetriever, GraphRetriever
@@ -71,12 +61,11 @@ class Target:
     entity : str or None
         Resolver id (``None``: not an entity of the corpus).
     name : str
-        Display name (the entity's longest surface form; the query when unresolved).
+        Display name (the query when unresolved).
     keys : tuple of str
         The alias class: normalised keys that seed the graph.
     scope : tuple of str
-        Entity ids whose findings belong in the memo (the entity and those whose names contain or
-        are contained in its names, e.g. a GP and its funds).
+        Entity ids whose findings belong in the memo (e.g. a GP and its funds).
     seeds : tuple of dict
         BCT expansions ``{seed, entity, via, weight}``.
     """
@@ -113,10 +102,10 @@ class SwarmResult:
         Facts and topics, canonically sorted.
     conflicts : list of Finding
     contexts : dict
-        Specialist → list of ``{pid, doc_id, page, items, rank, score, provenance}`` (its evidence, in order).
+        Specialist → its evidence records (:meth:`Orchestrator.gather`).
     memo : Memo or None
     timing : dict
-        Seconds per step (``resolve``, ``retrieve``, ``prepare``, ``specialists``, ``merge``, ``memo``, ``total``).
+        Seconds per step of :meth:`Orchestrator.run`, and ``total``.
     """
 
     target: Target
@@ -133,19 +122,16 @@ class SwarmResult:
         """The findings that are facts (a figure with its period)."""
         return [f for f in self.findings if f.kind == "fact"]
 
-    def records(self) -> list[dict]:
-        """Every finding and conflict as JSON records (the ``--findings`` file)."""
-        return [f.to_dict() for f in self.findings + self.conflicts]
-
     def to_dict(self) -> dict:
-        """JSON-able record of the whole run."""
-        return {"target": self.target.to_dict(), "evidence": self.evidence, "k": self.k, "findings": self.records(),
+        """JSON-able record of the whole run (``findings``: the findings and the conflicts)."""
+        findings = [f.to_dict() for f in self.findings + self.conflicts]
+        return {"target": self.target.to_dict(), "evidence": self.evidence, "k": self.k, "findings": findings,
                 "contexts": self.contexts, "memo": None if self.memo is None else self.memo.to_dict(),
                 "timing": self.timing}
 
 
 class Orchestrator:
-    """Runs the specialist swarm for a target over a fitted corpus.
+    """Runs the specialist swarm for a target over a fitted corpus (see the module docstring).
 
     Parameters
     ----------
@@ -158,21 +144,16 @@ class Orchestrator:
     bct : {"none", "alias", "substring", "both"}
         Seed expansion of the target.
     extractor : str or extractor, optional
-        Entity extractor of the graph. Default: ``ner3`` without its stop-entity cut
-        (``Ner3Extractor(max_df=None)``): a memo is about one entity, which is often a hub of its
-        corpus (a fund named in the title of each of its letters, a filer on every page), and
-        ner3's default cut (entities in more than 5% of the passages) would remove exactly the
-        target from the graph.
+        Entity extractor of the graph. Default: ``Ner3Extractor(max_df=None)``, without the
+        stop-entity cut, which would remove the target (often its corpus's hub).
     link_names : bool
-        With an :class:`AliasResolver` (an entity master), add its names found verbatim in a
-        passage to the passage's graph entities (:class:`LinkingExtractor`): entity linking
-        beside NER, so a passage whose fund the NER model misses is still on the fund's node.
+        With an :class:`AliasResolver`, link its names into the graph (:class:`LinkingExtractor`).
     alias_table : mapping, optional
         Normalised key → aliases (BCT's alias rule and the target's alias class).
     resolver : EntityResolver, optional
         Default: chosen by :meth:`from_dataset`; required by :meth:`fit` otherwise.
     ner : bool
-        Add spaCy MONEY/PERCENT/DATE entities (from the ``ner`` store) to the patterns' figures.
+        Add spaCy MONEY/PERCENT/DATE entities to the patterns' figures and periods.
     n_jobs : int, optional
         Threads for the specialists (default: one each).
     n_process : int
@@ -207,19 +188,12 @@ class Orchestrator:
         self.alpha = alpha
         self.link_names = bool(link_names)
 
-    # -- construction ---------------------------------------------------------------------------
     @classmethod
     def from_dataset(cls, dataset: Any, **kwargs: Any) -> "Orchestrator":
-        """An orchestrator for a data set, its resolver and alias table chosen from what the data set has.
-
-        The synthetic corpus ships an alias table (``meta["aliases"]``): :class:`AliasResolver`
-        and BCT's alias rule use it. Filings whose passages carry ``meta["company"]``
-        (FinanceBench) get a :class:`DocumentResolver` (a passage without it is about no one).
-        Not fitted: call :meth:`fit`.
-        """
+        """An unfitted orchestrator for a data set: an :class:`AliasResolver` and BCT alias table from its
+        ``meta["aliases"]`` (the synthetic corpus), else a :class:`DocumentResolver` on ``meta["company"]``."""
         aliases = dataset.meta.get("aliases") if isinstance(dataset.meta, Mapping) else None
         if isinstance(aliases, Mapping) and aliases:
-
             kwargs.setdefault("alias_table", alias_table(dataset))
             kwargs.setdefault("resolver", AliasResolver(aliases))
         elif any(p.meta.get("company") for p in dataset.passages):
@@ -234,16 +208,10 @@ class Orchestrator:
         DataError
             The corpus is empty.
         ParameterError
-            No resolver was given (see :meth:`from_dataset`).
+            No resolver was given.
         """
-
-        passages = list(passages)
-        if not passages:
-            raise DataError("Orchestrator.fit: empty corpus (no passages): there is nothing to write a memo from")
-        if self.resolver is None:
-            raise ParameterError("Orchestrator.fit: no entity resolver; build it with Orchestrator.from_dataset(dataset) "
-                                 "or pass resolver=AliasResolver(...) / DocumentResolver(...)")
-        t0 = time.perf_counter()
+        passages = self._check_input("fit", passages, "build it with Orchestrator.from_dataset(dataset) "
+                                     "or pass resolver=AliasResolver(...) / DocumentResolver(...)")
         extractor = Ner3Extractor(max_df=None) if self.extractor is None else self.extractor
         linked = self.link_names and isinstance(self.resolver, AliasResolver)
         if linked:
@@ -252,13 +220,12 @@ class Orchestrator:
         graph_retriever = GraphRetriever(extractor=extractor, bct=self.bct, alias_table=self.alias_table,
                                          alpha=self.alpha, n_process=self.n_process, cache=not linked,
                                          progress=self.progress).fit(passages)
-        self._fitted(passages, graph_retriever=graph_retriever, t0=t0)
-        return self
+        return self.fit_parts(passages, graph_retriever)
 
     def fit_parts(self, passages: Sequence[Any], graph_retriever: Any, *, ner: Mapping[str, Any] | None = None,
                   locations: Mapping[str, tuple[str, str]] | None = None) -> "Orchestrator":
-        """Fitted from parts computed elsewhere (an index of the user's files,
-        :func:`aethel_lite.swarm.indexed.index_orchestrator`): nothing is extracted; returns ``self``.
+        """Fitted from parts computed elsewhere (:func:`aethel_lite.swarm.indexed.index_orchestrator`,
+        :meth:`fit`): nothing is extracted; returns ``self``.
 
         Parameters
         ----------
@@ -266,21 +233,11 @@ class Orchestrator:
         graph_retriever : GraphRetriever
             Fitted on ``passages`` (same order).
         ner : mapping pid -> list of Mention, optional
-            Each passage's spaCy ``ner`` mentions (the MONEY/PERCENT/DATE figures of its view);
-            a passage without them is read by spaCy when it is first used.
+            Each passage's spaCy ``ner`` mentions (else spaCy reads it when it is first used).
         locations : mapping pid -> (file, page), optional
-            The memo then cites every figure by file and page (:func:`~aethel_lite.swarm.memo.passage_location`).
+            Cite every figure by file and page (:func:`~aethel_lite.swarm.memo.passage_location`).
         """
-        passages = list(passages)
-        if not passages:
-            raise DataError("Orchestrator.fit_parts: empty corpus (no passages): there is nothing to write a memo from")
-        if self.resolver is None:
-            raise ParameterError("Orchestrator.fit_parts: no entity resolver; pass resolver=DocumentResolver(...)")
-        self._fitted(passages, graph_retriever=graph_retriever, ner=ner, locations=locations, t0=time.perf_counter())
-        return self
-
-    def _fitted(self, passages: list, *, graph_retriever: Any, t0: float, ner: Mapping[str, Any] | None = None,
-                locations: Mapping[str, tuple[str, str]] | None = None) -> None:
+        passages = self._check_input("fit_parts", passages, "pass resolver=DocumentResolver(...)")
         self.passages_ = passages
         self.by_pid_ = {p.pid: p for p in passages}
         self.graph_retriever_ = graph_retriever
@@ -288,16 +245,22 @@ class Orchestrator:
         self.locations_ = None if locations is None else dict(locations)
         self.dense_ = None
         self._gate: dict[tuple[int, str], bool] = {}
-        self.fit_seconds_ = time.perf_counter() - t0
+        return self
+
+    def _check_input(self, method: str, passages: Sequence[Any], hint: str) -> list:
+        passages = list(passages)
+        if not passages:
+            raise DataError(f"Orchestrator.{method}: empty corpus (no passages): there is nothing to write a memo from")
+        if self.resolver is None:
+            raise ParameterError(f"Orchestrator.{method}: no entity resolver; {hint}")
+        return passages
 
     def _check_fitted(self) -> None:
         if getattr(self, "graph_retriever_", None) is None:
             raise RuntimeError("Orchestrator is not fitted: call fit(passages) first")
 
-    # -- target ----------------------------------------------------------------------------------
     def resolve(self, name: str) -> Target:
         """The :class:`Target` a name stands for (see the module docstring)."""
-
         self._check_fitted()
         if not isinstance(name, str) or not normalize_entity(name):
             raise ParameterError(f"target: expected a non-empty entity name, got {name!r}")
@@ -315,9 +278,7 @@ class Orchestrator:
         return Target(name, entity, display, tuple(sorted(keys)), scope,
                       tuple({"seed": e.seed, "entity": e.entity, "via": e.via, "weight": e.weight} for e in seeds))
 
-    # -- evidence ----------------------------------------------------------------------------------
     def _graph_order(self, target: Target) -> tuple[np.ndarray, np.ndarray]:
-
         gr = self.graph_retriever_
         graph = gr.graph_
         exps = [Expansion(**s) for s in target.seeds]
@@ -326,29 +287,19 @@ class Orchestrator:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         ppr = gr.operator_.run(s, alpha=gr.alpha, tol=gr.tol, max_iter=gr.max_iter).scores[: graph.n_passages]
         ppr = np.round(ppr, 10)
-        ppr = np.where(ppr > 0, ppr, -np.inf)
-        idx, vals = topk(ppr, min(self.depth, graph.n_passages))
-        keep = np.isfinite(vals)
-        return idx[keep], vals[keep]
+        return _ranked(np.where(ppr > 0, ppr, -np.inf), min(self.depth, graph.n_passages))
 
     def _text_orders(self, texts: Sequence[str], source: str) -> list[tuple[np.ndarray, np.ndarray]]:
         """BM25's or the dense retriever's ranking (corpus indices, scores) of each query text."""
-
         depth = min(self.depth, len(self.passages_))
         if source == "bm25":
             rows = [self.graph_retriever_.bm25_.get_scores(t) for t in texts]
             rows = [np.where(r > 0, r, -np.inf) for r in rows]
         else:
-
             if self.dense_ is None:
                 self.dense_ = DenseRetriever(progress=self.progress).fit(self.passages_)
             rows = list(self.dense_.score_texts(texts))  # one batch
-        out = []
-        for r in rows:
-            idx, vals = topk(r, depth)
-            keep = np.isfinite(vals)
-            out.append((idx[keep], vals[keep]))
-        return out
+        return [_ranked(r, depth) for r in rows]
 
     def _on_topic(self, i: int, item: Any) -> bool:
         key = (i, item.key)
@@ -359,7 +310,6 @@ class Orchestrator:
 
     def gather(self, target: Target, evidence: str = "graph", k: int | None = None) -> dict[str, list[dict]]:
         """Each specialist's context: ``{pid, doc_id, page, items, rank, score, provenance}`` records in order."""
-
         self._check_fitted()
         if evidence not in EVIDENCE:
             raise ParameterError(f"evidence must be one of {', '.join(EVIDENCE)}; got {evidence!r}")
@@ -367,23 +317,19 @@ class Orchestrator:
         out: dict[str, list[dict]] = {s.name: [] for s in self.specialists}
         if not target.found:
             return out
-        graph_order = self._graph_order(target) if evidence == "graph" else None
-        orders: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        if evidence != "graph":
+        if evidence == "graph":
+            graph_order = self._graph_order(target)
+        else:
             texts = sorted({text for sp in self.specialists for _, text in sp.mandate.queries(target.name)})
             orders = dict(zip(texts, self._text_orders(texts, evidence)))
         exps = [Expansion(**s) for s in target.seeds]
         for sp in self.specialists:
             chosen: dict[int, dict] = {}
             for item, (_, text) in zip(sp.mandate.items(), sp.mandate.queries(target.name)):
-                idx, vals = graph_order if graph_order is not None else orders[text]
-                taken = 0
-                for rank, (i, v) in enumerate(zip(idx.tolist(), vals.tolist()), start=1):
-                    if taken >= k:
-                        break
-                    if not self._on_topic(i, item):
-                        continue
-                    taken += 1
+                idx, vals = graph_order if evidence == "graph" else orders[text]
+                on_topic = ((rank, i, v) for rank, (i, v) in enumerate(zip(idx.tolist(), vals.tolist()), start=1)
+                            if self._on_topic(i, item))
+                for rank, i, v in islice(on_topic, k):  # the first k on-topic passages of the ranking
                     rec = chosen.get(i)
                     if rec is None:
                         p = self.passages_[i]
@@ -396,13 +342,11 @@ class Orchestrator:
             out[sp.name] = list(chosen.values())
         return out
 
-    # -- the run --------------------------------------------------------------------------------------
     def run(self, name: str, *, evidence: str = "graph", k: int | None = None, memo: bool = True,
             generator: Any = None) -> SwarmResult:
         """Resolve ``name``, gather each specialist's evidence, run the specialists, merge, write the memo.
 
-        A name that is not an entity of the corpus gives a result without findings and a "no
-        evidence found" memo (not an exception).
+        A name that is not an entity of the corpus gives a "no evidence found" memo.
 
         Parameters
         ----------
@@ -412,7 +356,6 @@ class Orchestrator:
         k : int, optional
             Passages per query (default: the orchestrator's ``k``).
         memo : bool
-            Render the memo.
         generator : TextGenerator, optional
             Overrides the orchestrator's generator for this run.
         """
@@ -422,11 +365,7 @@ class Orchestrator:
         t["resolve"] = time.perf_counter()
         contexts = self.gather(target, evidence, k)
         t["retrieve"] = time.perf_counter()
-        pids = []
-        for recs in contexts.values():
-            for r in recs:
-                if r["pid"] not in pids:
-                    pids.append(r["pid"])
+        pids = list(dict.fromkeys(r["pid"] for recs in contexts.values() for r in recs))
         views = self._views(pids)
         documents: dict[str, list[PassageView]] = {}
         for v in views.values():
@@ -463,16 +402,12 @@ class Orchestrator:
                                      generator=generator if generator is not None else self.generator,
                                      locations=getattr(self, "locations_", None))
         t["memo"] = time.perf_counter()
-        steps = ["resolve", "retrieve", "prepare", "specialists", "merge", "memo"]
-        prev = t["start"]
-        for s in steps:
-            result.timing[s] = round(t[s] - prev, 4)
-            prev = t[s]
+        steps = list(t)  # start, then each step in order
+        result.timing.update({s: round(t[s] - t[prev], 4) for prev, s in zip(steps, steps[1:])})
         result.timing["total"] = round(t["memo"] - t["start"], 4)
         return result
 
     def _views(self, pids: Sequence[str]) -> dict[str, PassageView]:
-
         passages = [self.by_pid_[p] for p in pids]
         ner = [None] * len(passages)
         if self.ner and passages:
@@ -482,6 +417,13 @@ class Orchestrator:
                                                                       progress=False))) if todo else {}
             ner = [known[p.pid] if p.pid in known else found[p.pid] for p in passages]
         return {p.pid: build_view(p, self.resolver, m) for p, m in zip(passages, ner)}
+
+
+def _ranked(scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """The top ``depth`` (corpus indices, scores) of a score row, infinite scores dropped."""
+    idx, vals = topk(scores, depth)
+    keep = np.isfinite(vals)
+    return idx[keep], vals[keep]
 
 
 def _positive(name: str, value: Any) -> int:

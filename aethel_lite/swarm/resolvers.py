@@ -1,24 +1,19 @@
 """Entity resolvers for the swarm: which entity a name or a passage is about, and entity linking.
 
-An :class:`EntityResolver` maps names found in a passage to canonical entities.
-:class:`AliasResolver` knows every surface form of every entity (the synthetic corpus's alias
-table, or an entity master) and its kind; :class:`DocumentResolver` knows one entity per document
-(FinanceBench: the filing's company, from passage metadata). :class:`LinkingExtractor` adds the
-resolver's names to a graph entity extractor's mentions. :mod:`aethel_lite.swarm.extract` uses
-them to attach each figure to its entity.
+:mod:`aethel_lite.swarm.extract` uses them to attach each figure to its entity.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..core.entities import Mention, extract_entities, normalize_entity
 from ..errors import ParameterError
 
-__all__ = ["EntityResolver", "AliasResolver", "DocumentResolver", "LinkingExtractor"]
+__all__ = ["EntityResolver", "AliasResolver", "DocumentResolver", "LinkingExtractor", "link_mentions"]
 
 
 class EntityResolver(Protocol):
@@ -32,31 +27,30 @@ class EntityResolver(Protocol):
 
     def mentions(self, text: str) -> list[tuple[int, int, str]]:
         """``(start, end, entity id)`` of every entity named in ``text``, in text order."""
-        ...
 
     def kind(self, entity: str) -> str:
         """The entity's kind (``"fund"``, ``"gp"``, ``"company"``, ...)."""
-        ...
 
     def lookup(self, name: str) -> str | None:
         """The entity a name stands for (any of its surface forms), or ``None``."""
-        ...
 
     def keys(self, entity: str) -> list[str]:
         """The entity's normalised names (its alias class), as graph keys."""
-        ...
 
     def display(self, entity: str) -> str:
         """The name a memo prints for the entity."""
-        ...
 
     def scope(self, entity: str) -> list[str]:
         """The entities whose findings belong in the entity's memo (itself first among them)."""
-        ...
 
     def passage_entity(self, passage: Any) -> str | None:
         """The entity a whole passage is about, when the resolver knows it (else ``None``)."""
-        ...
+
+
+def link_mentions(mentions: Sequence[Mention], text: str, spans: Iterable[tuple[int, int]]) -> list[Mention]:
+    """``mentions`` plus an ``"ALIAS"`` mention of each span of ``text`` (keyed by its normalised text)."""
+    extra = [Mention(text[a:b], normalize_entity(text[a:b]), "ALIAS", a, b) for a, b in spans]
+    return sorted(list(mentions) + [m for m in extra if m.key], key=lambda m: (m.start, m.end, m.label))
 
 
 def _contains(a: str, b: str) -> bool:
@@ -68,7 +62,7 @@ class AliasResolver:
     """Entities from an alias table: canonical id → surface forms (the synthetic corpus's ``meta["aliases"]``).
 
     Kinds are the id's prefix (``"fund:northriver-iv"`` → ``"fund"``). Mentions are the surface
-    forms found verbatim on word boundaries, longest first, never overlapping.
+    forms found verbatim on word boundaries, longest first.
 
     Parameters
     ----------
@@ -189,10 +183,9 @@ class LinkingExtractor:
     """A graph entity extractor plus entity linking against a resolver's names (an entity master).
 
     Every surface form the resolver knows that occurs verbatim in a passage becomes a mention
-    (label ``"ALIAS"``) beside the base extractor's, so a passage that names its fund only in a
-    title the NER model reads badly ("ArchLane V — Q1 2024 LP letter") is still joined to the fund.
-    The base extractor's own mentions come from its per-passage store (cached); the stop-entity
-    and substring-link settings are the base extractor's.
+    (label ``"ALIAS"``) beside the base extractor's (read from its per-passage store), so a passage
+    whose fund the NER model misses is still joined to the fund. The stop-entity and substring-link
+    settings are the base extractor's.
 
     Parameters
     ----------
@@ -221,10 +214,6 @@ class LinkingExtractor:
 
     def extract(self, texts: Sequence[str], *, n_process: int = 1, progress: bool = False) -> list:
         """Mentions of every text: the base extractor's (from its store) plus the linked names."""
-
         base = extract_entities(list(texts), self.base, n_process=n_process, progress=progress)
-        out = []
-        for text, ms in zip(texts, base):
-            extra = [Mention(text[a:b], normalize_entity(text[a:b]), "ALIAS", a, b) for a, b, _ in self.resolver.mentions(text)]
-            out.append(sorted(list(ms) + [m for m in extra if m.key], key=lambda m: (m.start, m.end, m.label)))
-        return out
+        return [link_mentions(ms, text, [(a, b) for a, b, _ in self.resolver.mentions(text)])
+                for text, ms in zip(texts, base)]

@@ -1,21 +1,8 @@
 """Specialists: a name, a mandate (metrics, risk topics, the queries it issues) and an extractor.
 
-The three default specialists follow the paper's swarm:
-
-========================  ===============================================================================
-Liquidity Specialist      DPI, distributions and dividends, capital calls, unfunded commitments,
-                          credit-facility (subscription line) balances, cash, capital expenditure, debt,
-                          operating cash flow
-Valuation Auditor         NAV, TVPI, net IRR, secondary and tender prices as a share of NAV (marks),
-                          total assets, revenue, net income; topics: write-downs, valuation basis and
-                          dates, multiples
-Diligence Auditor         topics: key persons, GP changes, concentration, litigation, related parties;
-                          and the conflicts (statements that disagree between documents), which the
-                          orchestrator detects over every specialist's facts
-========================  ===============================================================================
-
-A specialist sees only the passages retrieved for its own queries (its *context*); it never
-reads the corpus.
+The three default specialists follow the paper's swarm (:func:`default_specialists`). A
+specialist sees only the passages retrieved for its own queries (its *context*); it never reads
+the corpus.
 """
 
 from __future__ import annotations
@@ -105,22 +92,16 @@ class Specialist:
         scope : iterable of str
             Entity ids the memo is about; findings about other entities are dropped.
         documents : mapping doc_id -> list of PassageView, optional
-            Passages of the same documents in context, for document-level coreference.
+            Passages in context by document, for document-level coreference.
 
         Returns
         -------
         list of Finding
             Canonically sorted; topic findings deduplicated by (entity, topic, quote).
         """
-        scope = set(scope)
-        out: list[Finding] = []
-        for view in sorted(context, key=lambda v: v.order):
-            out.extend(self.extractor.extract(view, self.mandate.metrics, self.mandate.topics, resolver=resolver,
-                                              specialist=self.name, context=documents))
-        out = [f for f in sort_findings(out) if f.entity in scope]
         seen: set[tuple] = set()
         kept = []
-        for f in out:
+        for f in self._read(context, self.mandate.metrics, self.mandate.topics, resolver, scope, documents):
             if f.kind == "topic":
                 key = (f.entity, f.metric, " ".join(f.quote.split()))
                 if key in seen:
@@ -129,24 +110,24 @@ class Specialist:
             kept.append(f)
         return kept
 
-
     def cross_check(self, views: Sequence[PassageView], metrics: Iterable[str], *, resolver: EntityResolver,
                     scope: Iterable[str], documents: Mapping[str, list[PassageView]] | None = None) -> list[Finding]:
-        """Facts of ``metrics`` in every passage any specialist read (the pool the conflict check compares).
-
-        Only a specialist whose mandate covers conflicts does this: it re-reads the whole evidence
-        pool for the other specialists' metrics, so a figure that one document states and another
-        contradicts is compared even when the two passages reached different specialists.
-        """
+        """Facts of ``metrics`` in every passage any specialist read, which the conflict check compares (only
+        for a mandate that covers conflicts: two documents that disagree may have reached different specialists)."""
         if not self.mandate.conflicts:
             return []
-        scope = set(scope)
-        metrics = sorted(set(metrics))
+        return self._read(views, sorted(set(metrics)), (), resolver, scope, documents)
+
+    def _read(self, views: Sequence[PassageView], metrics: Sequence[str], topics: Sequence[str],
+              resolver: EntityResolver, scope: Iterable[str], documents: Mapping[str, list[PassageView]] | None
+              ) -> list[Finding]:
+        """The findings of ``views`` (read in passage order) about the entities in ``scope``, canonically sorted."""
         out: list[Finding] = []
         for view in sorted(views, key=lambda v: v.order):
-            out.extend(f for f in self.extractor.extract(view, metrics, (), resolver=resolver, specialist=self.name,
-                                                         context=documents) if f.entity in scope)
-        return sort_findings(out)
+            out.extend(self.extractor.extract(view, metrics, topics, resolver=resolver, specialist=self.name,
+                                              context=documents))
+        scope = set(scope)
+        return [f for f in sort_findings(out) if f.entity in scope]
 
 
 LIQUIDITY = Mandate(metrics=("dpi", "capital_calls", "unfunded_commitment", "credit_facility_balance", "cash", "capex",

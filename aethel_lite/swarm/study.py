@@ -1,22 +1,16 @@
 """The swarm chapter's measurements: scores on the synthetic corpus, the topological filter, FinanceBench.
 
-* :func:`synthetic_scores` — a memo for every fund of the synthetic corpus; its facts scored
-  against the generator's gold facts (precision and recall of (entity, metric, period, value)
-  over the six quarterly fund metrics) and its conflicts against the planted contradictions;
-  once per evidence source (the graph, BM25, dense), so the topological filter is measured.
-* :func:`alias_invariance` — the memo for a target named by each of its aliases.
-* :func:`numeric_questions` and :func:`extraction_accuracy` — FinanceBench questions whose gold
-  answer is one number printed on the evidence page, and the extractor's exact-match accuracy on
-  them after unit normalisation, reading the gold pages (retrieval taken as perfect).
-* :func:`retrieved_pages` and :func:`end_to_end_accuracy` — the same extraction fed a retriever's
-  top pages instead (by default ``aethel-hybrid``'s top 5 over the whole corpus): the number a
-  user of the pipeline gets, question to figure.
+:func:`synthetic_scores` scores every fund's memo against the generator's truth, once per
+evidence source; :func:`alias_invariance` names a target by each of its aliases;
+:func:`extraction_accuracy` reads FinanceBench's evidence pages (retrieval taken as perfect) and
+:func:`end_to_end_accuracy` a retriever's top pages instead.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -58,14 +52,12 @@ def synthetic_scores(orchestrator: Any, dataset: Any, *, evidence: Sequence[str]
     orchestrator : Orchestrator
         Fitted on ``dataset.passages`` (built with :meth:`Orchestrator.from_dataset`).
     dataset : Dataset
-        A synthetic corpus (``meta["facts"]``, ``meta["aliases"]``, optionally
-        ``meta["contradictions"]``).
+        A synthetic corpus (``meta["facts"]``, ``meta["aliases"]``, ``meta["contradictions"]``).
     evidence : sequence of {"graph", "bm25", "dense"}
     k : int, optional
         Passages per query (default: the orchestrator's).
     naming : {"display", "acronym"}
-        How each fund is named in the request: its longest name, or its acronym-like shortest
-        form (the hardest for a lexical retriever).
+        Name each fund by its longest name or its shortest (acronym-like) one.
     memos : bool
         Keep each run's memo Markdown (``graph`` evidence only).
 
@@ -80,8 +72,8 @@ def synthetic_scores(orchestrator: Any, dataset: Any, *, evidence: Sequence[str]
     funds = fund_targets(dataset)
     aliases = dataset.meta["aliases"]
     planted = dataset.meta.get("contradictions", [])
-    names = {e: (max(aliases[e], key=lambda s: (len(s), s)) if naming == "display"
-                 else min(aliases[e], key=lambda s: (len(s), s))) for e in funds}
+    pick = max if naming == "display" else min
+    names = {e: pick(aliases[e], key=lambda s: (len(s), s)) for e in funds}
     out: dict = {"targets": names, "memos": {}, "n_funds": len(funds), "n_planted": len(planted)}
     for source in evidence:
         t0 = time.perf_counter()
@@ -145,11 +137,7 @@ _ASK = {
 
 
 def question_metric(question: str) -> str | None:
-    """The lexicon metric a FinanceBench question asks for, or ``None`` (a ratio, a growth rate, ...).
-
-    Questions that ask for a computed quantity (ratio, margin, average, change, growth, turnover,
-    "defined as") are not single-metric questions.
-    """
+    """The lexicon metric a FinanceBench question asks for, or ``None`` (a computed quantity: a ratio, ...)."""
     if re.search(r"ratio|margin|average|change|growth|turnover|CAGR|defined as|days|per share|%|percent",
                  question, re.IGNORECASE):
         return None
@@ -172,15 +160,12 @@ def _gold(answer: str, question: str) -> tuple[float, str, float] | None:
         v = -v
     if m.group("pct"):
         return v, "%", step / 2
-    scale = 1.0
     if m.group("scale") == "billion" or re.search(r"USD billions|in billions|\$ ?billions", question, re.IGNORECASE):
         scale = 1e3
     elif m.group("scale") == "million" or re.search(r"USD millions|in millions|\$ ?millions", question, re.IGNORECASE):
         scale = 1.0
-    elif m.group("cur"):
-        return None  # dollars without a stated scale: a per-share amount or a price
     else:
-        return None
+        return None  # no stated scale: a per-share amount, a price or a count
     return v * scale, "USD m", step * scale / 2
 
 
@@ -189,9 +174,8 @@ def numeric_questions(dataset: Any) -> list[dict]:
 
     An answer qualifies when it is a single number with a currency scale ("$1577.00" with "in USD
     millions" in the question) and a number printed on one of its evidence pages equals it after
-    the page's scale ("(1,577)" on a page "in millions"), within half a unit of the answer's last
-    significant digit (FinanceBench writes "$303.00" for 302,578 thousand: units; "$0.40" billion:
-    tenths); signs are ignored (outflows are printed in parentheses).
+    the page's scale ("(1,577)" on a page "in millions"), sign aside, within half a unit of the
+    answer's last significant digit ("$303.00": units, "$0.40": tenths).
 
     Returns
     -------
@@ -207,41 +191,23 @@ def numeric_questions(dataset: Any) -> list[dict]:
             continue
         value, unit, tol = gold
         pids = [f"{ev['doc_name']}#p{ev['page']}" for ev in q.meta.get("evidence", ())]
-        printed = False
-        for pid in pids:
-            p = by_pid.get(pid)
-            if p is None:
-                continue
-            scale = page_scale(p.text) or 1.0
-            if any(abs(abs(n * scale) - abs(value)) <= tol for n, *_ in bare_numbers(p.text)):
-                printed = True
-                break
-        if not printed:
-            continue
+        pages = [(by_pid[pid].text, page_scale(by_pid[pid].text) or 1.0) for pid in pids if pid in by_pid]
+        if not any(abs(abs(n * scale) - abs(value)) <= tol for text, scale in pages for n, *_ in bare_numbers(text)):
+            continue  # the answer is not printed on an evidence page
+        fy = re.search(r"\bFY\s?'?((?:19|20)\d{2})\b", q.text)
         out.append({"qid": q.qid, "question": q.text, "answer": q.meta.get("answer"), "value": value, "tolerance": tol,
                     "company": q.meta.get("company"), "metric": question_metric(q.text),
-                    "period": _question_period(q.text), "pages": pids})
+                    "period": f"FY{fy.group(1)}" if fy else parse_period(q.text), "pages": pids})
     return out
-
-
-def _question_period(question: str) -> str | None:
-    m = re.search(r"\bFY\s?'?((?:19|20)\d{2})\b", question)
-    if m:
-        return f"FY{m.group(1)}"
-    return parse_period(question)
 
 
 def extraction_accuracy(dataset: Any, questions: Sequence[Mapping[str, Any]], *, ner: bool = True,
                         pages: Mapping[str, Sequence[str]] | None = None) -> dict:
     """Exact-match accuracy of the extractor on :func:`numeric_questions`, reading the evidence pages.
 
-    For each question the extractor reads its evidence pages (the company's filing, so the
-    retrieval step is not measured here) — or, with ``pages``, the pages given for it (a
-    retriever's top pages: :func:`end_to_end_accuracy`) — and its answer is the value stated
-    most often for the question's metric and period about the question's company (first in page
-    order on a tie). It is correct when its absolute value equals the gold's within the gold's
-    rounding (:func:`numeric_questions`). A question whose metric the lexicon does not know, or
-    whose period the question does not name, counts as answered wrongly.
+    The answer is the value stated most often in the pages read for the question's metric and
+    period about its company (first in page order on a tie); it is correct when its absolute value
+    equals the gold's within the gold's rounding. A question without metric or period is wrong.
 
     Parameters
     ----------
@@ -264,19 +230,15 @@ def extraction_accuracy(dataset: Any, questions: Sequence[Mapping[str, Any]], *,
         found: list[Finding] = []
         if q["metric"] is not None and q["period"] is not None and chosen:
             resolver = DocumentResolver(chosen, "company")
-            mentions = [None] * len(chosen)
-            if ner:
-
-                mentions = extract_entities([passage_text(p) for p in chosen], "ner", progress=False)
+            mentions = extract_entities([passage_text(p) for p in chosen], "ner", progress=False) if ner \
+                else [None] * len(chosen)
             for p, m in zip(chosen, mentions):
                 view = build_view(p, resolver, m)
                 found += [f for f in extractor.extract(view, [q["metric"]], [], resolver=resolver, specialist="eval")
                           if f.period == q["period"] and f.value is not None
                           and (q.get("company") is None or f.entity == q["company"])]
             if found:
-                counts: dict[float, int] = {}
-                for f in found:
-                    counts[abs(f.value)] = counts.get(abs(f.value), 0) + 1
+                counts = Counter(abs(f.value) for f in found)
                 pred = max(counts, key=lambda v: (counts[v], -[abs(f.value) for f in found].index(v)))
         correct = pred is not None and abs(pred - abs(q["value"])) <= q["tolerance"]
         rows.append({"qid": q["qid"], "company": q["company"], "metric": q["metric"], "period": q["period"],
@@ -296,10 +258,8 @@ def retrieved_pages(dataset: Any, questions: Sequence[Mapping[str, Any]], *, met
                     progress: bool = False) -> dict[str, list[str]]:
     """qid → the pids of ``method``'s top ``k`` pages for each question, searching ``corpus`` whole.
 
-    The retriever is fitted on ``corpus`` (default: the data set's pages) and ranks all of it for
-    each question's text (no closed pool: the open setting, as a user's question meets an index).
-    The result is cached on disk (:func:`~aethel_lite.caching.resultcache.cached`, keyed by the
-    corpus's and questions' content, the method, ``k`` and the library's code).
+    The retriever is fitted on ``corpus`` (default: the data set's pages; no closed pool). The
+    result is cached on disk (:func:`~aethel_lite.caching.resultcache.cached`).
     """
     if k < 1:
         raise ParameterError(f"k must be a positive integer, got {k!r}")
@@ -327,18 +287,15 @@ def end_to_end_accuracy(dataset: Any, questions: Sequence[Mapping[str, Any]], *,
                         progress: bool = False) -> dict:
     """:func:`extraction_accuracy` fed ``method``'s top ``k`` pages (:func:`retrieved_pages`) instead of the gold pages.
 
-    The corpus searched is every page of the data set, or with ``corpus_size`` a sample of that
-    many pages that keeps every evidence page of the questions
-    (:func:`~aethel_lite.data.sampling.sample_corpus`, drawn with ``seed``; quick mode).
+    The corpus searched is every page of the data set, or with ``corpus_size`` a sample of that many
+    pages keeping every evidence page (:func:`~aethel_lite.data.sampling.sample_corpus`, with ``seed``).
 
     Returns
     -------
     dict
         What :func:`extraction_accuracy` returns, plus ``method``, ``k``, ``n_passages`` (the
-        corpus searched), ``dev_test`` (how many of the questions are in the development and the
-        test half, :func:`aethel_lite.evaluation.splits.split`: the hybrid's weights were chosen
-        on development halves): ``{"dev": {"n", "n_correct"}, "test": {...}}``; each row's
-        ``half``.
+        corpus searched), ``sampled``, ``dev_test`` (``{"dev": {"n", "n_correct"}, "test": {...}}``,
+        the halves of :func:`aethel_lite.evaluation.splits.split`) and each row's ``half``.
     """
     passages = list(dataset.passages)
     if corpus_size is not None:
@@ -362,21 +319,16 @@ def end_to_end_table(fb: Mapping[str, Any]) -> list[dict]:
     """The two FinanceBench numbers side by side (rows of a table): the extractor on the gold
     pages, and on the retriever's top pages (``fb`` is the chapter's ``financebench`` record)."""
     e2e = fb["end_to_end"]
-    out = []
-    for label, acc in (("the evidence pages (retrieval taken as perfect)", fb["accuracy"]),
-                       (f"{e2e['method']}'s top {e2e['k']} of {e2e['n_passages']:,} pages (end to end)", e2e)):
-        out.append({"the extractor reads": label, "questions": acc["n"], "correct": acc["n_correct"],
-                    "exact match": acc["exact_match"], "an evidence page read": acc.get("n_gold_read", acc["n"]),
-                    "no value found": acc["n_no_answer"]})
-    return out
+    return [{"the extractor reads": label, "questions": acc["n"], "correct": acc["n_correct"],
+             "exact match": acc["exact_match"], "an evidence page read": acc.get("n_gold_read", acc["n"]),
+             "no value found": acc["n_no_answer"]}
+            for label, acc in (("the evidence pages (retrieval taken as perfect)", fb["accuracy"]),
+                               (f"{e2e['method']}'s top {e2e['k']} of {e2e['n_passages']:,} pages (end to end)", e2e))]
 
 
 def end_to_end_rows(fb: Mapping[str, Any]) -> list[dict]:
-    """Per question, the value read from the evidence pages beside the value read from the
-    retriever's top pages, in eight columns narrow enough for the book's text column: the question
-    (FinanceBench's id without its prefix, and its half), company, the item and period asked, the
-    gold amount, the two values read, whether each is right (``evidence / top k``) and whether the
-    top pages held an evidence page."""
+    """Per question, the value read from the evidence pages beside the value read from the retriever's
+    top pages, in eight columns narrow enough for the book's text column."""
     e2e = fb["end_to_end"]
     gold = {r["qid"]: r for r in fb["accuracy"]["rows"]}
     top = f"top {e2e['k']}"
@@ -416,7 +368,6 @@ def end_to_end_summary(fb: Mapping[str, Any]) -> str:
             f"{n} questions. The hybrid's weights were chosen on the development halves of the open corpora; "
             f"{dt['dev']['n']} of these questions are in FinanceBench's development half ({dt['dev']['n_correct']} "
             f"answered end to end) and {dt['test']['n']} in its test half ({dt['test']['n_correct']}).")
-
 
 
 # ---------------------------------------------------------------------------------------- chapter

@@ -1,8 +1,7 @@
 r"""Figures and periods in financial text, normalised so that two documents can be compared.
 
 Every figure keeps its *surface* (the exact characters of the source) beside its normalised
-value, because the memo prints surfaces only and the audit trail checks that each one is in its
-quote. Units:
+value: the memo prints surfaces only. Units:
 
 ==========  ===================================================  ================================
 unit        surfaces                                             value
@@ -28,11 +27,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..errors import ParameterError
 
-__all__ = ["Figure", "Period", "UNITS", "find_figures", "parse_figure", "parse_number", "page_scale",
+__all__ = ["Figure", "Period", "UNITS", "find_figures", "parse_figure", "parse_number", "page_scale", "disjoint",
            "find_periods", "parse_period", "period_sort_key", "same_value", "fiscal_year"]
 
 UNITS = ("USD m", "EUR m", "GBP m", "%", "x")
@@ -44,11 +44,8 @@ _SCALE = {"trillion": 1e6, "tn": 1e6, "billion": 1e3, "bn": 1e3, "b": 1e3, "mill
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
 _MONEY_RE = re.compile(
     r"(?P<open>\()?(?P<neg>[-−–])?\s?(?P<cur>US\$|\$|€|£|(?<![A-Za-z])(?:USD|EUR|GBP)\s?)\s?(?P<neg2>[-−–])?"
-    r"(?P<num>" + _NUM + r")"
-    r"(?:\s?(?P<scale>trillion|billion|million|thousand)\b|(?P<short>bn|tn|mn|mm|m|b|k)\b)?"
-    r"(?P<close>\))?",
-    re.IGNORECASE,
-)
+    r"(?P<num>" + _NUM + r")(?:\s?(?P<scale>trillion|billion|million|thousand)\b|(?P<short>bn|tn|mn|mm|m|b|k)\b)?"
+    r"(?P<close>\))?", re.IGNORECASE)
 _PERCENT_RE = re.compile(r"(?P<open>\()?(?P<neg>[-−–])?(?P<num>" + _NUM + r")(?P<close>\))?\s?(?:%|\s?percent\b)",
                          re.IGNORECASE)
 _MULTIPLE_RE = re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)x(?![\w])")
@@ -88,6 +85,15 @@ def _round(v: float) -> float:
     return 0.0 if r == 0 else r
 
 
+def _signed(m: re.Match) -> tuple[float, int, bool]:
+    """``(value, start, balanced)`` of a number match; parentheses mean negative, an unbalanced one is prose."""
+    balanced = bool(m.group("open")) == bool(m.group("close"))
+    start = m.start() if balanced else m.start("neg") if m.group("neg") else m.start("num")
+    v = _num(m.group("num"))
+    neg = bool(m.group("neg")) or (balanced and bool(m.group("open")))
+    return _round(-v if neg else v), start, balanced
+
+
 def parse_number(text: str) -> float | None:
     """A printed table number as a float: ``"1,577"`` → 1577, ``"(1,577)"`` → −1577; ``None`` otherwise."""
     m = re.fullmatch(r"\s*(\()?\s*([-−–])?\s*\$?\s*(" + _NUM + r")\s*(\))?\s*", text)
@@ -98,17 +104,13 @@ def parse_number(text: str) -> float | None:
 
 
 def page_scale(text: str) -> float | None:
-    """The scale of a page's tables in millions ("in millions" → 1, "in thousands" → 0.001), or ``None``.
-
-    Looks for "(Millions)", "in millions", "(Dollars in thousands ...)", "$ in billions" and the like;
-    the first statement of a scale wins.
-    """
+    """The scale of a page's tables in millions ("in millions" → 1, "(Dollars in thousands)" → 0.001), or
+    ``None``; the first statement of a scale wins."""
     m = re.search(r"\(\s*(?:[a-z$ ]*?\bin\s+)?(millions|thousands|billions)\b|\bin\s+(millions|thousands|billions)\b",
                   text, re.IGNORECASE)
     if not m:
         return None
-    word = (m.group(1) or m.group(2)).lower()
-    return {"millions": 1.0, "thousands": 1e-3, "billions": 1e3}[word]
+    return {"millions": 1.0, "thousands": 1e-3, "billions": 1e3}[(m.group(1) or m.group(2)).lower()]
 
 
 def _money(m: re.Match, text: str, scale: float | None) -> Figure:
@@ -140,44 +142,33 @@ def find_figures(text: str, *, scale: float | None = None) -> list[Figure]:
     ----------
     text : str
     scale : float, optional
-        Millions per printed unit for money written without a scale word ("$95" on a page whose
-        tables are "in millions": pass ``page_scale(page)``). Without it such money is read as
-        dollars ("$300,000" → 0.3 USD m).
+        Millions per printed unit for money written without a scale word (``page_scale(page)``).
+        Without it such money is read as dollars ("$300,000" → 0.3 USD m).
 
     Returns
     -------
     list of Figure
-        Bare numbers without a currency, percent sign or "x" are not figures here (tables are
-        read by :mod:`aethel_lite.swarm.extract`, which knows their scale and columns).
+        Bare numbers (without a currency, percent sign or "x") are not figures.
     """
     if not isinstance(text, str):
         raise ParameterError(f"text: expected str, got {type(text).__name__}")
-    found: list[Figure] = []
-    taken: list[tuple[int, int]] = []
-
-    def free(a: int, b: int) -> bool:
-        return all(b <= s or a >= e for s, e in taken)
-
-    for m in _MONEY_RE.finditer(text):
-        fig = _money(m, text, scale)
-        if free(fig.start, fig.end):
-            found.append(fig)
-            taken.append((fig.start, fig.end))
+    candidates = [_money(m, text, scale) for m in _MONEY_RE.finditer(text)]
     for m in _PERCENT_RE.finditer(text):
-        balanced = bool(m.group("open")) == bool(m.group("close"))
-        start = m.start() if balanced else m.start("neg") if m.group("neg") else m.start("num")
-        if not free(start, m.end()):
-            continue
-        v = _num(m.group("num"))
-        neg = bool(m.group("neg")) or (balanced and bool(m.group("open")))
-        found.append(Figure(_round(-v if neg else v), "%", text[start:m.end()], start, m.end()))
-        taken.append((start, m.end()))
-    for m in _MULTIPLE_RE.finditer(text):
-        if free(m.start(), m.end()):
-            found.append(Figure(_round(_num(m.group("num"))), "x", m.group(0), m.start(), m.end()))
-            taken.append((m.start(), m.end()))
+        v, start, _ = _signed(m)
+        candidates.append(Figure(v, "%", text[start:m.end()], start, m.end()))
+    candidates += [Figure(_round(_num(m.group("num"))), "x", m.group(0), m.start(), m.end())
+                   for m in _MULTIPLE_RE.finditer(text)]
+    found: list[Figure] = []
+    for fig in candidates:  # money first, then percentages, then multiples
+        if disjoint([(f.start, f.end) for f in found], fig.start, fig.end):
+            found.append(fig)
     found.sort(key=lambda f: f.start)
     return found
+
+
+def disjoint(spans: Iterable[tuple[int, int]], a: int, b: int) -> bool:
+    """Whether ``[a, b)`` overlaps none of ``spans``."""
+    return all(b <= s or a >= e for s, e in spans)
 
 
 def parse_figure(text: str, *, scale: float | None = None) -> tuple[float, str] | None:
@@ -193,15 +184,9 @@ def bare_numbers(text: str) -> list[tuple[float, str, int, int]]:
     """Bare numbers of a text: ``(value, surface, start, end)``; parentheses mean negative."""
     out = []
     for m in _BARE_RE.finditer(text):
-        balanced = bool(m.group("open")) == bool(m.group("close"))
-        if not balanced:
-            start = m.start("neg") if m.group("neg") else m.start("num")
-            end = m.end("num")
-        else:
-            start, end = m.start(), m.end()
-        v = _num(m.group("num"))
-        neg = bool(m.group("neg")) or (balanced and bool(m.group("open")))
-        out.append((_round(-v if neg else v), text[start:end], start, end))
+        v, start, balanced = _signed(m)
+        end = m.end() if balanced else m.end("num")
+        out.append((v, text[start:end], start, end))
     return out
 
 
@@ -263,16 +248,12 @@ def _label(kind: str, m: re.Match) -> str | None:
     if kind == "num":
         return _date_label(int(g["year"]), int(g["mm"]), int(g["dd"]))
     if kind == "q":
-        if g.get("q"):
-            return f"{g['year']}Q{g['q']}"
-        return f"{g['year2']}Q{g['q2']}"
+        return f"{g['year']}Q{g['q']}" if g.get("q") else f"{g['year2']}Q{g['q2']}"
     if kind == "ordq":
         return f"{g['year']}Q{_ORD[g['ord'].lower()]}"
     if kind == "fy":
         return f"FY{g['year']}"
-    if kind == "fy2":
-        return f"FY20{g['yy']}"
-    return None  # pragma: no cover
+    return f"FY20{g['yy']}"  # "fy2"
 
 
 def find_periods(text: str) -> list[Period]:
@@ -287,9 +268,8 @@ def find_periods(text: str) -> list[Period]:
     cands.sort(key=lambda p: (p.start, -(p.end - p.start)))
     out: list[Period] = []
     for p in cands:
-        if out and p.start < out[-1].end:
-            continue
-        out.append(p)
+        if not out or p.start >= out[-1].end:
+            out.append(p)
     return out
 
 
@@ -324,6 +304,4 @@ def period_sort_key(label: str | None) -> tuple:
 def fiscal_year(period: Period) -> Period:
     """A date mention read as the fiscal year it closes ("December 31, 2018" → ``FY2018``) — in an
     annual report, balance-sheet and column dates are fiscal year ends; other periods unchanged."""
-    if period.kind != "date":
-        return period
-    return Period(f"FY{period.label[:4]}", period.start, period.end, "year")
+    return period if period.kind != "date" else Period(f"FY{period.label[:4]}", period.start, period.end, "year")
