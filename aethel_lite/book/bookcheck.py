@@ -7,38 +7,29 @@ with the network switched off (only 127.0.0.1 resolves) and reports, per page:
 ``load``
     the page did not load (navigation error, HTTP status >= 400, no ``load`` event in time);
 ``resource``
-    an image, script, stylesheet or font the page asked for failed or answered >= 400, or an
-    ``<img>`` is broken (``naturalWidth == 0``) -- with the network off this also catches
-    anything the book would fetch from the internet (a CDN);
+    a request failed or answered >= 400 (with the network off, also anything fetched from a CDN),
+    or an ``<img>`` is broken;
 ``link``
-    an internal link (same host) points at a file that is not in the book, or at an anchor
-    (``#id``) that the target page does not have;
+    an internal link points at a file not in the book, or at an anchor the target page lacks;
 ``console``
     a JavaScript exception, ``console.error`` or a browser log entry of level ``error``;
 ``math``
-    math left as raw TeX: an element of class ``math`` that MathJax did not typeset, or
-    ``\\(``, ``\\[``, ``$$``, ``\\begin{`` or a ``$...$`` holding TeX (``\\cmd``, ``^``, ``_``,
-    ``{``) in the visible text outside code blocks;
+    an element of class ``math`` that MathJax did not typeset, or raw TeX (``\\(``, ``\\[``,
+    ``$$``, ``\\begin{``, a ``$...$`` holding TeX) in the visible text outside code blocks;
 ``alt``
-    an image with no alt text, or with a file name or path in its place (what a figure glued into
-    the text gets unless its directive says ``:alt:``);
+    an image with no alt text, or with a file name in its place;
 ``output``
-    a notebook output (``.cell_output``) that shows a Python traceback or an ``Error``
-    (``Error``, ``ValueError``, ... as a word);
+    a notebook output (``.cell_output``) that shows a Python traceback or an ``Error`` word;
 ``wide``, ``stderr``, ``first-result``
-    the reader's checks of :mod:`aethel_lite.book.readercheck`: a code cell or table wider than
-    its column, a stderr or warning output, a chapter whose first figure or table is more than
-    1,500 px down the page.
+    the reader's checks of :mod:`aethel_lite.book.readercheck`.
 
-It saves a PNG of each page (full length, capped at :data:`MAX_SHOT_HEIGHT` pixels) under
-``--screenshots`` (default ``_build/screenshots``), except Sphinx's index and search pages.
-Exit status: 0 when no problem was found, 1 when some were (each printed on one line), 2 when
-the check could not run (no book, no Chromium).
+It saves a PNG of each page (capped at :data:`MAX_SHOT_HEIGHT` pixels) under ``--screenshots``,
+except Sphinx's index and search pages. Exit status: 0 when no problem was found, 1 when some were
+(each printed on one line), 2 when the check could not run (no book, no Chromium).
 
 The browser is driven over the Chrome DevTools Protocol on a pipe (``--remote-debugging-pipe``:
-commands are written to the browser's file descriptor 3, answers read from 4, each a JSON
-message ended by a NUL byte), so nothing beyond the Debian packages ``chromium`` and the Python
-standard library is needed.
+commands go to the browser's file descriptor 3, answers come from 4, each a JSON message ended by
+a NUL byte), so only the Debian package ``chromium`` and the standard library are needed.
 
 References
 ----------
@@ -54,8 +45,8 @@ import fcntl
 import html.parser
 import json
 import os
-import queue
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -71,33 +62,15 @@ from typing import Any
 from ..errors import AethelError, ParameterError
 from .readercheck import READER_PROBE, reader_problems
 
-__all__ = [
-    "Problem",
-    "PageReport",
-    "BrowserNotFound",
-    "find_chromium",
-    "html_pages",
-    "serve",
-    "Chromium",
-    "check_site",
-    "main",
-]
+__all__ = ["Problem", "PageReport", "BrowserNotFound", "find_chromium", "html_pages", "serve", "Chromium", "check_site",
+           "main"]
 
 #: Flags every browser run gets (plus an isolated profile): headless, no GPU, no extensions or background traffic,
 #: and no network but 127.0.0.1.
 CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-extensions",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--no-default-browser-check",
-    "--hide-scrollbars",
-    "--mute-audio",
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-extensions",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--no-default-browser-check",
+    "--hide-scrollbars", "--mute-audio", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
     "--remote-debugging-pipe",
 )
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
@@ -169,19 +142,13 @@ class PageReport:
 
 # -- the site ---------------------------------------------------------------------------------------
 def html_pages(site: str | os.PathLike) -> list[str]:
-    """Every ``.html`` file of the built site, relative, sorted; folders starting with ``_`` skipped.
-
-    Raises :class:`ParameterError` when ``site`` is not a folder holding ``index.html``.
-    """
+    """Every ``.html`` file of the built site, relative, sorted; folders starting with ``_`` skipped
+    (:class:`ParameterError` when ``site`` holds no ``index.html``)."""
     root = Path(site)
     if not (root / "index.html").is_file():
         raise ParameterError(f"{root}: no index.html here; build the book first (make book)")
-    pages = []
-    for path in root.rglob("*.html"):
-        rel = path.relative_to(root)
-        if any(part.startswith("_") or part.startswith(".") for part in rel.parts[:-1]):
-            continue
-        pages.append(rel.as_posix())
+    rels = [path.relative_to(root) for path in root.rglob("*.html")]
+    pages = [rel.as_posix() for rel in rels if not any(part.startswith(("_", ".")) for part in rel.parts[:-1])]
     return sorted(pages, key=lambda p: (p != "index.html", p))
 
 
@@ -192,9 +159,8 @@ class _Anchors(html.parser.HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         for name, value in attrs:
-            if name == "id" or (name == "name" and tag == "a"):
-                if value:
-                    self.ids.add(value)
+            if value and (name == "id" or (name == "name" and tag == "a")):
+                self.ids.add(value)
 
 
 def _anchors(path: Path, cache: dict[Path, set[str]]) -> set[str]:
@@ -217,8 +183,7 @@ def check_links(site: Path, page: str, links: Sequence[str], base: str,
                 anchor_cache: dict[Path, set[str]] | None = None) -> list[Problem]:
     """Problems with the internal links of ``page``: missing file, or missing ``#anchor`` in an HTML target.
 
-    ``links`` are absolute URLs as the browser resolved them; those not under ``base`` (the
-    server's ``http://127.0.0.1:PORT/``) are external and not checked.
+    ``links`` are absolute URLs; those not under ``base`` (``http://127.0.0.1:PORT/``) are not checked.
     """
     cache = anchor_cache if anchor_cache is not None else {}
     problems: list[Problem] = []
@@ -249,26 +214,22 @@ def text_problems(page: str, probe: dict[str, Any]) -> list[Problem]:
     if probe["untypeset"]:
         problems.append(Problem(page, "math", f"{len(probe['untypeset'])} of {probe['n_math']} formulas not typeset "
                                               f"(MathJax {probe['mathjax']}), e.g. {probe['untypeset'][0]!r}"))
-    for match in RAW_TEX.finditer(probe["text"]):
-        start = max(0, match.start() - 30)
-        context = " ".join(probe["text"][start:match.end() + 30].split())
+    match = RAW_TEX.search(probe["text"])
+    if match:
+        context = " ".join(probe["text"][max(0, match.start() - 30):match.end() + 30].split())
         problems.append(Problem(page, "math", f"raw TeX in the text: ...{context}..."))
-        break
     for i, output in enumerate(probe["outputs"]):
         match = ERROR_WORD.search(output)
         if match:
-            start = max(0, match.start() - 40)
-            context = " ".join(output[start:match.end() + 60].split())
+            context = " ".join(output[max(0, match.start() - 40):match.end() + 60].split())
             problems.append(Problem(page, "output", f"notebook output {i} shows {match.group(0)!r}: ...{context}..."))
     return problems
 
 
 # -- the server -------------------------------------------------------------------------------------
 class serve:
-    """Serve ``site`` on 127.0.0.1 (free port) with ``python -m http.server`` in a subprocess.
-
-    A context manager; ``base`` is ``http://127.0.0.1:PORT/``. The server is stopped on exit.
-    """
+    """Serve ``site`` on 127.0.0.1 (free port) with ``python -m http.server`` in a subprocess, as a
+    context manager; ``base`` is ``http://127.0.0.1:PORT/``."""
 
     def __init__(self, site: str | os.PathLike, timeout: float = 15.0):
         self.site = Path(site)
@@ -279,15 +240,10 @@ class serve:
     def __enter__(self) -> "serve":
         self.proc = subprocess.Popen(
             [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", str(self.site)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
-        )
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
         assert self.proc.stdout is not None
-        found: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=lambda: found.put(self.proc.stdout.readline()), daemon=True).start()
-        try:
-            line = found.get(timeout=self.timeout)
-        except queue.Empty:
-            line = ""
+        ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
+        line = self.proc.stdout.readline() if ready else ""
         match = re.search(r"port (\d+)", line)
         if not match:
             self.__exit__(None, None, None)
@@ -307,10 +263,8 @@ class serve:
 
 # -- the browser -------------------------------------------------------------------------------------
 def find_chromium(explicit: str | None = None) -> str:
-    """Path of a Chromium/Chrome executable: ``explicit``, ``$AETHEL_CHROMIUM``, else the first on PATH.
-
-    Raises :class:`BrowserNotFound` naming what was tried and how to install it.
-    """
+    """Path of a Chromium/Chrome executable: ``explicit``, ``$AETHEL_CHROMIUM``, else the first on PATH
+    (:class:`BrowserNotFound` naming what was tried and how to install it)."""
     for name in (explicit, os.environ.get("AETHEL_CHROMIUM")):
         if name:
             path = shutil.which(name)
@@ -321,10 +275,8 @@ def find_chromium(explicit: str | None = None) -> str:
         path = shutil.which(name)
         if path:
             return path
-    raise BrowserNotFound(
-        f"no Chromium found on PATH (tried {', '.join(CANDIDATES)}); install it with "
-        "`apt-get install -y chromium` (Debian) or set AETHEL_CHROMIUM to the executable"
-    )
+    raise BrowserNotFound(f"no Chromium found on PATH (tried {', '.join(CANDIDATES)}); install it with "
+                          "`apt-get install -y chromium` (Debian) or set AETHEL_CHROMIUM to the executable")
 
 
 class CDPError(AethelError):
@@ -332,11 +284,8 @@ class CDPError(AethelError):
 
 
 class Chromium:
-    """Headless Chromium driven over the DevTools protocol on a pipe; a context manager.
-
-    ``call(method, params, session=...)`` sends one command and returns its result; events
-    received meanwhile are kept in :attr:`events` (``(session, method, params)`` tuples).
-    """
+    """Headless Chromium driven over the DevTools protocol on a pipe; a context manager. Events arrive
+    in :attr:`events` as ``(session, method, params)`` tuples."""
 
     def __init__(self, executable: str | None = None, *, window: tuple[int, int] = WINDOW):
         self.executable = find_chromium(executable)
@@ -365,9 +314,8 @@ class Chromium:
 
         args = [self.executable, *CHROMIUM_FLAGS, f"--user-data-dir={self._profile.name}",
                 f"--window-size={self.window[0]},{self.window[1]}", "about:blank"]
-        self._stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr,
-                                     close_fds=False, preexec_fn=child_fds)
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, close_fds=False, preexec_fn=child_fds)
         os.close(cmd_read)
         os.close(evt_write)
         threading.Thread(target=self._reader, daemon=True).start()
@@ -390,17 +338,12 @@ class Chromium:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        for fd in (self._cmd_write,):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        try:
+            os.close(self._cmd_write)
+        except OSError:
+            pass
         if self._profile is not None:
             self._profile.cleanup()
-
-    def stderr_tail(self, n: int = 2000) -> str:
-        self._stderr.seek(0)
-        return self._stderr.read().decode(errors="replace")[-n:]
 
     def _reader(self) -> None:
         buf = b""
@@ -505,8 +448,7 @@ _REFRESH = re.compile(r"""<meta[^>]+http-equiv=["']?refresh["']?[^>]*content=["'
 
 def _redirect_target(path: Path) -> str | None:
     """The URL of a ``<meta http-equiv="refresh">`` page (Jupyter Book's root ``index.html``), else None."""
-    head = path.read_text(encoding="utf-8", errors="replace")[:4096]
-    match = _REFRESH.search(head)
+    match = _REFRESH.search(path.read_text(encoding="utf-8", errors="replace")[:4096])
     return match.group(1).strip() if match else None
 
 
@@ -521,10 +463,6 @@ def alt_problems(page: str, images) -> list[Problem]:
         if not alt or alt.lower().endswith(_IMAGE_SUFFIXES) or "_images/" in alt:
             problems.append(Problem(page, "alt", f"image {img['src']} has no alt text" + (f" (it says {alt!r})" if alt else "")))
     return problems
-
-
-def _screenshot_name(page: str) -> str:
-    return page.removesuffix(".html").replace("/", "__") + ".png"
 
 
 def check_page(browser: Chromium, session: str, site: Path, base: str, page: str, *,
@@ -579,7 +517,7 @@ def check_page(browser: Chromium, session: str, site: Path, base: str, page: str
                 session=session)
         finally:
             browser.call("Emulation.clearDeviceMetricsOverride", session=session)
-        out = screenshots / _screenshot_name(page)
+        out = screenshots / (page.removesuffix(".html").replace("/", "__") + ".png")
         tmp = out.with_name(f".{out.name}.tmp")
         tmp.write_bytes(base64.b64decode(shot["data"]))
         os.replace(tmp, out)
@@ -615,23 +553,18 @@ def check_site(site: str | os.PathLike, *, screenshots: str | os.PathLike | None
     shots = Path(screenshots) if screenshots is not None else None
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
-    reports: list[PageReport] = []
     anchor_cache: dict[Path, set[str]] = {}
     with serve(root) as server, Chromium(executable) as browser:
         session = browser.new_page()
-        for page in tqdm(todo, desc="pages", unit="page", disable=not progress):
-            reports.append(check_page(browser, session, root, server.base, page, screenshots=shots,
-                                      anchor_cache=anchor_cache, timeout=timeout))
-    return reports
+        return [check_page(browser, session, root, server.base, page, screenshots=shots, anchor_cache=anchor_cache,
+                           timeout=timeout) for page in tqdm(todo, desc="pages", unit="page", disable=not progress)]
 
 
 # -- command line -----------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m aethel_lite.bookcheck",
-        description="Open every page of the built book in headless Chromium (network off) and report broken "
-                    "pages, images, links, JavaScript errors, raw TeX and notebook errors.",
-    )
+    p = argparse.ArgumentParser(prog="python -m aethel_lite.bookcheck", description=(
+        "Open every page of the built book in headless Chromium (network off) and report broken "
+        "pages, images, links, JavaScript errors, raw TeX and notebook errors."))
     p.add_argument("site", nargs="?", default="_build/html", help="the built HTML (default %(default)s)")
     p.add_argument("--screenshots", default="_build/screenshots", help="folder for the PNGs (default %(default)s)")
     p.add_argument("--no-screenshots", action="store_true", help="take no screenshots")

@@ -1,15 +1,12 @@
 """Honest by construction: sentences that state results are checked, and hand-typed numbers are found.
 
-A chapter states a result in one of two ways. Either the sentence is generated from the result file
-(an ``IPython.display.Markdown`` output of a library function), or it is written by hand in a
-Markdown cell and the next cell calls a *claim check* here, which raises :class:`ClaimError` — and
-so fails the notebook, and ``make book`` — when the numbers in the result file stop supporting it.
-A check that cannot apply to this build (no real data, quick mode) says so in its output instead of
-passing silently.
+A chapter states a result either in a sentence generated from the result file, or in a hand-written
+Markdown cell followed by a cell that calls a *claim check* here, which raises :class:`ClaimError`
+(failing the notebook, and ``make book``) when the result file stops supporting it. A check that
+cannot apply to this build (no real data, quick mode) says so in its output.
 
-:func:`hand_typed_numbers` finds digits in a notebook's Markdown cells that are neither generated
-(outputs are not Markdown cells) nor on a short list of non-result numbers (:data:`ALLOWED`), for
-the test that keeps the book free of typed-in results.
+:func:`hand_typed_numbers` finds digits in a notebook's Markdown cells that are not on the short
+list of non-result numbers (:data:`ALLOWED`).
 """
 
 from __future__ import annotations
@@ -30,11 +27,8 @@ class ClaimError(AethelError, AssertionError):
 
 @dataclass(frozen=True)
 class Claim:
-    """The outcome of a claim check, shown under the sentence it checks.
-
-    ``holds`` is True (checked and supported) or None (not checkable in this build: ``evidence`` says
-    why); a claim that does not hold is never returned, :func:`check_claim` raises instead.
-    """
+    """The outcome of a claim check, shown under the sentence it checks: ``holds`` is True (supported) or
+    None (not checkable in this build: ``evidence`` says why); :func:`check_claim` raises instead of False."""
 
     text: str
     holds: bool | None
@@ -74,10 +68,8 @@ def check_claim(text: str, holds: bool | None, evidence: str) -> Claim:
 def graph_loses_on_filings(saved: Mapping[str, Any], dataset: str = "financebench") -> Claim:
     """Claim: on real filings the NER3 entity graph loses to BM25 and to dense retrieval.
 
-    Checked on ``dataset`` of an open-corpus result (``results/open_corpus.json``): the graph's
-    (``aethel-ner3``) MRR and HR@5 must both be below BM25's and below the better dense variant's
-    (``dense``/``dense-max``). Not checked when that data set did not run on real data or the chapter
-    ran in quick mode (a few questions over a small sample, where the sentence is not about).
+    On ``dataset`` of ``results/open_corpus.json``, ``aethel-ner3``'s MRR and HR@5 must both be below
+    BM25's and the better dense variant's. Not checked without real data or in quick mode.
     """
     text = "on real filings the entity graph, as the paper builds it, loses to BM25 and to dense retrieval"
     res = saved.get("datasets", {}).get(dataset)
@@ -156,13 +148,8 @@ def _numbers(markdown: str) -> list[str]:
     text = _FENCE.sub(_unfence, markdown)
     for pattern in _STRIP:
         text = pattern.sub(" ", text)
-    out = []
-    for m in _NUMBER.finditer(text):
-        token = m.group(0).lstrip("+-−").rstrip("%").rstrip(",")
-        if not token or _YEAR.match(token):
-            continue
-        out.append(token)
-    return out
+    tokens = (m.group(0).lstrip("+-−").rstrip("%").rstrip(",") for m in _NUMBER.finditer(text))
+    return [token for token in tokens if token and not _YEAR.match(token)]
 
 
 def hand_typed_numbers(name: str, cells: Iterable[Mapping[str, Any]],

@@ -1,22 +1,21 @@
 """Each chapter's answer, first: one small table with 95% intervals and a one-paragraph verdict.
 
-A chapter opens with its headline (after its title and what it shows); the details follow. Every
-function here reads a chapter's saved result file only, so the headline says what the file says:
-means over questions with a percentile bootstrap interval
-(:func:`aethel_lite.evaluation.stats.bootstrap_ci`), or a Wilson score interval for a count out of
-a total (Wilson 1927), and the verdict's every number and direction from the same file.
+Every function here reads a chapter's saved result file only: means over questions with a percentile
+bootstrap interval (:func:`aethel_lite.evaluation.stats.bootstrap_ci`), or a Wilson score interval for
+a count out of a total (Wilson 1927), and the verdict's every number and direction from the same file.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.bct import MODES
 from ..evaluation.stats import bootstrap_ci
 from ..studies.beyond import TARGET_BASELINES, targets
-from .report import Table, fmt_ci, table
+from .report import Table, dataframe, fmt_ci, table
 
 __all__ = ["wilson", "quickstart_headline", "graph_headline", "closed_pool_headline", "open_corpus_verdict",
            "scaling_verdict", "provenance_headline", "swarm_headline", "repro_headline", "hybrid_headline",
@@ -49,12 +48,10 @@ def _ci_words(t: Mapping[str, Any]) -> str:
 
 def quickstart_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
     """The quickstart's corpus in one table, and a paragraph saying what it holds."""
-    import pandas as pd
-
     d = saved["dataset"]
     multi = sum(n for hops, n in d["hops"].items() if int(hops) > 1)
-    frame = pd.DataFrame([{"passages": d["n_passages"], "documents": d["n_documents"], "questions": d["n_queries"],
-                           "multi-hop questions": multi, "gold passages per question": d["mean_gold"]}])
+    frame = dataframe([{"passages": d["n_passages"], "documents": d["n_documents"], "questions": d["n_queries"],
+                        "multi-hop questions": multi, "gold passages per question": d["mean_gold"]}])
     verdict = (f"The synthetic corpus holds {d['n_passages']:,} passages in {d['n_documents']:,} documents and "
                f"{d['n_queries']} questions, {multi} of which need more than one passage "
                f"({d['mean_gold']:.2f} gold passages per question on average). No retrieval runs here: "
@@ -64,15 +61,12 @@ def quickstart_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
 
 def closed_pool_headline(saved: Mapping[str, Any], metrics: Sequence[str] = ("HR@5", "AllSupport@5"), *,
                          n_resamples: int = 10_000, seed: int = 0) -> tuple[Table, str]:
-    """Methods × data sets of ``results/closed_pool.json``: each metric's mean with its 95% bootstrap CI
-    over questions, and a verdict on the graph with BCT against BM25 (the chapter's paired tests)."""
-    import pandas as pd
-
+    """Methods × data sets of ``results/closed_pool.json`` (each metric's mean with its 95% bootstrap CI), and
+    a verdict on the graph with BCT against BM25."""
     rows, said = [], []
     order = saved.get("parameters", {}).get("methods") or []
     for name, block in saved["methods"].items():
-        stand_in = saved.get("synthetic_fallback", {}).get(name)
-        label = f"{name} (synthetic)" if stand_in else name
+        label = f"{name} (synthetic)" if saved.get("synthetic_fallback", {}).get(name) else name
         ranked = [m for m in order if m in block] + sorted(m for m in block if m not in order)
         for i, method in enumerate(ranked):
             entry = block[method]
@@ -101,13 +95,13 @@ def closed_pool_headline(saved: Mapping[str, Any], metrics: Sequence[str] = ("HR
     if any(saved.get("synthetic_fallback", {}).values()):
         verdict += (" A data set marked synthetic ran on the synthetic corpus standing in for the real one (no data"
                     " configured): its numbers describe that invented corpus, not the paper's data.")
-    return table(pd.DataFrame(rows)), verdict
+    return table(dataframe(rows)), verdict
 
 
 def scaling_verdict(saved: Mapping[str, Any], crossings: Sequence[Mapping[str, Any]], metric: str = "HR@5") -> str:
-    """One paragraph from a scaling result: each corpus's size range, the graph's and the best
-    baseline's ``metric`` at the largest size with its CI, and where the graph passed dense and BM25
-    (``crossings``: :func:`aethel_lite.studies.scaling.crossover_rows` of the same result)."""
+    """One paragraph from a scaling result: per corpus, the graph's and the best baseline's ``metric`` at the
+    largest size and where the graph passed the others (``crossings``: its
+    :func:`~aethel_lite.studies.scaling.crossover_rows`)."""
     said = []
     for name, run in saved["runs"].items():
         curves = run["curves"]
@@ -138,10 +132,7 @@ def scaling_verdict(saved: Mapping[str, Any], crossings: Sequence[Mapping[str, A
 
 
 def swarm_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
-    """The swarm's findings scored against the synthetic truth, per evidence source, each share with
-    its 95% Wilson interval; the verdict on the topological filter."""
-    import pandas as pd
-
+    """The swarm's findings scored per evidence source (95% Wilson intervals); the verdict on the topological filter."""
     scores = saved["synthetic"]["scores"]
     rows = []
     for source, s in scores.items():
@@ -167,18 +158,16 @@ def swarm_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
         verdict += "."
     a = saved["audit"]
     verdict += f" Every one of the {a['n_figures']} figures in the {a['n_memos']} memos is traced to a quote in its passage."
-    return table(pd.DataFrame(rows)), verdict
+    return table(dataframe(rows)), verdict
 
 
 def repro_headline(rows: Sequence[Mapping[str, Any]]) -> tuple[Table, str]:
     """The paper table's verdicts counted per chapter, and one paragraph naming what differs."""
-    import pandas as pd
-
     kinds = ("reproduced", "differs", "not comparable")
     chapters: dict[str, dict[str, int]] = {}
     for r in rows:
         chapters.setdefault(r["chapter"], dict.fromkeys(kinds, 0))[r["verdict"]] += 1
-    frame = pd.DataFrame([{"chapter": ch, **counts} for ch, counts in chapters.items()])
+    frame = dataframe([{"chapter": ch, **counts} for ch, counts in chapters.items()])
     totals = {k: sum(c[k] for c in chapters.values()) for k in kinds}
     differ = [r["paper's number"] for r in rows if r["verdict"] == "differs"]
     apart = list(dict.fromkeys(r["why"] for r in rows if r["verdict"] == "not comparable"))  # the reasons, in table order
@@ -196,8 +185,6 @@ def repro_headline(rows: Sequence[Mapping[str, Any]]) -> tuple[Table, str]:
 
 def graph_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
     """The step-by-step chapter's two questions: where their gold passages rank under each BCT mode."""
-    import pandas as pd
-
     cases = [(saved["question"]["qid"], set(saved["question"]["gold"]), saved["walk"]["modes"]),
              (saved["alias"]["qid"], set(saved["alias"]["gold"]), saved["alias"]["walk"]["modes"])]
 
@@ -223,7 +210,7 @@ def graph_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
                f"rank {f1} and {t1} of its {len(g1)} gold paragraphs in the top 5 (without BCT: rank {f0}, {t0}). The "
                f"alias question ({q2}) names its fund as “{saved['alias'].get('mention')}”, a name none of its gold "
                f"passages uses: its first gold passage ranks {a0} without BCT and {a1} with it.")
-    return table(pd.DataFrame(rows)), verdict
+    return table(dataframe(rows)), verdict
 
 
 REACH_LABELS = {"direct": "names an exact seed", "bct": "names a BCT seed only", "linked": "via an entity link",
@@ -232,10 +219,7 @@ REACH_LABELS = {"direct": "names an exact seed", "bct": "names a BCT seed only",
 
 
 def provenance_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
-    """How the gold passages are reached, per data set, each share with its 95% Wilson interval;
-    the verdict on what BCT adds and what it brings in."""
-    import pandas as pd
-
+    """How the gold passages are reached per data set (95% Wilson intervals); the verdict on what BCT adds."""
     reports = saved["reports"]
     names = {n: saved["datasets"][n]["name"] for n in reports}
     rows = []
@@ -251,12 +235,12 @@ def provenance_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
                     f"{r['bct_only']} are reached only through a BCT expansion and {r['gold_reach'].get('unreached', 0)} "
                     f"not at all; BCT brought a wrong passage into the top {r['k']} of {i['n_questions']} of "
                     f"{r['n_queries']} questions ({_share(i['n_questions'], r['n_queries'])}).")
-    return table(pd.DataFrame(rows)), " ".join(said)
+    return table(dataframe(rows)), " ".join(said)
 
 
 def open_corpus_verdict(saved: Mapping[str, Any], metric: str = "MRR") -> str:
-    """One paragraph from ``results/open_corpus.json``: per corpus the best method's ``metric`` and the
-    NER3 graph's, each with its 95% CI, and the count of the paper's numbers by verdict."""
+    """One paragraph from ``results/open_corpus.json``: per corpus the best method's ``metric`` and the NER3
+    graph's, and the count of the paper's numbers by verdict."""
     said = []
     for name, r in saved["datasets"].items():
         ci = {m: e["all"][metric] for m, e in r["ci"].items() if metric in e["all"]}
@@ -268,9 +252,7 @@ def open_corpus_verdict(saved: Mapping[str, Any], metric: str = "MRR") -> str:
             if other in ci and other != best:
                 text += f"; `{other}` {fmt_ci(ci[other]['mean'], ci[other]['ci_low'], ci[other]['ci_high'])}"
         said.append(text + ".")
-    counts: dict[str, int] = {}
-    for v in saved.get("verdicts", []):
-        counts[v["verdict"]] = counts.get(v["verdict"], 0) + 1
+    counts = Counter(v["verdict"] for v in saved.get("verdicts", []))
     if counts:
         said.append(f"Of the paper's {sum(counts.values())} open-corpus numbers: "
                     + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".")
@@ -281,8 +263,8 @@ def open_corpus_verdict(saved: Mapping[str, Any], metric: str = "MRR") -> str:
 
 
 def _hybrid_rows(saved: Mapping[str, Any], metric: str, half: str):
-    """Per corpus of a ``beyond`` result: its block, the questions of ``half``, the better of BM25 and
-    dense retrieval on that half, and the paired test of ``aethel-hybrid`` against it (None if not run)."""
+    """Per corpus of a ``beyond`` result: its block, the questions of ``half``, the better baseline on that half,
+    and the paired test of ``aethel-hybrid`` against it (None if not run)."""
     for name, r in saved.get("datasets", {}).items():
         m = r["metrics"]
         if "aethel-hybrid" not in m or not all(b in m for b in TARGET_BASELINES) or m["aethel-hybrid"][half][metric] is None:
@@ -296,11 +278,8 @@ def _hybrid_rows(saved: Mapping[str, Any], metric: str, half: str):
 
 def hybrid_headline(saved: Mapping[str, Any], metric: str = "MRR", half: str = "test", *,
                     n_resamples: int = 10_000, seed: int = 0) -> tuple[Table, str]:
-    """``aethel-hybrid`` against BM25 and dense retrieval on the ``half`` of each corpus no weight was
-    chosen on (``results/beyond.json``): each mean with its 95% bootstrap CI over questions, the hybrid
-    minus the better baseline with its paired-bootstrap CI; the verdict adds the closed pools and our targets."""
-    import pandas as pd
-
+    """``aethel-hybrid`` against BM25 and dense retrieval on the ``half`` of each corpus no weight was chosen on
+    (``results/beyond.json``), with 95% CIs; the verdict adds the closed pools and our targets."""
     rows, said = [], []
     for name, r, qids, better, t in _hybrid_rows(saved, metric, half):
         row = {"data set": name, f"{half} questions": len(qids)}
@@ -329,13 +308,12 @@ def hybrid_headline(saved: Mapping[str, Any], metric: str = "MRR", half: str = "
         verdict += f" {sum(x['met'] for x in run)} of our {len(run)} targets measured here are met."
     if saved.get("synthetic_only"):
         verdict = "Only the synthetic corpus ran (no real data was found): these numbers are not about filings. " + verdict
-    return table(pd.DataFrame(rows)), verdict
+    return table(dataframe(rows)), verdict
 
 
 def hybrid_takeaways(saved: Mapping[str, Any], metric: str = "MRR") -> str:
-    """The hybrid chapter's closing bullets from ``results/beyond.json``: per corpus the test-half gain
-    over the better of BM25 and dense retrieval and the graph's part of it (against the same text terms
-    without a graph), each with its paired-bootstrap 95% CI, then our targets."""
+    """The hybrid chapter's closing bullets: per corpus the test-half gain over the better baseline and the
+    graph's part of it, each with its paired-bootstrap 95% CI, then our targets."""
     out = []
     if saved.get("synthetic_only"):
         out.append("*No real data was found: every number here comes from the synthetic corpus.*")
@@ -360,11 +338,8 @@ def hybrid_takeaways(saved: Mapping[str, Any], metric: str = "MRR") -> str:
 
 
 def comparisons_headline(saved: Mapping[str, Any], half: str = "test") -> tuple[Table, str]:
-    """Questions that need two filings (``results/comparisons.json``, :func:`aethel_lite.studies.comparisons.comparison_study`):
-    each method's AllSupport@10, Recall@10 and MRR with 95% CIs on ``half``, and a verdict from the paired
-    tests of ``aethel-anchors`` against each method and from the single-filing check."""
-    import pandas as pd
-
+    """Questions that need two filings (``results/comparisons.json``): each method's metrics with 95% CIs on
+    ``half``, and a verdict from the paired tests of ``aethel-anchors`` and the single-filing check."""
     block = saved["comparisons"][half]
     rows = []
     for method in saved["methods"]:
@@ -374,9 +349,10 @@ def comparisons_headline(saved: Mapping[str, Any], half: str = "test") -> tuple[
     tests = [t for t in block["tests"] if t["metric"] == "AllSupport@10"]
     said = [f"against {t['b']} {_ci_words(t)}" for t in tests]
     beats = [t["b"] for t in tests if t["ci_low"] > 0]
+    share = {m: 100 * block["ci"][m]["all"]["AllSupport@10"]["mean"] for m in ("aethel-anchors", "aethel-hybrid")}
     verdict = (f"On the {block['n']} {half} questions (fixed before any method was run), `aethel-anchors` finds a page of "
-               f"each filing in its top 10 for {_pct(block['ci']['aethel-anchors']['all']['AllSupport@10']['mean'])} of them, "
-               f"`aethel-hybrid` for {_pct(block['ci']['aethel-hybrid']['all']['AllSupport@10']['mean'])}. "
+               f"each filing in its top 10 for {share['aethel-anchors']:.0f}% of them, "
+               f"`aethel-hybrid` for {share['aethel-hybrid']:.0f}%. "
                f"AllSupport@10 difference {'; '.join(said)}. ")
     verdict += (f"The interval excludes zero against {', '.join(beats)}" if beats else "No interval excludes zero")
     verdict += (f"{' and not against ' + ', '.join(t['b'] for t in tests if t['b'] not in beats) if beats and len(beats) < len(tests) else ''}.")
@@ -388,8 +364,4 @@ def comparisons_headline(saved: Mapping[str, Any], half: str = "test") -> tuple[
                     f"MRR against `aethel-hybrid` {_ci_words(mrr)}.")
     if saved.get("quick"):
         verdict = "Quick build: a handful of questions over a sample of the pages; the intervals are wide. " + verdict
-    return table(pd.DataFrame(rows)), verdict
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
+    return table(dataframe(rows)), verdict

@@ -1,53 +1,30 @@
 """Execute the book's notebooks with papermill, deterministically and atomically.
 
-``python -m aethel_lite.notebooks`` (what ``make notebooks`` runs) finds ``notebooks/*.ipynb``
-(sorted by name), executes each one with papermill and writes the executed copy to
-``book/executed/<name>.ipynb``, which the Jupyter Book renders (``execute_notebooks: "off"``).
+``python -m aethel_lite.notebooks`` (what ``make notebooks`` runs) executes ``notebooks/*.ipynb``
+(sorted by name) and writes each executed copy to ``book/executed/<name>.ipynb``, which the Jupyter
+Book renders (``execute_notebooks: "off"``).
 
 Conventions
 -----------
 Kernel
-    ``python3``, resolved the way ``jupyter_client`` resolves it from the running interpreter:
-    inside a virtual environment the environment's own kernel spec (installed by ``ipykernel``
-    into ``.venv/share/jupyter/kernels``) takes precedence over user-wide ones, and its
-    ``argv[0] == "python"`` is replaced by ``sys.executable``. So ``.venv/bin/python -m
-    aethel_lite.book.notebooks`` runs every notebook on the ``.venv`` interpreter with no globally
-    installed kernel. :func:`kernel_command` shows the command that will be used.
-Working directory
-    The repository root (``root``), for every notebook. Relative paths inside a notebook
-    (``results/...``, ``AETHEL_DATA=/path/to/data``) therefore mean the same as on the command
-    line and in the ``aethel`` CLI.
+    ``python3`` as ``jupyter_client`` resolves it from the running interpreter (a virtual environment's
+    own kernel spec first, ``argv[0] == "python"`` replaced by ``sys.executable``), in the repository
+    root (``root``), with the environment inherited (``AETHEL_DATA``, ...).
 Parameters
-    ``-p name value`` (repeatable); ``value`` is parsed as JSON when it parses (``20``, ``true``,
-    ``null``, ``[1, 2]``) and is a string otherwise. Each notebook receives only the parameters
-    that its ``parameters`` cell declares; a name that no selected notebook declares is an error
-    (a typo must not be silently ignored). The environment (``AETHEL_DATA``, ``AETHEL_CACHE``, ...)
-    is inherited by the kernel.
-Quick mode
-    ``--quick`` (``make book QUICK=1``, the mode CI builds the book in) gives every notebook the
-    parameters of :data:`QUICK_PARAMETERS` that it declares (``quick=True`` and small subsets:
-    ``limit``, ``n_resamples``, ``synthetic_size``); ``-p`` overrides them.
+    ``-p name value`` (repeatable; ``value`` parsed as JSON when it parses). Each notebook receives
+    only the parameters its ``parameters`` cell declares; a name no selected notebook declares is an
+    error. ``--quick`` (as CI builds the book) adds :data:`QUICK_PARAMETERS`; ``-p`` overrides them.
 Timing
-    Each notebook's wall-clock time is printed when it finishes (``time: NAME ... s``) and the
-    total at the end, so a slow chapter is seen at once (timings are never written into the
-    executed notebook, see Determinism).
+    Each notebook's wall-clock time is printed when it finishes (``time: NAME ... s``) and the total
+    at the end; timings are never written into the executed notebook.
 Failures
-    A notebook whose cell raises is reported with the notebook's name, the cell (its position in
-    the source notebook, its id and first line) and the error; the command exits 1.
-Atomic output
-    The executed notebook is kept in memory and written with :func:`aethel_lite.io.atomic_write`
-    (temporary file + rename) only when every cell succeeded. A failed notebook leaves no
-    executed copy: a stale one from an earlier run is removed, so the book never shows results
-    that the current code did not produce.
+    A failed notebook is reported with its name, the cell (position in the source notebook, id,
+    first line) and the error, and leaves no executed copy (a stale one is removed); exit status 1.
 Determinism
-    papermill and nbclient stamp wall-clock times into the notebook (``metadata.papermill``
-    ``start_time``/``end_time``/``duration`` for the notebook and each cell, and
-    ``metadata.execution`` with ``iopub.*``/``shell.*`` times per cell) and give the injected
-    parameters cell a random id. :func:`strip_volatile` removes the times, gives the injected
-    cell the fixed id ``injected-parameters`` and records input/output paths relative to the
-    root, so two runs of a deterministic notebook give byte-identical files. The kernel runs
-    with ``PYTHONHASHSEED=0`` (unless already set) so set iteration order is stable too.
-    Notebooks must pass ``progress=False`` to library calls (a progress bar records timings).
+    :func:`strip_volatile` removes the wall-clock times papermill and nbclient stamp into the
+    notebook, gives the injected parameters cell the fixed id ``injected-parameters`` and makes
+    paths relative to the root, so two runs give byte-identical files. The kernel runs with
+    ``PYTHONHASHSEED=0`` (unless set). Notebooks pass ``progress=False`` to library calls.
 
 References
 ----------
@@ -58,9 +35,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
+import html
 import json
 import logging
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -107,16 +87,14 @@ class NotebookFailure:
         if self.cell_index is None:
             where = "before execution"
         else:
-            index = self.source_index if self.source_index is not None else self.cell_index
-            where = f"cell {index}"
+            where = f"cell {self.source_index if self.source_index is not None else self.cell_index}"
             if self.cell_id:
                 where += f" (id {self.cell_id})"
             if self.cell_line:
                 where += f" `{self.cell_line}`"
         msg = f"notebook {self.name} failed at {where}: {self.ename}: {self.evalue}"
         if self.traceback:
-            tail = "\n".join(self.traceback[-6:])
-            msg += "\n" + _strip_ansi(tail)
+            msg += "\n" + re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", "\n".join(self.traceback[-6:]))
         return msg
 
 
@@ -129,11 +107,7 @@ class NotebookRunError(AethelError):
 
 
 class NotebookInterrupted(KeyboardInterrupt):
-    """Ctrl-C (SIGINT) while a notebook ran: which one, at which cell, and which were finished.
-
-    The notebook that was running is not written (only a notebook whose every cell succeeded is);
-    those finished before it are kept.
-    """
+    """Ctrl-C (SIGINT) while a notebook ran: which one, at which cell, and which were finished (and kept)."""
 
     def __init__(self, notebook: str, cell: int | None, n_cells: int | None, finished: Sequence[str] = ()):
         self.notebook, self.cell, self.n_cells, self.finished = notebook, cell, n_cells, list(finished)
@@ -145,18 +119,11 @@ class NotebookInterrupted(KeyboardInterrupt):
         return f"interrupted in {where}; {kept}"
 
 
-def _strip_ansi(text: str) -> str:
-    import re
-
-    return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)
-
-
 # -- discovery and parameters ------------------------------------------------------------------
 def discover(root: str | os.PathLike = ".", only: Sequence[str] | None = None) -> list[Path]:
-    """Notebooks ``root/notebooks/*.ipynb`` sorted by name (checkpoints and hidden files skipped).
+    """Notebooks ``root/notebooks/*.ipynb`` sorted by name (hidden files skipped).
 
-    ``only`` keeps the given names (with or without ``.ipynb``); an unknown name is a
-    :class:`ParameterError` listing the notebooks that exist.
+    ``only`` keeps the given names (``.ipynb`` optional); an unknown one is a :class:`ParameterError`.
     """
     nb_dir = Path(root) / NOTEBOOK_DIR
     found = sorted((p for p in nb_dir.glob("*.ipynb") if not p.name.startswith(".")), key=lambda p: p.name)
@@ -198,52 +165,36 @@ def declared_parameters(path: str | os.PathLike) -> dict[str, Any]:
 def _select_parameters(notebooks: Sequence[Path], params: Mapping[str, Any]) -> dict[Path, dict[str, Any]]:
     """Give each notebook the parameters it declares; error on names no notebook declares."""
     per_nb: dict[Path, dict[str, Any]] = {}
-    used: set[str] = set()
     declared_all: set[str] = set()
     for nb in notebooks:
         declared = set(declared_parameters(nb)) if params else set()
         declared_all |= declared
         per_nb[nb] = {k: v for k, v in params.items() if k in declared}
-        used |= set(per_nb[nb])
-    unknown = sorted(set(params) - used)
+    unknown = sorted(set(params) - declared_all)
     if unknown:
         names = ", ".join(p.stem for p in notebooks)
-        raise ParameterError(
-            f"parameter(s) {', '.join(unknown)} not declared by any selected notebook ({names}); "
-            f"declared: {', '.join(sorted(declared_all)) or '(none)'}"
-        )
+        raise ParameterError(f"parameter(s) {', '.join(unknown)} not declared by any selected notebook ({names}); "
+                             f"declared: {', '.join(sorted(declared_all)) or '(none)'}")
     return per_nb
 
 
-# -- kernel -----------------------------------------------------------------------------------
 def kernel_command(kernel_name: str = DEFAULT_KERNEL) -> list[str]:
-    """The command ``jupyter_client`` will launch for ``kernel_name`` from this interpreter.
-
-    Raises :class:`ParameterError` when no such kernel spec exists (install ``ipykernel`` in
-    this environment: it ships the ``python3`` spec).
-    """
+    """The command ``jupyter_client`` will launch for ``kernel_name`` (:class:`ParameterError` if there is none)."""
     from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
     try:
         spec = KernelSpecManager().get_kernel_spec(kernel_name)
     except NoSuchKernel as exc:
-        raise ParameterError(
-            f"kernel {kernel_name!r} not found for {sys.executable}; install ipykernel in this environment"
-        ) from exc
+        raise ParameterError(f"kernel {kernel_name!r} not found for {sys.executable}; "
+                             "install ipykernel in this environment") from exc
     argv = list(spec.argv)
     if argv and argv[0] in {"python", f"python{sys.version_info[0]}", "python%i.%i" % sys.version_info[:2]}:
         argv[0] = sys.executable
     return argv
 
 
-# -- determinism ------------------------------------------------------------------------------
 def strip_volatile(nb, *, root: str | os.PathLike | None = None, output_path: str | os.PathLike | None = None):
-    """Remove run-dependent metadata from an executed notebook (in place; also returned).
-
-    Drops ``start_time``/``end_time``/``duration`` from ``metadata.papermill`` (notebook and
-    cells) and nbclient's ``metadata.execution`` timings; gives the injected-parameters cell the
-    fixed id ``injected-parameters``; makes ``input_path``/``output_path`` relative to ``root``.
-    """
+    """Remove run-dependent metadata (the module's *Determinism*) from an executed notebook, in place; returns it."""
     pm = nb.metadata.get("papermill")
     if pm is not None:
         for key in _VOLATILE_PAPERMILL:
@@ -275,23 +226,15 @@ def _rel(path: str | os.PathLike, root: str | os.PathLike | None) -> str:
 
 
 # -- execution ----------------------------------------------------------------------------------
-def execute_one(
-    path: str | os.PathLike,
-    output: str | os.PathLike,
-    *,
-    parameters: Mapping[str, Any] | None = None,
-    root: str | os.PathLike = ".",
-    kernel_name: str = DEFAULT_KERNEL,
-    timeout: float | None = DEFAULT_TIMEOUT,
-    on_cell: Callable[[int, int], None] | None = None,
-) -> NotebookFailure | None:
+def execute_one(path: str | os.PathLike, output: str | os.PathLike, *, parameters: Mapping[str, Any] | None = None,
+                root: str | os.PathLike = ".", kernel_name: str = DEFAULT_KERNEL,
+                timeout: float | None = DEFAULT_TIMEOUT,
+                on_cell: Callable[[int, int], None] | None = None) -> NotebookFailure | None:
     """Execute one notebook with papermill in ``root``; write it atomically to ``output``.
 
-    ``on_cell(i, n)`` is called as cell ``i`` of the ``n`` cells of the source notebook starts
-    (numbered from 0 in the source notebook, as failures are; the cell papermill injects is not
-    counted). Returns ``None`` on success, else a
-    :class:`NotebookFailure` (and ``output`` is removed). Ctrl-C raises
-    :class:`NotebookInterrupted` naming the notebook and the cell that was running.
+    ``on_cell(i, n)`` is called as cell ``i`` of the source notebook's ``n`` cells starts (the cell
+    papermill injects is not counted). Returns ``None`` on success, else a :class:`NotebookFailure`
+    (and ``output`` is removed). Ctrl-C raises :class:`NotebookInterrupted`.
     """
     import nbformat
     import papermill
@@ -315,32 +258,23 @@ def execute_one(
         n_cells[0] = len(nbformat.read(str(path), as_version=4).cells)
         with _kernel_env():
             nb = papermill.execute_notebook(
-                str(path),
-                None,  # keep the result in memory; written below only on success
-                parameters=dict(parameters or {}),
-                kernel_name=kernel_name,
-                cwd=str(root),
-                progress_bar=False,
-                request_save_on_cell_execute=False,
-                execution_timeout=timeout,
-                # the kernel's own log stays quiet: no "running over TCP without encryption" on every run,
-                # no "KeyboardInterrupt caught in kernel" and no traceback of a kernel whose runner was
-                # interrupted (errors in cells reach us as messages, and a dead kernel as a failure)
-                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
-                on_cell_start=cell_started,
-            )
+                str(path), None,  # keep the result in memory; written below only on success
+                parameters=dict(parameters or {}), kernel_name=kernel_name, cwd=str(root), progress_bar=False,
+                request_save_on_cell_execute=False, execution_timeout=timeout, on_cell_start=cell_started,
+                # the kernel's own log stays quiet (errors in cells reach us as messages, a dead kernel as a failure)
+                extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
     except KeyboardInterrupt:
-        _remove(output)
+        output.unlink(missing_ok=True)
         raise NotebookInterrupted(name, *(at or [None, None])) from None
     except PapermillExecutionError as exc:
-        _remove(output)
+        output.unlink(missing_ok=True)
         if exc.ename == "KeyboardInterrupt":  # the kernel got the same Ctrl-C first
             raise NotebookInterrupted(name, *(at or [None, None])) from None
         failure = NotebookFailure(name, exc.cell_index, exc.ename, exc.evalue, list(exc.traceback))
         _locate_cell(failure, path, exc.source)
         return failure
     except Exception as exc:  # kernel died, timeout, unreadable notebook ...
-        _remove(output)
+        output.unlink(missing_ok=True)
         return NotebookFailure(name, None, type(exc).__name__, str(exc))
     strip_volatile(nb, root=root, output_path=output)
     with atomic_write(output) as fh:
@@ -370,9 +304,7 @@ def _locate_cell(failure: NotebookFailure, path: Path, source: str | None) -> No
     import nbformat
 
     source = source or ""
-    lines = [line.strip() for line in source.splitlines() if line.strip()]
-    if lines:
-        failure.cell_line = lines[0][:80]
+    failure.cell_line = next((line.strip()[:80] for line in source.splitlines() if line.strip()), None)
     try:
         cells = nbformat.read(str(path), as_version=4).cells
     except Exception:  # the error itself is what matters; the notebook ran, so this is rare
@@ -383,34 +315,17 @@ def _locate_cell(failure: NotebookFailure, path: Path, source: str | None) -> No
         failure.cell_id = cells[matches[0]].get("id")
 
 
-def _remove(path: Path) -> None:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass
-
-
-def run_notebooks(
-    root: str | os.PathLike = ".",
-    *,
-    only: Sequence[str] | None = None,
-    parameters: Mapping[str, Any] | None = None,
-    output_dir: str | os.PathLike | None = None,
-    kernel_name: str = DEFAULT_KERNEL,
-    timeout: float | None = DEFAULT_TIMEOUT,
-    progress: bool = True,
-    stop_on_error: bool = False,
-    quick: bool = False,
-    timings: dict[str, float] | None = None,
-    on_done: Callable[[str, float, NotebookFailure | None], None] | None = None,
-) -> list[Path]:
+def run_notebooks(root: str | os.PathLike = ".", *, only: Sequence[str] | None = None,
+                  parameters: Mapping[str, Any] | None = None, output_dir: str | os.PathLike | None = None,
+                  kernel_name: str = DEFAULT_KERNEL, timeout: float | None = DEFAULT_TIMEOUT, progress: bool = True,
+                  stop_on_error: bool = False, quick: bool = False, timings: dict[str, float] | None = None,
+                  on_done: Callable[[str, float, NotebookFailure | None], None] | None = None) -> list[Path]:
     """Execute the notebooks under ``root`` and return the executed paths.
 
-    Every selected notebook is run (unless ``stop_on_error``); if any failed,
-    :class:`NotebookRunError` is raised afterwards naming each failed notebook, cell and error.
-    ``quick`` adds :data:`QUICK_PARAMETERS` (each notebook gets those it declares; ``parameters``
-    win). Each notebook's wall-clock seconds go into ``timings`` (name -> seconds) when given, and
-    ``on_done(name, seconds, failure_or_None)`` is called as each one finishes.
+    Every selected notebook is run (unless ``stop_on_error``); if any failed, :class:`NotebookRunError`
+    is raised afterwards. ``quick`` adds :data:`QUICK_PARAMETERS` (``parameters`` win). Each notebook's
+    wall-clock seconds go into ``timings`` when given, and ``on_done(name, seconds, failure_or_None)``
+    is called as each one finishes.
     """
     from tqdm.auto import tqdm
 
@@ -420,7 +335,6 @@ def run_notebooks(
     if not notebooks:
         raise ParameterError(f"no notebooks found in {root / NOTEBOOK_DIR}")
     kernel_command(kernel_name)  # fail early and clearly if the kernel is missing
-
     check_data_root()  # AETHEL_DATA set to a folder that does not exist: an error naming it, never a synthetic book
     per_nb = _select_parameters(notebooks, parameters or {})
     if quick:
@@ -434,13 +348,9 @@ def run_notebooks(
         bar.set_postfix_str(nb.stem)
         out = out_dir / nb.name
         t0 = time.perf_counter()
-
-        def on_cell(i: int, n: int, stem: str = nb.stem) -> None:
-            bar.set_postfix_str(f"{stem}: cell {i}/{n}")
-
         try:
             failure = execute_one(nb, out, parameters=per_nb[nb], root=root, kernel_name=kernel_name, timeout=timeout,
-                                  on_cell=on_cell)
+                                  on_cell=lambda i, n, stem=nb.stem: bar.set_postfix_str(f"{stem}: cell {i}/{n}"))
         except NotebookInterrupted as exc:
             bar.close()
             exc.finished = [p.stem for p in written]
@@ -470,23 +380,13 @@ NUMBER_SETTINGS = ("AETHEL_DENSE_PRECISION",)
 
 def record_execution(root: str | os.PathLike, source: str | os.PathLike, executed: str | os.PathLike,
                      parameters: Mapping[str, Any], seconds: float) -> dict:
-    """Add one notebook's execution statistics to ``root/results/execution.json`` (atomically).
-
-    The executed notebook itself carries no times (:func:`strip_volatile`, so that two runs give
-    identical bytes); its run time, cell counts, UTC build time and the parameters it was given go
-    to this file instead, which the reproducibility chapter reads. It is the one result file whose
-    content changes from run to run. Returns the record.
-    """
-    import datetime
-
+    """Add one notebook's run time, cell counts, UTC build time and parameters to ``root/results/execution.json``
+    (the one result file that changes from run to run; the executed notebook carries no times). Returns the record."""
     import nbformat
-
 
     nb = nbformat.read(str(executed), as_version=4)
     record = {
-        "notebook": Path(source).stem,
-        "seconds": round(float(seconds), 1),
-        "cells": len(nb.cells),
+        "notebook": Path(source).stem, "seconds": round(float(seconds), 1), "cells": len(nb.cells),
         "code_cells": sum(c.cell_type == "code" for c in nb.cells),
         "built": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "parameters": dict(parameters),
@@ -507,11 +407,9 @@ def record_execution(root: str | os.PathLike, source: str | os.PathLike, execute
 def data_status(dataset_name: str) -> str:
     """One loud line saying which data a notebook runs on and why.
 
-    ``dataset_name == "synthetic"`` says whether real data is configured (``AETHEL_DATA``)
-    at all, so a reader never mistakes synthetic numbers for the paper's. The line never holds a
-    local path (it is printed into the published book): the folder is named by its variable.
+    For ``"synthetic"`` it says whether real data is configured (``AETHEL_DATA``) at all. The line
+    never holds a local path (it is printed into the published book).
     """
-
     env = os.environ.get("AETHEL_DATA")
     if dataset_name == "synthetic":
         if not env:
@@ -530,11 +428,8 @@ def data_status(dataset_name: str) -> str:
 
 @dataclass(frozen=True)
 class DataBanner:
-    """A notebook output that says loudly which data a chapter uses.
-
-    Rendered as a warning box in the book (HTML with the theme's ``admonition warning``
-    classes; an informational ``admonition note`` for real data) and as plain text elsewhere.
-    """
+    """A notebook output that says loudly which data a chapter uses: in the book a warning box
+    (the theme's ``admonition warning``; ``admonition note`` for real data), plain text elsewhere."""
 
     text: str
     synthetic: bool
@@ -543,8 +438,6 @@ class DataBanner:
         return self.text
 
     def _repr_html_(self) -> str:
-        import html
-
         kind, title = ("warning", "Synthetic data") if self.synthetic else ("note", "Data")
         body = html.escape(self.text.removeprefix("DATA: "))
         return f'<div class="admonition {kind}"><p class="admonition-title">{title}</p><p>{body}</p></div>'
@@ -553,9 +446,7 @@ class DataBanner:
 def data_banner(dataset_name: str) -> DataBanner:
     """:func:`data_status` as a :class:`DataBanner` (put it as the last line of a notebook cell).
 
-    For a real data set's name it is a warning whenever no data folder is configured, since the
-    chapter will then run on the synthetic stand-in (a configured but wrong folder is an error when
-    loading). :func:`loaded_banner`, built from the data sets actually loaded, is preferred.
+    :func:`loaded_banner`, built from the data sets actually loaded, is preferred.
     """
     text = data_status(dataset_name)
     return DataBanner(text, synthetic=text.startswith("DATA: SYNTHETIC"))
@@ -580,7 +471,6 @@ def loaded_banner(loaded: Mapping[str, Any], missing: Sequence[str] = ()) -> Dat
         the synthetic corpus ran; a note listing the real data sets (questions, passages) otherwise.
         The text never holds a local path.
     """
-
     env = os.environ.get("AETHEL_DATA")
     stand_ins = [n for n, ds in loaded.items() if ds.meta.get("fallback_from")]
     real = [n for n, ds in loaded.items() if n not in stand_ins and n != "synthetic" and not ds.name.startswith("synthetic")]
@@ -590,14 +480,11 @@ def loaded_banner(loaded: Mapping[str, Any], missing: Sequence[str] = ()) -> Dat
         text = (f"DATA: SYNTHETIC corpus instead of {', '.join(stand_ins or list(missing) or ['real data'])} — {why}. "
                 f"{HOW_TO_GET_DATA} Numbers here are not the paper's, and no table sets them beside the paper's.")
         return DataBanner(text + _left_out(loaded), synthetic=True)
-
-    def describe(name: str) -> str:
-        ds = loaded[name]
-        return f"{name} ({len(ds.queries):,} questions, {len(ds.passages):,} passages)"
-
+    described = "; ".join(f"{n} ({len(loaded[n].queries):,} questions, {len(loaded[n].passages):,} passages)"
+                          for n in real)
     extra = " The synthetic corpus also runs, by design, and is labelled wherever it appears." if "synthetic" in loaded else ""
     where = "the folder that AETHEL_DATA names" if env else "the data/ folder"
-    text = f"DATA: {'; '.join(describe(n) for n in real)} — real data from {where}.{extra}"
+    text = f"DATA: {described} — real data from {where}.{extra}"
     if missing:
         text += f" Not run: {', '.join(missing)}."
     return DataBanner(text + _left_out(loaded), synthetic=False)
@@ -621,10 +508,8 @@ def hold_loader_notices() -> None:
 
 # -- command line ------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m aethel_lite.notebooks",
-        description="Execute notebooks/*.ipynb with papermill into book/executed/ (cwd: the repository root).",
-    )
+    p = argparse.ArgumentParser(prog="python -m aethel_lite.notebooks", description="Execute notebooks/*.ipynb "
+                                "with papermill into book/executed/ (cwd: the repository root).")
     p.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"), default=[],
                    help="inject a parameter (value parsed as JSON when possible); repeatable")
     p.add_argument("--only", action="append", metavar="NAME", help="run only this notebook (repeatable)")
@@ -657,22 +542,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.list:
             for nb in discover(args.root, args.only):
-                params = declared_parameters(nb)
-                desc = ", ".join(f"{k}={v.get('default')}" for k, v in params.items())
+                desc = ", ".join(f"{k}={v.get('default')}" for k, v in declared_parameters(nb).items())
                 print(f"{nb.stem}\t{desc}")
             return 0
-        written = run_notebooks(
-            args.root,
-            only=args.only,
-            parameters=parse_parameters(args.parameter),
-            kernel_name=args.kernel,
-            timeout=args.timeout or None,
-            progress=not args.no_progress,
-            stop_on_error=args.stop_on_error,
-            quick=args.quick,
-            timings=timings,
-            on_done=done,
-        )
+        written = run_notebooks(args.root, only=args.only, parameters=parse_parameters(args.parameter),
+                                kernel_name=args.kernel, timeout=args.timeout or None, progress=not args.no_progress,
+                                stop_on_error=args.stop_on_error, quick=args.quick, timings=timings, on_done=done)
     except NotebookInterrupted as exc:
         print(f"\n{exc}", file=sys.stderr)
         return 130

@@ -4,19 +4,15 @@
 check's 1280 px window) and hands its result to :func:`reader_problems`, which reports:
 
 ``wide``
-    a visible code cell (``.cell_input pre``) or table wider than its column: the code block's
-    ``scrollWidth`` exceeds its ``clientWidth`` (a code line the reader must scroll sideways to
-    read), or a table's width exceeds the ``clientWidth`` of the box it sits in (a column cut
-    at the right edge, or behind a scrollbar), or a notebook output's table reaches past the
-    right edge of the text column (``article``) because the box it sits in grew with it;
+    a visible code cell (``.cell_input pre``) whose ``scrollWidth`` exceeds its ``clientWidth``, a
+    table wider than the ``clientWidth`` of its box, or a notebook output's table that reaches past
+    the right edge of the text column (``article``);
 ``stderr``
-    a notebook output cell that shows a stream written to stderr (myst-nb's ``.stderr`` box) or
-    warning text (``UserWarning``, ``FutureWarning``, ``Warning:`` ...): a notice a reader should
-    get in words, in the chapter's data box, not as a raw stream;
+    a notebook output that shows a stderr stream (myst-nb's ``.stderr`` box) or warning text
+    (``UserWarning``, ``FutureWarning``, ``Warning:`` ...);
 ``first-result``
     a chapter (a page holding notebook cells) whose first figure or table starts more than
-    :data:`FIRST_RESULT_MAX` pixels down the page, or that shows none at all: the answer should
-    come first, the setup after it.
+    :data:`FIRST_RESULT_MAX` pixels down the page, or that shows none at all.
 
 Elements hidden from the reader (a folded ``hide-input`` cell, ``display: none``) are not measured.
 """
@@ -75,17 +71,14 @@ READER_PROBE = r"""
 def reader_problems(probe: dict[str, Any], *, first_max: int = FIRST_RESULT_MAX) -> list[tuple[str, str]]:
     """What a reader meets on a page, from :data:`READER_PROBE`'s result: ``(kind, detail)`` pairs,
     kinds ``wide``, ``stderr`` and ``first-result`` (see the module's docstring)."""
-    problems = []
-    for w in probe.get("wide", []):
-        problems.append(("wide", f"{w['what']} {w['width']} px wide in a {w['column']} px column at "
-                                 f"{w['top']} px (scrolls sideways): {w['text']!r}"))
-    for text in probe.get("stderr", []):
-        problems.append(("stderr", f"an output cell shows stderr: {' '.join(text.split())[:100]!r}"))
+    problems = [("wide", f"{w['what']} {w['width']} px wide in a {w['column']} px column at "
+                         f"{w['top']} px (scrolls sideways): {w['text']!r}") for w in probe.get("wide", [])]
+    problems += [("stderr", f"an output cell shows stderr: {' '.join(text.split())[:100]!r}")
+                 for text in probe.get("stderr", [])]
     for i, text in enumerate(probe.get("warnings", [])):
         match = WARNING_WORD.search(text)
         if match:
-            start = max(0, match.start() - 40)
-            context = " ".join(text[start:match.end() + 60].split())
+            context = " ".join(text[max(0, match.start() - 40):match.end() + 60].split())
             problems.append(("stderr", f"output cell {i} shows warning text {match.group(0)!r}: ...{context}..."))
     if probe.get("chapter"):
         first = probe.get("first_result")

@@ -8,13 +8,7 @@ from typing import Any
 
 from ..core.bct import MODES
 from ..evaluation.runner import paired_comparisons
-from ..studies.paper import (
-    PAPER_CROSSOVERS,
-    PAPER_DIFFERENCES,
-    PAPER_ROWS,
-    PAPER_TESTS,
-    paper_rows,
-)
+from ..studies.paper import PAPER_CROSSOVERS, PAPER_DIFFERENCES, PAPER_ROWS, PAPER_TESTS, paper_rows
 
 __all__ = ["Table", "table", "fmt_ci", "summary_table", "metrics_table", "paper_comparison", "comparisons_table", "ablation_figure", "ci_table", "group_table",
            "ci_figure", "paper_figure", "verdict_table", "reliance_table", "scaling_figure", "cost_table", "example_markdown"]
@@ -34,18 +28,14 @@ _CI_HTML = re.compile(r"(\d) \[([-+]?\d[\d.]*), ([-+]?\d[\d.]*)\]")
 
 
 class Table:
-    """A table as the book shows it: no meaningless index column, fixed decimals, no dict-valued cell.
-
-    Made by :func:`table`; renders as HTML in a notebook (``_repr_html_``) and as aligned text
-    elsewhere. ``frame`` is the DataFrame shown.
-    """
+    """A table as the book shows it (made by :func:`table`): HTML in a notebook, aligned text elsewhere;
+    ``frame`` is the DataFrame shown."""
 
     def __init__(self, frame, decimals: int = 3):
         self.frame, self.decimals = frame, decimals
 
     def _format(self) -> dict:
-        fmt = f"{{:.{self.decimals}f}}".format
-        return {"index": False, "na_rep": "", "float_format": fmt}
+        return {"index": False, "na_rep": "", "float_format": f"{{:.{self.decimals}f}}".format}
 
     def _repr_html_(self) -> str:
         html = self.frame.to_html(border=0, classes="dataframe aethel-table", escape=True, **self._format())
@@ -82,6 +72,14 @@ def table(df, *, decimals: int = 3, transpose: bool = False) -> Table:
     return Table(df, decimals)
 
 
+def dataframe(rows, index: str | None = None):
+    """``rows`` (dicts) as a pandas DataFrame, indexed by its column ``index`` when given."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    return df if index is None else df.set_index(index)
+
+
 def fmt_ci(mean: float, low: float, high: float) -> str:
     """``0.905 [0.86, 0.94]``: a mean with its 95% interval, as the book's main tables print it."""
     return f"{mean:.3f} [{low:.2f}, {high:.2f}]"
@@ -96,23 +94,19 @@ SUMMARY_LABELS = {"n_passages": "passages", "n_documents": "documents", "n_queri
 def summary_table(summaries: Sequence[Mapping[str, Any]]) -> Table:
     """Data-set summaries (:func:`aethel_lite.data.summary.dataset_summary`), one column per data set and
     one row per field in words, so that a long list of fields never runs past the column."""
-    import pandas as pd
-
     fields = [k for k in summaries[0] if k != "name"] if summaries else []
     rows = [{"": SUMMARY_LABELS.get(k, k.replace("_", " ")),
              **{s.get("name", str(i)): _cell(s.get(k)) for i, s in enumerate(summaries)}} for k in fields]
-    return Table(pd.DataFrame(rows), decimals=2)
+    return Table(dataframe(rows), decimals=2)
 
 
 def metrics_table(block: Mapping[str, Mapping[str, Any]], metrics: Sequence[str] | None = None):
     """A pandas DataFrame of mean metrics: one row per method (the ``methods`` block of a result)."""
-    import pandas as pd
-
     rows = []
     for name, entry in block.items():
         names = metrics or [m for m in entry if m not in ("per_query", "per_query_metrics")]
         rows.append({"method": name, **{m: entry[m] for m in names}})
-    return pd.DataFrame(rows).set_index("method")
+    return dataframe(rows, "method")
 
 
 def paper_comparison(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Mapping[str, Any]],
@@ -126,9 +120,8 @@ def paper_comparison(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Ma
     rows : sequence of dict
         :data:`aethel_lite.studies.paper.PAPER_ROWS` entries.
     synthetic : sequence of str, or mapping str → bool
-        Data sets whose numbers come from the synthetic corpus standing in for missing real data
-        (a result file's ``synthetic_fallback``). Their ``ours`` stays empty: a synthetic number in
-        a row labelled MuSiQue would read as a reproduction.
+        Data sets on which the synthetic corpus stood in for missing real data (a result file's
+        ``synthetic_fallback``); their ``ours`` stays empty.
 
     Returns
     -------
@@ -136,8 +129,6 @@ def paper_comparison(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Ma
         Columns: data set, paper's method, metric, paper, ours (our method), ours − paper, note.
         ``ours`` is empty when that data set or method was not run, or ran on synthetic data.
     """
-    import pandas as pd
-
     stand_ins = {n for n, v in synthetic.items() if v} if isinstance(synthetic, Mapping) else set(synthetic)
     out = []
     for r in rows:
@@ -146,19 +137,15 @@ def paper_comparison(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Ma
         note = r["note"]
         if r["dataset"] in stand_ins:
             note = "not comparable: synthetic corpus instead of the real data" + (f"; {note}" if note else "")
-        out.append({
-            "data set": r["dataset"], "paper's method": r["paper_method"], "metric": r["metric"],
-            "paper": r["value"], "ours": ours, "our method": r["ours"],
-            "ours − paper": None if ours is None else round(ours - r["value"], 3), "note": note,
-        })
-    return pd.DataFrame(out)
+        out.append({"data set": r["dataset"], "paper's method": r["paper_method"], "metric": r["metric"],
+                    "paper": r["value"], "ours": ours, "our method": r["ours"],
+                    "ours − paper": None if ours is None else round(ours - r["value"], 3), "note": note})
+    return dataframe(out)
 
 
 def comparisons_table(rows: Sequence[Mapping[str, Any]]):
     """Paired tests (rows of :func:`aethel_lite.evaluation.runner.paired_comparisons`) as a DataFrame."""
-    import pandas as pd
-
-    df = pd.DataFrame(list(rows))
+    df = dataframe(list(rows))
     if df.empty:
         return df
     df["95% CI"] = [f"[{lo:+.3f}, {hi:+.3f}]" for lo, hi in zip(df["ci_low"], df["ci_high"])]
@@ -171,7 +158,6 @@ def ablation_figure(ablation: Mapping[str, Mapping[str, float]], metrics: Sequen
     """Grouped bars: one group per BCT mode, one bar per metric. Returns the matplotlib Figure."""
     import matplotlib.pyplot as plt
     import numpy as np
-
 
     # canonical order (result files store keys sorted alphabetically)
     modes = [m for m in MODES if m in ablation] + sorted(m for m in ablation if m not in MODES)
@@ -203,21 +189,17 @@ def ci_table(ci: Mapping[str, Mapping[str, Any]], metrics: Sequence[str], group:
 
     ``group`` selects a question group (``ci[method]["groups"][group]``); None: all questions.
     """
-    import pandas as pd
-
     rows = []
     for method, entry in ci.items():
         cells = entry["all"] if group is None else entry["groups"].get(group)
         if cells is None:
             continue
         rows.append({"method": method, **{m: _fmt_ci(cells[m]) for m in metrics if m in cells}})
-    return pd.DataFrame(rows).set_index("method")
+    return dataframe(rows, "method")
 
 
 def group_table(ci: Mapping[str, Mapping[str, Any]], metric: str):
     """Methods × question groups for one metric (``mean [CI]``), with the group sizes in the header."""
-    import pandas as pd
-
     groups = sorted({g for entry in ci.values() for g in entry["groups"]})
     rows = []
     for method, entry in ci.items():
@@ -227,7 +209,7 @@ def group_table(ci: Mapping[str, Mapping[str, Any]], metric: str):
             if cell is not None:
                 row[f"{g} (n={cell['n']})"] = _fmt_ci(cell)
         rows.append(row)
-    return pd.DataFrame(rows).set_index("method")
+    return dataframe(rows, "method")
 
 
 def ci_figure(results: Mapping[str, Mapping[str, Any]], metric: str = "HR@5", methods: Sequence[str] | None = None,
@@ -301,29 +283,21 @@ def paper_figure(rows: Sequence[Mapping[str, Any]]):
 def verdict_table(verdicts: Sequence[Mapping[str, Any]]):
     """The paper's open-corpus numbers beside ours with the generated verdict (rows of
     :func:`aethel_lite.studies.open_corpus.paper_verdicts`); ``ours`` is empty when not comparable."""
-    import pandas as pd
-
     rows = []
     for v in verdicts:  # a "not comparable" number (synthetic stand-in) is not set beside the paper's
         ours = "" if v["ours"] is None or v["verdict"] == "not comparable" else f"{v['ours']:.3f} [{v['ci_low']:.3f}, {v['ci_high']:.3f}]"
         rows.append({"paper's method": v["paper_method"], "metric": v["metric"] + (" (multi-hop)" if v["section"].endswith("multihop") else ""),
                      "paper": v["paper"], "our data set": v["dataset"], "ours [95% CI]": ours,
                      "verdict": v["verdict"], "why": v["why"]})
-    return pd.DataFrame(rows)
+    return dataframe(rows)
 
 
 def reliance_table(results: Mapping[str, Mapping[str, Any]]):
     """Per data set and graph method: share of questions on the BM25 fallback, share of top-5 slots
     ordered by BM25, and HR@5 of the method."""
-    import pandas as pd
-
-    rows = []
-    for name, res in results.items():
-        for method, rel in res.get("reliance", {}).items():
-            rows.append({"data set": name, "method": method, "questions on BM25 fallback": rel["fallback_share"],
-                         "top-5 slots ordered by BM25": rel["bm25_top5_share"],
-                         "HR@5": res["methods"][method]["HR@5"]})
-    return pd.DataFrame(rows)
+    return dataframe([{"data set": name, "method": method, "questions on BM25 fallback": rel["fallback_share"],
+                       "top-5 slots ordered by BM25": rel["bm25_top5_share"], "HR@5": res["methods"][method]["HR@5"]}
+                      for name, res in results.items() for method, rel in res.get("reliance", {}).items()])
 
 
 def scaling_figure(runs: Mapping[str, Mapping[str, Any]], metric: str = "HR@5", methods: Sequence[str] | None = None,
@@ -361,13 +335,8 @@ def scaling_figure(runs: Mapping[str, Mapping[str, Any]], metric: str = "HR@5", 
 
 def cost_table(runs: Mapping[str, Mapping[str, Any]], method: str):
     """Fit seconds and peak traced MiB of one method per corpus size (from a scaling result's ``timing``)."""
-    import pandas as pd
-
-    rows = []
-    for name, res in runs.items():
-        for t in res.get("timing", {}).get(method, []):
-            rows.append({"corpus": name, "size": t["size"], "fit seconds": t["fit_seconds"], "peak MiB": t["peak_mib"]})
-    return pd.DataFrame(rows)
+    return dataframe([{"corpus": name, "size": t["size"], "fit seconds": t["fit_seconds"], "peak MiB": t["peak_mib"]}
+                      for name, res in runs.items() for t in res.get("timing", {}).get(method, [])])
 
 
 def example_markdown(ex: Mapping[str, Any]) -> str:
@@ -400,27 +369,20 @@ def example_markdown(ex: Mapping[str, Any]) -> str:
 
 
 # ------------------------------------------------------------------------------- closed pool, in words
-def _signed(x: float) -> str:
-    return f"{x:+.3f}"
-
-
 def _ci_words(t: Mapping[str, Any]) -> str:
     excl = t["ci_low"] > 0 or t["ci_high"] < 0
-    return (f"{_signed(t['diff'])} [{_signed(t['ci_low'])}, {_signed(t['ci_high'])}], "
+    return (f"{t['diff']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], "
             + ("the CI excludes zero" if excl else "the CI spans zero"))
 
 
 def closed_pool_reading(saved: Mapping[str, Any], *, n_resamples: int = 10_000, seed: int = 0) -> str:
     r"""The closed-pool chapter's "Reading the numbers", every number and every direction read from its result file.
 
-    For each data set that ran on real data: (1) the NER3 graph's HR@5 against the paper's and the
-    methods whose HR@5 is at least as high; (2) AllSupport@5 of the graph retrievers against BM25 and
-    dense retrieval, with the chapter's paired tests; (3) what BCT (``aethel-bct`` against
-    ``aethel-ner3``) does to HR@1, HR@5 and AllSupport@5 — each change as a paired bootstrap
-    difference :math:`\bar d = \frac1n \sum_i (a_i - b_i)` with its 95% percentile CI
-    (:func:`aethel_lite.evaluation.runner.paired_comparisons`; Efron & Tibshirani 1993) and in questions
-    (:math:`n \bar d`) — against the paper's HR@1 change. A data set on which the synthetic corpus
-    stood in gets one line saying so and nothing else.
+    Per data set run on real data: the NER3 graph's HR@5 against the paper's and the baselines; AllSupport@5
+    of the graph retrievers against BM25 and dense retrieval, with the chapter's paired tests; and what BCT
+    (``aethel-bct`` against ``aethel-ner3``) does to HR@1, HR@5 and AllSupport@5, each change as a paired
+    bootstrap difference :math:`\bar d = \frac1n \sum_i (a_i - b_i)` with its 95% percentile CI and in
+    questions (:math:`n \bar d`), against the paper's HR@1 change.
 
     Parameters
     ----------
@@ -434,7 +396,6 @@ def closed_pool_reading(saved: Mapping[str, Any], *, n_resamples: int = 10_000, 
     str
         Markdown bullets.
     """
-
     out = []
     limit = saved.get("parameters", {}).get("limit")
     if limit:
@@ -486,7 +447,7 @@ def closed_pool_reading(saved: Mapping[str, Any], *, n_resamples: int = 10_000, 
             if paper is not None and hr1 is not None:
                 same = (hr1["diff"] < 0) == (paper["value"] < 0) and hr1["diff"] != 0
                 inside = hr1["ci_low"] <= paper["value"] <= hr1["ci_high"]
-                cmp = (f" The paper reports an HR@1 change of {_signed(paper['value'])} on {name}: ours goes "
+                cmp = (f" The paper reports an HR@1 change of {paper['value']:+.3f} on {name}: ours goes "
                        + ("the same way" if same else "the other way" if hr1["diff"] != 0 else "nowhere")
                        + (", and the paper's change lies inside our CI." if inside else ", and the paper's change lies outside our CI."))
             elif hr1 is not None:
@@ -496,13 +457,8 @@ def closed_pool_reading(saved: Mapping[str, Any], *, n_resamples: int = 10_000, 
 
 
 def paper_markdown(*sections: str) -> str:
-    """What the paper reports for ``sections`` (of :data:`aethel_lite.studies.paper.PAPER_ROWS`), as Markdown bullets.
-
-    Generated from :mod:`aethel_lite.studies.paper`, so a chapter's introduction never types the paper's numbers
-    again: one bullet per (paper's method, metric), its values by data set (and corpus size for the
-    scaling rows); the open-corpus section adds the paper's paired test, the scaling section its crossings.
-    """
-
+    """What :mod:`aethel_lite.studies.paper` holds for ``sections``, as Markdown bullets: one per (paper's
+    method, metric) with its values by data set or corpus size, then the paper's differences, tests and crossings."""
     groups: dict[tuple[str, str, str], list[str]] = {}
     for r in PAPER_ROWS:
         if r["section"] not in sections:
@@ -512,14 +468,11 @@ def paper_markdown(*sections: str) -> str:
         groups.setdefault(key, []).append(f"{r['value']:.3f} ({where})")
     lines = [f"* {method}, {metric}{f' on {extra}' if extra else ''}: " + "; ".join(vals)
              for (method, metric, extra), vals in groups.items()]
-    for d in PAPER_DIFFERENCES:
-        if d["section"] in sections:
-            lines.append(f"* {d['note']} ({d['dataset']}): {d['value']:+.3f}")
-    for t in PAPER_TESTS:
-        if t["section"] in sections:
-            lines.append(f"* {t['a']} − {t['b']} on {t['metric']}: {t['mean_a'] - t['mean_b']:+.3f}, paired bootstrap 95% CI "
-                         f"[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], {t['n']} questions ({t['note']})")
+    lines += [f"* {d['note']} ({d['dataset']}): {d['value']:+.3f}"
+              for d in PAPER_DIFFERENCES if d["section"] in sections]
+    lines += [f"* {t['a']} − {t['b']} on {t['metric']}: {t['mean_a'] - t['mean_b']:+.3f}, paired bootstrap 95% CI "
+              f"[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], {t['n']} questions ({t['note']})"
+              for t in PAPER_TESTS if t["section"] in sections]
     if "scaling" in sections:
-        for c in PAPER_CROSSOVERS.values():
-            lines.append(f"* {c['note']}")
+        lines += [f"* {c['note']}" for c in PAPER_CROSSOVERS.values()]
     return "\n".join(lines)

@@ -1,16 +1,15 @@
 r"""The reproducibility chapter: every number the paper reports beside ours, and how each chapter was made.
 
 Everything here is read from the result files the other chapters write (``results/*.json``) and
-from :mod:`aethel_lite.studies.paper`; nothing is computed from the data again except a paired bootstrap
-over per-question metrics that a result file stores. A missing result file (a chapter not run,
-or a build that skipped it) gives rows that say so rather than an error.
+from :mod:`aethel_lite.studies.paper`; nothing is computed from the data again except a paired
+bootstrap over per-question metrics that a result file stores. A missing result file gives rows
+that say so rather than an error.
 
 :func:`paper_table`
-    One row per number in :mod:`aethel_lite.studies.paper` (``PAPER_ROWS``, ``PAPER_TESTS``,
-    ``PAPER_DIFFERENCES``, ``PAPER_CROSSOVERS``): the paper's value, ours, our 95% CI and a verdict
-    — *reproduced* (the paper's value lies inside our interval, or a crossing is the same),
-    *differs* (outside it), *not comparable* (synthetic stand-in, quick mode, not run) — with the
-    reason in one line. The interval test is :func:`aethel_lite.studies.open_corpus.paper_verdicts`'s.
+    One row per number in :mod:`aethel_lite.studies.paper`: the paper's value, ours, our 95% CI
+    and a verdict — *reproduced* (the paper's value lies inside our interval, or a crossing is the
+    same), *differs* (outside it), *not comparable* (synthetic stand-in, quick mode, not run) —
+    with the reason in one line (the interval test of :func:`aethel_lite.studies.open_corpus.paper_verdicts`).
 :func:`provenance_rows`, :func:`version_table`, :func:`data_checksums`, :func:`execution_rows`
     Per chapter: the parameters, seeds, data files (SHA-256 against the manifest), library
     versions, run time and the command that re-makes it.
@@ -30,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -40,12 +40,7 @@ from ..data.paths import configured_root
 from ..evaluation.runner import paired_comparisons
 from ..io import read_json
 from ..studies.open_corpus import metric_cis, paper_verdicts
-from ..studies.paper import (
-    PAPER_CROSSOVERS,
-    PAPER_DIFFERENCES,
-    PAPER_ROWS,
-    PAPER_TESTS,
-)
+from ..studies.paper import PAPER_CROSSOVERS, PAPER_DIFFERENCES, PAPER_ROWS, PAPER_TESTS
 from ..studies.scaling import crossovers
 
 __all__ = ["CHAPTERS", "VERDICTS", "PRIMARY_OPEN", "PRIMARY_SCALING", "load_results", "paper_table", "paper_number_count",
@@ -77,11 +72,7 @@ _QUICK = "quick mode: a few questions over a small sample of the corpus"
 
 
 def load_results(results_dir: str | os.PathLike = "results") -> dict[str, dict | None]:
-    """Every chapter's result file by stem (``closed_pool``, ``open_corpus``, ``scaling``, ...); None when missing.
-
-    A file that exists but cannot be read raises :class:`~aethel_lite.errors.DataError` naming it.
-    """
-
+    """Every chapter's result file by stem (``closed_pool``, ...); None when missing (unreadable: ``DataError``)."""
     out: dict[str, dict | None] = {}
     for spec in CHAPTERS.values():
         for stem in spec["results"]:
@@ -99,9 +90,7 @@ def _row(chapter: str, number: str, paper: Any, *, ours: float | None = None, ci
 
 
 def _verdict(paper_row: Mapping[str, Any], name: str, result: Mapping[str, Any]) -> tuple[float | None, tuple | None, str, str]:
-    """(ours, CI, verdict, why) for one paper number against one data set's ``{"ci": ...}`` block,
-    by :func:`~aethel_lite.studies.open_corpus.paper_verdicts`."""
-
+    """(ours, CI, verdict, why) of one paper number against one data set's ``{"ci": ...}`` block."""
     (v,) = paper_verdicts({name: result}, [paper_row])
     ci = None if v["ours"] is None else (v["ci_low"], v["ci_high"])
     return v["ours"], ci, VERDICTS[v["verdict"]], v["why"]
@@ -109,7 +98,6 @@ def _verdict(paper_row: Mapping[str, Any], name: str, result: Mapping[str, Any])
 
 def _question_cis(block: Mapping[str, Mapping[str, Any]], metrics: Sequence[str], n_resamples: int, seed: int) -> dict:
     """:func:`~aethel_lite.studies.open_corpus.metric_cis` of a ``methods`` block (per-question metrics kept in it)."""
-
     first = next(iter(block.values()))
     queries = [SimpleNamespace(qid=q) for q in first["per_query_metrics"]]
     return metric_cis(block, queries, metrics=metrics, n_resamples=n_resamples, seed=seed)
@@ -120,7 +108,6 @@ def _missing(stem: str) -> str:
 
 
 def _closed_rows(saved: Mapping[str, Any] | None, n_resamples: int, seed: int) -> list[dict]:
-
     chapter = _SECTION_CHAPTER["closed_pool"]
     rows = []
     limit = (saved or {}).get("parameters", {}).get("limit")
@@ -163,7 +150,6 @@ def _closed_rows(saved: Mapping[str, Any] | None, n_resamples: int, seed: int) -
 
 
 def _open_rows(saved: Mapping[str, Any] | None) -> list[dict]:
-
     chapter = _SECTION_CHAPTER["open_corpus"]
     rows = []
     datasets = (saved or {}).get("datasets", {})
@@ -174,15 +160,11 @@ def _open_rows(saved: Mapping[str, Any] | None) -> list[dict]:
         if saved is None or name is None:
             rows.append(_row(chapter, label, r["value"], why=_missing("open_corpus") if saved is None else "no corpus was run"))
             continue
-        synthetic = [name] if name == "synthetic" else []
-        if synthetic:
+        if name == "synthetic":
             rows.append(_row(chapter, label, r["value"], data=name, why="synthetic data stands in for missing real data"))
             continue
-        (v,) = paper_verdicts({name: datasets[name]}, [r], synthetic=synthetic)
-        ours = v["ours"]
-        ci = None if ours is None else (v["ci_low"], v["ci_high"])
-        verdict, why = VERDICTS[v["verdict"]], v["why"]
-        if quick and not synthetic and ours is not None:
+        ours, ci, verdict, why = _verdict(r, name, datasets[name])
+        if quick and ours is not None:
             verdict, why = "not comparable", _QUICK
         rows.append(_row(chapter, label, r["value"], ours=ours, ci=ci, data=name, verdict=verdict, why=why))
     for p in PAPER_TESTS:
@@ -200,12 +182,10 @@ def _open_rows(saved: Mapping[str, Any] | None) -> list[dict]:
         result = {"ci": {"difference": {"all": {p["metric"]: {"mean": t["diff"], "ci_low": t["ci_low"], "ci_high": t["ci_high"],
                                                               "n": t["n"]}}, "groups": {}}}}
         paper_row = {"section": "open_corpus", "paper_method": label, "metric": p["metric"], "value": value, "ours": "difference"}
-        (v,) = paper_verdicts({name: result}, [paper_row], synthetic=[name] if name == "synthetic" else [])
-        spans = lambda lo, hi: lo <= 0 <= hi  # noqa: E731
-        verdict = VERDICTS[v["verdict"]]
-        why = v["why"] if verdict == "not comparable" else (
-            f"N = {t['n']} against the paper's {p['n']}; our CI {'spans' if spans(t['ci_low'], t['ci_high']) else 'excludes'} zero, "
-            f"the paper's {'spans' if spans(p['ci_low'], p['ci_high']) else 'excludes'} it")
+        _, _, verdict, why = _verdict(paper_row, name, result)
+        if verdict != "not comparable":
+            ours_ci, paper_ci = ("spans" if x["ci_low"] <= 0 <= x["ci_high"] else "excludes" for x in (t, p))
+            why = f"N = {t['n']} against the paper's {p['n']}; our CI {ours_ci} zero, the paper's {paper_ci} it"
         if quick and verdict != "not comparable":
             verdict, why = "not comparable", _QUICK
         rows.append(_row(chapter, label, value, ours=t["diff"], ci=(t["ci_low"], t["ci_high"]), data=name,
@@ -214,7 +194,6 @@ def _open_rows(saved: Mapping[str, Any] | None) -> list[dict]:
 
 
 def _scaling_rows(saved: Mapping[str, Any] | None) -> list[dict]:
-
     chapter = _SECTION_CHAPTER["scaling"]
     runs = (saved or {}).get("runs", {})
     name = next((n for n in PRIMARY_SCALING if n in runs), "synthetic" if "synthetic" in runs else None)
@@ -236,12 +215,11 @@ def _scaling_rows(saved: Mapping[str, Any] | None) -> list[dict]:
                              why=f"size {r['size']} not run on {name} (sizes run: {sizes})"))
             continue
         result = {"ci": {r["ours"]: {"all": {r["metric"]: point}, "groups": {}}}}
-        (v,) = paper_verdicts({name: result}, [r], synthetic=[name] if name == "synthetic" else [])
-        verdict, why = VERDICTS[v["verdict"]], v["why"]
+        ours, ci, verdict, why = _verdict(r, name, result)
         if quick and verdict != "not comparable":
             verdict, why = "not comparable", _QUICK
-        rows.append(_row(chapter, label, r["value"], ours=v["ours"], ci=(v["ci_low"], v["ci_high"]),
-                         data=f"{name}, {point['n_seeds']} seed(s)", verdict=verdict, why=why))
+        rows.append(_row(chapter, label, r["value"], ours=ours, ci=ci, data=f"{name}, {point['n_seeds']} seed(s)",
+                         verdict=verdict, why=why))
     for key, claim in PAPER_CROSSOVERS.items():
         a, b = claim["ours"]
         label = claim["note"]
@@ -251,8 +229,7 @@ def _scaling_rows(saved: Mapping[str, Any] | None) -> list[dict]:
             continue
         c = crossovers(runs[name]["curves"], a, b, claim["metric"])
         ours = c["passes_from"] if key == "graph_passes_dense_from" else c["ever_above"]
-        same = ours == claim["value"]
-        verdict = "reproduced" if same else "differs"
+        verdict = "reproduced" if ours == claim["value"] else "differs"
         why = (f"computed from the mean curves at sizes {', '.join(str(s) for s in runs[name]['sizes'])}; "
                f"{a} above {b} at: {', '.join(str(s) for s in c['sizes_above']) or 'no size'}")
         if name == "synthetic":
@@ -277,9 +254,8 @@ def paper_table(results: Mapping[str, Mapping[str, Any] | None], *, n_resamples:
     -------
     list of dict
         Keys ``chapter``, ``paper's number``, ``paper``, ``ours``, ``ci_low``, ``ci_high``, ``our data``,
-        ``verdict`` (``"reproduced"``, ``"differs"`` or ``"not comparable"``) and ``why`` (one line). Rows
-        come in the order of :mod:`aethel_lite.studies.paper`: closed pool (and the BCT difference), open corpus
-        (and the RRF test), scaling points and crossings.
+        ``verdict`` (``"reproduced"``, ``"differs"`` or ``"not comparable"``) and ``why`` (one line), in
+        the order of :mod:`aethel_lite.studies.paper`.
     """
     return (_closed_rows(results.get("closed_pool"), n_resamples, seed) + _open_rows(results.get("open_corpus"))
             + _scaling_rows(results.get("scaling")))
@@ -287,7 +263,6 @@ def paper_table(results: Mapping[str, Mapping[str, Any] | None], *, n_resamples:
 
 def paper_number_count() -> int:
     """How many numbers :mod:`aethel_lite.studies.paper` holds: the rows :func:`paper_table` must have."""
-
     return len(PAPER_ROWS) + len(PAPER_TESTS) + len(PAPER_DIFFERENCES) + len(PAPER_CROSSOVERS)
 
 
@@ -301,12 +276,10 @@ def data_checksums(folders: Sequence[str] | None = None) -> list[dict]:
     """The data files (of ``folders``; None: all) with their SHA-256 from the packaged manifest and
     their state in this build: ``ok`` / ``missing`` / ``mismatch`` (the local copy hashed), or
     ``no data configured`` when neither ``$AETHEL_DATA`` nor ``./data`` is set. No local path is returned."""
-
     root = configured_root()
     rows = []
     for entry in load_manifest():
-        top = entry["path"].split("/")[0]
-        if folders is not None and top not in folders:
+        if folders is not None and entry["path"].split("/")[0] not in folders:
             continue
         if root is None:
             state = "no data configured"
@@ -319,12 +292,8 @@ def data_checksums(folders: Sequence[str] | None = None) -> list[dict]:
 
 def rerun_command(notebook: str, parameters: Mapping[str, Any] | None = None,
                   environment: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The commands that re-make a chapter: the project's runner, and papermill alone.
-
-    ``parameters`` and ``environment`` are those the build used (:func:`aethel_lite.book.notebooks.record_execution`;
-    ``environment`` holds settings such as ``AETHEL_DENSE_PRECISION``, never paths). The runner strips run
-    times from the executed copy; papermill alone gives the same cells and outputs.
-    """
+    """The commands that re-make a chapter (the project's runner, and papermill alone) with the ``parameters``
+    and ``environment`` settings the build used (:func:`~aethel_lite.book.notebooks.record_execution`)."""
     params = dict(parameters or {})
     env = "".join(f"{k}={shlex.quote(str(v))} " for k, v in sorted((environment or {}).items()))
     runner = env + " ".join(["python -m aethel_lite.notebooks", "--only", notebook]
@@ -336,8 +305,7 @@ def rerun_command(notebook: str, parameters: Mapping[str, Any] | None = None,
 
 
 def _quoted(text: str) -> str:
-    """``text`` as one POSIX shell word, always in single quotes (each ``'`` inside written
-    ``'"'"'``), so the command can be pasted whatever a parameter holds."""
+    """``text`` as one POSIX shell word, always in single quotes (each ``'`` inside written ``'"'"'``)."""
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
@@ -348,11 +316,8 @@ def _seeds(params: Mapping[str, Any]) -> str:
 
 def provenance_rows(results: Mapping[str, Mapping[str, Any] | None], execution: Mapping[str, Mapping[str, Any]] | None,
                     chapters: Sequence[str] | None = None) -> list[dict]:
-    """Per chapter: result files, data folders, parameters, seeds, run time and the command that re-makes it.
-
-    ``execution`` is ``results/execution.json`` (:func:`aethel_lite.book.notebooks.record_execution`), or None.
-    A chapter whose result file is missing says so in its row.
-    """
+    """Per chapter: result files, data folders, parameters, seeds, run time and the command that re-makes it
+    (``execution``: ``results/execution.json`` or None)."""
     rows = []
     for chapter in chapters or CHAPTERS:
         spec = CHAPTERS[chapter]
@@ -369,10 +334,8 @@ def provenance_rows(results: Mapping[str, Mapping[str, Any] | None], execution: 
             "data folders": ", ".join(f"{d}/" for d in spec["data"]) or "none (synthetic corpus by design)",
             "parameters": json.dumps(params, sort_keys=True) if main is not None else "(no result file)",
             "seeds": _seeds(params) if main is not None else "",
-            "run time (s)": None if run is None else run["seconds"],
-            "re-made by": cmd["runner"],
-            "papermill": cmd["papermill"],
-        })
+            "run time (s)": None if run is None else run["seconds"], "re-made by": cmd["runner"],
+            "papermill": cmd["papermill"]})
     return rows
 
 
@@ -386,11 +349,8 @@ def version_table(results: Mapping[str, Mapping[str, Any] | None]) -> dict[str, 
 
 
 def execution_rows(execution: Mapping[str, Mapping[str, Any]] | None, notebooks: Sequence[str]) -> list[dict]:
-    """The execution statistics table: one row per notebook (run time, cells, code cells, when built, UTC).
-
-    A notebook missing from ``execution`` (not run in this build, or the chapter being executed now) gets
-    empty cells and a note.
-    """
+    """The execution statistics: one row per notebook (run time, cells, code cells, when built, UTC);
+    a notebook missing from ``execution`` gets empty cells and a note."""
     rows = []
     for name in notebooks:
         run = (execution or {}).get(name)
@@ -419,10 +379,7 @@ def takeaways(rows: Sequence[Mapping[str, Any]]) -> str:
         out.append("* Differ: " + "; ".join(f"{r[key]} — paper {show(r['paper'])}, ours {show(r['ours'])}"
                                             + ("" if r["ci_low"] is None else f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]")
                                             for r in differ) + ".")
-    reasons: dict[str, int] = {}
-    for r in rows:
-        if r["verdict"] == "not comparable":
-            reasons[r["why"]] = reasons.get(r["why"], 0) + 1
+    reasons = Counter(r["why"] for r in rows if r["verdict"] == "not comparable")
     if reasons:
         out.append("* Not comparable: " + "; ".join(f"{n} × {why}" for why, n in reasons.items()) + ".")
     return "\n".join(out)

@@ -1,25 +1,15 @@
 """Sphinx extension for the book: page-safe numbered references in the API reference, no duplicate scripts.
 
-The docstrings cite their sources NumPy-style, with numbered footnotes: ``[1]_`` in the text and
-``.. [1] Author, "Title", ...`` under *References*. Docutils footnote labels are unique per
-*page*, and the API page documents several modules, each numbering from 1, so the labels would
-clash ("Duplicate explicit target name"); and MyST, which parses the page, reports footnote
-references it did not define itself. This extension rewrites, in each docstring as autodoc
-reads it, a reference ``[N]_`` to the plain text ``[N]`` and a definition ``.. [N] text`` (with
-its indented continuation lines) to a bullet ``- [N] text``: the docstring still reads as its
-source does and nothing is lost. numpydoc solves the same problem by renaming the labels
-(https://numpydoc.readthedocs.io, "References").
+Docutils footnote labels are unique per *page*, and the API page documents several modules, each
+numbering its NumPy-style references from 1 (``[1]_`` in the text, ``.. [1] ...`` under
+*References*), so the labels would clash. In each docstring as autodoc reads it, a reference
+``[N]_`` becomes the plain text ``[N]`` and a definition ``.. [N] text`` (with its indented
+continuation lines) a bullet ``- [N] text``.
 
-It also drops a script that a page would include twice: sphinx-thebe 0.3.1 registers its inline
-configuration (``const THEBE_JS_URL = ...``) on every ``env-before-read-docs``, which Jupyter
-Book emits twice, and the second copy is a JavaScript ``SyntaxError`` on every page (seen by the
-browser check, :mod:`aethel_lite.book.bookcheck`).
-
-It loads ``sphinx-mathjax-offline`` (a dependency: MathJax copied into ``_static/mathjax`` and
-served from the book, so formulas render with no network). In an environment set up before that
-dependency was added it says so in the build log (``make setup`` installs it) and the book loads
-MathJax from its CDN; the browser check, which runs with the network off, then fails on the raw
-TeX, so a book without offline math cannot pass the tests.
+It also drops a script that a page would include twice (sphinx-thebe registers its inline
+configuration on every ``env-before-read-docs``, which Jupyter Book emits twice, and the second copy
+is a JavaScript ``SyntaxError``), and loads ``sphinx-mathjax-offline`` so that formulas render with
+no network (when it is missing, the build log says so).
 
 Enabled in ``_config.yml`` (``sphinx: extra_extensions: [aethel_lite.book.sphinxext]``).
 """
@@ -64,11 +54,8 @@ def _process_docstring(app: Any, what: str, name: str, obj: Any, options: Any, l
 
 
 def unique_scripts(scripts: list[Any]) -> list[Any]:
-    """``scripts`` (Sphinx's ``script_files`` of a page) without repeats, first occurrence kept.
-
-    Two entries are the same when their file name (empty for inline scripts) and attributes
-    (``body``, ``async``, ...) are.
-    """
+    """``scripts`` (Sphinx's ``script_files`` of a page) without repeats (same file name and attributes),
+    first occurrence kept."""
     seen: set[tuple[str, str]] = set()
     kept = []
     for script in scripts:
