@@ -1,25 +1,16 @@
 """aethel-lite: reproducible graph retrieval for multi-hop financial diligence.
 
-Documents are split into passages, entities are extracted, and passages and entities form
-an undirected bipartite graph. Query entities seed a personalization vector and Personalized
-PageRank spreads relevance to passages that share entities with them; BCT (bipartite
-coreference teleportation) widens the seeds to aliases of the query entities.
+Passages and the entities extracted from them form a bipartite graph; query entities seed a
+Personalized PageRank that spreads relevance to passages sharing entities with them, and BCT
+(bipartite coreference teleportation) widens the seeds to the entities' aliases.
 
 The package is laid out in layers, bottom to top; a module imports only from its own layer or
-those below it (``tests/test_layers.py`` checks it):
+those below it (``tests/test_layers.py``): ``errors``, ``io`` · ``caching`` · ``core`` · ``data``,
+``retrievers`` · ``evaluation``, ``search``, ``swarm`` · ``studies``, ``book``, ``cli``.
 
-1. ``errors``, ``io`` (the base) · ``caching`` (cache folders, passage store, memos, result cache, versions)
-2. ``core``: the paper's method — graph, entities, BCT, document metadata, PageRank, provenance
-3. ``data`` (schema, loaders, synthetic corpus) · ``retrievers`` (BM25, dense, graph, hybrid, fusion, registry)
-4. ``evaluation`` (metrics, statistics, splits, runner) · ``search`` (``aethel index``) · ``swarm`` (the memo)
-5. ``studies`` (the book's experiments) · ``book`` (notebook runner, reports, browser check) · ``cli``
-
-The main names can be imported from the package itself, e.g.
-``from aethel_lite import GraphRetriever, personalized_pagerank, load_musique``. They are
-resolved on first use (PEP 562 ``__getattr__``), so ``import aethel_lite`` stays cheap: numpy,
-scipy and the heavy dependencies (torch, spaCy, sentence-transformers) are imported only when a
-name that needs them is first used. Module paths from before the layers (``aethel_lite.ppr``,
-``aethel_lite.experiment``, ...) still import: :data:`MOVED` lists each one's new home.
+The main names are importable from the package itself (``from aethel_lite import GraphRetriever``)
+and resolved on first use (PEP 562), so ``import aethel_lite`` imports no heavy dependency. Module
+paths from before the layers (``aethel_lite.ppr``, ...) still import: :data:`MOVED` maps them.
 """
 
 from __future__ import annotations
@@ -74,9 +65,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
-#: Module paths from before the package was laid out in layers -> their new homes. A moved module
-#: is the new module itself (``aethel_lite.ppr is aethel_lite.core.ppr``); a module that was split
-#: re-exports the public names of its parts. ``python -m`` works on the moved ones.
+#: module paths from before the layers -> their new homes (a split module's parts, re-exported)
 MOVED: dict[str, str | tuple[str, ...]] = {
     "cache": "caching.locations", "store": "caching.store", "memo": "caching.memo",
     "resultcache": "caching.resultcache",
@@ -94,8 +83,8 @@ MOVED: dict[str, str | tuple[str, ...]] = {
 
 
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Import hook that serves :data:`MOVED`: the old path yields the new module (or, for a split
-    module, a module of re-exported names); nothing is copied into the package's folders."""
+    """Import hook that serves :data:`MOVED`: the old path yields the new module itself (``aethel_lite.ppr
+    is aethel_lite.core.ppr``) or, for a split module, a module of re-exported names."""
 
     def find_spec(self, fullname, path=None, target=None):
         old = fullname.partition(__name__ + ".")[2]

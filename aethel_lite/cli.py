@@ -1,13 +1,5 @@
-"""The ``aethel`` command line: a stable way to run the method from a shell.
-
-Commands (their flags and JSON output keys are a public interface; keep them working):
-
-``aethel eval``    score retrieval methods on a data set, write a JSON result file
-``aethel index``   index your own .txt/.md/.pdf files (passages, entity graph, BM25)
-``aethel search``  query an index; ranked passages with document, page and provenance
-``aethel data``    download / verify the public evaluation data
-``aethel memo``    the specialist swarm's investment-committee memo for one target, every figure audited
-"""
+"""The ``aethel`` command line (``eval``, ``index``, ``search``, ``data``, ``memo``): its flags, exit codes,
+error lines and JSON output keys are a public interface."""
 
 from __future__ import annotations
 
@@ -19,9 +11,8 @@ import sys
 
 
 def _interrupted_while_starting(signum, frame):  # pragma: no cover - exercised in a subprocess
-    """Until :func:`main` runs nothing has been done: a Ctrl-C or SIGTERM while the imports below
-    run ends the process at once with one line (a KeyboardInterrupt there would print a
-    traceback, or be swallowed by the import machinery)."""
+    """Until :func:`main` runs nothing has been done: a signal during the imports below ends the
+    process at once with one line (not a traceback, nor swallowed by the import machinery)."""
     os.write(2, b"aethel: interrupted while starting; nothing was done\n")
     os._exit(128 + signum)
 
@@ -60,7 +51,6 @@ from .swarm.indexed import check_target, index_orchestrator
 from .swarm.memo import is_memo_markdown
 
 
-# ------------------------------------------------------------------------------------------ eval
 def check_eval_args(args: argparse.Namespace) -> None:
     """Reject bad values and flag combinations of ``aethel eval`` before any data is loaded."""
     check_k(args.k, "--k")
@@ -85,7 +75,6 @@ def check_eval_args(args: argparse.Namespace) -> None:
 def eval_dataset(args: argparse.Namespace):
     """The data set ``aethel eval`` scores and its setting: loaded, cut to ``--limit`` queries, then
     sampled to ``--corpus-size`` passages (every gold passage of those queries kept)."""
-
     dataset = load_for_eval(args.format, args.data, setting=args.setting, seed=args.seed, size=args.size, docs=args.docs,
                             granularity=args.granularity or "page", chunk_words=args.chunk_words or 200,
                             distractors=args.distractors, own_files=args.own_files)
@@ -110,20 +99,18 @@ CORPUS_KEYS = ("duplicates_merged", "distractors", "n_distractors", "sample", "g
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-
     check_eval_args(args)
     cluster = cluster_options(args.scheduler, args.workers)  # None: no --scheduler, --workers, $AETHEL_SCHEDULER
     methods = parse_methods(args.methods)
+    log = None if args.quiet else (lambda m: print(m, file=sys.stderr))
     t0 = time.perf_counter()
     dataset, setting = eval_dataset(args)
     if dataset.meta.get("synthetic"):
         print("NOTE: running on the built-in SYNTHETIC private-equity corpus, not real data.", file=sys.stderr)
     print(f"{dataset.name}: {len(dataset.passages)} passages, {len(dataset.queries)} queries, setting={setting}", file=sys.stderr)
     if cluster is not None:  # entity extraction and encoding on the cluster first; the fits find them in the stores
-        precompute_methods(dataset.passages, methods, progress=not args.quiet,
-                           log=None if args.quiet else (lambda m: print(m, file=sys.stderr)), **cluster)
-    outcomes = run_methods(dataset, methods, setting=setting, depth=args.depth, progress=not args.quiet,
-                           log=None if args.quiet else (lambda m: print(m, file=sys.stderr)),
+        precompute_methods(dataset.passages, methods, progress=not args.quiet, log=log, **cluster)
+    outcomes = run_methods(dataset, methods, setting=setting, depth=args.depth, progress=not args.quiet, log=log,
                            retriever_kwargs={"GraphRetriever": {"n_process": args.n_process}})
     result = {
         "dataset": dataset.name,
@@ -155,12 +142,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-# ----------------------------------------------------------------------------------- index/search
 def cmd_index(args: argparse.Namespace) -> int:
-    """``aethel index``: build, rebuild or ``--add`` to an index; Ctrl-C / SIGTERM leave the previous one intact.
-
-    Exit codes: 0 done, 2 a clear error (one line), 130 interrupted by SIGINT, 143 by SIGTERM.
-    """
+    """``aethel index``: build, rebuild or ``--add`` to an index; Ctrl-C / SIGTERM (exit 130 / 143) leave
+    the previous one intact."""
     methods = args.methods.split(",") if args.methods is not None else (None if args.add else ["bm25", "aethel-bct"])
     log = None if args.quiet else (lambda msg: print(f"aethel: {msg}", file=sys.stderr))
     done = False
@@ -209,12 +193,8 @@ def _print_hits(hits: list) -> None:
 
 def _read_questions(path: str) -> list[tuple[int, str]]:
     """(line number, question) of every non-blank line of ``path`` (``-``: standard input)."""
-
     try:
-        if path == "-":
-            lines = sys.stdin.read().splitlines()
-        else:
-            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        lines = (sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")).splitlines()
     except FileNotFoundError:
         raise DataNotFoundError(f"--questions {path}: file not found") from None
     except UnicodeDecodeError as exc:
@@ -229,7 +209,6 @@ def _read_questions(path: str) -> list[tuple[int, str]]:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """``aethel search``: load a verified index once and answer one question or a file of them."""
-
     if (args.question is None) == (args.questions is None):
         raise ParameterError("give either a QUESTION or --questions FILE (one question per line)")
     check_k(args.k, "-k")
@@ -237,18 +216,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.question is not None and not args.question.strip():
         raise ParameterError("question: empty question")
     numbered = [(None, args.question)] if args.question is not None else _read_questions(args.questions)
-    try:
-        index = open_index(args.index, args.method)
-        answers = index.iter_search([q for _, q in numbered], k=args.k, method=args.method, explain=args.explain)
-        if args.questions is not None:  # JSONL: one line per question, written as it is answered
-            for (line, question), hits in zip(numbered, answers):
-                print(json.dumps({"line": line, "question": question, "method": args.method, "hits": hits,
-                                  "matched": matched(question, hits)}, ensure_ascii=False), flush=True)
-            return 0
-        hits = next(answers)
-    except KeyboardInterrupt:
-        print("aethel: interrupted", file=sys.stderr)
-        return 130
+    index = open_index(args.index, args.method)
+    answers = index.iter_search([q for _, q in numbered], k=args.k, method=args.method, explain=args.explain)
+    if args.questions is not None:  # JSONL: one line per question, written as it is answered
+        for (line, question), hits in zip(numbered, answers):
+            print(json.dumps({"line": line, "question": question, "method": args.method, "hits": hits,
+                              "matched": matched(question, hits)}, ensure_ascii=False), flush=True)
+        return 0
+    hits = next(answers)
     found = matched(args.question, hits)
     if args.json:
         print(json.dumps({"question": args.question, "method": args.method, "hits": hits, "matched": found},
@@ -260,9 +235,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-# ------------------------------------------------------------------------------------------- data
 def cmd_data(args: argparse.Namespace) -> int:
-
     if args.action == "download":
         download.download_data(args.dest, progress=not args.quiet)
     else:
@@ -273,7 +246,6 @@ def cmd_data(args: argparse.Namespace) -> int:
     return 0
 
 
-# ------------------------------------------------------------------------------------------- memo
 def _memo_wrote(path: Path) -> bool:
     try:
         with open(path, encoding="utf-8") as fh:
@@ -291,9 +263,8 @@ def _findings_wrote(path: Path) -> bool:
 
 
 def check_memo_outputs(args: argparse.Namespace) -> None:
-    """``--out`` (and ``--findings``) must be writable, and an existing file there must be one
-    ``aethel memo`` wrote (a memo; a findings list) unless ``--force``: a user's file is never
-    replaced by accident. Checked before any work; the files are written atomically (temp + rename)."""
+    """``--out`` (and ``--findings``) must be writable, and an existing file there one ``aethel memo``
+    wrote unless ``--force``: a user's file is never replaced by accident."""
     outputs = [("--out", args.out, _memo_wrote, "a memo")]
     if args.findings:
         outputs.append(("--findings", args.findings, _findings_wrote, "a findings list"))
@@ -305,12 +276,8 @@ def check_memo_outputs(args: argparse.Namespace) -> None:
 
 
 def cmd_memo(args: argparse.Namespace) -> int:
-    """``aethel memo``: resolve the target, run the specialist swarm, write the memo (and findings).
-
-    The corpus is a data set (``--format``) or an index of the user's files (``--index``,
-    :func:`aethel_lite.swarm.indexed.index_orchestrator`; every figure then cites file and page).
-    """
-
+    """``aethel memo``: resolve the target, run the specialist swarm on a data set (``--format``) or an
+    index of the user's files (``--index``), write the memo (and findings)."""
     check_k(args.k, "--k")
     if (args.format is None) == (args.index is None):
         raise ParameterError("give either --format synthetic|financebench or --index FOLDER (an `aethel index` folder)")
@@ -321,21 +288,17 @@ def cmd_memo(args: argparse.Namespace) -> int:
     if args.index is not None and args.data is not None:
         raise ParameterError("--data applies to --format financebench; with --index the index is the corpus")
     check_memo_outputs(args)
-    generator = None
-    if args.generator_url:
-        generator = OpenAICompatibleGenerator(args.generator_url, model=args.generator_model,
-                                              timeout=args.generator_timeout)
+    generator = OpenAICompatibleGenerator(args.generator_url, model=args.generator_model,
+                                          timeout=args.generator_timeout) if args.generator_url else None
     t0 = time.perf_counter()
     if args.index is not None:
         orchestrator = index_orchestrator(args.index, k=args.k, generator=generator, progress=not args.quiet)
         check_target(orchestrator, args.target)  # unknown: the index's companies, closest first
     else:
         if args.format == "synthetic":
-
             dataset = make_synthetic(n_passages=args.size, seed=args.seed, contradictions=args.contradictions)
             print("NOTE: the built-in SYNTHETIC private-equity corpus, not real data.", file=sys.stderr)
         else:
-
             dataset = load_for_eval("financebench", args.data)
         orchestrator = Orchestrator.from_dataset(dataset, k=args.k, generator=generator,
                                                  progress=not args.quiet).fit(dataset.passages)
@@ -356,9 +319,14 @@ def cmd_memo(args: argparse.Namespace) -> int:
     return 0
 
 
-# ----------------------------------------------------------------------------------------- parser
-def build_parser() -> argparse.ArgumentParser:
+def _add_cluster_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="entity extraction and encoding on this Dask scheduler "
+                        f"(default: ${SCHEDULER_ENV}); results equal the in-process run")
+    parser.add_argument("--workers", type=int, metavar="N",
+                        help="the same on a local Dask cluster of N worker processes")
 
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="aethel", description="aethel-lite: graph retrieval (entity graph + Personalized PageRank + BCT)")
     parser.add_argument("--version", action="version", version=f"aethel-lite {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -385,9 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--n-process", type=int, default=1, help="spaCy worker processes for entity extraction (default 1; results do not depend on it)")
     ev.add_argument("--trec-out", help="folder for each method's run (<method>.trec) and the qrels (qrels.txt)")
     ev.add_argument("--out", required=True, help="result JSON path")
-    ev.add_argument("--scheduler", metavar="ADDRESS", help="entity extraction and encoding on this Dask scheduler "
-                    f"(default: ${SCHEDULER_ENV}); results equal the in-process run")
-    ev.add_argument("--workers", type=int, metavar="N", help="the same on a local Dask cluster of N worker processes")
+    _add_cluster_flags(ev)
     ev.add_argument("--quiet", action="store_true")
     ev.set_defaults(func=cmd_eval)
 
@@ -403,9 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     ix.add_argument("--force", action="store_true", help="replace --out even if it holds files that are not an index (they are deleted)")
     ix.add_argument("--follow-symlinks", action="store_true", help="follow symbolic links that lead out of the folders given")
     ix.add_argument("--n-process", type=int, default=1, help="spaCy worker processes for entity extraction (default 1)")
-    ix.add_argument("--scheduler", metavar="ADDRESS", help="entity extraction and encoding on this Dask scheduler "
-                    f"(default: ${SCHEDULER_ENV}); results equal the in-process run")
-    ix.add_argument("--workers", type=int, metavar="N", help="the same on a local Dask cluster of N worker processes")
+    _add_cluster_flags(ix)
     ix.add_argument("--quiet", action="store_true")
     ix.set_defaults(func=cmd_index)
 
@@ -457,7 +421,7 @@ DEBUG_ENV = "AETHEL_DEBUG"
 def _describe(exc: BaseException) -> str:
     """One line for an error the commands do not turn into an :class:`AethelError` themselves."""
     if isinstance(exc, OSError):
-        where = exc.filename if exc.filename is not None else None
+        where = exc.filename
         what = exc.strerror or str(exc)
         if exc.errno == errno.ENOSPC and where is None:
             return f"{what} (a write to the output or to the cache, {os.environ.get('AETHEL_CACHE') or 'the default cache'}, failed)"
@@ -483,8 +447,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     input, named), 1 an unexpected one (its Python traceback with ``AETHEL_DEBUG=1``), 130/143
     interrupted by SIGINT/SIGTERM, 141 stdout closed by its reader (a broken pipe, quietly).
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     if getattr(args, "dest", "unset") is None:
         args.dest = str(data_root())
     # Nothing has been done until the command runs: until here a signal is the starting handler's one line.
@@ -513,12 +476,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run(argv: Sequence[str] | None = None) -> None:
-    """The ``aethel`` command: :func:`main`, then exit with its status.
-
-    Once :func:`main` has returned, its work is done and reported (a new index is in place, the
-    JSON printed), so a Ctrl-C or SIGTERM arriving while the interpreter shuts down is ignored: the
-    exit status stays main's, instead of Python re-raising the signal (exit -2) after success.
-    """
+    """The ``aethel`` command: :func:`main`, then exit with its status; a signal arriving after main
+    has returned (its work done and reported) is ignored rather than turning success into exit -2."""
     status = main(argv)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)

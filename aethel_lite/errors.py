@@ -18,9 +18,8 @@ class DataNotFoundError(DataError, FileNotFoundError):
 
 
 class DataConfigError(DataError):
-    """The configured data folder (``$AETHEL_DATA``, or ``./data`` when it exists) is missing or does
-    not hold the data set asked for. Deliberately *not* a :class:`DataNotFoundError`: callers that
-    fall back to the synthetic corpus when no data is configured must never catch it."""
+    """The configured data folder (``$AETHEL_DATA``, or ``./data``) lacks the data set asked for. Not a
+    :class:`DataNotFoundError`: callers that fall back to the synthetic corpus must never catch it."""
 
 
 class ParameterError(AethelError, ValueError):
@@ -32,19 +31,14 @@ class ConvergenceError(AethelError, RuntimeError):
 
 
 def check_k(k: object, flag: str = "k") -> int:
-    """``k`` as an ``int`` when it is an integer ≥ 1 (a cut-off: passages per question, metric depth).
+    """``k`` as an ``int`` when it is an integer ≥ 1, else a :class:`ParameterError`.
 
     Parameters
     ----------
     k : object
-        The value to check; a ``bool`` is rejected, numpy integers are accepted.
+        A cut-off (passages per question, metric depth); numpy integers pass, a ``bool`` does not.
     flag : str
         The parameter or option named in the message (``"k"``, ``"--k"``, ``"-k"``).
-
-    Raises
-    ------
-    ParameterError
-        ``k`` is not an integer or is below 1.
     """
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise ParameterError(f"{flag} must be a positive integer (≥ 1), got {k!r}")

@@ -1,8 +1,7 @@
-"""Small I/O helpers shared by every module: atomic writes, JSONL with line-numbered errors, hashes.
+"""Small I/O helpers shared by every module: atomic writes, JSON(L) with errors naming file and line, hashes.
 
-Nothing is left half-written: every writer writes to a temporary file in the target directory
-and renames it over the target (``os.replace`` is atomic on POSIX). Nothing read back from disk
-is unpickled: arrays go to ``.npy``/``.npz`` (``allow_pickle=False``), everything else to JSON.
+Every writer writes a temporary file beside the target and renames it over the target, so nothing
+is left half-written. Nothing read back from disk is unpickled (arrays: ``.npy``/``.npz``; else JSON).
 """
 
 from __future__ import annotations
@@ -14,23 +13,15 @@ import json
 import os
 import re
 import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from .errors import DataError, DataNotFoundError, ParameterError
 
-__all__ = [
-    "check_output_file",
-    "check_writable",
-    "atomic_write",
-    "write_json",
-    "read_json",
-    "write_jsonl",
-    "read_jsonl",
-    "sha256_file",
-    "text_hash",
-]
+__all__ = ["check_output_file", "check_writable", "atomic_write", "write_json", "read_json", "write_jsonl",
+           "read_jsonl", "sha256_file"]
 
 
 def check_output_file(path: Any, flag: str = "--out") -> Path:
@@ -39,8 +30,7 @@ def check_output_file(path: Any, flag: str = "--out") -> Path:
     Parameters
     ----------
     path : path-like
-        Where a result will be written (via :func:`atomic_write`, so a temporary file is created
-        beside it).
+        Where a result will be written (by :func:`atomic_write`, through a temporary file beside it).
     flag : str
         The option named in error messages.
 
@@ -48,8 +38,7 @@ def check_output_file(path: Any, flag: str = "--out") -> Path:
     ------
     ParameterError
         Empty path, an existing folder, a path under a file, or a folder where nothing can be
-        written (checked by creating and removing a temporary file in the nearest existing
-        folder); the message names the path.
+        written (:func:`check_writable` on the nearest existing folder); the message names the path.
     """
     if path is None or not str(path).strip():
         raise ParameterError(f"{flag}: empty path; name the result file")
@@ -66,12 +55,8 @@ def check_output_file(path: Any, flag: str = "--out") -> Path:
 
 
 def check_writable(folder: Path, what: str) -> None:
-    """Raise :class:`ParameterError` unless a file can be created in ``folder`` (tried for real).
-
-    A temporary file is created and removed: a read-only file system, or a folder such as
-    ``/proc``, passes ``os.access`` but fails here. The message is
-    ``"{what}: cannot write in {folder} ({reason})"``.
-    """
+    """Raise ``ParameterError("{what}: cannot write in {folder} ({reason})")`` unless a temporary file
+    can be created and removed in ``folder`` (a read-only file system or ``/proc`` passes ``os.access``)."""
     try:
         fd, probe = tempfile.mkstemp(prefix=".aethel-probe-", dir=folder)
         os.close(fd)
@@ -95,18 +80,14 @@ def _umask() -> int:
 
 
 def give_default_mode(fd: int) -> None:
-    """Give a ``tempfile.mkstemp`` file (created 0600) the mode ``open()`` would have given it:
-    ``0666`` less the umask, so a renamed result file is as readable as any other file written."""
+    """Give a ``tempfile.mkstemp`` file (created 0600) the mode ``open()`` would have given it (0666 less the umask)."""
     os.fchmod(fd, 0o666 & ~_umask())
 
 
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[Any]:
-    """Open a temporary file beside ``path``; on success rename it to ``path``, on error delete it.
-
-    The file gets the mode a plain ``open(path, "w")`` would give it (``0666`` less the umask),
-    not ``mkstemp``'s private ``0600``.
-    """
+    """Open a temporary file beside ``path`` (with :func:`give_default_mode`); on success rename it to
+    ``path``, on error delete it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -115,12 +96,9 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None 
     finally:
         os.close(fd)
     try:
-        if "b" in mode:
-            with open(tmp, mode) as fh:
-                yield fh
-        else:
-            with open(tmp, mode, encoding=encoding, newline="\n") as fh:
-                yield fh
+        text = {} if "b" in mode else {"encoding": encoding, "newline": "\n"}
+        with open(tmp, mode, **text) as fh:
+            yield fh
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -163,12 +141,6 @@ def read_json(path: str | os.PathLike) -> Any:
         raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from exc
 
 
-def open_text(path: Path):
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
-
-
 _LONE_CR = re.compile(r"(?<=\r)(?!\n)")  # after a \r that does not start a \r\n: where text mode ends a line
 
 
@@ -189,8 +161,6 @@ def read_jsonl(path: str | os.PathLike, *, numbered: bool = False) -> Iterator[A
         A line is not valid JSON, not a JSON object or not UTF-8, or the file (or its gzip
         stream) is corrupt or truncated; the message is ``file:line: ...`` where a line is known.
     """
-    import zlib
-
     path = Path(path)
     if not path.exists():
         raise DataNotFoundError(f"{path}: file not found")
@@ -253,15 +223,3 @@ def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
         for block in iter(lambda: fh.read(chunk_size), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def text_hash(parts: Iterable[str], *, extra: Any = None) -> str:
-    """A stable hex digest of a sequence of texts plus a JSON-serialisable config (cache keys)."""
-    h = hashlib.sha256()
-    if extra is not None:
-        h.update(json.dumps(extra, sort_keys=True, default=str).encode("utf-8"))
-        h.update(b"\x00")
-    for part in parts:
-        h.update(part.encode("utf-8"))
-        h.update(b"\x1f")
-    return h.hexdigest()[:32]

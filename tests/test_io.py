@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from aethel_lite.errors import DataError, DataNotFoundError
-from aethel_lite.io import atomic_write, read_json, read_jsonl, text_hash, write_json, write_jsonl
+from aethel_lite.io import atomic_write, read_json, read_jsonl, write_json, write_jsonl
 
 
 def test_atomic_write_leaves_nothing_on_error(tmp_path):
@@ -55,14 +55,6 @@ def test_missing_and_malformed_json(tmp_path):
         read_json(tmp_path / "x.json")
     write_json(tmp_path / "y.json", {"b": 1, "a": 2})
     assert (tmp_path / "y.json").read_text() == '{\n  "a": 2,\n  "b": 1\n}\n'
-
-
-def test_text_hash_depends_on_texts_order_and_config():
-    base = text_hash(["a", "b"], extra={"k": 1})
-    assert base == text_hash(["a", "b"], extra={"k": 1})
-    assert base != text_hash(["b", "a"], extra={"k": 1})
-    assert base != text_hash(["a", "b"], extra={"k": 2})
-    assert text_hash(["ab"]) != text_hash(["a", "b"])
 
 
 def test_check_output_file_rejects_bad_paths_before_any_work(tmp_path):

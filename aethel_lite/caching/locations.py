@@ -1,27 +1,13 @@
-"""On-disk cache location for entity extraction and passage embeddings.
-
-``$AETHEL_CACHE`` if set, else ``./.aethel_cache``. Nothing in it is ever unpickled.
+"""On-disk cache location: ``$AETHEL_CACHE`` if set, else ``./.aethel_cache``. Nothing in it is ever unpickled.
 
 ``store/``
-    Per-passage results, content-addressed: one SQLite file per producer configuration,
-    ``store/<kind>-<name>-<fingerprint[:16]>.sqlite`` (:class:`aethel_lite.caching.store.PassageStore`),
-    shared by every corpus. ``entities-ner-*`` holds spaCy mentions (``ner3`` filters them),
-    ``entities-regex-*`` the regex extractor's, ``embeddings-<model>-*`` passage embeddings. An
-    entry's key is the SHA-256 of the passage text, so a sub-corpus, a closed pool or a
-    re-ordered corpus reuses every passage already processed. The fingerprint covers the
-    producer's configuration (extractor settings and versions plus the entity normalisation
-    rules; model files, ``max_seq_length``, ``normalize`` and library versions): changing any of
-    them opens a new file and the old one is never read again. A file that is corrupt or holds
-    another configuration, and an entry that does not fit its text, are rebuilt with a
-    ``RuntimeWarning``.
+    Per-passage results (spaCy or regex entity mentions, passage embeddings), one SQLite file per
+    producer configuration, keyed by the SHA-256 of the passage text (:mod:`aethel_lite.caching.store`).
 ``results/<kind>-<key>.json``
-    Results of the chapters' heavy steps (a scaling job, an open-corpus evaluation, one data set of
-    the "Beyond the paper" study), keyed by the SHA-256 of their data, parameters, the library's
-    own files, package versions and ``AETHEL_DENSE_PRECISION`` (:mod:`aethel_lite.caching.resultcache`):
-    editing the library, the data or a parameter is a miss. ``AETHEL_RESULT_CACHE=0`` turns it off.
+    Results of the chapters' heavy steps, keyed by their data, parameters, the library's files and
+    package versions (:mod:`aethel_lite.caching.resultcache`; ``AETHEL_RESULT_CACHE=0`` turns it off).
 ``entities/*.json.gz``, ``embeddings/*.npy``
-    Whole-corpus cache files of earlier versions (keyed by a hash of all the texts). They are
-    ignored, never read; delete them to reclaim the space.
+    Whole-corpus cache files of earlier versions: never read; delete them to reclaim the space.
 
 Deleting the folder (or any file in ``store/``) is always safe: results are recomputed.
 """

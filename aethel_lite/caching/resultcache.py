@@ -1,26 +1,22 @@
 r"""On-disk cache of evaluation results, keyed by everything that decides them.
 
-The chapters' heavy steps — one scaling job (a corpus sample, every method fitted, run and
-scored), one open-corpus evaluation, one data set of the "Beyond the paper" study — are pure
-functions of their data, their parameters and the library's code. :func:`cached` stores each
-step's JSON result under the SHA-256 of
+The chapters' heavy steps (a scaling job, an open-corpus evaluation, one data set of the "Beyond
+the paper" study) are pure functions of their data, parameters and the library's code.
+:func:`cached` stores each step's JSON result under the SHA-256 of
 
 .. math:: \text{key} = \mathrm{SHA256}\big(\text{kind} \,\Vert\, \text{parameters} \,\Vert\,
           \mathrm{digest}(\text{data}) \,\Vert\, \mathrm{digest}(\texttt{aethel\_lite}) \,\Vert\,
           \text{versions} \,\Vert\, \text{environment}\big)
 
-where the data digest covers every field of every passage and question
-(:func:`dataset_digest`), the code digest every file of the installed ``aethel_lite`` package
-(:func:`code_digest`: any edit to the library is a miss), the versions those of the packages that
-decide the numbers (:func:`aethel_lite.caching.versions.versions`) and the environment the settings
-read from it (``AETHEL_DENSE_PRECISION``). A re-executed book then recomputes only what changed;
-the timing fields in a hit are those measured when the result was computed.
+with :func:`dataset_digest` over every field of every passage and question, :func:`code_digest`
+over every file of the package (any edit to the library is a miss), the versions of
+:func:`aethel_lite.caching.versions.versions` and ``AETHEL_DENSE_PRECISION``. A hit's timing
+fields are those measured when it was computed.
 
-Files: ``cache_dir("results") / "<kind>-<key[:40]>.json"``, JSON written atomically, never
-unpickled. A file that cannot be read or does not hold its key is warned about and recomputed.
-``AETHEL_RESULT_CACHE=0`` turns the cache off (every step is computed; nothing is read or written).
-The value returned is always the JSON round trip of the result, so a computed and a cached
-result are identical (dict keys are strings, tuples lists).
+Files: ``cache_dir("results") / "<kind>-<key[:40]>.json"``, written atomically, never unpickled;
+one that cannot be read or does not hold its key is warned about and recomputed.
+``AETHEL_RESULT_CACHE=0`` turns the cache off. The value returned is always the JSON round trip
+of the result, so a computed and a cached result are identical.
 """
 
 from __future__ import annotations
@@ -72,8 +68,7 @@ def tree_digest(root: str | os.PathLike) -> str:
 
 @functools.lru_cache(maxsize=1)
 def code_digest() -> str:
-    """:func:`tree_digest` of the whole package (:func:`package_root`), computed once per process:
-    any edit to the library, in any layer, and any module moved inside it is a cache miss."""
+    """:func:`tree_digest` of the whole package (:func:`package_root`), computed once per process."""
     return tree_digest(package_root())
 
 
@@ -102,7 +97,6 @@ def dataset_digest(dataset) -> str:
 
 
 def _key(kind: str, parameters: Mapping[str, Any]) -> tuple[str, str]:
-
     described = {"format": CACHE_FORMAT, "kind": kind, "parameters": parameters, "code": code_digest(),
                  "versions": versions(), "env": {name: os.environ.get(name) for name in _ENV}}
     text = _json(described)

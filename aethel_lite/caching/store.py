@@ -1,49 +1,18 @@
 r"""Content-addressed, per-passage result store: one SQLite file per producer configuration.
 
 Entity extraction and passage embedding are pure functions of one passage's text and of the
-producer's configuration (extractor or model, settings, library versions). A
-:class:`PassageStore` keeps their results keyed by the text itself, so a result computed for a
-passage in one corpus is reused by every other corpus (a sampled sub-corpus, a closed pool, a
-chunk-granularity copy of the same pages) that contains the same text.
+producer's configuration, so a :class:`PassageStore` keys their results by the text itself
+(:func:`text_key`) and every corpus holding the same text reuses them. The file is
+``cache_dir("store") / f"{kind}-{name}-{fingerprint[:16]}.sqlite"``, with
+:math:`\text{fingerprint} = \mathrm{SHA256}(\mathrm{json}(\text{config}))` over the canonical JSON
+of the full configuration: a changed configuration opens a new file. It holds the tables
+``meta(name, value)`` (``format`` and ``config``) and ``entries(key, value)`` (the producer's
+bytes, never interpreted nor unpickled).
 
-Layout
-------
-One file per producer configuration, shared by every corpus::
-
-    cache_dir("store") / f"{kind}-{name}-{fingerprint[:16]}.sqlite"    # e.g. entities-ner-3f9a...
-
-with :math:`\text{fingerprint} = \mathrm{SHA256}(\mathrm{json}(\text{config}))` over the
-canonical JSON (sorted keys, no spaces) of the producer's full configuration. The file holds two
-tables:
-
-``meta(name TEXT PRIMARY KEY, value TEXT)``
-    ``format`` (:data:`STORE_FORMAT`) and ``config`` (the canonical JSON itself).
-``entries(key TEXT PRIMARY KEY, value BLOB)``
-    ``key`` = :func:`text_key` (hex SHA-256 of the passage text's UTF-8 bytes); ``value`` is
-    whatever bytes the producer stores (JSON for entities, float32 for embeddings). The store
-    never interprets them and never unpickles anything.
-
-A store is invalidated by changing its configuration: a new configuration hashes to a new file
-name, and the old file is simply never opened again (delete ``cache_dir("store")`` to reclaim
-the space).
-
-Concurrency and safety
-----------------------
-The database runs in WAL journal mode (readers never block the writer) with a busy timeout, so
-several processes can share one file. Each :meth:`PassageStore.put_many` is one transaction:
-an interrupted run leaves every entry either fully written or absent. A file that is not a
-SQLite database, is corrupt, or whose ``meta`` names another format or configuration is reported
-with a :class:`RuntimeWarning` and deleted (with its ``-wal``/``-shm`` side files), and an empty
-store is created in its place; a corrupt database found during a read or a write is handled the
-same way (a read then returns no hits).
-
-Look-ups are batched ``IN (...)`` queries of at most :data:`MAX_PARAMS` keys over the primary-key
-index, so :math:`n` look-ups cost :math:`O(n \log N)` for a store of :math:`N` entries.
-
-References
-----------
-SQLite write-ahead logging, https://www.sqlite.org/wal.html; atomic commit,
-https://www.sqlite.org/atomiccommit.html.
+WAL mode and a busy timeout let several processes share a file; each :meth:`PassageStore.put_many`
+is one transaction. A file that is not a SQLite database, is corrupt, or whose ``meta`` names
+another format or configuration is reported with a :class:`RuntimeWarning` and replaced by an
+empty store, also when found during a read (which then returns no hits) or a write.
 """
 
 from __future__ import annotations
@@ -75,13 +44,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
 
 
 def text_key(text: str) -> str:
-    """The store key of a passage: hex SHA-256 of ``text`` encoded as UTF-8.
-
-    Examples
-    --------
-    >>> text_key("")
-    'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'
-    """
+    """The store key of a passage: hex SHA-256 of ``text`` encoded as UTF-8."""
     if not isinstance(text, str):
         raise ParameterError(f"text: expected str, got {type(text).__name__}")
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -147,13 +110,6 @@ class PassageStore:
         The SQLite file.
     fingerprint : str
         :func:`config_fingerprint` of ``config``.
-
-    Examples
-    --------
-    >>> with PassageStore("entities", "ner", {"model": "x"}) as store:  # doctest: +SKIP
-    ...     store.put_many([(text_key("Apple"), b"[]")])
-    ...     store.get_many([text_key("Apple"), text_key("Pear")])
-    {'f223...': b'[]'}
     """
 
     def __init__(self, kind: str, name: str, config: Mapping, *, root: str | os.PathLike | None = None) -> None:
@@ -171,13 +127,9 @@ class PassageStore:
     def __repr__(self) -> str:
         return f"PassageStore({str(self.path)!r})"
 
-    # -- opening, validation, rebuilding ----------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
-        """:meth:`_connect_once`, retried for up to :data:`BUSY_TIMEOUT` seconds while the file is busy.
-
-        SQLite does not wait (busy handler) for every lock: switching a new file to WAL while
-        another process opens it fails at once with ``database is locked``.
-        """
+        """:meth:`_connect_once`, retried for up to :data:`BUSY_TIMEOUT` seconds while the file is busy
+        (switching a new file to WAL while another process opens it fails at once, busy timeout or not)."""
         deadline = time.monotonic() + BUSY_TIMEOUT
         while True:
             try:
@@ -249,13 +201,8 @@ class PassageStore:
             raise RuntimeError(f"{self.path}: the store is closed")
         return self._conn
 
-    # -- public API ---------------------------------------------------------------------------
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
-        """Stored values of ``keys`` (missing keys are absent from the result).
-
-        Keys are looked up in batches of at most :data:`MAX_PARAMS`. A corrupt database is
-        warned about and rebuilt, and the call returns ``{}`` (everything is a miss).
-        """
+        """Stored values of ``keys`` (missing keys are absent); ``{}`` when a corrupt database is rebuilt."""
         unique = list(dict.fromkeys(keys))
         out: dict[str, bytes] = {}
         try:
@@ -271,11 +218,8 @@ class PassageStore:
         return out
 
     def put_many(self, items: Iterable[tuple[str, bytes]]) -> int:
-        """Store ``(key, value)`` pairs in one transaction (an existing key is overwritten).
-
-        Returns the number of pairs written. A corrupt database is warned about, rebuilt, and the
-        write is retried once on the new file.
-        """
+        """Store ``(key, value)`` pairs in one transaction (overwriting); return how many. A corrupt
+        database is rebuilt and the write retried once on the new file."""
         rows = [(str(k), sqlite3.Binary(v)) for k, v in items]
         if not rows:
             return 0
@@ -323,17 +267,14 @@ def compute_missing(store: PassageStore, todo: Sequence[str], compute: Callable[
     encode : callable
         The stored bytes of one value.
     groups : iterable of list of str, optional
-        The keys of ``todo`` in the groups ``compute`` is called with (default: consecutive
-        pieces of ``flush`` keys).
+        The keys of ``todo`` in the groups ``compute`` is called with (default: ``flush`` at a time).
     found : int
-        How many keys of the caller's request the store already held (for the progress bar).
+        How many keys of the caller's request the store already held (where the bar starts).
     flush : int
         The computed rows are written (one transaction) whenever at least ``flush`` of them wait,
-        and at the end: a run killed mid-way keeps all but its last ``< flush`` values, so its
-        rerun computes only what is missing.
+        and at the end: a run killed mid-way loses fewer than ``flush`` values.
     progress : bool
-        A tqdm bar over ``found + len(todo)`` passages, starting at ``found``, that says how many
-        were found in the store and how many are left to compute.
+        A tqdm bar over ``found + len(todo)`` passages.
     what : str
         What is computed (the bar's label).
 

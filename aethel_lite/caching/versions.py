@@ -13,12 +13,8 @@ RESULT_PACKAGES = ("aethel-lite", "numpy", "scipy", "spacy", "en_core_web_sm_vbs
 
 
 def package_versions(names: Iterable[str], missing: str | None = None) -> dict[str, str | None]:
-    """Installed versions of the packages ``names``, in that order (``missing`` for one not installed).
-
-    Part of a producer's store configuration (:mod:`aethel_lite.caching.store`, with the default
-    ``missing=None``): upgrading a library that computes stored values opens a new store instead of
-    mixing old and new results.
-    """
+    """Installed versions of the packages ``names``, in that order (``missing`` for one not installed);
+    part of a store's configuration, so an upgrade opens a new store instead of mixing results."""
     from importlib.metadata import PackageNotFoundError, version  # slow to import; needed only here
 
     out: dict[str, str | None] = {}

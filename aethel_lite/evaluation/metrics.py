@@ -12,24 +12,20 @@ pid ignored after its first position), with :math:`\mathrm{rel}_i = [d_i \in G]`
                      :math:`\mathrm{IDCG}_k = \sum_{i \le \min(|G|, k)} 1 / \log_2(i + 1)` (Järvelin & Kekäläinen 2002)
 ===================  ====================================================================
 
-``MRR`` has no cut-off: it is the reciprocal rank within whatever run it is given.
-:func:`aethel_lite.evaluation.runner.run_methods` (and so ``aethel eval``) produces runs 1,000 deep, so
-the reported ``MRR`` is over the whole ranking up to an error below 0.001 per query (a gold
-passage below rank 1,000 would add less than 1/1,000), not MRR@10.
+``MRR`` has no cut-off: it is the reciprocal rank within whatever run it is given. ``aethel eval``'s
+runs are 1,000 deep, so its ``MRR`` is over the whole ranking up to an error below 0.001 per
+query, not MRR@10.
 
 ``HR@k``, ``Recall@k``, ``MRR`` and ``nDCG@k`` equal trec_eval's ``success_k``, ``recall_k``,
 ``recip_rank`` and ``ndcg_cut_k`` (checked against ir_measures in the tests) when the run's scores
-are strictly decreasing; trec_eval re-sorts by score (ties by docid), these functions use the
-run's order as given. The run files the project writes
-(:meth:`~aethel_lite.retrievers.run.Run.to_trec`) have strictly decreasing scores, so trec_eval on
-them gives these values (``tests/test_agreement.py``).
+are strictly decreasing, as in the run files the project writes
+(:meth:`~aethel_lite.retrievers.run.Run.to_trec`); trec_eval re-sorts by score (ties by docid),
+these functions use the run's order as given.
 
-One tie rule. A ranking is the run's order; a retriever orders equal scores by corpus order
-(:func:`~aethel_lite.retrievers.base.topk`). :func:`gold_rank` is the rank of the gold passage
-computed from a score vector under that same rule (the studies that score every passage at once
-use it), so it equals :func:`first_gold_rank` of the ranking ``topk`` would return. Means over
-questions are :func:`mean` (a plain sum divided by the count, in the caller's order) and
-:func:`mean_metrics`.
+One tie rule: a retriever orders equal scores by corpus order
+(:func:`~aethel_lite.retrievers.base.topk`), and :func:`gold_rank` ranks a score vector under that
+same rule, so it equals :func:`first_gold_rank` of the ranking ``topk`` would return. Means over
+questions are :func:`mean` (a plain sum divided by the count, in the caller's order).
 """
 
 from __future__ import annotations
@@ -81,10 +77,7 @@ class Metric:
 
 def first_gold_rank(ranking: Sequence[str], gold: frozenset[str] | set[str]) -> int:
     """1-based position of the first gold pid in a ranked list of pids; 0 if none is in it."""
-    for i, pid in enumerate(ranking, start=1):
-        if pid in gold:
-            return i
-    return 0
+    return next((i for i, pid in enumerate(ranking, start=1) if pid in gold), 0)
 
 
 def gold_rank(scores: np.ndarray, gold: Sequence[int], among: np.ndarray | None = None) -> int:
@@ -94,9 +87,8 @@ def gold_rank(scores: np.ndarray, gold: Sequence[int], among: np.ndarray | None 
 
     .. math::  r = 1 + \#\{d : s(d) > s^*\} + \#\{d < g^* : s(d) = s^*\}
 
-    counted over the rows ``among`` (a boolean mask; default all): ties go to the passage earlier
-    in corpus order, the rule of :func:`~aethel_lite.retrievers.base.topk`, so :math:`r` is the
-    rank ``search`` gives (and :func:`first_gold_rank` of that run).
+    counted over the rows ``among`` (default all): ties go to the passage earlier in corpus order,
+    the rule of :func:`~aethel_lite.retrievers.base.topk`, so :math:`r` is the rank ``search`` gives.
 
     Parameters
     ----------
@@ -110,8 +102,7 @@ def gold_rank(scores: np.ndarray, gold: Sequence[int], among: np.ndarray | None 
     Returns
     -------
     int
-        The rank, or 0 when no gold passage is ranked (``gold`` empty, or its best score not finite
-        from below: ``-inf`` / NaN), which every metric scores as a miss.
+        The rank, or 0 (a miss) when ``gold`` is empty or its best score is ``-inf`` / NaN.
     """
     scores = np.asarray(scores, dtype=np.float64)
     gold = np.asarray(gold, dtype=np.int64)
@@ -130,10 +121,8 @@ def gold_rank(scores: np.ndarray, gold: Sequence[int], among: np.ndarray | None 
 
 
 def mean(values: Sequence[float]) -> float:
-    """The mean of per-question values: ``sum(values) / len(values)``, summed in the order given.
-
-    Every mean metric the project reports is this one (:func:`evaluate`, the ``aethel eval`` JSON,
-    the paired tests), so equal inputs in equal order give the same float everywhere.
+    """The mean of per-question values: ``sum(values) / len(values)``, summed in the order given
+    (every mean metric the project reports, so equal inputs in equal order give the same float).
 
     Raises
     ------
@@ -167,9 +156,8 @@ def parse_metric(name: str) -> Metric:
     m = _PATTERN.match(name)
     kind = _CUTOFF.get(m.group(1).casefold()) if m else None
     if kind is None:
-        raise ParameterError(
-            f"unknown metric {name!r}; use HR@k, AllSupport@k, Recall@k, nDCG@k or MRR (e.g. {', '.join(DEFAULT_METRICS)})"
-        )
+        raise ParameterError(f"unknown metric {name!r}; use HR@k, AllSupport@k, Recall@k, nDCG@k or MRR "
+                             f"(e.g. {', '.join(DEFAULT_METRICS)})")
     k = int(m.group(2))
     if k < 1:
         raise ParameterError(f"metric {name!r}: the cut-off must be >= 1")
@@ -177,14 +165,8 @@ def parse_metric(name: str) -> Metric:
 
 
 def _ranked_pids(ranking: Iterable) -> list[str]:
-    out: list[str] = []
-    seen: set[str] = set()
-    for item in ranking:
-        pid = item if isinstance(item, str) else item[0]
-        if pid not in seen:
-            seen.add(pid)
-            out.append(pid)
-    return out
+    """The pids of a ranking (pids or ``(pid, score)`` pairs), each at its first position."""
+    return list(dict.fromkeys(item if isinstance(item, str) else item[0] for item in ranking))
 
 
 def per_query(run: Mapping[str, Sequence], queries: Sequence, metrics: Sequence[str] = DEFAULT_METRICS) -> dict[str, dict[str, float]]:
@@ -196,7 +178,7 @@ def per_query(run: Mapping[str, Sequence], queries: Sequence, metrics: Sequence[
     queries : sequence of Query
         Their ``gold`` sets are the relevant passages; a query absent from ``run`` scores 0.
     metrics : sequence of str
-        Metric names (see :func:`parse_metric`).
+        Metric names (:func:`parse_metric`).
 
     Returns
     -------
@@ -205,10 +187,8 @@ def per_query(run: Mapping[str, Sequence], queries: Sequence, metrics: Sequence[
 
     Raises
     ------
-    ParameterError
-        Unknown metric name.
-    DataError
-        A query has no gold passage, or a qid repeats (the qid is named).
+    ParameterError, DataError
+        Unknown metric name; a query without gold passages, or a repeated qid (named).
     """
     parsed = [parse_metric(m) for m in metrics]
     if not parsed:

@@ -1,9 +1,5 @@
-"""Run named retrieval methods on a data set and score them: the engine behind ``aethel eval`` and the notebooks.
-
-The method names are those of :mod:`aethel_lite.retrievers.registry`. Runs are :data:`RUN_DEPTH`
-(1,000) passages deep, so ``MRR`` is the reciprocal rank of the first gold passage anywhere in
-that run, not MRR@10.
-"""
+"""Run named retrieval methods (:mod:`aethel_lite.retrievers.registry`) on a data set and score them:
+the engine behind ``aethel eval`` and the notebooks. Runs are :data:`RUN_DEPTH` (1,000) passages deep."""
 
 from __future__ import annotations
 
@@ -39,35 +35,20 @@ class MethodOutcome:
     extra: dict = field(default_factory=dict)
 
 
-def run_methods(
-    dataset: Dataset,
-    methods: Sequence[str],
-    *,
-    setting: str = "closed",
-    depth: int = RUN_DEPTH,
-    retriever_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
-    progress: bool = True,
-    log: Callable[[str], None] | None = print,
-    memo: bool = True,
-) -> dict[str, MethodOutcome]:
+def run_methods(dataset: Dataset, methods: Sequence[str], *, setting: str = "closed", depth: int = RUN_DEPTH,
+                retriever_kwargs: Mapping[str, Mapping[str, Any]] | None = None, progress: bool = True,
+                log: Callable[[str], None] | None = print, memo: bool = True) -> dict[str, MethodOutcome]:
     """Fit and run every requested method (and the base methods that fusions need) once each.
 
     Each run ranks the top ``depth`` passages of every query (all of them when a closed pool is
-    smaller). Metrics are computed on the whole run, so
-    :math:`\mathrm{MRR} = 1/r` with :math:`r` the rank of the first gold passage within the run
-    and 0 when none is in it; a gold passage below rank 1,000 would contribute less than 0.001,
-    so MRR over a 1,000-deep run is MRR over the whole ranking up to that bound. A fusion
-    (:data:`FUSIONS`) fuses the top ``depth`` of each input run with RRF and keeps the top
-    ``depth`` of the result.
+    smaller); a fusion (:func:`fuse`) fuses the top ``depth`` of each input run.
 
     Parameters
     ----------
     dataset : Dataset
     methods : names from :data:`METHODS` or :data:`FUSIONS`
-    setting : ``"closed"`` ranks each query's own candidate pool (``Query.pool``); ``"open"`` ranks the
-        whole corpus.
+    setting : ``"closed"`` ranks each query's pool (``Query.pool``); ``"open"`` the whole corpus.
     depth : int
-        Depth of each run (default :data:`RUN_DEPTH` = 1,000).
     retriever_kwargs : mapping, optional
         Retriever class name → keyword arguments for every method built on that class.
     progress : bool
@@ -75,10 +56,8 @@ def run_methods(
     log : callable, optional
         Called with one line per fitted method and its seconds.
     memo : bool
-        Set the retrievers' ``memo`` option: per-text work repeated across fits in this process
-        (tokens, windows, decoded entities, question vectors and mentions) is done once
-        (:mod:`aethel_lite.caching.memo`). Rankings are identical either way; ``False`` makes each
-        method's ``seconds`` the cost of fitting from the on-disk stores alone.
+        Set the retrievers' ``memo`` option (:mod:`aethel_lite.caching.memo`). Rankings are identical
+        either way; ``False`` makes each method's ``seconds`` the cost of fitting from the stores alone.
 
     Returns
     -------
@@ -97,18 +76,10 @@ def run_methods(
         missing = next(q.qid for q in dataset.queries if q.pool is None)
         raise ParameterError(f"--setting closed: query {missing!r} of {dataset.name!r} has no candidate pool; use --setting open")
     pool = "query" if setting == "closed" else None
-    needed: list[str] = []
-    for name in methods:
-        for base in FUSIONS.get(name, (name,)):
-            if base not in needed:
-                needed.append(base)
+    needed = list(dict.fromkeys(base for name in methods for base in FUSIONS.get(name, (name,))))
     outcomes: dict[str, MethodOutcome] = {}
     overrides = {key: dict(val) for key, val in (retriever_kwargs or {}).items()}
-    if isinstance(dataset.meta.get("aliases"), dict):
-        # a data set that ships its alias table (the synthetic corpus: an entity master with known
-        # truth) lets BCT's alias rule use it; real data sets have none and rely on the graph's
-        # substring-adjacency alias edges
-
+    if isinstance(dataset.meta.get("aliases"), dict):  # the synthetic corpus ships its alias table; BCT uses it
         overrides.setdefault("GraphRetriever", {}).setdefault("alias_table", alias_table(dataset))
     for name in needed:
         t0 = time.perf_counter()
@@ -138,7 +109,6 @@ def fuse(name: str, outcomes: Mapping[str, MethodOutcome], *, depth: int = RUN_D
     base run (Cormack, Clarke & Büttcher 2009), cut to its top ``depth``; ``seconds`` is the
     fusion's time plus its base methods'.
     """
-
     if name not in FUSIONS:
         raise ParameterError(f"method {name!r} is not a fusion; choose from {', '.join(FUSIONS)}")
     missing = [b for b in FUSIONS[name] if b not in outcomes]
@@ -157,12 +127,8 @@ def metric_names(k: int) -> tuple[str, ...]:
 
 
 def score_runs(outcomes: Mapping[str, MethodOutcome], queries, *, k: int = 5, depth: int = 10) -> dict[str, dict]:
-    """The ``methods`` block of the ``aethel eval`` JSON: mean metrics, per-query metrics and top pids.
-
-    Metrics (:func:`metric_names`) are computed on each whole run (``MRR`` included: see
-    :func:`run_methods`); ``per_query`` stores only the top ``depth`` pids of each query (10).
-    """
-
+    """The ``methods`` block of the ``aethel eval`` JSON: mean metrics (:func:`metric_names`, on each
+    whole run), per-query metrics and the top ``depth`` pids of each query (``per_query``)."""
     names = metric_names(k)
     block: dict[str, dict] = {}
     for name, outcome in outcomes.items():
@@ -176,16 +142,12 @@ def score_runs(outcomes: Mapping[str, MethodOutcome], queries, *, k: int = 5, de
 
 
 def write_trec_runs(outcomes: Mapping[str, MethodOutcome], queries, directory: str | os.PathLike) -> list[Path]:
-    """Write each method's run as ``directory/<method>.trec`` and the gold as ``directory/qrels.txt``.
+    """Write each whole run as ``directory/<method>.trec`` (:meth:`~aethel_lite.retrievers.Run.to_trec`,
+    tag = method name) and the gold as ``directory/qrels.txt``, atomically; return the paths, qrels last.
 
-    The runs are whole (:func:`run_methods`' depth, not the top 10 kept in the JSON), written with
-    :meth:`~aethel_lite.retrievers.Run.to_trec` (tag = method name; scores strictly decreasing in
-    rank order, so trec_eval reads the project's order, ties included) and
-    :func:`~aethel_lite.retrievers.write_qrels`, atomically; ``trec_eval -m recip_rank qrels.txt
-    bm25.trec`` then reproduces ``MRR`` (and ``success``/``recall`` at each cut-off ``HR@k`` /
-    ``Recall@k``). Returns the paths written, qrels last.
+    The scores are strictly decreasing in rank order, so trec_eval reproduces ``MRR``, ``HR@k`` and
+    ``Recall@k`` (``recip_rank``, ``success``, ``recall``).
     """
-
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     paths = [outcome.run.to_trec(directory / f"{name}.trec", tag=name) for name, outcome in outcomes.items()]
@@ -193,17 +155,12 @@ def write_trec_runs(outcomes: Mapping[str, MethodOutcome], queries, directory: s
     return paths
 
 
-# ------------------------------------------------------------------------------------ analyses
 def bct_ablation(dataset: Dataset, *, modes: Sequence[str] = ("none", "alias", "substring", "both"),
                  extractor: str = "ner3", setting: str = "closed", k: int = 5, depth: int = RUN_DEPTH,
                  progress: bool = False, **graph_kwargs: Any) -> dict[str, dict[str, float]]:
-    """Mean metrics of the graph retriever under each BCT mode (one fit, one search per mode).
-
-    Runs are ``depth`` deep, as in :func:`run_methods`, so ``MRR`` agrees with ``aethel eval``.
-    """
-
+    """Mean metrics of the graph retriever under each BCT mode (one fit, one search per mode), on runs
+    ``depth`` deep as in :func:`run_methods`."""
     if isinstance(dataset.meta.get("aliases"), dict):
-
         graph_kwargs.setdefault("alias_table", alias_table(dataset))
     retriever = GraphRetriever(extractor=extractor, bct="none", progress=progress, **graph_kwargs).fit(dataset.passages)
     pool = "query" if setting == "closed" else None
@@ -227,23 +184,16 @@ def paired_comparisons(block: Mapping[str, Mapping[str, Any]], pairs: Sequence[t
         Methods (A, B) to compare on the queries they share.
     metrics : sequence of str
     n_resamples, seed : int
-        Passed to :func:`~aethel_lite.evaluation.stats.paired_bootstrap` and
-        :func:`~aethel_lite.evaluation.stats.randomization_test`.
+        Passed to :func:`~aethel_lite.evaluation.stats.paired_bootstrap` and ``randomization_test``.
 
     Returns
     -------
     list of dict
-        One JSON-able row per (pair, metric): ``a``, ``b``, ``metric``, ``n``, ``mean_a``,
-        ``mean_b``, ``diff`` (mean A − B), its 95% percentile CI ``ci_low``/``ci_high``,
-        ``p_bootstrap``, ``p_randomization`` and ``p_holm``: the bootstrap p-values adjusted
-        with Holm's step-down method (:func:`~aethel_lite.evaluation.stats.holm`) over *all* rows returned,
-        which bounds the family-wise error rate of the whole table (Holm 1979). Holm is applied to
-        the bootstrap p-values everywhere in the project (as in
-        :func:`aethel_lite.studies.open_corpus.chapter_tests`).
+        One JSON-able row per (pair, metric): ``a``, ``b``, ``metric``, ``n``, ``mean_a``, ``mean_b``,
+        ``diff`` (mean A − B) and its 95% CI ``ci_low``/``ci_high``, ``p_bootstrap``, ``p_randomization``
+        and ``p_holm`` (:func:`~aethel_lite.evaluation.stats.holm` over *all* rows returned).
     """
-
-    rows = []
-    raw_p = []
+    rows, raw_p = [], []
     for a, b in pairs:
         pa, pb = block[a]["per_query_metrics"], block[b]["per_query_metrics"]
         qids = sorted(pa)

@@ -8,12 +8,10 @@ results are reported on the *test* half and on all questions. The halves are
     \mathrm{dev} = \text{the first } \lfloor n/2 \rfloor \text{ questions ordered by }
     \mathrm{SHA256}(\text{``}seed\text{:}qid\text{''}), \qquad \mathrm{test} = \text{the rest},
 
-with :data:`SPLIT_SEED` = 0 — no question's content takes part, so the split is the same on any
-machine and for any method. The halves of the project's data sets are written once to
-``aethel_lite/manifests/dev_test_split.json`` (:func:`write_manifest`); :func:`split` reads them
-from there, so a later change of the data set's question order or of this code cannot move a
-question from one half to the other unnoticed (``tests/test_splits.py`` checks the manifest against
-the rule). A data set the manifest does not know is split by the rule.
+with :data:`SPLIT_SEED` = 0 (no question's content takes part). The halves of the project's data
+sets are written once to ``aethel_lite/manifests/dev_test_split.json`` (:func:`write_manifest`) and
+:func:`split` reads them from there, so no later change can move a question from one half to the
+other unnoticed; a data set the manifest does not know is split by the rule.
 """
 
 from __future__ import annotations
@@ -31,9 +29,7 @@ __all__ = ["SPLIT_SEED", "MANIFEST", "split_name", "rule_split", "split", "load_
 SPLIT_SEED = 0
 MANIFEST = Path(__file__).resolve().parent.parent / "manifests" / "dev_test_split.json"
 
-#: Open-corpus and closed-pool data set names → the manifest entry holding their questions
-#: (the open corpora ask the same questions as their closed pools; FinanceBench's granularities,
-#: samples and own-files setting ask the same 129).
+#: data set names → the manifest entry holding their questions (the same questions are asked)
 _ALIASES = {"financebench-4123": "financebench", "financebench-chunk": "financebench", "financebench-own": "financebench",
             "musique-open": "musique", "2wiki-open": "2wiki"}
 

@@ -1,30 +1,12 @@
 r"""Confidence intervals and paired significance tests for per-query metric vectors.
 
-The two paired tests work on the per-query differences :math:`d_i = a_i - b_i`, :math:`i = 1..n`, with the
-observed statistic :math:`\bar d` (the difference of the two systems' mean metric).
-
-* :func:`paired_bootstrap` -- percentile confidence interval for :math:`\bar d` and a two-sided
-  p-value from the *shift* method: the bootstrap distribution of :math:`\bar d^*` is centred on
-  the null (:math:`t^* = \bar d^* - \bar d`) and
-  :math:`p = (1 + \#\{|t^*| \ge |\bar d|\}) / (B + 1)`
-  (Efron & Tibshirani 1993, ch. 16.4, Algorithm 16.2 with the mean as statistic; used for IR by
-  Sakai 2006 and Smucker, Allan & Carterette 2007).
-* :func:`randomization_test` -- Fisher's paired randomization (sign-flip) test: under the null
-  the labels A/B of each query are exchangeable, so each :math:`d_i` keeps or flips its sign with
-  probability 1/2; :math:`p = (1 + \#\{|\bar d^{\pm}| \ge |\bar d|\}) / (B + 1)`
-  (Smucker, Allan & Carterette 2007; the +1 makes the Monte-Carlo p-value valid, Phipson &
-  Smyth 2010).
-
-Two companions report a single system and a table of comparisons:
-
-* :func:`bootstrap_ci` -- percentile confidence interval for one system's mean metric
-  :math:`\bar a` (Efron & Tibshirani 1993, ch. 13.3).
-* :func:`holm` -- Holm's step-down adjustment of :math:`m` p-values, which controls the
-  family-wise error rate of a table of comparisons (Holm 1979); the project applies it to the
-  bootstrap p-values.
-
-Resampling is vectorised with numpy (``rng.integers`` on a ``(rows, n)`` block, in chunks of at
-most ~4M entries) and fully determined by ``seed``.
+The paired tests work on the per-query differences :math:`d_i = a_i - b_i`, :math:`i = 1..n`, and
+their mean :math:`\bar d`: :func:`paired_bootstrap` (percentile CI and shift-method p-value; Efron &
+Tibshirani 1993, §16.4, used for IR by Sakai 2006 and Smucker, Allan & Carterette 2007) and
+:func:`randomization_test` (Fisher's sign-flip test with the +1 correction of Phipson & Smyth 2010).
+:func:`bootstrap_ci` gives one system's mean with a percentile CI (§13.3); :func:`holm` adjusts
+the p-values of a table of comparisons (Holm 1979). Resampling is vectorised (``rng.integers`` on
+``(rows, n)`` blocks of at most ~4M entries) and fully determined by ``seed``.
 
 References
 ----------
@@ -114,9 +96,7 @@ def _differences(a, b) -> np.ndarray:
         missing = [k for k in a if k not in b] or [k for k in b if k not in a]
         if missing:
             raise ParameterError(f"a and b must cover the same queries; {missing[0]!r} is in only one of them")
-        keys = list(a)
-        a = [a[k] for k in keys]
-        b = [b[k] for k in keys]
+        a, b = [a[k] for k in a], [b[k] for k in a]
     x, y = _vector(a, "a"), _vector(b, "b")
     if x.shape != y.shape:
         raise ParameterError(f"a and b must have equal length (paired by query), got {x.shape[0]} and {y.shape[0]}")
@@ -129,9 +109,13 @@ def _check_n(n: int, what: str) -> None:
         raise ParameterError(f"need at least 2 {what}, got n={n}")
 
 
-def _check_resamples(n_resamples) -> int:
+def _check_settings(n_resamples, confidence=None) -> int:
+    """``n_resamples`` as an int, after checking it (and ``confidence`` unless None)."""
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
         raise ParameterError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, (int, float))
+                                   or not 0 < confidence < 1):
+        raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}")
     return int(n_resamples)
 
 
@@ -156,9 +140,9 @@ def paired_bootstrap(a, b, n_resamples: int = 10_000, seed: int = 0, confidence:
     n_resamples : int
         Number of bootstrap resamples :math:`B`.
     seed : int
-        Seed of ``numpy.random.default_rng``; equal seeds give equal results.
+        Seed of ``numpy.random.default_rng``.
     confidence : float
-        Confidence level of the two-sided percentile interval, in (0, 1).
+        Confidence level :math:`c` of the two-sided percentile interval, in (0, 1).
 
     Returns
     -------
@@ -174,16 +158,14 @@ def paired_bootstrap(a, b, n_resamples: int = 10_000, seed: int = 0, confidence:
         Unequal lengths, n < 2, NaN/infinite values, ``confidence`` outside (0, 1), bad ``n_resamples``.
     """
     d = _differences(a, b)
-    n_resamples = _check_resamples(n_resamples)
-    _check_confidence(confidence)
-    n = d.shape[0]
+    n_resamples = _check_settings(n_resamples, confidence)
     observed = float(d.mean())
     means = _resampled_means(d, n_resamples, seed)
     lo, hi = _percentile_interval(means, confidence)
     extreme = np.count_nonzero(np.abs(means - observed) >= abs(observed) - _tolerance(d))
     p = (1 + extreme) / (n_resamples + 1)
     return BootstrapResult(mean_diff=observed, ci_low=lo, ci_high=hi, p_value=float(p), confidence=float(confidence),
-                           n=n, n_resamples=n_resamples, seed=seed)
+                           n=d.shape[0], n_resamples=n_resamples, seed=seed)
 
 
 def bootstrap_ci(values, n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95) -> ConfidenceInterval:
@@ -195,19 +177,15 @@ def bootstrap_ci(values, n_resamples: int = 10_000, seed: int = 0, confidence: f
     .. math:: \bigl[\, Q_{(1-c)/2}(\bar x^*),\; Q_{(1+c)/2}(\bar x^*) \,\bigr]
 
     (:math:`Q_p` the :math:`p`-quantile, linear interpolation): the percentile interval of Efron &
-    Tibshirani (1993, §13.3), the same as ``scipy.stats.bootstrap(..., method="percentile")`` up to
-    Monte-Carlo error. The resamples are drawn exactly as in :func:`paired_bootstrap`.
+    Tibshirani (1993, §13.3), as ``scipy.stats.bootstrap(..., method="percentile")`` up to
+    Monte-Carlo error.
 
     Parameters
     ----------
     values : array-like of shape (n,) or mapping qid -> value
         Per-query metric values (a mapping's values are used in its order).
-    n_resamples : int
-        Number of bootstrap resamples :math:`B`.
-    seed : int
-        Seed of ``numpy.random.default_rng``; equal seeds give equal results.
-    confidence : float
-        Confidence level :math:`c` of the two-sided interval, in (0, 1).
+    n_resamples, seed, confidence
+        As in :func:`paired_bootstrap` (the resamples are drawn the same way).
 
     Returns
     -------
@@ -221,16 +199,10 @@ def bootstrap_ci(values, n_resamples: int = 10_000, seed: int = 0, confidence: f
     """
     x = _vector(list(values.values()) if isinstance(values, Mapping) else values, "values")
     _check_n(x.shape[0], "values")
-    n_resamples = _check_resamples(n_resamples)
-    _check_confidence(confidence)
+    n_resamples = _check_settings(n_resamples, confidence)
     lo, hi = _percentile_interval(_resampled_means(x, n_resamples, seed), confidence)
     return ConfidenceInterval(mean=float(x.mean()), ci_low=lo, ci_high=hi, confidence=float(confidence), n=int(x.shape[0]),
                               n_resamples=n_resamples, seed=seed)
-
-
-def _check_confidence(confidence) -> None:
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}")
 
 
 def _resampled_means(x: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
@@ -256,15 +228,13 @@ def randomization_test(a, b, n_resamples: int = 10_000, seed: int = 0) -> Random
     r"""Paired randomization (sign-flip permutation) test of :math:`H_0`: A and B are exchangeable per query.
 
     Each resample multiplies every :math:`d_i` by an independent random sign; the two-sided p-value
-    is :math:`(1 + \#\{|\bar d^{\pm}| \ge |\bar d|\}) / (B + 1)` (Smucker et al. 2007; +1 correction,
-    Phipson & Smyth 2010). It estimates the exact test's p-value, the fraction of all :math:`2^n`
-    sign patterns at least as extreme.
+    is :math:`(1 + \#\{|\bar d^{\pm}| \ge |\bar d|\}) / (B + 1)`, an estimate of the exact test's
+    (the fraction of all :math:`2^n` sign patterns at least as extreme).
 
     Parameters
     ----------
-    a, b : array-like of shape (n,) or mappings qid -> value
-    n_resamples : int
-    seed : int
+    a, b, n_resamples, seed
+        As in :func:`paired_bootstrap`.
 
     Returns
     -------
@@ -277,7 +247,7 @@ def randomization_test(a, b, n_resamples: int = 10_000, seed: int = 0) -> Random
         Unequal lengths, n < 2, NaN/infinite values, bad ``n_resamples``.
     """
     d = _differences(a, b)
-    n_resamples = _check_resamples(n_resamples)
+    n_resamples = _check_settings(n_resamples)
     n = d.shape[0]
     observed = float(d.mean())
     threshold = abs(observed) - _tolerance(d)
@@ -293,20 +263,13 @@ def randomization_test(a, b, n_resamples: int = 10_000, seed: int = 0) -> Random
 def holm(p_values) -> np.ndarray:
     r"""Holm–Bonferroni step-down adjusted p-values, in the input order.
 
-    With the :math:`m` p-values sorted ascending, :math:`p_{(1)} \le \dots \le p_{(m)}`, the
-    adjusted values are
+    With the :math:`m` p-values sorted ascending, :math:`p_{(1)} \le \dots \le p_{(m)}`,
 
     .. math:: \tilde p_{(i)} = \min\Bigl(1,\; \max_{j \le i}\, (m - j + 1)\, p_{(j)}\Bigr),
 
     so rejecting every hypothesis with :math:`\tilde p \le \alpha` controls the family-wise
-    error rate at :math:`\alpha` under any dependence between the tests (Holm 1979). The adjusted
-    values are monotone in the raw ones, never below them, and at most 1; tied raw p-values get
-    equal adjusted values.
-
-    The project adjusts one kind of p-value with it: the paired bootstrap's (:func:`paired_bootstrap`,
-    the shift method), in :func:`aethel_lite.evaluation.runner.paired_comparisons` (``p_holm``) and
-    :func:`aethel_lite.studies.open_corpus.chapter_tests` (``p_holm_chapter``, the column the book
-    shows); the randomization p-values are reported raw beside them.
+    error rate at :math:`\alpha` under any dependence between the tests. Tied raw p-values get equal
+    adjusted values. The project adjusts the paired bootstrap's p-values only.
 
     Parameters
     ----------

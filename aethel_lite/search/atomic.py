@@ -16,7 +16,9 @@ import errno
 import os
 import secrets
 import shutil
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -83,12 +85,10 @@ def _siblings(out: Path, kind: str) -> list[Path]:
         return []
 
 
-# ------------------------------------------------------------------------------------------ lock
 class IndexLock:
     """Exclusive writer lock of an index folder: ``.<name>.lock`` beside it, ``flock``-ed, with the pid.
 
-    The kernel releases the lock when its process dies (even by SIGKILL); a lock file left behind
-    by a killed writer is reused by the next one and removed when it finishes.
+    The kernel releases the lock when its process dies (even by SIGKILL); the next writer reuses the file.
 
     Raises
     ------
@@ -133,21 +133,16 @@ class IndexLock:
             self._fd = None
 
 
-# ---------------------------------------------------------------------------------- --out checks
-
 def foreign_files(folder: Path) -> list[str]:
-    """The entries of ``folder`` (relative POSIX names, sorted) that ``aethel index`` did not write.
-
-    In an index folder those are every file or link not recorded in its ``index.json`` (nor
-    ``index.json`` itself) and every folder holding no recorded file; in any other folder, all
-    of its entries.
-    """
+    """The entries of ``folder`` (relative POSIX names, sorted) that ``aethel index`` did not write: in an
+    index folder, every file or link its ``index.json`` does not record and every folder holding no
+    recorded file; in any other folder, all of its entries."""
     written: set[str] = set()
     if is_index_folder(folder):
         with contextlib.suppress(DataError, OSError):
             files = read_json(folder / INDEX_FILE).get("files")
             written = {INDEX_FILE, PASSAGES_FILE, *(files if isinstance(files, dict) else ())}
-    held = {Path(name).parent.as_posix() for name in written} | {p.as_posix() for name in written for p in Path(name).parents}
+    held = {p.as_posix() for name in written for p in Path(name).parents}
     out: list[str] = []
 
     def unreadable(exc: OSError) -> None:
@@ -171,18 +166,15 @@ def _named(names: Sequence[str], limit: int = 5) -> str:
 
 
 def check_out(out: Any, *, force: bool = False, add: bool = False, inputs: Sequence[Any] = ()) -> Path:
-    """Validate ``--out`` before any work; return the folder to write: its real path.
-
-    A symbolic link is resolved once (``os.path.realpath``): the lock, the temporary folder and
-    the switch are at its target, and the link stays a link.
+    """Validate ``--out`` before any work; return the folder to write: its real path (a symbolic link
+    stays a link: the lock, the temporary folder and the switch are at its target).
 
     Parameters
     ----------
     out : path-like
         The index folder.
     force : bool
-        Accept an existing folder that holds files ``aethel index`` did not write (they are
-        deleted with the folder; :func:`foreign_files` lists them).
+        Accept a folder holding files ``aethel index`` did not write (:func:`foreign_files`; deleted).
     add : bool
         ``--add``: the folder must hold an index already.
     inputs : sequence of path-like
@@ -191,9 +183,8 @@ def check_out(out: Any, *, force: bool = False, add: bool = False, inputs: Seque
     Raises
     ------
     ParameterError
-        Empty path; a file (or a path under a file); a folder holding files ``aethel index`` did
-        not write (unless ``force``); an input inside the folder (both are named); a place where
-        nothing can be written; ``add`` without an index. The message names the path.
+        Empty path; a file or a path under one; foreign files (unless ``force``); an input inside the
+        folder; a place where nothing can be written; ``add`` without an index.
     """
     if out is None or not str(out).strip():
         raise ParameterError("--out: empty path; name the index folder, e.g. --out my-index")
@@ -234,7 +225,6 @@ def forced_deletions(out: Path, log: Callable[[str], None]) -> None:
             f"did not write: {_named(foreign, 20)}")
 
 
-# ------------------------------------------------------------------------------------ switching
 def temp_sibling(out: Path) -> Path:
     """Create and return the hidden sibling folder ``.<name>.tmp-<pid>-<random>`` an index is written in."""
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
@@ -245,9 +235,6 @@ def temp_sibling(out: Path) -> Path:
 @contextlib.contextmanager
 def signals_held():
     """Hold SIGINT and SIGTERM (main thread, POSIX) so the switch of folders is never cut in half."""
-    import signal
-    import threading
-
     if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -262,18 +249,12 @@ _SIGNALLED: list[int] = []  # SIGINT/SIGTERM received while interrupt_handlers()
 
 
 def _interrupt(signum: int) -> BaseException:
-    import signal
-
     return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
 def _on_signal(signum: int, frame: Any) -> None:
-    """Note the signal and raise KeyboardInterrupt (SIGINT) or :class:`Terminated` (SIGTERM).
-
-    Inside the import machinery an exception raised by a signal handler can be swallowed
-    (``Exception ignored in ... _get_module_lock``) and the run would go on: there the signal is
-    only noted, and :func:`raise_if_signalled` raises it at the next check.
-    """
+    """Note the signal and raise KeyboardInterrupt (SIGINT) or :class:`Terminated` (SIGTERM), except
+    inside the import machinery, which can swallow it: :func:`raise_if_signalled` raises it later."""
     _SIGNALLED.append(signum)
     if frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
         return
@@ -290,9 +271,6 @@ def raise_if_signalled() -> None:
 def interrupt_handlers():
     """SIGINT and SIGTERM raise KeyboardInterrupt and :class:`Terminated`, and are noted for
     :func:`raise_if_signalled` (main thread only; the previous handlers are restored after)."""
-    import signal
-    import threading
-
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -327,11 +305,8 @@ def commit_folder(tmp: Path, out: Path) -> None:
 
 
 def clean_debris(out: Path, log: Callable[[str], None]) -> None:
-    """Remove what interrupted writers left beside ``out`` (we hold the lock, so they are dead).
-
-    If ``out`` is missing but a previous index was moved aside (a crash between the two renames
-    of the fallback commit), it is moved back first.
-    """
+    """Remove what interrupted writers left beside ``out`` (we hold the lock, so they are dead), after
+    moving back a previous index that a crash between the fallback commit's two renames left aside."""
     olds = _siblings(out, "old")
     if not out.exists() and olds:
         os.replace(olds[-1], out)

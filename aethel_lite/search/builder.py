@@ -23,6 +23,7 @@ from ..core.docmeta import document_metadata
 from ..core.entities import Mention, extract_entities, get_extractor, graph_filters
 from ..core.graph import build_graph
 from ..data.ingest import check_chunking
+from ..data.schema import Passage
 from ..errors import AethelError, DataError, ParameterError
 from ..io import read_jsonl
 from ..retrievers import BM25Retriever
@@ -34,7 +35,7 @@ from .atomic import (IndexLock, Terminated, check_out, clean_debris, commit_fold
                      remove_path, signals_held, temp_sibling)
 from .format import (DOCMETA_FILE, IDS_FILE, INDEX_FILE, INDEX_FORMAT, MAX_MODEL_CHARS, PASSAGES_FILE, SHA, file_digest,
                      method_parts, read_manifest, searchable_methods, verify_files)
-from .sources import merge_sources, read_old_passages, read_sources
+from .sources import merge_sources, read_sources
 
 __all__ = ["PAUSE_ENV", "PAUSE_POINTS", "build_index"]
 
@@ -58,15 +59,8 @@ def _checkpoint(point: str) -> None:
         time.sleep(0.02)
 
 
-
-def _entity_base(extractor: str) -> str:
-    """The extractor whose raw mentions a graph extractor filters (``ner3`` → ``ner``)."""
-    return "ner" if extractor in ("ner", "ner3") else extractor
-
-
 def _model_text(text: str) -> str:
     return text[:MAX_MODEL_CHARS]
-
 
 
 class _Builder:
@@ -89,15 +83,11 @@ class _Builder:
         self.pids = [p.pid for p in passages]
 
     def _old_part(self, name: str) -> dict | None:
-        if self.old_info is None or name not in self.old_info["parts"]:
-            return None
-        return self.old_info["parts"][name]
+        return None if self.old_info is None else self.old_info["parts"].get(name)
 
-    # -- passages
     def write_passages(self) -> None:
-        path = self.tmp / PASSAGES_FILE
         half = len(self.passages) // 2
-        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        with open(self.tmp / PASSAGES_FILE, "w", encoding="utf-8", newline="\n") as fh:
             for i, p in enumerate(self.passages):
                 if i == half:
                     fh.flush()
@@ -108,19 +98,15 @@ class _Builder:
             fh.write("\n")
         self.parts["passages"] = {"files": [PASSAGES_FILE, IDS_FILE]}
 
-    # -- entities and graphs
     def mentions(self, base: str) -> list[list]:
         """Raw mentions of every passage for extractor ``base`` (stored, reused, or extracted)."""
         from tqdm.auto import tqdm
 
-
         texts = [_model_text(passage_text(p)) for p in self.passages]
         keys = [text_key(t) for t in texts]
-        known: dict[str, list] = {}
         name = f"entities-{base}.jsonl"
-        if self._old_part(f"entities-{base}") is not None:
-            for row in read_jsonl(self.old_dir / name):
-                known[row[SHA]] = [Mention(*m) for m in row["mentions"]]
+        known = {} if self._old_part(f"entities-{base}") is None else {
+            row[SHA]: [Mention(*m) for m in row["mentions"]] for row in read_jsonl(self.old_dir / name)}
         out: list = [known.get(k) for k in keys]
         todo = [i for i, m in enumerate(out) if m is None]
         reached = False
@@ -144,7 +130,6 @@ class _Builder:
         return out
 
     def graph(self, extractor: str, raw: list[list]) -> None:
-
         ext = get_extractor(extractor)
         mentions = ext.filter(raw) if hasattr(ext, "filter") else raw
         stop, links = graph_filters(mentions, ext)
@@ -154,18 +139,14 @@ class _Builder:
         self.parts[folder] = {"files": [f"{folder}/graph.json", f"{folder}/graph.npz"], "extractor": extractor,
                               "extractor_config": ext.config(), "n_entities": graph.n_entities}
 
-    # -- bm25
     def bm25(self) -> None:
-
         r = BM25Retriever().fit(self.passages)
         r.save(self.tmp / "bm25")
         files = sorted(p.relative_to(self.tmp).as_posix() for p in (self.tmp / "bm25").rglob("*") if p.is_file())
         self.parts["bm25"] = {"files": files, "config": r.config()}
 
-    # -- dense
     def dense(self, method: str) -> None:
         import numpy as np
-
 
         r = make_retriever(method)
         r.progress = self.progress
@@ -184,8 +165,7 @@ class _Builder:
         todo = list(dict.fromkeys(k for k in keys if k not in rows))
         if todo or store_config is None:  # new texts: the model is loaded (and its store searched)
             by_key = dict(zip(keys, flat))
-            for k, v in zip(todo, r.embed([by_key[k] for k in todo])):
-                rows[k] = v
+            rows.update(zip(todo, r.embed([by_key[k] for k in todo])))
             store_config = r.embedding_store_config()
         counts = np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks))
         r.use_embeddings(self.pids, np.stack([rows[k] for k in keys]).astype("<f4", copy=False),
@@ -194,7 +174,6 @@ class _Builder:
         self.parts[name] = {"files": files, "config": r.config(), "store_config": store_config,
                             "shape": list(r.embeddings_.shape)}
 
-    # -- documents' metadata
     def docmeta(self) -> None:
         """``docmeta.json``: :func:`~aethel_lite.core.docmeta.document_metadata` of the passages, one
         entry per document in corpus order (search builds the document and metadata nodes from it)."""
@@ -202,20 +181,14 @@ class _Builder:
         write_docmeta(self.tmp / DOCMETA_FILE, metas)
         self.parts["docmeta"] = {"files": [DOCMETA_FILE], "n_documents": len(metas)}
 
-    # -- everything
     def run(self) -> None:
-
         long = [p.pid for p in self.passages if len(passage_text(p)) > MAX_MODEL_CHARS]
         if long:
             warnings.warn(f"{len(long)} passages are longer than {MAX_MODEL_CHARS:,} characters (first: {long[0]!r}); "
                           f"entity extraction and dense encoding read their first {MAX_MODEL_CHARS:,} characters only "
                           "(BM25 and the stored text keep all of it)", RuntimeWarning, stacklevel=3)
         self.write_passages()
-        base_methods: list[str] = []
-        for m in self.methods:
-            for b in FUSIONS.get(m, (m,)):
-                if b not in base_methods:
-                    base_methods.append(b)
+        base_methods = list(dict.fromkeys(b for m in self.methods for b in FUSIONS.get(m, (m,))))
         extractors = list(dict.fromkeys(METHODS[m][1].get("extractor", "ner3") for m in base_methods
                                         if METHODS[m][0] == "GraphRetriever"))
         if self.cluster is not None:  # the steps below then find every entity and vector in the stores
@@ -224,7 +197,7 @@ class _Builder:
                                max_chars=MAX_MODEL_CHARS, progress=self.progress, log=self.log, **self.cluster)
         raw: dict[str, list] = {}
         for ext in extractors:
-            base = _entity_base(ext)
+            base = "ner" if ext in ("ner", "ner3") else ext  # the extractor whose raw mentions ``ext`` filters
             if base not in raw:
                 raw[base] = self.mentions(base)
             self.graph(ext, raw[base])
@@ -246,10 +219,8 @@ class _Builder:
             self.docmeta()
 
     def write_manifest(self, info: dict) -> None:
-        files = {}
-        for part in self.parts.values():
-            for name in part["files"]:
-                files[name] = file_digest(self.tmp / name, lines=name.endswith(".jsonl"))
+        files = {name: file_digest(self.tmp / name, lines=name.endswith(".jsonl"))
+                 for part in self.parts.values() for name in part["files"]}
         info["files"] = dict(sorted(files.items()))
         info["parts"] = {k: v for k, v in sorted(self.parts.items()) if k != "passages"}
         info["searchable"] = searchable_methods(info["parts"])
@@ -262,7 +233,6 @@ class _Builder:
             fh.write(text[half:])
 
 
-
 def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
                 methods: Sequence[str] | None = ("bm25", "aethel-bct"), chunk_words: int | None = None,
                 progress: bool = True, add: bool = False, force: bool = False, follow_symlinks: bool = False,
@@ -273,21 +243,18 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
     Parameters
     ----------
     paths : sequence of path-like
-        Files (.txt, .md, .markdown, .pdf, .jsonl passage files) and folders
-        (:func:`aethel_lite.data.ingest.collect_sources`).
+        Files (.txt, .md, .markdown, .pdf, .jsonl passages) and folders (walked recursively).
     out : path-like
-        The index folder; validated by :func:`check_out` before any work.
+        The index folder (:func:`check_out`).
     methods : sequence of str, optional
-        Methods to make searchable (see :func:`method_parts`). With ``add``: ``None`` or the
-        index's own methods.
+        Methods to make searchable (:func:`method_parts`); with ``add``: ``None`` or the index's own.
     chunk_words : int, optional
-        Cut pages/files into windows of this many words. With ``add``: ``None`` or the index's value.
+        Cut pages/files into windows of this many words; with ``add``: ``None`` or the index's value.
     progress : bool
         Progress bars on stderr.
     add : bool
-        Add the files to the index at ``out``: new documents are appended, a document whose file
-        changed is replaced in place, unchanged ones are kept; stored entities and embeddings are
-        reused, so only new passages reach NER and the encoder.
+        Append new documents, replace changed ones in place, keep the rest; stored entities and
+        embeddings are reused, so only new passages reach NER and the encoder.
     force : bool
         Replace a folder that holds files other than an index.
     follow_symlinks : bool
@@ -297,31 +264,22 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
     log : callable, optional
         Receives one-line notes (removed debris, replaced documents).
     scheduler, workers : optional
-        Run entity extraction and encoding on a Dask cluster first
-        (:func:`aethel_lite.retrievers.cluster.connect`; ``$AETHEL_SCHEDULER`` when neither is given).
+        Entity extraction and encoding on a Dask cluster first (:mod:`aethel_lite.retrievers.cluster`).
 
     Returns
     -------
     dict
         ``format``, ``n_passages``, ``n_documents``, ``methods``, ``chunk_words``, ``versions``,
-        ``index`` (the folder), ``searchable``, ``added``/``replaced``/``unchanged`` (source ids) and
-        ``seconds``.
+        ``index``, ``searchable``, ``added``/``replaced``/``unchanged`` (source ids) and ``seconds``.
 
     Raises
     ------
-    ParameterError
-        Bad ``--out``, methods, chunking or ``n_process`` (before any work).
-    IndexBusyError
-        Another process is writing ``out``.
-    DataError, DataNotFoundError
-        Unreadable inputs; a damaged index to add to.
+    ParameterError, IndexBusyError, DataError
+        Bad arguments (before any work); another writer of ``out``; unreadable inputs or index.
     KeyboardInterrupt, Terminated
-        Interrupted: ``out`` is as it was before the call and nothing is left behind. The
-        exception's ``index_state`` attribute says ``"kept"`` (a previous index is in place),
-        ``"none"`` (there was none), or ``"complete"`` (the interruption came after the new index
-        was switched into place).
+        ``out`` is as it was and nothing is left behind; the exception's ``index_state`` is
+        ``"kept"``, ``"none"`` (no previous index) or ``"complete"`` (already switched into place).
     """
-
     t0 = time.perf_counter()
     log = log or (lambda msg: None)
     if isinstance(paths, (str, os.PathLike)):
@@ -357,7 +315,7 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
                                          "--add keeps it: rebuild to change it")
                 verify_files(out, old_info, old_info["files"])
                 methods, chunk_words = list(old_info["methods"]), old_info.get("chunk_words")
-                old_passages = read_old_passages(out, old_info)
+                old_passages = [Passage.from_dict(row) for row in read_jsonl(out / PASSAGES_FILE)]
             methods = list(methods or parse_methods(["bm25", "aethel-bct"]))
             known = {e["id"]: e[SHA] for e in old_info["sources"]} if old_info else None
             sources, summary = merge_sources(old_info, old_passages or [],

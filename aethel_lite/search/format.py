@@ -1,14 +1,8 @@
-r"""The index format: its version, the files and the ``index.json`` manifest, and the checks
-that every file search reads is the one the manifest records.
+"""The index format: its version, the files and the ``index.json`` manifest (the folder layout is in
+:mod:`aethel_lite.search.index`), and the checks that every file search reads is the one recorded.
 
-Folder layout (see :mod:`aethel_lite.search.index`)::
-
-    index.json              manifest: format, methods, inputs, sources, and the SHA-256, size and
-                            line count of every other file
-    passages.jsonl, ids.json, bm25/, entities-*.jsonl, graph-*/, dense-*.npy, docmeta.json
-
-Which parts a method reads is :func:`method_parts`. Format 3 added the ``docmeta`` part; a
-format-2 index is still read, and format 1 is refused with the command that rebuilds it.
+Format 3 added the ``docmeta`` part; a format-2 index is still read, and format 1 is refused with
+the command that rebuilds it.
 """
 
 from __future__ import annotations
@@ -56,28 +50,21 @@ def file_digest(path: Path, *, lines: bool) -> dict:
     return out
 
 
-
-# -------------------------------------------------------------------------------------- methods
 def method_parts(method: str) -> list[str]:
-    """The index parts a method reads (see the module docstring), e.g. ``["bm25", "graph-ner3"]``.
+    """The index parts a method reads (:mod:`aethel_lite.search.index`), e.g. ``["bm25", "graph-ner3"]``.
 
     Raises
     ------
     ParameterError
         Unknown method (the valid ones are listed).
     """
-
     parse_methods([method])
     if method in FUSIONS:
-        out: list[str] = []
-        for base in FUSIONS[method]:
-            out.extend(p for p in method_parts(base) if p not in out)
-        return out
+        return list(dict.fromkeys(p for base in FUSIONS[method] for p in method_parts(base)))
     cls, kwargs = METHODS[method]
     if cls == "BM25Retriever":
         return ["bm25"]
     if cls == "GraphRetriever":
-
         out = ["bm25", f"graph-{kwargs.get('extractor', 'ner3')}"]
         r = make_retriever(method)
         if getattr(r, "is_hybrid", False):
@@ -96,7 +83,7 @@ def method_parts(method: str) -> list[str]:
 
 
 def searchable_methods(parts: Iterable[str]) -> list[str]:
-
+    """The methods whose parts are all among ``parts``, in :func:`known_methods` order."""
     have = set(parts)
     out = []
     for m in known_methods():
@@ -108,10 +95,8 @@ def searchable_methods(parts: Iterable[str]) -> list[str]:
     return out
 
 
-
 def is_index_folder(path: Path) -> bool:
     """Whether ``path`` holds an aethel index (of any format) rather than someone's own files."""
-
     try:
         info = read_json(path / INDEX_FILE)
     except (DataError, OSError):
@@ -119,8 +104,6 @@ def is_index_folder(path: Path) -> bool:
     return isinstance(info, dict) and info.get("format") in (1, *READ_FORMATS) and (path / PASSAGES_FILE).is_file()
 
 
-
-# ------------------------------------------------------------------------------------ manifest
 def _fail(path: Path, what: str) -> DataError:
     return DataError(f"{path}: {what}")
 
@@ -136,7 +119,6 @@ def read_manifest(index_dir: str | os.PathLike) -> dict:
         ``index.json`` is not valid JSON, not a manifest, of another format version, or a field
         is missing or of the wrong type (the field is named).
     """
-
     index_dir = Path(index_dir)
     path = index_dir / INDEX_FILE
     if not path.is_file():

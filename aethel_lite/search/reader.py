@@ -1,10 +1,7 @@
-"""Reading an index for search: :class:`SearchIndex` (files verified, retrievers restored without
-refitting) and :func:`open_index`.
-
-Search verifies before it answers: ``index.json`` must be an index manifest of a format this
-version reads, and every file a method reads must have the recorded size, line count and SHA-256;
-the error names the file and the command that rebuilds the index.
-"""
+"""Reading an index for search: :class:`SearchIndex` and :func:`open_index`. Search verifies before it
+answers: ``index.json`` must be a manifest of a format this version reads, and every file a method
+reads must have the recorded size, line count and SHA-256 (the error names the file and the command
+that rebuilds the index). Retrievers are restored without refitting."""
 
 from __future__ import annotations
 
@@ -64,12 +61,8 @@ def _hit(rank: int, p, score: float, provenance: list) -> dict:
 
 
 def _import_spacy_without_torch() -> None:
-    """Import spaCy without letting thinc import PyTorch (about 1 s of a search's start-up).
-
-    thinc imports torch only to detect GPU and PyTorch-layer support; the spaCy NER model runs on
-    thinc's numpy ops either way, so its entities are identical (tests/test_index.py compares
-    them). Nothing happens when spaCy or torch is already imported; torch stays importable later.
-    """
+    """Import spaCy without letting thinc import PyTorch (about 1 s of a search's start-up): thinc uses
+    torch only to detect GPUs, so the entities are identical, and torch stays importable later."""
     if "spacy" in sys.modules or "torch" in sys.modules:
         return
     sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError for now
@@ -99,7 +92,6 @@ class _LazyPassages(Sequence):
         i = range(len(self))[i]
         p = self._cache.get(i)
         if p is None:
-
             try:
                 p = self._cache[i] = Passage.from_dict(json.loads(self._lines[i]))
             except (ValueError, KeyError, TypeError, AttributeError) as exc:  # only a file that passed its SHA-256 is here
@@ -138,7 +130,6 @@ class SearchIndex:
         for m in methods:
             self._retrievers(m)
 
-    # -- loading
     def _check_method(self, method: str) -> list[str]:
         parts = method_parts(method)
         missing = [p for p in parts if p not in self.info["parts"]]
@@ -189,38 +180,25 @@ class SearchIndex:
         part = self.info["parts"][name]
         self._verify(part["files"])
         pids = self.ids[0]
-        if name == "bm25":
-
-            obj = BM25Retriever.load(self.dir / "bm25")
-            if obj.pids_ != pids:
-                raise DataError(f"{self.dir / 'bm25'}: its passage ids differ from {IDS_FILE}; {rebuild_hint(self.dir, self.info)}")
-        elif name.startswith("graph-"):
-
-            obj = EntityGraph.load(self.dir / name)
-            if obj.pids != pids:
+        if name == "bm25" or name.startswith("graph-"):
+            obj = BM25Retriever.load(self.dir / name) if name == "bm25" else EntityGraph.load(self.dir / name)
+            if (obj.pids_ if name == "bm25" else obj.pids) != pids:
                 raise DataError(f"{self.dir / name}: its passage ids differ from {IDS_FILE}; {rebuild_hint(self.dir, self.info)}")
-        elif name == "docmeta":
-            obj = self._docmeta()
+        elif name == "docmeta":  # doc_id -> DocMeta, checked against ids.json
+            try:
+                obj = read_docmeta(self.dir / DOCMETA_FILE)
+            except DataError as exc:
+                raise DataError(f"{exc}; {rebuild_hint(self.dir, self.info)}") from None
+            if set(obj) != set(self.ids[1]):
+                raise DataError(f"{self.dir / DOCMETA_FILE}: its documents differ from {IDS_FILE}; "
+                                f"{rebuild_hint(self.dir, self.info)}")
         else:  # pragma: no cover - entities parts are read by --add only
             raise ParameterError(f"part {name!r} is not searchable")
         self._parts[name] = obj
         return obj
 
-    def _docmeta(self) -> dict:
-        """``docmeta.json`` as ``doc_id`` → :class:`~aethel_lite.core.docmeta.DocMeta` (checked against ids.json)."""
-
-        path = self.dir / DOCMETA_FILE
-        try:
-            metas = read_docmeta(path)
-        except DataError as exc:
-            raise DataError(f"{exc}; {rebuild_hint(self.dir, self.info)}") from None
-        if set(metas) != set(self.ids[1]):
-            raise DataError(f"{path}: its documents differ from {IDS_FILE}; {rebuild_hint(self.dir, self.info)}")
-        return metas
-
     def _base(self, method: str):
         """A retriever of a base method with its fitted state restored from the index parts."""
-
         key = ("retriever", method)
         if key in self._parts:
             return self._parts[key]
@@ -246,12 +224,10 @@ class SearchIndex:
 
     def _graph_retriever(self, r, parts: list[str], bm25):
         """The graph retriever ``r`` (fresh from :func:`make_retriever`) with its fitted state
-        assembled from the stored graph, BM25 index, ids, document metadata and embeddings."""
+        assembled from the stored graph, BM25 index, ids, document metadata and embeddings: it
+        answers exactly as a refit one."""
         pids, doc_ids = self.ids
         graph = self._part(parts[1])
-        # what GraphRetriever.fit computes, with its two slow steps (entity extraction, BM25 fit)
-        # replaced by the stored graph and BM25 index; tests/test_index.py checks that the
-        # restored retriever answers exactly as a refit one
         if r.extractor in ("ner", "ner3"):
             _import_spacy_without_torch()
         dense = next((p for p in parts if p in ("dense-first", "dense-max")), None)
@@ -271,19 +247,12 @@ class SearchIndex:
         return r
 
     def _retrievers(self, method: str) -> list:
-
         return [self._base(m) for m in FUSIONS.get(method, (method,))]
 
-    # -- searching
     def iter_search(self, questions: Sequence[str], *, k: int = 5, method: str = "aethel-bct", explain: bool = False):
-        """Answer the questions one at a time, yielding each one's hits as soon as it is answered.
-
-        Every question is checked first (an empty one is an error before any answer). One at a
-        time, each graph question takes the single-query PageRank path (compiled conjugate
-        gradients) rather than the batched one; on a machine whose cores are busy with other work
-        that is several times faster than a batch with two solver threads, and the answers are the
-        same (``tests/test_index.py``). Memory stays flat however long the list is.
-        """
+        """Answer the questions one at a time (after checking them all), yielding each one's hits as soon
+        as it is answered: the same answers as :meth:`search`, in flat memory, and each graph question
+        takes the single-query PageRank path (faster than a batch on busy cores)."""
         questions = list(questions)
         self._check_questions(questions, k, method)
         for q in questions:
@@ -302,13 +271,10 @@ class SearchIndex:
 
         Each hit: ``rank``, ``pid``, ``doc_id``, ``page`` (0-based, PDFs), ``source`` (the file it came
         from), ``score``, ``text`` and ``provenance`` (graph methods: the question entity, the graph
-        entity it reached and how, and the weight). With ``explain=True`` each hit also carries
-        ``explain_node`` (``"passage"``, or ``"document"`` for ``aethel-hybrid``, whose graph term
-        is its document node's PageRank) and
-        ``explain``: ``[{"seed", "entity", "via", "share"}, ...]``, the exact part of the hit's
-        PageRank that each seed contributes (:meth:`GraphRetriever.explain`; the shares sum to its
-        PageRank, which is the score of a reached hit of a graph method; fusions explain the graph
-        part; empty for BM25 and dense hits and for passages PPR does not reach).
+        entity it reached and how, and the weight). With ``explain=True`` also ``explain_node``
+        (``"passage"``, or ``"document"`` for ``aethel-hybrid``) and ``explain``: ``[{"seed", "entity",
+        "via", "share"}, ...]``, the exact part of that node's PageRank each seed contributes
+        (:meth:`GraphRetriever.explain`; empty for BM25 and dense hits and passages PPR does not reach).
 
         Raises
         ------
@@ -316,7 +282,6 @@ class SearchIndex:
             An empty question (its position is named), ``k < 1``, an unknown method or one the
             index was not built for.
         """
-
         questions = list(questions)
         self._check_questions(questions, k, method)
         if not questions:
@@ -346,10 +311,8 @@ class SearchIndex:
 
 
 def _ranking(retrievers: list, queries: list, k: int, method: str):
-    """The :class:`~aethel_lite.retrievers.base.Run` of ``method``: its base retriever's ranking, or for a
-    fusion :func:`~aethel_lite.retrievers.fusion.fuse_runs` of its base retrievers' runs, as deep as
-    ``aethel eval``'s (``max(k, RUN_DEPTH)``: the same top 10); and the graph retrievers' provenance
-    of their hits (qid → pid → records, ``SearchResult.provenance``)."""
+    """The run of ``method`` (a fusion's :func:`~aethel_lite.retrievers.fusion.fuse_runs` as deep as ``aethel
+    eval``'s, so the same top 10) and the graph retrievers' provenance of their hits (qid → pid → records)."""
     depth = max(k, RUN_DEPTH) if method in FUSIONS else max(k, 10)
     runs, provenance = [], {}
     for r in retrievers:
@@ -381,9 +344,8 @@ def open_index(index_dir: str | os.PathLike, method: str) -> SearchIndex:
     Raises
     ------
     DataNotFoundError, DataError, ParameterError
-        As :class:`SearchIndex`. When a file differs from the manifest because another process
-        rebuilt the index while it was being read (``index.json`` changed meanwhile), the index is
-        opened once more before the error is raised.
+        As :class:`SearchIndex`; when ``index.json`` changed while the index was read (another
+        process rebuilt it), the index is opened once more before the error is raised.
     """
     manifest = Path(index_dir) / INDEX_FILE
 
@@ -402,4 +364,3 @@ def open_index(index_dir: str | os.PathLike, method: str) -> SearchIndex:
         except DataError:
             if attempt == 2 or digest() == before:
                 raise
-    raise AssertionError("unreachable")  # pragma: no cover

@@ -9,12 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from ..data.ingest import collect_sources, read_source
-from ..data.schema import Passage
 from ..errors import DataError
-from ..io import read_jsonl
-from .format import PASSAGES_FILE, SHA, file_digest
+from .format import SHA, file_digest
 
-__all__ = ["Source", "read_sources", "read_old_passages", "merge_sources"]
+__all__ = ["Source", "read_sources", "merge_sources"]
 
 
 @dataclass
@@ -39,7 +37,6 @@ def read_sources(paths: Sequence[Any], chunk_words: int | None, follow_symlinks:
     indexed, unchanged) is not read again (its passages are left empty for :func:`merge_sources` to fill)."""
     from tqdm.auto import tqdm
 
-
     known = known or {}
     out = []
     for src in tqdm(collect_sources(paths, follow_symlinks=follow_symlinks), desc="read", unit=" files", disable=not progress):
@@ -51,11 +48,6 @@ def read_sources(paths: Sequence[Any], chunk_words: int | None, follow_symlinks:
         # absolute: a later --add from another folder recognises the file
         out.append(Source(src.doc_id, os.path.abspath(src.path), src.kind, digest[SHA], digest["bytes"], passages))
     return out
-
-
-def read_old_passages(index_dir: Path, info: dict) -> list:
-
-    return [Passage.from_dict(row) for row in read_jsonl(index_dir / PASSAGES_FILE)]
 
 
 def merge_sources(old_info: dict | None, old_passages: list, new: list[Source]) -> tuple[list[Source], dict]:
