@@ -1,38 +1,20 @@
 r"""Bipartite coreference teleportation (BCT): widen the PPR seeds to aliases of the query entities.
 
-Plain graph retrieval puts all of the teleport vector :math:`s` of Personalized PageRank
-(:mod:`aethel_lite.core.ppr`) on the graph entities whose key *equals* a query entity key; but a
-filing rarely names an entity the way a question does ("NorthRiver" / "NorthRiver Capital Partners
-IV, L.P."). BCT teleports to the query entities' coreferent nodes too: for each normalised query
-key :math:`q \in Q` and graph entity :math:`v` it scores
+A normalised query key :math:`q` reaches a graph entity :math:`v` by one of four rules, each with a
+weight (:class:`BCTWeights`): *exact* (:math:`v = q`), *alias* (:math:`v` in :math:`q`'s class of the
+alias table, or an alias-edge neighbour of :math:`q`), *substring* (one occurs in the other on token
+boundaries) and *token* (a shared content token of at least 4 characters, not in :data:`TOKEN_STOP`;
+the weight times the Jaccard index of the token sets). Each entity keeps its best expansion
+:math:`w(v)` (ties: exact > alias > substring > token, then the smaller seed); the entities
+:math:`E(q, r)` that key :math:`q` reaches by rule :math:`r` share the rule's weight :math:`w_r` as a
+budget, and the seed vector over the nodes (passages first, then entities) is
 
 .. math::
 
-    w(q, v) = \begin{cases}
-        w_\text{exact} & v = q \\
-        w_\text{alias} & v \text{ is an alias of } q \text{ (alias table or a graph alias edge of } q) \\
-        w_\text{substring} & q \text{ occurs in } v \text{ or } v \text{ in } q \text{ on token boundaries} \\
-        w_\text{token}\, J(q, v) & q, v \text{ share a content token; } J = \frac{|T_q \cap T_v|}{|T_q \cup T_v|}
-    \end{cases}
+    \tilde w(v) = w(v) \cdot \min\Bigl(1,\ \frac{w_r}{\sum_{u \in E(q, r)} w(u)}\Bigr), \qquad
+    s_{n_P + j} = \frac{\tilde w(v_j)}{\sum_{v} \tilde w(v)}, \qquad s_i = 0 \text{ for passages } i < n_P .
 
-(:math:`T` the token sets; a content token has at least 4 characters and is not in
-:data:`TOKEN_STOP`), keeps for each entity its best expansion :math:`w(v) = \max_{q, \text{rule}} w(q, v)`
-(ties: exact > alias > substring > token, then the smaller seed), and gives each rule :math:`r` a
-*budget* :math:`w_r` per query entity :math:`q`, shared by the entities :math:`E(q, r)` it reaches:
-
-.. math::
-
-    \tilde w(v) = w(v) \cdot \min\Bigl(1,\ \frac{w_r}{\sum_{u \in E(q, r)} w(u)}\Bigr),
-
-and finally
-
-.. math::
-
-    s_{n_P + j} = \frac{\tilde w(v_j)}{\sum_{v} \tilde w(v)}, \qquad s_i = 0 \text{ for passage nodes } i < n_P,
-
-with node order passages first, then entities. The default weights (:class:`BCTWeights`) halve
-from rule to rule (exact 1.0, alias 0.5, substring 0.25, token 0.1 × Jaccard), so an alias never
-outweighs the entity the question names.
+The book's method chapter gives the default weights and why they halve from rule to rule.
 """
 
 from __future__ import annotations

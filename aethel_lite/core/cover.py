@@ -7,21 +7,19 @@ Every rule is general SEC or press-release layout; none names a company.
 wording ("Exhibit 99.1", "<name> Reports ... Results", "today reported") gives ``"earnings"``, and
 an annual report's letter ``"10k"``.
 
-**Registrant** (:func:`registrant`). The cover is the first page that names the Commission or
-carries "(Exact name of registrant ...)" (:func:`cover_page`). In order: (1) the line(s) just above
-"(Exact name of registrant ...)", a name broken over two lines ("AMCOR" / "PLC") joined; (2) the
-first name-like line after "Commission file number ...", but nothing when "(Exact name ...)"
-follows at once (a logo); (3) for a release, the name before "(NYSE: ...)" or "today reported";
-(4) a headline "<name> Reports|Announces|Posts|Delivers"; (5) a first line ending in a legal
-suffix; (6) on any page, "<name> and subsidiaries", a running head over "Form 10-K", the defined
-term 'the terms "<name>," "Company,"' or "To our <name> stockholders". A ticker is never a name.
-Names are repaired first (:func:`repair_spacing`; "AMAZON.COM, INC." → "amazon com").
+**Registrant** (:func:`registrant`), on the first page that names the Commission or carries "(Exact
+name of registrant ...)" (:func:`cover_page`), in order: (1) the line(s) just above "(Exact name of
+registrant ...)" ("AMCOR" / "PLC" joined); (2) the first name-like line after "Commission file
+number ...", but nothing when "(Exact name ...)" follows at once (a logo); (3) for a release, the
+name before "(NYSE: ...)" or "today reported"; (4) a headline "<name> Reports|Announces|Posts|Delivers";
+(5) a first line ending in a legal suffix; (6) on any page, "<name> and subsidiaries", a running head
+over "Form 10-K", the defined term 'the terms "<name>," "Company,"' or "To our <name> stockholders".
+A ticker is never a name. Names are repaired first (:func:`name_key`).
 
 **Fiscal year** (:func:`fiscal_period`). The period end ``D`` comes from "for the (fiscal) year
-ended <date>", "for the quarterly period ended <date>" or an 8-K's "Date of Report". The fiscal-year
-end month ``E`` comes from the annual "year ended <date>", a balance sheet "as of <D> and <E>",
-"fiscal year ends <date>", else December. A fiscal year is named after the calendar year in which
-it *ends*:
+ended <date>", "for the quarterly period ended <date>" or an 8-K's "Date of Report"; the fiscal-year
+end month ``E`` from the annual "year ended <date>", a balance sheet "as of <D> and <E>", "fiscal
+year ends <date>", else December. A fiscal year is named after the calendar year in which it *ends*:
 
 .. math::
 
@@ -95,7 +93,7 @@ _EXPLICIT_FY = re.compile(r"\bfiscal\s+(?:year\s+)?((?:19|20)\d\d)\b|\bFY\s?'?((
 _RELEASE_YEAR = re.compile(r"\b(?:quarter|full[\s-]year|year[\s-]end|annual)\b[^\n.]{0,30}?\b((?:19|20)\d\d)\b|"
                            r"\b((?:19|20)\d\d)\s+(?:first|second|third|fourth)[\s-]quarter\b|\bq[1-4]\s*((?:19|20)\d\d)\b",
                            re.I)
-_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4}
+_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 _RELEASE_Q = re.compile(r"\b(first|second|third|fourth)[\s-](?:fiscal\s+)?quarter\b|\bq([1-4])\b", re.I)
 _DATELINE = re.compile(_DATE, re.I)
 
@@ -149,8 +147,6 @@ def repair_spacing(line: str) -> str:
     --------
     >>> repair_spacing("MGM R ESORTS I NTERNATIONAL")
     'MGM RESORTS INTERNATIONAL'
-    >>> repair_spacing("J P MORGAN")
-    'J P MORGAN'
     """
     return re.sub(r"(?<![\w&'’])(?<!\b\w )([B-Z]) (?=[A-Z]{2,}\b)", r"\1", line)
 

@@ -1,26 +1,18 @@
 r"""Documents and their metadata as graph nodes: filings, companies, fiscal periods, filing types.
 
-A question such as "What was 3M's FY2018 capital expenditure?" names a *filing* as much as a
-passage. One node ``doc:<doc_id>`` per source document joins every passage of that document; per
-document, its company (``company:<key>``), fiscal periods (``period:<year>`` and, for quarterly
-documents, ``period:<year>q<n>``) and filing type (``type:10k``, ``type:10q``, ``type:8k``,
-``type:20f``, ``type:earnings``) are nodes joined to the document node (or, without document nodes,
-to each of its passages). Each field comes from the loader's passage ``meta`` or, where that is
-missing, from the document itself (:func:`document_metadata`).
-
-On the question side, :func:`period_keys` normalises period expressions to the same keys,
-:func:`type_keys` finds filing types, and :func:`match_companies` links a question to company
-nodes by whole-token matches weighted by inverse document frequency over the company names,
+One node ``doc:<doc_id>`` per source document joins its passages; its company (``company:<key>``),
+fiscal periods (``period:<year>``, and ``period:<year>q<n>`` for quarterly documents) and filing type
+(``type:10k``, ``10q``, ``8k``, ``20f`` or ``earnings``) are nodes joined to the document node (or,
+without document nodes, to each of its passages). A question is linked to company nodes by
+:func:`match_companies`, whole-token matches weighted by inverse document frequency over the names,
 
 .. math::
 
     m(c) = \frac{\sum_{t \in T_c \cap T_q} \mathrm{idf}(t)}{\sum_{t \in T_c} \mathrm{idf}(t)},
     \qquad \mathrm{idf}(t) = \ln\Bigl(1 + \frac{N}{n_t}\Bigr),
 
-where :math:`T_c` are the tokens of company name :math:`c`, :math:`T_q` the question's tokens that
-are written with a capital letter or a digit (a name, not the word "general"), :math:`N` the number
-of company names and :math:`n_t` how many of them contain :math:`t`. A company is linked when
-:math:`m(c) \ge 1/2` and :math:`m(c)` is at least half the best match.
+with :math:`T_c` the tokens of company name :math:`c`, :math:`T_q` the question's tokens written with
+a capital letter or a digit, :math:`N` the number of names and :math:`n_t` how many contain :math:`t`.
 
 Node keys carry a prefix and no spaces (``company:american_express``), so they never collide with
 entity keys (which never contain ``:``) and BCT's substring and token rules never reach them.
@@ -38,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataError
-from .cover import MONTH_RX as _MONTH_RX, MONTHS as _MONTHS, read_cover
+from .cover import _ORDINAL, MONTH_RX as _MONTH_RX, MONTHS as _MONTHS, read_cover
 from .entities import REGEX_STOP, RegexExtractor, normalize_entity
 from .graph import EntityGraph
 
@@ -48,7 +40,6 @@ __all__ = ["DocMeta", "PREFIXES", "is_meta_key", "node_kind", "period_keys", "ty
 #: Node-key prefixes of the structural nodes this module adds.
 PREFIXES = {"doc": "doc:", "company": "company:", "period": "period:", "type": "type:"}
 
-_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 _YEAR4 = r"((?:19|20)\d\d)"
 _YEAR24 = r"'?((?:19|20)?\d\d)"
 _FY = r"(?:fy\s?|fiscal\s+(?:year\s+)?)"
@@ -242,7 +233,7 @@ def _first_pages(passages: Sequence, n: int = 3) -> dict[str, list]:
 
 
 def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
-    """Company, periods and filing type of every document of a corpus (see the module docstring).
+    """Company, periods and filing type of every document of a corpus.
 
     Parameters
     ----------
@@ -365,10 +356,9 @@ def add_document_nodes(graph, passages: Sequence, metas: Mapping[str, DocMeta] |
                        documents: bool = True, metadata: bool = True):
     r"""The graph with document nodes and/or metadata nodes added (module docstring).
 
-    Document nodes are incidence columns (so a closed pool's subgraph keeps them); metadata nodes
-    join document nodes by entity–entity edges, or each passage without document nodes. With
-    :math:`B' = [B \mid B_\text{doc} \mid B_\text{meta}]` and :math:`L'` the alias matrix padded
-    with the document–metadata edges :math:`M`,
+    Document nodes are incidence columns (so a closed pool's subgraph keeps them); metadata nodes join document
+    nodes by entity–entity edges, or each passage without document nodes. With :math:`L'` the alias matrix padded
+    with the document–metadata edges :math:`M` and :math:`B' = [B \mid B_\text{doc} \mid B_\text{meta}]`,
 
     .. math::
 

@@ -1,9 +1,9 @@
 """Entity extraction: the entity nodes of the passage–entity graph.
 
 Three extractors share one interface (``name``, ``max_df``, ``link_substrings``, ``config()``,
-``extract(texts, n_process=, progress=)``) and return, per text, a list of :class:`Mention`
-whose ``key`` = :func:`normalize_entity` (``text``) is the graph node name and whose
-``start``/``end`` are exact character offsets. Mentions whose key is empty are dropped.
+``extract(texts, n_process=, progress=)``) and return, per text, a list of :class:`Mention` with
+``key`` = :func:`normalize_entity` (``text``), the node name (mentions with an empty key are dropped),
+and exact character offsets ``start``/``end``.
 
 ``"regex"`` (*Aethel-Reg* in the paper; :mod:`aethel_lite.core.mentions`)
     Runs of capitalised words (``"Bank of America"``, acronyms, ``"U.S."``) joined by at most two
@@ -11,23 +11,14 @@ whose ``key`` = :func:`normalize_entity` (``text``) is the graph node name and w
     ``"Apple and the SEC"`` two) and by numbers (never first; last only with at most 3 digits).
     Spans never cross punctuation or a line break; leading stop words (``The``, months ...) are cut.
 ``"ner"`` (:mod:`aethel_lite.core.ner`)
-    spaCy ``en_core_web_sm`` named entities, running only the ``ner`` component. Texts longer than
+    spaCy ``en_core_web_sm`` named entities (only the ``ner`` component). Texts longer than
     ``max_chars`` are split at a line break (else whitespace); an entity crossing a cut is lost.
 ``"ner3"`` (the paper's filtered NER)
     ``ner`` without numeric and temporal labels and keys of one character or without a letter;
-    ``max_df`` marks stop-entities (:func:`stop_entities`), ``link_substrings`` asks for
-    :func:`substring_links` alias edges.
+    ``max_df`` marks stop-entities, ``link_substrings`` asks for :func:`substring_links` alias edges.
 
-:func:`extract_entities` caches mentions per passage (JSON) in a SQLite
-:class:`~aethel_lite.caching.store.PassageStore` keyed by the SHA-256 of the passage text, one per
-extractor configuration (including spaCy's versions and :func:`normalization_fingerprint`).
-``ner3`` is computed from the stored ``ner`` output.
-
-References
-----------
-Honnibal, M. et al. (2020). spaCy: Industrial-strength Natural Language Processing in Python.
-Manning, Raghavan & Schütze (2008). Introduction to Information Retrieval, §6.2 (document
-frequency; stop words).
+:func:`extract_entities` caches mentions per passage in a :class:`~aethel_lite.caching.store.PassageStore`
+per extractor configuration (:func:`entity_store_config`); ``ner3`` is filtered from the stored ``ner``.
 """
 
 from __future__ import annotations
@@ -95,11 +86,10 @@ def _encode_mentions(mentions: Sequence[Mention]) -> bytes:
     return json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _decode_mentions(value: bytes, text: str, labels: frozenset | None = None, memo: dict | None = None) -> list[Mention]:
+def _decode_mentions(value: bytes, text: str, labels: frozenset | None, memo: dict) -> list[Mention]:
     """Mentions of one stored value; ValueError (with a reason) unless each has ``text[start:end] ==
     surface``, key ``normalize_entity(surface)`` and (if ``labels`` is given) a label in ``labels``.
     ``memo`` caches normalised surfaces across calls."""
-    memo = {} if memo is None else memo
     try:
         rows = json.loads(bytes(value).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:

@@ -1,23 +1,12 @@
 """The passage–entity graph: an undirected bipartite graph plus optional entity–entity alias edges.
 
-Passages and the (normalised) entities they mention are the nodes; a passage is joined to every
-entity it mentions, and alias / substring links join entities. The graph is stored as two sparse
-binary matrices,
-
-* ``incidence`` :math:`B \\in \\{0,1\\}^{n_p \\times n_e}`, :math:`B_{ij} = 1` iff passage *i*
-  mentions entity *j*;
-* ``alias`` :math:`L \\in \\{0,1\\}^{n_e \\times n_e}` (symmetric, zero diagonal) or ``None``,
-
-and its symmetric adjacency matrix, with passages first and entities after, is
+It is stored as two sparse binary matrices, ``incidence`` :math:`B \\in \\{0,1\\}^{n_p \\times n_e}`
+(:math:`B_{ij} = 1` iff passage *i* mentions entity *j*) and ``alias`` :math:`L` (symmetric, zero
+diagonal) or ``None``; its adjacency, passages first, is
 
 .. math::
 
     A = \\begin{pmatrix} 0 & B \\\\ B^\\top & L \\end{pmatrix}.
-
-References
-----------
-.. [1] Gutiérrez et al., "HippoRAG: Neurobiologically inspired long-term memory for large
-   language models", NeurIPS 2024 (passage–entity graphs ranked with Personalized PageRank).
 """
 
 from __future__ import annotations
@@ -176,16 +165,14 @@ class EntityGraph:
         passages, the entities they mention (in this graph's order) and the alias edges among them.
         Unknown or repeated ids raise :class:`DataError`."""
         pids = list(pids)
-        rows = np.empty(len(pids), dtype=np.int64)
         seen: set[str] = set()
-        for i, pid in enumerate(pids):
+        for pid in pids:
             if pid not in self.pid_index:
                 raise DataError(f"pids: unknown passage id {pid!r}")
             if pid in seen:
                 raise DataError(f"pids: duplicate passage id {pid!r}")
             seen.add(pid)
-            rows[i] = self.pid_index[pid]
-        inc = self.incidence[rows]
+        inc = self.incidence[np.array([self.pid_index[pid] for pid in pids], dtype=np.int64)]
         cols = np.flatnonzero(np.diff(inc.tocsc().indptr))
         inc = inc[:, cols]
         alias = None if self.alias is None else self.alias[cols][:, cols]
@@ -315,20 +302,18 @@ def build_graph(pids: Sequence[str], mentions: Sequence[Sequence[Any]], *, stop:
     pids : sequence of str
         Passage ids (unique), in node order.
     mentions : sequence of sequences
-        ``mentions[i]`` are the mentions of passage ``pids[i]``: objects with ``.key`` (the node
-        name) and ``.text`` (the surface form), such as :class:`aethel_lite.core.entities.Mention`,
-        or plain strings. Repeated mentions give one edge; empty keys are ignored.
+        ``mentions[i]``: passage ``pids[i]``'s mentions (``.key`` node name, ``.text`` surface form, as
+        :class:`aethel_lite.core.entities.Mention`) or plain strings; repeats give one edge, empty keys are ignored.
     stop : set of str, optional
         Stop-entity keys to drop.
     alias_pairs : iterable of (str, str), optional
-        Entity–entity links; pairs not joining two distinct graph entities are ignored. If
-        ``None``, ``alias`` is ``None``, else a (possibly empty) symmetric matrix.
+        Entity–entity links; pairs not joining two distinct graph entities are ignored. If ``None``, ``alias`` is
+        ``None``, else a (possibly empty) symmetric matrix.
 
     Returns
     -------
     EntityGraph
-        Entities sorted (the surface form of each is its most frequent one, ties by the smallest);
-        passages without entities stay as isolated nodes.
+        Entities sorted, each with its most frequent surface form (ties: the smallest); entity-less passages isolated.
 
     Raises
     ------

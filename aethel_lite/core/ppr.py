@@ -11,18 +11,14 @@ is the unique fixed point of
 
     p = \\alpha s + (1 - \\alpha)\\,\\big(W p + (\\mathbf{1}_{\\mathrm{dangling}}^\\top p)\\, s\\big),
 
-the stationary distribution of a walk that teleports to the seeds with probability :math:`\\alpha`,
-else follows a random edge, and jumps back to the seeds from a dangling node: networkx's
-``pagerank(G, alpha=1 - α, personalization=s)`` with its default ``dangling=None``.
+as networkx's ``pagerank(G, alpha=1 - α, personalization=s)`` with its default ``dangling=None``.
 
-* ``method="power"`` -- power iteration [1]_ [2]_, any graph. The L1 change contracts by
-  :math:`1-\\alpha` per iteration: 146 iterations for :math:`\\alpha = 0.15`, tol = 1e-10.
+* ``method="power"`` -- power iteration [1]_ [2]_, any graph.
 * ``method="cg"`` -- symmetric :math:`A` only. :math:`p = x / \\|x\\|_1` with
   :math:`(I - (1-\\alpha) W)\\, x = s`; with :math:`x = D^{1/2} z` this is the symmetric positive-definite
   system :math:`(I - (1-\\alpha) D^{-1/2} A D^{-1/2})\\, z = D^{-1/2} s` (isolated nodes: :math:`d=1`)
-  with eigenvalues in :math:`[\\alpha, 2-\\alpha]`, on which conjugate gradients [4]_ contract the
-  error by about 0.56 per product at :math:`\\alpha = 0.15` instead of 0.85. A greedy independent
-  set of low-degree nodes is first eliminated exactly (a Schur complement). It stops on the bound
+  with eigenvalues in :math:`[\\alpha, 2-\\alpha]`, solved by conjugate gradients [4]_ after a greedy
+  independent set of low-degree nodes is eliminated exactly (a Schur complement). It stops on the bound
   :math:`\\|p - p^*\\|_1 \\le 2\\|r\\|_1/(1 - (1-\\alpha)\\sigma)`, with :math:`r = s - (I - (1-\\alpha)W)x`
   the true residual and :math:`\\sigma` the seed mass on isolated nodes, because
   :math:`\\|(I - (1-\\alpha)W)^{-1}\\|_1 \\le 1/\\alpha`, :math:`\\|x^*\\|_1 = (1 - (1-\\alpha)\\sigma)/\\alpha`
@@ -182,9 +178,6 @@ class _Seeds:
         out[self.rows] = self.values
         return out
 
-    def take(self, columns: np.ndarray) -> _Seeds:
-        return _Seeds(self.n, self.rows, np.ascontiguousarray(self.values[:, columns]))
-
 
 def _check_seeds(seeds: Any, n: int) -> _Seeds:
     """Validate seeds ``(n,)`` or ``(n, b)`` and normalise each column to sum 1."""
@@ -270,11 +263,9 @@ class PPROperator:
 
     def _reduced(self, beta: float) -> _Reduced:
         """The reduced symmetric system for ``cg`` (cached per alpha)."""
-        red = self._reduced_cache.get(beta)
-        if red is None:
-            red = _Reduced(self._adj, self.degree, beta, max_degree=self.eliminate_degree)
-            self._reduced_cache[beta] = red
-        return red
+        if beta not in self._reduced_cache:
+            self._reduced_cache[beta] = _Reduced(self._adj, self.degree, beta, max_degree=self.eliminate_degree)
+        return self._reduced_cache[beta]
 
     def run(self, seeds: Any, alpha: float = 0.15, tol: float = 1e-10, max_iter: int = 1000, *,
             method: str = "auto") -> PPRResult:
@@ -292,7 +283,7 @@ class PPROperator:
         solve = self._cg if method == "cg" else self._power
         columns, inverse = _distinct_columns(s.values)
         if columns is not None:  # PPR is solved once per distinct seed vector of the batch
-            p, it, err = solve(s.take(columns), alpha, tol, max_iter)
+            p, it, err = solve(_Seeds(s.n, s.rows, np.ascontiguousarray(s.values[:, columns])), alpha, tol, max_iter)
             p = np.take(p, inverse, axis=1)
         else:
             p, it, err = solve(s, alpha, tol, max_iter)
@@ -392,11 +383,9 @@ def personalized_pagerank(adjacency: Any, seeds: Any, alpha: float = 0.15, tol: 
 
     Notes
     -----
-    Dangling nodes (zero out-degree; the isolated nodes of an undirected graph) have a zero
-    column in :math:`W`; their mass :math:`d^\\top p` (``d`` the dangling indicator) returns to the
-    seeds, as in networkx. A seed on an isolated node keeps its mass there (:math:`p = s` if all
-    seeds are isolated). For power iteration the L1 change shrinks by a factor :math:`1-\\alpha` per
-    iteration, and :math:`\\|p_k - p^*\\|_1 \\le \\frac{1-\\alpha}{\\alpha}\\|p_k - p_{k-1}\\|_1`.
+    The mass of dangling nodes returns to the seeds (module docstring); a seed on an isolated node
+    keeps its mass there (:math:`p = s` if all seeds are isolated). For power iteration
+    :math:`\\|p_k - p^*\\|_1 \\le \\frac{1-\\alpha}{\\alpha}\\|p_k - p_{k-1}\\|_1`.
     """
     op = adjacency if isinstance(adjacency, PPROperator) else PPROperator(adjacency)
     return op.run(seeds, alpha=alpha, tol=tol, max_iter=max_iter, method=method)
@@ -424,25 +413,19 @@ def forward_push(adjacency: Any, seed: Any, alpha: float = 0.15, eps: float = 1e
                  max_rounds: int = 100_000) -> PushResult:
     """Local approximate Personalized PageRank by forward push (Andersen, Chung & Lang 2006).
 
-    Keeps an estimate :math:`\\hat p = 0` and a residual :math:`r = s` with the invariant
-    :math:`q = \\hat p + \\alpha (I - (1-\\alpha)W)^{-1} r`, where :math:`q = \\alpha (I - (1-\\alpha)W)^{-1} s`.
-    A push at node :math:`u` moves :math:`\\alpha r(u)` into :math:`\\hat p(u)` and spreads
-    :math:`(1-\\alpha) r(u)` to the neighbours in proportion to the edge weights; each round pushes
-    all nodes with :math:`r(u) \\ge \\varepsilon d(u)`, until none is left. The work is
-    :math:`O(1/(\\alpha\\varepsilon))` edge updates, independent of the graph size.
-
-    For a symmetric :math:`A`, :math:`W d = d` on non-isolated nodes, so
-    :math:`\\alpha (I-(1-\\alpha)W)^{-1} d = d` and, componentwise,
+    Starting from :math:`\\hat p = 0` and the residual :math:`r = s`, a push at node :math:`u` moves
+    :math:`\\alpha r(u)` into :math:`\\hat p(u)` and spreads :math:`(1-\\alpha) r(u)` to its neighbours
+    by edge weight; each round pushes all nodes with :math:`r(u) \\ge \\varepsilon d(u)`, until none is
+    left (:math:`O(1/(\\alpha\\varepsilon))` edge updates). With
+    :math:`q = \\alpha (I - (1-\\alpha)W)^{-1} s` and a symmetric :math:`A`, componentwise
 
     .. math::
 
         0 \\le q(v) - \\hat p(v) \\le \\varepsilon\\, d(v) \\quad \\text{for every node } v,
         \\qquad \\|q - \\hat p\\|_1 \\le \\|r\\|_1 ,
 
-    with :math:`d(v)` the weighted degree. :math:`q` differs from :math:`p^*` of
-    :func:`personalized_pagerank` only in losing the mass of seeds on isolated nodes:
-    :math:`p^* = q / (1 - (1-\\alpha)\\sigma)` with :math:`\\sigma` their seed mass. The returned
-    ``scores`` are :math:`\\hat p / (1 - (1-\\alpha)\\sigma)`, so
+    with :math:`d(v)` the weighted degree. :math:`p^* = q / (1 - (1-\\alpha)\\sigma)`, :math:`\\sigma` the
+    seed mass on isolated nodes, and ``scores`` are :math:`\\hat p / (1 - (1-\\alpha)\\sigma)`, so
 
     .. math::
 
@@ -499,5 +482,4 @@ def forward_push(adjacency: Any, seed: Any, alpha: float = 0.15, eps: float = 1e
     else:
         raise ConvergenceError(f"forward_push did not finish within max_rounds={max_rounds} rounds (eps={eps:g})")
     sigma = float(s[op.dangling].sum())
-    norm = 1.0 - beta * sigma
-    return PushResult(scores=p / norm, residual=r, pushes=pushes)
+    return PushResult(scores=p / (1.0 - beta * sigma), residual=r, pushes=pushes)

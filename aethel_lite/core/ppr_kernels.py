@@ -2,19 +2,13 @@
 
 Solves the Jacobi-scaled system :math:`S z = b` of :class:`aethel_lite.core.ppr_reduced._Reduced` by
 conjugate gradients [1]_, one iteration as three parallel loops over ``PARTS`` fixed blocks of rows
-(of about equal work) instead of a sparse product plus five passes over the vectors:
-
-1. :math:`q = S v` and the blocks' partial sums of :math:`v^\\top q`;
-2. :math:`z \\leftarrow z + a v`, :math:`r \\leftarrow r - a q` with :math:`a = r^\\top r / v^\\top q`,
-   and the partial sums of :math:`r^\\top r` and of the L1 error bound
-   :math:`\\mathrm{scale} \\sum_i w_i |r_i|`;
-3. :math:`v \\leftarrow r + (r_{new}^\\top r_{new} / r^\\top r)\\, v`.
-
-The partial sums are added in block order, so every run gives the same bits whatever the number
-of threads. When the bound falls below ``tol`` it is confirmed on the true residual :math:`b - S z`
-(one product); if that fails, CG restarts from the true residual. numba's ``workqueue`` threading
-layer is slower than the numpy loop, so :func:`available` says yes only for ``omp`` or ``tbb``.
-Compiled code is cached on disk (numba ``cache=True``).
+(of about equal work): :math:`q = S v`; the updates of :math:`z` and :math:`r`; the update of :math:`v`.
+The blocks' partial sums (of :math:`v^\\top q`, :math:`r^\\top r` and the L1 error bound
+:math:`\\mathrm{scale} \\sum_i w_i |r_i|`) are added in block order, so every run gives the same bits
+whatever the number of threads. When the bound falls below ``tol`` it is confirmed on the true
+residual :math:`b - S z` (one product); if that fails, CG restarts from the true residual. numba's
+``workqueue`` threading layer is slower than the numpy loop, so :func:`available` says yes only for
+``omp`` or ``tbb``. Compiled code is cached on disk (numba ``cache=True``).
 
 References
 ----------

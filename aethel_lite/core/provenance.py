@@ -1,24 +1,18 @@
 r"""Why was a passage retrieved? Exact per-seed shares of its PageRank, and path analysis.
 
-Personalized PageRank (:mod:`aethel_lite.core.ppr`) is the fixed point of
-
-.. math:: p = \alpha s + (1 - \alpha)\,\big(W p + (d^\top p)\, s\big),
-
-(:math:`d` the indicator of dangling nodes), so :math:`p = x / \|x\|_1` with :math:`x` *linear*
-in :math:`s`: :math:`(I - (1-\alpha) W)\, x = s`. Write the seed vector as a sum of non-negative
-parts :math:`s = \sum_j s_j` (one per seed node, or per seed source), and let
-:math:`p^{(j)} = \mathrm{PPR}(s_j / \|s_j\|_1)`. Summing the fixed-point equation of part :math:`j`
-over the nodes gives :math:`\|x(s_j / \|s_j\|_1)\|_1 = c_j = 1 / (\alpha + (1-\alpha)\, d^\top p^{(j)})`, so
+Personalized PageRank (:mod:`aethel_lite.core.ppr`) is :math:`p = x / \|x\|_1` with :math:`x`
+*linear* in the seeds, :math:`(I - (1-\alpha) W)\, x = s`. Split the seed vector into
+non-negative parts :math:`s = \sum_j s_j` and let :math:`p^{(j)} = \mathrm{PPR}(s_j / \|s_j\|_1)`;
+summing part :math:`j`'s fixed-point equation over the nodes gives
+:math:`\|x(s_j / \|s_j\|_1)\|_1 = c_j = 1 / (\alpha + (1-\alpha)\, d^\top p^{(j)})` (:math:`d` the
+dangling indicator), so
 
 .. math::
 
     p = \sum_j \underbrace{\frac{\|s_j\|_1\, c_j}{\sum_k \|s_k\|_1\, c_k}\; p^{(j)}}_{C_{\cdot j}}
 
-exactly: :math:`C_{ij}` is the part of passage :math:`i`'s PageRank that seed :math:`j`
-contributes, and :math:`\sum_j C_{ij} = p_i`. When no seed reaches a dangling node,
-:math:`c_j = 1/\alpha` and the weights are the seed masses themselves.
-:func:`aethel_lite.retrievers.attribution.explain` labels the seed nodes with the question entity
-and BCT rule that put them there.
+exactly: :math:`C_{ij}` is the part of passage :math:`i`'s PageRank that seed :math:`j` contributes.
+When no seed reaches a dangling node, :math:`c_j = 1/\alpha` and the weights are the seed masses.
 
 References
 ----------
@@ -159,8 +153,7 @@ def seed_contributions(adjacency: Any, seeds: Any, *, alpha: float, tol: float =
     nodes : numpy.ndarray of int
         The seed nodes (where ``seeds > 0``), ascending.
     contributions : numpy.ndarray, shape (len(rows) or n, len(nodes))
-        Column ``j``: what seed ``nodes[j]`` contributes to each node's PageRank; the columns sum
-        to ``personalized_pagerank(adjacency, seeds)``.
+        Column ``j``: seed ``nodes[j]``'s part of each node's PageRank; columns sum to ``personalized_pagerank``.
 
     Raises
     ------
