@@ -1,30 +1,26 @@
 r"""One PageRank per anchor: questions whose answer needs a filing for each company or year they name.
 
-"Which had more total assets at the end of FY2019, PepsiCo or Costco?" needs a page of PepsiCo's
-10-K *and* one of Costco's, but in the hybrid's joint teleport the filing that wins the document
-vote crowds the other out of the top :math:`k`. With ``anchors="each"`` (``aethel-anchors``) each
-*anchor* the question names gets its own PageRank and its own share of the ranking.
+"Which had more total assets at the end of FY2019, PepsiCo or Costco?" needs a page of PepsiCo's 10-K *and* one
+of Costco's, but in the hybrid's joint teleport the filing that wins the document vote crowds the other out of the
+top :math:`k`. With ``anchors="each"`` (``aethel-anchors``) each *anchor* the question names gets its own PageRank.
 
-**Anchors** (:func:`question_anchors`) are the metadata nodes a question names that pick out
-different filings: two or more companies (one anchor per company, each keeping the question's
-periods and filing types); otherwise two or more fiscal years at least ``anchor_gap`` years apart
-(one anchor per year, each keeping the companies and types). A 10-K reports its fiscal year and
-the one before, so a year within the gap of a later anchor's year joins that anchor (the latest
-year first). A question with fewer than two anchors is ranked exactly as without the setting.
+**Anchors** (:func:`question_anchors`) are the metadata nodes a question names that pick out different filings:
+two or more companies (one anchor each, keeping the question's periods and filing types); else two or more fiscal
+years at least ``anchor_gap`` apart (one anchor each, keeping the companies and types; latest first, a year within
+the gap of a kept one joins it, as a 10-K also reports the year before). A question with fewer than two anchors is
+ranked exactly as without the setting.
 
-**One PageRank per anchor.** Anchor :math:`a`'s teleport is the question's own mixture with its
-metadata component replaced by the anchor's; the anchors' columns are solved in one batch, and
-each anchor ranks the candidates with the hybrid's score :math:`r_a(d)`.
+**One PageRank per anchor.** Anchor :math:`a`'s teleport is the question's mixture, its metadata component
+replaced by the anchor's; the anchors' columns are solved in one batch; each ranks by the hybrid's :math:`r_a(d)`.
 
 **The merged ranking** (:func:`merge`) takes each passage's best place in any anchor's ranking,
 
 .. math:: \rho(d) = \min_a \operatorname{rank}_a(d), \qquad \text{score}(d) = \frac{1}{1 + \rho(d)},
 
-(rank 0 is the best), ties by corpus order: the anchors' first passages, then their second ones,
-and so on, so the top :math:`k` holds about :math:`k/m` passages of each of :math:`m` anchors.
-A hit's anchor (provenance) is the one that ranks it best, the first in :func:`question_anchors`
-order on a tie; its seed-source shares are that anchor's (:func:`aethel_lite.retrievers.attribution.attribute`).
-``GraphRetriever.explain`` splits the question's joint teleport, the one of ``anchors="joint"``.
+(rank 0 is the best), ties by corpus order: the anchors' first passages, then their second ones, and so on, so the
+top :math:`k` holds about :math:`k/m` passages of each of :math:`m` anchors. A hit's anchor (provenance) is the one
+that ranks it best, the first in :func:`question_anchors` order on a tie; its seed-source shares are that anchor's
+(:func:`aethel_lite.retrievers.attribution.attribute`). ``GraphRetriever.explain`` splits the joint teleport.
 """
 
 from __future__ import annotations
@@ -48,17 +44,8 @@ ANCHOR_MODES = ("joint", "each")
 
 @dataclass(frozen=True)
 class Anchor:
-    """A metadata node a question names, with the metadata fields its teleport seeds.
-
-    Attributes
-    ----------
-    key : str
-        The anchor's node key (``company:pepsico``, ``period:2019``).
-    kind : {"company", "period"}
-    fields : tuple of dict
-        Metadata node key → weight, one dict per field (company, period, type), as
-        :func:`~aethel_lite.retrievers.hybrid.fields_vector` takes them.
-    """
+    """A metadata node a question names (``key``: ``company:pepsico``, ``period:2019``; ``kind``: company or
+    period) and the metadata fields its teleport seeds (node key → weight per field, for ``fields_vector``)."""
 
     key: str
     kind: str
@@ -91,10 +78,8 @@ def _year_groups(period: Mapping[str, float], gap: int) -> list[tuple[int, list[
 
 
 def question_anchors(r, text: str) -> list[Anchor]:
-    """The anchors of a question (module docstring), in order: companies best match first, years latest first.
-
-    Fewer than two anchors (one company and one year, say) gives ``[]``.
-    """
+    """The anchors of a question (module docstring), in order: companies best match first, years latest first;
+    ``[]`` with fewer than two (one company and one year, say)."""
     if r.anchors != "each":
         return []
     company, period, types = (list(metadata_fields(r, text)) + [{}, {}])[:3]
@@ -119,11 +104,8 @@ def anchor_parts(r, anchor: Anchor, parts: Mapping, graph) -> dict:
 
 
 def solve(r, text: str, trace: QueryTrace, operator, docs: np.ndarray | None) -> list | None:
-    """``[(Anchor, QueryTrace), ...]``: each anchor's PageRank of a question (one batch), or None with fewer than two.
-
-    ``trace`` is the question's own (its seed ``parts``, the shared ``lexical``/``dense``/``heading``
-    scores); ``operator`` the PPR operator of ``trace.graph``; ``docs`` its candidates' document nodes.
-    """
+    """``[(Anchor, QueryTrace), ...]``: each anchor's PageRank of a question (one batch), or None with fewer than
+    two; ``trace`` is the question's own, ``operator`` that of ``trace.graph``, ``docs`` its document nodes."""
     if trace.parts is None:
         return None
     found = question_anchors(r, text)

@@ -1,14 +1,6 @@
-r"""Why a fitted :class:`~aethel_lite.retrievers.GraphRetriever` ranked a passage: per-seed attribution.
-
-Three views, all computed on request and never stored on the retriever:
-
-* **provenance** (:func:`attribute`; ``GraphRetriever.search(..., explain=True)``): for each of a
-  query's first hits, the :class:`~aethel_lite.core.bct.Expansion` records (seed entity, graph
-  entity reached, how, weight) that tie it to its seeds, preceded for a hybrid retriever by one
-  record per seed source (``via`` = the source, ``weight`` = its share of the hit's score);
-* **seed sources** (:func:`source_shares`): each explained hit's score split by seed source;
-* **exact per-seed shares** of a passage's PageRank (:func:`explain`, :func:`seed_pieces`),
-  from the linearity of PageRank in its seeds (:mod:`aethel_lite.core.provenance`).
+r"""Why a fitted :class:`~aethel_lite.retrievers.GraphRetriever` ranked a passage, computed on request:
+the provenance of a search's hits (:func:`attribute`), their scores split by seed source
+(:func:`source_shares`) and exact per-seed shares of a passage's PageRank (:func:`explain`).
 """
 
 from __future__ import annotations
@@ -25,13 +17,10 @@ from ..core.ppr import PPROperator
 from ..core.provenance import SeedShare, part_weights, ppr_parts
 from ..data.schema import Query
 from . import diagnostics as _diagnostics
-from .hybrid import SOURCES, TERM_SOURCE, doc_node, doc_nodes, query_scores, rank_terms, rank_weights
+from .hybrid import _BLOCK, SOURCES, TERM_SOURCE, doc_node, doc_nodes, query_scores, rank_terms, rank_weights
 from .run import Run
 
 __all__ = ["QueryTrace", "SearchResult", "attribute", "source_shares", "seed_pieces", "explain", "explains_documents"]
-
-# open-corpus sources are solved as batches of this many PPR columns
-_BLOCK = 64
 
 
 @dataclass
@@ -99,9 +88,8 @@ class SearchResult:
 
 
 def _by_anchor(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: int) -> tuple:
-    """``(run, traces, owner)`` with each anchored question's first ``depth`` hits split by the anchor that
-    ranks them best (:mod:`aethel_lite.retrievers.anchors`): one pseudo-question ``(qid, a)`` per anchor,
-    its trace the anchor's; ``owner`` maps each key to ``(qid, Anchor or None)``."""
+    """``(run, traces, owner)`` with each anchored question's first ``depth`` hits split into one
+    pseudo-question per anchor (the one ranking them best); ``owner``: key → ``(qid, Anchor or None)``."""
     sub_run, sub_traces, owner = Run(name=run.name), {}, {}
     for qid, hits in run.items():
         t = traces[qid]
@@ -118,12 +106,8 @@ def _by_anchor(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: int
 
 
 def attribute(retriever, run: Run, traces: Mapping[str, QueryTrace], *, k: int, depth: int) -> SearchResult:
-    """The :class:`SearchResult` of a run from the traces its search left (``GraphRetriever.search``).
-
-    A hit of an anchored question (``anchors="each"``) is explained by the anchor that ranks it
-    best: its provenance starts with ``Expansion(anchor key, anchor key, "anchor", 1.0)``, and its
-    seed-source shares are those of the anchor's own teleport.
-    """
+    """The :class:`SearchResult` of a run from the traces its search left (``GraphRetriever.search``); an
+    anchored hit's provenance starts with ``Expansion(anchor key, anchor key, "anchor", 1.0)``."""
     sub_run, sub_traces, owner = _by_anchor(retriever, run, traces, depth)
     shares = source_shares(retriever, sub_run, sub_traces, depth) if retriever.is_hybrid and depth > 0 else {}
     prov: dict = {qid: {} for qid in run}
@@ -140,8 +124,9 @@ def attribute(retriever, run: Run, traces: Mapping[str, QueryTrace], *, k: int, 
             prov[qid][pid] = records + provenance(pid, t.expansions, t.graph)
     prov = {qid: {pid: prov[qid][pid] for pid, _ in hits[:depth]} for qid, hits in run.items()}  # in rank order
     sources = {qid: {pid: got[pid] for pid, _ in run[qid][:depth] if pid in got} for qid, got in found.items()}
-    return SearchResult(run, prov, sources, {qid: t.expansions for qid, t in traces.items()},
-                        _diagnostics.from_traces(traces, run, retriever.is_hybrid), k)
+    diagnostics = {qid: _diagnostics.query_diagnostics(traces[qid], hits, retriever.is_hybrid)
+                   for qid, hits in run.items()}
+    return SearchResult(run, prov, sources, {qid: t.expansions for qid, t in traces.items()}, diagnostics, k)
 
 
 def source_shares(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: int) -> dict:
@@ -254,10 +239,9 @@ def seed_pieces(retriever, text: str, graph=None, corpus_idx: np.ndarray | None 
         The teleport :math:`s` that ``search`` uses (``GraphRetriever.personalization``);
         ``None`` without seeds and with ``fallback="none"``.
     pieces : list of (node, mass, seed, entity, via)
-        One per (seed node, label); the masses at a node sum to its ``seeds`` value. Entity
-        seeds carry their BCT expansion (query key, graph entity, rule); metadata nodes
-        ``via="metadata"``; hybrid passage seeds ``("bm25" | "dense", pid, "lexical" | "dense")``;
-        the BM25 fallback ``("bm25", pid, "bm25-teleport")``.
+        One per (seed node, label), the masses at a node summing to its ``seeds`` value: an entity
+        seed's BCT expansion, ``(key, key, "metadata")``, ``("bm25" | "dense", pid, source)`` for
+        passage seeds, ``("bm25", pid, "bm25-teleport")`` for the BM25 fallback.
     """
     r = retriever
     r._check_fitted()
@@ -265,14 +249,14 @@ def seed_pieces(retriever, text: str, graph=None, corpus_idx: np.ndarray | None 
     if scores is None:
         scores = {k: v[0] for k, v in query_scores(r, [text]).items()}
     exps, seeds, fallback, parts = r._personalize(text, graph, corpus_idx, scores)
-    pieces: list = []
     if seeds is None:
-        return None, pieces
+        return None, []
     n_p = graph.n_passages
     if fallback:
         return seeds, [(i, float(seeds[i]), "bm25", graph.pids[i], "bm25-teleport")
                        for i in np.flatnonzero(seeds).tolist()]
     mix, comps = parts["mix"], parts["components"]
+    pieces: list = []
     for c, share in mix.items():
         vec = comps[c]
         if c == "entity":
@@ -311,10 +295,9 @@ def explains_documents(retriever) -> bool:
 def explain(retriever, text: str, pids, pool: Sequence[str] | None = None) -> dict:
     r"""Exact per-seed shares of each passage's PageRank for one question.
 
-    The question's teleport :math:`s` is split by seed node and PageRank is solved once per seed
-    node; by linearity the contributions sum to the passage's PageRank
-    (:func:`aethel_lite.core.provenance.ppr_parts`). A node seeded by two sources splits its
-    contribution in proportion to their masses.
+    The question's teleport :math:`s` is split by seed node and PageRank solved once per seed node; by linearity
+    the contributions sum to the passage's PageRank (:func:`aethel_lite.core.provenance.ppr_parts`). A node seeded
+    by two sources splits its contribution in proportion to their masses.
 
     Parameters
     ----------
@@ -331,11 +314,8 @@ def explain(retriever, text: str, pids, pool: Sequence[str] | None = None) -> di
     -------
     dict
         pid → list of :class:`~aethel_lite.core.provenance.SeedShare`, largest share first (ties:
-        seed, entity), seeds contributing nothing left out. The shares of a passage sum to its
-        PageRank :math:`p_i` (to within ``tol``; an unreached passage has an empty list). When
-        the graph enters the ranking only through the document term (:func:`explains_documents`,
-        as in ``aethel-hybrid``), they explain the PageRank :math:`\pi_{D(i)}` of the passage's
-        *document node* instead, and sum to it.
+        seed, entity), seeds contributing nothing left out, summing to its PageRank :math:`p_i`
+        (within ``tol``) or, when :func:`explains_documents`, to its document node's :math:`\pi_{D(i)}`.
 
     References
     ----------
@@ -346,10 +326,8 @@ def explain(retriever, text: str, pids, pool: Sequence[str] | None = None) -> di
     pids = list(pids)
     graph, corpus_idx = question_graph(r, text, pool)
     documents = explains_documents(r)
-    rows = []
-    for pid in pids:
-        node = graph.passage_node(pid)  # a pid outside the graph searched is an error either way
-        rows.append(doc_node(r, graph, r.pid_index_[pid]) if documents else node)
+    nodes = [graph.passage_node(pid) for pid in pids]  # a pid outside the graph searched is an error either way
+    rows = [doc_node(r, graph, r.pid_index_[pid]) for pid in pids] if documents else nodes
     seeds, pieces = seed_pieces(r, text, graph, corpus_idx)
     out: dict = {pid: [] for pid in pids}
     if seeds is None or not pieces or not pids:

@@ -27,12 +27,7 @@ def topk(scores: np.ndarray, k: int, candidates: np.ndarray | None = None) -> tu
     Returns
     -------
     indices, values : ndarray
-        Corpus indices and their scores, ordered by ``(-score, index)``.
-
-    Notes
-    -----
-    ``np.argpartition`` finds the k-th best value in O(n); every entry tied with it is kept before
-    the final stable sort, so the boundary tie is resolved by index, not by partition order.
+        Corpus indices and their scores, ordered by ``(-score, index)`` (a tie at the k-th value too).
     """
     scores = np.asarray(scores, dtype=np.float64)
     idx = np.arange(scores.shape[0]) if candidates is None else np.asarray(candidates, dtype=np.int64)
@@ -58,11 +53,9 @@ def passage_text(passage) -> str:
 
 
 class Retriever:
-    """Base class: corpus bookkeeping, pool resolution, top-k and :class:`Run` building.
-
-    Subclasses implement ``_fit(passages)`` (build the index; ``self.pids_`` is already set) and
-    ``_score_queries(queries, candidates)``, which yields one ``(n_passages,)`` score array per query
-    (entries outside that query's candidates are ignored), and may override ``config()``.
+    """Base class: corpus bookkeeping, pool resolution, top-k and :class:`Run` building. Subclasses implement
+    ``_fit(passages)`` (``self.pids_`` is already set) and ``_score_queries(queries, candidates)``, which
+    yields one ``(n_passages,)`` score array per query (entries outside its candidates are ignored).
 
     Attributes
     ----------
@@ -76,13 +69,7 @@ class Retriever:
     progress: bool = False
 
     def fit(self, passages: Sequence) -> "Retriever":
-        """Index ``passages`` (a sequence of :class:`Passage`); returns ``self``.
-
-        Raises
-        ------
-        DataError
-            The corpus is empty or a pid repeats.
-        """
+        """Index ``passages`` (sequence of :class:`Passage`); returns ``self`` (DataError: empty, or a pid repeats)."""
         self._fit(self._index_passages(passages))
         return self
 
@@ -123,8 +110,7 @@ class Retriever:
         ParameterError
             Bad ``k`` or ``pool``, or a query has empty text (the qid is named).
         DataError
-            A duplicate qid, a query without a pool, or a pool pid that was not fitted
-            (the qid and pid are named).
+            A duplicate qid, a query without a pool, or a pool pid that was not fitted (named).
         """
         queries, k, candidates = self._checked(queries, k, pool)
         return self._collect(queries, candidates, self._score_queries(queries, candidates), k)

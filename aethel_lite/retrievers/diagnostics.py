@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["query_diagnostics", "from_traces", "summarize", "diagnose", "reliance"]
+__all__ = ["query_diagnostics", "summarize", "diagnose", "reliance"]
 
 
 def _bm25_ordered_top5(hits) -> int:
@@ -26,11 +26,6 @@ def query_diagnostics(trace, hits, hybrid: bool) -> dict:
     if hybrid:
         out["sources"] = sorted(trace.parts["mix"]) if trace.parts else []
     return out
-
-
-def from_traces(traces: Mapping, run, hybrid: bool) -> dict:
-    """qid → :func:`query_diagnostics` for every query of ``run``."""
-    return {qid: query_diagnostics(traces[qid], hits, hybrid) for qid, hits in run.items()}
 
 
 def _summary(fallbacks: Sequence[bool], top5: Sequence[int], k: int) -> dict:
@@ -54,9 +49,8 @@ def summarize(diagnostics: Mapping[str, Mapping], k: int) -> dict:
     Returns
     -------
     dict
-        ``"fallback_share"``: share of the questions whose teleport was the BM25 fallback;
-        ``"bm25_top5_share"``: share of all top-5 slots filled by unreached passages in BM25
-        order; ``"n_queries"``. Shares are ``None`` without queries.
+        ``"fallback_share"`` of the questions whose teleport was the BM25 fallback, ``"bm25_top5_share"``
+        of all top-5 slots filled by unreached passages in BM25 order (both ``None`` without queries), ``"n_queries"``.
     """
     return _summary([d["fallback"] for d in diagnostics.values()], [d["bm25_ordered_top5"] for d in diagnostics.values()], k)
 
@@ -67,11 +61,8 @@ def diagnose(retriever, queries, k: int = 10, pool=None) -> dict:
 
 
 def reliance(retriever, queries, run, k: int, pool=None) -> dict:
-    """:func:`summarize` of a run ``retriever`` returned for ``queries``, without searching again.
-
-    The fallback flag of each question is its teleport's (``GraphRetriever.personalization``,
-    no PageRank solve); the BM25-ordered top-5 hits are read from ``run``.
-    """
+    """:func:`summarize` of a run ``retriever`` returned for ``queries``, without searching again (each
+    question's fallback flag from ``GraphRetriever.personalization``, no PageRank solve)."""
     fallbacks, top5 = [], []
     for q in queries:
         idx = retriever._resolve_pool(q, pool)

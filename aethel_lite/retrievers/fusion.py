@@ -1,9 +1,5 @@
-"""Reciprocal rank fusion of ranked runs: :func:`rrf`, and :func:`fuse_runs`, the one fusion every fused method uses.
-
-Every fused method (:data:`aethel_lite.retrievers.registry.FUSIONS`) is :func:`fuse_runs` of its
-base methods' runs wherever it is computed (``aethel eval``, the studies, ``aethel search``), so the
-ranking a user gets is the ranking the book measured.
-"""
+"""Reciprocal rank fusion: :func:`rrf`, and :func:`fuse_runs`, the one fusion every fused method uses
+wherever it is computed (``aethel eval``, the studies, ``aethel search``)."""
 
 from __future__ import annotations
 
@@ -74,12 +70,10 @@ def fuse_runs(runs: Sequence[Mapping[str, Sequence[tuple[str, float]]]], *, name
     Parameters
     ----------
     runs : sequence of Run
-        The base methods' runs, in :data:`~aethel_lite.retrievers.registry.FUSIONS` order (at least
-        ``depth`` deep where the corpus allows: a shallower input fuses differently).
-    name : str
-        Name of the fused run (the method).
-    depth : int
-        Depth of each input used and of the result (default :data:`~aethel_lite.retrievers.run.RUN_DEPTH`).
+        The base methods' runs in :data:`~aethel_lite.retrievers.registry.FUSIONS` order, at least
+        ``depth`` deep where the corpus allows (a shallower input fuses differently).
+    name, depth : str, int
+        Name of the fused run; depth of each input used and of the result.
     """
     depth = check_k(depth)
     fused = rrf(runs, k=RRF_K, depth=depth, name=name)

@@ -1,32 +1,25 @@
 r"""The paper's method: entity graph, query seeds (with or without BCT), Personalized PageRank.
 
-:class:`GraphRetriever`'s ``fit`` extracts entities from every passage (cached on disk), drops
-stop-entities and links entities whose names contain one another (``ner3``), and builds the
-bipartite passage–entity graph (:func:`aethel_lite.core.graph.build_graph`). ``search`` seeds
-Personalized PageRank on the query's entities (widened by BCT when ``bct != "none"``),
+:class:`GraphRetriever`'s ``fit`` builds the bipartite passage–entity graph (:func:`aethel_lite.core.graph.build_graph`)
+from every passage's entities (cached on disk; ``ner3`` drops stop-entities and links entities whose names contain
+one another). ``search`` seeds Personalized PageRank on the query's entities (widened by BCT when ``bct != "none"``),
 
 .. math:: p = \alpha s + (1 - \alpha) W p ,
 
-and ranks passages by :math:`p`. In the closed-pool setting PPR runs on the subgraph of the
-query's candidate passages and their entities (the paper's per-question graph).
+and ranks passages by :math:`p`. In the closed-pool setting PPR runs on the subgraph of the query's candidate
+passages and their entities (the paper's per-question graph).
 
-**Query entities** are the extractor's mentions in the question plus every graph entity (and,
-when BCT uses an alias table, every alias-table name) whose normalised name occurs in the
-normalised question as a whole-token n-gram with at least one word written with a capital
-letter or a digit ("3M", "NRCP IV"; not "capital"), other than a sentence-initial function word
-(``link_query_ngrams``).
+**Query entities** are the extractor's mentions in the question plus every graph entity (and, when BCT uses an
+alias table, every alias-table name) whose normalised name occurs in the normalised question as a whole-token
+n-gram with a word written with a capital letter or a digit ("3M", "NRCP IV"; not "capital"), other than a
+sentence-initial function word (``link_query_ngrams``).
 
-**Fallback** (``fallback="bm25"``, the default) when a query has no entity in the graph: the
-teleport is put on the query's top ``fallback_depth`` BM25 passages in proportion to their BM25
-scores. With ``fallback="none"`` (the *pure graph*) such a query ranks nothing.
+**Fallback** (``fallback="bm25"``, the default): a query without graph entities teleports to its top
+``fallback_depth`` BM25 passages in proportion to their scores; with ``"none"`` (the *pure graph*) it ranks nothing.
 
-**Ordering**: with ``fallback="bm25"``, passages PPR does not reach (score 0) follow every
-reached passage, ordered by BM25, with score :math:`-1 + \text{bm25}/(1 + \max \text{bm25}) \in [-1, 0)`.
-With ``fallback="none"`` they are left out of the run (score :math:`-\infty`), so a run may hold
-fewer than ``k`` hits, or none.
-
-The hybrid's extensions are in :mod:`aethel_lite.retrievers.hybrid`, attribution in
-:mod:`aethel_lite.retrievers.attribution`.
+**Ordering**: with ``fallback="bm25"``, passages PPR does not reach (score 0) follow every reached passage,
+ordered by BM25, with score :math:`-1 + \text{bm25}/(1 + \max \text{bm25}) \in [-1, 0)`. With
+``fallback="none"`` they are left out of the run (score :math:`-\infty`): a run may hold fewer than ``k`` hits.
 
 References
 ----------
@@ -55,22 +48,19 @@ from . import anchors, attribution, graph_files, hybrid
 from .attribution import QueryTrace, SearchResult
 from .base import Retriever, passage_text
 from .bm25 import BM25Retriever
-from .hybrid import DEFAULT_SEED_WEIGHTS, RANK_TERMS, SOURCES  # noqa: F401  (their historical home)
+from .hybrid import _BLOCK, DEFAULT_SEED_WEIGHTS, RANK_TERMS, SOURCES  # noqa: F401  (their historical home)
 from .run import Run
 
 __all__ = ["GraphRetriever", "SearchResult", "SOURCES", "RANK_TERMS", "DEFAULT_SEED_WEIGHTS"]
 
 _BCT_MODES = ("none", "alias", "substring", "both")
 _FALLBACKS = ("bm25", "none")
-# open-corpus questions are solved as batches of this many PPR columns
-_BLOCK = 64
 # settings whose change needs a new fit (GraphRetriever.set_params)
 _REFIT = ("extractor", "alias_table", "cache", "n_process")
 
 
 def _proper_tokens(text: str) -> frozenset[str]:
-    """Normalised words of ``text`` written with a capital letter or a digit, minus function words
-    (:data:`aethel_lite.core.entities.REGEX_STOP`, e.g. a sentence-initial "What")."""
+    """Normalised words of ``text`` written with a capital letter or a digit, minus function words (``REGEX_STOP``)."""
     out: set[str] = set()
     for raw in text.split():
         word = raw.strip(".,;:!?()[]{}\"'“”‘’")
@@ -147,8 +137,7 @@ class GraphRetriever(Retriever):
     link_query_ngrams : bool
         Add graph entities named verbatim in the question to its seeds.
     fallback : {"bm25", "none"}
-        ``"bm25"``: BM25-seeded teleport for entity-less queries and BM25 order for unreached
-        passages. ``"none"``: neither (the pure graph).
+        ``"bm25"``: BM25 teleport for entity-less queries, BM25 order for unreached passages; ``"none"``: neither.
     fallback_depth : int
         BM25 passages seeding the teleport of a query without entities.
     n_process : int
@@ -156,7 +145,6 @@ class GraphRetriever(Retriever):
     cache : bool
         Cache passage entities on disk.
     progress : bool
-        Show progress bars.
     passage_seeds, document_nodes, metadata, period_linking, seed_weights, seed_depth, dense_pooling, rank_weights, period_decay
         The hybrid's settings (:mod:`aethel_lite.retrievers.hybrid`, ``aethel-hybrid``).
     anchors, anchor_gap : {"joint", "each"}, int
@@ -178,8 +166,7 @@ class GraphRetriever(Retriever):
 
     @property
     def memo(self) -> bool:
-        """Evaluation option (:attr:`DenseRetriever.memo`): per-text work from process-wide memos
-        (:mod:`aethel_lite.caching.memo`), the inner models' too. Results do not depend on it."""
+        """Evaluation option (:attr:`DenseRetriever.memo`), passed on to the inner models; same results either way."""
         return self._memo
 
     @memo.setter
@@ -211,10 +198,9 @@ class GraphRetriever(Retriever):
     def set_params(self, **changes: Any) -> "GraphRetriever":
         """A copy with some settings changed (scikit-learn's ``set_params``, but ``self`` is left unchanged).
 
-        A fitted retriever's copy is fitted, redoing only what the changes touch (``extractor``,
-        ``alias_table``, ``cache``, ``n_process``: a refit); it ranks as
-        ``GraphRetriever(**copy.get_params()).fit(passages)``. An unknown setting (named) or an
-        invalid value raises :class:`ParameterError`.
+        A fitted retriever's copy is fitted, redoing only what the changes touch; it ranks as
+        ``GraphRetriever(**copy.get_params()).fit(passages)``. Unknown settings (named) or invalid
+        values raise :class:`ParameterError`.
         """
         known = self.param_names()
         bad = [k for k in changes if k not in known]
@@ -248,7 +234,7 @@ class GraphRetriever(Retriever):
     @property
     def is_hybrid(self) -> bool:
         """Whether any of the hybrid components (passage seeds, document or metadata nodes) is on."""
-        return hybrid.is_hybrid(self)
+        return bool(self.passage_seeds) or bool(self.document_nodes) or bool(self.metadata)
 
     def _check_modes(self) -> None:
         """Raise :class:`ParameterError` for an invalid mode or hybrid setting (all may be reset after fit)."""
@@ -277,11 +263,9 @@ class GraphRetriever(Retriever):
                    doc_meta: Mapping | None = None, dense=None, heading=None) -> "GraphRetriever":
         """A fitted retriever from its parts (what ``fit`` computes), extracting and fitting nothing.
 
-        ``params``: settings (:meth:`get_params` keys); ``passages``: the corpus in order, with
-        ``pid`` and ``doc_id`` (and ``text``/``title``/``meta`` for document or metadata nodes
-        without ``doc_meta``, ``doc_id`` → DocMeta); ``graph``: their passage–entity graph (same
-        pids in the same order, else :class:`DataError`); ``bm25``, ``dense``, ``heading``: fitted
-        on them; ``extractor``: default ``get_extractor(params["extractor"])``.
+        ``params``: :meth:`get_params` keys; ``passages``: the corpus in order, with ``pid`` and ``doc_id``
+        (and ``text``/``title``/``meta`` for document or metadata nodes without ``doc_meta``);
+        ``graph``: their passage–entity graph (same pids in order, else :class:`DataError`).
         """
         r = cls(**params)
         r._check_modes()
@@ -292,7 +276,7 @@ class GraphRetriever(Retriever):
         return r
 
     def save(self, folder) -> list[str]:
-        """Write the fitted retriever's files, those an aethel index holds (:func:`aethel_lite.retrievers.graph_files.save`)."""
+        """Write the fitted retriever's files (:func:`aethel_lite.retrievers.graph_files.save`)."""
         return graph_files.save(self, folder)
 
     @classmethod
@@ -331,12 +315,8 @@ class GraphRetriever(Retriever):
                                            lambda todo: [tuple(ms) for ms in self.extractor_.extract(todo, progress=False)])[0])
 
     def query_key_sources(self, text: str, mentions=None) -> dict[str, str]:
-        """Each normalised entity key of a question → how it was found, in :meth:`query_keys` order.
-
-        ``"mention"``: the extractor found it (it may not be a graph entity); ``"ngram"``: a graph
-        (or alias-table) entity named verbatim in the question that the extractor missed
-        (``link_query_ngrams``). ``mentions``: the extractor's mentions when already known.
-        """
+        """Each normalised entity key of a question → ``"mention"`` (the extractor found it) or ``"ngram"``
+        (``link_query_ngrams`` found it), in :meth:`query_keys` order."""
         self._check_fitted()
         found = self._question_mentions(text) if mentions is None else mentions
         keys = {m.key: "mention" for m in found if m.key}
@@ -353,7 +333,7 @@ class GraphRetriever(Retriever):
 
     def seed_components(self, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,
                         scores: Mapping[str, np.ndarray] | None = None, mentions=None) -> tuple:
-        """``(expansions, source → seed vector, metadata node → share)`` (:func:`aethel_lite.retrievers.hybrid.seed_components`)."""
+        """``(expansions, source → seed vector, metadata node → share)`` of a question."""
         return hybrid.seed_components(self, text, graph, corpus_idx, scores=scores, mentions=mentions)
 
     def personalization(self, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,
@@ -362,8 +342,7 @@ class GraphRetriever(Retriever):
         of a question as ``search`` builds it (without hybrid settings the entity seeds'
         :func:`~aethel_lite.core.bct.seed_vector`; without any source the BM25 teleport, ``fallback``
         True, or ``None`` under ``fallback="none"``), summing to 1."""
-        exps, seeds, fallback, _ = self._personalize(text, graph, corpus_idx, scores)
-        return exps, seeds, fallback
+        return self._personalize(text, graph, corpus_idx, scores)[:3]
 
     def _personalize(self, text, graph=None, corpus_idx=None, scores=None, mentions=None) -> tuple:
         """:meth:`personalization` plus the components and their shares (for attribution)."""
@@ -390,8 +369,7 @@ class GraphRetriever(Retriever):
         r"""``(P, expansions, fallback)``: PPR over the fitted graph's nodes (passages first), one column
         per question (all zero without seed under ``fallback="none"``), each question's expansions and
         whether it used the BM25 teleport."""
-        P, exps, used, _, _ = self._ppr_block(texts)
-        return P, exps, used
+        return self._ppr_block(texts)[:3]
 
     def _ppr_block(self, texts: Sequence[str]) -> tuple:
         self._check_fitted()
@@ -463,28 +441,18 @@ class GraphRetriever(Retriever):
                                       doc_ppr=e["doc_ppr"], heading=e["heading"])
 
     def pool_graph(self, corpus_idx: np.ndarray):
-        """The graph of a closed pool: its passages, their entities and (hybrid) their documents' nodes.
-
-        Without document or metadata nodes this is ``graph_.subgraph`` of the pool. With them, the
-        entity subgraph of the pool gets :func:`~aethel_lite.core.docmeta.add_document_nodes` for the
-        pool's passages, so the metadata nodes (joined to documents, not passages) stay in it.
-        """
+        """The graph of a closed pool: its passages, their entities and (hybrid) their documents' nodes."""
         return hybrid.pool_graph(self, corpus_idx)
 
     def search(self, queries, k: int = 10, pool=None, *, explain: bool = False,
                explain_depth: int | None = None) -> Run | SearchResult:
-        r"""As :meth:`Retriever.search`; with ``explain=True`` a :class:`~aethel_lite.retrievers.attribution.SearchResult`.
-
-        With ``fallback="none"`` unranked passages (score :math:`-\infty`) are left out, so a
-        ranking may hold fewer than ``k`` hits. The retriever is left unchanged.
+        r"""As :meth:`Retriever.search`, leaving out passages scored :math:`-\infty` (``fallback="none"``).
 
         Parameters
         ----------
         explain : bool
-            Also return the provenance of each query's first ``explain_depth`` hits (default
-            :attr:`provenance_depth`), the seed-source shares of a hybrid retriever's hits (its
-            provenance then starts with one record per source, ``via`` = the source, ``weight`` =
-            its share), the seeds and the diagnostics (:mod:`aethel_lite.retrievers.diagnostics`).
+            Return a :class:`~aethel_lite.retrievers.attribution.SearchResult` explaining each query's
+            first ``explain_depth`` hits (default :attr:`provenance_depth`).
         """
         queries, k, candidates = self._checked(queries, k, pool)
         traces: dict[str, QueryTrace] = {}

@@ -11,9 +11,7 @@
                           <aethel_lite.retrievers.DenseRetriever.save>`), when it has them
 ========================  ==============================================================================
 
-No pickle: JSON, ``.npz`` and ``.npy`` only. :func:`load` assembles the retriever with
-:meth:`GraphRetriever.from_parts <aethel_lite.retrievers.GraphRetriever.from_parts>` (no entity
-extraction, no BM25 or dense fit), so it ranks exactly as the one saved.
+No pickle: JSON, ``.npz`` and ``.npy`` only. :func:`load` extracts and fits nothing: it ranks exactly as the one saved.
 """
 
 from __future__ import annotations
@@ -57,13 +55,7 @@ def write_docmeta(path: str | os.PathLike, metas) -> None:
 
 
 def read_docmeta(path: str | os.PathLike) -> dict:
-    """``docmeta.json`` as ``doc_id`` → :class:`~aethel_lite.core.docmeta.DocMeta`.
-
-    Raises
-    ------
-    DataError
-        Malformed JSON or a field of the wrong type (the file is named).
-    """
+    """``docmeta.json`` as ``doc_id`` → DocMeta; DataError (the file named) if malformed or a field is not text."""
     try:
         rows = json.loads(Path(path).read_bytes())["documents"]
         metas = {}
@@ -100,13 +92,8 @@ def save(retriever, folder: str | os.PathLike) -> list[str]:
 
 
 def load(cls, folder: str | os.PathLike, **params: Any):
-    """The retriever :func:`save` wrote into ``folder``, with settings ``params`` (``cls.get_params`` keys).
-
-    Raises
-    ------
-    DataError
-        A file is missing or malformed, or the parts' passage ids disagree (the file is named).
-    """
+    """The retriever :func:`save` wrote into ``folder``, with settings ``params`` (``cls.get_params`` keys);
+    DataError (the file named) if a file is missing or malformed, or the parts' passage ids disagree."""
     folder = Path(folder)
     path = folder / IDS_FILE
     try:

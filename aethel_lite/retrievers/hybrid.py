@@ -2,9 +2,7 @@ r"""The hybrid's extensions of :class:`~aethel_lite.retrievers.GraphRetriever` (
 
 Document and metadata nodes joined to the entity graph, passage seeds from BM25 and dense
 scores, metadata seeds (companies; with period linking, fiscal periods and filing types), the
-mixture of seed sources and the fused ranking. Every function takes the (fitted) retriever
-whose settings decide it; the retriever delegates to them (its settings, :data:`HYBRID` in
-:mod:`aethel_lite.retrievers.hybrid_settings`, stay :class:`GraphRetriever` settings).
+mixture of seed sources and the fused ranking, as functions of the (fitted) retriever whose settings decide them.
 
 A question's teleport mixes the sources present,
 
@@ -38,11 +36,8 @@ DEFAULT_SEED_WEIGHTS = {"entity": 1.0, "metadata": 1.0, "lexical": 1.0, "dense":
 RANK_TERMS = ("ppr", "document", "lexical", "dense", "heading")
 #: the seed source a ranking term's share of a hit is credited to (provenance); the rest are their own
 TERM_SOURCE = {"heading": "dense"}
-
-
-def is_hybrid(r) -> bool:
-    """Whether any of the hybrid components (passage seeds, document or metadata nodes) is on."""
-    return bool(r.passage_seeds) or bool(r.document_nodes) or bool(r.metadata)
+#: open-corpus questions (and their seed sources, in attribution) are solved as batches of this many PPR columns
+_BLOCK = 64
 
 
 def seed_weights(r) -> dict[str, float]:
@@ -94,12 +89,9 @@ def structure(r, base_graph, passages: Sequence, metas: Mapping[str, Any] | None
 
     Returns
     -------
-    graph : EntityGraph
-    doc_meta : dict or None
-        ``metas`` (a stored index's) or :func:`~aethel_lite.core.docmeta.document_metadata` of
-        the passages; ``None`` without document and metadata nodes.
-    companies : CompanyIndex or None
-        The companies a question can name (``metadata=True``).
+    graph, doc_meta, companies : EntityGraph, dict or None, CompanyIndex or None
+        The graph; ``metas`` (a stored index's) or the passages' document metadata (``None`` without
+        document and metadata nodes); the companies a question can name (``metadata=True``).
     """
     if not (r.document_nodes or r.metadata):
         return base_graph, None, None
@@ -124,11 +116,8 @@ def doc_node(r, graph, i: int) -> int:
 
 
 def doc_nodes(r, graph, corpus_idx: np.ndarray | None) -> np.ndarray | None:
-    """Node index (in ``graph``) of each candidate's document node, or None without document nodes.
-
-    The whole corpus's (``corpus_idx`` None, the fitted graph) is computed once, when the retriever
-    is assembled (``r._all_doc_nodes``).
-    """
+    """Node index (in ``graph``) of each candidate's document node, or None without document nodes
+    (the fitted graph's whole corpus: from ``r._all_doc_nodes``, computed when the retriever is assembled)."""
     if not r.document_nodes:
         return None
     kept = getattr(r, "_all_doc_nodes", None)
@@ -268,14 +257,10 @@ def rank_terms(r, text, ppr, corpus_idx, *, lexical=None, dense=None, doc_ppr=No
         if doc_ppr is None:
             raise ParameterError("ranking_scores: a 'document' term needs doc_ppr")
         out["document"] = unit(np.asarray(doc_ppr, dtype=np.float64))
-    if "lexical" in weights:
-        out["lexical"] = unit((r.bm25_.get_scores(text) if lexical is None else lexical)[corpus_idx])
-    if "dense" in weights:
-        if dense is None:
-            dense = r.dense_.score_texts([text])[0]
-        out["dense"] = unit(np.asarray(dense, dtype=np.float64)[corpus_idx])
-    if "heading" in weights:
-        if heading is None:
-            heading = query_scores(r, [text])["heading"][0]
-        out["heading"] = unit(np.asarray(heading, dtype=np.float64)[corpus_idx])
+    given = {"lexical": (lexical, lambda: r.bm25_.get_scores(text)),
+             "dense": (dense, lambda: r.dense_.score_texts([text])[0]),
+             "heading": (heading, lambda: query_scores(r, [text])["heading"][0])}
+    for term, (scores, compute) in given.items():
+        if term in weights:
+            out[term] = unit(np.asarray(compute() if scores is None else scores, dtype=np.float64)[corpus_idx])
     return out

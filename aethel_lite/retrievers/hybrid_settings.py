@@ -12,12 +12,9 @@ the passage–entity graph (filtered NER, BCT) gains a node per document and per
          + \lambda_\text{heading}\, \hat h_d ,
 
 its own PageRank, its document node's PageRank, BM25, the dense cosine and the dense cosine
-with the passage's heading (:func:`~aethel_lite.retrievers.passage_heading`), each min–max
-normalised over the candidates (:meth:`~aethel_lite.retrievers.GraphRetriever.ranking_scores`).
-
-Every weight was chosen on the *development* halves of the four open corpora
-(:mod:`aethel_lite.evaluation.splits`) by :func:`~aethel_lite.studies.tuning.tune`; the grid and its
-scores are kept in ``aethel_lite/manifests/hybrid_tuning.json``, and the test half never takes part.
+with the passage's heading, each min–max normalised over the candidates. Every weight was chosen
+on the *development* halves of the four open corpora by :func:`~aethel_lite.studies.tuning.tune`
+(``aethel_lite/manifests/hybrid_tuning.json``); the test halves never take part.
 """
 
 from __future__ import annotations
@@ -25,8 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-#: The chosen setting of ``aethel-hybrid`` (GraphRetriever keyword arguments), from :func:`tune`
-#: on the development halves (``manifests/hybrid_tuning.json``; a test checks they agree).
+#: The chosen setting of ``aethel-hybrid`` (GraphRetriever keyword arguments; a test checks the tuning record).
 HYBRID: dict[str, Any] = {
     "extractor": "ner3", "bct": "both", "alpha": 0.5,
     "passage_seeds": ("lexical", "dense"), "document_nodes": True, "metadata": True, "period_linking": True,
@@ -88,9 +84,8 @@ def _variant(base: Mapping[str, Any], change: Mapping[str, Any]) -> dict[str, An
     return out
 
 
-def hybrid_methods(base: Mapping[str, Any] | None = None) -> dict[str, tuple[str, dict[str, Any]]]:
+def hybrid_methods() -> dict[str, tuple[str, dict[str, Any]]]:
     """``aethel-hybrid``, its ablations and ``aethel-anchors`` as :data:`aethel_lite.retrievers.registry.METHODS` entries."""
-    base = HYBRID if base is None else base
     changes = {"aethel-hybrid": {}, **ABLATIONS, "aethel-anchors": ANCHORED}
-    return {name: ("GraphRetriever", _variant(base, change)) for name, change in changes.items()}
+    return {name: ("GraphRetriever", _variant(HYBRID, change)) for name, change in changes.items()}
 

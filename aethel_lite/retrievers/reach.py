@@ -51,10 +51,9 @@ def gold_reach(retriever, query, pool=None) -> dict:
     Returns
     -------
     dict
-        gold pid → ``{"category", "distance", "bct_only", "via"}``: ``distance`` in edges from the
-        nearest seed entity (``None`` when unreached), ``bct_only`` whether only BCT's seeds reach
-        it, ``via`` the ``[seed, entity, rule]`` of the seeds it mentions, best first. Gold
-        passages outside the pool are left out.
+        gold pid in the pool → ``{"category", "distance", "bct_only", "via"}``: edges from the nearest
+        seed entity (``None``: unreached), whether only BCT's seeds reach it, the ``[seed, entity, rule]``
+        of the seeds it mentions, best first.
     """
     pool = query.pool if pool is None else pool
     graph, _ = question_graph(retriever, query.text, pool)
@@ -96,11 +95,9 @@ def hit_chains(retriever, query, k: int = 5, pool=None) -> list[dict]:
     Returns
     -------
     list of dict
-        One per hit, in rank order: ``rank``, ``pid``, ``score``, ``gold``, ``ppr`` (the
-        passage's PageRank, the sum of the shares), ``chains``: one per seed with a share,
-        ``{"seed", "entity", "via", "share", "fraction", "mentioned"}`` (``fraction`` = share /
-        PageRank; ``mentioned``: the passage names the seed entity itself, else the mass came by
-        a longer path), largest share first.
+        One per hit, in rank order: ``rank``, ``pid``, ``score``, ``gold``, ``ppr`` (its PageRank),
+        ``chains``: ``{"seed", "entity", "via", "share", "fraction", "mentioned"}`` per seed with a share,
+        largest first (``fraction`` = share / PageRank; ``mentioned``: the passage names the entity).
     """
     pool = query.pool if pool is None else pool
     run = retriever.search([query], k=k, pool=None if pool is None else {query.qid: list(pool)})
@@ -128,9 +125,8 @@ def bct_intrusions(retriever, query, k: int = 5, pool=None) -> list[dict]:
     Returns
     -------
     list of dict
-        ``{"pid", "rank", "bct_fraction", "seed", "entity", "via", "displaced_gold"}``: its rank
-        with BCT, the share of its PageRank from BCT seeds, the BCT seed that sent it the most,
-        and the gold passages of the top ``k`` without BCT that are not in it with BCT.
+        ``{"pid", "rank", "bct_fraction", "seed", "entity", "via", "displaced_gold"}``: the BCT seed
+        that sent it the most, and the gold passages of the top ``k`` without BCT but not with it.
     """
     pool = query.pool if pool is None else pool
     pools = None if pool is None else {query.qid: list(pool)}

@@ -11,14 +11,12 @@ Method names are a public interface (the CLI and its JSON output depend on them)
 ``aethel-ner``         entity graph from raw spaCy NER + PPR
 ``aethel-ner3``        entity graph from filtered NER (the paper's NER3) + PPR
 ``aethel-bct``         ``aethel-ner3`` with BCT (alias and substring seed expansion)
-``aethel-*-pure``      ``aethel-reg``, ``aethel-ner3``, ``aethel-bct`` with ``fallback="none"``:
-                       what the graph alone does (no BM25 teleport, no BM25 order)
+``aethel-*-pure``      ``aethel-reg``, ``aethel-ner3``, ``aethel-bct`` with ``fallback="none"``: the graph alone
 ``rrf``                reciprocal rank fusion of ``bm25`` and ``aethel-ner3`` (k = 60)
 ``rrf-bct``            reciprocal rank fusion of ``bm25`` and ``aethel-bct``
 ``rrf-dense``          reciprocal rank fusion of ``bm25`` and ``dense``
-``aethel-hybrid``      beyond the paper: the NER3 + BCT graph with document and metadata nodes,
-                       passage seeds and a fused ranking
-                       (:mod:`aethel_lite.retrievers.hybrid_settings`)
+``aethel-hybrid``      beyond the paper: the NER3 + BCT graph with document and metadata nodes, passage seeds
+                       and a fused ranking (:mod:`aethel_lite.retrievers.hybrid_settings`)
 ``aethel-hybrid-*``    its ablations (:data:`aethel_lite.retrievers.hybrid_settings.ABLATIONS`)
 ``aethel-anchors``     ``aethel-hybrid`` with one PageRank per company or fiscal year the
                        question names (:mod:`aethel_lite.retrievers.anchors`)
@@ -91,8 +89,7 @@ def make_retriever(name: str, **overrides: Any):
     Raises
     ------
     ParameterError
-        ``name`` is not a base method, or the retriever class does not accept one of the
-        method's settings (not a key of its ``get_params()``: the setting is named).
+        ``name`` is not a base method, or the retriever class does not accept one of its settings (named).
     """
     if name not in METHODS:
         raise ParameterError(f"method {name!r} is not a base retriever; choose from {', '.join(METHODS)}")

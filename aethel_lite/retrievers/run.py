@@ -19,8 +19,7 @@ import numpy as np
 from ..errors import DataError, DataNotFoundError
 from ..io import atomic_write
 
-#: Passages per query in every scored run (``aethel eval --depth``, the default of
-#: :func:`aethel_lite.retrievers.fusion.fuse_runs`); ``MRR`` is computed over the whole run.
+#: Passages per query in every scored run (``aethel eval --depth``, ``fuse_runs``); MRR is computed over all of it.
 RUN_DEPTH = 1000
 
 
@@ -48,14 +47,9 @@ class Run(dict):
         return [pid for pid, _ in self.get(qid, [])]
 
     def to_trec(self, path: str | os.PathLike, tag: str | None = None) -> Path:
-        """Write the run in TREC format, atomically: ``qid Q0 pid rank score tag`` (rank 1-based).
-
-        The score column is :func:`trec_scores` of each ranking (see the module): scores that already
-        strictly decrease are written unchanged, with ``repr``, so :meth:`from_trec` reads back the
-        same floats.
-        """
-        tag = tag if tag is not None else self.name
-        tag = "".join(tag.split()) or "run"
+        """Write the run in TREC format, atomically: ``qid Q0 pid rank score tag`` (rank 1-based), the
+        scores :func:`trec_scores` of each ranking written with ``repr`` (:meth:`from_trec` reads them back)."""
+        tag = "".join((tag if tag is not None else self.name).split()) or "run"
         path = Path(path)
         with atomic_write(path) as fh:
             for qid, ranking in self.items():
