@@ -1,11 +1,4 @@
-"""Download and verify the public evaluation data listed in ``aethel_lite/manifests/data.json``.
-
-Each manifest entry gives a file's relative ``path``, ``sha256``, ``size``, public ``url`` (or
-``null`` when there is none) and ``source``. :func:`download_data` fetches every entry with
-:mod:`urllib` into a temporary file beside the target, checks its length and SHA-256 and only then
-renames it into place, so an interrupted or corrupted transfer never leaves a file (or temp file)
-behind. :func:`verify_data` re-hashes a data folder against the manifest.
-"""
+"""Download and verify the data listed in ``aethel_lite/manifests/data.json`` (``path``, ``sha256``, ``url``, ...)."""
 
 from __future__ import annotations
 
@@ -123,12 +116,11 @@ def download_data(dest: str | os.PathLike, manifest: str | os.PathLike | Mapping
     manifest : path-like or dict, optional
         Default: the packaged ``aethel_lite/manifests/data.json``.
     base_url : str, optional
-        A mirror laid out like the data folder: every file is fetched from
-        ``base_url + "/" + path`` instead of its own ``url`` (also for files without a public URL).
+        A mirror laid out like the data folder: every file (also one without a public URL) is fetched
+        from ``base_url + "/" + path`` instead of its ``url``.
     files : iterable of str, optional
-        Relative paths to fetch (default: all). Unknown paths raise :class:`ParameterError`.
+        Relative paths to fetch (default: all); unknown paths raise :class:`ParameterError`.
     progress : bool
-        tqdm progress bars.
     timeout : float
         Socket timeout in seconds.
 
@@ -141,9 +133,8 @@ def download_data(dest: str | os.PathLike, manifest: str | os.PathLike | Mapping
     Raises
     ------
     DataError
-        A transfer failed or was cut short, or a checksum did not match; the message names the file
-        (and the expected/actual hash). The partial download is deleted; files already in place
-        are untouched.
+        A transfer failed or was cut short, or a checksum did not match (the message names the file
+        and hashes). Nothing partial is left behind; files already in place are untouched.
     """
     dest = Path(dest)
     entries = _select(load_manifest(manifest), files)

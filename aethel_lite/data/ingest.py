@@ -1,24 +1,21 @@
 """Turn the user's own documents (.txt, .md, .pdf, folders of them, or a JSONL of passages) into passages.
 
-A PDF gives one passage per page (text from :mod:`pypdf`), pid ``"<doc>#p<page>"`` with 0-based pages
-like FinanceBench; a text or Markdown file one passage per blank-line separated paragraph, pid
-``"<doc>#<i>"``. With ``chunk_words`` every page or file is cut into word windows instead
-(:func:`~aethel_lite.data.loaders.chunk_spans`), pid ``"<doc>#p<page>c<i>"`` for PDFs, ``"<doc>#c<i>"`` for text.
+A PDF gives one passage per page (:mod:`pypdf`), pid ``"<doc>#p<page>"`` (0-based pages, like
+FinanceBench); a text or Markdown file one per blank-line separated paragraph, pid ``"<doc>#<i>"``.
+With ``chunk_words`` every page or file is cut into word windows instead
+(:func:`~aethel_lite.data.loaders.chunk_spans`), pid ``"<doc>#p<page>c<i>"`` or ``"<doc>#c<i>"``.
 
 Document ids are stable: ``doc`` is the file's path relative to the folder given, without its suffix
-(``notes/q3/memo.txt`` given as ``notes`` → ``q3/memo``), or the stem of a file named directly (the file
-name of a passage file), so adding a file never renames another file's passages. Two inputs that would
-share an id (``memo.txt`` and ``memo.md`` in one folder, or ``a/x.pdf`` and ``b/x.pdf`` given as two
-folders) are an error naming both files (give their common folder instead).
+(``notes/q3/memo.txt`` given as ``notes`` → ``q3/memo``), or the stem of a file named directly (the
+whole name of a passage file), so adding a file never renames another's passages. Two inputs that
+would share an id (``memo.txt`` and ``memo.md``) are an error naming both files.
 
-Folders are walked recursively in sorted order, hidden files and folders (``.name``) skipped. A symbolic
-link whose target lies outside the folder is skipped with a warning unless ``follow_symlinks=True`` (then
-linked folders are walked too, each real folder once). A path named directly is always read, link or not.
+Folders are walked recursively in sorted order, hidden entries (``.name``) skipped. A symbolic link
+leading outside the folder is skipped with a warning unless ``follow_symlinks=True`` (then linked
+folders are walked too, each real folder once). A path named directly is always read.
 
-A ``.jsonl`` (or ``.jsonl.gz``) file named directly holds ready-made passages, one JSON object per line
-with ``pid`` and ``text`` and optionally ``doc_id``, ``title`` and ``meta`` (the ``passages.jsonl`` of
-:meth:`~aethel_lite.data.schema.Dataset.to_jsonl`); its pids are kept. Folders are never searched for
-them. The result has no queries.
+A ``.jsonl`` (or ``.jsonl.gz``) file named directly holds ready-made passages with their pids (the
+``passages.jsonl`` of :meth:`~aethel_lite.data.schema.Dataset.to_jsonl`); folders are never searched for them.
 """
 
 from __future__ import annotations
@@ -57,8 +54,7 @@ class SourceFile:
     path : Path
         The file as reached from the path given (``root / relative`` for a folder).
     doc_id : str
-        The path relative to the folder given without its suffix, or the stem of a file named directly
-        (the whole name of a passage file).
+        See the module docstring.
     kind : {"text", "pdf", "passages"}
     """
 
@@ -74,10 +70,6 @@ def _kind(path: Path) -> str | None:
     return "pdf" if suffix == ".pdf" else "text" if suffix in TEXT_SUFFIXES else None
 
 
-def _inside(target: Path, root: Path) -> bool:
-    return target == root or root in target.parents
-
-
 def _link_target(link: Path) -> Path:
     """Where a symbolic link leads; DataError naming it for a loop of links."""
     try:
@@ -89,6 +81,15 @@ def _link_target(link: Path) -> Path:
 def _blank(text: str) -> bool:
     """Whether a text holds nothing but whitespace and NUL characters (nothing to index)."""
     return not text.replace("\x00", "").strip()
+
+
+def _leaves(link: Path, root: Path, root_real: Path) -> bool:
+    """Whether the symbolic link ``link`` leads outside ``root``; if so, a warning says it is skipped."""
+    target = _link_target(link)
+    if target == root_real or root_real in target.parents:
+        return False
+    logger.warning("%s: skipped a link to %s, outside %s (use --follow-symlinks to follow it)", link, target, root)
+    return True
 
 
 def _walk(root: Path, follow_symlinks: bool) -> list[Path]:
@@ -107,10 +108,7 @@ def _walk(root: Path, follow_symlinks: bool) -> list[Path]:
                 continue
             sub = here / name
             if sub.is_symlink() and not follow_symlinks:
-                target = _link_target(sub)
-                if not _inside(target, root_real):
-                    logger.warning("%s: skipped a link to %s, outside %s (use --follow-symlinks to follow it)",
-                                   sub, target, root)
+                _leaves(sub, root, root_real)
                 continue  # a link to a folder inside root: its files are reached directly
             if follow_symlinks:
                 real = _link_target(sub) if sub.is_symlink() else sub.resolve()
@@ -125,11 +123,8 @@ def _walk(root: Path, follow_symlinks: bool) -> list[Path]:
             path = here / name
             if _kind(path) not in ("text", "pdf"):
                 continue
-            if path.is_symlink() and not follow_symlinks:
-                target = _link_target(path)
-                if not _inside(target, root_real):
-                    logger.warning("%s: skipped a link to %s, outside %s (use --follow-symlinks to follow it)", path, target, root)
-                    continue
+            if path.is_symlink() and not follow_symlinks and _leaves(path, root, root_real):
+                continue
             if path.is_file():
                 found.append(path)
     return sorted(found, key=lambda p: p.relative_to(root).parts)
@@ -148,8 +143,7 @@ def collect_sources(paths: str | os.PathLike | Iterable[str | os.PathLike], *, f
     Returns
     -------
     list of SourceFile
-        In the order given, each folder's files sorted; a file reached twice (also through a
-        link) is listed once, first occurrence kept.
+        In the order given, each folder's files sorted; a file reached twice is listed once.
 
     Raises
     ------
@@ -239,8 +233,11 @@ def _read_text(path: Path) -> str:
         raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from exc
 
 
-def _windows(text: str, chunk_words: int, chunk_overlap: int) -> list[tuple[int, int]]:
-    return [(a, b) for a, b in chunk_spans(text, chunk_words, chunk_overlap) if not _blank(text[a:b])]
+def _windows(doc: str, text: str, tag: str, meta: dict, chunk_words: int, chunk_overlap: int) -> list[Passage]:
+    """The non-blank word windows of ``text`` as passages ``"<doc>#<tag>c<i>"`` (``meta`` plus chunk and offsets)."""
+    spans = [(a, b) for a, b in chunk_spans(text, chunk_words, chunk_overlap) if not _blank(text[a:b])]
+    return [Passage(f"{doc}#{tag}c{i}", doc, doc, text[a:b], {**meta, "chunk": i, "char_start": a, "char_end": b})
+            for i, (a, b) in enumerate(spans)]
 
 
 def _non_finite(value: Any, where: str = "meta") -> str | None:
@@ -298,40 +295,32 @@ def read_source(src: SourceFile, chunk_words: int | None = None, chunk_overlap: 
     Raises
     ------
     DataError
-        Unreadable, encrypted or corrupt PDF, non-UTF-8 text, a malformed passage file (each
-        naming the file, and the line for JSONL).
+        As for :func:`ingest` (naming the file, and the line for JSONL).
     """
-    file, doc = src.path, src.doc_id
-    source = str(file)
-    passages: list[Passage] = []
     if src.kind == "passages":
         return _passage_file(src), 0
+    file, doc = src.path, src.doc_id
+    source = str(file)
     if src.kind == "pdf":
         pages = pdf_pages(file)
+        passages: list[Passage] = []
         blank = 0
         for page, text in enumerate(pages):
             if _blank(text):
                 blank += 1
-                continue
-            if chunk_words is None:
+            elif chunk_words is None:
                 passages.append(Passage(f"{doc}#p{page}", doc, doc, text, {"path": source, "page": page}))
-                continue
-            for i, (a, b) in enumerate(_windows(text, chunk_words, chunk_overlap)):
-                meta = {"path": source, "page": page, "chunk": i, "char_start": a, "char_end": b}
-                passages.append(Passage(f"{doc}#p{page}c{i}", doc, doc, text[a:b], meta))
+            else:
+                passages += _windows(doc, text, f"p{page}", {"path": source, "page": page}, chunk_words, chunk_overlap)
         if blank:
             logger.warning("%s: %d of %d pages have no extractable text (scanned? needs OCR)", file, blank, len(pages))
         return passages, blank
     text = _read_text(file)
-    if chunk_words is None:
-        paragraphs = [part.strip() for part in _BLANK_LINE.split(text) if not _blank(part)]
-        for i, para in enumerate(paragraphs):
-            passages.append(Passage(f"{doc}#{i}", doc, doc, para, {"path": source, "paragraph": i}))
-    else:
-        for i, (a, b) in enumerate(_windows(text, chunk_words, chunk_overlap)):
-            meta = {"path": source, "chunk": i, "char_start": a, "char_end": b}
-            passages.append(Passage(f"{doc}#c{i}", doc, doc, text[a:b], meta))
-    return passages, 0
+    if chunk_words is not None:
+        return _windows(doc, text, "", {"path": source}, chunk_words, chunk_overlap), 0
+    paragraphs = [part.strip() for part in _BLANK_LINE.split(text) if not _blank(part)]
+    return [Passage(f"{doc}#{i}", doc, doc, para, {"path": source, "paragraph": i})
+            for i, para in enumerate(paragraphs)], 0
 
 
 def check_chunking(chunk_words: int | None, chunk_overlap: int = 0) -> None:
@@ -354,34 +343,29 @@ def ingest(paths: str | os.PathLike | Iterable[str | os.PathLike], chunk_words: 
     paths : path-like or iterable of path-like
         Files and/or folders, as for :func:`collect_sources`.
     chunk_words : int, optional
-        ``None``: PDF pages and text paragraphs as they are. Otherwise cut each PDF page / text file
-        into windows of this many words overlapping by ``chunk_overlap``.
+        ``None``: PDF pages and text paragraphs as they are; else windows of this many words
+        overlapping by ``chunk_overlap`` (``0 <= chunk_overlap < chunk_words``) in each page / text file.
     chunk_overlap : int
-        Overlap of consecutive windows in words, ``0 <= chunk_overlap < chunk_words``.
     name : str
-        Name of the returned data set.
     progress : bool
-        Show a tqdm bar over files.
+        A tqdm bar over files.
     follow_symlinks : bool
-        Follow symbolic links that lead out of a folder given (default: skip them, with a warning).
+        As for :func:`collect_sources`.
 
     Returns
     -------
     Dataset
-        ``passage.meta`` holds ``path`` (the file as reached from the path given) and ``page``
-        (PDF) / ``paragraph`` or ``chunk`` (text) and, for windows, ``char_start``/``char_end``
-        within the page or file; passages of a JSONL file keep their own ``meta`` plus ``path``
-        and ``line``. ``dataset.meta`` lists the files and the number of PDF pages without text
-        (skipped; scanned pages need OCR).
+        ``passage.meta`` holds ``path`` and ``page`` (PDF) / ``paragraph`` or ``chunk`` (text), and
+        for windows ``char_start``/``char_end``; passages of a JSONL file keep their ``meta`` plus
+        ``path`` and ``line``. ``dataset.meta`` lists the files and the PDF pages without text.
 
     Raises
     ------
     DataNotFoundError
         A path does not exist.
     DataError
-        Unsupported file type named explicitly, unreadable/encrypted/corrupt PDF, non-UTF-8 text
-        (each naming the file), two files with one document id, a repeated pid, or no text at all
-        in the inputs.
+        An unsupported file named, an unreadable PDF or non-UTF-8 text (naming the file), two files
+        with one document id, a repeated pid, or no text at all in the inputs.
     """
     from tqdm.auto import tqdm
 

@@ -1,9 +1,8 @@
 """Loaders for the evaluation data: MuSiQue, 2WikiMultiHopQA and FinanceBench.
 
-Every loader returns a :class:`~aethel_lite.data.schema.Dataset` that passes
-:meth:`Dataset.validate`, reads the files in ``$AETHEL_DATA`` by default (see
-``$AETHEL_DATA/README.md``) and reports what it leaves out in ``dataset.meta["skipped"]``
-(reason → count) and in a logged warning, never silently.
+Every loader returns a validated :class:`~aethel_lite.data.schema.Dataset`, reads ``$AETHEL_DATA`` by
+default and reports what it leaves out in ``dataset.meta["skipped"]`` (reason → count) and in a
+logged warning, never silently.
 
 ==========================  ==================================  ========================  ===========
 data set                    passages                            pid                       pool
@@ -14,12 +13,8 @@ MuSiQue (Trivedi 2022)      20 paragraphs per question          ``<qid>#<idx>`` 
 FinanceBench (Islam 2023)   one page (or chunk) of a filing     ``<doc>#p<page>[c<i>]``   None (open)
 ==========================  ==================================  ========================  ===========
 
-References
-----------
-H. Trivedi et al., "MuSiQue: Multihop Questions via Single-hop Question Composition", TACL 2022.
-X. Ho et al., "Constructing A Multi-hop QA Dataset for Comprehensive Evaluation of Reasoning
-Steps", COLING 2020.  P. Islam et al., "FinanceBench: A New Benchmark for Financial Question
-Answering", arXiv:2311.11944, 2023.
+References: Trivedi et al., TACL 2022 (MuSiQue); Ho et al., COLING 2020 (2WikiMultiHopQA); Islam et
+al., arXiv:2311.11944, 2023 (FinanceBench).
 """
 
 from __future__ import annotations
@@ -80,9 +75,8 @@ def load_musique(path: str | os.PathLike | None = None) -> Dataset:
     Each question's paragraphs become passages ``"<qid>#<idx>"`` (``doc_id`` and ``title`` are the
     paragraph title); ``Query.pool`` is the question's own paragraphs and ``Query.gold`` those with
     ``is_supporting``. ``hops`` comes from the id prefix (``"2hop__…"``, ``"3hop1__…"``), else the
-    length of ``question_decomposition``, else the number of gold paragraphs, so any multi-hop set
-    converted to the MuSiQue layout loads too. Questions with no supporting paragraph (MuSiQue-Full
-    unanswerables) are skipped and counted in ``meta["skipped"]``.
+    length of ``question_decomposition``, else the number of gold paragraphs. Questions with no
+    supporting paragraph (MuSiQue-Full unanswerables) are skipped and counted in ``meta["skipped"]``.
 
     Parameters
     ----------
@@ -153,8 +147,7 @@ def load_2wiki(path: str | os.PathLike | None = None, distractors: str | os.Path
     ``Query.pool`` lists the ten. ``Query.gold`` = the pool paragraphs whose title is named in
     ``supporting_facts``; ``hops`` = the number of distinct supporting titles (2 for
     comparison/compositional/inference, 4 for bridge-comparison). Rows without a ``context`` (no
-    closed pool; 36 of the 200-row sample) or whose supporting titles are not all in the context are
-    skipped; ``meta["skipped"]`` maps reason → count and a warning is logged.
+    closed pool; 36 of the 200-row sample) or whose supporting titles are not all in it are skipped.
 
     Parameters
     ----------
@@ -296,10 +289,6 @@ def chunk_gold(chunks: list[str], evidence: str, *, n: int = 5, min_overlap: flo
     (evidence spanning several chunks, e.g. a whole-page table). If no chunk passes, the chunk
     with the largest :math:`|C \\cap E|` (first on ties) is gold, so every evidence page keeps at
     least one gold chunk.
-
-    On FinanceBench (200-word chunks) the best overlap of an evidence page is either ≥ 0.79 or
-    ≤ 0.38 (evidence extracted with a different PDF tool, whose table layout breaks 5-grams), so
-    the default threshold 0.5 does not sit on a knife edge; the low cases use the fallback.
     """
     ev = _ngrams(evidence, n)
     if not chunks:
@@ -320,19 +309,14 @@ def chunk_gold(chunks: list[str], evidence: str, *, n: int = 5, min_overlap: flo
 _DOC_TYPES = {"10K": "10k", "10Q": "10q", "8K": "8k", "EARNINGS": "earnings"}
 
 
-def _page_rows(path: Path, wanted: set[str] | None, progress: bool) -> Iterator[tuple[int, str, int, str]]:
-    """Stream ``pages.jsonl.gz`` once: (line, doc_name, page, text), skipping unwanted filings unparsed.
-
-    Lines are written as ``{"doc_name": "<name>", ...}``; when ``wanted`` is given the name is read
-    from that prefix and other filings' lines are skipped without JSON parsing.
-    """
-    from tqdm.auto import tqdm
-
+def _page_rows(path: Path, wanted: set[str] | None) -> Iterator[tuple[int, str, int, str]]:
+    """Stream ``pages.jsonl.gz`` once: (line, doc_name, page, text); with ``wanted``, other filings' lines
+    are skipped unparsed (the name is read from their ``{"doc_name": "<name>"`` prefix)."""
     prefix = '{"doc_name": "'
     lineno = 0
     try:
         with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh:
-            for lineno, raw in enumerate(tqdm(fh, desc="pages", unit=" lines", disable=not progress), start=1):
+            for lineno, raw in enumerate(fh, start=1):
                 line = raw.decode("utf-8")  # line by line: a bad byte is reported on its own line
                 if wanted is not None and line.startswith(prefix):
                     end = line.find('"', len(prefix))
@@ -375,43 +359,35 @@ def _fb_questions(qpath: Path) -> list[dict]:
 
 def load_financebench(directory: str | os.PathLike | None = None, docs: str = "question", granularity: str = "page",
                       chunk_words: int = 200, chunk_overlap: int = 40, *, gold_overlap: float = 0.5,
-                      progress: bool = False, questions: str = "open_source") -> Dataset:
+                      questions: str = "open_source") -> Dataset:
     """Load FinanceBench's open-source questions over the pages of the filings (open corpus).
 
-    Passages are filing pages from ``pages.jsonl.gz``: pid ``"<doc_name>#p<page>"`` (0-based page,
-    the numbering of ``evidence_page_num``), ``doc_id = title = doc_name``, ``meta`` = ``page``,
-    ``company``, ``doc_type``, ``doc_period`` (from ``financebench_document_information.jsonl``; for
-    the few filings absent from it, type and period are parsed from the name). A question is kept
-    when every evidence page exists in ``pages.jsonl.gz`` (129 of 150; the other 21 point at filings
-    whose PDF was not available: ``meta["left_out"]`` maps their ids to the reason and
-    ``meta["skipped"]`` counts reasons). ``gold`` = the evidence pages, ``hops`` = the number of
-    distinct evidence pages, ``pool`` = None.
-
-    Chunk granularity splits each page into ``chunk_words``-word windows overlapping by
-    ``chunk_overlap`` words (pid ``"<doc>#p<page>c<i>"``, ``meta`` adds ``chunk``, ``char_start``,
-    ``char_end``). A chunk is gold if it lies on an evidence page and the overlap coefficient of its
-    word 5-grams with that page's ``evidence_text`` is ≥ ``gold_overlap``; if no chunk of an
-    evidence page passes, its best-overlapping chunk is gold (see :func:`chunk_gold`).
+    Passages are filing pages from ``pages.jsonl.gz``: pid ``"<doc_name>#p<page>"`` (0-based page, as
+    ``evidence_page_num``), ``doc_id = title = doc_name``, ``meta`` = ``page``, ``company``, ``doc_type``,
+    ``doc_period`` (from ``financebench_document_information.jsonl``, else parsed from the name). A
+    question is kept when every evidence page exists (129 of 150; ``meta["left_out"]`` maps the others'
+    ids to the reason, ``meta["skipped"]`` counts reasons); ``gold`` = the evidence pages, ``hops`` =
+    their number, ``pool`` = None.
 
     Parameters
     ----------
     directory : path-like, optional
         Folder with the three FinanceBench files; default ``$AETHEL_DATA/financebench``.
     docs : {"question", "all"}
-        ``"question"``: only the filings the kept questions ask about (74 filings, 10,206 pages);
-        ``"all"``: every filing in ``pages.jsonl.gz`` (344 filings, 49,942 pages; the other 270 are
-        real distractors).
+        The filings the kept questions ask about (74 filings, 10,206 pages), or every filing in
+        ``pages.jsonl.gz`` (344 filings, 49,942 pages).
     granularity : {"page", "chunk"}
+        ``"chunk"`` cuts each page into word windows (:func:`chunk_spans`; pid ``"<doc>#p<page>c<i>"``,
+        ``meta`` adds ``chunk``, ``char_start``, ``char_end``); an evidence page's gold chunks are
+        :func:`chunk_gold` of its ``evidence_text`` with ``gold_overlap``.
     chunk_words, chunk_overlap : int
         Window size and overlap in words (chunk granularity only).
     gold_overlap : float
         Threshold of the chunk-gold rule, in (0, 1].
-    progress : bool
-        Show a tqdm bar while streaming the pages.
     questions : {"open_source", "comparisons"}
-        ``"comparisons"``: the two-filing questions of ``aethel_lite/manifests/financebench_comparisons.jsonl``
-        (:mod:`aethel_lite.studies.comparisons`; gold = their two pages, ``query.meta["split"]``) over
-        the same pages (the filings are still chosen by the open-source questions); page granularity only.
+        ``"comparisons"``: the two-filing questions of :mod:`aethel_lite.studies.comparisons` (gold = their
+        two pages, ``query.meta["split"]``) over the same pages (the filings are still chosen by the
+        open-source questions); page granularity only.
 
     Raises
     ------
@@ -436,9 +412,8 @@ def load_financebench(directory: str | os.PathLike | None = None, docs: str = "q
     qpath, ipath, ppath = (_resolve(root / f, FINANCEBENCH_DIR) for f in (FB_QUESTIONS, FB_DOCINFO, FB_PAGES))
 
     question_set, questions = questions, _fb_questions(qpath)
-    info = {}
-    for index, row in read_jsonl(ipath, numbered=True):
-        info[text_of(field_of(row, "doc_name", ipath, index), "field 'doc_name'", ipath, index)] = row
+    info = {text_of(field_of(row, "doc_name", ipath, index), "field 'doc_name'", ipath, index): row
+            for index, row in read_jsonl(ipath, numbered=True)}
     asked = {ev["doc_name"] for row in questions for ev in row["evidence"]} | {str(row.get("doc_name")) for row in questions}
     open_rows = questions
     if question_set == "comparisons":
@@ -446,7 +421,7 @@ def load_financebench(directory: str | os.PathLike | None = None, docs: str = "q
         asked |= {ev["doc_name"] for row in questions for ev in row["evidence"]}
 
     pages: dict[tuple[str, int], str] = {}  # in file order
-    for lineno, doc, page, text in _page_rows(ppath, asked if docs == "question" else None, progress):
+    for lineno, doc, page, text in _page_rows(ppath, asked if docs == "question" else None):
         if (doc, page) in pages:
             raise DataError(f"{ppath}:{lineno}: duplicate page {page} of {doc!r}")
         pages[(doc, page)] = text

@@ -1,39 +1,25 @@
 """The "your own files" setting: a FinanceBench data set as a user's own PDFs would give it.
 
-On FinanceBench a retriever is told which filing each page belongs to. The loader
-(:func:`~aethel_lite.data.loaders.load_financebench`) names every passage after its filing
-(pid ``"3M_2018_10K#p59"``, ``doc_id = title = "3M_2018_10K"``), the title is prepended to the
-indexed text (:func:`~aethel_lite.retrievers.base.passage_text`: ``"3M_2018_10K\\n<page>"``), and
-``meta`` carries the filing's ``company``, ``doc_type`` and ``doc_period`` from the data set's
-document-information file. A folder of PDFs downloaded from EDGAR or a data room has none of that:
-the file names say nothing (an accession number, a scan number) and nobody has typed in the company
-or the fiscal year. :func:`own_files` turns a loaded FinanceBench data set into that case
-(:func:`load_own_files` loads it so; ``aethel eval --format financebench --own-files``;
-the open-corpus data set ``"financebench-own"``).
+:func:`~aethel_lite.data.loaders.load_financebench` names every passage after its filing (pid
+``"3M_2018_10K#p59"``, ``doc_id = title = "3M_2018_10K"``, the title indexed with the text) and puts
+``company``, ``doc_type`` and ``doc_period`` into ``meta``; a folder of PDFs has none of that.
+:func:`own_files` hides it (:func:`load_own_files`; ``aethel eval --format financebench --own-files``;
+the open-corpus data set ``"financebench-own"``):
 
-What is hidden, exactly:
+* **document ids** — :func:`opaque_id` (deterministic, and not in the names' order, so neighbouring
+  ids say nothing about a shared company);
+* **pids** — the document part becomes the opaque id, the page (and chunk) part is kept
+  (``"3M_2018_10K#p59"`` → ``"doc-1a2b3c4d5e#p59"``), in the queries' gold too;
+* **titles** — empty, so the indexed text is the page text alone;
+* **passage meta** — only :data:`KEPT_META`, so :func:`~aethel_lite.core.docmeta.document_metadata`
+  must read ``company``, ``doc_type`` and ``doc_period`` from the pages;
+* **corpus order** — by opaque id, then page and chunk;
+* **query meta** — ``doc_name`` (also each evidence's) becomes an opaque id, ``company`` is dropped;
+* **data-set meta** — ``left_out`` reasons no longer name the filing, ``docs_without_info`` lists
+  opaque ids; ``own_files`` records what was hidden.
 
-* **document ids** — every ``doc_id`` becomes an opaque id, :func:`opaque_id`: ``"doc-"`` and the
-  first 10 hex digits of SHA-256 of ``"aethel-own-files:" + doc_name`` (deterministic, never the
-  name, and not in the names' alphabetical order, so neighbouring ids say nothing about a shared
-  company);
-* **pids** — the pid's document part is the opaque id, the page (and chunk) part is kept:
-  ``"3M_2018_10K#p59"`` → ``"doc-1a2b3c4d5e#p59"``; every query's gold pids are mapped the same way,
-  so the evaluation scores the same pages;
-* **titles** — empty, so the indexed text is the page text alone (no filing name on its first line);
-* **passage meta** — only ``page`` is kept (and, for chunks, ``chunk``, ``char_start``,
-  ``char_end``); ``company``, ``doc_type``, ``doc_period`` and anything else the loader adds are dropped,
-  so :func:`~aethel_lite.core.docmeta.document_metadata` must read them from the pages;
-* **corpus order** — passages are ordered by opaque id, then page and chunk (the loader's order is
-  alphabetical by filing name);
-* **query meta** — ``doc_name`` and each evidence's ``doc_name`` become opaque ids and ``company``
-  is dropped (no retriever reads them; they are hidden so that nothing carries a name);
-* **data-set meta** — the reasons of ``left_out`` no longer name the missing filing, and
-  ``docs_without_info`` lists opaque ids; ``own_files`` records what was hidden.
-
-The page text itself is untouched: it is what the PDF says, and a filing names its company on its
-own pages. No FinanceBench page spells a filing's ``doc_name`` (``3M_2018_10K``); the real-data
-test (``tests/test_own_files.py``) checks it.
+The page text is untouched (a filing names its company on its own pages); no FinanceBench page
+spells a filing's ``doc_name`` (checked by ``tests/test_own_files.py``).
 """
 
 from __future__ import annotations
@@ -64,8 +50,6 @@ def opaque_id(doc_name: str) -> str:
     Examples
     --------
     >>> opaque_id("3M_2018_10K") == opaque_id("3M_2018_10K") != opaque_id("3M_2019_10K")
-    True
-    >>> opaque_id("3M_2018_10K").startswith("doc-") and "3M" not in opaque_id("3M_2018_10K")
     True
     """
     return OWN_PREFIX + hashlib.sha256((_SALT + str(doc_name)).encode("utf-8")).hexdigest()[:10]
@@ -161,7 +145,7 @@ def filing_first_pages(directory: str | os.PathLike | None = None, n_pages: int 
     (names sorted), what :func:`aethel_lite.studies.docmeta_check.docmeta_accuracy` reads."""
     root = _resolve(directory, FINANCEBENCH_DIR)
     pages: dict[str, dict[int, str]] = {}
-    for _, doc, page, text in _page_rows(_resolve(root / FB_PAGES, FINANCEBENCH_DIR), None, False):
+    for _, doc, page, text in _page_rows(_resolve(root / FB_PAGES, FINANCEBENCH_DIR), None):
         if page < n_pages:
             pages.setdefault(doc, {})[page] = text
     return {d: [p[k] for k in sorted(p)] for d, p in sorted(pages.items())}

@@ -28,12 +28,8 @@ def data_file(*parts: str, root: str | os.PathLike | None = None) -> Path:
 
 
 def configured_root() -> Path | None:
-    """The data folder the user configured, or None when there is none.
-
-    ``$AETHEL_DATA`` when set (whether or not it exists: a wrong setting is still a setting);
-    otherwise ``./data`` when that folder exists (``make data`` writes it); otherwise None — the
-    only case in which a chapter may fall back to the synthetic corpus.
-    """
+    """``$AETHEL_DATA`` when set (even if missing), else ``./data`` if it exists, else None: the only
+    case in which a chapter may fall back to the synthetic corpus."""
     env = os.environ.get("AETHEL_DATA")
     if env:
         return Path(env)

@@ -1,9 +1,6 @@
 """Reading the records of a data set's JSONL file: each value checked for its type, every error naming ``file:line``.
 
-The loaders (:mod:`aethel_lite.data.loaders`) never turn another JSON type into text with
-``str()``: a ``null`` question would become the question "None", and a number or a list a passage
-of its digits or brackets. A value of the wrong type, an empty text, a missing field or a repeated
-id is a :class:`~aethel_lite.errors.DataError` naming the file and the line (blank lines counted).
+No other JSON type is turned into text with ``str()`` (a ``null`` question would become "None").
 """
 
 from __future__ import annotations
@@ -19,8 +16,7 @@ from ..errors import DataError
 
 @contextlib.contextmanager
 def guard(path: Path, index: int):
-    """Turn any other failure while reading one record (a field of an unexpected JSON type deep inside it)
-    into a :class:`DataError` naming file and record, so a malformed file never ends in another traceback."""
+    """Turn any other failure while reading one record into a :class:`DataError` naming file and record."""
     try:
         yield
     except DataError:

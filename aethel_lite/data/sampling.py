@@ -1,16 +1,4 @@
-r"""Corpus transformations for open-corpus and scaling experiments.
-
-:func:`open_corpus` turns a closed-pool data set (MuSiQue, 2Wiki) into one open corpus;
-:func:`sample_corpus` draws a corpus of a given size that keeps every gold passage, the standard design
-of a corpus-size scaling study (only the number of distractors changes). Both return a new
-:class:`~aethel_lite.data.schema.Dataset`; the input is not modified.
-
-References
-----------
-N. Thakur et al., "BEIR: A Heterogeneous Benchmark for Zero-shot Evaluation of Information
-Retrieval Models", NeurIPS Datasets and Benchmarks 2021 (corpus subsampling that keeps the
-relevant documents).
-"""
+"""Corpus transformations for open-corpus and corpus-size scaling experiments; the input is never modified."""
 
 from __future__ import annotations
 
@@ -31,9 +19,8 @@ def open_corpus(dataset: Dataset) -> Dataset:
     .. math:: \mathrm{gold}'(q) = \{\, f(p) : p \in \mathrm{gold}(q) \,\},\qquad
               f(p) = \text{the first pid with } p\text{'s (title, text)},
 
-    so a question whose gold paragraph appears under another question's pid is still scored on
-    that one passage (without the merge, a retriever would see the same text twice and credit
-    only one of the copies).
+    so a question whose gold paragraph appears under another question's pid is scored on that
+    one passage.
 
     Parameters
     ----------
@@ -72,35 +59,31 @@ def _check_int(value, name: str, minimum: int) -> int:
 def sample_corpus(dataset: Dataset, size: int, seed: int = 0) -> Dataset:
     r"""A corpus of exactly ``size`` passages that keeps every gold passage of the queries.
 
-    With :math:`G = \bigcup_q \mathrm{gold}(q)` and :math:`D` the other passages (corpus order),
-    the sample is :math:`G` plus the first :math:`\mathrm{size} - |G|` entries of a random
-    permutation of :math:`D` drawn by ``numpy.random.default_rng(seed)``; the kept passages stay
-    in corpus order. Because the permutation depends on ``seed`` only, samples of growing size
-    with one seed are nested (the 1,000-passage corpus is part of the 2,000-passage one), as a
-    scaling study wants.
+    With :math:`G = \bigcup_q \mathrm{gold}(q)` and :math:`D` the other passages (corpus order), the
+    sample is :math:`G` plus the first :math:`\mathrm{size} - |G|` entries of a random permutation of
+    :math:`D` drawn by ``numpy.random.default_rng(seed)``; kept passages stay in corpus order. One seed
+    gives nested samples of growing size (BEIR's subsampling that keeps the relevant documents).
 
     Parameters
     ----------
     dataset : Dataset
-        An open-corpus data set (every ``Query.pool`` is None); use :func:`open_corpus` first
-        for MuSiQue or 2Wiki. Closed pools are refused: after sampling they would name passages
-        that are gone.
+        An open-corpus data set (:func:`open_corpus`); closed pools are refused, as after sampling
+        they would name passages that are gone.
     size : int
-        Number of passages to keep, :math:`|G| \le \mathrm{size} \le |\text{corpus}|`.
+        :math:`|G| \le \mathrm{size} \le |\text{corpus}|`.
     seed : int
-        Non-negative seed; equal seeds give equal samples.
+        Non-negative.
 
     Returns
     -------
     Dataset
-        The same queries over the sampled passages, with ``meta["sample"] = {"size", "seed",
-        "n_gold", "n_corpus"}`` (``n_corpus`` = size of the corpus sampled from).
+        The same queries over the sampled passages, ``meta["sample"] = {"size", "seed", "n_gold",
+        "n_corpus"}`` (``n_corpus`` = size of the corpus sampled from).
 
     Raises
     ------
     ParameterError
-        ``size`` or ``seed`` is not an integer in range (the message gives the corpus and gold
-        sizes), or a query has a closed pool.
+        ``size`` or ``seed`` not an integer in range (the message gives corpus and gold sizes), or a closed pool.
     """
     size = _check_int(size, "size", 1)
     seed = _check_int(seed, "seed", 0)

@@ -1,9 +1,4 @@
-"""One schema for every data set: passages, queries with gold passages, and the data set itself.
-
-A :class:`Passage` is the unit of retrieval (a paragraph, a page, a chunk). A :class:`Query`
-names its gold passages by pid and, in the closed-pool setting, the candidate pids it is ranked
-against. A :class:`Dataset` holds both and round-trips through JSONL.
-"""
+"""One schema for every data set: passages, queries with gold passages, and the data set itself."""
 
 from __future__ import annotations
 
@@ -167,19 +162,16 @@ class Dataset:
             queries = queries[: max(int(limit), 0)]
         passages = self.passages
         if not keep_all_passages:
-            needed: set[str] = set()
-            for q in queries:
-                needed |= q.gold | set(q.pool or ())
+            needed = set().union(*(q.gold | set(q.pool or ()) for q in queries))
             passages = [p for p in self.passages if p.pid in needed]
         return Dataset(self.name, passages, queries, dict(self.meta))
 
     def with_random_pools(self, size: int = 20, seed: int = 0) -> "Dataset":
         """A copy whose every query has a closed pool: its gold passages plus random others.
 
-        For data sets without candidate pools (the synthetic corpus), so the closed-pool setting
-        can still be run. Each pool has ``max(size, |gold|)`` passages: the gold ones and
-        distractors drawn uniformly without replacement from the rest (``numpy`` generator seeded
-        with ``seed``), in a seeded random order.
+        Each pool has ``max(size, |gold|)`` passages: the gold ones and distractors drawn uniformly
+        without replacement from the rest (``numpy`` generator seeded with ``seed``), in a seeded
+        random order.
         """
         import numpy as np
 

@@ -1,8 +1,4 @@
-"""Choose and load the data set of an evaluation: real data when ``$AETHEL_DATA`` has it, else the synthetic corpus, said loudly.
-
-:func:`load_for_eval` is what ``aethel eval`` loads (closed pool, open corpus, FinanceBench pages or chunks);
-:func:`load_or_synthetic` is the notebooks' fallback to :func:`~aethel_lite.data.synthetic.make_synthetic`.
-"""
+"""Load an evaluation's data set: real data when ``$AETHEL_DATA`` has it, else the synthetic corpus, said loudly."""
 
 from __future__ import annotations
 
@@ -38,9 +34,7 @@ def check_format_options(fmt: str, *, setting: str | None = None, pages_changed:
     Raises
     ------
     ParameterError
-        Unknown format or setting; page options for a data set other than FinanceBench;
-        ``distractors`` for a data set other than 2Wiki, or set outside the open setting;
-        ``own_files`` for a data set other than FinanceBench.
+        Unknown format or setting, or an option for a data set or setting it does not apply to.
     """
     if fmt not in FORMATS:
         raise ParameterError(f"--format: unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
@@ -67,35 +61,27 @@ def load_for_eval(fmt: str, data: str | None = None, *, setting: str | None = No
     data : str, optional
         A file (MuSiQue/2Wiki layout) or a folder (default ``$AETHEL_DATA``).
     setting : {None, "closed", "open"}
-        For MuSiQue and 2Wiki, ``"open"`` returns :func:`~aethel_lite.data.sampling.open_corpus`
-        of the loaded data set (no pools, repeated paragraphs merged); ``None`` and ``"closed"``
-        keep the closed pools. FinanceBench and the synthetic corpus have no pools either way.
+        MuSiQue and 2Wiki: ``"open"`` gives :func:`~aethel_lite.data.sampling.open_corpus` of the data
+        set; ``None`` and ``"closed"`` keep the closed pools.
     seed, size : int
         The synthetic corpus: ``size`` passages generated from ``seed``.
-    docs : {"question", "all"}
-        FinanceBench: the filings asked about, or every filing.
-    granularity : {"page", "chunk"}
-        FinanceBench only (see :func:`~aethel_lite.data.loaders.load_financebench`).
-    chunk_words : int
-        FinanceBench chunk size in words (chunk granularity only).
+    docs, granularity, chunk_words
+        FinanceBench only, as for :func:`~aethel_lite.data.loaders.load_financebench`.
     distractors : None, bool or path
-        2Wiki open corpus only. ``None``: add the 6,119-paragraph distractor corpus
-        (``distractor_corpus_6119.json`` beside the questions) when that file is present;
-        ``True``: require it; ``False``: no distractors; a path: that file.
+        2Wiki open corpus only: the 6,119-paragraph distractor corpus (``distractor_corpus_6119.json``
+        beside the questions) if present (``None``), required (``True``), not used (``False``), or read from a path.
     own_files : bool
-        FinanceBench only: the "your own files" setting (:mod:`aethel_lite.data.own_files`: opaque
-        document ids, no titles, no loader metadata; data set ``"financebench-own"``).
+        FinanceBench only: the "your own files" setting (:mod:`aethel_lite.data.own_files`).
 
     Raises
     ------
     ParameterError
         A format, setting or option that does not fit the data set (:func:`check_format_options`).
     DataNotFoundError
-        A data file is missing and no data folder is configured (``data`` given, or neither
-        ``$AETHEL_DATA`` nor ``./data``), so a caller may fall back to the synthetic corpus.
+        A data file is missing and ``data`` is given or no data folder is configured.
     DataConfigError
-        ``data`` is None and the configured folder (:func:`~aethel_lite.data.paths.configured_root`)
-        is missing or does not hold this data set: the message names the folder. Never a fallback.
+        ``data`` is None and the configured folder (:func:`~aethel_lite.data.paths.configured_root`) is
+        missing or does not hold this data set: the message names the folder.
     """
     options = dict(setting=setting, seed=seed, size=size, docs=docs, granularity=granularity, chunk_words=chunk_words,
                    distractors=distractors, own_files=own_files)
@@ -168,14 +154,9 @@ def load_or_synthetic(fmt: str, *, setting: str = "closed", size: int = 1000, se
 
     The fallback data set is named ``"synthetic (instead of <fmt>)"``, carries
     ``meta["fallback_from"] = fmt``, and for the closed-pool setting gets random pools of 20
-    (:meth:`Dataset.with_random_pools`). Notebooks use this so that the book builds anywhere and
-    never passes synthetic numbers off as real ones.
-
-    The fallback happens only when no data is configured at all (``$AETHEL_DATA`` unset and no
-    ``./data`` folder, and no ``data`` argument). A configured folder that is missing or lacks the
-    data set raises :class:`~aethel_lite.errors.DataConfigError` naming the folder, and a ``data``
-    argument that does not exist raises :class:`~aethel_lite.errors.DataNotFoundError`: a wrong
-    setting must never quietly turn into a synthetic book.
+    (:meth:`Dataset.with_random_pools`). It happens only when no data is configured at all (no
+    ``data`` argument, ``$AETHEL_DATA`` unset, no ``./data``); any other missing data raises as in
+    :func:`load_for_eval`, so a wrong setting never quietly turns into a synthetic book.
     """
     if fmt != "synthetic":
         try:

