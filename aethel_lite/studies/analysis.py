@@ -1,15 +1,14 @@
 r"""Error analysis of the entity-graph retriever: where the PPR mass of a question goes, and why.
 
-A fitted :class:`~aethel_lite.retrievers.GraphRetriever` ranks the passages of a question by
-Personalized PageRank on the passage–entity graph (passages first, then entities),
+A fitted :class:`~aethel_lite.retrievers.GraphRetriever` ranks passages by Personalized PageRank
+on the passage–entity graph (passages first, then entities),
 
 .. math::
 
     p = \alpha s + (1 - \alpha) W p, \qquad W = A D^{-1},
 
 with the teleport vector :math:`s` on the question's seed entities (after BCT). The functions here
-measure the facts that decide that ranking, on the retriever's own PPR (:meth:`GraphRetriever.ppr`,
-open corpus), and return plain JSON-able dicts and lists.
+measure, on the retriever's own open-corpus PPR (:meth:`GraphRetriever.ppr`), the facts that decide it:
 
 * **Seed degree.** An entity :math:`e` with incidence column :math:`B_{:e}` touches
   :math:`d_e = \sum_i B_{ie}` passages of :math:`D_e = |\{\mathrm{doc}(i) : B_{ie} = 1\}|`
@@ -19,13 +18,11 @@ open corpus), and return plain JSON-able dicts and lists.
 
   .. math:: p_i = (1 - \alpha) \sum_e B_{ie}\, \frac{p_e}{d_e} ,
 
-  a function of its entity set alone: passages that mention the same entities get exactly the
-  same score, and a seed on :math:`d_e` pages gives each of them the same :math:`1/d_e` share of
-  its mass. Ties are counted on the retriever's ranking scores (PPR rounded to ``tol / 100``,
+  a function of its entity set alone: passages that mention the same entities tie. Ties are
+  counted on the retriever's ranking scores (PPR rounded to ``tol / 100``,
   :meth:`GraphRetriever.ranking_scores`).
 * **Mass split.** :math:`\pi_P = \sum_{i \in P} p_i` (passages) and :math:`\pi_E = 1 - \pi_P`
-  (entities); of :math:`\pi_P`, the shares on the gold passages and on the passages of the gold's
-  documents.
+  (entities); of :math:`\pi_P`, the shares on the gold passages and on the gold's documents.
 
 References
 ----------
@@ -46,21 +43,21 @@ import numpy as np
 
 from ..core.bct import seed_vector
 from ..errors import DataError, ParameterError
+from ..evaluation.metrics import gold_rank as _rank
 from ..retrievers import GraphRetriever, topk
 
 __all__ = ["gold_rank", "gold_ranks", "seed_report", "hub_entities", "mass_report", "worked_example",
            "aggregate_report", "hub_mass"]
 
-# questions solved together in one PPR batch (as GraphRetriever.search does)
-_BLOCK = 64
+_BLOCK = 64  # questions per PPR batch, as in GraphRetriever.search
 
 
 # ------------------------------------------------------------------------------------ ranks
 def gold_rank(scores: np.ndarray, gold: Iterable[int]) -> int | None:
     """1-based rank of the best gold passage in the full ranking of ``scores``.
 
-    The ranking is by ``(-score, index)``, as :func:`~aethel_lite.retrievers.topk` orders it, so
-    the rank of passage :math:`g` is :math:`1 + \\#\\{i : s_i > s_g\\} + \\#\\{i < g : s_i = s_g\\}`.
+    The rank of :func:`aethel_lite.evaluation.metrics.gold_rank` (ties by corpus order, as
+    :func:`~aethel_lite.retrievers.topk` orders them), over the gold passages that are ranked.
 
     Parameters
     ----------
@@ -75,17 +72,12 @@ def gold_rank(scores: np.ndarray, gold: Iterable[int]) -> int | None:
         The smallest rank over the gold passages; ``None`` if none of them is ranked.
     """
     scores = np.asarray(scores, dtype=np.float64)
-    best = None
+    gold = [int(g) for g in gold]
     for g in gold:
-        g = int(g)
         if not 0 <= g < scores.shape[0]:
             raise ParameterError(f"gold: index {g} is outside the {scores.shape[0]} scores")
-        s = scores[g]
-        if np.isnan(s) or s == -np.inf:
-            continue
-        rank = 1 + int(np.count_nonzero(scores > s)) + int(np.count_nonzero(scores[:g] == s))
-        best = rank if best is None else min(best, rank)
-    return best
+    ranked = [g for g in gold if not (np.isnan(scores[g]) or scores[g] == -np.inf)]
+    return _rank(scores, ranked) or None
 
 
 def gold_ranks(retriever, queries: Sequence) -> dict[str, int | None]:
@@ -126,7 +118,6 @@ class _Facts:
         self.n_edges = int(graph.incidence.nnz)
 
     def entity_row(self, j: int) -> dict:
-        """Name, degree and number of documents of entity column ``j``."""
         return {"entity": self.graph.entities[j], "degree": int(self.degree[j]),
                 "n_documents": int(self.n_documents[j])}
 
@@ -157,7 +148,6 @@ class _Solved:
 
     @property
     def reached(self) -> np.ndarray:
-        """Mask of the passages with PPR > 0."""
         return self.ppr[: self.scores.shape[0]] > 0
 
 
@@ -192,13 +182,11 @@ def _seeds(facts: _Facts, solved: _Solved, sources: dict[str, str]) -> list[dict
     graph = facts.graph
     s = seed_vector(solved.expansions, graph)
     gold_entities = {e for g in solved.gold for e in facts.passage_entities(int(g))}
-    rows = []
-    for e in solved.expansions:
-        j = graph.entity_index[e.entity]
-        found_by = sources.get(e.seed, "mention") if e.via == "exact" else f"bct-{e.via}"
-        rows.append({**facts.entity_row(j), "query_key": e.seed, "found_by": found_by,
-                     "weight": float(s[graph.n_passages + j]), "on_gold": e.entity in gold_entities})
-    return rows
+    index = graph.entity_index
+    return [{**facts.entity_row(index[e.entity]), "query_key": e.seed,
+             "found_by": sources.get(e.seed, "mention") if e.via == "exact" else f"bct-{e.via}",
+             "weight": float(s[graph.n_passages + index[e.entity]]), "on_gold": e.entity in gold_entities}
+            for e in solved.expansions]
 
 
 def _seed_report(facts: _Facts, solved: _Solved) -> dict:
@@ -221,13 +209,10 @@ def seed_report(retriever, query) -> dict:
     Returns
     -------
     dict
-        ``"qid"``, ``"question"``; ``"query_keys"``: ``[{"key", "found_by", "in_graph"}]``, the
-        question's entity keys found by ``"mention"`` (the extractor) or ``"ngram"`` (a graph entity
-        named verbatim); ``"seeds"``: ``[{"entity", "degree", "n_documents", "query_key", "found_by",
-        "weight", "on_gold"}]`` in teleport order (``found_by``: the query key's source for an exact
-        match, else ``"bct-alias"``, ``"bct-substring"`` or ``"bct-token"``; ``weight``: the share of
-        :math:`s`; ``degree`` :math:`d_e`, ``n_documents`` :math:`D_e`; ``on_gold``: a gold passage
-        mentions it); ``"n_seeds"``; ``"fallback"`` (the BM25 teleport was used); ``"gold_has_seed"``.
+        ``qid``, ``question``, ``query_keys`` (each key found by ``"mention"`` or ``"ngram"``),
+        ``seeds`` in teleport order (``found_by`` the key's source, or ``"bct-<rule>"``; ``weight`` the
+        share of :math:`s`; ``degree`` :math:`d_e`; ``n_documents`` :math:`D_e`; ``on_gold``),
+        ``n_seeds``, ``fallback`` (the BM25 teleport was used) and ``gold_has_seed``.
     """
     return _seed_report(*_solve_one(retriever, query))
 
@@ -251,9 +236,8 @@ def hub_entities(retriever, top: int = 20) -> list[dict]:
 def hub_mass(retriever, queries: Sequence, top: int = 15, block: int = 64) -> list[dict]:
     r"""Which entity nodes soak up the PageRank mass, averaged over questions.
 
-    For question :math:`q` with PPR vector :math:`p^{(q)}` (all nodes), entity :math:`e`'s share is
-    :math:`p^{(q)}_e / \sum_v p^{(q)}_v`; the result ranks entities by the mean share over the
-    questions that have any mass (a question with no seed under ``fallback="none"`` has none).
+    Entity :math:`e`'s share in question :math:`q` is :math:`p^{(q)}_e / \sum_v p^{(q)}_v`, averaged
+    over the questions that have any mass.
 
     Returns
     -------
@@ -276,11 +260,9 @@ def hub_mass(retriever, queries: Sequence, top: int = 15, block: int = 64) -> li
         live = mass > 0
         if not live.any():
             continue
-        shares = P[n_p:, live] / mass[live]
-        total += shares.sum(axis=1)
+        total += (P[n_p:, live] / mass[live]).sum(axis=1)
         best = np.argmax(P[:, live], axis=0)
-        for node in best[best >= n_p]:
-            wins[node - n_p] += 1
+        np.add.at(wins, best[best >= n_p] - n_p, 1)
         n_live += int(live.sum())
     if n_live == 0:
         return []
@@ -334,23 +316,17 @@ def mass_report(retriever, query, top: int = 10) -> dict:
     Returns
     -------
     dict
-        ``"qid"``, ``"question"``, ``"fallback"``; ``"ppr"``: :math:`p` over the graph's nodes (the
-        ``"n_passages"`` passages, then the entities in ``graph_.entities`` order; all zero without a
-        seed under ``fallback="none"``); ``"passage_share"``, ``"entity_share"``: :math:`\pi_P` and
-        :math:`\pi_E`; ``"top_entities"``:
-        ``[{"entity", "degree", "n_documents", "mass", "is_seed"}]``; ``"gold_share"``,
-        ``"gold_doc_share"``: shares of :math:`\pi_P` on the gold passages and on the gold's documents
-        (``"gold_documents"``), ``None`` with no mass or no gold; ``"n_reached"``: passages with
-        :math:`p_i > 0`; ``"top_score"``: the best ranking score of a reached passage (``None`` if
-        none); ``"n_tied_top"``: passages tied at that score.
+        ``ppr`` is :math:`p` over the ``n_passages`` passages, then the entities;
+        ``passage_share``/``entity_share`` are :math:`\pi_P`/:math:`\pi_E`; ``gold_share`` and
+        ``gold_doc_share``, the shares of :math:`\pi_P` on the gold and on its documents, are ``None``
+        with no mass or no gold; ``n_tied_top`` counts the reached passages tied at ``top_score``.
     """
     top = _check_positive(top, "top")
     facts, solved = _solve_one(retriever, query)
-    reached = solved.reached
-    best = solved.scores[reached].max() if reached.any() else None
+    reached = solved.scores[solved.reached]
     return {"qid": query.qid, "question": query.text, "fallback": solved.fallback,
             "n_passages": facts.graph.n_passages, "ppr": solved.ppr.tolist(), **_mass(facts, solved, top),
-            "n_reached": int(reached.sum()), "top_score": None if best is None else float(best),
+            "n_reached": int(reached.size), "top_score": float(reached.max()) if reached.size else None,
             "n_tied_top": _tied_top(solved)}
 
 
@@ -361,7 +337,6 @@ def _ordinal(n: int) -> str:
 
 
 def _count(n: int, noun: str) -> str:
-    """``"1 page"``, ``"3 pages"``."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
@@ -424,13 +399,9 @@ def worked_example(retriever, query, k: int = 5) -> dict:
     Returns
     -------
     dict
-        ``"qid"``, ``"question"``, ``"query_keys"``, ``"seeds"`` (as :func:`seed_report`),
-        ``"fallback"``; ``"mass"`` (as :func:`mass_report`, without ``ppr``, ties and reach);
-        ``"hits"``: ``[{"rank", "pid", "doc_id", "score", "reached", "seed_entities"}]``, the top
-        ``k`` (``seed_entities``: the seeds the passage mentions); ``"gold"``: ``[{"pid", "doc_id",
-        "rank", "score", "reached", "entities", "seed_entities", "n_tied"}]``, best first
-        (``n_tied``: other passages with exactly its score); ``"gold_rank"``; ``"n_tied_top"``;
-        ``"reason"``: one line generated from these facts.
+        The seeds as :func:`seed_report`, the ``mass`` as :func:`mass_report`, the top-``k``
+        ``hits``, the ``gold`` passages best first (``n_tied``: other passages with exactly its
+        score), ``gold_rank``, ``n_tied_top`` and a one-line ``reason`` generated from these facts.
     """
     k = _check_positive(k, "k")
     facts, solved = _solve_one(retriever, query)
@@ -475,13 +446,10 @@ def aggregate_report(retriever, queries: Sequence) -> dict:
     Returns
     -------
     dict
-        ``"n_queries"``; ``"n_with_gold"`` (the gold shares are over these); ``"no_seed_share"``;
-        ``"fallback_share"`` (the BM25 teleport was used); ``"median_seed_degree"``,
-        ``"median_seed_documents"``: medians of :math:`d_e` and :math:`D_e` over every (question,
-        seed) pair; ``"gold_has_seed_share"``; ``"gold_reached_share"``: PPR reaches a gold passage;
-        ``"median_gold_rank"`` over the ``"n_gold_ranked"`` questions whose gold is ranked;
-        ``"mean_tied_top"`` over questions that reach any passage; ``"per_query"``: one row per
-        question with these facts. Shares and medians are ``None`` over an empty set.
+        Shares of the questions (the gold shares over the ``n_with_gold`` with gold), medians of
+        :math:`d_e` and :math:`D_e` over every (question, seed) pair, ``median_gold_rank`` over the
+        ``n_gold_ranked`` ranked golds, ``mean_tied_top`` over questions that reach any passage, and
+        ``per_query`` rows. Shares and medians are ``None`` over an empty set.
     """
     facts = _Facts(retriever)
     rows = [_query_row(facts, solved) for solved in _solve(facts, queries)]

@@ -1,13 +1,11 @@
 r"""Where the open-corpus error lies: choosing the document, or ranking the pages inside it.
 
-On a corpus of long documents (FinanceBench: 74 filings of ~140 pages each) a question's
-evidence page can be missed in two ways: the retriever looks in the wrong filing, or it finds
-the filing and ranks the wrong page of it first. :func:`anchoring_study` measures both for
-``aethel-hybrid`` and the text baselines, per question:
+On long documents (FinanceBench: 74 filings of ~140 pages each) a retriever misses the evidence
+page by looking in the wrong filing, or by ranking the wrong page of the right one first.
+:func:`anchoring_study` measures both for ``aethel-hybrid`` and the text baselines, per question:
 
-* the **document rank** :math:`r_D(q)` -- the rank of the gold document among all documents
-  ordered by ``aethel-hybrid``'s document-node PageRank :math:`\pi_D` (the graph's vote for the
-  filing; ties share the lower rank);
+* the **document rank** :math:`r_D(q)` (:func:`document_rank`) of the gold document among all
+  documents by ``aethel-hybrid``'s document-node PageRank :math:`\pi_D`;
 * the **within-document reciprocal rank** of each ranker,
 
   .. math::
@@ -16,14 +14,9 @@ the filing and ranks the wrong page of it first. :func:`anchoring_study` measure
                                          + \#\{d \in \mathcal D_q : d < g^*,\ s_q(d) = s_q(g^*)\}} ,
 
   its score :math:`s_q` restricted to the pages :math:`\mathcal D_q` of the gold documents
-  (:math:`G_q` the gold pages, :math:`g^*` the first of the best-scored ones; a tie goes to the
-  passage earlier in corpus order, as in ``search``): the MRR it would reach if every other document were removed,
-  i.e. with a perfect choice of filing. Restricting removes competitors only, so
+  (:math:`g^*` the first of the best-scored gold pages; :func:`reciprocal_rank`'s ties): the MRR
+  with a perfect choice of filing. Restricting removes competitors only, so
   :math:`\mathrm{RR}_\text{in} \ge \mathrm{RR}` for every ranker and question.
-
-The mean within-document RR of the best page ranker bounds what any *filing-first* method
-built on these rankers can reach; if ``aethel-hybrid`` already picks the right filing for most
-questions, its remaining gap to that bound, not the graph, is what holds its MRR down.
 
 References
 ----------
@@ -48,17 +41,14 @@ __all__ = ["within_document_rr", "reciprocal_rank", "document_rank", "anchoring_
 
 #: Rankers whose within-document RR is measured beside ``aethel-hybrid``.
 RANKERS = ("bm25", "dense", "dense-max", "dense-heading")
-#: Corpora with fewer passages per document than this are skipped (a document is then about one
-#: passage, and choosing it *is* choosing the passage).
+#: Corpora with fewer passages per document than this are skipped (choosing the document is choosing the passage).
 MIN_PASSAGES_PER_DOCUMENT = 2.0
-#: Within-document MRR differences under this are reported as "about as well as" (a reading aid of
-#: the generated text; the numbers are printed beside it).
+#: Within-document MRR differences under this are reported as "about as well as" in the generated text.
 SAME_MRR = 0.02
 
 
 def within_document_rr(scores: np.ndarray, gold: Sequence[int], doc_index: np.ndarray) -> float:
-    r""":math:`\mathrm{RR}_\text{in}` (see the module): the reciprocal rank of the best gold passage
-    among the passages of the gold documents.
+    r""":math:`\mathrm{RR}_\text{in}` (see the module): :func:`reciprocal_rank` among the gold documents' passages.
 
     Parameters
     ----------
@@ -72,7 +62,7 @@ def within_document_rr(scores: np.ndarray, gold: Sequence[int], doc_index: np.nd
     Returns
     -------
     float
-        0 if no gold passage is ranked; ties as in :func:`reciprocal_rank`.
+        0 if no gold passage is ranked.
     """
     gold = np.asarray(list(gold), dtype=np.int64)
     if gold.size == 0:
@@ -106,8 +96,7 @@ def anchoring_study(dataset, *, fitted: Mapping[str, Any] | None = None, halves:
     fitted : mapping, optional
         Method name → a retriever already fitted on ``dataset``'s passages; the others are fitted here.
     halves : mapping, optional
-        Half name → qids (e.g. :func:`aethel_lite.studies.tuning.halves`); means are reported per half
-        and for ``"all"``.
+        Half name → qids (e.g. :func:`aethel_lite.studies.tuning.halves`); means per half and ``"all"``.
     rankers : sequence of str
         Baselines measured beside ``aethel-hybrid``.
 

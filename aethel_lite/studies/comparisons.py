@@ -1,41 +1,25 @@
 """FinanceBench comparison questions: each needs one page from each of two filings.
 
-``aethel_lite/manifests/financebench_comparisons.jsonl`` holds 58 questions (FinanceBench question
-format, ids ``cmp_001``…) over the 10-Ks among the 74 filings the FinanceBench questions ask about;
-load them with ``load_financebench(questions="comparisons")`` (same 10,206 pages, gold = the two pages).
+``aethel_lite/manifests/financebench_comparisons.jsonl`` holds 58 questions (ids ``cmp_001``…) over
+the 10-Ks among the 74 filings FinanceBench asks about (``load_financebench(questions="comparisons")``):
 
 * ``comparison-two-companies`` (34): one metric of two companies in one fiscal year (each company's
-  own fiscal year, as its 10-K is labelled in the document information file: Walmart's FY2020 ends
-  in January 2020, Nike's in May);
-* ``comparison-two-years`` (24): one metric of one company in two fiscal years that no filing of the
-  corpus holds together (a 10-K's balance sheet holds 2 year-ends, its income and cash-flow
-  statements 3 years: 2 or more years apart for a balance-sheet metric, 3 or more otherwise).
+  own, as the document information file labels its 10-K: Walmart's FY2020 ends in January 2020);
+* ``comparison-two-years`` (24): one metric of one company in two fiscal years that no filing holds
+  together (2 or more years apart for a balance-sheet metric, 3 or more otherwise).
 
-Metrics (:data:`METRIC_STATEMENT`): total assets, total liabilities, cash and cash equivalents,
-revenue, net income, operating income, net cash provided by operating activities, under the
-company's own row label ("Net sales", "Operating profit", "Net loss", ...). Questions are worded in
-9 (two companies) and 8 (two years) phrasings with several names per metric.
+Metrics (:data:`METRIC_STATEMENT`) appear under the company's own row label ("Net sales", "Net loss", ...).
 
-**Gold rule** (:func:`find_statement_page`). The gold page of (filing, statement, row label) is the
-first page of the filing one of whose first :data:`HEAD_LINES` non-blank lines *is* the statement's
-heading (:data:`HEADINGS`, spaces and case ignored, "(continued)" allowed: Consolidated Balance
-Sheet(s) / Statement(s) of Financial Position; Statement(s) of Operations / Income / Earnings or
-Income Statements; Statement(s) of Cash Flows) and which has a row with that label
-(:func:`row_figures`). The rule skips tables of contents (no figures), selected-financial-data
-pages (their heading ends in a colon or says "Data") and notes. Each evidence item records the
-``fiscal_year``, ``row_label``, the ``figure`` as printed and its ``unit``; every one of the 116
-pages was checked by hand (the heading, the column order of the years, the figure in the fiscal
-year's column: Amazon prints the years ascending) and the figures are restated in ``answer``. No
-filing text is copied. A (company, year, metric) was used only if no other filing among the 74 has
-a row with that label and figure and no other filing *of the same company* prints the figure at
-all (later 10-Ks' selected financial data, cash-flow statements' opening cash, earnings releases
-and 10-Qs repeat many figures; 13 first candidates were dropped for this). So among the company's
-filings only the gold filing holds each figure, and no single filing holds both figures of a
-two-year question. Over all 344 filings (``docs="all"``) this is not checked.
+**Gold rule** (:func:`find_statement_page`): the first page of the filing one of whose first
+:data:`HEAD_LINES` non-blank lines *is* the statement's heading (:data:`HEADINGS`: spaces and case
+ignored, "(continued)" allowed) and which has a row with the label (:func:`row_figures`). Evidence
+items record ``fiscal_year``, ``row_label``, the printed ``figure`` and its ``unit``; all 116 pages
+were checked by hand. A (company, year, metric) was used only if no other of the 74 filings has a
+row with that label and figure and no other filing *of the same company* prints the figure at all, so
+no filing holds both figures of a two-year question (not checked over all 344 filings, ``docs="all"``).
 
-**Split rule** (:func:`assign_splits`, fixed before any method was run): within each question type,
-the ids sorted by their ``sha256`` hex digest; the first half (rounded up) is ``dev``, the rest
-``test`` (17 + 12 dev, 17 + 12 test).
+**Split rule** (:func:`assign_splits`, fixed before any method was run): :func:`split_of` within each
+question type (17 + 12 dev, 17 + 12 test).
 """
 
 from __future__ import annotations
@@ -81,7 +65,6 @@ def row_figures(text: str, label: str) -> list[str]:
     the figures on the following lines up to the first line with a letter ("$" and blank lines are
     skipped). Rows with no figure are passed over; ``[]`` when there is no such row.
     """
-    # runs of white space collapsed, dot leaders ("Total assets.....") removed
     lines = [" ".join(re.sub(r"\.{3,}", " ", line).split()) for line in text.splitlines()]
     want = label.casefold()
     for i, line in enumerate(lines):
@@ -158,10 +141,8 @@ def comparison_study(*, data: str | None = None, quick: bool = False, n_resample
                      progress: bool = False, log: Callable[[str], None] | None = print) -> dict:
     """BM25, dense, ``aethel-hybrid`` and ``aethel-anchors`` on the comparison questions, and the single-filing check.
 
-    One corpus (the 10,206 pages of the filings FinanceBench asks about; quick mode: a 400-page
-    sample with every gold page) is fitted once per method; ``aethel-anchors`` is ``aethel-hybrid``
-    with :data:`~aethel_lite.retrievers.hybrid_settings.ANCHORED` (``set_params``: nothing refitted).
-    Every run is :data:`~aethel_lite.retrievers.run.RUN_DEPTH` deep, as ``aethel eval``'s.
+    One corpus (quick mode: a 400-page sample with every gold page) is fitted once per method;
+    ``aethel-anchors`` is ``aethel-hybrid`` with :data:`~aethel_lite.retrievers.hybrid_settings.ANCHORED`.
 
     Returns
     -------

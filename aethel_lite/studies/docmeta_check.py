@@ -1,9 +1,8 @@
 """How well the page reader finds a filing's company, fiscal year and filing type.
 
-:func:`docmeta_accuracy` hides every filing's name (an opaque id, no title, no loader metadata),
-gives :func:`~aethel_lite.core.docmeta.document_metadata` its first pages only, and scores what it
-reads against a document-information table (FinanceBench's ``financebench_document_information.jsonl``:
-``doc_name``, ``company``, ``doc_type``, ``doc_period``).
+:func:`docmeta_accuracy` gives :func:`~aethel_lite.core.docmeta.document_metadata` each filing's first
+pages under an opaque id and scores what it reads against a document-information table
+(FinanceBench's ``financebench_document_information.jsonl``).
 
 Scoring rules (:func:`company_matches`, :func:`type_of`):
 
@@ -31,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from ..core.docmeta import company_key, document_metadata
 from ..data.schema import Passage
 
-__all__ = ["company_matches", "type_of", "split_half", "read_hidden", "docmeta_accuracy"]
+__all__ = ["company_matches", "type_of", "split_half", "docmeta_accuracy"]
 
 FIELDS = ("company", "fiscal_year", "filing_type")
 
@@ -50,14 +49,8 @@ def company_matches(read: str | None, company: str) -> bool:
 
     Examples
     --------
-    >>> company_matches("jpmorgan chase", "JPMorgan")
-    True
-    >>> company_matches("advanced micro devices", "AMD")
-    True
-    >>> company_matches("wal mart stores", "Walmart")
-    True
-    >>> company_matches("square", "Block")
-    False
+    >>> company_matches("wal mart stores", "Walmart"), company_matches("square", "Block")
+    (True, False)
     """
     if not read:
         return False
@@ -65,7 +58,7 @@ def company_matches(read: str | None, company: str) -> bool:
     if _contains(r, c) or _contains(c, r):
         return True
     if any("".join(r[i:j]) == "".join(c) for i in range(len(r)) for j in range(i + 2, len(r) + 1)):
-        return True  # "wal mart stores" names "Walmart": hyphenation and spacing variants
+        return True
     return len(c) == 1 and len(r) > 1 and "".join(t[0] for t in r) == c[0]
 
 
@@ -78,16 +71,6 @@ def type_of(doc_type: str) -> str:
 def split_half(doc_name: str) -> int:
     """0 (development half) or 1 (held-out half): the low bit of the first byte of SHA-256(``doc_name``)."""
     return hashlib.sha256(doc_name.encode("utf-8")).digest()[0] % 2
-
-
-def read_hidden(pages_by_doc: Mapping[str, Sequence[str]], n_pages: int = 3) -> dict:
-    """:class:`~aethel_lite.core.docmeta.DocMeta` of each filing read from its first ``n_pages`` pages under an
-    opaque id (``"doc<i>"``), no title and no loader metadata; keyed by the real name."""
-    names = list(pages_by_doc)
-    passages = [Passage(f"doc{i}#p{k}", f"doc{i}", "", text, {"page": k})
-                for i, name in enumerate(names) for k, text in enumerate(list(pages_by_doc[name])[:n_pages])]
-    metas = document_metadata(passages)
-    return {name: metas[f"doc{i}"] for i, name in enumerate(names) if f"doc{i}" in metas}
 
 
 def docmeta_accuracy(pages_by_doc: Mapping[str, Sequence[str]], doc_info: Sequence[Mapping], *,
@@ -112,7 +95,11 @@ def docmeta_accuracy(pages_by_doc: Mapping[str, Sequence[str]], doc_info: Sequen
         ``fiscal_year``, ``filing_type``.
     """
     rows = [r for r in doc_info if r["doc_name"] in pages_by_doc and (half is None or split_half(r["doc_name"]) == half)]
-    metas = read_hidden({r["doc_name"]: pages_by_doc[r["doc_name"]] for r in rows}, n_pages)
+    names = list(dict.fromkeys(r["doc_name"] for r in rows))  # read as "doc<i>": no title, no loader metadata
+    pages = [Passage(f"doc{i}#p{k}", f"doc{i}", "", text, {"page": k})
+             for i, name in enumerate(names) for k, text in enumerate(list(pages_by_doc[name])[:n_pages])]
+    read_meta = document_metadata(pages)
+    metas = {name: read_meta[f"doc{i}"] for i, name in enumerate(names) if f"doc{i}" in read_meta}
     hits: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     failures = []
     for r in rows:

@@ -1,10 +1,7 @@
 r"""The open-corpus study: every question searches a whole corpus (the paper's second setting).
 
-The paper reports, on a private corpus of 4,123 financial chunks and 40 questions, HR@5 of BM25
-.700, the NER3 graph .600, the regex graph .400 and dense retrieval .450, and RRF(BM25 + graph)
-MRR .479 against BM25's .468 (paired bootstrap CI [−.163, +.192]). This module re-runs that
-experiment on public corpora (:data:`OPEN_DATASETS`) for ``notebooks/20_open_corpus.ipynb``, which
-writes its plain JSON-able results to ``results/open_corpus.json``.
+The paper's experiment on a private corpus of 4,123 financial chunks (:mod:`aethel_lite.studies.paper`),
+re-run on public corpora (:data:`OPEN_DATASETS`) for ``notebooks/20_open_corpus.ipynb``.
 
 References
 ----------
@@ -60,8 +57,7 @@ OPEN_DATASETS: dict[str, dict[str, Any]] = {
 #: Metrics reported per method (MRR is over the top 1,000 of each ranking; see experiment.run_methods).
 OPEN_METRICS = ("HR@1", "HR@5", "MRR", "AllSupport@5", "Recall@5")
 
-#: ``quick`` mode (CI): the first ``limit`` questions over a sampled corpus of ``corpus_size``
-#: passages (gold kept), so every cell runs in seconds.
+#: ``quick`` mode (CI): the first ``limit`` questions over a sampled corpus of ``corpus_size`` passages.
 QUICK = {"limit": 12, "corpus_size": 300}
 
 
@@ -82,11 +78,9 @@ def load_open(name: str, *, data: str | None = None, limit: int | None = None, c
     """Load open-corpus data set ``name`` (a key of :data:`OPEN_DATASETS`), pools dropped.
 
     ``limit`` keeps the first questions (and the whole corpus); ``corpus_size`` then samples the
-    corpus with :func:`aethel_lite.data.sampling.sample_corpus` (every gold passage kept, the rest
-    drawn with ``seed``). An own-files data set (``"own_files"`` in its spec) hides the filings' names
-    and metadata after sampling (:func:`aethel_lite.data.own_files.own_files`): the same pages as
-    ``"financebench"`` with the same ``limit`` and ``corpus_size``. Raises
-    :class:`~aethel_lite.errors.DataNotFoundError` when the real data is missing.
+    corpus with :func:`aethel_lite.data.sampling.sample_corpus` (gold kept, the rest drawn with
+    ``seed``). An own-files data set hides the filings' names and metadata after sampling: the same
+    pages as ``"financebench"``. Raises :class:`~aethel_lite.errors.DataNotFoundError` without the data.
     """
     if name not in OPEN_DATASETS:
         raise ParameterError(f"datasets: unknown {name!r}; choose from {', '.join(OPEN_DATASETS)}")
@@ -103,18 +97,14 @@ def load_open(name: str, *, data: str | None = None, limit: int | None = None, c
     corpus_size = corpus_size or spec.get("corpus_size")
     if corpus_size:
         ds = sample_corpus(ds, corpus_size, seed)
-    if spec.get("own_files"):  # hidden after sampling: the same pages as the named setting's sample
+    if spec.get("own_files"):
         ds = own_files(ds)
     ds.name = name
     return ds
 
 
 def group_of(dataset_name: str, query) -> str:
-    """The question group used for split results.
-
-    FinanceBench: one evidence page vs several; MuSiQue: hop count; 2Wiki: question type
-    (comparison, compositional, inference, bridge-comparison); synthetic: single- vs multi-hop.
-    """
+    """The question group of split results: evidence pages (FinanceBench), 2Wiki type, else hops."""
     if dataset_name.startswith("financebench"):
         return "one evidence page" if query.hops <= 1 else "several evidence pages"
     if dataset_name.startswith("2wiki") and query.meta.get("type"):
@@ -140,17 +130,14 @@ def metric_cis(block: Mapping[str, Mapping[str, Any]], queries: Sequence, groups
         return {"mean": round(float(ci.mean), 6), "ci_low": round(float(ci.ci_low), 6),
                 "ci_high": round(float(ci.ci_high), 6), "n": len(values)}
 
+    def cells(pq: Mapping[str, Mapping[str, float]], members: list[str]) -> dict:
+        return {m: cell([pq[q][m] for q in members]) for m in metrics if m in pq[qids[0]]}
+
     qids = [q.qid for q in queries]
     names = sorted(set((groups or {}).values()))
-    out: dict[str, dict] = {}
-    for method, entry in block.items():
-        pq = entry["per_query_metrics"]
-        row = {"all": {m: cell([pq[q][m] for q in qids]) for m in metrics if m in pq[qids[0]]}, "groups": {}}
-        for g in names:
-            members = [q for q in qids if groups[q] == g]
-            row["groups"][g] = {m: cell([pq[q][m] for q in members]) for m in metrics if m in pq[qids[0]]}
-        out[method] = row
-    return out
+    return {method: {"all": cells(e["per_query_metrics"], qids),
+                     "groups": {g: cells(e["per_query_metrics"], [q for q in qids if groups[q] == g]) for g in names}}
+            for method, e in block.items()}
 
 
 def block_of(block: Mapping[str, Mapping[str, Any]], qids: Sequence[str]) -> dict:
@@ -162,8 +149,7 @@ def block_of(block: Mapping[str, Mapping[str, Any]], qids: Sequence[str]) -> dic
 
 def graph_reliance(outcomes: Mapping[str, Any], queries: Sequence, k: int) -> dict:
     """Per graph method, how much of its open-corpus run came from BM25 rather than the graph
-    (:func:`aethel_lite.retrievers.diagnostics.reliance` at depth ``k``): ``fallback_share`` (questions
-    with no seed entity) and ``bm25_top5_share`` (top-5 slots PPR never reached, ordered by BM25)."""
+    (:func:`aethel_lite.retrievers.diagnostics.reliance` at depth ``k``)."""
     out = {}
     for name, outcome in outcomes.items():
         retriever = getattr(outcome, "retriever", None)
@@ -183,8 +169,7 @@ def evaluate_open(dataset, methods: Sequence[str], *, n_resamples: int = 10_000,
     result : dict
         ``{"summary", "meta", "groups", "methods" (the aethel eval block), "ci", "reliance", "timing"}``.
     outcomes : dict
-        method → :class:`~aethel_lite.evaluation.runner.MethodOutcome` (fitted retrievers, for the error
-        analysis); empty when the result came from the cache.
+        method → :class:`~aethel_lite.evaluation.runner.MethodOutcome`; empty when the result came from the cache.
     """
     outcomes: dict = {}
 
@@ -252,15 +237,11 @@ def chapter_tests(results: Mapping[str, Mapping[str, Any]], pairs: Sequence[tupl
     """Paired bootstrap and randomization tests of every pair on every data set, Holm-adjusted over all rows.
 
     Each row is :func:`aethel_lite.evaluation.runner.paired_comparisons`'s plus ``dataset`` and
-    ``p_holm_chapter``: the bootstrap p-value adjusted by Holm's step-down procedure over *every*
-    test of the chapter, not only one data set's.
+    ``p_holm_chapter`` (the bootstrap p-value Holm-adjusted over every test of the chapter).
     """
-    rows = []
-    for name, res in results.items():
-        block = res["methods"]
-        usable = [p for p in pairs if p[0] in block and p[1] in block]
-        for row in paired_comparisons(block, usable, metrics, n_resamples=n_resamples, seed=seed):
-            rows.append({"dataset": name, **row})
+    rows = [{"dataset": name, **row} for name, res in results.items()
+            for row in paired_comparisons(res["methods"], [p for p in pairs if set(p) <= res["methods"].keys()],
+                                          metrics, n_resamples=n_resamples, seed=seed)]
     adjusted = holm([r["p_bootstrap"] for r in rows]) if rows else []
     for row, p in zip(rows, adjusted):
         row["p_holm_chapter"] = round(float(p), 6)
@@ -271,10 +252,9 @@ def paper_verdicts(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Mapp
                    synthetic: Sequence[str] = ()) -> list[dict]:
     """One row per (paper number, our data set): ours, our 95% CI, and a verdict.
 
-    ``verdict`` is ``"inside our CI"`` when the paper's value lies in our interval, ``"outside our
-    CI"`` when not, and ``"not comparable"`` when our number comes from synthetic data (listed in
-    ``synthetic``) or the method was not run; ``why`` says what separates the two corpora. Rows of
-    the ``open_corpus_multihop`` section are compared on the multi-evidence / multi-hop group.
+    ``verdict``: ``"inside our CI"``, ``"outside our CI"``, or ``"not comparable"`` (data sets in
+    ``synthetic``, or the method not run); ``why`` says what separates the two corpora. Rows of the
+    ``open_corpus_multihop`` section are compared on the multi-evidence / multi-hop group.
     """
     out = []
     for r in rows:
@@ -306,10 +286,9 @@ def paper_verdicts(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Mapp
 
 
 def pick_examples(rows: Sequence[Mapping[str, Any]], k: int = 5) -> list[str]:
-    """Three question ids for worked examples, chosen by rule, from the per-question rows of
-    :func:`aethel_lite.studies.analysis.aggregate_report`: the first question whose gold ranks in
-    the top ``k``, the first whose gold is reached by PageRank but ranks below ``k``, and the first
-    whose gold is never reached (a kind with no such question is skipped)."""
+    """Question ids for worked examples from :func:`aethel_lite.studies.analysis.aggregate_report`'s rows:
+    the first whose gold ranks in the top ``k``, the first whose gold PageRank reaches but ranks
+    below ``k``, and the first whose gold it never reaches (a kind with no such question is skipped)."""
     kinds = (
         lambda r: r["gold_rank"] is not None and r["gold_rank"] <= k,
         lambda r: r["gold_reached"] and (r["gold_rank"] is None or r["gold_rank"] > k),

@@ -1,10 +1,5 @@
 r"""The hybrid on your own files: every method with the filings named (FinanceBench as loaded) and with
-nothing but their pages (:mod:`aethel_lite.data.own_files`), side by side.
-
-``aethel-hybrid`` wins on FinanceBench largely by picking the right filing, and there the loader tells
-it which filing a page is in (the title on every page, the company, period and type in ``meta``). On a
-user's own PDFs the metadata nodes must come from the pages
-(:func:`~aethel_lite.core.docmeta.document_metadata`). :func:`own_files_study` measures what the
+nothing but their pages (:mod:`aethel_lite.data.own_files`). :func:`own_files_study` measures what the
 hybrid keeps of its lead over BM25 and dense retrieval, :math:`\ell_s = \bar r_\text{hybrid} -
 \bar r_\text{baseline}`, when the filings are not named: the share :math:`\ell_\text{own} /
 \ell_\text{named}` and the change :math:`\ell_\text{own} - \ell_\text{named}` with a paired bootstrap
@@ -40,11 +35,8 @@ _SETTING_LABELS = {NAMED: "filings named", OWN: "own files"}
 
 
 def metadata_accuracy(doc_names: Sequence[str] | None = None, *, directory=None, n_pages: int = 3) -> dict:
-    """The page reader's accuracy (:func:`~aethel_lite.studies.docmeta_check.docmeta_accuracy`) on FinanceBench.
-
-    Returns ``{"corpus": ..., "all": ...}``: on the filings ``doc_names`` (None: no ``"corpus"``) and on
-    every filing with pages and a document-information row, each read from its first ``n_pages`` pages.
-    """
+    """The page reader's accuracy (:func:`~aethel_lite.studies.docmeta_check.docmeta_accuracy`) on FinanceBench:
+    ``{"corpus": ..., "all": ...}`` on the filings ``doc_names`` (None: no ``"corpus"``) and on every filing."""
     pages, info = filing_first_pages(directory, n_pages), document_information(directory)
     out = {"all": docmeta_accuracy(pages, info, n_pages=n_pages)}
     if doc_names is not None:
@@ -74,9 +66,8 @@ def lead_rows(settings: Mapping[str, Mapping[str, Any]], *, n_resamples: int = 1
     """The hybrid's lead over each of :data:`LEAD_BASELINES` in both settings, and what it keeps.
 
     ``settings``: :data:`NAMED` and :data:`OWN` → entries of :func:`own_files_study`. One row per (half,
-    baseline, metric): ``named`` and ``own`` (the lead with its paired-bootstrap CI, from the entries'
-    ``tests``), ``kept`` (own / named; None when the named lead is not positive) and ``change`` (own −
-    named, with the CI of a paired bootstrap over the questions both settings share).
+    baseline, metric): ``named`` and ``own`` (the lead with its CI), ``kept`` (own / named; None when the
+    named lead is not positive) and ``change`` (own − named, paired bootstrap over the shared questions).
     """
     named, own = settings[NAMED], settings[OWN]
     rows = []
@@ -116,8 +107,7 @@ def own_files_study(loaded: Mapping[str, Any], *, reference: Mapping[str, Mappin
         :data:`NAMED` and :data:`OWN` → Dataset (:func:`~aethel_lite.studies.open_corpus.load_open`
         with the same ``limit`` and ``corpus_size``: the same pages and questions).
     reference : mapping, optional
-        Entries of :func:`~aethel_lite.studies.beyond.beyond_study` already computed: a setting found
-        there with every method compared and the same questions is not run again.
+        :func:`~aethel_lite.studies.beyond.beyond_study` entries reused when they hold every method and question.
     baselines : mapping, optional
         Setting name → an ``aethel eval`` ``methods`` block computed on the same data set (reused).
     metadata : mapping, optional
@@ -223,11 +213,8 @@ def _lead_phrase(r: Mapping[str, Any]) -> str:
 
 
 def lead_sentence(saved: Mapping[str, Any], metrics: Sequence[str] = ("MRR", "HR@5")) -> str:
-    """What the hybrid keeps of its lead when the filings are not named, generated from a saved study.
-
-    Markdown bullets, one per half and metric: the hybrid's value in both settings and, per baseline,
-    the lead named → own, the share kept and the change with its CI; then the page reader's accuracy.
-    """
+    """What the hybrid keeps of its lead when the filings are not named: Markdown bullets from a saved
+    study, one per half and metric, then the page reader's accuracy."""
     out = []
     for half, what in (("all", "all {n} questions"), ("test", "the {n} test questions")):
         for metric in metrics:

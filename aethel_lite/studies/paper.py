@@ -1,9 +1,7 @@
 """The numbers the paper reports, so every chapter can show them beside ours.
 
-These are the only hand-entered numbers in the project: they are quoted from *Aethel: A
-Reproducible Graph-Retrieval Framework for Multi-Hop Financial Diligence* (the paper's tables
-and text), never computed here. Each row says which of our methods reproduces the paper's
-method (``ours``) and how sure that mapping is (``note``).
+The project's only hand-entered numbers, quoted from *Aethel: A Reproducible Graph-Retrieval
+Framework for Multi-Hop Financial Diligence*; each row names our method for the paper's (``ours``).
 """
 
 from __future__ import annotations

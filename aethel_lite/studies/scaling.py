@@ -1,13 +1,8 @@
 r"""The scaling study: retrieval quality and cost as the corpus grows (the paper's scaling plot).
 
-The paper grows its private corpus from 100 to 4,123 chunks: dense HR@5 falls .84 → .45, BM25
-.80 → .70, and the graph passes dense from 500 chunks on without ever passing BM25. Here a corpus
-of each size is drawn with :func:`aethel_lite.data.sampling.sample_corpus` — every gold passage
-kept, the others sampled with a fixed seed — several seeds per size, and every method is fitted
-and scored on each sample; :func:`crossovers` computes the paper's two claims from the curves.
-
-Because the gold passages are always kept, a smaller corpus is the same questions with fewer
-distractors: at size :math:`N` a question's gold passages compete with :math:`N - |G|` others.
+A corpus of each size is drawn with :func:`aethel_lite.data.sampling.sample_corpus` (every gold
+passage kept, several seeds per size), so at size :math:`N` a question's gold passages compete with
+:math:`N - |G|` others; :func:`crossovers` computes the paper's two claims from the curves.
 """
 
 from __future__ import annotations
@@ -48,8 +43,7 @@ def resolve_sizes(sizes: Sequence, n_passages: int, n_gold: int) -> list[int]:
 
 
 def _peak_fit(fit: Callable[[], Any], measure_memory: bool) -> tuple[Any, float | None]:
-    """Run ``fit()``; return its value and peak traced MiB (tracemalloc: Python and numpy allocations;
-    memory that native libraries allocate outside Python's allocator is not seen)."""
+    """Run ``fit()``; return its value and peak MiB traced by tracemalloc (Python and numpy allocations)."""
     if measure_memory:
         tracemalloc.start()
     try:
@@ -63,12 +57,10 @@ def _peak_fit(fit: Callable[[], Any], measure_memory: bool) -> tuple[Any, float 
 
 def _scaling_job(sample, methods: Sequence[str], bases: Sequence[str], *, first: bool, traced: bool,
                  retriever_kwargs: Mapping | None) -> dict:
-    """Fit, run and score every method on one corpus sample: ``{"per_query_metrics": {method: ...},
-    "timing": {method: {"fit_seconds", "peak_mib"}}}`` (timing only for the ``first`` seed, which runs
-    without the process-wide memos and, when ``traced``, under tracemalloc)."""
+    """Fit, run and score every method on one corpus sample (timing only for the ``first`` seed)."""
     outcomes: dict[str, MethodOutcome] = {}
     peaks: dict[str, float | None] = {}
-    for base in bases:  # one fit per base method, traced alone; the timed (first) seed uses no memo
+    for base in bases:  # one fit per base method, traced alone
         out, peaks[base] = _peak_fit(lambda: run_methods(sample, [base], setting="open", progress=False, log=None,
                                                          retriever_kwargs=retriever_kwargs, memo=not first), traced)
         outcomes[base] = out[base]
@@ -95,18 +87,16 @@ def scaling_run(dataset, methods: Sequence[str], *, sizes: Sequence = DEFAULT_SI
     sizes : corpus sizes; ``"full"`` = the whole corpus (one sample: seeds do not change it).
     seeds : one sample per seed and size.
     n_resamples : bootstrap resamples for the CI over questions.
-    measure_memory : trace the peak memory of fitting (first seed of each size only; tracing slows Python).
-        The first seed of each size is also the one whose fit time is reported: it runs without the
-        process-wide memos (:mod:`aethel_lite.caching.memo`); the other seeds reuse per-text work.
+    measure_memory : trace the peak memory of fitting, for the first seed of each size only: the one
+        whose fit time is reported, run without the process-wide memos (:mod:`aethel_lite.caching.memo`).
 
     Returns
     -------
     dict
         ``{"sizes": [...], "n_gold": int, "n_queries": int, "curves": {method: {metric: [{"size", "mean",
         "seed_min", "seed_max", "ci_low", "ci_high", "n_seeds"}, ...]}}, "timing": {method: [{"size",
-        "fit_seconds", "peak_mib"}]}}``. Everything outside ``timing`` is deterministic for fixed seeds.
-        Each (size, seed) job is cached on disk (:func:`aethel_lite.caching.resultcache.cached`); a
-        cached job keeps the fit times measured when it was computed.
+        "fit_seconds", "peak_mib"}]}}``. Everything outside ``timing`` is deterministic for fixed seeds;
+        each (size, seed) job is cached on disk, with the fit times measured when it was computed.
     """
     from tqdm.auto import tqdm
 

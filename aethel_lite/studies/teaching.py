@@ -1,7 +1,5 @@
-"""Step-by-step views of the graph retriever for the teaching chapter (``notebooks/01_graph_construction``).
-
-Each function returns plain JSON-able data (the chapter writes it to ``results/`` and draws its
-tables and figures from the file), or draws such data.
+"""Step-by-step views of the graph retriever for the teaching chapter (``notebooks/01_graph_construction``):
+plain JSON-able data, which the chapter writes to ``results/`` and draws its tables and figures from.
 
 References
 ----------
@@ -43,8 +41,7 @@ def entity_comparison(retrievers: Mapping[str, Any], passages: Sequence) -> dict
     Parameters
     ----------
     retrievers : mapping
-        Extractor label → a fitted :class:`~aethel_lite.retrievers.GraphRetriever` (stop-entities
-        are computed over the corpus it was fitted on).
+        Extractor label → a fitted :class:`~aethel_lite.retrievers.GraphRetriever`.
     passages : sequence of Passage
         The paragraphs to compare (e.g. one question's pool); each must be in every graph.
 
@@ -52,26 +49,19 @@ def entity_comparison(retrievers: Mapping[str, Any], passages: Sequence) -> dict
     -------
     dict
         label → ``{"found", "kept", "dropped": {pid: [keys]}, "links": [[shorter, longer], ...]}``: the
-        extractor's normalised mentions, those that are graph entities, the others (stop-entities),
-        and the graph's entity–entity links among the kept keys. Keys sorted.
+        normalised mentions, the graph entities among them, the others (stop-entities), and the
+        entity–entity links among the kept keys. Keys sorted.
     """
     out = {}
     for label, r in retrievers.items():
         mentions = extract_entities([passage_text(p) for p in passages], r.extractor_, cache=r.cache, progress=False)
         graph = r.graph_
-        found, kept, dropped = {}, {}, {}
-        for p, ms in zip(passages, mentions):
-            keys = sorted({m.key for m in ms if m.key})
-            found[p.pid] = keys
-            kept[p.pid] = [k for k in keys if k in graph.entity_index]
-            dropped[p.pid] = [k for k in keys if k not in graph.entity_index]
-        links: set[tuple[str, str]] = set()
-        if graph.alias is not None:
-            here = sorted({k for ks in kept.values() for k in ks})
-            for key in here:
-                for j in graph.alias.getrow(graph.entity_index[key]).indices:
-                    if graph.entities[j] in here:
-                        links.add(tuple(sorted((key, graph.entities[j]), key=lambda x: (len(x), x))))
+        found = {p.pid: sorted({m.key for m in ms if m.key}) for p, ms in zip(passages, mentions)}
+        kept = {pid: [k for k in keys if k in graph.entity_index] for pid, keys in found.items()}
+        dropped = {pid: [k for k in keys if k not in graph.entity_index] for pid, keys in found.items()}
+        here = [] if graph.alias is None else sorted({k for ks in kept.values() for k in ks})
+        links = {tuple(sorted((key, graph.entities[j]), key=lambda x: (len(x), x))) for key in here
+                 for j in graph.alias.getrow(graph.entity_index[key]).indices if graph.entities[j] in here}
         out[label] = {"found": found, "kept": kept, "dropped": dropped, "links": [list(x) for x in sorted(links)]}
     return out
 
@@ -81,8 +71,7 @@ def power_trace(adjacency: Any, seeds: Any, alpha: float, n_iter: int = 30) -> n
 
     .. math:: p^{(0)} = s, \qquad p^{(t+1)} = \alpha s + (1-\alpha)\big(W p^{(t)} + (d^\top p^{(t)})\, s\big)
 
-    (:mod:`aethel_lite.core.ppr`: :math:`W` column-stochastic, :math:`d` the dangling nodes). The
-    L1 distance to the fixed point shrinks by at least :math:`1-\alpha` per iteration.
+    (:mod:`aethel_lite.core.ppr`: :math:`W` column-stochastic, :math:`d` the dangling nodes).
 
     Parameters
     ----------
@@ -118,15 +107,13 @@ def drawing_data(graph, ppr: Any, *, seeds: Sequence[str] = (), gold: Sequence[s
                  titles: Mapping[str, str] | None = None, max_nodes: int = 60) -> dict:
     """The nodes and edges of ``graph`` to draw, at most ``max_nodes``, and what is left out.
 
-    Every passage is drawn (the graph of one question's pool); the remaining places go to the
-    seed entities first, then to the other entities PageRank reaches, by decreasing PageRank
-    (ties: name). Entities with no PageRank (not connected to a seed) are never drawn.
+    Every passage is drawn; the remaining places go to the seed entities, then to the other entities
+    PageRank reaches, by decreasing PageRank (ties: name).
 
     Parameters
     ----------
     graph : EntityGraph
     ppr : array_like, shape (graph.n_nodes,)
-        PageRank of every node (node size).
     seeds, gold : sequence of str
         Seed entity keys (highlighted) and gold pids (marked).
     titles : mapping, optional
@@ -137,10 +124,9 @@ def drawing_data(graph, ppr: Any, *, seeds: Sequence[str] = (), gold: Sequence[s
     Returns
     -------
     dict
-        ``nodes``: ``[{"id", "kind" ("passage" | "entity"), "label", "ppr", "seed", "gold"}]``;
-        ``edges``: ``[[i, j, "mention" | "link"]]`` (indices into ``nodes``); ``left_out``:
-        ``{"entities", "unreached_entities", "edges", "ppr_mass"}`` -- entities not drawn, how many
-        of them PageRank does not reach, edges not drawn, and the PageRank the entities not drawn hold.
+        ``nodes`` (passages, then entities); ``edges`` as ``[i, j, "mention" | "link"]`` (indices into
+        ``nodes``); ``left_out``: the numbers of entities (and unreached ones) and edges not drawn, and
+        the PageRank mass of the entities not drawn.
     """
     p = np.asarray(ppr, dtype=np.float64)
     if p.shape != (graph.n_nodes,):
@@ -152,38 +138,28 @@ def drawing_data(graph, ppr: Any, *, seeds: Sequence[str] = (), gold: Sequence[s
     order = sorted((j for j in range(graph.n_entities) if graph.entities[j] in seedset or p[n_p + j] > 0),
                    key=lambda j: (graph.entities[j] not in seedset, -p[n_p + j], graph.entities[j]))
     ents = sorted(order[: int(max_nodes) - n_p])
-    titles = titles or {}
     gold = set(gold)
-    nodes = [{"id": pid, "kind": "passage", "label": titles.get(pid, pid), "ppr": float(p[i]), "seed": False,
+    nodes = [{"id": pid, "kind": "passage", "label": (titles or {}).get(pid, pid), "ppr": float(p[i]), "seed": False,
               "gold": pid in gold} for i, pid in enumerate(graph.pids)]
-    where = {}
-    for j in ents:
-        where[j] = len(nodes)
-        key = graph.entities[j]
-        nodes.append({"id": key, "kind": "entity", "label": key, "ppr": float(p[n_p + j]), "seed": key in seedset,
-                      "gold": False})
+    where = {j: len(nodes) + r for r, j in enumerate(ents)}
+    nodes += [{"id": graph.entities[j], "kind": "entity", "label": graph.entities[j], "ppr": float(p[n_p + j]),
+               "seed": graph.entities[j] in seedset, "gold": False} for j in ents]
     inc = graph.incidence.tocoo()
     edges = [[i, where[j], "mention"] for i, j in sorted(zip(inc.row.tolist(), inc.col.tolist())) if j in where]
-    total = len(inc.row)
-    if graph.alias is not None:
-        al = graph.alias.tocoo()
-        for a, b in sorted(zip(al.row.tolist(), al.col.tolist())):
-            if a < b:
-                total += 1
-                if a in where and b in where:
-                    edges.append([where[a], where[b], "link"])
+    al = None if graph.alias is None else graph.alias.tocoo()
+    links = [] if al is None else [(a, b) for a, b in sorted(zip(al.row.tolist(), al.col.tolist())) if a < b]
+    edges += [[where[a], where[b], "link"] for a, b in links if a in where and b in where]
     hidden = [j for j in range(graph.n_entities) if j not in where]
     return {"nodes": nodes, "edges": edges,
             "left_out": {"entities": len(hidden), "unreached_entities": int(sum(p[n_p + j] <= 0 for j in hidden)),
-                         "edges": total - len(edges),
+                         "edges": len(inc.row) + len(links) - len(edges),
                          "ppr_mass": float(p[[n_p + j for j in hidden]].sum()) if hidden else 0.0}}
 
 
 def draw_graph(data: Mapping, *, ax=None, title: str | None = None, seed: int = 0):
-    """Draw :func:`drawing_data` output: passages (squares) and entities (circles) in two colours,
-    node area proportional to the square root of PageRank, gold passages with a thick black
-    border, seed entities in red, entity–entity links dashed. Nodes PageRank reaches are laid out
-    by networkx's spring layout (fixed seed); passages it does not reach sit in a row below.
+    """Draw :func:`drawing_data` output: passages as squares, entities as circles (seeds red), area
+    by the square root of PageRank, gold passages with a thick black border, links dashed; passages
+    PageRank does not reach sit in a row below the spring layout (fixed ``seed``).
 
     Returns
     -------
@@ -203,14 +179,13 @@ def draw_graph(data: Mapping, *, ax=None, title: str | None = None, seed: int = 
     # the largest component gets the left 60% of the panel, the others share the right 40%
     boxes = [(-1.0, -1.0, 0.25, 1.0)] if comps else []
     rest = comps[1:]
-    if rest:
-        n_col = 1 if len(rest) <= 4 else 2
-        n_row = -(-len(rest) // n_col)
-        for r in range(len(rest)):
-            col, row = r % n_col, r // n_col
-            x0 = 0.4 + col * 0.6 / n_col
-            y1 = 1.0 - row * 2.0 / n_row
-            boxes.append((x0, y1 - 2.0 / n_row + 0.15, x0 + 0.6 / n_col - 0.1, y1))
+    n_col = 1 if len(rest) <= 4 else 2
+    n_row = -(-len(rest) // n_col)
+    for r in range(len(rest)):
+        col, row = r % n_col, r // n_col
+        x0 = 0.4 + col * 0.6 / n_col
+        y1 = 1.0 - row * 2.0 / n_row
+        boxes.append((x0, y1 - 2.0 / n_row + 0.15, x0 + 0.6 / n_col - 0.1, y1))
     pos = {}
     for comp, (x0, y0, x1, y1) in zip(comps, boxes):
         if len(comp) == 1:
@@ -257,8 +232,7 @@ def draw_graph(data: Mapping, *, ax=None, title: str | None = None, seed: int = 
 
 def trace_figure(trace: Mapping[str, Sequence[float]], gold: Sequence[str], *, labels: Mapping[str, str] | None = None,
                  title: str | None = None):
-    """Line plot of PageRank per iteration (log scale): gold passages solid, other passages dashed; a
-    line starts at the first iteration that gives the passage any mass.
+    """Line plot of PageRank per iteration (log scale): gold passages solid, other passages dashed.
 
     Parameters
     ----------
@@ -275,10 +249,9 @@ def trace_figure(trace: Mapping[str, Sequence[float]], gold: Sequence[str], *, l
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    labels = labels or {}
     for pid, values in trace.items():
         is_gold = pid in set(gold)
-        name = labels.get(pid, pid)
+        name = (labels or {}).get(pid, pid)
         vals = np.asarray(values, dtype=np.float64)
         shown = np.where(vals > 0, vals, np.nan)  # a passage without mass yet is not drawn (log scale)
         ax.plot(range(len(vals)), shown, "-" if is_gold else "--", linewidth=2.2 if is_gold else 1.2, marker=".",
@@ -328,9 +301,8 @@ def alpha_sweep(retriever, query, alphas: Sequence[float], *, k: int = 10) -> di
 def pick_alias_question(retriever, dataset):
     """The first question of ``dataset`` that names its fund by an alias BCT must resolve, or ``None``.
 
-    A ``single``-fact synthetic question whose fund mention (``meta["mention"]``) occurs in none
-    of its gold passages, while a gold passage mentions an entity that one of its seeds reaches
-    through BCT's ``"alias"`` rule (in its closed pool's graph).
+    A ``single``-fact synthetic question whose fund mention (``meta["mention"]``) is in no gold
+    passage, while a gold passage mentions an entity a seed reaches by BCT's ``"alias"`` rule.
     """
     texts = {p.pid: p.text for p in dataset.passages}
     for q in dataset.queries:
@@ -359,42 +331,37 @@ def walkthrough(retriever, query, *, titles: Mapping[str, str] | None = None, al
     alphas : sequence of float
         Teleport probabilities for :func:`alpha_sweep`.
     n_iter, n_distractors, max_nodes, k : int
-        Power iterations traced, best non-gold passages traced with the gold, graph drawing size
-        (:func:`drawing_data`), ranking depth.
+        Power iterations, non-gold passages traced, :func:`drawing_data` size, ranking depth.
 
     Returns
     -------
     dict
-        ``keys`` (question entity key → ``"mention"`` | ``"ngram"``); ``seeds``: ``[{"seed",
-        "entity", "via", "mass"}]`` (the teleport vector); ``fallback``; ``graph`` (sizes of the
-        pool's graph); ``drawing``; ``trace``: pid → PageRank per iteration; ``alpha_sweep``;
-        ``modes`` (:func:`rankings_by_mode`); ``hits`` (:func:`aethel_lite.retrievers.reach.hit_chains`).
+        ``keys`` (entity key → ``"mention"`` | ``"ngram"``); ``seeds``: ``[{"seed", "entity", "via",
+        "mass"}]``; ``fallback``; ``graph`` (sizes); ``drawing``; ``trace``: pid → PageRank per
+        iteration; ``alpha_sweep``; ``modes``; ``hits`` (:func:`aethel_lite.retrievers.reach.hit_chains`).
     """
     if query.pool is None:
         raise ParameterError(f"walkthrough: question {query.qid!r} has no closed pool")
     idx = np.array([retriever.pid_index_[p] for p in dict.fromkeys(query.pool)], dtype=np.int64)
     graph = retriever.pool_graph(idx)
     seeds, pieces = retriever.seed_pieces(query.text, graph, idx)
-    fallback = bool(pieces) and pieces[0][4] == "bm25-teleport"
-    n_links = 0 if graph.alias is None else graph.alias.nnz // 2
-    out: dict = {"keys": retriever.query_key_sources(query.text), "fallback": fallback,
-                 "seeds": [{"seed": s, "entity": e, "via": v, "mass": float(m)} for _, m, s, e, v in pieces],
-                 "graph": {"passages": graph.n_passages, "entities": graph.n_entities, "mentions": int(graph.incidence.nnz),
-                           "links": int(n_links)}}
     if seeds is None:
         ppr = np.zeros(graph.n_nodes)
         trace = np.zeros((n_iter + 1, graph.n_nodes))
     else:
         trace = power_trace(graph.adjacency(), seeds, retriever.alpha, n_iter=n_iter)
         ppr = personalized_pagerank(graph.adjacency(), seeds, alpha=retriever.alpha, tol=retriever.tol).scores
-    seed_keys = [e for _, _, _, e, v in pieces if v != "bm25-teleport"]
-    out["drawing"] = drawing_data(graph, ppr, seeds=seed_keys, gold=sorted(query.gold), titles=titles,
-                                  max_nodes=max(max_nodes, graph.n_passages))
     n_p = graph.n_passages
     others = sorted((i for i in range(n_p) if graph.pids[i] not in query.gold), key=lambda i: (-ppr[i], i))
     traced = [i for i in range(n_p) if graph.pids[i] in query.gold] + others[:n_distractors]
-    out["trace"] = {graph.pids[i]: [float(v) for v in trace[:, i]] for i in traced}
-    out["alpha_sweep"] = alpha_sweep(retriever, query, alphas, k=k) if alphas else {}
-    out["modes"] = rankings_by_mode(retriever, query, k=k)
-    out["hits"] = hit_chains(retriever, query, k=k)
-    return out
+    return {"keys": retriever.query_key_sources(query.text),
+            "fallback": bool(pieces) and pieces[0][4] == "bm25-teleport",
+            "seeds": [{"seed": s, "entity": e, "via": v, "mass": float(m)} for _, m, s, e, v in pieces],
+            "graph": {"passages": n_p, "entities": graph.n_entities, "mentions": int(graph.incidence.nnz),
+                      "links": 0 if graph.alias is None else int(graph.alias.nnz // 2)},
+            "drawing": drawing_data(graph, ppr, seeds=[e for _, _, _, e, v in pieces if v != "bm25-teleport"],
+                                    gold=sorted(query.gold), titles=titles, max_nodes=max(max_nodes, n_p)),
+            "trace": {graph.pids[i]: [float(v) for v in trace[:, i]] for i in traced},
+            "alpha_sweep": alpha_sweep(retriever, query, alphas, k=k) if alphas else {},
+            "modes": rankings_by_mode(retriever, query, k=k),
+            "hits": hit_chains(retriever, query, k=k)}

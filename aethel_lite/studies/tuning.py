@@ -1,8 +1,8 @@
 """Choosing ``aethel-hybrid``'s weights on the development halves (``python -m aethel_lite.studies.tuning``).
 
 :func:`tune` scores every seed setting of :data:`SEED_GRID` and every ranking-weight vector on a
-:data:`RANK_GRID` simplex by the mean development MRR over the corpora, and :func:`write_tuning`
-keeps the grid and its scores in ``aethel_lite/manifests/hybrid_tuning.json``; the test halves never
+:data:`RANK_GRID` simplex by the mean development MRR over the corpora, and :func:`main` keeps
+the grid and its scores in ``aethel_lite/manifests/hybrid_tuning.json``; the test halves never
 take part. The chosen setting is :data:`aethel_lite.retrievers.hybrid_settings.HYBRID`.
 """
 
@@ -37,10 +37,8 @@ def halves(dataset) -> dict[str, list]:
 
 
 # ------------------------------------------------------------------------------------ tuning
-#: Seed-side settings tried by :func:`tune` (each needs its own PageRank solves).
-#: Dense pooling stays ``"first"`` (one vector per passage): scoring every ~200-word window of a
-#: page (``"max"``) multiplies the dense part of each query by the windows per page, against the
-#: latency target of 20 ms per query.
+#: Seed-side settings tried by :func:`tune` (each needs its own PageRank solves); dense pooling stays
+#: ``"first"``: ``"max"`` multiplies each query's dense part by the windows per page (20 ms target).
 SEED_GRID: dict[str, Sequence[Any]] = {
     "dense_pooling": ("first",),
     "seed_depth": (10, 30),
@@ -59,10 +57,7 @@ def _simplex(step: float, k: int = 4) -> list[tuple[float, ...]]:
 
 
 def _rank_of_gold(S: np.ndarray, gold: list[np.ndarray]) -> np.ndarray:
-    """:func:`~aethel_lite.evaluation.metrics.gold_rank` of each column (ties by row, i.e. corpus, order); shape (n_q,).
-
-    A question with no gold row in the corpus ranks ``n_rows + 1`` (below every passage: reciprocal
-    rank 0 at any depth, as :func:`aethel_lite.evaluation.metrics.evaluate` scores it)."""
+    """:func:`~aethel_lite.evaluation.metrics.gold_rank` of each column; a miss ranks ``n_rows + 1``."""
     return np.array([gold_rank(S[:, j], g) or S.shape[0] + 1 for j, g in enumerate(gold)], dtype=np.int64)
 
 
@@ -99,12 +94,10 @@ def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] 
          log: Callable[[str], None] | None = None) -> dict:
     r"""Choose the seed and ranking weights of ``aethel-hybrid`` on development questions only.
 
-    For every seed-side setting of ``seed_grid`` (dense pooling, seed depth :math:`K`, the metadata
-    and passage-seed weights, the entity weight being 1, the period decay :math:`\rho`) each corpus's
-    retriever is fitted once per pooling, its PageRank solved for the development questions, and
-    every ranking weight vector :math:`\lambda` on the simplex grid of step ``rank_step`` is scored.
-    The objective is the mean over corpora of the development MRR (gold beyond rank ``depth``
-    counts 0); ties go to the earlier setting in grid order.
+    For every seed-side setting of ``seed_grid`` each corpus's PageRank is solved for the development
+    questions and every ranking weight vector :math:`\lambda` on the simplex grid of step ``rank_step``
+    is scored by the mean over corpora of the development MRR (gold beyond rank ``depth`` counts 0);
+    ties go to the earlier setting in grid order.
 
     Parameters
     ----------
@@ -126,8 +119,7 @@ def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] 
     """
     base = dict(HYBRID if base is None else base)
     grid = dict(SEED_GRID if seed_grid is None else seed_grid)
-    # every term the structure allows is fitted and measured, whatever base's own ranking weights;
-    # a term it does not allow (the document term without document nodes) keeps weight 0
+    # every term the structure allows is measured; the document term without document nodes keeps weight 0
     usable = [t for t in RANK_TERMS if t != "document" or base.get("document_nodes")]
     simplex = np.array([lam for lam in _simplex(rank_step, len(RANK_TERMS))
                         if all(w == 0 for t, w in zip(RANK_TERMS, lam) if t not in usable)])
@@ -170,15 +162,8 @@ def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] 
                      if k not in ("seed_weights", "rank_weights", "dense_pooling", "seed_depth", "period_decay")}}
 
 
-def write_tuning(result: Mapping[str, Any], path: str | Path | None = None) -> Path:
-    """Write :func:`tune`'s result (atomically) to ``manifests/hybrid_tuning.json``; returns the path."""
-    path = Path(path) if path is not None else TUNING_PATH
-    write_json(path, dict(result))
-    return path
-
-
 def read_tuning(path: str | Path | None = None) -> dict:
-    """The stored tuning result (:func:`write_tuning`)."""
+    """The stored tuning result (``python -m aethel_lite.studies.tuning`` writes it)."""
     return read_json(Path(path) if path is not None else TUNING_PATH)
 
 
@@ -196,7 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ds = load_open(name)
         dev[name] = ds.subset([q.qid for q in halves(ds)["dev"]])
     result = tune(dev, log=print)
-    path = write_tuning(result, args.out)
+    path = Path(args.out) if args.out is not None else TUNING_PATH
+    write_json(path, result)
     print(f"best: {json.dumps(result['best'])}\nwrote {path}")
     return 0
 
