@@ -1,9 +1,4 @@
-"""Specialist swarm and investment-committee memo: every figure traced to its page.
-
-The paper's end product is a diligence memo: specialist agents (Liquidity Specialist, Valuation
-Auditor, Diligence Auditor) each read only the graph-filtered evidence about the target — the
-*topological filter* — and their findings are merged into an investment-committee memo that keeps
-the cross-document audit trail.
+"""Specialist swarm and investment-committee memo: every figure traced to its page (the swarm chapter).
 
 >>> from aethel_lite.data.synthetic import make_synthetic
 >>> from aethel_lite.swarm import Orchestrator

@@ -3,8 +3,8 @@ r"""The default extractor: deterministic, offline, every figure tied to its sent
 Reading one passage (:class:`PassageView`):
 
 1. **Figures and periods**: the patterns of :mod:`aethel_lite.swarm.values`, plus the spaCy
-   MONEY, PERCENT and DATE entities (the ``ner`` store's) that they missed and that parse; money
-   without a scale word takes the page's scale ("in millions").
+   MONEY, PERCENT and DATE entities they missed and that parse; money without a scale word takes
+   the page's scale ("in millions").
 2. **Segments**: sentences (cut at ``.``/``!``/``?`` before a capital letter, not after "L.P.",
    "Inc." and the like) and lines starting with a capital letter, a digit, "$" or "(" (a table
    cell, a heading); clauses are cut at "|" and ";".
@@ -19,14 +19,12 @@ Reading one passage (:class:`PassageView`):
    or dates (the columns, all different), then rows of a label line and one number per column
    (or the numbers at the end of the label line). A row whose label matches a metric's ``table``
    pattern gives one fact per column (period: the column's year as ``FY2018``, or its date; value
-   × the page's scale). In an annual report
-   (``meta["doc_type"] == "10k"``) a date, in a header or in prose, is the fiscal year it closes
-   ("February 2, 2019" → ``FY2019``).
-5. **Entity.** With an alias resolver (entity kinds known): the mention of an allowed kind in
-   the segment nearest to the metric phrase (confidence 0.9); else the last one earlier in the
-   passage or in its title (0.8; so "the Fund" refers back); else the first one in the same
-   document's other context passages (0.6). With a document-level resolver (FinanceBench: the
-   filing's company), the passage's entity (0.85 for table rows, 0.75 for prose).
+   × the page's scale). In an annual report (``meta["doc_type"] == "10k"``) a date, in a header or
+   in prose, is the fiscal year it closes ("February 2, 2019" → ``FY2019``).
+5. **Entity.** With an alias resolver: the mention of an allowed kind in the segment nearest to
+   the metric phrase (confidence 0.9); else the last one earlier in the passage or in its title
+   (0.8); else the first one in the same document's other context passages (0.6). With a
+   document-level resolver, the passage's entity (0.85 for table rows, 0.75 for prose).
 6. **Topics.** A segment matching a topic pattern is quoted (no figure), about the nearest
    entity mention, else the passage's or document's entity (confidence 0.5).
 """
@@ -67,12 +65,9 @@ def segments(text: str) -> list[tuple[int, int]]:
 
 
 def _clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    out, a = [], start
-    for m in re.finditer(r"\s\|\s|;\s", text[start:end]):
-        out.append((a, start + m.start()))
-        a = start + m.end()
-    out.append((a, end))
-    return [(x, y) for x, y in out if y > x]
+    cuts = [(start + m.start(), start + m.end()) for m in re.finditer(r"\s\|\s|;\s", text[start:end])]
+    spans = zip([start] + [b for _, b in cuts], [a for a, _ in cuts] + [end])
+    return [(x, y) for x, y in spans if y > x]
 
 
 @dataclass(frozen=True)
@@ -265,12 +260,10 @@ class RuleExtractor:
         inside = [(abs((s + e) // 2 - pos), s, eid) for s, e, eid in view.mentions if a <= s and e <= b and ok(eid)]
         if inside:
             return min(inside)[2], 0.9
-        before = [(s, eid) for s, e, eid in view.mentions if e <= a and ok(eid)]
+        before = [(s, eid) for s, e, eid in view.mentions if e <= a and ok(eid)] or \
+                 [(s, eid) for s, e, eid in view.title_mentions if ok(eid)]
         if before:
             return max(before)[1], 0.8
-        title = [(s, eid) for s, e, eid in view.title_mentions if ok(eid)]
-        if title:
-            return max(title)[1], 0.8
         for other in context.get(view.doc_id, ()):
             if other.pid == view.pid:
                 continue
@@ -286,15 +279,11 @@ class RuleExtractor:
         inside = [(abs(p.start - pos), p.start, p.label) for p in view.periods if a <= p.start and p.end <= b]
         if inside:
             return min(inside)[2]
-        before = [p for p in view.periods if p.end <= a]
-        if before:
-            return before[-1].label
-        return view.title_periods[-1].label if view.title_periods else None
+        before = [p for p in view.periods if p.end <= a] or view.title_periods
+        return before[-1].label if before else None
 
     def _prose(self, view: PassageView) -> list[tuple[Metric, Figure, tuple[int, int], int]]:
-        """(metric, figure, segment, phrase position) for every claimed figure of the passage.
-
-        Computed once per view and extractor (the specialists share prepared views)."""
+        """(metric, figure, segment, phrase position) of every claimed figure; cached per view and extractor."""
         key = ("prose", id(self))
         if key in view.cache:
             return view.cache[key]
@@ -364,16 +353,12 @@ class RuleExtractor:
         out: list[Finding] = []
         seen: set[tuple] = set()
         for metric, fig, seg, ppos in self._prose(view):
-            if metric.key not in wanted:
+            key = (metric.key, fig.start)
+            if metric.key not in wanted or key in seen:
                 continue
             period = self._period(view, seg, fig.start)
-            if period is None:
-                continue
             entity, conf = self._entity(view, resolver, seg, ppos, metric.subject, ctx)
-            if entity is None:
-                continue
-            key = (metric.key, fig.start)
-            if key in seen:
+            if period is None or entity is None:
                 continue
             seen.add(key)
             a, b = seg
@@ -395,10 +380,8 @@ class RuleExtractor:
                     continue
                 conf = 0.85 if not resolver.has_kinds else conf
                 for (value, surface, s, e), period in zip(row.values, row.periods):
-                    if value != value:  # a dash: nil, not a figure
-                        continue
                     key = (metric.key, s)
-                    if key in seen:
+                    if value != value or key in seen:  # a dash (NaN): nil, not a figure
                         continue
                     seen.add(key)
                     unit = "USD m" if money else metric.units[0]

@@ -1,10 +1,4 @@
-"""Findings: the structured records the specialists produce and the memo is built from.
-
-A :class:`Finding` is a fact (a figure with entity, metric, period, value and unit), a topic
-(a quoted sentence about a risk topic, no figure) or a conflict (one (entity, metric, period)
-stated with different values in different documents; it cites every source). Each carries the
-quote it was read from, the passage, document and page, the specialist and a confidence.
-"""
+"""Findings (facts, topics, conflicts): the records the specialists produce and the memo is built from."""
 
 from __future__ import annotations
 
@@ -43,11 +37,10 @@ class Finding:
         Normalised value (``None`` for topics and conflicts).
     unit : str or None
     quote : str
-        The sentence or table row, exactly as in ``passage.text``.
-    passage_id, doc_id : str
+        The sentence or table row, exactly as in ``passage.text`` (at offset ``start``).
+    passage_id, doc_id, specialist : str
     page : int or None
         Page of the filing (0-based), when known.
-    specialist : str
     confidence : float
         In [0, 1]: how directly the text ties the figure to the entity (see the extractor).
     surface : str or None
@@ -56,7 +49,6 @@ class Finding:
     sources : tuple of dict
         Conflicts only: the disagreeing facts.
     start : int or None
-        Offset of ``quote`` in the passage text.
     """
 
     entity: str

@@ -1,9 +1,7 @@
 """An optional text generator that rewrites the memo's summary prose from the findings.
 
-The memo never depends on it: without a generator (or when it fails, or when its text states a
-figure that is not a finding) the summary is assembled from templates. A generator (``TextGenerator``)
-is anything with ``generate(prompt, *, system) -> str`` that raises :class:`GeneratorError` when
-it cannot produce one.
+A generator (``TextGenerator``) is anything with ``generate(prompt, *, system) -> str`` that raises
+:class:`GeneratorError` when it cannot produce one; without one the summary comes from templates.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 r"""The memo from an index of the user's own files: what ``aethel memo --index FOLDER`` runs.
 
-An index built by ``aethel index`` already holds what the swarm needs, so nothing is extracted
-again: the passages with the file and page each came from; the spaCy NER mentions of every
-passage (``entities-ner.jsonl``, written by every method on the ``ner`` or ``ner3`` extractor,
-:func:`memo_methods`), from which the graph is built as :meth:`Orchestrator.fit
-<aethel_lite.swarm.Orchestrator.fit>` builds it, plus every company name of the index found in
-a passage (entity linking, :func:`link_companies`); the BM25 index; and each document's company
-(``docmeta.json`` when the index has it, else :func:`~aethel_lite.core.docmeta.document_metadata`
-of the passages).
-
-A passage's entity is its document's first company, printed as the document prints it
-(:func:`index_companies`). An index without the NER mentions is refused with the command that
-rebuilds it (:func:`check_memo_parts`); an unknown target with the companies the index knows
-(:func:`check_target`). Every figure cites its file and page
-(:func:`~aethel_lite.swarm.memo.passage_location`).
+Nothing is extracted again: the index holds the passages with their file and page, the spaCy NER
+mentions of every passage (``entities-ner.jsonl``, :func:`memo_methods`), from which the graph is
+built as :meth:`Orchestrator.fit <aethel_lite.swarm.Orchestrator.fit>` builds it plus the index's
+company names (:func:`link_companies`), the BM25 index, and each document's company. A passage's
+entity is its document's first company (:func:`index_companies`).
 """
 
 from __future__ import annotations
@@ -77,9 +68,8 @@ def check_memo_parts(index_dir: str | os.PathLike, info: Mapping[str, Any]) -> N
 
 
 def _name_pattern(key: str, *, possessive: bool = False) -> re.Pattern | None:
-    """A company key's words in a text, whole, case aside, with up to three non-word characters
-    between them (``johnson & johnson`` finds "Johnson & Johnson", ``acme widgets`` "ACME WIDGETS");
-    ``possessive``: with a trailing "'s" when there is one."""
+    """A company key's words, whole, case aside, up to three non-word characters apart (``johnson &
+    johnson`` finds "Johnson & Johnson"); ``possessive``: with a trailing "'s" when there is one."""
     tokens = key.split()
     if not tokens:
         return None
@@ -146,14 +136,6 @@ def link_companies(passages: Sequence[Any], mentions: Sequence[Sequence[Mention]
             for text, ms in zip(texts, mentions)]
 
 
-def _bm25(index: SearchIndex, pids: Sequence[str]) -> BM25Retriever:
-    verify_files(index.dir, index.info, index.info["parts"]["bm25"]["files"])
-    bm25 = BM25Retriever.load(index.dir / "bm25")
-    if bm25.pids_ != list(pids):
-        raise DataError(f"{index.dir / 'bm25'}: its passage ids differ from the index's; {rebuild_hint(index.dir, index.info)}")
-    return bm25
-
-
 def index_orchestrator(index_dir: str | os.PathLike, **kwargs: Any) -> Orchestrator:
     """An :class:`~aethel_lite.swarm.Orchestrator` fitted from an index folder (see the module docstring).
 
@@ -194,7 +176,12 @@ def index_orchestrator(index_dir: str | os.PathLike, **kwargs: Any) -> Orchestra
     stop, links = graph_filters(mentions, extractor)
     graph = build_graph(pids, mentions, stop=stop, alias_pairs=links)
     params = GraphRetriever(extractor=extractor, bct=orch.bct, alpha=orch.alpha, cache=False).get_params()
-    retriever = GraphRetriever.from_parts(params, passages, graph, _bm25(index, pids), extractor=extractor)
+    verify_files(index.dir, index.info, index.info["parts"]["bm25"]["files"])
+    bm25 = BM25Retriever.load(index.dir / "bm25")
+    if bm25.pids_ != pids:
+        raise DataError(f"{index.dir / 'bm25'}: its passage ids differ from the index's; "
+                        f"{rebuild_hint(index.dir, index.info)}")
+    retriever = GraphRetriever.from_parts(params, passages, graph, bm25, extractor=extractor)
     orch.fit_parts(passages, retriever, ner=dict(zip(pids, raw)),
                    locations={p.pid: passage_location(p) for p in passages})
     orch.companies_ = companies
@@ -210,8 +197,7 @@ def closest_companies(name: str, companies: Sequence[str]) -> list[str]:
 
     def score(company: str) -> float:
         other = normalize_entity(company) or company.lower()
-        parts = [other, *other.split()]
-        return max(difflib.SequenceMatcher(None, key, p).ratio() for p in parts)
+        return max(difflib.SequenceMatcher(None, key, p).ratio() for p in [other, *other.split()])
 
     return sorted(set(companies), key=lambda c: (-score(c), c))
 

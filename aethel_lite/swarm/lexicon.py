@@ -1,11 +1,7 @@
 r"""What the specialists look for: metrics (figures with a unit and a period) and risk topics (sentences).
 
-A :class:`Metric` is found in prose by its ``phrase`` pattern and in financial-statement tables
-by its ``table`` pattern, which must match a row label whole; a :class:`Topic` is a pattern whose
-sentences are quoted, not measured. ``query`` holds the words a specialist adds to the target's
-name when it asks a retriever for evidence; ``on_topic`` decides which passages of a ranking are
-on topic at all. The fund metrics cover the synthetic corpus's six quarterly series
-(:data:`FUND_METRICS`); the statement metrics the line items FinanceBench asks about most.
+The fund metrics cover the synthetic corpus's six quarterly series (:data:`FUND_METRICS`); the
+statement metrics the line items FinanceBench asks about most.
 """
 
 from __future__ import annotations
@@ -41,13 +37,11 @@ class Metric:
     subject : tuple of str
         Entity kinds a figure may be about (``("fund",)``); empty: any.
     exclude : str or None
-        Pattern that, just before the phrase in the same clause, marks a figure as not the
-        subject's ("Limited partner unfunded commitment").
+        Pattern just before the phrase marking its figure as not the subject's ("Limited partner unfunded commitment").
     not_on : str or None
         Pattern of pages whose table rows are not this metric (a cash-flow statement's changes).
     absolute : bool
-        Report the amount without its sign (an outflow is printed "(1,577)" in a cash-flow
-        statement and "$1.6 billion" in prose).
+        Report the amount unsigned (an outflow prints "(1,577)" in a cash-flow statement, "$1.6 billion" in prose).
     """
 
     key: str
@@ -80,9 +74,7 @@ class Metric:
 
     def on_topic(self, text: str) -> bool:
         """Whether a passage mentions the metric at all (phrase or table pattern anywhere): the evidence gate."""
-        if self.phrase_re is not None and self.phrase_re.search(text):
-            return True
-        return self.table_re is not None and self.table_re.search(text) is not None
+        return any(rx is not None and rx.search(text) is not None for rx in (self.phrase_re, self.table_re))
 
 
 @dataclass(frozen=True)

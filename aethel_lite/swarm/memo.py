@@ -1,14 +1,9 @@
 r"""The investment-committee memo: summary, one section per specialist, conflicts, audit trail.
 
-Every figure in a memo is printed in bold, exactly as the source prints it, followed by its
-audit references (``**$812.4 million** [A3]``). The audit trail has one row per reference:
-figure, entity, metric, period, document and PDF page (1-based; or file and page,
-:func:`passage_location`), passage and the quoted sentence or table row, which contains the
-figure and is a substring of the passage (whitespace collapsed, "|" escaped). No other number
-appears in a memo except period labels and entity names, so the rule "every figure has an audit
-row whose quote contains it" can be checked mechanically (:func:`check_memo`). A text generator
-(:mod:`aethel_lite.swarm.generate`) may rewrite the summary paragraph; its text is kept only if
-it passes the same check.
+Every figure is printed in bold, exactly as the source prints it, followed by its audit references
+(``**$812.4 million** [A3]``); each audit row quotes the sentence or table row (a substring of the
+passage, whitespace collapsed, "|" escaped) that holds its figure. No other number appears except
+period labels and entity names, so the memo can be checked mechanically (:func:`check_memo`).
 """
 
 from __future__ import annotations
@@ -171,10 +166,8 @@ class _Refs:
 
     def value(self, facts: Sequence[Finding]) -> str:
         """Every surface of facts with one value, each with its references."""
-        by_surface: dict[str, list[Finding]] = {}
-        for f in facts:
-            by_surface.setdefault(f.surface or "", []).append(f)
-        return " · ".join(self.figure(group) for _, group in sorted(by_surface.items()))
+        surfaces = sorted({f.surface or "" for f in facts})
+        return " · ".join(self.figure([f for f in facts if (f.surface or "") == s]) for s in surfaces)
 
 
 def _label(metric: str) -> str:
@@ -214,8 +207,7 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
     target : str
         Display name of the target.
     found : bool
-        Whether the target resolved to an entity; if not, or without findings, the memo says
-        "no evidence found".
+        Whether the target resolved to an entity (if not, or without findings: "no evidence found").
     findings : sequence of Finding
         Facts and topics (about the entities of the target's scope).
     conflicts : sequence of Finding
@@ -287,10 +279,8 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
             inputs.append(f"- **{sp.name}**: " + "; ".join(trends) + ".")
     flagged = [f for f in topics if f.metric in {t for sp in specialists for t in sp.mandate.topics}]
     if flagged:
-        first: dict[str, list[Finding]] = {}
-        for f in flagged:
-            first.setdefault(f.metric, []).append(f)
-        cites = "; ".join(f"{_label(t)} " + " ".join(f"[{refs.ref(f)}]" for f in fs[:3]) for t, fs in first.items())
+        first = {t: [f for f in flagged if f.metric == t][:3] for t in dict.fromkeys(f.metric for f in flagged)}
+        cites = "; ".join(f"{_label(t)} " + " ".join(f"[{refs.ref(f)}]" for f in fs) for t, fs in first.items())
         inputs.append(f"- **Risk topics** (quoted in the audit trail): {cites}.")
     if conflicts:
         items = ", ".join(f"{_label(c.metric)} ({c.period})" for c in conflicts)
@@ -410,9 +400,8 @@ def check_prose(text: str, rows: Sequence[AuditRow], *, names: Sequence[str] = (
         if ref not in by_ref:
             raise MemoCheckError(f"[{ref}] is not in the audit trail")
     rest = _REF_RE.sub(" ", rest)
-    for name in sorted(names, key=len, reverse=True):
-        if name:
-            rest = rest.replace(name, " ")
+    for name in sorted(filter(None, names), key=len, reverse=True):
+        rest = rest.replace(name, " ")
     rest = _PERIOD_RE.sub(" ", rest)
     m = re.search(r"\S*\d\S*", rest)
     if m:

@@ -1,19 +1,13 @@
 r"""The orchestrator: resolve the target, retrieve each specialist's evidence, run the swarm, merge, write the memo.
 
-**Target.** A name (any alias) is resolved to an entity, then to its *alias class*: every
-normalised key of that entity plus their alias-table aliases, so the seeds, the evidence and the
-memo do not depend on the alias given.
-
-**Evidence (the topological filter).** BCT expands the class over the entity graph
-(:func:`~aethel_lite.core.bct.expand_seeds`) and Personalized PageRank from those seeds ranks the
-passages. For each metric and topic of its mandate, a specialist gets the first ``k`` passages of
-the ranking that mention the item at all (the *gate*); the union is all it reads. With
-``evidence="bm25"`` or ``"dense"`` the ranking is that retriever's for "<target name> <item
-words>", gated the same way: how the chapter measures the filter.
-
-**Swarm.** The specialists run in a thread pool; results are collected in specialist order and
-sorted, so they do not depend on which finishes first. Cross-document conflicts
-(:func:`~aethel_lite.swarm.findings.find_conflicts`) are checked over every passage any specialist read.
+A name (any alias) resolves to an entity and its *alias class*: every normalised key of the entity
+plus their alias-table aliases, so seeds, evidence and memo do not depend on the alias given. For
+each metric and topic of its mandate, a specialist reads the first ``k`` passages of a ranking that
+mention the item at all (the *gate*): Personalized PageRank seeded by BCT's expansion of the class
+(the *topological filter*), or with ``evidence="bm25"``/``"dense"`` that retriever's ranking for
+"<target name> <item words>". The specialists run in a thread pool; their results are collected in
+specialist order and sorted, so they do not depend on which finishes first. Cross-document conflicts
+are checked over every passage any specialist read.
 """
 
 from __future__ import annotations
@@ -281,8 +275,7 @@ class Orchestrator:
     def _graph_order(self, target: Target) -> tuple[np.ndarray, np.ndarray]:
         gr = self.graph_retriever_
         graph = gr.graph_
-        exps = [Expansion(**s) for s in target.seeds]
-        s = seed_vector(exps, graph)
+        s = seed_vector([Expansion(**e) for e in target.seeds], graph)
         if not s.any():
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         ppr = gr.operator_.run(s, alpha=gr.alpha, tol=gr.tol, max_iter=gr.max_iter).scores[: graph.n_passages]
@@ -293,8 +286,7 @@ class Orchestrator:
         """BM25's or the dense retriever's ranking (corpus indices, scores) of each query text."""
         depth = min(self.depth, len(self.passages_))
         if source == "bm25":
-            rows = [self.graph_retriever_.bm25_.get_scores(t) for t in texts]
-            rows = [np.where(r > 0, r, -np.inf) for r in rows]
+            rows = [np.where(r > 0, r, -np.inf) for r in map(self.graph_retriever_.bm25_.get_scores, texts)]
         else:
             if self.dense_ is None:
                 self.dense_ = DenseRetriever(progress=self.progress).fit(self.passages_)
@@ -303,10 +295,9 @@ class Orchestrator:
 
     def _on_topic(self, i: int, item: Any) -> bool:
         key = (i, item.key)
-        hit = self._gate.get(key)
-        if hit is None:
-            hit = self._gate[key] = item.on_topic(self.passages_[i].text)
-        return hit
+        if key not in self._gate:
+            self._gate[key] = item.on_topic(self.passages_[i].text)
+        return self._gate[key]
 
     def gather(self, target: Target, evidence: str = "graph", k: int | None = None) -> dict[str, list[dict]]:
         """Each specialist's context: ``{pid, doc_id, page, items, rank, score, provenance}`` records in order."""
@@ -359,7 +350,6 @@ class Orchestrator:
         generator : TextGenerator, optional
             Overrides the orchestrator's generator for this run.
         """
-        self._check_fitted()
         t = {"start": time.perf_counter()}
         target = self.resolve(name)
         t["resolve"] = time.perf_counter()
@@ -371,16 +361,14 @@ class Orchestrator:
         for v in views.values():
             documents.setdefault(v.doc_id, []).append(v)
         t["prepare"] = time.perf_counter()
-        scope = target.scope
-
         all_metrics = sorted({m for s in self.specialists for m in s.mandate.metrics})
         pool_views = [views[p] for p in pids]
 
         def work(sp: Specialist) -> tuple[list[Finding], list[Finding]]:
-            own = sp.run([views[r["pid"]] for r in contexts[sp.name]], resolver=self.resolver, scope=scope,
+            own = sp.run([views[r["pid"]] for r in contexts[sp.name]], resolver=self.resolver, scope=target.scope,
                          documents=documents)
-            checked = sp.cross_check(pool_views, all_metrics, resolver=self.resolver, scope=scope, documents=documents)
-            return own, checked
+            return own, sp.cross_check(pool_views, all_metrics, resolver=self.resolver, scope=target.scope,
+                                       documents=documents)
 
         if target.found and pids:
             with ThreadPoolExecutor(max_workers=self.n_jobs or len(self.specialists)) as pool:

@@ -1,7 +1,4 @@
-"""Entity resolvers for the swarm: which entity a name or a passage is about, and entity linking.
-
-:mod:`aethel_lite.swarm.extract` uses them to attach each figure to its entity.
-"""
+"""Entity resolvers for the swarm: which entity a name or a passage is about, and entity linking."""
 
 from __future__ import annotations
 
@@ -14,6 +11,8 @@ from ..core.entities import Mention, extract_entities, normalize_entity
 from ..errors import ParameterError
 
 __all__ = ["EntityResolver", "AliasResolver", "DocumentResolver", "LinkingExtractor", "link_mentions"]
+
+_MIN_CHARS = 4  # the shortest key that takes part in AliasResolver.scope's containment rule
 
 
 class EntityResolver(Protocol):
@@ -67,17 +66,14 @@ class AliasResolver:
     Parameters
     ----------
     aliases : mapping of str to sequence of str
-    min_chars : int
-        Shortest key that takes part in :meth:`scope`'s containment rule.
     """
 
     has_kinds = True
 
-    def __init__(self, aliases: Mapping[str, Sequence[str]], *, min_chars: int = 4):
+    def __init__(self, aliases: Mapping[str, Sequence[str]]):
         if not isinstance(aliases, Mapping) or not aliases:
             raise ParameterError("AliasResolver: aliases must be a non-empty mapping entity id -> surface forms")
         self.aliases = {str(e): sorted({str(s) for s in forms if str(s).strip()}) for e, forms in aliases.items()}
-        self.min_chars = int(min_chars)
         self._by_surface: dict[str, str] = {}
         self._by_key: dict[str, str] = {}
         self._keys: dict[str, list[str]] = {}
@@ -114,12 +110,12 @@ class AliasResolver:
         return min(forms, key=lambda s: (-len(s), s))
 
     def scope(self, entity: str) -> list[str]:
-        """The entity and every entity one of whose keys contains one of its keys, or is contained
-        in one, on token boundaries (a GP and its funds "NorthRiver IV" ⊃ "NorthRiver")."""
-        mine = [k for k in self.keys(entity) if len(k) >= self.min_chars]
+        """The entity and every entity one of whose keys (four characters or more) contains one of its keys, or is
+        contained in one, on token boundaries (a GP and its funds "NorthRiver IV" ⊃ "NorthRiver")."""
+        mine = [k for k in self.keys(entity) if len(k) >= _MIN_CHARS]
         out = {entity}
         for other, keys in self._keys.items():
-            if other != entity and any(_contains(a, b) or _contains(b, a) for a in keys if len(a) >= self.min_chars
+            if other != entity and any(_contains(a, b) or _contains(b, a) for a in keys if len(a) >= _MIN_CHARS
                                        for b in mine):
                 out.add(other)
         return sorted(out)
@@ -145,9 +141,7 @@ class DocumentResolver:
         names = sorted({str(p.meta.get(field)) for p in passages if p.meta.get(field)})
         if not names:
             raise ParameterError(f"DocumentResolver: no passage has meta[{field!r}]")
-        self._by_key = {}
-        for n in names:
-            self._by_key.setdefault(normalize_entity(n), n)
+        self._by_key = {normalize_entity(n): n for n in reversed(names)}  # a key's first name wins
 
     def mentions(self, text: str) -> list[tuple[int, int, str]]:
         return []

@@ -1,8 +1,6 @@
 """Specialists: a name, a mandate (metrics, risk topics, the queries it issues) and an extractor.
 
-The three default specialists follow the paper's swarm (:func:`default_specialists`). A
-specialist sees only the passages retrieved for its own queries (its *context*); it never reads
-the corpus.
+A specialist reads only the passages retrieved for its own queries (its *context*), never the corpus.
 """
 
 from __future__ import annotations
@@ -137,9 +135,9 @@ VALUATION = Mandate(metrics=("nav", "tvpi", "net_irr", "price_to_nav", "total_as
 DILIGENCE = Mandate(topics=("key_persons", "gp_changes", "concentration", "litigation", "related_parties"), conflicts=True)
 
 
-def default_specialists(extractor: Any = None) -> list[Specialist]:
+def default_specialists() -> list[Specialist]:
     """The Liquidity Specialist, the Valuation Auditor and the Diligence Auditor (one shared extractor)."""
-    extractor = RuleExtractor() if extractor is None else extractor
+    extractor = RuleExtractor()
     return [Specialist("Liquidity Specialist", LIQUIDITY, extractor),
             Specialist("Valuation Auditor", VALUATION, extractor),
             Specialist("Diligence Auditor", DILIGENCE, extractor)]

@@ -1,10 +1,4 @@
-"""The swarm chapter's measurements: scores on the synthetic corpus, the topological filter, FinanceBench.
-
-:func:`synthetic_scores` scores every fund's memo against the generator's truth, once per
-evidence source; :func:`alias_invariance` names a target by each of its aliases;
-:func:`extraction_accuracy` reads FinanceBench's evidence pages (retrieval taken as perfect) and
-:func:`end_to_end_accuracy` a retriever's top pages instead.
-"""
+"""The swarm chapter's measurements: scores on the synthetic corpus, the topological filter, FinanceBench."""
 
 from __future__ import annotations
 
@@ -44,7 +38,7 @@ def fund_targets(dataset: Any) -> list[str]:
 
 
 def synthetic_scores(orchestrator: Any, dataset: Any, *, evidence: Sequence[str] = ("graph", "bm25", "dense"),
-                     k: int | None = None, naming: str = "display", memos: bool = True) -> dict:
+                     memos: bool = True) -> dict:
     """Score the swarm on every fund of a synthetic corpus, once per evidence source.
 
     Parameters
@@ -54,10 +48,6 @@ def synthetic_scores(orchestrator: Any, dataset: Any, *, evidence: Sequence[str]
     dataset : Dataset
         A synthetic corpus (``meta["facts"]``, ``meta["aliases"]``, ``meta["contradictions"]``).
     evidence : sequence of {"graph", "bm25", "dense"}
-    k : int, optional
-        Passages per query (default: the orchestrator's).
-    naming : {"display", "acronym"}
-        Name each fund by its longest name or its shortest (acronym-like) one.
     memos : bool
         Keep each run's memo Markdown (``graph`` evidence only).
 
@@ -65,15 +55,12 @@ def synthetic_scores(orchestrator: Any, dataset: Any, *, evidence: Sequence[str]
     -------
     dict
         ``{source: {"facts": score, "conflicts": score, "per_fund": [...], "seconds": float}}``
-        and ``"memos": {entity: markdown}``, ``"targets": {entity: name used}``.
+        and ``"memos": {entity: markdown}``, ``"targets": {entity: name used}`` (its longest name).
     """
-    if naming not in ("display", "acronym"):
-        raise ParameterError(f"naming must be 'display' or 'acronym', got {naming!r}")
     funds = fund_targets(dataset)
     aliases = dataset.meta["aliases"]
     planted = dataset.meta.get("contradictions", [])
-    pick = max if naming == "display" else min
-    names = {e: pick(aliases[e], key=lambda s: (len(s), s)) for e in funds}
+    names = {e: max(aliases[e], key=lambda s: (len(s), s)) for e in funds}
     out: dict = {"targets": names, "memos": {}, "n_funds": len(funds), "n_planted": len(planted)}
     for source in evidence:
         t0 = time.perf_counter()
@@ -81,7 +68,7 @@ def synthetic_scores(orchestrator: Any, dataset: Any, *, evidence: Sequence[str]
         conflicts: list[Finding] = []
         per_fund = []
         for e in funds:
-            result = orchestrator.run(names[e], evidence=source, k=k, memo=memos and source == "graph")
+            result = orchestrator.run(names[e], evidence=source, memo=memos and source == "graph")
             own = [f for f in result.findings if f.entity == e]
             facts.extend(own)
             mine = [c for c in result.conflicts if c.entity == e]
@@ -201,7 +188,7 @@ def numeric_questions(dataset: Any) -> list[dict]:
     return out
 
 
-def extraction_accuracy(dataset: Any, questions: Sequence[Mapping[str, Any]], *, ner: bool = True,
+def extraction_accuracy(dataset: Any, questions: Sequence[Mapping[str, Any]], *,
                         pages: Mapping[str, Sequence[str]] | None = None) -> dict:
     """Exact-match accuracy of the extractor on :func:`numeric_questions`, reading the evidence pages.
 
@@ -230,8 +217,7 @@ def extraction_accuracy(dataset: Any, questions: Sequence[Mapping[str, Any]], *,
         found: list[Finding] = []
         if q["metric"] is not None and q["period"] is not None and chosen:
             resolver = DocumentResolver(chosen, "company")
-            mentions = extract_entities([passage_text(p) for p in chosen], "ner", progress=False) if ner \
-                else [None] * len(chosen)
+            mentions = extract_entities([passage_text(p) for p in chosen], "ner", progress=False)
             for p, m in zip(chosen, mentions):
                 view = build_view(p, resolver, m)
                 found += [f for f in extractor.extract(view, [q["metric"]], [], resolver=resolver, specialist="eval")
@@ -283,12 +269,11 @@ def retrieved_pages(dataset: Any, questions: Sequence[Mapping[str, Any]], *, met
 
 
 def end_to_end_accuracy(dataset: Any, questions: Sequence[Mapping[str, Any]], *, method: str = END_TO_END["method"],
-                        k: int = END_TO_END["k"], corpus_size: int | None = None, seed: int = 0, ner: bool = True,
-                        progress: bool = False) -> dict:
+                        k: int = END_TO_END["k"], corpus_size: int | None = None, progress: bool = False) -> dict:
     """:func:`extraction_accuracy` fed ``method``'s top ``k`` pages (:func:`retrieved_pages`) instead of the gold pages.
 
     The corpus searched is every page of the data set, or with ``corpus_size`` a sample of that many
-    pages keeping every evidence page (:func:`~aethel_lite.data.sampling.sample_corpus`, with ``seed``).
+    pages keeping every evidence page (:func:`~aethel_lite.data.sampling.sample_corpus`, seed 0).
 
     Returns
     -------
@@ -302,9 +287,9 @@ def end_to_end_accuracy(dataset: Any, questions: Sequence[Mapping[str, Any]], *,
         by_qid = {q.qid: q for q in dataset.queries}
         asked = [Query(q["qid"], by_qid[q["qid"]].text, frozenset(q["pages"]) & {p.pid for p in passages})
                  for q in questions]
-        passages = sample_corpus(Dataset(dataset.name, passages, asked, {}), corpus_size, seed).passages
+        passages = sample_corpus(Dataset(dataset.name, passages, asked, {}), corpus_size, 0).passages
     pages = retrieved_pages(dataset, questions, method=method, k=k, corpus=passages, progress=progress)
-    out = extraction_accuracy(dataset, questions, ner=ner, pages=pages)
+    out = extraction_accuracy(dataset, questions, pages=pages)
     halves = split(getattr(dataset, "name", "financebench"), [q["qid"] for q in questions])
     half = {qid: h for h, qids in halves.items() for qid in qids}
     for row in out["rows"]:
@@ -378,13 +363,12 @@ def _pct(x: float | None) -> str:
 def takeaways(saved: Mapping[str, Any]) -> str:
     """The chapter's conclusions as Markdown bullets, every number read from its result file."""
     syn = saved["synthetic"]
-    lines = []
     g = syn["scores"]["graph"]
-    lines.append(f"* **Findings against the truth** ({syn['n_funds']} funds, {g['facts']['n_gold']} gold facts): "
-                 f"precision {_pct(g['facts']['precision'])}, recall {_pct(g['facts']['recall'])} with the graph's "
-                 f"top {saved['parameters']['k']} per query; {g['conflicts']['found']} of {g['conflicts']['n_planted']} "
-                 f"planted contradictions reported as conflicts (recall {_pct(g['conflicts']['recall'])}, precision "
-                 f"{_pct(g['conflicts']['precision'])}).")
+    lines = [f"* **Findings against the truth** ({syn['n_funds']} funds, {g['facts']['n_gold']} gold facts): "
+             f"precision {_pct(g['facts']['precision'])}, recall {_pct(g['facts']['recall'])} with the graph's "
+             f"top {saved['parameters']['k']} per query; {g['conflicts']['found']} of {g['conflicts']['n_planted']} "
+             f"planted contradictions reported as conflicts (recall {_pct(g['conflicts']['recall'])}, precision "
+             f"{_pct(g['conflicts']['precision'])})."]
     others = [s for s in syn["scores"] if s not in ("graph", "graph-ner")]
     if others:
         parts = [f"{s} {_pct(syn['scores'][s]['facts']['recall'])}" for s in others]
