@@ -1,8 +1,8 @@
 """Check the built book the way a reader meets it: every page opened in headless Chromium.
 
 ``python -m aethel_lite.bookcheck _build/html`` (what ``make check-book`` runs) serves the built
-HTML on 127.0.0.1 with :mod:`http.server` in a subprocess, opens every page in headless Chromium
-with the network switched off (only 127.0.0.1 resolves) and reports, per page:
+HTML on 127.0.0.1, opens every page in headless Chromium with the network switched off (only
+127.0.0.1 resolves), saves a screenshot of each and reports, per page:
 
 ``load``
     the page did not load (navigation error, HTTP status >= 400, no ``load`` event in time);
@@ -23,24 +23,15 @@ with the network switched off (only 127.0.0.1 resolves) and reports, per page:
 ``wide``, ``stderr``, ``first-result``
     the reader's checks of :mod:`aethel_lite.book.readercheck`.
 
-It saves a PNG of each page (capped at :data:`MAX_SHOT_HEIGHT` pixels) under ``--screenshots``,
-except Sphinx's index and search pages. Exit status: 0 when no problem was found, 1 when some were
-(each printed on one line), 2 when the check could not run (no book, no Chromium).
-
-The browser is driven over the Chrome DevTools Protocol on a pipe (``--remote-debugging-pipe``:
-commands go to the browser's file descriptor 3, answers come from 4, each a JSON message ended by
-a NUL byte), so only the Debian package ``chromium`` and the standard library are needed.
-
-References
-----------
-Chrome DevTools Protocol: https://chromedevtools.github.io/devtools-protocol/
-MathJax 3 start-up promise: https://docs.mathjax.org/en/latest/web/typeset.html
+The browser is driven over the Chrome DevTools Protocol (https://chromedevtools.github.io/devtools-protocol/)
+on a pipe, so only the Debian package ``chromium`` and the standard library are needed.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import fcntl
 import html.parser
 import json
@@ -60,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AethelError, ParameterError
+from ..io import atomic_write
 from .readercheck import READER_PROBE, reader_problems
 
 __all__ = ["Problem", "PageReport", "BrowserNotFound", "find_chromium", "html_pages", "serve", "Chromium", "check_site",
@@ -137,7 +129,6 @@ class PageReport:
     n_untypeset: int = 0
     mathjax: str = "absent"
     screenshot: Path | None = None
-    seconds: float = 0.0
 
 
 # -- the site ---------------------------------------------------------------------------------------
@@ -171,29 +162,20 @@ def _anchors(path: Path, cache: dict[Path, set[str]]) -> set[str]:
     return cache[path]
 
 
-def _local_target(site: Path, url_path: str) -> Path:
-    rel = urllib.parse.unquote(url_path).lstrip("/")
-    target = site / rel
-    if rel == "" or url_path.endswith("/") or target.is_dir():
-        target = target / "index.html"
-    return target
-
-
 def check_links(site: Path, page: str, links: Sequence[str], base: str,
                 anchor_cache: dict[Path, set[str]] | None = None) -> list[Problem]:
-    """Problems with the internal links of ``page``: missing file, or missing ``#anchor`` in an HTML target.
-
-    ``links`` are absolute URLs; those not under ``base`` (``http://127.0.0.1:PORT/``) are not checked.
-    """
+    """Problems with the internal links of ``page``: missing file, or missing ``#anchor`` in an HTML target
+    (``links`` are absolute URLs; those not under ``base``, ``http://127.0.0.1:PORT/``, are not checked)."""
     cache = anchor_cache if anchor_cache is not None else {}
     problems: list[Problem] = []
-    seen: set[str] = set()
-    for url in links:
-        if url in seen or not url.startswith(base):
+    for url in dict.fromkeys(links):  # each once, in order
+        if not url.startswith(base):
             continue
-        seen.add(url)
         parts = urllib.parse.urlsplit(url)
-        target = _local_target(site, parts.path)
+        rel = urllib.parse.unquote(parts.path).lstrip("/")
+        target = site / rel
+        if rel == "" or parts.path.endswith("/") or target.is_dir():
+            target = target / "index.html"
         shown = url[len(base) - 1:]
         if not target.is_file():
             problems.append(Problem(page, "link", f"{shown} -> no such file {target.relative_to(site).as_posix()}"))
@@ -227,38 +209,28 @@ def text_problems(page: str, probe: dict[str, Any]) -> list[Problem]:
 
 
 # -- the server -------------------------------------------------------------------------------------
-class serve:
+@contextlib.contextmanager
+def serve(site: str | os.PathLike, timeout: float = 15.0):
     """Serve ``site`` on 127.0.0.1 (free port) with ``python -m http.server`` in a subprocess, as a
-    context manager; ``base`` is ``http://127.0.0.1:PORT/``."""
-
-    def __init__(self, site: str | os.PathLike, timeout: float = 15.0):
-        self.site = Path(site)
-        self.timeout = timeout
-        self.proc: subprocess.Popen | None = None
-        self.base = ""
-
-    def __enter__(self) -> "serve":
-        self.proc = subprocess.Popen(
-            [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", str(self.site)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
-        assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
-        line = self.proc.stdout.readline() if ready else ""
+    context manager that gives the base URL ``http://127.0.0.1:PORT/``."""
+    proc = subprocess.Popen(
+        [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", str(Path(site))],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], timeout)
+        line = proc.stdout.readline() if ready else ""
         match = re.search(r"port (\d+)", line)
         if not match:
-            self.__exit__(None, None, None)
-            raise AethelError(f"http.server did not start for {self.site} (said {line!r})")
-        self.base = f"http://127.0.0.1:{match.group(1)}/"
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
+            raise AethelError(f"http.server did not start for {Path(site)} (said {line!r})")
+        yield f"http://127.0.0.1:{match.group(1)}/"
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
             try:
-                self.proc.wait(timeout=5)
+                proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+                proc.kill()
+                proc.wait()
 
 
 # -- the browser -------------------------------------------------------------------------------------
@@ -271,10 +243,9 @@ def find_chromium(explicit: str | None = None) -> str:
             if path is None:
                 raise BrowserNotFound(f"browser {name!r} not found or not executable")
             return path
-    for name in CANDIDATES:
-        path = shutil.which(name)
-        if path:
-            return path
+    found = next((path for path in map(shutil.which, CANDIDATES) if path), None)
+    if found:
+        return found
     raise BrowserNotFound(f"no Chromium found on PATH (tried {', '.join(CANDIDATES)}); install it with "
                           "`apt-get install -y chromium` (Debian) or set AETHEL_CHROMIUM to the executable")
 
@@ -284,8 +255,8 @@ class CDPError(AethelError):
 
 
 class Chromium:
-    """Headless Chromium driven over the DevTools protocol on a pipe; a context manager. Events arrive
-    in :attr:`events` as ``(session, method, params)`` tuples."""
+    """Headless Chromium driven over the DevTools protocol on a pipe (JSON messages ended by a NUL byte); a context
+    manager. Events arrive in :attr:`events` as ``(session, method, params)`` tuples."""
 
     def __init__(self, executable: str | None = None, *, window: tuple[int, int] = WINDOW):
         self.executable = find_chromium(executable)
@@ -296,7 +267,6 @@ class Chromium:
         self._lock = threading.Condition()
         self._profile: tempfile.TemporaryDirectory | None = None
         self.proc: subprocess.Popen | None = None
-        self._closed = False
 
     def __enter__(self) -> "Chromium":
         self._profile = tempfile.TemporaryDirectory(prefix="aethel-chromium-")
@@ -322,36 +292,21 @@ class Chromium:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        if self.proc is not None:
-            try:
-                self.call("Browser.close", timeout=5)
-            except (CDPError, OSError):
-                pass
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        with contextlib.suppress(CDPError, OSError):
+            self.call("Browser.close", timeout=5)
         try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        with contextlib.suppress(OSError):
             os.close(self._cmd_write)
-        except OSError:
-            pass
-        if self._profile is not None:
-            self._profile.cleanup()
+        self._profile.cleanup()
 
     def _reader(self) -> None:
         buf = b""
         with os.fdopen(self._evt_read, "rb", buffering=0) as fh:
-            while True:
-                chunk = fh.read(1 << 16)
-                if not chunk:
-                    break
+            for chunk in iter(lambda: fh.read(1 << 16), b""):
                 buf += chunk
                 *messages, buf = buf.split(b"\0")
                 for raw in messages:
@@ -376,30 +331,24 @@ class Chromium:
         if session:
             msg["sessionId"] = session
         os.write(self._cmd_write, json.dumps(msg).encode() + b"\0")
-        deadline = time.monotonic() + timeout
         with self._lock:
-            while msg_id not in self._answers:
-                left = deadline - time.monotonic()
-                if left <= 0 or getattr(self, "_closed_pipe", False):
-                    raise CDPError(f"{method}: no answer from the browser within {timeout:.0f} s")
-                self._lock.wait(left)
+            self._lock.wait_for(lambda: msg_id in self._answers or getattr(self, "_closed_pipe", False), timeout)
+            if msg_id not in self._answers:
+                raise CDPError(f"{method}: no answer from the browser within {timeout:.0f} s")
             answer = self._answers.pop(msg_id)
         if "error" in answer:
             raise CDPError(f"{method}: {answer['error'].get('message')}")
         return answer.get("result", {})
 
     def wait_event(self, method: str, session: str | None, since: int, timeout: float) -> dict | None:
-        """Wait for event ``method`` (of ``session``) at index >= ``since`` in :attr:`events`."""
-        deadline = time.monotonic() + timeout
+        """Wait for event ``method`` (of ``session``) at index >= ``since`` in :attr:`events`; None if none came."""
+
+        def found() -> dict | None:
+            return next((p for s, m, p in self.events[since:] if m == method and s == session), None)
+
         with self._lock:
-            while True:
-                for s, m, p in self.events[since:]:
-                    if m == method and s == session:
-                        return p
-                left = deadline - time.monotonic()
-                if left <= 0 or getattr(self, "_closed_pipe", False):
-                    return None
-                self._lock.wait(left)
+            self._lock.wait_for(lambda: found() is not None or getattr(self, "_closed_pipe", False), timeout)
+            return found()
 
     def new_page(self) -> str:
         """Open a tab, attach to it and enable the domains the check listens to; returns the session id."""
@@ -469,20 +418,17 @@ def check_page(browser: Chromium, session: str, site: Path, base: str, page: str
                screenshots: Path | None = None, anchor_cache: dict[Path, set[str]] | None = None,
                timeout: float = PAGE_TIMEOUT) -> PageReport:
     """Open ``page`` (a path in ``site``) in ``session`` and collect its problems (and screenshot)."""
-    t0 = time.monotonic()
     redirect = _redirect_target(site / page)
     if redirect is not None:  # the root index.html only sends the reader on: check where to
         links = [urllib.parse.urljoin(base + urllib.parse.quote(page), redirect)]
-        return PageReport(page, check_links(site, page, links, base, anchor_cache), seconds=time.monotonic() - t0)
+        return PageReport(page, check_links(site, page, links, base, anchor_cache))
     since = len(browser.events)
     url = base + urllib.parse.quote(page)
-    problems: list[Problem] = []
     nav = browser.call("Page.navigate", {"url": url}, session=session, timeout=timeout)
     if nav.get("errorText"):
-        return PageReport(page, [Problem(page, "load", f"{url}: {nav['errorText']}")], seconds=time.monotonic() - t0)
+        return PageReport(page, [Problem(page, "load", f"{url}: {nav['errorText']}")])
     if browser.wait_event("Page.loadEventFired", session, since, timeout) is None:
-        return PageReport(page, [Problem(page, "load", f"{url}: no load event within {timeout:.0f} s")],
-                          seconds=time.monotonic() - t0)
+        return PageReport(page, [Problem(page, "load", f"{url}: no load event within {timeout:.0f} s")])
     result = browser.call("Runtime.evaluate", {"expression": _PAGE_PROBE, "awaitPromise": True, "returnByValue": True},
                           session=session, timeout=timeout)
     if "exceptionDetails" in result:
@@ -490,10 +436,9 @@ def check_page(browser: Chromium, session: str, site: Path, base: str, page: str
     probe = result["result"]["value"]
     with browser._lock:
         events = list(browser.events[since:])
-    problems += _console_problems(page, events, session)
-    for img in probe["images"]:
-        if img["complete"] and img["width"] == 0:
-            problems.append(Problem(page, "resource", f"broken image {img['src']}"))
+    problems = _console_problems(page, events, session)
+    problems += [Problem(page, "resource", f"broken image {img['src']}")
+                 for img in probe["images"] if img["complete"] and img["width"] == 0]
     problems += alt_problems(page, probe["images"])
     problems += check_links(site, page, probe["links"], base, anchor_cache)
     problems += text_problems(page, probe)
@@ -518,11 +463,9 @@ def check_page(browser: Chromium, session: str, site: Path, base: str, page: str
         finally:
             browser.call("Emulation.clearDeviceMetricsOverride", session=session)
         out = screenshots / (page.removesuffix(".html").replace("/", "__") + ".png")
-        tmp = out.with_name(f".{out.name}.tmp")
-        tmp.write_bytes(base64.b64decode(shot["data"]))
-        os.replace(tmp, out)
+        with atomic_write(out, "wb") as fh:
+            fh.write(base64.b64decode(shot["data"]))
         report.screenshot = out
-    report.seconds = time.monotonic() - t0
     return report
 
 
@@ -554,9 +497,9 @@ def check_site(site: str | os.PathLike, *, screenshots: str | os.PathLike | None
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
     anchor_cache: dict[Path, set[str]] = {}
-    with serve(root) as server, Chromium(executable) as browser:
+    with serve(root) as base, Chromium(executable) as browser:
         session = browser.new_page()
-        return [check_page(browser, session, root, server.base, page, screenshots=shots, anchor_cache=anchor_cache,
+        return [check_page(browser, session, root, base, page, screenshots=shots, anchor_cache=anchor_cache,
                            timeout=timeout) for page in tqdm(todo, desc="pages", unit="page", disable=not progress)]
 
 

@@ -4,9 +4,6 @@ A chapter states a result either in a sentence generated from the result file, o
 Markdown cell followed by a cell that calls a *claim check* here, which raises :class:`ClaimError`
 (failing the notebook, and ``make book``) when the result file stops supporting it. A check that
 cannot apply to this build (no real data, quick mode) says so in its output.
-
-:func:`hand_typed_numbers` finds digits in a notebook's Markdown cells that are not on the short
-list of non-result numbers (:data:`ALLOWED`).
 """
 
 from __future__ import annotations
@@ -39,8 +36,7 @@ class Claim:
             return f"*Checked against the result file:* {self.evidence}"
         return f"*Not checked in this build:* {self.evidence}"
 
-    def __repr__(self) -> str:
-        return self._repr_markdown_()
+    __repr__ = _repr_markdown_
 
 
 def check_claim(text: str, holds: bool | None, evidence: str) -> Claim:
@@ -171,10 +167,5 @@ def hand_typed_numbers(name: str, cells: Iterable[Mapping[str, Any]],
         Empty when every number in the chapter's prose is generated (in an output) or allowed.
     """
     ok = {num for nb, num, _ in allowed if nb == name}
-    found = []
-    for i, cell in enumerate(cells):
-        if cell.get("cell_type") != "markdown":
-            continue
-        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
-        found += [(i, num) for num in _numbers(source) if num not in ok]
-    return found
+    return [(i, num) for i, cell in enumerate(cells) if cell.get("cell_type") == "markdown"
+            for num in _numbers("".join(cell["source"])) if num not in ok]  # a str or a list of lines

@@ -134,12 +134,10 @@ def scaling_verdict(saved: Mapping[str, Any], crossings: Sequence[Mapping[str, A
 def swarm_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
     """The swarm's findings scored per evidence source (95% Wilson intervals); the verdict on the topological filter."""
     scores = saved["synthetic"]["scores"]
-    rows = []
-    for source, s in scores.items():
-        f, c = s["facts"], s["conflicts"]
-        rows.append({"evidence": source, "fact recall [95% CI]": _share(f["tp"], f["n_gold"]),
-                     "fact precision [95% CI]": _share(f["tp"], f["n_found"]),
-                     "contradictions found [95% CI]": _share(c["found"], c["n_planted"])})
+    rows = [{"evidence": source, "fact recall [95% CI]": _share(s["facts"]["tp"], s["facts"]["n_gold"]),
+             "fact precision [95% CI]": _share(s["facts"]["tp"], s["facts"]["n_found"]),
+             "contradictions found [95% CI]": _share(s["conflicts"]["found"], s["conflicts"]["n_planted"])}
+            for source, s in scores.items()]
     g = scores["graph"]["facts"]
     others = {k: v["facts"] for k, v in scores.items() if k not in ("graph", "graph-ner")}
     verdict = (f"Fed the graph's passages, the specialists recover {g['tp']} of {g['n_gold']} gold fund facts "
@@ -222,19 +220,15 @@ def provenance_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
     """How the gold passages are reached per data set (95% Wilson intervals); the verdict on what BCT adds."""
     reports = saved["reports"]
     names = {n: saved["datasets"][n]["name"] for n in reports}
-    rows = []
-    for cat, label in REACH_LABELS.items():
-        if not any(r["gold_reach"].get(cat) for r in reports.values()):
-            continue  # a way no gold passage took is left out of the headline (the details list them all)
-        rows.append({"gold passage": label, **{f"{names[n]} [95% CI]": _share(r["gold_reach"].get(cat, 0), r["n_gold"])
-                                                for n, r in reports.items()}})
-    said = []
-    for n, r in reports.items():
-        g, i = r["n_gold"], r["intrusions"]
-        said.append(f"On {names[n]}, {r['gold_reach'].get('direct', 0)} of {g} gold passages name an exact seed, "
-                    f"{r['bct_only']} are reached only through a BCT expansion and {r['gold_reach'].get('unreached', 0)} "
-                    f"not at all; BCT brought a wrong passage into the top {r['k']} of {i['n_questions']} of "
-                    f"{r['n_queries']} questions ({_share(i['n_questions'], r['n_queries'])}).")
+    # a way no gold passage took is left out of the headline (the details list them all)
+    rows = [{"gold passage": label, **{f"{names[n]} [95% CI]": _share(r["gold_reach"].get(cat, 0), r["n_gold"])
+                                       for n, r in reports.items()}}
+            for cat, label in REACH_LABELS.items() if any(r["gold_reach"].get(cat) for r in reports.values())]
+    said = [f"On {names[n]}, {r['gold_reach'].get('direct', 0)} of {r['n_gold']} gold passages name an exact seed, "
+            f"{r['bct_only']} are reached only through a BCT expansion and {r['gold_reach'].get('unreached', 0)} "
+            f"not at all; BCT brought a wrong passage into the top {r['k']} of {r['intrusions']['n_questions']} of "
+            f"{r['n_queries']} questions ({_share(r['intrusions']['n_questions'], r['n_queries'])})."
+            for n, r in reports.items()]
     return table(dataframe(rows)), " ".join(said)
 
 

@@ -1,34 +1,13 @@
 """Execute the book's notebooks with papermill, deterministically and atomically.
 
 ``python -m aethel_lite.notebooks`` (what ``make notebooks`` runs) executes ``notebooks/*.ipynb``
-(sorted by name) and writes each executed copy to ``book/executed/<name>.ipynb``, which the Jupyter
-Book renders (``execute_notebooks: "off"``).
-
-Conventions
------------
-Kernel
-    ``python3`` as ``jupyter_client`` resolves it from the running interpreter (a virtual environment's
-    own kernel spec first, ``argv[0] == "python"`` replaced by ``sys.executable``), in the repository
-    root (``root``), with the environment inherited (``AETHEL_DATA``, ...).
-Parameters
-    ``-p name value`` (repeatable; ``value`` parsed as JSON when it parses). Each notebook receives
-    only the parameters its ``parameters`` cell declares; a name no selected notebook declares is an
-    error. ``--quick`` (as CI builds the book) adds :data:`QUICK_PARAMETERS`; ``-p`` overrides them.
-Timing
-    Each notebook's wall-clock time is printed when it finishes (``time: NAME ... s``) and the total
-    at the end; timings are never written into the executed notebook.
-Failures
-    A failed notebook is reported with its name, the cell (position in the source notebook, id,
-    first line) and the error, and leaves no executed copy (a stale one is removed); exit status 1.
-Determinism
-    :func:`strip_volatile` removes the wall-clock times papermill and nbclient stamp into the
-    notebook, gives the injected parameters cell the fixed id ``injected-parameters`` and makes
-    paths relative to the root, so two runs give byte-identical files. The kernel runs with
-    ``PYTHONHASHSEED=0`` (unless set). Notebooks pass ``progress=False`` to library calls.
-
-References
-----------
-papermill: https://papermill.readthedocs.io ; nbclient: https://nbclient.readthedocs.io
+(sorted by name) in the repository root, with the ``python3`` kernel of the running interpreter and
+the environment inherited, and writes each executed copy to ``book/executed/<name>.ipynb``, which
+the Jupyter Book renders (``execute_notebooks: "off"``). A notebook receives only the ``-p``
+parameters its ``parameters`` cell declares. A failed notebook is reported with the failing cell
+and leaves no executed copy (a stale one is removed). Two runs give byte-identical files
+(:func:`strip_volatile`; the kernel runs with ``PYTHONHASHSEED=0`` unless set); run times are
+printed and kept in ``results/execution.json``, never in the executed notebook.
 """
 
 from __future__ import annotations
@@ -67,12 +46,9 @@ KERNEL_WARNING_FILTERS = ("ignore:IProgress not found",)
 
 @dataclass
 class NotebookFailure:
-    """One failed notebook: its name, the failing cell and the error.
-
-    ``cell_index`` counts the executed notebook's cells (papermill's injected-parameters cell
-    included); ``source_index`` is the cell's position in ``notebooks/NAME.ipynb`` (0-based),
-    ``cell_id`` its id and ``cell_line`` the first non-blank line of its source.
-    """
+    """One failed notebook and its error. ``cell_index`` counts the executed notebook's cells (the injected
+    parameters cell included); ``source_index`` (0-based), ``cell_id`` and ``cell_line`` (its first non-blank line)
+    locate the cell in ``notebooks/NAME.ipynb``."""
 
     name: str
     cell_index: int | None
@@ -121,10 +97,8 @@ class NotebookInterrupted(KeyboardInterrupt):
 
 # -- discovery and parameters ------------------------------------------------------------------
 def discover(root: str | os.PathLike = ".", only: Sequence[str] | None = None) -> list[Path]:
-    """Notebooks ``root/notebooks/*.ipynb`` sorted by name (hidden files skipped).
-
-    ``only`` keeps the given names (``.ipynb`` optional); an unknown one is a :class:`ParameterError`.
-    """
+    """Notebooks ``root/notebooks/*.ipynb`` sorted by name (hidden files skipped); ``only`` keeps the given
+    names (``.ipynb`` optional; an unknown one is a :class:`ParameterError`)."""
     nb_dir = Path(root) / NOTEBOOK_DIR
     found = sorted((p for p in nb_dir.glob("*.ipynb") if not p.name.startswith(".")), key=lambda p: p.name)
     if not only:
@@ -162,14 +136,16 @@ def declared_parameters(path: str | os.PathLike) -> dict[str, Any]:
     return papermill.inspect_notebook(str(path))
 
 
-def _select_parameters(notebooks: Sequence[Path], params: Mapping[str, Any]) -> dict[Path, dict[str, Any]]:
-    """Give each notebook the parameters it declares; error on names no notebook declares."""
+def _select_parameters(notebooks: Sequence[Path], params: Mapping[str, Any], quick: bool) -> dict[Path, dict[str, Any]]:
+    """Give each notebook the parameters it declares (``quick``: :data:`QUICK_PARAMETERS`' first); error on names
+    no notebook declares."""
     per_nb: dict[Path, dict[str, Any]] = {}
     declared_all: set[str] = set()
     for nb in notebooks:
-        declared = set(declared_parameters(nb)) if params else set()
+        declared = set(declared_parameters(nb)) if params or quick else set()
         declared_all |= declared
-        per_nb[nb] = {k: v for k, v in params.items() if k in declared}
+        per_nb[nb] = {**{k: v for k, v in QUICK_PARAMETERS.items() if quick and k in declared},
+                      **{k: v for k, v in params.items() if k in declared}}
     unknown = sorted(set(params) - declared_all)
     if unknown:
         names = ", ".join(p.stem for p in notebooks)
@@ -194,7 +170,8 @@ def kernel_command(kernel_name: str = DEFAULT_KERNEL) -> list[str]:
 
 
 def strip_volatile(nb, *, root: str | os.PathLike | None = None, output_path: str | os.PathLike | None = None):
-    """Remove run-dependent metadata (the module's *Determinism*) from an executed notebook, in place; returns it."""
+    """Remove what changes from run to run, in place (returns ``nb``): the wall-clock times papermill and nbclient
+    stamp into the notebook; the injected parameters cell gets the id ``injected-parameters``, paths become relative."""
     pm = nb.metadata.get("papermill")
     if pm is not None:
         for key in _VOLATILE_PAPERMILL:
@@ -206,10 +183,8 @@ def strip_volatile(nb, *, root: str | os.PathLike | None = None, output_path: st
     for cell in nb.cells:
         meta = cell.get("metadata", {})
         meta.pop("execution", None)
-        cpm = meta.get("papermill")
-        if cpm is not None:
-            for key in _VOLATILE_PAPERMILL:
-                cpm.pop(key, None)
+        for key in _VOLATILE_PAPERMILL:
+            (meta.get("papermill") or {}).pop(key, None)
         if INJECTED_ID in meta.get("tags", []) and "id" in cell:
             cell["id"] = INJECTED_ID
     return nb
@@ -218,10 +193,8 @@ def strip_volatile(nb, *, root: str | os.PathLike | None = None, output_path: st
 def _rel(path: str | os.PathLike, root: str | os.PathLike | None) -> str:
     p = Path(path)
     if root is not None:
-        try:
+        with contextlib.suppress(ValueError):  # different drive
             return Path(os.path.relpath(p.resolve(), Path(root).resolve())).as_posix()
-        except ValueError:  # different drive
-            pass
     return p.as_posix()
 
 
@@ -244,18 +217,17 @@ def execute_one(path: str | os.PathLike, output: str | os.PathLike, *, parameter
     name = path.stem
     at: list[int] = []  # [source position of the running cell, cells in the source notebook]
     injected = [0]
-    n_cells = [0]
 
     def cell_started(cell=None, cell_index: int = 0, **_: Any) -> None:
         if cell is not None and INJECTED_ID in (cell.get("id"), *cell.get("metadata", {}).get("tags", [])):
             injected[0] = 1
             return
-        at[:] = [cell_index - injected[0], n_cells[0]]
+        at[:] = [cell_index - injected[0], n_cells]
         if on_cell is not None:
             on_cell(*at)
 
     try:
-        n_cells[0] = len(nbformat.read(str(path), as_version=4).cells)
+        n_cells = len(nbformat.read(str(path), as_version=4).cells)
         with _kernel_env():
             nb = papermill.execute_notebook(
                 str(path), None,  # keep the result in memory; written below only on success
@@ -336,38 +308,33 @@ def run_notebooks(root: str | os.PathLike = ".", *, only: Sequence[str] | None =
         raise ParameterError(f"no notebooks found in {root / NOTEBOOK_DIR}")
     kernel_command(kernel_name)  # fail early and clearly if the kernel is missing
     check_data_root()  # AETHEL_DATA set to a folder that does not exist: an error naming it, never a synthetic book
-    per_nb = _select_parameters(notebooks, parameters or {})
-    if quick:
-        for nb in notebooks:
-            declared = declared_parameters(nb)
-            per_nb[nb] = {**{k: v for k, v in QUICK_PARAMETERS.items() if k in declared}, **per_nb[nb]}
+    per_nb = _select_parameters(notebooks, parameters or {}, quick)
     written: list[Path] = []
     failures: list[NotebookFailure] = []
-    bar = tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress)
-    for nb in bar:
-        bar.set_postfix_str(nb.stem)
-        out = out_dir / nb.name
-        t0 = time.perf_counter()
-        try:
-            failure = execute_one(nb, out, parameters=per_nb[nb], root=root, kernel_name=kernel_name, timeout=timeout,
-                                  on_cell=lambda i, n, stem=nb.stem: bar.set_postfix_str(f"{stem}: cell {i}/{n}"))
-        except NotebookInterrupted as exc:
-            bar.close()
-            exc.finished = [p.stem for p in written]
-            raise
-        seconds = time.perf_counter() - t0
-        if timings is not None:
-            timings[nb.stem] = seconds
-        if on_done is not None:
-            on_done(nb.stem, seconds, failure)
-        if failure is None:
-            record_execution(root, nb, out, per_nb[nb], seconds)
-            written.append(out)
-        else:
-            failures.append(failure)
-            if stop_on_error:
-                break
-    bar.close()
+    with tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress) as bar:
+        for nb in bar:
+            bar.set_postfix_str(nb.stem)
+            out = out_dir / nb.name
+            t0 = time.perf_counter()
+            try:
+                failure = execute_one(
+                    nb, out, parameters=per_nb[nb], root=root, kernel_name=kernel_name, timeout=timeout,
+                    on_cell=lambda i, n, stem=nb.stem: bar.set_postfix_str(f"{stem}: cell {i}/{n}"))
+            except NotebookInterrupted as exc:
+                exc.finished = [p.stem for p in written]
+                raise
+            seconds = time.perf_counter() - t0
+            if timings is not None:
+                timings[nb.stem] = seconds
+            if on_done is not None:
+                on_done(nb.stem, seconds, failure)
+            if failure is None:
+                record_execution(root, nb, out, per_nb[nb], seconds)
+                written.append(out)
+            else:
+                failures.append(failure)
+                if stop_on_error:
+                    break
     if failures:
         raise NotebookRunError(failures)
     return written
@@ -394,10 +361,9 @@ def record_execution(root: str | os.PathLike, source: str | os.PathLike, execute
         "environment": {k: os.environ[k] for k in NUMBER_SETTINGS if os.environ.get(k)},
     }
     path = Path(root) / EXECUTION_FILE
-    try:
+    saved = {}
+    with contextlib.suppress(AethelError):  # an unreadable stats file is rebuilt, never a reason to fail a build
         saved = read_json(path) if path.exists() else {}
-    except AethelError:  # an unreadable stats file is rebuilt, never a reason to fail a build
-        saved = {}
     saved = saved if isinstance(saved, dict) else {}
     saved[record["notebook"]] = record
     write_json(path, saved)
@@ -405,11 +371,8 @@ def record_execution(root: str | os.PathLike, source: str | os.PathLike, execute
 
 
 def data_status(dataset_name: str) -> str:
-    """One loud line saying which data a notebook runs on and why.
-
-    For ``"synthetic"`` it says whether real data is configured (``AETHEL_DATA``) at all. The line
-    never holds a local path (it is printed into the published book).
-    """
+    """One loud line saying which data a notebook runs on and why (for ``"synthetic"``: whether real data is
+    configured at all); never a local path (it is printed into the published book)."""
     env = os.environ.get("AETHEL_DATA")
     if dataset_name == "synthetic":
         if not env:
@@ -444,10 +407,8 @@ class DataBanner:
 
 
 def data_banner(dataset_name: str) -> DataBanner:
-    """:func:`data_status` as a :class:`DataBanner` (put it as the last line of a notebook cell).
-
-    :func:`loaded_banner`, built from the data sets actually loaded, is preferred.
-    """
+    """:func:`data_status` as a :class:`DataBanner` (put it as the last line of a notebook cell); prefer
+    :func:`loaded_banner`, built from the data sets actually loaded."""
     text = data_status(dataset_name)
     return DataBanner(text, synthetic=text.startswith("DATA: SYNTHETIC"))
 

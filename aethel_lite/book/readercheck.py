@@ -4,12 +4,10 @@
 check's 1280 px window) and hands its result to :func:`reader_problems`, which reports:
 
 ``wide``
-    a visible code cell (``.cell_input pre``) whose ``scrollWidth`` exceeds its ``clientWidth``, a
-    table wider than the ``clientWidth`` of its box, or a notebook output's table that reaches past
-    the right edge of the text column (``article``);
+    a visible code cell or table wider than its box (it scrolls sideways), or a notebook output's
+    table that reaches past the right edge of the text column (``article``);
 ``stderr``
-    a notebook output that shows a stderr stream (myst-nb's ``.stderr`` box) or warning text
-    (``UserWarning``, ``FutureWarning``, ``Warning:`` ...);
+    a notebook output that shows a stderr stream (myst-nb's ``.stderr`` box) or warning text;
 ``first-result``
     a chapter (a page holding notebook cells) whose first figure or table starts more than
     :data:`FIRST_RESULT_MAX` pixels down the page, or that shows none at all.

@@ -100,13 +100,11 @@ def summary_table(summaries: Sequence[Mapping[str, Any]]) -> Table:
     return Table(dataframe(rows), decimals=2)
 
 
-def metrics_table(block: Mapping[str, Mapping[str, Any]], metrics: Sequence[str] | None = None):
+def metrics_table(block: Mapping[str, Mapping[str, Any]]):
     """A pandas DataFrame of mean metrics: one row per method (the ``methods`` block of a result)."""
-    rows = []
-    for name, entry in block.items():
-        names = metrics or [m for m in entry if m not in ("per_query", "per_query_metrics")]
-        rows.append({"method": name, **{m: entry[m] for m in names}})
-    return dataframe(rows, "method")
+    per_question = ("per_query", "per_query_metrics")
+    return dataframe([{"method": name, **{m: v for m, v in entry.items() if m not in per_question}}
+                      for name, entry in block.items()], "method")
 
 
 def paper_comparison(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Mapping[str, Any]],
@@ -132,8 +130,7 @@ def paper_comparison(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Ma
     stand_ins = {n for n, v in synthetic.items() if v} if isinstance(synthetic, Mapping) else set(synthetic)
     out = []
     for r in rows:
-        block = results.get(r["dataset"], {})
-        ours = None if r["dataset"] in stand_ins else block.get(r["ours"], {}).get(r["metric"])
+        ours = None if r["dataset"] in stand_ins else results.get(r["dataset"], {}).get(r["ours"], {}).get(r["metric"])
         note = r["note"]
         if r["dataset"] in stand_ins:
             note = "not comparable: synthetic corpus instead of the real data" + (f"; {note}" if note else "")
@@ -184,18 +181,11 @@ def _fmt_ci(cell: Mapping[str, Any]) -> str:
     return f"{cell['mean']:.3f} [{cell['ci_low']:.3f}, {cell['ci_high']:.3f}]"
 
 
-def ci_table(ci: Mapping[str, Mapping[str, Any]], metrics: Sequence[str], group: str | None = None):
-    """Methods × metrics, each cell ``mean [95% CI]``, from the ``ci`` block of an open-corpus result.
-
-    ``group`` selects a question group (``ci[method]["groups"][group]``); None: all questions.
-    """
-    rows = []
-    for method, entry in ci.items():
-        cells = entry["all"] if group is None else entry["groups"].get(group)
-        if cells is None:
-            continue
-        rows.append({"method": method, **{m: _fmt_ci(cells[m]) for m in metrics if m in cells}})
-    return dataframe(rows, "method")
+def ci_table(ci: Mapping[str, Mapping[str, Any]], metrics: Sequence[str]):
+    """Methods × metrics over all questions, each cell ``mean [95% CI]``, from the ``ci`` block of an open-corpus
+    result."""
+    return dataframe([{"method": method, **{m: _fmt_ci(entry["all"][m]) for m in metrics if m in entry["all"]}}
+                      for method, entry in ci.items()], "method")
 
 
 def group_table(ci: Mapping[str, Mapping[str, Any]], metric: str):
@@ -460,9 +450,7 @@ def paper_markdown(*sections: str) -> str:
     """What :mod:`aethel_lite.studies.paper` holds for ``sections``, as Markdown bullets: one per (paper's
     method, metric) with its values by data set or corpus size, then the paper's differences, tests and crossings."""
     groups: dict[tuple[str, str, str], list[str]] = {}
-    for r in PAPER_ROWS:
-        if r["section"] not in sections:
-            continue
+    for r in [r for r in PAPER_ROWS if r["section"] in sections]:
         key = (r["paper_method"], r["metric"], "multi-hop questions" if r["section"].endswith("multihop") else "")
         where = f"{r['size']:,} passages" if "size" in r else r["dataset"]
         groups.setdefault(key, []).append(f"{r['value']:.3f} ({where})")

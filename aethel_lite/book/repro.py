@@ -3,25 +3,12 @@ r"""The reproducibility chapter: every number the paper reports beside ours, and
 Everything here is read from the result files the other chapters write (``results/*.json``) and
 from :mod:`aethel_lite.studies.paper`; nothing is computed from the data again except a paired
 bootstrap over per-question metrics that a result file stores. A missing result file gives rows
-that say so rather than an error.
+that say so rather than an error. A verdict is *reproduced* (the paper's value lies inside our
+interval, or a crossing is the same), *differs* (outside it) or *not comparable* (synthetic
+stand-in, quick mode, not run).
 
-:func:`paper_table`
-    One row per number in :mod:`aethel_lite.studies.paper`: the paper's value, ours, our 95% CI
-    and a verdict — *reproduced* (the paper's value lies inside our interval, or a crossing is the
-    same), *differs* (outside it), *not comparable* (synthetic stand-in, quick mode, not run) —
-    with the reason in one line (the interval test of :func:`aethel_lite.studies.open_corpus.paper_verdicts`).
-:func:`provenance_rows`, :func:`version_table`, :func:`data_checksums`, :func:`execution_rows`
-    Per chapter: the parameters, seeds, data files (SHA-256 against the manifest), library
-    versions, run time and the command that re-makes it.
-
-Intervals are percentile bootstrap intervals over questions (Efron & Tibshirani 1993, ch. 13):
-for a mean :math:`\bar x` of per-question values :math:`x_1..x_n`, the 2.5th and 97.5th
-percentiles of :math:`\bar x^*` over resamples drawn with replacement; for a paired difference
-the same over :math:`d_i = a_i - b_i`.
-
-References
-----------
-Efron, B. & Tibshirani, R. (1993). *An Introduction to the Bootstrap*. Chapman & Hall.
+Intervals are the percentile bootstrap intervals over questions of
+:func:`aethel_lite.evaluation.stats.bootstrap_ci` (for a difference, over :math:`d_i = a_i - b_i`).
 """
 
 from __future__ import annotations
@@ -57,8 +44,6 @@ CHAPTERS: dict[str, dict[str, tuple[str, ...]]] = {
     "40_provenance": {"results": ("provenance",), "data": ("musique", "2wikimultihopqa")},
     "50_swarm": {"results": ("swarm",), "data": ("financebench",)},
 }
-_SECTION_CHAPTER = {"closed_pool": "10_closed_pool", "open_corpus": "20_open_corpus",
-                    "open_corpus_multihop": "20_open_corpus", "scaling": "30_scaling"}
 
 #: The open-corpus data set compared with the paper's private corpus, first present wins: the
 #: FinanceBench pages sampled to the paper's 4,123 passages, then all pages, the chunks, the rest.
@@ -73,12 +58,8 @@ _QUICK = "quick mode: a few questions over a small sample of the corpus"
 
 def load_results(results_dir: str | os.PathLike = "results") -> dict[str, dict | None]:
     """Every chapter's result file by stem (``closed_pool``, ...); None when missing (unreadable: ``DataError``)."""
-    out: dict[str, dict | None] = {}
-    for spec in CHAPTERS.values():
-        for stem in spec["results"]:
-            path = Path(results_dir) / f"{stem}.json"
-            out[stem] = read_json(path) if path.exists() else None
-    return out
+    paths = {stem: Path(results_dir) / f"{stem}.json" for spec in CHAPTERS.values() for stem in spec["results"]}
+    return {stem: read_json(path) if path.exists() else None for stem, path in paths.items()}
 
 
 # ------------------------------------------------------------------------------------ the table
@@ -108,15 +89,14 @@ def _missing(stem: str) -> str:
 
 
 def _closed_rows(saved: Mapping[str, Any] | None, n_resamples: int, seed: int) -> list[dict]:
-    chapter = _SECTION_CHAPTER["closed_pool"]
+    chapter = "10_closed_pool"
     rows = []
     limit = (saved or {}).get("parameters", {}).get("limit")
     cis: dict[str, dict] = {}
     for r in [r for r in PAPER_ROWS if r["section"] == "closed_pool"] + list(PAPER_DIFFERENCES):
         diff = "a" in r
-        label = (f"{r['a']} − {r['b']}, {r['metric']}, {r['dataset']}" if diff
-                 else f"{r['paper_method']}, {r['metric']}, {r['dataset']}")
         name = r["dataset"]
+        label = f"{r['a'] + ' − ' + r['b'] if diff else r['paper_method']}, {r['metric']}, {name}"
         if saved is None:
             rows.append(_row(chapter, label, r["value"], why=_missing("closed_pool")))
             continue
@@ -150,7 +130,7 @@ def _closed_rows(saved: Mapping[str, Any] | None, n_resamples: int, seed: int) -
 
 
 def _open_rows(saved: Mapping[str, Any] | None) -> list[dict]:
-    chapter = _SECTION_CHAPTER["open_corpus"]
+    chapter = "20_open_corpus"
     rows = []
     datasets = (saved or {}).get("datasets", {})
     name = next((n for n in PRIMARY_OPEN if n in datasets), "synthetic" if "synthetic" in datasets else None)
@@ -194,7 +174,7 @@ def _open_rows(saved: Mapping[str, Any] | None) -> list[dict]:
 
 
 def _scaling_rows(saved: Mapping[str, Any] | None) -> list[dict]:
-    chapter = _SECTION_CHAPTER["scaling"]
+    chapter = "30_scaling"
     runs = (saved or {}).get("runs", {})
     name = next((n for n in PRIMARY_SCALING if n in runs), "synthetic" if "synthetic" in runs else None)
     quick = (saved or {}).get("parameters", {}).get("quick")

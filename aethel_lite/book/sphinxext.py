@@ -1,15 +1,11 @@
 """Sphinx extension for the book: page-safe numbered references in the API reference, no duplicate scripts.
 
 Docutils footnote labels are unique per *page*, and the API page documents several modules, each
-numbering its NumPy-style references from 1 (``[1]_`` in the text, ``.. [1] ...`` under
-*References*), so the labels would clash. In each docstring as autodoc reads it, a reference
-``[N]_`` becomes the plain text ``[N]`` and a definition ``.. [N] text`` (with its indented
-continuation lines) a bullet ``- [N] text``.
-
-It also drops a script that a page would include twice (sphinx-thebe registers its inline
-configuration on every ``env-before-read-docs``, which Jupyter Book emits twice, and the second copy
-is a JavaScript ``SyntaxError``), and loads ``sphinx-mathjax-offline`` so that formulas render with
-no network (when it is missing, the build log says so).
+numbering its NumPy-style references from 1, so :func:`plain_references` turns them into plain text
+in each docstring as autodoc reads it. :func:`unique_scripts` drops a script that a page would
+include twice (sphinx-thebe registers its inline configuration on every ``env-before-read-docs``,
+which Jupyter Book emits twice: the second copy is a JavaScript ``SyntaxError``). ``setup`` also
+loads ``sphinx-mathjax-offline`` so that formulas render with no network.
 
 Enabled in ``_config.yml`` (``sphinx: extra_extensions: [aethel_lite.book.sphinxext]``).
 """
@@ -56,15 +52,11 @@ def _process_docstring(app: Any, what: str, name: str, obj: Any, options: Any, l
 def unique_scripts(scripts: list[Any]) -> list[Any]:
     """``scripts`` (Sphinx's ``script_files`` of a page) without repeats (same file name and attributes),
     first occurrence kept."""
-    seen: set[tuple[str, str]] = set()
-    kept = []
+    kept: dict[tuple[str, str], Any] = {}
     for script in scripts:
         attributes = getattr(script, "attributes", {}) or {}
-        key = (str(getattr(script, "filename", script) or ""), repr(sorted(attributes.items())))
-        if key not in seen:
-            seen.add(key)
-            kept.append(script)
-    return kept
+        kept.setdefault((str(getattr(script, "filename", script) or ""), repr(sorted(attributes.items()))), script)
+    return list(kept.values())
 
 
 def _dedupe_scripts(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
