@@ -2,11 +2,8 @@
 
 Passages and the entities extracted from them form a bipartite graph; query entities seed a
 Personalized PageRank that spreads relevance to passages sharing entities with them, and BCT
-(bipartite coreference teleportation) widens the seeds to the entities' aliases.
-
-The package is laid out in layers, bottom to top; a module imports only from its own layer or
-those below it (``tests/test_layers.py``): ``errors``, ``io`` · ``caching`` · ``core`` · ``data``,
-``retrievers`` · ``evaluation``, ``search``, ``swarm`` · ``studies``, ``book``, ``cli``.
+(bipartite coreference teleportation) widens the seeds to the entities' aliases. The layers of the
+package and their import rule are in the README ("How the code is laid out").
 
 The main names are importable from the package itself (``from aethel_lite import GraphRetriever``)
 and resolved on first use (PEP 562), so ``import aethel_lite`` imports no heavy dependency. Module
@@ -87,8 +84,7 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     is aethel_lite.core.ppr``) or, for a split module, a module of re-exported names."""
 
     def find_spec(self, fullname, path=None, target=None):
-        old = fullname.partition(__name__ + ".")[2]
-        if not fullname.startswith(__name__ + ".") or old not in MOVED:
+        if not fullname.startswith(__name__ + ".") or fullname.partition(__name__ + ".")[2] not in MOVED:
             return None
         return importlib.util.spec_from_loader(fullname, self)
 

@@ -1,8 +1,5 @@
 """Small I/O helpers shared by every module: atomic writes, JSON(L) with errors naming file and line, hashes.
-
-Every writer writes a temporary file beside the target and renames it over the target, so nothing
-is left half-written. Nothing read back from disk is unpickled (arrays: ``.npy``/``.npz``; else JSON).
-"""
+Nothing read back from disk is unpickled (arrays: ``.npy``/``.npz``; else JSON)."""
 
 from __future__ import annotations
 
@@ -204,22 +201,19 @@ def parse_jsonl_line(line: str, path: str | os.PathLike, lineno: int) -> dict | 
 def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
     """Write dicts one per line (sorted keys), atomically; ``.gz`` paths are gzip-compressed."""
     path = Path(path)
+    lines = (json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n" for row in rows)
     if path.suffix == ".gz":
         with atomic_write(path, "wb", encoding=None) as raw:
             # mtime=0 and no file name (the temp file's would differ) keep the bytes identical across runs
             with gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
-                for row in rows:
-                    gz.write((json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))
+                for line in lines:
+                    gz.write(line.encode("utf-8"))
         return
     with atomic_write(path) as fh:
-        for row in rows:
-            fh.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
+        fh.writelines(lines)
 
 
-def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
+def sha256_file(path: str | os.PathLike) -> str:
     """Hex SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(chunk_size), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()

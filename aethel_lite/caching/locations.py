@@ -6,8 +6,6 @@
 ``results/<kind>-<key>.json``
     Results of the chapters' heavy steps, keyed by their data, parameters, the library's files and
     package versions (:mod:`aethel_lite.caching.resultcache`; ``AETHEL_RESULT_CACHE=0`` turns it off).
-``entities/*.json.gz``, ``embeddings/*.npy``
-    Whole-corpus cache files of earlier versions: never read; delete them to reclaim the space.
 
 Deleting the folder (or any file in ``store/``) is always safe: results are recomputed.
 """

@@ -1,11 +1,8 @@
-r"""Process-wide memos of pure functions of a text, for studies that fit the same passages many times.
-
-The on-disk stores (:mod:`aethel_lite.caching.store`) save the expensive models' work across runs;
-a :class:`TextMemo` saves cheap-but-repeated work (tokenising, windowing, decoding stored entities)
-within one process. It maps ``(settings, text)`` to a value, ``settings`` naming everything besides
-the text that changes the value; the function must be pure in those two and its values immutable
-(every caller shares them). Retrievers use memos only when their ``memo`` option is set
-(:func:`aethel_lite.evaluation.runner.run_methods` sets it); results are the same either way.
+"""Process-wide memos of cheap-but-repeated pure functions of a text (tokenising, windowing, decoding
+stored entities), for studies that fit the same passages many times. A :class:`TextMemo` maps
+``(settings, text)`` to a value, ``settings`` naming everything besides the text that changes it; the
+values must be immutable (every caller shares them). Retrievers use memos only when their ``memo``
+option is set; results are the same either way.
 """
 
 from __future__ import annotations

@@ -11,12 +11,8 @@ the paper" study) are pure functions of their data, parameters and the library's
 with :func:`dataset_digest` over every field of every passage and question, :func:`code_digest`
 over every file of the package (any edit to the library is a miss), the versions of
 :func:`aethel_lite.caching.versions.versions` and ``AETHEL_DENSE_PRECISION``. A hit's timing
-fields are those measured when it was computed.
-
-Files: ``cache_dir("results") / "<kind>-<key[:40]>.json"``, written atomically, never unpickled;
+fields are those measured when it was computed. Files: ``cache_dir("results") / "<kind>-<key[:40]>.json"``;
 one that cannot be read or does not hold its key is warned about and recomputed.
-``AETHEL_RESULT_CACHE=0`` turns the cache off. The value returned is always the JSON round trip
-of the result, so a computed and a cached result are identical.
 """
 
 from __future__ import annotations
@@ -77,9 +73,7 @@ def _json(obj: Any) -> str:
 
 
 def _default(obj: Any) -> Any:
-    if isinstance(obj, (set, frozenset)):
-        return sorted(obj, key=str)
-    return str(obj)
+    return sorted(obj, key=str) if isinstance(obj, (set, frozenset)) else str(obj)
 
 
 def dataset_digest(dataset) -> str:
@@ -112,9 +106,8 @@ def cached(kind: str, parameters: Mapping[str, Any], compute: Callable[[], Any],
     kind : str
         Names the step (letters, digits, ``-``, ``_``); part of the key and of the file name.
     parameters : mapping
-        Everything besides the library's code that decides the result — data digests
-        (:func:`dataset_digest`), method names, settings — JSON-serialisable (sets sorted, tuples
-        as lists, anything else by ``str``).
+        Everything besides the library's code that decides the result (data digests, method names,
+        settings), JSON-serialisable (sets sorted, tuples as lists, anything else by ``str``).
     compute : callable
         Returns a JSON-serialisable result.
     root : path, optional
@@ -125,12 +118,11 @@ def cached(kind: str, parameters: Mapping[str, Any], compute: Callable[[], Any],
     Returns
     -------
     The result as read back from JSON (identical whether it was computed now or before).
+    ``AETHEL_RESULT_CACHE=0`` (:func:`result_cache_enabled`) turns the cache off.
     """
     if not kind or not all(c.isalnum() or c in "-_" for c in kind):
         raise ParameterError(f"cached: kind must be letters, digits, '-' or '_', got {kind!r}")
-    if enabled is None:
-        enabled = result_cache_enabled()
-    if not enabled:
+    if not (result_cache_enabled() if enabled is None else enabled):
         return json.loads(_json(compute()))
     key, described = _key(kind, parameters)
     path = cache_dir("results", root) / f"{kind}-{key[:40]}.json"

@@ -1,16 +1,11 @@
-r"""Content-addressed, per-passage result store: one SQLite file per producer configuration.
+"""Content-addressed, per-passage result store: one SQLite file per producer configuration.
 
 Entity extraction and passage embedding are pure functions of one passage's text and of the
 producer's configuration, so a :class:`PassageStore` keys their results by the text itself
-(:func:`text_key`) and every corpus holding the same text reuses them. The file is
-``cache_dir("store") / f"{kind}-{name}-{fingerprint[:16]}.sqlite"``, with
-:math:`\text{fingerprint} = \mathrm{SHA256}(\mathrm{json}(\text{config}))` over the canonical JSON
-of the full configuration: a changed configuration opens a new file. It holds the tables
-``meta(name, value)`` (``format`` and ``config``) and ``entries(key, value)`` (the producer's
-bytes, never interpreted nor unpickled).
-
-WAL mode and a busy timeout let several processes share a file; each :meth:`PassageStore.put_many`
-is one transaction. A file that is not a SQLite database, is corrupt, or whose ``meta`` names
+(:func:`text_key`) and every corpus holding the same text reuses them; a changed configuration opens
+a new file. Its tables are ``meta(name, value)`` (``format`` and ``config``) and ``entries(key, value)``
+(the producer's bytes, never interpreted nor unpickled). WAL mode and a busy timeout let several
+processes share a file. A file that is not a SQLite database, is corrupt, or whose ``meta`` names
 another format or configuration is reported with a :class:`RuntimeWarning` and replaced by an
 empty store, also when found during a read (which then returns no hits) or a write.
 """
@@ -103,13 +98,7 @@ class PassageStore:
         :func:`config_fingerprint` names the file and its canonical JSON is kept in ``meta``.
     root : path, optional
         Cache root passed to :func:`aethel_lite.caching.locations.cache_dir` (default ``$AETHEL_CACHE``).
-
-    Attributes
-    ----------
-    path : Path
-        The SQLite file.
-    fingerprint : str
-        :func:`config_fingerprint` of ``config``.
+        ``path`` is the SQLite file, ``fingerprint`` the :func:`config_fingerprint` of ``config``.
     """
 
     def __init__(self, kind: str, name: str, config: Mapping, *, root: str | os.PathLike | None = None) -> None:
@@ -129,7 +118,7 @@ class PassageStore:
 
     def _connect(self) -> sqlite3.Connection:
         """:meth:`_connect_once`, retried for up to :data:`BUSY_TIMEOUT` seconds while the file is busy
-        (switching a new file to WAL while another process opens it fails at once, busy timeout or not)."""
+        (enabling WAL fails at once while another process opens the file)."""
         deadline = time.monotonic() + BUSY_TIMEOUT
         while True:
             try:
@@ -255,13 +244,12 @@ class PassageStore:
 def compute_missing(store: PassageStore, todo: Sequence[str], compute: Callable[[list[str]], Sequence[Any]],
                     encode: Callable[[Any], bytes], *, groups: Iterable[list[str]] | None = None, found: int = 0,
                     flush: int = FLUSH_EVERY, progress: bool = False, what: str = "passages") -> dict[str, Any]:
-    """Compute the values of the keys ``todo`` and write them to ``store`` while they are computed.
+    """Compute the values of the keys ``todo`` (which the store lacks) and write them to ``store`` as they come.
 
     Parameters
     ----------
     store : PassageStore
     todo : sequence of str
-        The keys the store does not hold.
     compute : callable
         ``compute(keys)`` returns one value per key of a group, in order.
     encode : callable
@@ -269,14 +257,12 @@ def compute_missing(store: PassageStore, todo: Sequence[str], compute: Callable[
     groups : iterable of list of str, optional
         The keys of ``todo`` in the groups ``compute`` is called with (default: ``flush`` at a time).
     found : int
-        How many keys of the caller's request the store already held (where the bar starts).
+        How many keys of the caller's request the store already held (where the tqdm bar starts).
     flush : int
-        The computed rows are written (one transaction) whenever at least ``flush`` of them wait,
-        and at the end: a run killed mid-way loses fewer than ``flush`` values.
+        The computed rows are written (one transaction) whenever at least ``flush`` of them wait.
     progress : bool
-        A tqdm bar over ``found + len(todo)`` passages.
     what : str
-        What is computed (the bar's label).
+        The bar's label.
 
     Returns
     -------

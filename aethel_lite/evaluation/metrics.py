@@ -12,20 +12,13 @@ pid ignored after its first position), with :math:`\mathrm{rel}_i = [d_i \in G]`
                      :math:`\mathrm{IDCG}_k = \sum_{i \le \min(|G|, k)} 1 / \log_2(i + 1)` (Järvelin & Kekäläinen 2002)
 ===================  ====================================================================
 
-``MRR`` has no cut-off: it is the reciprocal rank within whatever run it is given. ``aethel eval``'s
-runs are 1,000 deep, so its ``MRR`` is over the whole ranking up to an error below 0.001 per
-query, not MRR@10.
+``MRR`` has no cut-off: ``aethel eval``'s runs are 1,000 deep, so its ``MRR`` is over the whole
+ranking up to an error below 0.001 per query. ``HR@k``, ``Recall@k``, ``MRR`` and ``nDCG@k`` equal
+trec_eval's ``success_k``, ``recall_k``, ``recip_rank`` and ``ndcg_cut_k`` when the run's scores are
+strictly decreasing, as in the project's run files; these functions use the run's order as given.
 
-``HR@k``, ``Recall@k``, ``MRR`` and ``nDCG@k`` equal trec_eval's ``success_k``, ``recall_k``,
-``recip_rank`` and ``ndcg_cut_k`` (checked against ir_measures in the tests) when the run's scores
-are strictly decreasing, as in the run files the project writes
-(:meth:`~aethel_lite.retrievers.run.Run.to_trec`); trec_eval re-sorts by score (ties by docid),
-these functions use the run's order as given.
-
-One tie rule: a retriever orders equal scores by corpus order
-(:func:`~aethel_lite.retrievers.base.topk`), and :func:`gold_rank` ranks a score vector under that
-same rule, so it equals :func:`first_gold_rank` of the ranking ``topk`` would return. Means over
-questions are :func:`mean` (a plain sum divided by the count, in the caller's order).
+Ties go to the passage earlier in corpus order (:func:`gold_rank`, as
+:func:`~aethel_lite.retrievers.base.topk`); means over questions are :func:`mean`.
 """
 
 from __future__ import annotations

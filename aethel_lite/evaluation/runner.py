@@ -40,24 +40,20 @@ def run_methods(dataset: Dataset, methods: Sequence[str], *, setting: str = "clo
                 log: Callable[[str], None] | None = print, memo: bool = True) -> dict[str, MethodOutcome]:
     """Fit and run every requested method (and the base methods that fusions need) once each.
 
-    Each run ranks the top ``depth`` passages of every query (all of them when a closed pool is
-    smaller); a fusion (:func:`fuse`) fuses the top ``depth`` of each input run.
-
     Parameters
     ----------
     dataset : Dataset
     methods : names from :data:`METHODS` or :data:`FUSIONS`
     setting : ``"closed"`` ranks each query's pool (``Query.pool``); ``"open"`` the whole corpus.
     depth : int
+        Passages ranked per query (all of a smaller closed pool); a fusion fuses the top ``depth`` of each run.
     retriever_kwargs : mapping, optional
         Retriever class name → keyword arguments for every method built on that class.
     progress : bool
-        Show the retrievers' progress bars.
     log : callable, optional
         Called with one line per fitted method and its seconds.
     memo : bool
-        Set the retrievers' ``memo`` option (:mod:`aethel_lite.caching.memo`). Rankings are identical
-        either way; ``False`` makes each method's ``seconds`` the cost of fitting from the stores alone.
+        The retrievers' ``memo`` option (:mod:`aethel_lite.caching.memo`); rankings are identical either way.
 
     Returns
     -------
@@ -127,8 +123,8 @@ def metric_names(k: int) -> tuple[str, ...]:
 
 
 def score_runs(outcomes: Mapping[str, MethodOutcome], queries, *, k: int = 5, depth: int = 10) -> dict[str, dict]:
-    """The ``methods`` block of the ``aethel eval`` JSON: mean metrics (:func:`metric_names`, on each
-    whole run), per-query metrics and the top ``depth`` pids of each query (``per_query``)."""
+    """The ``methods`` block of the ``aethel eval`` JSON: mean metrics (:func:`metric_names`), per-query
+    metrics and the top ``depth`` pids of each query (``per_query``)."""
     names = metric_names(k)
     block: dict[str, dict] = {}
     for name, outcome in outcomes.items():
@@ -144,9 +140,6 @@ def score_runs(outcomes: Mapping[str, MethodOutcome], queries, *, k: int = 5, de
 def write_trec_runs(outcomes: Mapping[str, MethodOutcome], queries, directory: str | os.PathLike) -> list[Path]:
     """Write each whole run as ``directory/<method>.trec`` (:meth:`~aethel_lite.retrievers.Run.to_trec`,
     tag = method name) and the gold as ``directory/qrels.txt``, atomically; return the paths, qrels last.
-
-    The scores are strictly decreasing in rank order, so trec_eval reproduces ``MRR``, ``HR@k`` and
-    ``Recall@k`` (``recip_rank``, ``success``, ``recall``).
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

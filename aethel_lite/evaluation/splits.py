@@ -9,9 +9,8 @@ results are reported on the *test* half and on all questions. The halves are
     \mathrm{SHA256}(\text{``}seed\text{:}qid\text{''}), \qquad \mathrm{test} = \text{the rest},
 
 with :data:`SPLIT_SEED` = 0 (no question's content takes part). The halves of the project's data
-sets are written once to ``aethel_lite/manifests/dev_test_split.json`` (:func:`write_manifest`) and
-:func:`split` reads them from there, so no later change can move a question from one half to the
-other unnoticed; a data set the manifest does not know is split by the rule.
+sets are kept in ``aethel_lite/manifests/dev_test_split.json`` (:func:`write_manifest`, :func:`split`),
+so no later change can move a question from one half to the other unnoticed.
 """
 
 from __future__ import annotations

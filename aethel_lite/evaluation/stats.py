@@ -1,12 +1,8 @@
 r"""Confidence intervals and paired significance tests for per-query metric vectors.
 
-The paired tests work on the per-query differences :math:`d_i = a_i - b_i`, :math:`i = 1..n`, and
-their mean :math:`\bar d`: :func:`paired_bootstrap` (percentile CI and shift-method p-value; Efron &
-Tibshirani 1993, §16.4, used for IR by Sakai 2006 and Smucker, Allan & Carterette 2007) and
-:func:`randomization_test` (Fisher's sign-flip test with the +1 correction of Phipson & Smyth 2010).
-:func:`bootstrap_ci` gives one system's mean with a percentile CI (§13.3); :func:`holm` adjusts
-the p-values of a table of comparisons (Holm 1979). Resampling is vectorised (``rng.integers`` on
-``(rows, n)`` blocks of at most ~4M entries) and fully determined by ``seed``.
+The paired tests work on the per-query differences :math:`d_i = a_i - b_i`: :func:`paired_bootstrap`
+(used for IR by Sakai 2006 and Smucker, Allan & Carterette 2007) and :func:`randomization_test` (with
+the +1 correction of Phipson & Smyth 2010). Resampling is fully determined by ``seed``.
 
 References
 ----------
@@ -269,7 +265,7 @@ def holm(p_values) -> np.ndarray:
 
     so rejecting every hypothesis with :math:`\tilde p \le \alpha` controls the family-wise
     error rate at :math:`\alpha` under any dependence between the tests. Tied raw p-values get equal
-    adjusted values. The project adjusts the paired bootstrap's p-values only.
+    adjusted values.
 
     Parameters
     ----------

@@ -1,13 +1,7 @@
-"""Crash-safe writing of an index folder: the writer's lock, the hidden temporary sibling folder,
-the atomic switch into place, and the removal of what a killed run left behind.
-
-An index is built in a hidden sibling folder ``.<name>.tmp-<pid>-<random>`` (:func:`temp_sibling`)
-and switched into place with one atomic ``renameat2(RENAME_EXCHANGE)`` (two renames where that
-is unavailable) only when complete (:func:`commit_folder`), so an interruption at any point
-(Ctrl-C, SIGTERM, SIGKILL, power loss) leaves the previous index as it was; the next run removes
-what a killed run left behind (:func:`clean_debris`). A lock file ``.<name>.lock`` beside the
-folder (:class:`IndexLock`) makes a second writer fail at once with a clear message.
-"""
+"""Crash-safe writing of an index folder: the writer's lock (:class:`IndexLock`), the hidden temporary
+sibling folder (:func:`temp_sibling`), the atomic switch into place once complete (:func:`commit_folder`),
+and the removal of what a killed run left behind (:func:`clean_debris`). An interruption at any point
+(Ctrl-C, SIGTERM, SIGKILL, power loss) leaves the previous index as it was."""
 
 from __future__ import annotations
 
@@ -86,9 +80,8 @@ def _siblings(out: Path, kind: str) -> list[Path]:
 
 
 class IndexLock:
-    """Exclusive writer lock of an index folder: ``.<name>.lock`` beside it, ``flock``-ed, with the pid.
-
-    The kernel releases the lock when its process dies (even by SIGKILL); the next writer reuses the file.
+    """Exclusive writer lock of an index folder: ``.<name>.lock`` beside it, ``flock``-ed (released by
+    the kernel when its process dies, even by SIGKILL), with the pid.
 
     Raises
     ------
@@ -166,8 +159,8 @@ def _named(names: Sequence[str], limit: int = 5) -> str:
 
 
 def check_out(out: Any, *, force: bool = False, add: bool = False, inputs: Sequence[Any] = ()) -> Path:
-    """Validate ``--out`` before any work; return the folder to write: its real path (a symbolic link
-    stays a link: the lock, the temporary folder and the switch are at its target).
+    """Validate ``--out`` before any work; return the folder to write: its real path (the lock, the
+    temporary folder and the switch are at a link's target).
 
     Parameters
     ----------
@@ -183,8 +176,8 @@ def check_out(out: Any, *, force: bool = False, add: bool = False, inputs: Seque
     Raises
     ------
     ParameterError
-        Empty path; a file or a path under one; foreign files (unless ``force``); an input inside the
-        folder; a place where nothing can be written; ``add`` without an index.
+        Empty path; a file or a path under one; foreign files; an input inside the folder; a place
+        where nothing can be written; ``add`` without an index.
     """
     if out is None or not str(out).strip():
         raise ParameterError("--out: empty path; name the index folder, e.g. --out my-index")

@@ -1,9 +1,4 @@
-"""Writing an index: the parts of every method (:class:`_Builder`) and :func:`build_index`.
-
-Very long passages: entity extraction and dense encoding read at most :data:`MAX_MODEL_CHARS`
-(100,000) characters of a passage (FinanceBench pages have at most ~11,000), with a warning;
-BM25 and the stored text keep all of it.
-"""
+"""Writing an index: the parts of every method (:class:`_Builder`) and :func:`build_index`."""
 
 from __future__ import annotations
 
@@ -109,7 +104,6 @@ class _Builder:
             row[SHA]: [Mention(*m) for m in row["mentions"]] for row in read_jsonl(self.old_dir / name)}
         out: list = [known.get(k) for k in keys]
         todo = [i for i, m in enumerate(out) if m is None]
-        reached = False
         bar = tqdm(total=len(todo), desc=f"entities ({base})", unit=" passages", disable=not self.progress or not todo)
         for start in range(0, max(len(todo), 1), _NER_BATCH):
             batch = todo[start:start + _NER_BATCH]
@@ -118,8 +112,7 @@ class _Builder:
                 for i, ms in zip(batch, found):
                     out[i] = ms
                 bar.update(len(batch))
-            if not reached:
-                reached = True
+            if start == 0:
                 _checkpoint("ner")
         bar.close()
         with open(self.tmp / name, "w", encoding="utf-8", newline="\n") as fh:
@@ -175,8 +168,7 @@ class _Builder:
                             "shape": list(r.embeddings_.shape)}
 
     def docmeta(self) -> None:
-        """``docmeta.json``: :func:`~aethel_lite.core.docmeta.document_metadata` of the passages, one
-        entry per document in corpus order (search builds the document and metadata nodes from it)."""
+        """``docmeta.json``: :func:`~aethel_lite.core.docmeta.document_metadata` of the passages."""
         metas = document_metadata(self.passages)
         write_docmeta(self.tmp / DOCMETA_FILE, metas)
         self.parts["docmeta"] = {"files": [DOCMETA_FILE], "n_documents": len(metas)}
@@ -249,9 +241,8 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
     methods : sequence of str, optional
         Methods to make searchable (:func:`method_parts`); with ``add``: ``None`` or the index's own.
     chunk_words : int, optional
-        Cut pages/files into windows of this many words; with ``add``: ``None`` or the index's value.
+        Words per window cut from pages/files; with ``add``: ``None`` or the index's value.
     progress : bool
-        Progress bars on stderr.
     add : bool
         Append new documents, replace changed ones in place, keep the rest; stored entities and
         embeddings are reused, so only new passages reach NER and the encoder.
@@ -277,14 +268,12 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
     ParameterError, IndexBusyError, DataError
         Bad arguments (before any work); another writer of ``out``; unreadable inputs or index.
     KeyboardInterrupt, Terminated
-        ``out`` is as it was and nothing is left behind; the exception's ``index_state`` is
-        ``"kept"``, ``"none"`` (no previous index) or ``"complete"`` (already switched into place).
+        ``out`` is as it was and nothing is left behind; ``index_state`` of the exception is ``"kept"``,
+        ``"none"`` (no previous index) or ``"complete"`` (already switched into place).
     """
     t0 = time.perf_counter()
     log = log or (lambda msg: None)
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    paths = list(paths)
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     if not paths:
         raise ParameterError("no files or folders to index")
     if isinstance(n_process, bool) or not isinstance(n_process, int) or n_process < 1:

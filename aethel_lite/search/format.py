@@ -1,9 +1,5 @@
 """The index format: its version, the files and the ``index.json`` manifest (the folder layout is in
-:mod:`aethel_lite.search.index`), and the checks that every file search reads is the one recorded.
-
-Format 3 added the ``docmeta`` part; a format-2 index is still read, and format 1 is refused with
-the command that rebuilds it.
-"""
+:mod:`aethel_lite.search.index`), and the checks that every file search reads is the one recorded."""
 
 from __future__ import annotations
 
@@ -42,12 +38,8 @@ def file_digest(path: Path, *, lines: bool) -> dict:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
             size += len(block)
-            if lines:
-                n_lines += block.count(b"\n")
-    out = {SHA: h.hexdigest(), "bytes": size}
-    if lines:
-        out["lines"] = n_lines
-    return out
+            n_lines += block.count(b"\n")
+    return {SHA: h.hexdigest(), "bytes": size, **({"lines": n_lines} if lines else {})}
 
 
 def method_parts(method: str) -> list[str]:

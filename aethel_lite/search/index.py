@@ -17,14 +17,9 @@ answers (no model is fitted, no entity is extracted from a passage at search tim
                             (:func:`aethel_lite.core.docmeta.document_metadata`; hybrid methods)
 
 Nothing is pickled. Which parts exist depends on ``--methods``
-(:func:`~aethel_lite.search.format.method_parts`: a graph method needs ``bm25/`` and its
-``graph-<extractor>/``, ``aethel-hybrid`` also ``dense-first.npy``, ``dense-heading.npy`` and
-``docmeta.json``); every method whose parts exist can be searched (an index built for
-``aethel-bct`` also answers ``aethel-ner3`` and ``aethel-bct-pure``). Document and passage ids are
-stable: ``--add`` appends or replaces documents and never renames another document's passages.
-
-Writing is crash-safe (:mod:`~aethel_lite.search.atomic`); search verifies every file it reads
-(:mod:`~aethel_lite.search.reader`).
+(:func:`~aethel_lite.search.format.method_parts`); every method whose parts exist can be searched.
+Document and passage ids are stable: ``--add`` never renames another document's passages. Writing is
+crash-safe (:mod:`~aethel_lite.search.atomic`); search verifies every file it reads (:mod:`~aethel_lite.search.reader`).
 """
 
 from __future__ import annotations

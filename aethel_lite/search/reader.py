@@ -1,7 +1,4 @@
-"""Reading an index for search: :class:`SearchIndex` and :func:`open_index`. Search verifies before it
-answers: ``index.json`` must be a manifest of a format this version reads, and every file a method
-reads must have the recorded size, line count and SHA-256 (the error names the file and the command
-that rebuilds the index). Retrievers are restored without refitting."""
+"""Reading an index for search: :class:`SearchIndex` and :func:`open_index`."""
 
 from __future__ import annotations
 
@@ -111,12 +108,9 @@ class SearchIndex:
 
     Raises
     ------
-    DataNotFoundError
-        No index at ``index_dir``.
-    DataError
-        Bad ``index.json``, or a file whose size, line count or SHA-256 differs from it.
-    ParameterError
-        A method the index was not built for (the rebuild command is named).
+    DataNotFoundError, DataError, ParameterError
+        No index at ``index_dir``; bad ``index.json``, or a file whose size, line count or SHA-256
+        differs from it; a method the index was not built for (the rebuild command is named).
     """
 
     def __init__(self, index_dir: str | os.PathLike, methods: Sequence[str] = ()) -> None:
@@ -223,9 +217,7 @@ class SearchIndex:
         return r
 
     def _graph_retriever(self, r, parts: list[str], bm25):
-        """The graph retriever ``r`` (fresh from :func:`make_retriever`) with its fitted state
-        assembled from the stored graph, BM25 index, ids, document metadata and embeddings: it
-        answers exactly as a refit one."""
+        """The graph retriever ``r`` with its fitted state assembled from the index parts (answers as a refit one)."""
         pids, doc_ids = self.ids
         graph = self._part(parts[1])
         if r.extractor in ("ner", "ner3"):
@@ -250,9 +242,8 @@ class SearchIndex:
         return [self._base(m) for m in FUSIONS.get(method, (method,))]
 
     def iter_search(self, questions: Sequence[str], *, k: int = 5, method: str = "aethel-bct", explain: bool = False):
-        """Answer the questions one at a time (after checking them all), yielding each one's hits as soon
-        as it is answered: the same answers as :meth:`search`, in flat memory, and each graph question
-        takes the single-query PageRank path (faster than a batch on busy cores)."""
+        """:meth:`search`'s answers one question at a time (all checked first), each yielded as soon as
+        it is answered (flat memory; a graph question takes the single-query PageRank path)."""
         questions = list(questions)
         self._check_questions(questions, k, method)
         for q in questions:
@@ -344,8 +335,8 @@ def open_index(index_dir: str | os.PathLike, method: str) -> SearchIndex:
     Raises
     ------
     DataNotFoundError, DataError, ParameterError
-        As :class:`SearchIndex`; when ``index.json`` changed while the index was read (another
-        process rebuilt it), the index is opened once more before the error is raised.
+        As :class:`SearchIndex`; when another process rebuilt the index while it was read, it is
+        opened once more before the error is raised.
     """
     manifest = Path(index_dir) / INDEX_FILE
 
