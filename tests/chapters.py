@@ -35,8 +35,7 @@ def run_chapters(root: Path, env: dict, chapters, *params: str) -> subprocess.Co
 
 
 def run_quick_twice(root: Path, real_data: Path, chapter: str, result_names, check) -> None:
-    """Run ``chapter`` in quick mode on the real data twice (the second time with warm stores), with
-    MiniLM in bfloat16 as ``make book`` runs it.
+    """Run ``chapter`` in quick mode on the real data twice (the second time with warm stores).
 
     ``check`` receives the first run's result files (name -> dict) and asserts what the chapter
     must hold. The executed notebook must hold no traceback and no local path; the second run must
@@ -45,9 +44,7 @@ def run_quick_twice(root: Path, real_data: Path, chapter: str, result_names, che
     for sub in ("financebench", "musique", "2wikimultihopqa"):
         if not (real_data / sub).is_dir():
             pytest.fail(f"AETHEL_DATA is set but {real_data / sub} is missing")
-    # MiniLM in the precision make book uses (Makefile), unless the caller's environment names one
-    env = {"AETHEL_DENSE_PRECISION": "bfloat16", **os.environ, "AETHEL_DATA": str(real_data),
-           "AETHEL_CACHE": str(root / "cache")}
+    env = {**os.environ, "AETHEL_DATA": str(real_data), "AETHEL_CACHE": str(root / "cache")}
     params = ("-p", "quick", "true", "-p", "n_resamples", "300")
     first = run_chapters(root, env, [chapter], *params)
     assert first.returncode == 0, first.stderr[-4000:]
