@@ -21,7 +21,8 @@ QUICK ?=
 NB_QUICK := $(if $(filter 1 true yes,$(QUICK)),--quick)
 PYTEST_ARGS ?=
 # make test runs the tests on every core (pytest-xdist; a file's tests stay on one worker, so a module's
-# fixtures are built once); make test TEST_WORKERS=0 runs them in this process
+# fixtures are built once; the longest files go first, tests/conftest.py); make test TEST_WORKERS=0 runs
+# them in this process
 TEST_WORKERS ?= auto
 
 .PHONY: setup test book notebooks html check-book data lock clean bench
@@ -34,7 +35,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $(STAMP)
 
 test: setup
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=15 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(PYTEST_ARGS)
 
 # MiniLM in bfloat16 for the book (about twice as fast on 2 cores; cosine to float32 > 0.9999, see
 # benchmarks/README.md); the library's default stays float32. Override: make book AETHEL_DENSE_PRECISION=float32

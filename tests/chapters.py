@@ -1,8 +1,4 @@
-"""Run book chapters in a scratch copy of the notebooks, as ``make book`` runs them (shared by the chapter tests).
-
-Each chapter's determinism test sits in its own file, so pytest-xdist (``--dist loadfile``) runs the
-three chapters on different workers instead of one after another.
-"""
+"""Run book chapters in a scratch copy of the notebooks, as ``make book`` runs them (shared by the chapter tests)."""
 
 from __future__ import annotations
 
@@ -34,8 +30,9 @@ def run_chapters(root: Path, env: dict, chapters, *params: str) -> subprocess.Co
                           env=env, capture_output=True, text=True, cwd=root)
 
 
-def run_quick_twice(root: Path, real_data: Path, chapter: str, result_names, check) -> None:
-    """Run ``chapter`` in quick mode on the real data twice (the second time with warm stores).
+def run_quick_twice(root: Path, real_data: Path, chapter: str, result_names, check, cache: Path | None = None) -> None:
+    """Run ``chapter`` in quick mode on the real data twice (the second time with warm stores), with
+    ``$AETHEL_CACHE`` at ``cache`` (default: ``root / "cache"``).
 
     ``check`` receives the first run's result files (name -> dict) and asserts what the chapter
     must hold. The executed notebook must hold no traceback and no local path; the second run must
@@ -44,7 +41,7 @@ def run_quick_twice(root: Path, real_data: Path, chapter: str, result_names, che
     for sub in ("financebench", "musique", "2wikimultihopqa"):
         if not (real_data / sub).is_dir():
             pytest.fail(f"AETHEL_DATA is set but {real_data / sub} is missing")
-    env = {**os.environ, "AETHEL_DATA": str(real_data), "AETHEL_CACHE": str(root / "cache")}
+    env = {**os.environ, "AETHEL_DATA": str(real_data), "AETHEL_CACHE": str(cache or root / "cache")}
     params = ("-p", "quick", "true", "-p", "n_resamples", "300")
     first = run_chapters(root, env, [chapter], *params)
     assert first.returncode == 0, first.stderr[-4000:]

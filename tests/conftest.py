@@ -18,6 +18,24 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # every test computes what it checks (a cached result would make "two runs agree" hold trivially);
 # tests/test_resultcache.py turns the result cache on where it is the subject
 os.environ["AETHEL_RESULT_CACHE"] = "0"
+# pytest-xdist runs one worker per core, so each worker's torch (and the notebook kernels it starts) uses
+# one thread instead of one per core: two workers encoding 400 FinanceBench pages with MiniLM on 2 cores
+# took 29.5 s each with 2 threads per worker, 24 s with 1 (benchmarks/README.md). A value set by the
+# caller is kept.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+#: Test files that take minutes, longest first (CI: ``make test PYTEST_ARGS=--durations=0``). With
+#: ``--dist loadfile --no-loadscope-reorder`` (Makefile) pytest-xdist hands them out before the others,
+#: so no long file starts last while the other workers have nothing left to do.
+LONGEST_FIRST = ("test_chapters.py", "test_book.py", "test_acceptance_musique.py", "test_swarm.py",
+                 "test_comparisons.py", "test_memo.py", "test_cluster.py", "test_teaching.py")
+
+
+def pytest_collection_modifyitems(items):
+    """The files of :data:`LONGEST_FIRST` first, in that order; each file's tests keep their order."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
 @pytest.fixture(scope="session")

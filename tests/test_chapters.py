@@ -1,10 +1,16 @@
-"""The open-corpus chapter executed in ``quick`` mode, as ``make book`` runs it, and the chapters'
-shared parameter check.
+"""The three real-data chapters (hybrid, scaling, open corpus) executed in ``quick`` mode, as
+``make book`` runs them, and the chapters' shared parameter check.
 
-With ``AETHEL_DATA`` set (CI) the chapter runs on the real corpora — a few questions over small
+With ``AETHEL_DATA`` set (CI) each chapter runs on the real corpora — a few questions over small
 samples — so a broken cell fails CI; two runs must write identical result files (timing aside).
-The hybrid and scaling chapters have their own files (``test_chapters_hybrid.py``,
-``test_chapters_scaling.py``) so that the three run on different test workers.
+
+The three chapters use the same quick samples (``studies.open_corpus.QUICK``: the first 12 questions
+over 300 passages of FinanceBench, MuSiQue and 2Wiki), so they share one passage store and run one
+after another in this file, on one test worker: the hybrid chapter first (its samples cover the
+other two's) encodes and extracts entities from a cold store, its second run reads them back; the
+scaling and open-corpus chapters then find every passage in the store. Each sample is encoded once
+per test session instead of once per chapter, and no two processes write the store at once (a vector
+stored by another process's batch could differ in its last bits).
 """
 
 from __future__ import annotations
@@ -23,6 +29,12 @@ def root(tmp_path):
     return copy_notebooks(tmp_path)
 
 
+@pytest.fixture(scope="module")
+def chapter_cache(tmp_path_factory):
+    """The passage store the three chapters share (this file's tests run in order, on one worker)."""
+    return tmp_path_factory.mktemp("chapter_cache")
+
+
 def test_unknown_data_set_stops_at_the_parameters(root):
     env = {**os.environ, "AETHEL_CACHE": str(root / "cache")}
     run = run_chapters(root, env, CHAPTERS, "-p", "datasets", '["financebench", "nope"]')
@@ -32,6 +44,34 @@ def test_unknown_data_set_stops_at_the_parameters(root):
         assert not (root / "book" / "executed" / f"{name}.ipynb").exists()
 
 
+def _beyond(results):
+    # aethel-hybrid on the four study corpora, closed pools, latency
+    beyond = results["beyond"]
+    assert set(beyond["datasets"]) == {"financebench", "musique-open", "2wiki-open", "synthetic"}
+    assert set(beyond["closed"]) == {"musique", "2wiki"} and beyond["timing"]["latency"]["dataset"] == "financebench"
+    assert all(r["tests"] and r["components"] for r in beyond["datasets"].values())
+    # questions that need two filings: every one anchored, both halves tested against each method
+    comparisons = results["comparisons"]
+    assert comparisons["anchored"]["two_or_more"] == comparisons["comparisons"]["all"]["n"] > 0
+    assert all(block["tests"] for block in comparisons["comparisons"].values())
+
+
+@pytest.mark.slow
+@pytest.mark.realdata
+def test_quick_hybrid_chapter_on_real_data_is_deterministic(root, real_data, chapter_cache):
+    run_quick_twice(root, real_data, "25_hybrid", ["beyond", "comparisons"], _beyond, cache=chapter_cache)
+
+
+def _scaling(results):
+    assert set(results["scaling"]["runs"]) == {"financebench", "musique-open", "2wiki-open"}
+
+
+@pytest.mark.slow
+@pytest.mark.realdata
+def test_quick_scaling_chapter_on_real_data_is_deterministic(root, real_data, chapter_cache):
+    run_quick_twice(root, real_data, "30_scaling", ["scaling"], _scaling, cache=chapter_cache)
+
+
 def _open_corpus(results):
     assert not results["open_corpus"]["synthetic_only"]
     assert {"financebench", "financebench-chunk", "musique-open", "2wiki-open"} <= set(results["open_corpus"]["datasets"])
@@ -39,5 +79,5 @@ def _open_corpus(results):
 
 @pytest.mark.slow
 @pytest.mark.realdata
-def test_quick_open_corpus_chapter_on_real_data_is_deterministic(root, real_data):
-    run_quick_twice(root, real_data, "20_open_corpus", ["open_corpus"], _open_corpus)
+def test_quick_open_corpus_chapter_on_real_data_is_deterministic(root, real_data, chapter_cache):
+    run_quick_twice(root, real_data, "20_open_corpus", ["open_corpus"], _open_corpus, cache=chapter_cache)
