@@ -6,7 +6,7 @@ Fits BM25, dense (MiniLM, first 256 word pieces) and ``aethel-hybrid`` on the 10
 all in one call (*batched*, total ms / questions), the best of ``--passes`` passes. The hybrid's
 time includes encoding the question with MiniLM, scoring every page with BM25 and dense,
 building the seed vector and solving Personalized PageRank (the ranking); "question analysed"
-times the same with the question's MiniLM embedding and spaCy entities computed beforehand (what
+times the same with the question's MiniLM embedding, spaCy entities and BM25 tokens computed beforehand (what
 the graph adds to a dense retriever); ``explain`` adds the per-hit attribution of the first 10
 hits by seed source (one more PageRank solve per source).
 Targets (issue 9): single ≤ 20 ms, batched ≤ 5 ms. Usage::
