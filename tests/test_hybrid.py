@@ -195,8 +195,10 @@ def test_latency_reports_every_row(toy, monkeypatch):
     given = {"bm25": make_retriever("bm25").fit(toy.passages), "dense": make_retriever("dense").fit(toy.passages),
              "aethel-hybrid": make_retriever("aethel-hybrid").fit(toy.passages)}
     monkeypatch.setattr(GraphRetriever, "_fit", lambda *a, **k: pytest.fail("refitted"))
+    given["aethel-hybrid"].memo = True  # the chapter's setting; timed without memos, then given back
     again = H.latency(toy, repeats=1, fitted=given)
     assert set(again) == set(lat) and given["aethel-hybrid"].provenance_depth == GraphRetriever.provenance_depth
+    assert given["aethel-hybrid"].memo and given["aethel-hybrid"].dense_.memo and not given["bm25"].memo
     with pytest.raises(H.ParameterError, match="not fitted on 'toy'"):
         H.latency(toy, repeats=1, fitted={"bm25": make_retriever("bm25").fit(toy.passages[:3])})
 

@@ -21,7 +21,7 @@ from .metrics import evaluate, mean, mean_metrics, per_query
 from .stats import holm, paired_bootstrap, randomization_test
 
 __all__ = ["RUN_DEPTH", "RRF_K", "MethodOutcome", "run_methods", "fuse", "metric_names", "score_runs", "write_trec_runs",
-           "bct_ablation", "paired_comparisons", "without_timing"]
+           "bct_ablation", "paired_comparisons", "block_of", "without_timing"]
 
 
 @dataclass
@@ -203,6 +203,13 @@ def paired_comparisons(block: Mapping[str, Mapping[str, Any]], pairs: Sequence[t
     for row, p in zip(rows, holm(raw_p).tolist()):
         row["p_holm"] = round(p, 6)
     return rows
+
+
+def block_of(block: Mapping[str, Mapping[str, Any]], qids: Sequence[str]) -> dict:
+    """An ``aethel eval`` methods block narrowed to the ``per_query_metrics`` of the questions ``qids``."""
+    keep = set(qids)
+    return {m: {"per_query_metrics": {q: v for q, v in e["per_query_metrics"].items() if q in keep}}
+            for m, e in block.items()}
 
 
 def without_timing(result: Any) -> Any:

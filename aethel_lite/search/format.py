@@ -38,7 +38,7 @@ def file_digest(path: Path, *, lines: bool) -> dict:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
             size += len(block)
-            n_lines += block.count(b"\n")
+            n_lines += block.count(b"\n") if lines else 0
     return {SHA: h.hexdigest(), "bytes": size, **({"lines": n_lines} if lines else {})}
 
 

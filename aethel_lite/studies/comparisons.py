@@ -33,13 +33,13 @@ from typing import Any
 from ..data.loaders import load_financebench
 from ..data.sampling import sample_corpus
 from ..data.schema import Dataset
-from ..evaluation.runner import MethodOutcome, paired_comparisons, score_runs
+from ..evaluation.runner import MethodOutcome, block_of, paired_comparisons, score_runs
 from ..evaluation.splits import split
 from ..retrievers.anchors import question_anchors
 from ..retrievers.hybrid_settings import ANCHORED
 from ..retrievers.registry import make_retriever
 from ..retrievers.run import RUN_DEPTH
-from .open_corpus import block_of, metric_cis
+from .open_corpus import metric_cis
 
 __all__ = ["HEADINGS", "HEAD_LINES", "METRIC_STATEMENT", "find_statement_page", "row_figures", "split_of", "assign_splits",
            "COMPARISON_METHODS", "COMPARISON_METRICS", "QUICK_COMPARISONS", "comparison_study"]

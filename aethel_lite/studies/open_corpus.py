@@ -140,13 +140,6 @@ def metric_cis(block: Mapping[str, Mapping[str, Any]], queries: Sequence, groups
             for method, e in block.items()}
 
 
-def block_of(block: Mapping[str, Mapping[str, Any]], qids: Sequence[str]) -> dict:
-    """An ``aethel eval`` methods block narrowed to the ``per_query_metrics`` of the questions ``qids``."""
-    keep = set(qids)
-    return {m: {"per_query_metrics": {q: v for q, v in e["per_query_metrics"].items() if q in keep}}
-            for m, e in block.items()}
-
-
 def graph_reliance(outcomes: Mapping[str, Any], queries: Sequence, k: int) -> dict:
     """Per graph method, how much of its open-corpus run came from BM25 rather than the graph
     (:func:`aethel_lite.retrievers.diagnostics.reliance` at depth ``k``)."""
