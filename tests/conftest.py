@@ -19,9 +19,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # tests/test_resultcache.py turns the result cache on where it is the subject
 os.environ["AETHEL_RESULT_CACHE"] = "0"
 # pytest-xdist runs one worker per core, so each worker's torch (and the notebook kernels it starts) uses
-# one thread instead of one per core: two workers encoding 400 FinanceBench pages with MiniLM on 2 cores
-# took 29.5 s each with 2 threads per worker, 24 s with 1 (benchmarks/README.md). A value set by the
-# caller is kept.
+# one thread instead of one per core: two processes encoding 400 FinanceBench pages with MiniLM on 2 cores
+# took 33 s each with 2 threads per process, 27 s with 1 (benchmarks/bench_threads.py). A value set by
+# the caller is kept.
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
