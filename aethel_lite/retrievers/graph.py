@@ -48,7 +48,7 @@ from . import anchors, attribution, graph_files, hybrid
 from .attribution import QueryTrace, SearchResult
 from .base import Retriever, passage_text
 from .bm25 import BM25Retriever
-from .hybrid import _BLOCK, DEFAULT_SEED_WEIGHTS, RANK_TERMS, SOURCES  # noqa: F401  (their historical home)
+from .hybrid import _BLOCK, DEFAULT_SEED_WEIGHTS, RANK_TERMS, SOURCES  # noqa: F401  (the last three re-exported)
 from .run import Run
 
 __all__ = ["GraphRetriever", "SearchResult", "SOURCES", "RANK_TERMS", "DEFAULT_SEED_WEIGHTS"]

@@ -34,7 +34,7 @@ import numpy as np
 from ..caching.resultcache import cached, dataset_digest
 from ..errors import ParameterError
 from ..evaluation.metrics import gold_rank
-from ..retrievers.graph import _BLOCK
+from ..retrievers.hybrid import _BLOCK
 from ..retrievers.registry import make_retriever
 
 __all__ = ["within_document_rr", "reciprocal_rank", "document_rank", "anchoring_study", "anchoring_sentences", "RANKERS"]

@@ -18,7 +18,7 @@ from ..data.summary import dataset_summary
 from ..errors import DataNotFoundError, ParameterError
 from ..evaluation.metrics import mean
 from ..evaluation.runner import MethodOutcome, block_of, paired_comparisons, run_methods, score_runs
-from ..retrievers.graph import RANK_TERMS
+from ..retrievers.hybrid import RANK_TERMS
 from ..retrievers.hybrid_settings import ABLATION_LABELS, ABLATIONS, hybrid_methods
 from ..retrievers.registry import make_retriever
 from .open_corpus import QUICK, load_open

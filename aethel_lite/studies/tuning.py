@@ -21,7 +21,7 @@ from ..evaluation.splits import split
 from ..io import read_json, write_json
 from ..retrievers import GraphRetriever
 from ..retrievers.dense import resolve_precision
-from ..retrievers.graph import _BLOCK, RANK_TERMS
+from ..retrievers.hybrid import _BLOCK, RANK_TERMS
 from ..retrievers.hybrid_settings import HYBRID
 from .open_corpus import load_open
 
