@@ -25,7 +25,7 @@ PYTEST_ARGS ?=
 # them in this process
 TEST_WORKERS ?= auto
 
-.PHONY: setup test book notebooks html check-book data lock clean bench
+.PHONY: setup lint test book notebooks html check-book data lock clean bench
 
 setup: $(STAMP)
 
@@ -34,7 +34,12 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]"
 	@touch $(STAMP)
 
-test: setup
+# formatting and lint first (seconds), then the suite
+lint: setup
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+test: setup lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(PYTEST_ARGS)
 
 # MiniLM in bfloat16 for the book (about twice as fast on 2 cores; cosine to float32 > 0.9999, see

@@ -23,26 +23,51 @@ __version__ = "0.1.0"
 # name -> submodule that defines it (imported on first access)
 _LAZY = {
     # data
-    "Dataset": "data.schema", "Passage": "data.schema", "Query": "data.schema",
-    "load_musique": "data.loaders", "load_2wiki": "data.loaders", "load_financebench": "data.loaders",
-    "load_dataset": "data.loaders", "available_datasets": "data.loaders",
-    "make_synthetic": "data.synthetic", "alias_table": "data.synthetic",
+    "Dataset": "data.schema",
+    "Passage": "data.schema",
+    "Query": "data.schema",
+    "load_musique": "data.loaders",
+    "load_2wiki": "data.loaders",
+    "load_financebench": "data.loaders",
+    "load_dataset": "data.loaders",
+    "available_datasets": "data.loaders",
+    "make_synthetic": "data.synthetic",
+    "alias_table": "data.synthetic",
     "sample_corpus": "data.sampling",  # (open_corpus is also a submodule: import it from data.sampling)
     # graph, PageRank, BCT, provenance
-    "EntityGraph": "core.graph", "build_graph": "core.graph",
-    "personalized_pagerank": "core.ppr", "PPROperator": "core.ppr", "forward_push": "core.ppr",
-    "BCTWeights": "core.bct", "Expansion": "core.bct", "expand_seeds": "core.bct", "seed_vector": "core.bct",
-    "SeedShare": "core.provenance", "seed_contributions": "core.provenance", "ppr_parts": "core.provenance",
+    "EntityGraph": "core.graph",
+    "build_graph": "core.graph",
+    "personalized_pagerank": "core.ppr",
+    "PPROperator": "core.ppr",
+    "forward_push": "core.ppr",
+    "BCTWeights": "core.bct",
+    "Expansion": "core.bct",
+    "expand_seeds": "core.bct",
+    "seed_vector": "core.bct",
+    "SeedShare": "core.provenance",
+    "seed_contributions": "core.provenance",
+    "ppr_parts": "core.provenance",
     # entities
-    "normalize_entity": "core.entities", "get_extractor": "core.entities", "extract_entities": "core.entities",
-    "RegexExtractor": "core.entities", "SpacyNerExtractor": "core.entities", "Ner3Extractor": "core.entities",
+    "normalize_entity": "core.entities",
+    "get_extractor": "core.entities",
+    "extract_entities": "core.entities",
+    "RegexExtractor": "core.entities",
+    "SpacyNerExtractor": "core.entities",
+    "Ner3Extractor": "core.entities",
     # retrievers and runs
-    "Retriever": "retrievers", "BM25Retriever": "retrievers", "DenseRetriever": "retrievers",
-    "GraphRetriever": "retrievers", "Run": "retrievers", "rrf": "retrievers",
+    "Retriever": "retrievers",
+    "BM25Retriever": "retrievers",
+    "DenseRetriever": "retrievers",
+    "GraphRetriever": "retrievers",
+    "Run": "retrievers",
+    "rrf": "retrievers",
     # evaluation
-    "evaluate": "evaluation.metrics", "per_query": "evaluation.metrics",
-    "bootstrap_ci": "evaluation.stats", "paired_bootstrap": "evaluation.stats",
-    "make_retriever": "retrievers.registry", "load_or_synthetic": "data.select",
+    "evaluate": "evaluation.metrics",
+    "per_query": "evaluation.metrics",
+    "bootstrap_ci": "evaluation.stats",
+    "paired_bootstrap": "evaluation.stats",
+    "make_retriever": "retrievers.registry",
+    "load_or_synthetic": "data.select",
     "write_json": "io",
 }
 
@@ -64,16 +89,33 @@ def __dir__() -> list[str]:
 
 #: module paths from before the layers -> their new homes (a split module's parts, re-exported)
 MOVED: dict[str, str | tuple[str, ...]] = {
-    "cache": "caching.locations", "store": "caching.store", "memo": "caching.memo",
+    "cache": "caching.locations",
+    "store": "caching.store",
+    "memo": "caching.memo",
     "resultcache": "caching.resultcache",
-    "graph": "core.graph", "entities": "core.entities", "bct": "core.bct", "docmeta": "core.docmeta",
-    "ppr": "core.ppr", "ppr_kernels": "core.ppr_kernels", "provenance": ("core.provenance", "retrievers.reach"),
-    "metrics": "evaluation.metrics", "stats": "evaluation.stats", "splits": "evaluation.splits",
+    "graph": "core.graph",
+    "entities": "core.entities",
+    "bct": "core.bct",
+    "docmeta": "core.docmeta",
+    "ppr": "core.ppr",
+    "ppr_kernels": "core.ppr_kernels",
+    "provenance": ("core.provenance", "retrievers.reach"),
+    "metrics": "evaluation.metrics",
+    "stats": "evaluation.stats",
+    "splits": "evaluation.splits",
     "index": "search.index",
-    "open_corpus": "studies.open_corpus", "scaling": "studies.scaling", "anchoring": "studies.anchoring",
-    "analysis": "studies.analysis", "teaching": "studies.teaching", "paper": "studies.paper",
-    "notebooks": "book.notebooks", "report": "book.report", "repro": "book.repro", "claims": "book.claims",
-    "bookcheck": "book.bookcheck", "sphinxext": "book.sphinxext",
+    "open_corpus": "studies.open_corpus",
+    "scaling": "studies.scaling",
+    "anchoring": "studies.anchoring",
+    "analysis": "studies.analysis",
+    "teaching": "studies.teaching",
+    "paper": "studies.paper",
+    "notebooks": "book.notebooks",
+    "report": "book.report",
+    "repro": "book.repro",
+    "claims": "book.claims",
+    "bookcheck": "book.bookcheck",
+    "sphinxext": "book.sphinxext",
     "experiment": ("retrievers.registry", "evaluation.runner", "data.select", "caching.versions"),
     "hybrid": ("retrievers.hybrid_settings", "studies.tuning", "studies.beyond"),
 }
@@ -111,8 +153,11 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def get_code(self, fullname):  # ``python -m aethel_lite.notebooks`` runs aethel_lite.book.notebooks
         new = self._new(fullname)
         target = f"{__name__}.{new if isinstance(new, str) else new[-1]}"
-        return compile(f"import runpy\nrunpy.run_module({target!r}, run_name='__main__', alter_sys=True)\n",
-                       f"<{fullname}>", "exec")
+        return compile(
+            f"import runpy\nrunpy.run_module({target!r}, run_name='__main__', alter_sys=True)\n",
+            f"<{fullname}>",
+            "exec",
+        )
 
     def __init__(self):
         self._specs: dict[int, object] = {}

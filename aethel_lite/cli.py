@@ -58,15 +58,22 @@ def check_eval_args(args: argparse.Namespace) -> None:
         raise ParameterError(f"--n-process must be ≥ 1, got {args.n_process}")
     if args.depth < max(10, args.k):
         raise ParameterError(f"--depth must be ≥ 10 (nDCG@10) and ≥ --k, got {args.depth}")
-    check_format_options(args.format, setting=args.setting, distractors=args.distractors, own_files=args.own_files,
-                         pages_changed=args.granularity is not None or args.chunk_words is not None)
+    check_format_options(
+        args.format,
+        setting=args.setting,
+        distractors=args.distractors,
+        own_files=args.own_files,
+        pages_changed=args.granularity is not None or args.chunk_words is not None,
+    )
     if args.chunk_words is not None and args.granularity != "chunk":
         raise ParameterError("--chunk-words needs --granularity chunk")
     if args.corpus_size is not None:
         if args.corpus_size < 1:
             raise ParameterError(f"--corpus-size must be a positive integer, got {args.corpus_size}")
         if args.setting == "closed":
-            raise ParameterError("--corpus-size needs --setting open (sampling the corpus breaks the closed pools)")
+            raise ParameterError(
+                "--corpus-size needs --setting open (sampling the corpus breaks the closed pools)"
+            )
     if args.trec_out is not None and Path(args.trec_out).exists() and not Path(args.trec_out).is_dir():
         raise ParameterError(f"--trec-out {args.trec_out}: exists and is not a folder")
     check_output_file(args.out)  # a bad --out fails now, not after every method has run
@@ -75,12 +82,25 @@ def check_eval_args(args: argparse.Namespace) -> None:
 def eval_dataset(args: argparse.Namespace):
     """The data set ``aethel eval`` scores and its setting: loaded, cut to ``--limit`` queries, then
     sampled to ``--corpus-size`` passages (every gold passage of those queries kept)."""
-    dataset = load_for_eval(args.format, args.data, setting=args.setting, seed=args.seed, size=args.size, docs=args.docs,
-                            granularity=args.granularity or "page", chunk_words=args.chunk_words or 200,
-                            distractors=args.distractors, own_files=args.own_files)
-    setting = args.setting or ("closed" if all(q.pool is not None for q in dataset.queries) and dataset.queries else "open")
+    dataset = load_for_eval(
+        args.format,
+        args.data,
+        setting=args.setting,
+        seed=args.seed,
+        size=args.size,
+        docs=args.docs,
+        granularity=args.granularity or "page",
+        chunk_words=args.chunk_words or 200,
+        distractors=args.distractors,
+        own_files=args.own_files,
+    )
+    setting = args.setting or (
+        "closed" if all(q.pool is not None for q in dataset.queries) and dataset.queries else "open"
+    )
     if args.corpus_size is not None and setting != "open":
-        raise ParameterError(f"--corpus-size needs --setting open ({args.format} defaults to its closed pools)")
+        raise ParameterError(
+            f"--corpus-size needs --setting open ({args.format} defaults to its closed pools)"
+        )
     if args.limit is not None:
         dataset = dataset.subset(limit=args.limit, keep_all_passages=(setting == "open"))
     if not dataset.queries:
@@ -94,24 +114,48 @@ def eval_dataset(args: argparse.Namespace):
 
 
 #: ``dataset.meta`` entries copied into the ``corpus`` block of the ``aethel eval`` JSON
-CORPUS_KEYS = ("duplicates_merged", "distractors", "n_distractors", "sample", "granularity", "chunk_words", "chunk_overlap",
-               "own_files")
+CORPUS_KEYS = (
+    "duplicates_merged",
+    "distractors",
+    "n_distractors",
+    "sample",
+    "granularity",
+    "chunk_words",
+    "chunk_overlap",
+    "own_files",
+)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
     check_eval_args(args)
-    cluster = cluster_options(args.scheduler, args.workers)  # None: no --scheduler, --workers, $AETHEL_SCHEDULER
+    cluster = cluster_options(
+        args.scheduler, args.workers
+    )  # None: no --scheduler, --workers, $AETHEL_SCHEDULER
     methods = parse_methods(args.methods)
     log = None if args.quiet else (lambda m: print(m, file=sys.stderr))
     t0 = time.perf_counter()
     dataset, setting = eval_dataset(args)
     if dataset.meta.get("synthetic"):
-        print("NOTE: running on the built-in SYNTHETIC private-equity corpus, not real data.", file=sys.stderr)
-    print(f"{dataset.name}: {len(dataset.passages)} passages, {len(dataset.queries)} queries, setting={setting}", file=sys.stderr)
-    if cluster is not None:  # entity extraction and encoding on the cluster first; the fits find them in the stores
+        print(
+            "NOTE: running on the built-in SYNTHETIC private-equity corpus, not real data.", file=sys.stderr
+        )
+    print(
+        f"{dataset.name}: {len(dataset.passages)} passages, {len(dataset.queries)} queries, setting={setting}",
+        file=sys.stderr,
+    )
+    if (
+        cluster is not None
+    ):  # entity extraction and encoding on the cluster first; the fits find them in the stores
         precompute_methods(dataset.passages, methods, progress=not args.quiet, log=log, **cluster)
-    outcomes = run_methods(dataset, methods, setting=setting, depth=args.depth, progress=not args.quiet, log=log,
-                           retriever_kwargs={"GraphRetriever": {"n_process": args.n_process}})
+    outcomes = run_methods(
+        dataset,
+        methods,
+        setting=setting,
+        depth=args.depth,
+        progress=not args.quiet,
+        log=log,
+        retriever_kwargs={"GraphRetriever": {"n_process": args.n_process}},
+    )
     result = {
         "dataset": dataset.name,
         "setting": setting,
@@ -120,13 +164,25 @@ def cmd_eval(args: argparse.Namespace) -> int:
         "k": args.k,
         "methods": score_runs(outcomes, dataset.queries, k=args.k, depth=10),
         "corpus": {key: dataset.meta[key] for key in CORPUS_KEYS if key in dataset.meta},
-        "config": {"format": args.format, "data": args.data, "methods": methods, "k": args.k, "limit": args.limit,
-                   "seed": args.seed, "size": args.size if args.format == "synthetic" else None, "docs": args.docs,
-                   "setting": args.setting, "depth": args.depth, "corpus_size": args.corpus_size,
-                   "granularity": (args.granularity or "page") if args.format == "financebench" else None,
-                   "chunk_words": (args.chunk_words or 200) if args.granularity == "chunk" else None,
-                   "distractors": args.distractors, "own_files": args.own_files, "trec_out": args.trec_out,
-                   "n_process": args.n_process},
+        "config": {
+            "format": args.format,
+            "data": args.data,
+            "methods": methods,
+            "k": args.k,
+            "limit": args.limit,
+            "seed": args.seed,
+            "size": args.size if args.format == "synthetic" else None,
+            "docs": args.docs,
+            "setting": args.setting,
+            "depth": args.depth,
+            "corpus_size": args.corpus_size,
+            "granularity": (args.granularity or "page") if args.format == "financebench" else None,
+            "chunk_words": (args.chunk_words or 200) if args.granularity == "chunk" else None,
+            "distractors": args.distractors,
+            "own_files": args.own_files,
+            "trec_out": args.trec_out,
+            "n_process": args.n_process,
+        },
         "versions": versions(),
         "timing": {name: round(o.seconds, 3) for name, o in outcomes.items()},
         "seconds": round(time.perf_counter() - t0, 3),
@@ -136,30 +192,52 @@ def cmd_eval(args: argparse.Namespace) -> int:
     write_json(args.out, result)
     if not args.quiet:
         for name, entry in result["methods"].items():
-            cells = "  ".join(f"{m}={entry[m]:.3f}" for m in entry if m not in ("per_query", "per_query_metrics"))
+            cells = "  ".join(
+                f"{m}={entry[m]:.3f}" for m in entry if m not in ("per_query", "per_query_metrics")
+            )
             print(f"{name:>16}  {cells}", file=sys.stderr)
-        print(f"wrote {args.out}" + (f" and the runs in {args.trec_out}" if args.trec_out else ""), file=sys.stderr)
+        print(
+            f"wrote {args.out}" + (f" and the runs in {args.trec_out}" if args.trec_out else ""),
+            file=sys.stderr,
+        )
     return 0
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     """``aethel index``: build, rebuild or ``--add`` to an index; Ctrl-C / SIGTERM (exit 130 / 143) leave
     the previous one intact."""
-    methods = args.methods.split(",") if args.methods is not None else (None if args.add else ["bm25", "aethel-bct"])
+    methods = (
+        args.methods.split(",")
+        if args.methods is not None
+        else (None if args.add else ["bm25", "aethel-bct"])
+    )
     log = None if args.quiet else (lambda msg: print(f"aethel: {msg}", file=sys.stderr))
     done = False
     with interrupt_handlers():
         try:
-            info = build_index(args.paths, args.out, methods=methods, chunk_words=args.chunk_words,
-                               progress=not args.quiet, add=args.add, force=args.force,
-                               follow_symlinks=args.follow_symlinks, n_process=args.n_process, log=log,
-                               scheduler=args.scheduler, workers=args.workers)
+            info = build_index(
+                args.paths,
+                args.out,
+                methods=methods,
+                chunk_words=args.chunk_words,
+                progress=not args.quiet,
+                add=args.add,
+                force=args.force,
+                follow_symlinks=args.follow_symlinks,
+                n_process=args.n_process,
+                log=log,
+                scheduler=args.scheduler,
+                workers=args.workers,
+            )
             done = True
             print(json.dumps(info, indent=2, sort_keys=True))
         except (KeyboardInterrupt, Terminated) as exc:
             state = "complete" if done else getattr(exc, "index_state", "kept")
-            note = {"kept": "previous index kept", "none": "no index written",
-                    "complete": "the new index was already complete and is in place"}.get(state, "previous index kept")
+            note = {
+                "kept": "previous index kept",
+                "none": "no index written",
+                "complete": "the new index was already complete and is in place",
+            }.get(state, "previous index kept")
             print(f"aethel: interrupted; {note}", file=sys.stderr)
             return 143 if isinstance(exc, Terminated) else 130
     return 0
@@ -167,7 +245,9 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def _print_hits(hits: list) -> None:
     for hit in hits:
-        page = hit.get("page")  # 0-based from a PDF; a passage file's meta may give any value (shown as given)
+        page = hit.get(
+            "page"
+        )  # 0-based from a PDF; a passage file's meta may give any value (shown as given)
         page = page + 1 if isinstance(page, int) and not isinstance(page, bool) else page
         where = hit["doc_id"] + (f", page {page}" if page is not None else "")
         print(f"{hit['rank']:>2}. [{hit['score']:.4f}] {where}  ({hit['pid']})")
@@ -181,12 +261,18 @@ def _print_hits(hits: list) -> None:
             if not shares:
                 print("      explain: no PageRank mass from the seeds (ranked by BM25 or another method)")
             else:
-                whose = "its document node's PageRank" if hit.get("explain_node") == "document" else "PageRank"
+                whose = (
+                    "its document node's PageRank" if hit.get("explain_node") == "document" else "PageRank"
+                )
                 print(f"      explain: {whose} {total:.6f} = sum of the seeds' shares")
             for e in shares[:8]:
-                print(f"        {e['share']:.6f} ({e['share'] / total:6.1%})  {e['seed']!r} -> {e['entity']!r} ({e['via']})")
+                print(
+                    f"        {e['share']:.6f} ({e['share'] / total:6.1%})  {e['seed']!r} -> {e['entity']!r} ({e['via']})"
+                )
             if len(shares) > 8:
-                print(f"        ... {len(shares) - 8} more seeds, {sum(e['share'] for e in shares[8:]):.6f} together")
+                print(
+                    f"        ... {len(shares) - 8} more seeds, {sum(e['share'] for e in shares[8:]):.6f} together"
+                )
         snippet = " ".join(hit["text"][:2000].split())[:240]
         print(f"      {snippet}")
 
@@ -220,17 +306,35 @@ def cmd_search(args: argparse.Namespace) -> int:
     answers = index.iter_search([q for _, q in numbered], k=args.k, method=args.method, explain=args.explain)
     if args.questions is not None:  # JSONL: one line per question, written as it is answered
         for (line, question), hits in zip(numbered, answers):
-            print(json.dumps({"line": line, "question": question, "method": args.method, "hits": hits,
-                              "matched": matched(question, hits)}, ensure_ascii=False), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "line": line,
+                        "question": question,
+                        "method": args.method,
+                        "hits": hits,
+                        "matched": matched(question, hits),
+                    },
+                    ensure_ascii=False,
+                ),
+                flush=True,
+            )
         return 0
     hits = next(answers)
     found = matched(args.question, hits)
     if args.json:
-        print(json.dumps({"question": args.question, "method": args.method, "hits": hits, "matched": found},
-                         indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {"question": args.question, "method": args.method, "hits": hits, "matched": found},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return 0
     if not found:
-        print("No passage matched the question (none holds one of its words); the hits below are not answers.")
+        print(
+            "No passage matched the question (none holds one of its words); the hits below are not answers."
+        )
     _print_hits(hits)
     return 0
 
@@ -271,8 +375,10 @@ def check_memo_outputs(args: argparse.Namespace) -> None:
     for flag, path, ours, what in outputs:
         target = check_output_file(path, flag)
         if not args.force and (target.exists() or target.is_symlink()) and not ours(target):
-            raise ParameterError(f"{flag} {path}: the file exists and is not {what} that aethel memo wrote; choose "
-                                 "another path, or pass --force to replace it")
+            raise ParameterError(
+                f"{flag} {path}: the file exists and is not {what} that aethel memo wrote; choose "
+                "another path, or pass --force to replace it"
+            )
 
 
 def cmd_memo(args: argparse.Namespace) -> int:
@@ -280,7 +386,9 @@ def cmd_memo(args: argparse.Namespace) -> int:
     index of the user's files (``--index``), write the memo (and findings)."""
     check_k(args.k, "--k")
     if (args.format is None) == (args.index is None):
-        raise ParameterError("give either --format synthetic|financebench or --index FOLDER (an `aethel index` folder)")
+        raise ParameterError(
+            "give either --format synthetic|financebench or --index FOLDER (an `aethel index` folder)"
+        )
     if args.contradictions < 0:
         raise ParameterError(f"--contradictions must be ≥ 0, got {args.contradictions}")
     if args.format != "synthetic" and args.contradictions:
@@ -288,8 +396,13 @@ def cmd_memo(args: argparse.Namespace) -> int:
     if args.index is not None and args.data is not None:
         raise ParameterError("--data applies to --format financebench; with --index the index is the corpus")
     check_memo_outputs(args)
-    generator = OpenAICompatibleGenerator(args.generator_url, model=args.generator_model,
-                                          timeout=args.generator_timeout) if args.generator_url else None
+    generator = (
+        OpenAICompatibleGenerator(
+            args.generator_url, model=args.generator_model, timeout=args.generator_timeout
+        )
+        if args.generator_url
+        else None
+    )
     t0 = time.perf_counter()
     if args.index is not None:
         orchestrator = index_orchestrator(args.index, k=args.k, generator=generator, progress=not args.quiet)
@@ -300,8 +413,9 @@ def cmd_memo(args: argparse.Namespace) -> int:
             print("NOTE: the built-in SYNTHETIC private-equity corpus, not real data.", file=sys.stderr)
         else:
             dataset = load_for_eval("financebench", args.data)
-        orchestrator = Orchestrator.from_dataset(dataset, k=args.k, generator=generator,
-                                                 progress=not args.quiet).fit(dataset.passages)
+        orchestrator = Orchestrator.from_dataset(
+            dataset, k=args.k, generator=generator, progress=not args.quiet
+        ).fit(dataset.passages)
     t1 = time.perf_counter()
     result = orchestrator.run(args.target)
     memo = result.memo
@@ -310,65 +424,144 @@ def cmd_memo(args: argparse.Namespace) -> int:
     if args.findings:
         write_findings(args.findings, result.findings + result.conflicts)
     if not args.quiet:
-        what = (f"{len(result.facts)} facts, {len(result.findings) - len(result.facts)} topics, "
-                f"{len(result.conflicts)} conflicts" if memo.found else "no evidence found")
-        print(f"{result.target.name}: {what}; index {t1 - t0:.1f} s, memo {time.perf_counter() - t1:.1f} s; "
-              f"wrote {args.out}" + (f" and {args.findings}" if args.findings else ""), file=sys.stderr)
+        what = (
+            f"{len(result.facts)} facts, {len(result.findings) - len(result.facts)} topics, "
+            f"{len(result.conflicts)} conflicts"
+            if memo.found
+            else "no evidence found"
+        )
+        print(
+            f"{result.target.name}: {what}; index {t1 - t0:.1f} s, memo {time.perf_counter() - t1:.1f} s; "
+            f"wrote {args.out}" + (f" and {args.findings}" if args.findings else ""),
+            file=sys.stderr,
+        )
         if memo.generator_error:
             print(f"text generator not used: {memo.generator_error}", file=sys.stderr)
     return 0
 
 
 def _add_cluster_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--scheduler", metavar="ADDRESS", help="entity extraction and encoding on this Dask scheduler "
-                        f"(default: ${SCHEDULER_ENV}); results equal the in-process run")
-    parser.add_argument("--workers", type=int, metavar="N",
-                        help="the same on a local Dask cluster of N worker processes")
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="entity extraction and encoding on this Dask scheduler "
+        f"(default: ${SCHEDULER_ENV}); results equal the in-process run",
+    )
+    parser.add_argument(
+        "--workers", type=int, metavar="N", help="the same on a local Dask cluster of N worker processes"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="aethel", description="aethel-lite: graph retrieval (entity graph + Personalized PageRank + BCT)")
+    parser = argparse.ArgumentParser(
+        prog="aethel", description="aethel-lite: graph retrieval (entity graph + Personalized PageRank + BCT)"
+    )
     parser.add_argument("--version", action="version", version=f"aethel-lite {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     ev = sub.add_parser("eval", help="score retrieval methods on a data set; write a JSON result")
     ev.add_argument("--data", help="data file or folder (default: $AETHEL_DATA)")
     ev.add_argument("--format", required=True, choices=FORMATS)
-    ev.add_argument("--setting", choices=("closed", "open"), help="closed: rank each query's pool; open: the whole corpus (default: closed if every query has a pool)")
+    ev.add_argument(
+        "--setting",
+        choices=("closed", "open"),
+        help="closed: rank each query's pool; open: the whole corpus (default: closed if every query has a pool)",
+    )
     ev.add_argument("--methods", help=f"comma-separated, from: {','.join(known_methods())}")
     ev.add_argument("--k", type=int, default=5, help="cut-off for HR/AllSupport/Recall (default 5)")
     ev.add_argument("--limit", type=int, help="first N queries only")
-    ev.add_argument("--seed", type=int, default=0, help="seed of the synthetic corpus and of --corpus-size sampling")
+    ev.add_argument(
+        "--seed", type=int, default=0, help="seed of the synthetic corpus and of --corpus-size sampling"
+    )
     ev.add_argument("--size", type=int, default=1000, help="synthetic corpus size in passages")
-    ev.add_argument("--docs", choices=("question", "all"), default="question", help="financebench: filings asked about, or all 344")
-    ev.add_argument("--granularity", choices=("page", "chunk"), help="financebench: rank pages (default) or ~200-word chunks")
-    ev.add_argument("--chunk-words", type=int, help="financebench, --granularity chunk: words per chunk (default 200)")
-    ev.add_argument("--distractors", action=argparse.BooleanOptionalAction, default=None,
-                    help="2wiki, --setting open: add the 6,119-paragraph distractor corpus (default: when present)")
-    ev.add_argument("--own-files", action="store_true",
-                    help="financebench: hide what the data set says about each filing (opaque document ids, no titles, "
-                         "no company/period/type), as a folder of your own PDFs would give it")
-    ev.add_argument("--corpus-size", type=int, help="--setting open: sample the corpus to N passages, every gold passage kept (seeded by --seed)")
-    ev.add_argument("--depth", type=int, default=RUN_DEPTH, help=f"passages ranked per query; MRR is over this run (default {RUN_DEPTH})")
-    ev.add_argument("--n-process", type=int, default=1, help="spaCy worker processes for entity extraction (default 1; results do not depend on it)")
-    ev.add_argument("--trec-out", help="folder for each method's run (<method>.trec) and the qrels (qrels.txt)")
+    ev.add_argument(
+        "--docs",
+        choices=("question", "all"),
+        default="question",
+        help="financebench: filings asked about, or all 344",
+    )
+    ev.add_argument(
+        "--granularity",
+        choices=("page", "chunk"),
+        help="financebench: rank pages (default) or ~200-word chunks",
+    )
+    ev.add_argument(
+        "--chunk-words", type=int, help="financebench, --granularity chunk: words per chunk (default 200)"
+    )
+    ev.add_argument(
+        "--distractors",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="2wiki, --setting open: add the 6,119-paragraph distractor corpus (default: when present)",
+    )
+    ev.add_argument(
+        "--own-files",
+        action="store_true",
+        help="financebench: hide what the data set says about each filing (opaque document ids, no titles, "
+        "no company/period/type), as a folder of your own PDFs would give it",
+    )
+    ev.add_argument(
+        "--corpus-size",
+        type=int,
+        help="--setting open: sample the corpus to N passages, every gold passage kept (seeded by --seed)",
+    )
+    ev.add_argument(
+        "--depth",
+        type=int,
+        default=RUN_DEPTH,
+        help=f"passages ranked per query; MRR is over this run (default {RUN_DEPTH})",
+    )
+    ev.add_argument(
+        "--n-process",
+        type=int,
+        default=1,
+        help="spaCy worker processes for entity extraction (default 1; results do not depend on it)",
+    )
+    ev.add_argument(
+        "--trec-out", help="folder for each method's run (<method>.trec) and the qrels (qrels.txt)"
+    )
     ev.add_argument("--out", required=True, help="result JSON path")
     _add_cluster_flags(ev)
     ev.add_argument("--quiet", action="store_true")
     ev.set_defaults(func=cmd_eval)
 
-    ix = sub.add_parser("index", help="index .txt/.md/.pdf files or folders (or .jsonl passage files)",
-                        description="Build an index folder that `aethel search` loads without refitting. Safe to "
-                                    "interrupt: the previous index stays as it was until the new one is complete.")
-    ix.add_argument("paths", nargs="+", help="files (.txt, .md, .pdf, .jsonl passages) and folders (walked recursively)")
+    ix = sub.add_parser(
+        "index",
+        help="index .txt/.md/.pdf files or folders (or .jsonl passage files)",
+        description="Build an index folder that `aethel search` loads without refitting. Safe to "
+        "interrupt: the previous index stays as it was until the new one is complete.",
+    )
+    ix.add_argument(
+        "paths", nargs="+", help="files (.txt, .md, .pdf, .jsonl passages) and folders (walked recursively)"
+    )
     ix.add_argument("--out", required=True, help="index folder")
-    ix.add_argument("--methods", default=None, help="retrievers to build (default bm25,aethel-bct; with --add: the index's)")
-    ix.add_argument("--chunk-words", type=int, default=None, help="split pages/paragraphs into windows of this many words")
-    ix.add_argument("--add", action="store_true", help="add the files to the existing index at --out (new documents "
-                    "appended, changed ones replaced; other passages are not re-processed and keep their ids)")
-    ix.add_argument("--force", action="store_true", help="replace --out even if it holds files that are not an index (they are deleted)")
-    ix.add_argument("--follow-symlinks", action="store_true", help="follow symbolic links that lead out of the folders given")
-    ix.add_argument("--n-process", type=int, default=1, help="spaCy worker processes for entity extraction (default 1)")
+    ix.add_argument(
+        "--methods",
+        default=None,
+        help="retrievers to build (default bm25,aethel-bct; with --add: the index's)",
+    )
+    ix.add_argument(
+        "--chunk-words", type=int, default=None, help="split pages/paragraphs into windows of this many words"
+    )
+    ix.add_argument(
+        "--add",
+        action="store_true",
+        help="add the files to the existing index at --out (new documents "
+        "appended, changed ones replaced; other passages are not re-processed and keep their ids)",
+    )
+    ix.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out even if it holds files that are not an index (they are deleted)",
+    )
+    ix.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        help="follow symbolic links that lead out of the folders given",
+    )
+    ix.add_argument(
+        "--n-process", type=int, default=1, help="spaCy worker processes for entity extraction (default 1)"
+    )
     _add_cluster_flags(ix)
     ix.add_argument("--quiet", action="store_true")
     ix.set_defaults(func=cmd_index)
@@ -379,10 +572,17 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("-k", "--k", type=int, default=5)
     se.add_argument("--method", default="aethel-bct")
     se.add_argument("--json", action="store_true", help="print JSON")
-    se.add_argument("--explain", action="store_true",
-                    help="per hit, the exact share of its PageRank that each seed contributes (JSON: \"explain\")")
-    se.add_argument("--questions", metavar="FILE", default=None,
-                    help="answer every line of FILE ('-': standard input) after one load; prints JSONL, one line per question")
+    se.add_argument(
+        "--explain",
+        action="store_true",
+        help='per hit, the exact share of its PageRank that each seed contributes (JSON: "explain")',
+    )
+    se.add_argument(
+        "--questions",
+        metavar="FILE",
+        default=None,
+        help="answer every line of FILE ('-': standard input) after one load; prints JSONL, one line per question",
+    )
     se.set_defaults(func=cmd_search)
 
     da = sub.add_parser("data", help="download or verify the public evaluation data")
@@ -391,22 +591,41 @@ def build_parser() -> argparse.ArgumentParser:
     da.add_argument("--quiet", action="store_true")
     da.set_defaults(func=cmd_data)
 
-    me = sub.add_parser("memo", help="investment-committee memo for one fund, GP or company (every figure audited)",
-                        description="Write the specialist swarm's memo on a data set (--format) or on your own files "
-                                    "indexed by `aethel index` (--index; every figure cites file and page).")
+    me = sub.add_parser(
+        "memo",
+        help="investment-committee memo for one fund, GP or company (every figure audited)",
+        description="Write the specialist swarm's memo on a data set (--format) or on your own files "
+        "indexed by `aethel index` (--index; every figure cites file and page).",
+    )
     me.add_argument("--data", help="data folder (default: $AETHEL_DATA); unused for --format synthetic")
     me.add_argument("--format", choices=("synthetic", "financebench"), help="a data set (or give --index)")
-    me.add_argument("--index", metavar="FOLDER", help="an index built by `aethel index` with a graph method on spaCy "
-                    "NER (the default bm25,aethel-bct has it); the target is one of its documents' companies")
+    me.add_argument(
+        "--index",
+        metavar="FOLDER",
+        help="an index built by `aethel index` with a graph method on spaCy "
+        "NER (the default bm25,aethel-bct has it); the target is one of its documents' companies",
+    )
     me.add_argument("--target", required=True, help="the fund, GP or company, by any of its names")
-    me.add_argument("--out", required=True, help="memo Markdown path (an existing file that is not a memo is kept unless --force)")
-    me.add_argument("--force", action="store_true", help="replace --out / --findings even if they are not files aethel memo wrote")
+    me.add_argument(
+        "--out",
+        required=True,
+        help="memo Markdown path (an existing file that is not a memo is kept unless --force)",
+    )
+    me.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out / --findings even if they are not files aethel memo wrote",
+    )
     me.add_argument("--findings", help="also write the findings as a JSON list of records")
     me.add_argument("--k", type=int, default=10, help="passages per metric or topic query (default 10)")
     me.add_argument("--size", type=int, default=1000, help="synthetic corpus size in passages")
     me.add_argument("--seed", type=int, default=0, help="seed of the synthetic corpus")
-    me.add_argument("--contradictions", type=int, default=0, help="synthetic: plant N stale or misprinted figures")
-    me.add_argument("--generator-url", help="OpenAI-compatible endpoint that rewrites the summary prose (optional)")
+    me.add_argument(
+        "--contradictions", type=int, default=0, help="synthetic: plant N stale or misprinted figures"
+    )
+    me.add_argument(
+        "--generator-url", help="OpenAI-compatible endpoint that rewrites the summary prose (optional)"
+    )
     me.add_argument("--generator-model", default="default", help="model name sent to the generator")
     me.add_argument("--generator-timeout", type=float, default=30.0, help="seconds to wait for the generator")
     me.add_argument("--quiet", action="store_true")
@@ -425,7 +644,11 @@ def _describe(exc: BaseException) -> str:
         what = exc.strerror or str(exc)
         if exc.errno == errno.ENOSPC and where is None:
             return f"{what} (a write to the output or to the cache, {os.environ.get('AETHEL_CACHE') or 'the default cache'}, failed)"
-        return f"{where}: {what}" + (f" (and {exc.filename2})" if exc.filename2 else "") if where is not None else what
+        return (
+            f"{where}: {what}" + (f" (and {exc.filename2})" if exc.filename2 else "")
+            if where is not None
+            else what
+        )
     if isinstance(exc, sqlite3.Error):
         return f"the cache ({os.environ.get('AETHEL_CACHE') or 'the default cache folder'}): {exc}"
     return f"{type(exc).__name__}: {exc}"

@@ -17,8 +17,16 @@ from typing import Any
 
 from .errors import DataError, DataNotFoundError, ParameterError
 
-__all__ = ["check_output_file", "check_writable", "atomic_write", "write_json", "read_json", "write_jsonl",
-           "read_jsonl", "sha256_file"]
+__all__ = [
+    "check_output_file",
+    "check_writable",
+    "atomic_write",
+    "write_json",
+    "read_json",
+    "write_jsonl",
+    "read_jsonl",
+    "sha256_file",
+]
 
 
 def check_output_file(path: Any, flag: str = "--out") -> Path:
@@ -163,10 +171,12 @@ def read_jsonl(path: str | os.PathLike, *, numbered: bool = False) -> Iterator[A
         raise DataNotFoundError(f"{path}: file not found")
     lineno = 0
     try:
-        with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh:
+        with gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb") as fh:
             for raw in fh:  # bytes, decoded line by line: a bad byte is reported on its own line
                 text = raw.decode("utf-8")
-                for line in (_LONE_CR.split(text) if "\r" in text else (text,)):  # universal newlines, as text mode
+                for line in (
+                    _LONE_CR.split(text) if "\r" in text else (text,)
+                ):  # universal newlines, as text mode
                     if not line:
                         continue
                     lineno += 1

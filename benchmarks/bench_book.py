@@ -64,7 +64,9 @@ def main(argv=None) -> int:
     else:
         tmp = Path(tempfile.mkdtemp(prefix="bench_book_"))
         cache = tmp / "cache"
-    print(f"# bench_book  python {platform.python_version()}  cpus {os.cpu_count()}  AETHEL_DATA={os.environ.get('AETHEL_DATA')}")
+    print(
+        f"# bench_book  python {platform.python_version()}  cpus {os.cpu_count()}  AETHEL_DATA={os.environ.get('AETHEL_DATA')}"
+    )
     print(f"# cache {cache}  parameters {args.parameter or 'defaults'}")
     passes = ["warm"] if args.warm_only else ["cold", "warm"]
     times: dict[str, dict[str, float]] = {n: {} for n in names}
@@ -76,19 +78,38 @@ def main(argv=None) -> int:
             for name in names:
                 seconds, peak, _ = _run(name, cache, args.parameter)
                 times[name][label] = seconds
-                print(f"{label:>5}  {name:<20} {seconds:8.1f} s   peak RSS so far {peak:7.0f} MiB", flush=True)
-        print(f"\n{'notebook':<20} " + " ".join(f"{p:>9}" for p in passes) + ("   warm/cold" if len(passes) == 2 else ""))
+                print(
+                    f"{label:>5}  {name:<20} {seconds:8.1f} s   peak RSS so far {peak:7.0f} MiB", flush=True
+                )
+        print(
+            f"\n{'notebook':<20} "
+            + " ".join(f"{p:>9}" for p in passes)
+            + ("   warm/cold" if len(passes) == 2 else "")
+        )
         for name in names:
             row = " ".join(f"{times[name][p]:8.1f}s" for p in passes)
             ratio = f"   {times[name]['warm'] / times[name]['cold']:9.2f}" if len(passes) == 2 else ""
             print(f"{name:<20} {row}{ratio}")
         totals = {p: sum(times[n][p] for n in names) for p in passes}
-        print(f"{'total':<20} " + " ".join(f"{totals[p]:8.1f}s" for p in passes)
-              + (f"   {totals['warm'] / totals['cold']:9.2f}" if len(passes) == 2 else ""))
+        print(
+            f"{'total':<20} "
+            + " ".join(f"{totals[p]:8.1f}s" for p in passes)
+            + (f"   {totals['warm'] / totals['cold']:9.2f}" if len(passes) == 2 else "")
+        )
         if args.build:
             t0 = time.perf_counter()
-            subprocess.run([str(Path(sys.executable).with_name("jupyter-book")), "build", ".", "--warningiserror",
-                            "--keep-going"], cwd=REPO, check=True, capture_output=True)
+            subprocess.run(
+                [
+                    str(Path(sys.executable).with_name("jupyter-book")),
+                    "build",
+                    ".",
+                    "--warningiserror",
+                    "--keep-going",
+                ],
+                cwd=REPO,
+                check=True,
+                capture_output=True,
+            )
             print(f"{'jupyter-book build':<20} {time.perf_counter() - t0:8.1f}s")
     finally:
         if tmp is not None:

@@ -25,8 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from aethel_lite.caching.versions import versions  # noqa: E402
-from aethel_lite.studies.beyond import latency  # noqa: E402
 from aethel_lite.io import write_json  # noqa: E402
+from aethel_lite.studies.beyond import latency  # noqa: E402
 from aethel_lite.studies.open_corpus import load_open  # noqa: E402
 
 
@@ -35,18 +35,32 @@ def main(argv=None) -> int:
     ap.add_argument("--passes", type=int, default=3, help="timing passes; the best is reported")
     ap.add_argument("--queries", type=int, default=None, help="first N questions (default all 129)")
     ap.add_argument("--out", default=None, help="also write the numbers to this JSON file")
-    ap.add_argument("--question-batches", default=None, metavar="8,16,64",
-                    help="only time MiniLM encoding the questions in batches of these sizes (ratios against 64)")
+    ap.add_argument(
+        "--question-batches",
+        default=None,
+        metavar="8,16,64",
+        help="only time MiniLM encoding the questions in batches of these sizes (ratios against 64)",
+    )
     args = ap.parse_args(argv)
     ds = load_open("financebench")
     v = versions()
-    print(f"# bench_hybrid  python {platform.python_version()}  numpy {v['numpy']}  torch {v['torch']}  "
-          f"cpus {os.cpu_count()}  loadavg {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(
+        f"# bench_hybrid  python {platform.python_version()}  numpy {v['numpy']}  torch {v['torch']}  "
+        f"cpus {os.cpu_count()}  loadavg {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
     if args.question_batches:
         return question_batches(ds, [int(b) for b in args.question_batches.split(",")], args.passes)
     res = latency(ds, n_queries=args.queries, repeats=args.passes)
-    print(f"data: {res['n_passages']} passages, {res['n_queries']} questions; 10 hits per question; best of {args.passes} passes")
-    for name in ("bm25", "dense", "aethel-hybrid", "aethel-hybrid (question analysed)", "aethel-hybrid (explain)"):
+    print(
+        f"data: {res['n_passages']} passages, {res['n_queries']} questions; 10 hits per question; best of {args.passes} passes"
+    )
+    for name in (
+        "bm25",
+        "dense",
+        "aethel-hybrid",
+        "aethel-hybrid (question analysed)",
+        "aethel-hybrid (explain)",
+    ):
         r = res[name]
         print(f"  {name:36s} single {r['single_ms']:8.2f} ms/query   batched {r['batched_ms']:8.2f} ms/query")
     print("targets (issue 9: single <= 20 ms, batched <= 5 ms)")
@@ -79,7 +93,9 @@ def question_batches(ds, sizes, passes: int, baseline: int = 64) -> int:
             took = 1000 * (time.perf_counter() - t) / len(texts)
             best = took if best is None else min(best, took)
         ms[size] = best
-    print(f"MiniLM on {len(texts)} questions ({dense.config().get('precision', 'float32')}), ms per question, best of {passes}:")
+    print(
+        f"MiniLM on {len(texts)} questions ({dense.config().get('precision', 'float32')}), ms per question, best of {passes}:"
+    )
     for size, t in ms.items():
         print(f"  batch {size:4d}  {t:6.2f} ms   x{ms[baseline] / t:4.2f} against batch {baseline}")
     return 0

@@ -57,8 +57,14 @@ def run(cmd, env, *, capture=True, cwd=None):
     """
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE if capture else None, stderr=subprocess.PIPE, text=True,
-                            cwd=cwd or CWD)
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        stdout=subprocess.PIPE if capture else None,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd or CWD,
+    )
     out, err = proc.communicate()
     seconds = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -118,7 +124,9 @@ def copy_stores(src: Path, dst: Path) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", required=True, help="scratch folder (indexes, page files)")
-    ap.add_argument("--cache", default=os.environ.get("AETHEL_CACHE"), help="warm cache with the FinanceBench stores")
+    ap.add_argument(
+        "--cache", default=os.environ.get("AETHEL_CACHE"), help="warm cache with the FinanceBench stores"
+    )
     ap.add_argument("--baseline", default="e5121a4", help="commit of today's refit-per-call code")
     ap.add_argument("--questions", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=3)
@@ -153,27 +161,48 @@ def main() -> int:
     questions = [q.text for q in ds.queries][: args.questions]
     qfile = work / "questions.txt"
     qfile.write_text("".join(" ".join(q.split()) + "\n" for q in questions), encoding="utf-8")
-    print(f"# bench_index  python {sys.version.split()[0]}  cpus {os.cpu_count()}  loadavg "
-          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    print(f"corpus: {len(ds.passages)} FinanceBench question pages; index built from {len(kept)} "
-          f"(held out for --add: {held}, {len(by_doc[held])} pages)")
+    print(
+        f"# bench_index  python {sys.version.split()[0]}  cpus {os.cpu_count()}  loadavg "
+        f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
+    print(
+        f"corpus: {len(ds.passages)} FinanceBench question pages; index built from {len(kept)} "
+        f"(held out for --add: {held}, {len(by_doc[held])} pages)"
+    )
 
     idx = work / "idx"
-    secs, rss = measure(aethel("index", pages / "passages.jsonl", "--out", idx, "--methods", "bm25,dense,aethel-bct",
-                               "--quiet", "--force"), env)
+    secs, rss = measure(
+        aethel(
+            "index",
+            pages / "passages.jsonl",
+            "--out",
+            idx,
+            "--methods",
+            "bm25,dense,aethel-bct",
+            "--quiet",
+            "--force",
+        ),
+        env,
+    )
     size = sum(f.stat().st_size for f in idx.rglob("*") if f.is_file()) / 1e6
-    print(f"index  bm25,dense,aethel-bct (warm cache)          {secs:7.2f} s   peak {rss:6.0f} MB   folder {size:.0f} MB")
+    print(
+        f"index  bm25,dense,aethel-bct (warm cache)          {secs:7.2f} s   peak {rss:6.0f} MB   folder {size:.0f} MB"
+    )
 
     q = questions[0]
     for method in ("bm25", "aethel-bct"):
-        run(aethel("search", idx, q, "--method", method, "--json"), env)  # first run writes the bytecode caches
+        run(
+            aethel("search", idx, q, "--method", method, "--json"), env
+        )  # first run writes the bytecode caches
         times, cpus = [], []
         for _ in range(args.repeats):
             times.append(run(aethel("search", idx, q, "--method", method, "--json"), env)[0])
             cpus.append(LAST_CPU[0])
-        print(f"search one question  --method {method:<10}  whole process: median {statistics.median(times):5.2f} s wall, "
-              f"{statistics.median(cpus):5.2f} s CPU (runs {', '.join(f'{t:.2f}' for t in times)}; "
-              f"loadavg {os.getloadavg()[0]:.1f})")
+        print(
+            f"search one question  --method {method:<10}  whole process: median {statistics.median(times):5.2f} s wall, "
+            f"{statistics.median(cpus):5.2f} s CPU (runs {', '.join(f'{t:.2f}' for t in times)}; "
+            f"loadavg {os.getloadavg()[0]:.1f})"
+        )
 
     for method in ("bm25", "aethel-bct"):
         secs, out = run(aethel("search", idx, "--questions", qfile, "--method", method), env)
@@ -182,10 +211,12 @@ def main() -> int:
         code = IN_PROCESS.format(index=str(idx), questions=str(qfile), method=method)
         _, out = run([sys.executable, "-c", code], env)
         r = json.loads(out.strip().splitlines()[-1])
-        print(f"search --questions ({len(questions)})  --method {method:<10}  whole process {secs:6.2f} s wall, {cpu:5.2f} s CPU; "
-              f"in process: open {r['open']:.2f} s; one at a time (as the CLI): {r['one']:.1f} ms wall, {r['one_cpu']:.1f} ms "
-              f"CPU per question; one batch: {r['batch']:.1f} ms wall, {r['batch_cpu']:.1f} ms CPU per question "
-              f"(loadavg {os.getloadavg()[0]:.1f})")
+        print(
+            f"search --questions ({len(questions)})  --method {method:<10}  whole process {secs:6.2f} s wall, {cpu:5.2f} s CPU; "
+            f"in process: open {r['open']:.2f} s; one at a time (as the CLI): {r['one']:.1f} ms wall, {r['one_cpu']:.1f} ms "
+            f"CPU per question; one batch: {r['batch']:.1f} ms wall, {r['batch_cpu']:.1f} ms CPU per question "
+            f"(loadavg {os.getloadavg()[0]:.1f})"
+        )
 
     if not args.skip_add:
         added = work / "idx-add"
@@ -195,27 +226,35 @@ def main() -> int:
             if added.exists():
                 shutil.rmtree(added)
             shutil.copytree(idx, added)
-            return measure(aethel("index", "--add", work / f"{held}.jsonl", "--out", added, "--quiet"),
-                           {**env, "AETHEL_CACHE": cache})
+            return measure(
+                aethel("index", "--add", work / f"{held}.jsonl", "--out", added, "--quiet"),
+                {**env, "AETHEL_CACHE": cache},
+            )
 
         secs, rss = add_once(env["AETHEL_CACHE"])
-        print(f"index --add {held} ({len(by_doc[held])} pages; warm cache, so the new pages' NER and embeddings are "
-              f"lookups): {secs:.2f} s, peak {rss:.0f} MB")
+        print(
+            f"index --add {held} ({len(by_doc[held])} pages; warm cache, so the new pages' NER and embeddings are "
+            f"lookups): {secs:.2f} s, peak {rss:.0f} MB"
+        )
         cold = Path(tempfile.mkdtemp(prefix="cold-cache-", dir=work))
         secs, rss = add_once(str(cold))
         cold2 = Path(tempfile.mkdtemp(prefix="cold-cache-", dir=work))
-        code = ("import time, json; from aethel_lite.data.schema import Dataset; "
-                "from aethel_lite.core.entities import extract_entities; from aethel_lite.retrievers import DenseRetriever; "
-                "from aethel_lite.retrievers.base import passage_text; "
-                f"ps = [json.loads(l) for l in open({str(work / f'{held}.jsonl')!r})]; "
-                "texts = [f\"{p['title']}\\n{p['text']}\" for p in ps]; t0 = time.perf_counter(); "
-                "extract_entities(texts, 'ner', progress=False); t1 = time.perf_counter(); "
-                "DenseRetriever().embed(texts); t2 = time.perf_counter(); "
-                "print(json.dumps({'ner': t1 - t0, 'dense': t2 - t1}))")
+        code = (
+            "import time, json; from aethel_lite.data.schema import Dataset; "
+            "from aethel_lite.core.entities import extract_entities; from aethel_lite.retrievers import DenseRetriever; "
+            "from aethel_lite.retrievers.base import passage_text; "
+            f"ps = [json.loads(l) for l in open({str(work / f'{held}.jsonl')!r})]; "
+            "texts = [f\"{p['title']}\\n{p['text']}\" for p in ps]; t0 = time.perf_counter(); "
+            "extract_entities(texts, 'ner', progress=False); t1 = time.perf_counter(); "
+            "DenseRetriever().embed(texts); t2 = time.perf_counter(); "
+            "print(json.dumps({'ner': t1 - t0, 'dense': t2 - t1}))"
+        )
         _, out = run([sys.executable, "-c", code], {**env, "AETHEL_CACHE": str(cold2)})
         r = json.loads(out.strip().splitlines()[-1])
-        print(f"index --add {held} ({len(by_doc[held])} pages; empty cache): {secs:.2f} s = NER {r['ner']:.2f} s + "
-              f"MiniLM {r['dense']:.2f} s of the new pages + {secs - r['ner'] - r['dense']:.2f} s rest; peak {rss:.0f} MB")
+        print(
+            f"index --add {held} ({len(by_doc[held])} pages; empty cache): {secs:.2f} s = NER {r['ner']:.2f} s + "
+            f"MiniLM {r['dense']:.2f} s of the new pages + {secs - r['ner'] - r['dense']:.2f} s rest; peak {rss:.0f} MB"
+        )
         shutil.rmtree(cold, ignore_errors=True)
         shutil.rmtree(cold2, ignore_errors=True)
 
@@ -223,22 +262,39 @@ def main() -> int:
         base = work / f"baseline-{args.baseline}"
         if not base.exists():
             base.mkdir()
-            archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.baseline, "aethel_lite"],
-                                     capture_output=True, check=True).stdout
+            archive = subprocess.run(
+                ["git", "-C", str(ROOT), "archive", args.baseline, "aethel_lite"],
+                capture_output=True,
+                check=True,
+            ).stdout
             subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
         old = work / "idx-today"
         if not (old / "index.json").exists():
             old.mkdir(exist_ok=True)
             Dataset("ingested", ds.passages, []).to_jsonl(old)
-            (old / "index.json").write_text(json.dumps({"format": 1, "n_passages": len(ds.passages), "methods": []}))
-            copy_stores(Path(env["AETHEL_CACHE"]) / "store", old / "cache" / "store")  # today's code caches inside the index
+            (old / "index.json").write_text(
+                json.dumps({"format": 1, "n_passages": len(ds.passages), "methods": []})
+            )
+            copy_stores(
+                Path(env["AETHEL_CACHE"]) / "store", old / "cache" / "store"
+            )  # today's code caches inside the index
         benv = {**env, "PYTHONPATH": str(base)}
-        run([sys.executable, "-c", "import aethel_lite, sys; assert aethel_lite.__file__.startswith(sys.argv[1]), aethel_lite.__file__",
-             str(base)], benv, cwd=str(base))
+        run(
+            [
+                sys.executable,
+                "-c",
+                "import aethel_lite, sys; assert aethel_lite.__file__.startswith(sys.argv[1]), aethel_lite.__file__",
+                str(base),
+            ],
+            benv,
+            cwd=str(base),
+        )
         for method in ("bm25", "aethel-reg", "aethel-bct"):
             secs, _ = run(aethel("search", old, q, "--method", method, "--json"), benv, cwd=str(base))
-            print(f"today (refit per call, warm caches)  --method {method:<10}  one question, whole process {secs:6.2f} s "
-                  f"wall, {LAST_CPU[0]:5.2f} s CPU")
+            print(
+                f"today (refit per call, warm caches)  --method {method:<10}  one question, whole process {secs:6.2f} s "
+                f"wall, {LAST_CPU[0]:5.2f} s CPU"
+            )
 
     if not args.skip_big:
         big = work / "big.txt"
@@ -252,9 +308,14 @@ def main() -> int:
                     break
             big.write_text(" ".join(parts), encoding="utf-8")
         cold = Path(tempfile.mkdtemp(prefix="cold-cache-", dir=work))
-        secs, rss = measure(aethel("index", big, "--out", work / "idx-big", "--quiet", "--force"), {**env, "AETHEL_CACHE": str(cold)})
-        print(f"index a {big.stat().st_size / 1e6:.1f} MB one-line file (bm25,aethel-bct; empty cache): {secs:.1f} s, "
-              f"peak {rss:.0f} MB")
+        secs, rss = measure(
+            aethel("index", big, "--out", work / "idx-big", "--quiet", "--force"),
+            {**env, "AETHEL_CACHE": str(cold)},
+        )
+        print(
+            f"index a {big.stat().st_size / 1e6:.1f} MB one-line file (bm25,aethel-bct; empty cache): {secs:.1f} s, "
+            f"peak {rss:.0f} MB"
+        )
         shutil.rmtree(cold, ignore_errors=True)
     return 0
 

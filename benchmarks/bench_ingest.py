@@ -45,7 +45,10 @@ def load_pages(limit: int | None):
         texts = [f"{p.title}\n{p.text}" if p.title else p.text for p in passages]
         return [p.pid for p in passages], texts, passages
     root = Path(os.environ.get("AETHEL_DATA") or "data") / "financebench"
-    docs = {json.loads(line)["doc_name"] for line in open(root / "financebench_open_source.jsonl", encoding="utf-8")}
+    docs = {
+        json.loads(line)["doc_name"]
+        for line in open(root / "financebench_open_source.jsonl", encoding="utf-8")
+    }
     pids, texts = [], []
     with gzip.open(root / "pages.jsonl.gz", "rt", encoding="utf-8") as fh:
         for line in fh:
@@ -81,8 +84,11 @@ def line(stage: str, mode: str, n: int, seconds: float | None, note: str = "") -
         print(f"{stage:<10} {mode:<6} {'-':>9} {'-':>10} {'-':>9} {'-':>10}  {note}", flush=True)
     else:
         cpu = _LAST_CPU[0]
-        print(f"{stage:<10} {mode:<6} {seconds:9.2f} {n / max(seconds, 1e-9):10.1f} {cpu:9.2f} "
-              f"{n / max(cpu, 1e-9):10.1f}  {note}", flush=True)
+        print(
+            f"{stage:<10} {mode:<6} {seconds:9.2f} {n / max(seconds, 1e-9):10.1f} {cpu:9.2f} "
+            f"{n / max(cpu, 1e-9):10.1f}  {note}",
+            flush=True,
+        )
 
 
 def main(argv=None) -> int:
@@ -96,8 +102,8 @@ def main(argv=None) -> int:
 
     if args.fresh_cache:
         os.environ["AETHEL_CACHE"] = tempfile.mkdtemp(prefix="aethel_bench_cache_")
-    from aethel_lite.core.entities import entity_store, extract_entities, get_extractor, graph_filters
     from aethel_lite.caching.store import text_key
+    from aethel_lite.core.entities import entity_store, extract_entities, get_extractor, graph_filters
 
     (pids, texts, passages), t_load = timed(lambda: load_pages(args.limit))
     n = len(texts)
@@ -108,9 +114,15 @@ def main(argv=None) -> int:
         with store:
             return len(store.get_many(keys))
 
-    print(f"FinanceBench question filings: {n} pages, {sum(map(len, texts)):,} chars (load {t_load:.1f} s); "
-          f"n_process={args.n_process}; cache={os.environ.get('AETHEL_CACHE') or './.aethel_cache'}", flush=True)
-    print(f"{'stage':<10} {'mode':<6} {'wall s':>9} {'pages/s':>10} {'cpu s':>9} {'pages/cpu-s':>10}", flush=True)
+    print(
+        f"FinanceBench question filings: {n} pages, {sum(map(len, texts)):,} chars (load {t_load:.1f} s); "
+        f"n_process={args.n_process}; cache={os.environ.get('AETHEL_CACHE') or './.aethel_cache'}",
+        flush=True,
+    )
+    print(
+        f"{'stage':<10} {'mode':<6} {'wall s':>9} {'pages/s':>10} {'cpu s':>9} {'pages/cpu-s':>10}",
+        flush=True,
+    )
 
     totals = {"cold": 0.0, "cache": 0.0}
     mentions_ner3 = None
@@ -119,11 +131,14 @@ def main(argv=None) -> int:
         base = ext.ner if name == "ner3" else ext
         n_warm = n_stored(entity_store(base))
         was_cached = n_warm > 0
-        run = lambda: extract_entities(texts, ext, n_process=args.n_process, progress=False)  # noqa: E731
+        run = lambda: extract_entities(texts, ext, n_process=args.n_process, progress=False)  # noqa: B023, E731
         ms, sec = timed(run)
         if was_cached:
-            note = ("(= cached ner + label/key filters, see the cache line)" if name == "ner3"
-                    else f"({n_warm} of {n} pages already cached: use --fresh-cache)")
+            note = (
+                "(= cached ner + label/key filters, see the cache line)"
+                if name == "ner3"
+                else f"({n_warm} of {n} pages already cached: use --fresh-cache)"
+            )
         else:
             note = f"{sum(map(len, ms)):,} mentions"
         line(name, "cold", n, None if was_cached else sec, note)
@@ -146,7 +161,13 @@ def main(argv=None) -> int:
             return build_graph(pids, mentions_ner3, stop=stop, alias_pairs=links), stop, links
 
         (g, stop, links), sec = timed(graph)
-        line("graph", "build", n, sec, f"{g.n_entities:,} entities, {len(stop)} stop-entities, {len(links):,} substring links")
+        line(
+            "graph",
+            "build",
+            n,
+            sec,
+            f"{g.n_entities:,} entities, {len(stop)} stop-entities, {len(links):,} substring links",
+        )
         totals["cold"] += sec
         totals["cache"] += sec
         top = sorted(stop)[:15]
@@ -166,9 +187,15 @@ def main(argv=None) -> int:
             n_warm = n_stored(dense.embedding_store())
             was_cached = n_warm > 0
             _, sec = timed(lambda: DenseRetriever(batch_size=64, cache=True).fit(passages))
-            line("dense", "cold", n, None if was_cached else sec,
-                 f"({n_warm} of {n} pages already cached: use --fresh-cache)" if was_cached
-                 else "MiniLM, batch 64, normalised")
+            line(
+                "dense",
+                "cold",
+                n,
+                None if was_cached else sec,
+                f"({n_warm} of {n} pages already cached: use --fresh-cache)"
+                if was_cached
+                else "MiniLM, batch 64, normalised",
+            )
             if not was_cached:
                 totals["cold"] += sec
             _, sec2 = timed(lambda: DenseRetriever(batch_size=64, cache=True).fit(passages))
@@ -177,10 +204,16 @@ def main(argv=None) -> int:
     else:
         print("aethel_lite.data.loaders not available: BM25/dense stages skipped", flush=True)
 
-    print(f"ingest total (ner3 + graph + bm25 + dense): cold {totals['cold']:.1f} s "
-          f"(only stages that ran cold), from cache {totals['cache']:.1f} s", flush=True)
-    print(f"load average now: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores "
-          "(pages/cpu-s x cores estimates the rate on an idle machine)", flush=True)
+    print(
+        f"ingest total (ner3 + graph + bm25 + dense): cold {totals['cold']:.1f} s "
+        f"(only stages that ran cold), from cache {totals['cache']:.1f} s",
+        flush=True,
+    )
+    print(
+        f"load average now: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores "
+        "(pages/cpu-s x cores estimates the rate on an idle machine)",
+        flush=True,
+    )
     return 0
 
 

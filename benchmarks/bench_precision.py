@@ -22,32 +22,46 @@ import numpy as np
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", default="financebench", help="a name of aethel_lite.studies.open_corpus.OPEN_DATASETS")
+    ap.add_argument(
+        "--corpus", default="financebench", help="a name of aethel_lite.studies.open_corpus.OPEN_DATASETS"
+    )
     ap.add_argument("--sample", type=int, default=300, help="passages encoded without cache for the timing")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
     from aethel_lite.evaluation.metrics import per_query
-    from aethel_lite.studies.open_corpus import load_open
+    from aethel_lite.evaluation.stats import bootstrap_ci
     from aethel_lite.retrievers import DenseRetriever
     from aethel_lite.retrievers.base import passage_text
-    from aethel_lite.evaluation.stats import bootstrap_ci
+    from aethel_lite.studies.open_corpus import load_open
 
     ds = load_open(args.corpus)
-    print(f"# bench_precision  corpus {args.corpus}: {len(ds.passages)} passages, {len(ds.queries)} questions; "
-          f"cpus {os.cpu_count()}  loadavg {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    texts = [passage_text(p) for p in random.Random(args.seed).sample(list(ds.passages), min(args.sample, len(ds.passages)))]
+    print(
+        f"# bench_precision  corpus {args.corpus}: {len(ds.passages)} passages, {len(ds.queries)} questions; "
+        f"cpus {os.cpu_count()}  loadavg {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
+    texts = [
+        passage_text(p)
+        for p in random.Random(args.seed).sample(list(ds.passages), min(args.sample, len(ds.passages)))
+    ]
     vecs, rate = {}, {}
-    for precision in ("float32", "bfloat16", "float32", "bfloat16"):  # twice each, interleaved; best rate kept
+    for precision in (
+        "float32",
+        "bfloat16",
+        "float32",
+        "bfloat16",
+    ):  # twice each, interleaved; best rate kept
         r = DenseRetriever(precision=precision, cache=False)
         r.encode(texts[:8])  # model loaded and warmed up
         t0 = time.perf_counter()
         vecs[precision] = r.encode(texts)
         rate[precision] = max(rate.get(precision, 0.0), len(texts) / (time.perf_counter() - t0))
     cos = (vecs["float32"] * vecs["bfloat16"]).sum(axis=1)
-    print(f"encode {len(texts)} passages: float32 {rate['float32']:.1f}/s, bfloat16 {rate['bfloat16']:.1f}/s "
-          f"(x{rate['bfloat16'] / rate['float32']:.2f}); cosine float32 vs bfloat16: min {cos.min():.6f}, "
-          f"median {np.median(cos):.6f}")
+    print(
+        f"encode {len(texts)} passages: float32 {rate['float32']:.1f}/s, bfloat16 {rate['bfloat16']:.1f}/s "
+        f"(x{rate['bfloat16'] / rate['float32']:.2f}); cosine float32 vs bfloat16: min {cos.min():.6f}, "
+        f"median {np.median(cos):.6f}"
+    )
 
     metrics = ("HR@1", "HR@5", "MRR")
     runs, scores = {}, {}
@@ -59,11 +73,16 @@ def main(argv=None) -> int:
     for precision in ("float32", "bfloat16"):
         means = {m: np.mean([scores[precision][q][m] for q in qids]) for m in metrics}
         print(f"{precision:9s} " + "  ".join(f"{m} {v:.3f}" for m, v in means.items()))
-    same = sum([pid for pid, _ in runs["float32"][q][:5]] == [pid for pid, _ in runs["bfloat16"][q][:5]] for q in qids)
+    same = sum(
+        [pid for pid, _ in runs["float32"][q][:5]] == [pid for pid, _ in runs["bfloat16"][q][:5]]
+        for q in qids
+    )
     diff = np.array([scores["bfloat16"][q]["MRR"] - scores["float32"][q]["MRR"] for q in qids])
     ci = bootstrap_ci(diff, n_resamples=10_000, seed=0)
-    print(f"identical top-5 lists: {same}/{len(qids)}; MRR bfloat16 - float32: {ci.mean:+.4f} "
-          f"[{ci.ci_low:+.4f}, {ci.ci_high:+.4f}] (paired bootstrap, 95%)")
+    print(
+        f"identical top-5 lists: {same}/{len(qids)}; MRR bfloat16 - float32: {ci.mean:+.4f} "
+        f"[{ci.ci_low:+.4f}, {ci.ci_high:+.4f}] (paired bootstrap, 95%)"
+    )
     return 0
 
 

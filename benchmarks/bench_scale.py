@@ -106,6 +106,7 @@ def warm_workers(client, tasks) -> None:
             SpacyNerExtractor().extract(["Apple Inc. reported revenue in Cupertino."])
         if set(tasks) - {"ner"}:
             Dense().encode(["warm up"], progress=False)
+
     client.run(load)
 
 
@@ -126,7 +127,9 @@ def nbytes(obj, seen=None, depth=0) -> int:
     if isinstance(obj, np.ndarray):
         return obj.nbytes
     if sp.issparse(obj):
-        return sum(getattr(obj, a).nbytes for a in ("data", "indices", "indptr", "row", "col") if hasattr(obj, a))
+        return sum(
+            getattr(obj, a).nbytes for a in ("data", "indices", "indptr", "row", "col") if hasattr(obj, a)
+        )
     if isinstance(obj, dict):
         return sum(nbytes(v, seen, depth + 1) for v in obj.values())
     if isinstance(obj, (list, tuple)):
@@ -143,7 +146,12 @@ def memory(passages, cache: Cache, roots: dict) -> list[tuple[str, float]]:
         if task in roots:
             os.environ["AETHEL_CACHE"] = str(roots[task])
             r = DenseRetriever(pooling=task).fit(passages)
-            out.append((f"dense matrix ({task}, {r.embeddings_.shape[0]} rows)", r.embeddings_.nbytes + r.chunk_offsets_.nbytes))
+            out.append(
+                (
+                    f"dense matrix ({task}, {r.embeddings_.shape[0]} rows)",
+                    r.embeddings_.nbytes + r.chunk_offsets_.nbytes,
+                )
+            )
     if "ner" in roots:
         os.environ["AETHEL_CACHE"] = str(roots["ner"])
         ext = get_extractor("ner3")
@@ -157,10 +165,16 @@ def memory(passages, cache: Cache, roots: dict) -> list[tuple[str, float]]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--source", choices=("financebench", "synthetic"), default=None,
-                    help="default: financebench when $AETHEL_DATA is set, else synthetic")
+    ap.add_argument(
+        "--source",
+        choices=("financebench", "synthetic"),
+        default=None,
+        help="default: financebench when $AETHEL_DATA is set, else synthetic",
+    )
     ap.add_argument("--pages", type=int, default=2000, help="pages processed per run (a seeded sample)")
-    ap.add_argument("--docs", choices=("question", "all"), default="all", help="financebench: filings to sample from")
+    ap.add_argument(
+        "--docs", choices=("question", "all"), default="all", help="financebench: filings to sample from"
+    )
     ap.add_argument("--workers", default="1,2", help="comma-separated LocalCluster sizes")
     ap.add_argument("--tasks", default=",".join(TASKS))
     ap.add_argument("--partition-size", type=int, default=256)
@@ -173,11 +187,15 @@ def main(argv=None) -> int:
         sys.exit(f"--tasks: unknown {unknown[0]!r}; choose from {','.join(TASKS)}")
     sizes = [int(w) for w in args.workers.split(",") if w]
     v = versions()
-    print(f"# bench_scale  python {platform.python_version()}  cpus {os.cpu_count()}  loadavg "
-          + " ".join(f"{x:.1f}" for x in os.getloadavg())
-          + f"  torch {v['torch']}  spacy {v['spacy']}  sentence-transformers {v['sentence-transformers']}")
+    print(
+        f"# bench_scale  python {platform.python_version()}  cpus {os.cpu_count()}  loadavg "
+        + " ".join(f"{x:.1f}" for x in os.getloadavg())
+        + f"  torch {v['torch']}  spacy {v['spacy']}  sentence-transformers {v['sentence-transformers']}"
+    )
     passages = load_pages(args)
-    print(f"data: {len(passages)} pages ({args.source}, seed {args.seed}); partition size {args.partition_size}")
+    print(
+        f"data: {len(passages)} pages ({args.source}, seed {args.seed}); partition size {args.partition_size}"
+    )
     cache = Cache()
     try:
         rates: dict[str, dict[str, float]] = {t: {} for t in tasks}
@@ -203,9 +221,12 @@ def main(argv=None) -> int:
                     rates[task][f"{w} workers"] = len(passages) / s["seconds"]
                     job = next(iter(s["jobs"].values()))
                     parts = max(s["partitions"], 1)
-                    detail[(task, w)] = {"rate": len(passages) / max(job["worker_seconds"], 1e-9),
-                                         "overhead": max(w * s["seconds"] - job["worker_seconds"], 0.0) / parts,
-                                         "driver": s["driver_seconds"] / parts, "partitions": s["partitions"]}
+                    detail[(task, w)] = {
+                        "rate": len(passages) / max(job["worker_seconds"], 1e-9),
+                        "overhead": max(w * s["seconds"] - job["worker_seconds"], 0.0) / parts,
+                        "driver": s["driver_seconds"] / parts,
+                        "partitions": s["partitions"],
+                    }
             finally:
                 client.close()
         columns = ["in-process"] + [f"{w} workers" for w in sizes]
@@ -213,18 +234,27 @@ def main(argv=None) -> int:
         print(f"  {'task':<10}" + "".join(f"{c:>14}" for c in columns))
         for task in tasks:
             print(f"  {task:<10}" + "".join(f"{rates[task].get(c, float('nan')):>14.1f}" for c in columns))
-        print("\ncluster runs: per-worker rate (pages per worker-second), per-partition overhead and driver write time")
+        print(
+            "\ncluster runs: per-worker rate (pages per worker-second), per-partition overhead and driver write time"
+        )
         for (task, w), d in detail.items():
-            print(f"  {task:<10} {w:>3} workers  {d['rate']:8.1f} pages/s/worker  overhead {d['overhead'] * 1000:8.1f} ms"
-                  f"  driver {d['driver'] * 1000:6.1f} ms  ({d['partitions']} partitions)")
-        print("\nPROJECTION (arithmetic on the largest cluster run above, not a measurement): hours of passage work")
+            print(
+                f"  {task:<10} {w:>3} workers  {d['rate']:8.1f} pages/s/worker  overhead {d['overhead'] * 1000:8.1f} ms"
+                f"  driver {d['driver'] * 1000:6.1f} ms  ({d['partitions']} partitions)"
+            )
+        print(
+            "\nPROJECTION (arithmetic on the largest cluster run above, not a measurement): hours of passage work"
+        )
         print(f"  {'task':<10} {'pages':>9}" + "".join(f"{f'{w} workers':>14}" for w in WORKERS))
         s_pages = args.partition_size
         for task in tasks:
             d = detail[(task, max(sizes))]
             for n in SIZES:
                 parts = -(-n // s_pages)
-                cells = [max(parts * (s_pages / d["rate"] + d["overhead"]) / w, parts * d["driver"]) / 3600 for w in WORKERS]
+                cells = [
+                    max(parts * (s_pages / d["rate"] + d["overhead"]) / w, parts * d["driver"]) / 3600
+                    for w in WORKERS
+                ]
                 print(f"  {task:<10} {n:>9,}" + "".join(f"{c:>14.2f}" for c in cells))
         print(f"\nsearch-side memory per 100,000 pages (measured at {len(passages)} pages, scaled linearly)")
         for label, b in memory(passages, cache, roots):

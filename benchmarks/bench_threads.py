@@ -59,11 +59,17 @@ def main(argv=None) -> int:
         print(f"{encode_once(args.child, args.pages):.2f}")
         return 0
     cores = os.cpu_count() or 1
-    print(f"# bench_threads  pages {args.pages}  cpus {cores}  loadavg {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(
+        f"# bench_threads  pages {args.pages}  cpus {cores}  loadavg {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
     print(f"one process, {cores} threads: {concurrent(1, cores, args.pages)[0]:.1f} s")
     for threads in (cores, 1):
         times = concurrent(cores, threads, args.pages)
-        print(f"{cores} processes at once, {threads} thread(s) each: " + ", ".join(f"{t:.1f}" for t in times) + " s")
+        print(
+            f"{cores} processes at once, {threads} thread(s) each: "
+            + ", ".join(f"{t:.1f}" for t in times)
+            + " s"
+        )
     return 0
 
 

@@ -19,18 +19,36 @@ REPO = Path(__file__).resolve().parents[1]
 
 def copy_notebooks(tmp_path: Path) -> Path:
     """A scratch book root holding a copy of the project's notebooks."""
-    shutil.copytree(REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(
+        REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints")
+    )
     return tmp_path
 
 
 def run_chapters(root: Path, env: dict, chapters, *params: str) -> subprocess.CompletedProcess:
     """The notebook runner on ``chapters`` (names without ``.ipynb``) in ``root``, with ``-p`` parameters."""
     only = [arg for name in chapters for arg in ("--only", name)]
-    return subprocess.run([sys.executable, "-m", "aethel_lite.book.notebooks", "--root", str(root), "--no-progress", *only, *params],
-                          env=env, capture_output=True, text=True, cwd=root)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "aethel_lite.book.notebooks",
+            "--root",
+            str(root),
+            "--no-progress",
+            *only,
+            *params,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
 
 
-def run_quick_twice(root: Path, real_data: Path, chapter: str, result_names, check, cache: Path | None = None) -> None:
+def run_quick_twice(
+    root: Path, real_data: Path, chapter: str, result_names, check, cache: Path | None = None
+) -> None:
     """Run ``chapter`` in quick mode on the real data twice (the second time with warm stores), with
     ``$AETHEL_CACHE`` at ``cache`` (default: ``root / "cache"``).
 

@@ -28,8 +28,16 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
 #: Test files that take minutes, longest first (CI: ``make test PYTEST_ARGS=--durations=0``). With
 #: ``--dist loadfile --no-loadscope-reorder`` (Makefile) pytest-xdist hands them out before the others,
 #: so no long file starts last while the other workers have nothing left to do.
-LONGEST_FIRST = ("test_chapters.py", "test_book.py", "test_acceptance_musique.py", "test_swarm.py",
-                 "test_comparisons.py", "test_memo.py", "test_cluster.py", "test_teaching.py")
+LONGEST_FIRST = (
+    "test_chapters.py",
+    "test_book.py",
+    "test_acceptance_musique.py",
+    "test_swarm.py",
+    "test_comparisons.py",
+    "test_memo.py",
+    "test_cluster.py",
+    "test_teaching.py",
+)
 
 
 def pytest_collection_modifyitems(items):
@@ -95,11 +103,23 @@ def toy_filings():
     for c in companies:
         for year in (2018, 2019):
             doc = f"{c.split()[0].upper()}_{year}"
-            for page, text in enumerate([f"{c} annual report {year}. Overview of {c}.",
-                                         f"Cash flow statement {year}: capital expenditures and dividends.",
-                                         f"Risk factors: competition and supply for {c}."]):
-                passages.append(Passage(f"{doc}#p{page}", doc, doc, text,
-                                        {"page": page, "company": c, "doc_period": year, "doc_type": "10k"}))
-            queries.append(Query(f"q-{doc}", f"What were {c}'s FY{year} capital expenditures?",
-                                 frozenset({f"{doc}#p1"})))
+            for page, text in enumerate(
+                [
+                    f"{c} annual report {year}. Overview of {c}.",
+                    f"Cash flow statement {year}: capital expenditures and dividends.",
+                    f"Risk factors: competition and supply for {c}.",
+                ]
+            ):
+                passages.append(
+                    Passage(
+                        f"{doc}#p{page}",
+                        doc,
+                        doc,
+                        text,
+                        {"page": page, "company": c, "doc_period": year, "doc_type": "10k"},
+                    )
+                )
+            queries.append(
+                Query(f"q-{doc}", f"What were {c}'s FY{year} capital expenditures?", frozenset({f"{doc}#p1"}))
+            )
     return Dataset("toy", passages, queries, {})

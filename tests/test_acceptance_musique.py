@@ -9,10 +9,10 @@ BCT's HR@1 change against plain PPR is printed (the book's closed-pool chapter t
 from __future__ import annotations
 
 import pytest
+from conftest import require, warm_cache
 
 from aethel_lite.data.loaders import load_musique
 from aethel_lite.evaluation.runner import run_methods, score_runs
-from conftest import require, warm_cache
 
 
 @pytest.fixture(scope="module")
@@ -23,16 +23,24 @@ def scores(real_data):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AETHEL_CACHE", str(warm_cache()))
         ds = load_musique(require(real_data / "musique" / "musique_ans_dev_sample200.jsonl"))
-        outcomes = run_methods(ds, ["bm25", "dense", "aethel-ner3", "aethel-bct"], setting="closed",
-                               progress=False, log=None, retriever_kwargs={"GraphRetriever": {"n_process": 2}})
+        outcomes = run_methods(
+            ds,
+            ["bm25", "dense", "aethel-ner3", "aethel-bct"],
+            setting="closed",
+            progress=False,
+            log=None,
+            retriever_kwargs={"GraphRetriever": {"n_process": 2}},
+        )
     return score_runs(outcomes, ds.queries, k=5)
 
 
 def test_graph_bct_hr5_at_least_085(scores, capsys):
     plain, bct = scores["aethel-ner3"]["HR@1"], scores["aethel-bct"]["HR@1"]
     with capsys.disabled():  # BCT's HR@1 change, reported in the CI log (the book tabulates it too)
-        print(f"\nMuSiQue closed pool: HR@5 BCT {scores['aethel-bct']['HR@5']:.3f}; HR@1 plain PPR {plain:.3f} -> "
-              f"BCT {bct:.3f} ({bct - plain:+.3f}); paper: 0.630 -> 0.570")
+        print(
+            f"\nMuSiQue closed pool: HR@5 BCT {scores['aethel-bct']['HR@5']:.3f}; HR@1 plain PPR {plain:.3f} -> "
+            f"BCT {bct:.3f} ({bct - plain:+.3f}); paper: 0.630 -> 0.570"
+        )
     assert scores["aethel-bct"]["HR@5"] >= 0.85
 
 

@@ -34,20 +34,34 @@ def _pool(i: int) -> tuple[list[str], tuple[int, ...]]:
     c, f, city, other = COMPANIES[i], FOUNDERS[i], CITIES[i], COMPANIES[(i + 1) % len(COMPANIES)]
     if i % 2 == 0:  # twins: #3 (gold) and #5 hold the same text, tied in every retriever
         return [
-            "The weather was mild that year.", f"{f} grew up near the harbour.", "A committee met on Tuesday.",
-            f"{c} was founded by {f} in {city}.", f"{other} opened an office in {city}.",
-            f"{c} was founded by {f} in {city}.", "Revenue figures were not disclosed.",
-            f"Who founded the firm? {other} was.", "The weather was mild that year.",
-            f"{c} sells products made by {other}.", "A committee met on Tuesday.", f"{f} was born in {city}.",
+            "The weather was mild that year.",
+            f"{f} grew up near the harbour.",
+            "A committee met on Tuesday.",
+            f"{c} was founded by {f} in {city}.",
+            f"{other} opened an office in {city}.",
+            f"{c} was founded by {f} in {city}.",
+            "Revenue figures were not disclosed.",
+            f"Who founded the firm? {other} was.",
+            "The weather was mild that year.",
+            f"{c} sells products made by {other}.",
+            "A committee met on Tuesday.",
+            f"{f} was born in {city}.",
             "Revenue figures were not disclosed.",
         ], (1, 3)
     # crossing: gold #1 and #3 swap ranks between BM25 (5, 6) and the graph (6, 5): equal RRF scores
     return [
-        "The weather was mild that year.", f"{f} grew up near the harbour.",
-        f"{c} was founded by {f} in {city} and grew for many years.", f"{f} was born in {city}.",
-        f"{other} opened an office in {city}.", "Revenue figures were not disclosed.",
-        "The weather was mild that year.", "A committee met on Tuesday.", f"{c} sells products made by {other}.",
-        "Revenue figures were not disclosed.", f"{c} was founded by {f} in {city}.", "A committee met on Tuesday.",
+        "The weather was mild that year.",
+        f"{f} grew up near the harbour.",
+        f"{c} was founded by {f} in {city} and grew for many years.",
+        f"{f} was born in {city}.",
+        f"{other} opened an office in {city}.",
+        "Revenue figures were not disclosed.",
+        "The weather was mild that year.",
+        "A committee met on Tuesday.",
+        f"{c} sells products made by {other}.",
+        "Revenue figures were not disclosed.",
+        f"{c} was founded by {f} in {city}.",
+        "A committee met on Tuesday.",
     ], (1, 2)
 
 
@@ -57,9 +71,20 @@ def tie_corpus(tmp_path_factory):
     with open(path, "w", encoding="utf-8") as fh:
         for i, c in enumerate(COMPANIES):
             paragraphs, gold = _pool(i)
-            fh.write(json.dumps({"id": f"2hop__{i}", "question": f"Who founded {c}?", "answer": FOUNDERS[i],
-                                 "paragraphs": [{"idx": j, "title": "Record", "paragraph_text": t, "is_supporting": j in gold}
-                                                for j, t in enumerate(paragraphs)]}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "id": f"2hop__{i}",
+                        "question": f"Who founded {c}?",
+                        "answer": FOUNDERS[i],
+                        "paragraphs": [
+                            {"idx": j, "title": "Record", "paragraph_text": t, "is_supporting": j in gold}
+                            for j, t in enumerate(paragraphs)
+                        ],
+                    }
+                )
+                + "\n"
+            )
     return path
 
 
@@ -84,13 +109,33 @@ def test_trec_eval_on_the_trec_out_files_gives_the_projects_metrics(tie_corpus, 
     _needs_models()
     methods = ["bm25", "dense", "aethel-bct", "rrf"]
     out, trec = tmp_path / "r.json", tmp_path / "trec"
-    assert main(["eval", "--format", "musique", "--data", str(tie_corpus), "--methods", ",".join(methods),
-                 "--trec-out", str(trec), "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--format",
+                "musique",
+                "--data",
+                str(tie_corpus),
+                "--methods",
+                ",".join(methods),
+                "--trec-out",
+                str(trec),
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     result = json.loads(out.read_text())
     queries = load_musique(tie_corpus).queries
     names = ["MRR"] + [f"{m}@{k}" for k in CUTOFFS for m in ("HR", "Recall")]
-    oracle = {"MRR": ir_measures.RR, **{f"HR@{k}": ir_measures.Success @ k for k in CUTOFFS},
-              **{f"Recall@{k}": ir_measures.R @ k for k in CUTOFFS}}
+    oracle = {
+        "MRR": ir_measures.RR,
+        **{f"HR@{k}": ir_measures.Success @ k for k in CUTOFFS},
+        **{f"Recall@{k}": ir_measures.R @ k for k in CUTOFFS},
+    }
     qrels = list(ir_measures.read_trec_qrels(str(trec / "qrels.txt")))
     for method in methods:
         path = trec / f"{method}.trec"
@@ -105,7 +150,11 @@ def test_trec_eval_on_the_trec_out_files_gives_the_projects_metrics(tie_corpus, 
         assert set(theirs) == {q.qid for q in queries}
         for q in queries:
             for name in names:
-                assert theirs[q.qid][name] == pytest.approx(ours[q.qid][name], abs=1e-9), (method, q.qid, name)
+                assert theirs[q.qid][name] == pytest.approx(ours[q.qid][name], abs=1e-9), (
+                    method,
+                    q.qid,
+                    name,
+                )
             for name, value in entry["per_query_metrics"][q.qid].items():
                 if name in theirs[q.qid]:
                     assert round(theirs[q.qid][name], 6) == value, (method, q.qid, name)
@@ -119,17 +168,25 @@ def test_search_returns_the_top_10_that_eval_measured(tie_corpus, tmp_path, cach
     ``per_query``) give the same top 10 for every question, on one open corpus with ties."""
     _needs_models()
     loaded = load_musique(tie_corpus)
-    ds = Dataset("ties", loaded.passages, [dataclasses.replace(q, pool=None) for q in loaded.queries]).validate()
+    ds = Dataset(
+        "ties", loaded.passages, [dataclasses.replace(q, pool=None) for q in loaded.queries]
+    ).validate()
     passages = tmp_path / "passages.jsonl"
     passages.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in ds.passages))
     questions = tmp_path / "questions.txt"
     questions.write_text("".join(q.text + "\n" for q in ds.queries))
     index = tmp_path / "index"
-    assert main(["index", str(passages), "--out", str(index), "--methods", ",".join(SEARCHED), "--quiet"]) == 0
+    assert (
+        main(["index", str(passages), "--out", str(index), "--methods", ",".join(SEARCHED), "--quiet"]) == 0
+    )
     capsys.readouterr()
-    measured = score_runs(run_methods(ds, SEARCHED, setting="open", progress=False, log=None), ds.queries, depth=10)
+    measured = score_runs(
+        run_methods(ds, SEARCHED, setting="open", progress=False, log=None), ds.queries, depth=10
+    )
     for method in SEARCHED:
-        assert main(["search", str(index), "--questions", str(questions), "-k", "10", "--method", method]) == 0
+        assert (
+            main(["search", str(index), "--questions", str(questions), "-k", "10", "--method", method]) == 0
+        )
         answers = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
         searched = {q.qid: [h["pid"] for h in a["hits"]] for q, a in zip(ds.queries, answers)}
         assert searched == measured[method]["per_query"], method

@@ -13,30 +13,36 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from aethel_lite.studies import analysis as A
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, ParameterError
 from aethel_lite.retrievers import BM25Retriever, GraphRetriever, topk
+from aethel_lite.studies import analysis as A
 
 PASSAGES = [
-    Passage("a0", "ACME_2018", "", "Acme Corp annual report."),                                    # acme
-    Passage("a1", "ACME_2018", "", "Acme Corp cash flow: Capital Expenditure was 12 million."),    # acme, capital expenditure
-    Passage("a2", "ACME_2018", "", "Acme Corp balance sheet."),                                    # acme
-    Passage("b0", "ACME_2019", "", "Acme Corp annual report."),                                    # acme
-    Passage("b1", "ACME_2019", "", "Acme Corp cash flow: Capital Expenditure was 15 million."),    # acme, capital expenditure
-    Passage("z0", "ZETA_2018", "", "Zeta Labs reported revenue."),                                 # zeta labs
-    Passage("z1", "ZETA_2018", "", "no names here at all."),                                       # (none)
-    Passage("z2", "ZETA_2018", "", "Zeta Labs bought Orion Labs."),                                # zeta labs, orion labs
-    Passage("z3", "ZETA_2018", "", "Orion Labs makes sensors."),                                   # orion labs
+    Passage("a0", "ACME_2018", "", "Acme Corp annual report."),  # acme
+    Passage(
+        "a1", "ACME_2018", "", "Acme Corp cash flow: Capital Expenditure was 12 million."
+    ),  # acme, capital expenditure
+    Passage("a2", "ACME_2018", "", "Acme Corp balance sheet."),  # acme
+    Passage("b0", "ACME_2019", "", "Acme Corp annual report."),  # acme
+    Passage(
+        "b1", "ACME_2019", "", "Acme Corp cash flow: Capital Expenditure was 15 million."
+    ),  # acme, capital expenditure
+    Passage("z0", "ZETA_2018", "", "Zeta Labs reported revenue."),  # zeta labs
+    Passage("z1", "ZETA_2018", "", "no names here at all."),  # (none)
+    Passage("z2", "ZETA_2018", "", "Zeta Labs bought Orion Labs."),  # zeta labs, orion labs
+    Passage("z3", "ZETA_2018", "", "Orion Labs makes sensors."),  # orion labs
 ]
 N_EDGES = 11
 
 CAPEX = Query("capex", "What was the 2018 capital expenditure of Acme Corp?", frozenset({"a1"}))
 CAPEX19 = Query("capex19", "What was the capital expenditure of Acme Corp in 2019?", frozenset({"b1"}))
-ZETA = Query("zeta", "What did Zeta Labs report?", frozenset({"z1"}))           # gold page has no entity
-NOSEED = Query("noseed", "what happened to revenue?", frozenset({"z0"}))        # no capital letter: no seed
+ZETA = Query("zeta", "What did Zeta Labs report?", frozenset({"z1"}))  # gold page has no entity
+NOSEED = Query("noseed", "what happened to revenue?", frozenset({"z0"}))  # no capital letter: no seed
 ORION = Query("orion", "Who bought Orion Labs?", frozenset({"z2"}))
-SENSORS = Query("sensors", "Who makes sensors for Zeta Labs?", frozenset({"z3"}))  # gold reached via orion labs
+SENSORS = Query(
+    "sensors", "Who makes sensors for Zeta Labs?", frozenset({"z3"})
+)  # gold reached via orion labs
 QUERIES = [CAPEX, CAPEX19, ZETA, NOSEED, ORION, SENSORS]
 
 
@@ -119,8 +125,17 @@ def test_gold_ranks_with_bm25_fallback_rank_every_gold(bm25):
 # -------------------------------------------------------------------------------- seed_report
 def test_seed_report_hub_seed_degree_documents_and_gold(bm25):
     rep = A.seed_report(bm25, CAPEX)
-    assert rep["seeds"] == [{"entity": "acme", "degree": 5, "n_documents": 2, "query_key": "acme",
-                             "found_by": "mention", "weight": 1.0, "on_gold": True}]
+    assert rep["seeds"] == [
+        {
+            "entity": "acme",
+            "degree": 5,
+            "n_documents": 2,
+            "query_key": "acme",
+            "found_by": "mention",
+            "weight": 1.0,
+            "on_gold": True,
+        }
+    ]
     # "capital expenditure" is a graph entity, but the question writes it in lowercase: never a seed
     assert [k["key"] for k in rep["query_keys"]] == ["acme"]
     assert rep["n_seeds"] == 1 and rep["gold_has_seed"] is True and rep["fallback"] is False
@@ -131,23 +146,38 @@ def test_seed_report_hub_seed_degree_documents_and_gold(bm25):
 def test_seed_report_names_ngram_links_and_bct_rules(cache):
     q = Query("q", "When was the Zeta Labs Orion Labs deal closed?", frozenset({"z2"}))
     rep = A.seed_report(GraphRetriever(extractor="regex").fit(PASSAGES), q)
-    assert rep["query_keys"] == [{"key": "zeta labs orion labs", "found_by": "mention", "in_graph": False},
-                                 {"key": "zeta labs", "found_by": "ngram", "in_graph": True},
-                                 {"key": "orion labs", "found_by": "ngram", "in_graph": True}]
+    assert rep["query_keys"] == [
+        {"key": "zeta labs orion labs", "found_by": "mention", "in_graph": False},
+        {"key": "zeta labs", "found_by": "ngram", "in_graph": True},
+        {"key": "orion labs", "found_by": "ngram", "in_graph": True},
+    ]
     assert {s["entity"]: s["found_by"] for s in rep["seeds"]} == {"orion labs": "ngram", "zeta labs": "ngram"}
     assert sum(s["weight"] for s in rep["seeds"]) == pytest.approx(1.0)
     sub = GraphRetriever(extractor="regex", bct="substring").fit(PASSAGES)
     rep = A.seed_report(sub, Query("q", "Who owns Orion?", frozenset({"z3"})))
-    assert [(s["entity"], s["query_key"], s["found_by"]) for s in rep["seeds"]] == [("orion labs", "orion", "bct-substring")]
+    assert [(s["entity"], s["query_key"], s["found_by"]) for s in rep["seeds"]] == [
+        ("orion labs", "orion", "bct-substring")
+    ]
 
 
 def test_hub_entities(bm25):
     hubs = A.hub_entities(bm25, top=3)
     assert hubs == [
         {"entity": "acme", "degree": 5, "n_documents": 2, "surface": "Acme Corp", "edge_share": 5 / N_EDGES},
-        {"entity": "capital expenditure", "degree": 2, "n_documents": 2, "surface": "Capital Expenditure",
-         "edge_share": 2 / N_EDGES},
-        {"entity": "orion labs", "degree": 2, "n_documents": 1, "surface": "Orion Labs", "edge_share": 2 / N_EDGES},
+        {
+            "entity": "capital expenditure",
+            "degree": 2,
+            "n_documents": 2,
+            "surface": "Capital Expenditure",
+            "edge_share": 2 / N_EDGES,
+        },
+        {
+            "entity": "orion labs",
+            "degree": 2,
+            "n_documents": 1,
+            "surface": "Orion Labs",
+            "edge_share": 2 / N_EDGES,
+        },
     ]
     assert len(A.hub_entities(bm25, top=100)) == bm25.graph_.n_entities
     with pytest.raises(ParameterError, match="top"):
@@ -188,7 +218,9 @@ def test_mass_report_counts_ties_and_top_entities(bm25):
     scores = {pid: s for pid, s in bm25.search([CAPEX], k=9)["capex"]}
     assert rep["top_score"] == scores["a1"] == scores["b1"]
     assert [(e["entity"], e["is_seed"], e["degree"]) for e in rep["top_entities"]] == [
-        ("acme", True, 5), ("capital expenditure", False, 2)]
+        ("acme", True, 5),
+        ("capital expenditure", False, 2),
+    ]
     assert rep["top_entities"][0]["mass"] > rep["top_entities"][1]["mass"]
 
 
@@ -200,14 +232,33 @@ def test_mass_report_without_seed_under_pure_graph_is_empty(pure):
 
 
 # ----------------------------------------------------------------------------- worked_example
-@pytest.mark.parametrize("which, query, reason", [
-    ("pure", NOSEED, "no seed entity in the question: the pure graph ranks nothing"),
-    ("bm25", NOSEED, "no seed entity in the question: gold ranked 1st, reached by the BM25-seeded teleport"),
-    ("pure", ZETA, "gold not reached: no seed entity on the gold page and no path to it from the seeds (unranked)"),
-    ("bm25", SENSORS, "gold reached only through other entities (no seed entity on the gold page): ranked 3rd"),
-    ("pure", CAPEX19, "gold reached but tied with 1 other page at the same PPR score: ranked 2nd by corpus order"),
-    ("pure", ORION, "gold ranked 1st: its seed 'orion labs' is also on 1 other page of 1 document"),
-])
+@pytest.mark.parametrize(
+    "which, query, reason",
+    [
+        ("pure", NOSEED, "no seed entity in the question: the pure graph ranks nothing"),
+        (
+            "bm25",
+            NOSEED,
+            "no seed entity in the question: gold ranked 1st, reached by the BM25-seeded teleport",
+        ),
+        (
+            "pure",
+            ZETA,
+            "gold not reached: no seed entity on the gold page and no path to it from the seeds (unranked)",
+        ),
+        (
+            "bm25",
+            SENSORS,
+            "gold reached only through other entities (no seed entity on the gold page): ranked 3rd",
+        ),
+        (
+            "pure",
+            CAPEX19,
+            "gold reached but tied with 1 other page at the same PPR score: ranked 2nd by corpus order",
+        ),
+        ("pure", ORION, "gold ranked 1st: its seed 'orion labs' is also on 1 other page of 1 document"),
+    ],
+)
 def test_worked_example_reason(request, which, query, reason):
     assert A.worked_example(request.getfixturevalue(which), query)["reason"] == reason
 
@@ -216,7 +267,10 @@ def test_worked_example_joins_seeds_hits_and_gold(bm25):
     ex = A.worked_example(bm25, CAPEX, k=3)
     assert [s["entity"] for s in ex["seeds"]] == ["acme"]
     assert [(h["rank"], h["pid"], h["doc_id"], h["seed_entities"]) for h in ex["hits"]] == [
-        (1, "a1", "ACME_2018", ["acme"]), (2, "b1", "ACME_2019", ["acme"]), (3, "a0", "ACME_2018", ["acme"])]
+        (1, "a1", "ACME_2018", ["acme"]),
+        (2, "b1", "ACME_2019", ["acme"]),
+        (3, "a0", "ACME_2018", ["acme"]),
+    ]
     assert [h["score"] for h in ex["hits"]] == [s for _, s in bm25.search([CAPEX], k=3)["capex"]]
     (gold,) = ex["gold"]
     assert gold["pid"] == "a1" and gold["rank"] == 1 and gold["n_tied"] == 1 and gold["reached"]
@@ -247,9 +301,19 @@ def test_aggregate_report_hand_counted(bm25, pure):
     # top ties: capex 2 (a1, b1), capex19 2, zeta 1, orion 1, sensors 1
     assert rep["mean_tied_top"] == pytest.approx(7 / 5)
     assert [r["qid"] for r in rep["per_query"]] == [q.qid for q in QUERIES]
-    assert rep["per_query"][0] == {"qid": "capex", "n_seeds": 1, "fallback": False, "seed_degrees": [5],
-                                   "seed_documents": [2], "has_gold": True, "gold_has_seed": True,
-                                   "gold_reached": True, "gold_rank": 1, "n_reached": 5, "n_tied_top": 2}
+    assert rep["per_query"][0] == {
+        "qid": "capex",
+        "n_seeds": 1,
+        "fallback": False,
+        "seed_degrees": [5],
+        "seed_documents": [2],
+        "has_gold": True,
+        "gold_has_seed": True,
+        "gold_reached": True,
+        "gold_rank": 1,
+        "n_reached": 5,
+        "n_tied_top": 2,
+    }
     rep = A.aggregate_report(bm25, QUERIES)
     assert rep["fallback_share"] == pytest.approx(1 / 6)
     assert rep["gold_reached_share"] == pytest.approx(5 / 6)  # the BM25 teleport reaches z0
@@ -266,8 +330,14 @@ def test_aggregate_report_matches_the_single_question_functions(bm25):
 
 def test_results_are_json_able(bm25, pure):
     for r in (bm25, pure):
-        for value in (A.seed_report(r, CAPEX), A.mass_report(r, NOSEED), A.worked_example(r, ZETA),
-                      A.aggregate_report(r, QUERIES), A.hub_entities(r), A.gold_ranks(r, QUERIES)):
+        for value in (
+            A.seed_report(r, CAPEX),
+            A.mass_report(r, NOSEED),
+            A.worked_example(r, ZETA),
+            A.aggregate_report(r, QUERIES),
+            A.hub_entities(r),
+            A.gold_ranks(r, QUERIES),
+        ):
             json.dumps(value, allow_nan=False)
 
 
@@ -295,13 +365,17 @@ def test_hub_mass_equals_mean_networkx_share(pure):
             from aethel_lite.core.bct import seed_vector
 
             s = seed_vector(exps, graph)
-            seeds = {graph.entities[j]: s[graph.n_passages + j] for j in np.flatnonzero(s[graph.n_passages:])}
+            seeds = {
+                graph.entities[j]: s[graph.n_passages + j] for j in np.flatnonzero(s[graph.n_passages :])
+            }
             v = nx_ppr(pure, seeds)
             vectors.append(v / v.sum())
     assert len(vectors) == 2
-    expected = np.mean([v[graph.n_passages:] for v in vectors], axis=0)
+    expected = np.mean([v[graph.n_passages :] for v in vectors], axis=0)
     rows = A.hub_mass(pure, qs, top=3)
-    assert [r["entity"] for r in rows] == [graph.entities[j] for j in np.argsort(-expected, kind="stable")[:3]]
+    assert [r["entity"] for r in rows] == [
+        graph.entities[j] for j in np.argsort(-expected, kind="stable")[:3]
+    ]
     for r in rows:
         assert r["mean_mass_share"] == pytest.approx(expected[graph.entities.index(r["entity"])], abs=1e-7)
     assert sum(r["n_questions_top"] for r in A.hub_mass(pure, qs, top=len(graph.entities))) <= 2

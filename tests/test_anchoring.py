@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import toy_filings
 
-from aethel_lite.studies.anchoring import (anchoring_sentences, anchoring_study, document_rank, reciprocal_rank,
-                                   within_document_rr)
 from aethel_lite.data.schema import Dataset, Passage, Query
 from aethel_lite.errors import ParameterError
-from aethel_lite.retrievers.registry import make_retriever
 from aethel_lite.evaluation.metrics import evaluate
-from conftest import toy_filings
+from aethel_lite.retrievers.registry import make_retriever
+from aethel_lite.studies.anchoring import (
+    anchoring_sentences,
+    anchoring_study,
+    document_rank,
+    reciprocal_rank,
+    within_document_rr,
+)
 
 
 def _oracle_rr(scores, gold, doc_index):
@@ -40,7 +45,9 @@ def test_within_document_rr_matches_a_brute_force_ranking():
 def test_within_document_rr_edge_cases():
     doc_index = np.array([0, 0, 1])
     assert within_document_rr(np.array([-np.inf, 1.0, 5.0]), [0], doc_index) == 0.0  # gold not ranked
-    assert within_document_rr(np.array([1.0, 2.0, 9.0]), [0], doc_index) == 0.5  # the other document does not count
+    assert (
+        within_document_rr(np.array([1.0, 2.0, 9.0]), [0], doc_index) == 0.5
+    )  # the other document does not count
     with pytest.raises(ParameterError, match="no gold passage"):
         within_document_rr(np.zeros(3), [], doc_index)
     assert document_rank(np.array([0.1, 0.5, 0.5, 0.2]), [2]) == 1  # ties share the lower rank
@@ -78,32 +85,61 @@ def test_anchoring_study_agrees_with_the_retrievers_own_rankings(filings):
 
 
 def _means(hybrid_mrr, hybrid_within, best_mrr, best_within):
-    return {"n_documents": 2, "passages_per_document": 3.0, "methods": ["aethel-hybrid", "bm25"],
-            "means": {"all": {"n": 4, "document_at_1": 0.5, "document_at_3": 1.0, "median_document_rank": 1.5,
-                              "aethel-hybrid": {"MRR": hybrid_mrr, "MRR_within": hybrid_within},
-                              "bm25": {"MRR": best_mrr, "MRR_within": best_within}}}}
+    return {
+        "n_documents": 2,
+        "passages_per_document": 3.0,
+        "methods": ["aethel-hybrid", "bm25"],
+        "means": {
+            "all": {
+                "n": 4,
+                "document_at_1": 0.5,
+                "document_at_3": 1.0,
+                "median_document_rank": 1.5,
+                "aethel-hybrid": {"MRR": hybrid_mrr, "MRR_within": hybrid_within},
+                "bm25": {"MRR": best_mrr, "MRR_within": best_within},
+            }
+        },
+    }
 
 
-@pytest.mark.parametrize("numbers, says, never", [
-    ((0.40, 0.50, 0.30, 0.50), "about as well as that ranker, so what it gains", "worse"),
-    ((0.20, 0.50, 0.35, 0.50), "about as well as that ranker (MRR over the whole corpus 0.200 against 0.350)", "what it gains"),
-    ((0.40, 0.70, 0.30, 0.50), "better than that ranker", "what it gains"),
-    ((0.20, 0.30, 0.30, 0.50), "worse than that ranker", "what it gains"),
-])
+@pytest.mark.parametrize(
+    "numbers, says, never",
+    [
+        ((0.40, 0.50, 0.30, 0.50), "about as well as that ranker, so what it gains", "worse"),
+        (
+            (0.20, 0.50, 0.35, 0.50),
+            "about as well as that ranker (MRR over the whole corpus 0.200 against 0.350)",
+            "what it gains",
+        ),
+        ((0.40, 0.70, 0.30, 0.50), "better than that ranker", "what it gains"),
+        ((0.20, 0.30, 0.30, 0.50), "worse than that ranker", "what it gains"),
+    ],
+)
 def test_anchoring_sentences_claim_a_gain_only_when_there_is_one(numbers, says, never):
     (text,) = anchoring_sentences({"c": _means(*numbers)})
     assert says in text and never not in text
 
 
 def test_anchoring_study_skips_corpora_of_one_passage_documents_and_checks_fitted_retrievers(filings):
-    single = Dataset("single", [Passage(f"p{i}", f"d{i}", f"d{i}", f"Page {i} of Acme.", {}) for i in range(4)],
-                     [Query("q", "Acme?", frozenset({"p1"}))], {})
+    single = Dataset(
+        "single",
+        [Passage(f"p{i}", f"d{i}", f"d{i}", f"Page {i} of Acme.", {}) for i in range(4)],
+        [Query("q", "Acme?", frozenset({"p1"}))],
+        {},
+    )
     res = anchoring_study(single)
     assert "skipped" in res and res["n_documents"] == 4
-    assert anchoring_sentences({"single": res})[0] == "* `single`: not measured (1.00 passages per document, fewer than 2)."
+    assert (
+        anchoring_sentences({"single": res})[0]
+        == "* `single`: not measured (1.00 passages per document, fewer than 2)."
+    )
     assert anchoring_sentences({"single": res}, skipped=False) == []
-    one_doc = Dataset("one", [Passage(f"p{i}", "", "", f"Page {i} of Acme.", {}) for i in range(6)],
-                      [Query("q", "Acme?", frozenset({"p1"}))], {})
+    one_doc = Dataset(
+        "one",
+        [Passage(f"p{i}", "", "", f"Page {i} of Acme.", {}) for i in range(6)],
+        [Query("q", "Acme?", frozenset({"p1"}))],
+        {},
+    )
     assert "nothing to choose between" in anchoring_study(one_doc)["skipped"]
     no_gold = Dataset("nogold", filings.passages, [Query("q", "Acme?", frozenset({"missing"}))], {})
     assert "no question" in anchoring_study(no_gold)["skipped"]

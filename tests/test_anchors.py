@@ -7,24 +7,35 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
+from test_hybrid_retriever import _page  # one filing page with the loader's metadata
 
 from aethel_lite.data.schema import Query
 from aethel_lite.errors import ParameterError
 from aethel_lite.retrievers import GraphRetriever, anchors
 from aethel_lite.retrievers.registry import make_retriever
-from test_hybrid_retriever import _page  # one filing page with the loader's metadata
-
 
 PASSAGES = [
     _page("ACME_2015", 0, "Acme Widgets annual report 2015. Risk factors.", "Acme Widgets", 2015),
     _page("ACME_2015", 1, "Balance sheet: total assets of Acme Widgets were 700.", "Acme Widgets", 2015),
-    _page("ACME_2019", 0, "Acme Widgets annual report 2019. Risk factors and Zenith Supply.", "Acme Widgets", 2019),
+    _page(
+        "ACME_2019",
+        0,
+        "Acme Widgets annual report 2019. Risk factors and Zenith Supply.",
+        "Acme Widgets",
+        2019,
+    ),
     _page("ACME_2019", 1, "Balance sheet: total assets were 900 at year end.", "Acme Widgets", 2019),
-    _page("ACME_2019", 2, "Balance sheet (continued): total assets and total liabilities.", "Acme Widgets", 2019),
+    _page(
+        "ACME_2019", 2, "Balance sheet (continued): total assets and total liabilities.", "Acme Widgets", 2019
+    ),
     _page("ACME_2019", 3, "Total assets by segment: total assets of each segment.", "Acme Widgets", 2019),
-    _page("ACME_2019", 4, "Total assets grew; total assets per share; total assets ratio.", "Acme Widgets", 2019),
+    _page(
+        "ACME_2019", 4, "Total assets grew; total assets per share; total assets ratio.", "Acme Widgets", 2019
+    ),
     _page("ACME_2019", 5, "Notes on total assets and goodwill.", "Acme Widgets", 2019),
-    _page("BOLT_2019", 0, "Bolt Motors annual report 2019. Zenith Supply is a supplier.", "Bolt Motors", 2019),
+    _page(
+        "BOLT_2019", 0, "Bolt Motors annual report 2019. Zenith Supply is a supplier.", "Bolt Motors", 2019
+    ),
     _page("BOLT_2019", 1, "Statement of financial position: assets of 400.", "Bolt Motors", 2019),
     _page("CORA_2019", 0, "Cora Foods annual report 2019.", "Cora Foods", 2019),
 ]
@@ -32,9 +43,17 @@ COMPARE = "Which had more total assets in FY2019, Acme Widgets or Bolt Motors?"
 TWO_YEARS = "How did Acme Widgets' total assets change from FY2015 to FY2019?"
 ONE = "What were Acme Widgets' total assets in FY2019?"
 ADJACENT = "How did Acme Widgets' total assets change from FY2018 to FY2019?"
-SETTINGS = dict(extractor="regex", bct="none", passage_seeds=("lexical",), document_nodes=True, metadata=True,
-                period_linking=True, seed_depth=3, seed_weights={"entity": 1.0, "metadata": 3.0, "lexical": 1.0},
-                rank_weights={"document": 0.4, "lexical": 0.6})
+SETTINGS = dict(
+    extractor="regex",
+    bct="none",
+    passage_seeds=("lexical",),
+    document_nodes=True,
+    metadata=True,
+    period_linking=True,
+    seed_depth=3,
+    seed_weights={"entity": 1.0, "metadata": 3.0, "lexical": 1.0},
+    rank_weights={"document": 0.4, "lexical": 0.6},
+)
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +72,10 @@ def _q(qid, text):
 def test_anchors_of_a_question(pair):
     _, each = pair
     got = anchors.question_anchors(each, COMPARE)
-    assert [(a.key, a.kind) for a in got] == [("company:acme_widgets", "company"), ("company:bolt_motors", "company")]
+    assert [(a.key, a.kind) for a in got] == [
+        ("company:acme_widgets", "company"),
+        ("company:bolt_motors", "company"),
+    ]
     assert got[0].fields[0] == {"company:acme_widgets": 1.0} and got[0].fields[1] == {"period:2019": 1.0}
     years = anchors.question_anchors(each, TWO_YEARS)
     assert [(a.key, a.kind) for a in years] == [("period:2019", "period"), ("period:2015", "period")]
@@ -76,8 +98,14 @@ def test_settings_are_checked(pair):
 
 def _nx_ppr(graph, s, alpha):
     G = nx.from_scipy_sparse_array(graph.adjacency())
-    pr = nx.pagerank(G, alpha=1 - alpha, personalization={i: v for i, v in enumerate(s) if v > 0},
-                     tol=1e-14, max_iter=100_000, dangling={i: v for i, v in enumerate(s) if v > 0})
+    pr = nx.pagerank(
+        G,
+        alpha=1 - alpha,
+        personalization={i: v for i, v in enumerate(s) if v > 0},
+        tol=1e-14,
+        max_iter=100_000,
+        dangling={i: v for i, v in enumerate(s) if v > 0},
+    )
     return np.array([pr[i] for i in range(graph.n_nodes)])
 
 
@@ -148,7 +176,12 @@ def test_merge_keeps_non_candidates_out():
 
 def test_single_anchor_questions_rank_as_before(pair):
     joint, each = pair
-    qs = [_q("one", ONE), _q("adj", ADJACENT), _q("none", "what about risk factors?"), _q("z", "Zenith Supply")]
+    qs = [
+        _q("one", ONE),
+        _q("adj", ADJACENT),
+        _q("none", "what about risk factors?"),
+        _q("z", "Zenith Supply"),
+    ]
     a, b = joint.search(qs, k=len(PASSAGES)), each.search(qs, k=len(PASSAGES))
     assert dict(a) == dict(b)
     pool = {q.qid: [p.pid for p in PASSAGES[:6]] for q in qs}
@@ -169,7 +202,10 @@ def test_provenance_names_the_anchor(pair):
     seed-source shares are those of that anchor's teleport (only that company's metadata node is seeded)."""
     _, each = pair
     rows = _rows_by_hand(*pair)
-    ranks = [{PASSAGES[i].pid: n for n, i in enumerate(sorted(range(len(r)), key=lambda i: (-r[i], i)))} for r in rows]
+    ranks = [
+        {PASSAGES[i].pid: n for n, i in enumerate(sorted(range(len(r)), key=lambda i: (-r[i], i)))}
+        for r in rows
+    ]
     result = each.search([_q("c", COMPARE)], k=6, explain=True)
     for pid, _ in result.run["c"]:
         records = result.provenance["c"][pid]
@@ -187,8 +223,9 @@ def test_registry_method():
     r = make_retriever("aethel-anchors")
     assert r.anchors == "each" and r.anchor_gap == 2 and r.document_nodes and r.metadata
     base = make_retriever("aethel-hybrid").get_params()
-    assert {k: v for k, v in r.get_params().items() if k not in ("anchors", "anchor_gap")} == \
-        {k: v for k, v in base.items() if k not in ("anchors", "anchor_gap")}
+    assert {k: v for k, v in r.get_params().items() if k not in ("anchors", "anchor_gap")} == {
+        k: v for k, v in base.items() if k not in ("anchors", "anchor_gap")
+    }
 
 
 def test_search_equals_eval_and_names_the_anchor(tmp_path, capsys):

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from aethel_lite.core.bct import TOKEN_STOP, BCTWeights, Expansion, expand_seeds, provenance, seed_vector
+from aethel_lite.core.entities import substring_links
+from aethel_lite.core.graph import build_graph
+from aethel_lite.errors import DataError, ParameterError
 
 W = BCTWeights()
-from aethel_lite.core.entities import substring_links
-from aethel_lite.errors import DataError, ParameterError
-from aethel_lite.core.graph import build_graph
 
 PASSAGES = {
     "p0": ["northriver capital partners iv", "boston"],
@@ -194,7 +194,9 @@ def test_rule_budget_keeps_the_named_entity_dominant():
     """Many substring neighbours of one seed share one budget: the exact match keeps the largest share."""
     from aethel_lite.core.graph import build_graph
 
-    keys = ["china"] + [f"china {w}" for w in ("daily", "mobile", "airlines", "telecom", "railway", "southern")]
+    keys = ["china"] + [
+        f"china {w}" for w in ("daily", "mobile", "airlines", "telecom", "railway", "southern")
+    ]
     g = build_graph([f"p{i}" for i in range(len(keys))], [[k] for k in keys])
     exps = expand_seeds(["china"], g, mode="substring")
     assert len(exps) == len(keys)

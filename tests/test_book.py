@@ -21,11 +21,24 @@ import pytest
 import yaml
 
 from aethel_lite.book.bookcheck import BrowserNotFound, find_chromium
+from aethel_lite.book.notebooks import (
+    INJECTED_ID,
+    QUICK_PARAMETERS,
+    NotebookRunError,
+    data_banner,
+    data_status,
+    discover,
+    kernel_command,
+    loaded_banner,
+    main,
+    parse_parameters,
+    run_notebooks,
+    strip_volatile,
+)
 from aethel_lite.data.schema import Dataset, Passage, Query
+from aethel_lite.data.summary import dataset_summary
 from aethel_lite.errors import ParameterError
 from aethel_lite.studies.paper import PAPER_ROWS
-from aethel_lite.book.notebooks import INJECTED_ID, QUICK_PARAMETERS, NotebookRunError, data_banner, data_status, discover, kernel_command, loaded_banner, main, parse_parameters, run_notebooks, strip_volatile
-from aethel_lite.data.summary import dataset_summary
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -54,7 +67,9 @@ ECHO_BODY = (
 
 # -- pure functions -------------------------------------------------------------------------------
 def test_parse_parameters_json_when_possible():
-    got = parse_parameters([["limit", "20"], ["name", "musique"], ["flag", "true"], ["none", "null"], ["xs", "[1, 2]"]])
+    got = parse_parameters(
+        [["limit", "20"], ["name", "musique"], ["flag", "true"], ["none", "null"], ["xs", "[1, 2]"]]
+    )
     assert got == {"limit": 20, "name": "musique", "flag": True, "none": None, "xs": [1, 2]}
     with pytest.raises(ParameterError, match="bad-name"):
         parse_parameters([["bad-name", "1"]])
@@ -74,14 +89,27 @@ def test_strip_volatile_removes_times_and_fixes_ids(tmp_path):
     nb = nbformat.v4.new_notebook()
     injected = nbformat.v4.new_code_cell("x = 1")
     injected.metadata["tags"] = ["injected-parameters"]
-    injected.metadata["papermill"] = {"start_time": "t0", "end_time": "t1", "duration": 0.5, "status": "completed"}
+    injected.metadata["papermill"] = {
+        "start_time": "t0",
+        "end_time": "t1",
+        "duration": 0.5,
+        "status": "completed",
+    }
     injected.metadata["execution"] = {"iopub.status.busy": "t0"}
     nb.cells = [injected]
-    nb.metadata["papermill"] = {"start_time": "t0", "end_time": "t1", "duration": 2.0, "parameters": {"x": 1},
-                                "input_path": str(tmp_path / "notebooks" / "a.ipynb")}
+    nb.metadata["papermill"] = {
+        "start_time": "t0",
+        "end_time": "t1",
+        "duration": 2.0,
+        "parameters": {"x": 1},
+        "input_path": str(tmp_path / "notebooks" / "a.ipynb"),
+    }
     strip_volatile(nb, root=tmp_path, output_path=tmp_path / "book" / "executed" / "a.ipynb")
-    assert nb.metadata["papermill"] == {"parameters": {"x": 1}, "input_path": "notebooks/a.ipynb",
-                                        "output_path": "book/executed/a.ipynb"}
+    assert nb.metadata["papermill"] == {
+        "parameters": {"x": 1},
+        "input_path": "notebooks/a.ipynb",
+        "output_path": "book/executed/a.ipynb",
+    }
     assert nb.cells[0].metadata["papermill"] == {"status": "completed"}
     assert "execution" not in nb.cells[0].metadata
     assert nb.cells[0]["id"] == INJECTED_ID
@@ -89,8 +117,11 @@ def test_strip_volatile_removes_times_and_fixes_ids(tmp_path):
 
 def test_dataset_summary_counts():
     passages = [Passage(f"p{i}", f"d{i % 3}", "", "x" * (i + 1)) for i in range(6)]
-    queries = [Query("q1", "?", {"p0", "p1"}, hops=2), Query("q2", "?", {"p2"}, hops=1, pool=("p2", "p3")),
-               Query("q3", "?", {"p3", "p4", "p5"}, hops=3)]
+    queries = [
+        Query("q1", "?", {"p0", "p1"}, hops=2),
+        Query("q2", "?", {"p2"}, hops=1, pool=("p2", "p3")),
+        Query("q3", "?", {"p3", "p4", "p5"}, hops=3),
+    ]
     s = dataset_summary(Dataset("toy", passages, queries))
     assert s["n_passages"] == 6 and s["n_documents"] == 3 and s["n_queries"] == 3
     assert s["hops"] == {str(k): v for k, v in sorted(Counter(q.hops for q in queries).items())}
@@ -109,9 +140,13 @@ def test_data_status_says_synthetic_and_why(monkeypatch, tmp_path):
     assert "by design" in data_status("synthetic")
     banner = data_banner("synthetic")
     assert "admonition warning" in banner._repr_html_() and repr(banner).startswith("DATA: SYNTHETIC")
-    assert not data_banner("musique").synthetic and str(tmp_path) not in data_status("musique")  # no local path
+    assert not data_banner("musique").synthetic and str(tmp_path) not in data_status(
+        "musique"
+    )  # no local path
     monkeypatch.delenv("AETHEL_DATA")
-    monkeypatch.chdir(tmp_path)  # no ./data either: a real data set's chapter will run on the synthetic stand-in
+    monkeypatch.chdir(
+        tmp_path
+    )  # no ./data either: a real data set's chapter will run on the synthetic stand-in
     banner = data_banner("musique")
     assert banner.synthetic and banner.text.startswith("DATA: SYNTHETIC corpus instead of musique")
 
@@ -123,13 +158,17 @@ def test_loaded_banner_is_built_from_what_was_loaded(monkeypatch, tmp_path):
     stand_in.meta["fallback_from"] = "musique"
     monkeypatch.delenv("AETHEL_DATA", raising=False)
     banner = loaded_banner({"musique": stand_in})
-    assert banner.synthetic and "SYNTHETIC corpus instead of musique" in banner.text and "not set" in banner.text
+    assert (
+        banner.synthetic and "SYNTHETIC corpus instead of musique" in banner.text and "not set" in banner.text
+    )
     assert "admonition warning" in banner._repr_html_()
     real = make_synthetic(60, seed=0)
     real.name = "musique"
     monkeypatch.setenv("AETHEL_DATA", str(tmp_path / "somewhere" / "data"))
     banner = loaded_banner({"musique": real, "synthetic": make_synthetic(60, seed=1)}, missing=["2wiki-open"])
-    assert not banner.synthetic and banner.text.startswith(f"DATA: musique ({len(real.queries)} questions, 60 passages)")
+    assert not banner.synthetic and banner.text.startswith(
+        f"DATA: musique ({len(real.queries)} questions, 60 passages)"
+    )
     assert "by design" in banner.text and "Not run: 2wiki-open" in banner.text
     assert str(tmp_path) not in banner.text and str(tmp_path) not in data_status("musique")  # no local path
     assert loaded_banner({"synthetic": make_synthetic(60, seed=1)}, missing=["financebench"]).synthetic
@@ -143,7 +182,9 @@ def test_loader_notices_go_to_the_data_box_not_stderr(monkeypatch, capsys):
     two.name = "2wiki"
     two.meta["skipped"] = {"without a supporting paragraph": 36, "unanswerable": 2}
     text = loaded_banner({"2wiki": two, "musique": make_synthetic(60, seed=1)}).text
-    assert text.endswith(" Left out when loading: 2wiki: 38 rows skipped (2 unanswerable; 36 without a supporting paragraph).")
+    assert text.endswith(
+        " Left out when loading: 2wiki: 38 rows skipped (2 unanswerable; 36 without a supporting paragraph)."
+    )
     assert "Left out" not in loaded_banner({"musique": make_synthetic(60, seed=1)}).text
     # in a plain interpreter (as in a kernel) a logged notice reaches stderr through Python's last resort
     warn = "import logging; logging.getLogger('aethel_lite.data.loaders').warning('2wiki: skipped 38 rows')"
@@ -176,7 +217,11 @@ def test_runner_injects_parameters_in_root_cwd(tmp_path):
     assert not [p for p in out.parent.iterdir() if p.name != "echo.ipynb"]  # no temp files left
     stats = json.loads((tmp_path / "results" / "execution.json").read_text())["echo"]
     assert set(stats["environment"]) <= {"AETHEL_DENSE_PRECISION"}  # settings, never paths
-    assert stats["cells"] == len(nb.cells) == 3 and stats["code_cells"] == 3 and stats["parameters"] == {"x": {"k": [1, 2]}}
+    assert (
+        stats["cells"] == len(nb.cells) == 3
+        and stats["code_cells"] == 3
+        and stats["parameters"] == {"x": {"k": [1, 2]}}
+    )
     assert stats["seconds"] > 0 and stats["built"].endswith("UTC")
 
 
@@ -209,8 +254,10 @@ def test_failed_notebook_names_itself_and_leaves_no_output(tmp_path, capsys):
 
     # the cell is named by its place in notebooks/10_bad.ipynb (the injected cell not counted), id and line
     assert (failure.source_index, failure.cell_id) == (2, "10_bad-2")
-    assert str(failure).startswith("notebook 10_bad failed at cell 2 (id 10_bad-2) `raise ValueError('boom-' + str(x))`: "
-                                   "ValueError: boom-1")
+    assert str(failure).startswith(
+        "notebook 10_bad failed at cell 2 (id 10_bad-2) `raise ValueError('boom-' + str(x))`: "
+        "ValueError: boom-1"
+    )
 
     assert main(["--root", str(tmp_path), "--no-progress", "--only", "10_bad", "-p", "x", "7"]) == 1
     captured = capsys.readouterr()
@@ -220,8 +267,15 @@ def test_failed_notebook_names_itself_and_leaves_no_output(tmp_path, capsys):
 
 
 def test_quick_mode_gives_each_notebook_what_it_declares_and_times_it(tmp_path, capsys):
-    make_notebook(tmp_path, "00_a", "quick = False\nlimit = None", "import json; json.dump([quick, limit], open('a.json', 'w'))")
-    make_notebook(tmp_path, "10_b", "n_resamples = 10000", "import json; json.dump(n_resamples, open('b.json', 'w'))")
+    make_notebook(
+        tmp_path,
+        "00_a",
+        "quick = False\nlimit = None",
+        "import json; json.dump([quick, limit], open('a.json', 'w'))",
+    )
+    make_notebook(
+        tmp_path, "10_b", "n_resamples = 10000", "import json; json.dump(n_resamples, open('b.json', 'w'))"
+    )
     make_notebook(tmp_path, "20_c", "x = 1", "import json; json.dump(x, open('c.json', 'w'))")
     assert main(["--root", str(tmp_path), "--no-progress", "--quick", "-p", "limit", "3"]) == 0
     assert json.loads((tmp_path / "a.json").read_text()) == [True, 3]  # -p wins over the quick default
@@ -236,18 +290,41 @@ def test_quick_mode_gives_each_notebook_what_it_declares_and_times_it(tmp_path, 
 
 def test_wrong_aethel_data_fails_the_build_naming_the_folder(tmp_path, monkeypatch):
     """A wrong AETHEL_DATA is an error naming the folder — never a quietly synthetic book."""
-    shutil.copytree(REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(
+        REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints")
+    )
     env = {**os.environ, "AETHEL_CACHE": str(tmp_path / "cache")}
     nowhere = tmp_path / "no-such-folder"
-    run = subprocess.run([sys.executable, "-m", "aethel_lite.book.notebooks", "--root", str(tmp_path), "--no-progress"],
-                         env={**env, "AETHEL_DATA": str(nowhere)}, capture_output=True, text=True, cwd=tmp_path)
+    run = subprocess.run(
+        [sys.executable, "-m", "aethel_lite.book.notebooks", "--root", str(tmp_path), "--no-progress"],
+        env={**env, "AETHEL_DATA": str(nowhere)},
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert run.returncode == 2 and f"AETHEL_DATA={nowhere}: no such folder" in run.stderr
     assert not (tmp_path / "book" / "executed").exists()  # failed before any notebook ran
     empty = tmp_path / "empty-data"
     empty.mkdir()
-    run = subprocess.run([sys.executable, "-m", "aethel_lite.book.notebooks", "--root", str(tmp_path), "--no-progress",
-                          "--only", "10_closed_pool", "-p", "limit", "5"],
-                         env={**env, "AETHEL_DATA": str(empty)}, capture_output=True, text=True, cwd=tmp_path)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "aethel_lite.book.notebooks",
+            "--root",
+            str(tmp_path),
+            "--no-progress",
+            "--only",
+            "10_closed_pool",
+            "-p",
+            "limit",
+            "5",
+        ],
+        env={**env, "AETHEL_DATA": str(empty)},
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert run.returncode == 1
     assert "notebook 10_closed_pool failed" in run.stderr and "DataConfigError" in run.stderr
     assert f"AETHEL_DATA={empty} is set but does not hold the musique data set" in run.stderr
@@ -305,13 +382,30 @@ def test_book_builds_without_warnings(tmp_path):
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy(REPO / name, tmp_path / name)
     shutil.copytree(REPO / "book", tmp_path / "book", ignore=shutil.ignore_patterns("executed", "_build"))
-    shutil.copytree(REPO / "_static", tmp_path / "_static")  # the book's style sheet (tables that fit the column)
-    shutil.copytree(REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(
+        REPO / "_static", tmp_path / "_static"
+    )  # the book's style sheet (tables that fit the column)
+    shutil.copytree(
+        REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints")
+    )
     env = dict(os.environ)
     env.pop("AETHEL_DATA", None)  # the quickstart must say it runs on synthetic data
     # --quick: what `make book QUICK=1` does (small subsets, keeps CI fast)
-    run = subprocess.run([sys.executable, "-m", "aethel_lite.book.notebooks", "--root", str(tmp_path), "--no-progress", "--quick"],
-                         env=env, capture_output=True, text=True, cwd=tmp_path)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "aethel_lite.book.notebooks",
+            "--root",
+            str(tmp_path),
+            "--no-progress",
+            "--quick",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr
     timed = re.findall(r"^time: (\S+) \d+\.\d s$", run.stdout, re.M)
     assert timed == [p.stem for p in discover(tmp_path)], run.stdout
@@ -320,8 +414,12 @@ def test_book_builds_without_warnings(tmp_path):
     assert "SYNTHETIC corpus" in outputs
     assert (tmp_path / "results" / "quickstart.json").exists()
     jb = Path(sys.executable).with_name("jupyter-book")
-    build = subprocess.run([str(jb), "build", str(tmp_path), "--warningiserror", "--keep-going"],
-                           capture_output=True, text=True, cwd=tmp_path)
+    build = subprocess.run(
+        [str(jb), "build", str(tmp_path), "--warningiserror", "--keep-going"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     html = tmp_path / "_build" / "html"
     closed = nbformat.read(tmp_path / "book" / "executed" / "10_closed_pool.ipynb", as_version=4)
@@ -329,10 +427,18 @@ def test_book_builds_without_warnings(tmp_path):
     for name in ("20_open_corpus", "25_hybrid", "30_scaling"):  # no data: the synthetic corpus, said loudly
         chapter = nbformat.read(tmp_path / "book" / "executed" / f"{name}.ipynb", as_version=4)
         assert "SYNTHETIC corpus" in json.dumps([c.get("outputs", []) for c in chapter.cells]), name
-    for page in ("book/intro.html", "book/executed/00_quickstart.html", "book/executed/10_closed_pool.html",
-                 "book/executed/20_open_corpus.html", "book/executed/25_hybrid.html", "book/executed/30_scaling.html",
-                 "book/bibliography.html",
-                 "book/executed/40_provenance.html", "book/glossary.html", "book/executed/01_graph_construction.html"):
+    for page in (
+        "book/intro.html",
+        "book/executed/00_quickstart.html",
+        "book/executed/10_closed_pool.html",
+        "book/executed/20_open_corpus.html",
+        "book/executed/25_hybrid.html",
+        "book/executed/30_scaling.html",
+        "book/bibliography.html",
+        "book/executed/40_provenance.html",
+        "book/glossary.html",
+        "book/executed/01_graph_construction.html",
+    ):
         assert (html / page).exists(), page
     bib_html = (html / "book" / "bibliography.html").read_text()
     assert "PageRank" in bib_html and "MuSiQue" in bib_html
@@ -344,10 +450,18 @@ def test_book_builds_without_warnings(tmp_path):
     assert "SYNTHETIC corpus instead of musique, 2wiki" in closed_out
     saved = json.loads((tmp_path / "results" / "closed_pool.json").read_text())
     assert all(saved["synthetic_fallback"].values())
-    table_html = next(o["data"]["text/html"] for c in closed.cells for o in c.get("outputs", [])
-                      if "paper_comparison(" in c.source and "text/html" in o.get("data", {}))
-    assert table_html.count("not comparable: synthetic") == len(paper_rows_closed := [r for r in PAPER_ROWS if r["section"] == "closed_pool"])
-    assert table_html.count("<td></td>") >= 2 * len(paper_rows_closed)  # ours and ours − paper empty in every row
+    table_html = next(
+        o["data"]["text/html"]
+        for c in closed.cells
+        for o in c.get("outputs", [])
+        if "paper_comparison(" in c.source and "text/html" in o.get("data", {})
+    )
+    assert table_html.count("not comparable: synthetic") == len(
+        paper_rows_closed := [r for r in PAPER_ROWS if r["section"] == "closed_pool"]
+    )
+    assert table_html.count("<td></td>") >= 2 * len(
+        paper_rows_closed
+    )  # ours and ours − paper empty in every row
     repro_saved = json.loads((tmp_path / "results" / "reproducibility.json").read_text())
     assert len(repro_saved["paper_table"]) == paper_number_count()
     assert {r["verdict"] for r in repro_saved["paper_table"]} == {"not comparable"}
@@ -355,17 +469,28 @@ def test_book_builds_without_warnings(tmp_path):
     for path in sorted((tmp_path / "book" / "executed").glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         outputs = json.dumps([c.get("outputs", []) for c in nb.cells])
-        assert str(tmp_path) not in outputs and str(REPO) not in outputs, f"{path.stem}: a local path in the outputs"
+        assert str(tmp_path) not in outputs and str(REPO) not in outputs, (
+            f"{path.stem}: a local path in the outputs"
+        )
         assert "AETHEL_DATA=data" not in outputs and "Traceback" not in outputs, path.stem
         assert hand_typed_numbers(path.stem, nb.cells) == [], path.stem
     # MathJax is served from the book itself, and the API reference is there, linked from the method
     assert (html / "_static" / "mathjax" / "tex-chtml.js").is_file()
     assert "mathjax/tex-chtml.js" in (html / "book" / "method.html").read_text()
     api_html = (html / "book" / "api.html").read_text()
-    for name in ("aethel_lite.core.ppr.personalized_pagerank", "aethel_lite.core.bct.expand_seeds", "aethel_lite.retrievers.BM25Retriever",
-                 "aethel_lite.evaluation.metrics.evaluate", "aethel_lite.evaluation.stats.paired_bootstrap", "aethel_lite.data.loaders.load_musique"):
+    for name in (
+        "aethel_lite.core.ppr.personalized_pagerank",
+        "aethel_lite.core.bct.expand_seeds",
+        "aethel_lite.retrievers.BM25Retriever",
+        "aethel_lite.evaluation.metrics.evaluate",
+        "aethel_lite.evaluation.stats.paired_bootstrap",
+        "aethel_lite.data.loaders.load_musique",
+    ):
         assert f'id="{name}"' in api_html, name
-    assert 'href="api.html#aethel_lite.core.ppr.personalized_pagerank"' in (html / "book" / "method.html").read_text()
+    assert (
+        'href="api.html#aethel_lite.core.ppr.personalized_pagerank"'
+        in (html / "book" / "method.html").read_text()
+    )
 
     # the book as a reader meets it: every page in headless Chromium, network off (make check-book)
     try:
@@ -375,12 +500,27 @@ def test_book_builds_without_warnings(tmp_path):
             pytest.fail(f"CI must run the browser check: {exc}")
         pytest.skip(f"browser check not run: {exc}")
     shots = tmp_path / "_build" / "screenshots"
-    check = subprocess.run([sys.executable, "-m", "aethel_lite.book.bookcheck", str(html), "--screenshots", str(shots), "--no-progress"],
-                           capture_output=True, text=True, cwd=tmp_path)
+    check = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "aethel_lite.book.bookcheck",
+            str(html),
+            "--screenshots",
+            str(shots),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert check.returncode == 0, check.stdout[-4000:] + check.stderr[-2000:]
     summary = re.search(r"checked (\d+) pages \((\d+) formulas typeset, (\d+) screenshots\)", check.stdout)
     assert summary and int(summary.group(2)) > 50, check.stdout
-    toc_pages = [f"{entry.replace('/', '__')}.png" for entry in toc_files(yaml.safe_load((tmp_path / "_toc.yml").read_text()))]
+    toc_pages = [
+        f"{entry.replace('/', '__')}.png"
+        for entry in toc_files(yaml.safe_load((tmp_path / "_toc.yml").read_text()))
+    ]
     assert sorted(toc_pages) == sorted(p.name for p in shots.iterdir()), "one screenshot per page of the book"
 
 
@@ -392,20 +532,30 @@ def _make(tmp_path: Path, *targets: str) -> subprocess.CompletedProcess:
     stamp = tmp_path / "installed"
     stamp.write_text("")
     bin_dir = Path(sys.executable).parent
-    return subprocess.run(["make", "--no-print-directory", *targets, f"BIN={bin_dir}", f"STAMP={stamp}"],
-                          capture_output=True, text=True, cwd=tmp_path)
+    return subprocess.run(
+        ["make", "--no-print-directory", *targets, f"BIN={bin_dir}", f"STAMP={stamp}"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_book_times_each_stage_and_fails_naming_the_cell(tmp_path):
     make_notebook(tmp_path, "00_ok", "quick = False", "print('quick is', quick)")
-    (tmp_path / "_config.yml").write_text("title: t\nonly_build_toc_files: true\nexecute:\n  execute_notebooks: 'off'\n"
-                                          "exclude_patterns: [notebooks, Makefile]\n")
+    (tmp_path / "_config.yml").write_text(
+        "title: t\nonly_build_toc_files: true\nexecute:\n  execute_notebooks: 'off'\n"
+        "exclude_patterns: [notebooks, Makefile]\n"
+    )
     (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/executed/00_ok\n")
     done = _make(tmp_path, "book", "QUICK=1")
     assert done.returncode == 0, done.stdout + done.stderr
-    for line in (r"time: 00_ok \d+\.\d s", r"time: stage notebooks \d+\.\d s", r"time: stage html \d+\.\d s",
-                 r"time: book \d+\.\d s"):
+    for line in (
+        r"time: 00_ok \d+\.\d s",
+        r"time: stage notebooks \d+\.\d s",
+        r"time: stage html \d+\.\d s",
+        r"time: book \d+\.\d s",
+    ):
         assert re.search(f"^{line}$", done.stdout, re.M), (line, done.stdout)
     executed = nbformat.read(tmp_path / "book" / "executed" / "00_ok.ipynb", as_version=4)
     assert executed.metadata["papermill"]["parameters"] == {"quick": True}  # QUICK=1 -> --quick
@@ -414,8 +564,10 @@ def test_make_book_times_each_stage_and_fails_naming_the_cell(tmp_path):
     make_notebook(tmp_path, "10_bad", "x = 1", "y = 2", "raise RuntimeError('deliberately broken')")
     failed = _make(tmp_path, "book")
     assert failed.returncode != 0
-    assert "notebook 10_bad failed at cell 2 (id 10_bad-2) `raise RuntimeError('deliberately broken')`: " \
-           "RuntimeError: deliberately broken" in failed.stderr
+    assert (
+        "notebook 10_bad failed at cell 2 (id 10_bad-2) `raise RuntimeError('deliberately broken')`: "
+        "RuntimeError: deliberately broken" in failed.stderr
+    )
     assert "time: stage html" not in failed.stdout  # the book is not built from a failed run
 
 
@@ -425,9 +577,17 @@ def test_ctrl_c_names_the_notebook_and_cell_keeps_finished_chapters_and_exits_13
     import time
 
     make_notebook(tmp_path, "00_done", "x = 1", "y = x")
-    make_notebook(tmp_path, "10_slow", "x = 1", "y = 2", "open('started', 'w').close()\nimport time\ntime.sleep(120)")
-    proc = subprocess.Popen([sys.executable, "-m", "aethel_lite.notebooks", "--root", str(tmp_path)],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    make_notebook(
+        tmp_path, "10_slow", "x = 1", "y = 2", "open('started', 'w').close()\nimport time\ntime.sleep(120)"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "aethel_lite.notebooks", "--root", str(tmp_path)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 120
     while not (tmp_path / "started").exists():
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
@@ -436,7 +596,11 @@ def test_ctrl_c_names_the_notebook_and_cell_keeps_finished_chapters_and_exits_13
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, (out, err)
     assert "Traceback" not in err and "Traceback" not in out, err
-    lines = [line for line in err.replace("\r", "\n").splitlines() if line.strip() and not line.startswith("notebooks:")]
+    lines = [
+        line
+        for line in err.replace("\r", "\n").splitlines()
+        if line.strip() and not line.startswith("notebooks:")
+    ]
     assert lines[-1] == "interrupted in 10_slow, cell 2 of 3; 1 finished chapter(s) kept", lines
     assert (tmp_path / "book" / "executed" / "00_done.ipynb").exists()
     assert not (tmp_path / "book" / "executed" / "10_slow.ipynb").exists()
@@ -447,8 +611,13 @@ def test_progress_names_the_running_cell(tmp_path):
     from aethel_lite.book.notebooks import execute_one
 
     seen = []
-    failure = execute_one(tmp_path / "notebooks" / "echo.ipynb", tmp_path / "out.ipynb", parameters={"x": 2},
-                          root=tmp_path, on_cell=lambda i, n: seen.append((i, n)))
+    failure = execute_one(
+        tmp_path / "notebooks" / "echo.ipynb",
+        tmp_path / "out.ipynb",
+        parameters={"x": 2},
+        root=tmp_path,
+        on_cell=lambda i, n: seen.append((i, n)),
+    )
     assert failure is None
     assert seen == [(0, 2), (1, 2)]  # the source notebook's cells; papermill's injected cell not counted
 

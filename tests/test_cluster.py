@@ -65,21 +65,27 @@ def in_process(root: Path, monkeypatch, fit):
 
 def forbid(monkeypatch, cls, method="extract"):
     """After precompute the fit must find everything in the store: calling the producer on any text fails the test."""
+
     def refuse(self, texts, *a, **kw):
         if len(texts):
             raise AssertionError(f"{cls.__name__}.{method} called on {len(texts)} texts after precompute")
         return [] if method == "extract" else np.zeros((0, 384), np.float32)
+
     monkeypatch.setattr(cls, method, refuse)
 
 
 # -------------------------------------------------------------------------------------- connect
 def test_connect_without_options_is_none_and_imports_no_dask(monkeypatch):
     monkeypatch.delenv("AETHEL_SCHEDULER", raising=False)
-    code = ("import sys, os; os.environ.pop('AETHEL_SCHEDULER', None)\n"
-            "from aethel_lite.retrievers.cluster import connect\n"
-            "assert connect() is None\n"
-            "print(','.join(m for m in ('dask', 'distributed') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    code = (
+        "import sys, os; os.environ.pop('AETHEL_SCHEDULER', None)\n"
+        "from aethel_lite.retrievers.cluster import connect\n"
+        "assert connect() is None\n"
+        "print(','.join(m for m in ('dask', 'distributed') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == ""
     with pytest.raises(ParameterError, match="not both"):
         connect("tcp://127.0.0.1:1", 2)
@@ -99,8 +105,9 @@ def test_plan_names_what_each_method_fits():
 
 # -------------------------------------------------------------------------------------- regex
 def test_regex_stores_and_rankings_equal_the_in_process_run(client, corpus, tmp_path, monkeypatch):
-    local = in_process(tmp_path / "local", monkeypatch,
-                       lambda: GraphRetriever(extractor="regex").fit(corpus.passages))
+    local = in_process(
+        tmp_path / "local", monkeypatch, lambda: GraphRetriever(extractor="regex").fit(corpus.passages)
+    )
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cluster"))
     summary = precompute(corpus.passages, extractor="regex", client=client, partition_size=64, progress=False)
     assert summary["texts"] == len(corpus.passages) and summary["partitions"] == 5 and summary["hits"] == 0
@@ -122,11 +129,19 @@ def test_interrupted_driver_reruns_only_the_missing_partitions(client, corpus, t
         if crash.calls == 3:
             raise KeyboardInterrupt
         crash.calls += 1
+
     crash.calls = 0
     with pytest.raises(KeyboardInterrupt):
-        precompute(corpus.passages, extractor="regex", client=client, partition_size=32, on_stored=crash, progress=False)
+        precompute(
+            corpus.passages,
+            extractor="regex",
+            client=client,
+            partition_size=32,
+            on_stored=crash,
+            progress=False,
+        )
     done = stored(tmp_path / "cluster")
-    (_, entries), = done.items()
+    ((_, entries),) = done.items()
     assert len(entries) == 4 * 32  # the four partitions written before the interruption, nothing else
     rerun = precompute(corpus.passages, extractor="regex", client=client, partition_size=32, progress=False)
     assert rerun["hits"] == 4 * 32 and rerun["texts"] == len(texts) - 4 * 32
@@ -137,15 +152,22 @@ def test_interrupted_driver_reruns_only_the_missing_partitions(client, corpus, t
 def test_a_worker_with_other_versions_is_refused(client, corpus, tmp_path, monkeypatch):
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path))
     victim = min(client.scheduler_info()["workers"])
-    patch = ("import aethel_lite.core.entities as e, aethel_lite.retrievers.cluster as c\n"
-             "e._real_fp = getattr(e, '_real_fp', e.normalization_fingerprint)\n"
-             "e.normalization_fingerprint = lambda: 'another-normalization'\nc._PRODUCERS.clear()")
-    undo = ("import aethel_lite.core.entities as e, aethel_lite.retrievers.cluster as c\n"
-            "e.normalization_fingerprint = e._real_fp\nc._PRODUCERS.clear()")
+    patch = (
+        "import aethel_lite.core.entities as e, aethel_lite.retrievers.cluster as c\n"
+        "e._real_fp = getattr(e, '_real_fp', e.normalization_fingerprint)\n"
+        "e.normalization_fingerprint = lambda: 'another-normalization'\nc._PRODUCERS.clear()"
+    )
+    undo = (
+        "import aethel_lite.core.entities as e, aethel_lite.retrievers.cluster as c\n"
+        "e.normalization_fingerprint = e._real_fp\nc._PRODUCERS.clear()"
+    )
     client.run(exec, patch, workers=[victim])
     try:
-        with pytest.raises(ClusterMismatch, match=f"worker {victim} refused for entities-regex: normalization: "
-                                                  "'another-normalization' on the worker"):
+        with pytest.raises(
+            ClusterMismatch,
+            match=f"worker {victim} refused for entities-regex: normalization: "
+            "'another-normalization' on the worker",
+        ):
             precompute(corpus.passages, extractor="regex", client=client, progress=False)
     finally:
         client.run(exec, undo, workers=[victim])
@@ -158,7 +180,9 @@ def test_spacy_entities_equal_even_when_a_worker_is_killed(client, corpus, tmp_p
     """ner3 goes through the ner store; a worker killed (SIGKILL) while it holds a partition: Dask
     reruns the partition on the restarted worker and the result is complete and identical."""
     passages = corpus.passages[:240]
-    local = in_process(tmp_path / "local", monkeypatch, lambda: GraphRetriever(extractor="ner3").fit(passages))
+    local = in_process(
+        tmp_path / "local", monkeypatch, lambda: GraphRetriever(extractor="ner3").fit(passages)
+    )
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cluster"))
     pids = client.run(os.getpid)
     killed = []
@@ -171,8 +195,9 @@ def test_spacy_entities_equal_even_when_a_worker_is_killed(client, corpus, tmp_p
         killed.append((busy[0], pids[busy[0]], summary["partitions"]))
         os.kill(pids[busy[0]], signal.SIGKILL)
 
-    summary = precompute(passages, extractor="ner3", client=client, partition_size=32, on_stored=kill_one,
-                         progress=False)
+    summary = precompute(
+        passages, extractor="ner3", client=client, partition_size=32, on_stored=kill_one, progress=False
+    )
     assert killed and summary["texts"] == len(passages) and summary["partitions"] == len(passages) // 32 + 1
     deadline = time.monotonic() + 60
     while len(client.scheduler_info()["workers"]) < 2 and time.monotonic() < deadline:
@@ -180,7 +205,10 @@ def test_spacy_entities_equal_even_when_a_worker_is_killed(client, corpus, tmp_p
     assert killed[0][1] not in client.run(os.getpid).values()
     assert stored(tmp_path / "cluster") == stored(tmp_path / "local")
     texts = [passage_text(p) for p in passages]  # other batches (a rerun's): the same mentions here too
-    assert SpacyNerExtractor(batch_size=7).extract(texts[5:]) == extract_entities(texts, "ner", progress=False)[5:]
+    assert (
+        SpacyNerExtractor(batch_size=7).extract(texts[5:])
+        == extract_entities(texts, "ner", progress=False)[5:]
+    )
     with monkeypatch.context() as m:
         forbid(m, SpacyNerExtractor)
         remote = GraphRetriever(extractor="ner3").fit(passages)
@@ -197,26 +225,43 @@ def test_minilm_embeddings_equal_the_in_process_run(client, corpus, tmp_path, mo
     settings = {"batch_size": 16}
 
     def fit_all():
-        return {pooling: DenseRetriever(pooling=pooling, **settings).fit(passages) for pooling in ("first", "heading")}
+        return {
+            pooling: DenseRetriever(pooling=pooling, **settings).fit(passages)
+            for pooling in ("first", "heading")
+        }
 
     local = in_process(tmp_path / "local", monkeypatch, fit_all)
     want = stored(tmp_path / "local")
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cluster"))
-    summary = precompute(passages, poolings=("first", "heading"), dense=settings, client=client, partition_size=40,
-                         progress=False)
+    summary = precompute(
+        passages,
+        poolings=("first", "heading"),
+        dense=settings,
+        client=client,
+        partition_size=40,
+        progress=False,
+    )
     assert summary["jobs"]["embeddings-first"]["partitions"] == 64 // 32  # 40 rounded down to 2 batches of 16
     assert stored(tmp_path / "cluster") == want  # identical bytes
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "rerun"))
 
     def crash(summary):  # at the first partition stored
         raise KeyboardInterrupt
+
     with pytest.raises(KeyboardInterrupt):
-        precompute(passages, poolings=("first",), dense=settings, client=client, partition_size=16, on_stored=crash,
-                   progress=False)
+        precompute(
+            passages,
+            poolings=("first",),
+            dense=settings,
+            client=client,
+            partition_size=16,
+            on_stored=crash,
+            progress=False,
+        )
     rerun = precompute(passages, poolings=("first", "heading"), dense=settings, client=client, progress=False)
     assert 0 < rerun["jobs"]["embeddings-first"]["hits"] < len(passages)
     got = stored(tmp_path / "rerun")
-    (name, expected), = want.items()
+    ((name, expected),) = want.items()
     assert got[name].keys() == expected.keys()
     a = np.stack([np.frombuffer(expected[k], "<f4") for k in expected])
     b = np.stack([np.frombuffer(got[name][k], "<f4") for k in expected])
@@ -225,8 +270,10 @@ def test_minilm_embeddings_equal_the_in_process_run(client, corpus, tmp_path, mo
         with monkeypatch.context() as m:
             forbid(m, DenseRetriever, "encode")
             remote = DenseRetriever(pooling=pooling, **settings).fit(passages)
-        assert (np.argsort(-remote.score_texts(queries), axis=1, kind="stable")
-                == np.argsort(-retriever.score_texts(queries), axis=1, kind="stable")).all()
+        assert (
+            np.argsort(-remote.score_texts(queries), axis=1, kind="stable")
+            == np.argsort(-retriever.score_texts(queries), axis=1, kind="stable")
+        ).all()
 
 
 # -------------------------------------------------------------------------------------- the CLI
@@ -239,7 +286,9 @@ def test_aethel_eval_on_the_cluster_writes_the_in_process_result(client, tmp_pat
     assert main([*args, "--quiet", "--out", str(tmp_path / "local.json")]) == 0
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cluster"))
     capsys.readouterr()
-    assert main([*args, "--out", str(tmp_path / "cluster.json"), "--scheduler", client.scheduler.address]) == 0
+    assert (
+        main([*args, "--out", str(tmp_path / "cluster.json"), "--scheduler", client.scheduler.address]) == 0
+    )
     assert "cluster: 300 texts in 2 partitions on 2 workers, 0 already stored" in capsys.readouterr().err
     results = [json.loads((tmp_path / f"{name}.json").read_text()) for name in ("local", "cluster")]
     for r in results:
@@ -259,7 +308,9 @@ def test_aethel_index_on_the_cluster_writes_the_in_process_index(client, tmp_pat
     for name, extra in (("local", []), ("cluster", ["--scheduler", client.scheduler.address])):
         monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / f"cache-{name}"))
         capsys.readouterr()
-        assert main(["index", str(docs), "--out", str(tmp_path / name), "--methods", "aethel-reg", *extra]) == 0
+        assert (
+            main(["index", str(docs), "--out", str(tmp_path / name), "--methods", "aethel-reg", *extra]) == 0
+        )
     assert "cluster: 60 texts in 1 partitions on 2 workers" in capsys.readouterr().err
     for part in ("entities-regex.jsonl", "graph-regex/graph.json", "graph-regex/graph.npz"):
         assert (tmp_path / "cluster" / part).read_bytes() == (tmp_path / "local" / part).read_bytes(), part

@@ -13,11 +13,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
-from aethel_lite.errors import ParameterError
-from aethel_lite.data.loaders import FB_COMPARISONS, load_financebench
-from aethel_lite.studies.comparisons import METRIC_STATEMENT, assign_splits, find_statement_page, row_figures
 from conftest import require
+
+from aethel_lite.data.loaders import FB_COMPARISONS, load_financebench
+from aethel_lite.errors import ParameterError
+from aethel_lite.studies.comparisons import METRIC_STATEMENT, assign_splits, find_statement_page, row_figures
 
 ROWS = [json.loads(line) for line in FB_COMPARISONS.read_text(encoding="utf-8").splitlines() if line.strip()]
 TYPES = ("comparison-two-companies", "comparison-two-years")
@@ -40,7 +40,10 @@ def test_each_question_has_two_pages_in_two_filings_and_no_copied_text(row):
     assert evidence[0]["doc_name"] != evidence[1]["doc_name"]
     assert row["doc_name"] == evidence[0]["doc_name"]
     assert all(ev["doc_name"].endswith("_10K") for ev in evidence)
-    assert all(set(ev) == {"doc_name", "evidence_page_num", "fiscal_year", "row_label", "figure", "unit"} for ev in evidence)
+    assert all(
+        set(ev) == {"doc_name", "evidence_page_num", "fiscal_year", "row_label", "figure", "unit"}
+        for ev in evidence
+    )
     assert not any("evidence_text" in ev for ev in evidence)
     for ev in evidence:  # the answer restates both figures
         assert f"${ev['figure']} {ev['unit'][:-1]}" in row["answer"]
@@ -66,10 +69,14 @@ def test_the_wording_is_not_one_template():
 def test_the_split_is_the_stated_rule():
     # independent re-statement of the rule: per type, ids by sha256 hex digest, first half (rounded up) dev
     for kind in TYPES:
-        ids = sorted((r["financebench_id"] for r in ROWS if r["question_type"] == kind),
-                     key=lambda i: hashlib.sha256(i.encode()).hexdigest())
+        ids = sorted(
+            (r["financebench_id"] for r in ROWS if r["question_type"] == kind),
+            key=lambda i: hashlib.sha256(i.encode()).hexdigest(),
+        )
         dev = set(ids[: (len(ids) + 1) // 2])
-        assert {r["financebench_id"] for r in ROWS if r["question_type"] == kind and r["split"] == "dev"} == dev
+        assert {
+            r["financebench_id"] for r in ROWS if r["question_type"] == kind and r["split"] == "dev"
+        } == dev
     assert {r["financebench_id"]: r["split"] for r in ROWS} == assign_splits(ROWS)
 
 
@@ -172,7 +179,10 @@ def test_every_gold_page_is_the_rule_s_page(comparisons):
         kind = METRIC_STATEMENT[row["metric"]]
         for ev in row["evidence"]:
             pages = filings[ev["doc_name"]]
-            assert find_statement_page(pages, kind, ev["row_label"]) == ev["evidence_page_num"], (row["financebench_id"], ev)
+            assert find_statement_page(pages, kind, ev["row_label"]) == ev["evidence_page_num"], (
+                row["financebench_id"],
+                ev,
+            )
             assert ev["figure"] in row_figures(pages[ev["evidence_page_num"]], ev["row_label"])
 
 
@@ -183,7 +193,9 @@ def _printed(figure: str):
 @pytest.mark.realdata
 def test_no_other_filing_has_the_figure_and_no_filing_holds_both_years(comparisons):
     filings = _filings(comparisons)
-    about = {p.doc_id: (p.meta["company"], p.meta["doc_type"], p.meta["doc_period"]) for p in comparisons.passages}
+    about = {
+        p.doc_id: (p.meta["company"], p.meta["doc_type"], p.meta["doc_period"]) for p in comparisons.passages
+    }
     for row in ROWS:
         company = about[row["doc_name"]][0]
         for ev in row["evidence"]:
@@ -194,14 +206,21 @@ def test_no_other_filing_has_the_figure_and_no_filing_holds_both_years(compariso
                 if about[doc][0] == company:  # the company's other filings never print the figure
                     hits = [n for n, t in pages.items() if printed.search(t)]
                 else:  # other companies' filings never have the row with it
-                    hits = [n for n, t in pages.items() if ev["figure"] in t and ev["figure"] in row_figures(t, ev["row_label"])]
+                    hits = [
+                        n
+                        for n, t in pages.items()
+                        if ev["figure"] in t and ev["figure"] in row_figures(t, ev["row_label"])
+                    ]
                 assert hits == [], (row["financebench_id"], ev["figure"], doc, hits)
         if row["question_type"] == "comparison-two-years":
             span = 2 if METRIC_STATEMENT[row["metric"]] == "balance" else 3
             years = {ev["fiscal_year"] for ev in row["evidence"]}
             for doc, (c, doc_type, period) in about.items():
                 if c == company and doc_type == "10k":
-                    assert len(years & set(range(period - span + 1, period + 1))) <= 1, (row["financebench_id"], doc)
+                    assert len(years & set(range(period - span + 1, period + 1))) <= 1, (
+                        row["financebench_id"],
+                        doc,
+                    )
 
 
 # ------------------------------------------------------------------------------- the study
@@ -227,9 +246,13 @@ def test_study_anchors_every_comparison_and_leaves_single_filings_alone(quick_st
         for method in s["methods"]:
             cell = block["ci"][method]["all"]["AllSupport@10"]
             assert cell["ci_low"] <= cell["mean"] <= cell["ci_high"] and 0 <= cell["mean"] <= 1
-        assert {(t["a"], t["b"]) for t in block["tests"]} == {("aethel-anchors", b) for b in ("bm25", "dense", "aethel-hybrid")}
+        assert {(t["a"], t["b"]) for t in block["tests"]} == {
+            ("aethel-anchors", b) for b in ("bm25", "dense", "aethel-hybrid")
+        }
     values = list(s["per_query"]["aethel-anchors"].values())
-    assert s["comparisons"]["all"]["ci"]["aethel-anchors"]["all"]["AllSupport@10"]["mean"] == pytest.approx(sum(values) / len(values))
+    assert s["comparisons"]["all"]["ci"]["aethel-anchors"]["all"]["AllSupport@10"]["mean"] == pytest.approx(
+        sum(values) / len(values)
+    )
 
 
 def test_headline_says_what_the_file_says(quick_study):

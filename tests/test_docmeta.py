@@ -8,26 +8,37 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from aethel_lite.data.schema import Passage
-from aethel_lite.core.docmeta import (DocMeta, add_document_nodes, document_metadata, is_meta_key, match_companies,
-                                 node_kind, period_keys, type_keys)
-from aethel_lite.errors import DataError
+from aethel_lite.core.docmeta import (
+    DocMeta,
+    add_document_nodes,
+    document_metadata,
+    is_meta_key,
+    match_companies,
+    node_kind,
+    period_keys,
+    type_keys,
+)
 from aethel_lite.core.graph import build_graph
+from aethel_lite.data.schema import Passage
+from aethel_lite.errors import DataError
 
 
-@pytest.mark.parametrize("text, keys", [
-    ("What is the FY2018 capital expenditure amount for 3M?", ["2018"]),
-    ("FY 2023 and fiscal 2022 and fiscal year 2021", ["2023", "2022", "2021"]),
-    ("From FY21 to FY22", ["2021", "2022"]),
-    ("quick ratio for Q2 of FY2023", ["2023q2", "2023"]),
-    ("Q3 2021, 4Q22 and Q1'24", ["2021q3", "2021", "2022q4", "2022", "2024q1", "2024"]),
-    ("the third quarter of 2021", ["2021q3", "2021"]),
-    ("NAV as of June 30, 2024", ["2024q2", "2024"]),
-    ("at the end of September 2024", ["2024q3", "2024"]),
-    ("revenue in 2019 versus 2018", ["2019", "2018"]),
-    ("costs of $2,019 million, 2018% and 12018", []),
-    ("no period here", []),
-])
+@pytest.mark.parametrize(
+    "text, keys",
+    [
+        ("What is the FY2018 capital expenditure amount for 3M?", ["2018"]),
+        ("FY 2023 and fiscal 2022 and fiscal year 2021", ["2023", "2022", "2021"]),
+        ("From FY21 to FY22", ["2021", "2022"]),
+        ("quick ratio for Q2 of FY2023", ["2023q2", "2023"]),
+        ("Q3 2021, 4Q22 and Q1'24", ["2021q3", "2021", "2022q4", "2022", "2024q1", "2024"]),
+        ("the third quarter of 2021", ["2021q3", "2021"]),
+        ("NAV as of June 30, 2024", ["2024q2", "2024"]),
+        ("at the end of September 2024", ["2024q3", "2024"]),
+        ("revenue in 2019 versus 2018", ["2019", "2018"]),
+        ("costs of $2,019 million, 2018% and 12018", []),
+        ("no period here", []),
+    ],
+)
 def test_period_keys(text, keys):
     assert period_keys(text) == keys
 
@@ -50,24 +61,47 @@ def test_match_companies_weights_tokens_by_idf_and_needs_capitals():
 
 
 def _sec_cover(name: str, ended: str, form: str = "10-K") -> str:
-    return (f"UNITED STATES SECURITIES AND EXCHANGE COMMISSION\nFORM {form}\n"
-            f"For the {ended}\nCommission File Number 1-1234\n{name}\n"
-            "(Exact name of registrant as specified in its charter)\nDelaware")
+    return (
+        f"UNITED STATES SECURITIES AND EXCHANGE COMMISSION\nFORM {form}\n"
+        f"For the {ended}\nCommission File Number 1-1234\n{name}\n"
+        "(Exact name of registrant as specified in its charter)\nDelaware"
+    )
 
 
 def test_document_metadata_sources_in_order():
     ps = [
-        Passage("a#p1", "a", "a", "notes", {"page": 1, "company": "Acme Corp", "doc_period": 2018, "doc_type": "10K"}),
-        Passage("a#p0", "a", "a", _sec_cover("ACME CORP", "quarterly period ended June 30, 2018", "10-Q"),
-                {"page": 0, "company": "Acme Corp", "doc_period": 2018, "doc_type": "10K"}),
-        Passage("b#p0", "b", "b", _sec_cover("GLOBEX INCORPORATED", "fiscal year ended December 1, 2017"), {"page": 0}),
+        Passage(
+            "a#p1",
+            "a",
+            "a",
+            "notes",
+            {"page": 1, "company": "Acme Corp", "doc_period": 2018, "doc_type": "10K"},
+        ),
+        Passage(
+            "a#p0",
+            "a",
+            "a",
+            _sec_cover("ACME CORP", "quarterly period ended June 30, 2018", "10-Q"),
+            {"page": 0, "company": "Acme Corp", "doc_period": 2018, "doc_type": "10K"},
+        ),
+        Passage(
+            "b#p0",
+            "b",
+            "b",
+            _sec_cover("GLOBEX INCORPORATED", "fiscal year ended December 1, 2017"),
+            {"page": 0},
+        ),
         Passage("c#0", "c", "Initech IV — Q3 2024 LP letter", "Dear partners, a fine quarter.", {}),
         Passage("d#0", "d", "", "March 2015 — something happened.", {}),
     ]
     metas = document_metadata(ps)
     assert list(metas) == ["a", "b", "c", "d"]
     a, b, c, d = (metas[k] for k in "abcd")
-    assert (a.companies, a.periods, a.types) == (["acme"], ["2018", "2018q2"], ["10k"])  # meta year + cover quarter
+    assert (a.companies, a.periods, a.types) == (
+        ["acme"],
+        ["2018", "2018q2"],
+        ["10k"],
+    )  # meta year + cover quarter
     assert a.source == {"company": "meta", "period": "meta", "type": "meta"}
     assert (b.companies, b.periods, b.types) == (["globex"], ["2017"], ["10k"])
     assert b.source == {"company": "cover", "period": "cover", "type": "cover"}
@@ -75,13 +109,22 @@ def test_document_metadata_sources_in_order():
     assert c.source == {"company": "title", "period": "title"}
     assert (d.companies, d.periods) == ([], ["2015", "2015q1"]) and d.source == {"period": "first page"}
     assert a.keys() == ["company:acme", "period:2018", "period:2018q2", "type:10k"]
-    assert all(is_meta_key(k) for k in a.keys()) and node_kind("period:2018") == "period" and node_kind("acme") == "entity"
+    assert (
+        all(is_meta_key(k) for k in a.keys())
+        and node_kind("period:2018") == "period"
+        and node_kind("acme") == "entity"
+    )
 
 
 def _toy():
-    ps = [Passage("x#0", "x", "", "Alpha met Beta.", {}), Passage("x#1", "x", "", "Beta left.", {}),
-          Passage("y#0", "y", "", "Gamma stayed.", {})]
-    g = build_graph([p.pid for p in ps], [["alpha", "beta"], ["beta"], ["gamma"]], alias_pairs=[("alpha", "beta")])
+    ps = [
+        Passage("x#0", "x", "", "Alpha met Beta.", {}),
+        Passage("x#1", "x", "", "Beta left.", {}),
+        Passage("y#0", "y", "", "Gamma stayed.", {}),
+    ]
+    g = build_graph(
+        [p.pid for p in ps], [["alpha", "beta"], ["beta"], ["gamma"]], alias_pairs=[("alpha", "beta")]
+    )
     metas = {"x": DocMeta("x", ["acme"], ["2020"], ["10k"]), "y": DocMeta("y", ["acme"], ["2021"], [])}
     return ps, g, metas
 
@@ -96,10 +139,19 @@ def test_add_document_nodes_with_documents_and_metadata():
     ps, g, metas = _toy()
     out = add_document_nodes(g, ps, metas)
     assert out.entities[: g.n_entities] == g.entities
-    expected = _edges(g) | {frozenset(e) for e in [
-        ("x#0", "doc:x"), ("x#1", "doc:x"), ("y#0", "doc:y"),
-        ("doc:x", "company:acme"), ("doc:y", "company:acme"), ("doc:x", "period:2020"), ("doc:y", "period:2021"),
-        ("doc:x", "type:10k")]}
+    expected = _edges(g) | {
+        frozenset(e)
+        for e in [
+            ("x#0", "doc:x"),
+            ("x#1", "doc:x"),
+            ("y#0", "doc:y"),
+            ("doc:x", "company:acme"),
+            ("doc:y", "company:acme"),
+            ("doc:x", "period:2020"),
+            ("doc:y", "period:2021"),
+            ("doc:x", "type:10k"),
+        ]
+    }
     assert _edges(out) == expected
     assert set(np.unique(out.adjacency().data)) == {1.0}
     # a closed pool keeps its document nodes (incidence columns)
@@ -110,9 +162,19 @@ def test_add_document_nodes_without_documents_puts_metadata_on_passages():
     ps, g, metas = _toy()
     out = add_document_nodes(g, ps, metas, documents=False)
     extra = _edges(out) - _edges(g)
-    assert extra == {frozenset(e) for e in [
-        ("x#0", "company:acme"), ("x#1", "company:acme"), ("y#0", "company:acme"), ("x#0", "period:2020"),
-        ("x#1", "period:2020"), ("y#0", "period:2021"), ("x#0", "type:10k"), ("x#1", "type:10k")]}
+    assert extra == {
+        frozenset(e)
+        for e in [
+            ("x#0", "company:acme"),
+            ("x#1", "company:acme"),
+            ("y#0", "company:acme"),
+            ("x#0", "period:2020"),
+            ("x#1", "period:2020"),
+            ("y#0", "period:2021"),
+            ("x#0", "type:10k"),
+            ("x#1", "type:10k"),
+        ]
+    }
     only_docs = add_document_nodes(g, ps, metas, metadata=False)
     assert [e for e in only_docs.entities if is_meta_key(e)] == ["doc:x", "doc:y"]
     assert add_document_nodes(g, ps, metas, documents=False, metadata=False) is g

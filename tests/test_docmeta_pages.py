@@ -43,53 +43,82 @@ _SEC = "UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nWashington, D.C. 2054
 
 # --- registrant -------------------------------------------------------------------------------
 
-MGM = ("Commission File No. 001-10362\n \n \nMGM R ESORTS I NTERNATIONAL\n"
-       "(Exact name of Registrant as specified in its charter)\n \nDELAWARE\n")
-AMAZON = ("Commission File No. 000-22513\n____________________________________\nAMAZON.COM, INC.\n"
-          "(Exact name of registrant as specified in its charter)\nDelaware")
-AMCOR_8K = ("Date of Report (Date of earliest event\nreported): April 26, 2022\n \nAMCOR\nPLC\n(Exact\n"
-            "name of registrant as specified in its charter)\n \nJersey\n001-38932")
-THREE_M = ("For the fiscal year ended December 31, 2018\n \nCommission file number 1-3285\n \n3M COMPANY\n"
-           "State of Incorporation: Delaware\n")
-PGE = ("Commission\nFile Number\n \nExact Name of Registrant\nas S pecified I n I ts C harter\n \n"
-       "State or Other Jurisdiction of\nIncorporation or Organization\n \nIRS Employer\nIdentification Number\n"
-       "1-12609\n \nPG&E CORPORATION\n \nCalifornia\n")
-COCA_COLA = ("For the fiscal year ended December 31, 2018\nOR\nCommission File Number 001-02217\n"
-             "(Exact name of Registrant as specified in its charter)\nDelaware\n")
+MGM = (
+    "Commission File No. 001-10362\n \n \nMGM R ESORTS I NTERNATIONAL\n"
+    "(Exact name of Registrant as specified in its charter)\n \nDELAWARE\n"
+)
+AMAZON = (
+    "Commission File No. 000-22513\n____________________________________\nAMAZON.COM, INC.\n"
+    "(Exact name of registrant as specified in its charter)\nDelaware"
+)
+AMCOR_8K = (
+    "Date of Report (Date of earliest event\nreported): April 26, 2022\n \nAMCOR\nPLC\n(Exact\n"
+    "name of registrant as specified in its charter)\n \nJersey\n001-38932"
+)
+THREE_M = (
+    "For the fiscal year ended December 31, 2018\n \nCommission file number 1-3285\n \n3M COMPANY\n"
+    "State of Incorporation: Delaware\n"
+)
+PGE = (
+    "Commission\nFile Number\n \nExact Name of Registrant\nas S pecified I n I ts C harter\n \n"
+    "State or Other Jurisdiction of\nIncorporation or Organization\n \nIRS Employer\nIdentification Number\n"
+    "1-12609\n \nPG&E CORPORATION\n \nCalifornia\n"
+)
+COCA_COLA = (
+    "For the fiscal year ended December 31, 2018\nOR\nCommission File Number 001-02217\n"
+    "(Exact name of Registrant as specified in its charter)\nDelaware\n"
+)
 COCA_COLA_TOC = "are incorporated by reference in Part III.\n\n \nTHE COCA-COLA COMPANY AND SUBSIDIARIES\nTable of Contents\n"
-PEPSICO_Q2 = ("PepsiCo Reports Second-Quarter 2023 Results; Raises Full-Year \nGuidance\n"
-              "PURCHASE, N.Y. - July 13, 2023 - PepsiCo, Inc. (NASDAQ: PEP) today reported results for \n"
-              "the second quarter 2023. \nPlease refer to PepsiCo’s Quarterly Report on Form 10-Q for the 12 and 24 "
-              "weeks ended June 17, 2023 (Q2 \n2023 Form 10-Q) filed with the Securities and Exchange Commission")
-INTEL = ("Intel Corporation\n2200 Mission College Blvd.\nSanta Clara, CA 95054-1549\n  \nNews Release\n"
-         "  Intel Reports Fourth-Quarter and Full-Year 2022 Financial Results\n"
-         "SANTA CLARA, Calif., Jan. 26, 2023 -- Intel Corporation today reported fourth-quarter and full-year 2022")
-MCDONALDS = ("Commission File Number 1-5231\nMcDONALD’S\xa0CORPORATION\n"
-             "(Exact name of registrant as specified in its charter)\n")
-AMCOR_RELEASE = ("Amcor reports fiscal 2023 results and provides outlook for fiscal 2024\nJune 2023 quarter:\n"
-                 "GAAP diluted EPS of 12.3 cps; Adjusted EPS of 19.3 cps\n")
-FEDEX_LETTER = "1\n2023 Annual Report\nCELEBRATING 50 YEARS.  \nDRIVING WHAT’S NEXT.\nTo our FedEx stockholders,\n"
+PEPSICO_Q2 = (
+    "PepsiCo Reports Second-Quarter 2023 Results; Raises Full-Year \nGuidance\n"
+    "PURCHASE, N.Y. - July 13, 2023 - PepsiCo, Inc. (NASDAQ: PEP) today reported results for \n"
+    "the second quarter 2023. \nPlease refer to PepsiCo’s Quarterly Report on Form 10-Q for the 12 and 24 "
+    "weeks ended June 17, 2023 (Q2 \n2023 Form 10-Q) filed with the Securities and Exchange Commission"
+)
+INTEL = (
+    "Intel Corporation\n2200 Mission College Blvd.\nSanta Clara, CA 95054-1549\n  \nNews Release\n"
+    "  Intel Reports Fourth-Quarter and Full-Year 2022 Financial Results\n"
+    "SANTA CLARA, Calif., Jan. 26, 2023 -- Intel Corporation today reported fourth-quarter and full-year 2022"
+)
+MCDONALDS = (
+    "Commission File Number 1-5231\nMcDONALD’S\xa0CORPORATION\n"
+    "(Exact name of registrant as specified in its charter)\n"
+)
+AMCOR_RELEASE = (
+    "Amcor reports fiscal 2023 results and provides outlook for fiscal 2024\nJune 2023 quarter:\n"
+    "GAAP diluted EPS of 12.3 cps; Adjusted EPS of 19.3 cps\n"
+)
+FEDEX_LETTER = (
+    "1\n2023 Annual Report\nCELEBRATING 50 YEARS.  \nDRIVING WHAT’S NEXT.\nTo our FedEx stockholders,\n"
+)
 
 
 def test_repair_spacing_joins_split_capitals_only():
     assert repair_spacing("MGM R ESORTS I NTERNATIONAL") == "MGM RESORTS INTERNATIONAL"
-    assert repair_spacing("J P MORGAN") == "J P MORGAN"          # two single letters: ambiguous, kept
+    assert repair_spacing("J P MORGAN") == "J P MORGAN"  # two single letters: ambiguous, kept
     assert repair_spacing("as S pecified I n") == "as S pecified I n"  # mixed case: left alone
 
 
-@pytest.mark.parametrize("pages, key, how", [
-    ([_SEC + "FORM 10-K\n" + MGM], "mgm resorts international", "exact name"),
-    ([_SEC + "FORM 10-K\n" + AMAZON], "amazon com", "exact name"),      # ".com" kept as a word
-    ([_SEC + "FORM 8-K\n" + AMCOR_8K], "amcor", "exact name"),          # "AMCOR" / "PLC" joined
-    ([_SEC + "FORM 10-K\n" + THREE_M], "3m company", "file number"),    # no "(Exact name ...)" label
-    ([_SEC + "FORM 10-K\n" + PGE], "pg&e", "file number"),              # the label as a table header
-    ([_SEC + "FORM 10-K\n" + COCA_COLA, "", COCA_COLA_TOC], "coca cola company", "subsidiaries"),  # logo, no name
-    ([_SEC + "FORM 10-K\n" + MCDONALDS], "mcdonald", "exact name"),  # the "’S" is not a split letter
-    ([PEPSICO_Q2], "pepsico", "ticker"),
-    ([AMCOR_RELEASE], "amcor", "headline"),
-    ([INTEL], "intel", "dateline"),
-    (["\n2023 Annual Report\n", FEDEX_LETTER], "fedex", "letter"),
-])
+@pytest.mark.parametrize(
+    "pages, key, how",
+    [
+        ([_SEC + "FORM 10-K\n" + MGM], "mgm resorts international", "exact name"),
+        ([_SEC + "FORM 10-K\n" + AMAZON], "amazon com", "exact name"),  # ".com" kept as a word
+        ([_SEC + "FORM 8-K\n" + AMCOR_8K], "amcor", "exact name"),  # "AMCOR" / "PLC" joined
+        ([_SEC + "FORM 10-K\n" + THREE_M], "3m company", "file number"),  # no "(Exact name ...)" label
+        ([_SEC + "FORM 10-K\n" + PGE], "pg&e", "file number"),  # the label as a table header
+        (
+            [_SEC + "FORM 10-K\n" + COCA_COLA, "", COCA_COLA_TOC],
+            "coca cola company",
+            "subsidiaries",
+        ),  # logo, no name
+        ([_SEC + "FORM 10-K\n" + MCDONALDS], "mcdonald", "exact name"),  # the "’S" is not a split letter
+        ([PEPSICO_Q2], "pepsico", "ticker"),
+        ([AMCOR_RELEASE], "amcor", "headline"),
+        ([INTEL], "intel", "dateline"),
+        (["\n2023 Annual Report\n", FEDEX_LETTER], "fedex", "letter"),
+    ],
+)
 def test_registrant_rules(pages, key, how):
     assert registrant(pages) == (key, how)
 
@@ -100,34 +129,46 @@ def test_empty_name_slot_is_not_the_file_number_or_the_state():
 
 # --- filing type ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("pages, form", [
-    ([_SEC + "FORM 10-K\n" + MGM], "10k"),
-    ([_SEC + "FORM 8-K\n" + AMCOR_8K], "8k"),
-    ([_SEC + "FORM   10-Q\n(Mark One)\n"], "10q"),
-    ([PEPSICO_Q2], "earnings"),     # "Form 10-Q" in the body is a reference, not the heading
-    ([INTEL], "earnings"),
-    (["\n2023 Annual Report\n", FEDEX_LETTER], "10k"),
-    (["Dear partners, a fine quarter."], None),
-])
+
+@pytest.mark.parametrize(
+    "pages, form",
+    [
+        ([_SEC + "FORM 10-K\n" + MGM], "10k"),
+        ([_SEC + "FORM 8-K\n" + AMCOR_8K], "8k"),
+        ([_SEC + "FORM   10-Q\n(Mark One)\n"], "10q"),
+        ([PEPSICO_Q2], "earnings"),  # "Form 10-Q" in the body is a reference, not the heading
+        ([INTEL], "earnings"),
+        (["\n2023 Annual Report\n", FEDEX_LETTER], "10k"),
+        (["Dear partners, a fine quarter."], None),
+    ],
+)
 def test_filing_type(pages, form):
     assert filing_type(pages)[0] == form
 
 
 # --- fiscal year ------------------------------------------------------------------------------
 
+
 def test_fiscal_year_is_named_by_the_calendar_year_it_ends_in():
-    assert fiscal_year_of(12, 31, 2022, 6) == (2023, 2)   # June year end: quarter ended Dec 31, 2022 = FY2023 Q2
-    assert fiscal_year_of(1, 1, 2023) == (2022, 4)        # 52/53-week year ended January 1, 2023 = FY2022
-    assert fiscal_year_of(7, 1, 2023, 9) == (2023, 3)     # July 1 closes June: Q3 of a September year
-    assert fiscal_year_of(4, 30, 2023, 1) == (2024, 1)    # January year end: first quarter of FY2024
-    assert fiscal_year_of(9, 30, 2022) == (2022, 3)       # December year end (the default)
+    assert fiscal_year_of(12, 31, 2022, 6) == (
+        2023,
+        2,
+    )  # June year end: quarter ended Dec 31, 2022 = FY2023 Q2
+    assert fiscal_year_of(1, 1, 2023) == (2022, 4)  # 52/53-week year ended January 1, 2023 = FY2022
+    assert fiscal_year_of(7, 1, 2023, 9) == (2023, 3)  # July 1 closes June: Q3 of a September year
+    assert fiscal_year_of(4, 30, 2023, 1) == (2024, 1)  # January year end: first quarter of FY2024
+    assert fiscal_year_of(9, 30, 2022) == (2022, 3)  # December year end (the default)
 
 
 def test_fiscal_year_end_from_the_balance_sheet_of_a_10q():
-    salesforce = [_SEC + "FORM 10-Q\n(Mark One)\nQuarterly report pursuant to Section 13 or 15(d) of the Securities "
-                  "Exchange Act of 1934\nFor the quarterly period ended October 31, 2022\nOR\n",
-                  ("Table of Contents\nINDEX\nItem 1.\nFinancial Statements:\nCondensed Consolidated Balance Sheets as of "
-                   "October 31, 2022 and January 31, 2022\n3\n")]
+    salesforce = [
+        _SEC + "FORM 10-Q\n(Mark One)\nQuarterly report pursuant to Section 13 or 15(d) of the Securities "
+        "Exchange Act of 1934\nFor the quarterly period ended October 31, 2022\nOR\n",
+        (
+            "Table of Contents\nINDEX\nItem 1.\nFinancial Statements:\nCondensed Consolidated Balance Sheets as of "
+            "October 31, 2022 and January 31, 2022\n3\n"
+        ),
+    ]
     assert fiscal_period(salesforce, "10q")[:3] == (2023, 3, 1)
     assert fiscal_period(salesforce[:1], "10q")[:3] == (2022, 4, None)  # without the balance sheet: December
 
@@ -141,18 +182,23 @@ def test_fiscal_year_of_annual_and_8k_covers():
 
 
 def test_fiscal_year_of_a_release():
-    bestbuy = ("Best Buy Reports Fourth Quarter Results \nExpects FY24 Non-GAAP Diluted EPS of $5.70 to $6.50 \n"
-               "MINNEAPOLIS, March 2, 2023 -- Best Buy Co., Inc. (NYSE: BBY) today announced results for the 13-week fourth \n"
-               "quarter ended January 28, 2023 (“Q4 FY23”), as compared to the 13-week fourth quarter ended January 29, 2022")
-    assert fiscal_period([bestbuy], "earnings")[:2] == (2023, 4)   # the quarter's FY23, not the outlook's FY24
+    bestbuy = (
+        "Best Buy Reports Fourth Quarter Results \nExpects FY24 Non-GAAP Diluted EPS of $5.70 to $6.50 \n"
+        "MINNEAPOLIS, March 2, 2023 -- Best Buy Co., Inc. (NYSE: BBY) today announced results for the 13-week fourth \n"
+        "quarter ended January 28, 2023 (“Q4 FY23”), as compared to the 13-week fourth quarter ended January 29, 2022"
+    )
+    assert fiscal_period([bestbuy], "earnings")[:2] == (2023, 4)  # the quarter's FY23, not the outlook's FY24
     assert fiscal_period([PEPSICO_Q2], "earnings")[:2] == (2023, 2)
     assert fiscal_period([INTEL], "earnings")[:2] == (2022, 4)
-    assert fiscal_period([AMCOR_RELEASE], "earnings")[0] == 2023         # the results' year, not the outlook's
+    assert fiscal_period([AMCOR_RELEASE], "earnings")[0] == 2023  # the results' year, not the outlook's
 
 
 def test_document_metadata_reads_the_first_three_pages_without_loader_metadata():
-    nike = ["FORM 10-K\nFORM 10-K\n", _SEC + "FORM 10-K \nFOR THE FISCAL YEAR ENDED MAY 31, 2023 \nOR\n"
-            "Commission File No. 1-10635 \nNIKE, Inc. \n(Exact name of Registrant as specified in its charter)\n"]
+    nike = [
+        "FORM 10-K\nFORM 10-K\n",
+        _SEC + "FORM 10-K \nFOR THE FISCAL YEAR ENDED MAY 31, 2023 \nOR\n"
+        "Commission File No. 1-10635 \nNIKE, Inc. \n(Exact name of Registrant as specified in its charter)\n",
+    ]
     ps = [Passage(f"x#p{k}", "x", "", text, {"page": k}) for k, text in enumerate(nike)]
     ps.append(Passage("x#p3", "x", "", "FORM 8-K\n", {"page": 3}))  # a fourth page is never read
     d = document_metadata(ps)["x"]
@@ -176,6 +222,7 @@ def test_cover_reading_of_a_whole_release():
 
 
 # --- real data --------------------------------------------------------------------------------
+
 
 @pytest.mark.realdata
 def test_page_reader_against_financebench_document_information(real_data):

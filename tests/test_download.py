@@ -10,11 +10,11 @@ import warnings
 from pathlib import Path
 
 import pytest
+from conftest import require
 
 from aethel_lite.data.download import MANIFEST_PATH, download_data, load_manifest, verify_data
 from aethel_lite.errors import DataError, DataNotFoundError, ParameterError
 from aethel_lite.io import read_json
-from conftest import require
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):
@@ -93,9 +93,14 @@ def test_base_url_mirror_and_file_selection(server, tmp_path):
     (root / "x" / "b c.txt").write_bytes(b)
     manifest = {"files": [_entry("x/a.txt", a, url="http://nowhere.invalid/a"), _entry("x/b c.txt", b)]}
     dest = tmp_path / "d"
-    assert download_data(dest, manifest, base_url=base + "/", files=["x/b c.txt"], progress=False) == {"x/b c.txt": "downloaded"}
+    assert download_data(dest, manifest, base_url=base + "/", files=["x/b c.txt"], progress=False) == {
+        "x/b c.txt": "downloaded"
+    }
     assert _leftovers(dest) == ["x/b c.txt"]
-    assert download_data(dest, manifest, base_url=base, progress=False) == {"x/a.txt": "downloaded", "x/b c.txt": "present"}
+    assert download_data(dest, manifest, base_url=base, progress=False) == {
+        "x/a.txt": "downloaded",
+        "x/b c.txt": "present",
+    }
     with pytest.raises(ParameterError, match=r"'x/zzz' is not in the manifest"):
         download_data(dest, manifest, base_url=base, files=["x/zzz"])
 
@@ -130,7 +135,9 @@ def test_interrupted_transfer_leaves_nothing(server, tmp_path):
     _, base, _ = server
     manifest = {"files": [_entry("big/file.bin", b"x" * 1000, url=f"{base}/broken/file.bin")]}
     dest = tmp_path / "d"
-    with pytest.raises(DataError, match=r"big/file\.bin: download from .* failed|big/file\.bin: interrupted transfer"):
+    with pytest.raises(
+        DataError, match=r"big/file\.bin: download from .* failed|big/file\.bin: interrupted transfer"
+    ):
         download_data(dest, manifest, progress=False, timeout=10)
     assert _leftovers(dest) == []  # neither the file nor a .part temp file
 
@@ -144,8 +151,18 @@ def test_http_error_names_the_file(server, tmp_path):
 
 
 def test_file_without_url_says_how_to_get_it(tmp_path):
-    manifest = {"files": [_entry("financebench/pages.jsonl.gz", b"p", source="Extracted with PyMuPDF from the FinanceBench PDFs.")]}
-    with pytest.warns(UserWarning, match=r"pages\.jsonl\.gz: no public download URL\. Extracted with PyMuPDF"):
+    manifest = {
+        "files": [
+            _entry(
+                "financebench/pages.jsonl.gz",
+                b"p",
+                source="Extracted with PyMuPDF from the FinanceBench PDFs.",
+            )
+        ]
+    }
+    with pytest.warns(
+        UserWarning, match=r"pages\.jsonl\.gz: no public download URL\. Extracted with PyMuPDF"
+    ):
         report = download_data(tmp_path / "d", manifest, progress=False)
     assert report == {"financebench/pages.jsonl.gz": "manual"}
 

@@ -8,9 +8,11 @@ import random
 import warnings
 
 import pytest
+from conftest import require
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from aethel_lite.caching.store import text_key
 from aethel_lite.core import entities as E
 from aethel_lite.core import ner as ner_module
 from aethel_lite.core.entities import (
@@ -26,8 +28,6 @@ from aethel_lite.core.entities import (
     substring_links,
 )
 from aethel_lite.errors import ParameterError
-from aethel_lite.caching.store import text_key
-from conftest import require
 
 CRAFTED = (
     "Tim Cook is the chief executive of Apple Inc., which is based in Cupertino, California. "
@@ -46,6 +46,7 @@ def spans_exact(texts, mentions):
 
 
 # --------------------------------------------------------------------------- normalisation
+
 
 @pytest.mark.parametrize(
     "surface, key",
@@ -77,6 +78,7 @@ def test_normalize_entity_idempotent(text):
 
 
 # --------------------------------------------------------------------------- regex
+
 
 def regex_texts(text):
     ms = RegexExtractor().extract([text])[0]
@@ -143,6 +145,7 @@ def test_unknown_extractor_and_bad_input():
 
 # --------------------------------------------------------------------------- spaCy
 
+
 def test_ner_crafted_labels_and_spans():
     ms = SpacyNerExtractor().extract([CRAFTED])[0]
     assert spans_exact([CRAFTED], [ms])
@@ -173,12 +176,14 @@ def test_ner3_drops_numeric_labels_and_normalises():
 
 def test_ner3_filter_drops_junk_keys():
     ext = Ner3Extractor()
-    ms = [[
-        Mention("X", "x", "ORG", 0, 1),
-        Mention("10 20", "10 20", "ORG", 0, 5),
-        Mention("IBM", "ibm", "ORG", 0, 3),
-        Mention("2021", "2021", "DATE", 0, 4),
-    ]]
+    ms = [
+        [
+            Mention("X", "x", "ORG", 0, 1),
+            Mention("10 20", "10 20", "ORG", 0, 5),
+            Mention("IBM", "ibm", "ORG", 0, 3),
+            Mention("2021", "2021", "DATE", 0, 4),
+        ]
+    ]
     assert ext.filter(ms) == [[Mention("IBM", "ibm", "ORG", 0, 3)]]
 
 
@@ -238,6 +243,7 @@ def test_long_text_split_keeps_exact_spans():
 
 # --------------------------------------------------------------------------- cache
 
+
 def test_cache_hit_does_not_call_extractor(fresh_cache, monkeypatch):
     texts = [CRAFTED, "Nothing here.", "Berkshire Hathaway is in Omaha."]
     first = extract_entities(texts, "ner", progress=False)
@@ -274,8 +280,11 @@ def test_corrupt_cache_is_rebuilt_with_warning(fresh_cache, damage):
         path.write_bytes(b"not a database at all" * 100)
         match = "unusable entities store"
     else:
-        value = {"not_json": b"\xff{", "wrong_span": b'[["Bank","bank","REGEX",1,5]]',
-                 "malformed": b'[["Bank","bank","REGEX",0]]'}[damage]
+        value = {
+            "not_json": b"\xff{",
+            "wrong_span": b'[["Bank","bank","REGEX",1,5]]',
+            "malformed": b'[["Bank","bank","REGEX",0]]',
+        }[damage]
         _tamper(store, texts[0], value)
         match = "1 corrupt entity cache entries"
     with pytest.warns(RuntimeWarning, match=match):
@@ -292,6 +301,7 @@ def test_cache_false_writes_nothing(fresh_cache):
 
 
 # --------------------------------------------------------------------------- corpus helpers
+
 
 def brute_force_links(keys, min_chars):
     keys = sorted(set(keys))

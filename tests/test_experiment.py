@@ -6,16 +6,22 @@ import re
 
 import numpy as np
 import pytest
+from conftest import require
 
+from aethel_lite.book.report import ablation_figure, comparisons_table, metrics_table, paper_comparison
+from aethel_lite.data.select import load_for_eval, load_or_synthetic
 from aethel_lite.data.synthetic import make_synthetic
 from aethel_lite.errors import DataConfigError, DataNotFoundError, ParameterError
-from aethel_lite.evaluation.runner import bct_ablation, paired_comparisons, run_methods, score_runs, without_timing
-from aethel_lite.data.select import load_for_eval, load_or_synthetic
+from aethel_lite.evaluation.runner import (
+    bct_ablation,
+    paired_comparisons,
+    run_methods,
+    score_runs,
+    without_timing,
+)
+from aethel_lite.evaluation.stats import paired_bootstrap
 from aethel_lite.retrievers.registry import parse_methods
 from aethel_lite.studies.paper import PAPER_ROWS, paper_rows
-from aethel_lite.book.report import ablation_figure, comparisons_table, metrics_table, paper_comparison
-from aethel_lite.evaluation.stats import paired_bootstrap
-from conftest import require
 
 
 @pytest.fixture(autouse=True)
@@ -31,7 +37,9 @@ def small():
 def test_random_pools_hold_gold_and_are_deterministic(small):
     again = make_synthetic(200, seed=3).subset(limit=12).with_random_pools(10, seed=1)
     for q, q2 in zip(small.queries, again.queries):
-        assert q.gold <= set(q.pool) and len(q.pool) == max(10, len(q.gold)) and len(set(q.pool)) == len(q.pool)
+        assert (
+            q.gold <= set(q.pool) and len(q.pool) == max(10, len(q.gold)) and len(set(q.pool)) == len(q.pool)
+        )
         assert q.pool == q2.pool
     other = make_synthetic(200, seed=3).subset(limit=12).with_random_pools(10, seed=2)
     assert any(a.pool != b.pool for a, b in zip(small.queries, other.queries))
@@ -69,8 +77,11 @@ def test_wrong_aethel_data_names_the_folder(tmp_path, monkeypatch, capsys, layou
         (folder / "financebench").mkdir()
     monkeypatch.setenv("AETHEL_DATA", str(folder))
     monkeypatch.chdir(tmp_path)
-    for call in (lambda: load_or_synthetic("musique", size=150), lambda: load_for_eval("2wiki", setting="open"),
-                 lambda: load_open("musique-open", limit=3)):
+    for call in (
+        lambda: load_or_synthetic("musique", size=150),
+        lambda: load_for_eval("2wiki", setting="open"),
+        lambda: load_open("musique-open", limit=3),
+    ):
         with pytest.raises(DataConfigError) as info:
             call()
         assert str(folder) in str(info.value) and "AETHEL_DATA" in str(info.value)
@@ -89,8 +100,14 @@ def test_default_data_folder_counts_as_configured(tmp_path, monkeypatch):
 
 
 def test_paper_comparison_leaves_ours_empty_for_synthetic_stand_ins():
-    results = {"musique": {"aethel-ner3": {"HR@5": 0.9, "HR@1": 0.5}, "aethel-bct": {"HR@1": 0.45}, "dense": {"HR@5": 0.97}},
-               "2wiki": {"aethel-ner3": {"HR@5": 0.99}}}
+    results = {
+        "musique": {
+            "aethel-ner3": {"HR@5": 0.9, "HR@1": 0.5},
+            "aethel-bct": {"HR@1": 0.45},
+            "dense": {"HR@5": 0.97},
+        },
+        "2wiki": {"aethel-ner3": {"HR@5": 0.99}},
+    }
     table = paper_comparison(results, paper_rows("closed_pool"), synthetic={"musique": True, "2wiki": False})
     mus = table[table["data set"] == "musique"]
     assert len(mus) == 4 and mus["ours"].isna().all() and mus["ours − paper"].isna().all()
@@ -115,17 +132,21 @@ def test_parse_methods():
 def test_closed_pool_run_and_scores_consistent_with_runs(small):
     outcomes = run_methods(small, ["bm25", "aethel-reg", "rrf"], setting="closed", progress=False, log=None)
     block = score_runs(outcomes, small.queries, k=5)
-    for name, entry in block.items():
+    for name, entry in block.items():  # noqa: B007
         for q in small.queries:
             assert set(entry["per_query"][q.qid]) <= set(q.pool)
             top5 = entry["per_query"][q.qid][:5]
             assert entry["per_query_metrics"][q.qid]["HR@5"] == float(bool(q.gold & set(top5)))
-        assert entry["HR@5"] == pytest.approx(np.mean([v["HR@5"] for v in entry["per_query_metrics"].values()]))
+        assert entry["HR@5"] == pytest.approx(
+            np.mean([v["HR@5"] for v in entry["per_query_metrics"].values()])
+        )
 
 
 def test_bct_ablation_none_equals_plain_graph(small):
     ab = bct_ablation(small, modes=("none", "both"), extractor="regex")
-    plain = score_runs(run_methods(small, ["aethel-reg"], setting="closed", progress=False, log=None), small.queries, k=5)
+    plain = score_runs(
+        run_methods(small, ["aethel-reg"], setting="closed", progress=False, log=None), small.queries, k=5
+    )
     for m in ("HR@1", "HR@5", "MRR"):
         assert ab["none"][m] == pytest.approx(plain["aethel-reg"][m])
     assert set(ab) == {"none", "both"}
@@ -136,24 +157,42 @@ def test_paired_comparisons_match_stats_module():
     qids = [f"q{i}" for i in range(30)]
     a = {q: {"HR@5": float(v)} for q, v in zip(qids, rng.integers(0, 2, 30))}
     b = {q: {"HR@5": float(v)} for q, v in zip(qids, rng.integers(0, 2, 30))}
-    rows = paired_comparisons({"A": {"per_query_metrics": a}, "B": {"per_query_metrics": b}}, [("A", "B")], ["HR@5"],
-                              n_resamples=2000, seed=1)
+    rows = paired_comparisons(
+        {"A": {"per_query_metrics": a}, "B": {"per_query_metrics": b}},
+        [("A", "B")],
+        ["HR@5"],
+        n_resamples=2000,
+        seed=1,
+    )
     order = sorted(qids)  # paired_comparisons orders queries by qid
-    ref = paired_bootstrap([a[q]["HR@5"] for q in order], [b[q]["HR@5"] for q in order], n_resamples=2000, seed=1)
-    assert rows[0]["ci_low"] == pytest.approx(ref.ci_low, abs=1e-6) and rows[0]["ci_high"] == pytest.approx(ref.ci_high, abs=1e-6)
+    ref = paired_bootstrap(
+        [a[q]["HR@5"] for q in order], [b[q]["HR@5"] for q in order], n_resamples=2000, seed=1
+    )
+    assert rows[0]["ci_low"] == pytest.approx(ref.ci_low, abs=1e-6) and rows[0]["ci_high"] == pytest.approx(
+        ref.ci_high, abs=1e-6
+    )
     table = comparisons_table(rows)
     assert bool(table["CI excludes 0"].iloc[0]) == (ref.ci_low > 0 or ref.ci_high < 0)
 
 
 def test_without_timing_strips_nested_keys():
-    r = {"seconds": 1.0, "timing": {"a": 1}, "methods": {"x": {"HR@5": 0.5, "seconds": 3}}, "rows": [{"seconds": 1, "v": 2}]}
+    r = {
+        "seconds": 1.0,
+        "timing": {"a": 1},
+        "methods": {"x": {"HR@5": 0.5, "seconds": 3}},
+        "rows": [{"seconds": 1, "v": 2}],
+    }
     assert without_timing(r) == {"methods": {"x": {"HR@5": 0.5}}, "rows": [{"v": 2}]}
 
 
 def test_paper_comparison_places_our_numbers_beside_the_papers():
     results = {"musique": {"aethel-ner3": {"HR@5": 0.9, "HR@1": 0.5}, "aethel-bct": {"HR@1": 0.45}}}
     table = paper_comparison(results, paper_rows("closed_pool"))
-    row = table[(table["data set"] == "musique") & (table["metric"] == "HR@5") & (table["our method"] == "aethel-ner3")].iloc[0]
+    row = table[
+        (table["data set"] == "musique")
+        & (table["metric"] == "HR@5")
+        & (table["our method"] == "aethel-ner3")
+    ].iloc[0]
     assert row["paper"] == 0.885 and row["ours"] == 0.9 and row["ours − paper"] == pytest.approx(0.015)
     missing = table[table["data set"] == "2wiki"].iloc[0]
     assert missing["ours"] is None or np.isnan(missing["ours"])
@@ -161,13 +200,24 @@ def test_paper_comparison_places_our_numbers_beside_the_papers():
 
 
 def test_tables_and_figure_are_built_from_results(small):
-    block = {"bm25": {"HR@5": 0.5, "MRR": 0.3, "per_query": {}}, "dense": {"HR@5": 0.6, "MRR": 0.4, "per_query": {}}}
+    block = {
+        "bm25": {"HR@5": 0.5, "MRR": 0.3, "per_query": {}},
+        "dense": {"HR@5": 0.6, "MRR": 0.4, "per_query": {}},
+    }
     df = metrics_table(block)
     assert list(df.index) == ["bm25", "dense"] and list(df.columns) == ["HR@5", "MRR"]
-    fig = ablation_figure({"both": {"HR@1": 0.4, "HR@5": 0.9, "AllSupport@5": 0.4}, "none": {"HR@1": 0.5, "HR@5": 0.8, "AllSupport@5": 0.3}})
+    fig = ablation_figure(
+        {
+            "both": {"HR@1": 0.4, "HR@5": 0.9, "AllSupport@5": 0.4},
+            "none": {"HR@1": 0.5, "HR@5": 0.8, "AllSupport@5": 0.3},
+        }
+    )
     ax = fig.axes[0]
     assert ax.get_xlabel() and ax.get_ylabel() and len(ax.patches) == 6
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["BCT: none", "BCT: both"]  # canonical, not file, order
+    assert [t.get_text() for t in ax.get_xticklabels()] == [
+        "BCT: none",
+        "BCT: both",
+    ]  # canonical, not file, order
 
 
 # ------------------------------------------------------------------------------- registry
@@ -175,7 +225,11 @@ def test_registry_has_the_pure_graph_dense_max_and_rrf_dense_methods():
     from aethel_lite.retrievers.registry import FUSIONS, METHODS
 
     assert METHODS["dense-max"] == ("DenseRetriever", {"pooling": "max"})
-    for pure, base in (("aethel-reg-pure", "aethel-reg"), ("aethel-ner3-pure", "aethel-ner3"), ("aethel-bct-pure", "aethel-bct")):
+    for pure, base in (
+        ("aethel-reg-pure", "aethel-reg"),
+        ("aethel-ner3-pure", "aethel-ner3"),
+        ("aethel-bct-pure", "aethel-bct"),
+    ):
         cls, kwargs = METHODS[pure]
         assert (cls, kwargs) == (METHODS[base][0], {**METHODS[base][1], "fallback": "none"})
     assert FUSIONS["rrf-dense"] == ("bm25", "dense")
@@ -206,15 +260,19 @@ def _tiny():
     """Passages about one subject; the question's entity is named by 3 of them."""
     from aethel_lite.data.schema import Dataset, Passage, Query
 
-    texts = ["Helios Fleet Solutions was acquired by NorthRiver Capital Partners IV in 2023.",
-             "NorthRiver Capital Partners IV reported a net IRR of 14.2% for the year.",
-             "Orion Labs hired a new chief executive officer in March.",
-             "The Fund's unfunded commitment was $41.5 million at year end.",
-             "Helios Fleet Solutions operates a fleet of electric delivery vans.",
-             "Quarterly letters are sent to every limited partner of the Fund."]
+    texts = [
+        "Helios Fleet Solutions was acquired by NorthRiver Capital Partners IV in 2023.",
+        "NorthRiver Capital Partners IV reported a net IRR of 14.2% for the year.",
+        "Orion Labs hired a new chief executive officer in March.",
+        "The Fund's unfunded commitment was $41.5 million at year end.",
+        "Helios Fleet Solutions operates a fleet of electric delivery vans.",
+        "Quarterly letters are sent to every limited partner of the Fund.",
+    ]
     passages = [Passage(f"p{i}", f"d{i}", "", t) for i, t in enumerate(texts)]
-    queries = [Query("q1", "Who acquired Helios Fleet Solutions?", {"p0"}),
-               Query("q2", "what was reported for the year?", {"p1"})]
+    queries = [
+        Query("q1", "Who acquired Helios Fleet Solutions?", {"p0"}),
+        Query("q2", "what was reported for the year?", {"p1"}),
+    ]
     return Dataset("tiny", passages, queries).validate()
 
 
@@ -233,8 +291,10 @@ def test_dense_max_fits_and_scores_a_page_by_its_best_chunk():
     from aethel_lite.data.schema import Dataset, Passage, Query
 
     filler = " ".join(["The committee met and reviewed routine administrative matters."] * 40)  # ~320 words
-    passages = [Passage("long", "d0", "", filler + " Helios Fleet Solutions was acquired by NorthRiver Capital."),
-                Passage("short", "d1", "", "Orion Labs hired a new chief executive officer.")]
+    passages = [
+        Passage("long", "d0", "", filler + " Helios Fleet Solutions was acquired by NorthRiver Capital."),
+        Passage("short", "d1", "", "Orion Labs hired a new chief executive officer."),
+    ]
     ds = Dataset("pages", passages, [Query("q", "Who acquired Helios Fleet Solutions?", {"long"})]).validate()
     out = run_methods(ds, ["dense", "dense-max", "rrf-dense"], setting="open", progress=False, log=None)
     first, best = (dict(out[m].run["q"]) for m in ("dense", "dense-max"))
@@ -260,7 +320,9 @@ def test_mrr_is_over_the_whole_run_not_the_top_10():
     deep = score_runs(run_methods(ds, ["bm25"], setting="open", progress=False, log=None), ds.queries)
     assert deep["bm25"]["MRR"] == pytest.approx(1 / 13, abs=1e-6)
     assert len(deep["bm25"]["per_query"]["q"]) == 10  # the JSON keeps the top 10 pids only
-    shallow = score_runs(run_methods(ds, ["bm25"], setting="open", depth=10, progress=False, log=None), ds.queries)
+    shallow = score_runs(
+        run_methods(ds, ["bm25"], setting="open", depth=10, progress=False, log=None), ds.queries
+    )
     assert shallow["bm25"]["MRR"] == 0.0  # MRR@10, what k=10 runs used to report
 
 
@@ -308,9 +370,15 @@ def test_paired_comparisons_add_holm_over_all_rows():
 
     rng = np.random.default_rng(3)
     qids = [f"q{i}" for i in range(40)]
-    block = {name: {"per_query_metrics": {q: {"HR@5": float(v), "MRR": float(w)}
-                                          for q, v, w in zip(qids, rng.integers(0, 2, 40), rng.random(40) * shift)}}
-             for name, shift in (("A", 1.0), ("B", 0.6), ("C", 0.9))}
+    block = {
+        name: {
+            "per_query_metrics": {
+                q: {"HR@5": float(v), "MRR": float(w)}
+                for q, v, w in zip(qids, rng.integers(0, 2, 40), rng.random(40) * shift)
+            }
+        }
+        for name, shift in (("A", 1.0), ("B", 0.6), ("C", 0.9))
+    }
     rows = paired_comparisons(block, [("A", "B"), ("A", "C")], ["HR@5", "MRR"], n_resamples=2000, seed=0)
     assert len(rows) == 4
     raw = [r["p_bootstrap"] for r in rows]  # Holm adjusts the bootstrap p-values, as chapter_tests does
@@ -322,14 +390,17 @@ def test_paired_comparisons_add_holm_over_all_rows():
 
 
 # ------------------------------------------------------------------------------- load_for_eval
-@pytest.mark.parametrize("kwargs, message", [
-    ({"fmt": "musique", "granularity": "chunk"}, "apply to --format financebench only, not musique"),
-    ({"fmt": "synthetic", "chunk_words": 100}, "apply to --format financebench only"),
-    ({"fmt": "musique", "distractors": True, "setting": "open"}, "apply to --format 2wiki only"),
-    ({"fmt": "2wiki", "distractors": True}, "--distractors needs --setting open"),
-    ({"fmt": "musique", "setting": "pooled"}, "--setting must be"),
-    ({"fmt": "tweets"}, "unknown format 'tweets'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"fmt": "musique", "granularity": "chunk"}, "apply to --format financebench only, not musique"),
+        ({"fmt": "synthetic", "chunk_words": 100}, "apply to --format financebench only"),
+        ({"fmt": "musique", "distractors": True, "setting": "open"}, "apply to --format 2wiki only"),
+        ({"fmt": "2wiki", "distractors": True}, "--distractors needs --setting open"),
+        ({"fmt": "musique", "setting": "pooled"}, "--setting must be"),
+        ({"fmt": "tweets"}, "unknown format 'tweets'"),
+    ],
+)
 def test_load_for_eval_rejects_bad_combinations_before_loading(kwargs, message, tmp_path):
     from aethel_lite.data.select import load_for_eval
 
@@ -362,8 +433,12 @@ def test_load_for_eval_open_2wiki_adds_the_distractor_corpus(real_data):
     require(real_data / "2wikimultihopqa" / "distractor_corpus_6119.json")
     with_d = load_for_eval("2wiki", str(real_data), setting="open")
     without = load_for_eval("2wiki", str(real_data), setting="open", distractors=False)
-    from_file = load_for_eval("2wiki", str(real_data / "2wikimultihopqa" / "2wiki_dev_sample200.jsonl"), setting="open")
-    assert with_d.meta["distractors"].endswith("distractor_corpus_6119.json") and "distractors" in without.meta
+    from_file = load_for_eval(
+        "2wiki", str(real_data / "2wikimultihopqa" / "2wiki_dev_sample200.jsonl"), setting="open"
+    )
+    assert (
+        with_d.meta["distractors"].endswith("distractor_corpus_6119.json") and "distractors" in without.meta
+    )
     assert without.meta["distractors"] is None
     assert len(with_d.passages) == len(without.passages) + with_d.meta["n_distractors"]
     assert [p.pid for p in from_file.passages] == [p.pid for p in with_d.passages]

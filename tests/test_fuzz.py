@@ -20,32 +20,54 @@ from aethel_lite.errors import AethelError, DataError
 
 # AETHEL_FUZZ_EXAMPLES=2000 for a deeper (slower, not derandomised) search
 _DEEP = int(os.environ.get("AETHEL_FUZZ_EXAMPLES", "0") or 0)
-SETTINGS = settings(max_examples=_DEEP or 120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=not _DEEP)
+SETTINGS = settings(
+    max_examples=_DEEP or 120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=not _DEEP
+)
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6),
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=6),
     lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids, max_size=3),
     max_leaves=6,
 )
 
 MUSIQUE_ROW = {
-    "id": "2hop__1_2", "question": "Who founded the company that made X?", "answer": "Ann", "answer_aliases": ["A."],
+    "id": "2hop__1_2",
+    "question": "Who founded the company that made X?",
+    "answer": "Ann",
+    "answer_aliases": ["A."],
     "question_decomposition": [{"question": "a"}, {"question": "b"}],
-    "paragraphs": [{"idx": 0, "title": "X", "paragraph_text": "X was made by Acme.", "is_supporting": True},
-                   {"idx": 1, "title": "Acme", "paragraph_text": "Acme was founded by Ann.", "is_supporting": True},
-                   {"idx": 2, "title": "Other", "paragraph_text": "Unrelated.", "is_supporting": False}],
+    "paragraphs": [
+        {"idx": 0, "title": "X", "paragraph_text": "X was made by Acme.", "is_supporting": True},
+        {"idx": 1, "title": "Acme", "paragraph_text": "Acme was founded by Ann.", "is_supporting": True},
+        {"idx": 2, "title": "Other", "paragraph_text": "Unrelated.", "is_supporting": False},
+    ],
 }
 TWOWIKI_ROW = {
-    "_id": "q1", "question": "Who is older, A or B?", "answer": "A", "type": "comparison",
-    "supporting_facts": [["A", 0], ["B", 0]], "evidences": [],
+    "_id": "q1",
+    "question": "Who is older, A or B?",
+    "answer": "A",
+    "type": "comparison",
+    "supporting_facts": [["A", 0], ["B", 0]],
+    "evidences": [],
     "context": [["A", ["A was born in 1900."]], ["B", ["B was born in 1910."]], ["C", ["C is a city."]]],
 }
-FB_QUESTION = {"financebench_id": "fb1", "question": "What was revenue?", "answer": "1", "company": "Acme",
-               "doc_name": "ACME_2020_10K", "evidence": [{"doc_name": "ACME_2020_10K", "evidence_page_num": 1,
-                                                          "evidence_text": "Revenue was 1."}]}
+FB_QUESTION = {
+    "financebench_id": "fb1",
+    "question": "What was revenue?",
+    "answer": "1",
+    "company": "Acme",
+    "doc_name": "ACME_2020_10K",
+    "evidence": [{"doc_name": "ACME_2020_10K", "evidence_page_num": 1, "evidence_text": "Revenue was 1."}],
+}
 FB_INFO = {"doc_name": "ACME_2020_10K", "company": "Acme", "doc_type": "10k", "doc_period": 2020}
-FB_PAGES = [{"doc_name": "ACME_2020_10K", "page": 0, "text": "Cover."},
-            {"doc_name": "ACME_2020_10K", "page": 1, "text": "Revenue was 1."}]
+FB_PAGES = [
+    {"doc_name": "ACME_2020_10K", "page": 0, "text": "Cover."},
+    {"doc_name": "ACME_2020_10K", "page": 1, "text": "Revenue was 1."},
+]
 
 
 def _jsonl(rows) -> bytes:
@@ -54,7 +76,9 @@ def _jsonl(rows) -> bytes:
 
 def _mutations(row: dict):
     """Rows with one field (top level or one level down) replaced by a random JSON value, or removed."""
-    paths = [(k,) for k in row] + [(k, i) for k, v in row.items() if isinstance(v, list) for i in range(len(v))]
+    paths = [(k,) for k in row] + [
+        (k, i) for k, v in row.items() if isinstance(v, list) for i in range(len(v))
+    ]
 
     def apply(args):
         path, value, drop = args
@@ -73,9 +97,13 @@ def _mutations(row: dict):
 
 def _file_contents(good: bytes, row: dict | None = None):
     """Random bytes, truncations of a valid file, and valid files with one mutated record."""
-    options = [st.binary(max_size=300), st.integers(0, len(good)).map(lambda n: good[:n]),
-               st.binary(min_size=1, max_size=20).flatmap(lambda junk: st.integers(0, len(good)).map(
-                   lambda n: good[:n] + junk + good[n:]))]
+    options = [
+        st.binary(max_size=300),
+        st.integers(0, len(good)).map(lambda n: good[:n]),
+        st.binary(min_size=1, max_size=20).flatmap(
+            lambda junk: st.integers(0, len(good)).map(lambda n: good[:n] + junk + good[n:])
+        ),
+    ]
     if row is not None:
         options.append(_mutations(row).map(lambda r: _jsonl([r])))
     return st.one_of(*options)
@@ -133,14 +161,18 @@ def test_2wiki_loader_fuzz(scratch):
     from aethel_lite.data.loaders import load_2wiki
 
     @SETTINGS
-    @given(_file_contents(_jsonl([TWOWIKI_ROW]), TWOWIKI_ROW), st.one_of(st.binary(max_size=100),
-           JSON_VALUES.map(lambda v: json.dumps(v).encode())))
+    @given(
+        _file_contents(_jsonl([TWOWIKI_ROW]), TWOWIKI_ROW),
+        st.one_of(st.binary(max_size=100), JSON_VALUES.map(lambda v: json.dumps(v).encode())),
+    )
     def run(data, distractors):
         (scratch / "w.jsonl").write_bytes(data)
         (scratch / "d.json").write_bytes(distractors)
         _loads_correctly_or_names_the_file(lambda: load_2wiki(scratch / "w.jsonl"), scratch / "w.jsonl")
-        _loads_correctly_or_names_the_file(lambda: load_2wiki(_jsonl_file(scratch, TWOWIKI_ROW), distractors=scratch / "d.json"),
-                                           scratch / "d.json")
+        _loads_correctly_or_names_the_file(
+            lambda: load_2wiki(_jsonl_file(scratch, TWOWIKI_ROW), distractors=scratch / "d.json"),
+            scratch / "d.json",
+        )
 
     run()
 
@@ -161,11 +193,18 @@ def test_financebench_loader_fuzz(scratch):
     from aethel_lite.data.loaders import load_financebench
 
     good_q, good_i, good_p = _jsonl([FB_QUESTION]), _jsonl([FB_INFO]), _jsonl(FB_PAGES)
-    page_rows = st.one_of(_file_contents(good_p), _mutations(FB_PAGES[1]).map(lambda r: _jsonl([FB_PAGES[0], r])))
+    page_rows = st.one_of(
+        _file_contents(good_p), _mutations(FB_PAGES[1]).map(lambda r: _jsonl([FB_PAGES[0], r]))
+    )
 
     @SETTINGS
-    @given(st.sampled_from(["questions", "info", "pages", "pages-gz"]), _file_contents(good_q, FB_QUESTION),
-           _file_contents(good_i, FB_INFO), page_rows, st.sampled_from(["page", "chunk"]))
+    @given(
+        st.sampled_from(["questions", "info", "pages", "pages-gz"]),
+        _file_contents(good_q, FB_QUESTION),
+        _file_contents(good_i, FB_INFO),
+        page_rows,
+        st.sampled_from(["page", "chunk"]),
+    )
     def run(which, q, i, p, granularity):
         pages = gzip.compress(good_p, mtime=0)
         if which == "pages":
@@ -173,7 +212,9 @@ def test_financebench_loader_fuzz(scratch):
         elif which == "pages-gz":  # a damaged gzip stream
             pages = pages[: len(p) % len(pages)] + p[:8]
         _write_fb(scratch, q if which == "questions" else good_q, i if which == "info" else good_i, pages)
-        _only_aethel_errors(lambda: load_financebench(scratch, granularity=granularity, chunk_words=3, chunk_overlap=1))
+        _only_aethel_errors(
+            lambda: load_financebench(scratch, granularity=granularity, chunk_words=3, chunk_overlap=1)
+        )
 
     run()
 
@@ -185,8 +226,11 @@ def test_dataset_jsonl_fuzz(scratch):
     query = {"qid": "q", "text": "x?", "gold": ["a"], "hops": 1, "pool": None, "meta": {}}
 
     @SETTINGS
-    @given(_file_contents(good, {"pid": "a", "doc_id": "d", "title": "t", "text": "x", "meta": {"k": 1}}),
-           _file_contents(_jsonl([query]), query), st.binary(max_size=60))
+    @given(
+        _file_contents(good, {"pid": "a", "doc_id": "d", "title": "t", "text": "x", "meta": {"k": 1}}),
+        _file_contents(_jsonl([query]), query),
+        st.binary(max_size=60),
+    )
     def run(passages, queries, info):
         (scratch / "passages.jsonl").write_bytes(passages)
         (scratch / "queries.jsonl").write_bytes(queries)
@@ -197,16 +241,23 @@ def test_dataset_jsonl_fuzz(scratch):
 
 
 def test_ingest_fuzz(scratch):
-    from aethel_lite.data.ingest import ingest
     from test_ingest import make_pdf
+
+    from aethel_lite.data.ingest import ingest
 
     pdf = make_pdf(scratch / "sample.pdf", ["Helios Fleet Solutions", "", "NRCP IV"]).read_bytes()
     passage = {"pid": "p1", "doc_id": "d", "title": "t", "text": "Acme Corp.", "meta": {"page": 1}}
 
     @SETTINGS
-    @given(st.sampled_from(["a.txt", "a.md", "a.pdf", "a.jsonl", "a.jsonl.gz"]), st.one_of(
-        _file_contents(pdf), _file_contents(_jsonl([passage]), passage), st.text(max_size=200).map(str.encode)),
-        st.sampled_from([None, 3]))
+    @given(
+        st.sampled_from(["a.txt", "a.md", "a.pdf", "a.jsonl", "a.jsonl.gz"]),
+        st.one_of(
+            _file_contents(pdf),
+            _file_contents(_jsonl([passage]), passage),
+            st.text(max_size=200).map(str.encode),
+        ),
+        st.sampled_from([None, 3]),
+    )
     def run(name, data, chunk_words):
         folder = scratch / "in"
         if folder.exists():
@@ -216,7 +267,11 @@ def test_ingest_fuzz(scratch):
         if name.endswith(".gz"):
             data = gzip.compress(data, mtime=0) if len(data) % 2 else data
         (folder / name).write_bytes(data)
-        _only_aethel_errors(lambda: ingest(folder / name, chunk_words=chunk_words if not name.endswith(("jsonl", "gz")) else None))
+        _only_aethel_errors(
+            lambda: ingest(
+                folder / name, chunk_words=chunk_words if not name.endswith(("jsonl", "gz")) else None
+            )
+        )
 
     run()
 
@@ -228,7 +283,9 @@ def test_io_readers_fuzz(scratch):
     @given(st.binary(max_size=200), st.booleans())
     def run(data, gz):
         path = scratch / ("x.jsonl.gz" if gz else "x.jsonl")
-        path.write_bytes(gzip.compress(data, mtime=0)[: max(1, len(data))] if gz and data[:1] == b"a" else data)
+        path.write_bytes(
+            gzip.compress(data, mtime=0)[: max(1, len(data))] if gz and data[:1] == b"a" else data
+        )
         _only_aethel_errors(lambda: list(read_jsonl(path)))
         (scratch / "x.json").write_bytes(data)
         _only_aethel_errors(lambda: read_json(scratch / "x.json"))

@@ -11,8 +11,8 @@ import pytest
 import scipy.sparse as sp
 
 from aethel_lite.core.entities import Mention
-from aethel_lite.errors import DataError, DataNotFoundError, ParameterError
 from aethel_lite.core.graph import EntityGraph, build_graph
+from aethel_lite.errors import DataError, DataNotFoundError, ParameterError
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,9 @@ class FakeMention:  # any object with .key and .text is accepted
 
 
 def m(text: str, key: str | None = None) -> Mention:
-    return Mention(text=text, key=key if key is not None else text.lower(), label="ORG", start=0, end=len(text))
+    return Mention(
+        text=text, key=key if key is not None else text.lower(), label="ORG", start=0, end=len(text)
+    )
 
 
 @pytest.fixture
@@ -52,7 +54,13 @@ def random_graph(rng: np.random.Generator, n_p: int = 30, n_e: int = 20) -> Enti
 def test_structure_sorted_binary_isolated(small):
     g = small
     assert g.entities == sorted(g.entities)
-    assert g.entities == ["acme", "delaware", "northriver", "northriver iv", "zz"]  # "company" is a stop entity
+    assert g.entities == [
+        "acme",
+        "delaware",
+        "northriver",
+        "northriver iv",
+        "zz",
+    ]  # "company" is a stop entity
     assert g.n_passages == 5 and g.n_entities == 5 and g.n_nodes == 10
     inc = g.incidence
     assert sp.isspmatrix_csr(inc) and inc.dtype == np.float64
@@ -232,6 +240,11 @@ def test_constructor_validation():
     with pytest.raises(ParameterError, match="incidence"):
         EntityGraph(pids=["a"], entities=["x", "y"], incidence=inc)
     with pytest.raises(ParameterError, match="symmetric"):
-        EntityGraph(pids=["a", "b"], entities=["x", "y"], incidence=inc, alias=sp.csr_matrix(np.array([[0, 1.0], [0, 0]])))
+        EntityGraph(
+            pids=["a", "b"],
+            entities=["x", "y"],
+            incidence=inc,
+            alias=sp.csr_matrix(np.array([[0, 1.0], [0, 0]])),
+        )
     with pytest.raises(DataError, match="'x'"):
         EntityGraph(pids=["a", "b"], entities=["x", "x"], incidence=inc)

@@ -53,7 +53,7 @@ def test_unreached_passages_follow_reached_ones_ordered_by_bm25(fitted):
     assert len(hits) == 6
     assert all(scores[i] >= scores[i + 1] for i in range(5))
     reached = [s for s in scores if s > 0]
-    assert reached and all(-1 <= s < 0 for s in scores[len(reached):])
+    assert reached and all(-1 <= s < 0 for s in scores[len(reached) :])
 
 
 def test_multi_hop_passage_reached_through_shared_entity(fitted):
@@ -88,7 +88,10 @@ def test_provenance_names_the_seed_entity(fitted):
 
 
 def test_batched_open_search_equals_one_at_a_time(fitted):
-    qs = [Query(f"q{i}", t, frozenset({"p0"})) for i, t in enumerate(["Helios Fleet", "Orion Labs", "Vesta Foods soup", "nothing here"])]
+    qs = [
+        Query(f"q{i}", t, frozenset({"p0"}))
+        for i, t in enumerate(["Helios Fleet", "Orion Labs", "Vesta Foods soup", "nothing here"])
+    ]
     together = fitted.search(qs, k=6)
     for q in qs:
         alone = fitted.search([q], k=6)
@@ -96,7 +99,9 @@ def test_batched_open_search_equals_one_at_a_time(fitted):
         np.testing.assert_allclose([s for _, s in alone[q.qid]], [s for _, s in together[q.qid]], atol=1e-9)
 
 
-@pytest.mark.parametrize("kwargs, match", [({"alpha": 0.0}, "alpha"), ({"alpha": 1.5}, "alpha"), ({"bct": "maybe"}, "bct")])
+@pytest.mark.parametrize(
+    "kwargs, match", [({"alpha": 0.0}, "alpha"), ({"alpha": 1.5}, "alpha"), ({"bct": "maybe"}, "bct")]
+)
 def test_bad_parameters(kwargs, match):
     with pytest.raises(ParameterError, match=match):
         GraphRetriever(extractor="regex", **kwargs).fit(PASSAGES)
@@ -132,11 +137,15 @@ def test_query_linking_needs_a_capital_or_digit(tmp_path, monkeypatch):
     from aethel_lite.core.graph import build_graph
 
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path))
-    passages = [Passage("a", "a", "", "3M reported capital expenditures."), Passage("b", "b", "", "In Orion Labs news.")]
+    passages = [
+        Passage("a", "a", "", "3M reported capital expenditures."),
+        Passage("b", "b", "", "In Orion Labs news."),
+    ]
     g = GraphRetriever(extractor="regex").fit(passages)
     # plant junk keys, as a noisy NER would: "in" and "capital"
-    g = GraphRetriever.from_parts(g.get_params(), passages, build_graph(["a", "b"], [["3m", "capital"], ["in", "orion labs"]]),
-                                  g.bm25_)
+    g = GraphRetriever.from_parts(
+        g.get_params(), passages, build_graph(["a", "b"], [["3m", "capital"], ["in", "orion labs"]]), g.bm25_
+    )
     assert set(g.graph_.entities) == {"3m", "capital", "in", "orion labs"}
     keys = g.query_keys("What was the capital expenditure of 3M in 2018?")
     assert "3m" in keys and "in" not in keys and "capital" not in keys
@@ -175,7 +184,12 @@ def test_pure_graph_closed_pool_ranks_only_reached_candidates(pure):
 def test_entity_less_question_empty_under_none_bm25_seeded_under_bm25(fitted, pure):
     result = pure.search([WEATHER], k=5, explain=True)
     assert result.run["qw"] == []
-    assert result.diagnostics["qw"] == {"fallback": False, "n_seed_entities": 0, "n_reached": 0, "bm25_ordered_top5": 0}
+    assert result.diagnostics["qw"] == {
+        "fallback": False,
+        "n_seed_entities": 0,
+        "n_reached": 0,
+        "bm25_ordered_top5": 0,
+    }
     result = fitted.search([WEATHER], k=5, explain=True)
     hits = result.run["qw"]
     assert hits[0][0] == "p5" and hits[0][1] > 0  # the BM25 teleport lands on p5
@@ -185,14 +199,33 @@ def test_entity_less_question_empty_under_none_bm25_seeded_under_bm25(fitted, pu
 def test_diagnostics_count_seeds_reach_and_bm25_slots(fitted, pure):
     result = fitted.search([HELIOS, WEATHER], k=5, explain=True)
     # HELIOS: one seed, reaches p0-p2; the two other top-5 slots are unreached passages in BM25 order
-    assert result.diagnostics["qh"] == {"fallback": False, "n_seed_entities": 1, "n_reached": 3, "bm25_ordered_top5": 2}
+    assert result.diagnostics["qh"] == {
+        "fallback": False,
+        "n_seed_entities": 1,
+        "n_reached": 3,
+        "bm25_ordered_top5": 2,
+    }
     # WEATHER: the BM25 teleport lands on p5 only (no entity, isolated): 1 reached, 4 BM25-ordered
-    assert result.diagnostics["qw"] == {"fallback": True, "n_seed_entities": 0, "n_reached": 1, "bm25_ordered_top5": 4}
+    assert result.diagnostics["qw"] == {
+        "fallback": True,
+        "n_seed_entities": 0,
+        "n_reached": 1,
+        "bm25_ordered_top5": 4,
+    }
     assert result.summary() == {"fallback_share": 0.5, "bm25_top5_share": 0.6, "n_queries": 2}
     assert reliance(fitted, [HELIOS, WEATHER], result.run, 5) == result.summary()
-    assert fitted.search([HELIOS], k=3, explain=True).summary() == {"fallback_share": 0.0, "bm25_top5_share": 0.0, "n_queries": 1}
+    assert fitted.search([HELIOS], k=3, explain=True).summary() == {
+        "fallback_share": 0.0,
+        "bm25_top5_share": 0.0,
+        "n_queries": 1,
+    }
     result = pure.search([HELIOS, WEATHER], k=5, explain=True)
-    assert result.diagnostics["qh"] == {"fallback": False, "n_seed_entities": 1, "n_reached": 3, "bm25_ordered_top5": 0}
+    assert result.diagnostics["qh"] == {
+        "fallback": False,
+        "n_seed_entities": 1,
+        "n_reached": 3,
+        "bm25_ordered_top5": 0,
+    }
     assert result.summary() == {"fallback_share": 0.0, "bm25_top5_share": 0.0, "n_queries": 2}
 
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from aethel_lite.book.headlines import closed_pool_headline, repro_headline, scaling_verdict, swarm_headline, wilson
+from aethel_lite.book.headlines import (
+    closed_pool_headline,
+    repro_headline,
+    scaling_verdict,
+    swarm_headline,
+    wilson,
+)
 from aethel_lite.book.report import fmt_ci, summary_table, table
 
 
@@ -20,18 +26,30 @@ def test_table_drops_the_counter_index_and_flattens_dicts():
     assert "<th></th>" not in html and "<th>0</th>" not in html  # no pandas counter column
     stacked = table(pd.concat({"musique": pd.DataFrame([{"a": 1.5}])}, names=["data set"]))
     assert list(stacked.frame.columns) == ["data set", "a"]  # the unnamed counter level is dropped
-    assert table(pd.DataFrame([{"ours": None, "paper": 0.885}]))._repr_html_().count("None") == 0  # not computed: empty
-    flipped = table(pd.DataFrame([{"method": "bm25", "MRR": 0.5}]).set_index("method").T.rename_axis("metric"))
-    assert list(flipped.frame.columns) == ["metric", "bm25"] and "<th>method</th>" not in flipped._repr_html_()
-    halves = pd.DataFrame([[0.5, 0.25]], index=["bm25"], columns=pd.MultiIndex.from_tuples([("MRR", "dev"), ("MRR", "test")]))
+    assert (
+        table(pd.DataFrame([{"ours": None, "paper": 0.885}]))._repr_html_().count("None") == 0
+    )  # not computed: empty
+    flipped = table(
+        pd.DataFrame([{"method": "bm25", "MRR": 0.5}]).set_index("method").T.rename_axis("metric")
+    )
+    assert (
+        list(flipped.frame.columns) == ["metric", "bm25"] and "<th>method</th>" not in flipped._repr_html_()
+    )
+    halves = pd.DataFrame(
+        [[0.5, 0.25]], index=["bm25"], columns=pd.MultiIndex.from_tuples([("MRR", "dev"), ("MRR", "test")])
+    )
     assert list(table(halves).frame.columns) == ["", "MRR: dev", "MRR: test"]
     wide = table(pd.DataFrame([{"name": "m", "x": 1.0}, {"name": "w", "x": 2.0}]), transpose=True)
     assert list(wide.frame.columns) == ["", "m", "w"] and wide.frame.iloc[0, 0] == "x"
 
 
 def test_summary_table_has_one_row_per_field():
-    shown = summary_table([{"name": "musique", "n_passages": 3, "hops": {"2": 145}, "mean_passage_words": 87.123},
-                           {"name": "2wiki", "n_passages": 5, "hops": {"2": 1}, "mean_passage_words": 60.0}])
+    shown = summary_table(
+        [
+            {"name": "musique", "n_passages": 3, "hops": {"2": 145}, "mean_passage_words": 87.123},
+            {"name": "2wiki", "n_passages": 5, "hops": {"2": 1}, "mean_passage_words": 60.0},
+        ]
+    )
     assert list(shown.frame.columns) == ["", "musique", "2wiki"]
     assert list(shown.frame[""]) == ["passages", "questions by hop count", "mean passage length (words)"]
     assert "87.12" in shown._repr_html_()
@@ -48,12 +66,29 @@ def test_wilson_matches_the_published_interval():
 
 def _closed(hr5_a, hr5_b):
     def entry(values):
-        return {"HR@5": sum(values) / len(values), "AllSupport@5": 0.5,
-                "per_query_metrics": {f"q{i}": {"HR@5": v, "AllSupport@5": 0.5} for i, v in enumerate(values)}}
-    return {"methods": {"musique": {"bm25": entry(hr5_b), "aethel-bct": entry(hr5_a)}},
-            "datasets": {"musique": {"n_queries": len(hr5_a)}}, "synthetic_fallback": {"musique": False},
-            "paired_tests": {"musique": [{"a": "aethel-bct", "b": "bm25", "metric": "HR@5", "diff": 0.25,
-                                          "ci_low": 0.1, "ci_high": 0.4}]}}
+        return {
+            "HR@5": sum(values) / len(values),
+            "AllSupport@5": 0.5,
+            "per_query_metrics": {f"q{i}": {"HR@5": v, "AllSupport@5": 0.5} for i, v in enumerate(values)},
+        }
+
+    return {
+        "methods": {"musique": {"bm25": entry(hr5_b), "aethel-bct": entry(hr5_a)}},
+        "datasets": {"musique": {"n_queries": len(hr5_a)}},
+        "synthetic_fallback": {"musique": False},
+        "paired_tests": {
+            "musique": [
+                {
+                    "a": "aethel-bct",
+                    "b": "bm25",
+                    "metric": "HR@5",
+                    "diff": 0.25,
+                    "ci_low": 0.1,
+                    "ci_high": 0.4,
+                }
+            ]
+        },
+    }
 
 
 def test_closed_pool_headline_reads_the_result_file():
@@ -68,28 +103,44 @@ def test_closed_pool_headline_reads_the_result_file():
     saved["synthetic_fallback"]["musique"] = True
     shown, verdict = closed_pool_headline(saved, n_resamples=200)
     assert list(shown.frame["data set"]) == ["musique (synthetic)", ""]  # named once per group
-    assert "`aethel-bct` and `bm25` share the highest HR@5 (0.500)" in verdict and "not the paper's data" in verdict
+    assert (
+        "`aethel-bct` and `bm25` share the highest HR@5 (0.500)" in verdict
+        and "not the paper's data" in verdict
+    )
 
 
 def test_swarm_and_repro_headlines():
     def source(tp, gold, found, planted_found, planted):
-        return {"facts": {"tp": tp, "n_gold": gold, "n_found": found},
-                "conflicts": {"found": planted_found, "n_planted": planted}}
-    saved = {"synthetic": {"scores": {"graph": source(90, 100, 95, 18, 20), "bm25": source(40, 100, 60, 5, 20)}},
-             "audit": {"n_figures": 120, "n_memos": 6}}
+        return {
+            "facts": {"tp": tp, "n_gold": gold, "n_found": found},
+            "conflicts": {"found": planted_found, "n_planted": planted},
+        }
+
+    saved = {
+        "synthetic": {"scores": {"graph": source(90, 100, 95, 18, 20), "bm25": source(40, 100, 60, 5, 20)}},
+        "audit": {"n_figures": 120, "n_memos": 6},
+    }
     shown, verdict = swarm_headline(saved)
     assert shown.frame.loc[0, "fact recall [95% CI]"] == fmt_ci(0.9, *wilson(90, 100))
     assert "do not overlap" in verdict and "90 of 100" in verdict and "120 figures" in verdict
     saved["synthetic"]["scores"]["bm25"] = source(88, 100, 95, 18, 20)
     assert "overlap: this run does not separate" in swarm_headline(saved)[1]
-    rows = [{"chapter": "closed pool", "verdict": "reproduced", "paper's number": "a", "why": "same method"},
-            {"chapter": "closed pool", "verdict": "differs", "paper's number": "HR@5 on MuSiQue", "why": "same method"},
-            {"chapter": "scaling", "verdict": "not comparable", "paper's number": "c", "why": "size 100 not run"},
-            {"chapter": "scaling", "verdict": "not comparable", "paper's number": "d", "why": "size 100 not run"}]
+    rows = [
+        {"chapter": "closed pool", "verdict": "reproduced", "paper's number": "a", "why": "same method"},
+        {
+            "chapter": "closed pool",
+            "verdict": "differs",
+            "paper's number": "HR@5 on MuSiQue",
+            "why": "same method",
+        },
+        {"chapter": "scaling", "verdict": "not comparable", "paper's number": "c", "why": "size 100 not run"},
+        {"chapter": "scaling", "verdict": "not comparable", "paper's number": "d", "why": "size 100 not run"},
+    ]
     shown, verdict = repro_headline(rows)
     assert shown.frame.to_dict("records") == [
         {"chapter": "closed pool", "reproduced": 1, "differs": 1, "not comparable": 0},
-        {"chapter": "scaling", "reproduced": 0, "differs": 0, "not comparable": 2}]
+        {"chapter": "scaling", "reproduced": 0, "differs": 0, "not comparable": 2},
+    ]
     assert verdict.startswith("Of the paper's 4 numbers, 1 are reproduced") and "HR@5 on MuSiQue" in verdict
     assert "2 cannot be compared in this build: size 100 not run." in verdict  # the rows' own reason, once
     assert repro_headline(rows[:2])[1].count("cannot be compared in this build.") == 1
@@ -97,63 +148,139 @@ def test_swarm_and_repro_headlines():
 
 def test_scaling_verdict():
     def pts(*means):
-        return [{"size": s, "mean": m, "ci_low": m - 0.1, "ci_high": m + 0.1} for s, m in zip((100, 1000), means)]
-    saved = {"runs": {"fb": {"sizes": [100, 1000], "curves": {"aethel-ner3": {"HR@5": pts(0.5, 0.6)},
-                                                             "dense": {"HR@5": pts(0.7, 0.4)}}}}}
-    crossings = [{"corpus": "fb", "claim": "aethel-ner3 passes dense from size …", "ours": 1000,
-                  "sizes where graph > it": [1000]}]
+        return [
+            {"size": s, "mean": m, "ci_low": m - 0.1, "ci_high": m + 0.1} for s, m in zip((100, 1000), means)
+        ]
+
+    saved = {
+        "runs": {
+            "fb": {
+                "sizes": [100, 1000],
+                "curves": {"aethel-ner3": {"HR@5": pts(0.5, 0.6)}, "dense": {"HR@5": pts(0.7, 0.4)}},
+            }
+        }
+    }
+    crossings = [
+        {
+            "corpus": "fb",
+            "claim": "aethel-ner3 passes dense from size …",
+            "ours": 1000,
+            "sizes where graph > it": [1000],
+        }
+    ]
     verdict = scaling_verdict(saved, crossings)
-    assert "On fb (100 to 1,000 passages), at the largest size `aethel-ner3` has HR@5 0.600 [0.50, 0.70]" in verdict
-    assert "against `dense`'s 0.400 [0.30, 0.50]" in verdict and "the graph is above `dense` at 1,000 passages (for good from 1,000)." in verdict
-    assert scaling_verdict({**saved, "synthetic_only": True}, crossings).startswith("These curves come from the synthetic")
+    assert (
+        "On fb (100 to 1,000 passages), at the largest size `aethel-ner3` has HR@5 0.600 [0.50, 0.70]"
+        in verdict
+    )
+    assert (
+        "against `dense`'s 0.400 [0.30, 0.50]" in verdict
+        and "the graph is above `dense` at 1,000 passages (for good from 1,000)." in verdict
+    )
+    assert scaling_verdict({**saved, "synthetic_only": True}, crossings).startswith(
+        "These curves come from the synthetic"
+    )
 
 
 def test_graph_provenance_and_open_corpus_headlines():
     from aethel_lite.book.headlines import graph_headline, open_corpus_verdict, provenance_headline
 
     modes = {m: [["g1", 1.0], ["x", 0.5], ["g2", 0.2]] for m in ("none", "alias", "substring", "both")}
-    alias_modes = {**{m: [["x", 1.0], ["y", 0.5], ["a", 0.2]] for m in ("none", "substring")},
-                   **{m: [["a", 1.0], ["x", 0.5]] for m in ("alias", "both")}}
-    saved = {"question": {"qid": "q1", "gold": ["g1", "g2"]}, "walk": {"modes": modes},
-             "alias": {"qid": "q2", "gold": ["a"], "mention": "NRCP IV", "walk": {"modes": alias_modes}},
-             "parameters": {"bct": "both", "alpha": 0.5}}
+    alias_modes = {
+        **{m: [["x", 1.0], ["y", 0.5], ["a", 0.2]] for m in ("none", "substring")},
+        **{m: [["a", 1.0], ["x", 0.5]] for m in ("alias", "both")},
+    }
+    saved = {
+        "question": {"qid": "q1", "gold": ["g1", "g2"]},
+        "walk": {"modes": modes},
+        "alias": {"qid": "q2", "gold": ["a"], "mention": "NRCP IV", "walk": {"modes": alias_modes}},
+        "parameters": {"bct": "both", "alpha": 0.5},
+    }
     shown, verdict = graph_headline(saved)
-    assert shown.frame.to_dict("records")[0] == {"BCT mode": "none", "q1: first gold rank": 1, "q1: gold in top 5": "2 of 2",
-                                                 "q2: first gold rank": 3, "q2: gold in top 5": "1 of 1"}
+    assert shown.frame.to_dict("records")[0] == {
+        "BCT mode": "none",
+        "q1: first gold rank": 1,
+        "q1: gold in top 5": "2 of 2",
+        "q2: first gold rank": 3,
+        "q2: gold in top 5": "1 of 1",
+    }
     assert "“NRCP IV”" in verdict and "ranks 3 without BCT and 1 with it" in verdict
-    report = {"gold_reach": {"direct": 8, "bct": 1, "unreached": 1, "two-hop": 0}, "n_gold": 10, "bct_only": 1, "k": 5,
-              "n_queries": 4, "intrusions": {"n_questions": 1}}
-    shown, verdict = provenance_headline({"reports": {"musique": report}, "datasets": {"musique": {"name": "musique"}}})
-    assert list(shown.frame["gold passage"]) == ["names an exact seed", "names a BCT seed only", "not reached"]
+    report = {
+        "gold_reach": {"direct": 8, "bct": 1, "unreached": 1, "two-hop": 0},
+        "n_gold": 10,
+        "bct_only": 1,
+        "k": 5,
+        "n_queries": 4,
+        "intrusions": {"n_questions": 1},
+    }
+    shown, verdict = provenance_headline(
+        {"reports": {"musique": report}, "datasets": {"musique": {"name": "musique"}}}
+    )
+    assert list(shown.frame["gold passage"]) == [
+        "names an exact seed",
+        "names a BCT seed only",
+        "not reached",
+    ]
     assert shown.frame.loc[0, "musique [95% CI]"] == fmt_ci(0.8, *wilson(8, 10))
     assert "8 of 10 gold passages name an exact seed, 1 are reached only through a BCT expansion" in verdict
-    ci = {m: {"all": {"MRR": {"mean": v, "ci_low": v - 0.1, "ci_high": v + 0.1}}} for m, v in
-          (("bm25", 0.6), ("aethel-ner3", 0.4), ("rrf", 0.7))}
+    ci = {
+        m: {"all": {"MRR": {"mean": v, "ci_low": v - 0.1, "ci_high": v + 0.1}}}
+        for m, v in (("bm25", 0.6), ("aethel-ner3", 0.4), ("rrf", 0.7))
+    }
     verdict = open_corpus_verdict({"datasets": {"fb": {"ci": ci}}, "verdicts": [{"verdict": "differs"}] * 2})
-    assert verdict == ("On fb, the best MRR is `rrf`'s, 0.700 [0.60, 0.80]; `aethel-ner3` 0.400 [0.30, 0.50]; "
-                       "`bm25` 0.600 [0.50, 0.70]. Of the paper's 2 open-corpus numbers: 2 differs.")
+    assert verdict == (
+        "On fb, the best MRR is `rrf`'s, 0.700 [0.60, 0.80]; `aethel-ner3` 0.400 [0.30, 0.50]; "
+        "`bm25` 0.600 [0.50, 0.70]. Of the paper's 2 open-corpus numbers: 2 differs."
+    )
 
 
 def _hybrid_result():
     """A ``results/beyond.json`` of one corpus: six questions, three of them the test half."""
     qids = [f"q{i}" for i in range(6)]
-    per_query = {"aethel-hybrid": [1, 1, 0.5, 1, 1, 0.5], "bm25": [0.5, 0.5, 0.5, 0.5, 1, 0.5], "dense": [1, 0, 0, 1, 0.5, 0],
-                 "aethel-hybrid-no-graph": [1, 0.5, 0.5, 0.5, 1, 0.5]}
+    per_query = {
+        "aethel-hybrid": [1, 1, 0.5, 1, 1, 0.5],
+        "bm25": [0.5, 0.5, 0.5, 0.5, 1, 0.5],
+        "dense": [1, 0, 0, 1, 0.5, 0],
+        "aethel-hybrid-no-graph": [1, 0.5, 0.5, 0.5, 1, 0.5],
+    }
     pqm = {m: {q: {"MRR": v} for q, v in zip(qids, vals)} for m, vals in per_query.items()}
     halves = {"dev": qids[:3], "test": qids[3:]}
-    metrics = {m: {h: {"MRR": sum(pqm[m][q]["MRR"] for q in qs) / len(qs)} for h, qs in (*halves.items(), ("all", qids))}
-               for m in pqm}
+    metrics = {
+        m: {
+            h: {"MRR": sum(pqm[m][q]["MRR"] for q in qs) / len(qs)}
+            for h, qs in (*halves.items(), ("all", qids))
+        }
+        for m in pqm
+    }
 
     def row(b, half, lo, hi):
         a, z = metrics["aethel-hybrid"][half]["MRR"], metrics[b][half]["MRR"]
-        return {"half": half, "a": "aethel-hybrid", "b": b, "metric": "MRR", "n": 3, "mean_a": a, "mean_b": z,
-                "diff": a - z, "ci_low": lo, "ci_high": hi}
+        return {
+            "half": half,
+            "a": "aethel-hybrid",
+            "b": b,
+            "metric": "MRR",
+            "n": 3,
+            "mean_a": a,
+            "mean_b": z,
+            "diff": a - z,
+            "ci_low": lo,
+            "ci_high": hi,
+        }
 
-    return {"datasets": {"fb": {"metrics": metrics, "halves": halves, "per_query_metrics": pqm,
-                                "tests": [row("bm25", "test", 0.1, 0.5), row("dense", "test", -0.2, 0.9)],
-                                "components": [row("aethel-hybrid-no-graph", "test", -0.1, 0.4)]}},
-            "closed": {"musique": {"tests": [], "passes": True}, "2wiki": {"tests": [], "passes": False}},
-            "synthetic_only": False}
+    return {
+        "datasets": {
+            "fb": {
+                "metrics": metrics,
+                "halves": halves,
+                "per_query_metrics": pqm,
+                "tests": [row("bm25", "test", 0.1, 0.5), row("dense", "test", -0.2, 0.9)],
+                "components": [row("aethel-hybrid-no-graph", "test", -0.1, 0.4)],
+            }
+        },
+        "closed": {"musique": {"tests": [], "passes": True}, "2wiki": {"tests": [], "passes": False}},
+        "synthetic_only": False,
+    }
 
 
 def test_hybrid_headline_and_takeaways_read_the_result_file():
@@ -164,7 +291,9 @@ def test_hybrid_headline_and_takeaways_read_the_result_file():
     row = shown.frame.to_dict("records")[0]
     assert row["data set"] == "fb" and row["test questions"] == 3
     assert row["aethel-hybrid [95% CI]"].startswith("0.833 [") and row["bm25 [95% CI]"].startswith("0.667 [")
-    assert row["hybrid − better [95% CI]"] == "+0.167 [+0.10, +0.50] (bm25)"  # bm25 (0.667) is the better baseline
+    assert (
+        row["hybrid − better [95% CI]"] == "+0.167 [+0.10, +0.50] (bm25)"
+    )  # bm25 (0.667) is the better baseline
     assert "on fb (3 questions) +0.167 [+0.10, +0.50], the interval excludes zero" in verdict
     assert "not worse than `aethel-bct` beyond the interval on musique, and worse on 2wiki" in verdict
     text = hybrid_takeaways(saved)
@@ -183,7 +312,10 @@ def test_ci_figure_sets_six_corpora_in_two_rows_of_three():
     from aethel_lite.book.report import ci_figure
 
     cell = {"mean": 0.5, "ci_low": 0.4, "ci_high": 0.6}
-    results = {f"corpus-{i}": {"ci": {"bm25": {"all": {"HR@5": cell}}, "dense": {"all": {"HR@5": cell}}}} for i in range(5)}
+    results = {
+        f"corpus-{i}": {"ci": {"bm25": {"all": {"HR@5": cell}}, "dense": {"all": {"HR@5": cell}}}}
+        for i in range(5)
+    }
     fig = ci_figure(results)
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert len(fig.axes) == 6 and len(visible) == 5  # 2 x 3, the sixth panel hidden
@@ -201,13 +333,46 @@ def test_paper_figure_shows_each_rate_with_ours_and_the_paper_s():
 
     from aethel_lite.book.report import paper_figure
 
-    rows = [{"paper's number": "graph, HR@5", "paper": 0.6, "ours": 0.41, "ci_low": 0.3, "ci_high": 0.5, "verdict": "differs"},
-            {"paper's number": "dense, HR@5", "paper": 0.45, "ours": 0.47, "ci_low": 0.39, "ci_high": 0.55, "verdict": "reproduced"},
-            {"paper's number": "crossing", "paper": 500.0, "ours": 250.0, "ci_low": None, "ci_high": None, "verdict": "differs"},
-            {"paper's number": "passes BM25", "paper": False, "ours": True, "ci_low": None, "ci_high": None, "verdict": "differs"}]
+    rows = [
+        {
+            "paper's number": "graph, HR@5",
+            "paper": 0.6,
+            "ours": 0.41,
+            "ci_low": 0.3,
+            "ci_high": 0.5,
+            "verdict": "differs",
+        },
+        {
+            "paper's number": "dense, HR@5",
+            "paper": 0.45,
+            "ours": 0.47,
+            "ci_low": 0.39,
+            "ci_high": 0.55,
+            "verdict": "reproduced",
+        },
+        {
+            "paper's number": "crossing",
+            "paper": 500.0,
+            "ours": 250.0,
+            "ci_low": None,
+            "ci_high": None,
+            "verdict": "differs",
+        },
+        {
+            "paper's number": "passes BM25",
+            "paper": False,
+            "ours": True,
+            "ci_low": None,
+            "ci_high": None,
+            "verdict": "differs",
+        },
+    ]
     fig = paper_figure(rows)
     ax = fig.axes[0]
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["graph, HR@5", "dense, HR@5"]  # top to bottom; non-rates left out
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "graph, HR@5",
+        "dense, HR@5",
+    ]  # top to bottom; non-rates left out
     crosses = [line for line in ax.get_lines() if line.get_marker() == "x"]
     assert sorted(float(line.get_xdata()[0]) for line in crosses) == [0.45, 0.6]
     bars = [c for c in ax.containers]  # errorbar containers: ours with the interval

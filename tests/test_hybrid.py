@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import toy_filings
 
 from aethel_lite import hybrid as H
 from aethel_lite.data.schema import Dataset, Query
-from aethel_lite.retrievers.registry import METHODS, make_retriever, parse_methods
 from aethel_lite.evaluation.metrics import evaluate
 from aethel_lite.retrievers import GraphRetriever
 from aethel_lite.retrievers.dense import resolve_precision
-from conftest import toy_filings
+from aethel_lite.retrievers.registry import METHODS, make_retriever, parse_methods
 
 
 def test_hybrid_and_ablations_are_registered_methods():
@@ -23,7 +23,9 @@ def test_hybrid_and_ablations_are_registered_methods():
         kwargs = METHODS[name][1]
         differing = {k for k in set(base) | set(kwargs) if base.get(k) != kwargs.get(k)}
         assert differing, name
-        assert differing <= set(change) | {"rank_weights"}, name  # one component (and the ranking terms it needs)
+        assert differing <= set(change) | {"rank_weights"}, (
+            name
+        )  # one component (and the ranking terms it needs)
         assert set(H.ABLATION_LABELS) >= {name}
     assert "document" not in METHODS["aethel-hybrid-no-documents"][1]["rank_weights"]
     assert set(METHODS["aethel-hybrid-no-graph"][1]["rank_weights"]) <= {"lexical", "dense", "heading"}
@@ -53,8 +55,11 @@ def toy(tmp_path_factory):
     return toy_filings()
 
 
-@pytest.mark.parametrize("rank_weights", [H.HYBRID["rank_weights"], {"document": 0.5, "lexical": 0.1, "dense": 0.4}],
-                         ids=["base-with-heading", "base-without-heading"])
+@pytest.mark.parametrize(
+    "rank_weights",
+    [H.HYBRID["rank_weights"], {"document": 0.5, "lexical": 0.1, "dense": 0.4}],
+    ids=["base-with-heading", "base-without-heading"],
+)
 def test_tune_scores_equal_the_library_metrics_of_the_chosen_setting(toy, rank_weights):
     """Whatever ranking weights the base holds, every term tune may choose is measured: the
     chosen setting, fitted afresh by the library, scores what tune said."""
@@ -71,9 +76,15 @@ def test_tune_scores_equal_the_library_metrics_of_the_chosen_setting(toy, rank_w
     best = res["best"]
     assert best["dev_mrr"] == max(r["dev_mrr"] for r in res["rows"])
     s = best["setting"]
-    r = GraphRetriever(**{**base, "seed_depth": s["seed_depth"], "seed_weights": s["seed_weights"],
-                          "period_decay": s["period_decay"],
-                          "rank_weights": {k: v for k, v in s["rank_weights"].items() if v > 0}}).fit(toy.passages)
+    r = GraphRetriever(
+        **{
+            **base,
+            "seed_depth": s["seed_depth"],
+            "seed_weights": s["seed_weights"],
+            "period_decay": s["period_decay"],
+            "rank_weights": {k: v for k, v in s["rank_weights"].items() if v > 0},
+        }
+    ).fit(toy.passages)
     m = evaluate(r.search(toy.queries, k=1000), toy.queries, ["MRR", "HR@5"])
     assert m["MRR"] == pytest.approx(best["per_dataset"]["toy"]["MRR"], abs=1e-6)
     assert m["HR@5"] == pytest.approx(best["per_dataset"]["toy"]["HR@5"], abs=1e-6)
@@ -87,7 +98,9 @@ def test_rank_of_gold_breaks_ties_by_corpus_order():
 
 def test_simplex_grid():
     pts = H._simplex(0.5, 3)
-    assert sorted(pts) == sorted([(0, 0, 1), (0, 0.5, 0.5), (0, 1, 0), (0.5, 0, 0.5), (0.5, 0.5, 0), (1, 0, 0)])
+    assert sorted(pts) == sorted(
+        [(0, 0, 1), (0, 0.5, 0.5), (0, 1, 0), (0.5, 0, 0.5), (0.5, 0.5, 0), (1, 0, 0)]
+    )
 
 
 def test_score_halves():
@@ -111,9 +124,15 @@ def _with_pools(ds):
 def test_beyond_study_and_closed_pool_check_on_a_toy_corpus(toy):
     from aethel_lite.evaluation.runner import run_methods, score_runs
 
-    chapter = score_runs(run_methods(toy, ["bm25", "dense"], setting="open", progress=False, log=None), toy.queries, k=5)
-    res = H.beyond_study({"toy": toy}, baselines={"toy": chapter}, variants=["aethel-hybrid", "aethel-hybrid-no-graph"],
-                         n_resamples=200)["toy"]
+    chapter = score_runs(
+        run_methods(toy, ["bm25", "dense"], setting="open", progress=False, log=None), toy.queries, k=5
+    )
+    res = H.beyond_study(
+        {"toy": toy},
+        baselines={"toy": chapter},
+        variants=["aethel-hybrid", "aethel-hybrid-no-graph"],
+        n_resamples=200,
+    )["toy"]
     assert set(res["metrics"]) == {*H.BASELINES, "aethel-hybrid", "aethel-hybrid-no-graph"}
     assert res["metrics"]["bm25"]["all"]["MRR"] == chapter["bm25"]["MRR"]  # reused, not re-run
     assert "bm25" not in res["timing"] and "dense-max" in res["timing"]
@@ -129,7 +148,10 @@ def test_beyond_study_and_closed_pool_check_on_a_toy_corpus(toy):
     assert len(H.tests_table(res["tests"])) == sum(t["metric"] in ("MRR", "HR@5") for t in res["tests"])
     abl = H.ablation_table({"toy": res}, "MRR")
     assert abl.loc["aethel-hybrid-no-graph", ("toy", "Δ")] == pytest.approx(
-        res["metrics"]["aethel-hybrid-no-graph"]["all"]["MRR"] - res["metrics"]["aethel-hybrid"]["all"]["MRR"], abs=1e-3)
+        res["metrics"]["aethel-hybrid-no-graph"]["all"]["MRR"]
+        - res["metrics"]["aethel-hybrid"]["all"]["MRR"],
+        abs=1e-3,
+    )
     narrow = H.ablation_columns({"toy": res}, "MRR")  # the chapter's table: value and (change) in one cell
     assert list(narrow.columns) == ["variant (component switched off)", "toy"]
     no_graph = res["metrics"]["aethel-hybrid-no-graph"]["all"]["MRR"]
@@ -141,7 +163,11 @@ def test_beyond_study_and_closed_pool_check_on_a_toy_corpus(toy):
     assert any("graph's own contribution" in line for line in H.what_did_not_work({"datasets": {"toy": res}}))
     # the graph's part is tested against the same dense + BM25 sum without the graph (its own family)
     comp = {(t["half"], t["b"], t["metric"]): t for t in res["components"]}
-    assert ("all", "aethel-hybrid-no-graph", "MRR") in comp and ("test", "aethel-hybrid-no-graph", "HR@5") in comp
+    assert ("all", "aethel-hybrid-no-graph", "MRR") in comp and (
+        "test",
+        "aethel-hybrid-no-graph",
+        "HR@5",
+    ) in comp
     t = comp[("all", "aethel-hybrid-no-graph", "MRR")]
     assert t["mean_a"] == pytest.approx(res["metrics"]["aethel-hybrid"]["all"]["MRR"], abs=1e-6)
     assert t["mean_b"] == pytest.approx(res["metrics"]["aethel-hybrid-no-graph"]["all"]["MRR"], abs=1e-6)
@@ -155,25 +181,62 @@ def test_beyond_study_and_closed_pool_check_on_a_toy_corpus(toy):
 
 
 def _row(half, b, metric, a_mean, b_mean, lo, hi):
-    return {"half": half, "a": "aethel-hybrid", "b": b, "metric": metric, "n": 10, "mean_a": a_mean, "mean_b": b_mean,
-            "diff": a_mean - b_mean, "ci_low": lo, "ci_high": hi, "p_bootstrap": 0.01, "excludes_zero": lo > 0 or hi < 0}
+    return {
+        "half": half,
+        "a": "aethel-hybrid",
+        "b": b,
+        "metric": metric,
+        "n": 10,
+        "mean_a": a_mean,
+        "mean_b": b_mean,
+        "diff": a_mean - b_mean,
+        "ci_low": lo,
+        "ci_high": hi,
+        "p_bootstrap": 0.01,
+        "excludes_zero": lo > 0 or hi < 0,
+    }
 
 
 def test_targets_are_read_off_the_numbers():
-    fb_tests = [_row(h, b, m, 0.4, 0.3, 0.02, 0.2) for h in ("test", "all") for b in ("bm25", "dense") for m in ("MRR", "HR@5")]
+    fb_tests = [
+        _row(h, b, m, 0.4, 0.3, 0.02, 0.2)
+        for h in ("test", "all")
+        for b in ("bm25", "dense")
+        for m in ("MRR", "HR@5")
+    ]
     fb_tests[0] = _row("test", "bm25", "MRR", 0.4, 0.35, -0.01, 0.1)  # CI reaches zero: fails
     means = lambda r, a: {"all": {"Recall@5": r, "AllSupport@5": a}}
     saved = {
         "datasets": {
             "financebench": {"tests": fb_tests},
-            "musique-open": {"metrics": {"bm25": means(0.5, 0.2), "dense": means(0.6, 0.25), "aethel-hybrid": means(0.6, 0.3)}},
-            "2wiki-open": {"metrics": {"bm25": means(0.5, 0.2), "dense": means(0.6, 0.25), "aethel-hybrid": means(0.7, 0.25)}},
+            "musique-open": {
+                "metrics": {
+                    "bm25": means(0.5, 0.2),
+                    "dense": means(0.6, 0.25),
+                    "aethel-hybrid": means(0.6, 0.3),
+                }
+            },
+            "2wiki-open": {
+                "metrics": {
+                    "bm25": means(0.5, 0.2),
+                    "dense": means(0.6, 0.25),
+                    "aethel-hybrid": means(0.7, 0.25),
+                }
+            },
         },
-        "closed": {"musique": {"tests": [_row("all", "aethel-bct", "MRR", 0.5, 0.52, -0.05, 0.01)], "passes": True}},
-        "timing": {"latency": {"dataset": "financebench", "n_passages": 10206,
-                               "aethel-hybrid": {"single_ms": 12.0, "batched_ms": 6.0},
-                               "aethel-hybrid (question analysed)": {"single_ms": 8.0, "batched_ms": 3.0},
-                               "bm25": {"single_ms": 1.0, "batched_ms": 1.0}, "dense": {"single_ms": 9.0, "batched_ms": 4.0}}},
+        "closed": {
+            "musique": {"tests": [_row("all", "aethel-bct", "MRR", 0.5, 0.52, -0.05, 0.01)], "passes": True}
+        },
+        "timing": {
+            "latency": {
+                "dataset": "financebench",
+                "n_passages": 10206,
+                "aethel-hybrid": {"single_ms": 12.0, "batched_ms": 6.0},
+                "aethel-hybrid (question analysed)": {"single_ms": 8.0, "batched_ms": 3.0},
+                "bm25": {"single_ms": 1.0, "batched_ms": 1.0},
+                "dense": {"single_ms": 9.0, "batched_ms": 4.0},
+            }
+        },
     }
     rows = H.targets(saved)
     holds = [r["met"] for r in rows]
@@ -189,15 +252,26 @@ def test_targets_are_read_off_the_numbers():
 def test_latency_reports_every_row(toy, monkeypatch):
     lat = H.latency(toy, repeats=1)
     assert lat["n_queries"] == len(toy.queries) and lat["n_passages"] == len(toy.passages)
-    for row in ("bm25", "dense", "aethel-hybrid", "aethel-hybrid (question analysed)", "aethel-hybrid (explain)"):
+    for row in (
+        "bm25",
+        "dense",
+        "aethel-hybrid",
+        "aethel-hybrid (question analysed)",
+        "aethel-hybrid (explain)",
+    ):
         assert lat[row]["single_ms"] > 0 and lat[row]["batched_ms"] > 0
     # retrievers the chapter already fitted are timed as they are, not fitted again
-    given = {"bm25": make_retriever("bm25").fit(toy.passages), "dense": make_retriever("dense").fit(toy.passages),
-             "aethel-hybrid": make_retriever("aethel-hybrid").fit(toy.passages)}
+    given = {
+        "bm25": make_retriever("bm25").fit(toy.passages),
+        "dense": make_retriever("dense").fit(toy.passages),
+        "aethel-hybrid": make_retriever("aethel-hybrid").fit(toy.passages),
+    }
     monkeypatch.setattr(GraphRetriever, "_fit", lambda *a, **k: pytest.fail("refitted"))
     given["aethel-hybrid"].memo = True  # the chapter's setting; timed without memos, then given back
     again = H.latency(toy, repeats=1, fitted=given)
-    assert set(again) == set(lat) and given["aethel-hybrid"].provenance_depth == GraphRetriever.provenance_depth
+    assert (
+        set(again) == set(lat) and given["aethel-hybrid"].provenance_depth == GraphRetriever.provenance_depth
+    )
     assert given["aethel-hybrid"].memo and given["aethel-hybrid"].dense_.memo and not given["bm25"].memo
     with pytest.raises(H.ParameterError, match="not fitted on 'toy'"):
         H.latency(toy, repeats=1, fitted={"bm25": make_retriever("bm25").fit(toy.passages[:3])})
@@ -208,12 +282,36 @@ def test_composition_splits_the_gain_into_fusion_and_graph():
     named) and, per corpus, gain = fusion part + graph part, with the graph part's CI."""
     m = lambda v: {"all": {"MRR": v}}
     saved = {
-        "tuning": {"best": {"setting": {"rank_weights": {"ppr": 0.0, "document": 0.5, "lexical": 0.1, "dense": 0.4}}}},
-        "datasets": {"fb": {
-            "metrics": {"bm25": m(0.12), "dense": m(0.25), "aethel-hybrid-no-graph": m(0.27), "aethel-hybrid": m(0.35),
-                        "aethel-hybrid-no-metadata": m(0.30)},
-            "components": [{"half": "all", "b": "aethel-hybrid-no-graph", "metric": "MRR", "ci_low": 0.03, "ci_high": 0.13},
-                           {"half": "all", "b": "aethel-hybrid-no-metadata", "metric": "MRR", "ci_low": -0.01, "ci_high": 0.1}]}},
+        "tuning": {
+            "best": {"setting": {"rank_weights": {"ppr": 0.0, "document": 0.5, "lexical": 0.1, "dense": 0.4}}}
+        },
+        "datasets": {
+            "fb": {
+                "metrics": {
+                    "bm25": m(0.12),
+                    "dense": m(0.25),
+                    "aethel-hybrid-no-graph": m(0.27),
+                    "aethel-hybrid": m(0.35),
+                    "aethel-hybrid-no-metadata": m(0.30),
+                },
+                "components": [
+                    {
+                        "half": "all",
+                        "b": "aethel-hybrid-no-graph",
+                        "metric": "MRR",
+                        "ci_low": 0.03,
+                        "ci_high": 0.13,
+                    },
+                    {
+                        "half": "all",
+                        "b": "aethel-hybrid-no-metadata",
+                        "metric": "MRR",
+                        "ci_low": -0.01,
+                        "ci_high": 0.1,
+                    },
+                ],
+            }
+        },
     }
     first, fb = H.composition(saved)
     assert "0.50 × its document node's PageRank + 0.40 × the dense cosine + 0.10 × BM25" in first
@@ -223,9 +321,12 @@ def test_composition_splits_the_gain_into_fusion_and_graph():
     assert "without a graph brings +0.020 and the graph +0.080 [+0.030, +0.130]" in fb
     assert "metadata nodes' part: +0.050 [-0.010, +0.100]" in fb
     assert "heading" not in fb.split("without a graph")[1]  # no heading variant run: nothing said of it
-    saved["datasets"]["fb"]["metrics"].update({"aethel-hybrid-no-heading": m(0.31), "aethel-hybrid-v1": m(0.29)})
-    saved["datasets"]["fb"]["components"].append({"half": "all", "b": "aethel-hybrid-no-heading", "metric": "MRR",
-                                                  "ci_low": 0.01, "ci_high": 0.07})
+    saved["datasets"]["fb"]["metrics"].update(
+        {"aethel-hybrid-no-heading": m(0.31), "aethel-hybrid-v1": m(0.29)}
+    )
+    saved["datasets"]["fb"]["components"].append(
+        {"half": "all", "b": "aethel-hybrid-no-heading", "metric": "MRR", "ci_low": 0.01, "ci_high": 0.07}
+    )
     fb = H.composition(saved)[1]
     assert "Without the heading term: 0.310 (the heading's part: +0.040 [+0.010, +0.070])" in fb
     assert "(`aethel-hybrid-v1`): 0.290" in fb
@@ -249,21 +350,33 @@ def test_tuning_sentences_report_the_spread_of_the_best_settings_and_the_rescore
     def row(mean, fb, mu):
         return {"dev_mrr": mean, "per_dataset": {"financebench": {"MRR": fb}, "musique-open": {"MRR": mu}}}
 
-    tuning = {"rows": [row(0.50, 0.20, 0.80), row(0.58, 0.30, 0.78), row(0.57, 0.25, 0.83), row(0.10, 0.0, 0.1)],
-              "best": row(0.58, 0.30, 0.78), "datasets": {"financebench": 2, "musique-open": 3}}
+    tuning = {
+        "rows": [row(0.50, 0.20, 0.80), row(0.58, 0.30, 0.78), row(0.57, 0.25, 0.83), row(0.10, 0.0, 0.1)],
+        "best": row(0.58, 0.30, 0.78),
+        "datasets": {"financebench": 2, "musique-open": 3},
+    }
 
     def built(mrr, n_dev):
-        return {"metrics": {"aethel-hybrid": {"dev": {"MRR": mrr}}}, "halves": {"dev": [f"q{i}" for i in range(n_dev)]}}
+        return {
+            "metrics": {"aethel-hybrid": {"dev": {"MRR": mrr}}},
+            "halves": {"dev": [f"q{i}" for i in range(n_dev)]},
+        }
 
     saved = {"datasets": {"financebench": built(0.29, 2), "musique-open": built(0.78, 3)}}
     spread, rescored = H.tuning_sentences(tuning, saved, top=3)
     assert "3 best of the 4 seed settings" in spread and "0.5000–0.5800" in spread
     assert "`financebench` 0.200–0.300" in spread and "`musique-open` 0.780–0.830" in spread
     assert "widest: `financebench`" in spread
-    assert "`financebench` 0.300 → 0.290" in rescored and "not recorded" in rescored and "identical" not in rescored
+    assert (
+        "`financebench` 0.300 → 0.290" in rescored
+        and "not recorded" in rescored
+        and "identical" not in rescored
+    )
     saved["datasets"]["financebench"]["metrics"]["aethel-hybrid"]["dev"]["MRR"] = 0.30
     assert "identical" in H.tuning_sentences({**tuning, "precision": "float32"}, saved, top=3)[1]
-    assert len(H.tuning_sentences({"rows": tuning["rows"][:1], "best": tuning["best"]})) == 0  # nothing to compare
+    assert (
+        len(H.tuning_sentences({"rows": tuning["rows"][:1], "best": tuning["best"]})) == 0
+    )  # nothing to compare
     # other development questions (a quick build) or an empty half: not set beside the record
     quick = {"datasets": {"financebench": built(0.9, 1), "musique-open": built(None, 0)}}
     assert len(H.tuning_sentences(tuning, quick, top=3)) == 1
@@ -284,8 +397,19 @@ def test_latency_needs_questions(toy):
 
 
 def test_load_study_names_an_unknown_data_set_before_loading():
-    for bad, said in ((["financebench", "nope"], "['nope']"), ("financebench", "['financebench']"), ([], "empty list")):
-        with pytest.raises(H.ParameterError, match=rf"datasets: unknown {said.replace('[', '.').replace(']', '.')}; choose from financebench"):
+    for bad, said in (
+        (["financebench", "nope"], "['nope']"),
+        ("financebench", "['financebench']"),
+        ([], "empty list"),
+    ):
+        with pytest.raises(
+            H.ParameterError,
+            match=rf"datasets: unknown {said.replace('[', '.').replace(']', '.')}; choose from financebench",
+        ):
             H.load_study(bad)
     loaded, missing = H.load_study(["synthetic"], quick=True)
-    assert list(loaded) == ["synthetic"] and missing == {} and len(loaded["synthetic"].queries) <= H.QUICK["limit"]
+    assert (
+        list(loaded) == ["synthetic"]
+        and missing == {}
+        and len(loaded["synthetic"].queries) <= H.QUICK["limit"]
+    )

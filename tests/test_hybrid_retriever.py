@@ -14,16 +14,34 @@ from aethel_lite.retrievers import BM25Retriever, GraphRetriever
 
 
 def _page(doc, page, text, company, year, kind="10k"):
-    return Passage(f"{doc}#p{page}", doc, doc, text, {"page": page, "company": company, "doc_period": year, "doc_type": kind})
+    return Passage(
+        f"{doc}#p{page}",
+        doc,
+        doc,
+        text,
+        {"page": page, "company": company, "doc_period": year, "doc_type": kind},
+    )
 
 
 PASSAGES = [
     _page("ACME_2018", 0, "Acme Widgets annual report. Risk factors for Acme Widgets.", "Acme Widgets", 2018),
-    _page("ACME_2018", 1, "Cash flow statement: capital expenditures were 120 in 2018.", "Acme Widgets", 2018),
-    _page("ACME_2019", 0, "Acme Widgets annual report. Risk factors and Zenith Supply.", "Acme Widgets", 2019),
-    _page("ACME_2019", 1, "Cash flow statement: capital expenditures were 150 in 2019.", "Acme Widgets", 2019),
+    _page(
+        "ACME_2018", 1, "Cash flow statement: capital expenditures were 120 in 2018.", "Acme Widgets", 2018
+    ),
+    _page(
+        "ACME_2019", 0, "Acme Widgets annual report. Risk factors and Zenith Supply.", "Acme Widgets", 2019
+    ),
+    _page(
+        "ACME_2019", 1, "Cash flow statement: capital expenditures were 150 in 2019.", "Acme Widgets", 2019
+    ),
     _page("BOLT_2019", 0, "Bolt Motors annual report. Zenith Supply is a supplier.", "Bolt Motors", 2019),
-    _page("BOLT_2019", 1, "Cash flow statement: capital expenditures of Bolt Motors were 90.", "Bolt Motors", 2019),
+    _page(
+        "BOLT_2019",
+        1,
+        "Cash flow statement: capital expenditures of Bolt Motors were 90.",
+        "Bolt Motors",
+        2019,
+    ),
 ]
 QUESTION = "What were Acme Widgets' FY2019 capital expenditures?"
 
@@ -33,10 +51,17 @@ def hybrid(tmp_path_factory):
     import os
 
     os.environ["AETHEL_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    return GraphRetriever(extractor="regex", bct="none", passage_seeds=("lexical",), document_nodes=True,
-                          metadata=True, period_linking=True, seed_depth=3,
-                          seed_weights={"entity": 1.0, "metadata": 2.0, "lexical": 1.0},
-                          rank_weights={"ppr": 0.2, "document": 0.5, "lexical": 0.3}).fit(PASSAGES)
+    return GraphRetriever(
+        extractor="regex",
+        bct="none",
+        passage_seeds=("lexical",),
+        document_nodes=True,
+        metadata=True,
+        period_linking=True,
+        seed_depth=3,
+        seed_weights={"entity": 1.0, "metadata": 2.0, "lexical": 1.0},
+        rank_weights={"ppr": 0.2, "document": 0.5, "lexical": 0.3},
+    ).fit(PASSAGES)
 
 
 def _by_hand(r) -> tuple[np.ndarray, dict]:
@@ -66,15 +91,28 @@ def _by_hand(r) -> tuple[np.ndarray, dict]:
 
 def _nx_ppr(graph, s, alpha):
     G = nx.from_scipy_sparse_array(graph.adjacency())
-    pr = nx.pagerank(G, alpha=1 - alpha, personalization={i: v for i, v in enumerate(s) if v > 0},
-                     tol=1e-14, max_iter=100_000, dangling={i: v for i, v in enumerate(s) if v > 0})
+    pr = nx.pagerank(
+        G,
+        alpha=1 - alpha,
+        personalization={i: v for i, v in enumerate(s) if v > 0},
+        tol=1e-14,
+        max_iter=100_000,
+        dangling={i: v for i, v in enumerate(s) if v > 0},
+    )
     return np.array([pr[i] for i in range(graph.n_nodes)])
 
 
 def test_graph_has_document_and_metadata_nodes(hybrid):
     ents = hybrid.graph_.entities
-    for key in ("doc:ACME_2018", "doc:BOLT_2019", "company:acme_widgets", "company:bolt_motors", "period:2018",
-                "period:2019", "type:10k"):
+    for key in (
+        "doc:ACME_2018",
+        "doc:BOLT_2019",
+        "company:acme_widgets",
+        "company:bolt_motors",
+        "period:2018",
+        "period:2019",
+        "type:10k",
+    ):
         assert key in ents
 
 
@@ -100,7 +138,13 @@ def test_ppr_and_fused_ranking_equal_networkx_and_the_formula(hybrid):
     for i, p in enumerate(PASSAGES):
         assert got[p.pid] == pytest.approx(expected[i], abs=1e-6)
     # company and period meet at the right filing: its document node holds the most mass
-    assert max(("ACME_2018", "ACME_2019", "BOLT_2019"), key=lambda d: pr[g.n_passages + g.entity_index[f"doc:{d}"]]) == "ACME_2019"
+    assert (
+        max(
+            ("ACME_2018", "ACME_2019", "BOLT_2019"),
+            key=lambda d: pr[g.n_passages + g.entity_index[f"doc:{d}"]],
+        )
+        == "ACME_2019"
+    )
 
 
 def test_attribution_splits_each_hit_by_source_exactly(hybrid):
@@ -115,7 +159,10 @@ def test_attribution_splits_each_hit_by_source_exactly(hybrid):
     pn, dn, bn = unit(total[: g.n_passages]), unit(total[docs]), unit(bm)
     result = hybrid.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6, explain=True)
     for i, p in enumerate(PASSAGES):
-        share = {c: 0.2 * pn[i] * parts[c][i] / total[i] + 0.5 * dn[i] * parts[c][docs[i]] / total[docs[i]] for c in parts}
+        share = {
+            c: 0.2 * pn[i] * parts[c][i] / total[i] + 0.5 * dn[i] * parts[c][docs[i]] / total[docs[i]]
+            for c in parts
+        }
         share["lexical"] += 0.3 * bn[i]
         z = sum(share.values())
         got = result.sources["q"][p.pid]
@@ -123,7 +170,9 @@ def test_attribution_splits_each_hit_by_source_exactly(hybrid):
         for c in share:
             assert got.get(c, 0.0) == pytest.approx(share[c] / z, abs=1e-6)
         prov = result.provenance["q"][p.pid]
-        assert prov[0].via == max(got, key=got.get) and prov[0].weight == pytest.approx(max(got.values()), abs=1e-6)
+        assert prov[0].via == max(got, key=got.get) and prov[0].weight == pytest.approx(
+            max(got.values()), abs=1e-6
+        )
 
 
 def test_heading_term_ranks_by_the_cosine_with_each_page_heading_and_counts_as_dense(hybrid):
@@ -142,20 +191,37 @@ def test_heading_term_ranks_by_the_cosine_with_each_page_heading_and_counts_as_d
     docs = [g.n_passages + g.entity_index[f"doc:{p.doc_id}"] for p in PASSAGES]
     bm = BM25Retriever().fit(PASSAGES).get_scores(QUESTION)
     model = DenseRetriever().model
-    cos = model.encode([" ".join(p.text.split())[:200] for p in PASSAGES], normalize_embeddings=True) @ \
-        model.encode([QUESTION], normalize_embeddings=True)[0]
-    expected = 0.2 * unit(pr[: g.n_passages]) + 0.4 * unit(pr[docs]) + 0.2 * unit(bm) + 0.2 * unit(cos.astype(np.float64))
+    cos = (
+        model.encode([" ".join(p.text.split())[:200] for p in PASSAGES], normalize_embeddings=True)
+        @ model.encode([QUESTION], normalize_embeddings=True)[0]
+    )
+    expected = (
+        0.2 * unit(pr[: g.n_passages])
+        + 0.4 * unit(pr[docs])
+        + 0.2 * unit(bm)
+        + 0.2 * unit(cos.astype(np.float64))
+    )
     result = r.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6, explain=True)
     got = dict(result.run["q"])
     for i, p in enumerate(PASSAGES):
         assert got[p.pid] == pytest.approx(expected[i], abs=1e-5)
     hn = unit(cos.astype(np.float64))
     for i, p in enumerate(PASSAGES):
-        assert result.sources["q"][p.pid].get("dense", 0.0) > 0 or hn[i] == 0  # the heading's part, under "dense"
+        assert (
+            result.sources["q"][p.pid].get("dense", 0.0) > 0 or hn[i] == 0
+        )  # the heading's part, under "dense"
         assert "heading" not in result.sources["q"][p.pid]
-    fresh = GraphRetriever(extractor="regex", bct="none", passage_seeds=("lexical",), document_nodes=True, metadata=True,
-                           period_linking=True, seed_depth=3,
-                           seed_weights={"entity": 1.0, "metadata": 2.0, "lexical": 1.0}, rank_weights=weights).fit(PASSAGES)
+    fresh = GraphRetriever(
+        extractor="regex",
+        bct="none",
+        passage_seeds=("lexical",),
+        document_nodes=True,
+        metadata=True,
+        period_linking=True,
+        seed_depth=3,
+        seed_weights={"entity": 1.0, "metadata": 2.0, "lexical": 1.0},
+        rank_weights=weights,
+    ).fit(PASSAGES)
     q = [Query("q", QUESTION, frozenset({"ACME_2019#p1"}))]
     assert fresh.search(q, k=6) == r.search(q, k=6)
 
@@ -168,13 +234,21 @@ def test_heading_term_in_a_closed_pool_is_normalised_over_the_pool(hybrid):
 
     r = hybrid.set_params(rank_weights={"dense": 0.5, "heading": 0.5})
     pool = ("BOLT_2019#p1", "ACME_2019#p0", "ACME_2018#p1")
-    hits = dict(r.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}), pool=pool)], k=5, pool="query")["q"])
+    hits = dict(
+        r.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}), pool=pool)], k=5, pool="query")["q"]
+    )
     by_pid = {p.pid: p for p in PASSAGES}
     model = DenseRetriever().model
     q = model.encode([QUESTION], normalize_embeddings=True)[0]
     unit = lambda x: (x - x.min()) / (x.max() - x.min())
-    head = model.encode([" ".join(by_pid[pid].text.split())[:200] for pid in pool], normalize_embeddings=True) @ q
-    whole = model.encode([f"{by_pid[pid].title}\n{by_pid[pid].text}" for pid in pool], normalize_embeddings=True) @ q
+    head = (
+        model.encode([" ".join(by_pid[pid].text.split())[:200] for pid in pool], normalize_embeddings=True)
+        @ q
+    )
+    whole = (
+        model.encode([f"{by_pid[pid].title}\n{by_pid[pid].text}" for pid in pool], normalize_embeddings=True)
+        @ q
+    )
     expected = 0.5 * unit(whole.astype(np.float64)) + 0.5 * unit(head.astype(np.float64))
     assert set(hits) == set(pool)
     for pid, e in zip(pool, expected):
@@ -184,13 +258,18 @@ def test_heading_term_in_a_closed_pool_is_normalised_over_the_pool(hybrid):
 def test_provenance_names_the_metadata_and_lexical_seeds(hybrid):
     result = hybrid.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=3, explain=True)
     records = {e.via: e for e in result.provenance["q"]["ACME_2019#p1"]}
-    assert records["metadata"].entity == "doc:ACME_2019" and records["metadata"].seed in ("company:acme_widgets", "period:2019")
+    assert records["metadata"].entity == "doc:ACME_2019" and records["metadata"].seed in (
+        "company:acme_widgets",
+        "period:2019",
+    )
     assert records["lexical"].seed == "bm25" and records["lexical"].entity == "ACME_2019#p1"
     assert result.diagnostics["q"]["sources"] == ["entity", "lexical", "metadata"]
 
 
 def test_closed_pool_ranks_only_the_pool_with_its_document_nodes(hybrid):
-    q = Query("q", QUESTION, frozenset({"ACME_2019#p1"}), pool=("BOLT_2019#p1", "ACME_2019#p1", "ACME_2018#p1"))
+    q = Query(
+        "q", QUESTION, frozenset({"ACME_2019#p1"}), pool=("BOLT_2019#p1", "ACME_2019#p1", "ACME_2018#p1")
+    )
     hits = hybrid.search([q], k=5, pool="query")["q"]
     assert sorted(p for p, _ in hits) == sorted(q.pool)
     assert [p for p, _ in hits][:2] == ["ACME_2019#p1", "ACME_2018#p1"]  # Acme's pages before Bolt's
@@ -200,7 +279,9 @@ def test_without_hybrid_settings_nothing_changes(tmp_path_factory):
     plain = GraphRetriever(extractor="regex", bct="none").fit(PASSAGES)
     assert not plain.is_hybrid and not any(":" in e for e in plain.graph_.entities)
     result = plain.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6, explain=True)
-    assert result.sources == {} and all(e.via == "exact" for recs in result.provenance["q"].values() for e in recs)
+    assert result.sources == {} and all(
+        e.via == "exact" for recs in result.provenance["q"].values() for e in recs
+    )
     assert result.run["q"]
 
 
@@ -210,27 +291,46 @@ def test_question_without_any_seed_falls_back_to_bm25_teleport():
     assert fallback and exps == [] and s[: r.graph_.n_passages].sum() == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"passage_seeds": ("bm25",)}, {"passage_seeds": "lexical"}, {"seed_weights": {"graph": 1.0}},
-    {"seed_weights": {"entity": -1.0}}, {"seed_depth": 0}, {"rank_weights": {"pagerank": 1.0}},
-    {"rank_weights": {"ppr": 0.0}}, {"rank_weights": {"document": 1.0}},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"passage_seeds": ("bm25",)},
+        {"passage_seeds": "lexical"},
+        {"seed_weights": {"graph": 1.0}},
+        {"seed_weights": {"entity": -1.0}},
+        {"seed_depth": 0},
+        {"rank_weights": {"pagerank": 1.0}},
+        {"rank_weights": {"ppr": 0.0}},
+        {"rank_weights": {"document": 1.0}},
+    ],
+)
 def test_bad_hybrid_settings_are_refused(kwargs):
     with pytest.raises(ParameterError):
         GraphRetriever(extractor="regex", **kwargs).fit(PASSAGES)
 
 
-@pytest.mark.parametrize("changes", [
-    {"document_nodes": False, "rank_weights": {"ppr": 0.5, "lexical": 0.5}},
-    {"metadata": False},
-    {"period_linking": False, "bct": "both", "seed_depth": 2},
-    {"passage_seeds": (), "rank_weights": None},
-])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"document_nodes": False, "rank_weights": {"ppr": 0.5, "lexical": 0.5}},
+        {"metadata": False},
+        {"period_linking": False, "bct": "both", "seed_depth": 2},
+        {"passage_seeds": (), "rank_weights": None},
+    ],
+)
 def test_set_params_ranks_as_a_fresh_fit(hybrid, changes):
     derived = hybrid.set_params(**changes)
-    fresh_kwargs = dict(extractor="regex", bct="none", passage_seeds=("lexical",), document_nodes=True, metadata=True,
-                        period_linking=True, seed_depth=3, seed_weights={"entity": 1.0, "metadata": 2.0, "lexical": 1.0},
-                        rank_weights={"ppr": 0.2, "document": 0.5, "lexical": 0.3})
+    fresh_kwargs = dict(
+        extractor="regex",
+        bct="none",
+        passage_seeds=("lexical",),
+        document_nodes=True,
+        metadata=True,
+        period_linking=True,
+        seed_depth=3,
+        seed_weights={"entity": 1.0, "metadata": 2.0, "lexical": 1.0},
+        rank_weights={"ppr": 0.2, "document": 0.5, "lexical": 0.3},
+    )
     fresh_kwargs.update(changes)
     fresh = GraphRetriever(**fresh_kwargs).fit(PASSAGES)
     q = [Query("q", QUESTION, frozenset({"ACME_2019#p1"}))]
@@ -244,9 +344,15 @@ def test_period_decay_weights_the_latest_year_named_most(hybrid):
     r = hybrid.set_params(period_decay=0.5)
     g = r.graph_
     _, comps, named = r.seed_components("Acme Widgets capex from FY2018 to FY2019?")
-    assert named == {"company:acme_widgets": 1.0, "period:2019": pytest.approx(1 / 1.5), "period:2018": pytest.approx(0.5 / 1.5)}
+    assert named == {
+        "company:acme_widgets": 1.0,
+        "period:2019": pytest.approx(1 / 1.5),
+        "period:2018": pytest.approx(0.5 / 1.5),
+    }
     m = comps["metadata"]
-    assert m[g.n_passages + g.entity_index["period:2019"]] == pytest.approx(2 * m[g.n_passages + g.entity_index["period:2018"]])
+    assert m[g.n_passages + g.entity_index["period:2019"]] == pytest.approx(
+        2 * m[g.n_passages + g.entity_index["period:2018"]]
+    )
     assert m.sum() == pytest.approx(1.0)
     with pytest.raises(ParameterError):
         hybrid.set_params(period_decay=1.5)

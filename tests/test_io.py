@@ -42,7 +42,7 @@ def test_malformed_line_names_file_and_line(tmp_path):
     path.write_text('{"a": 1}\n\n{"a": 2\n')
     with pytest.raises(DataError, match=r"bad\.jsonl:3: malformed JSON"):
         list(read_jsonl(path))
-    path.write_text('[1, 2]\n')
+    path.write_text("[1, 2]\n")
     with pytest.raises(DataError, match=r"bad\.jsonl:1: expected a JSON object"):
         list(read_jsonl(path))
 
@@ -63,8 +63,12 @@ def test_check_output_file_rejects_bad_paths_before_any_work(tmp_path):
     from aethel_lite.io import check_output_file
 
     (tmp_path / "f").write_text("x")
-    for bad, message in [("", "empty path"), (tmp_path, "is a folder"), (tmp_path / "f" / "r.json", "is a file"),
-                         ("/proc/aethel-result.json", "cannot write in /proc")]:
+    for bad, message in [
+        ("", "empty path"),
+        (tmp_path, "is a folder"),
+        (tmp_path / "f" / "r.json", "is a file"),
+        ("/proc/aethel-result.json", "cannot write in /proc"),
+    ]:
         with pytest.raises(ParameterError, match=message):
             check_output_file(bad)
     assert check_output_file(tmp_path / "new" / "r.json") == tmp_path / "new" / "r.json"
@@ -98,7 +102,9 @@ def test_check_writable_tries_for_real_and_names_the_place(tmp_path):
     check_writable(tmp_path, "--out x")
     assert list(tmp_path.iterdir()) == []  # the probe file is removed
     with pytest.raises(ParameterError, match=r"^--out x: cannot write in /proc \("):
-        check_writable(__import__("pathlib").Path("/proc"), "--out x")  # os.access says yes, creating a file fails
+        check_writable(
+            __import__("pathlib").Path("/proc"), "--out x"
+        )  # os.access says yes, creating a file fails
     with pytest.raises(ParameterError, match="cannot write in"):
         check_writable(tmp_path / "missing", "--out y")
 

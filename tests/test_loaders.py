@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import require
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,7 +34,6 @@ from aethel_lite.data.paths import HOW_TO_GET_DATA
 from aethel_lite.data.schema import Dataset
 from aethel_lite.errors import DataError, DataNotFoundError, ParameterError
 from aethel_lite.io import write_jsonl
-from conftest import require
 
 MANIFESTS = Path(loaders.__file__).resolve().parent.parent / "manifests"
 
@@ -41,10 +41,17 @@ MANIFESTS = Path(loaders.__file__).resolve().parent.parent / "manifests"
 # ------------------------------------------------------------------------------ tiny fixtures
 def _musique_row(qid, supporting, n=4, **extra):
     paragraphs = [
-        {"idx": i, "title": f"T{i}", "paragraph_text": f"text {qid} {i}", "is_supporting": i in supporting} for i in range(n)
+        {"idx": i, "title": f"T{i}", "paragraph_text": f"text {qid} {i}", "is_supporting": i in supporting}
+        for i in range(n)
     ]
-    row = {"id": qid, "question": f"q {qid}?", "paragraphs": paragraphs, "answer": "A", "answer_aliases": ["a"],
-           "question_decomposition": [{"id": 1}, {"id": 2}, {"id": 3}]}
+    row = {
+        "id": qid,
+        "question": f"q {qid}?",
+        "paragraphs": paragraphs,
+        "answer": "A",
+        "answer_aliases": ["a"],
+        "question_decomposition": [{"id": 1}, {"id": 2}, {"id": 3}],
+    }
     row.update(extra)
     return row
 
@@ -72,7 +79,11 @@ def fb_dir(tmp_path):
     long_filler = " ".join(f"filler{i}" for i in range(450))
     pages = [
         {"doc_name": "ACME_2022_10K", "page": 0, "text": "Cover page of ACME annual report"},
-        {"doc_name": "ACME_2022_10K", "page": 1, "text": f"{long_filler} {evidence_sentence} tail words here"},
+        {
+            "doc_name": "ACME_2022_10K",
+            "page": 1,
+            "text": f"{long_filler} {evidence_sentence} tail words here",
+        },
         {"doc_name": "ACME_2022_10K", "page": 2, "text": "Risk factors"},
         {"doc_name": "BETA_2021_10Q", "page": 0, "text": "Beta quarterly cover"},
         {"doc_name": "BETA_2021_10Q", "page": 1, "text": "Beta balance sheet total assets 99"},
@@ -80,16 +91,48 @@ def fb_dir(tmp_path):
     ]
     write_jsonl(d / "pages.jsonl.gz", pages)
     questions = [
-        {"financebench_id": "fb1", "question": "ACME revenue 2022?", "company": "ACME", "doc_name": "ACME_2022_10K", "answer": "1,234",
-         "evidence": [{"doc_name": "ACME_2022_10K", "evidence_page_num": 1, "evidence_text": evidence_sentence}]},
-        {"financebench_id": "fb2", "question": "Beta assets?", "company": "Beta", "doc_name": "BETA_2021_10Q", "answer": "99",
-         "evidence": [{"doc_name": "BETA_2021_10Q", "evidence_page_num": 1, "evidence_text": "total assets 99"},
-                      {"doc_name": "BETA_2021_10Q", "evidence_page_num": 0, "evidence_text": "Beta quarterly cover"},
-                      {"doc_name": "BETA_2021_10Q", "evidence_page_num": 1, "evidence_text": "balance sheet"}]},
-        {"financebench_id": "fb3", "question": "Gamma?", "company": "Gamma", "doc_name": "GAMMA_2023_10K", "answer": "?",
-         "evidence": [{"doc_name": "GAMMA_2023_10K", "evidence_page_num": 3, "evidence_text": "x"}]},
-        {"financebench_id": "fb4", "question": "ACME page 7?", "company": "ACME", "doc_name": "ACME_2022_10K", "answer": "?",
-         "evidence": [{"doc_name": "ACME_2022_10K", "evidence_page_num": 7, "evidence_text": "x"}]},
+        {
+            "financebench_id": "fb1",
+            "question": "ACME revenue 2022?",
+            "company": "ACME",
+            "doc_name": "ACME_2022_10K",
+            "answer": "1,234",
+            "evidence": [
+                {"doc_name": "ACME_2022_10K", "evidence_page_num": 1, "evidence_text": evidence_sentence}
+            ],
+        },
+        {
+            "financebench_id": "fb2",
+            "question": "Beta assets?",
+            "company": "Beta",
+            "doc_name": "BETA_2021_10Q",
+            "answer": "99",
+            "evidence": [
+                {"doc_name": "BETA_2021_10Q", "evidence_page_num": 1, "evidence_text": "total assets 99"},
+                {
+                    "doc_name": "BETA_2021_10Q",
+                    "evidence_page_num": 0,
+                    "evidence_text": "Beta quarterly cover",
+                },
+                {"doc_name": "BETA_2021_10Q", "evidence_page_num": 1, "evidence_text": "balance sheet"},
+            ],
+        },
+        {
+            "financebench_id": "fb3",
+            "question": "Gamma?",
+            "company": "Gamma",
+            "doc_name": "GAMMA_2023_10K",
+            "answer": "?",
+            "evidence": [{"doc_name": "GAMMA_2023_10K", "evidence_page_num": 3, "evidence_text": "x"}],
+        },
+        {
+            "financebench_id": "fb4",
+            "question": "ACME page 7?",
+            "company": "ACME",
+            "doc_name": "ACME_2022_10K",
+            "answer": "?",
+            "evidence": [{"doc_name": "ACME_2022_10K", "evidence_page_num": 7, "evidence_text": "x"}],
+        },
     ]
     write_jsonl(d / "financebench_open_source.jsonl", questions)
     info = [
@@ -103,7 +146,11 @@ def fb_dir(tmp_path):
 # ------------------------------------------------------------------------------ MuSiQue logic
 def test_musique_small_file(tmp_path, caplog):
     path = tmp_path / "m.jsonl"
-    rows = [_musique_row("2hop__1_2", {1, 3}), _musique_row("custom-7", {0, 2, 3}), _musique_row("2hop__9_9", set())]
+    rows = [
+        _musique_row("2hop__1_2", {1, 3}),
+        _musique_row("custom-7", {0, 2, 3}),
+        _musique_row("2hop__9_9", set()),
+    ]
     write_jsonl(path, rows)
     with caplog.at_level(logging.WARNING):
         ds = load_musique(path)
@@ -113,7 +160,9 @@ def test_musique_small_file(tmp_path, caplog):
     assert q1.pool == tuple(f"2hop__1_2#{i}" for i in range(4))
     assert q1.hops == 2  # from the id prefix, not from the 3-step decomposition
     assert q2.hops == 3  # no prefix: length of question_decomposition
-    assert q1.meta["answer"] == "A" and q1.meta["answer_aliases"] == ["a"] and len(q1.meta["decomposition"]) == 3
+    assert (
+        q1.meta["answer"] == "A" and q1.meta["answer_aliases"] == ["a"] and len(q1.meta["decomposition"]) == 3
+    )
     p = ds.by_pid["2hop__1_2#2"]
     assert (p.doc_id, p.title, p.text) == ("T2", "T2", "text 2hop__1_2 2")
     assert ds.meta["skipped"] == {"without a supporting paragraph": 1}
@@ -159,8 +208,14 @@ def test_2wiki_small_file(tmp_path, caplog):
     assert x.gold == {"x#0", "x#2", "x#3"} and x.hops == 3
     assert s.gold == {"s#1", "s#3"} and s.hops == 2
     assert ds.by_pid["x#1"].text == "B first. B second." and ds.by_pid["x#1"].title == "B"
-    assert ds.meta["skipped"] == {"without a context (no closed pool)": 1, "with a supporting title missing from the context": 1}
-    assert ds.meta["skipped_ids"] == {"y": "without a context (no closed pool)", "z": "with a supporting title missing from the context"}
+    assert ds.meta["skipped"] == {
+        "without a context (no closed pool)": 1,
+        "with a supporting title missing from the context": 1,
+    }
+    assert ds.meta["skipped_ids"] == {
+        "y": "without a context (no closed pool)",
+        "z": "with a supporting title missing from the context",
+    }
     assert "skipped 2" in caplog.text
 
 
@@ -168,7 +223,15 @@ def test_2wiki_distractors(tmp_path):
     path = tmp_path / "w.jsonl"
     write_jsonl(path, [_twowiki_row("x", ["A", "B"], ["A", "B"])])
     dpath = tmp_path / "d.json"
-    dpath.write_text(json.dumps([{"title": "Z", "text": "zzz"}, {"title": "A", "text": "A first. A second."}, {"title": "Y", "text": "yy"}]))
+    dpath.write_text(
+        json.dumps(
+            [
+                {"title": "Z", "text": "zzz"},
+                {"title": "A", "text": "A first. A second."},
+                {"title": "Y", "text": "yy"},
+            ]
+        )
+    )
     ds = load_2wiki(path, distractors=dpath)
     assert [p.pid for p in ds.passages] == ["x#0", "x#1", "wiki#0", "wiki#2"]
     assert ds.meta["distractors_duplicate"] == 1 and ds.meta["n_distractors"] == 2
@@ -181,7 +244,13 @@ def test_2wiki_distractors(tmp_path):
 def test_financebench_small_question_docs(fb_dir, caplog):
     with caplog.at_level(logging.WARNING):
         ds = load_financebench(fb_dir)
-    assert [p.pid for p in ds.passages] == ["ACME_2022_10K#p0", "ACME_2022_10K#p1", "ACME_2022_10K#p2", "BETA_2021_10Q#p0", "BETA_2021_10Q#p1"]
+    assert [p.pid for p in ds.passages] == [
+        "ACME_2022_10K#p0",
+        "ACME_2022_10K#p1",
+        "ACME_2022_10K#p2",
+        "BETA_2021_10Q#p0",
+        "BETA_2021_10Q#p1",
+    ]
     assert [q.qid for q in ds.queries] == ["fb1", "fb2"]
     fb1, fb2 = ds.queries
     assert fb1.gold == {"ACME_2022_10K#p1"} and fb1.hops == 1 and fb1.pool is None
@@ -207,7 +276,13 @@ def test_financebench_reads_lines_in_any_key_order(fb_dir):
     rows = [json.loads(line) for line in gzip.open(fb_dir / "pages.jsonl.gz", "rt")]
     with gzip.open(fb_dir / "pages.jsonl.gz", "wt") as fh:
         for row in rows:
-            fh.write(json.dumps({"text": row["text"], "page": row["page"], "doc_name": row["doc_name"]}, separators=(",", ":")) + "\n")
+            fh.write(
+                json.dumps(
+                    {"text": row["text"], "page": row["page"], "doc_name": row["doc_name"]},
+                    separators=(",", ":"),
+                )
+                + "\n"
+            )
     assert len(load_financebench(fb_dir).passages) == 5
 
 
@@ -286,7 +361,9 @@ def test_chunk_spans_cover_every_word_in_windows(words, seps, size, overlap_frac
     # window i starts at word i*step, so consecutive windows share exactly `overlap` words when full
     for i, c in enumerate(chunk_words):
         assert c == words[i * step : i * step + size]
-    assert (len(spans) - 1) * step + len(chunk_words[-1]) == len(words)  # the last window ends at the last word
+    assert (len(spans) - 1) * step + len(chunk_words[-1]) == len(
+        words
+    )  # the last window ends at the last word
     covered = set()
     for i, c in enumerate(chunk_words):
         covered.update(range(i * step, i * step + len(c)))
@@ -296,7 +373,11 @@ def test_chunk_spans_cover_every_word_in_windows(words, seps, size, overlap_frac
 
 
 def test_chunk_gold_rule():
-    chunks = ["alpha beta gamma delta epsilon zeta eta", "the revenue was ten million in fiscal 2022 overall", "other words entirely here now"]
+    chunks = [
+        "alpha beta gamma delta epsilon zeta eta",
+        "the revenue was ten million in fiscal 2022 overall",
+        "other words entirely here now",
+    ]
     assert chunk_gold(chunks, "Revenue was ten million in fiscal 2022") == [1]
     assert chunk_gold(chunks, " ".join(chunks)) == [0, 1, 2]  # evidence = whole page: every chunk
     # no chunk reaches the threshold -> the best-overlapping chunk only
@@ -321,11 +402,15 @@ def test_missing_default_file_says_how_to_get_data(tmp_path, monkeypatch):
     with pytest.raises(DataNotFoundError, match=re.escape(HOW_TO_GET_DATA)):
         load_musique()
     (tmp_path / "financebench").mkdir()
-    with pytest.raises(DataNotFoundError, match=r"financebench_open_source\.jsonl.*" + re.escape(HOW_TO_GET_DATA)):
+    with pytest.raises(
+        DataNotFoundError, match=r"financebench_open_source\.jsonl.*" + re.escape(HOW_TO_GET_DATA)
+    ):
         load_financebench()
 
 
-@pytest.mark.parametrize("loader, row", [(load_musique, _musique_row("a", {0})), (load_2wiki, _twowiki_row("a", ["A"], ["A"]))])
+@pytest.mark.parametrize(
+    "loader, row", [(load_musique, _musique_row("a", {0})), (load_2wiki, _twowiki_row("a", ["A"], ["A"]))]
+)
 def test_malformed_json_line_names_file_and_line(tmp_path, loader, row):
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(row) + "\n\n" + '{"id": "b", "question": \n')
@@ -392,9 +477,15 @@ def twowiki(real_data):
 @pytest.fixture(scope="module")
 def fb_raw(real_data):
     folder = real_data / "financebench"
-    for name in ("financebench_open_source.jsonl", "financebench_document_information.jsonl", "pages.jsonl.gz"):
+    for name in (
+        "financebench_open_source.jsonl",
+        "financebench_document_information.jsonl",
+        "pages.jsonl.gz",
+    ):
         require(folder / name)
-    questions = [json.loads(line) for line in open(folder / "financebench_open_source.jsonl", encoding="utf-8")]
+    questions = [
+        json.loads(line) for line in open(folder / "financebench_open_source.jsonl", encoding="utf-8")
+    ]
     return folder, questions
 
 
@@ -429,15 +520,22 @@ def _manifest(name):
 def test_real_musique(musique, real_data):
     assert len(musique.queries) == 200 and len(musique.passages) == 4000
     musique.validate()
-    raw = [json.loads(line) for line in open(real_data / "musique" / "musique_ans_dev_sample200.jsonl", encoding="utf-8")]
+    raw = [
+        json.loads(line)
+        for line in open(real_data / "musique" / "musique_ans_dev_sample200.jsonl", encoding="utf-8")
+    ]
     assert Counter(q.hops for q in musique.queries) == Counter({2: 145, 3: 32, 4: 23})  # README
     for q, row in zip(musique.queries, raw):
         assert q.qid == row["id"] and len(q.pool) == 20
         assert 2 <= len(q.gold) <= 4 and q.gold <= set(q.pool)
         # independent check: the decomposition names one supporting paragraph per hop
         assert q.hops == len(row["question_decomposition"])
-        assert q.gold == {f"{q.qid}#{step['paragraph_support_idx']}" for step in row["question_decomposition"]}
-        assert all(musique.by_pid[pid].title == row["paragraphs"][int(pid.split("#")[1])]["title"] for pid in q.pool)
+        assert q.gold == {
+            f"{q.qid}#{step['paragraph_support_idx']}" for step in row["question_decomposition"]
+        }
+        assert all(
+            musique.by_pid[pid].title == row["paragraphs"][int(pid.split("#")[1])]["title"] for pid in q.pool
+        )
 
 
 def test_real_2wiki(twowiki, real_data):
@@ -446,7 +544,12 @@ def test_real_2wiki(twowiki, real_data):
     assert twowiki.meta["skipped"] == {"without a context (no closed pool)": 36}
     assert all(len(q.pool) == 10 for q in twowiki.queries)
     pool_pids = [pid for q in twowiki.queries for pid in q.pool]
-    raw = {r["_id"]: r for r in map(json.loads, open(real_data / "2wikimultihopqa" / "2wiki_dev_sample200.jsonl", encoding="utf-8"))}
+    raw = {
+        r["_id"]: r
+        for r in map(
+            json.loads, open(real_data / "2wikimultihopqa" / "2wiki_dev_sample200.jsonl", encoding="utf-8")
+        )
+    }
     for q in twowiki.queries:
         titles = {t for t, _ in raw[q.qid]["supporting_facts"]}
         assert {twowiki.by_pid[g].title for g in q.gold} == titles and q.hops == len(titles)
@@ -484,7 +587,9 @@ def test_real_financebench(financebench, fb_raw):
     docs = {p.doc_id for p in financebench.passages}
     assert all(doc not in docs for (doc,) in left.values())
     # every kept question's filing is loaded; every loaded filing is asked about
-    assert docs == {e["doc_name"] for q in financebench.queries for e in by_id[q.qid]["evidence"]} | {by_id[q.qid]["doc_name"] for q in financebench.queries}
+    assert docs == {e["doc_name"] for q in financebench.queries for e in by_id[q.qid]["evidence"]} | {
+        by_id[q.qid]["doc_name"] for q in financebench.queries
+    }
     page = financebench.passages[0]
     assert set(page.meta) == {"page", "company", "doc_type", "doc_period"}
 
@@ -497,7 +602,9 @@ def test_real_financebench_evidence_pages_hold_the_evidence(financebench, fb_raw
     ratios = []
     for q in financebench.queries:
         for e in by_id[q.qid]["evidence"]:
-            words = set(tok.findall(financebench.by_pid[f"{e['doc_name']}#p{e['evidence_page_num']}"].text.lower()))
+            words = set(
+                tok.findall(financebench.by_pid[f"{e['doc_name']}#p{e['evidence_page_num']}"].text.lower())
+            )
             ev = set(tok.findall(e["evidence_text_full_page"].lower()))
             ratios.append(len(words & ev) / max(len(ev), 1))
     ratios.sort()
@@ -531,17 +638,28 @@ def test_real_load_dataset_matches_loader(musique):
     assert [q.to_dict() for q in again.queries] == [q.to_dict() for q in musique.queries]
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("question", None, r"m\.jsonl:2: field 'question' must be a string, got null"),
-    ("question", 42, r"m\.jsonl:2: field 'question' must be a string, got a number"),
-    ("question", ["a"], r"m\.jsonl:2: field 'question' must be a string, got a list"),
-    ("question", "  ", r"m\.jsonl:2: field 'question' is empty"),
-    ("paragraph_text", None, r"m\.jsonl:2: \(b\) paragraph 0: 'paragraph_text' must be a string, got null"),
-    ("paragraph_text", 7, r"m\.jsonl:2: \(b\) paragraph 0: 'paragraph_text' must be a string, got a number"),
-    ("title", ["x"], r"m\.jsonl:2: \(b\) paragraph 0: 'title' must be a string, got a list"),
-    ("idx", "3", r"m\.jsonl:2: \(b\) paragraph 0: 'idx' must be an integer"),
-    ("id", True, r"m\.jsonl:2: field 'id' has type bool"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("question", None, r"m\.jsonl:2: field 'question' must be a string, got null"),
+        ("question", 42, r"m\.jsonl:2: field 'question' must be a string, got a number"),
+        ("question", ["a"], r"m\.jsonl:2: field 'question' must be a string, got a list"),
+        ("question", "  ", r"m\.jsonl:2: field 'question' is empty"),
+        (
+            "paragraph_text",
+            None,
+            r"m\.jsonl:2: \(b\) paragraph 0: 'paragraph_text' must be a string, got null",
+        ),
+        (
+            "paragraph_text",
+            7,
+            r"m\.jsonl:2: \(b\) paragraph 0: 'paragraph_text' must be a string, got a number",
+        ),
+        ("title", ["x"], r"m\.jsonl:2: \(b\) paragraph 0: 'title' must be a string, got a list"),
+        ("idx", "3", r"m\.jsonl:2: \(b\) paragraph 0: 'idx' must be an integer"),
+        ("id", True, r"m\.jsonl:2: field 'id' has type bool"),
+    ],
+)
 def test_musique_bad_values_are_named_never_stringified(tmp_path, field, value, message):
     """null, numbers and lists are not turned into the text "None", "42" or "['a']" (file:line named)."""
     rows = [_musique_row("a", {0}), _musique_row("b", {0})]
@@ -572,12 +690,24 @@ def test_the_line_named_is_the_file_line_with_blank_lines_in_between(tmp_path):
         load_musique(path)
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda r: r.update(question=None), r"w\.jsonl:1: field 'question' must be a string, got null"),
-    (lambda r: r["context"][0].__setitem__(1, [1, 2]), r"w\.jsonl:1: \(.*\) context item 0: the sentences must be a list of strings"),
-    (lambda r: r["context"][0].__setitem__(0, None), r"w\.jsonl:1: \(.*\) context item 0: the title must be a string, got null"),
-    (lambda r: r["context"][0].__setitem__(1, [" "]), r"w\.jsonl:1: \(.*\) context item 0: the text is empty"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda r: r.update(question=None), r"w\.jsonl:1: field 'question' must be a string, got null"),
+        (
+            lambda r: r["context"][0].__setitem__(1, [1, 2]),
+            r"w\.jsonl:1: \(.*\) context item 0: the sentences must be a list of strings",
+        ),
+        (
+            lambda r: r["context"][0].__setitem__(0, None),
+            r"w\.jsonl:1: \(.*\) context item 0: the title must be a string, got null",
+        ),
+        (
+            lambda r: r["context"][0].__setitem__(1, [" "]),
+            r"w\.jsonl:1: \(.*\) context item 0: the text is empty",
+        ),
+    ],
+)
 def test_2wiki_bad_values_are_named_never_stringified(tmp_path, change, message):
     row = _twowiki_row("w1", ["A", "B"], ["A"])
     change(row)
@@ -592,12 +722,22 @@ def test_a_bad_byte_in_the_pages_file_names_its_own_line(tmp_path):
     (a decoder reading in chunks reported an earlier line)."""
     root = tmp_path / "financebench"
     root.mkdir()
-    q = {"financebench_id": "q1", "question": "What?", "answer": "A", "company": "X", "doc_name": "X_2020_10K",
-         "evidence": [{"doc_name": "X_2020_10K", "evidence_page_num": 0, "evidence_text": "alpha"}]}
+    q = {
+        "financebench_id": "q1",
+        "question": "What?",
+        "answer": "A",
+        "company": "X",
+        "doc_name": "X_2020_10K",
+        "evidence": [{"doc_name": "X_2020_10K", "evidence_page_num": 0, "evidence_text": "alpha"}],
+    }
     write_jsonl(root / "financebench_open_source.jsonl", [q])
-    write_jsonl(root / "financebench_document_information.jsonl",
-                [{"doc_name": "X_2020_10K", "company": "X", "doc_type": "10k", "doc_period": 2020}])
-    lines = [json.dumps({"doc_name": "X_2020_10K", "page": i, "text": "alpha " * 200}).encode() for i in range(80)]
+    write_jsonl(
+        root / "financebench_document_information.jsonl",
+        [{"doc_name": "X_2020_10K", "company": "X", "doc_type": "10k", "doc_period": 2020}],
+    )
+    lines = [
+        json.dumps({"doc_name": "X_2020_10K", "page": i, "text": "alpha " * 200}).encode() for i in range(80)
+    ]
     lines[60] = lines[60].replace(b"alpha", b"alph\xff", 1)
     (root / "pages.jsonl.gz").write_bytes(gzip.compress(b"\n".join(lines) + b"\n", mtime=0))
     with pytest.raises(DataError, match=r"pages\.jsonl\.gz:61: not UTF-8"):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from aethel_lite.caching.memo import TextMemo
 from aethel_lite.data.sampling import sample_corpus
 from aethel_lite.retrievers.registry import make_retriever
-from aethel_lite.caching.memo import TextMemo
 from aethel_lite.studies.open_corpus import load_open
 
 
@@ -30,7 +30,12 @@ def test_text_memo_is_bounded_and_still_answers_when_emptied():
     assert memo.map("s", ["a", "b", "c"], lambda todo: [t * 2 for t in todo]) == ["aa", "bb", "cc"]
     assert memo.map("s", ["a", "d"], lambda todo: [t * 2 for t in todo]) == ["aa", "dd"]  # emptied before "d"
     assert len(memo) <= 3
-    assert memo.map("s", list("wxyz"), lambda todo: [t * 2 for t in todo]) == ["ww", "xx", "yy", "zz"]  # more than fits
+    assert memo.map("s", list("wxyz"), lambda todo: [t * 2 for t in todo]) == [
+        "ww",
+        "xx",
+        "yy",
+        "zz",
+    ]  # more than fits
     assert len(memo) <= 3
 
 

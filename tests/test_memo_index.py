@@ -27,22 +27,30 @@ FILINGS = {
         "Liquidity. In fiscal 2023 Acme Widgets reported capital expenditures of $412.5 million. "
         "Cash and cash equivalents were $1,204.0 million at December 31, 2023.\n\n"
         "Debt. Long-term debt was $2,350.0 million at December 31, 2023.\n\n"
-        "Legal proceedings. Acme Widgets is a defendant in patent litigation brought by a competitor.\n"),
+        "Legal proceedings. Acme Widgets is a defendant in patent litigation brought by a competitor.\n"
+    ),
     "acme_2022_10k.txt": (
         "ACME WIDGETS, INC.\n(Exact name of registrant as specified in its charter)\n"
         "FORM 10-K\nAnnual report for the fiscal year ended December 31, 2022\n\n"
         "Liquidity. In fiscal 2022 Acme Widgets reported capital expenditures of $388.0 million. "
-        "Cash and cash equivalents were $990.5 million at December 31, 2022.\n"),
+        "Cash and cash equivalents were $990.5 million at December 31, 2022.\n"
+    ),
     "bolt_2023_10k.txt": (
         "BOLT MOTORS CORPORATION\n(Exact name of registrant as specified in its charter)\n"
         "FORM 10-K\nAnnual report for the fiscal year ended December 31, 2023\n\n"
-        "Liquidity. In fiscal 2023 Bolt Motors reported capital expenditures of $77.1 million.\n"),
+        "Liquidity. In fiscal 2023 Bolt Motors reported capital expenditures of $77.1 million.\n"
+    ),
     "crane_2023_10k.txt": (
         "CRANE FOODS HOLDINGS, INC.\n(Exact name of registrant as specified in its charter)\n"
         "FORM 10-K\nAnnual report for the fiscal year ended December 31, 2023\n\n"
-        "Liquidity. In fiscal 2023 Crane Foods reported capital expenditures of $15.2 million.\n"),
+        "Liquidity. In fiscal 2023 Crane Foods reported capital expenditures of $15.2 million.\n"
+    ),
 }
-PDFS = ("COSTCO_2023_8K_dated-2023-08-16", "JOHNSON_JOHNSON_2023_8K_dated-2023-08-23", "MCDONALDS_2023Q1_EARNINGS")
+PDFS = (
+    "COSTCO_2023_8K_dated-2023-08-16",
+    "JOHNSON_JOHNSON_2023_8K_dated-2023-08-23",
+    "MCDONALDS_2023Q1_EARNINGS",
+)
 _FIGURE = re.compile(r"\*\*([^*\n]+?)\*\*((?:\s?\[A\d+\])+)")
 
 
@@ -100,7 +108,9 @@ def check_citations(markdown: str, index: Path) -> tuple[int, int]:
     rows = {r["Ref"]: r for r in parse_audit_table(markdown)}
     assert rows, "the memo has no audit trail"
     for r in rows.values():
-        assert (r["File"], r["Page"]) in pages, f"[{r['Ref']}] cites {r['File']}, page {r['Page']}: not in the index"
+        assert (r["File"], r["Page"]) in pages, (
+            f"[{r['Ref']}] cites {r['File']}, page {r['Page']}: not in the index"
+        )
         assert _collapse(r["Quote"]) in _collapse(pages[(r["File"], r["Page"])])
     figures = _FIGURE.findall(markdown.split(AUDIT_HEADING, 1)[0])
     for figure, refs in figures:
@@ -134,13 +144,22 @@ def test_memo_from_the_financebench_pdfs_cites_file_and_page(pdf_index, tmp_path
     n_rows, _ = check_citations(md, pdf_index)  # every figure, if any, is checked too
     assert n_rows > 0
     rows = parse_audit_table(md)
-    assert {r["File"] for r in rows} == {"MCDONALDS_2023Q1_EARNINGS.pdf"} and all(r["Page"].isdigit() for r in rows)
+    assert {r["File"] for r in rows} == {"MCDONALDS_2023Q1_EARNINGS.pdf"} and all(
+        r["Page"].isdigit() for r in rows
+    )
 
 
-@pytest.mark.parametrize("which, target, first", [("text", "Acme Widgits", "Acme Widgets"),
-                                                   ("text", "Crane Food", "CRANE FOODS HOLDINGS"),
-                                                   ("pdf", "Costko", "Costco Wholesale")])
-def test_an_unknown_target_lists_the_known_companies_closest_first(which, target, first, request, tmp_path, capsys):
+@pytest.mark.parametrize(
+    "which, target, first",
+    [
+        ("text", "Acme Widgits", "Acme Widgets"),
+        ("text", "Crane Food", "CRANE FOODS HOLDINGS"),
+        ("pdf", "Costko", "Costco Wholesale"),
+    ],
+)
+def test_an_unknown_target_lists_the_known_companies_closest_first(
+    which, target, first, request, tmp_path, capsys
+):
     index = request.getfixturevalue(f"{which}_index")
     out = tmp_path / "memo.md"
     capsys.readouterr()
@@ -150,7 +169,9 @@ def test_an_unknown_target_lists_the_known_companies_closest_first(which, target
     assert not out.exists()
     listed = err.split("closest first: ", 1)[1].split(", ")
     assert listed[0] == first
-    known = {"text": {"Acme Widgets", "Bolt Motors", "CRANE FOODS HOLDINGS"}}.get(which)  # as the filings print them
+    known = {"text": {"Acme Widgets", "Bolt Motors", "CRANE FOODS HOLDINGS"}}.get(
+        which
+    )  # as the filings print them
     if known:
         assert set(listed) == known
 
@@ -189,5 +210,19 @@ def test_an_index_without_the_entities_names_the_rebuild_command(tmp_path, capsy
 def test_memo_needs_one_corpus(tmp_path, capsys, text_index):
     assert main(["memo", "--target", "x", "--out", str(tmp_path / "m.md")]) == 2
     assert "--format" in capsys.readouterr().err
-    assert main(["memo", "--format", "synthetic", "--index", str(text_index), "--target", "x",
-                 "--out", str(tmp_path / "m.md")]) == 2
+    assert (
+        main(
+            [
+                "memo",
+                "--format",
+                "synthetic",
+                "--index",
+                str(text_index),
+                "--target",
+                "x",
+                "--out",
+                str(tmp_path / "m.md"),
+            ]
+        )
+        == 2
+    )

@@ -13,7 +13,6 @@ from aethel_lite.evaluation.metrics import DEFAULT_METRICS, evaluate, parse_metr
 from aethel_lite.retrievers import Run
 
 
-
 @pytest.fixture(scope="module")
 def ir_measures():
     """The trec_eval oracle; only the tests that compare against it skip without it."""
@@ -85,7 +84,9 @@ def test_metrics_match_ir_measures(seed, ir_measures):
 def test_hand_computed_values():
     q = Query("q", "x", frozenset({"a", "b", "c"}))
     run = {"q": [("z", 5.0), ("a", 4.0), ("y", 3.0), ("b", 2.0), ("x", 1.0), ("c", 0.5)]}
-    got = per_query(run, [q], ["HR@1", "HR@2", "AllSupport@5", "AllSupport@6", "Recall@4", "MRR", "nDCG@10", "nDCG@2"])["q"]
+    got = per_query(
+        run, [q], ["HR@1", "HR@2", "AllSupport@5", "AllSupport@6", "Recall@4", "MRR", "nDCG@10", "nDCG@2"]
+    )["q"]
     assert got["HR@1"] == 0.0 and got["HR@2"] == 1.0
     assert got["AllSupport@5"] == 0.0 and got["AllSupport@6"] == 1.0
     assert got["Recall@4"] == pytest.approx(2 / 3)
@@ -122,8 +123,11 @@ def test_mrr_counts_a_gold_passage_anywhere_in_a_deep_run(gold_rank, ir_measures
     run = {"q": [(d, 1000.0 - i) for i, d in enumerate(docs)]}
     got = per_query(run, [q], ["MRR"])["q"]["MRR"]
     assert got == pytest.approx(1 / gold_rank)
-    oracle = ir_measures.calc_aggregate([ir_measures.RR, ir_measures.RR @ 10], [ir_measures.Qrel("q", docs[gold_rank - 1], 1)],
-                                        [ir_measures.ScoredDoc("q", d, s) for d, s in run["q"]])
+    oracle = ir_measures.calc_aggregate(
+        [ir_measures.RR, ir_measures.RR @ 10],
+        [ir_measures.Qrel("q", docs[gold_rank - 1], 1)],
+        [ir_measures.ScoredDoc("q", d, s) for d, s in run["q"]],
+    )
     assert got == pytest.approx(oracle[ir_measures.RR])
     assert oracle[ir_measures.RR @ 10] == (got if gold_rank <= 10 else 0.0)  # what a 10-deep run would report
 
@@ -165,5 +169,7 @@ def test_mean_and_mean_metrics():
     assert mean_metrics(table, ["MRR", "HR@1"]) == {"MRR": 0.625, "HR@1": 0.5}
     queries = [Query("q1", "x", frozenset({"a"})), Query("q2", "y", frozenset({"b"}))]
     run = {"q1": ["a", "b"], "q2": ["c", "d", "e", "b"]}
-    assert evaluate(run, queries, ["MRR", "HR@1"]) == mean_metrics(per_query(run, queries, ["MRR", "HR@1"]), ["MRR", "HR@1"])
+    assert evaluate(run, queries, ["MRR", "HR@1"]) == mean_metrics(
+        per_query(run, queries, ["MRR", "HR@1"]), ["MRR", "HR@1"]
+    )
     assert evaluate(run, queries, ["MRR"]) == {"MRR": (1.0 + 0.25) / 2}

@@ -7,10 +7,24 @@ import pytest
 from aethel_lite.data.synthetic import make_synthetic
 from aethel_lite.errors import ParameterError
 from aethel_lite.evaluation.runner import without_timing
-from aethel_lite.studies.open_corpus import (OPEN_DATASETS, check_parameters, evaluate_open, group_of, load_open, metric_cis,
-                                     paper_verdicts)
+from aethel_lite.studies.open_corpus import (
+    OPEN_DATASETS,
+    check_parameters,
+    evaluate_open,
+    group_of,
+    load_open,
+    metric_cis,
+    paper_verdicts,
+)
 from aethel_lite.studies.paper import PAPER_CROSSOVERS, paper_rows
-from aethel_lite.studies.scaling import check_sizes, crossover_rows, crossovers, resolve_sizes, scaling_run, scaling_takeaways
+from aethel_lite.studies.scaling import (
+    check_sizes,
+    crossover_rows,
+    crossovers,
+    resolve_sizes,
+    scaling_run,
+    scaling_takeaways,
+)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +53,13 @@ def test_group_of_per_data_set(small):
 def test_metric_cis_match_bootstrap_and_groups(small):
     from aethel_lite.evaluation.stats import bootstrap_ci
 
-    block = {"m": {"per_query_metrics": {q.qid: {"HR@5": float(i % 2), "MRR": 1 / (i + 1)} for i, q in enumerate(small.queries)}}}
+    block = {
+        "m": {
+            "per_query_metrics": {
+                q.qid: {"HR@5": float(i % 2), "MRR": 1 / (i + 1)} for i, q in enumerate(small.queries)
+            }
+        }
+    }
     groups = {q.qid: ("a" if i < 5 else "b") for i, q in enumerate(small.queries)}
     out = metric_cis(block, small.queries, groups, metrics=("HR@5", "MRR"), n_resamples=500, seed=3)
     ref = bootstrap_ci([float(i % 2) for i in range(len(small.queries))], n_resamples=500, seed=3)
@@ -67,11 +87,25 @@ def test_load_open_synthetic_and_sample():
 
 
 def test_paper_verdicts_inside_outside_and_synthetic():
-    res = {"financebench": {"ci": {"bm25": {"all": {"HR@5": {"mean": 0.14, "ci_low": 0.09, "ci_high": 0.2, "n": 129}},
-                                            "groups": {}},
-                                   "dense": {"all": {"HR@5": {"mean": 0.4, "ci_low": 0.3, "ci_high": 0.5, "n": 129}},
-                                             "groups": {}}}},
-           "synthetic": {"ci": {"bm25": {"all": {"HR@5": {"mean": 0.7, "ci_low": 0.6, "ci_high": 0.8, "n": 9}}, "groups": {}}}}}
+    res = {
+        "financebench": {
+            "ci": {
+                "bm25": {
+                    "all": {"HR@5": {"mean": 0.14, "ci_low": 0.09, "ci_high": 0.2, "n": 129}},
+                    "groups": {},
+                },
+                "dense": {
+                    "all": {"HR@5": {"mean": 0.4, "ci_low": 0.3, "ci_high": 0.5, "n": 129}},
+                    "groups": {},
+                },
+            }
+        },
+        "synthetic": {
+            "ci": {
+                "bm25": {"all": {"HR@5": {"mean": 0.7, "ci_low": 0.6, "ci_high": 0.8, "n": 9}}, "groups": {}}
+            }
+        },
+    }
     rows = paper_verdicts(res, paper_rows("open_corpus"), synthetic=["synthetic"])
     by = {(r["dataset"], r["ours_method"], r["metric"]): r for r in rows}
     assert by[("financebench", "bm25", "HR@5")]["verdict"] == "outside our CI"
@@ -82,17 +116,28 @@ def test_paper_verdicts_inside_outside_and_synthetic():
 
 def _curves(a, b):
     sizes = [100, 500, 1000, 4000]
-    return {"g": {"HR@5": [{"size": s, "mean": v} for s, v in zip(sizes, a)]},
-            "d": {"HR@5": [{"size": s, "mean": v} for s, v in zip(sizes, b)]}}
+    return {
+        "g": {"HR@5": [{"size": s, "mean": v} for s, v in zip(sizes, a)]},
+        "d": {"HR@5": [{"size": s, "mean": v} for s, v in zip(sizes, b)]},
+    }
 
 
 def test_crossovers_computed_not_eyeballed():
     c = crossovers(_curves([0.1, 0.5, 0.6, 0.6], [0.8, 0.5, 0.4, 0.3]), "g", "d")
-    assert c["passes_from"] == 1000 and c["ever_above"] and c["sizes_above"] == [1000, 4000]  # a tie is no pass
+    assert (
+        c["passes_from"] == 1000 and c["ever_above"] and c["sizes_above"] == [1000, 4000]
+    )  # a tie is no pass
     c = crossovers(_curves([0.9, 0.1, 0.9, 0.1], [0.5] * 4), "g", "d")
     assert c["passes_from"] is None and c["ever_above"]
     c = crossovers(_curves([0.1] * 4, [0.5] * 4), "g", "d")
-    assert c == {"a": "g", "b": "d", "metric": "HR@5", "passes_from": None, "ever_above": False, "sizes_above": []}
+    assert c == {
+        "a": "g",
+        "b": "d",
+        "metric": "HR@5",
+        "passes_from": None,
+        "ever_above": False,
+        "sizes_above": [],
+    }
     with pytest.raises(ParameterError, match="not in the scaling curves"):
         crossovers(_curves([0.1] * 4, [0.5] * 4), "g", "x")
 
@@ -123,14 +168,22 @@ def test_scaling_run_keeps_gold_and_is_deterministic(small):
 
 
 def test_crossover_rows_and_takeaways_read_the_result():
-    runs = {"c": {"sizes": [100, 500, 1000, 4000],
-                  "curves": {"aethel-ner3": _curves([0.1, 0.5, 0.6, 0.6], [0.8, 0.5, 0.4, 0.3])["g"],
-                             "dense": _curves([0.1, 0.5, 0.6, 0.6], [0.8, 0.5, 0.4, 0.3])["d"],
-                             "bm25": {"HR@5": [{"size": s, "mean": 0.9} for s in (100, 500, 1000, 4000)]}}}}
+    runs = {
+        "c": {
+            "sizes": [100, 500, 1000, 4000],
+            "curves": {
+                "aethel-ner3": _curves([0.1, 0.5, 0.6, 0.6], [0.8, 0.5, 0.4, 0.3])["g"],
+                "dense": _curves([0.1, 0.5, 0.6, 0.6], [0.8, 0.5, 0.4, 0.3])["d"],
+                "bm25": {"HR@5": [{"size": s, "mean": 0.9} for s in (100, 500, 1000, 4000)]},
+            },
+        }
+    }
     rows = crossover_rows(runs, PAPER_CROSSOVERS)
     assert [r["ours"] for r in rows] == [1000, "no"]
     synthetic = crossover_rows({"synthetic": runs["c"]}, PAPER_CROSSOVERS)
-    assert [r["ours"] for r in synthetic] == ["", ""] and all("not comparable" in r["note"] for r in synthetic)
+    assert [r["ours"] for r in synthetic] == ["", ""] and all(
+        "not comparable" in r["note"] for r in synthetic
+    )
     assert [r["sizes where graph > it"] for r in synthetic] == [r["sizes where graph > it"] for r in rows]
     text = scaling_takeaways({"runs": {"synthetic": runs["c"]}, "synthetic_only": True}, PAPER_CROSSOVERS)
     assert "from 1,000 passages on." in text and "paper:" not in text and "synthetic corpus" in text
@@ -144,14 +197,18 @@ def test_open_datasets_documented():
 
 
 def test_verdict_table_sets_no_synthetic_number_beside_the_papers():
+    from aethel_lite.book.report import verdict_table
     from aethel_lite.studies.open_corpus import paper_verdicts
     from aethel_lite.studies.paper import paper_rows
-    from aethel_lite.book.report import verdict_table
 
     cell = {"mean": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 12}
     res = {"ci": {"bm25": {"all": {"HR@5": cell, "MRR": cell}, "groups": {}}}}
-    verdicts = paper_verdicts({"synthetic": res, "musique-open": res}, paper_rows("open_corpus"), synthetic=["synthetic"])
+    verdicts = paper_verdicts(
+        {"synthetic": res, "musique-open": res}, paper_rows("open_corpus"), synthetic=["synthetic"]
+    )
     table = verdict_table(verdicts)
     bm25 = table[(table["paper's method"] == "BM25") & (table["metric"] == "HR@5")].set_index("our data set")
-    assert bm25.loc["synthetic", "ours [95% CI]"] == "" and bm25.loc["synthetic", "verdict"] == "not comparable"
+    assert (
+        bm25.loc["synthetic", "ours [95% CI]"] == "" and bm25.loc["synthetic", "verdict"] == "not comparable"
+    )
     assert bm25.loc["musique-open", "ours [95% CI]"] == "0.500 [0.400, 0.600]"

@@ -25,8 +25,16 @@ from aethel_lite.data.select import load_for_eval
 from aethel_lite.errors import DataError, ParameterError
 from aethel_lite.io import write_jsonl
 from aethel_lite.retrievers.base import passage_text
-from aethel_lite.studies.own_files import (NAMED, OWN, OWN_METHODS, lead_rows, lead_sentence, lead_table, own_files_study,
-                                           settings_table)
+from aethel_lite.studies.own_files import (
+    NAMED,
+    OWN,
+    OWN_METHODS,
+    lead_rows,
+    lead_sentence,
+    lead_table,
+    own_files_study,
+    settings_table,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -40,30 +48,68 @@ def _folder(tmp_path):
     d.mkdir()
     cover = "UNITED STATES SECURITIES AND EXCHANGE COMMISSION FORM 10-K For the fiscal year ended December 31, {y}"
     pages = []
-    for doc, company, year in (("ACME_2021_10K", "Acme Widgets Inc.", 2021), ("ACME_2022_10K", "Acme Widgets Inc.", 2022),
-                               ("BOLT_2022_10K", "Bolt Motors Corp.", 2022)):
-        pages += [{"doc_name": doc, "page": 0, "text": f"{cover.format(y=year)} {company}"},
-                  {"doc_name": doc, "page": 1, "text": f"{company} capital expenditure in {year} was {year - 1900} million"},
-                  {"doc_name": doc, "page": 2, "text": f"Risk factors of {company} for fiscal {year}"}]
+    for doc, company, year in (
+        ("ACME_2021_10K", "Acme Widgets Inc.", 2021),
+        ("ACME_2022_10K", "Acme Widgets Inc.", 2022),
+        ("BOLT_2022_10K", "Bolt Motors Corp.", 2022),
+    ):
+        pages += [
+            {"doc_name": doc, "page": 0, "text": f"{cover.format(y=year)} {company}"},
+            {
+                "doc_name": doc,
+                "page": 1,
+                "text": f"{company} capital expenditure in {year} was {year - 1900} million",
+            },
+            {"doc_name": doc, "page": 2, "text": f"Risk factors of {company} for fiscal {year}"},
+        ]
     write_jsonl(d / "pages.jsonl.gz", pages)
     questions = [
-        {"financebench_id": "q1", "question": "Acme capital expenditure FY2022?", "company": "Acme Widgets",
-         "doc_name": "ACME_2022_10K", "answer": "122",
-         "evidence": [{"doc_name": "ACME_2022_10K", "evidence_page_num": 1, "evidence_text": "capital expenditure"}]},
-        {"financebench_id": "q2", "question": "Bolt capital expenditure FY2022?", "company": "Bolt Motors",
-         "doc_name": "BOLT_2022_10K", "answer": "122",
-         "evidence": [{"doc_name": "BOLT_2022_10K", "evidence_page_num": 1, "evidence_text": "capital expenditure"},
-                      {"doc_name": "BOLT_2022_10K", "evidence_page_num": 2, "evidence_text": "risk"}]},
-        {"financebench_id": "q3", "question": "Gamma?", "company": "Gamma", "doc_name": "GAMMA_2020_10K", "answer": "?",
-         "evidence": [{"doc_name": "GAMMA_2020_10K", "evidence_page_num": 0, "evidence_text": "x"}]},
-        {"financebench_id": "q4", "question": "Acme risks FY2021?", "company": "Acme Widgets",
-         "doc_name": "ACME_2021_10K", "answer": "-",
-         "evidence": [{"doc_name": "ACME_2021_10K", "evidence_page_num": 2, "evidence_text": "risk"}]},
+        {
+            "financebench_id": "q1",
+            "question": "Acme capital expenditure FY2022?",
+            "company": "Acme Widgets",
+            "doc_name": "ACME_2022_10K",
+            "answer": "122",
+            "evidence": [
+                {"doc_name": "ACME_2022_10K", "evidence_page_num": 1, "evidence_text": "capital expenditure"}
+            ],
+        },
+        {
+            "financebench_id": "q2",
+            "question": "Bolt capital expenditure FY2022?",
+            "company": "Bolt Motors",
+            "doc_name": "BOLT_2022_10K",
+            "answer": "122",
+            "evidence": [
+                {"doc_name": "BOLT_2022_10K", "evidence_page_num": 1, "evidence_text": "capital expenditure"},
+                {"doc_name": "BOLT_2022_10K", "evidence_page_num": 2, "evidence_text": "risk"},
+            ],
+        },
+        {
+            "financebench_id": "q3",
+            "question": "Gamma?",
+            "company": "Gamma",
+            "doc_name": "GAMMA_2020_10K",
+            "answer": "?",
+            "evidence": [{"doc_name": "GAMMA_2020_10K", "evidence_page_num": 0, "evidence_text": "x"}],
+        },
+        {
+            "financebench_id": "q4",
+            "question": "Acme risks FY2021?",
+            "company": "Acme Widgets",
+            "doc_name": "ACME_2021_10K",
+            "answer": "-",
+            "evidence": [{"doc_name": "ACME_2021_10K", "evidence_page_num": 2, "evidence_text": "risk"}],
+        },
     ]
     write_jsonl(d / "financebench_open_source.jsonl", questions)
-    write_jsonl(d / "financebench_document_information.jsonl", [
-        {"doc_name": "ACME_2021_10K", "company": "Acme Widgets", "doc_type": "10k", "doc_period": 2021},
-        {"doc_name": "ACME_2022_10K", "company": "Acme Widgets", "doc_type": "10k", "doc_period": 2022}])
+    write_jsonl(
+        d / "financebench_document_information.jsonl",
+        [
+            {"doc_name": "ACME_2021_10K", "company": "Acme Widgets", "doc_type": "10k", "doc_period": 2021},
+            {"doc_name": "ACME_2022_10K", "company": "Acme Widgets", "doc_type": "10k", "doc_period": 2022},
+        ],
+    )
     return d
 
 
@@ -91,7 +137,9 @@ def test_own_files_hides_names_titles_and_metadata(tmp_path):
     named, own = load_financebench(d), load_own_files(d)
     assert own.name == "financebench-own" and own.meta["own_files"]["n_documents"] == 3
     ids = opaque_ids(["ACME_2021_10K", "ACME_2022_10K", "BOLT_2022_10K"])
-    assert set(ids.values()) == {p.doc_id for p in own.passages} and all(v.startswith("doc-") for v in ids.values())
+    assert set(ids.values()) == {p.doc_id for p in own.passages} and all(
+        v.startswith("doc-") for v in ids.values()
+    )
     assert _names_nothing(own, ["ACME_2021_10K", "ACME_2022_10K", "BOLT_2022_10K", "GAMMA_2020_10K"]) == []
     assert all(p.title == "" and set(p.meta) == {"page"} for p in own.passages)
     assert all(passage_text(p) == p.text for p in own.passages)  # nothing prepended to the indexed text
@@ -107,13 +155,16 @@ def test_own_files_hides_names_titles_and_metadata(tmp_path):
     for a, b in zip(named.queries, own.queries):
         assert {f"{ids[by_pid[g].doc_id]}#p{by_pid[g].meta['page']}" for g in a.gold} == set(b.gold)
         assert (a.text, a.hops) == (b.text, b.hops)
-        assert [ev["doc_name"] for ev in b.meta["evidence"]] == [ids[ev["doc_name"]] for ev in a.meta["evidence"]]
+        assert [ev["doc_name"] for ev in b.meta["evidence"]] == [
+            ids[ev["doc_name"]] for ev in a.meta["evidence"]
+        ]
     assert list(own.meta["left_out"]) == ["q3"]
     # deterministic, and the same as hiding a loaded data set or loading through load_for_eval
     again = own_files(load_financebench(d), name="financebench-own")
     assert [p.to_dict() for p in again.passages] == [p.to_dict() for p in own.passages]
-    assert [p.to_dict() for p in load_for_eval("financebench", str(d), own_files=True).passages] == \
-           [p.to_dict() for p in own.passages]
+    assert [p.to_dict() for p in load_for_eval("financebench", str(d), own_files=True).passages] == [
+        p.to_dict() for p in own.passages
+    ]
 
 
 def test_own_files_chunks_keep_their_place(tmp_path):
@@ -126,7 +177,9 @@ def test_own_files_chunks_keep_their_place(tmp_path):
 def test_opaque_ids_are_stable_and_refuse_a_pid_outside_its_document():
     assert opaque_id("3M_2018_10K") == opaque_id("3M_2018_10K") != opaque_id("3M_2019_10K")
     assert re.fullmatch(r"doc-[0-9a-f]{10}", opaque_id("3M_2018_10K"))
-    bad = Dataset("x", [Passage("other#p0", "doc", "doc", "text", {"page": 0})], [Query("q", "?", {"other#p0"})])
+    bad = Dataset(
+        "x", [Passage("other#p0", "doc", "doc", "text", {"page": 0})], [Query("q", "?", {"other#p0"})]
+    )
     with pytest.raises(DataError, match="does not start with its document"):
         own_files(bad)
 
@@ -134,8 +187,24 @@ def test_opaque_ids_are_stable_and_refuse_a_pid_outside_its_document():
 def test_cli_own_files_flag(tmp_path):
     d = _folder(tmp_path)
     out = tmp_path / "own.json"
-    assert main(["eval", "--data", str(d), "--format", "financebench", "--own-files", "--methods", "bm25",
-                 "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--data",
+                str(d),
+                "--format",
+                "financebench",
+                "--own-files",
+                "--methods",
+                "bm25",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     result = json.loads(out.read_text())
     assert result["dataset"] == "financebench-own" and result["config"]["own_files"] is True
     assert result["corpus"]["own_files"]["titles"] == "none" and result["n_queries"] == 3
@@ -144,8 +213,23 @@ def test_cli_own_files_flag(tmp_path):
     # the capital-expenditure page of the right filing is found without its name: the gold mapping holds
     assert result["methods"]["bm25"]["per_query_metrics"]["q1"]["HR@5"] == 1.0
     named = tmp_path / "named.json"
-    assert main(["eval", "--data", str(d), "--format", "financebench", "--methods", "bm25", "--out", str(named),
-                 "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--data",
+                str(d),
+                "--format",
+                "financebench",
+                "--methods",
+                "bm25",
+                "--out",
+                str(named),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert json.loads(named.read_text())["config"]["own_files"] is False
 
 
@@ -159,29 +243,51 @@ def test_cli_own_files_needs_financebench(tmp_path, capsys):
 # ------------------------------------------------------------------------------ study reporting
 def _entry(hybrid: list[float], bm25: list[float], dense: list[float]) -> dict:
     qids = [f"q{i}" for i in range(len(hybrid))]
-    pq = {m: {q: {"MRR": v, "HR@5": float(v > 0.3)} for q, v in zip(qids, vals)}
-          for m, vals in (("aethel-hybrid", hybrid), ("bm25", bm25), ("dense", dense))}
+    pq = {
+        m: {q: {"MRR": v, "HR@5": float(v > 0.3)} for q, v in zip(qids, vals)}
+        for m, vals in (("aethel-hybrid", hybrid), ("bm25", bm25), ("dense", dense))
+    }
     tests = []
-    for half, keep in (("all", qids), ("test", qids[len(qids) // 2:])):
+    for half, keep in (("all", qids), ("test", qids[len(qids) // 2 :])):
         for b in ("bm25", "dense"):
             for metric in ("MRR", "HR@5"):
                 a = [pq["aethel-hybrid"][q][metric] for q in keep]
                 c = [pq[b][q][metric] for q in keep]
                 diff = sum(a) / len(a) - sum(c) / len(c)
-                tests.append({"half": half, "a": "aethel-hybrid", "b": b, "metric": metric, "n": len(keep),
-                              "mean_a": sum(a) / len(a), "mean_b": sum(c) / len(c), "diff": diff,
-                              "ci_low": diff - 0.05, "ci_high": diff + 0.05})
+                tests.append(
+                    {
+                        "half": half,
+                        "a": "aethel-hybrid",
+                        "b": b,
+                        "metric": metric,
+                        "n": len(keep),
+                        "mean_a": sum(a) / len(a),
+                        "mean_b": sum(c) / len(c),
+                        "diff": diff,
+                        "ci_low": diff - 0.05,
+                        "ci_high": diff + 0.05,
+                    }
+                )
     cell = {"mean": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": len(qids)}
     ci = {h: {m: {"MRR": cell, "HR@5": cell} for m in pq} for h in ("all", "test")}
-    return {"per_query_metrics": pq, "halves": {"dev": qids[: len(qids) // 2], "test": qids[len(qids) // 2:]},
-            "tests": tests, "ci": ci}
+    return {
+        "per_query_metrics": pq,
+        "halves": {"dev": qids[: len(qids) // 2], "test": qids[len(qids) // 2 :]},
+        "tests": tests,
+        "ci": ci,
+    }
 
 
 def test_lead_rows_and_sentence_say_what_is_kept():
     named = _entry([1.0] * 6, [0.5] * 6, [1.0] * 6)
     own = _entry([1.0, 1.0, 1.0, 0.5, 0.5, 0.5], [0.5] * 6, [1.0] * 6)
-    saved = {"settings": {NAMED: named, OWN: own}, "methods": ["bm25", "dense", "aethel-hybrid"],
-             "metadata": {"corpus": {"n": 3, "accuracy": {"company": 1.0, "fiscal_year": 2 / 3, "filing_type": 1.0}}}}
+    saved = {
+        "settings": {NAMED: named, OWN: own},
+        "methods": ["bm25", "dense", "aethel-hybrid"],
+        "metadata": {
+            "corpus": {"n": 3, "accuracy": {"company": 1.0, "fiscal_year": 2 / 3, "filing_type": 1.0}}
+        },
+    }
     saved["lead"] = lead_rows(saved["settings"], n_resamples=200)
     row = next(r for r in saved["lead"] if (r["half"], r["baseline"], r["metric"]) == ("all", "bm25", "MRR"))
     assert row["named"]["diff"] == pytest.approx(0.5) and row["own"]["diff"] == pytest.approx(0.25)
@@ -189,8 +295,14 @@ def test_lead_rows_and_sentence_say_what_is_kept():
     text = lead_sentence(saved, ("MRR",))
     assert "Over BM25 it keeps 50% of its lead: +0.500 → +0.250, a change of -0.250" in text
     assert "the lead's CI still excludes 0" in text and text.startswith("* On all 6 questions")
-    assert "Over dense retrieval it had no lead to keep" in text and "Over BM25 its lead is gone" in text  # test half
-    assert "the fiscal year for 66.7%" in text and "On all 6 questions" in text and "the 3 test questions" in text
+    assert (
+        "Over dense retrieval it had no lead to keep" in text and "Over BM25 its lead is gone" in text
+    )  # test half
+    assert (
+        "the fiscal year for 66.7%" in text
+        and "On all 6 questions" in text
+        and "the 3 test questions" in text
+    )
     table = lead_table(saved, "all", "MRR")
     assert list(table.columns) == ["vs bm25", "vs dense"] and list(table.loc["kept"]) == ["50%", "n/a"]
     assert table.loc["lead, own files", "vs bm25"] == "+0.250 [+0.200, +0.300]"
@@ -199,7 +311,10 @@ def test_lead_rows_and_sentence_say_what_is_kept():
 
 
 def test_study_reuses_entries_that_hold_every_method_and_adds_cis_and_leads():
-    named, own = _entry([1.0] * 6, [0.5] * 6, [1.0] * 6), _entry([1.0, 1.0, 1.0, 0.5, 0.5, 0.5], [0.5] * 6, [1.0] * 6)
+    named, own = (
+        _entry([1.0] * 6, [0.5] * 6, [1.0] * 6),
+        _entry([1.0, 1.0, 1.0, 0.5, 0.5, 0.5], [0.5] * 6, [1.0] * 6),
+    )
     for entry in (named, own):
         entry.pop("ci")
         for m in OWN_METHODS:
@@ -210,14 +325,21 @@ def test_study_reuses_entries_that_hold_every_method_and_adds_cis_and_leads():
     saved = own_files_study(loaded, reference={NAMED: named, OWN: own}, metadata={}, n_resamples=200)
     assert saved["methods"] == list(OWN_METHODS) and len(saved["lead"]) == 8
     cell = saved["settings"][OWN]["ci"]["all"]["aethel-hybrid"]["MRR"]
-    assert cell["mean"] == pytest.approx(0.75) and cell["n"] == 6 and cell["ci_low"] <= 0.75 <= cell["ci_high"]
+    assert (
+        cell["mean"] == pytest.approx(0.75) and cell["n"] == 6 and cell["ci_low"] <= 0.75 <= cell["ci_high"]
+    )
     assert saved["settings"][OWN]["ci"]["test"]["aethel-hybrid"]["MRR"]["n"] == 3
     with pytest.raises(ParameterError, match="must hold"):
         own_files_study({NAMED: loaded[NAMED]})
     with pytest.raises(ParameterError, match="must include bm25, dense"):
         own_files_study(loaded, reference={NAMED: named, OWN: own}, metadata={}, baseline_names=("bm25",))
-    quick = own_files_study(loaded, reference={NAMED: named, OWN: own}, metadata={}, baseline_names=("bm25", "dense"),
-                            n_resamples=200)
+    quick = own_files_study(
+        loaded,
+        reference={NAMED: named, OWN: own},
+        metadata={},
+        baseline_names=("bm25", "dense"),
+        n_resamples=200,
+    )
     assert quick["methods"] == ["bm25", "dense", *OWN_METHODS[-4:]] and quick["lead"] == saved["lead"]
 
 
@@ -225,9 +347,16 @@ def test_study_reuses_entries_that_hold_every_method_and_adds_cis_and_leads():
 @pytest.fixture(scope="module")
 def fb_pair(real_data):
     folder = real_data / "financebench"
-    for name in ("financebench_open_source.jsonl", "financebench_document_information.jsonl", "pages.jsonl.gz"):
+    for name in (
+        "financebench_open_source.jsonl",
+        "financebench_document_information.jsonl",
+        "pages.jsonl.gz",
+    ):
         require(folder / name)
-    info = [json.loads(line) for line in open(folder / "financebench_document_information.jsonl", encoding="utf-8")]
+    info = [
+        json.loads(line)
+        for line in open(folder / "financebench_document_information.jsonl", encoding="utf-8")
+    ]
     named = load_financebench(folder)
     return named, own_files(named, name="financebench-own"), info
 
@@ -278,4 +407,6 @@ def test_real_quick_samples_hold_the_same_pages_in_both_settings(fb_pair, monkey
     assert [q.qid for q in own.queries] == [q.qid for q in named.queries]
     ids = opaque_ids(p.doc_id for p in named.passages)
     for a, b in zip(named.queries, own.queries):
-        assert {f"{ids[named.by_pid[g].doc_id]}#p{named.by_pid[g].meta['page']}" for g in a.gold} == set(b.gold)
+        assert {f"{ids[named.by_pid[g].doc_id]}#p{named.by_pid[g].meta['page']}" for g in a.gold} == set(
+            b.gold
+        )

@@ -9,7 +9,18 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = ("torch", "spacy", "sentence_transformers", "transformers", "bm25s", "matplotlib", "pandas", "papermill", "dask", "distributed")
+HEAVY = (
+    "torch",
+    "spacy",
+    "sentence_transformers",
+    "transformers",
+    "bm25s",
+    "matplotlib",
+    "pandas",
+    "papermill",
+    "dask",
+    "distributed",
+)
 
 
 def test_import_pulls_in_no_heavy_dependency():
@@ -20,15 +31,21 @@ def test_import_pulls_in_no_heavy_dependency():
         "aethel_lite.experiment\n"
         f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "", f"imported at package import time: {out}"
 
 
 def test_main_names_are_exported_lazily():
     """`from aethel_lite import GraphRetriever, ...` works, yet `import aethel_lite` loads no numpy/scipy/torch/spacy."""
-    code = ("import sys, aethel_lite\n"
-            "print(','.join(m for m in ('numpy', 'scipy', 'torch', 'spacy', 'sklearn') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    code = (
+        "import sys, aethel_lite\n"
+        "print(','.join(m for m in ('numpy', 'scipy', 'torch', 'spacy', 'sklearn') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "", f"imported by `import aethel_lite`: {out}"
     import importlib
 
@@ -46,12 +63,18 @@ def test_main_names_are_exported_lazily():
 
 
 def test_no_data_file_is_committed():
-    files = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
-    data_like = [f for f in files if f.endswith((".jsonl.gz", ".pdf", ".npy", ".npz", ".pkl", ".pickle", ".parquet"))]
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    data_like = [
+        f for f in files if f.endswith((".jsonl.gz", ".pdf", ".npy", ".npz", ".pkl", ".pickle", ".parquet"))
+    ]
     assert data_like == []
     shared = REPO.parent / "shared" / "data"
     if shared.is_dir():
-        names = {p.name for p in shared.rglob("*") if p.is_file() and p.name not in ("README.md", "SHA256SUMS")}
+        names = {
+            p.name for p in shared.rglob("*") if p.is_file() and p.name not in ("README.md", "SHA256SUMS")
+        }
         assert not names & {Path(f).name for f in files}
 
 
@@ -85,6 +108,12 @@ def test_old_module_paths_still_import():
             assert all(getattr(module, n) is getattr(real, n) for n in public), (old, part)
     from aethel_lite.experiment import METHODS, make_retriever, run_methods, versions  # noqa: F401
     from aethel_lite.provenance import gold_reach, seed_contributions  # noqa: F401
-    out = subprocess.run([sys.executable, "-m", "aethel_lite.notebooks", "--list"], capture_output=True, text=True,
-                         cwd=REPO, check=True).stdout
+
+    out = subprocess.run(
+        [sys.executable, "-m", "aethel_lite.notebooks", "--list"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    ).stdout
     assert "10_closed_pool" in out

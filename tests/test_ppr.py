@@ -9,10 +9,10 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import require
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aethel_lite.errors import ConvergenceError, ParameterError
 from aethel_lite.core.graph import build_graph
 from aethel_lite.core.ppr import (
     PPROperator,
@@ -21,12 +21,14 @@ from aethel_lite.core.ppr import (
     personalized_pagerank,
     transition_matrix,
 )
-from conftest import require
+from aethel_lite.errors import ConvergenceError, ParameterError
 
 METHODS = ("power", "cg")
 
 
-def bipartite(rng: np.random.Generator, n_p: int = 40, n_e: int = 30, density: float = 0.08, n_alias: int = 0):
+def bipartite(
+    rng: np.random.Generator, n_p: int = 40, n_e: int = 30, density: float = 0.08, n_alias: int = 0
+):
     """Random bipartite adjacency (passages first) with some isolated passages and entities."""
     b = (rng.random((n_p, n_e)) < density).astype(float)
     b[: max(1, n_p // 10)] = 0.0  # isolated passages
@@ -81,7 +83,9 @@ def test_weighted_symmetric_graph(method):
     a = sp.random(50, 50, density=0.1, random_state=np.random.RandomState(11), format="csr")
     a = a + a.T
     s = rng.random(50)
-    assert np.abs(personalized_pagerank(a, s, alpha=0.2, method=method).scores - oracle(a, s, 0.2)).sum() < 1e-8
+    assert (
+        np.abs(personalized_pagerank(a, s, alpha=0.2, method=method).scores - oracle(a, s, 0.2)).sum() < 1e-8
+    )
 
 
 def test_directed_graph_with_dangling_nodes_uses_power():
@@ -189,13 +193,16 @@ def test_on_entity_graph():
     s = np.zeros(g.n_nodes)
     s[g.entity_node("acme")] = 1.0
     res = personalized_pagerank(g.adjacency(), s)
-    ref = nx.pagerank(g.to_networkx(), alpha=0.85, personalization={("e", "acme"): 1.0}, tol=1e-16, max_iter=10_000)
+    ref = nx.pagerank(
+        g.to_networkx(), alpha=0.85, personalization={("e", "acme"): 1.0}, tol=1e-16, max_iter=10_000
+    )
     order = [("p", p) for p in g.pids] + [("e", k) for k in g.entities]
     assert np.abs(res.scores - np.array([ref[v] for v in order])).sum() < 1e-8
     assert res.scores[g.passage_node("p2")] == 0.0  # isolated passage gets nothing
 
 
 # ------------------------------------------------------------------------------------------ errors
+
 
 @pytest.fixture
 def adj():
@@ -281,6 +288,7 @@ def test_convergence_error(adj, method):
 
 # ------------------------------------------------------------------------------------ forward push
 
+
 @pytest.mark.parametrize("eps", [1e-3, 1e-5, 1e-7])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_forward_push_error_bound(seed, eps):
@@ -327,6 +335,7 @@ def test_forward_push_errors(adj):
 
 
 # ------------------------------------------------------------------------------------- real data
+
 
 @pytest.mark.realdata
 def test_real_financebench_filing(real_data):
@@ -410,7 +419,9 @@ def test_mixed_precision_falls_back_to_double_when_float32_stalls(monkeypatch):
     adj, seeds = batch_problem(seed=32)
     monkeypatch.setattr(ppr_module, "_MIXED_MIN_SIZE", 1)
     # a float32 inner solver that makes no progress: the refinement must finish in float64
-    monkeypatch.setattr(reduced_module, "_cg_float32", lambda S, B, reduction, max_iter: (torch.zeros_like(B), 1))
+    monkeypatch.setattr(
+        reduced_module, "_cg_float32", lambda S, B, reduction, max_iter: (torch.zeros_like(B), 1)
+    )
     res = PPROperator(adj).run(seeds, alpha=0.3, tol=1e-9)
     for j in (0, 7, 11):
         assert np.abs(res.scores[:, j] - oracle(adj, seeds[:, j], 0.3)).sum() < 1e-8
@@ -494,7 +505,10 @@ def test_compiled_single_query_matches_networkx(monkeypatch):
     # the same answer as the numpy loop, to the tolerance
     monkeypatch.setattr(ppr_module, "_COMPILED_MIN_NNZ", 10**15)
     numpy_res = op.run(seeds[:, 3], alpha=0.5, tol=1e-9)
-    assert len(calls) == 8 and np.abs(numpy_res.scores - op.run(seeds[:, 3], alpha=0.5, tol=1e-9).scores).sum() < 2e-9
+    assert (
+        len(calls) == 8
+        and np.abs(numpy_res.scores - op.run(seeds[:, 3], alpha=0.5, tol=1e-9).scores).sum() < 2e-9
+    )
 
 
 def test_compiled_solver_result_does_not_depend_on_row_blocks():
@@ -538,5 +552,7 @@ def test_compiled_solver_stops_at_max_iter_and_handles_zero_rhs():
     b = np.random.default_rng(0).random(red.S.shape[0])
     z, it, bound = ppr_kernels.cg_solve(indptr, indices, data, blocks, b, red.sqrt_diag, 2 / 0.15, 1e-12, 3)
     assert it == 3 and bound >= 1e-12
-    z, it, bound = ppr_kernels.cg_solve(indptr, indices, data, blocks, np.zeros_like(b), red.sqrt_diag, 1.0, 1e-12, 50)
+    z, it, bound = ppr_kernels.cg_solve(
+        indptr, indices, data, blocks, np.zeros_like(b), red.sqrt_diag, 1.0, 1e-12, 50
+    )
     assert bound == 0.0 and it == 1 and not z.any()  # the zero bound is confirmed on the true residual

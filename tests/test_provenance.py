@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from aethel_lite.core.ppr import personalized_pagerank
+from aethel_lite.core.provenance import SeedShare, ppr_parts, seed_contributions
 from aethel_lite.data.schema import Query
 from aethel_lite.data.synthetic import alias_table, make_synthetic
 from aethel_lite.errors import ParameterError
-from aethel_lite.core.ppr import personalized_pagerank
-from aethel_lite.core.provenance import SeedShare, ppr_parts, seed_contributions
 from aethel_lite.retrievers.graph import GraphRetriever
 from aethel_lite.retrievers.hybrid import mixture
 
@@ -75,7 +75,7 @@ def test_parts_group_seeds_and_rows_select_nodes():
     n = adj.shape[0]
     parts = np.zeros((n, 2))
     parts[[31, 33], 0] = [1.0, 2.0]  # entities
-    parts[[0, 40], 1] = [0.5, 0.5]   # an isolated passage and an entity
+    parts[[0, 40], 1] = [0.5, 0.5]  # an isolated passage and an entity
     C = ppr_parts(adj, parts, alpha=0.5, tol=1e-13, rows=[5, 31, 0])
     direct = personalized_pagerank(adj, parts.sum(axis=1), alpha=0.5, tol=1e-13).scores
     np.testing.assert_allclose(C.sum(axis=1), direct[[5, 31, 0]], atol=1e-11)
@@ -86,12 +86,15 @@ def test_parts_group_seeds_and_rows_select_nodes():
     np.testing.assert_allclose(per_node[:, first].sum(axis=1), C[:, 0], atol=1e-11)
 
 
-@pytest.mark.parametrize("bad, message", [
-    (np.zeros(4), "not all zero"),
-    (np.array([1.0, -1.0, 0.0, 0.0]), ">= 0"),
-    (np.array([1.0, np.nan, 0.0, 0.0]), "finite"),
-    (np.ones(3), "shape"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (np.zeros(4), "not all zero"),
+        (np.array([1.0, -1.0, 0.0, 0.0]), ">= 0"),
+        (np.array([1.0, np.nan, 0.0, 0.0]), "finite"),
+        (np.ones(3), "shape"),
+    ],
+)
 def test_bad_seeds_are_clear_errors(bad, message):
     a = np.ones((4, 4)) - np.eye(4)
     with pytest.raises(ParameterError, match=message):
@@ -112,8 +115,9 @@ def synthetic():
 
 @pytest.fixture(scope="module")
 def bct(synthetic):
-    return GraphRetriever(extractor="regex", bct="both", alias_table=alias_table(synthetic), tol=1e-12,
-                          cache=False).fit(synthetic.passages)
+    return GraphRetriever(
+        extractor="regex", bct="both", alias_table=alias_table(synthetic), tol=1e-12, cache=False
+    ).fit(synthetic.passages)
 
 
 def test_explain_shares_sum_to_each_hits_score_open_corpus(bct, synthetic):
@@ -144,7 +148,7 @@ def test_explain_in_a_closed_pool_matches_networkx(bct, synthetic):
     graph = bct.pool_graph(pool)
     _, seeds, _ = bct.personalization(q.text, graph, pool)
     oracle = nx_ppr(graph.adjacency(), {int(i): seeds[i] for i in np.flatnonzero(seeds)}, bct.alpha)
-    for pid, score in run[q.qid]:
+    for pid, score in run[q.qid]:  # noqa: B007
         assert sum(s.share for s in shares[pid]) == pytest.approx(oracle[graph.passage_node(pid)], abs=1e-9)
 
 
@@ -160,8 +164,15 @@ def test_explain_of_a_question_without_entities_splits_the_bm25_teleport(bct, sy
 
 
 def test_explain_of_a_hybrid_retriever_covers_every_source(synthetic):
-    r = GraphRetriever(extractor="regex", bct="both", alias_table=alias_table(synthetic), tol=1e-12, cache=False,
-                       passage_seeds=("lexical",), seed_depth=5).fit(synthetic.passages)
+    r = GraphRetriever(
+        extractor="regex",
+        bct="both",
+        alias_table=alias_table(synthetic),
+        tol=1e-12,
+        cache=False,
+        passage_seeds=("lexical",),
+        seed_depth=5,
+    ).fit(synthetic.passages)
     q = synthetic.queries[2]
     run = r.search([q], k=5)
     shares = r.explain(q.text, [pid for pid, _ in run[q.qid]])
@@ -174,13 +185,23 @@ def test_explain_of_a_hybrid_retriever_covers_every_source(synthetic):
 
 
 def test_seed_share_is_plain_json():
-    assert SeedShare("a", "b", "exact", 0.25).to_dict() == {"seed": "a", "entity": "b", "via": "exact", "share": 0.25}
+    assert SeedShare("a", "b", "exact", 0.25).to_dict() == {
+        "seed": "a",
+        "entity": "b",
+        "via": "exact",
+        "share": 0.25,
+    }
 
 
 # -- how gold passages are reached; BCT intrusions --------------------------------------------------
-CHAIN = ["Northwind Trading bought Baxter Mills last year.", "Baxter Mills is based in Gamma City.",
-         "Gamma City hosts Delta Works.", "Delta Works employs many.", "Northwind Trading Europe reported growth.",
-         "Omega Labs sold Zeta Group."]
+CHAIN = [
+    "Northwind Trading bought Baxter Mills last year.",
+    "Baxter Mills is based in Gamma City.",
+    "Gamma City hosts Delta Works.",
+    "Delta Works employs many.",
+    "Northwind Trading Europe reported growth.",
+    "Omega Labs sold Zeta Group.",
+]
 EXPECTED = {"p0": "direct", "p1": "two-hop", "p2": "longer", "p3": "longer", "p4": "bct", "p5": "unreached"}
 
 
@@ -218,10 +239,19 @@ def test_bct_intrusion_names_the_rule_and_the_displaced_gold(chain):
     pool = tuple(f"p{i}" for i in range(6))
     q = Query("q2", "Who owns Northwind Trading?", frozenset({"p1"}), pool=pool)
     (row,) = bct_intrusions(chain, q, k=2)
-    assert row == {"pid": "p4", "rank": 2, "bct_fraction": pytest.approx(1.0), "seed": "northwind trading",
-                   "entity": "northwind trading europe", "via": "substring", "displaced_gold": ["p1"]}
+    assert row == {
+        "pid": "p4",
+        "rank": 2,
+        "bct_fraction": pytest.approx(1.0),
+        "seed": "northwind trading",
+        "entity": "northwind trading europe",
+        "via": "substring",
+        "displaced_gold": ["p1"],
+    }
     assert bct_intrusions(chain.set_params(bct="none"), q, k=2) == []
-    report = provenance_report(chain, [q, Query("q3", "Where is Gamma City?", frozenset({"p2"}), pool=pool)], k=2)
+    report = provenance_report(
+        chain, [q, Query("q3", "Where is Gamma City?", frozenset({"p2"}), pool=pool)], k=2
+    )
     assert report["n_queries"] == 2 and report["n_gold"] == 2
     assert report["gold_reach"]["two-hop"] == 1 and report["gold_reach"]["direct"] == 1
     assert report["intrusions"] == {"n_passages": 1, "n_questions": 1, "n_questions_displacing_gold": 1}
@@ -239,7 +269,10 @@ def test_hit_chains_shares_add_up_and_say_whether_the_passage_names_the_seed(cha
         assert h["ppr"] == pytest.approx(h["score"], abs=1e-8)
         assert sum(c["fraction"] for c in h["chains"]) == pytest.approx(1.0)
     top = hits[0]["chains"][0]
-    assert (top["seed"], top["entity"], top["via"], top["mentioned"]) == ("northwind trading",) * 2 + ("exact", True)
+    assert (top["seed"], top["entity"], top["via"], top["mentioned"]) == ("northwind trading",) * 2 + (
+        "exact",
+        True,
+    )
     p1 = next(h for h in hits if h["pid"] == "p1")
     assert p1["gold"] and not any(c["mentioned"] for c in p1["chains"])  # reached by a two-hop path
 
@@ -250,11 +283,16 @@ def test_hybrid_source_split_is_exact_when_a_passage_seed_has_no_entities():
     checked against networkx above, and not with the naive split by seed mass."""
     from aethel_lite.data.schema import Passage
 
-    texts = ["Northwind Trading bought Baxter Mills.", "Baxter Mills is based in Gamma City.",
-             "the quarterly report of the trading desk was late", "Gamma City hosts Delta Works."]
+    texts = [
+        "Northwind Trading bought Baxter Mills.",
+        "Baxter Mills is based in Gamma City.",
+        "the quarterly report of the trading desk was late",
+        "Gamma City hosts Delta Works.",
+    ]
     passages = [Passage(f"p{i}", f"d{i}", "", t) for i, t in enumerate(texts)]
-    r = GraphRetriever(extractor="regex", bct="none", cache=False, tol=1e-12, passage_seeds=("lexical",),
-                       seed_depth=2).fit(passages)
+    r = GraphRetriever(
+        extractor="regex", bct="none", cache=False, tol=1e-12, passage_seeds=("lexical",), seed_depth=2
+    ).fit(passages)
     assert r.graph_.incidence[2].nnz == 0  # p2 mentions no entity: an isolated node
     q = Query("q", "Which trading report did Northwind Trading file?", frozenset({"p0"}))
     result = r.search([q], k=4, explain=True)
@@ -284,8 +322,17 @@ def test_explain_of_a_document_ranked_hybrid_splits_the_document_nodes_pagerank(
     from conftest import toy_filings
 
     toy = toy_filings()
-    kwargs = dict(extractor="regex", bct="both", tol=1e-12, cache=False, passage_seeds=("lexical",), seed_depth=3,
-                  document_nodes=True, metadata=True, period_linking=True)
+    kwargs = dict(
+        extractor="regex",
+        bct="both",
+        tol=1e-12,
+        cache=False,
+        passage_seeds=("lexical",),
+        seed_depth=3,
+        document_nodes=True,
+        metadata=True,
+        period_linking=True,
+    )
     r = GraphRetriever(**kwargs, rank_weights={"document": 0.6, "lexical": 0.4}).fit(toy.passages)
     assert r.explains_documents
     q = toy.queries[1]

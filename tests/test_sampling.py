@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from conftest import require
 
 from aethel_lite.data import open_corpus, sample_corpus
 from aethel_lite.data.schema import Dataset, Passage, Query
 from aethel_lite.data.synthetic import make_synthetic
 from aethel_lite.errors import ParameterError
-from conftest import require
 
 
 @pytest.fixture(scope="module")
@@ -21,10 +21,17 @@ def synthetic():
 def _pooled():
     """Two questions whose pools repeat one paragraph ("Paris") under two pids, plus one exact
     text repeated under another title (not a duplicate)."""
-    france, italy, germany = (f"{c} is the capital of {n}." for c, n in (("Paris", "France"), ("Rome", "Italy"),
-                                                                           ("Berlin", "Germany")))
-    rows = {"a#0": ("Paris", france), "a#1": ("Rome", italy), "b#0": ("Berlin", germany), "b#1": ("Paris", france),
-            "b#2": ("Lyon", france)}
+    france, italy, germany = (
+        f"{c} is the capital of {n}."
+        for c, n in (("Paris", "France"), ("Rome", "Italy"), ("Berlin", "Germany"))
+    )
+    rows = {
+        "a#0": ("Paris", france),
+        "a#1": ("Rome", italy),
+        "b#0": ("Berlin", germany),
+        "b#1": ("Paris", france),
+        "b#2": ("Lyon", france),
+    }
     passages = [Passage(pid, title, title, text) for pid, (title, text) in rows.items()]
     queries = [
         Query("a", "capital of France?", {"a#0"}, pool=("a#0", "a#1")),
@@ -95,7 +102,9 @@ def test_sample_is_deterministic_and_seed_dependent(synthetic):
 
 def test_samples_of_growing_size_are_nested(synthetic):
     n_gold = len(_gold(synthetic))
-    small, large = (set(p.pid for p in sample_corpus(synthetic, n_gold + n, seed=2).passages) for n in (20, 80))
+    small, large = (
+        set(p.pid for p in sample_corpus(synthetic, n_gold + n, seed=2).passages) for n in (20, 80)
+    )
     assert small < large
 
 
@@ -125,7 +134,9 @@ def test_sample_size_out_of_range_names_both_numbers(synthetic):
     with pytest.raises(ParameterError, match=r"size=301 is larger than the corpus .*\(300 passages\)"):
         sample_corpus(synthetic, 301)
     n_gold = len(_gold(synthetic))
-    with pytest.raises(ParameterError, match=rf"size={n_gold - 1} is smaller than the {n_gold} gold passages"):
+    with pytest.raises(
+        ParameterError, match=rf"size={n_gold - 1} is smaller than the {n_gold} gold passages"
+    ):
         sample_corpus(synthetic, n_gold - 1)
 
 

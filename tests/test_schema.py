@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import require
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aethel_lite.data.schema import Dataset, Passage, Query
 from aethel_lite.errors import DataError
-from conftest import require
 
 
 def _toy() -> Dataset:
@@ -20,7 +20,9 @@ def _toy() -> Dataset:
         Passage("d2#0", "d2", "Other", "third", {"nested": {"x": 1.5}}),
     ]
     queries = [
-        Query("q1", "Who?", frozenset({"d1#0"}), hops=1, pool=("d1#0", "d1#1"), meta={"answer": "NorthRiver"}),
+        Query(
+            "q1", "Who?", frozenset({"d1#0"}), hops=1, pool=("d1#0", "d1#1"), meta={"answer": "NorthRiver"}
+        ),
         Query("q2", "What?", {"d2#0", "d1#1"}, hops=2, pool=None),
         Query("q3", "Where?", frozenset({"d2#0"}), hops=1, pool=["d2#0", "d1#1"]),
     ]
@@ -66,7 +68,9 @@ def test_from_jsonl_errors_name_file_and_line(tmp_path):
     (tmp_path / "passages.jsonl").write_text(json.dumps({"pid": "a", "text": "t"}) + "\n" + "{broken\n")
     with pytest.raises(DataError, match=r"passages\.jsonl:2: malformed JSON"):
         Dataset.from_jsonl(tmp_path)
-    (tmp_path / "passages.jsonl").write_text(json.dumps({"pid": "a", "text": "t"}) + "\n" + json.dumps({"pid": "b"}) + "\n")
+    (tmp_path / "passages.jsonl").write_text(
+        json.dumps({"pid": "a", "text": "t"}) + "\n" + json.dumps({"pid": "b"}) + "\n"
+    )
     with pytest.raises(DataError, match=r"passages\.jsonl: record 2: missing or bad field"):
         Dataset.from_jsonl(tmp_path)
 
@@ -99,9 +103,18 @@ def test_by_pid_and_texts():
     [
         (lambda ds: ds.passages.clear(), "empty corpus"),
         (lambda ds: ds.passages.append(Passage("d1#0", "d1", "", "dup")), "duplicate passage pid 'd1#0'"),
-        (lambda ds: ds.queries.append(Query("q9", "?", {"ghost"})), "query 'q9' has gold pid 'ghost' not in the corpus"),
-        (lambda ds: ds.queries.append(Query("q9", "?", {"d1#0"}, pool=("d1#0", "ghost"))), "query 'q9' has pool pid 'ghost'"),
-        (lambda ds: ds.queries.append(Query("q9", "?", {"d2#0"}, pool=("d1#0",))), "query 'q9' has gold pid 'd2#0' outside its pool"),
+        (
+            lambda ds: ds.queries.append(Query("q9", "?", {"ghost"})),
+            "query 'q9' has gold pid 'ghost' not in the corpus",
+        ),
+        (
+            lambda ds: ds.queries.append(Query("q9", "?", {"d1#0"}, pool=("d1#0", "ghost"))),
+            "query 'q9' has pool pid 'ghost'",
+        ),
+        (
+            lambda ds: ds.queries.append(Query("q9", "?", {"d2#0"}, pool=("d1#0",))),
+            "query 'q9' has gold pid 'd2#0' outside its pool",
+        ),
     ],
 )
 def test_validate_errors(mutate, match):

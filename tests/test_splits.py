@@ -7,7 +7,14 @@ import hashlib
 import pytest
 
 from aethel_lite.errors import DataError
-from aethel_lite.evaluation.splits import MANIFEST, load_manifest, rule_split, split, split_name, write_manifest
+from aethel_lite.evaluation.splits import (
+    MANIFEST,
+    load_manifest,
+    rule_split,
+    split,
+    split_name,
+    write_manifest,
+)
 
 
 def test_rule_is_the_documented_hash_order():
@@ -35,8 +42,11 @@ def test_packaged_manifest_matches_the_rule_and_halves_every_data_set():
 
 
 def test_financebench_manifest_holds_the_129_kept_questions():
-    kept = [line.strip() for line in open(MANIFEST.parent / "financebench_queries.txt")
-            if line.strip() and not line.startswith(("#", "-"))]
+    kept = [
+        line.strip()
+        for line in open(MANIFEST.parent / "financebench_queries.txt")
+        if line.strip() and not line.startswith(("#", "-"))
+    ]
     entry = load_manifest()["datasets"]["financebench"]
     assert sorted(entry["dev"] + entry["test"]) == sorted(kept) and len(kept) == 129
 

@@ -9,8 +9,15 @@ import pytest
 import scipy.stats
 
 from aethel_lite.errors import ParameterError
-from aethel_lite.evaluation.stats import (BootstrapResult, ConfidenceInterval, RandomizationResult, bootstrap_ci, holm, paired_bootstrap,
-                               randomization_test)
+from aethel_lite.evaluation.stats import (
+    BootstrapResult,
+    ConfidenceInterval,
+    RandomizationResult,
+    bootstrap_ci,
+    holm,
+    paired_bootstrap,
+    randomization_test,
+)
 
 
 def _scipy_ci(a, b, seed, confidence=0.95):
@@ -171,8 +178,13 @@ def test_bad_input(a, b, kw, match):
 # ------------------------------------------------------------------------------ bootstrap_ci
 def _scipy_one_sample_ci(x, seed, confidence=0.95):
     res = scipy.stats.bootstrap(
-        (x,), statistic=np.mean, vectorized=True, method="percentile", n_resamples=10_000,
-        confidence_level=confidence, rng=np.random.default_rng(seed),
+        (x,),
+        statistic=np.mean,
+        vectorized=True,
+        method="percentile",
+        n_resamples=10_000,
+        confidence_level=confidence,
+        rng=np.random.default_rng(seed),
     )
     return res.confidence_interval.low, res.confidence_interval.high
 
@@ -201,7 +213,10 @@ def test_bootstrap_ci_matches_scipy_percentile_binary(confidence):
 def test_bootstrap_ci_is_paired_bootstrap_against_zero():
     """One sample's resamples are drawn like the paired bootstrap's, so b = 0 gives the same interval."""
     x = np.random.default_rng(3).uniform(size=30)
-    one, paired = bootstrap_ci(x, n_resamples=3000, seed=7), paired_bootstrap(x, np.zeros(30), n_resamples=3000, seed=7)
+    one, paired = (
+        bootstrap_ci(x, n_resamples=3000, seed=7),
+        paired_bootstrap(x, np.zeros(30), n_resamples=3000, seed=7),
+    )
     assert (one.mean, one.ci_low, one.ci_high) == (paired.mean_diff, paired.ci_low, paired.ci_high)
 
 
@@ -216,30 +231,36 @@ def test_bootstrap_ci_deterministic_constant_and_mapping():
     assert isinstance(res, ConfidenceInterval) and set(res.to_dict()) >= {"mean", "ci_low", "ci_high", "n"}
 
 
-@pytest.mark.parametrize("values,kw,match", [
-    ([1.0], {}, "at least 2"),
-    ([1.0, np.nan], {}, r"values\[1\]"),
-    ([[1.0, 2.0]], {}, "1-D"),
-    (["a", "b"], {}, "numeric"),
-    ([1.0, 2.0], {"confidence": 1.5}, "confidence"),
-    ([1.0, 2.0], {"n_resamples": 0}, "n_resamples"),
-])
+@pytest.mark.parametrize(
+    "values,kw,match",
+    [
+        ([1.0], {}, "at least 2"),
+        ([1.0, np.nan], {}, r"values\[1\]"),
+        ([[1.0, 2.0]], {}, "1-D"),
+        (["a", "b"], {}, "numeric"),
+        ([1.0, 2.0], {"confidence": 1.5}, "confidence"),
+        ([1.0, 2.0], {"n_resamples": 0}, "n_resamples"),
+    ],
+)
 def test_bootstrap_ci_bad_input(values, kw, match):
     with pytest.raises(ParameterError, match=match):
         bootstrap_ci(values, **kw)
 
 
 # ------------------------------------------------------------------------------------- holm
-@pytest.mark.parametrize("p,expected", [
-    # sorted 0.005, 0.01, 0.03, 0.04 -> 4*0.005, 3*0.01, 2*0.03, 1*0.04 -> running max 0.02 0.03 0.06 0.06
-    ([0.01, 0.04, 0.03, 0.005], [0.03, 0.06, 0.06, 0.02]),
-    ([0.5, 0.2], [0.5, 0.4]),            # 2*0.2 = 0.4, then max(0.4, 0.5)
-    ([0.3, 0.4, 0.9], [0.9, 0.9, 0.9]),  # 0.9, 0.8 -> 0.9 (monotone), 0.9
-    ([0.6, 0.7], [1.0, 1.0]),            # capped at 1
-    ([0.02, 0.02, 0.5], [0.06, 0.06, 0.5]),  # ties: 3*0.02, max(0.06, 2*0.02), max(0.06, 0.5)
-    ([0.042], [0.042]),                  # one test: unchanged
-    ([], []),
-])
+@pytest.mark.parametrize(
+    "p,expected",
+    [
+        # sorted 0.005, 0.01, 0.03, 0.04 -> 4*0.005, 3*0.01, 2*0.03, 1*0.04 -> running max 0.02 0.03 0.06 0.06
+        ([0.01, 0.04, 0.03, 0.005], [0.03, 0.06, 0.06, 0.02]),
+        ([0.5, 0.2], [0.5, 0.4]),  # 2*0.2 = 0.4, then max(0.4, 0.5)
+        ([0.3, 0.4, 0.9], [0.9, 0.9, 0.9]),  # 0.9, 0.8 -> 0.9 (monotone), 0.9
+        ([0.6, 0.7], [1.0, 1.0]),  # capped at 1
+        ([0.02, 0.02, 0.5], [0.06, 0.06, 0.5]),  # ties: 3*0.02, max(0.06, 2*0.02), max(0.06, 0.5)
+        ([0.042], [0.042]),  # one test: unchanged
+        ([], []),
+    ],
+)
 def test_holm_hand_computed(p, expected):
     assert holm(p).tolist() == pytest.approx(expected, abs=1e-12)
 
@@ -258,8 +279,10 @@ def test_holm_properties_on_random_p_values():
         assert np.array_equal(holm(p[perm]), adj[perm])  # permutation equivariant
 
 
-@pytest.mark.parametrize("p,match", [([0.1, 1.2], r"p_values\[1\] is 1.2"), ([-0.1], "outside"),
-                                      ([np.nan], "NaN"), ([[0.1]], "1-D")])
+@pytest.mark.parametrize(
+    "p,match",
+    [([0.1, 1.2], r"p_values\[1\] is 1.2"), ([-0.1], "outside"), ([np.nan], "NaN"), ([[0.1]], "1-D")],
+)
 def test_holm_bad_input(p, match):
     with pytest.raises(ParameterError, match=match):
         holm(p)

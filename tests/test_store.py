@@ -14,14 +14,14 @@ import warnings
 import numpy as np
 import pytest
 
+from aethel_lite.caching.store import MAX_PARAMS, STORE_FORMAT, PassageStore, config_fingerprint, text_key
 from aethel_lite.core import entities as E
 from aethel_lite.core import mentions as mentions_module
+from aethel_lite.core.entities import RegexExtractor, SpacyNerExtractor, extract_entities
 from aethel_lite.data.loaders import chunk_spans
 from aethel_lite.data.schema import Passage
-from aethel_lite.core.entities import RegexExtractor, SpacyNerExtractor, extract_entities
 from aethel_lite.errors import ParameterError
 from aethel_lite.retrievers import DenseRetriever, passage_text
-from aethel_lite.caching.store import MAX_PARAMS, STORE_FORMAT, PassageStore, config_fingerprint, text_key
 
 TEXTS = [
     "Tim Cook is the chief executive of Apple Inc. in Cupertino.",
@@ -49,8 +49,9 @@ def no_warnings():
 
 # --------------------------------------------------------------------------- PassageStore
 
+
 def test_text_key_is_sha256_of_utf8():
-    assert text_key("Zürich") == hashlib.sha256("Zürich".encode("utf-8")).hexdigest()
+    assert text_key("Zürich") == hashlib.sha256("Zürich".encode()).hexdigest()
     with pytest.raises(ParameterError, match="text"):
         text_key(b"bytes")
 
@@ -68,7 +69,10 @@ def test_put_and_get_many_in_batches(cache):
     with sqlite3.connect(path) as conn:
         meta = dict(conn.execute("SELECT name, value FROM meta"))
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert meta == {"format": STORE_FORMAT, "config": json.dumps(config, sort_keys=True, separators=(",", ":"))}
+    assert meta == {
+        "format": STORE_FORMAT,
+        "config": json.dumps(config, sort_keys=True, separators=(",", ":")),
+    }
 
 
 def test_bad_config_and_names_are_parameter_errors(cache):
@@ -130,12 +134,15 @@ def test_interrupted_write_leaves_no_entry(cache):
         assert len(again) == 0
 
 
-@pytest.mark.parametrize("damage, reason", [
-    ("garbage", "not a valid SQLite database"),
-    ("foreign", "no store tables \\(found other\\)"),
-    ("other_config", "its meta holds another configuration"),
-    ("other_format", "format 'aethel-store/0'"),
-])
+@pytest.mark.parametrize(
+    "damage, reason",
+    [
+        ("garbage", "not a valid SQLite database"),
+        ("foreign", "no store tables \\(found other\\)"),
+        ("other_config", "its meta holds another configuration"),
+        ("other_format", "format 'aethel-store/0'"),
+    ],
+)
 def test_unusable_store_file_is_warned_about_and_rebuilt(cache, damage, reason):
     with PassageStore("entities", "x", {"v": 1}) as store:
         store.put_many([("k", b"v")])
@@ -162,6 +169,7 @@ def test_unusable_store_file_is_warned_about_and_rebuilt(cache, damage, reason):
 
 
 # --------------------------------------------------------------------------- entity store
+
 
 class CountingRegex(RegexExtractor):
     """The regex extractor, recording the texts of every ``extract`` call."""
@@ -229,14 +237,22 @@ def test_real_spacy_sub_corpus_is_served_from_the_store(cache, monkeypatch):
     assert extract_entities(TEXTS, "ner", progress=False) == uncached
     calls = []
     real = SpacyNerExtractor.extract
-    monkeypatch.setattr(SpacyNerExtractor, "extract", lambda self, texts, **kw: calls.append(list(texts)) or real(self, texts, **kw))
+    monkeypatch.setattr(
+        SpacyNerExtractor,
+        "extract",
+        lambda self, texts, **kw: calls.append(list(texts)) or real(self, texts, **kw),
+    )
     assert extract_entities(TEXTS[3:], "ner3", progress=False) == E.Ner3Extractor().filter(uncached[3:])
     assert calls == []
-    assert extract_entities([TEXTS[0], "Amazon opened an office in Seattle."], "ner", progress=False)[0] == uncached[0]
+    assert (
+        extract_entities([TEXTS[0], "Amazon opened an office in Seattle."], "ner", progress=False)[0]
+        == uncached[0]
+    )
     assert calls == [["Amazon opened an office in Seattle."]]
 
 
 # --------------------------------------------------------------------------- embedding store
+
 
 @pytest.fixture()
 def counted_encode(monkeypatch):
@@ -274,8 +290,11 @@ def test_dense_sub_corpus_calls_no_encoder_and_a_changed_passage_is_the_only_mis
 def test_dense_tampered_vector_is_warned_about_and_recomputed(cache, counted_encode, damage):
     dense = DenseRetriever()
     full = dense.fit(PASSAGES).embeddings_
-    bad = {"width": full[1, :-1], "nan": np.where(np.arange(full.shape[1]) == 7, np.nan, full[1]),
-           "zero": np.zeros_like(full[1])}[damage]
+    bad = {
+        "width": full[1, :-1],
+        "nan": np.where(np.arange(full.shape[1]) == 7, np.nan, full[1]),
+        "zero": np.zeros_like(full[1]),
+    }[damage]
     with dense.embedding_store() as store:
         store.put_many([(text_key(TEXTS[1]), bad.astype("<f4").tobytes())])
     counted_encode.clear()
@@ -290,7 +309,10 @@ def test_dense_tampered_vector_is_warned_about_and_recomputed(cache, counted_enc
 def test_max_pooling_shares_entries_with_chunk_passages(cache, counted_encode):
     page = Passage("doc#p1", "doc", "doc", " ".join(TEXTS * 4))
     DenseRetriever(pooling="max", chunk_words=30, chunk_overlap=5).fit([page])
-    chunks = [Passage(f"doc#p1c{i}", "doc", "doc", page.text[a:b]) for i, (a, b) in enumerate(chunk_spans(page.text, 30, 5))]
+    chunks = [
+        Passage(f"doc#p1c{i}", "doc", "doc", page.text[a:b])
+        for i, (a, b) in enumerate(chunk_spans(page.text, 30, 5))
+    ]
     strings = [passage_text(c) for c in chunks]
     assert len(set(strings)) < len(strings)  # the page repeats itself: each distinct window is encoded once
     assert counted_encode == [list(dict.fromkeys(strings))]
@@ -304,7 +326,10 @@ def test_question_memo_encodes_each_batch_once_and_is_off_by_default(cache, coun
     from aethel_lite.retrievers import dense as dense_module
 
     monkeypatch.setattr(dense_module, "_QUESTION_BATCHES", {})
-    queries = [Query("q1", "Who leads Microsoft?", frozenset()), Query("q2", "Where is Berkshire Hathaway based?", frozenset())]
+    queries = [
+        Query("q1", "Who leads Microsoft?", frozenset()),
+        Query("q2", "Where is Berkshire Hathaway based?", frozenset()),
+    ]
     plain = DenseRetriever().fit(PASSAGES)
     counted_encode.clear()
     expected = plain.search(queries, k=3)
@@ -321,14 +346,16 @@ def test_question_memo_encodes_each_batch_once_and_is_off_by_default(cache, coun
 
 
 def test_question_mentions_memo_runs_the_extractor_once_per_question(cache, monkeypatch):
+    from aethel_lite.caching.memo import TextMemo
     from aethel_lite.data.schema import Query
     from aethel_lite.retrievers import GraphRetriever
     from aethel_lite.retrievers import graph as graph_module
 
-    from aethel_lite.caching.memo import TextMemo
-
     monkeypatch.setattr(graph_module, "_QUESTION_MENTIONS", TextMemo("test"))
-    queries = [Query("q1", "Who leads Microsoft in Redmond?", frozenset()), Query("q2", "Is Barclays PLC in New York?", frozenset())]
+    queries = [
+        Query("q1", "Who leads Microsoft in Redmond?", frozenset()),
+        Query("q2", "Is Barclays PLC in New York?", frozenset()),
+    ]
     calls: list[list[str]] = []
     retriever = GraphRetriever(extractor="regex").fit(PASSAGES)
     real = retriever.extractor_.extract
@@ -348,10 +375,14 @@ def test_question_mentions_memo_runs_the_extractor_once_per_question(cache, monk
 
 # --------------------------------------------------------------------------- incremental writes (a killed run resumes)
 
+
 def _synthetic_texts(n: int) -> list[str]:
     """``n`` distinct short passages naming companies (so the regex extractor finds mentions)."""
     names = ["Apple Inc.", "Microsoft Corporation", "Goldman Sachs", "Barclays PLC", "Berkshire Hathaway"]
-    return [f"Passage {i}: {names[i % 5]} reported revenue of {i * 7} million in Omaha, Nebraska." for i in range(n)]
+    return [
+        f"Passage {i}: {names[i % 5]} reported revenue of {i * 7} million in Omaha, Nebraska."
+        for i in range(n)
+    ]
 
 
 def _kill_when_stored(script: str, store_glob: str, cache, min_rows: int) -> int:
@@ -367,7 +398,10 @@ def _kill_when_stored(script: str, store_glob: str, cache, min_rows: int) -> int
     try:
         while time.monotonic() < deadline and proc.poll() is None:
             for path in (cache / "store").glob(store_glob) if (cache / "store").is_dir() else []:
-                with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(path, timeout=1)) as conn:
+                with (
+                    contextlib.suppress(sqlite3.Error),
+                    contextlib.closing(sqlite3.connect(path, timeout=1)) as conn,
+                ):
                     rows = conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
             if rows >= min_rows:
                 proc.send_signal(signal.SIGKILL)
@@ -386,8 +420,8 @@ def test_killed_entity_run_keeps_its_rows_and_the_rerun_extracts_only_the_rest(c
     script = (
         "import time\n"
         "from aethel_lite.core.entities import RegexExtractor, extract_entities\n"
-        + inspect.getsource(_synthetic_texts) +
-        "class Slow(RegexExtractor):  # the configuration of CountingRegex(0): the same store\n"
+        + inspect.getsource(_synthetic_texts)
+        + "class Slow(RegexExtractor):  # the configuration of CountingRegex(0): the same store\n"
         "    def config(self):\n"
         "        return {**super().config(), 'variant': 0}\n"
         "    def extract(self, texts, *, n_process=1, progress=False):\n"
@@ -441,8 +475,8 @@ def test_killed_dense_run_keeps_its_rows_and_the_rerun_encodes_only_the_rest(cac
     texts = _synthetic_texts(600)
     script = (
         "from aethel_lite.retrievers import DenseRetriever\n"
-        + inspect.getsource(_synthetic_texts) +
-        "DenseRetriever(batch_size=16).embed(_synthetic_texts(600))\n"
+        + inspect.getsource(_synthetic_texts)
+        + "DenseRetriever(batch_size=16).embed(_synthetic_texts(600))\n"
         "raise SystemExit('finished before it was killed')\n"
     )
     kept = _kill_when_stored(script, "embeddings-*.sqlite", cache, 256)
@@ -452,4 +486,6 @@ def test_killed_dense_run_keeps_its_rows_and_the_rerun_encodes_only_the_rest(cac
     assert len(encoded) == 600 - kept and len(set(encoded)) == len(encoded)
     with DenseRetriever().embedding_store() as store:
         assert len(store) == 600
-    np.testing.assert_allclose(got[:50], DenseRetriever(cache=False, batch_size=16).encode(texts[:50]), atol=1e-5)
+    np.testing.assert_allclose(
+        got[:50], DenseRetriever(cache=False, batch_size=16).encode(texts[:50]), atol=1e-5
+    )

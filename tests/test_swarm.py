@@ -24,9 +24,23 @@ from aethel_lite.cli import main as cli_main
 from aethel_lite.data.schema import Passage
 from aethel_lite.data.synthetic import make_synthetic
 from aethel_lite.errors import DataError, ParameterError
-from aethel_lite.swarm import (FINDING_KEYS, AliasResolver, DocumentResolver, GeneratorError, Mandate,
-                               OpenAICompatibleGenerator, Orchestrator, RuleExtractor, Specialist, check_memo,
-                               default_specialists, find_conflicts, read_findings, score_conflicts, score_facts)
+from aethel_lite.swarm import (
+    FINDING_KEYS,
+    AliasResolver,
+    DocumentResolver,
+    GeneratorError,
+    Mandate,
+    OpenAICompatibleGenerator,
+    Orchestrator,
+    RuleExtractor,
+    Specialist,
+    check_memo,
+    default_specialists,
+    find_conflicts,
+    read_findings,
+    score_conflicts,
+    score_facts,
+)
 from aethel_lite.swarm.extract import build_view, segments, table_rows
 from aethel_lite.swarm.findings import Finding
 from aethel_lite.swarm.lexicon import FUND_METRICS, METRICS
@@ -63,7 +77,9 @@ def audit_memo(markdown: str, passages: dict, names: list[str]) -> int:
     for m in re.finditer(r"\*\*([^*]+)\*\*((?: \[A\d+\])+)", body):
         refs = re.findall(r"A\d+", m.group(2))
         for ref in refs:
-            assert rows.get(ref) == m.group(1), f"{m.group(1)!r} cites {ref}, whose figure is {rows.get(ref)!r}"
+            assert rows.get(ref) == m.group(1), (
+                f"{m.group(1)!r} cites {ref}, whose figure is {rows.get(ref)!r}"
+            )
         n += 1
     rest = re.sub(r"\*\*([^*]+)\*\*((?: \[A\d+\])+)", " ", body)
     for ref in re.findall(r"\[(A\d+)\]", rest):
@@ -97,11 +113,21 @@ def scores(orch, corpus):
 
 
 # -- values ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("text, value, unit", [
-    ("$1.2bn", 1200.0, "USD m"), ("$812.4 million", 812.4, "USD m"), ("$1.25 billion", 1250.0, "USD m"),
-    ("$300,000", 0.3, "USD m"), ("USD 5m", 5.0, "USD m"), ("($1.5 million)", -1.5, "USD m"),
-    ("14.2%", 14.2, "%"), ("(1.5)%", -1.5, "%"), ("1.62x", 1.62, "x"), ("€20m", 20.0, "EUR m"),
-])
+@pytest.mark.parametrize(
+    "text, value, unit",
+    [
+        ("$1.2bn", 1200.0, "USD m"),
+        ("$812.4 million", 812.4, "USD m"),
+        ("$1.25 billion", 1250.0, "USD m"),
+        ("$300,000", 0.3, "USD m"),
+        ("USD 5m", 5.0, "USD m"),
+        ("($1.5 million)", -1.5, "USD m"),
+        ("14.2%", 14.2, "%"),
+        ("(1.5)%", -1.5, "%"),
+        ("1.62x", 1.62, "x"),
+        ("€20m", 20.0, "EUR m"),
+    ],
+)
 def test_figures_normalise_units(text, value, unit):
     assert parse_figure(text) == (value, unit)
 
@@ -111,12 +137,20 @@ def test_money_without_scale_takes_the_page_scale():
     assert [(f.value, f.surface) for f in figs] == [(95.0, "$95"), (103.0, "$103")]
 
 
-@pytest.mark.parametrize("text, label", [
-    ("as of June 30, 2024", "2024Q2"), ("for the quarter ended June 30, 2024", "2024Q2"),
-    ("at the end of the second quarter of 2024", "2024Q2"), ("as at 30 June 2024", "2024Q2"),
-    ("as of Q2 2024", "2024Q2"), ("at 06/30/2024", "2024Q2"), ("FY2018", "FY2018"), ("fiscal 2019", "FY2019"),
-    ("May 17, 2024", "2024-05-17"),
-])
+@pytest.mark.parametrize(
+    "text, label",
+    [
+        ("as of June 30, 2024", "2024Q2"),
+        ("for the quarter ended June 30, 2024", "2024Q2"),
+        ("at the end of the second quarter of 2024", "2024Q2"),
+        ("as at 30 June 2024", "2024Q2"),
+        ("as of Q2 2024", "2024Q2"),
+        ("at 06/30/2024", "2024Q2"),
+        ("FY2018", "FY2018"),
+        ("fiscal 2019", "FY2019"),
+        ("May 17, 2024", "2024-05-17"),
+    ],
+)
 def test_periods(text, label):
     assert [p.label for p in find_periods(text)] == [label]
 
@@ -127,25 +161,40 @@ def test_period_order():
 
 
 # -- the extractor on hand-written passages ----------------------------------------------------------------
-ALIASES = {"fund:acme-iv": ["Acme Capital Partners IV, L.P.", "Acme IV", "ACP IV"], "gp:acme": ["Acme"],
-           "fund:acme-iii": ["Acme III"], "lp:ohio": ["Ohio Teachers"]}
+ALIASES = {
+    "fund:acme-iv": ["Acme Capital Partners IV, L.P.", "Acme IV", "ACP IV"],
+    "gp:acme": ["Acme"],
+    "fund:acme-iii": ["Acme III"],
+    "lp:ohio": ["Ohio Teachers"],
+}
 
 
 def _extract(text, title="", metrics=METRICS, topics=(), resolver=None, pid="d#0", meta=None):
     resolver = resolver or AliasResolver(ALIASES)
     p = Passage(pid, pid.split("#")[0], title, text, meta or {})
-    return RuleExtractor().extract(build_view(p, resolver), metrics, topics, resolver=resolver, specialist="S")
+    return RuleExtractor().extract(
+        build_view(p, resolver), metrics, topics, resolver=resolver, specialist="S"
+    )
 
 
 def test_prose_facts_entity_period_and_lp_lines():
-    text = ("The realized multiple (DPI) of the Fund stood at 0.45x for the quarter ended June 30, 2024. "
-            "Acme III recorded a net IRR of 9.1% as of Q2 2024. "
-            "Limited partner unfunded commitment: $12.0 million. "
-            "Performance of ACP IV as of 06/30/2024: Net IRR 14.2% | TVPI 1.62x | NAV $1.2bn.")
-    got = {(f.entity, f.metric, f.period, f.value, f.surface) for f in _extract(text, title="Acme IV — Q2 2024 LP letter")}
-    assert got == {("fund:acme-iv", "dpi", "2024Q2", 0.45, "0.45x"), ("fund:acme-iii", "net_irr", "2024Q2", 9.1, "9.1%"),
-                   ("fund:acme-iv", "net_irr", "2024Q2", 14.2, "14.2%"), ("fund:acme-iv", "tvpi", "2024Q2", 1.62, "1.62x"),
-                   ("fund:acme-iv", "nav", "2024Q2", 1200.0, "$1.2bn")}
+    text = (
+        "The realized multiple (DPI) of the Fund stood at 0.45x for the quarter ended June 30, 2024. "
+        "Acme III recorded a net IRR of 9.1% as of Q2 2024. "
+        "Limited partner unfunded commitment: $12.0 million. "
+        "Performance of ACP IV as of 06/30/2024: Net IRR 14.2% | TVPI 1.62x | NAV $1.2bn."
+    )
+    got = {
+        (f.entity, f.metric, f.period, f.value, f.surface)
+        for f in _extract(text, title="Acme IV — Q2 2024 LP letter")
+    }
+    assert got == {
+        ("fund:acme-iv", "dpi", "2024Q2", 0.45, "0.45x"),
+        ("fund:acme-iii", "net_irr", "2024Q2", 9.1, "9.1%"),
+        ("fund:acme-iv", "net_irr", "2024Q2", 14.2, "14.2%"),
+        ("fund:acme-iv", "tvpi", "2024Q2", 1.62, "1.62x"),
+        ("fund:acme-iv", "nav", "2024Q2", 1200.0, "$1.2bn"),
+    }
 
 
 def test_quote_is_in_the_passage_and_contains_the_figure():
@@ -155,47 +204,68 @@ def test_quote_is_in_the_passage_and_contains_the_figure():
     assert f.quote in text and f.surface in f.quote and f.confidence == 0.8
 
 
-STATEMENT = ("Consolidated Statement of Cash Flows\nYears ended December 31\n \n(Millions)\n    \n2018\n    \n2017\n"
-             "Cash Flows from Operating Activities\nAccounts receivable\n \n(305) \n \n(245)\n"
-             "Purchases of property, plant and equipment (PP&E)\n \n \n(1,577) \n \n(1,373)\n"
-             "Dividends paid to shareholders\n \n(3,193) \n \n(2,803)\n"
-             "Cash and cash equivalents at end of period\n \n$\n2,853 \n$\n3,053 \n")
+STATEMENT = (
+    "Consolidated Statement of Cash Flows\nYears ended December 31\n \n(Millions)\n    \n2018\n    \n2017\n"
+    "Cash Flows from Operating Activities\nAccounts receivable\n \n(305) \n \n(245)\n"
+    "Purchases of property, plant and equipment (PP&E)\n \n \n(1,577) \n \n(1,373)\n"
+    "Dividends paid to shareholders\n \n(3,193) \n \n(2,803)\n"
+    "Cash and cash equivalents at end of period\n \n$\n2,853 \n$\n3,053 \n"
+)
 
 
 def test_statement_table_rows():
     (header_years,) = {r.periods for r in table_rows(STATEMENT)}
     assert header_years == ("FY2018", "FY2017")
-    passages = [Passage("3M_2018_10K#p59", "3M_2018_10K", "3M_2018_10K", STATEMENT, {"page": 59, "company": "3M"})]
+    passages = [
+        Passage("3M_2018_10K#p59", "3M_2018_10K", "3M_2018_10K", STATEMENT, {"page": 59, "company": "3M"})
+    ]
     resolver = DocumentResolver(passages)
-    got = {(f.metric, f.period, f.value, f.surface) for f in
-           _extract(STATEMENT, resolver=resolver, pid="3M_2018_10K#p59", meta={"page": 59, "company": "3M"})}
+    got = {
+        (f.metric, f.period, f.value, f.surface)
+        for f in _extract(
+            STATEMENT, resolver=resolver, pid="3M_2018_10K#p59", meta={"page": 59, "company": "3M"}
+        )
+    }
     # capex and dividends are outflows reported as amounts; accounts receivable on a cash-flow
     # statement is the year's change, not the balance, and is not read
-    assert got == {("capex", "FY2018", 1577.0, "(1,577)"), ("capex", "FY2017", 1373.0, "(1,373)"),
-                   ("dividends", "FY2018", 3193.0, "(3,193)"), ("dividends", "FY2017", 2803.0, "(2,803)"),
-                   ("cash", "FY2018", 2853.0, "2,853"), ("cash", "FY2017", 3053.0, "3,053")}
+    assert got == {
+        ("capex", "FY2018", 1577.0, "(1,577)"),
+        ("capex", "FY2017", 1373.0, "(1,373)"),
+        ("dividends", "FY2018", 3193.0, "(3,193)"),
+        ("dividends", "FY2017", 2803.0, "(2,803)"),
+        ("cash", "FY2018", 2853.0, "2,853"),
+        ("cash", "FY2017", 3053.0, "3,053"),
+    }
 
 
 def test_annual_report_dates_are_fiscal_years():
-    page = ("CONSOLIDATED BALANCE SHEETS\n(amounts in millions)\nAugust 29,\n2021\nAugust 30,\n2020\n"
-            "Property, plant and equipment\n24,873\n24,914\nProperty, plant and equipment — net\n8,738\n8,866\n"
-            "TOTAL ASSETS\n$\n59,268\xa0\n$\n55,556\xa0\n")
+    page = (
+        "CONSOLIDATED BALANCE SHEETS\n(amounts in millions)\nAugust 29,\n2021\nAugust 30,\n2020\n"
+        "Property, plant and equipment\n24,873\n24,914\nProperty, plant and equipment — net\n8,738\n8,866\n"
+        "TOTAL ASSETS\n$\n59,268\xa0\n$\n55,556\xa0\n"
+    )
     assert {r.periods for r in table_rows(page)} == {("2021-08-29", "2020-08-30")}
     assert {r.periods for r in table_rows(page, annual=True)} == {("FY2021", "FY2020")}
     meta = {"page": 37, "company": "Costco", "doc_type": "10k"}
     resolver = DocumentResolver([Passage("C#p37", "C", "C", page, meta)])
     got = {(f.metric, f.period, f.value) for f in _extract(page, resolver=resolver, pid="C#p37", meta=meta)}
     # gross PP&E is not net PP&E
-    assert got == {("ppe_net", "FY2021", 8738.0), ("ppe_net", "FY2020", 8866.0),
-                   ("total_assets", "FY2021", 59268.0), ("total_assets", "FY2020", 55556.0)}
+    assert got == {
+        ("ppe_net", "FY2021", 8738.0),
+        ("ppe_net", "FY2020", 8866.0),
+        ("total_assets", "FY2021", 59268.0),
+        ("total_assets", "FY2020", 55556.0),
+    }
 
 
 def test_changes_are_not_levels():
     meta = {"page": 39, "company": "3M", "doc_type": "10k"}
-    text = ("Total debt was approximately $15.9 billion at December 31, 2022 and $17.4 billion at December 31, 2021. "
-            "The Company’s total debt was $0.7 billion higher at December 31, 2018 when compared to December 31, 2017. "
-            "Balance changes decreased working capital by $0.5 billion, primarily due to increases in the current "
-            "portion of long-term debt offset by decreases in accrued payroll.")
+    text = (
+        "Total debt was approximately $15.9 billion at December 31, 2022 and $17.4 billion at December 31, 2021. "
+        "The Company’s total debt was $0.7 billion higher at December 31, 2018 when compared to December 31, 2017. "
+        "Balance changes decreased working capital by $0.5 billion, primarily due to increases in the current "
+        "portion of long-term debt offset by decreases in accrued payroll."
+    )
     resolver = DocumentResolver([Passage("3M#p39", "3M", "3M", text, meta)])
     got = {(f.metric, f.period, f.value) for f in _extract(text, resolver=resolver, pid="3M#p39", meta=meta)}
     assert got == {("total_debt", "FY2022", 15900.0)}
@@ -208,20 +278,40 @@ def test_segments_do_not_cut_after_legal_suffixes():
 
 
 def test_document_resolver_names():
-    ps = [Passage("a#p0", "a", "a", "x", {"company": "3M"}), Passage("b#p0", "b", "b", "x", {"company": "Best Buy"})]
+    ps = [
+        Passage("a#p0", "a", "a", "x", {"company": "3M"}),
+        Passage("b#p0", "b", "b", "x", {"company": "Best Buy"}),
+    ]
     r = DocumentResolver(ps)
     assert r.lookup("3M") == "3M" and r.lookup("3M Company") == "3M" and r.lookup("Nobody") is None
 
 
 def test_question_metric():
-    assert question_metric("What is the FY2018 capital expenditure amount (in USD millions) for 3M?") == "capex"
+    assert (
+        question_metric("What is the FY2018 capital expenditure amount (in USD millions) for 3M?") == "capex"
+    )
     assert question_metric("What is the FY2019 fixed asset turnover ratio for Activision Blizzard?") is None
 
 
 # -- conflicts and scoring ---------------------------------------------------------------------------
 def _fact(value, doc, surface, pid=None):
-    return Finding("e", "nav", "2024Q2", value, "USD m", f"NAV {surface}.", pid or f"{doc}#0", doc, None, "S", 0.9,
-                   surface, "fact", (), 0)
+    return Finding(
+        "e",
+        "nav",
+        "2024Q2",
+        value,
+        "USD m",
+        f"NAV {surface}.",
+        pid or f"{doc}#0",
+        doc,
+        None,
+        "S",
+        0.9,
+        surface,
+        "fact",
+        (),
+        0,
+    )
 
 
 def test_conflicts_need_two_documents():
@@ -232,7 +322,10 @@ def test_conflicts_need_two_documents():
     (c,) = find_conflicts(agree + [_fact(3.0, "c", "$3.0 million")])
     assert c.kind == "conflict" and c.value is None and c.specialist == "Diligence Auditor"
     assert [s["doc_id"] for s in c.sources] == ["a", "b", "c"]  # the majority value first
-    assert score_conflicts([c], [{"entity": "e", "metric": "nav", "period": "2024Q2", "pid": "c#0"}])["recall"] == 1.0
+    assert (
+        score_conflicts([c], [{"entity": "e", "metric": "nav", "period": "2024Q2", "pid": "c#0"}])["recall"]
+        == 1.0
+    )
 
 
 def test_finding_records_round_trip(tmp_path):
@@ -332,27 +425,66 @@ def test_narrow_memo_html_keeps_every_audit_row(scores):
     narrow.feed(memo.to_html(narrow=True))
     audit_wide = [r for r in wide.rows if r and r[0].startswith(("Ref", "A"))]
     audit_narrow = [r for r in narrow.rows if r and r[0].startswith(("Ref", "A"))]
-    assert audit_wide[0] == ["Ref", "Figure", "Entity", "Metric", "Period", "Document", "PDF page", "Passage", "Quote"]
+    assert audit_wide[0] == [
+        "Ref",
+        "Figure",
+        "Entity",
+        "Metric",
+        "Period",
+        "Document",
+        "PDF page",
+        "Passage",
+        "Quote",
+    ]
     assert audit_narrow[0] == ["Ref", "Figure", "What", "Source", "Quote"]
     assert len(audit_narrow) == len(audit_wide) > 10
-    for (ref, fig, entity, metric, period, doc, page, pid, quote), got in zip(audit_wide[1:], audit_narrow[1:]):
+    for (ref, fig, entity, metric, period, doc, page, pid, quote), got in zip(
+        audit_wide[1:], audit_narrow[1:]
+    ):
         assert got[:2] == [ref, fig] and got[4] == quote
         assert got[2] == " · ".join(x for x in (entity, metric, period) if x != "—")
         assert got[3] == (f"{doc}, page {page} ({pid})" if page != "—" else f"{doc} ({pid})")
     # everything above the audit trail is the same
-    assert memo.to_html().split("<h2>Audit trail</h2>")[0] == memo.to_html(narrow=True).split("<h2>Audit trail</h2>")[0]
+    assert (
+        memo.to_html().split("<h2>Audit trail</h2>")[0]
+        == memo.to_html(narrow=True).split("<h2>Audit trail</h2>")[0]
+    )
 
 
 def test_end_to_end_rows_in_eight_columns():
     from aethel_lite.swarm.study import end_to_end_rows
 
-    fb = {"end_to_end": {"k": 5, "rows": [
-              {"qid": "financebench_id_01234", "company": "3M", "metric": "ppe_net", "period": "FY2018", "gold": 1577.0,
-               "predicted": 1577.0, "correct": True, "gold_read": False, "half": "test"}]},
-          "accuracy": {"rows": [{"qid": "financebench_id_01234", "predicted": None, "correct": False}]}}
-    assert end_to_end_rows(fb) == [{"question": "01234 (test)", "company": "3M", "asked": "ppe net, FY2018",
-                                    "gold (USD m)": 1577.0, "from evidence pages": None, "from top 5": 1577.0,
-                                    "right": "no / yes", "evidence page in top 5": "no"}]
+    fb = {
+        "end_to_end": {
+            "k": 5,
+            "rows": [
+                {
+                    "qid": "financebench_id_01234",
+                    "company": "3M",
+                    "metric": "ppe_net",
+                    "period": "FY2018",
+                    "gold": 1577.0,
+                    "predicted": 1577.0,
+                    "correct": True,
+                    "gold_read": False,
+                    "half": "test",
+                }
+            ],
+        },
+        "accuracy": {"rows": [{"qid": "financebench_id_01234", "predicted": None, "correct": False}]},
+    }
+    assert end_to_end_rows(fb) == [
+        {
+            "question": "01234 (test)",
+            "company": "3M",
+            "asked": "ppe net, FY2018",
+            "gold (USD m)": 1577.0,
+            "from evidence pages": None,
+            "from top 5": 1577.0,
+            "right": "no / yes",
+            "evidence page in top 5": "no",
+        }
+    ]
 
 
 def test_same_memo_under_every_alias(orch, corpus):
@@ -389,17 +521,28 @@ def test_results_do_not_depend_on_specialist_order_or_timing(orch, corpus):
             time.sleep(self.delay)
             return self.inner.extract(*args, **kw)
 
-    slowed = [replace(s, extractor=Slow(s.extractor, 0.02 * (3 - i))) for i, s in enumerate(default_specialists())]
+    slowed = [
+        replace(s, extractor=Slow(s.extractor, 0.02 * (3 - i))) for i, s in enumerate(default_specialists())
+    ]
     other = Orchestrator.from_dataset(corpus, specialists=slowed)
-    other.graph_retriever_, other.passages_, other.by_pid_ = orch.graph_retriever_, orch.passages_, orch.by_pid_
+    other.graph_retriever_, other.passages_, other.by_pid_ = (
+        orch.graph_retriever_,
+        orch.passages_,
+        orch.by_pid_,
+    )
     other.dense_, other._gate = None, {}
     assert other.run(name).memo.markdown == first.memo.markdown
     reordered = Orchestrator.from_dataset(corpus, specialists=default_specialists()[::-1])
-    reordered.graph_retriever_, reordered.passages_, reordered.by_pid_ = orch.graph_retriever_, orch.passages_, orch.by_pid_
+    reordered.graph_retriever_, reordered.passages_, reordered.by_pid_ = (
+        orch.graph_retriever_,
+        orch.passages_,
+        orch.by_pid_,
+    )
     reordered.dense_, reordered._gate = None, {}
     again = reordered.run(name)
-    assert sorted(f.to_dict().items().__repr__() for f in again.findings) == \
-        sorted(f.to_dict().items().__repr__() for f in first.findings)
+    assert sorted(f.to_dict().items().__repr__() for f in again.findings) == sorted(
+        f.to_dict().items().__repr__() for f in first.findings
+    )
     assert again.conflicts == first.conflicts
 
 
@@ -427,10 +570,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_response(500)
             self.end_headers()
             return
-        body = {"ok": json.dumps({"choices": [{"message": {"content": self.reply}}]}),
-                "slow": json.dumps({"choices": [{"message": {"content": self.reply}}]}),
-                "not-json": "<html>oops</html>",
-                "no-choices": json.dumps({"error": "model overloaded"})}[self.mode]
+        body = {
+            "ok": json.dumps({"choices": [{"message": {"content": self.reply}}]}),
+            "slow": json.dumps({"choices": [{"message": {"content": self.reply}}]}),
+            "not-json": "<html>oops</html>",
+            "no-choices": json.dumps({"error": "model overloaded"}),
+        }[self.mode]
         data = body.encode()
         try:
             self.send_response(200)
@@ -470,18 +615,27 @@ def test_generator_success_rewrites_only_the_prose(orch, corpus):
     assert memo.prose == "generated" and memo.generator_error is None
     assert reply in memo.markdown and memo.audit == plain.audit
     assert sent["messages"][0]["role"] == "system" and row.figure in sent["messages"][1]["content"]
-    assert audit_memo(memo.markdown, {p.pid: p for p in corpus.passages},
-                      [orch.resolver.display(e) for e in orch.resolver.scope(fund_targets(corpus)[0])]) > 0
+    assert (
+        audit_memo(
+            memo.markdown,
+            {p.pid: p for p in corpus.passages},
+            [orch.resolver.display(e) for e in orch.resolver.scope(fund_targets(corpus)[0])],
+        )
+        > 0
+    )
 
 
-@pytest.mark.parametrize("mode, reply, message", [
-    ("slow", "whatever", "no reply within"),
-    ("not-json", "", "not JSON"),
-    ("no-choices", "", "malformed reply"),
-    ("status", "", "HTTP 500"),
-    ("ok", "The fund is worth **$999.9 million** [A1], a figure nobody stated.", "rejected"),
-    ("ok", "The fund doubled its NAV to 4.2 billion dollars.", "rejected"),
-])
+@pytest.mark.parametrize(
+    "mode, reply, message",
+    [
+        ("slow", "whatever", "no reply within"),
+        ("not-json", "", "not JSON"),
+        ("no-choices", "", "malformed reply"),
+        ("status", "", "HTTP 500"),
+        ("ok", "The fund is worth **$999.9 million** [A1], a figure nobody stated.", "rejected"),
+        ("ok", "The fund doubled its NAV to 4.2 billion dollars.", "rejected"),
+    ],
+)
 def test_generator_failures_leave_the_extractive_memo(orch, corpus, mode, reply, message):
     name = corpus.meta["aliases"][fund_targets(corpus)[0]][0]
     plain = orch.run(name).memo
@@ -513,8 +667,24 @@ def test_check_prose_rules():
 def test_cli_memo_writes_memo_and_findings(tmp_path, corpus, capsys):
     out, findings = tmp_path / "memo.md", tmp_path / "findings.json"
     name = corpus.meta["aliases"][fund_targets(corpus)[0]][0]
-    rc = cli_main(["memo", "--format", "synthetic", "--size", str(N_PASSAGES), "--contradictions", str(N_PLANTED),
-                   "--target", name, "--out", str(out), "--findings", str(findings), "--quiet"])
+    rc = cli_main(
+        [
+            "memo",
+            "--format",
+            "synthetic",
+            "--size",
+            str(N_PASSAGES),
+            "--contradictions",
+            str(N_PLANTED),
+            "--target",
+            name,
+            "--out",
+            str(out),
+            "--findings",
+            str(findings),
+            "--quiet",
+        ]
+    )
     assert rc == 0
     records = json.loads(findings.read_text())
     assert records and all(set(FINDING_KEYS) <= set(r) for r in records)
@@ -526,20 +696,45 @@ def test_cli_memo_writes_memo_and_findings(tmp_path, corpus, capsys):
 
 def test_cli_memo_unknown_target_exits_zero_and_bad_flags_exit_two(tmp_path, capsys):
     out = tmp_path / "memo.md"
-    assert cli_main(["memo", "--format", "synthetic", "--size", "120", "--target", "Nobody Partners XIV",
-                     "--out", str(out)]) == 0
+    assert (
+        cli_main(
+            [
+                "memo",
+                "--format",
+                "synthetic",
+                "--size",
+                "120",
+                "--target",
+                "Nobody Partners XIV",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert "No evidence found" in out.read_text()
     assert "no evidence found" in capsys.readouterr().err
-    assert cli_main(["memo", "--format", "synthetic", "--size", "120", "--target", "x", "--out", str(out), "--k", "0"]) == 2
-    assert cli_main(["memo", "--format", "financebench", "--contradictions", "3", "--target", "3M",
-                     "--out", str(out)]) == 2
+    assert (
+        cli_main(
+            ["memo", "--format", "synthetic", "--size", "120", "--target", "x", "--out", str(out), "--k", "0"]
+        )
+        == 2
+    )
+    assert (
+        cli_main(
+            ["memo", "--format", "financebench", "--contradictions", "3", "--target", "3M", "--out", str(out)]
+        )
+        == 2
+    )
 
 
 def test_scores_recorded_for_unknown_facts_are_false_positives():
     f = _fact(5.0, "a", "$5.0 million")
     gold = [{"entity": "e", "metric": "nav", "period": "2024Q2", "value": "$4.0 million"}]
     s = score_facts([f], gold, metrics=FUND_METRICS)
-    assert (s["precision"], s["recall"]) == (0.0, 0.0) and s["false_positives"] == [["e", "nav", "2024Q2", 5.0]]
+    assert (s["precision"], s["recall"]) == (0.0, 0.0) and s["false_positives"] == [
+        ["e", "nav", "2024Q2", 5.0]
+    ]
 
 
 # -- the chapter's notebook: every memo it writes passes the audit ---------------------------------------
@@ -552,9 +747,26 @@ def _run_chapter(root, env, *params):
     repo = Path(__file__).resolve().parents[1]
     (root / "notebooks").mkdir(parents=True, exist_ok=True)
     shutil.copy(repo / "notebooks" / "50_swarm.ipynb", root / "notebooks" / "50_swarm.ipynb")
-    return subprocess.run([sys.executable, "-m", "aethel_lite.book.notebooks", "--root", str(root), "--no-progress",
-                           "--only", "50_swarm", "-p", "quick", "true", *params],
-                          env=env, capture_output=True, text=True, cwd=root)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "aethel_lite.book.notebooks",
+            "--root",
+            str(root),
+            "--no-progress",
+            "--only",
+            "50_swarm",
+            "-p",
+            "quick",
+            "true",
+            *params,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
 
 
 def _audit_chapter_memos(root, real_data=None):

@@ -17,7 +17,9 @@ from aethel_lite.data.schema import Dataset
 from aethel_lite.data.synthetic import METRICS, alias_table, make_synthetic
 from aethel_lite.errors import ParameterError
 
-_STOP = set("what was the of a an as at for in to that which did its is fund s end how much report quarter".split())
+_STOP = set(
+    "what was the of a an as at for in to that which did its is fund s end how much report quarter".split()
+)
 
 
 def _words(text: str) -> list[str]:
@@ -51,7 +53,8 @@ def _hr_at_k(ranked: list[list[str]], queries, k: int = 5) -> float:
 # -- determinism and sizes -----------------------------------------------------------------
 def _dump(ds: Dataset) -> str:
     return json.dumps(
-        {"p": [p.to_dict() for p in ds.passages], "q": [q.to_dict() for q in ds.queries], "m": ds.meta}, sort_keys=True
+        {"p": [p.to_dict() for p in ds.passages], "q": [q.to_dict() for q in ds.queries], "m": ds.meta},
+        sort_keys=True,
     )
 
 
@@ -113,7 +116,14 @@ def test_passage_shape(ds1k):
         assert 60 <= len(p.text.split()) <= 200, p.pid
         assert set(p.meta) >= {"kind", "entities", "facts"}
         kinds.add(p.meta["kind"])
-    assert kinds >= {"lp_letter", "capital_account_statement", "cap_table", "secondary_memo", "press_release", "fact_sheet"}
+    assert kinds >= {
+        "lp_letter",
+        "capital_account_statement",
+        "cap_table",
+        "secondary_memo",
+        "press_release",
+        "fact_sheet",
+    }
 
 
 # -- facts -------------------------------------------------------------------------------
@@ -246,7 +256,9 @@ def test_bm25_is_good_but_not_perfect(seed):
     ds = make_synthetic(1000, seed=seed)
     pids = [p.pid for p in ds.passages]
     bm25 = BM25Okapi([_words(t) for t in ds.passage_texts()])
-    ranked = [[pids[i] for i in np.argsort(-bm25.get_scores(_words(q.text)), kind="stable")[:5]] for q in ds.queries]
+    ranked = [
+        [pids[i] for i in np.argsort(-bm25.get_scores(_words(q.text)), kind="stable")[:5]] for q in ds.queries
+    ]
     hr = _hr_at_k(ranked, ds.queries)
     assert 0.2 < hr < 0.95, hr
     # the all-support hit rate on two-hop questions is lower still
@@ -263,7 +275,9 @@ def test_dense_minilm_is_not_perfect():
     ds = make_synthetic(400, seed=0)
     model = st.SentenceTransformer(str(gt.get_model_path()), device="cpu")
     P = model.encode(ds.passage_texts(), batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
-    Q = model.encode([q.text for q in ds.queries], batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+    Q = model.encode(
+        [q.text for q in ds.queries], batch_size=64, normalize_embeddings=True, convert_to_numpy=True
+    )
     pids = [p.pid for p in ds.passages]
     S = Q @ P.T
     ranked = [[pids[i] for i in np.argsort(-S[j], kind="stable")[:5]] for j in range(len(ds.queries))]

@@ -16,21 +16,41 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import warm_cache
 
 from aethel_lite.io import read_json
-from conftest import warm_cache
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _run(root: Path, env: dict, name: str, *params: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aethel_lite.book.notebooks", "--root", str(root), "--no-progress",
-                           "--only", name, "-p", "quick", "true", *params], env=env, capture_output=True, text=True, cwd=root)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "aethel_lite.book.notebooks",
+            "--root",
+            str(root),
+            "--no-progress",
+            "--only",
+            name,
+            "-p",
+            "quick",
+            "true",
+            *params,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
 
 
 @pytest.fixture
 def root(tmp_path):
-    shutil.copytree(REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    shutil.copytree(
+        REPO / "notebooks", tmp_path / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints")
+    )
     return tmp_path
 
 
@@ -61,11 +81,16 @@ def _check_provenance(root: Path, env: dict, *params: str) -> dict:
         reach = report["gold_reach"]
         assert sum(reach.values()) == report["n_gold"] > 0
         # every count printed is the result file's
-        assert (f"{reach['direct']} gold passages name an exact seed, {reach['bct']} only a BCT seed, "
-                f"{reach['two-hop']} are reached through a two-hop path and {reach['unreached']} not at all; "
-                f"{report['bct_only']} would get no PageRank") in shown
+        assert (
+            f"{reach['direct']} gold passages name an exact seed, {reach['bct']} only a BCT seed, "
+            f"{reach['two-hop']} are reached through a two-hop path and {reach['unreached']} not at all; "
+            f"{report['bct_only']} would get no PageRank"
+        ) in shown
         i = report["intrusions"]
-        assert f"{i['n_passages']} wrong passages in {i['n_questions']} of {report['n_queries']} questions" in shown
+        assert (
+            f"{i['n_passages']} wrong passages in {i['n_questions']} of {report['n_queries']} questions"
+            in shown
+        )
     for hit in saved["example"]["hits"]:  # the worked example's shares add up to each reached hit's score
         if hit["score"] > 0:
             assert abs(sum(c["share"] for c in hit["chains"]) - hit["score"]) < 1e-8
@@ -95,15 +120,21 @@ def _check_graph_chapter(root: Path, env: dict, *params: str) -> dict:
     assert f"{n_ent} of the {walk['graph']['entities']} entities" in shown  # the text says what was left out
     assert shown.count("image/png") >= 2
     assert abs(sum(s["mass"] for s in walk["seeds"]) - 1) < 1e-9
-    assert saved["alias"]["mention"] and not any(saved["alias"]["mention"] in t for t in saved["alias"]["texts"].values())
+    assert saved["alias"]["mention"] and not any(
+        saved["alias"]["mention"] in t for t in saved["alias"]["texts"].values()
+    )
     return saved
 
 
 def test_graph_chapter_without_data_and_with_student_parameters(root):
     env = _env(real=False)
     saved = _check_graph_chapter(root, env)
-    assert saved["synthetic_fallback"] and "SYNTHETIC corpus" in _outputs(root / "book" / "executed" / "01_graph_construction.ipynb")
-    changed = _check_graph_chapter(root, env, "-p", "alpha", "0.15", "-p", "extractor", "regex", "-p", "bct", "none")
+    assert saved["synthetic_fallback"] and "SYNTHETIC corpus" in _outputs(
+        root / "book" / "executed" / "01_graph_construction.ipynb"
+    )
+    changed = _check_graph_chapter(
+        root, env, "-p", "alpha", "0.15", "-p", "extractor", "regex", "-p", "bct", "none"
+    )
     assert changed["parameters"] | {"alpha": 0.5, "extractor": "ner3", "bct": "both"} == saved["parameters"]
     assert all(s["via"] == "exact" for s in changed["walk"]["seeds"] if s["via"] != "bm25-teleport")
     bad = _run(root, env, "01_graph_construction", "-p", "extractor", "spacy")
@@ -121,16 +152,21 @@ def test_graph_chapter_on_real_data(root, real_data):
 import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
 
+from aethel_lite.core.ppr import personalized_pagerank  # noqa: E402
 from aethel_lite.data.schema import Passage, Query  # noqa: E402
 from aethel_lite.data.synthetic import alias_table, make_synthetic  # noqa: E402
 from aethel_lite.errors import ParameterError  # noqa: E402
-from aethel_lite.core.ppr import personalized_pagerank  # noqa: E402
 from aethel_lite.retrievers import GraphRetriever  # noqa: E402
 from aethel_lite.studies import teaching  # noqa: E402
 
-TEXTS = ["Northwind Trading bought Baxter Mills last year.", "Baxter Mills is based in Gamma City.",
-         "Gamma City hosts Delta Works.", "Delta Works employs many.", "Northwind Trading Europe reported growth.",
-         "Omega Labs sold Zeta Group."]
+TEXTS = [
+    "Northwind Trading bought Baxter Mills last year.",
+    "Baxter Mills is based in Gamma City.",
+    "Gamma City hosts Delta Works.",
+    "Delta Works employs many.",
+    "Northwind Trading Europe reported growth.",
+    "Omega Labs sold Zeta Group.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -151,8 +187,13 @@ def test_power_trace_converges_to_pagerank_and_networkx(small, alpha):
     exact = personalized_pagerank(g.adjacency(), seeds, alpha=alpha, tol=1e-13).scores
     np.testing.assert_allclose(trace[-1], exact, atol=1e-10)
     G = nx.from_scipy_sparse_array(g.adjacency())
-    pr = nx.pagerank(G, alpha=1 - alpha, personalization={i: float(seeds[i]) for i in range(g.n_nodes)}, tol=1e-14,
-                     max_iter=100_000)
+    pr = nx.pagerank(
+        G,
+        alpha=1 - alpha,
+        personalization={i: float(seeds[i]) for i in range(g.n_nodes)},
+        tol=1e-14,
+        max_iter=100_000,
+    )
     np.testing.assert_allclose(trace[-1], [pr[i] for i in range(g.n_nodes)], atol=1e-9)
     err = np.abs(trace - exact).sum(axis=1)
     assert all(err[t] <= 2 * (1 - alpha) ** t + 1e-12 for t in range(len(err)))  # the contraction bound
@@ -177,8 +218,9 @@ def test_drawing_data_keeps_passages_and_seeds_and_counts_what_is_left_out(small
     drawn = {n["id"] for n in data["nodes"] if n["kind"] == "entity"}
     assert drawn == {"northwind trading", "northwind trading europe"}  # the seeds come first
     assert data["left_out"]["entities"] == g.n_entities - 2
-    assert data["left_out"]["ppr_mass"] == pytest.approx(sum(p[g.n_passages + g.entity_index[e]]
-                                                             for e in g.entities if e not in drawn))
+    assert data["left_out"]["ppr_mass"] == pytest.approx(
+        sum(p[g.n_passages + g.entity_index[e]] for e in g.entities if e not in drawn)
+    )
     assert data["left_out"]["edges"] + len(data["edges"]) == g.incidence.nnz
     assert [n["id"] for n in data["nodes"] if n["gold"]] == ["p1"]
     everything = teaching.drawing_data(g, p, max_nodes=60)
@@ -196,7 +238,11 @@ def test_entity_comparison_splits_found_into_kept_and_dropped(small):
 
     passages, r = small
     got = teaching.entity_comparison({"regex": r}, passages[:2])["regex"]
-    assert got["found"]["p0"] == ["baxter mills", "northwind trading", "title 0"]  # the title is part of the text
+    assert got["found"]["p0"] == [
+        "baxter mills",
+        "northwind trading",
+        "title 0",
+    ]  # the title is part of the text
     assert got["dropped"] == {"p0": [], "p1": []}
     # an extractor with stop-entities: a key in more than max_df of the passages is found but not kept
     extractor = RegexExtractor()
@@ -224,7 +270,9 @@ def test_rankings_by_mode_and_alpha_sweep(small):
 
 def test_pick_alias_question_finds_a_fund_named_by_an_alias():
     ds = make_synthetic(300, seed=0).with_random_pools(20, seed=0)
-    r = GraphRetriever(extractor="regex", bct="both", alias_table=alias_table(ds), cache=False).fit(ds.passages)
+    r = GraphRetriever(extractor="regex", bct="both", alias_table=alias_table(ds), cache=False).fit(
+        ds.passages
+    )
     q = teaching.pick_alias_question(r, ds)
     assert q is not None and q.meta["type"] == "single"
     texts = {p.pid: p.text for p in ds.passages}

@@ -23,8 +23,7 @@ HTML on 127.0.0.1, opens every page in headless Chromium with the network switch
 ``wide``, ``stderr``, ``first-result``
     the reader's checks of :mod:`aethel_lite.book.readercheck`.
 
-The browser is driven over the Chrome DevTools Protocol (https://chromedevtools.github.io/devtools-protocol/)
-on a pipe, so only the Debian package ``chromium`` and the standard library are needed.
+Chromium is driven over the DevTools Protocol on a pipe: only Debian's ``chromium`` and the standard library.
 """
 
 from __future__ import annotations
@@ -54,15 +53,33 @@ from ..errors import AethelError, ParameterError
 from ..io import atomic_write
 from .readercheck import READER_PROBE, reader_problems
 
-__all__ = ["Problem", "PageReport", "BrowserNotFound", "find_chromium", "html_pages", "serve", "Chromium", "check_site",
-           "main"]
+__all__ = [
+    "Problem",
+    "PageReport",
+    "BrowserNotFound",
+    "find_chromium",
+    "html_pages",
+    "serve",
+    "Chromium",
+    "check_site",
+    "main",
+]
 
 #: Flags every browser run gets (plus an isolated profile): headless, no GPU, no extensions or background traffic,
 #: and no network but 127.0.0.1.
 CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-extensions",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--no-default-browser-check",
-    "--hide-scrollbars", "--mute-audio", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-extensions",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--hide-scrollbars",
+    "--mute-audio",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
     "--remote-debugging-pipe",
 )
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
@@ -139,7 +156,9 @@ def html_pages(site: str | os.PathLike) -> list[str]:
     if not (root / "index.html").is_file():
         raise ParameterError(f"{root}: no index.html here; build the book first (make book)")
     rels = [path.relative_to(root) for path in root.rglob("*.html")]
-    pages = [rel.as_posix() for rel in rels if not any(part.startswith(("_", ".")) for part in rel.parts[:-1])]
+    pages = [
+        rel.as_posix() for rel in rels if not any(part.startswith(("_", ".")) for part in rel.parts[:-1])
+    ]
     return sorted(pages, key=lambda p: (p != "index.html", p))
 
 
@@ -162,8 +181,9 @@ def _anchors(path: Path, cache: dict[Path, set[str]]) -> set[str]:
     return cache[path]
 
 
-def check_links(site: Path, page: str, links: Sequence[str], base: str,
-                anchor_cache: dict[Path, set[str]] | None = None) -> list[Problem]:
+def check_links(
+    site: Path, page: str, links: Sequence[str], base: str, anchor_cache: dict[Path, set[str]] | None = None
+) -> list[Problem]:
     """Problems with the internal links of ``page``: missing file, or missing ``#anchor`` in an HTML target
     (``links`` are absolute URLs; those not under ``base``, ``http://127.0.0.1:PORT/``, are not checked)."""
     cache = anchor_cache if anchor_cache is not None else {}
@@ -176,13 +196,21 @@ def check_links(site: Path, page: str, links: Sequence[str], base: str,
         target = site / rel
         if rel == "" or parts.path.endswith("/") or target.is_dir():
             target = target / "index.html"
-        shown = url[len(base) - 1:]
+        shown = url[len(base) - 1 :]
         if not target.is_file():
-            problems.append(Problem(page, "link", f"{shown} -> no such file {target.relative_to(site).as_posix()}"))
+            problems.append(
+                Problem(page, "link", f"{shown} -> no such file {target.relative_to(site).as_posix()}")
+            )
             continue
         fragment = urllib.parse.unquote(parts.fragment)
         if fragment and target.suffix == ".html" and fragment not in _anchors(target, cache):
-            problems.append(Problem(page, "link", f"{shown} -> {target.relative_to(site).as_posix()} has no anchor #{fragment}"))
+            problems.append(
+                Problem(
+                    page,
+                    "link",
+                    f"{shown} -> {target.relative_to(site).as_posix()} has no anchor #{fragment}",
+                )
+            )
     return problems
 
 
@@ -191,20 +219,34 @@ def text_problems(page: str, probe: dict[str, Any]) -> list[Problem]:
     (a wide table or line that pushes part of the page out of view), from the page probe's result."""
     problems = []
     if probe.get("page_width", 0) > probe.get("window_width", 0) + 1:
-        problems.append(Problem(page, "layout", f"the page is {probe['page_width']} px wide in a "
-                                                f"{probe['window_width']} px window (something does not scroll in its own box)"))
+        problems.append(
+            Problem(
+                page,
+                "layout",
+                f"the page is {probe['page_width']} px wide in a "
+                f"{probe['window_width']} px window (something does not scroll in its own box)",
+            )
+        )
     if probe["untypeset"]:
-        problems.append(Problem(page, "math", f"{len(probe['untypeset'])} of {probe['n_math']} formulas not typeset "
-                                              f"(MathJax {probe['mathjax']}), e.g. {probe['untypeset'][0]!r}"))
+        problems.append(
+            Problem(
+                page,
+                "math",
+                f"{len(probe['untypeset'])} of {probe['n_math']} formulas not typeset "
+                f"(MathJax {probe['mathjax']}), e.g. {probe['untypeset'][0]!r}",
+            )
+        )
     match = RAW_TEX.search(probe["text"])
     if match:
-        context = " ".join(probe["text"][max(0, match.start() - 30):match.end() + 30].split())
+        context = " ".join(probe["text"][max(0, match.start() - 30) : match.end() + 30].split())
         problems.append(Problem(page, "math", f"raw TeX in the text: ...{context}..."))
     for i, output in enumerate(probe["outputs"]):
         match = ERROR_WORD.search(output)
         if match:
-            context = " ".join(output[max(0, match.start() - 40):match.end() + 60].split())
-            problems.append(Problem(page, "output", f"notebook output {i} shows {match.group(0)!r}: ...{context}..."))
+            context = " ".join(output[max(0, match.start() - 40) : match.end() + 60].split())
+            problems.append(
+                Problem(page, "output", f"notebook output {i} shows {match.group(0)!r}: ...{context}...")
+            )
     return problems
 
 
@@ -214,8 +256,22 @@ def serve(site: str | os.PathLike, timeout: float = 15.0):
     """Serve ``site`` on 127.0.0.1 (free port) with ``python -m http.server`` in a subprocess, as a
     context manager that gives the base URL ``http://127.0.0.1:PORT/``."""
     proc = subprocess.Popen(
-        [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", str(Path(site))],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
+        [
+            sys.executable,
+            "-u",
+            "-m",
+            "http.server",
+            "0",
+            "--bind",
+            "127.0.0.1",
+            "--directory",
+            str(Path(site)),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         ready, _, _ = select.select([proc.stdout], [], [], timeout)
         line = proc.stdout.readline() if ready else ""
@@ -246,8 +302,10 @@ def find_chromium(explicit: str | None = None) -> str:
     found = next((path for path in map(shutil.which, CANDIDATES) if path), None)
     if found:
         return found
-    raise BrowserNotFound(f"no Chromium found on PATH (tried {', '.join(CANDIDATES)}); install it with "
-                          "`apt-get install -y chromium` (Debian) or set AETHEL_CHROMIUM to the executable")
+    raise BrowserNotFound(
+        f"no Chromium found on PATH (tried {', '.join(CANDIDATES)}); install it with "
+        "`apt-get install -y chromium` (Debian) or set AETHEL_CHROMIUM to the executable"
+    )
 
 
 class CDPError(AethelError):
@@ -268,7 +326,7 @@ class Chromium:
         self._profile: tempfile.TemporaryDirectory | None = None
         self.proc: subprocess.Popen | None = None
 
-    def __enter__(self) -> "Chromium":
+    def __enter__(self) -> Chromium:
         self._profile = tempfile.TemporaryDirectory(prefix="aethel-chromium-")
         cmd_read, self._cmd_write = os.pipe()  # we write commands; the browser reads fd 3
         self._evt_read, evt_write = os.pipe()  # the browser writes fd 4; we read
@@ -282,10 +340,21 @@ class Chromium:
             for fd in high:
                 os.close(fd)
 
-        args = [self.executable, *CHROMIUM_FLAGS, f"--user-data-dir={self._profile.name}",
-                f"--window-size={self.window[0]},{self.window[1]}", "about:blank"]
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, close_fds=False, preexec_fn=child_fds)
+        args = [
+            self.executable,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={self._profile.name}",
+            f"--window-size={self.window[0]},{self.window[1]}",
+            "about:blank",
+        ]
+        self.proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=False,
+            preexec_fn=child_fds,
+        )
         os.close(cmd_read)
         os.close(evt_write)
         threading.Thread(target=self._reader, daemon=True).start()
@@ -321,8 +390,14 @@ class Chromium:
             self._closed_pipe = True
             self._lock.notify_all()
 
-    def call(self, method: str, params: dict | None = None, *, session: str | None = None,
-             timeout: float = PAGE_TIMEOUT) -> dict:
+    def call(
+        self,
+        method: str,
+        params: dict | None = None,
+        *,
+        session: str | None = None,
+        timeout: float = PAGE_TIMEOUT,
+    ) -> dict:
         """Send one DevTools command and wait for its answer (raises :class:`CDPError`)."""
         with self._lock:
             self._next_id += 1
@@ -332,7 +407,9 @@ class Chromium:
             msg["sessionId"] = session
         os.write(self._cmd_write, json.dumps(msg).encode() + b"\0")
         with self._lock:
-            self._lock.wait_for(lambda: msg_id in self._answers or getattr(self, "_closed_pipe", False), timeout)
+            self._lock.wait_for(
+                lambda: msg_id in self._answers or getattr(self, "_closed_pipe", False), timeout
+            )
             if msg_id not in self._answers:
                 raise CDPError(f"{method}: no answer from the browser within {timeout:.0f} s")
             answer = self._answers.pop(msg_id)
@@ -360,7 +437,9 @@ class Chromium:
         return session
 
 
-def _console_problems(page: str, events: Sequence[tuple[str | None, str, dict]], session: str) -> list[Problem]:
+def _console_problems(
+    page: str, events: Sequence[tuple[str | None, str, dict]], session: str
+) -> list[Problem]:
     problems = []
     requests: dict[str, str] = {}
     for s, method, params in events:
@@ -373,14 +452,18 @@ def _console_problems(page: str, events: Sequence[tuple[str | None, str, dict]],
             if status == 404 and urllib.parse.urlsplit(params["response"]["url"]).path == "/favicon.ico":
                 continue  # the browser asks for it on its own; a reader sees no difference
             if status >= 400:
-                problems.append(Problem(page, "resource", f"{params['response']['url']} answered HTTP {status}"))
+                problems.append(
+                    Problem(page, "resource", f"{params['response']['url']} answered HTTP {status}")
+                )
         elif method == "Network.loadingFailed" and not params.get("canceled"):
             url = requests.get(params["requestId"], "?")
             problems.append(Problem(page, "resource", f"{url} failed: {params.get('errorText')}"))
         elif method == "Runtime.exceptionThrown":
             details = params["exceptionDetails"]
             text = (details.get("exception") or {}).get("description") or details.get("text", "")
-            problems.append(Problem(page, "console", f"JavaScript exception: {text.splitlines()[0] if text else '?'}"))
+            problems.append(
+                Problem(page, "console", f"JavaScript exception: {text.splitlines()[0] if text else '?'}")
+            )
         elif method == "Runtime.consoleAPICalled" and params["type"] in ("error", "assert"):
             args = " ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", []))
             problems.append(Problem(page, "console", f"console.{params['type']}: {args[:200]}"))
@@ -392,7 +475,9 @@ def _console_problems(page: str, events: Sequence[tuple[str | None, str, dict]],
     return problems
 
 
-_REFRESH = re.compile(r"""<meta[^>]+http-equiv=["']?refresh["']?[^>]*content=["']?\d+\s*;\s*url=([^"'>]+)""", re.I)
+_REFRESH = re.compile(
+    r"""<meta[^>]+http-equiv=["']?refresh["']?[^>]*content=["']?\d+\s*;\s*url=([^"'>]+)""", re.I
+)
 
 
 def _redirect_target(path: Path) -> str | None:
@@ -410,13 +495,27 @@ def alt_problems(page: str, images) -> list[Problem]:
     for img in images:
         alt = (img.get("alt") or "").strip()
         if not alt or alt.lower().endswith(_IMAGE_SUFFIXES) or "_images/" in alt:
-            problems.append(Problem(page, "alt", f"image {img['src']} has no alt text" + (f" (it says {alt!r})" if alt else "")))
+            problems.append(
+                Problem(
+                    page,
+                    "alt",
+                    f"image {img['src']} has no alt text" + (f" (it says {alt!r})" if alt else ""),
+                )
+            )
     return problems
 
 
-def check_page(browser: Chromium, session: str, site: Path, base: str, page: str, *,
-               screenshots: Path | None = None, anchor_cache: dict[Path, set[str]] | None = None,
-               timeout: float = PAGE_TIMEOUT) -> PageReport:
+def check_page(
+    browser: Chromium,
+    session: str,
+    site: Path,
+    base: str,
+    page: str,
+    *,
+    screenshots: Path | None = None,
+    anchor_cache: dict[Path, set[str]] | None = None,
+    timeout: float = PAGE_TIMEOUT,
+) -> PageReport:
     """Open ``page`` (a path in ``site``) in ``session`` and collect its problems (and screenshot)."""
     redirect = _redirect_target(site / page)
     if redirect is not None:  # the root index.html only sends the reader on: check where to
@@ -429,37 +528,58 @@ def check_page(browser: Chromium, session: str, site: Path, base: str, page: str
         return PageReport(page, [Problem(page, "load", f"{url}: {nav['errorText']}")])
     if browser.wait_event("Page.loadEventFired", session, since, timeout) is None:
         return PageReport(page, [Problem(page, "load", f"{url}: no load event within {timeout:.0f} s")])
-    result = browser.call("Runtime.evaluate", {"expression": _PAGE_PROBE, "awaitPromise": True, "returnByValue": True},
-                          session=session, timeout=timeout)
+    result = browser.call(
+        "Runtime.evaluate",
+        {"expression": _PAGE_PROBE, "awaitPromise": True, "returnByValue": True},
+        session=session,
+        timeout=timeout,
+    )
     if "exceptionDetails" in result:
         raise CDPError(f"{page}: page probe failed: {result['exceptionDetails'].get('text')}")
     probe = result["result"]["value"]
     with browser._lock:
         events = list(browser.events[since:])
     problems = _console_problems(page, events, session)
-    problems += [Problem(page, "resource", f"broken image {img['src']}")
-                 for img in probe["images"] if img["complete"] and img["width"] == 0]
+    problems += [
+        Problem(page, "resource", f"broken image {img['src']}")
+        for img in probe["images"]
+        if img["complete"] and img["width"] == 0
+    ]
     problems += alt_problems(page, probe["images"])
     problems += check_links(site, page, probe["links"], base, anchor_cache)
     problems += text_problems(page, probe)
-    reading = browser.call("Runtime.evaluate", {"expression": READER_PROBE, "returnByValue": True},
-                           session=session, timeout=timeout)
+    reading = browser.call(
+        "Runtime.evaluate",
+        {"expression": READER_PROBE, "returnByValue": True},
+        session=session,
+        timeout=timeout,
+    )
     if "exceptionDetails" in reading:
         raise CDPError(f"{page}: reader probe failed: {reading['exceptionDetails'].get('text')}")
     problems += [Problem(page, kind, detail) for kind, detail in reader_problems(reading["result"]["value"])]
-    report = PageReport(page, problems, n_math=probe["n_math"], n_untypeset=len(probe["untypeset"]), mathjax=probe["mathjax"])
+    report = PageReport(
+        page, problems, n_math=probe["n_math"], n_untypeset=len(probe["untypeset"]), mathjax=probe["mathjax"]
+    )
     if screenshots is not None and Path(page).name not in NO_SCREENSHOT:
         metrics = browser.call("Page.getLayoutMetrics", session=session)
         size = metrics.get("cssContentSize") or metrics["contentSize"]
         height = int(min(max(size["height"], browser.window[1]), MAX_SHOT_HEIGHT))
         # the whole length in a window as wide as the reader's: captureBeyondViewport alone lays the
         # page out as wide as its widest element, and the theme then centres the text off the shot
-        browser.call("Emulation.setDeviceMetricsOverride", {"width": browser.window[0], "height": height,
-                                                            "deviceScaleFactor": 1, "mobile": False}, session=session)
+        browser.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": browser.window[0], "height": height, "deviceScaleFactor": 1, "mobile": False},
+            session=session,
+        )
         try:
-            shot = browser.call("Page.captureScreenshot", {
-                "format": "png", "clip": {"x": 0, "y": 0, "width": browser.window[0], "height": height, "scale": 1}},
-                session=session)
+            shot = browser.call(
+                "Page.captureScreenshot",
+                {
+                    "format": "png",
+                    "clip": {"x": 0, "y": 0, "width": browser.window[0], "height": height, "scale": 1},
+                },
+                session=session,
+            )
         finally:
             browser.call("Emulation.clearDeviceMetricsOverride", session=session)
         out = screenshots / (page.removesuffix(".html").replace("/", "__") + ".png")
@@ -469,9 +589,15 @@ def check_page(browser: Chromium, session: str, site: Path, base: str, page: str
     return report
 
 
-def check_site(site: str | os.PathLike, *, screenshots: str | os.PathLike | None = None,
-               pages: Sequence[str] | None = None, executable: str | None = None,
-               timeout: float = PAGE_TIMEOUT, progress: bool = True) -> list[PageReport]:
+def check_site(
+    site: str | os.PathLike,
+    *,
+    screenshots: str | os.PathLike | None = None,
+    pages: Sequence[str] | None = None,
+    executable: str | None = None,
+    timeout: float = PAGE_TIMEOUT,
+    progress: bool = True,
+) -> list[PageReport]:
     """Open every page of the built ``site`` in headless Chromium; one :class:`PageReport` per page.
 
     Parameters
@@ -499,21 +625,40 @@ def check_site(site: str | os.PathLike, *, screenshots: str | os.PathLike | None
     anchor_cache: dict[Path, set[str]] = {}
     with serve(root) as base, Chromium(executable) as browser:
         session = browser.new_page()
-        return [check_page(browser, session, root, base, page, screenshots=shots, anchor_cache=anchor_cache,
-                           timeout=timeout) for page in tqdm(todo, desc="pages", unit="page", disable=not progress)]
+        return [
+            check_page(
+                browser,
+                session,
+                root,
+                base,
+                page,
+                screenshots=shots,
+                anchor_cache=anchor_cache,
+                timeout=timeout,
+            )
+            for page in tqdm(todo, desc="pages", unit="page", disable=not progress)
+        ]
 
 
 # -- command line -----------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m aethel_lite.bookcheck", description=(
-        "Open every page of the built book in headless Chromium (network off) and report broken "
-        "pages, images, links, JavaScript errors, raw TeX and notebook errors."))
+    p = argparse.ArgumentParser(
+        prog="python -m aethel_lite.bookcheck",
+        description=(
+            "Open every page of the built book in headless Chromium (network off) and report broken "
+            "pages, images, links, JavaScript errors, raw TeX and notebook errors."
+        ),
+    )
     p.add_argument("site", nargs="?", default="_build/html", help="the built HTML (default %(default)s)")
-    p.add_argument("--screenshots", default="_build/screenshots", help="folder for the PNGs (default %(default)s)")
+    p.add_argument(
+        "--screenshots", default="_build/screenshots", help="folder for the PNGs (default %(default)s)"
+    )
     p.add_argument("--no-screenshots", action="store_true", help="take no screenshots")
     p.add_argument("--page", action="append", metavar="PATH", help="check only this page (repeatable)")
     p.add_argument("--browser", help="Chromium executable (default: $AETHEL_CHROMIUM or chromium on PATH)")
-    p.add_argument("--timeout", type=float, default=PAGE_TIMEOUT, help="seconds per page (default %(default)s)")
+    p.add_argument(
+        "--timeout", type=float, default=PAGE_TIMEOUT, help="seconds per page (default %(default)s)"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -528,9 +673,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             for page in args.page:
                 if not (Path(args.site) / page).is_file():
                     raise ParameterError(f"--page {page}: no such file in {args.site}")
-        reports = check_site(args.site, screenshots=None if args.no_screenshots else args.screenshots,
-                             pages=args.page, executable=args.browser, timeout=args.timeout,
-                             progress=not args.no_progress)
+        reports = check_site(
+            args.site,
+            screenshots=None if args.no_screenshots else args.screenshots,
+            pages=args.page,
+            executable=args.browser,
+            timeout=args.timeout,
+            progress=not args.no_progress,
+        )
     except AethelError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -539,8 +689,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(problem)
     n_math = sum(r.n_math - r.n_untypeset for r in reports)
     shots = sum(r.screenshot is not None for r in reports)
-    print(f"checked {len(reports)} pages ({n_math} formulas typeset, {shots} screenshots) in "
-          f"{time.monotonic() - t0:.1f} s: {len(problems)} problem(s)")
+    print(
+        f"checked {len(reports)} pages ({n_math} formulas typeset, {shots} screenshots) in "
+        f"{time.monotonic() - t0:.1f} s: {len(problems)} problem(s)"
+    )
     return 1 if problems else 0
 
 

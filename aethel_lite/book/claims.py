@@ -72,18 +72,33 @@ def graph_loses_on_filings(saved: Mapping[str, Any], dataset: str = "financebenc
     if saved.get("synthetic_only") or res is None:
         return check_claim(text, None, f"no real {dataset} run in this build (synthetic corpus only)")
     if saved.get("parameters", {}).get("quick"):
-        return check_claim(text, None, "quick mode (a few questions over a small sample); the sentence is about the full run")
+        return check_claim(
+            text, None, "quick mode (a few questions over a small sample); the sentence is about the full run"
+        )
     m = res["methods"]
     if "aethel-ner3" not in m or "bm25" not in m or not ({"dense", "dense-max"} & set(m)):
         return check_claim(text, None, "aethel-ner3, bm25 or a dense method was not run")
     # the better dense variant on each metric (one may lead on MRR, the other on HR@5)
-    dense = {metric: max((d for d in ("dense", "dense-max") if d in m), key=lambda d: (m[d][metric], d))
-             for metric in ("MRR", "HR@5")}
-    bad = [f"{metric}: graph {m['aethel-ner3'][metric]:.3f} is not below {other} {m[other][metric]:.3f}"
-           for metric in ("MRR", "HR@5") for other in ("bm25", dense[metric]) if not m["aethel-ner3"][metric] < m[other][metric]]
-    evidence = "; ".join(bad) if bad else "on `{}`, ".format(dataset) + "; ".join(
-        f"{metric} graph {m['aethel-ner3'][metric]:.3f} < BM25 {m['bm25'][metric]:.3f}, < {dense[metric]} "
-        f"{m[dense[metric]][metric]:.3f}" for metric in ("MRR", "HR@5"))
+    dense = {
+        metric: max((d for d in ("dense", "dense-max") if d in m), key=lambda d: (m[d][metric], d))
+        for metric in ("MRR", "HR@5")
+    }
+    bad = [
+        f"{metric}: graph {m['aethel-ner3'][metric]:.3f} is not below {other} {m[other][metric]:.3f}"
+        for metric in ("MRR", "HR@5")
+        for other in ("bm25", dense[metric])
+        if not m["aethel-ner3"][metric] < m[other][metric]
+    ]
+    evidence = (
+        "; ".join(bad)
+        if bad
+        else f"on `{dataset}`, "
+        + "; ".join(
+            f"{metric} graph {m['aethel-ner3'][metric]:.3f} < BM25 {m['bm25'][metric]:.3f}, < {dense[metric]} "
+            f"{m[dense[metric]][metric]:.3f}"
+            for metric in ("MRR", "HR@5")
+        )
+    )
     return check_claim(text, not bad, evidence)
 
 
@@ -97,16 +112,32 @@ ALLOWED: tuple[tuple[str, str, str], ...] = (
     ("20_open_corpus", "200", "the dense-max chunk size in words (a method setting)"),
     ("20_open_corpus", "1,000", "the depth of every run (experiment.RUN_DEPTH), a method setting"),
     ("25_hybrid", "256", "MiniLM's input limit in word pieces (a property of the model)"),
-    ("25_hybrid", "200", "the dense-max chunk size in words and the heading's length in characters (method settings)"),
+    (
+        "25_hybrid",
+        "200",
+        "the dense-max chunk size in words and the heading's length in characters (method settings)",
+    ),
     ("25_hybrid", "10", "the number of hits a latency measurement asks for (a setting)"),
     ("25_hybrid", "2", "HippoRAG 2, a method's name"),
     ("25_hybrid", "10", "10-Q, the name of a filing type"),
-    ("25_hybrid", "0", "a weight of zero: what the tuning was free to give any term (a grid value, not a result)"),
-    ("01_graph_construction", "20", "data-set format and a parameter: a MuSiQue pool holds 20 paragraphs; the chapter's question count"),
+    (
+        "25_hybrid",
+        "0",
+        "a weight of zero: what the tuning was free to give any term (a grid value, not a result)",
+    ),
+    (
+        "01_graph_construction",
+        "20",
+        "data-set format and a parameter: a MuSiQue pool holds 20 paragraphs; the chapter's question count",
+    ),
     ("01_graph_construction", "5", "the ner3 stop-entity threshold (share of paragraphs), a method setting"),
     ("01_graph_construction", "1", "a property of the teleport vector: its mass sums to one"),
     ("01_graph_construction", "0.85", "PageRank's classic damping, named in an exercise"),
-    ("01_graph_construction", "3", "graph distance: a second-hop paragraph is three edges from a seed entity"),
+    (
+        "01_graph_construction",
+        "3",
+        "graph distance: a second-hop paragraph is three edges from a seed entity",
+    ),
     ("40_provenance", "20", "data-set format: a MuSiQue pool holds 20 paragraphs"),
     ("40_provenance", "10", "data-set format: a 2Wiki pool holds 10 paragraphs"),
     ("40_provenance", "0", "a property of PageRank: a passage with no path from a seed gets zero"),
@@ -116,17 +147,23 @@ ALLOWED: tuple[tuple[str, str, str], ...] = (
 
 _FENCE = re.compile(r"^(```+|:::+)([^\n]*)\n(.*?)^\1[ \t]*$", re.S | re.M)
 _STRIP = [
-    re.compile(r"\$\$.*?\$\$", re.S),               # display math
-    re.compile(r"\$(?!\d)[^$\n]+\$"),               # inline math (not "$1,577 ... $1,600": money)
-    re.compile(r"\{[\w:-]+\}`[^`]*`"),              # MyST roles: {doc}`...`, {cite}`...`
-    re.compile(r"`[^`\n]*`"),                       # inline code
-    re.compile(r"\]\([^)]*\)"),                     # link targets
-    re.compile(r"</?[A-Za-z][^>\n]*>"),              # HTML tags (not "MRR < 0.21, HR@5 > ...")
-    re.compile(r"95%\s+(?:CI|confidence|percentile|bootstrap)"),  # the confidence level of every interval (a setting)
-    re.compile(r"\b(?:Step|Exercise|Part|Section)\s+\d+\b"),  # the numbering of a chapter's steps and exercises
-    re.compile(r"\btop[- ]\d+\b(?![,.]\d)"),                 # a metric's cut-off k ("in the top 5"), a setting
+    re.compile(r"\$\$.*?\$\$", re.S),  # display math
+    re.compile(r"\$(?!\d)[^$\n]+\$"),  # inline math (not "$1,577 ... $1,600": money)
+    re.compile(r"\{[\w:-]+\}`[^`]*`"),  # MyST roles: {doc}`...`, {cite}`...`
+    re.compile(r"`[^`\n]*`"),  # inline code
+    re.compile(r"\]\([^)]*\)"),  # link targets
+    re.compile(r"</?[A-Za-z][^>\n]*>"),  # HTML tags (not "MRR < 0.21, HR@5 > ...")
+    re.compile(
+        r"95%\s+(?:CI|confidence|percentile|bootstrap)"
+    ),  # the confidence level of every interval (a setting)
+    re.compile(
+        r"\b(?:Step|Exercise|Part|Section)\s+\d+\b"
+    ),  # the numbering of a chapter's steps and exercises
+    re.compile(r"\btop[- ]\d+\b(?![,.]\d)"),  # a metric's cut-off k ("in the top 5"), a setting
 ]
-_NUMBER = re.compile(r"(?<![\w@.#])(?<![A-Za-z_][/-])[+\-−]?\.?\d[\d,]*(?:\.\d+)?%?(?![\w@])")  # "0.41-0.45": both
+_NUMBER = re.compile(
+    r"(?<![\w@.#])(?<![A-Za-z_][/-])[+\-−]?\.?\d[\d,]*(?:\.\d+)?%?(?![\w@])"
+)  # "0.41-0.45": both
 _YEAR = re.compile(r"^(19|20)\d\d$")
 
 
@@ -148,8 +185,9 @@ def _numbers(markdown: str) -> list[str]:
     return [token for token in tokens if token and not _YEAR.match(token)]
 
 
-def hand_typed_numbers(name: str, cells: Iterable[Mapping[str, Any]],
-                       allowed: Iterable[tuple[str, str, str]] = ALLOWED) -> list[tuple[int, str]]:
+def hand_typed_numbers(
+    name: str, cells: Iterable[Mapping[str, Any]], allowed: Iterable[tuple[str, str, str]] = ALLOWED
+) -> list[tuple[int, str]]:
     """Numbers typed into the Markdown cells of notebook ``name`` that are not on the allowed list.
 
     Parameters
@@ -167,5 +205,10 @@ def hand_typed_numbers(name: str, cells: Iterable[Mapping[str, Any]],
         Empty when every number in the chapter's prose is generated (in an output) or allowed.
     """
     ok = {num for nb, num, _ in allowed if nb == name}
-    return [(i, num) for i, cell in enumerate(cells) if cell.get("cell_type") == "markdown"
-            for num in _numbers("".join(cell["source"])) if num not in ok]  # a str or a list of lines
+    return [
+        (i, num)
+        for i, cell in enumerate(cells)
+        if cell.get("cell_type") == "markdown"
+        for num in _numbers("".join(cell["source"]))
+        if num not in ok
+    ]  # a str or a list of lines

@@ -17,9 +17,20 @@ from ..evaluation.stats import bootstrap_ci
 from ..studies.beyond import TARGET_BASELINES, targets
 from .report import Table, dataframe, fmt_ci, table
 
-__all__ = ["wilson", "quickstart_headline", "graph_headline", "closed_pool_headline", "open_corpus_verdict",
-           "scaling_verdict", "provenance_headline", "swarm_headline", "repro_headline", "hybrid_headline",
-           "hybrid_takeaways", "comparisons_headline"]
+__all__ = [
+    "wilson",
+    "quickstart_headline",
+    "graph_headline",
+    "closed_pool_headline",
+    "open_corpus_verdict",
+    "scaling_verdict",
+    "provenance_headline",
+    "swarm_headline",
+    "repro_headline",
+    "hybrid_headline",
+    "hybrid_takeaways",
+    "comparisons_headline",
+]
 
 Z95 = 1.959963984540054  # the normal quantile of 0.975
 
@@ -42,25 +53,42 @@ def _share(k: int, n: int) -> str:
 
 def _ci_words(t: Mapping[str, Any]) -> str:
     spans = t["ci_low"] <= 0 <= t["ci_high"]
-    return (f"{t['diff']:+.3f} [{t['ci_low']:+.2f}, {t['ci_high']:+.2f}], "
-            + ("the interval spans zero" if spans else "the interval excludes zero"))
+    return f"{t['diff']:+.3f} [{t['ci_low']:+.2f}, {t['ci_high']:+.2f}], " + (
+        "the interval spans zero" if spans else "the interval excludes zero"
+    )
 
 
 def quickstart_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
     """The quickstart's corpus in one table, and a paragraph saying what it holds."""
     d = saved["dataset"]
     multi = sum(n for hops, n in d["hops"].items() if int(hops) > 1)
-    frame = dataframe([{"passages": d["n_passages"], "documents": d["n_documents"], "questions": d["n_queries"],
-                        "multi-hop questions": multi, "gold passages per question": d["mean_gold"]}])
-    verdict = (f"The synthetic corpus holds {d['n_passages']:,} passages in {d['n_documents']:,} documents and "
-               f"{d['n_queries']} questions, {multi} of which need more than one passage "
-               f"({d['mean_gold']:.2f} gold passages per question on average). No retrieval runs here: "
-               "this is the data every later chapter retrieves from, with its truth known by construction.")
+    frame = dataframe(
+        [
+            {
+                "passages": d["n_passages"],
+                "documents": d["n_documents"],
+                "questions": d["n_queries"],
+                "multi-hop questions": multi,
+                "gold passages per question": d["mean_gold"],
+            }
+        ]
+    )
+    verdict = (
+        f"The synthetic corpus holds {d['n_passages']:,} passages in {d['n_documents']:,} documents and "
+        f"{d['n_queries']} questions, {multi} of which need more than one passage "
+        f"({d['mean_gold']:.2f} gold passages per question on average). No retrieval runs here: "
+        "this is the data every later chapter retrieves from, with its truth known by construction."
+    )
     return table(frame, decimals=2), verdict
 
 
-def closed_pool_headline(saved: Mapping[str, Any], metrics: Sequence[str] = ("HR@5", "AllSupport@5"), *,
-                         n_resamples: int = 10_000, seed: int = 0) -> tuple[Table, str]:
+def closed_pool_headline(
+    saved: Mapping[str, Any],
+    metrics: Sequence[str] = ("HR@5", "AllSupport@5"),
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> tuple[Table, str]:
     """Methods × data sets of ``results/closed_pool.json`` (each metric's mean with its 95% bootstrap CI), and
     a verdict on the graph with BCT against BM25."""
     rows, said = [], []
@@ -84,21 +112,32 @@ def closed_pool_headline(saved: Mapping[str, Any], metrics: Sequence[str] = ("HR
         best = [f"`{m}`" for m in ranked if block[m].get(hr) == top]
         n = saved.get("datasets", {}).get(name, {}).get("n_queries")
         text = f"On {label}{f' ({n} questions)' if n else ''}, "
-        text += (f"{best[0]} ranks a supporting paragraph in the top 5 most often ({hr} {top:.3f})" if len(best) == 1
-                 else f"{', '.join(best[:-1])} and {best[-1]} share the highest {hr} ({top:.3f})")
-        tests = {(t["b"], t["metric"]): t for t in saved.get("paired_tests", {}).get(name, []) if t["a"] == "aethel-bct"}
+        text += (
+            f"{best[0]} ranks a supporting paragraph in the top 5 most often ({hr} {top:.3f})"
+            if len(best) == 1
+            else f"{', '.join(best[:-1])} and {best[-1]} share the highest {hr} ({top:.3f})"
+        )
+        tests = {
+            (t["b"], t["metric"]): t
+            for t in saved.get("paired_tests", {}).get(name, [])
+            if t["a"] == "aethel-bct"
+        }
         against = [f"on {m} {_ci_words(tests[('bm25', m)])}" for m in metrics if ("bm25", m) in tests]
         if against:
             text += "; the graph with BCT minus BM25, paired over the same questions: " + "; ".join(against)
         said.append(text + ".")
     verdict = " ".join(said)
     if any(saved.get("synthetic_fallback", {}).values()):
-        verdict += (" A data set marked synthetic ran on the synthetic corpus standing in for the real one (no data"
-                    " configured): its numbers describe that invented corpus, not the paper's data.")
+        verdict += (
+            " A data set marked synthetic ran on the synthetic corpus standing in for the real one (no data"
+            " configured): its numbers describe that invented corpus, not the paper's data."
+        )
     return table(dataframe(rows)), verdict
 
 
-def scaling_verdict(saved: Mapping[str, Any], crossings: Sequence[Mapping[str, Any]], metric: str = "HR@5") -> str:
+def scaling_verdict(
+    saved: Mapping[str, Any], crossings: Sequence[Mapping[str, Any]], metric: str = "HR@5"
+) -> str:
     """One paragraph from a scaling result: per corpus, the graph's and the best baseline's ``metric`` at the
     largest size and where the graph passed the others (``crossings``: its
     :func:`~aethel_lite.studies.scaling.crossover_rows`)."""
@@ -109,49 +148,77 @@ def scaling_verdict(saved: Mapping[str, Any], crossings: Sequence[Mapping[str, A
         if graph is None:
             continue
         last = {m: c[metric][-1] for m, c in curves.items() if metric in c}
-        rival = max((m for m in last if m != graph and not m.startswith("aethel")), key=lambda m: last[m]["mean"],
-                    default=None)
-        text = (f"On {name} ({run['sizes'][0]:,} to {run['sizes'][-1]:,} passages), at the largest size `{graph}` "
-                f"has {metric} {fmt_ci(last[graph]['mean'], last[graph]['ci_low'], last[graph]['ci_high'])}")
+        rival = max(
+            (m for m in last if m != graph and not m.startswith("aethel")),
+            key=lambda m: last[m]["mean"],
+            default=None,
+        )
+        text = (
+            f"On {name} ({run['sizes'][0]:,} to {run['sizes'][-1]:,} passages), at the largest size `{graph}` "
+            f"has {metric} {fmt_ci(last[graph]['mean'], last[graph]['ci_low'], last[graph]['ci_high'])}"
+        )
         if rival:
             text += f" against `{rival}`'s {fmt_ci(last[rival]['mean'], last[rival]['ci_low'], last[rival]['ci_high'])}"
         parts = []
         for c in (c for c in crossings if c["corpus"] == name):
             other = c["claim"].split()[2] if " passes " in c["claim"] else c["claim"].split()[-1]
             sizes = c["sizes where graph > it"]
-            part = (f"above `{other}` at {', '.join(f'{x:,}' for x in sizes)} passages" if sizes
-                    else f"never above `{other}`")
-            if " passes " in c["claim"] and c.get("ours") not in ("", None):  # never set for a synthetic corpus
-                part += " (at no size for good)" if c["ours"] == "never" else f" (for good from {c['ours']:,})"
+            part = (
+                f"above `{other}` at {', '.join(f'{x:,}' for x in sizes)} passages"
+                if sizes
+                else f"never above `{other}`"
+            )
+            if " passes " in c["claim"] and c.get("ours") not in (
+                "",
+                None,
+            ):  # never set for a synthetic corpus
+                part += (
+                    " (at no size for good)" if c["ours"] == "never" else f" (for good from {c['ours']:,})"
+                )
             parts.append(part)
         said.append(text + ("; the graph is " + "; ".join(parts) if parts else "") + ".")
     verdict = " ".join(said)
     if saved.get("synthetic_only"):
-        verdict = "These curves come from the synthetic corpus (no real data was found), not the paper's experiment. " + verdict
+        verdict = (
+            "These curves come from the synthetic corpus (no real data was found), not the paper's experiment. "
+            + verdict
+        )
     return verdict
 
 
 def swarm_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
     """The swarm's findings scored per evidence source (95% Wilson intervals); the verdict on the topological filter."""
     scores = saved["synthetic"]["scores"]
-    rows = [{"evidence": source, "fact recall [95% CI]": _share(s["facts"]["tp"], s["facts"]["n_gold"]),
-             "fact precision [95% CI]": _share(s["facts"]["tp"], s["facts"]["n_found"]),
-             "contradictions found [95% CI]": _share(s["conflicts"]["found"], s["conflicts"]["n_planted"])}
-            for source, s in scores.items()]
+    rows = [
+        {
+            "evidence": source,
+            "fact recall [95% CI]": _share(s["facts"]["tp"], s["facts"]["n_gold"]),
+            "fact precision [95% CI]": _share(s["facts"]["tp"], s["facts"]["n_found"]),
+            "contradictions found [95% CI]": _share(s["conflicts"]["found"], s["conflicts"]["n_planted"]),
+        }
+        for source, s in scores.items()
+    ]
     g = scores["graph"]["facts"]
     others = {k: v["facts"] for k, v in scores.items() if k not in ("graph", "graph-ner")}
-    verdict = (f"Fed the graph's passages, the specialists recover {g['tp']} of {g['n_gold']} gold fund facts "
-               f"(recall {_share(g['tp'], g['n_gold'])})")
+    verdict = (
+        f"Fed the graph's passages, the specialists recover {g['tp']} of {g['n_gold']} gold fund facts "
+        f"(recall {_share(g['tp'], g['n_gold'])})"
+    )
     if others:
         best = max(others, key=lambda k: others[k]["tp"] / others[k]["n_gold"] if others[k]["n_gold"] else 0)
         b = others[best]
         lo_g = wilson(g["tp"], g["n_gold"])
         hi_b = wilson(b["tp"], b["n_gold"])
         apart = lo_g is not None and hi_b is not None and lo_g[0] > hi_b[1]
-        verdict += (f"; the best other evidence, `{best}`, recovers {b['tp']} ({_share(b['tp'], b['n_gold'])}). "
-                    + ("The intervals do not overlap: on this corpus the paper's claim that graph-filtered context "
-                       "serves the specialists better holds." if apart else
-                       "The intervals overlap: this run does not separate the two."))
+        verdict += (
+            f"; the best other evidence, `{best}`, recovers {b['tp']} ({_share(b['tp'], b['n_gold'])}). "
+            + (
+                "The intervals do not overlap: on this corpus the paper's claim that graph-filtered context "
+                "serves the specialists better holds."
+                if apart
+                else "The intervals overlap: this run does not separate the two."
+            )
+        )
     else:
         verdict += "."
     a = saved["audit"]
@@ -168,14 +235,18 @@ def repro_headline(rows: Sequence[Mapping[str, Any]]) -> tuple[Table, str]:
     frame = dataframe([{"chapter": ch, **counts} for ch, counts in chapters.items()])
     totals = {k: sum(c[k] for c in chapters.values()) for k in kinds}
     differ = [r["paper's number"] for r in rows if r["verdict"] == "differs"]
-    apart = list(dict.fromkeys(r["why"] for r in rows if r["verdict"] == "not comparable"))  # the reasons, in table order
+    apart = list(
+        dict.fromkeys(r["why"] for r in rows if r["verdict"] == "not comparable")
+    )  # the reasons, in table order
 
     def first(items, n):
         return "; ".join(items[:n]) + ("; …" if len(items) > n else "")
 
-    verdict = (f"Of the paper's {len(rows)} numbers, {totals['reproduced']} are reproduced (the paper's value inside our "
-               f"95% interval, or the same crossing), {totals['differs']} differ and {totals['not comparable']} cannot "
-               "be compared in this build" + (f": {first(apart, 2)}" if apart else "") + ".")
+    verdict = (
+        f"Of the paper's {len(rows)} numbers, {totals['reproduced']} are reproduced (the paper's value inside our "
+        f"95% interval, or the same crossing), {totals['differs']} differ and {totals['not comparable']} cannot "
+        "be compared in this build" + (f": {first(apart, 2)}" if apart else "") + "."
+    )
     if differ:
         verdict += f" Those that differ: {first(differ, 4)}."
     return table(frame), verdict
@@ -183,8 +254,10 @@ def repro_headline(rows: Sequence[Mapping[str, Any]]) -> tuple[Table, str]:
 
 def graph_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
     """The step-by-step chapter's two questions: where their gold passages rank under each BCT mode."""
-    cases = [(saved["question"]["qid"], set(saved["question"]["gold"]), saved["walk"]["modes"]),
-             (saved["alias"]["qid"], set(saved["alias"]["gold"]), saved["alias"]["walk"]["modes"])]
+    cases = [
+        (saved["question"]["qid"], set(saved["question"]["gold"]), saved["walk"]["modes"]),
+        (saved["alias"]["qid"], set(saved["alias"]["gold"]), saved["alias"]["walk"]["modes"]),
+    ]
 
     def first_and_top5(ranking, gold):
         ranks = [i + 1 for i, (pid, _) in enumerate(ranking) if pid in gold]
@@ -204,16 +277,24 @@ def graph_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
     f0, t0 = first_and_top5(m1["none"], g1)
     a1, _ = first_and_top5(m2[P["bct"]], g2)
     a0, _ = first_and_top5(m2["none"], g2)
-    verdict = (f"With BCT `{P['bct']}` and α = {P['alpha']}, the first question ({q1}) has its first gold paragraph at "
-               f"rank {f1} and {t1} of its {len(g1)} gold paragraphs in the top 5 (without BCT: rank {f0}, {t0}). The "
-               f"alias question ({q2}) names its fund as “{saved['alias'].get('mention')}”, a name none of its gold "
-               f"passages uses: its first gold passage ranks {a0} without BCT and {a1} with it.")
+    verdict = (
+        f"With BCT `{P['bct']}` and α = {P['alpha']}, the first question ({q1}) has its first gold paragraph at "
+        f"rank {f1} and {t1} of its {len(g1)} gold paragraphs in the top 5 (without BCT: rank {f0}, {t0}). The "
+        f"alias question ({q2}) names its fund as “{saved['alias'].get('mention')}”, a name none of its gold "
+        f"passages uses: its first gold passage ranks {a0} without BCT and {a1} with it."
+    )
     return table(dataframe(rows)), verdict
 
 
-REACH_LABELS = {"direct": "names an exact seed", "bct": "names a BCT seed only", "linked": "via an entity link",
-                "two-hop": "two-hop path", "longer": "longer path", "unreached": "not reached",
-                "bm25-teleport": "BM25 teleport (no seed)"}
+REACH_LABELS = {
+    "direct": "names an exact seed",
+    "bct": "names a BCT seed only",
+    "linked": "via an entity link",
+    "two-hop": "two-hop path",
+    "longer": "longer path",
+    "unreached": "not reached",
+    "bm25-teleport": "BM25 teleport (no seed)",
+}
 
 
 def provenance_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
@@ -221,14 +302,24 @@ def provenance_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
     reports = saved["reports"]
     names = {n: saved["datasets"][n]["name"] for n in reports}
     # a way no gold passage took is left out of the headline (the details list them all)
-    rows = [{"gold passage": label, **{f"{names[n]} [95% CI]": _share(r["gold_reach"].get(cat, 0), r["n_gold"])
-                                       for n, r in reports.items()}}
-            for cat, label in REACH_LABELS.items() if any(r["gold_reach"].get(cat) for r in reports.values())]
-    said = [f"On {names[n]}, {r['gold_reach'].get('direct', 0)} of {r['n_gold']} gold passages name an exact seed, "
-            f"{r['bct_only']} are reached only through a BCT expansion and {r['gold_reach'].get('unreached', 0)} "
-            f"not at all; BCT brought a wrong passage into the top {r['k']} of {r['intrusions']['n_questions']} of "
-            f"{r['n_queries']} questions ({_share(r['intrusions']['n_questions'], r['n_queries'])})."
-            for n, r in reports.items()]
+    rows = [
+        {
+            "gold passage": label,
+            **{
+                f"{names[n]} [95% CI]": _share(r["gold_reach"].get(cat, 0), r["n_gold"])
+                for n, r in reports.items()
+            },
+        }
+        for cat, label in REACH_LABELS.items()
+        if any(r["gold_reach"].get(cat) for r in reports.values())
+    ]
+    said = [
+        f"On {names[n]}, {r['gold_reach'].get('direct', 0)} of {r['n_gold']} gold passages name an exact seed, "
+        f"{r['bct_only']} are reached only through a BCT expansion and {r['gold_reach'].get('unreached', 0)} "
+        f"not at all; BCT brought a wrong passage into the top {r['k']} of {r['intrusions']['n_questions']} of "
+        f"{r['n_queries']} questions ({_share(r['intrusions']['n_questions'], r['n_queries'])})."
+        for n, r in reports.items()
+    ]
     return table(dataframe(rows)), " ".join(said)
 
 
@@ -248,11 +339,17 @@ def open_corpus_verdict(saved: Mapping[str, Any], metric: str = "MRR") -> str:
         said.append(text + ".")
     counts = Counter(v["verdict"] for v in saved.get("verdicts", []))
     if counts:
-        said.append(f"Of the paper's {sum(counts.values())} open-corpus numbers: "
-                    + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".")
+        said.append(
+            f"Of the paper's {sum(counts.values())} open-corpus numbers: "
+            + ", ".join(f"{n} {v}" for v, n in counts.items())
+            + "."
+        )
     verdict = " ".join(said)
     if saved.get("synthetic_only"):
-        verdict = "Only the synthetic corpus ran (no real data was found): these are not the paper's experiment. " + verdict
+        verdict = (
+            "Only the synthetic corpus ran (no real data was found): these are not the paper's experiment. "
+            + verdict
+        )
     return verdict
 
 
@@ -261,17 +358,33 @@ def _hybrid_rows(saved: Mapping[str, Any], metric: str, half: str):
     and the paired test of ``aethel-hybrid`` against it (None if not run)."""
     for name, r in saved.get("datasets", {}).items():
         m = r["metrics"]
-        if "aethel-hybrid" not in m or not all(b in m for b in TARGET_BASELINES) or m["aethel-hybrid"][half][metric] is None:
+        if (
+            "aethel-hybrid" not in m
+            or not all(b in m for b in TARGET_BASELINES)
+            or m["aethel-hybrid"][half][metric] is None
+        ):
             continue
         qids = list(r["per_query_metrics"]["aethel-hybrid"]) if half == "all" else r["halves"][half]
         better = max(TARGET_BASELINES, key=lambda b: (m[b][half][metric], b))
-        test = next((t for t in r["tests"] if (t["half"], t["a"], t["b"], t["metric"]) == (half, "aethel-hybrid", better, metric)),
-                    None)
+        test = next(
+            (
+                t
+                for t in r["tests"]
+                if (t["half"], t["a"], t["b"], t["metric"]) == (half, "aethel-hybrid", better, metric)
+            ),
+            None,
+        )
         yield name, r, qids, better, test
 
 
-def hybrid_headline(saved: Mapping[str, Any], metric: str = "MRR", half: str = "test", *,
-                    n_resamples: int = 10_000, seed: int = 0) -> tuple[Table, str]:
+def hybrid_headline(
+    saved: Mapping[str, Any],
+    metric: str = "MRR",
+    half: str = "test",
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> tuple[Table, str]:
     """``aethel-hybrid`` against BM25 and dense retrieval on the ``half`` of each corpus no weight was chosen on
     (``results/beyond.json``), with 95% CIs; the verdict adds the closed pools and our targets."""
     rows, said = [], []
@@ -281,27 +394,39 @@ def hybrid_headline(saved: Mapping[str, Any], metric: str = "MRR", half: str = "
             pq = r["per_query_metrics"][method]
             values = [pq[q][metric] for q in qids if q in pq]
             ci = bootstrap_ci(values, n_resamples=n_resamples, seed=seed) if len(values) >= 2 else None
-            row[f"{method} [95% CI]"] = fmt_ci(ci.mean, ci.ci_low, ci.ci_high) if ci else f"{r['metrics'][method][half][metric]:.3f}"
-        row["hybrid − better [95% CI]"] = (f"{t['diff']:+.3f} [{t['ci_low']:+.2f}, {t['ci_high']:+.2f}] ({better})"
-                                           if t else "")
+            row[f"{method} [95% CI]"] = (
+                fmt_ci(ci.mean, ci.ci_low, ci.ci_high) if ci else f"{r['metrics'][method][half][metric]:.3f}"
+            )
+        row["hybrid − better [95% CI]"] = (
+            f"{t['diff']:+.3f} [{t['ci_low']:+.2f}, {t['ci_high']:+.2f}] ({better})" if t else ""
+        )
         rows.append(row)
         if t:
             said.append(f"on {name} ({t['n']} questions) {_ci_words(t)}")
-    verdict = (f"On the {half} halves — questions no weight was chosen on — `aethel-hybrid` minus the better of BM25 and "
-               f"dense retrieval on {metric}: " + "; ".join(said) + "." if said else
-               f"No corpus has a {half} half large enough for a paired test of `aethel-hybrid` in this build.")
+    verdict = (
+        f"On the {half} halves — questions no weight was chosen on — `aethel-hybrid` minus the better of BM25 and "
+        f"dense retrieval on {metric}: " + "; ".join(said) + "."
+        if said
+        else f"No corpus has a {half} half large enough for a paired test of `aethel-hybrid` in this build."
+    )
     closed = saved.get("closed") or {}
     if closed:
         ok = [n for n, c in closed.items() if c["passes"]]
         worse = [n for n in closed if n not in ok]
-        verdict += (" In the closed pools it is not worse than `aethel-bct` beyond the interval"
-                    + (f" on {', '.join(ok)}" if ok else " on none") + (f", and worse on {', '.join(worse)}" if worse else "")
-                    + ".")
+        verdict += (
+            " In the closed pools it is not worse than `aethel-bct` beyond the interval"
+            + (f" on {', '.join(ok)}" if ok else " on none")
+            + (f", and worse on {', '.join(worse)}" if worse else "")
+            + "."
+        )
     run = [x for x in targets(saved) if x["met"] is not None]
     if run:
         verdict += f" {sum(x['met'] for x in run)} of our {len(run)} targets measured here are met."
     if saved.get("synthetic_only"):
-        verdict = "Only the synthetic corpus ran (no real data was found): these numbers are not about filings. " + verdict
+        verdict = (
+            "Only the synthetic corpus ran (no real data was found): these numbers are not about filings. "
+            + verdict
+        )
     return table(dataframe(rows)), verdict
 
 
@@ -313,21 +438,37 @@ def hybrid_takeaways(saved: Mapping[str, Any], metric: str = "MRR") -> str:
         out.append("*No real data was found: every number here comes from the synthetic corpus.*")
     for name, r, qids, better, t in _hybrid_rows(saved, metric, "test"):
         m = r["metrics"]
-        text = (f"* **{name}**, {metric} on the {len(qids)} test questions: `aethel-hybrid` {m['aethel-hybrid']['test'][metric]:.3f}, "
-                f"`{better}` {m[better]['test'][metric]:.3f}")
+        text = (
+            f"* **{name}**, {metric} on the {len(qids)} test questions: `aethel-hybrid` {m['aethel-hybrid']['test'][metric]:.3f}, "
+            f"`{better}` {m[better]['test'][metric]:.3f}"
+        )
         text += f", difference {_ci_words(t)}" if t else " (too few questions for a paired test)"
-        g = next((c for c in r.get("components", []) if (c["half"], c["b"], c["metric"]) == ("test", "aethel-hybrid-no-graph", metric)),
-                 None)
+        g = next(
+            (
+                c
+                for c in r.get("components", [])
+                if (c["half"], c["b"], c["metric"]) == ("test", "aethel-hybrid-no-graph", metric)
+            ),
+            None,
+        )
         if g:
-            text += (f". The graph's part, against the same text terms without it (`aethel-hybrid-no-graph`): "
-                     + _ci_words(g))
+            text += (
+                ". The graph's part, against the same text terms without it (`aethel-hybrid-no-graph`): "
+                + _ci_words(g)
+            )
         out.append(text + ".")
     run = [x for x in targets(saved) if x["met"] is not None]
     failed = [x for x in run if not x["met"]]
     if run:
-        out.append(f"* Our targets: {len(run) - len(failed)} of {len(run)} met"
-                   + (" — not met: " + "; ".join(f"{x['target']} (`{x['data set']}`)" for x in failed) if failed else "")
-                   + ".")
+        out.append(
+            f"* Our targets: {len(run) - len(failed)} of {len(run)} met"
+            + (
+                " — not met: " + "; ".join(f"{x['target']} (`{x['data set']}`)" for x in failed)
+                if failed
+                else ""
+            )
+            + "."
+        )
     return "\n".join(out)
 
 
@@ -338,24 +479,42 @@ def comparisons_headline(saved: Mapping[str, Any], half: str = "test") -> tuple[
     rows = []
     for method in saved["methods"]:
         cells = block["ci"][method]["all"]
-        rows.append({"method": method, **{f"{m} [95% CI]": fmt_ci(cells[m]["mean"], cells[m]["ci_low"], cells[m]["ci_high"])
-                                          for m in saved["metrics"]}})
+        rows.append(
+            {
+                "method": method,
+                **{
+                    f"{m} [95% CI]": fmt_ci(cells[m]["mean"], cells[m]["ci_low"], cells[m]["ci_high"])
+                    for m in saved["metrics"]
+                },
+            }
+        )
     tests = [t for t in block["tests"] if t["metric"] == "AllSupport@10"]
     said = [f"against {t['b']} {_ci_words(t)}" for t in tests]
     beats = [t["b"] for t in tests if t["ci_low"] > 0]
-    share = {m: 100 * block["ci"][m]["all"]["AllSupport@10"]["mean"] for m in ("aethel-anchors", "aethel-hybrid")}
-    verdict = (f"On the {block['n']} {half} questions (fixed before any method was run), `aethel-anchors` finds a page of "
-               f"each filing in its top 10 for {share['aethel-anchors']:.0f}% of them, "
-               f"`aethel-hybrid` for {share['aethel-hybrid']:.0f}%. "
-               f"AllSupport@10 difference {'; '.join(said)}. ")
-    verdict += (f"The interval excludes zero against {', '.join(beats)}" if beats else "No interval excludes zero")
-    verdict += (f"{' and not against ' + ', '.join(t['b'] for t in tests if t['b'] not in beats) if beats and len(beats) < len(tests) else ''}.")
+    share = {
+        m: 100 * block["ci"][m]["all"]["AllSupport@10"]["mean"] for m in ("aethel-anchors", "aethel-hybrid")
+    }
+    verdict = (
+        f"On the {block['n']} {half} questions (fixed before any method was run), `aethel-anchors` finds a page of "
+        f"each filing in its top 10 for {share['aethel-anchors']:.0f}% of them, "
+        f"`aethel-hybrid` for {share['aethel-hybrid']:.0f}%. "
+        f"AllSupport@10 difference {'; '.join(said)}. "
+    )
+    verdict += (
+        f"The interval excludes zero against {', '.join(beats)}" if beats else "No interval excludes zero"
+    )
+    verdict += f"{' and not against ' + ', '.join(t['b'] for t in tests if t['b'] not in beats) if beats and len(beats) < len(tests) else ''}."
     single = saved["single"]
     mrr = next((t for t in single["tests"]["all"] if t["metric"] == "MRR"), None)
     if mrr:
-        verdict += (f" On FinanceBench's own {single['n']} questions, where a question with fewer than two anchors is "
-                    f"ranked exactly as by `aethel-hybrid`, {single['anchored']} of {single['n']} name two or more; "
-                    f"MRR against `aethel-hybrid` {_ci_words(mrr)}.")
+        verdict += (
+            f" On FinanceBench's own {single['n']} questions, where a question with fewer than two anchors is "
+            f"ranked exactly as by `aethel-hybrid`, {single['anchored']} of {single['n']} name two or more; "
+            f"MRR against `aethel-hybrid` {_ci_words(mrr)}."
+        )
     if saved.get("quick"):
-        verdict = "Quick build: a handful of questions over a sample of the pages; the intervals are wide. " + verdict
+        verdict = (
+            "Quick build: a handful of questions over a sample of the pages; the intervals are wide. "
+            + verdict
+        )
     return table(dataframe(rows)), verdict

@@ -36,7 +36,9 @@ OUTPUT_DIR = Path("book") / "executed"
 DEFAULT_KERNEL = "python3"
 #: What ``--quick`` gives each notebook that declares the name (small subsets; CI builds the book so).
 QUICK_PARAMETERS: dict[str, Any] = {"quick": True, "limit": 8, "n_resamples": 200, "synthetic_size": 300}
-DEFAULT_TIMEOUT = 7200  # seconds per cell: a hang guard; a cold open-corpus cell (MiniLM over 45k texts) needs ~30 min
+DEFAULT_TIMEOUT = (
+    7200  # seconds per cell: a hang guard; a cold open-corpus cell (MiniLM over 45k texts) needs ~30 min
+)
 INJECTED_ID = "injected-parameters"
 _VOLATILE_PAPERMILL = ("start_time", "end_time", "duration")
 # tqdm.auto, imported inside a kernel without ipywidgets, warns "IProgress not found" into the
@@ -108,7 +110,9 @@ def discover(root: str | os.PathLike = ".", only: Sequence[str] | None = None) -
     for name in only:
         stem = Path(name).name.removesuffix(".ipynb")
         if stem not in by_stem:
-            raise ParameterError(f"--only {name}: no such notebook in {nb_dir}; available: {', '.join(by_stem) or '(none)'}")
+            raise ParameterError(
+                f"--only {name}: no such notebook in {nb_dir}; available: {', '.join(by_stem) or '(none)'}"
+            )
         picked.append(by_stem[stem])
     return picked
 
@@ -136,7 +140,9 @@ def declared_parameters(path: str | os.PathLike) -> dict[str, Any]:
     return papermill.inspect_notebook(str(path))
 
 
-def _select_parameters(notebooks: Sequence[Path], params: Mapping[str, Any], quick: bool) -> dict[Path, dict[str, Any]]:
+def _select_parameters(
+    notebooks: Sequence[Path], params: Mapping[str, Any], quick: bool
+) -> dict[Path, dict[str, Any]]:
     """Give each notebook the parameters it declares (``quick``: :data:`QUICK_PARAMETERS`' first); error on names
     no notebook declares."""
     per_nb: dict[Path, dict[str, Any]] = {}
@@ -144,13 +150,17 @@ def _select_parameters(notebooks: Sequence[Path], params: Mapping[str, Any], qui
     for nb in notebooks:
         declared = set(declared_parameters(nb)) if params or quick else set()
         declared_all |= declared
-        per_nb[nb] = {**{k: v for k, v in QUICK_PARAMETERS.items() if quick and k in declared},
-                      **{k: v for k, v in params.items() if k in declared}}
+        per_nb[nb] = {
+            **{k: v for k, v in QUICK_PARAMETERS.items() if quick and k in declared},
+            **{k: v for k, v in params.items() if k in declared},
+        }
     unknown = sorted(set(params) - declared_all)
     if unknown:
         names = ", ".join(p.stem for p in notebooks)
-        raise ParameterError(f"parameter(s) {', '.join(unknown)} not declared by any selected notebook ({names}); "
-                             f"declared: {', '.join(sorted(declared_all)) or '(none)'}")
+        raise ParameterError(
+            f"parameter(s) {', '.join(unknown)} not declared by any selected notebook ({names}); "
+            f"declared: {', '.join(sorted(declared_all)) or '(none)'}"
+        )
     return per_nb
 
 
@@ -161,15 +171,22 @@ def kernel_command(kernel_name: str = DEFAULT_KERNEL) -> list[str]:
     try:
         spec = KernelSpecManager().get_kernel_spec(kernel_name)
     except NoSuchKernel as exc:
-        raise ParameterError(f"kernel {kernel_name!r} not found for {sys.executable}; "
-                             "install ipykernel in this environment") from exc
+        raise ParameterError(
+            f"kernel {kernel_name!r} not found for {sys.executable}; install ipykernel in this environment"
+        ) from exc
     argv = list(spec.argv)
-    if argv and argv[0] in {"python", f"python{sys.version_info[0]}", "python%i.%i" % sys.version_info[:2]}:
+    if argv and argv[0] in {
+        "python",
+        f"python{sys.version_info[0]}",
+        "python{}.{}".format(*sys.version_info[:2]),
+    }:
         argv[0] = sys.executable
     return argv
 
 
-def strip_volatile(nb, *, root: str | os.PathLike | None = None, output_path: str | os.PathLike | None = None):
+def strip_volatile(
+    nb, *, root: str | os.PathLike | None = None, output_path: str | os.PathLike | None = None
+):
     """Remove what changes from run to run, in place (returns ``nb``): the wall-clock times papermill and nbclient
     stamp into the notebook; the injected parameters cell gets the id ``injected-parameters``, paths become relative."""
     pm = nb.metadata.get("papermill")
@@ -199,10 +216,16 @@ def _rel(path: str | os.PathLike, root: str | os.PathLike | None) -> str:
 
 
 # -- execution ----------------------------------------------------------------------------------
-def execute_one(path: str | os.PathLike, output: str | os.PathLike, *, parameters: Mapping[str, Any] | None = None,
-                root: str | os.PathLike = ".", kernel_name: str = DEFAULT_KERNEL,
-                timeout: float | None = DEFAULT_TIMEOUT,
-                on_cell: Callable[[int, int], None] | None = None) -> NotebookFailure | None:
+def execute_one(
+    path: str | os.PathLike,
+    output: str | os.PathLike,
+    *,
+    parameters: Mapping[str, Any] | None = None,
+    root: str | os.PathLike = ".",
+    kernel_name: str = DEFAULT_KERNEL,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    on_cell: Callable[[int, int], None] | None = None,
+) -> NotebookFailure | None:
     """Execute one notebook with papermill in ``root``; write it atomically to ``output``.
 
     ``on_cell(i, n)`` is called as cell ``i`` of the source notebook's ``n`` cells starts (the cell
@@ -230,11 +253,18 @@ def execute_one(path: str | os.PathLike, output: str | os.PathLike, *, parameter
         n_cells = len(nbformat.read(str(path), as_version=4).cells)
         with _kernel_env():
             nb = papermill.execute_notebook(
-                str(path), None,  # keep the result in memory; written below only on success
-                parameters=dict(parameters or {}), kernel_name=kernel_name, cwd=str(root), progress_bar=False,
-                request_save_on_cell_execute=False, execution_timeout=timeout, on_cell_start=cell_started,
+                str(path),
+                None,  # keep the result in memory; written below only on success
+                parameters=dict(parameters or {}),
+                kernel_name=kernel_name,
+                cwd=str(root),
+                progress_bar=False,
+                request_save_on_cell_execute=False,
+                execution_timeout=timeout,
+                on_cell_start=cell_started,
                 # the kernel's own log stays quiet (errors in cells reach us as messages, a dead kernel as a failure)
-                extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
+                extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+            )
     except KeyboardInterrupt:
         output.unlink(missing_ok=True)
         raise NotebookInterrupted(name, *(at or [None, None])) from None
@@ -287,11 +317,20 @@ def _locate_cell(failure: NotebookFailure, path: Path, source: str | None) -> No
         failure.cell_id = cells[matches[0]].get("id")
 
 
-def run_notebooks(root: str | os.PathLike = ".", *, only: Sequence[str] | None = None,
-                  parameters: Mapping[str, Any] | None = None, output_dir: str | os.PathLike | None = None,
-                  kernel_name: str = DEFAULT_KERNEL, timeout: float | None = DEFAULT_TIMEOUT, progress: bool = True,
-                  stop_on_error: bool = False, quick: bool = False, timings: dict[str, float] | None = None,
-                  on_done: Callable[[str, float, NotebookFailure | None], None] | None = None) -> list[Path]:
+def run_notebooks(
+    root: str | os.PathLike = ".",
+    *,
+    only: Sequence[str] | None = None,
+    parameters: Mapping[str, Any] | None = None,
+    output_dir: str | os.PathLike | None = None,
+    kernel_name: str = DEFAULT_KERNEL,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    progress: bool = True,
+    stop_on_error: bool = False,
+    quick: bool = False,
+    timings: dict[str, float] | None = None,
+    on_done: Callable[[str, float, NotebookFailure | None], None] | None = None,
+) -> list[Path]:
     """Execute the notebooks under ``root`` and return the executed paths.
 
     Every selected notebook is run (unless ``stop_on_error``); if any failed, :class:`NotebookRunError`
@@ -318,8 +357,14 @@ def run_notebooks(root: str | os.PathLike = ".", *, only: Sequence[str] | None =
             t0 = time.perf_counter()
             try:
                 failure = execute_one(
-                    nb, out, parameters=per_nb[nb], root=root, kernel_name=kernel_name, timeout=timeout,
-                    on_cell=lambda i, n, stem=nb.stem: bar.set_postfix_str(f"{stem}: cell {i}/{n}"))
+                    nb,
+                    out,
+                    parameters=per_nb[nb],
+                    root=root,
+                    kernel_name=kernel_name,
+                    timeout=timeout,
+                    on_cell=lambda i, n, stem=nb.stem: bar.set_postfix_str(f"{stem}: cell {i}/{n}"),
+                )
             except NotebookInterrupted as exc:
                 exc.finished = [p.stem for p in written]
                 raise
@@ -345,24 +390,33 @@ EXECUTION_FILE = Path("results") / "execution.json"
 NUMBER_SETTINGS = ("AETHEL_DENSE_PRECISION",)
 
 
-def record_execution(root: str | os.PathLike, source: str | os.PathLike, executed: str | os.PathLike,
-                     parameters: Mapping[str, Any], seconds: float) -> dict:
+def record_execution(
+    root: str | os.PathLike,
+    source: str | os.PathLike,
+    executed: str | os.PathLike,
+    parameters: Mapping[str, Any],
+    seconds: float,
+) -> dict:
     """Add one notebook's run time, cell counts, UTC build time and parameters to ``root/results/execution.json``
     (the one result file that changes from run to run; the executed notebook carries no times). Returns the record."""
     import nbformat
 
     nb = nbformat.read(str(executed), as_version=4)
     record = {
-        "notebook": Path(source).stem, "seconds": round(float(seconds), 1), "cells": len(nb.cells),
+        "notebook": Path(source).stem,
+        "seconds": round(float(seconds), 1),
+        "cells": len(nb.cells),
         "code_cells": sum(c.cell_type == "code" for c in nb.cells),
-        "built": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "built": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "parameters": dict(parameters),
         # settings read from the environment that change numbers (never paths: AETHEL_DATA/AETHEL_CACHE stay out)
         "environment": {k: os.environ[k] for k in NUMBER_SETTINGS if os.environ.get(k)},
     }
     path = Path(root) / EXECUTION_FILE
     saved = {}
-    with contextlib.suppress(AethelError):  # an unreadable stats file is rebuilt, never a reason to fail a build
+    with contextlib.suppress(
+        AethelError
+    ):  # an unreadable stats file is rebuilt, never a reason to fail a build
         saved = read_json(path) if path.exists() else {}
     saved = saved if isinstance(saved, dict) else {}
     saved[record["notebook"]] = record
@@ -383,9 +437,13 @@ def data_status(dataset_name: str) -> str:
             why = "real data is configured (AETHEL_DATA is set), but this notebook uses the synthetic corpus by design."
         return f"DATA: SYNTHETIC corpus — {why} Numbers here are not the paper's."
 
-    if configured_root() is None:  # no data folder at all: the chapter's loaders fall back to the synthetic corpus
-        return (f"DATA: SYNTHETIC corpus instead of {dataset_name} — no real data is configured (AETHEL_DATA is not set). "
-                f"{HOW_TO_GET_DATA} Numbers here are not the paper's.")
+    if (
+        configured_root() is None
+    ):  # no data folder at all: the chapter's loaders fall back to the synthetic corpus
+        return (
+            f"DATA: SYNTHETIC corpus instead of {dataset_name} — no real data is configured (AETHEL_DATA is not set). "
+            f"{HOW_TO_GET_DATA} Numbers here are not the paper's."
+        )
     return f"DATA: {dataset_name}, real data from the folder that {'AETHEL_DATA names' if env else 'data/ holds'}."
 
 
@@ -434,16 +492,30 @@ def loaded_banner(loaded: Mapping[str, Any], missing: Sequence[str] = ()) -> Dat
     """
     env = os.environ.get("AETHEL_DATA")
     stand_ins = [n for n, ds in loaded.items() if ds.meta.get("fallback_from")]
-    real = [n for n, ds in loaded.items() if n not in stand_ins and n != "synthetic" and not ds.name.startswith("synthetic")]
+    real = [
+        n
+        for n, ds in loaded.items()
+        if n not in stand_ins and n != "synthetic" and not ds.name.startswith("synthetic")
+    ]
     if stand_ins or not real:
-        why = ("no real data is configured (AETHEL_DATA is not set)" if not env
-               else "AETHEL_DATA is set, yet the chapter ran on synthetic data")
-        text = (f"DATA: SYNTHETIC corpus instead of {', '.join(stand_ins or list(missing) or ['real data'])} — {why}. "
-                f"{HOW_TO_GET_DATA} Numbers here are not the paper's, and no table sets them beside the paper's.")
+        why = (
+            "no real data is configured (AETHEL_DATA is not set)"
+            if not env
+            else "AETHEL_DATA is set, yet the chapter ran on synthetic data"
+        )
+        text = (
+            f"DATA: SYNTHETIC corpus instead of {', '.join(stand_ins or list(missing) or ['real data'])} — {why}. "
+            f"{HOW_TO_GET_DATA} Numbers here are not the paper's, and no table sets them beside the paper's."
+        )
         return DataBanner(text + _left_out(loaded), synthetic=True)
-    described = "; ".join(f"{n} ({len(loaded[n].queries):,} questions, {len(loaded[n].passages):,} passages)"
-                          for n in real)
-    extra = " The synthetic corpus also runs, by design, and is labelled wherever it appears." if "synthetic" in loaded else ""
+    described = "; ".join(
+        f"{n} ({len(loaded[n].queries):,} questions, {len(loaded[n].passages):,} passages)" for n in real
+    )
+    extra = (
+        " The synthetic corpus also runs, by design, and is labelled wherever it appears."
+        if "synthetic" in loaded
+        else ""
+    )
     where = "the folder that AETHEL_DATA names" if env else "the data/ folder"
     text = f"DATA: {described} — real data from {where}.{extra}"
     if missing:
@@ -453,9 +525,13 @@ def loaded_banner(loaded: Mapping[str, Any], missing: Sequence[str] = ()) -> Dat
 
 def _left_out(loaded: Mapping[str, Any]) -> str:
     """The rows each loader skipped and why (``meta["skipped"]``), in words for the data box."""
-    said = [f"{n}: {sum(ds.meta['skipped'].values())} rows skipped ("
-            + "; ".join(f"{k} {why}" for why, k in sorted(ds.meta["skipped"].items())) + ")"
-            for n, ds in loaded.items() if ds.meta.get("skipped")]
+    said = [
+        f"{n}: {sum(ds.meta['skipped'].values())} rows skipped ("
+        + "; ".join(f"{k} {why}" for why, k in sorted(ds.meta["skipped"].items()))
+        + ")"
+        for n, ds in loaded.items()
+        if ds.meta.get("skipped")
+    ]
     return f" Left out when loading: {'; '.join(said)}." if said else ""
 
 
@@ -464,21 +540,41 @@ def hold_loader_notices() -> None:
     :func:`loaded_banner` says the same, from each data set's ``meta["skipped"]``, in the data box."""
     log = logging.getLogger("aethel_lite.data")
     if not any(isinstance(h, logging.NullHandler) for h in log.handlers):
-        log.addHandler(logging.NullHandler())  # a handler on the path: Python's last-resort stderr stays silent
+        log.addHandler(
+            logging.NullHandler()
+        )  # a handler on the path: Python's last-resort stderr stays silent
 
 
 # -- command line ------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m aethel_lite.notebooks", description="Execute notebooks/*.ipynb "
-                                "with papermill into book/executed/ (cwd: the repository root).")
-    p.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"), default=[],
-                   help="inject a parameter (value parsed as JSON when possible); repeatable")
+    p = argparse.ArgumentParser(
+        prog="python -m aethel_lite.notebooks",
+        description="Execute notebooks/*.ipynb "
+        "with papermill into book/executed/ (cwd: the repository root).",
+    )
+    p.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        metavar=("NAME", "VALUE"),
+        default=[],
+        help="inject a parameter (value parsed as JSON when possible); repeatable",
+    )
     p.add_argument("--only", action="append", metavar="NAME", help="run only this notebook (repeatable)")
-    p.add_argument("--quick", action="store_true",
-                   help="small subsets: give each notebook the parameters of QUICK_PARAMETERS it declares "
-                        f"({', '.join(f'{k}={json.dumps(v)}' for k, v in QUICK_PARAMETERS.items())}); -p wins")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="small subsets: give each notebook the parameters of QUICK_PARAMETERS it declares "
+        f"({', '.join(f'{k}={json.dumps(v)}' for k, v in QUICK_PARAMETERS.items())}); -p wins",
+    )
     p.add_argument("--list", action="store_true", help="list the notebooks and their parameters, run nothing")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per cell (default %(default)s; 0 = none)")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help="seconds per cell (default %(default)s; 0 = none)",
+    )
     p.add_argument("--kernel", default=DEFAULT_KERNEL, help="kernel spec name (default %(default)s)")
     p.add_argument("--root", default=".", help="repository root (default: current directory)")
     p.add_argument("--stop-on-error", action="store_true", help="stop at the first failed notebook")
@@ -506,9 +602,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 desc = ", ".join(f"{k}={v.get('default')}" for k, v in declared_parameters(nb).items())
                 print(f"{nb.stem}\t{desc}")
             return 0
-        written = run_notebooks(args.root, only=args.only, parameters=parse_parameters(args.parameter),
-                                kernel_name=args.kernel, timeout=args.timeout or None, progress=not args.no_progress,
-                                stop_on_error=args.stop_on_error, quick=args.quick, timings=timings, on_done=done)
+        written = run_notebooks(
+            args.root,
+            only=args.only,
+            parameters=parse_parameters(args.parameter),
+            kernel_name=args.kernel,
+            timeout=args.timeout or None,
+            progress=not args.no_progress,
+            stop_on_error=args.stop_on_error,
+            quick=args.quick,
+            timings=timings,
+            on_done=done,
+        )
     except NotebookInterrupted as exc:
         print(f"\n{exc}", file=sys.stderr)
         return 130
@@ -530,4 +635,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
-

@@ -69,20 +69,35 @@ READER_PROBE = r"""
 def reader_problems(probe: dict[str, Any], *, first_max: int = FIRST_RESULT_MAX) -> list[tuple[str, str]]:
     """What a reader meets on a page, from :data:`READER_PROBE`'s result: ``(kind, detail)`` pairs,
     kinds ``wide``, ``stderr`` and ``first-result`` (see the module's docstring)."""
-    problems = [("wide", f"{w['what']} {w['width']} px wide in a {w['column']} px column at "
-                         f"{w['top']} px (scrolls sideways): {w['text']!r}") for w in probe.get("wide", [])]
-    problems += [("stderr", f"an output cell shows stderr: {' '.join(text.split())[:100]!r}")
-                 for text in probe.get("stderr", [])]
+    problems = [
+        (
+            "wide",
+            f"{w['what']} {w['width']} px wide in a {w['column']} px column at "
+            f"{w['top']} px (scrolls sideways): {w['text']!r}",
+        )
+        for w in probe.get("wide", [])
+    ]
+    problems += [
+        ("stderr", f"an output cell shows stderr: {' '.join(text.split())[:100]!r}")
+        for text in probe.get("stderr", [])
+    ]
     for i, text in enumerate(probe.get("warnings", [])):
         match = WARNING_WORD.search(text)
         if match:
-            context = " ".join(text[max(0, match.start() - 40):match.end() + 60].split())
-            problems.append(("stderr", f"output cell {i} shows warning text {match.group(0)!r}: ...{context}..."))
+            context = " ".join(text[max(0, match.start() - 40) : match.end() + 60].split())
+            problems.append(
+                ("stderr", f"output cell {i} shows warning text {match.group(0)!r}: ...{context}...")
+            )
     if probe.get("chapter"):
         first = probe.get("first_result")
         if first is None:
             problems.append(("first-result", "the chapter shows no figure or table"))
         elif first["top"] > first_max:
-            problems.append(("first-result", f"the first figure or table ({first['tag']}) starts "
-                                             f"{first['top']} px down the page (at most {first_max})"))
+            problems.append(
+                (
+                    "first-result",
+                    f"the first figure or table ({first['tag']}) starts "
+                    f"{first['top']} px down the page (at most {first_max})",
+                )
+            )
     return problems

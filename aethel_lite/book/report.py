@@ -10,8 +10,25 @@ from ..core.bct import MODES
 from ..evaluation.runner import paired_comparisons
 from ..studies.paper import PAPER_CROSSOVERS, PAPER_DIFFERENCES, PAPER_ROWS, PAPER_TESTS, paper_rows
 
-__all__ = ["Table", "table", "fmt_ci", "summary_table", "metrics_table", "paper_comparison", "comparisons_table", "ablation_figure", "ci_table", "group_table",
-           "ci_figure", "paper_figure", "verdict_table", "reliance_table", "scaling_figure", "cost_table", "example_markdown"]
+__all__ = [
+    "Table",
+    "table",
+    "fmt_ci",
+    "summary_table",
+    "metrics_table",
+    "paper_comparison",
+    "comparisons_table",
+    "ablation_figure",
+    "ci_table",
+    "group_table",
+    "ci_figure",
+    "paper_figure",
+    "verdict_table",
+    "reliance_table",
+    "scaling_figure",
+    "cost_table",
+    "example_markdown",
+]
 
 
 # ------------------------------------------------------------------------------- tables that fit
@@ -85,30 +102,49 @@ def fmt_ci(mean: float, low: float, high: float) -> str:
     return f"{mean:.3f} [{low:.2f}, {high:.2f}]"
 
 
-SUMMARY_LABELS = {"n_passages": "passages", "n_documents": "documents", "n_queries": "questions",
-                  "hops": "questions by hop count", "mean_gold": "gold passages per question",
-                  "mean_passage_chars": "mean passage length (characters)",
-                  "mean_passage_words": "mean passage length (words)", "closed_pool": "questions with a closed pool"}
+SUMMARY_LABELS = {
+    "n_passages": "passages",
+    "n_documents": "documents",
+    "n_queries": "questions",
+    "hops": "questions by hop count",
+    "mean_gold": "gold passages per question",
+    "mean_passage_chars": "mean passage length (characters)",
+    "mean_passage_words": "mean passage length (words)",
+    "closed_pool": "questions with a closed pool",
+}
 
 
 def summary_table(summaries: Sequence[Mapping[str, Any]]) -> Table:
     """Data-set summaries (:func:`aethel_lite.data.summary.dataset_summary`), one column per data set and
     one row per field in words, so that a long list of fields never runs past the column."""
     fields = [k for k in summaries[0] if k != "name"] if summaries else []
-    rows = [{"": SUMMARY_LABELS.get(k, k.replace("_", " ")),
-             **{s.get("name", str(i)): _cell(s.get(k)) for i, s in enumerate(summaries)}} for k in fields]
+    rows = [
+        {
+            "": SUMMARY_LABELS.get(k, k.replace("_", " ")),
+            **{s.get("name", str(i)): _cell(s.get(k)) for i, s in enumerate(summaries)},
+        }
+        for k in fields
+    ]
     return Table(dataframe(rows), decimals=2)
 
 
 def metrics_table(block: Mapping[str, Mapping[str, Any]]):
     """A pandas DataFrame of mean metrics: one row per method (the ``methods`` block of a result)."""
     per_question = ("per_query", "per_query_metrics")
-    return dataframe([{"method": name, **{m: v for m, v in entry.items() if m not in per_question}}
-                      for name, entry in block.items()], "method")
+    return dataframe(
+        [
+            {"method": name, **{m: v for m, v in entry.items() if m not in per_question}}
+            for name, entry in block.items()
+        ],
+        "method",
+    )
 
 
-def paper_comparison(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Mapping[str, Any]],
-                     synthetic: Sequence[str] | Mapping[str, bool] = ()):
+def paper_comparison(
+    results: Mapping[str, Mapping[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
+    synthetic: Sequence[str] | Mapping[str, bool] = (),
+):
     """The paper's numbers beside ours.
 
     Parameters
@@ -130,13 +166,26 @@ def paper_comparison(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Ma
     stand_ins = {n for n, v in synthetic.items() if v} if isinstance(synthetic, Mapping) else set(synthetic)
     out = []
     for r in rows:
-        ours = None if r["dataset"] in stand_ins else results.get(r["dataset"], {}).get(r["ours"], {}).get(r["metric"])
+        ours = (
+            None
+            if r["dataset"] in stand_ins
+            else results.get(r["dataset"], {}).get(r["ours"], {}).get(r["metric"])
+        )
         note = r["note"]
         if r["dataset"] in stand_ins:
             note = "not comparable: synthetic corpus instead of the real data" + (f"; {note}" if note else "")
-        out.append({"data set": r["dataset"], "paper's method": r["paper_method"], "metric": r["metric"],
-                    "paper": r["value"], "ours": ours, "our method": r["ours"],
-                    "ours − paper": None if ours is None else round(ours - r["value"], 3), "note": note})
+        out.append(
+            {
+                "data set": r["dataset"],
+                "paper's method": r["paper_method"],
+                "metric": r["metric"],
+                "paper": r["value"],
+                "ours": ours,
+                "our method": r["ours"],
+                "ours − paper": None if ours is None else round(ours - r["value"], 3),
+                "note": note,
+            }
+        )
     return dataframe(out)
 
 
@@ -147,11 +196,28 @@ def comparisons_table(rows: Sequence[Mapping[str, Any]]):
         return df
     df["95% CI"] = [f"[{lo:+.3f}, {hi:+.3f}]" for lo, hi in zip(df["ci_low"], df["ci_high"])]
     df["CI excludes 0"] = (df["ci_low"] > 0) | (df["ci_high"] < 0)
-    return df[["a", "b", "metric", "n", "mean_a", "mean_b", "diff", "95% CI", "CI excludes 0", "p_bootstrap", "p_randomization"]]
+    return df[
+        [
+            "a",
+            "b",
+            "metric",
+            "n",
+            "mean_a",
+            "mean_b",
+            "diff",
+            "95% CI",
+            "CI excludes 0",
+            "p_bootstrap",
+            "p_randomization",
+        ]
+    ]
 
 
-def ablation_figure(ablation: Mapping[str, Mapping[str, float]], metrics: Sequence[str] = ("HR@1", "HR@5", "AllSupport@5"),
-                    title: str = ""):
+def ablation_figure(
+    ablation: Mapping[str, Mapping[str, float]],
+    metrics: Sequence[str] = ("HR@1", "HR@5", "AllSupport@5"),
+    title: str = "",
+):
     """Grouped bars: one group per BCT mode, one bar per metric. Returns the matplotlib Figure."""
     import matplotlib.pyplot as plt
     import numpy as np
@@ -184,8 +250,13 @@ def _fmt_ci(cell: Mapping[str, Any]) -> str:
 def ci_table(ci: Mapping[str, Mapping[str, Any]], metrics: Sequence[str]):
     """Methods × metrics over all questions, each cell ``mean [95% CI]``, from the ``ci`` block of an open-corpus
     result."""
-    return dataframe([{"method": method, **{m: _fmt_ci(entry["all"][m]) for m in metrics if m in entry["all"]}}
-                      for method, entry in ci.items()], "method")
+    return dataframe(
+        [
+            {"method": method, **{m: _fmt_ci(entry["all"][m]) for m in metrics if m in entry["all"]}}
+            for method, entry in ci.items()
+        ],
+        "method",
+    )
 
 
 def group_table(ci: Mapping[str, Mapping[str, Any]], metric: str):
@@ -202,8 +273,12 @@ def group_table(ci: Mapping[str, Mapping[str, Any]], metric: str):
     return dataframe(rows, "method")
 
 
-def ci_figure(results: Mapping[str, Mapping[str, Any]], metric: str = "HR@5", methods: Sequence[str] | None = None,
-              labels: Mapping[str, str] | None = None):
+def ci_figure(
+    results: Mapping[str, Mapping[str, Any]],
+    metric: str = "HR@5",
+    methods: Sequence[str] | None = None,
+    labels: Mapping[str, str] | None = None,
+):
     """One panel per data set: each method's mean ``metric`` as a dot with its 95% CI as a bar.
 
     The panels stand in rows of at most three, so that each stays readable in the text column.
@@ -214,7 +289,7 @@ def ci_figure(results: Mapping[str, Mapping[str, Any]], metric: str = "HR@5", me
     ncols = min(3, len(names))
     nrows = -(-len(names) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 3.2 * nrows), sharex=True, squeeze=False)
-    for ax in axes.flat[len(names):]:
+    for ax in axes.flat[len(names) :]:
         ax.set_visible(False)
     for ax, name in zip(axes.flat, names):
         ci = results[name]["ci"]
@@ -256,7 +331,9 @@ def paper_figure(rows: Sequence[Mapping[str, Any]]):
     for yi, r in zip(y, shown):
         lo = r["ours"] - r["ci_low"] if r["ci_low"] is not None else 0.0
         hi = r["ci_high"] - r["ours"] if r["ci_high"] is not None else 0.0
-        ax.errorbar([r["ours"]], [yi], xerr=[[lo], [hi]], fmt="o", capsize=3, color=VERDICT_COLOURS[r["verdict"]])
+        ax.errorbar(
+            [r["ours"]], [yi], xerr=[[lo], [hi]], fmt="o", capsize=3, color=VERDICT_COLOURS[r["verdict"]]
+        )
         ax.plot([r["paper"]], [yi], "x", color="black", markersize=7)
     ax.set_yticks(y, [r["paper's number"] for r in shown], fontsize=7)
     ax.set_xlim(0, 1.02)
@@ -275,23 +352,50 @@ def verdict_table(verdicts: Sequence[Mapping[str, Any]]):
     :func:`aethel_lite.studies.open_corpus.paper_verdicts`); ``ours`` is empty when not comparable."""
     rows = []
     for v in verdicts:  # a "not comparable" number (synthetic stand-in) is not set beside the paper's
-        ours = "" if v["ours"] is None or v["verdict"] == "not comparable" else f"{v['ours']:.3f} [{v['ci_low']:.3f}, {v['ci_high']:.3f}]"
-        rows.append({"paper's method": v["paper_method"], "metric": v["metric"] + (" (multi-hop)" if v["section"].endswith("multihop") else ""),
-                     "paper": v["paper"], "our data set": v["dataset"], "ours [95% CI]": ours,
-                     "verdict": v["verdict"], "why": v["why"]})
+        ours = (
+            ""
+            if v["ours"] is None or v["verdict"] == "not comparable"
+            else f"{v['ours']:.3f} [{v['ci_low']:.3f}, {v['ci_high']:.3f}]"
+        )
+        rows.append(
+            {
+                "paper's method": v["paper_method"],
+                "metric": v["metric"] + (" (multi-hop)" if v["section"].endswith("multihop") else ""),
+                "paper": v["paper"],
+                "our data set": v["dataset"],
+                "ours [95% CI]": ours,
+                "verdict": v["verdict"],
+                "why": v["why"],
+            }
+        )
     return dataframe(rows)
 
 
 def reliance_table(results: Mapping[str, Mapping[str, Any]]):
     """Per data set and graph method: share of questions on the BM25 fallback, share of top-5 slots
     ordered by BM25, and HR@5 of the method."""
-    return dataframe([{"data set": name, "method": method, "questions on BM25 fallback": rel["fallback_share"],
-                       "top-5 slots ordered by BM25": rel["bm25_top5_share"], "HR@5": res["methods"][method]["HR@5"]}
-                      for name, res in results.items() for method, rel in res.get("reliance", {}).items()])
+    return dataframe(
+        [
+            {
+                "data set": name,
+                "method": method,
+                "questions on BM25 fallback": rel["fallback_share"],
+                "top-5 slots ordered by BM25": rel["bm25_top5_share"],
+                "HR@5": res["methods"][method]["HR@5"],
+            }
+            for name, res in results.items()
+            for method, rel in res.get("reliance", {}).items()
+        ]
+    )
 
 
-def scaling_figure(runs: Mapping[str, Mapping[str, Any]], metric: str = "HR@5", methods: Sequence[str] | None = None,
-                   paper_points: Sequence[Mapping[str, Any]] = (), labels: Mapping[str, str] | None = None):
+def scaling_figure(
+    runs: Mapping[str, Mapping[str, Any]],
+    metric: str = "HR@5",
+    methods: Sequence[str] | None = None,
+    paper_points: Sequence[Mapping[str, Any]] = (),
+    labels: Mapping[str, str] | None = None,
+):
     """One panel per corpus: ``metric`` against corpus size (log x), a line per method with its 95%
     CI band (over questions, seeds averaged), and the paper's points as black markers."""
     import matplotlib.pyplot as plt
@@ -303,14 +407,31 @@ def scaling_figure(runs: Mapping[str, Mapping[str, Any]], metric: str = "HR@5", 
         for method in [m for m in (methods or curves) if m in curves]:
             pts = curves[method][metric]
             xs = [p["size"] for p in pts]
-            line, = ax.plot(xs, [p["mean"] for p in pts], marker="o", ms=3, label=method)
-            ax.fill_between(xs, [p["ci_low"] for p in pts], [p["ci_high"] for p in pts], color=line.get_color(), alpha=0.15)
+            (line,) = ax.plot(xs, [p["mean"] for p in pts], marker="o", ms=3, label=method)
+            ax.fill_between(
+                xs,
+                [p["ci_low"] for p in pts],
+                [p["ci_high"] for p in pts],
+                color=line.get_color(),
+                alpha=0.15,
+            )
         for i, p in enumerate(paper_points):
             if p["metric"] == metric:
-                ax.scatter([p["size"]], [p["value"]], marker="x", color="black", zorder=5,
-                           label="paper (private corpus)" if i == 0 else None)
-                ax.annotate(p["paper_method"].split(",")[0], (p["size"], p["value"]), fontsize=7,
-                            xytext=(4, 3), textcoords="offset points")
+                ax.scatter(
+                    [p["size"]],
+                    [p["value"]],
+                    marker="x",
+                    color="black",
+                    zorder=5,
+                    label="paper (private corpus)" if i == 0 else None,
+                )
+                ax.annotate(
+                    p["paper_method"].split(",")[0],
+                    (p["size"], p["value"]),
+                    fontsize=7,
+                    xytext=(4, 3),
+                    textcoords="offset points",
+                )
         ax.set_xscale("log")
         ax.set_xlabel("corpus size (passages, log scale)")
         ax.set_title((labels or {}).get(name, name), fontsize=9)
@@ -318,42 +439,61 @@ def scaling_figure(runs: Mapping[str, Mapping[str, Any]], metric: str = "HR@5", 
     axes[0][0].set_ylabel(f"{metric} (mean, 95% CI band)")
     axes[0][0].set_ylim(0, 1.02)
     handles, names_ = axes[0][-1].get_legend_handles_labels()
-    fig.legend(handles, names_, loc="lower center", ncol=min(len(names_), 6), fontsize=8, bbox_to_anchor=(0.5, -0.02))
+    fig.legend(
+        handles, names_, loc="lower center", ncol=min(len(names_), 6), fontsize=8, bbox_to_anchor=(0.5, -0.02)
+    )
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
 
 
 def cost_table(runs: Mapping[str, Mapping[str, Any]], method: str):
     """Fit seconds and peak traced MiB of one method per corpus size (from a scaling result's ``timing``)."""
-    return dataframe([{"corpus": name, "size": t["size"], "fit seconds": t["fit_seconds"], "peak MiB": t["peak_mib"]}
-                      for name, res in runs.items() for t in res.get("timing", {}).get(method, [])])
+    return dataframe(
+        [
+            {"corpus": name, "size": t["size"], "fit seconds": t["fit_seconds"], "peak MiB": t["peak_mib"]}
+            for name, res in runs.items()
+            for t in res.get("timing", {}).get(method, [])
+        ]
+    )
 
 
 def example_markdown(ex: Mapping[str, Any]) -> str:
     """A worked example (:func:`aethel_lite.studies.analysis.worked_example`) as Markdown: question → seeds →
     where the mass went → top hits → the gold passage → the measured reason."""
+
     def pct(x):
         return "n/a" if x is None else f"{100 * x:.1f}%"
 
     lines = [f"**{ex['question']}** (`{ex['qid']}`)", ""]
     if ex["seeds"]:
-        seeds = "; ".join(f"`{s['entity']}` ({s['degree']} passages in {s['n_documents']} documents, found by "
-                          f"{s['found_by']}{', on a gold passage' if s['on_gold'] else ''})" for s in ex["seeds"])
+        seeds = "; ".join(
+            f"`{s['entity']}` ({s['degree']} passages in {s['n_documents']} documents, found by "
+            f"{s['found_by']}{', on a gold passage' if s['on_gold'] else ''})"
+            for s in ex["seeds"]
+        )
         lines.append(f"* **Seeds:** {seeds}.")
     else:
-        lines.append("* **Seeds:** none of the question's words is an entity in the graph"
-                     + (" — BM25-seeded teleport (fallback)." if ex["fallback"] else "."))
+        lines.append(
+            "* **Seeds:** none of the question's words is an entity in the graph"
+            + (" — BM25-seeded teleport (fallback)." if ex["fallback"] else ".")
+        )
     mass = ex["mass"]
     top = ", ".join(f"`{e['entity']}` {pct(e['mass'])}" for e in mass["top_entities"][:5])
-    lines.append(f"* **Mass:** {pct(mass['entity_share'])} on entity nodes, {pct(mass['passage_share'])} on passages; "
-                 f"top entities {top}; the gold passages hold {pct(mass['gold_share'])} of the passage mass, the gold's "
-                 f"documents {pct(mass['gold_doc_share'])}. {ex['n_tied_top']} passages tie at the top score.")
-    hits = "; ".join(f"{h['rank']}. `{h['pid']}`" + (" (BM25 order)" if not h["reached"] else "") for h in ex["hits"])
+    lines.append(
+        f"* **Mass:** {pct(mass['entity_share'])} on entity nodes, {pct(mass['passage_share'])} on passages; "
+        f"top entities {top}; the gold passages hold {pct(mass['gold_share'])} of the passage mass, the gold's "
+        f"documents {pct(mass['gold_doc_share'])}. {ex['n_tied_top']} passages tie at the top score."
+    )
+    hits = "; ".join(
+        f"{h['rank']}. `{h['pid']}`" + (" (BM25 order)" if not h["reached"] else "") for h in ex["hits"]
+    )
     lines.append(f"* **Top hits:** {hits}.")
     for g in ex["gold"]:
-        lines.append(f"* **Gold** `{g['pid']}`: rank {g['rank'] if g['rank'] is not None else 'not ranked'}, "
-                     f"{'reached' if g['reached'] else 'not reached'} by PageRank; seed entities on it: "
-                     f"{', '.join(f'`{e}`' for e in g['seed_entities']) or 'none'}; {len(g['entities'])} entities in all.")
+        lines.append(
+            f"* **Gold** `{g['pid']}`: rank {g['rank'] if g['rank'] is not None else 'not ranked'}, "
+            f"{'reached' if g['reached'] else 'not reached'} by PageRank; seed entities on it: "
+            f"{', '.join(f'`{e}`' for e in g['seed_entities']) or 'none'}; {len(g['entities'])} entities in all."
+        )
     lines.append(f"* **Why:** {ex['reason']}")
     return "\n".join(lines)
 
@@ -361,8 +501,9 @@ def example_markdown(ex: Mapping[str, Any]) -> str:
 # ------------------------------------------------------------------------------- closed pool, in words
 def _ci_words(t: Mapping[str, Any]) -> str:
     excl = t["ci_low"] > 0 or t["ci_high"] < 0
-    return (f"{t['diff']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], "
-            + ("the CI excludes zero" if excl else "the CI spans zero"))
+    return f"{t['diff']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], " + (
+        "the CI excludes zero" if excl else "the CI spans zero"
+    )
 
 
 def closed_pool_reading(saved: Mapping[str, Any], *, n_resamples: int = 10_000, seed: int = 0) -> str:
@@ -389,60 +530,109 @@ def closed_pool_reading(saved: Mapping[str, Any], *, n_resamples: int = 10_000, 
     out = []
     limit = saved.get("parameters", {}).get("limit")
     if limit:
-        out.append(f"*This build ran on the first {limit} questions of each sample only (`limit`); the numbers below are "
-                   "those of that subset.*")
+        out.append(
+            f"*This build ran on the first {limit} questions of each sample only (`limit`); the numbers below are "
+            "those of that subset.*"
+        )
     for name, block in saved["methods"].items():
         if saved.get("synthetic_fallback", {}).get(name):
-            out.append(f"* **{name}**: no real data — the synthetic corpus stood in, so nothing here speaks to the paper's "
-                       f"{name} numbers.")
+            out.append(
+                f"* **{name}**: no real data — the synthetic corpus stood in, so nothing here speaks to the paper's "
+                f"{name} numbers."
+            )
             continue
         n = saved["datasets"][name]["n_queries"]
         hr5 = {m: e["HR@5"] for m, e in block.items()}
         parts = []
         if "aethel-ner3" in block:
             graph = hr5["aethel-ner3"]
-            paper = next((r["value"] for r in paper_rows("closed_pool", name) if r["ours"] == "aethel-ner3" and r["metric"] == "HR@5"), None)
-            rel = "" if paper is None else (f" against the paper's {paper:.3f}" + (", above it" if graph > paper else ", below it" if graph < paper else ""))
-            better = sorted((m for m in hr5 if m != "aethel-ner3" and not m.startswith("aethel-") and hr5[m] >= graph),
-                            key=lambda m: -hr5[m])
-            parts.append(f"HR@5 of the NER3 graph is {graph:.3f}{rel}; "
-                         + ("; ".join(f"`{m}` reaches {hr5[m]:.3f}" for m in better) + " — as good or better at putting one "
-                            "supporting paragraph in the top 5" if better
-                            else "no baseline reaches it"))
+            paper = next(
+                (
+                    r["value"]
+                    for r in paper_rows("closed_pool", name)
+                    if r["ours"] == "aethel-ner3" and r["metric"] == "HR@5"
+                ),
+                None,
+            )
+            rel = (
+                ""
+                if paper is None
+                else (
+                    f" against the paper's {paper:.3f}"
+                    + (", above it" if graph > paper else ", below it" if graph < paper else "")
+                )
+            )
+            better = sorted(
+                (m for m in hr5 if m != "aethel-ner3" and not m.startswith("aethel-") and hr5[m] >= graph),
+                key=lambda m: -hr5[m],
+            )
+            parts.append(
+                f"HR@5 of the NER3 graph is {graph:.3f}{rel}; "
+                + (
+                    "; ".join(f"`{m}` reaches {hr5[m]:.3f}" for m in better)
+                    + " — as good or better at putting one "
+                    "supporting paragraph in the top 5"
+                    if better
+                    else "no baseline reaches it"
+                )
+            )
         out.append(f"* **{name}** ({n} questions): " + "; ".join(parts) + ".")
         allsup = {m: e["AllSupport@5"] for m, e in block.items() if "AllSupport@5" in e}
         graphs = sorted((m for m in allsup if m.startswith("aethel-")), key=lambda m: -allsup[m])
         base = [m for m in ("bm25", "dense") if m in allsup]
         if graphs and base:
             beats = {b: [g for g in graphs if allsup[g] > allsup[b]] for b in base}
-            words = "; ".join(f"above `{b}` ({allsup[b]:.3f}): " + (", ".join(f"`{g}`" for g in beats[b]) or "none of them")
-                              for b in base)
-            tests = [t for t in saved.get("paired_tests", {}).get(name, []) if t["metric"] == "AllSupport@5" and t["b"] in base]
+            words = "; ".join(
+                f"above `{b}` ({allsup[b]:.3f}): " + (", ".join(f"`{g}`" for g in beats[b]) or "none of them")
+                for b in base
+            )
+            tests = [
+                t
+                for t in saved.get("paired_tests", {}).get(name, [])
+                if t["metric"] == "AllSupport@5" and t["b"] in base
+            ]
             tested = "; ".join(f"`{t['a']}` − `{t['b']}` {_ci_words(t)}" for t in tests)
-            out.append(f"  AllSupport@5 (every supporting paragraph in the top 5): "
-                       + ", ".join(f"`{g}` {allsup[g]:.3f}" for g in graphs) + f"; {words}."
-                       + (f" Paired tests: {tested}." if tested else ""))
+            out.append(
+                "  AllSupport@5 (every supporting paragraph in the top 5): "
+                + ", ".join(f"`{g}` {allsup[g]:.3f}" for g in graphs)
+                + f"; {words}."
+                + (f" Paired tests: {tested}." if tested else "")
+            )
         if "aethel-bct" in block and "aethel-ner3" in block:
             metrics = [m for m in ("HR@1", "HR@5", "AllSupport@5") if m in block["aethel-bct"]]
-            rows = paired_comparisons(block, [("aethel-bct", "aethel-ner3")], metrics, n_resamples=n_resamples, seed=seed)
+            rows = paired_comparisons(
+                block, [("aethel-bct", "aethel-ner3")], metrics, n_resamples=n_resamples, seed=seed
+            )
             said = []
             for t in rows:
                 verb = "raises" if t["diff"] > 0 else "lowers" if t["diff"] < 0 else "leaves unchanged"
                 questions = round(abs(t["diff"]) * t["n"])
-                said.append(f"{verb} {t['metric']} {t['mean_b']:.3f} → {t['mean_a']:.3f} ({_ci_words(t)}; "
-                            f"{questions} question{'s' if questions != 1 else ''} of {t['n']})")
-            paper = next((d for d in PAPER_DIFFERENCES if d["dataset"] == name and d["metric"] == "HR@1"), None)
+                said.append(
+                    f"{verb} {t['metric']} {t['mean_b']:.3f} → {t['mean_a']:.3f} ({_ci_words(t)}; "
+                    f"{questions} question{'s' if questions != 1 else ''} of {t['n']})"
+                )
+            paper = next(
+                (d for d in PAPER_DIFFERENCES if d["dataset"] == name and d["metric"] == "HR@1"), None
+            )
             hr1 = next((t for t in rows if t["metric"] == "HR@1"), None)
             cmp = ""
             if paper is not None and hr1 is not None:
                 same = (hr1["diff"] < 0) == (paper["value"] < 0) and hr1["diff"] != 0
                 inside = hr1["ci_low"] <= paper["value"] <= hr1["ci_high"]
-                cmp = (f" The paper reports an HR@1 change of {paper['value']:+.3f} on {name}: ours goes "
-                       + ("the same way" if same else "the other way" if hr1["diff"] != 0 else "nowhere")
-                       + (", and the paper's change lies inside our CI." if inside else ", and the paper's change lies outside our CI."))
+                cmp = (
+                    f" The paper reports an HR@1 change of {paper['value']:+.3f} on {name}: ours goes "
+                    + ("the same way" if same else "the other way" if hr1["diff"] != 0 else "nowhere")
+                    + (
+                        ", and the paper's change lies inside our CI."
+                        if inside
+                        else ", and the paper's change lies outside our CI."
+                    )
+                )
             elif hr1 is not None:
                 cmp = " The paper reports no BCT ablation on this data set."
-            out.append("  BCT (`aethel-bct` against `aethel-ner3`, same questions) " + "; ".join(said) + "." + cmp)
+            out.append(
+                "  BCT (`aethel-bct` against `aethel-ner3`, same questions) " + "; ".join(said) + "." + cmp
+            )
     return "\n".join(out)
 
 
@@ -451,16 +641,28 @@ def paper_markdown(*sections: str) -> str:
     method, metric) with its values by data set or corpus size, then the paper's differences, tests and crossings."""
     groups: dict[tuple[str, str, str], list[str]] = {}
     for r in [r for r in PAPER_ROWS if r["section"] in sections]:
-        key = (r["paper_method"], r["metric"], "multi-hop questions" if r["section"].endswith("multihop") else "")
+        key = (
+            r["paper_method"],
+            r["metric"],
+            "multi-hop questions" if r["section"].endswith("multihop") else "",
+        )
         where = f"{r['size']:,} passages" if "size" in r else r["dataset"]
         groups.setdefault(key, []).append(f"{r['value']:.3f} ({where})")
-    lines = [f"* {method}, {metric}{f' on {extra}' if extra else ''}: " + "; ".join(vals)
-             for (method, metric, extra), vals in groups.items()]
-    lines += [f"* {d['note']} ({d['dataset']}): {d['value']:+.3f}"
-              for d in PAPER_DIFFERENCES if d["section"] in sections]
-    lines += [f"* {t['a']} − {t['b']} on {t['metric']}: {t['mean_a'] - t['mean_b']:+.3f}, paired bootstrap 95% CI "
-              f"[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], {t['n']} questions ({t['note']})"
-              for t in PAPER_TESTS if t["section"] in sections]
+    lines = [
+        f"* {method}, {metric}{f' on {extra}' if extra else ''}: " + "; ".join(vals)
+        for (method, metric, extra), vals in groups.items()
+    ]
+    lines += [
+        f"* {d['note']} ({d['dataset']}): {d['value']:+.3f}"
+        for d in PAPER_DIFFERENCES
+        if d["section"] in sections
+    ]
+    lines += [
+        f"* {t['a']} − {t['b']} on {t['metric']}: {t['mean_a'] - t['mean_b']:+.3f}, paired bootstrap 95% CI "
+        f"[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], {t['n']} questions ({t['note']})"
+        for t in PAPER_TESTS
+        if t["section"] in sections
+    ]
     if "scaling" in sections:
         lines += [f"* {c['note']}" for c in PAPER_CROSSOVERS.values()]
     return "\n".join(lines)

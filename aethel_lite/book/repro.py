@@ -30,8 +30,22 @@ from ..studies.open_corpus import metric_cis, paper_verdicts
 from ..studies.paper import PAPER_CROSSOVERS, PAPER_DIFFERENCES, PAPER_ROWS, PAPER_TESTS
 from ..studies.scaling import crossovers
 
-__all__ = ["CHAPTERS", "VERDICTS", "PRIMARY_OPEN", "PRIMARY_SCALING", "load_results", "paper_table", "paper_number_count",
-           "verdict_counts", "takeaways", "data_checksums", "provenance_rows", "version_table", "execution_rows", "rerun_command"]
+__all__ = [
+    "CHAPTERS",
+    "VERDICTS",
+    "PRIMARY_OPEN",
+    "PRIMARY_SCALING",
+    "load_results",
+    "paper_table",
+    "paper_number_count",
+    "verdict_counts",
+    "takeaways",
+    "data_checksums",
+    "provenance_rows",
+    "version_table",
+    "execution_rows",
+    "rerun_command",
+]
 
 #: chapter notebook → the result files it writes and the data folders (under the data root) it reads.
 CHAPTERS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -39,7 +53,10 @@ CHAPTERS: dict[str, dict[str, tuple[str, ...]]] = {
     "01_graph_construction": {"results": ("graph_construction",), "data": ("musique",)},
     "10_closed_pool": {"results": ("closed_pool",), "data": ("musique", "2wikimultihopqa")},
     "20_open_corpus": {"results": ("open_corpus",), "data": ("financebench", "musique", "2wikimultihopqa")},
-    "25_hybrid": {"results": ("beyond", "own_files", "comparisons"), "data": ("financebench", "musique", "2wikimultihopqa")},
+    "25_hybrid": {
+        "results": ("beyond", "own_files", "comparisons"),
+        "data": ("financebench", "musique", "2wikimultihopqa"),
+    },
     "30_scaling": {"results": ("scaling",), "data": ("financebench", "musique", "2wikimultihopqa")},
     "40_provenance": {"results": ("provenance",), "data": ("musique", "2wikimultihopqa")},
     "50_swarm": {"results": ("swarm",), "data": ("financebench",)},
@@ -58,26 +75,49 @@ _QUICK = "quick mode: a few questions over a small sample of the corpus"
 
 def load_results(results_dir: str | os.PathLike = "results") -> dict[str, dict | None]:
     """Every chapter's result file by stem (``closed_pool``, ...); None when missing (unreadable: ``DataError``)."""
-    paths = {stem: Path(results_dir) / f"{stem}.json" for spec in CHAPTERS.values() for stem in spec["results"]}
+    paths = {
+        stem: Path(results_dir) / f"{stem}.json" for spec in CHAPTERS.values() for stem in spec["results"]
+    }
     return {stem: read_json(path) if path.exists() else None for stem, path in paths.items()}
 
 
 # ------------------------------------------------------------------------------------ the table
-def _row(chapter: str, number: str, paper: Any, *, ours: float | None = None, ci: tuple | None = None,
-         data: str = "", verdict: str = "not comparable", why: str = "") -> dict:
-    return {"chapter": chapter, "paper's number": number, "paper": paper, "ours": ours,
-            "ci_low": None if ci is None else ci[0], "ci_high": None if ci is None else ci[1],
-            "our data": data, "verdict": verdict, "why": why}
+def _row(
+    chapter: str,
+    number: str,
+    paper: Any,
+    *,
+    ours: float | None = None,
+    ci: tuple | None = None,
+    data: str = "",
+    verdict: str = "not comparable",
+    why: str = "",
+) -> dict:
+    return {
+        "chapter": chapter,
+        "paper's number": number,
+        "paper": paper,
+        "ours": ours,
+        "ci_low": None if ci is None else ci[0],
+        "ci_high": None if ci is None else ci[1],
+        "our data": data,
+        "verdict": verdict,
+        "why": why,
+    }
 
 
-def _verdict(paper_row: Mapping[str, Any], name: str, result: Mapping[str, Any]) -> tuple[float | None, tuple | None, str, str]:
+def _verdict(
+    paper_row: Mapping[str, Any], name: str, result: Mapping[str, Any]
+) -> tuple[float | None, tuple | None, str, str]:
     """(ours, CI, verdict, why) of one paper number against one data set's ``{"ci": ...}`` block."""
     (v,) = paper_verdicts({name: result}, [paper_row])
     ci = None if v["ours"] is None else (v["ci_low"], v["ci_high"])
     return v["ours"], ci, VERDICTS[v["verdict"]], v["why"]
 
 
-def _question_cis(block: Mapping[str, Mapping[str, Any]], metrics: Sequence[str], n_resamples: int, seed: int) -> dict:
+def _question_cis(
+    block: Mapping[str, Mapping[str, Any]], metrics: Sequence[str], n_resamples: int, seed: int
+) -> dict:
     """:func:`~aethel_lite.studies.open_corpus.metric_cis` of a ``methods`` block (per-question metrics kept in it)."""
     first = next(iter(block.values()))
     queries = [SimpleNamespace(qid=q) for q in first["per_query_metrics"]]
@@ -105,26 +145,56 @@ def _closed_rows(saved: Mapping[str, Any] | None, n_resamples: int, seed: int) -
             rows.append(_row(chapter, label, r["value"], data=name, why=f"{name} was not run"))
             continue
         if saved.get("synthetic_fallback", {}).get(name):
-            rows.append(_row(chapter, label, r["value"], data=f"synthetic (instead of {name})",
-                             why="no real data: the synthetic corpus stood in, so no number of ours is set beside the paper's"))
+            rows.append(
+                _row(
+                    chapter,
+                    label,
+                    r["value"],
+                    data=f"synthetic (instead of {name})",
+                    why="no real data: the synthetic corpus stood in, so no number of ours is set beside the paper's",
+                )
+            )
             continue
         if diff:
             if r["a"] not in block or r["b"] not in block:
-                rows.append(_row(chapter, label, r["value"], data=name, why=f"{r['a']} or {r['b']} was not run"))
+                rows.append(
+                    _row(chapter, label, r["value"], data=name, why=f"{r['a']} or {r['b']} was not run")
+                )
                 continue
-            (t,) = paired_comparisons(block, [(r["a"], r["b"])], [r["metric"]], n_resamples=n_resamples, seed=seed)
-            result = {"ci": {"difference": {"all": {r["metric"]: {"mean": t["diff"], "ci_low": t["ci_low"],
-                                                                  "ci_high": t["ci_high"], "n": t["n"]}}, "groups": {}}}}
+            (t,) = paired_comparisons(
+                block, [(r["a"], r["b"])], [r["metric"]], n_resamples=n_resamples, seed=seed
+            )
+            result = {
+                "ci": {
+                    "difference": {
+                        "all": {
+                            r["metric"]: {
+                                "mean": t["diff"],
+                                "ci_low": t["ci_low"],
+                                "ci_high": t["ci_high"],
+                                "n": t["n"],
+                            }
+                        },
+                        "groups": {},
+                    }
+                }
+            }
             ours, ci, verdict, _ = _verdict({**r, "ours": "difference", "paper_method": label}, name, result)
             why = f"paired bootstrap over the same {t['n']} questions ({r['note']})"
         else:
             if name not in cis:
                 cis[name] = _question_cis(block, ("HR@1", "HR@5"), n_resamples, seed)
             ours, ci, verdict, _ = _verdict(r, name, {"ci": cis[name]})
-            why = (f"our {r['ours']} on a public {saved['datasets'][name]['n_queries']}-question sample, not the paper's own"
-                   if ours is not None else f"{r['ours']} was not run")
+            why = (
+                f"our {r['ours']} on a public {saved['datasets'][name]['n_queries']}-question sample, not the paper's own"
+                if ours is not None
+                else f"{r['ours']} was not run"
+            )
         if limit and ours is not None:
-            verdict, why = "not comparable", f"a run on the first {limit} questions only (limit), not the whole sample"
+            verdict, why = (
+                "not comparable",
+                f"a run on the first {limit} questions only (limit), not the whole sample",
+            )
         rows.append(_row(chapter, label, r["value"], ours=ours, ci=ci, data=name, verdict=verdict, why=why))
     return rows
 
@@ -136,12 +206,29 @@ def _open_rows(saved: Mapping[str, Any] | None) -> list[dict]:
     name = next((n for n in PRIMARY_OPEN if n in datasets), "synthetic" if "synthetic" in datasets else None)
     quick = (saved or {}).get("parameters", {}).get("quick")
     for r in [r for r in PAPER_ROWS if r["section"] in ("open_corpus", "open_corpus_multihop")]:
-        label = f"{r['paper_method']}, {r['metric']}" + (" (multi-hop questions)" if r["section"].endswith("multihop") else "")
+        label = f"{r['paper_method']}, {r['metric']}" + (
+            " (multi-hop questions)" if r["section"].endswith("multihop") else ""
+        )
         if saved is None or name is None:
-            rows.append(_row(chapter, label, r["value"], why=_missing("open_corpus") if saved is None else "no corpus was run"))
+            rows.append(
+                _row(
+                    chapter,
+                    label,
+                    r["value"],
+                    why=_missing("open_corpus") if saved is None else "no corpus was run",
+                )
+            )
             continue
         if name == "synthetic":
-            rows.append(_row(chapter, label, r["value"], data=name, why="synthetic data stands in for missing real data"))
+            rows.append(
+                _row(
+                    chapter,
+                    label,
+                    r["value"],
+                    data=name,
+                    why="synthetic data stands in for missing real data",
+                )
+            )
             continue
         ours, ci, verdict, why = _verdict(r, name, datasets[name])
         if quick and ours is not None:
@@ -150,26 +237,74 @@ def _open_rows(saved: Mapping[str, Any] | None) -> list[dict]:
     for p in PAPER_TESTS:
         label = f"{p['a']} − {p['b']}, {p['metric']} (paired bootstrap; paper's CI [{p['ci_low']:+.3f}, {p['ci_high']:+.3f}])"
         value = round(p["mean_a"] - p["mean_b"], 3)
-        t = next((t for t in (saved or {}).get("tests", []) if t["dataset"] == name
-                  and (t["a"], t["b"], t["metric"]) == (p["a"], p["b"], p["metric"])), None)
+        t = next(
+            (
+                t
+                for t in (saved or {}).get("tests", [])
+                if t["dataset"] == name and (t["a"], t["b"], t["metric"]) == (p["a"], p["b"], p["metric"])
+            ),
+            None,
+        )
         if saved is None or t is None:
-            rows.append(_row(chapter, label, value, data=name or "",
-                             why=_missing("open_corpus") if saved is None else f"{p['a']} − {p['b']} was not tested on {name}"))
+            rows.append(
+                _row(
+                    chapter,
+                    label,
+                    value,
+                    data=name or "",
+                    why=_missing("open_corpus")
+                    if saved is None
+                    else f"{p['a']} − {p['b']} was not tested on {name}",
+                )
+            )
             continue
         if name == "synthetic":  # as for every other row: no number of ours beside the paper's
-            rows.append(_row(chapter, label, value, data=name, why="synthetic data stands in for missing real data"))
+            rows.append(
+                _row(chapter, label, value, data=name, why="synthetic data stands in for missing real data")
+            )
             continue
-        result = {"ci": {"difference": {"all": {p["metric"]: {"mean": t["diff"], "ci_low": t["ci_low"], "ci_high": t["ci_high"],
-                                                              "n": t["n"]}}, "groups": {}}}}
-        paper_row = {"section": "open_corpus", "paper_method": label, "metric": p["metric"], "value": value, "ours": "difference"}
+        result = {
+            "ci": {
+                "difference": {
+                    "all": {
+                        p["metric"]: {
+                            "mean": t["diff"],
+                            "ci_low": t["ci_low"],
+                            "ci_high": t["ci_high"],
+                            "n": t["n"],
+                        }
+                    },
+                    "groups": {},
+                }
+            }
+        }
+        paper_row = {
+            "section": "open_corpus",
+            "paper_method": label,
+            "metric": p["metric"],
+            "value": value,
+            "ours": "difference",
+        }
         _, _, verdict, why = _verdict(paper_row, name, result)
         if verdict != "not comparable":
             ours_ci, paper_ci = ("spans" if x["ci_low"] <= 0 <= x["ci_high"] else "excludes" for x in (t, p))
-            why = f"N = {t['n']} against the paper's {p['n']}; our CI {ours_ci} zero, the paper's {paper_ci} it"
+            why = (
+                f"N = {t['n']} against the paper's {p['n']}; our CI {ours_ci} zero, the paper's {paper_ci} it"
+            )
         if quick and verdict != "not comparable":
             verdict, why = "not comparable", _QUICK
-        rows.append(_row(chapter, label, value, ours=t["diff"], ci=(t["ci_low"], t["ci_high"]), data=name,
-                         verdict=verdict, why=why))
+        rows.append(
+            _row(
+                chapter,
+                label,
+                value,
+                ours=t["diff"],
+                ci=(t["ci_low"], t["ci_high"]),
+                data=name,
+                verdict=verdict,
+                why=why,
+            )
+        )
     return rows
 
 
@@ -182,36 +317,82 @@ def _scaling_rows(saved: Mapping[str, Any] | None) -> list[dict]:
     for r in [r for r in PAPER_ROWS if r["section"] == "scaling"]:
         label = f"{r['paper_method']}, {r['metric']} at {r['size']:,} passages"
         if saved is None or name is None:
-            rows.append(_row(chapter, label, r["value"], why=_missing("scaling") if saved is None else "no corpus was run"))
+            rows.append(
+                _row(
+                    chapter,
+                    label,
+                    r["value"],
+                    why=_missing("scaling") if saved is None else "no corpus was run",
+                )
+            )
             continue
         if name == "synthetic":
-            rows.append(_row(chapter, label, r["value"], data=name, why="synthetic data stands in for missing real data"))
+            rows.append(
+                _row(
+                    chapter,
+                    label,
+                    r["value"],
+                    data=name,
+                    why="synthetic data stands in for missing real data",
+                )
+            )
             continue
         curve = runs[name]["curves"].get(r["ours"], {}).get(r["metric"], [])
         point = next((p for p in curve if p["size"] == r["size"]), None)
         if point is None:
             sizes = ", ".join(str(p["size"]) for p in curve) or "none"
-            rows.append(_row(chapter, label, r["value"], data=name,
-                             why=f"size {r['size']} not run on {name} (sizes run: {sizes})"))
+            rows.append(
+                _row(
+                    chapter,
+                    label,
+                    r["value"],
+                    data=name,
+                    why=f"size {r['size']} not run on {name} (sizes run: {sizes})",
+                )
+            )
             continue
         result = {"ci": {r["ours"]: {"all": {r["metric"]: point}, "groups": {}}}}
         ours, ci, verdict, why = _verdict(r, name, result)
         if quick and verdict != "not comparable":
             verdict, why = "not comparable", _QUICK
-        rows.append(_row(chapter, label, r["value"], ours=ours, ci=ci, data=f"{name}, {point['n_seeds']} seed(s)",
-                         verdict=verdict, why=why))
+        rows.append(
+            _row(
+                chapter,
+                label,
+                r["value"],
+                ours=ours,
+                ci=ci,
+                data=f"{name}, {point['n_seeds']} seed(s)",
+                verdict=verdict,
+                why=why,
+            )
+        )
     for key, claim in PAPER_CROSSOVERS.items():
         a, b = claim["ours"]
         label = claim["note"]
-        if saved is None or name is None or a not in runs.get(name, {}).get("curves", {}) or b not in runs[name]["curves"]:
-            rows.append(_row(chapter, label, claim["value"], data=name or "",
-                             why=_missing("scaling") if saved is None else f"{a} or {b} was not run"))
+        if (
+            saved is None
+            or name is None
+            or a not in runs.get(name, {}).get("curves", {})
+            or b not in runs[name]["curves"]
+        ):
+            rows.append(
+                _row(
+                    chapter,
+                    label,
+                    claim["value"],
+                    data=name or "",
+                    why=_missing("scaling") if saved is None else f"{a} or {b} was not run",
+                )
+            )
             continue
         c = crossovers(runs[name]["curves"], a, b, claim["metric"])
         ours = c["passes_from"] if key == "graph_passes_dense_from" else c["ever_above"]
         verdict = "reproduced" if ours == claim["value"] else "differs"
-        why = (f"computed from the mean curves at sizes {', '.join(str(s) for s in runs[name]['sizes'])}; "
-               f"{a} above {b} at: {', '.join(str(s) for s in c['sizes_above']) or 'no size'}")
+        why = (
+            f"computed from the mean curves at sizes {', '.join(str(s) for s in runs[name]['sizes'])}; "
+            f"{a} above {b} at: {', '.join(str(s) for s in c['sizes_above']) or 'no size'}"
+        )
         if name == "synthetic":
             ours, verdict, why = None, "not comparable", "synthetic data stands in for missing real data"
         elif quick:
@@ -220,7 +401,9 @@ def _scaling_rows(saved: Mapping[str, Any] | None) -> list[dict]:
     return rows
 
 
-def paper_table(results: Mapping[str, Mapping[str, Any] | None], *, n_resamples: int = 10_000, seed: int = 0) -> list[dict]:
+def paper_table(
+    results: Mapping[str, Mapping[str, Any] | None], *, n_resamples: int = 10_000, seed: int = 0
+) -> list[dict]:
     """One row per number in :mod:`aethel_lite.studies.paper`, beside ours, with a verdict.
 
     Parameters
@@ -237,8 +420,11 @@ def paper_table(results: Mapping[str, Mapping[str, Any] | None], *, n_resamples:
         ``verdict`` (``"reproduced"``, ``"differs"`` or ``"not comparable"``) and ``why`` (one line), in
         the order of :mod:`aethel_lite.studies.paper`.
     """
-    return (_closed_rows(results.get("closed_pool"), n_resamples, seed) + _open_rows(results.get("open_corpus"))
-            + _scaling_rows(results.get("scaling")))
+    return (
+        _closed_rows(results.get("closed_pool"), n_resamples, seed)
+        + _open_rows(results.get("open_corpus"))
+        + _scaling_rows(results.get("scaling"))
+    )
 
 
 def paper_number_count() -> int:
@@ -265,19 +451,33 @@ def data_checksums(folders: Sequence[str] | None = None) -> list[dict]:
             state = "no data configured"
         else:
             path = root / entry["path"]
-            state = "missing" if not path.is_file() else ("ok" if sha256_file(path) == entry["sha256"] else "mismatch")
-        rows.append({"file": entry["path"], "sha256": entry["sha256"], "bytes": entry.get("size"), "this build": state})
+            state = (
+                "missing"
+                if not path.is_file()
+                else ("ok" if sha256_file(path) == entry["sha256"] else "mismatch")
+            )
+        rows.append(
+            {
+                "file": entry["path"],
+                "sha256": entry["sha256"],
+                "bytes": entry.get("size"),
+                "this build": state,
+            }
+        )
     return rows
 
 
-def rerun_command(notebook: str, parameters: Mapping[str, Any] | None = None,
-                  environment: Mapping[str, str] | None = None) -> dict[str, str]:
+def rerun_command(
+    notebook: str, parameters: Mapping[str, Any] | None = None, environment: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """The commands that re-make a chapter (the project's runner, and papermill alone) with the ``parameters``
     and ``environment`` settings the build used (:func:`~aethel_lite.book.notebooks.record_execution`)."""
     params = dict(parameters or {})
     env = "".join(f"{k}={shlex.quote(str(v))} " for k, v in sorted((environment or {}).items()))
-    runner = env + " ".join(["python -m aethel_lite.notebooks", "--only", notebook]
-                            + [f"-p {k} {_quoted(json.dumps(v))}" for k, v in params.items()])
+    runner = env + " ".join(
+        ["python -m aethel_lite.notebooks", "--only", notebook]
+        + [f"-p {k} {_quoted(json.dumps(v))}" for k, v in params.items()]
+    )
     pm = env + f"papermill notebooks/{notebook}.ipynb book/executed/{notebook}.ipynb --cwd ."
     if params:
         pm += f" -y {_quoted(json.dumps(params, sort_keys=True))}"
@@ -294,8 +494,11 @@ def _seeds(params: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in found.items()) if found else "0 (fixed in the code)"
 
 
-def provenance_rows(results: Mapping[str, Mapping[str, Any] | None], execution: Mapping[str, Mapping[str, Any]] | None,
-                    chapters: Sequence[str] | None = None) -> list[dict]:
+def provenance_rows(
+    results: Mapping[str, Mapping[str, Any] | None],
+    execution: Mapping[str, Mapping[str, Any]] | None,
+    chapters: Sequence[str] | None = None,
+) -> list[dict]:
     """Per chapter: result files, data folders, parameters, seeds, run time and the command that re-makes it
     (``execution``: ``results/execution.json`` or None)."""
     rows = []
@@ -307,15 +510,22 @@ def provenance_rows(results: Mapping[str, Mapping[str, Any] | None], execution: 
         # a result file without its own parameters (results/beyond.json): those the runner gave the chapter
         params = (main or {}).get("parameters", (run or {}).get("parameters", {}))
         cmd = rerun_command(chapter, (run or {}).get("parameters"), (run or {}).get("environment"))
-        rows.append({
-            "chapter": chapter,
-            "result files": "; ".join(f"results/{s}.json" + ("" if r is not None else " (missing: not run)")
-                                      for s, r in zip(spec["results"], saved)),
-            "data folders": ", ".join(f"{d}/" for d in spec["data"]) or "none (synthetic corpus by design)",
-            "parameters": json.dumps(params, sort_keys=True) if main is not None else "(no result file)",
-            "seeds": _seeds(params) if main is not None else "",
-            "run time (s)": None if run is None else run["seconds"], "re-made by": cmd["runner"],
-            "papermill": cmd["papermill"]})
+        rows.append(
+            {
+                "chapter": chapter,
+                "result files": "; ".join(
+                    f"results/{s}.json" + ("" if r is not None else " (missing: not run)")
+                    for s, r in zip(spec["results"], saved)
+                ),
+                "data folders": ", ".join(f"{d}/" for d in spec["data"])
+                or "none (synthetic corpus by design)",
+                "parameters": json.dumps(params, sort_keys=True) if main is not None else "(no result file)",
+                "seeds": _seeds(params) if main is not None else "",
+                "run time (s)": None if run is None else run["seconds"],
+                "re-made by": cmd["runner"],
+                "papermill": cmd["papermill"],
+            }
+        )
     return rows
 
 
@@ -334,11 +544,16 @@ def execution_rows(execution: Mapping[str, Mapping[str, Any]] | None, notebooks:
     rows = []
     for name in notebooks:
         run = (execution or {}).get(name)
-        rows.append({"notebook": name, "run time (s)": None if run is None else run["seconds"],
-                     "cells": None if run is None else run["cells"],
-                     "code cells": None if run is None else run["code_cells"],
-                     "built": "" if run is None else run["built"],
-                     "note": "" if run is not None else "no record: not run by the notebook runner in this build"})
+        rows.append(
+            {
+                "notebook": name,
+                "run time (s)": None if run is None else run["seconds"],
+                "cells": None if run is None else run["cells"],
+                "code cells": None if run is None else run["code_cells"],
+                "built": "" if run is None else run["built"],
+                "note": "" if run is not None else "no record: not run by the notebook runner in this build",
+            }
+        )
     return rows
 
 
@@ -346,9 +561,11 @@ def takeaways(rows: Sequence[Mapping[str, Any]]) -> str:
     """The chapter's closing bullets from the paper table (:func:`paper_table` rows): how many numbers
     were reproduced, which differ (paper against ours), and why the rest are not comparable."""
     counts = verdict_counts(rows)
-    out = [f"* Of the paper's {len(rows)} numbers, {counts['reproduced']} are reproduced (the paper's value inside our "
-           f"95% CI, or the same crossing), {counts['differs']} differ and {counts['not comparable']} are not comparable "
-           "in this build."]
+    out = [
+        f"* Of the paper's {len(rows)} numbers, {counts['reproduced']} are reproduced (the paper's value inside our "
+        f"95% CI, or the same crossing), {counts['differs']} differ and {counts['not comparable']} are not comparable "
+        "in this build."
+    ]
 
     def show(x: Any) -> str:  # a crossing that never happens is None
         return f"{x:.3f}" if isinstance(x, float) else "never" if x is None else str(x)
@@ -356,9 +573,15 @@ def takeaways(rows: Sequence[Mapping[str, Any]]) -> str:
     differ = [r for r in rows if r["verdict"] == "differs"]
     if differ:
         key = "paper's number"
-        out.append("* Differ: " + "; ".join(f"{r[key]} — paper {show(r['paper'])}, ours {show(r['ours'])}"
-                                            + ("" if r["ci_low"] is None else f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]")
-                                            for r in differ) + ".")
+        out.append(
+            "* Differ: "
+            + "; ".join(
+                f"{r[key]} — paper {show(r['paper'])}, ours {show(r['ours'])}"
+                + ("" if r["ci_low"] is None else f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]")
+                for r in differ
+            )
+            + "."
+        )
     reasons = Counter(r["why"] for r in rows if r["verdict"] == "not comparable")
     if reasons:
         out.append("* Not comparable: " + "; ".join(f"{n} × {why}" for why, n in reasons.items()) + ".")

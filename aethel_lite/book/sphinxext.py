@@ -55,7 +55,9 @@ def unique_scripts(scripts: list[Any]) -> list[Any]:
     kept: dict[tuple[str, str], Any] = {}
     for script in scripts:
         attributes = getattr(script, "attributes", {}) or {}
-        kept.setdefault((str(getattr(script, "filename", script) or ""), repr(sorted(attributes.items()))), script)
+        kept.setdefault(
+            (str(getattr(script, "filename", script) or ""), repr(sorted(attributes.items()))), script
+        )
     return list(kept.values())
 
 
@@ -75,7 +77,8 @@ def setup(app: Any) -> dict[str, Any]:
     except ExtensionError:
         logging.getLogger(__name__).info(
             "aethel_lite.book.sphinxext: sphinx-mathjax-offline is not installed (run `make setup`); "
-            "MathJax will be loaded from its CDN and the browser check will fail offline")
+            "MathJax will be loaded from its CDN and the browser check will fail offline"
+        )
     app.connect("autodoc-process-docstring", _process_docstring, priority=600)
     app.connect("html-page-context", _dedupe_scripts)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

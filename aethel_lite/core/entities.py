@@ -34,14 +34,40 @@ from ..caching.locations import cache_dir
 from ..caching.memo import TextMemo
 from ..caching.store import FLUSH_EVERY, PassageStore, compute_missing, config_fingerprint, text_key
 from ..errors import ParameterError
-from .mentions import (LEGAL_SUFFIXES, NORMALIZATION_VERSION, REGEX_STOP, Mention, RegexExtractor, _check_n_process,
-                       _check_texts, _token_runs, normalization_fingerprint, normalize_entity)
+from .mentions import (
+    LEGAL_SUFFIXES,
+    NORMALIZATION_VERSION,
+    REGEX_STOP,
+    Mention,
+    RegexExtractor,
+    _check_n_process,
+    _check_texts,
+    _token_runs,
+    normalization_fingerprint,
+    normalize_entity,
+)
 from .ner import Ner3Extractor, SpacyNerExtractor
 
-__all__ = ["Mention", "normalize_entity", "RegexExtractor", "SpacyNerExtractor", "Ner3Extractor", "EXTRACTORS",
-           "get_extractor", "extract_entities", "entity_store", "entity_store_config", "normalization_fingerprint",
-           "NORMALIZATION_VERSION", "query_entities", "stop_entities", "substring_links", "graph_filters",
-           "LEGAL_SUFFIXES", "REGEX_STOP"]
+__all__ = [
+    "Mention",
+    "normalize_entity",
+    "RegexExtractor",
+    "SpacyNerExtractor",
+    "Ner3Extractor",
+    "EXTRACTORS",
+    "get_extractor",
+    "extract_entities",
+    "entity_store",
+    "entity_store_config",
+    "normalization_fingerprint",
+    "NORMALIZATION_VERSION",
+    "query_entities",
+    "stop_entities",
+    "substring_links",
+    "graph_filters",
+    "LEGAL_SUFFIXES",
+    "REGEX_STOP",
+]
 
 _STORED_MENTIONS = TextMemo("stored mentions", 200_000)  # see extract_entities(memo=True)
 EXTRACTORS = {"regex": RegexExtractor, "ner": SpacyNerExtractor, "ner3": Ner3Extractor}
@@ -57,7 +83,9 @@ def get_extractor(name: str, **kwargs: Any):
     try:
         cls = EXTRACTORS[name]
     except KeyError:
-        raise ParameterError(f"extractor: unknown name {name!r}; valid names: {', '.join(EXTRACTORS)}") from None
+        raise ParameterError(
+            f"extractor: unknown name {name!r}; valid names: {', '.join(EXTRACTORS)}"
+        ) from None
     return cls(**kwargs)
 
 
@@ -67,8 +95,11 @@ _VALUE_FORMAT = 1  # layout of one stored value: JSON [[text, key, label, start,
 def entity_store_config(extractor: Any) -> dict:
     """Everything that changes an extractor's stored mentions (the :class:`PassageStore` config): its
     ``config()``, the :func:`normalization_fingerprint` and the layout of a stored value."""
-    return {"value_format": _VALUE_FORMAT, "extractor": extractor.config(),
-            "normalization": normalization_fingerprint()}
+    return {
+        "value_format": _VALUE_FORMAT,
+        "extractor": extractor.config(),
+        "normalization": normalization_fingerprint(),
+    }
 
 
 def entity_store(extractor: Any = "ner", *, root: Any = None) -> PassageStore:
@@ -114,7 +145,9 @@ def _decode_mentions(value: bytes, text: str, labels: frozenset | None, memo: di
     return out
 
 
-def _stored_mentions(store: PassageStore, texts: dict[str, str], labels: frozenset | None = None) -> dict[str, list[Mention]]:
+def _stored_mentions(
+    store: PassageStore, texts: dict[str, str], labels: frozenset | None = None
+) -> dict[str, list[Mention]]:
     """Valid stored mentions of ``texts`` (key -> text); bad entries are warned about and left out."""
     found: dict[str, list[Mention]] = {}
     bad: list[str] = []
@@ -125,13 +158,23 @@ def _stored_mentions(store: PassageStore, texts: dict[str, str], labels: frozens
         except ValueError as exc:
             bad.append(f"{key[:12]}: {exc}")
     if bad:
-        warnings.warn(f"{store.path}: {len(bad)} corrupt entity cache entries (first: {bad[0]}); recomputing them",
-                      RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"{store.path}: {len(bad)} corrupt entity cache entries (first: {bad[0]}); recomputing them",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     return found
 
 
-def extract_entities(texts: Sequence[str], extractor: Any = "ner3", *, cache: bool = True, n_process: int = 1,
-                     progress: bool = True, memo: bool = False) -> list[list[Mention]]:
+def extract_entities(
+    texts: Sequence[str],
+    extractor: Any = "ner3",
+    *,
+    cache: bool = True,
+    n_process: int = 1,
+    progress: bool = True,
+    memo: bool = False,
+) -> list[list[Mention]]:
     """Entity mentions of every text, cached per passage on disk.
 
     Parameters
@@ -162,14 +205,26 @@ def extract_entities(texts: Sequence[str], extractor: Any = "ner3", *, cache: bo
     if not texts:
         return []
     if isinstance(extractor, Ner3Extractor):
-        base = extract_entities(texts, extractor.ner, cache=cache, n_process=n_process, progress=progress, memo=memo)
+        base = extract_entities(
+            texts, extractor.ner, cache=cache, n_process=n_process, progress=progress, memo=memo
+        )
         return extractor.filter(base)
     if not cache:
         return extractor.extract(texts, n_process=n_process, progress=progress)
-    if memo:  # keyed by the store's folder and configuration (what decides a stored entry), without opening it
+    if (
+        memo
+    ):  # keyed by the store's folder and configuration (what decides a stored entry), without opening it
         settings = f"{cache_dir('store')}\n{config_fingerprint(entity_store_config(extractor))}"
-        found = _STORED_MENTIONS.map(settings, texts, lambda todo: [tuple(ms) for ms in extract_entities(
-            todo, extractor, cache=True, n_process=n_process, progress=progress)])
+        found = _STORED_MENTIONS.map(
+            settings,
+            texts,
+            lambda todo: [
+                tuple(ms)
+                for ms in extract_entities(
+                    todo, extractor, cache=True, n_process=n_process, progress=progress
+                )
+            ],
+        )
         return [list(ms) for ms in found]
     keys = [text_key(t) for t in texts]
     by_key = dict(zip(keys, texts))
@@ -177,16 +232,29 @@ def extract_entities(texts: Sequence[str], extractor: Any = "ner3", *, cache: bo
         found = _stored_mentions(store, by_key, getattr(extractor, "labels", None))
         todo = [k for k in by_key if k not in found]
         if todo:
+
             def compute(group: list[str]) -> list[list[Mention]]:
                 new = extractor.extract([by_key[k] for k in group], n_process=n_process, progress=False)
                 if len(new) != len(group):
-                    raise RuntimeError(f"{extractor!r}.extract returned {len(new)} results for {len(group)} texts")
+                    raise RuntimeError(
+                        f"{extractor!r}.extract returned {len(new)} results for {len(group)} texts"
+                    )
                 return new
 
             # spaCy starts its workers anew for every call: with n_process > 1 a call is worth more texts
             flush = FLUSH_EVERY if n_process == 1 else 8 * n_process * FLUSH_EVERY
-            found.update(compute_missing(store, todo, compute, _encode_mentions, found=len(by_key) - len(todo),
-                                         flush=flush, progress=progress, what="entities"))
+            found.update(
+                compute_missing(
+                    store,
+                    todo,
+                    compute,
+                    _encode_mentions,
+                    found=len(by_key) - len(todo),
+                    flush=flush,
+                    progress=progress,
+                    what="entities",
+                )
+            )
     return [list(found[k]) for k in keys]
 
 
@@ -197,7 +265,9 @@ def query_entities(text: str, extractor: Any = "ner3") -> list[Mention]:
     return get_extractor(extractor).extract([text])[0]
 
 
-def stop_entities(mentions: Sequence[Sequence[Mention]], max_df: float | None, *, min_count: int = 5) -> set[str]:
+def stop_entities(
+    mentions: Sequence[Sequence[Mention]], max_df: float | None, *, min_count: int = 5
+) -> set[str]:
     r"""Keys mentioned in too many passages (stop-entities).
 
     A key with document frequency :math:`df` (number of passages mentioning it) among
@@ -239,11 +309,18 @@ def substring_links(keys: Iterable[str], *, min_chars: int = 4) -> list[tuple[st
         raise ParameterError(f"min_chars must be >= 1, got {min_chars}")
     norm = {" ".join(str(k).split()) for k in keys}
     norm.discard("")
-    pairs = {(sub, key) for key in norm for sub in _token_runs(key.split(" ")) if len(sub) >= min_chars and sub in norm}
+    pairs = {
+        (sub, key)
+        for key in norm
+        for sub in _token_runs(key.split(" "))
+        if len(sub) >= min_chars and sub in norm
+    }
     return sorted(pairs)
 
 
-def graph_filters(mentions: Sequence[Sequence[Mention]], extractor: Any) -> tuple[set[str], list[tuple[str, str]] | None]:
+def graph_filters(
+    mentions: Sequence[Sequence[Mention]], extractor: Any
+) -> tuple[set[str], list[tuple[str, str]] | None]:
     """``(stop, links)`` for :func:`aethel_lite.core.graph.build_graph`: :func:`stop_entities` with the
     extractor's ``max_df`` and ``min_count``, and :func:`substring_links` of the remaining keys when
     the extractor has ``link_substrings`` (else None)."""

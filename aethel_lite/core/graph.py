@@ -115,8 +115,10 @@ class EntityGraph:
 
     def __repr__(self) -> str:
         n_alias = 0 if self.alias is None else self.alias.nnz // 2
-        return (f"EntityGraph(n_passages={self.n_passages}, n_entities={self.n_entities}, "
-                f"mentions={self.incidence.nnz}, alias_edges={n_alias})")
+        return (
+            f"EntityGraph(n_passages={self.n_passages}, n_entities={self.n_entities}, "
+            f"mentions={self.incidence.nnz}, alias_edges={n_alias})"
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, EntityGraph):
@@ -127,8 +129,13 @@ class EntityGraph:
                 return a is None and b is None
             return a.shape == b.shape and (a != b).nnz == 0
 
-        return (self.pids == other.pids and self.entities == other.entities and self.surface == other.surface
-                and same(self.incidence, other.incidence) and same(self.alias, other.alias))
+        return (
+            self.pids == other.pids
+            and self.entities == other.entities
+            and self.surface == other.surface
+            and same(self.incidence, other.incidence)
+            and same(self.alias, other.alias)
+        )
 
     def adjacency(self) -> sp.csr_matrix:
         """Symmetric adjacency :math:`A` as float64 CSR, passages first (cached: do not modify it in place)."""
@@ -199,14 +206,20 @@ class EntityGraph:
         g = self if pids is None else self.subgraph(pids)
         out = nx.Graph()
         out.add_nodes_from((("p", pid), {"kind": "passage"}) for pid in g.pids)
-        out.add_nodes_from((("e", key), {"kind": "entity", "label": g.surface.get(key, key)}) for key in g.entities)
+        out.add_nodes_from(
+            (("e", key), {"kind": "entity", "label": g.surface.get(key, key)}) for key in g.entities
+        )
         coo = g.incidence.tocoo()
-        out.add_edges_from((("p", g.pids[i]), ("e", g.entities[j]), {"kind": "mention", "weight": 1.0})
-                           for i, j in zip(coo.row.tolist(), coo.col.tolist()))
+        out.add_edges_from(
+            (("p", g.pids[i]), ("e", g.entities[j]), {"kind": "mention", "weight": 1.0})
+            for i, j in zip(coo.row.tolist(), coo.col.tolist())
+        )
         if g.alias is not None:
             coo = sp.triu(g.alias, k=1).tocoo()
-            out.add_edges_from((("e", g.entities[i]), ("e", g.entities[j]), {"kind": "alias", "weight": 1.0})
-                               for i, j in zip(coo.row.tolist(), coo.col.tolist()))
+            out.add_edges_from(
+                (("e", g.entities[i]), ("e", g.entities[j]), {"kind": "alias", "weight": 1.0})
+                for i, j in zip(coo.row.tolist(), coo.col.tolist())
+            )
         return out
 
     def save(self, directory: str | os.PathLike) -> Path:
@@ -227,8 +240,14 @@ class EntityGraph:
                 arrays[f"{name}_data"] = m.data.astype(np.float64)
         with atomic_write(directory / _NPZ, "wb", encoding=None) as fh:
             np.savez_compressed(fh, **arrays)
-        meta = {"format": _FORMAT, "version": _VERSION, "pids": self.pids, "entities": self.entities,
-                "surface": self.surface, "has_alias": self.alias is not None}
+        meta = {
+            "format": _FORMAT,
+            "version": _VERSION,
+            "pids": self.pids,
+            "entities": self.entities,
+            "surface": self.surface,
+            "has_alias": self.alias is not None,
+        }
         write_json(directory / _JSON, meta, indent=None)
         return directory
 
@@ -293,8 +312,13 @@ def _key_text(mention: Any) -> tuple[str, str]:
     return str(key), str(text)
 
 
-def build_graph(pids: Sequence[str], mentions: Sequence[Sequence[Any]], *, stop: set[str] | None = None,
-                alias_pairs: Iterable[tuple[str, str]] | None = None) -> EntityGraph:
+def build_graph(
+    pids: Sequence[str],
+    mentions: Sequence[Sequence[Any]],
+    *,
+    stop: set[str] | None = None,
+    alias_pairs: Iterable[tuple[str, str]] | None = None,
+) -> EntityGraph:
     """Build the passage–entity graph from per-passage entity mentions.
 
     Parameters
@@ -340,8 +364,9 @@ def build_graph(pids: Sequence[str], mentions: Sequence[Sequence[Any]], *, stop:
     columns = [sorted(index[k] for k in keys) for keys in per_passage]
     indptr = np.cumsum([0] + [len(c) for c in columns], dtype=np.int64)
     indices = [j for c in columns for j in c]
-    incidence = sp.csr_matrix((np.ones(len(indices)), np.asarray(indices, dtype=np.int64), indptr),
-                              shape=(len(pids), len(entities)))
+    incidence = sp.csr_matrix(
+        (np.ones(len(indices)), np.asarray(indices, dtype=np.int64), indptr), shape=(len(pids), len(entities))
+    )
     alias = None
     if alias_pairs is not None:
         edges = set()

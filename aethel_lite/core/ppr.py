@@ -55,7 +55,14 @@ from ..errors import ConvergenceError, ParameterError
 from . import ppr_kernels
 from .ppr_reduced import _cg_double, _cg_mixed, _cg_vector, _Reduced, _torch_available
 
-__all__ = ["PPRResult", "PPROperator", "transition_matrix", "personalized_pagerank", "forward_push", "PushResult"]
+__all__ = [
+    "PPRResult",
+    "PPROperator",
+    "transition_matrix",
+    "personalized_pagerank",
+    "forward_push",
+    "PushResult",
+]
 
 _METHODS = ("auto", "power", "cg")
 # Batches with at least this many unknowns (kept nodes x columns) use _cg_mixed, this many columns at a time.
@@ -94,7 +101,9 @@ def _as_csr(adjacency: Any) -> sp.csr_matrix:
     else:
         arr = np.asarray(adjacency)
         if arr.ndim != 2 or not np.issubdtype(arr.dtype, np.number):
-            raise ParameterError(f"adjacency: expected a 2-D numeric matrix, got shape {arr.shape} of {arr.dtype}")
+            raise ParameterError(
+                f"adjacency: expected a 2-D numeric matrix, got shape {arr.shape} of {arr.dtype}"
+            )
         a = sp.csr_matrix(arr.astype(np.float64))
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
         raise ParameterError(f"adjacency: must be square, got shape {a.shape}")
@@ -202,7 +211,9 @@ def _check_seeds(seeds: Any, n: int) -> _Seeds:
     total = values.sum(axis=0)
     if np.any(total <= 0):
         bad = int(np.flatnonzero(np.atleast_1d(total) <= 0)[0])
-        raise ParameterError("seeds: all zero (no seed node)" if one_d else f"seeds: column {bad} is all zero (no seed node)")
+        raise ParameterError(
+            "seeds: all zero (no seed node)" if one_d else f"seeds: column {bad} is all zero (no seed node)"
+        )
     values /= total
     return _Seeds(n, rows, values)
 
@@ -264,11 +275,20 @@ class PPROperator:
     def _reduced(self, beta: float) -> _Reduced:
         """The reduced symmetric system for ``cg`` (cached per alpha)."""
         if beta not in self._reduced_cache:
-            self._reduced_cache[beta] = _Reduced(self._adj, self.degree, beta, max_degree=self.eliminate_degree)
+            self._reduced_cache[beta] = _Reduced(
+                self._adj, self.degree, beta, max_degree=self.eliminate_degree
+            )
         return self._reduced_cache[beta]
 
-    def run(self, seeds: Any, alpha: float = 0.15, tol: float = 1e-10, max_iter: int = 1000, *,
-            method: str = "auto") -> PPRResult:
+    def run(
+        self,
+        seeds: Any,
+        alpha: float = 0.15,
+        tol: float = 1e-10,
+        max_iter: int = 1000,
+        *,
+        method: str = "auto",
+    ) -> PPRResult:
         """Personalized PageRank for one seed vector ``(n,)`` or a batch ``(n, b)``; see
         :func:`personalized_pagerank` for parameters, returns and errors."""
         alpha = _check_alpha(alpha)
@@ -283,7 +303,9 @@ class PPROperator:
         solve = self._cg if method == "cg" else self._power
         columns, inverse = _distinct_columns(s.values)
         if columns is not None:  # PPR is solved once per distinct seed vector of the batch
-            p, it, err = solve(_Seeds(s.n, s.rows, np.ascontiguousarray(s.values[:, columns])), alpha, tol, max_iter)
+            p, it, err = solve(
+                _Seeds(s.n, s.rows, np.ascontiguousarray(s.values[:, columns])), alpha, tol, max_iter
+            )
             p = np.take(p, inverse, axis=1)
         else:
             p, it, err = solve(s, alpha, tol, max_iter)
@@ -323,14 +345,16 @@ class PPROperator:
             z, it, err = np.empty_like(b), 0, 0.0
             for start in range(0, b.shape[1], _MIXED_BLOCK):
                 cols = slice(start, start + _MIXED_BLOCK)
-                z[:, cols], it_block, err_block = _cg_mixed(red, np.ascontiguousarray(b[:, cols]), scale[cols], tol,
-                                                            max_iter)
+                z[:, cols], it_block, err_block = _cg_mixed(
+                    red, np.ascontiguousarray(b[:, cols]), scale[cols], tol, max_iter
+                )
                 it, err = max(it, it_block), max(err, err_block)
                 if not (err < tol):
                     break
         elif one and red.S.nnz >= _COMPILED_MIN_NNZ and ppr_kernels.available():
-            z, it, err = ppr_kernels.cg_solve(*red.compiled_arrays(), b, red.sqrt_diag, float(scale[0]), tol,
-                                              max_iter)
+            z, it, err = ppr_kernels.cg_solve(
+                *red.compiled_arrays(), b, red.sqrt_diag, float(scale[0]), tol, max_iter
+            )
         elif one:
             z, it, err = _cg_vector(red.S, b, red.sqrt_diag, float(scale[0]), tol, max_iter)
         else:
@@ -346,8 +370,15 @@ class PPROperator:
         return x, it, err
 
 
-def personalized_pagerank(adjacency: Any, seeds: Any, alpha: float = 0.15, tol: float = 1e-10, max_iter: int = 1000,
-                          *, method: str = "auto") -> PPRResult:
+def personalized_pagerank(
+    adjacency: Any,
+    seeds: Any,
+    alpha: float = 0.15,
+    tol: float = 1e-10,
+    max_iter: int = 1000,
+    *,
+    method: str = "auto",
+) -> PPRResult:
     """Personalized PageRank :math:`p = \\alpha s + (1-\\alpha)(W p + (d^\\top p) s)`.
 
     Parameters
@@ -409,8 +440,9 @@ class PushResult:
     pushes: int
 
 
-def forward_push(adjacency: Any, seed: Any, alpha: float = 0.15, eps: float = 1e-6, *,
-                 max_rounds: int = 100_000) -> PushResult:
+def forward_push(
+    adjacency: Any, seed: Any, alpha: float = 0.15, eps: float = 1e-6, *, max_rounds: int = 100_000
+) -> PushResult:
     """Local approximate Personalized PageRank by forward push (Andersen, Chung & Lang 2006).
 
     Starting from :math:`\\hat p = 0` and the residual :math:`r = s`, a push at node :math:`u` moves
@@ -461,7 +493,9 @@ def forward_push(adjacency: Any, seed: Any, alpha: float = 0.15, eps: float = 1e
         raise ParameterError("forward_push: adjacency must be symmetric (undirected graph)")
     checked = _check_seeds(seed, n)
     if checked.batch:
-        raise ParameterError(f"seed: forward_push takes one seed vector of shape ({n},), got {np.shape(seed)}")
+        raise ParameterError(
+            f"seed: forward_push takes one seed vector of shape ({n},), got {np.shape(seed)}"
+        )
     s = checked.dense()
     beta = 1.0 - alpha
     inv = op._inv_degree
@@ -480,6 +514,8 @@ def forward_push(adjacency: Any, seed: Any, alpha: float = 0.15, eps: float = 1e
         sub = a[active]  # rows == columns (symmetric): neighbours of the pushed nodes
         r += sub.T @ (beta * ra * inv[active])
     else:
-        raise ConvergenceError(f"forward_push did not finish within max_rounds={max_rounds} rounds (eps={eps:g})")
+        raise ConvergenceError(
+            f"forward_push did not finish within max_rounds={max_rounds} rounds (eps={eps:g})"
+        )
     sigma = float(s[op.dangling].sum())
     return PushResult(scores=p / (1.0 - beta * sigma), residual=r, pushes=pushes)

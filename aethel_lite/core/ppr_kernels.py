@@ -34,6 +34,7 @@ PARTS = 2
 # Work of a row in row_blocks: its nonzeros plus this many for its share of the vector updates.
 ROW_COST = 4
 
+
 def row_blocks(indptr: np.ndarray, parts: int = PARTS) -> np.ndarray:
     """Row boundaries ``(parts + 1,)`` splitting a CSR matrix into blocks of about equal work
     (nonzeros + ``ROW_COST`` per row), as ``uint32`` or ``uint64``."""
@@ -51,8 +52,17 @@ def available() -> bool:
         return False
     # the threading layer is chosen at the first parallel call: make one on a 1x1 system
     indptr = np.array([0, 1], dtype=np.uint32)
-    cg_solve(indptr, np.zeros(1, dtype=np.uint32), np.ones(1), row_blocks(indptr, 1), np.ones(1), np.ones(1), 1.0,
-             1.0, 10)
+    cg_solve(
+        indptr,
+        np.zeros(1, dtype=np.uint32),
+        np.ones(1),
+        row_blocks(indptr, 1),
+        np.ones(1),
+        np.ones(1),
+        1.0,
+        1.0,
+        10,
+    )
     return numba.threading_layer() in ("omp", "tbb")
 
 

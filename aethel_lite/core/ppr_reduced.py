@@ -34,7 +34,7 @@ def _independent_low_degree(adj: sp.csr_matrix, n_nb: np.ndarray, candidate: np.
     for i in order[np.argsort(n_nb[order], kind="stable")].tolist():
         if not blocked[i]:
             chosen[i] = True
-            blocked[indices[indptr[i]:indptr[i + 1]]] = True
+            blocked[indices[indptr[i] : indptr[i + 1]]] = True
     return chosen
 
 
@@ -93,8 +93,12 @@ class _Reduced:
         if self._compiled is None:
             S = self.S
             index = np.uint32 if S.nnz < 2**32 else np.uint64
-            self._compiled = (S.indptr.astype(index), S.indices.astype(index), S.data,
-                              ppr_kernels.row_blocks(S.indptr))
+            self._compiled = (
+                S.indptr.astype(index),
+                S.indices.astype(index),
+                S.data,
+                ppr_kernels.row_blocks(S.indptr),
+            )
         return self._compiled
 
     def rhs(self, seeds: Any) -> np.ndarray:
@@ -136,8 +140,9 @@ class _Reduced:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta state"
                 s64 = torch.sparse_csr_tensor(crow, col, torch.from_numpy(self.S.data), size=self.S.shape)
-                s32 = torch.sparse_csr_tensor(crow, col, torch.from_numpy(self.S.data.astype(np.float32)),
-                                              size=self.S.shape)
+                s32 = torch.sparse_csr_tensor(
+                    crow, col, torch.from_numpy(self.S.data.astype(np.float32)), size=self.S.shape
+                )
             self._torch = (s64, s32)
         return self._torch
 
@@ -182,8 +187,9 @@ class _SymmetricProduct:
                 offsets = np.cumsum(lengths) - lengths
                 entries = np.arange(total) + np.repeat(starts - offsets, lengths)
                 cols = S.indices[entries]
-                out[...] = np.bincount(cols, weights=S.data[entries] * np.repeat(v[support], lengths),
-                                       minlength=S.shape[0])
+                out[...] = np.bincount(
+                    cols, weights=S.data[entries] * np.repeat(v[support], lengths), minlength=S.shape[0]
+                )
                 mask = np.zeros(S.shape[0], dtype=bool)
                 mask[support] = True
                 mask[cols] = True
@@ -198,8 +204,9 @@ def _dot1(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.einsum("i,i->", x, y))
 
 
-def _cg_vector(S: sp.csr_matrix, b: np.ndarray, weight: np.ndarray, scale: float, tol: float,
-               max_iter: int) -> tuple[np.ndarray, int, float]:
+def _cg_vector(
+    S: sp.csr_matrix, b: np.ndarray, weight: np.ndarray, scale: float, tol: float, max_iter: int
+) -> tuple[np.ndarray, int, float]:
     """:func:`_cg_double` for one right-hand side, with scalar coefficients and reused buffers."""
     z = np.zeros_like(b)
     r = b.copy()
@@ -237,14 +244,23 @@ def _cg_vector(S: sp.csr_matrix, b: np.ndarray, weight: np.ndarray, scale: float
     return z, it, float(bound)
 
 
-def _cg_double(S: sp.csr_matrix, b: np.ndarray, weight: np.ndarray, scale: np.ndarray, tol: float, max_iter: int,
-               z0: np.ndarray | None = None, it0: int = 0) -> tuple[np.ndarray, int, float]:
+def _cg_double(
+    S: sp.csr_matrix,
+    b: np.ndarray,
+    weight: np.ndarray,
+    scale: np.ndarray,
+    tol: float,
+    max_iter: int,
+    z0: np.ndarray | None = None,
+    it0: int = 0,
+) -> tuple[np.ndarray, int, float]:
     """Conjugate gradients in float64 for a batch ``S Z = B`` (all columns at once).
 
     Stops when every column's L1 error bound ``scale * sum_i |r_i| weight_i`` is below ``tol``,
     confirmed on the true residual :math:`B - S Z`, or after ``max_iter`` products in total (counting
     ``it0`` already spent). Returns ``(Z, products, largest bound)``. Column sums use einsum, not BLAS.
     """
+
     def dot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.einsum("ij,ij->j", x, y)
 
@@ -289,8 +305,9 @@ def _cg_double(S: sp.csr_matrix, b: np.ndarray, weight: np.ndarray, scale: np.nd
     return z, it, float(bound.max())
 
 
-def _cg_mixed(red: _Reduced, b: np.ndarray, scale: np.ndarray, tol: float,
-              max_iter: int) -> tuple[np.ndarray, int, float]:
+def _cg_mixed(
+    red: _Reduced, b: np.ndarray, scale: np.ndarray, tol: float, max_iter: int
+) -> tuple[np.ndarray, int, float]:
     """Mixed-precision iterative refinement for a batch: float32 CG inside float64 residuals.
 
     Each round solves :math:`S d = r` in float32 (torch) until every column's residual fell by

@@ -91,8 +91,9 @@ def part_weights(P: Any, masses: Any, dangling: Any, alpha: float) -> np.ndarray
     return w / w.sum()
 
 
-def ppr_parts(adjacency: Any, parts: Any, *, alpha: float, tol: float = 1e-10, max_iter: int = 1000,
-              rows: Any = None) -> np.ndarray:
+def ppr_parts(
+    adjacency: Any, parts: Any, *, alpha: float, tol: float = 1e-10, max_iter: int = 1000, rows: Any = None
+) -> np.ndarray:
     r"""Each part's exact contribution to the PageRank of the seed vector the parts sum to.
 
     Parameters
@@ -137,8 +138,9 @@ def ppr_parts(adjacency: Any, parts: Any, *, alpha: float, tol: float = 1e-10, m
     return out * part_weights(dangling_mass[None, :], mass, [True], alpha)
 
 
-def seed_contributions(adjacency: Any, seeds: Any, *, alpha: float, tol: float = 1e-10, max_iter: int = 1000,
-                       rows: Any = None) -> tuple[np.ndarray, np.ndarray]:
+def seed_contributions(
+    adjacency: Any, seeds: Any, *, alpha: float, tol: float = 1e-10, max_iter: int = 1000, rows: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
     r"""Split Personalized PageRank by seed node: one PPR solve per node where the seed vector is > 0.
 
     Parameters

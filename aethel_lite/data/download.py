@@ -43,7 +43,11 @@ def load_manifest(manifest: str | os.PathLike | Mapping | None = None) -> list[d
         raise DataError(f"{where}: expected an object with a 'files' list")
     out = []
     for i, entry in enumerate(files):
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("path"), str) or not isinstance(entry.get("sha256"), str):
+        if (
+            not isinstance(entry, Mapping)
+            or not isinstance(entry.get("path"), str)
+            or not isinstance(entry.get("sha256"), str)
+        ):
             raise DataError(f"{where}: files[{i}] needs string 'path' and 'sha256'")
         rel = Path(entry["path"])
         if rel.is_absolute() or ".." in rel.parts:
@@ -62,7 +66,9 @@ def _select(entries: list[dict], files: Iterable[str] | None) -> list[dict]:
     known = {e["path"]: e for e in entries}
     unknown = [f for f in wanted if f not in known]
     if unknown:
-        raise ParameterError(f"files: {unknown[0]!r} is not in the manifest; known: {', '.join(sorted(known))}")
+        raise ParameterError(
+            f"files: {unknown[0]!r} is not in the manifest; known: {', '.join(sorted(known))}"
+        )
     return [known[f] for f in wanted]
 
 
@@ -83,30 +89,44 @@ def _fetch(url: str, target: Path, entry: Mapping[str, Any], *, progress: bool, 
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 length = response.headers.get("Content-Length")
                 expected_len = int(length) if length and length.isdigit() else entry.get("size")
-                with tqdm(total=expected_len, unit="B", unit_scale=True, desc=rel, disable=not progress) as bar:
+                with tqdm(
+                    total=expected_len, unit="B", unit_scale=True, desc=rel, disable=not progress
+                ) as bar:
                     for block in iter(lambda: response.read(_CHUNK), b""):
                         out.write(block)
                         h.update(block)
                         received += len(block)
                         bar.update(len(block))
                 if length and length.isdigit() and received != int(length):
-                    raise DataError(f"{rel}: interrupted transfer from {url}: got {received} of {length} bytes; no partial file was kept")
+                    raise DataError(
+                        f"{rel}: interrupted transfer from {url}: got {received} of {length} bytes; no partial file was kept"
+                    )
         actual = h.hexdigest()
         if actual != entry["sha256"]:
-            raise DataError(f"{rel}: SHA-256 mismatch for {url}: expected {entry['sha256']}, got {actual} "
-                            f"({received} bytes); the downloaded file was deleted")
+            raise DataError(
+                f"{rel}: SHA-256 mismatch for {url}: expected {entry['sha256']}, got {actual} "
+                f"({received} bytes); the downloaded file was deleted"
+            )
         os.replace(tmp, target)
     except BaseException as exc:  # also KeyboardInterrupt: leave nothing behind
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         if isinstance(exc, DataError) or not isinstance(exc, _TRANSFER_ERRORS):
             raise
-        raise DataError(f"{rel}: download from {url} failed after {received} bytes ({type(exc).__name__}: {exc}); no partial file was kept") from exc
+        raise DataError(
+            f"{rel}: download from {url} failed after {received} bytes ({type(exc).__name__}: {exc}); no partial file was kept"
+        ) from exc
 
 
-def download_data(dest: str | os.PathLike, manifest: str | os.PathLike | Mapping | None = None,
-                  base_url: str | None = None, files: Iterable[str] | None = None, progress: bool = True, *,
-                  timeout: float = 60.0) -> dict[str, str]:
+def download_data(
+    dest: str | os.PathLike,
+    manifest: str | os.PathLike | Mapping | None = None,
+    base_url: str | None = None,
+    files: Iterable[str] | None = None,
+    progress: bool = True,
+    *,
+    timeout: float = 60.0,
+) -> dict[str, str]:
     """Download the manifest's files into ``dest`` and verify their SHA-256.
 
     Parameters
@@ -150,8 +170,10 @@ def download_data(dest: str | os.PathLike, manifest: str | os.PathLike | Mapping
         elif entry.get("url"):
             url = entry["url"]
         else:
-            message = (f"{rel}: no public download URL. {entry.get('source', '')} "
-                       f"Place it at {target} (sha256 {entry['sha256']}) or pass base_url= a mirror.")
+            message = (
+                f"{rel}: no public download URL. {entry.get('source', '')} "
+                f"Place it at {target} (sha256 {entry['sha256']}) or pass base_url= a mirror."
+            )
             warnings.warn(message, stacklevel=2)
             logger.warning(message)
             report[rel] = "manual"
@@ -164,7 +186,9 @@ def download_data(dest: str | os.PathLike, manifest: str | os.PathLike | Mapping
     return report
 
 
-def verify_data(root: str | os.PathLike | None = None, manifest: str | os.PathLike | Mapping | None = None) -> dict[str, str]:
+def verify_data(
+    root: str | os.PathLike | None = None, manifest: str | os.PathLike | Mapping | None = None
+) -> dict[str, str]:
     """Check a data folder against the manifest.
 
     Returns

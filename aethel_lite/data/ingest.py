@@ -34,7 +34,15 @@ from ..io import read_jsonl
 from .loaders import chunk_spans
 from .schema import Dataset, Passage
 
-__all__ = ["ingest", "SUPPORTED_SUFFIXES", "PASSAGE_SUFFIXES", "SourceFile", "collect_sources", "read_source", "pdf_pages"]
+__all__ = [
+    "ingest",
+    "SUPPORTED_SUFFIXES",
+    "PASSAGE_SUFFIXES",
+    "SourceFile",
+    "collect_sources",
+    "read_source",
+    "pdf_pages",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +83,9 @@ def _link_target(link: Path) -> Path:
     try:
         return link.resolve()
     except (RuntimeError, OSError) as exc:  # Python < 3.13 raises RuntimeError("Symlink loop ...")
-        raise DataError(f"{link}: a loop of symbolic links ({exc}); remove the link or leave it out") from None
+        raise DataError(
+            f"{link}: a loop of symbolic links ({exc}); remove the link or leave it out"
+        ) from None
 
 
 def _blank(text: str) -> bool:
@@ -88,7 +98,9 @@ def _leaves(link: Path, root: Path, root_real: Path) -> bool:
     target = _link_target(link)
     if target == root_real or root_real in target.parents:
         return False
-    logger.warning("%s: skipped a link to %s, outside %s (use --follow-symlinks to follow it)", link, target, root)
+    logger.warning(
+        "%s: skipped a link to %s, outside %s (use --follow-symlinks to follow it)", link, target, root
+    )
     return True
 
 
@@ -97,8 +109,11 @@ def _walk(root: Path, follow_symlinks: bool) -> list[Path]:
     root_real = root.resolve()
     found: list[Path] = []
     seen_dirs = {root_real}
+
     def unreadable(exc: OSError) -> None:
-        raise DataError(f"{exc.filename}: cannot read this folder ({exc.strerror}); make it readable or leave it out")
+        raise DataError(
+            f"{exc.filename}: cannot read this folder ({exc.strerror}); make it readable or leave it out"
+        )
 
     for dirpath, dirnames, filenames in os.walk(root, followlinks=follow_symlinks, onerror=unreadable):
         here = Path(dirpath)
@@ -130,7 +145,9 @@ def _walk(root: Path, follow_symlinks: bool) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(root).parts)
 
 
-def collect_sources(paths: str | os.PathLike | Iterable[str | os.PathLike], *, follow_symlinks: bool = False) -> list[SourceFile]:
+def collect_sources(
+    paths: str | os.PathLike | Iterable[str | os.PathLike], *, follow_symlinks: bool = False
+) -> list[SourceFile]:
     """The input files of ``paths`` with their document ids (see the module docstring).
 
     Parameters
@@ -163,7 +180,9 @@ def collect_sources(paths: str | os.PathLike | Iterable[str | os.PathLike], *, f
         try:
             exists = path.exists()
         except OSError as exc:  # e.g. a name longer than the system allows
-            name = str(path) if len(str(path)) <= 120 else f"{str(path)[:120]}... ({len(str(path))} characters)"
+            name = (
+                str(path) if len(str(path)) <= 120 else f"{str(path)[:120]}... ({len(str(path))} characters)"
+            )
             raise DataError(f"{name}: {exc.strerror or exc}") from None
         if not exists:
             raise DataNotFoundError(f"{path}: file or folder not found")
@@ -176,7 +195,9 @@ def collect_sources(paths: str | os.PathLike | Iterable[str | os.PathLike], *, f
         kind = _kind(path)
         if kind is None:
             supported = ", ".join(SUPPORTED_SUFFIXES + PASSAGE_SUFFIXES)
-            raise DataError(f"{path}: unsupported file type {path.suffix or '(none)'!r}; supported: {supported}")
+            raise DataError(
+                f"{path}: unsupported file type {path.suffix or '(none)'!r}; supported: {supported}"
+            )
         out.append(SourceFile(path, path.name if kind == "passages" else path.stem, kind))
     unique: dict[Path, SourceFile] = {}
     by_id: dict[str, SourceFile] = {}
@@ -186,8 +207,10 @@ def collect_sources(paths: str | os.PathLike | Iterable[str | os.PathLike], *, f
             continue
         other = by_id.get(src.doc_id)
         if other is not None:
-            raise DataError(f"document id {src.doc_id!r} would name two files, {other.path} and {src.path} (ids are paths "
-                            "relative to the folder given, without the suffix); rename one, or give their common folder")
+            raise DataError(
+                f"document id {src.doc_id!r} would name two files, {other.path} and {src.path} (ids are paths "
+                "relative to the folder given, without the suffix); rename one, or give their common folder"
+            )
         unique[real] = src
         by_id[src.doc_id] = src
     return list(unique.values())
@@ -218,7 +241,9 @@ def pdf_pages(path: str | os.PathLike) -> list[str]:
         return [page.extract_text() or "" for page in reader.pages]
     except DataError:
         raise
-    except Exception as exc:  # pypdf raises many types (PdfReadError, ValueError, KeyError ...) on corrupt files
+    except (
+        Exception
+    ) as exc:  # pypdf raises many types (PdfReadError, ValueError, KeyError ...) on corrupt files
         raise DataError(f"{path}: cannot read PDF ({type(exc).__name__}: {exc})") from exc
 
 
@@ -228,16 +253,22 @@ def _read_text(path: Path) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise DataError(f"{path}: not UTF-8 text on line {line} (byte {exc.start}); convert it to UTF-8") from exc
+        raise DataError(
+            f"{path}: not UTF-8 text on line {line} (byte {exc.start}); convert it to UTF-8"
+        ) from exc
     except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from exc
 
 
-def _windows(doc: str, text: str, tag: str, meta: dict, chunk_words: int, chunk_overlap: int) -> list[Passage]:
+def _windows(
+    doc: str, text: str, tag: str, meta: dict, chunk_words: int, chunk_overlap: int
+) -> list[Passage]:
     """The non-blank word windows of ``text`` as passages ``"<doc>#<tag>c<i>"`` (``meta`` plus chunk and offsets)."""
     spans = [(a, b) for a, b in chunk_spans(text, chunk_words, chunk_overlap) if not _blank(text[a:b])]
-    return [Passage(f"{doc}#{tag}c{i}", doc, doc, text[a:b], {**meta, "chunk": i, "char_start": a, "char_end": b})
-            for i, (a, b) in enumerate(spans)]
+    return [
+        Passage(f"{doc}#{tag}c{i}", doc, doc, text[a:b], {**meta, "chunk": i, "char_start": a, "char_end": b})
+        for i, (a, b) in enumerate(spans)
+    ]
 
 
 def _non_finite(value: Any, where: str = "meta") -> str | None:
@@ -261,7 +292,9 @@ def _passage_file(src: SourceFile) -> list[Passage]:
         if not isinstance(pid, str) or not pid:
             raise DataError(f"{src.path}:{lineno}: field 'pid' must be a non-empty string")
         if pid in first:
-            raise DataError(f"{src.path}:{lineno}: duplicate passage pid {pid!r} (first on line {first[pid]})")
+            raise DataError(
+                f"{src.path}:{lineno}: duplicate passage pid {pid!r} (first on line {first[pid]})"
+            )
         first[pid] = lineno
         if not isinstance(text, str):
             raise DataError(f"{src.path}:{lineno}: field 'text' must be a string")
@@ -270,14 +303,20 @@ def _passage_file(src: SourceFile) -> list[Passage]:
             raise DataError(f"{src.path}:{lineno}: 'doc_id' and 'title' must be strings and 'meta' an object")
         bad = _non_finite(meta)
         if bad is not None:
-            raise DataError(f"{src.path}:{lineno}: field 'meta' holds a non-finite number at {bad}; "
-                            "JSON has no Infinity or NaN: write a finite number, a string or null")
+            raise DataError(
+                f"{src.path}:{lineno}: field 'meta' holds a non-finite number at {bad}; "
+                "JSON has no Infinity or NaN: write a finite number, a string or null"
+            )
         if not _blank(text):
-            passages.append(Passage(pid, doc_id, title, text, {**meta, "path": str(src.path), "line": lineno}))
+            passages.append(
+                Passage(pid, doc_id, title, text, {**meta, "path": str(src.path), "line": lineno})
+            )
     return passages
 
 
-def read_source(src: SourceFile, chunk_words: int | None = None, chunk_overlap: int = 0) -> tuple[list[Passage], int]:
+def read_source(
+    src: SourceFile, chunk_words: int | None = None, chunk_overlap: int = 0
+) -> tuple[list[Passage], int]:
     """The passages of one input file and its number of PDF pages without text.
 
     Parameters
@@ -311,16 +350,22 @@ def read_source(src: SourceFile, chunk_words: int | None = None, chunk_overlap: 
             elif chunk_words is None:
                 passages.append(Passage(f"{doc}#p{page}", doc, doc, text, {"path": source, "page": page}))
             else:
-                passages += _windows(doc, text, f"p{page}", {"path": source, "page": page}, chunk_words, chunk_overlap)
+                passages += _windows(
+                    doc, text, f"p{page}", {"path": source, "page": page}, chunk_words, chunk_overlap
+                )
         if blank:
-            logger.warning("%s: %d of %d pages have no extractable text (scanned? needs OCR)", file, blank, len(pages))
+            logger.warning(
+                "%s: %d of %d pages have no extractable text (scanned? needs OCR)", file, blank, len(pages)
+            )
         return passages, blank
     text = _read_text(file)
     if chunk_words is not None:
         return _windows(doc, text, "", {"path": source}, chunk_words, chunk_overlap), 0
     paragraphs = [part.strip() for part in _BLANK_LINE.split(text) if not _blank(part)]
-    return [Passage(f"{doc}#{i}", doc, doc, para, {"path": source, "paragraph": i})
-            for i, para in enumerate(paragraphs)], 0
+    return [
+        Passage(f"{doc}#{i}", doc, doc, para, {"path": source, "paragraph": i})
+        for i, para in enumerate(paragraphs)
+    ], 0
 
 
 def check_chunking(chunk_words: int | None, chunk_overlap: int = 0) -> None:
@@ -333,9 +378,15 @@ def check_chunking(chunk_words: int | None, chunk_overlap: int = 0) -> None:
         raise ParameterError("chunk_overlap needs chunk_words")
 
 
-def ingest(paths: str | os.PathLike | Iterable[str | os.PathLike], chunk_words: int | None = None,
-           chunk_overlap: int = 0, *, name: str = "ingested", progress: bool = False,
-           follow_symlinks: bool = False) -> Dataset:
+def ingest(
+    paths: str | os.PathLike | Iterable[str | os.PathLike],
+    chunk_words: int | None = None,
+    chunk_overlap: int = 0,
+    *,
+    name: str = "ingested",
+    progress: bool = False,
+    follow_symlinks: bool = False,
+) -> Dataset:
     """Read documents into a :class:`Dataset` of passages (no queries).
 
     Parameters
@@ -380,6 +431,13 @@ def ingest(paths: str | os.PathLike | Iterable[str | os.PathLike], chunk_words: 
         passages.extend(found)
         empty_pages += blank
     if not passages:
-        raise DataError(f"no text found in {', '.join(str(s.path) for s in sources)} (empty files or image-only PDFs)")
-    meta = {"files": [str(s.path) for s in sources], "empty_pages": empty_pages, "chunk_words": chunk_words, "chunk_overlap": chunk_overlap}
+        raise DataError(
+            f"no text found in {', '.join(str(s.path) for s in sources)} (empty files or image-only PDFs)"
+        )
+    meta = {
+        "files": [str(s.path) for s in sources],
+        "empty_pages": empty_pages,
+        "chunk_words": chunk_words,
+        "chunk_overlap": chunk_overlap,
+    }
     return Dataset(name, passages, [], meta).validate()

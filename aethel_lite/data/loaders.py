@@ -36,8 +36,19 @@ from .records import empty_error, field_of, guard, ident_of, json_type, literal_
 from .schema import Dataset, Passage, Query
 from .synthetic import make_synthetic
 
-__all__ = ["load_musique", "load_2wiki", "load_financebench", "load_dataset", "available_datasets", "chunk_spans",
-           "chunk_gold", "MUSIQUE_FILE", "TWOWIKI_FILE", "TWOWIKI_DISTRACTORS", "FINANCEBENCH_DIR"]
+__all__ = [
+    "load_musique",
+    "load_2wiki",
+    "load_financebench",
+    "load_dataset",
+    "available_datasets",
+    "chunk_spans",
+    "chunk_gold",
+    "MUSIQUE_FILE",
+    "TWOWIKI_FILE",
+    "TWOWIKI_DISTRACTORS",
+    "FINANCEBENCH_DIR",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -113,8 +124,14 @@ def load_musique(path: str | os.PathLike | None = None) -> Dataset:
                 where = f"({qid}) paragraph {pos}"
                 idx = para.get("idx", pos)
                 if not isinstance(idx, int) or isinstance(idx, bool):
-                    raise DataError(f"{path}:{index}: {where}: 'idx' must be an integer, got {json_type(idx)}")
-                title = "" if para.get("title") is None else text_of(para["title"], f"{where}: 'title'", path, index, empty=True)
+                    raise DataError(
+                        f"{path}:{index}: {where}: 'idx' must be an integer, got {json_type(idx)}"
+                    )
+                title = (
+                    ""
+                    if para.get("title") is None
+                    else text_of(para["title"], f"{where}: 'title'", path, index, empty=True)
+                )
                 text = text_of(para["paragraph_text"], f"{where}: 'paragraph_text'", path, index)
                 pid = f"{qid}#{idx}"
                 mine.append(Passage(pid, title, title, text, {"qid": qid, "idx": idx}))
@@ -127,10 +144,14 @@ def load_musique(path: str | os.PathLike | None = None) -> Dataset:
             match = _HOPS.match(qid)
             hops = int(match.group(1)) if match else (len(decomposition) or len(gold))
             passages.extend(mine)
-            qmeta = {"answer": row.get("answer"), "answer_aliases": list(row.get("answer_aliases") or []),
-                     "decomposition": decomposition}
-            queries.append(Query(qid, question, frozenset(gold), hops=hops, pool=tuple(p.pid for p in mine),
-                                 meta=qmeta))
+            qmeta = {
+                "answer": row.get("answer"),
+                "answer_aliases": list(row.get("answer_aliases") or []),
+                "decomposition": decomposition,
+            }
+            queries.append(
+                Query(qid, question, frozenset(gold), hops=hops, pool=tuple(p.pid for p in mine), meta=qmeta)
+            )
     if not queries:
         raise empty_error(path, "usable questions")
     _report_skipped("musique", path, skipped)
@@ -139,7 +160,9 @@ def load_musique(path: str | os.PathLike | None = None) -> Dataset:
 
 
 # ------------------------------------------------------------------------------------ 2Wiki
-def load_2wiki(path: str | os.PathLike | None = None, distractors: str | os.PathLike | bool | None = None) -> Dataset:
+def load_2wiki(
+    path: str | os.PathLike | None = None, distractors: str | os.PathLike | bool | None = None
+) -> Dataset:
     """Load 2WikiMultiHopQA questions with their 10-paragraph closed pools.
 
     Rows with a ``context`` become queries: context paragraph ``k`` is passage ``"<qid>#<k>"``
@@ -177,7 +200,9 @@ def load_2wiki(path: str | os.PathLike | None = None, distractors: str | os.Path
             if not context:
                 skipped_ids[qid] = "without a context (no closed pool)"
                 continue
-            facts = literal_of(field_of(row, "supporting_facts", path, index), path, index, "supporting_facts")
+            facts = literal_of(
+                field_of(row, "supporting_facts", path, index), path, index, "supporting_facts"
+            )
             try:
                 sup_titles = {fact[0] for fact in facts}
             except (TypeError, IndexError, KeyError) as exc:
@@ -190,7 +215,9 @@ def load_2wiki(path: str | os.PathLike | None = None, distractors: str | os.Path
                 try:
                     title, sentences = item
                 except (TypeError, ValueError) as exc:
-                    raise DataError(f"{path}:{index} ({qid}): context item {k} is not [title, sentences]") from exc
+                    raise DataError(
+                        f"{path}:{index} ({qid}): context item {k} is not [title, sentences]"
+                    ) from exc
                 where = f"({qid}) context item {k}"
                 title = text_of(title, f"{where}: the title", path, index, empty=True)
                 if isinstance(sentences, str):
@@ -208,28 +235,56 @@ def load_2wiki(path: str | os.PathLike | None = None, distractors: str | os.Path
                 skipped_ids[qid] = "with a supporting title missing from the context"
                 continue
             passages.extend(mine)
-            qmeta = {"answer": row.get("answer"), "type": row.get("type"), "supporting_facts": [list(f) for f in facts],
-                     "evidences": literal_of(row.get("evidences") or [], path, index, "evidences")}
-            queries.append(Query(qid, question, frozenset(gold), hops=len(sup_titles), pool=tuple(p.pid for p in mine),
-                                 meta=qmeta))
+            qmeta = {
+                "answer": row.get("answer"),
+                "type": row.get("type"),
+                "supporting_facts": [list(f) for f in facts],
+                "evidences": literal_of(row.get("evidences") or [], path, index, "evidences"),
+            }
+            queries.append(
+                Query(
+                    qid,
+                    question,
+                    frozenset(gold),
+                    hops=len(sup_titles),
+                    pool=tuple(p.pid for p in mine),
+                    meta=qmeta,
+                )
+            )
     if not queries:
         raise empty_error(path, "usable questions")
     skipped = Counter(skipped_ids.values())
     _report_skipped("2wiki", path, skipped)
-    meta: dict[str, Any] = {"source": str(path), "setting": "closed-pool", "n_rows": len(seen),
-                            "skipped": dict(skipped), "skipped_ids": skipped_ids}
+    meta: dict[str, Any] = {
+        "source": str(path),
+        "setting": "closed-pool",
+        "n_rows": len(seen),
+        "skipped": dict(skipped),
+        "skipped_ids": skipped_ids,
+    }
     if distractors is not None and distractors is not False:
-        dpath = data_file(*TWOWIKI_DISTRACTORS) if distractors is True else _resolve(distractors, TWOWIKI_DISTRACTORS)
+        dpath = (
+            data_file(*TWOWIKI_DISTRACTORS)
+            if distractors is True
+            else _resolve(distractors, TWOWIKI_DISTRACTORS)
+        )
         extra, duplicates = _distractors(dpath, {(p.title, p.text) for p in passages})
         passages.extend(extra)
-        meta.update(setting="closed-pool + open corpus", distractors=str(dpath), n_distractors=len(extra), distractors_duplicate=duplicates)
+        meta.update(
+            setting="closed-pool + open corpus",
+            distractors=str(dpath),
+            n_distractors=len(extra),
+            distractors_duplicate=duplicates,
+        )
     return Dataset("2wiki", passages, queries, meta).validate()
 
 
 def _distractors(path: Path, known: set[tuple[str, str]]) -> tuple[list[Passage], int]:
     rows = read_json(path)
     if not isinstance(rows, list):
-        raise DataError(f"{path}: expected a JSON list of {{'title', 'text'}} objects, got {type(rows).__name__}")
+        raise DataError(
+            f"{path}: expected a JSON list of {{'title', 'text'}} objects, got {type(rows).__name__}"
+        )
     if not rows:
         raise empty_error(path, "distractor paragraphs")
     out: list[Passage] = []
@@ -315,7 +370,7 @@ def _page_rows(path: Path, wanted: set[str] | None) -> Iterator[tuple[int, str, 
     prefix = '{"doc_name": "'
     lineno = 0
     try:
-        with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as fh:
+        with gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb") as fh:
             for lineno, raw in enumerate(fh, start=1):
                 line = raw.decode("utf-8")  # line by line: a bad byte is reported on its own line
                 if wanted is not None and line.startswith(prefix):
@@ -326,9 +381,14 @@ def _page_rows(path: Path, wanted: set[str] | None) -> Iterator[tuple[int, str, 
                 row = parse_jsonl_line(line, path, lineno)
                 if row is None:
                     continue
-                if not (isinstance(row.get("doc_name"), str) and isinstance(row.get("page"), int)
-                        and isinstance(row.get("text"), str)):
-                    raise DataError(f"{path}:{lineno}: expected {{'doc_name': str, 'page': int, 'text': str}}")
+                if not (
+                    isinstance(row.get("doc_name"), str)
+                    and isinstance(row.get("page"), int)
+                    and isinstance(row.get("text"), str)
+                ):
+                    raise DataError(
+                        f"{path}:{lineno}: expected {{'doc_name': str, 'page': int, 'text': str}}"
+                    )
                 if wanted is None or row["doc_name"] in wanted:
                     yield lineno, row["doc_name"], row["page"], row["text"]
     except UnicodeDecodeError as exc:
@@ -342,13 +402,22 @@ def _fb_questions(qpath: Path) -> list[dict]:
     questions = []
     for index, row in read_jsonl(qpath, numbered=True):
         with guard(qpath, index):
-            fid = ident_of(field_of(row, "financebench_id", qpath, index), "field 'financebench_id'", qpath, index)
+            fid = ident_of(
+                field_of(row, "financebench_id", qpath, index), "field 'financebench_id'", qpath, index
+            )
             row = {**row, "financebench_id": fid}
             text_of(field_of(row, "question", qpath, index), "field 'question'", qpath, index)
             evidence = field_of(row, "evidence", qpath, index, list)
             for j, ev in enumerate(evidence):
-                if not isinstance(ev, Mapping) or not isinstance(ev.get("doc_name"), str) or not isinstance(ev.get("evidence_page_num"), int) or isinstance(ev.get("evidence_page_num"), bool):
-                    raise DataError(f"{qpath}:{index} ({fid}): evidence {j} needs 'doc_name' and an integer 'evidence_page_num'")
+                if (
+                    not isinstance(ev, Mapping)
+                    or not isinstance(ev.get("doc_name"), str)
+                    or not isinstance(ev.get("evidence_page_num"), int)
+                    or isinstance(ev.get("evidence_page_num"), bool)
+                ):
+                    raise DataError(
+                        f"{qpath}:{index} ({fid}): evidence {j} needs 'doc_name' and an integer 'evidence_page_num'"
+                    )
             if not evidence:
                 raise DataError(f"{qpath}:{index} ({fid}): empty 'evidence'")
             questions.append(row)
@@ -357,9 +426,16 @@ def _fb_questions(qpath: Path) -> list[dict]:
     return questions
 
 
-def load_financebench(directory: str | os.PathLike | None = None, docs: str = "question", granularity: str = "page",
-                      chunk_words: int = 200, chunk_overlap: int = 40, *, gold_overlap: float = 0.5,
-                      questions: str = "open_source") -> Dataset:
+def load_financebench(
+    directory: str | os.PathLike | None = None,
+    docs: str = "question",
+    granularity: str = "page",
+    chunk_words: int = 200,
+    chunk_overlap: int = 40,
+    *,
+    gold_overlap: float = 0.5,
+    questions: str = "open_source",
+) -> Dataset:
     """Load FinanceBench's open-source questions over the pages of the filings (open corpus).
 
     Passages are filing pages from ``pages.jsonl.gz``: pid ``"<doc_name>#p<page>"`` (0-based page, as
@@ -402,8 +478,12 @@ def load_financebench(directory: str | os.PathLike | None = None, docs: str = "q
         raise ParameterError(f"docs must be 'question' or 'all', got {docs!r}")
     if granularity not in ("page", "chunk"):
         raise ParameterError(f"granularity must be 'page' or 'chunk', got {granularity!r}")
-    if questions not in ("open_source", "comparisons") or (questions == "comparisons" and granularity != "page"):
-        raise ParameterError(f"questions must be 'open_source' or 'comparisons' (page granularity), got {questions!r}")
+    if questions not in ("open_source", "comparisons") or (
+        questions == "comparisons" and granularity != "page"
+    ):
+        raise ParameterError(
+            f"questions must be 'open_source' or 'comparisons' (page granularity), got {questions!r}"
+        )
     if granularity == "chunk":
         chunk_spans("", chunk_words, chunk_overlap)  # validates the sizes
         if not 0 < gold_overlap <= 1:
@@ -412,9 +492,13 @@ def load_financebench(directory: str | os.PathLike | None = None, docs: str = "q
     qpath, ipath, ppath = (_resolve(root / f, FINANCEBENCH_DIR) for f in (FB_QUESTIONS, FB_DOCINFO, FB_PAGES))
 
     question_set, questions = questions, _fb_questions(qpath)
-    info = {text_of(field_of(row, "doc_name", ipath, index), "field 'doc_name'", ipath, index): row
-            for index, row in read_jsonl(ipath, numbered=True)}
-    asked = {ev["doc_name"] for row in questions for ev in row["evidence"]} | {str(row.get("doc_name")) for row in questions}
+    info = {
+        text_of(field_of(row, "doc_name", ipath, index), "field 'doc_name'", ipath, index): row
+        for index, row in read_jsonl(ipath, numbered=True)
+    }
+    asked = {ev["doc_name"] for row in questions for ev in row["evidence"]} | {
+        str(row.get("doc_name")) for row in questions
+    }
     open_rows = questions
     if question_set == "comparisons":
         questions = _fb_questions(FB_COMPARISONS)
@@ -436,7 +520,9 @@ def load_financebench(directory: str | os.PathLike | None = None, docs: str = "q
                 skipped["evidence filing not in pages.jsonl.gz (PDF not available)"] += 1
                 break
             if (ev["doc_name"], ev["evidence_page_num"]) not in pages:
-                left_out[fid] = f"evidence page {ev['evidence_page_num']} of {ev['doc_name']} not in {FB_PAGES}"
+                left_out[fid] = (
+                    f"evidence page {ev['evidence_page_num']} of {ev['doc_name']} not in {FB_PAGES}"
+                )
                 skipped["evidence page not in pages.jsonl.gz"] += 1
                 break
         else:
@@ -458,7 +544,9 @@ def load_financebench(directory: str | os.PathLike | None = None, docs: str = "q
     evidence_by_page: dict[tuple[str, int], list[str]] = {}
     for row in kept:
         for ev in row["evidence"]:
-            evidence_by_page.setdefault((ev["doc_name"], ev["evidence_page_num"]), []).append(str(ev.get("evidence_text") or ""))
+            evidence_by_page.setdefault((ev["doc_name"], ev["evidence_page_num"]), []).append(
+                str(ev.get("evidence_text") or "")
+            )
 
     passages: list[Passage] = []
     page_gold: dict[tuple[str, int, str], list[str]] = {}  # (doc, page, evidence text) -> gold pids
@@ -471,9 +559,13 @@ def load_financebench(directory: str | os.PathLike | None = None, docs: str = "q
         chunks = [text[a:b] for a, b in spans]
         pids = [f"{doc}#p{page}c{i}" for i in range(len(spans))]
         for i, ((a, b), chunk) in enumerate(zip(spans, chunks)):
-            passages.append(Passage(pids[i], doc, doc, chunk, {**base, "chunk": i, "char_start": a, "char_end": b}))
+            passages.append(
+                Passage(pids[i], doc, doc, chunk, {**base, "chunk": i, "char_start": a, "char_end": b})
+            )
         for ev_text in evidence_by_page.get((doc, page), ()):
-            page_gold[(doc, page, ev_text)] = [pids[i] for i in chunk_gold(chunks, ev_text, min_overlap=gold_overlap)]
+            page_gold[(doc, page, ev_text)] = [
+                pids[i] for i in chunk_gold(chunks, ev_text, min_overlap=gold_overlap)
+            ]
 
     queries = []
     for row in kept:
@@ -483,18 +575,52 @@ def load_financebench(directory: str | os.PathLike | None = None, docs: str = "q
         else:
             gold = set()
             for ev in row["evidence"]:
-                gold.update(page_gold[(ev["doc_name"], ev["evidence_page_num"], str(ev.get("evidence_text") or ""))])
-        qmeta = {key: row.get(key) for key in ("answer", "company", "doc_name", "question_type", "question_reasoning",
-                                                 "justification")}
-        qmeta["evidence"] = [{"doc_name": ev["doc_name"], "page": ev["evidence_page_num"],
-                              "evidence_text": ev.get("evidence_text")} for ev in row["evidence"]]
+                gold.update(
+                    page_gold[(ev["doc_name"], ev["evidence_page_num"], str(ev.get("evidence_text") or ""))]
+                )
+        qmeta = {
+            key: row.get(key)
+            for key in (
+                "answer",
+                "company",
+                "doc_name",
+                "question_type",
+                "question_reasoning",
+                "justification",
+            )
+        }
+        qmeta["evidence"] = [
+            {
+                "doc_name": ev["doc_name"],
+                "page": ev["evidence_page_num"],
+                "evidence_text": ev.get("evidence_text"),
+            }
+            for ev in row["evidence"]
+        ]
         if "split" in row:
             qmeta["split"] = row["split"]
-        queries.append(Query(str(row["financebench_id"]), str(row["question"]), frozenset(gold), hops=len(ev_pages),
-                             pool=None, meta=qmeta))
-    meta = {"source": str(root), "setting": "open-corpus", "docs": docs, "granularity": granularity,
-            "n_filings": len(have_docs), "n_pages": len(pages), "n_rows": len(questions), "skipped": dict(skipped),
-            "left_out": left_out, "docs_without_info": sorted(d for d in have_docs if d not in info)}
+        queries.append(
+            Query(
+                str(row["financebench_id"]),
+                str(row["question"]),
+                frozenset(gold),
+                hops=len(ev_pages),
+                pool=None,
+                meta=qmeta,
+            )
+        )
+    meta = {
+        "source": str(root),
+        "setting": "open-corpus",
+        "docs": docs,
+        "granularity": granularity,
+        "n_filings": len(have_docs),
+        "n_pages": len(pages),
+        "n_rows": len(questions),
+        "skipped": dict(skipped),
+        "left_out": left_out,
+        "docs_without_info": sorted(d for d in have_docs if d not in info),
+    }
     if granularity == "chunk":
         meta.update(chunk_words=chunk_words, chunk_overlap=chunk_overlap, gold_overlap=gold_overlap)
     if question_set == "comparisons":

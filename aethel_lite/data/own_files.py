@@ -34,8 +34,16 @@ from ..io import read_jsonl
 from .loaders import FB_DOCINFO, FB_PAGES, FINANCEBENCH_DIR, _page_rows, _resolve, load_financebench
 from .schema import Dataset, Passage, Query
 
-__all__ = ["OWN_PREFIX", "KEPT_META", "opaque_id", "opaque_ids", "own_files", "load_own_files",
-           "document_information", "filing_first_pages"]
+__all__ = [
+    "OWN_PREFIX",
+    "KEPT_META",
+    "opaque_id",
+    "opaque_ids",
+    "own_files",
+    "load_own_files",
+    "document_information",
+    "filing_first_pages",
+]
 
 #: prefix of an opaque document id
 OWN_PREFIX = "doc-"
@@ -70,7 +78,7 @@ def _pid(p: Passage, ids: Mapping[str, str]) -> str:
     doc = p.doc_id
     if not p.pid.startswith(doc + "#"):
         raise DataError(f"own files: pid {p.pid!r} does not start with its document {doc!r} and '#'")
-    return ids[doc] + p.pid[len(doc):]
+    return ids[doc] + p.pid[len(doc) :]
 
 
 def _query(q: Query, pid_of: Mapping[str, str], ids: Mapping[str, str]) -> Query:
@@ -78,8 +86,12 @@ def _query(q: Query, pid_of: Mapping[str, str], ids: Mapping[str, str]) -> Query
     if meta.get("doc_name") is not None:
         meta["doc_name"] = ids.get(str(meta["doc_name"]), opaque_id(str(meta["doc_name"])))
     if isinstance(meta.get("evidence"), list):
-        meta["evidence"] = [{**ev, "doc_name": ids.get(str(ev.get("doc_name")), opaque_id(str(ev.get("doc_name"))))}
-                            if isinstance(ev, Mapping) else ev for ev in meta["evidence"]]
+        meta["evidence"] = [
+            {**ev, "doc_name": ids.get(str(ev.get("doc_name")), opaque_id(str(ev.get("doc_name"))))}
+            if isinstance(ev, Mapping)
+            else ev
+            for ev in meta["evidence"]
+        ]
     pool = None if q.pool is None else tuple(pid_of[p] for p in q.pool)
     return Query(q.qid, q.text, frozenset(pid_of[g] for g in q.gold), q.hops, pool, meta)
 
@@ -110,20 +122,28 @@ def own_files(dataset: Dataset, name: str | None = None) -> Dataset:
     """
     ids = opaque_ids(p.doc_id for p in dataset.passages)
     pid_of = {p.pid: _pid(p, ids) for p in dataset.passages}
-    passages = [Passage(pid_of[p.pid], ids[p.doc_id], "", p.text, {k: p.meta[k] for k in KEPT_META if k in p.meta})
-                for p in dataset.passages]
+    passages = [
+        Passage(pid_of[p.pid], ids[p.doc_id], "", p.text, {k: p.meta[k] for k in KEPT_META if k in p.meta})
+        for p in dataset.passages
+    ]
     order = {p.pid: i for i, p in enumerate(passages)}
     passages.sort(key=lambda p: (p.doc_id, p.meta.get("page", -1), p.meta.get("chunk", -1), order[p.pid]))
     queries = [_query(q, pid_of, ids) for q in dataset.queries]
     meta = {k: v for k, v in dataset.meta.items() if k not in ("left_out", "docs_without_info")}
     if "left_out" in dataset.meta:
-        meta["left_out"] = {qid: "its evidence filing or page is not in the corpus (PDF not available)"
-                            for qid in dataset.meta["left_out"]}
+        meta["left_out"] = {
+            qid: "its evidence filing or page is not in the corpus (PDF not available)"
+            for qid in dataset.meta["left_out"]
+        }
     if "docs_without_info" in dataset.meta:
         meta["docs_without_info"] = sorted(ids[d] for d in dataset.meta["docs_without_info"] if d in ids)
-    meta["own_files"] = {"from": dataset.name, "doc_ids": "opaque (sha256 of the name)", "titles": "none",
-                         "passage_meta_kept": [k for k in KEPT_META if any(k in p.meta for p in passages)],
-                         "n_documents": len(ids)}
+    meta["own_files"] = {
+        "from": dataset.name,
+        "doc_ids": "opaque (sha256 of the name)",
+        "titles": "none",
+        "passage_meta_kept": [k for k in KEPT_META if any(k in p.meta for p in passages)],
+        "n_documents": len(ids),
+    }
     return Dataset(name or f"{dataset.name}-own", passages, queries, meta).validate()
 
 

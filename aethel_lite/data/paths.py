@@ -9,8 +9,10 @@ from ..errors import DataConfigError, DataNotFoundError
 
 __all__ = ["data_root", "data_file", "configured_root", "check_data_root", "HOW_TO_GET_DATA"]
 
-HOW_TO_GET_DATA = ("Point AETHEL_DATA at the folder that holds musique/, 2wikimultihopqa/ and financebench/ "
-                   "(export AETHEL_DATA=/path/to/data), or run `make data` to download the public sources into ./data.")
+HOW_TO_GET_DATA = (
+    "Point AETHEL_DATA at the folder that holds musique/, 2wikimultihopqa/ and financebench/ "
+    "(export AETHEL_DATA=/path/to/data), or run `make data` to download the public sources into ./data."
+)
 
 
 def data_root() -> Path:
@@ -41,5 +43,7 @@ def check_data_root() -> None:
     """Raise :class:`DataConfigError`, naming the folder, when ``$AETHEL_DATA`` is set but is not a folder."""
     env = os.environ.get("AETHEL_DATA")
     if env and not Path(env).is_dir():
-        raise DataConfigError(f"AETHEL_DATA={env}: no such folder. {HOW_TO_GET_DATA} "
-                              "Unset AETHEL_DATA to build on the synthetic corpus instead.")
+        raise DataConfigError(
+            f"AETHEL_DATA={env}: no such folder. {HOW_TO_GET_DATA} "
+            "Unset AETHEL_DATA to build on the synthetic corpus instead."
+        )

@@ -52,8 +52,14 @@ def ident_of(value: Any, what: str, path: Path, index: int) -> str:
 
 
 def json_type(value: Any) -> str:
-    return {type(None): "null", bool: "a boolean", int: "a number", float: "a number", list: "a list",
-            dict: "an object"}.get(type(value), type(value).__name__)
+    return {
+        type(None): "null",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        list: "a list",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)
 
 
 def new_qid(row: Mapping[str, Any], key: str, path: Path, index: int, seen: set[str]) -> str:

@@ -42,9 +42,15 @@ def open_corpus(dataset: Dataset) -> Dataset:
         rename[p.pid] = keep
         if keep == p.pid:
             passages.append(p)
-    queries = [Query(q.qid, q.text, frozenset(rename.get(g, g) for g in q.gold), q.hops, None, dict(q.meta))
-               for q in dataset.queries]
-    meta = {**dataset.meta, "setting": "open-corpus", "duplicates_merged": len(dataset.passages) - len(passages)}
+    queries = [
+        Query(q.qid, q.text, frozenset(rename.get(g, g) for g in q.gold), q.hops, None, dict(q.meta))
+        for q in dataset.queries
+    ]
+    meta = {
+        **dataset.meta,
+        "setting": "open-corpus",
+        "duplicates_merged": len(dataset.passages) - len(passages),
+    }
     return Dataset(dataset.name, passages, queries, meta).validate()
 
 
@@ -89,15 +95,21 @@ def sample_corpus(dataset: Dataset, size: int, seed: int = 0) -> Dataset:
     seed = _check_int(seed, "seed", 0)
     pooled = next((q.qid for q in dataset.queries if q.pool is not None), None)
     if pooled is not None:
-        raise ParameterError(f"sample_corpus: query {pooled!r} of {dataset.name!r} has a closed pool, which sampling "
-                             "would break; sample the open corpus instead (open_corpus(dataset))")
+        raise ParameterError(
+            f"sample_corpus: query {pooled!r} of {dataset.name!r} has a closed pool, which sampling "
+            "would break; sample the open corpus instead (open_corpus(dataset))"
+        )
     gold = set().union(*(q.gold for q in dataset.queries)) if dataset.queries else set()
     n_corpus = len(dataset.passages)
     if size > n_corpus:
-        raise ParameterError(f"size={size} is larger than the corpus of {dataset.name!r} ({n_corpus} passages)")
+        raise ParameterError(
+            f"size={size} is larger than the corpus of {dataset.name!r} ({n_corpus} passages)"
+        )
     if size < len(gold):
-        raise ParameterError(f"size={size} is smaller than the {len(gold)} gold passages of {dataset.name!r}, "
-                             "which a sample must keep")
+        raise ParameterError(
+            f"size={size} is smaller than the {len(gold)} gold passages of {dataset.name!r}, "
+            "which a sample must keep"
+        )
     import numpy as np
 
     others = [i for i, p in enumerate(dataset.passages) if p.pid not in gold]

@@ -39,12 +39,23 @@ class Passage:
     meta: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"pid": self.pid, "doc_id": self.doc_id, "title": self.title, "text": self.text, "meta": dict(self.meta)}
+        return {
+            "pid": self.pid,
+            "doc_id": self.doc_id,
+            "title": self.title,
+            "text": self.text,
+            "meta": dict(self.meta),
+        }
 
     @classmethod
-    def from_dict(cls, row: Mapping[str, Any]) -> "Passage":
-        return cls(pid=str(row["pid"]), doc_id=str(row.get("doc_id", row["pid"])), title=str(row.get("title", "")),
-                   text=str(row["text"]), meta=dict(row.get("meta") or {}))
+    def from_dict(cls, row: Mapping[str, Any]) -> Passage:
+        return cls(
+            pid=str(row["pid"]),
+            doc_id=str(row.get("doc_id", row["pid"])),
+            title=str(row.get("title", "")),
+            text=str(row["text"]),
+            meta=dict(row.get("meta") or {}),
+        )
 
 
 @dataclass(frozen=True)
@@ -80,15 +91,26 @@ class Query:
             object.__setattr__(self, "pool", tuple(self.pool))
 
     def to_dict(self) -> dict:
-        return {"qid": self.qid, "text": self.text, "gold": sorted(self.gold), "hops": self.hops,
-                "pool": list(self.pool) if self.pool is not None else None, "meta": dict(self.meta)}
+        return {
+            "qid": self.qid,
+            "text": self.text,
+            "gold": sorted(self.gold),
+            "hops": self.hops,
+            "pool": list(self.pool) if self.pool is not None else None,
+            "meta": dict(self.meta),
+        }
 
     @classmethod
-    def from_dict(cls, row: Mapping[str, Any]) -> "Query":
+    def from_dict(cls, row: Mapping[str, Any]) -> Query:
         pool = row.get("pool")
-        return cls(qid=str(row["qid"]), text=str(row["text"]), gold=frozenset(str(g) for g in row.get("gold", ())),
-                   hops=int(row.get("hops", 1)), pool=tuple(str(p) for p in pool) if pool is not None else None,
-                   meta=dict(row.get("meta") or {}))
+        return cls(
+            qid=str(row["qid"]),
+            text=str(row["text"]),
+            gold=frozenset(str(g) for g in row.get("gold", ())),
+            hops=int(row.get("hops", 1)),
+            pool=tuple(str(p) for p in pool) if pool is not None else None,
+            meta=dict(row.get("meta") or {}),
+        )
 
 
 @dataclass
@@ -118,7 +140,7 @@ class Dataset:
     def __repr__(self) -> str:
         return f"Dataset(name={self.name!r}, passages={len(self.passages)}, queries={len(self.queries)})"
 
-    def validate(self) -> "Dataset":
+    def validate(self) -> Dataset:
         """Check the invariants; raise :class:`DataError` naming the first offending id.
 
         Passages non-empty with unique pids; every gold and pool pid is a passage; gold ⊆ pool
@@ -134,17 +156,25 @@ class Dataset:
         for q in self.queries:
             missing = [g for g in q.gold if g not in seen]
             if missing:
-                raise DataError(f"dataset {self.name!r}: query {q.qid!r} has gold pid {missing[0]!r} not in the corpus")
+                raise DataError(
+                    f"dataset {self.name!r}: query {q.qid!r} has gold pid {missing[0]!r} not in the corpus"
+                )
             if q.pool is not None:
                 unknown = [p for p in q.pool if p not in seen]
                 if unknown:
-                    raise DataError(f"dataset {self.name!r}: query {q.qid!r} has pool pid {unknown[0]!r} not in the corpus")
+                    raise DataError(
+                        f"dataset {self.name!r}: query {q.qid!r} has pool pid {unknown[0]!r} not in the corpus"
+                    )
                 outside = q.gold - set(q.pool)
                 if outside:
-                    raise DataError(f"dataset {self.name!r}: query {q.qid!r} has gold pid {sorted(outside)[0]!r} outside its pool")
+                    raise DataError(
+                        f"dataset {self.name!r}: query {q.qid!r} has gold pid {sorted(outside)[0]!r} outside its pool"
+                    )
         return self
 
-    def subset(self, qids: Iterable[str] | None = None, *, limit: int | None = None, keep_all_passages: bool = True) -> "Dataset":
+    def subset(
+        self, qids: Iterable[str] | None = None, *, limit: int | None = None, keep_all_passages: bool = True
+    ) -> Dataset:
         """A data set with only some queries.
 
         Parameters
@@ -166,7 +196,7 @@ class Dataset:
             passages = [p for p in self.passages if p.pid in needed]
         return Dataset(self.name, passages, queries, dict(self.meta))
 
-    def with_random_pools(self, size: int = 20, seed: int = 0) -> "Dataset":
+    def with_random_pools(self, size: int = 20, seed: int = 0) -> Dataset:
         """A copy whose every query has a closed pool: its gold passages plus random others.
 
         Each pool has ``max(size, |gold|)`` passages: the gold ones and distractors drawn uniformly
@@ -183,11 +213,15 @@ class Dataset:
         for q in self.queries:
             others = [pid for pid in pids if pid not in q.gold]
             n_extra = min(max(size - len(q.gold), 0), len(others))
-            extra = [others[i] for i in rng.choice(len(others), size=n_extra, replace=False)] if n_extra else []
+            extra = (
+                [others[i] for i in rng.choice(len(others), size=n_extra, replace=False)] if n_extra else []
+            )
             pool = sorted(q.gold) + extra
             pool = [pool[i] for i in rng.permutation(len(pool))]
             queries.append(Query(q.qid, q.text, q.gold, q.hops, tuple(pool), dict(q.meta)))
-        return Dataset(self.name, self.passages, queries, {**self.meta, "random_pools": {"size": size, "seed": seed}})
+        return Dataset(
+            self.name, self.passages, queries, {**self.meta, "random_pools": {"size": size, "seed": seed}}
+        )
 
     def passage_texts(self) -> list[str]:
         """Texts used for indexing: ``title + "\\n" + text`` when a title exists."""
@@ -203,15 +237,22 @@ class Dataset:
         return directory
 
     @classmethod
-    def from_jsonl(cls, directory: str | os.PathLike, name: str | None = None) -> "Dataset":
+    def from_jsonl(cls, directory: str | os.PathLike, name: str | None = None) -> Dataset:
         """Read a data set written by :meth:`to_jsonl` (``queries.jsonl`` may be absent)."""
         directory = Path(directory)
         info = read_json(directory / "dataset.json") if (directory / "dataset.json").exists() else {}
         if not isinstance(info, dict) or not isinstance(info.get("meta", {}), dict):
             raise DataError(f"{directory / 'dataset.json'}: expected an object with an object 'meta'")
-        passages = [_row(Passage.from_dict, row, directory / "passages.jsonl", i) for i, row in enumerate(read_jsonl(directory / "passages.jsonl"), 1)]
+        passages = [
+            _row(Passage.from_dict, row, directory / "passages.jsonl", i)
+            for i, row in enumerate(read_jsonl(directory / "passages.jsonl"), 1)
+        ]
         qpath = directory / "queries.jsonl"
-        queries = [_row(Query.from_dict, row, qpath, i) for i, row in enumerate(read_jsonl(qpath), 1)] if qpath.exists() else []
+        queries = (
+            [_row(Query.from_dict, row, qpath, i) for i, row in enumerate(read_jsonl(qpath), 1)]
+            if qpath.exists()
+            else []
+        )
         return cls(name or info.get("name", directory.name), passages, queries, dict(info.get("meta", {})))
 
 

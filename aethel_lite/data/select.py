@@ -18,8 +18,14 @@ from .synthetic import make_synthetic
 FORMATS = ("musique", "2wiki", "financebench", "synthetic")
 
 
-def check_format_options(fmt: str, *, setting: str | None = None, pages_changed: bool = False,
-                         distractors: bool | str | None = None, own_files: bool = False) -> None:
+def check_format_options(
+    fmt: str,
+    *,
+    setting: str | None = None,
+    pages_changed: bool = False,
+    distractors: bool | str | None = None,
+    own_files: bool = False,
+) -> None:
     """Reject a format name, setting or option that does not fit the data set, before anything is loaded.
 
     The one check behind :func:`load_for_eval` and ``aethel eval`` (whose flags the messages name).
@@ -50,9 +56,19 @@ def check_format_options(fmt: str, *, setting: str | None = None, pages_changed:
         raise ParameterError(f"--own-files applies to --format financebench only, not {fmt}")
 
 
-def load_for_eval(fmt: str, data: str | None = None, *, setting: str | None = None, seed: int = 0, size: int = 1000,
-                  docs: str = "question", granularity: str = "page", chunk_words: int = 200,
-                  distractors: bool | str | None = None, own_files: bool = False) -> Dataset:
+def load_for_eval(
+    fmt: str,
+    data: str | None = None,
+    *,
+    setting: str | None = None,
+    seed: int = 0,
+    size: int = 1000,
+    docs: str = "question",
+    granularity: str = "page",
+    chunk_words: int = 200,
+    distractors: bool | str | None = None,
+    own_files: bool = False,
+) -> Dataset:
     """Load a data set by format name, in the setting it will be evaluated in.
 
     Parameters
@@ -83,8 +99,16 @@ def load_for_eval(fmt: str, data: str | None = None, *, setting: str | None = No
         ``data`` is None and the configured folder (:func:`~aethel_lite.data.paths.configured_root`) is
         missing or does not hold this data set: the message names the folder.
     """
-    options = dict(setting=setting, seed=seed, size=size, docs=docs, granularity=granularity, chunk_words=chunk_words,
-                   distractors=distractors, own_files=own_files)
+    options = dict(
+        setting=setting,
+        seed=seed,
+        size=size,
+        docs=docs,
+        granularity=granularity,
+        chunk_words=chunk_words,
+        distractors=distractors,
+        own_files=own_files,
+    )
     if data is None and fmt != "synthetic":
         root = configured_root()
         try:
@@ -94,20 +118,42 @@ def load_for_eval(fmt: str, data: str | None = None, *, setting: str | None = No
                 raise
             where = f"AETHEL_DATA={root}" if os.environ.get("AETHEL_DATA") else f"the data folder {root}"
             missing = str(exc).split(": ")[0]
-            raise DataConfigError(f"{where} is set but does not hold the {fmt} data set ({missing} not found). "
-                                  f"{HOW_TO_GET_DATA}") from exc
+            raise DataConfigError(
+                f"{where} is set but does not hold the {fmt} data set ({missing} not found). "
+                f"{HOW_TO_GET_DATA}"
+            ) from exc
     return _load_for_eval(fmt, data, **options)
 
 
-def _load_for_eval(fmt: str, data: str | None, *, setting: str | None, seed: int, size: int, docs: str,
-                   granularity: str, chunk_words: int, distractors: bool | str | None, own_files: bool) -> Dataset:
-    check_format_options(fmt, setting=setting, pages_changed=granularity != "page" or chunk_words != 200,
-                         distractors=distractors, own_files=own_files)
+def _load_for_eval(
+    fmt: str,
+    data: str | None,
+    *,
+    setting: str | None,
+    seed: int,
+    size: int,
+    docs: str,
+    granularity: str,
+    chunk_words: int,
+    distractors: bool | str | None,
+    own_files: bool,
+) -> Dataset:
+    check_format_options(
+        fmt,
+        setting=setting,
+        pages_changed=granularity != "page" or chunk_words != 200,
+        distractors=distractors,
+        own_files=own_files,
+    )
     if fmt == "synthetic":
         return make_synthetic(n_passages=size, seed=seed)
     if fmt == "financebench":
-        dataset = loaders.load_financebench(_data_dir(data, loaders.FINANCEBENCH_DIR[0]), docs=docs,
-                                            granularity=granularity, chunk_words=chunk_words)
+        dataset = loaders.load_financebench(
+            _data_dir(data, loaders.FINANCEBENCH_DIR[0]),
+            docs=docs,
+            granularity=granularity,
+            chunk_words=chunk_words,
+        )
         return hide_names(dataset, name="financebench-own") if own_files else dataset
     if fmt == "musique":
         dataset = loaders.load_musique(_data_file(data, loaders.MUSIQUE_FILE))
@@ -148,8 +194,15 @@ def _distractor_file(questions: Path | None, distractors: bool | str | None) -> 
     return default if distractors is True or default.exists() else None
 
 
-def load_or_synthetic(fmt: str, *, setting: str = "closed", size: int = 1000, seed: int = 0,
-                      log: Callable[[str], None] | None = print, **kwargs: Any) -> Dataset:
+def load_or_synthetic(
+    fmt: str,
+    *,
+    setting: str = "closed",
+    size: int = 1000,
+    seed: int = 0,
+    log: Callable[[str], None] | None = print,
+    **kwargs: Any,
+) -> Dataset:
     """:func:`load_for_eval` (in ``setting``), or — when the real data is not there — the synthetic corpus, loudly.
 
     The fallback data set is named ``"synthetic (instead of <fmt>)"``, carries
@@ -165,9 +218,11 @@ def load_or_synthetic(fmt: str, *, setting: str = "closed", size: int = 1000, se
             if kwargs.get("data") is not None:
                 raise
             if log:
-                log(f"WARNING: no real data is configured (AETHEL_DATA is not set and there is no ./data folder), so "
+                log(
+                    f"WARNING: no real data is configured (AETHEL_DATA is not set and there is no ./data folder), so "
                     f"{fmt} is not available.\nWARNING: running on the SYNTHETIC corpus instead; "
-                    "these numbers are NOT comparable with the paper's.")
+                    "these numbers are NOT comparable with the paper's."
+                )
     ds = make_synthetic(n_passages=size, seed=seed)
     if setting == "closed":
         ds = ds.with_random_pools(20, seed=seed)
@@ -175,4 +230,3 @@ def load_or_synthetic(fmt: str, *, setting: str = "closed", size: int = 1000, se
         ds.name = f"synthetic (instead of {fmt})"
         ds.meta["fallback_from"] = fmt
     return ds
-

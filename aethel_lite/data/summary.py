@@ -19,7 +19,8 @@ def dataset_summary(dataset) -> dict[str, Any]:
         "n_queries": len(queries),
         "hops": dict(sorted(hops.items(), key=lambda kv: int(kv[0]))),
         "mean_gold": round(sum(len(q.gold) for q in queries) / len(queries), 4) if queries else 0.0,
-        "mean_passage_chars": round(sum(len(p.text) for p in passages) / len(passages), 2) if passages else 0.0,
+        "mean_passage_chars": round(sum(len(p.text) for p in passages) / len(passages), 2)
+        if passages
+        else 0.0,
         "closed_pool": sum(q.pool is not None for q in queries),
     }
-

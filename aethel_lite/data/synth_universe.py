@@ -24,17 +24,40 @@ _GP_TAILS = (
 ).split()
 # (name words, acronym letters)
 _FUND_PATTERNS = (
-    ("Capital Partners", "CP"), ("Equity Partners", "EP"), ("Buyout Fund", "BF"),
-    ("Capital Fund", "CF"), ("Opportunity Fund", "OF"), ("Partners", "P"),
-    ("Private Equity Fund", "PEF"), ("Growth Equity", "GE"), ("Infrastructure Partners", "IP"),
-    ("Healthcare Partners", "HP"), ("Ventures", "V"), ("Credit Opportunities", "CO"),
-    ("Special Situations Fund", "SSF"), ("Value Partners", "VP"), ("Strategic Capital", "SC"),
-    ("Industrial Partners", "INP"), ("Tech Partners", "TP"), ("Mid-Market Fund", "MMF"),
+    ("Capital Partners", "CP"),
+    ("Equity Partners", "EP"),
+    ("Buyout Fund", "BF"),
+    ("Capital Fund", "CF"),
+    ("Opportunity Fund", "OF"),
+    ("Partners", "P"),
+    ("Private Equity Fund", "PEF"),
+    ("Growth Equity", "GE"),
+    ("Infrastructure Partners", "IP"),
+    ("Healthcare Partners", "HP"),
+    ("Ventures", "V"),
+    ("Credit Opportunities", "CO"),
+    ("Special Situations Fund", "SSF"),
+    ("Value Partners", "VP"),
+    ("Strategic Capital", "SC"),
+    ("Industrial Partners", "INP"),
+    ("Tech Partners", "TP"),
+    ("Mid-Market Fund", "MMF"),
 )
-_GP_SUFFIXES = ("Capital Management LLC", "Investment Management LLC", "Advisors, LLC", "Management Company, L.P.")
+_GP_SUFFIXES = (
+    "Capital Management LLC",
+    "Investment Management LLC",
+    "Advisors, LLC",
+    "Management Company, L.P.",
+)
 _STRATEGIES = (
-    "lower mid-market buyout", "mid-market buyout", "growth equity", "large-cap buyout",
-    "healthcare services buyout", "software buyout", "industrial carve-out", "infrastructure",
+    "lower mid-market buyout",
+    "mid-market buyout",
+    "growth equity",
+    "large-cap buyout",
+    "healthcare services buyout",
+    "software buyout",
+    "industrial carve-out",
+    "infrastructure",
 )
 _CO_WORDS = (
     "Helios Atlas Orion Vega Apex Nova Zenith Meridian Keystone Pinnacle Vertex Horizon Beacon "
@@ -68,8 +91,14 @@ _PLACES = (
     "Clayton Madison Georgetown Salem Fairview Lakewood Arlington Greenville Bristol Dayton Fresno"
 ).split()
 _PENSION_GROUPS = (
-    ("Teachers'", "T"), ("Public Employees'", "PE"), ("Municipal Employees'", "ME"), ("Firefighters'", "F"),
-    ("Police Officers'", "PO"), ("State Employees'", "SE"), ("County Employees'", "CE"), ("School Employees'", "SE"),
+    ("Teachers'", "T"),
+    ("Public Employees'", "PE"),
+    ("Municipal Employees'", "ME"),
+    ("Firefighters'", "F"),
+    ("Police Officers'", "PO"),
+    ("State Employees'", "SE"),
+    ("County Employees'", "CE"),
+    ("School Employees'", "SE"),
 )
 _SURNAMES = (
     "Whitcombe Ashford Pemberton Hollis Carrington Dunmore Ellsworth Fairbanks Galloway Harcourt "
@@ -87,11 +116,24 @@ METRICS: dict[str, tuple[str, ...]] = {
     "dpi": ("DPI", "distributions to paid-in capital multiple", "realized multiple (DPI)"),
     "tvpi": ("TVPI", "total value to paid-in multiple", "net multiple (TVPI)"),
     "net_irr": ("net IRR", "net internal rate of return", "since-inception net IRR"),
-    "unfunded_commitment": ("unfunded commitment", "remaining unfunded commitment", "uncalled capital commitment"),
-    "credit_facility_balance": ("subscription line balance", "credit facility balance", "balance drawn on the capital call facility"),
+    "unfunded_commitment": (
+        "unfunded commitment",
+        "remaining unfunded commitment",
+        "uncalled capital commitment",
+    ),
+    "credit_facility_balance": (
+        "subscription line balance",
+        "credit facility balance",
+        "balance drawn on the capital call facility",
+    ),
 }
 _QUARTERS = [(y, q) for y in range(2021, 2025) for q in (1, 2, 3, 4)]
-_Q_END = {1: ("March", 31, "03/31"), 2: ("June", 30, "06/30"), 3: ("September", 30, "09/30"), 4: ("December", 31, "12/31")}
+_Q_END = {
+    1: ("March", 31, "03/31"),
+    2: ("June", 30, "06/30"),
+    3: ("September", 30, "09/30"),
+    4: ("December", 31, "12/31"),
+}
 _ORD = {1: "first", 2: "second", 3: "third", 4: "fourth"}
 
 
@@ -172,8 +214,14 @@ def _fund_series(seed: int, fund_id: str, vintage: int, size: float) -> dict:
             irr = r.uniform(-8.0, 3.0)
         nav = (tvpi - dpi) * paid_in
         credit = size * credit_share * max(0.1, 1.0 - age / 6.0) * r.uniform(0.7, 1.3)
-        out[_pkey(y, q)] = {"nav": _money(nav), "dpi": _mult(dpi), "tvpi": _mult(tvpi), "net_irr": _pct(irr),
-                            "unfunded_commitment": _money(size - paid_in), "credit_facility_balance": _money(credit)}
+        out[_pkey(y, q)] = {
+            "nav": _money(nav),
+            "dpi": _mult(dpi),
+            "tvpi": _mult(tvpi),
+            "net_irr": _pct(irr),
+            "unfunded_commitment": _money(size - paid_in),
+            "credit_facility_balance": _money(credit),
+        }
     return out
 
 
@@ -204,15 +252,17 @@ class _Universe:
         bi = 0
         while len(self.funds) < n_funds:
             if bi >= len(brands):
-                raise ParameterError(f"n_funds={n_funds}: the brand word lists give only {len(self.funds)} funds "
-                                     "with unique acronyms")
+                raise ParameterError(
+                    f"n_funds={n_funds}: the brand word lists give only {len(self.funds)} funds "
+                    "with unique acronyms"
+                )
             head, tail = brands[bi]
             bi += 1
             brand = head + tail
             if brand.lower() in names:
                 continue
             rng.shuffle(patterns)
-            for words, letters in patterns:
+            for words, letters in patterns:  # noqa: B007
                 stem = head[0] + tail[0] + letters
                 if stem not in stems:
                     break
@@ -221,7 +271,9 @@ class _Universe:
             stems.add(stem)
             names.add(brand.lower())
             gp_suffix = rng.choice(_GP_SUFFIXES)
-            gp = _Entity(f"gp:{_slug(brand)}", "gp", {"full": f"{brand} {gp_suffix}", "short": brand}, {"brand": brand})
+            gp = _Entity(
+                f"gp:{_slug(brand)}", "gp", {"full": f"{brand} {gp_suffix}", "short": brand}, {"brand": brand}
+            )
             self.gps.append(gp)
             k = max(min(rng.choice((2, 2, 3, 3, 3, 4)), n_funds - len(self.funds)), 1)
             first = rng.randint(1, 4)
@@ -232,14 +284,25 @@ class _Universe:
             for j in range(k):
                 num = _ROMAN[first + j]
                 vintage = last_vintage - gap * (k - 1 - j)
-                size = round(rng.uniform(250, 1200) * (1.35 ** j) * rng.choice((1, 1, 2, 4)), 1)
+                size = round(rng.uniform(250, 1200) * (1.35**j) * rng.choice((1, 1, 2, 4)), 1)
                 fid = f"fund:{_slug(brand)}-{num.lower()}"
-                forms = {"full": f"{brand} {words} {num}, L.P.", "name": f"{brand} {words} {num}",
-                         "short": f"{brand} {num}", "acronym": f"{stem} {num}"}
-                data = {"gp": gp, "vintage": vintage, "size": size, "strategy": strategy,
-                        "series": _fund_series(self.seed, fid, vintage, size),
-                        "fee": rng.choice(("1.5%", "1.75%", "2.0%")), "carry": rng.choice(("20%", "20%", "25%")),
-                        "companies": [], "lps": []}
+                forms = {
+                    "full": f"{brand} {words} {num}, L.P.",
+                    "name": f"{brand} {words} {num}",
+                    "short": f"{brand} {num}",
+                    "acronym": f"{stem} {num}",
+                }
+                data = {
+                    "gp": gp,
+                    "vintage": vintage,
+                    "size": size,
+                    "strategy": strategy,
+                    "series": _fund_series(self.seed, fid, vintage, size),
+                    "fee": rng.choice(("1.5%", "1.75%", "2.0%")),
+                    "carry": rng.choice(("20%", "20%", "25%")),
+                    "companies": [],
+                    "lps": [],
+                }
                 fund = _Entity(fid, "fund", forms, data)
                 self.funds.append(fund)
                 gp.data["funds"].append(fund)
@@ -267,9 +330,12 @@ class _Universe:
                 seen.add(f"{w} {sector}")
                 kind = rng.choice(_CO_KINDS)
                 legal = rng.choice((", Inc.", ", Inc.", ", LLC", " Corp."))
-                co = _Entity(f"co:{_slug(w + ' ' + sector)}", "company",
-                             {"full": f"{w} {sector} {kind}{legal}", "short": f"{w} {sector}", "prefix": w},
-                             {"sector": sector.lower(), "fund": fund})
+                co = _Entity(
+                    f"co:{_slug(w + ' ' + sector)}",
+                    "company",
+                    {"full": f"{w} {sector} {kind}{legal}", "short": f"{w} {sector}", "prefix": w},
+                    {"sector": sector.lower(), "fund": fund},
+                )
                 self.companies.append(co)
                 fund.data["companies"].append(co)
         first_words = Counter(co.forms["prefix"] for co in self.companies)
@@ -292,7 +358,10 @@ class _Universe:
             used.add((kind, name))
             if kind == "pension":
                 gname, gl = group
-                forms = {"full": f"{name} {gname} Retirement System", "short": f"{name} {gname.rstrip(chr(39))}"}
+                forms = {
+                    "full": f"{name} {gname} Retirement System",
+                    "short": f"{name} {gname.rstrip(chr(39))}",
+                }
                 acr = name[0] + gl + "RS"
                 if acr not in acr_seen:
                     acr_seen.add(acr)
@@ -318,7 +387,9 @@ class _Universe:
             if short in seen:
                 continue
             seen.add(short)
-            self.buyers.append(_Entity(f"buyer:{_slug(short)}", "buyer", {"full": f"{w} {sector} {t}", "short": short}))
+            self.buyers.append(
+                _Entity(f"buyer:{_slug(short)}", "buyer", {"full": f"{w} {sector} {t}", "short": short})
+            )
 
     def _assign(self) -> None:
         rng = self.rng
@@ -326,14 +397,16 @@ class _Universe:
             fund.data["lps"] = rng.sample(self.lps, min(len(self.lps), rng.randint(4, 8)))
             periods = sorted(fund.data["series"])
             # reporting window: the last four to six quarters the fund existed
-            fund.data["window"] = periods[-rng.randint(4, 6):]
+            fund.data["window"] = periods[-rng.randint(4, 6) :]
             for co in fund.data["companies"]:
                 acq_year = min(2024, fund.data["vintage"] + rng.randint(0, 3))
                 co.data["acquired"] = (acq_year, rng.randint(1, 4))
                 co.data["price"] = _money(rng.uniform(40, 0.25 * fund.data["size"] + 60))
                 co.data["stake"] = _pct(rng.uniform(51, 92))
                 exit_year = acq_year + rng.randint(3, 6)
-                co.data["exit"] = (exit_year, rng.randint(1, 4)) if exit_year <= 2024 and rng.random() < 0.6 else None
+                co.data["exit"] = (
+                    (exit_year, rng.randint(1, 4)) if exit_year <= 2024 and rng.random() < 0.6 else None
+                )
                 co.data["buyer"] = rng.choice(self.buyers) if co.data["exit"] else None
         # each LP sells its interest in at most one fund (so "the fund in which X sold its stake" is unique)
         order = list(self.funds)
@@ -345,4 +418,3 @@ class _Universe:
                     lp = rng.choice(sellers)
                     lp.data["sold"] = fund
                     fund.data.setdefault("sellers", []).append(lp)
-

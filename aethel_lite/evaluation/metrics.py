@@ -32,8 +32,17 @@ import numpy as np
 
 from ..errors import DataError, ParameterError
 
-__all__ = ["DEFAULT_METRICS", "Metric", "parse_metric", "per_query", "evaluate", "first_gold_rank", "gold_rank", "mean",
-           "mean_metrics"]
+__all__ = [
+    "DEFAULT_METRICS",
+    "Metric",
+    "parse_metric",
+    "per_query",
+    "evaluate",
+    "first_gold_rank",
+    "gold_rank",
+    "mean",
+    "mean_metrics",
+]
 
 DEFAULT_METRICS = ("HR@1", "HR@5", "AllSupport@5", "Recall@5", "MRR", "nDCG@10")
 
@@ -109,7 +118,9 @@ def gold_rank(scores: np.ndarray, gold: Sequence[int], among: np.ndarray | None 
     if among is None:
         ahead = np.count_nonzero(scores > best) + np.count_nonzero(scores[:first] == best)
     else:
-        ahead = np.count_nonzero(among & (scores > best)) + np.count_nonzero(among[:first] & (scores[:first] == best))
+        ahead = np.count_nonzero(among & (scores > best)) + np.count_nonzero(
+            among[:first] & (scores[:first] == best)
+        )
     return 1 + int(ahead)
 
 
@@ -149,8 +160,10 @@ def parse_metric(name: str) -> Metric:
     m = _PATTERN.match(name)
     kind = _CUTOFF.get(m.group(1).casefold()) if m else None
     if kind is None:
-        raise ParameterError(f"unknown metric {name!r}; use HR@k, AllSupport@k, Recall@k, nDCG@k or MRR "
-                             f"(e.g. {', '.join(DEFAULT_METRICS)})")
+        raise ParameterError(
+            f"unknown metric {name!r}; use HR@k, AllSupport@k, Recall@k, nDCG@k or MRR "
+            f"(e.g. {', '.join(DEFAULT_METRICS)})"
+        )
     k = int(m.group(2))
     if k < 1:
         raise ParameterError(f"metric {name!r}: the cut-off must be >= 1")
@@ -162,7 +175,9 @@ def _ranked_pids(ranking: Iterable) -> list[str]:
     return list(dict.fromkeys(item if isinstance(item, str) else item[0] for item in ranking))
 
 
-def per_query(run: Mapping[str, Sequence], queries: Sequence, metrics: Sequence[str] = DEFAULT_METRICS) -> dict[str, dict[str, float]]:
+def per_query(
+    run: Mapping[str, Sequence], queries: Sequence, metrics: Sequence[str] = DEFAULT_METRICS
+) -> dict[str, dict[str, float]]:
     """Metric values per query.
 
     Parameters
@@ -198,7 +213,9 @@ def per_query(run: Mapping[str, Sequence], queries: Sequence, metrics: Sequence[
     return out
 
 
-def evaluate(run: Mapping[str, Sequence], queries: Sequence, metrics: Sequence[str] = DEFAULT_METRICS) -> dict[str, float]:
+def evaluate(
+    run: Mapping[str, Sequence], queries: Sequence, metrics: Sequence[str] = DEFAULT_METRICS
+) -> dict[str, float]:
     """Mean of each metric over ``queries`` (queries absent from the run score 0). See :func:`per_query`."""
     table = per_query(run, queries, metrics)
     if not table:

@@ -20,8 +20,20 @@ from ..retrievers.run import RUN_DEPTH
 from .metrics import evaluate, mean, mean_metrics, per_query
 from .stats import holm, paired_bootstrap, randomization_test
 
-__all__ = ["RUN_DEPTH", "RRF_K", "MethodOutcome", "run_methods", "fuse", "metric_names", "score_runs", "write_trec_runs",
-           "bct_ablation", "paired_comparisons", "block_of", "without_timing"]
+__all__ = [
+    "RUN_DEPTH",
+    "RRF_K",
+    "MethodOutcome",
+    "run_methods",
+    "fuse",
+    "metric_names",
+    "score_runs",
+    "write_trec_runs",
+    "bct_ablation",
+    "paired_comparisons",
+    "block_of",
+    "without_timing",
+]
 
 
 @dataclass
@@ -35,9 +47,17 @@ class MethodOutcome:
     extra: dict = field(default_factory=dict)
 
 
-def run_methods(dataset: Dataset, methods: Sequence[str], *, setting: str = "closed", depth: int = RUN_DEPTH,
-                retriever_kwargs: Mapping[str, Mapping[str, Any]] | None = None, progress: bool = True,
-                log: Callable[[str], None] | None = print, memo: bool = True) -> dict[str, MethodOutcome]:
+def run_methods(
+    dataset: Dataset,
+    methods: Sequence[str],
+    *,
+    setting: str = "closed",
+    depth: int = RUN_DEPTH,
+    retriever_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] | None = print,
+    memo: bool = True,
+) -> dict[str, MethodOutcome]:
     """Fit and run every requested method (and the base methods that fusions need) once each.
 
     Parameters
@@ -70,12 +90,16 @@ def run_methods(dataset: Dataset, methods: Sequence[str], *, setting: str = "clo
     check_k(depth, "--depth")
     if setting == "closed" and any(q.pool is None for q in dataset.queries):
         missing = next(q.qid for q in dataset.queries if q.pool is None)
-        raise ParameterError(f"--setting closed: query {missing!r} of {dataset.name!r} has no candidate pool; use --setting open")
+        raise ParameterError(
+            f"--setting closed: query {missing!r} of {dataset.name!r} has no candidate pool; use --setting open"
+        )
     pool = "query" if setting == "closed" else None
     needed = list(dict.fromkeys(base for name in methods for base in FUSIONS.get(name, (name,))))
     outcomes: dict[str, MethodOutcome] = {}
     overrides = {key: dict(val) for key, val in (retriever_kwargs or {}).items()}
-    if isinstance(dataset.meta.get("aliases"), dict):  # the synthetic corpus ships its alias table; BCT uses it
+    if isinstance(
+        dataset.meta.get("aliases"), dict
+    ):  # the synthetic corpus ships its alias table; BCT uses it
         overrides.setdefault("GraphRetriever", {}).setdefault("alias_table", alias_table(dataset))
     for name in needed:
         t0 = time.perf_counter()
@@ -109,7 +133,9 @@ def fuse(name: str, outcomes: Mapping[str, MethodOutcome], *, depth: int = RUN_D
         raise ParameterError(f"method {name!r} is not a fusion; choose from {', '.join(FUSIONS)}")
     missing = [b for b in FUSIONS[name] if b not in outcomes]
     if missing:
-        raise ParameterError(f"fusion {name!r} needs the run of {missing[0]!r}, which is not among the outcomes")
+        raise ParameterError(
+            f"fusion {name!r} needs the run of {missing[0]!r}, which is not among the outcomes"
+        )
     t0 = time.perf_counter()
     run = fuse_runs([outcomes[b].run for b in FUSIONS[name]], name=name, depth=depth)
     seconds = time.perf_counter() - t0 + sum(outcomes[b].seconds for b in FUSIONS[name])
@@ -122,7 +148,9 @@ def metric_names(k: int) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def score_runs(outcomes: Mapping[str, MethodOutcome], queries, *, k: int = 5, depth: int = 10) -> dict[str, dict]:
+def score_runs(
+    outcomes: Mapping[str, MethodOutcome], queries, *, k: int = 5, depth: int = 10
+) -> dict[str, dict]:
     """The ``methods`` block of the ``aethel eval`` JSON: mean metrics (:func:`metric_names`), per-query
     metrics and the top ``depth`` pids of each query (``per_query``)."""
     names = metric_names(k)
@@ -132,12 +160,16 @@ def score_runs(outcomes: Mapping[str, MethodOutcome], queries, *, k: int = 5, de
         means = mean_metrics(pq, names)
         entry: dict[str, Any] = {m: round(float(means[m]), 6) for m in names}
         entry["per_query"] = {q.qid: [pid for pid, _ in outcome.run.get(q.qid, [])[:depth]] for q in queries}
-        entry["per_query_metrics"] = {qid: {m: round(float(v), 6) for m, v in vals.items()} for qid, vals in pq.items()}
+        entry["per_query_metrics"] = {
+            qid: {m: round(float(v), 6) for m, v in vals.items()} for qid, vals in pq.items()
+        }
         block[name] = entry
     return block
 
 
-def write_trec_runs(outcomes: Mapping[str, MethodOutcome], queries, directory: str | os.PathLike) -> list[Path]:
+def write_trec_runs(
+    outcomes: Mapping[str, MethodOutcome], queries, directory: str | os.PathLike
+) -> list[Path]:
     """Write each whole run as ``directory/<method>.trec`` (:meth:`~aethel_lite.retrievers.Run.to_trec`,
     tag = method name) and the gold as ``directory/qrels.txt``, atomically; return the paths, qrels last.
     """
@@ -148,25 +180,43 @@ def write_trec_runs(outcomes: Mapping[str, MethodOutcome], queries, directory: s
     return paths
 
 
-def bct_ablation(dataset: Dataset, *, modes: Sequence[str] = ("none", "alias", "substring", "both"),
-                 extractor: str = "ner3", setting: str = "closed", k: int = 5, depth: int = RUN_DEPTH,
-                 progress: bool = False, **graph_kwargs: Any) -> dict[str, dict[str, float]]:
+def bct_ablation(
+    dataset: Dataset,
+    *,
+    modes: Sequence[str] = ("none", "alias", "substring", "both"),
+    extractor: str = "ner3",
+    setting: str = "closed",
+    k: int = 5,
+    depth: int = RUN_DEPTH,
+    progress: bool = False,
+    **graph_kwargs: Any,
+) -> dict[str, dict[str, float]]:
     """Mean metrics of the graph retriever under each BCT mode (one fit, one search per mode), on runs
     ``depth`` deep as in :func:`run_methods`."""
     if isinstance(dataset.meta.get("aliases"), dict):
         graph_kwargs.setdefault("alias_table", alias_table(dataset))
-    retriever = GraphRetriever(extractor=extractor, bct="none", progress=progress, **graph_kwargs).fit(dataset.passages)
+    retriever = GraphRetriever(extractor=extractor, bct="none", progress=progress, **graph_kwargs).fit(
+        dataset.passages
+    )
     pool = "query" if setting == "closed" else None
     out: dict[str, dict[str, float]] = {}
     for mode in modes:
         retriever.bct = mode
         run = retriever.search(dataset.queries, k=max(10, depth), pool=pool)
-        out[mode] = {m: round(float(v), 6) for m, v in evaluate(run, dataset.queries, metrics=metric_names(k)).items()}
+        out[mode] = {
+            m: round(float(v), 6) for m, v in evaluate(run, dataset.queries, metrics=metric_names(k)).items()
+        }
     return out
 
 
-def paired_comparisons(block: Mapping[str, Mapping[str, Any]], pairs: Sequence[tuple[str, str]],
-                       metrics: Sequence[str], *, n_resamples: int = 10_000, seed: int = 0) -> list[dict]:
+def paired_comparisons(
+    block: Mapping[str, Mapping[str, Any]],
+    pairs: Sequence[tuple[str, str]],
+    metrics: Sequence[str],
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> list[dict]:
     """Paired bootstrap (and randomization test) of per-query metric differences A − B.
 
     Parameters
@@ -196,10 +246,21 @@ def paired_comparisons(block: Mapping[str, Mapping[str, Any]], pairs: Sequence[t
             boot = paired_bootstrap(x, y, n_resamples=n_resamples, seed=seed)
             perm = randomization_test(x, y, n_resamples=n_resamples, seed=seed)
             raw_p.append(boot.p_value)
-            rows.append({"a": a, "b": b, "metric": m, "n": len(qids), "mean_a": round(mean(x), 6),
-                         "mean_b": round(mean(y), 6), "diff": round(boot.mean_diff, 6),
-                         "ci_low": round(boot.ci_low, 6), "ci_high": round(boot.ci_high, 6),
-                         "p_bootstrap": round(boot.p_value, 6), "p_randomization": round(perm.p_value, 6)})
+            rows.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "metric": m,
+                    "n": len(qids),
+                    "mean_a": round(mean(x), 6),
+                    "mean_b": round(mean(y), 6),
+                    "diff": round(boot.mean_diff, 6),
+                    "ci_low": round(boot.ci_low, 6),
+                    "ci_high": round(boot.ci_high, 6),
+                    "p_bootstrap": round(boot.p_value, 6),
+                    "p_randomization": round(perm.p_value, 6),
+                }
+            )
     for row, p in zip(rows, holm(raw_p).tolist()):
         row["p_holm"] = round(p, 6)
     return rows
@@ -208,8 +269,10 @@ def paired_comparisons(block: Mapping[str, Mapping[str, Any]], pairs: Sequence[t
 def block_of(block: Mapping[str, Mapping[str, Any]], qids: Sequence[str]) -> dict:
     """An ``aethel eval`` methods block narrowed to the ``per_query_metrics`` of the questions ``qids``."""
     keep = set(qids)
-    return {m: {"per_query_metrics": {q: v for q, v in e["per_query_metrics"].items() if q in keep}}
-            for m, e in block.items()}
+    return {
+        m: {"per_query_metrics": {q: v for q, v in e["per_query_metrics"].items() if q in keep}}
+        for m, e in block.items()
+    }
 
 
 def without_timing(result: Any) -> Any:
@@ -219,4 +282,3 @@ def without_timing(result: Any) -> Any:
     if isinstance(result, list):
         return [without_timing(v) for v in result]
     return result
-

@@ -29,8 +29,13 @@ SPLIT_SEED = 0
 MANIFEST = Path(__file__).resolve().parent.parent / "manifests" / "dev_test_split.json"
 
 #: data set names → the manifest entry holding their questions (the same questions are asked)
-_ALIASES = {"financebench-4123": "financebench", "financebench-chunk": "financebench", "financebench-own": "financebench",
-            "musique-open": "musique", "2wiki-open": "2wiki"}
+_ALIASES = {
+    "financebench-4123": "financebench",
+    "financebench-chunk": "financebench",
+    "financebench-own": "financebench",
+    "musique-open": "musique",
+    "2wiki-open": "2wiki",
+}
 
 
 def split_name(dataset: str) -> str:
@@ -39,7 +44,7 @@ def split_name(dataset: str) -> str:
 
 
 def _key(qid: str, seed: int) -> str:
-    return hashlib.sha256(f"{seed}:{qid}".encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{seed}:{qid}".encode()).hexdigest()
 
 
 def rule_split(qids: Sequence[str], seed: int = SPLIT_SEED) -> dict[str, list[str]]:
@@ -74,7 +79,9 @@ def load_manifest(path: str | os.PathLike | None = None) -> dict:
     return data
 
 
-def split(dataset: str, qids: Iterable[str], *, manifest: Mapping | str | os.PathLike | None = None) -> dict[str, list[str]]:
+def split(
+    dataset: str, qids: Iterable[str], *, manifest: Mapping | str | os.PathLike | None = None
+) -> dict[str, list[str]]:
     """The development and test questions of ``dataset`` among ``qids``.
 
     Parameters
@@ -101,12 +108,18 @@ def split(dataset: str, qids: Iterable[str], *, manifest: Mapping | str | os.Pat
     dev, test = set(entry["dev"]), set(entry["test"])
     rest = rule_split([q for q in qids if q not in dev and q not in test], int(data.get("seed", SPLIT_SEED)))
     rest_dev = set(rest["dev"])
-    return {"dev": [q for q in qids if q in dev or q in rest_dev],
-            "test": [q for q in qids if q in test or (q not in dev and q not in rest_dev)]}
+    return {
+        "dev": [q for q in qids if q in dev or q in rest_dev],
+        "test": [q for q in qids if q in test or (q not in dev and q not in rest_dev)],
+    }
 
 
-def write_manifest(question_ids: Mapping[str, Sequence[str]], path: str | os.PathLike | None = None, *,
-                   seed: int = SPLIT_SEED) -> Path:
+def write_manifest(
+    question_ids: Mapping[str, Sequence[str]],
+    path: str | os.PathLike | None = None,
+    *,
+    seed: int = SPLIT_SEED,
+) -> Path:
     """Write the split of every data set (name → all its question ids) atomically; returns the path."""
     if not question_ids:
         raise ParameterError("write_manifest: no data set given")
@@ -114,7 +127,9 @@ def write_manifest(question_ids: Mapping[str, Sequence[str]], path: str | os.Pat
     data = {
         "seed": seed,
         "rule": "dev = the first floor(n/2) question ids ordered by sha256('<seed>:<qid>'); test = the rest",
-        "datasets": {name: {"n": len(qids), **rule_split(qids, seed)} for name, qids in sorted(question_ids.items())},
+        "datasets": {
+            name: {"n": len(qids), **rule_split(qids, seed)} for name, qids in sorted(question_ids.items())
+        },
     }
     write_json(path, data)
     return path

@@ -23,8 +23,15 @@ import numpy as np
 
 from ..errors import ParameterError
 
-__all__ = ["BootstrapResult", "RandomizationResult", "ConfidenceInterval", "paired_bootstrap", "randomization_test",
-           "bootstrap_ci", "holm"]
+__all__ = [
+    "BootstrapResult",
+    "RandomizationResult",
+    "ConfidenceInterval",
+    "paired_bootstrap",
+    "randomization_test",
+    "bootstrap_ci",
+    "holm",
+]
 
 _CHUNK_ENTRIES = 1 << 22  # entries of one (rows, n) resampling block
 
@@ -91,11 +98,15 @@ def _differences(a, b) -> np.ndarray:
             raise ParameterError("a and b must both be sequences or both be mappings qid -> value")
         missing = [k for k in a if k not in b] or [k for k in b if k not in a]
         if missing:
-            raise ParameterError(f"a and b must cover the same queries; {missing[0]!r} is in only one of them")
+            raise ParameterError(
+                f"a and b must cover the same queries; {missing[0]!r} is in only one of them"
+            )
         a, b = [a[k] for k in a], [b[k] for k in a]
     x, y = _vector(a, "a"), _vector(b, "b")
     if x.shape != y.shape:
-        raise ParameterError(f"a and b must have equal length (paired by query), got {x.shape[0]} and {y.shape[0]}")
+        raise ParameterError(
+            f"a and b must have equal length (paired by query), got {x.shape[0]} and {y.shape[0]}"
+        )
     _check_n(x.shape[0], "paired values")
     return x - y
 
@@ -109,8 +120,9 @@ def _check_settings(n_resamples, confidence=None) -> int:
     """``n_resamples`` as an int, after checking it (and ``confidence`` unless None)."""
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
         raise ParameterError(f"n_resamples must be a positive integer, got {n_resamples!r}")
-    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, (int, float))
-                                   or not 0 < confidence < 1):
+    if confidence is not None and (
+        isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1
+    ):
         raise ParameterError(f"confidence must be in (0, 1), got {confidence!r}")
     return int(n_resamples)
 
@@ -126,7 +138,9 @@ def _tolerance(d: np.ndarray) -> float:
     return 1e-12 * max(1.0, float(np.abs(d).max()))
 
 
-def paired_bootstrap(a, b, n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95) -> BootstrapResult:
+def paired_bootstrap(
+    a, b, n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95
+) -> BootstrapResult:
     r"""Paired bootstrap of the mean difference :math:`\bar d = \overline{a - b}`.
 
     Parameters
@@ -160,11 +174,21 @@ def paired_bootstrap(a, b, n_resamples: int = 10_000, seed: int = 0, confidence:
     lo, hi = _percentile_interval(means, confidence)
     extreme = np.count_nonzero(np.abs(means - observed) >= abs(observed) - _tolerance(d))
     p = (1 + extreme) / (n_resamples + 1)
-    return BootstrapResult(mean_diff=observed, ci_low=lo, ci_high=hi, p_value=float(p), confidence=float(confidence),
-                           n=d.shape[0], n_resamples=n_resamples, seed=seed)
+    return BootstrapResult(
+        mean_diff=observed,
+        ci_low=lo,
+        ci_high=hi,
+        p_value=float(p),
+        confidence=float(confidence),
+        n=d.shape[0],
+        n_resamples=n_resamples,
+        seed=seed,
+    )
 
 
-def bootstrap_ci(values, n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95) -> ConfidenceInterval:
+def bootstrap_ci(
+    values, n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95
+) -> ConfidenceInterval:
     r"""Mean of one system's per-query metric with a bootstrap percentile confidence interval.
 
     The :math:`n` values :math:`x_1..x_n` are resampled with replacement :math:`B` times; with
@@ -197,8 +221,15 @@ def bootstrap_ci(values, n_resamples: int = 10_000, seed: int = 0, confidence: f
     _check_n(x.shape[0], "values")
     n_resamples = _check_settings(n_resamples, confidence)
     lo, hi = _percentile_interval(_resampled_means(x, n_resamples, seed), confidence)
-    return ConfidenceInterval(mean=float(x.mean()), ci_low=lo, ci_high=hi, confidence=float(confidence), n=int(x.shape[0]),
-                              n_resamples=n_resamples, seed=seed)
+    return ConfidenceInterval(
+        mean=float(x.mean()),
+        ci_low=lo,
+        ci_high=hi,
+        confidence=float(confidence),
+        n=int(x.shape[0]),
+        n_resamples=n_resamples,
+        seed=seed,
+    )
 
 
 def _resampled_means(x: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:

@@ -20,5 +20,15 @@ from .fusion import rrf
 from .graph import GraphRetriever
 from .run import Run, write_qrels
 
-__all__ = ["Run", "write_qrels", "topk", "passage_text", "passage_heading", "Retriever", "BM25Retriever",
-           "DenseRetriever", "GraphRetriever", "rrf"]
+__all__ = [
+    "Run",
+    "write_qrels",
+    "topk",
+    "passage_text",
+    "passage_heading",
+    "Retriever",
+    "BM25Retriever",
+    "DenseRetriever",
+    "GraphRetriever",
+    "rrf",
+]

@@ -66,7 +66,7 @@ def _year_groups(period: Mapping[str, float], gap: int) -> list[tuple[int, list[
     """Period node keys grouped into anchor years: the latest first, a year within ``gap`` of a kept one joins it."""
     years: dict[int, list[str]] = {}
     for key in period:
-        years.setdefault(int(key[len(PREFIXES["period"]):][:4]), []).append(key)
+        years.setdefault(int(key[len(PREFIXES["period"]) :][:4]), []).append(key)
     kept: list[tuple[int, list[str]]] = []
     for year in sorted(years, reverse=True):
         near = [group for group in kept if group[0] - year < gap]
@@ -88,7 +88,9 @@ def question_anchors(r, text: str) -> list[Anchor]:
     groups = _year_groups(period, int(r.anchor_gap))
     if len(groups) < 2:
         return []
-    return [Anchor(min(keys, key=len), "period", (company, dict.fromkeys(keys, 1.0), types)) for _, keys in groups]
+    return [
+        Anchor(min(keys, key=len), "period", (company, dict.fromkeys(keys, 1.0), types)) for _, keys in groups
+    ]
 
 
 def anchor_parts(r, anchor: Anchor, parts: Mapping, graph) -> dict:
@@ -114,13 +116,30 @@ def solve(r, text: str, trace: QueryTrace, operator, docs: np.ndarray | None) ->
     graph, n_p = trace.graph, trace.graph.n_passages
     parts = [anchor_parts(r, a, trace.parts, graph) for a in found]
     cols = [sum(w * p["components"][c] for c, w in p["mix"].items()) for p in parts]
-    P = operator.run(np.stack([c / c.sum() for c in cols], axis=1), alpha=r.alpha, tol=r.tol, max_iter=r.max_iter).scores
+    P = operator.run(
+        np.stack([c / c.sum() for c in cols], axis=1), alpha=r.alpha, tol=r.tol, max_iter=r.max_iter
+    ).scores
     out = []
     for j, (anchor, part) in enumerate(zip(found, parts)):
-        extra = {**{k: trace.extra[k] for k in ("lexical", "dense", "heading")},
-                 "ppr": P[:n_p, j], "doc_ppr": None if docs is None else P[docs, j]}
-        out.append((anchor, QueryTrace(trace.expansions, False, graph, int(np.count_nonzero(extra["ppr"] > 0)), part,
-                                       trace.corpus_idx, extra)))
+        extra = {
+            **{k: trace.extra[k] for k in ("lexical", "dense", "heading")},
+            "ppr": P[:n_p, j],
+            "doc_ppr": None if docs is None else P[docs, j],
+        }
+        out.append(
+            (
+                anchor,
+                QueryTrace(
+                    trace.expansions,
+                    False,
+                    graph,
+                    int(np.count_nonzero(extra["ppr"] > 0)),
+                    part,
+                    trace.corpus_idx,
+                    extra,
+                ),
+            )
+        )
     return out
 
 
@@ -130,13 +149,24 @@ def ranked(r, text: str, trace: QueryTrace) -> np.ndarray:
     rows = []
     for _, t in trace.extra["anchors"]:
         e = t.extra
-        rows.append(r.ranking_scores(text, e["ppr"], t.corpus_idx, lexical=e["lexical"], dense=e["dense"],
-                                     doc_ppr=e["doc_ppr"], heading=e["heading"]))
+        rows.append(
+            r.ranking_scores(
+                text,
+                e["ppr"],
+                t.corpus_idx,
+                lexical=e["lexical"],
+                dense=e["dense"],
+                doc_ppr=e["doc_ppr"],
+                heading=e["heading"],
+            )
+        )
     scores, trace.extra["anchor_of"] = merge(rows, trace.corpus_idx)
     return scores
 
 
-def merge(scores: Sequence[np.ndarray], corpus_idx: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def merge(
+    scores: Sequence[np.ndarray], corpus_idx: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     r"""The merged ranking of the anchors' corpus-length scores (module docstring).
 
     Returns

@@ -20,7 +20,15 @@ from . import diagnostics as _diagnostics
 from .hybrid import _BLOCK, SOURCES, TERM_SOURCE, doc_node, doc_nodes, query_scores, rank_terms, rank_weights
 from .run import Run
 
-__all__ = ["QueryTrace", "SearchResult", "attribute", "source_shares", "seed_pieces", "explain", "explains_documents"]
+__all__ = [
+    "QueryTrace",
+    "SearchResult",
+    "attribute",
+    "source_shares",
+    "seed_pieces",
+    "explain",
+    "explains_documents",
+]
 
 
 @dataclass
@@ -122,10 +130,16 @@ def attribute(retriever, run: Run, traces: Mapping[str, QueryTrace], *, k: int, 
             if key in shares:
                 records += _source_records(retriever, t, shares[key].get(pid, {}), pid)
             prov[qid][pid] = records + provenance(pid, t.expansions, t.graph)
-    prov = {qid: {pid: prov[qid][pid] for pid, _ in hits[:depth]} for qid, hits in run.items()}  # in rank order
-    sources = {qid: {pid: got[pid] for pid, _ in run[qid][:depth] if pid in got} for qid, got in found.items()}
-    diagnostics = {qid: _diagnostics.query_diagnostics(traces[qid], hits, retriever.is_hybrid)
-                   for qid, hits in run.items()}
+    prov = {
+        qid: {pid: prov[qid][pid] for pid, _ in hits[:depth]} for qid, hits in run.items()
+    }  # in rank order
+    sources = {
+        qid: {pid: got[pid] for pid, _ in run[qid][:depth] if pid in got} for qid, got in found.items()
+    }
+    diagnostics = {
+        qid: _diagnostics.query_diagnostics(traces[qid], hits, retriever.is_hybrid)
+        for qid, hits in run.items()
+    }
     return SearchResult(run, prov, sources, {qid: t.expansions for qid, t in traces.items()}, diagnostics, k)
 
 
@@ -161,7 +175,7 @@ def source_shares(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: 
 
     raw: dict[str, dict[str, np.ndarray]] = {}
     for start in range(0, len(owners), _BLOCK):
-        block = owners[start:start + _BLOCK]
+        block = owners[start : start + _BLOCK]
         P = solve(r.operator_, [traces[qid].parts["components"][c] for qid, c in block])
         for j, (qid, c) in enumerate(block):
             raw.setdefault(qid, {})[c] = P[:, j]
@@ -177,8 +191,20 @@ def source_shares(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: 
             P = solve(op, [parts["components"][c] for c in names])
             weigh(qid, names, [P[:, j] for j in range(len(names))], op.dangling)
         idx = np.arange(len(r.pids_)) if cand is None else cand
-        terms = rank_terms(r, "", extra["ppr"], idx, lexical=extra["lexical"], dense=extra["dense"],
-                           doc_ppr=extra["doc_ppr"], heading=extra["heading"]) if r.rank_weights is not None else {}
+        terms = (
+            rank_terms(
+                r,
+                "",
+                extra["ppr"],
+                idx,
+                lexical=extra["lexical"],
+                dense=extra["dense"],
+                doc_ppr=extra["doc_ppr"],
+                heading=extra["heading"],
+            )
+            if r.rank_weights is not None
+            else {}
+        )
         docs = doc_nodes(r, graph, cand)
         shares_of = {}
         for pid, _ in run[qid][:depth]:
@@ -197,8 +223,11 @@ def source_shares(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: 
                 else:
                     share[TERM_SOURCE.get(term, term)] += size
             total = sum(share.values())
-            shares_of[pid] = {c: v / total for c, v in sorted(share.items(), key=lambda kv: (-kv[1], SOURCES.index(kv[0])))
-                              if v > 0 and total > 0}
+            shares_of[pid] = {
+                c: v / total
+                for c, v in sorted(share.items(), key=lambda kv: (-kv[1], SOURCES.index(kv[0])))
+                if v > 0 and total > 0
+            }
         out[qid] = shares_of
     return out
 
@@ -229,8 +258,14 @@ def _source_records(r, trace: QueryTrace, shares: Mapping[str, float], pid: str)
     return out
 
 
-def seed_pieces(retriever, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,
-                scores: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray | None, list]:
+def seed_pieces(
+    retriever,
+    text: str,
+    graph=None,
+    corpus_idx: np.ndarray | None = None,
+    *,
+    scores: Mapping[str, np.ndarray] | None = None,
+) -> tuple[np.ndarray | None, list]:
     """The question's teleport vector and, for every seed node, what put mass there.
 
     Returns
@@ -253,8 +288,10 @@ def seed_pieces(retriever, text: str, graph=None, corpus_idx: np.ndarray | None 
         return None, []
     n_p = graph.n_passages
     if fallback:
-        return seeds, [(i, float(seeds[i]), "bm25", graph.pids[i], "bm25-teleport")
-                       for i in np.flatnonzero(seeds).tolist()]
+        return seeds, [
+            (i, float(seeds[i]), "bm25", graph.pids[i], "bm25-teleport")
+            for i in np.flatnonzero(seeds).tolist()
+        ]
     mix, comps = parts["mix"], parts["components"]
     pieces: list = []
     for c, share in mix.items():
@@ -272,8 +309,15 @@ def seed_pieces(retriever, text: str, graph=None, corpus_idx: np.ndarray | None 
                     key = graph.entities[node - n_p]
                     pieces.append((node, share * float(vec[node]), key, key, "metadata"))
                 else:
-                    pieces.append((node, share * float(vec[node]), "bm25" if c == "lexical" else "dense",
-                                   graph.pids[node], c))
+                    pieces.append(
+                        (
+                            node,
+                            share * float(vec[node]),
+                            "bm25" if c == "lexical" else "dense",
+                            graph.pids[node],
+                            c,
+                        )
+                    )
     return seeds, pieces
 
 
@@ -326,7 +370,9 @@ def explain(retriever, text: str, pids, pool: Sequence[str] | None = None) -> di
     pids = list(pids)
     graph, corpus_idx = question_graph(r, text, pool)
     documents = explains_documents(r)
-    nodes = [graph.passage_node(pid) for pid in pids]  # a pid outside the graph searched is an error either way
+    nodes = [
+        graph.passage_node(pid) for pid in pids
+    ]  # a pid outside the graph searched is an error either way
     rows = [doc_node(r, graph, r.pid_index_[pid]) for pid in pids] if documents else nodes
     seeds, pieces = seed_pieces(r, text, graph, corpus_idx)
     out: dict = {pid: [] for pid in pids}
@@ -338,7 +384,9 @@ def explain(retriever, text: str, pids, pool: Sequence[str] | None = None) -> di
     for node, mass, *_ in pieces:
         parts[node, col[node]] += mass
     op = r.operator_ if graph is r.graph_ else PPROperator(graph.adjacency())
-    C = ppr_parts(op, parts, alpha=r.alpha, tol=r.tol, max_iter=r.max_iter, rows=np.array(rows, dtype=np.int64))
+    C = ppr_parts(
+        op, parts, alpha=r.alpha, tol=r.tol, max_iter=r.max_iter, rows=np.array(rows, dtype=np.int64)
+    )
     at_node = parts.sum(axis=0)
     for i, pid in enumerate(pids):
         shares = []

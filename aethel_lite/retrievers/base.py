@@ -68,7 +68,7 @@ class Retriever:
     name = "retriever"
     progress: bool = False
 
-    def fit(self, passages: Sequence) -> "Retriever":
+    def fit(self, passages: Sequence) -> Retriever:
         """Index ``passages`` (sequence of :class:`Passage`); returns ``self`` (DataError: empty, or a pid repeats)."""
         self._fit(self._index_passages(passages))
         return self
@@ -87,7 +87,9 @@ class Retriever:
         self.pid_index_ = index
         return passages
 
-    def search(self, queries: Sequence, k: int = 10, pool: None | str | Mapping[str, Sequence[str]] = None) -> Run:
+    def search(
+        self, queries: Sequence, k: int = 10, pool: None | str | Mapping[str, Sequence[str]] = None
+    ) -> Run:
         """Rank passages for each query.
 
         Parameters
@@ -145,8 +147,11 @@ class Retriever:
     @classmethod
     def param_names(cls) -> list[str]:
         """The settings of ``__init__``, in signature order: the keys of :meth:`get_params`."""
-        return [n for n, p in inspect.signature(cls.__init__).parameters.items()
-                if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        return [
+            n
+            for n, p in inspect.signature(cls.__init__).parameters.items()
+            if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
 
     def get_params(self) -> dict[str, Any]:
         """Setting → value (scikit-learn's ``get_params``; ``type(self)(**get_params())`` is an unfitted copy)."""
@@ -173,7 +178,9 @@ class Retriever:
                 raise ParameterError(f"pool must be None, 'query' or a mapping qid -> pids, got {pool!r}")
             pids = query.pool
             if pids is None:
-                raise DataError(f"query {query.qid!r} has no closed pool (Query.pool is None) but pool='query' was asked for")
+                raise DataError(
+                    f"query {query.qid!r} has no closed pool (Query.pool is None) but pool='query' was asked for"
+                )
         elif isinstance(pool, Mapping):
             if query.qid not in pool:
                 raise DataError(f"pool mapping has no entry for query {query.qid!r}")
@@ -181,7 +188,9 @@ class Retriever:
             if isinstance(pids, str):
                 raise DataError(f"pool of query {query.qid!r} must be a sequence of pids, got a string")
         else:
-            raise ParameterError(f"pool must be None, 'query' or a mapping qid -> pids, got {type(pool).__name__}")
+            raise ParameterError(
+                f"pool must be None, 'query' or a mapping qid -> pids, got {type(pool).__name__}"
+            )
         out: dict[int, None] = {}  # first occurrence order
         for pid in pids:
             i = self.pid_index_.get(pid)
@@ -195,5 +204,7 @@ class Retriever:
     def _fit(self, passages: list) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _score_queries(self, queries: list, candidates: list[np.ndarray | None]) -> Iterator[np.ndarray]:  # pragma: no cover
+    def _score_queries(
+        self, queries: list, candidates: list[np.ndarray | None]
+    ) -> Iterator[np.ndarray]:  # pragma: no cover
         raise NotImplementedError

@@ -18,7 +18,9 @@ from ..io import read_json, write_json
 from .base import Retriever, passage_text
 
 _TOKENS = TextMemo("BM25 tokens", 60_000)  # see BM25Retriever.memo
-_FITTED: OrderedDict = OrderedDict()  # digest of configuration and texts -> bm25s index (the last two); see memo
+_FITTED: OrderedDict = (
+    OrderedDict()
+)  # digest of configuration and texts -> bm25s index (the last two); see memo
 _FITTED_MAX = 2
 _BM25_METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
 
@@ -65,8 +67,15 @@ class BM25Retriever(Retriever):
     #: Evaluation option (results do not depend on it): keep token lists and the last indexes in process-wide memos.
     memo = False
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: Any = "en",
-                 stemmer: Any = None, progress: bool = False):
+    def __init__(
+        self,
+        k1: float = 1.5,
+        b: float = 0.75,
+        method: str = "lucene",
+        stopwords: Any = "en",
+        stemmer: Any = None,
+        progress: bool = False,
+    ):
         self.k1 = k1
         self.b = b
         self.method = method
@@ -75,9 +84,24 @@ class BM25Retriever(Retriever):
         self.progress = progress
 
     def config(self) -> dict:
-        stop = self.stopwords if (self.stopwords is None or isinstance(self.stopwords, str)) else sorted(self.stopwords)
-        stem = None if self.stemmer is None else getattr(self.stemmer, "__qualname__", type(self.stemmer).__name__)
-        return {"name": self.name, "k1": self.k1, "b": self.b, "method": self.method, "stopwords": stop, "stemmer": stem}
+        stop = (
+            self.stopwords
+            if (self.stopwords is None or isinstance(self.stopwords, str))
+            else sorted(self.stopwords)
+        )
+        stem = (
+            None
+            if self.stemmer is None
+            else getattr(self.stemmer, "__qualname__", type(self.stemmer).__name__)
+        )
+        return {
+            "name": self.name,
+            "k1": self.k1,
+            "b": self.b,
+            "method": self.method,
+            "stopwords": stop,
+            "stemmer": stem,
+        }
 
     def tokenize(self, texts: Sequence[str]) -> list[list[str]]:
         """Token lists as indexed (lower-cased, stop words removed, optionally stemmed)."""
@@ -86,8 +110,14 @@ class BM25Retriever(Retriever):
         texts = list(texts)
         if not texts:
             return []
-        out = bm25s.tokenize(texts, lower=True, stopwords=self.stopwords, stemmer=self.stemmer,
-                             return_ids=False, show_progress=False)
+        out = bm25s.tokenize(
+            texts,
+            lower=True,
+            stopwords=self.stopwords,
+            stemmer=self.stemmer,
+            return_ids=False,
+            show_progress=False,
+        )
         return [list(t) for t in out]
 
     def _tokens(self, texts: Sequence[str]) -> list:
@@ -160,7 +190,9 @@ class BM25Retriever(Retriever):
         tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it 0700: the folder keeps the permissions of a plain mkdir
+        os.chmod(
+            tmp, 0o777 & ~umask
+        )  # mkdtemp makes it 0700: the folder keeps the permissions of a plain mkdir
         try:
             self.index_.save(str(tmp), corpus=None, allow_pickle=False, show_progress=False)
             (tmp / "corpus.jsonl").unlink(missing_ok=True)
@@ -178,7 +210,7 @@ class BM25Retriever(Retriever):
         return directory
 
     @classmethod
-    def load(cls, directory: str | os.PathLike, stemmer: Any = None, progress: bool = False) -> "BM25Retriever":
+    def load(cls, directory: str | os.PathLike, stemmer: Any = None, progress: bool = False) -> BM25Retriever:
         """Load an index written by :meth:`save` (no pickle). Pass the same ``stemmer`` if one was used."""
         import bm25s
 
@@ -189,16 +221,26 @@ class BM25Retriever(Retriever):
         meta = read_json(meta_path)
         cfg = meta.get("config", {})
         if cfg.get("stemmer") is not None and stemmer is None:
-            raise ParameterError(f"{directory}: the index was built with stemmer {cfg['stemmer']!r}; pass stemmer= to load()")
-        self = cls(k1=cfg.get("k1", 1.5), b=cfg.get("b", 0.75), method=cfg.get("method", "lucene"),
-                   stopwords=cfg.get("stopwords", "en"), stemmer=stemmer, progress=progress)
+            raise ParameterError(
+                f"{directory}: the index was built with stemmer {cfg['stemmer']!r}; pass stemmer= to load()"
+            )
+        self = cls(
+            k1=cfg.get("k1", 1.5),
+            b=cfg.get("b", 0.75),
+            method=cfg.get("method", "lucene"),
+            stopwords=cfg.get("stopwords", "en"),
+            stemmer=stemmer,
+            progress=progress,
+        )
         try:
             index = bm25s.BM25.load(str(directory), allow_pickle=False, show_progress=False)
         except (OSError, ValueError) as exc:
             raise DataError(f"{directory}: cannot load the bm25s index ({exc})") from exc
         pids = [str(p) for p in meta.get("pids", [])]
         if index.scores["num_docs"] != len(pids):
-            raise DataError(f"{meta_path}: {len(pids)} pids but the index has {index.scores['num_docs']} documents")
+            raise DataError(
+                f"{meta_path}: {len(pids)} pids but the index has {index.scores['num_docs']} documents"
+            )
         self.index_ = index
         self.pids_ = pids
         self.pid_index_ = {p: i for i, p in enumerate(pids)}

@@ -38,23 +38,40 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..caching.store import PassageStore, config_fingerprint, text_key
-from ..core.entities import (Ner3Extractor, RegexExtractor, SpacyNerExtractor, _encode_mentions, entity_store,
-                             entity_store_config, get_extractor)
+from ..core.entities import (
+    Ner3Extractor,
+    RegexExtractor,
+    SpacyNerExtractor,
+    _encode_mentions,
+    entity_store,
+    entity_store_config,
+    get_extractor,
+)
 from ..errors import AethelError, DataError, ParameterError
 from .base import passage_text
 from .dense import DenseRetriever, _encoder_batches, resolve_precision
 from .hybrid import needs
 from .registry import FUSIONS, METHODS, make_retriever
 
-__all__ = ["PARTITION_SIZE", "SCHEDULER_ENV", "ClusterMismatch", "cluster_options", "connect", "plan", "precompute",
-           "precompute_methods"]
+__all__ = [
+    "PARTITION_SIZE",
+    "SCHEDULER_ENV",
+    "ClusterMismatch",
+    "cluster_options",
+    "connect",
+    "plan",
+    "precompute",
+    "precompute_methods",
+]
 
 #: environment variable with the address of an existing Dask scheduler (``--scheduler`` overrides it)
 SCHEDULER_ENV = "AETHEL_SCHEDULER"
 #: default texts per partition (a multiple of the spaCy and MiniLM batch sizes, 32 and 64)
 PARTITION_SIZE = 256
 _LOOKUP_CHUNK = 10_000  # store look-ups per get_many call while finding the misses (bounds memory)
-_PRODUCERS: dict[str, tuple[Any, dict]] = {}  # on a worker: spec JSON -> (extractor or DenseRetriever, store config)
+_PRODUCERS: dict[
+    str, tuple[Any, dict]
+] = {}  # on a worker: spec JSON -> (extractor or DenseRetriever, store config)
 
 
 class ClusterMismatch(AethelError, RuntimeError):
@@ -86,9 +103,16 @@ def connect(scheduler: str | None = None, workers: int | None = None):
         return None
     from distributed import Client
 
-    if workers is not None:  # a Client given cluster settings starts its own LocalCluster and closes it with itself
-        return Client(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      set_as_default=False)
+    if (
+        workers is not None
+    ):  # a Client given cluster settings starts its own LocalCluster and closes it with itself
+        return Client(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            set_as_default=False,
+        )
     address = options["scheduler"]
     try:
         return Client(address, timeout="30s", set_as_default=False)
@@ -107,7 +131,9 @@ def cluster_options(scheduler: str | None = None, workers: int | None = None) ->
     if scheduler is not None and not scheduler.strip():
         raise ParameterError("--scheduler: empty address")
     if workers is None:
-        scheduler = (scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV, "")).strip() or None
+        scheduler = (
+            scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV, "")
+        ).strip() or None
         if scheduler is None:
             return None
     return {"scheduler": scheduler, "workers": workers}
@@ -144,17 +170,29 @@ def _extractor_spec(extractor: Any) -> dict:
     if isinstance(extractor, Ner3Extractor):
         extractor = extractor.ner
     if type(extractor) is SpacyNerExtractor:
-        return {"kind": "entities", "name": "ner", "batch_size": extractor.batch_size, "max_chars": extractor.max_chars}
+        return {
+            "kind": "entities",
+            "name": "ner",
+            "batch_size": extractor.batch_size,
+            "max_chars": extractor.max_chars,
+        }
     if type(extractor) is RegexExtractor:
         return {"kind": "entities", "name": "regex", "stop_words": sorted(extractor.stop_words)}
-    raise ParameterError(f"precompute: extractor {extractor!r} is not one of regex, ner, ner3 (a worker could not rebuild it)")
+    raise ParameterError(
+        f"precompute: extractor {extractor!r} is not one of regex, ner, ner3 (a worker could not rebuild it)"
+    )
 
 
 def _build(spec: Mapping[str, Any]) -> tuple[Any, dict]:
     """The producer a spec describes and its store configuration (what names its store file)."""
     if spec["kind"] == "embeddings":
-        r = DenseRetriever(model_path=spec["model_path"], batch_size=spec["batch_size"], normalize=spec["normalize"],
-                           precision=spec["precision"], progress=False)
+        r = DenseRetriever(
+            model_path=spec["model_path"],
+            batch_size=spec["batch_size"],
+            normalize=spec["normalize"],
+            precision=spec["precision"],
+            progress=False,
+        )
         return r, r.embedding_store_config()
     if spec["name"] == "ner":
         ext: Any = SpacyNerExtractor(batch_size=spec["batch_size"], max_chars=spec["max_chars"])
@@ -183,12 +221,19 @@ def _work(spec_json: str, texts: list[str], batch_size: int) -> dict:
     t0 = time.perf_counter()
     producer, config = _producer(spec_json)
     if isinstance(producer, DenseRetriever):
-        values = [row.tobytes() for i in range(0, len(texts), batch_size)
-                  for row in producer.encode(texts[i:i + batch_size], progress=False).astype("<f4", copy=False)]
+        values = [
+            row.tobytes()
+            for i in range(0, len(texts), batch_size)
+            for row in producer.encode(texts[i : i + batch_size], progress=False).astype("<f4", copy=False)
+        ]
     else:
         values = [_encode_mentions(ms) for ms in producer.extract(texts, progress=False)]
-    return {"fingerprint": config_fingerprint(config), "values": values, "seconds": time.perf_counter() - t0,
-            "pid": os.getpid()}
+    return {
+        "fingerprint": config_fingerprint(config),
+        "values": values,
+        "seconds": time.perf_counter() - t0,
+        "pid": os.getpid(),
+    }
 
 
 @dataclass
@@ -209,27 +254,49 @@ class _Job:
         return [(i, min(i + size, len(self.keys))) for i in range(0, len(self.keys), size)]
 
 
-def _job(label: str, spec: dict, config: dict, store: PassageStore, texts: Sequence[str], n_pages: int,
-         claimed: set[str], batch_size: int) -> _Job:
+def _job(
+    label: str,
+    spec: dict,
+    config: dict,
+    store: PassageStore,
+    texts: Sequence[str],
+    n_pages: int,
+    claimed: set[str],
+    batch_size: int,
+) -> _Job:
     by_key = dict(zip(map(text_key, texts), texts))  # distinct texts, first occurrence first (as the fit)
     distinct = [k for k in by_key if k not in claimed]
     missing: set[str] = set()
     for i in range(0, len(distinct), _LOOKUP_CHUNK):  # bounded look-ups
-        chunk = distinct[i:i + _LOOKUP_CHUNK]
+        chunk = distinct[i : i + _LOOKUP_CHUNK]
         found = store.get_many(chunk)
         missing.update(k for k in chunk if k not in found)
     keys = [k for k in distinct if k in missing]
     claimed.update(keys)
-    return _Job(label, json.dumps(spec, sort_keys=True), config, store, batch_size, n_pages / max(len(by_key), 1),
-                keys, [by_key[k] for k in keys], hits=len(distinct) - len(missing))
+    return _Job(
+        label,
+        json.dumps(spec, sort_keys=True),
+        config,
+        store,
+        batch_size,
+        n_pages / max(len(by_key), 1),
+        keys,
+        [by_key[k] for k in keys],
+        hits=len(distinct) - len(missing),
+    )
 
 
 def _cut(text: str, max_chars: int | None) -> str:
     return text if max_chars is None else text[:max_chars]
 
 
-def _jobs(passages: Sequence, extractors: Sequence, poolings: Sequence[str], dense: Mapping[str, Any],
-          max_chars: int | None) -> list[_Job]:
+def _jobs(
+    passages: Sequence,
+    extractors: Sequence,
+    poolings: Sequence[str],
+    dense: Mapping[str, Any],
+    max_chars: int | None,
+) -> list[_Job]:
     """One job per distinct entity store and per pooling (a text an earlier pooling claimed is not sent twice)."""
     jobs: list[_Job] = []
     claimed: dict[str, set[str]] = {}
@@ -242,19 +309,46 @@ def _jobs(passages: Sequence, extractors: Sequence, poolings: Sequence[str], den
             store.close()
             continue
         claimed[store.fingerprint] = set()
-        jobs.append(_job(f"entities-{spec['name']}", spec, config, store, texts, len(passages),
-                         claimed[store.fingerprint], 0))
+        jobs.append(
+            _job(
+                f"entities-{spec['name']}",
+                spec,
+                config,
+                store,
+                texts,
+                len(passages),
+                claimed[store.fingerprint],
+                0,
+            )
+        )
     for pooling in poolings:
         r = DenseRetriever(**{**dense, "pooling": pooling})
-        spec = {"kind": "embeddings", "model_path": None if r.model_path is None else str(r.model_path),
-                "batch_size": r.batch_size, "normalize": bool(r.normalize), "precision": resolve_precision(r.precision)}
+        spec = {
+            "kind": "embeddings",
+            "model_path": None if r.model_path is None else str(r.model_path),
+            "batch_size": r.batch_size,
+            "normalize": bool(r.normalize),
+            "precision": resolve_precision(r.precision),
+        }
         store = r.embedding_store()
         seen = claimed.setdefault(store.fingerprint, set())
         chunks = [_cut(c, max_chars) for p in passages for c in r.passage_chunks(p)]
-        job = _job(f"embeddings-{pooling}", spec, r.embedding_store_config(), store, chunks, len(passages), seen,
-                   r.batch_size)
-        by_key = dict(zip(job.keys, job.texts))  # sent in the batches an in-process embed of these misses encodes
-        job.keys = [k for batch in _encoder_batches(r.model, job.keys, job.texts, r.batch_size) for k in batch]
+        job = _job(
+            f"embeddings-{pooling}",
+            spec,
+            r.embedding_store_config(),
+            store,
+            chunks,
+            len(passages),
+            seen,
+            r.batch_size,
+        )
+        by_key = dict(
+            zip(job.keys, job.texts)
+        )  # sent in the batches an in-process embed of these misses encodes
+        job.keys = [
+            k for batch in _encoder_batches(r.model, job.keys, job.texts, r.batch_size) for k in batch
+        ]
         job.texts = [by_key[k] for k in job.keys]
         jobs.append(job)
     return jobs
@@ -286,10 +380,18 @@ def _check_workers(client, jobs: Sequence[_Job]) -> int:
     return max(1, len(client.scheduler_info().get("workers", {})))
 
 
-def precompute(passages: Sequence, *, extractor: Any = None, poolings: Sequence[str] = (), client,
-               partition_size: int = PARTITION_SIZE, dense: Mapping[str, Any] | None = None,
-               max_chars: int | None = None, progress: bool = True,
-               on_stored: Callable[[dict], None] | None = None) -> dict:
+def precompute(
+    passages: Sequence,
+    *,
+    extractor: Any = None,
+    poolings: Sequence[str] = (),
+    client,
+    partition_size: int = PARTITION_SIZE,
+    dense: Mapping[str, Any] | None = None,
+    max_chars: int | None = None,
+    progress: bool = True,
+    on_stored: Callable[[dict], None] | None = None,
+) -> dict:
     """Fill the entity and embedding stores of ``passages`` on the cluster behind ``client``.
 
     Parameters
@@ -330,22 +432,42 @@ def precompute(passages: Sequence, *, extractor: Any = None, poolings: Sequence[
 
     if isinstance(partition_size, bool) or not isinstance(partition_size, int) or partition_size < 1:
         raise ParameterError(f"partition_size must be a positive integer, got {partition_size!r}")
-    extractors = [] if extractor is None else (list(extractor) if isinstance(extractor, (list, tuple)) else [extractor])
+    extractors = (
+        []
+        if extractor is None
+        else (list(extractor) if isinstance(extractor, (list, tuple)) else [extractor])
+    )
     passages = list(passages)
     t0 = time.perf_counter()
     jobs = _jobs(passages, extractors, list(dict.fromkeys(poolings)), dict(dense or {}), max_chars)
-    summary: dict[str, Any] = {"partitions": 0, "texts": 0, "hits": sum(j.hits for j in jobs), "workers": 0,
-                               "seconds": 0.0, "driver_seconds": 0.0, "jobs": {j.label: {"partitions": 0, "texts": 0, "hits": j.hits,
-                                                                  "worker_seconds": 0.0} for j in jobs}}
+    summary: dict[str, Any] = {
+        "partitions": 0,
+        "texts": 0,
+        "hits": sum(j.hits for j in jobs),
+        "workers": 0,
+        "seconds": 0.0,
+        "driver_seconds": 0.0,
+        "jobs": {j.label: {"partitions": 0, "texts": 0, "hits": j.hits, "worker_seconds": 0.0} for j in jobs},
+    }
     try:
-        todo = [(job, a, b) for job in jobs
-                for a, b in job.partitions(max(job.batch_size, partition_size // job.batch_size * job.batch_size)
-                                           if job.batch_size else partition_size)]
+        todo = [
+            (job, a, b)
+            for job in jobs
+            for a, b in job.partitions(
+                max(job.batch_size, partition_size // job.batch_size * job.batch_size)
+                if job.batch_size
+                else partition_size
+            )
+        ]
         if not todo:
             return summary
         n_workers = summary["workers"] = _check_workers(client, [j for j in jobs if j.keys])
-        bar = tqdm(total=len(todo), desc=f"passage work on {n_workers} workers", unit=" partitions",
-                   disable=not progress)
+        bar = tqdm(
+            total=len(todo),
+            desc=f"passage work on {n_workers} workers",
+            unit=" partitions",
+            disable=not progress,
+        )
         pending: dict[Any, tuple[_Job, int, int]] = {}
         queue = iter(todo)
         stream = as_completed(loop=client.loop)
@@ -369,10 +491,14 @@ def precompute(passages: Sequence, *, extractor: Any = None, poolings: Sequence[
                 job, a, b = pending.pop(future)
                 result = future.result()
                 if result["fingerprint"] != job.store.fingerprint:
-                    raise ClusterMismatch(f"a worker computed {job.label} under another configuration "
-                                          f"(fingerprint {result['fingerprint'][:16]}, the driver's {job.store.fingerprint[:16]})")
+                    raise ClusterMismatch(
+                        f"a worker computed {job.label} under another configuration "
+                        f"(fingerprint {result['fingerprint'][:16]}, the driver's {job.store.fingerprint[:16]})"
+                    )
                 if len(result["values"]) != b - a:
-                    raise RuntimeError(f"{job.label}: a worker returned {len(result['values'])} values for {b - a} texts")
+                    raise RuntimeError(
+                        f"{job.label}: a worker returned {len(result['values'])} values for {b - a} texts"
+                    )
                 t_write = time.perf_counter()
                 job.store.put_many(zip(job.keys[a:b], result["values"]))
                 summary["driver_seconds"] += time.perf_counter() - t_write
@@ -380,7 +506,9 @@ def precompute(passages: Sequence, *, extractor: Any = None, poolings: Sequence[
                 future.release()
                 send()
                 pages += (b - a) * job.pages_per_text
-                bar.set_postfix_str(f"{pages / max(time.perf_counter() - t0, 1e-9):.1f} pages/s", refresh=False)
+                bar.set_postfix_str(
+                    f"{pages / max(time.perf_counter() - t0, 1e-9):.1f} pages/s", refresh=False
+                )
                 bar.update(1)
                 if on_stored is not None:
                     on_stored(json.loads(json.dumps(summary)))
@@ -395,9 +523,16 @@ def precompute(passages: Sequence, *, extractor: Any = None, poolings: Sequence[
     return summary
 
 
-def precompute_methods(passages: Sequence, methods: Iterable[str], *, scheduler: str | None = None,
-                       workers: int | None = None, max_chars: int | None = None, progress: bool = True,
-                       log: Callable[[str], None] | None = None) -> dict | None:
+def precompute_methods(
+    passages: Sequence,
+    methods: Iterable[str],
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    max_chars: int | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> dict | None:
     """What ``aethel eval`` and ``aethel index`` run before fitting: :func:`precompute` of what :func:`plan`
     says ``methods`` need; the summary (also one line to ``log``), or None without a cluster."""
     client = connect(scheduler, workers)
@@ -405,11 +540,19 @@ def precompute_methods(passages: Sequence, methods: Iterable[str], *, scheduler:
         return None
     try:
         extractors, poolings = plan(methods)
-        summary = precompute(passages, extractor=extractors, poolings=poolings, client=client, max_chars=max_chars,
-                             progress=progress)
+        summary = precompute(
+            passages,
+            extractor=extractors,
+            poolings=poolings,
+            client=client,
+            max_chars=max_chars,
+            progress=progress,
+        )
     finally:
         client.close()
     if log is not None:
-        log(f"cluster: {summary['texts']} texts in {summary['partitions']} partitions on {summary['workers']} workers, "
-            f"{summary['hits']} already stored ({summary['seconds']:.1f} s)")
+        log(
+            f"cluster: {summary['texts']} texts in {summary['partitions']} partitions on {summary['workers']} workers, "
+            f"{summary['hits']} already stored ({summary['seconds']:.1f} s)"
+        )
     return summary

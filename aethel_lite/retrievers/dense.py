@@ -50,7 +50,9 @@ def resolve_precision(precision: Any = None) -> str:
     if precision is None:
         precision, source = os.environ.get(PRECISION_ENV) or "float32", PRECISION_ENV
     if precision not in _PRECISIONS:
-        raise ParameterError(f"{source} must be one of {', '.join(map(repr, _PRECISIONS))}; got {precision!r}")
+        raise ParameterError(
+            f"{source} must be one of {', '.join(map(repr, _PRECISIONS))}; got {precision!r}"
+        )
     return precision
 
 
@@ -74,7 +76,9 @@ def _dimension(model) -> int:
     return int(get())
 
 
-_QUESTION_BATCHES: dict[tuple, np.ndarray] = {}  # (model settings, texts of one batch) -> vectors; see DenseRetriever.memo
+_QUESTION_BATCHES: dict[
+    tuple, np.ndarray
+] = {}  # (model settings, texts of one batch) -> vectors; see DenseRetriever.memo
 _QUESTION_BATCHES_MAX = 256
 #: Questions encoded at a time at most (each is padded to the longest of its batch: large batches are slower).
 _QUESTION_BATCH = 16
@@ -83,7 +87,7 @@ _SCORE_BLOCK = 64
 _WINDOWS = TextMemo("max-pooling windows", 200_000)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def model_files_digest(path: str) -> str:
     r"""Hex SHA-256 over the names and contents of every file in a model folder.
 
@@ -96,8 +100,10 @@ def model_files_digest(path: str) -> str:
     root = Path(path)
     if not root.is_dir():
         raise DataNotFoundError(f"model_path {path!r}: no such sentence-transformers folder")
-    files = sorted((f for f in root.rglob("*") if f.is_file() and "__pycache__" not in f.parts),
-                   key=lambda f: f.relative_to(root).as_posix())
+    files = sorted(
+        (f for f in root.rglob("*") if f.is_file() and "__pycache__" not in f.parts),
+        key=lambda f: f.relative_to(root).as_posix(),
+    )
     h = hashlib.sha256()
     for f in files:
         name = f.relative_to(root).as_posix().encode("utf-8")
@@ -119,16 +125,23 @@ def _check_pooling(pooling: Any, chunk_words: Any, chunk_overlap: Any) -> None:
     for name, value in (("chunk_words", chunk_words), ("chunk_overlap", chunk_overlap)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise ParameterError(f"{name} must be an integer, got {value!r}")
-    chunk_spans("", int(chunk_words), int(chunk_overlap))  # checks 1 <= chunk_words, 0 <= overlap < chunk_words
+    chunk_spans(
+        "", int(chunk_words), int(chunk_overlap)
+    )  # checks 1 <= chunk_words, 0 <= overlap < chunk_words
 
 
-def _check_embeddings(path: Path, emb: np.ndarray, offsets: np.ndarray, n: int, dim: int | None, normalize: bool) -> None:
+def _check_embeddings(
+    path: Path, emb: np.ndarray, offsets: np.ndarray, n: int, dim: int | None, normalize: bool
+) -> None:
     """DataError naming ``path`` unless ``emb`` is ``(rows, dim)`` float32 of finite (unit, with
     ``normalize``) vectors and ``offsets`` the strictly increasing first rows of ``n`` passages."""
     if emb.ndim != 2 or emb.dtype != np.float32 or (dim is not None and emb.shape[1] != dim):
-        raise DataError(f"{path}: embeddings of shape {emb.shape} and type {emb.dtype}, expected (n, {dim}) float32")
-    if offsets.shape != (n,) or (offsets.size and (offsets[0] != 0 or (np.diff(offsets) <= 0).any()
-                                                  or offsets[-1] >= emb.shape[0])):
+        raise DataError(
+            f"{path}: embeddings of shape {emb.shape} and type {emb.dtype}, expected (n, {dim}) float32"
+        )
+    if offsets.shape != (n,) or (
+        offsets.size and (offsets[0] != 0 or (np.diff(offsets) <= 0).any() or offsets[-1] >= emb.shape[0])
+    ):
         raise DataError(f"{path}: window offsets do not fit the {n} passages")
     norms = np.linalg.norm(emb, axis=1)
     if not np.isfinite(emb).all() or (normalize and (np.abs(norms - 1) > 1e-3).any()):
@@ -199,9 +212,18 @@ class DenseRetriever(Retriever):
     #: (:mod:`aethel_lite.caching.memo`). Left False by ``aethel search`` and latency measurements.
     memo = False
 
-    def __init__(self, model_path: str | None = None, batch_size: int = 64, cache: bool = True,
-                 normalize: bool = True, progress: bool = False, pooling: str = "first",
-                 chunk_words: int = 200, chunk_overlap: int = 40, precision: str | None = None):
+    def __init__(
+        self,
+        model_path: str | None = None,
+        batch_size: int = 64,
+        cache: bool = True,
+        normalize: bool = True,
+        progress: bool = False,
+        pooling: str = "first",
+        chunk_words: int = 200,
+        chunk_overlap: int = 40,
+        precision: str | None = None,
+    ):
         _check_pooling(pooling, chunk_words, chunk_overlap)
         self.model_path = model_path
         self.batch_size = batch_size
@@ -228,9 +250,16 @@ class DenseRetriever(Retriever):
         return str(Path(self.model_path).resolve())
 
     def config(self) -> dict:
-        return {"name": self.name, "model": self._model_id(), "normalize": bool(self.normalize),
-                "batch_size": self.batch_size, "pooling": self.pooling, "chunk_words": int(self.chunk_words),
-                "chunk_overlap": int(self.chunk_overlap), **self._precision_entry()}
+        return {
+            "name": self.name,
+            "model": self._model_id(),
+            "normalize": bool(self.normalize),
+            "batch_size": self.batch_size,
+            "pooling": self.pooling,
+            "chunk_words": int(self.chunk_words),
+            "chunk_overlap": int(self.chunk_overlap),
+            **self._precision_entry(),
+        }
 
     def _precision_entry(self) -> dict:
         """``{"precision": ...}`` unless float32 (float32 configurations keep the keys they always had)."""
@@ -246,7 +275,9 @@ class DenseRetriever(Retriever):
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
             raise ParameterError(f"batch_size must be a positive integer, got {self.batch_size!r}")
 
-    def encode(self, texts: Sequence[str], *, progress: bool | None = None, batch_size: int | None = None) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], *, progress: bool | None = None, batch_size: int | None = None
+    ) -> np.ndarray:
         """Embeddings of ``texts``, shape ``(n, dim)``, float32 (normalised if ``normalize``), ``batch_size``
         (default: the setting) at a time; no cache."""
         import torch
@@ -260,18 +291,28 @@ class DenseRetriever(Retriever):
         precision = resolve_precision(self.precision)
         torch.manual_seed(0)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bfloat16"):
-            emb = model.encode(texts, batch_size=batch_size,
-                               show_progress_bar=self.progress if progress is None else progress,
-                               convert_to_numpy=True, normalize_embeddings=bool(self.normalize))
+            emb = model.encode(
+                texts,
+                batch_size=batch_size,
+                show_progress_bar=self.progress if progress is None else progress,
+                convert_to_numpy=True,
+                normalize_embeddings=bool(self.normalize),
+            )
         return np.ascontiguousarray(emb, dtype=np.float32)
 
     def embedding_store_config(self) -> dict:
         """Everything that changes a stored vector (the :class:`PassageStore` configuration); not ``pooling``
         and the window sizes, which choose *which* strings are embedded (every string is its own key)."""
         model = self.model
-        return {"value_format": _VALUE_FORMAT, "model_files": model_files_digest(str(Path(self._model_path()).resolve())),
-                "max_seq_length": int(model.max_seq_length), "normalize": bool(self.normalize),
-                "dim": _dimension(model), "versions": package_versions(_LIBRARIES), **self._precision_entry()}
+        return {
+            "value_format": _VALUE_FORMAT,
+            "model_files": model_files_digest(str(Path(self._model_path()).resolve())),
+            "max_seq_length": int(model.max_seq_length),
+            "normalize": bool(self.normalize),
+            "dim": _dimension(model),
+            "versions": package_versions(_LIBRARIES),
+            **self._precision_entry(),
+        }
 
     def embedding_store(self) -> PassageStore:
         """The per-text embedding store of :meth:`embedding_store_config` (close it after use)."""
@@ -287,13 +328,21 @@ class DenseRetriever(Retriever):
         if ok:
             arr = np.frombuffer(b"".join(found[k] for k in ok), dtype="<f4").reshape(len(ok), dim)
             finite = np.isfinite(arr).all(axis=1)
-            unit = np.abs(np.linalg.norm(arr, axis=1) - 1.0) <= 1e-3 if self.normalize else np.ones(len(ok), bool)
+            unit = (
+                np.abs(np.linalg.norm(arr, axis=1) - 1.0) <= 1e-3
+                if self.normalize
+                else np.ones(len(ok), bool)
+            )
             for i in np.flatnonzero(~(finite & unit)).tolist():
                 bad[ok[i]] = "non-finite values" if not finite[i] else "not of unit norm"
         if bad:
             first = next(iter(bad.items()))
-            warnings.warn(f"{store.path}: {len(bad)} corrupt embedding cache entries (first: {first[0][:12]}: {first[1]}); "
-                          "recomputing them", RuntimeWarning, stacklevel=4)
+            warnings.warn(
+                f"{store.path}: {len(bad)} corrupt embedding cache entries (first: {first[0][:12]}: {first[1]}); "
+                "recomputing them",
+                RuntimeWarning,
+                stacklevel=4,
+            )
         return {k: bytes(v) for k, v in found.items() if k not in bad}
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -315,13 +364,23 @@ class DenseRetriever(Retriever):
             found = self._stored_vectors(store, list(by_key), dim)
             todo = [k for k in by_key if k not in found]
             if todo:
+
                 def compute(group: list[str]) -> np.ndarray:
                     return self.encode([by_key[k] for k in group], progress=False).astype("<f4", copy=False)
 
                 groups = _encoder_batches(self.model, todo, [by_key[k] for k in todo], self.batch_size)
-                found.update(compute_missing(store, todo, compute, np.ndarray.tobytes, groups=groups,
-                                             found=len(by_key) - len(todo), progress=self.progress,
-                                             what="embeddings"))
+                found.update(
+                    compute_missing(
+                        store,
+                        todo,
+                        compute,
+                        np.ndarray.tobytes,
+                        groups=groups,
+                        found=len(by_key) - len(todo),
+                        progress=self.progress,
+                        what="embeddings",
+                    )
+                )
         emb = np.frombuffer(b"".join(bytes(found[k]) for k in keys), dtype="<f4").reshape(len(keys), dim)
         return np.ascontiguousarray(emb, dtype=np.float32)
 
@@ -335,7 +394,11 @@ class DenseRetriever(Retriever):
         text, title = passage.text, passage.title
         words, overlap = int(self.chunk_words), int(self.chunk_overlap)
         if self.memo:
-            spans = _WINDOWS.map(f"{words}/{overlap}", [text], lambda todo: [tuple(chunk_spans(t, words, overlap)) for t in todo])[0]
+            spans = _WINDOWS.map(
+                f"{words}/{overlap}",
+                [text],
+                lambda todo: [tuple(chunk_spans(t, words, overlap)) for t in todo],
+            )[0]
         else:
             spans = chunk_spans(text, words, overlap)
         # same string as passage_text() of a chunk passage Passage(pid, doc, title, text[a:b])
@@ -376,7 +439,9 @@ class DenseRetriever(Retriever):
             emb = torch.from_numpy(self.embeddings_)
         pooled = self.embeddings_.shape[0] != self.chunk_offsets_.shape[0]
         for start in range(0, len(q_emb), _SCORE_BLOCK):
-            block = torch.from_numpy(np.ascontiguousarray(q_emb[start:start + _SCORE_BLOCK], dtype=np.float32))
+            block = torch.from_numpy(
+                np.ascontiguousarray(q_emb[start : start + _SCORE_BLOCK], dtype=np.float32)
+            )
             with torch.inference_mode():
                 scores = (block @ emb.T).numpy()
             if pooled:  # every passage has >= 1 window, so the offsets strictly increase
@@ -390,8 +455,16 @@ class DenseRetriever(Retriever):
         batch = min(self.batch_size, _QUESTION_BATCH)
         if not self.memo or not texts:
             return self.encode(texts, progress=False, batch_size=batch)
-        key = (json.dumps([str(Path(self._model_path()).resolve()), resolve_precision(self.precision),
-                           bool(self.normalize)]), tuple(texts))
+        key = (
+            json.dumps(
+                [
+                    str(Path(self._model_path()).resolve()),
+                    resolve_precision(self.precision),
+                    bool(self.normalize),
+                ]
+            ),
+            tuple(texts),
+        )
         found = _QUESTION_BATCHES.get(key)
         if found is None:
             found = self.encode(texts, progress=False, batch_size=batch)
@@ -404,7 +477,9 @@ class DenseRetriever(Retriever):
     def _score_queries(self, queries, candidates):
         yield from self._pooled_scores(self.query_vectors([q.text for q in queries]))
 
-    def use_embeddings(self, pids: Sequence[str], embeddings: np.ndarray, chunk_offsets: np.ndarray) -> "DenseRetriever":
+    def use_embeddings(
+        self, pids: Sequence[str], embeddings: np.ndarray, chunk_offsets: np.ndarray
+    ) -> DenseRetriever:
         """Fit from ``pids`` (corpus order), ``embeddings_`` and ``chunk_offsets_`` made elsewhere; returns ``self``."""
         self.pids_ = list(pids)
         self.pid_index_ = {pid: i for i, pid in enumerate(self.pids_)}
@@ -430,7 +505,9 @@ class DenseRetriever(Retriever):
         return list(arrays)
 
     @classmethod
-    def load(cls, folder: str | Path, pids: Sequence[str], *, dim: int | None = None, **settings: Any) -> "DenseRetriever":
+    def load(
+        cls, folder: str | Path, pids: Sequence[str], *, dim: int | None = None, **settings: Any
+    ) -> DenseRetriever:
         """A retriever fitted with the embeddings :meth:`save` wrote into ``folder`` (no model is loaded).
 
         Parameters
@@ -455,8 +532,11 @@ class DenseRetriever(Retriever):
         path = Path(folder) / f"{name}.npy"
         try:
             emb = np.load(path, allow_pickle=False)
-            offsets = (np.load(Path(folder) / f"{name}-offsets.npy", allow_pickle=False) if self.pooling == "max"
-                       else np.arange(len(pids), dtype=np.int64))
+            offsets = (
+                np.load(Path(folder) / f"{name}-offsets.npy", allow_pickle=False)
+                if self.pooling == "max"
+                else np.arange(len(pids), dtype=np.int64)
+            )
         except (OSError, ValueError, EOFError) as exc:
             raise DataError(f"{path}: unreadable embeddings ({exc})") from exc
         _check_embeddings(path, emb, offsets, len(pids), dim, bool(self.normalize))
@@ -471,6 +551,9 @@ class DenseRetriever(Retriever):
             digest = model_files_digest(str(Path(self._model_path()).resolve()))
         except (AethelError, OSError, ImportError, AttributeError):
             return False
-        return (stored.get("model_files") == digest and stored.get("normalize") == bool(self.normalize)
-                and stored.get("precision", "float32") == resolve_precision(self.precision)
-                and stored["versions"] == package_versions(stored["versions"]))
+        return (
+            stored.get("model_files") == digest
+            and stored.get("normalize") == bool(self.normalize)
+            and stored.get("precision", "float32") == resolve_precision(self.precision)
+            and stored["versions"] == package_versions(stored["versions"])
+        )

@@ -21,8 +21,12 @@ def _bm25_ordered_top5(hits) -> int:
 
 def query_diagnostics(trace, hits, hybrid: bool) -> dict:
     """One query's diagnostics from its :class:`~aethel_lite.retrievers.attribution.QueryTrace` and hits."""
-    out = {"fallback": bool(trace.fallback), "n_seed_entities": len(trace.expansions),
-           "n_reached": int(trace.n_reached), "bm25_ordered_top5": _bm25_ordered_top5(hits)}
+    out = {
+        "fallback": bool(trace.fallback),
+        "n_seed_entities": len(trace.expansions),
+        "n_reached": int(trace.n_reached),
+        "bm25_ordered_top5": _bm25_ordered_top5(hits),
+    }
     if hybrid:
         out["sources"] = sorted(trace.parts["mix"]) if trace.parts else []
     return out
@@ -31,9 +35,11 @@ def query_diagnostics(trace, hits, hybrid: bool) -> dict:
 def _summary(fallbacks: Sequence[bool], top5: Sequence[int], k: int) -> dict:
     n = len(fallbacks)
     slots = n * min(int(k), 5)
-    return {"fallback_share": sum(fallbacks) / n if n else None,
-            "bm25_top5_share": sum(top5) / slots if slots else None,
-            "n_queries": n}
+    return {
+        "fallback_share": sum(fallbacks) / n if n else None,
+        "bm25_top5_share": sum(top5) / slots if slots else None,
+        "n_queries": n,
+    }
 
 
 def summarize(diagnostics: Mapping[str, Mapping], k: int) -> dict:
@@ -52,7 +58,11 @@ def summarize(diagnostics: Mapping[str, Mapping], k: int) -> dict:
         ``"fallback_share"`` of the questions whose teleport was the BM25 fallback, ``"bm25_top5_share"``
         of all top-5 slots filled by unreached passages in BM25 order (both ``None`` without queries), ``"n_queries"``.
     """
-    return _summary([d["fallback"] for d in diagnostics.values()], [d["bm25_ordered_top5"] for d in diagnostics.values()], k)
+    return _summary(
+        [d["fallback"] for d in diagnostics.values()],
+        [d["bm25_ordered_top5"] for d in diagnostics.values()],
+        k,
+    )
 
 
 def diagnose(retriever, queries, k: int = 10, pool=None) -> dict:
@@ -70,4 +80,3 @@ def reliance(retriever, queries, run, k: int, pool=None) -> dict:
         fallbacks.append(bool(retriever.personalization(q.text, graph, idx)[2]))
         top5.append(_bm25_ordered_top5(run.get(q.qid, [])))
     return _summary(fallbacks, top5, k)
-

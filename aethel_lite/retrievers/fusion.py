@@ -12,8 +12,12 @@ from .run import RUN_DEPTH, Run
 RRF_K = 60
 
 
-def rrf(runs: Sequence[Mapping[str, Sequence[tuple[str, float]]]], k: float = 60, depth: int | None = None,
-        name: str = "rrf") -> Run:
+def rrf(
+    runs: Sequence[Mapping[str, Sequence[tuple[str, float]]]],
+    k: float = 60,
+    depth: int | None = None,
+    name: str = "rrf",
+) -> Run:
     r"""Reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009).
 
     .. math::  \mathrm{RRF}(d) = \sum_{r \in R} \frac{1}{k + \mathrm{rank}_r(d)}
@@ -59,11 +63,15 @@ def rrf(runs: Sequence[Mapping[str, Sequence[tuple[str, float]]]], k: float = 60
                     continue
                 seen.add(pid)
                 scores[pid] = scores.get(pid, 0.0) + 1.0 / (k + rank)
-        fused[qid] = [(pid, float(s)) for pid, s in sorted(scores.items(), key=lambda kv: -kv[1])]  # stable sort
+        fused[qid] = [
+            (pid, float(s)) for pid, s in sorted(scores.items(), key=lambda kv: -kv[1])
+        ]  # stable sort
     return fused
 
 
-def fuse_runs(runs: Sequence[Mapping[str, Sequence[tuple[str, float]]]], *, name: str, depth: int = RUN_DEPTH) -> Run:
+def fuse_runs(
+    runs: Sequence[Mapping[str, Sequence[tuple[str, float]]]], *, name: str, depth: int = RUN_DEPTH
+) -> Run:
     r"""The project's fusion: :func:`rrf` with :math:`k` = :data:`RRF_K` (60) of the top ``depth`` of each run,
     cut to its top ``depth`` (ties keep first-appearance order, as in :func:`rrf`).
 

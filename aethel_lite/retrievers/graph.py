@@ -81,8 +81,8 @@ def _named_ngrams(text: str, names: frozenset, sizes: tuple[int, ...]) -> list[s
     out = []
     for n in sizes:
         for i in range(len(tokens) - n + 1):
-            gram = " ".join(tokens[i:i + n])
-            if gram in names and any(t in proper for t in tokens[i:i + n]):
+            gram = " ".join(tokens[i : i + n])
+            if gram in names and any(t in proper for t in tokens[i : i + n]):
                 out.append(gram)
     return out
 
@@ -90,10 +90,17 @@ def _named_ngrams(text: str, names: frozenset, sizes: tuple[int, ...]) -> list[s
 _QUESTION_MENTIONS = TextMemo("question mentions", 100_000)  # see GraphRetriever.memo
 
 
-def _trace(r, text: str, exps, used, parts, row: Mapping, full: np.ndarray, graph, cand, op, docs) -> QueryTrace:
+def _trace(
+    r, text: str, exps, used, parts, row: Mapping, full: np.ndarray, graph, cand, op, docs
+) -> QueryTrace:
     """A question's :class:`QueryTrace` from its seeds and its PageRank ``full`` over ``graph``'s nodes."""
-    extra = {"ppr": full[: graph.n_passages], "lexical": row.get("lexical"), "dense": row.get("dense"),
-             "heading": row.get("heading"), "doc_ppr": None if docs is None else full[docs]}
+    extra = {
+        "ppr": full[: graph.n_passages],
+        "lexical": row.get("lexical"),
+        "dense": row.get("dense"),
+        "heading": row.get("heading"),
+        "doc_ppr": None if docs is None else full[docs],
+    }
     trace = QueryTrace(exps, used, graph, int(np.count_nonzero(extra["ppr"] > 0)), parts, cand, extra)
     extra["anchors"] = anchors.solve(r, text, trace, op, docs)
     return trace
@@ -103,8 +110,12 @@ def _open_traces(r, queries) -> dict:
     """qid → :class:`QueryTrace` of open-corpus ``queries``, solved as one PPR batch on the fitted graph."""
     docs = hybrid.doc_nodes(r, r.graph_, None)
     P, exps, used, parts, rows = r._ppr_block([q.text for q in queries])
-    return {q.qid: _trace(r, q.text, exps[j], used[j], parts[j], rows[j], P[:, j], r.graph_, None, r.operator_, docs)
-            for j, q in enumerate(queries)}
+    return {
+        q.qid: _trace(
+            r, q.text, exps[j], used[j], parts[j], rows[j], P[:, j], r.graph_, None, r.operator_, docs
+        )
+        for j, q in enumerate(queries)
+    }
 
 
 def _pool_trace(r, text: str, cand: np.ndarray) -> QueryTrace:
@@ -172,20 +183,42 @@ class GraphRetriever(Retriever):
     @memo.setter
     def memo(self, value: bool) -> None:
         self._memo = bool(value)
-        for inner in (getattr(self, "bm25_", None), getattr(self, "dense_", None), getattr(self, "heading_", None)):
+        for inner in (
+            getattr(self, "bm25_", None),
+            getattr(self, "dense_", None),
+            getattr(self, "heading_", None),
+        ):
             if inner is not None:
                 inner.memo = self._memo
         if self._memo and getattr(self, "extractor_", None) is not None:
             self._mention_settings = json.dumps(self.extractor_.config(), sort_keys=True, default=str)
 
-    def __init__(self, extractor: str = "ner3", bct: str = "none", alpha: float = 0.5, tol: float = 1e-8,
-                 max_iter: int = 1000, alias_table: Mapping[str, Sequence[str]] | None = None,
-                 link_query_ngrams: bool = True, fallback: str = "bm25", fallback_depth: int = 10, n_process: int = 1,
-                 cache: bool = True, progress: bool = False, passage_seeds: Sequence[str] = (),
-                 document_nodes: bool = False, metadata: bool = False, period_linking: bool = False,
-                 seed_weights: Mapping[str, float] | None = None, seed_depth: int = 20, dense_pooling: str = "first",
-                 rank_weights: Mapping[str, float] | None = None, period_decay: float = 1.0, anchors: str = "joint",
-                 anchor_gap: int = 2):
+    def __init__(
+        self,
+        extractor: str = "ner3",
+        bct: str = "none",
+        alpha: float = 0.5,
+        tol: float = 1e-8,
+        max_iter: int = 1000,
+        alias_table: Mapping[str, Sequence[str]] | None = None,
+        link_query_ngrams: bool = True,
+        fallback: str = "bm25",
+        fallback_depth: int = 10,
+        n_process: int = 1,
+        cache: bool = True,
+        progress: bool = False,
+        passage_seeds: Sequence[str] = (),
+        document_nodes: bool = False,
+        metadata: bool = False,
+        period_linking: bool = False,
+        seed_weights: Mapping[str, float] | None = None,
+        seed_depth: int = 20,
+        dense_pooling: str = "first",
+        rank_weights: Mapping[str, float] | None = None,
+        period_decay: float = 1.0,
+        anchors: str = "joint",
+        anchor_gap: int = 2,
+    ):
         self.extractor, self.bct, self.alpha, self.tol, self.max_iter = extractor, bct, alpha, tol, max_iter
         self.alias_table, self.link_query_ngrams = alias_table, link_query_ngrams
         self.fallback, self.fallback_depth = fallback, fallback_depth
@@ -195,7 +228,7 @@ class GraphRetriever(Retriever):
         self.dense_pooling, self.rank_weights, self.period_decay = dense_pooling, rank_weights, period_decay
         self.anchors, self.anchor_gap = anchors, anchor_gap
 
-    def set_params(self, **changes: Any) -> "GraphRetriever":
+    def set_params(self, **changes: Any) -> GraphRetriever:
         """A copy with some settings changed (scikit-learn's ``set_params``, but ``self`` is left unchanged).
 
         A fitted retriever's copy is fitted, redoing only what the changes touch; it ranks as
@@ -205,7 +238,9 @@ class GraphRetriever(Retriever):
         known = self.param_names()
         bad = [k for k in changes if k not in known]
         if bad:
-            raise ParameterError(f"set_params: unknown setting {bad[0]!r}; {type(self).__name__} has {', '.join(known)}")
+            raise ParameterError(
+                f"set_params: unknown setting {bad[0]!r}; {type(self).__name__} has {', '.join(known)}"
+            )
         new = copy.copy(self)
         for key, value in changes.items():
             setattr(new, key, value)
@@ -221,15 +256,27 @@ class GraphRetriever(Retriever):
 
     def config(self) -> dict:
         """JSON-able settings: part of result-cache keys (``studies.anchoring``), so kept byte-identical."""
-        return {"name": self.name, "extractor": self.extractor, "bct": self.bct, "alpha": self.alpha, "tol": self.tol,
-                "link_query_ngrams": self.link_query_ngrams, "fallback": self.fallback,
-                "fallback_depth": self.fallback_depth, "alias_table": self.alias_table is not None,
-                "passage_seeds": list(self.passage_seeds), "document_nodes": bool(self.document_nodes),
-                "metadata": bool(self.metadata), "period_linking": bool(self.period_linking),
-                "seed_weights": hybrid.seed_weights(self), "seed_depth": self.seed_depth,
-                "dense_pooling": self.dense_pooling, "period_decay": self.period_decay,
-                "rank_weights": None if self.rank_weights is None else hybrid.rank_weights(self),
-                **({} if self.anchors == "joint" else {"anchors": self.anchors, "anchor_gap": self.anchor_gap})}
+        return {
+            "name": self.name,
+            "extractor": self.extractor,
+            "bct": self.bct,
+            "alpha": self.alpha,
+            "tol": self.tol,
+            "link_query_ngrams": self.link_query_ngrams,
+            "fallback": self.fallback,
+            "fallback_depth": self.fallback_depth,
+            "alias_table": self.alias_table is not None,
+            "passage_seeds": list(self.passage_seeds),
+            "document_nodes": bool(self.document_nodes),
+            "metadata": bool(self.metadata),
+            "period_linking": bool(self.period_linking),
+            "seed_weights": hybrid.seed_weights(self),
+            "seed_depth": self.seed_depth,
+            "dense_pooling": self.dense_pooling,
+            "period_decay": self.period_decay,
+            "rank_weights": None if self.rank_weights is None else hybrid.rank_weights(self),
+            **({} if self.anchors == "joint" else {"anchors": self.anchors, "anchor_gap": self.anchor_gap}),
+        }
 
     @property
     def is_hybrid(self) -> bool:
@@ -249,8 +296,14 @@ class GraphRetriever(Retriever):
         _check_alpha(self.alpha)  # fail before the (slow) entity extraction
         self._check_modes()
         extractor = get_extractor(self.extractor) if isinstance(self.extractor, str) else self.extractor
-        mentions = extract_entities([passage_text(p) for p in passages], extractor, cache=self.cache,
-                                    n_process=self.n_process, progress=self.progress, memo=self.memo)
+        mentions = extract_entities(
+            [passage_text(p) for p in passages],
+            extractor,
+            cache=self.cache,
+            n_process=self.n_process,
+            progress=self.progress,
+            memo=self.memo,
+        )
         stop, links = graph_filters(mentions, extractor)
         graph = build_graph(self.pids_, mentions, stop=stop, alias_pairs=links)
         bm25 = BM25Retriever()
@@ -259,8 +312,18 @@ class GraphRetriever(Retriever):
         hybrid.fit_dense(self)
 
     @classmethod
-    def from_parts(cls, params: Mapping[str, Any], passages: Sequence, graph, bm25, *, extractor=None,
-                   doc_meta: Mapping | None = None, dense=None, heading=None) -> "GraphRetriever":
+    def from_parts(
+        cls,
+        params: Mapping[str, Any],
+        passages: Sequence,
+        graph,
+        bm25,
+        *,
+        extractor=None,
+        doc_meta: Mapping | None = None,
+        dense=None,
+        heading=None,
+    ) -> GraphRetriever:
         """A fitted retriever from its parts (what ``fit`` computes), extracting and fitting nothing.
 
         ``params``: :meth:`get_params` keys; ``passages``: the corpus in order, with ``pid`` and ``doc_id``
@@ -272,7 +335,9 @@ class GraphRetriever(Retriever):
         passages = r._index_passages(passages)
         if list(graph.pids) != r.pids_:
             raise DataError("GraphRetriever.from_parts: the graph's passage ids differ from the passages'")
-        r._assemble(passages, graph, bm25, extractor=extractor, doc_meta=doc_meta, dense=dense, heading=heading)
+        r._assemble(
+            passages, graph, bm25, extractor=extractor, doc_meta=doc_meta, dense=dense, heading=heading
+        )
         return r
 
     def save(self, folder) -> list[str]:
@@ -280,11 +345,13 @@ class GraphRetriever(Retriever):
         return graph_files.save(self, folder)
 
     @classmethod
-    def load(cls, folder, **params: Any) -> "GraphRetriever":
+    def load(cls, folder, **params: Any) -> GraphRetriever:
         """The retriever :meth:`save` wrote into ``folder``, with settings ``params`` (:func:`~aethel_lite.retrievers.graph_files.load`)."""
         return graph_files.load(cls, folder, **params)
 
-    def _assemble(self, passages, graph, bm25, *, extractor=None, doc_meta=None, dense=None, heading=None) -> None:
+    def _assemble(
+        self, passages, graph, bm25, *, extractor=None, doc_meta=None, dense=None, heading=None
+    ) -> None:
         """Every fitted attribute, from the parts (the one assembly path of ``fit`` and :meth:`from_parts`)."""
         self.doc_ids_ = [p.doc_id for p in passages]
         self.extractor_ = get_extractor(self.extractor) if extractor is None else extractor
@@ -295,11 +362,16 @@ class GraphRetriever(Retriever):
 
     def _structure(self, metas: Mapping[str, Any] | None = None) -> None:
         """``graph_`` (+ the hybrid's nodes), the PPR operator and the name indexes that questions link to."""
-        self.graph_, self.doc_meta_, self._companies = hybrid.structure(self, self._base_graph, self._passages, metas)
+        self.graph_, self.doc_meta_, self._companies = hybrid.structure(
+            self, self._base_graph, self._passages, metas
+        )
         self.operator_ = PPROperator(self.graph_.adjacency())
         names = _ngram_index(self.graph_.entities)
-        aliases = _ngram_index(set(self.graph_.entities) | {normalize_entity(k) for k in self.alias_table}) \
-            if self.alias_table else names
+        aliases = (
+            _ngram_index(set(self.graph_.entities) | {normalize_entity(k) for k in self.alias_table})
+            if self.alias_table
+            else names
+        )
         self._linkable = {False: names, True: aliases}
         self._all_doc_nodes = (self.graph_, hybrid.doc_nodes(self, self.graph_, None))
 
@@ -311,8 +383,13 @@ class GraphRetriever(Retriever):
         """The extractor's mentions of one question (from the process-wide memo when :attr:`memo`)."""
         if not self.memo:
             return self.extractor_.extract([text], progress=False)[0]
-        return list(_QUESTION_MENTIONS.map(self._mention_settings, [text],
-                                           lambda todo: [tuple(ms) for ms in self.extractor_.extract(todo, progress=False)])[0])
+        return list(
+            _QUESTION_MENTIONS.map(
+                self._mention_settings,
+                [text],
+                lambda todo: [tuple(ms) for ms in self.extractor_.extract(todo, progress=False)],
+            )[0]
+        )
 
     def query_key_sources(self, text: str, mentions=None) -> dict[str, str]:
         """Each normalised entity key of a question → ``"mention"`` (the extractor found it) or ``"ngram"``
@@ -321,23 +398,42 @@ class GraphRetriever(Retriever):
         found = self._question_mentions(text) if mentions is None else mentions
         keys = {m.key: "mention" for m in found if m.key}
         if self.link_query_ngrams:
-            for gram in _named_ngrams(text, *self._linkable[bool(self.alias_table) and self.bct in ("alias", "both")]):
+            for gram in _named_ngrams(
+                text, *self._linkable[bool(self.alias_table) and self.bct in ("alias", "both")]
+            ):
                 keys.setdefault(gram, "ngram")
         return keys
 
     def expansions(self, text: str, graph=None, mentions=None) -> list:
         """The BCT expansions of a question's entities over ``graph`` (default: the fitted graph)."""
-        exps = expand_seeds(self.query_keys(text, mentions), self.graph_ if graph is None else graph, mode=self.bct,
-                            alias_table=self.alias_table)
+        exps = expand_seeds(
+            self.query_keys(text, mentions),
+            self.graph_ if graph is None else graph,
+            mode=self.bct,
+            alias_table=self.alias_table,
+        )
         return [e for e in exps if not is_meta_key(e.entity)]
 
-    def seed_components(self, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,
-                        scores: Mapping[str, np.ndarray] | None = None, mentions=None) -> tuple:
+    def seed_components(
+        self,
+        text: str,
+        graph=None,
+        corpus_idx: np.ndarray | None = None,
+        *,
+        scores: Mapping[str, np.ndarray] | None = None,
+        mentions=None,
+    ) -> tuple:
         """``(expansions, source → seed vector, metadata node → share)`` of a question."""
         return hybrid.seed_components(self, text, graph, corpus_idx, scores=scores, mentions=mentions)
 
-    def personalization(self, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,
-                        scores: Mapping[str, np.ndarray] | None = None) -> tuple:
+    def personalization(
+        self,
+        text: str,
+        graph=None,
+        corpus_idx: np.ndarray | None = None,
+        *,
+        scores: Mapping[str, np.ndarray] | None = None,
+    ) -> tuple:
         r"""``(expansions, s, fallback)``: the teleport :math:`s = \sum_c \frac{w_c}{\sum_{c'} w_{c'}}\, s_c`
         of a question as ``search`` builds it (without hybrid settings the entity seeds'
         :func:`~aethel_lite.core.bct.seed_vector`; without any source the BM25 teleport, ``fallback``
@@ -348,7 +444,9 @@ class GraphRetriever(Retriever):
         """:meth:`personalization` plus the components and their shares (for attribution)."""
         self._check_fitted()
         graph = self.graph_ if graph is None else graph
-        exps, comps, named = hybrid.seed_components(self, text, graph, corpus_idx, scores=scores, mentions=mentions)
+        exps, comps, named = hybrid.seed_components(
+            self, text, graph, corpus_idx, scores=scores, mentions=mentions
+        )
         mix = hybrid.mixture(self, comps)
         if mix:
             seeds = sum(share * comps[c] for c, share in mix.items())
@@ -386,12 +484,22 @@ class GraphRetriever(Retriever):
         live = [j for j, f in enumerate(found) if f[1] is not None]
         if live:
             cols = np.stack([found[j][1] for j in live], axis=1)
-            P[:, live] = self.operator_.run(cols, alpha=self.alpha, tol=self.tol, max_iter=self.max_iter).scores
+            P[:, live] = self.operator_.run(
+                cols, alpha=self.alpha, tol=self.tol, max_iter=self.max_iter
+            ).scores
         return P, [f[0] for f in found], [f[2] for f in found], [f[3] for f in found], rows
 
-    def ranking_scores(self, text: str, ppr: np.ndarray, corpus_idx: np.ndarray | None = None, *,
-                       lexical: np.ndarray | None = None, dense: np.ndarray | None = None,
-                       doc_ppr: np.ndarray | None = None, heading: np.ndarray | None = None) -> np.ndarray:
+    def ranking_scores(
+        self,
+        text: str,
+        ppr: np.ndarray,
+        corpus_idx: np.ndarray | None = None,
+        *,
+        lexical: np.ndarray | None = None,
+        dense: np.ndarray | None = None,
+        doc_ppr: np.ndarray | None = None,
+        heading: np.ndarray | None = None,
+    ) -> np.ndarray:
         r"""Corpus-length scores that ``search`` ranks: reached passages their PPR rounded to ``tol / 100``
         (noise between equivalent passages becomes exact ties, broken by corpus order), unreached ones
         the BM25 order of the module docstring, non-candidates :math:`-\infty`; with ``rank_weights``
@@ -404,8 +512,9 @@ class GraphRetriever(Retriever):
         decimals = max(0, math.ceil(-math.log10(self.tol))) + 2
         weights = hybrid.rank_weights(self)
         if weights is not None:
-            terms = hybrid.rank_terms(self, text, ppr, corpus_idx, lexical=lexical, dense=dense, doc_ppr=doc_ppr,
-                                      heading=heading)
+            terms = hybrid.rank_terms(
+                self, text, ppr, corpus_idx, lexical=lexical, dense=dense, doc_ppr=doc_ppr, heading=heading
+            )
             out[corpus_idx] = np.round(sum(weights[t] * terms[t] for t in weights), decimals)
             return out
         reached = ppr > 0
@@ -428,24 +537,36 @@ class GraphRetriever(Retriever):
         self._check_modes()
         traces = {} if traces is None else traces
         open_q = [q for q, c in zip(queries, candidates) if c is None]
-        for start in range(0, len(open_q), _BLOCK):  # open corpus: one batched PPR (in blocks) on the full graph
-            traces.update(_open_traces(self, open_q[start:start + _BLOCK]))
-        for q, cand in tqdm(list(zip(queries, candidates)), desc=f"{self.name} search", disable=not self.progress, leave=False):
+        for start in range(
+            0, len(open_q), _BLOCK
+        ):  # open corpus: one batched PPR (in blocks) on the full graph
+            traces.update(_open_traces(self, open_q[start : start + _BLOCK]))
+        for q, cand in tqdm(
+            list(zip(queries, candidates)), desc=f"{self.name} search", disable=not self.progress, leave=False
+        ):
             if cand is not None:
                 traces[q.qid] = _pool_trace(self, q.text, cand)
             e = traces[q.qid].extra
             if e.get("anchors"):  # one ranking per anchor, merged (retrievers.anchors)
                 yield anchors.ranked(self, q.text, traces[q.qid])
                 continue
-            yield self.ranking_scores(q.text, e["ppr"], cand, lexical=e["lexical"], dense=e["dense"],
-                                      doc_ppr=e["doc_ppr"], heading=e["heading"])
+            yield self.ranking_scores(
+                q.text,
+                e["ppr"],
+                cand,
+                lexical=e["lexical"],
+                dense=e["dense"],
+                doc_ppr=e["doc_ppr"],
+                heading=e["heading"],
+            )
 
     def pool_graph(self, corpus_idx: np.ndarray):
         """The graph of a closed pool: its passages, their entities and (hybrid) their documents' nodes."""
         return hybrid.pool_graph(self, corpus_idx)
 
-    def search(self, queries, k: int = 10, pool=None, *, explain: bool = False,
-               explain_depth: int | None = None) -> Run | SearchResult:
+    def search(
+        self, queries, k: int = 10, pool=None, *, explain: bool = False, explain_depth: int | None = None
+    ) -> Run | SearchResult:
         r"""As :meth:`Retriever.search`, leaving out passages scored :math:`-\infty` (``fallback="none"``).
 
         Parameters
@@ -464,8 +585,14 @@ class GraphRetriever(Retriever):
         depth = self.provenance_depth if explain_depth is None else int(explain_depth)
         return attribution.attribute(self, run, traces, k=k, depth=depth)
 
-    def seed_pieces(self, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,
-                    scores: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray | None, list]:
+    def seed_pieces(
+        self,
+        text: str,
+        graph=None,
+        corpus_idx: np.ndarray | None = None,
+        *,
+        scores: Mapping[str, np.ndarray] | None = None,
+    ) -> tuple[np.ndarray | None, list]:
         """The teleport vector and what put mass on each seed node (:func:`aethel_lite.retrievers.attribution.seed_pieces`)."""
         return attribution.seed_pieces(self, text, graph, corpus_idx, scores=scores)
 

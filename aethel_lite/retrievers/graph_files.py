@@ -29,7 +29,16 @@ from .bm25 import BM25Retriever
 from .dense import DenseRetriever
 from .hybrid import needs
 
-__all__ = ["IDS_FILE", "DOCMETA_FILE", "PassageIds", "graph_folder", "write_docmeta", "read_docmeta", "save", "load"]
+__all__ = [
+    "IDS_FILE",
+    "DOCMETA_FILE",
+    "PassageIds",
+    "graph_folder",
+    "write_docmeta",
+    "read_docmeta",
+    "save",
+    "load",
+]
 
 IDS_FILE = "ids.json"
 DOCMETA_FILE = "docmeta.json"
@@ -60,7 +69,13 @@ def read_docmeta(path: str | os.PathLike) -> dict:
         rows = json.loads(Path(path).read_bytes())["documents"]
         metas = {}
         for row in rows:
-            d = DocMeta(row["doc_id"], list(row["companies"]), list(row["periods"]), list(row["types"]), dict(row["source"]))
+            d = DocMeta(
+                row["doc_id"],
+                list(row["companies"]),
+                list(row["periods"]),
+                list(row["types"]),
+                dict(row["source"]),
+            )
             if not all(isinstance(x, str) for x in [d.doc_id, *d.companies, *d.periods, *d.types]):
                 raise TypeError("a field is not text")
             metas[d.doc_id] = d
@@ -112,5 +127,12 @@ def load(cls, folder: str | os.PathLike, **params: Any):
         dense = DenseRetriever.load(folder, pids, pooling=probe.dense_pooling, cache=probe.cache)
     if needs(probe, "heading"):
         heading = DenseRetriever.load(folder, pids, pooling="heading", cache=probe.cache)
-    return cls.from_parts(params, [PassageIds(p, d) for p, d in zip(pids, doc_ids)], graph, bm25, doc_meta=doc_meta,
-                          dense=dense, heading=heading)
+    return cls.from_parts(
+        params,
+        [PassageIds(p, d) for p, d in zip(pids, doc_ids)],
+        graph,
+        bm25,
+        doc_meta=doc_meta,
+        dense=dense,
+        heading=heading,
+    )

@@ -22,8 +22,16 @@ from typing import Any
 import numpy as np
 
 from ..core.bct import seed_vector
-from ..core.docmeta import (PREFIXES, CompanyIndex, _slug, add_document_nodes, document_metadata, match_companies,
-                            period_keys, type_keys)
+from ..core.docmeta import (
+    PREFIXES,
+    CompanyIndex,
+    _slug,
+    add_document_nodes,
+    document_metadata,
+    match_companies,
+    period_keys,
+    type_keys,
+)
 from ..errors import ParameterError
 from .base import topk
 from .dense import DenseRetriever
@@ -63,11 +71,15 @@ def needs(r, source: str) -> bool:
 def check(r) -> None:
     """Raise :class:`ParameterError` for an invalid hybrid setting of ``r``."""
     if isinstance(r.passage_seeds, str) or any(x not in PASSAGE_SEEDS for x in r.passage_seeds):
-        raise ParameterError(f"passage_seeds must be a sequence of {', '.join(PASSAGE_SEEDS)}; got {r.passage_seeds!r}")
+        raise ParameterError(
+            f"passage_seeds must be a sequence of {', '.join(PASSAGE_SEEDS)}; got {r.passage_seeds!r}"
+        )
     unknown = [k for k in (r.seed_weights or {}) if k not in SOURCES]
     if unknown:
         raise ParameterError(f"seed_weights: unknown source {unknown[0]!r}; choose from {', '.join(SOURCES)}")
-    if any(not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0) for v in seed_weights(r).values()):
+    if any(
+        not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0) for v in seed_weights(r).values()
+    ):
         raise ParameterError(f"seed_weights must be finite and >= 0; got {r.seed_weights!r}")
     if not (isinstance(r.period_decay, (int, float)) and 0 <= r.period_decay <= 1):
         raise ParameterError(f"period_decay must be in [0, 1]; got {r.period_decay!r}")
@@ -76,9 +88,14 @@ def check(r) -> None:
     if r.rank_weights is not None:
         bad = [t for t in r.rank_weights if t not in RANK_TERMS]
         if bad:
-            raise ParameterError(f"rank_weights: unknown term {bad[0]!r}; choose from {', '.join(RANK_TERMS)}")
+            raise ParameterError(
+                f"rank_weights: unknown term {bad[0]!r}; choose from {', '.join(RANK_TERMS)}"
+            )
         vals = list(r.rank_weights.values())
-        if any(not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0) for v in vals) or not sum(vals) > 0:
+        if (
+            any(not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0) for v in vals)
+            or not sum(vals) > 0
+        ):
             raise ParameterError(f"rank_weights must be finite, >= 0 and not all 0; got {r.rank_weights!r}")
         if r.rank_weights.get("document", 0) > 0 and not r.document_nodes:
             raise ParameterError("rank_weights: a 'document' term needs document_nodes=True")
@@ -96,7 +113,9 @@ def structure(r, base_graph, passages: Sequence, metas: Mapping[str, Any] | None
     if not (r.document_nodes or r.metadata):
         return base_graph, None, None
     doc_meta = document_metadata(passages) if metas is None else dict(metas)
-    graph = add_document_nodes(base_graph, passages, doc_meta, documents=bool(r.document_nodes), metadata=bool(r.metadata))
+    graph = add_document_nodes(
+        base_graph, passages, doc_meta, documents=bool(r.document_nodes), metadata=bool(r.metadata)
+    )
     companies = CompanyIndex(c for d in doc_meta.values() for c in d.companies) if r.metadata else None
     return graph, doc_meta, companies
 
@@ -106,8 +125,13 @@ def pool_graph(r, corpus_idx: np.ndarray):
     pids = [r.pids_[i] for i in corpus_idx]
     if r.doc_meta_ is None:
         return r.graph_.subgraph(pids)
-    return add_document_nodes(r._base_graph.subgraph(pids), [r._passages[i] for i in corpus_idx],
-                              r.doc_meta_, documents=bool(r.document_nodes), metadata=bool(r.metadata))
+    return add_document_nodes(
+        r._base_graph.subgraph(pids),
+        [r._passages[i] for i in corpus_idx],
+        r.doc_meta_,
+        documents=bool(r.document_nodes),
+        metadata=bool(r.metadata),
+    )
 
 
 def doc_node(r, graph, i: int) -> int:
@@ -133,7 +157,9 @@ def doc_nodes(r, graph, corpus_idx: np.ndarray | None) -> np.ndarray | None:
 def fit_dense(r) -> None:
     """Fit the dense models ``r``'s settings need (from the embedding cache) and are missing."""
     if needs(r, "dense") and (r.dense_ is None or r.dense_.pooling != r.dense_pooling):
-        r.dense_ = DenseRetriever(pooling=r.dense_pooling, cache=r.cache, progress=r.progress).fit(r._passages)
+        r.dense_ = DenseRetriever(pooling=r.dense_pooling, cache=r.cache, progress=r.progress).fit(
+            r._passages
+        )
     if needs(r, "heading") and getattr(r, "heading_", None) is None:
         r.heading_ = DenseRetriever(pooling="heading", cache=r.cache, progress=r.progress).fit(r._passages)
     r.memo = r.memo  # the new models' memo
@@ -145,12 +171,18 @@ def query_scores(r, texts: Sequence[str]) -> dict[str, np.ndarray]:
     texts = list(texts)
     out: dict[str, np.ndarray] = {}
     if needs(r, "lexical"):
-        out["lexical"] = np.stack([r.bm25_.get_scores(t) for t in texts]) if texts else np.zeros((0, len(r.pids_)))
-    encoders = {name: model for name, model in (("dense", getattr(r, "dense_", None)),
-                                                 ("heading", getattr(r, "heading_", None)))
-                if model is not None and needs(r, name)}
+        out["lexical"] = (
+            np.stack([r.bm25_.get_scores(t) for t in texts]) if texts else np.zeros((0, len(r.pids_)))
+        )
+    encoders = {
+        name: model
+        for name, model in (("dense", getattr(r, "dense_", None)), ("heading", getattr(r, "heading_", None)))
+        if model is not None and needs(r, name)
+    }
     if encoders and texts:
-        vectors = next(iter(encoders.values())).query_vectors(texts)  # one MiniLM pass: both share the encoder
+        vectors = next(iter(encoders.values())).query_vectors(
+            texts
+        )  # one MiniLM pass: both share the encoder
     for name, model in encoders.items():
         out[name] = model.score_vectors(vectors if texts else np.zeros((0, 0), dtype=np.float32))
     return out
@@ -209,8 +241,15 @@ def fields_vector(fields, graph) -> tuple[np.ndarray | None, dict[str, float]]:
     return out / out.sum(), named
 
 
-def seed_components(r, text: str, graph=None, corpus_idx: np.ndarray | None = None, *,
-                    scores: Mapping[str, np.ndarray] | None = None, mentions=None) -> tuple[list, dict[str, np.ndarray], dict]:
+def seed_components(
+    r,
+    text: str,
+    graph=None,
+    corpus_idx: np.ndarray | None = None,
+    *,
+    scores: Mapping[str, np.ndarray] | None = None,
+    mentions=None,
+) -> tuple[list, dict[str, np.ndarray], dict]:
     """The question's seed vectors, one per source (:meth:`GraphRetriever.seed_components`)."""
     r._check_fitted()
     graph = r.graph_ if graph is None else graph
@@ -242,7 +281,9 @@ def mixture(r, comps: Mapping[str, np.ndarray]) -> dict[str, float]:
     return {c: v / total for c, v in live.items()} if total > 0 else {}
 
 
-def rank_terms(r, text, ppr, corpus_idx, *, lexical=None, dense=None, doc_ppr=None, heading=None) -> dict[str, np.ndarray]:
+def rank_terms(
+    r, text, ppr, corpus_idx, *, lexical=None, dense=None, doc_ppr=None, heading=None
+) -> dict[str, np.ndarray]:
     """The min–max normalised terms :math:`\\hat x` of :meth:`GraphRetriever.ranking_scores` over the candidates."""
 
     def unit(x: np.ndarray) -> np.ndarray:
@@ -257,10 +298,14 @@ def rank_terms(r, text, ppr, corpus_idx, *, lexical=None, dense=None, doc_ppr=No
         if doc_ppr is None:
             raise ParameterError("ranking_scores: a 'document' term needs doc_ppr")
         out["document"] = unit(np.asarray(doc_ppr, dtype=np.float64))
-    given = {"lexical": (lexical, lambda: r.bm25_.get_scores(text)),
-             "dense": (dense, lambda: r.dense_.score_texts([text])[0]),
-             "heading": (heading, lambda: query_scores(r, [text])["heading"][0])}
+    given = {
+        "lexical": (lexical, lambda: r.bm25_.get_scores(text)),
+        "dense": (dense, lambda: r.dense_.score_texts([text])[0]),
+        "heading": (heading, lambda: query_scores(r, [text])["heading"][0]),
+    }
     for term, (scores, compute) in given.items():
         if term in weights:
-            out[term] = unit(np.asarray(compute() if scores is None else scores, dtype=np.float64)[corpus_idx])
+            out[term] = unit(
+                np.asarray(compute() if scores is None else scores, dtype=np.float64)[corpus_idx]
+            )
     return out

@@ -24,9 +24,16 @@ from typing import Any
 
 #: The chosen setting of ``aethel-hybrid`` (GraphRetriever keyword arguments; a test checks the tuning record).
 HYBRID: dict[str, Any] = {
-    "extractor": "ner3", "bct": "both", "alpha": 0.5,
-    "passage_seeds": ("lexical", "dense"), "document_nodes": True, "metadata": True, "period_linking": True,
-    "dense_pooling": "first", "seed_depth": 30, "period_decay": 0.5,
+    "extractor": "ner3",
+    "bct": "both",
+    "alpha": 0.5,
+    "passage_seeds": ("lexical", "dense"),
+    "document_nodes": True,
+    "metadata": True,
+    "period_linking": True,
+    "dense_pooling": "first",
+    "seed_depth": 30,
+    "period_decay": 0.5,
     "seed_weights": {"entity": 1.0, "metadata": 3.0, "lexical": 0.5, "dense": 0.5},
     "rank_weights": {"document": 0.3, "lexical": 0.2, "dense": 0.3, "heading": 0.2},
 }
@@ -44,9 +51,12 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "aethel-hybrid-no-heading": {"rank_weights": "no-heading"},
     "aethel-hybrid-no-graph": {"rank_weights": "text-only"},
     # the setting tuned (and its test half seen) before the heading term existed, for comparison
-    "aethel-hybrid-v1": {"seed_depth": 30, "period_decay": 0.5,
-                         "seed_weights": {"entity": 1.0, "metadata": 3.0, "lexical": 0.5, "dense": 0.5},
-                         "rank_weights": {"document": 0.5, "lexical": 0.1, "dense": 0.4}},
+    "aethel-hybrid-v1": {
+        "seed_depth": 30,
+        "period_decay": 0.5,
+        "seed_weights": {"entity": 1.0, "metadata": 3.0, "lexical": 0.5, "dense": 0.5},
+        "rank_weights": {"document": 0.5, "lexical": 0.1, "dense": 0.4},
+    },
 }
 ABLATION_LABELS = {
     "aethel-hybrid": "all components",
@@ -88,4 +98,3 @@ def hybrid_methods() -> dict[str, tuple[str, dict[str, Any]]]:
     """``aethel-hybrid``, its ablations and ``aethel-anchors`` as :data:`aethel_lite.retrievers.registry.METHODS` entries."""
     changes = {"aethel-hybrid": {}, **ABLATIONS, "aethel-anchors": ANCHORED}
     return {name: ("GraphRetriever", _variant(HYBRID, change)) for name, change in changes.items()}
-

@@ -83,9 +83,12 @@ def gold_reach(retriever, query, pool=None) -> dict:
             cat = "longer"
         else:
             cat = "unreached"
-        out[pid] = {"category": cat, "distance": int(d) if np.isfinite(d) else None,
-                    "bct_only": bool(np.isfinite(d) and not np.isfinite(exact[node])),
-                    "via": [[e.seed, e.entity, e.via] for e in mentioned]}
+        out[pid] = {
+            "category": cat,
+            "distance": int(d) if np.isfinite(d) else None,
+            "bct_only": bool(np.isfinite(d) and not np.isfinite(exact[node])),
+            "via": [[e.seed, e.entity, e.via] for e in mentioned],
+        }
     return out
 
 
@@ -109,9 +112,19 @@ def hit_chains(retriever, query, k: int = 5, pool=None) -> list[dict]:
     for rank, (pid, score) in enumerate(hits, start=1):
         named = {e.entity for e in provenance(pid, exps, graph)}
         total = sum(s.share for s in shares[pid])
-        out.append({"rank": rank, "pid": pid, "score": float(score), "gold": pid in query.gold, "ppr": total,
-                    "chains": [{**s.to_dict(), "fraction": s.share / total, "mentioned": s.entity in named}
-                               for s in shares[pid]]})
+        out.append(
+            {
+                "rank": rank,
+                "pid": pid,
+                "score": float(score),
+                "gold": pid in query.gold,
+                "ppr": total,
+                "chains": [
+                    {**s.to_dict(), "fraction": s.share / total, "mentioned": s.entity in named}
+                    for s in shares[pid]
+                ],
+            }
+        )
     return out
 
 
@@ -135,7 +148,11 @@ def bct_intrusions(retriever, query, k: int = 5, pool=None) -> list[dict]:
     before = {pid for pid, _ in plain}
     after = {pid for pid, _ in with_bct}
     displaced = sorted(pid for pid in before - after if pid in query.gold)
-    new = [(rank, pid) for rank, (pid, _) in enumerate(with_bct, start=1) if pid not in before and pid not in query.gold]
+    new = [
+        (rank, pid)
+        for rank, (pid, _) in enumerate(with_bct, start=1)
+        if pid not in before and pid not in query.gold
+    ]
     if not new:
         return []
     shares = explain(retriever, query.text, [pid for _, pid in new], pool=pool)
@@ -146,8 +163,17 @@ def bct_intrusions(retriever, query, k: int = 5, pool=None) -> list[dict]:
         frac = sum(s.share for s in bct) / total if total > 0 else 0.0
         if frac > 0.5:
             top = bct[0]
-            out.append({"pid": pid, "rank": rank, "bct_fraction": float(frac), "seed": top.seed, "entity": top.entity,
-                        "via": top.via, "displaced_gold": displaced})
+            out.append(
+                {
+                    "pid": pid,
+                    "rank": rank,
+                    "bct_fraction": float(frac),
+                    "seed": top.seed,
+                    "entity": top.entity,
+                    "via": top.via,
+                    "displaced_gold": displaced,
+                }
+            )
     return out
 
 
@@ -191,7 +217,18 @@ def provenance_report(retriever, queries, *, k: int = 5, progress: bool = False)
             questions += 1
             displacing += bool(intr[0]["displaced_gold"])
         rows += [{"qid": q.qid, "question": q.text, **row} for row in intr]
-    return {"n_queries": len(per_query), "n_gold": n_gold, "k": k, "gold_reach": reach, "bct_only": bct_only,
-            "questions_all_gold_direct": all_direct,
-            "intrusions": {"n_passages": len(rows), "n_questions": questions, "n_questions_displacing_gold": displacing},
-            "intrusion_rows": rows, "per_query": per_query}
+    return {
+        "n_queries": len(per_query),
+        "n_gold": n_gold,
+        "k": k,
+        "gold_reach": reach,
+        "bct_only": bct_only,
+        "questions_all_gold_direct": all_direct,
+        "intrusions": {
+            "n_passages": len(rows),
+            "n_questions": questions,
+            "n_questions_displacing_gold": displacing,
+        },
+        "intrusion_rows": rows,
+        "per_query": per_query,
+    }

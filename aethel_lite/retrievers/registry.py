@@ -71,7 +71,9 @@ def parse_methods(spec: str | Sequence[str] | None) -> list[str]:
         raise ParameterError("--methods: no method given")
     for name in names:
         if name not in METHODS and name not in FUSIONS:
-            raise ParameterError(f"--methods: unknown method {name!r}; choose from {', '.join(known_methods())}")
+            raise ParameterError(
+                f"--methods: unknown method {name!r}; choose from {', '.join(known_methods())}"
+            )
     return names
 
 
@@ -99,6 +101,7 @@ def make_retriever(name: str, **overrides: Any):
     known = cls.param_names()  # the keys of cls.get_params()
     unknown = [key for key in merged if key not in known]
     if unknown:
-        raise ParameterError(f"method {name!r} needs {cls_name}({unknown[0]}=...), which this {cls_name} does not accept")
+        raise ParameterError(
+            f"method {name!r} needs {cls_name}({unknown[0]}=...), which this {cls_name} does not accept"
+        )
     return cls(**merged)
-

@@ -35,7 +35,9 @@ class Run(dict):
         Run name (the method that produced it).
     """
 
-    def __init__(self, data: Mapping[str, Sequence[tuple[str, float]]] | Iterable | None = None, name: str = "run"):
+    def __init__(
+        self, data: Mapping[str, Sequence[tuple[str, float]]] | Iterable | None = None, name: str = "run"
+    ):
         super().__init__(data or {})
         self.name = name
 
@@ -61,7 +63,7 @@ class Run(dict):
         return path
 
     @classmethod
-    def from_trec(cls, path: str | os.PathLike, name: str | None = None) -> "Run":
+    def from_trec(cls, path: str | os.PathLike, name: str | None = None) -> Run:
         """Read a TREC run file; rankings are ordered by the rank column.
 
         Raises
@@ -84,7 +86,9 @@ class Run(dict):
                     continue
                 parts = line.split()
                 if len(parts) != 6:
-                    raise DataError(f"{path}:{lineno}: expected 6 fields 'qid Q0 pid rank score tag', got {len(parts)}")
+                    raise DataError(
+                        f"{path}:{lineno}: expected 6 fields 'qid Q0 pid rank score tag', got {len(parts)}"
+                    )
                 qid, _, pid, rank_s, score_s, tag = parts
                 try:
                     rank = int(rank_s)

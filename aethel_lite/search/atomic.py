@@ -21,8 +21,21 @@ from ..errors import AethelError, DataError, ParameterError
 from ..io import check_writable, read_json
 from .format import INDEX_FILE, PASSAGES_FILE, is_index_folder
 
-__all__ = ["IndexBusyError", "Terminated", "IndexLock", "check_out", "foreign_files", "forced_deletions", "temp_sibling", "remove_path",
-           "signals_held", "interrupt_handlers", "raise_if_signalled", "commit_folder", "clean_debris"]
+__all__ = [
+    "IndexBusyError",
+    "Terminated",
+    "IndexLock",
+    "check_out",
+    "foreign_files",
+    "forced_deletions",
+    "temp_sibling",
+    "remove_path",
+    "signals_held",
+    "interrupt_handlers",
+    "raise_if_signalled",
+    "commit_folder",
+    "clean_debris",
+]
 
 
 class IndexBusyError(AethelError, RuntimeError):
@@ -94,7 +107,7 @@ class IndexLock:
         self.out = out
         self._fd: int | None = None
 
-    def __enter__(self) -> "IndexLock":
+    def __enter__(self) -> IndexLock:
         import fcntl
 
         while True:
@@ -104,8 +117,10 @@ class IndexLock:
             except BlockingIOError:
                 owner = os.read(fd, 64).decode("ascii", "replace").strip() or "?"
                 os.close(fd)
-                raise IndexBusyError(f"{self.out}: another `aethel index` (pid {owner}) is writing this index "
-                                     f"(lock file {self.path}); wait for it to finish") from None
+                raise IndexBusyError(
+                    f"{self.out}: another `aethel index` (pid {owner}) is writing this index "
+                    f"(lock file {self.path}); wait for it to finish"
+                ) from None
             try:
                 same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
             except FileNotFoundError:
@@ -139,8 +154,10 @@ def foreign_files(folder: Path) -> list[str]:
     out: list[str] = []
 
     def unreadable(exc: OSError) -> None:
-        raise ParameterError(f"{exc.filename}: cannot read it ({exc.strerror}), so it is not known what a rebuild "
-                             "would delete; make it readable or move it out of the index folder") from None
+        raise ParameterError(
+            f"{exc.filename}: cannot read it ({exc.strerror}), so it is not known what a rebuild "
+            "would delete; make it readable or move it out of the index folder"
+        ) from None
 
     for root, dirs, names in os.walk(folder, onerror=unreadable):
         rel = Path(root).relative_to(folder)
@@ -190,17 +207,27 @@ def check_out(out: Any, *, force: bool = False, add: bool = False, inputs: Seque
     for raw in inputs:
         p = Path(os.path.realpath(raw))
         if p == path or path in p.parents:
-            raise ParameterError(f"--out {out}: the input {raw} lies inside it, and the folder is replaced by the new "
-                                 "index; move the input out of the index folder first")
+            raise ParameterError(
+                f"--out {out}: the input {raw} lies inside it, and the folder is replaced by the new "
+                "index; move the input out of the index folder first"
+            )
     exists = path.exists()
     is_index = exists and is_index_folder(path)
     if add and not is_index:
-        raise ParameterError(f"--add: {out} is not an aethel index; build one first with `aethel index FILES --out {out}`")
+        raise ParameterError(
+            f"--add: {out} is not an aethel index; build one first with `aethel index FILES --out {out}`"
+        )
     foreign = foreign_files(path) if exists else []
     if foreign and not force:
-        what = "an aethel index, with files it did not write" if is_index else "files that are not an aethel index"
-        raise ParameterError(f"--out {out}: the folder holds {what} ({_named(foreign)}); move them out or choose "
-                             "a new folder, or pass --force to replace the folder and delete them")
+        what = (
+            "an aethel index, with files it did not write"
+            if is_index
+            else "files that are not an aethel index"
+        )
+        raise ParameterError(
+            f"--out {out}: the folder holds {what} ({_named(foreign)}); move them out or choose "
+            "a new folder, or pass --force to replace the folder and delete them"
+        )
     anc = path.parent
     while not anc.exists():
         anc = anc.parent
@@ -214,8 +241,10 @@ def forced_deletions(out: Path, log: Callable[[str], None]) -> None:
     """Say which files of ``out`` that ``aethel index`` did not write ``--force`` deletes."""
     foreign = foreign_files(out) if out.exists() else []
     if foreign:
-        log(f"--force: deleting {len(foreign)} entr{'y' if len(foreign) == 1 else 'ies'} of {out} that aethel index "
-            f"did not write: {_named(foreign, 20)}")
+        log(
+            f"--force: deleting {len(foreign)} entr{'y' if len(foreign) == 1 else 'ies'} of {out} that aethel index "
+            f"did not write: {_named(foreign, 20)}"
+        )
 
 
 def temp_sibling(out: Path) -> Path:
@@ -308,5 +337,3 @@ def clean_debris(out: Path, log: Callable[[str], None]) -> None:
     for path in _siblings(out, "tmp") + olds:
         remove_path(path)
         log(f"removed {path.name}, left by an interrupted run")
-
-

@@ -26,10 +26,32 @@ from ..retrievers.base import passage_text
 from ..retrievers.cluster import cluster_options, precompute_methods
 from ..retrievers.graph_files import write_docmeta
 from ..retrievers.registry import FUSIONS, METHODS, make_retriever, parse_methods
-from .atomic import (IndexLock, Terminated, check_out, clean_debris, commit_folder, forced_deletions, raise_if_signalled,
-                     remove_path, signals_held, temp_sibling)
-from .format import (DOCMETA_FILE, IDS_FILE, INDEX_FILE, INDEX_FORMAT, MAX_MODEL_CHARS, PASSAGES_FILE, SHA, file_digest,
-                     method_parts, read_manifest, searchable_methods, verify_files)
+from .atomic import (
+    IndexLock,
+    Terminated,
+    check_out,
+    clean_debris,
+    commit_folder,
+    forced_deletions,
+    raise_if_signalled,
+    remove_path,
+    signals_held,
+    temp_sibling,
+)
+from .format import (
+    DOCMETA_FILE,
+    IDS_FILE,
+    INDEX_FILE,
+    INDEX_FORMAT,
+    MAX_MODEL_CHARS,
+    PASSAGES_FILE,
+    SHA,
+    file_digest,
+    method_parts,
+    read_manifest,
+    searchable_methods,
+    verify_files,
+)
 from .sources import merge_sources, read_sources
 
 __all__ = ["PAUSE_ENV", "PAUSE_POINTS", "build_index"]
@@ -61,9 +83,20 @@ def _model_text(text: str) -> str:
 class _Builder:
     """Writes one index into a temporary folder (see :func:`build_index`)."""
 
-    def __init__(self, tmp: Path, passages: list, methods: list[str], *, old_dir: Path | None, old_info: dict | None,
-                 n_process: int, progress: bool, log: Callable[[str], None], old_passages: list | None = None,
-                 cluster: dict | None = None):
+    def __init__(
+        self,
+        tmp: Path,
+        passages: list,
+        methods: list[str],
+        *,
+        old_dir: Path | None,
+        old_info: dict | None,
+        n_process: int,
+        progress: bool,
+        log: Callable[[str], None],
+        old_passages: list | None = None,
+        cluster: dict | None = None,
+    ):
         self.tmp = tmp
         self.old_passages = old_passages or []
         self.passages = passages
@@ -73,7 +106,9 @@ class _Builder:
         self.n_process = n_process
         self.progress = progress
         self.log = log
-        self.cluster = cluster  # cluster_options(): the passage work on a Dask cluster first (None: in-process)
+        self.cluster = (
+            cluster  # cluster_options(): the passage work on a Dask cluster first (None: in-process)
+        )
         self.parts: dict[str, dict] = {}
         self.pids = [p.pid for p in passages]
 
@@ -89,7 +124,9 @@ class _Builder:
                     _checkpoint("passages")
                 fh.write(json.dumps(p.to_dict(), sort_keys=True, ensure_ascii=False) + "\n")
         with open(self.tmp / IDS_FILE, "w", encoding="utf-8", newline="\n") as fh:
-            json.dump({"pids": self.pids, "doc_ids": [p.doc_id for p in self.passages]}, fh, ensure_ascii=False)
+            json.dump(
+                {"pids": self.pids, "doc_ids": [p.doc_id for p in self.passages]}, fh, ensure_ascii=False
+            )
             fh.write("\n")
         self.parts["passages"] = {"files": [PASSAGES_FILE, IDS_FILE]}
 
@@ -100,15 +137,25 @@ class _Builder:
         texts = [_model_text(passage_text(p)) for p in self.passages]
         keys = [text_key(t) for t in texts]
         name = f"entities-{base}.jsonl"
-        known = {} if self._old_part(f"entities-{base}") is None else {
-            row[SHA]: [Mention(*m) for m in row["mentions"]] for row in read_jsonl(self.old_dir / name)}
+        known = (
+            {}
+            if self._old_part(f"entities-{base}") is None
+            else {row[SHA]: [Mention(*m) for m in row["mentions"]] for row in read_jsonl(self.old_dir / name)}
+        )
         out: list = [known.get(k) for k in keys]
         todo = [i for i, m in enumerate(out) if m is None]
-        bar = tqdm(total=len(todo), desc=f"entities ({base})", unit=" passages", disable=not self.progress or not todo)
+        bar = tqdm(
+            total=len(todo),
+            desc=f"entities ({base})",
+            unit=" passages",
+            disable=not self.progress or not todo,
+        )
         for start in range(0, max(len(todo), 1), _NER_BATCH):
-            batch = todo[start:start + _NER_BATCH]
+            batch = todo[start : start + _NER_BATCH]
             if batch:
-                found = extract_entities([texts[i] for i in batch], base, cache=True, n_process=self.n_process, progress=False)
+                found = extract_entities(
+                    [texts[i] for i in batch], base, cache=True, n_process=self.n_process, progress=False
+                )
                 for i, ms in zip(batch, found):
                     out[i] = ms
                 bar.update(len(batch))
@@ -118,8 +165,17 @@ class _Builder:
         with open(self.tmp / name, "w", encoding="utf-8", newline="\n") as fh:
             for pid, key, ms in zip(self.pids, keys, out):
                 rows = [[m.text, m.key, m.label, m.start, m.end] for m in ms]
-                fh.write(json.dumps({"pid": pid, SHA: key, "mentions": rows}, ensure_ascii=False, separators=(",", ":")) + "\n")
-        self.parts[f"entities-{base}"] = {"files": [name], "extractor": base, "n_from_index": len(keys) - len(todo)}
+                fh.write(
+                    json.dumps(
+                        {"pid": pid, SHA: key, "mentions": rows}, ensure_ascii=False, separators=(",", ":")
+                    )
+                    + "\n"
+                )
+        self.parts[f"entities-{base}"] = {
+            "files": [name],
+            "extractor": base,
+            "n_from_index": len(keys) - len(todo),
+        }
         return out
 
     def graph(self, extractor: str, raw: list[list]) -> None:
@@ -129,13 +185,19 @@ class _Builder:
         graph = build_graph(self.pids, mentions, stop=stop, alias_pairs=links)
         folder = f"graph-{extractor}"
         graph.save(self.tmp / folder)
-        self.parts[folder] = {"files": [f"{folder}/graph.json", f"{folder}/graph.npz"], "extractor": extractor,
-                              "extractor_config": ext.config(), "n_entities": graph.n_entities}
+        self.parts[folder] = {
+            "files": [f"{folder}/graph.json", f"{folder}/graph.npz"],
+            "extractor": extractor,
+            "extractor_config": ext.config(),
+            "n_entities": graph.n_entities,
+        }
 
     def bm25(self) -> None:
         r = BM25Retriever().fit(self.passages)
         r.save(self.tmp / "bm25")
-        files = sorted(p.relative_to(self.tmp).as_posix() for p in (self.tmp / "bm25").rglob("*") if p.is_file())
+        files = sorted(
+            p.relative_to(self.tmp).as_posix() for p in (self.tmp / "bm25").rglob("*") if p.is_file()
+        )
         self.parts["bm25"] = {"files": files, "config": r.config()}
 
     def dense(self, method: str) -> None:
@@ -148,7 +210,11 @@ class _Builder:
         flat = [c for cs in chunks for c in cs]
         rows: dict[str, Any] = {}
         old = self._old_part(name)
-        store_config = old.get("store_config") if old is not None and r.store_config_matches(old.get("store_config")) else None
+        store_config = (
+            old.get("store_config")
+            if old is not None and r.store_config_matches(old.get("store_config"))
+            else None
+        )
         if store_config is not None:  # the old index's embeddings, by text (verified by build_index)
             emb = type(r).load(self.old_dir, [p.pid for p in self.old_passages], **r.get_params()).embeddings_
             old_chunks = [_model_text(c) for p in self.old_passages for c in r.passage_chunks(p)]
@@ -161,11 +227,18 @@ class _Builder:
             rows.update(zip(todo, r.embed([by_key[k] for k in todo])))
             store_config = r.embedding_store_config()
         counts = np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks))
-        r.use_embeddings(self.pids, np.stack([rows[k] for k in keys]).astype("<f4", copy=False),
-                         np.concatenate(([0], np.cumsum(counts)[:-1])))
+        r.use_embeddings(
+            self.pids,
+            np.stack([rows[k] for k in keys]).astype("<f4", copy=False),
+            np.concatenate(([0], np.cumsum(counts)[:-1])),
+        )
         files = r.save(self.tmp)
-        self.parts[name] = {"files": files, "config": r.config(), "store_config": store_config,
-                            "shape": list(r.embeddings_.shape)}
+        self.parts[name] = {
+            "files": files,
+            "config": r.config(),
+            "store_config": store_config,
+            "shape": list(r.embeddings_.shape),
+        }
 
     def docmeta(self) -> None:
         """``docmeta.json``: :func:`~aethel_lite.core.docmeta.document_metadata` of the passages."""
@@ -176,20 +249,37 @@ class _Builder:
     def run(self) -> None:
         long = [p.pid for p in self.passages if len(passage_text(p)) > MAX_MODEL_CHARS]
         if long:
-            warnings.warn(f"{len(long)} passages are longer than {MAX_MODEL_CHARS:,} characters (first: {long[0]!r}); "
-                          f"entity extraction and dense encoding read their first {MAX_MODEL_CHARS:,} characters only "
-                          "(BM25 and the stored text keep all of it)", RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"{len(long)} passages are longer than {MAX_MODEL_CHARS:,} characters (first: {long[0]!r}); "
+                f"entity extraction and dense encoding read their first {MAX_MODEL_CHARS:,} characters only "
+                "(BM25 and the stored text keep all of it)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         self.write_passages()
         base_methods = list(dict.fromkeys(b for m in self.methods for b in FUSIONS.get(m, (m,))))
-        extractors = list(dict.fromkeys(METHODS[m][1].get("extractor", "ner3") for m in base_methods
-                                        if METHODS[m][0] == "GraphRetriever"))
+        extractors = list(
+            dict.fromkeys(
+                METHODS[m][1].get("extractor", "ner3")
+                for m in base_methods
+                if METHODS[m][0] == "GraphRetriever"
+            )
+        )
         if self.cluster is not None:  # the steps below then find every entity and vector in the stores
             old = {text_key(passage_text(p)) for p in self.old_passages}  # theirs are in the index already
-            precompute_methods([p for p in self.passages if text_key(passage_text(p)) not in old], base_methods,
-                               max_chars=MAX_MODEL_CHARS, progress=self.progress, log=self.log, **self.cluster)
+            precompute_methods(
+                [p for p in self.passages if text_key(passage_text(p)) not in old],
+                base_methods,
+                max_chars=MAX_MODEL_CHARS,
+                progress=self.progress,
+                log=self.log,
+                **self.cluster,
+            )
         raw: dict[str, list] = {}
         for ext in extractors:
-            base = "ner" if ext in ("ner", "ner3") else ext  # the extractor whose raw mentions ``ext`` filters
+            base = (
+                "ner" if ext in ("ner", "ner3") else ext
+            )  # the extractor whose raw mentions ``ext`` filters
             if base not in raw:
                 raw[base] = self.mentions(base)
             self.graph(ext, raw[base])
@@ -202,7 +292,11 @@ class _Builder:
         for m in base_methods:
             if METHODS[m][0] == "DenseRetriever":
                 poolings.setdefault(METHODS[m][1].get("pooling", "first"), m)
-        for pooling, m in (("first", "dense"), ("max", "dense-max"), ("heading", "dense-heading")):  # a hybrid's dense scores
+        for pooling, m in (
+            ("first", "dense"),
+            ("max", "dense-max"),
+            ("heading", "dense-heading"),
+        ):  # a hybrid's dense scores
             if f"dense-{pooling}" in needed:
                 poolings.setdefault(pooling, m)
         for m in poolings.values():
@@ -211,8 +305,11 @@ class _Builder:
             self.docmeta()
 
     def write_manifest(self, info: dict) -> None:
-        files = {name: file_digest(self.tmp / name, lines=name.endswith(".jsonl"))
-                 for part in self.parts.values() for name in part["files"]}
+        files = {
+            name: file_digest(self.tmp / name, lines=name.endswith(".jsonl"))
+            for part in self.parts.values()
+            for name in part["files"]
+        }
         info["files"] = dict(sorted(files.items()))
         info["parts"] = {k: v for k, v in sorted(self.parts.items()) if k != "passages"}
         info["searchable"] = searchable_methods(info["parts"])
@@ -225,11 +322,21 @@ class _Builder:
             fh.write(text[half:])
 
 
-def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
-                methods: Sequence[str] | None = ("bm25", "aethel-bct"), chunk_words: int | None = None,
-                progress: bool = True, add: bool = False, force: bool = False, follow_symlinks: bool = False,
-                n_process: int = 1, log: Callable[[str], None] | None = None, scheduler: str | None = None,
-                workers: int | None = None) -> dict:
+def build_index(
+    paths: Sequence[str | os.PathLike],
+    out: str | os.PathLike,
+    *,
+    methods: Sequence[str] | None = ("bm25", "aethel-bct"),
+    chunk_words: int | None = None,
+    progress: bool = True,
+    add: bool = False,
+    force: bool = False,
+    follow_symlinks: bool = False,
+    n_process: int = 1,
+    log: Callable[[str], None] | None = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+) -> dict:
     """Index files into the folder ``out`` (a new index, a rebuilt one, or ``add`` to an existing one).
 
     Parameters
@@ -285,7 +392,9 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
     check_chunking(chunk_words)
     cluster = cluster_options(scheduler, workers)
     given = out
-    out = check_out(out, force=force, add=add, inputs=paths)  # the real path: a link's target is locked and written
+    out = check_out(
+        out, force=force, add=add, inputs=paths
+    )  # the real path: a link's target is locked and written
     state = {"committed": False, "previous": out.exists()}
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -297,21 +406,30 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
             if add:
                 old_info = read_manifest(out)
                 if methods is not None and list(methods) != list(old_info["methods"]):
-                    raise ParameterError(f"--methods {','.join(methods)} differs from the index's "
-                                         f"({','.join(old_info['methods'])}); --add keeps them: rebuild to change them")
+                    raise ParameterError(
+                        f"--methods {','.join(methods)} differs from the index's "
+                        f"({','.join(old_info['methods'])}); --add keeps them: rebuild to change them"
+                    )
                 if chunk_words is not None and chunk_words != old_info.get("chunk_words"):
-                    raise ParameterError(f"--chunk-words {chunk_words} differs from the index's ({old_info.get('chunk_words')}); "
-                                         "--add keeps it: rebuild to change it")
+                    raise ParameterError(
+                        f"--chunk-words {chunk_words} differs from the index's ({old_info.get('chunk_words')}); "
+                        "--add keeps it: rebuild to change it"
+                    )
                 verify_files(out, old_info, old_info["files"])
                 methods, chunk_words = list(old_info["methods"]), old_info.get("chunk_words")
                 old_passages = [Passage.from_dict(row) for row in read_jsonl(out / PASSAGES_FILE)]
             methods = list(methods or parse_methods(["bm25", "aethel-bct"]))
             known = {e["id"]: e[SHA] for e in old_info["sources"]} if old_info else None
-            sources, summary = merge_sources(old_info, old_passages or [],
-                                      read_sources(paths, chunk_words, follow_symlinks, progress, known))
+            sources, summary = merge_sources(
+                old_info,
+                old_passages or [],
+                read_sources(paths, chunk_words, follow_symlinks, progress, known),
+            )
             passages = [p for s in sources for p in s.passages]
             if not passages:
-                raise DataError(f"no text found in {', '.join(map(str, paths))} (empty files or image-only PDFs)")
+                raise DataError(
+                    f"no text found in {', '.join(map(str, paths))} (empty files or image-only PDFs)"
+                )
             seen: dict[str, str] = {}
             for s in sources:
                 for p in s.passages:
@@ -322,12 +440,23 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
                 log(f"replaced {name} (its file changed)")
             tmp = temp_sibling(out)
             try:
-                builder = _Builder(tmp, passages, methods, old_dir=out if add else None, old_info=old_info,
-                                   n_process=n_process, progress=progress, log=log, old_passages=old_passages,
-                                   cluster=cluster)
+                builder = _Builder(
+                    tmp,
+                    passages,
+                    methods,
+                    old_dir=out if add else None,
+                    old_info=old_info,
+                    n_process=n_process,
+                    progress=progress,
+                    log=log,
+                    old_passages=old_passages,
+                    cluster=cluster,
+                )
                 builder.run()
                 inputs = list(old_info["inputs"]) if old_info else []
-                inputs += [a for a in (os.path.abspath(p) for p in paths) if a not in inputs]  # pasteable from anywhere
+                inputs += [
+                    a for a in (os.path.abspath(p) for p in paths) if a not in inputs
+                ]  # pasteable from anywhere
 
                 info = {
                     "format": INDEX_FORMAT,
@@ -355,10 +484,16 @@ def build_index(paths: Sequence[str | os.PathLike], out: str | os.PathLike, *,
         if isinstance(exc, AethelError):
             raise
         where = exc.filename if exc.filename is not None else out
-        kept = "the new index is in place" if state["committed"] else (
-            "the previous index is kept" if state["previous"] else "no index was written")
+        kept = (
+            "the new index is in place"
+            if state["committed"]
+            else ("the previous index is kept" if state["previous"] else "no index was written")
+        )
         raise DataError(f"{where}: {exc.strerror or exc} (writing the index {given}; {kept})") from exc
     keys = ("format", "n_passages", "n_documents", "methods", "chunk_words", "versions", "searchable")
-    return {**{k: info[k] for k in keys}, "index": str(given), **summary, "seconds": round(time.perf_counter() - t0, 3)}
-
-
+    return {
+        **{k: info[k] for k in keys},
+        "index": str(given),
+        **summary,
+        "seconds": round(time.perf_counter() - t0, 3),
+    }

@@ -14,9 +14,24 @@ from ..io import read_json
 from ..retrievers import hybrid
 from ..retrievers.registry import FUSIONS, METHODS, known_methods, make_retriever, parse_methods
 
-__all__ = ["INDEX_FORMAT", "READ_FORMATS", "INDEX_FILE", "DOCMETA_FILE", "PASSAGES_FILE", "IDS_FILE", "MAX_MODEL_CHARS",
-           "SHA", "file_digest", "method_parts", "searchable_methods", "is_index_folder", "read_manifest", "rebuild_hint",
-           "read_verified", "verify_files"]
+__all__ = [
+    "INDEX_FORMAT",
+    "READ_FORMATS",
+    "INDEX_FILE",
+    "DOCMETA_FILE",
+    "PASSAGES_FILE",
+    "IDS_FILE",
+    "MAX_MODEL_CHARS",
+    "SHA",
+    "file_digest",
+    "method_parts",
+    "searchable_methods",
+    "is_index_folder",
+    "read_manifest",
+    "rebuild_hint",
+    "read_verified",
+    "verify_files",
+]
 
 INDEX_FORMAT = 3
 #: formats this version reads (format 2 lacks only the ``docmeta`` part of hybrid methods)
@@ -61,7 +76,9 @@ def method_parts(method: str) -> list[str]:
         r = make_retriever(method)
         if getattr(r, "is_hybrid", False):
             if r.alias_table is not None:  # pragma: no cover - no such method in METHODS
-                raise ParameterError(f"method {method!r}: a graph method with an alias table cannot be stored in an index")
+                raise ParameterError(
+                    f"method {method!r}: a graph method with an alias table cannot be stored in an index"
+                )
             if hybrid.needs(r, "dense"):
                 out.append(f"dense-{r.dense_pooling}")
             if hybrid.needs(r, "heading"):
@@ -93,7 +110,11 @@ def is_index_folder(path: Path) -> bool:
         info = read_json(path / INDEX_FILE)
     except (DataError, OSError):
         return False
-    return isinstance(info, dict) and info.get("format") in (1, *READ_FORMATS) and (path / PASSAGES_FILE).is_file()
+    return (
+        isinstance(info, dict)
+        and info.get("format") in (1, *READ_FORMATS)
+        and (path / PASSAGES_FILE).is_file()
+    )
 
 
 def _fail(path: Path, what: str) -> DataError:
@@ -114,44 +135,85 @@ def read_manifest(index_dir: str | os.PathLike) -> dict:
     index_dir = Path(index_dir)
     path = index_dir / INDEX_FILE
     if not path.is_file():
-        raise DataNotFoundError(f"{index_dir}: not an aethel index (no {INDEX_FILE}); build one with "
-                                f"`aethel index FILES --out {index_dir}`")
+        raise DataNotFoundError(
+            f"{index_dir}: not an aethel index (no {INDEX_FILE}); build one with "
+            f"`aethel index FILES --out {index_dir}`"
+        )
     info = read_json(path)
     if not isinstance(info, dict):
-        raise _fail(path, f"not an index manifest (a JSON {type(info).__name__}, expected an object); rebuild the index")
+        raise _fail(
+            path,
+            f"not an index manifest (a JSON {type(info).__name__}, expected an object); rebuild the index",
+        )
     fmt = info.get("format")
     if fmt == 1:
-        raise _fail(path, f"index format 1, written by an older aethel-lite; rebuild it with `aethel index FILES --out {index_dir}`")
+        raise _fail(
+            path,
+            f"index format 1, written by an older aethel-lite; rebuild it with `aethel index FILES --out {index_dir}`",
+        )
     if fmt not in READ_FORMATS or isinstance(fmt, bool):
-        raise _fail(path, f"unsupported index format {fmt!r} (this aethel-lite reads formats "
-                          f"{', '.join(map(str, READ_FORMATS))}); rebuild the index")
-    expect = {"n_passages": int, "n_documents": int, "methods": list, "parts": dict, "files": dict, "sources": list,
-              "inputs": list}
+        raise _fail(
+            path,
+            f"unsupported index format {fmt!r} (this aethel-lite reads formats "
+            f"{', '.join(map(str, READ_FORMATS))}); rebuild the index",
+        )
+    expect = {
+        "n_passages": int,
+        "n_documents": int,
+        "methods": list,
+        "parts": dict,
+        "files": dict,
+        "sources": list,
+        "inputs": list,
+    }
     for key, kind in expect.items():
         value = info.get(key)
         if not isinstance(value, kind) or isinstance(value, bool):
             raise _fail(path, f"field {key!r} is missing or not a {kind.__name__}; rebuild the index")
     if info["n_passages"] < 1:
         raise _fail(path, "field 'n_passages' must be >= 1")
-    if not isinstance(info.get("chunk_words"), (int, type(None))) or isinstance(info.get("chunk_words"), bool):
+    if not isinstance(info.get("chunk_words"), (int, type(None))) or isinstance(
+        info.get("chunk_words"), bool
+    ):
         raise _fail(path, "field 'chunk_words' must be an integer or null")
     for name, entry in info["files"].items():
-        ok = (isinstance(name, str) and name and not name.startswith(("/", ".")) and ".." not in Path(name).parts
-              and isinstance(entry, dict) and isinstance(entry.get(SHA), str) and len(entry[SHA]) == 64
-              and isinstance(entry.get("bytes"), int) and not isinstance(entry.get("bytes"), bool))
+        ok = (
+            isinstance(name, str)
+            and name
+            and not name.startswith(("/", "."))
+            and ".." not in Path(name).parts
+            and isinstance(entry, dict)
+            and isinstance(entry.get(SHA), str)
+            and len(entry[SHA]) == 64
+            and isinstance(entry.get("bytes"), int)
+            and not isinstance(entry.get("bytes"), bool)
+        )
         if not ok:
             raise _fail(path, f"field 'files' has a malformed entry {name!r}; rebuild the index")
     for name, part in info["parts"].items():
-        if not isinstance(part, dict) or not isinstance(part.get("files"), list) \
-                or not all(isinstance(f, str) and f in info["files"] for f in part["files"]):
-            raise _fail(path, f"part {name!r} is malformed or names files missing from 'files'; rebuild the index")
+        if (
+            not isinstance(part, dict)
+            or not isinstance(part.get("files"), list)
+            or not all(isinstance(f, str) and f in info["files"] for f in part["files"])
+        ):
+            raise _fail(
+                path, f"part {name!r} is malformed or names files missing from 'files'; rebuild the index"
+            )
     if IDS_FILE not in info["files"]:
         raise _fail(path, f"'files' must record {IDS_FILE}; rebuild the index")
     if PASSAGES_FILE not in info["files"] or info["files"][PASSAGES_FILE].get("lines") != info["n_passages"]:
-        raise _fail(path, f"'files' must record {PASSAGES_FILE} with n_passages = {info['n_passages']} lines; rebuild the index")
+        raise _fail(
+            path,
+            f"'files' must record {PASSAGES_FILE} with n_passages = {info['n_passages']} lines; rebuild the index",
+        )
     for i, src in enumerate(info["sources"]):
-        if not isinstance(src, dict) or not all(isinstance(src.get(k), str) for k in ("id", "path", "kind", SHA)) \
-                or not isinstance(src.get("n_passages"), int) or isinstance(src.get("n_passages"), bool) or src["n_passages"] < 0:
+        if (
+            not isinstance(src, dict)
+            or not all(isinstance(src.get(k), str) for k in ("id", "path", "kind", SHA))
+            or not isinstance(src.get("n_passages"), int)
+            or isinstance(src.get("n_passages"), bool)
+            or src["n_passages"] < 0
+        ):
             raise _fail(path, f"sources[{i}] is malformed; rebuild the index")
     if sum(src["n_passages"] for src in info["sources"]) != info["n_passages"]:
         raise _fail(path, "the sources' passage counts do not add up to n_passages; rebuild the index")
@@ -163,18 +225,24 @@ def rebuild_hint(index_dir: Path, info: dict) -> str:
     pasted from any folder (an input recorded relative by an older index is taken from here)."""
     inputs = " ".join(shlex.quote(os.path.abspath(p)) for p in info.get("inputs", [])) or "FILES"
     methods = ",".join(info.get("methods", [])) or "bm25,aethel-bct"
-    return (f"rebuild it with `aethel index {inputs} --out {shlex.quote(os.path.abspath(index_dir))} "
-            f"--methods {shlex.quote(methods)}`")
+    return (
+        f"rebuild it with `aethel index {inputs} --out {shlex.quote(os.path.abspath(index_dir))} "
+        f"--methods {shlex.quote(methods)}`"
+    )
 
 
 def _compare(path: Path, index_dir: Path, info: dict, want: dict, got: dict) -> None:
     """DataError naming ``path`` when its digest ``got`` differs from the manifest's ``want``."""
     if "lines" in want and got.get("lines") != want["lines"]:
-        raise DataError(f"{path}: {got.get('lines')} lines, but {INDEX_FILE} records {want['lines']}; the file was "
-                        f"changed or truncated after indexing; {rebuild_hint(index_dir, info)}")
+        raise DataError(
+            f"{path}: {got.get('lines')} lines, but {INDEX_FILE} records {want['lines']}; the file was "
+            f"changed or truncated after indexing; {rebuild_hint(index_dir, info)}"
+        )
     if got["bytes"] != want["bytes"] or got[SHA] != want[SHA]:
-        raise DataError(f"{path}: content differs from the SHA-256 recorded in {INDEX_FILE} ({got['bytes']} bytes, "
-                        f"expected {want['bytes']}); the file was changed after indexing; {rebuild_hint(index_dir, info)}")
+        raise DataError(
+            f"{path}: content differs from the SHA-256 recorded in {INDEX_FILE} ({got['bytes']} bytes, "
+            f"expected {want['bytes']}); the file was changed after indexing; {rebuild_hint(index_dir, info)}"
+        )
 
 
 def read_verified(index_dir: Path, info: dict, name: str) -> bytes:
@@ -185,7 +253,9 @@ def read_verified(index_dir: Path, info: dict, name: str) -> bytes:
     except FileNotFoundError:
         raise DataError(f"{path}: missing from the index; {rebuild_hint(index_dir, info)}") from None
     except OSError as exc:
-        raise DataError(f"{path}: cannot read ({exc.strerror or exc}); {rebuild_hint(index_dir, info)}") from None
+        raise DataError(
+            f"{path}: cannot read ({exc.strerror or exc}); {rebuild_hint(index_dir, info)}"
+        ) from None
     want = info["files"][name]
     got = {SHA: hashlib.sha256(data).hexdigest(), "bytes": len(data)}
     if "lines" in want:
@@ -202,5 +272,3 @@ def verify_files(index_dir: Path, info: dict, names: Iterable[str]) -> None:
         if not path.is_file():
             raise DataError(f"{path}: missing from the index; {rebuild_hint(index_dir, info)}")
         _compare(path, index_dir, info, want, file_digest(path, lines="lines" in want))
-
-

@@ -26,10 +26,37 @@ from __future__ import annotations
 
 from .atomic import IndexBusyError, IndexLock, Terminated, check_out
 from .builder import PAUSE_ENV, PAUSE_POINTS, build_index
-from .format import (DOCMETA_FILE, IDS_FILE, INDEX_FILE, INDEX_FORMAT, MAX_MODEL_CHARS, PASSAGES_FILE, READ_FORMATS,
-                     method_parts, read_manifest)
+from .format import (
+    DOCMETA_FILE,
+    IDS_FILE,
+    INDEX_FILE,
+    INDEX_FORMAT,
+    MAX_MODEL_CHARS,
+    PASSAGES_FILE,
+    READ_FORMATS,
+    method_parts,
+    read_manifest,
+)
 from .reader import SearchIndex, _import_spacy_without_torch, open_index
 
-__all__ = ["INDEX_FORMAT", "MAX_MODEL_CHARS", "IndexBusyError", "Terminated", "check_out", "build_index",
-           "SearchIndex", "open_index", "read_manifest", "method_parts", "IndexLock", "READ_FORMATS", "INDEX_FILE",
-           "DOCMETA_FILE", "PASSAGES_FILE", "IDS_FILE", "PAUSE_ENV", "PAUSE_POINTS", "_import_spacy_without_torch"]
+__all__ = [
+    "INDEX_FORMAT",
+    "MAX_MODEL_CHARS",
+    "IndexBusyError",
+    "Terminated",
+    "check_out",
+    "build_index",
+    "SearchIndex",
+    "open_index",
+    "read_manifest",
+    "method_parts",
+    "IndexLock",
+    "READ_FORMATS",
+    "INDEX_FILE",
+    "DOCMETA_FILE",
+    "PASSAGES_FILE",
+    "IDS_FILE",
+    "PAUSE_ENV",
+    "PAUSE_POINTS",
+    "_import_spacy_without_torch",
+]

@@ -19,8 +19,20 @@ from ..retrievers.fusion import fuse_runs
 from ..retrievers.graph_files import PassageIds, read_docmeta
 from ..retrievers.registry import FUSIONS, make_retriever
 from ..retrievers.run import RUN_DEPTH
-from .format import (DOCMETA_FILE, IDS_FILE, INDEX_FILE, PASSAGES_FILE, SHA, file_digest, method_parts, read_manifest,
-                     read_verified, rebuild_hint, searchable_methods, verify_files)
+from .format import (
+    DOCMETA_FILE,
+    IDS_FILE,
+    INDEX_FILE,
+    PASSAGES_FILE,
+    SHA,
+    file_digest,
+    method_parts,
+    read_manifest,
+    read_verified,
+    rebuild_hint,
+    searchable_methods,
+    verify_files,
+)
 
 __all__ = ["SearchIndex", "open_index", "matched"]
 
@@ -28,7 +40,8 @@ _WORD = re.compile(r"\w+")
 #: words too common to say that a passage matches a question
 _FUNCTION_WORDS = frozenset(
     "a an and are as at be by did do does for from had has have how in is it its of on or that the their this to "
-    "was were what when where which who whom whose why will with".split())
+    "was were what when where which who whom whose why will with".split()
+)
 
 
 def _words(text: str) -> set[str]:
@@ -53,7 +66,9 @@ def _hit(rank: int, p, score: float, provenance: list) -> dict:
         "source": meta.get("source", meta.get("path")),
         "score": float(score),
         "text": p.text,
-        "provenance": [{"seed": e.seed, "entity": e.entity, "via": e.via, "weight": float(e.weight)} for e in provenance],
+        "provenance": [
+            {"seed": e.seed, "entity": e.entity, "via": e.via, "weight": float(e.weight)} for e in provenance
+        ],
     }
 
 
@@ -91,7 +106,12 @@ class _LazyPassages(Sequence):
         if p is None:
             try:
                 p = self._cache[i] = Passage.from_dict(json.loads(self._lines[i]))
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:  # only a file that passed its SHA-256 is here
+            except (
+                ValueError,
+                KeyError,
+                TypeError,
+                AttributeError,
+            ) as exc:  # only a file that passed its SHA-256 is here
                 raise DataError(f"{self._path}:{i + 1}: malformed passage ({exc})") from exc
         return p
 
@@ -130,12 +150,17 @@ class SearchIndex:
         if missing:
             searchable = ", ".join(searchable_methods(self.info["parts"])) or "none"
             methods = list(dict.fromkeys([*self.info["methods"], method]))
-            why = (f"was built for it by an older aethel-lite and lacks {', '.join(missing)}"
-                   if method in self.info["methods"] else "was built without it")
-            raise ParameterError(f"--method {method}: the index {self.dir} {why} (--methods "
-                                 f"{','.join(self.info['methods'])}; searchable: {searchable}); rebuild it with "
-                                 f"`aethel index {' '.join(self.info['inputs'])} --out {self.dir} --methods "
-                                 f"{','.join(methods)}`")
+            why = (
+                f"was built for it by an older aethel-lite and lacks {', '.join(missing)}"
+                if method in self.info["methods"]
+                else "was built without it"
+            )
+            raise ParameterError(
+                f"--method {method}: the index {self.dir} {why} (--methods "
+                f"{','.join(self.info['methods'])}; searchable: {searchable}); rebuild it with "
+                f"`aethel index {' '.join(self.info['inputs'])} --out {self.dir} --methods "
+                f"{','.join(methods)}`"
+            )
         return parts
 
     def _verify(self, names: Iterable[str]) -> None:
@@ -162,9 +187,15 @@ class SearchIndex:
             except (ValueError, RecursionError) as exc:
                 raise DataError(f"{self.dir / IDS_FILE}: malformed JSON ({exc})") from exc
             n = self.info["n_passages"]
-            if not (isinstance(ids, dict) and isinstance(ids.get("pids"), list) and isinstance(ids.get("doc_ids"), list)
-                    and len(ids["pids"]) == n == len(ids["doc_ids"])):
-                raise DataError(f"{self.dir / IDS_FILE}: expected {n} pids and doc_ids; {rebuild_hint(self.dir, self.info)}")
+            if not (
+                isinstance(ids, dict)
+                and isinstance(ids.get("pids"), list)
+                and isinstance(ids.get("doc_ids"), list)
+                and len(ids["pids"]) == n == len(ids["doc_ids"])
+            ):
+                raise DataError(
+                    f"{self.dir / IDS_FILE}: expected {n} pids and doc_ids; {rebuild_hint(self.dir, self.info)}"
+                )
             self._parts["ids"] = (ids["pids"], ids["doc_ids"])
         return self._parts["ids"]
 
@@ -177,15 +208,19 @@ class SearchIndex:
         if name == "bm25" or name.startswith("graph-"):
             obj = BM25Retriever.load(self.dir / name) if name == "bm25" else EntityGraph.load(self.dir / name)
             if (obj.pids_ if name == "bm25" else obj.pids) != pids:
-                raise DataError(f"{self.dir / name}: its passage ids differ from {IDS_FILE}; {rebuild_hint(self.dir, self.info)}")
+                raise DataError(
+                    f"{self.dir / name}: its passage ids differ from {IDS_FILE}; {rebuild_hint(self.dir, self.info)}"
+                )
         elif name == "docmeta":  # doc_id -> DocMeta, checked against ids.json
             try:
                 obj = read_docmeta(self.dir / DOCMETA_FILE)
             except DataError as exc:
                 raise DataError(f"{exc}; {rebuild_hint(self.dir, self.info)}") from None
             if set(obj) != set(self.ids[1]):
-                raise DataError(f"{self.dir / DOCMETA_FILE}: its documents differ from {IDS_FILE}; "
-                                f"{rebuild_hint(self.dir, self.info)}")
+                raise DataError(
+                    f"{self.dir / DOCMETA_FILE}: its documents differ from {IDS_FILE}; "
+                    f"{rebuild_hint(self.dir, self.info)}"
+                )
         else:  # pragma: no cover - entities parts are read by --add only
             raise ParameterError(f"part {name!r} is not searchable")
         self._parts[name] = obj
@@ -206,8 +241,10 @@ class SearchIndex:
         else:  # dense
             part = self.info["parts"][parts[0]]
             if part.get("store_config") != r.embedding_store_config():
-                raise DataError(f"{self.dir}: the index was embedded with another model configuration than the installed "
-                                f"one; {rebuild_hint(self.dir, self.info)}")
+                raise DataError(
+                    f"{self.dir}: the index was embedded with another model configuration than the installed "
+                    f"one; {rebuild_hint(self.dir, self.info)}"
+                )
             self._verify(part["files"])
             try:
                 r = type(r).load(self.dir, self.ids[0], dim=part["store_config"].get("dim"), **r.get_params())
@@ -226,22 +263,33 @@ class SearchIndex:
         r = GraphRetriever.from_parts(
             r.get_params(),
             # document nodes need each passage's pid and doc_id only: ids.json, not passages.jsonl
-            [PassageIds(pid, doc) for pid, doc in zip(pids, doc_ids)], graph, bm25,
+            [PassageIds(pid, doc) for pid, doc in zip(pids, doc_ids)],
+            graph,
+            bm25,
             doc_meta=self._part("docmeta") if "docmeta" in parts else None,
             # the hybrid's dense and heading scores: the stored embeddings, as `dense` reads them
-            dense=None if dense is None else self._base({"dense-first": "dense", "dense-max": "dense-max"}[dense]),
-            heading=self._base("dense-heading") if "dense-heading" in parts else None)
+            dense=None
+            if dense is None
+            else self._base({"dense-first": "dense", "dense-max": "dense-max"}[dense]),
+            heading=self._base("dense-heading") if "dense-heading" in parts else None,
+        )
         stored = self.info["parts"][parts[1]].get("extractor_config")
         if stored is not None and stored != r.extractor_.config():
-            warnings.warn(f"{self.dir}: the entity extractor differs from the one that built the index "
-                          f"(installed: {r.extractor_.config()}); question entities may not match; "
-                          f"{rebuild_hint(self.dir, self.info)}", RuntimeWarning, stacklevel=4)
+            warnings.warn(
+                f"{self.dir}: the entity extractor differs from the one that built the index "
+                f"(installed: {r.extractor_.config()}); question entities may not match; "
+                f"{rebuild_hint(self.dir, self.info)}",
+                RuntimeWarning,
+                stacklevel=4,
+            )
         return r
 
     def _retrievers(self, method: str) -> list:
         return [self._base(m) for m in FUSIONS.get(method, (method,))]
 
-    def iter_search(self, questions: Sequence[str], *, k: int = 5, method: str = "aethel-bct", explain: bool = False):
+    def iter_search(
+        self, questions: Sequence[str], *, k: int = 5, method: str = "aethel-bct", explain: bool = False
+    ):
         """:meth:`search`'s answers one question at a time (all checked first), each yielded as soon as
         it is answered (flat memory; a graph question takes the single-query PageRank path)."""
         questions = list(questions)
@@ -256,8 +304,9 @@ class SearchIndex:
                 raise ParameterError(f"question {i}: empty question")
         self._check_method(method)
 
-    def search(self, questions: Sequence[str], *, k: int = 5, method: str = "aethel-bct",
-               explain: bool = False) -> list[list[dict]]:
+    def search(
+        self, questions: Sequence[str], *, k: int = 5, method: str = "aethel-bct", explain: bool = False
+    ) -> list[list[dict]]:
         """Ranked hits for each question (one list per question, ``k`` hits at most).
 
         Each hit: ``rank``, ``pid``, ``doc_id``, ``page`` (0-based, PDFs), ``source`` (the file it came
@@ -285,15 +334,21 @@ class SearchIndex:
         out = []
         for q in queries:
             provenance = explained.get(q.qid, {})
-            hits = [_hit(rank, passages[where[pid]], score, provenance.get(pid, []))
-                    for rank, (pid, score) in enumerate(run.get(q.qid, [])[:k], start=1)]
+            hits = [
+                _hit(rank, passages[where[pid]], score, provenance.get(pid, []))
+                for rank, (pid, score) in enumerate(run.get(q.qid, [])[:k], start=1)
+            ]
             if explain:
                 shares: dict = {}
                 for r in retrievers:
                     if hasattr(r, "explain"):
                         for pid, found in r.explain(q.text, [h["pid"] for h in hits]).items():
                             shares.setdefault(pid, []).extend(found)
-                node = "document" if any(getattr(r, "explains_documents", False) for r in retrievers) else "passage"
+                node = (
+                    "document"
+                    if any(getattr(r, "explains_documents", False) for r in retrievers)
+                    else "passage"
+                )
                 for h in hits:
                     h["explain"] = [s.to_dict() for s in shares.get(h["pid"], [])]
                     h["explain_node"] = node  # whose PageRank the shares split: the hit's or its document's

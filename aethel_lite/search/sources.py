@@ -27,26 +27,44 @@ class Source:
     passages: list = field(default_factory=list)
 
     def entry(self) -> dict:
-        return {"id": self.id, "path": self.path, "kind": self.kind, SHA: self.sha256, "bytes": self.bytes,
-                "n_passages": len(self.passages)}
+        return {
+            "id": self.id,
+            "path": self.path,
+            "kind": self.kind,
+            SHA: self.sha256,
+            "bytes": self.bytes,
+            "n_passages": len(self.passages),
+        }
 
 
-def read_sources(paths: Sequence[Any], chunk_words: int | None, follow_symlinks: bool, progress: bool,
-                  known: dict[str, str] | None = None) -> list[Source]:
+def read_sources(
+    paths: Sequence[Any],
+    chunk_words: int | None,
+    follow_symlinks: bool,
+    progress: bool,
+    known: dict[str, str] | None = None,
+) -> list[Source]:
     """The input files and their passages; a file whose id and SHA-256 are in ``known`` (already
     indexed, unchanged) is not read again (its passages are left empty for :func:`merge_sources` to fill)."""
     from tqdm.auto import tqdm
 
     known = known or {}
     out = []
-    for src in tqdm(collect_sources(paths, follow_symlinks=follow_symlinks), desc="read", unit=" files", disable=not progress):
+    for src in tqdm(
+        collect_sources(paths, follow_symlinks=follow_symlinks),
+        desc="read",
+        unit=" files",
+        disable=not progress,
+    ):
         try:
             digest = file_digest(src.path, lines=False)
         except OSError as exc:
             raise DataError(f"{src.path}: cannot read ({exc.strerror or exc})") from None
         passages = [] if known.get(src.doc_id) == digest[SHA] else read_source(src, chunk_words)[0]
         # absolute: a later --add from another folder recognises the file
-        out.append(Source(src.doc_id, os.path.abspath(src.path), src.kind, digest[SHA], digest["bytes"], passages))
+        out.append(
+            Source(src.doc_id, os.path.abspath(src.path), src.kind, digest[SHA], digest["bytes"], passages)
+        )
     return out
 
 
@@ -62,11 +80,22 @@ def merge_sources(old_info: dict | None, old_passages: list, new: list[Source]) 
             passages = [next(it) for _ in range(entry["n_passages"])]
             src = by_id.pop(entry["id"], None)
             if src is None:
-                sources.append(Source(entry["id"], entry["path"], entry["kind"], entry[SHA], int(entry.get("bytes", 0)), passages))
+                sources.append(
+                    Source(
+                        entry["id"],
+                        entry["path"],
+                        entry["kind"],
+                        entry[SHA],
+                        int(entry.get("bytes", 0)),
+                        passages,
+                    )
+                )
                 continue
             if Path(src.path).resolve() != Path(entry["path"]).resolve():
-                raise DataError(f"document id {src.id!r} ({src.path}) is already in the index, from {entry['path']}; "
-                                "ids are paths relative to the folder given: index their common folder to keep both")
+                raise DataError(
+                    f"document id {src.id!r} ({src.path}) is already in the index, from {entry['path']}; "
+                    "ids are paths relative to the folder given: index their common folder to keep both"
+                )
             if src.sha256 == entry[SHA]:
                 summary["unchanged"].append(src.id)
                 src.passages = passages
@@ -78,5 +107,3 @@ def merge_sources(old_info: dict | None, old_passages: list, new: list[Source]) 
             summary["added"].append(src.id)
             sources.append(src)
     return sources, summary
-
-

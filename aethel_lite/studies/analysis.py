@@ -46,8 +46,16 @@ from ..errors import DataError, ParameterError
 from ..evaluation.metrics import gold_rank as _rank
 from ..retrievers import GraphRetriever, topk
 
-__all__ = ["gold_rank", "gold_ranks", "seed_report", "hub_entities", "mass_report", "worked_example",
-           "aggregate_report", "hub_mass"]
+__all__ = [
+    "gold_rank",
+    "gold_ranks",
+    "seed_report",
+    "hub_entities",
+    "mass_report",
+    "worked_example",
+    "aggregate_report",
+    "hub_mass",
+]
 
 _BLOCK = 64  # questions per PPR batch, as in GraphRetriever.search
 
@@ -95,7 +103,9 @@ def gold_ranks(retriever, queries: Sequence) -> dict[str, int | None]:
         qid → rank (``None``: unranked).
     """
     facts = _Facts(retriever)
-    return {q.qid: gold_rank(solved.scores, solved.gold) for q, solved in zip(queries, _solve(facts, queries))}
+    return {
+        q.qid: gold_rank(solved.scores, solved.gold) for q, solved in zip(queries, _solve(facts, queries))
+    }
 
 
 # --------------------------------------------------------------------------- per-retriever facts
@@ -104,7 +114,9 @@ class _Facts:
 
     def __init__(self, retriever) -> None:
         if not isinstance(retriever, GraphRetriever):
-            raise ParameterError(f"retriever: expected a fitted GraphRetriever, got {type(retriever).__name__}")
+            raise ParameterError(
+                f"retriever: expected a fitted GraphRetriever, got {type(retriever).__name__}"
+            )
         retriever._check_fitted()
         self.retriever = retriever
         self.graph = graph = retriever.graph_
@@ -118,13 +130,16 @@ class _Facts:
         self.n_edges = int(graph.incidence.nnz)
 
     def entity_row(self, j: int) -> dict:
-        return {"entity": self.graph.entities[j], "degree": int(self.degree[j]),
-                "n_documents": int(self.n_documents[j])}
+        return {
+            "entity": self.graph.entities[j],
+            "degree": int(self.degree[j]),
+            "n_documents": int(self.n_documents[j]),
+        }
 
     def passage_entities(self, i: int) -> list[str]:
         """The entity keys passage ``i`` mentions, in graph order."""
         inc = self.graph.incidence
-        return [self.graph.entities[j] for j in inc.indices[inc.indptr[i]:inc.indptr[i + 1]]]
+        return [self.graph.entities[j] for j in inc.indices[inc.indptr[i] : inc.indptr[i + 1]]]
 
     def gold(self, query) -> np.ndarray:
         """Corpus indices of ``query``'s gold passages, sorted (a :class:`DataError` names an unknown pid)."""
@@ -157,7 +172,7 @@ def _solve(facts: _Facts, queries: Sequence) -> Iterator[_Solved]:
     n_p = facts.graph.n_passages
     queries = list(queries)
     for start in range(0, len(queries), _BLOCK):
-        chunk = queries[start:start + _BLOCK]
+        chunk = queries[start : start + _BLOCK]
         golds = [facts.gold(q) for q in chunk]  # fail on a bad gold pid before solving
         P, exps, used = r.ppr([q.text for q in chunk])
         for j, q in enumerate(chunk):
@@ -183,19 +198,35 @@ def _seeds(facts: _Facts, solved: _Solved, sources: dict[str, str]) -> list[dict
     s = seed_vector(solved.expansions, graph)
     gold_entities = {e for g in solved.gold for e in facts.passage_entities(int(g))}
     index = graph.entity_index
-    return [{**facts.entity_row(index[e.entity]), "query_key": e.seed,
-             "found_by": sources.get(e.seed, "mention") if e.via == "exact" else f"bct-{e.via}",
-             "weight": float(s[graph.n_passages + index[e.entity]]), "on_gold": e.entity in gold_entities}
-            for e in solved.expansions]
+    return [
+        {
+            **facts.entity_row(index[e.entity]),
+            "query_key": e.seed,
+            "found_by": sources.get(e.seed, "mention") if e.via == "exact" else f"bct-{e.via}",
+            "weight": float(s[graph.n_passages + index[e.entity]]),
+            "on_gold": e.entity in gold_entities,
+        }
+        for e in solved.expansions
+    ]
 
 
 def _seed_report(facts: _Facts, solved: _Solved) -> dict:
     q = solved.query
     sources = facts.retriever.query_key_sources(q.text)
     seeds = _seeds(facts, solved, sources)
-    keys = [{"key": key, "found_by": how, "in_graph": key in facts.graph.entity_index} for key, how in sources.items()]
-    return {"qid": q.qid, "question": q.text, "query_keys": keys, "seeds": seeds,
-            "n_seeds": len(seeds), "fallback": solved.fallback, "gold_has_seed": any(s["on_gold"] for s in seeds)}
+    keys = [
+        {"key": key, "found_by": how, "in_graph": key in facts.graph.entity_index}
+        for key, how in sources.items()
+    ]
+    return {
+        "qid": q.qid,
+        "question": q.text,
+        "query_keys": keys,
+        "seeds": seeds,
+        "n_seeds": len(seeds),
+        "fallback": solved.fallback,
+        "gold_has_seed": any(s["on_gold"] for s in seeds),
+    }
 
 
 def seed_report(retriever, query) -> dict:
@@ -229,8 +260,14 @@ def hub_entities(retriever, top: int = 20) -> list[dict]:
     top = _check_positive(top, "top")
     facts = _Facts(retriever)
     order = np.lexsort((np.arange(facts.graph.n_entities), -facts.degree))[:top]
-    return [{**facts.entity_row(int(j)), "surface": facts.graph.surface.get(facts.graph.entities[j], ""),
-             "edge_share": float(facts.degree[j] / facts.n_edges) if facts.n_edges else 0.0} for j in order]
+    return [
+        {
+            **facts.entity_row(int(j)),
+            "surface": facts.graph.surface.get(facts.graph.entities[j], ""),
+            "edge_share": float(facts.degree[j] / facts.n_edges) if facts.n_edges else 0.0,
+        }
+        for j in order
+    ]
 
 
 def hub_mass(retriever, queries: Sequence, top: int = 15, block: int = 64) -> list[dict]:
@@ -255,7 +292,7 @@ def hub_mass(retriever, queries: Sequence, top: int = 15, block: int = 64) -> li
     n_live = 0
     texts = [q.text for q in queries]
     for start in range(0, len(texts), block):
-        P, _, _ = retriever.ppr(texts[start:start + block])
+        P, _, _ = retriever.ppr(texts[start : start + block])
         mass = P.sum(axis=0)
         live = mass > 0
         if not live.any():
@@ -268,8 +305,10 @@ def hub_mass(retriever, queries: Sequence, top: int = 15, block: int = 64) -> li
         return []
     mean = total / n_live
     order = np.lexsort((np.arange(mean.size), -mean))[:top]
-    return [{**facts.entity_row(int(j)), "mean_mass_share": float(mean[j]), "n_questions_top": int(wins[j])}
-            for j in order]
+    return [
+        {**facts.entity_row(int(j)), "mean_mass_share": float(mean[j]), "n_questions_top": int(wins[j])}
+        for j in order
+    ]
 
 
 # ------------------------------------------------------------------------------------- mass
@@ -291,16 +330,22 @@ def _mass(facts: _Facts, solved: _Solved, top: int) -> dict:
     ent = p[n_p:]
     order = np.lexsort((np.arange(ent.size), -ent))[:top]
     seeds = {e.entity for e in solved.expansions}
-    top_entities = [{**facts.entity_row(int(j)), "mass": float(ent[j]), "is_seed": facts.graph.entities[j] in seeds}
-                    for j in order if ent[j] > 0]
+    top_entities = [
+        {**facts.entity_row(int(j)), "mass": float(ent[j]), "is_seed": facts.graph.entities[j] in seeds}
+        for j in order
+        if ent[j] > 0
+    ]
     gold_docs = np.unique(facts.doc_of[solved.gold])
     in_gold_docs = np.isin(facts.doc_of, gold_docs)
     has_gold = solved.gold.size > 0
-    return {"passage_share": _share(passage_mass, total), "entity_share": _share(total - passage_mass, total),
-            "top_entities": top_entities,
-            "gold_share": _share(float(p[solved.gold].sum()), passage_mass) if has_gold else None,
-            "gold_doc_share": _share(float(p[:n_p][in_gold_docs].sum()), passage_mass) if has_gold else None,
-            "gold_documents": [str(facts.doc_names[d]) for d in gold_docs]}
+    return {
+        "passage_share": _share(passage_mass, total),
+        "entity_share": _share(total - passage_mass, total),
+        "top_entities": top_entities,
+        "gold_share": _share(float(p[solved.gold].sum()), passage_mass) if has_gold else None,
+        "gold_doc_share": _share(float(p[:n_p][in_gold_docs].sum()), passage_mass) if has_gold else None,
+        "gold_documents": [str(facts.doc_names[d]) for d in gold_docs],
+    }
 
 
 def mass_report(retriever, query, top: int = 10) -> dict:
@@ -324,10 +369,17 @@ def mass_report(retriever, query, top: int = 10) -> dict:
     top = _check_positive(top, "top")
     facts, solved = _solve_one(retriever, query)
     reached = solved.scores[solved.reached]
-    return {"qid": query.qid, "question": query.text, "fallback": solved.fallback,
-            "n_passages": facts.graph.n_passages, "ppr": solved.ppr.tolist(), **_mass(facts, solved, top),
-            "n_reached": int(reached.size), "top_score": float(reached.max()) if reached.size else None,
-            "n_tied_top": _tied_top(solved)}
+    return {
+        "qid": query.qid,
+        "question": query.text,
+        "fallback": solved.fallback,
+        "n_passages": facts.graph.n_passages,
+        "ppr": solved.ppr.tolist(),
+        **_mass(facts, solved, top),
+        "n_reached": int(reached.size),
+        "top_score": float(reached.max()) if reached.size else None,
+        "n_tied_top": _tied_top(solved),
+    }
 
 
 # ------------------------------------------------------------------------------ worked example
@@ -347,20 +399,35 @@ def _gold_rows(facts: _Facts, solved: _Solved, seeds: set[str]) -> list[dict]:
         entities = facts.passage_entities(g)
         score = solved.scores[g]
         ranked = bool(np.isfinite(score))
-        rows.append({"pid": facts.retriever.pids_[g], "doc_id": str(facts.doc_names[facts.doc_of[g]]),
-                     "rank": gold_rank(solved.scores, [g]), "score": float(score) if ranked else None,
-                     "reached": bool(solved.ppr[g] > 0), "entities": entities,
-                     "seed_entities": [e for e in entities if e in seeds],
-                     "n_tied": int(np.count_nonzero(solved.scores == score)) - 1 if ranked else 0})
+        rows.append(
+            {
+                "pid": facts.retriever.pids_[g],
+                "doc_id": str(facts.doc_names[facts.doc_of[g]]),
+                "rank": gold_rank(solved.scores, [g]),
+                "score": float(score) if ranked else None,
+                "reached": bool(solved.ppr[g] > 0),
+                "entities": entities,
+                "seed_entities": [e for e in entities if e in seeds],
+                "n_tied": int(np.count_nonzero(solved.scores == score)) - 1 if ranked else 0,
+            }
+        )
     return sorted(rows, key=lambda r: (r["rank"] is None, r["rank"] or 0, r["pid"]))
 
 
 def _hits(facts: _Facts, solved: _Solved, seeds: set[str], k: int) -> list[dict]:
     idx, vals = topk(solved.scores, k)
-    return [{"rank": rank, "pid": facts.retriever.pids_[i], "doc_id": str(facts.doc_names[facts.doc_of[i]]),
-             "score": float(v), "reached": bool(solved.ppr[i] > 0),
-             "seed_entities": [e for e in facts.passage_entities(i) if e in seeds]}
-            for rank, (i, v) in enumerate(zip(idx.tolist(), vals.tolist()), start=1) if np.isfinite(v)]
+    return [
+        {
+            "rank": rank,
+            "pid": facts.retriever.pids_[i],
+            "doc_id": str(facts.doc_names[facts.doc_of[i]]),
+            "score": float(v),
+            "reached": bool(solved.ppr[i] > 0),
+            "seed_entities": [e for e in facts.passage_entities(i) if e in seeds],
+        }
+        for rank, (i, v) in enumerate(zip(idx.tolist(), vals.tolist()), start=1)
+        if np.isfinite(v)
+    ]
 
 
 def _reason(solved: _Solved, seeds: list[dict], gold: list[dict]) -> str:
@@ -382,8 +449,10 @@ def _reason(solved: _Solved, seeds: list[dict], gold: list[dict]) -> str:
         return f"gold reached but tied with {_count(best['n_tied'], 'other page')} at the same PPR score: {rank} by corpus order"
     on_gold = [s for s in seeds if s["entity"] in best["seed_entities"]]
     s = min(on_gold, key=lambda r: (-r["weight"], r["degree"], r["entity"]))
-    return (f"gold {rank}: its seed '{s['entity']}' is also on {_count(s['degree'] - 1, 'other page')} "
-            f"of {_count(s['n_documents'], 'document')}")
+    return (
+        f"gold {rank}: its seed '{s['entity']}' is also on {_count(s['degree'] - 1, 'other page')} "
+        f"of {_count(s['n_documents'], 'document')}"
+    )
 
 
 def worked_example(retriever, query, k: int = 5) -> dict:
@@ -408,10 +477,19 @@ def worked_example(retriever, query, k: int = 5) -> dict:
     report = _seed_report(facts, solved)
     names = {s["entity"] for s in report["seeds"]}
     gold = _gold_rows(facts, solved, names)
-    return {"qid": query.qid, "question": query.text, "query_keys": report["query_keys"], "seeds": report["seeds"],
-            "fallback": solved.fallback, "mass": _mass(facts, solved, k), "hits": _hits(facts, solved, names, k),
-            "gold": gold, "gold_rank": gold_rank(solved.scores, solved.gold), "n_tied_top": _tied_top(solved),
-            "reason": _reason(solved, report["seeds"], gold)}
+    return {
+        "qid": query.qid,
+        "question": query.text,
+        "query_keys": report["query_keys"],
+        "seeds": report["seeds"],
+        "fallback": solved.fallback,
+        "mass": _mass(facts, solved, k),
+        "hits": _hits(facts, solved, names, k),
+        "gold": gold,
+        "gold_rank": gold_rank(solved.scores, solved.gold),
+        "n_tied_top": _tied_top(solved),
+        "reason": _reason(solved, report["seeds"], gold),
+    }
 
 
 # ------------------------------------------------------------------------------------ aggregate
@@ -426,12 +504,19 @@ def _mean(values: list) -> float | None:
 def _query_row(facts: _Facts, solved: _Solved) -> dict:
     seeds = _seeds(facts, solved, facts.retriever.query_key_sources(solved.query.text))
     has_gold = solved.gold.size > 0
-    return {"qid": solved.query.qid, "n_seeds": len(seeds), "fallback": solved.fallback,
-            "seed_degrees": [s["degree"] for s in seeds], "seed_documents": [s["n_documents"] for s in seeds],
-            "has_gold": has_gold, "gold_has_seed": any(s["on_gold"] for s in seeds),
-            "gold_reached": bool(solved.reached[solved.gold].any()) if has_gold else False,
-            "gold_rank": gold_rank(solved.scores, solved.gold), "n_reached": int(solved.reached.sum()),
-            "n_tied_top": _tied_top(solved)}
+    return {
+        "qid": solved.query.qid,
+        "n_seeds": len(seeds),
+        "fallback": solved.fallback,
+        "seed_degrees": [s["degree"] for s in seeds],
+        "seed_documents": [s["n_documents"] for s in seeds],
+        "has_gold": has_gold,
+        "gold_has_seed": any(s["on_gold"] for s in seeds),
+        "gold_reached": bool(solved.reached[solved.gold].any()) if has_gold else False,
+        "gold_rank": gold_rank(solved.scores, solved.gold),
+        "n_reached": int(solved.reached.sum()),
+        "n_tied_top": _tied_top(solved),
+    }
 
 
 def aggregate_report(retriever, queries: Sequence) -> dict:
@@ -455,13 +540,17 @@ def aggregate_report(retriever, queries: Sequence) -> dict:
     rows = [_query_row(facts, solved) for solved in _solve(facts, queries)]
     with_gold = [r for r in rows if r["has_gold"]]
     ranks = [r["gold_rank"] for r in with_gold if r["gold_rank"] is not None]
-    return {"n_queries": len(rows), "n_with_gold": len(with_gold),
-            "no_seed_share": _mean([r["n_seeds"] == 0 for r in rows]),
-            "fallback_share": _mean([r["fallback"] for r in rows]),
-            "median_seed_degree": _median([d for r in rows for d in r["seed_degrees"]]),
-            "median_seed_documents": _median([d for r in rows for d in r["seed_documents"]]),
-            "gold_has_seed_share": _mean([r["gold_has_seed"] for r in with_gold]),
-            "gold_reached_share": _mean([r["gold_reached"] for r in with_gold]),
-            "median_gold_rank": _median(ranks), "n_gold_ranked": len(ranks),
-            "mean_tied_top": _mean([r["n_tied_top"] for r in rows if r["n_reached"]]),
-            "per_query": rows}
+    return {
+        "n_queries": len(rows),
+        "n_with_gold": len(with_gold),
+        "no_seed_share": _mean([r["n_seeds"] == 0 for r in rows]),
+        "fallback_share": _mean([r["fallback"] for r in rows]),
+        "median_seed_degree": _median([d for r in rows for d in r["seed_degrees"]]),
+        "median_seed_documents": _median([d for r in rows for d in r["seed_documents"]]),
+        "gold_has_seed_share": _mean([r["gold_has_seed"] for r in with_gold]),
+        "gold_reached_share": _mean([r["gold_reached"] for r in with_gold]),
+        "median_gold_rank": _median(ranks),
+        "n_gold_ranked": len(ranks),
+        "mean_tied_top": _mean([r["n_tied_top"] for r in rows if r["n_reached"]]),
+        "per_query": rows,
+    }

@@ -37,7 +37,14 @@ from ..evaluation.metrics import gold_rank
 from ..retrievers.hybrid import _BLOCK
 from ..retrievers.registry import make_retriever
 
-__all__ = ["within_document_rr", "reciprocal_rank", "document_rank", "anchoring_study", "anchoring_sentences", "RANKERS"]
+__all__ = [
+    "within_document_rr",
+    "reciprocal_rank",
+    "document_rank",
+    "anchoring_study",
+    "anchoring_sentences",
+    "RANKERS",
+]
 
 #: Rankers whose within-document RR is measured beside ``aethel-hybrid``.
 RANKERS = ("bm25", "dense", "dense-max", "dense-heading")
@@ -85,8 +92,13 @@ def document_rank(document_scores: np.ndarray, gold_documents: Sequence[int]) ->
     return 1 + int(np.count_nonzero(document_scores > best))
 
 
-def anchoring_study(dataset, *, fitted: Mapping[str, Any] | None = None, halves: Mapping[str, Sequence[str]] | None = None,
-                    rankers: Sequence[str] = RANKERS) -> dict:
+def anchoring_study(
+    dataset,
+    *,
+    fitted: Mapping[str, Any] | None = None,
+    halves: Mapping[str, Sequence[str]] | None = None,
+    rankers: Sequence[str] = RANKERS,
+) -> dict:
     """Document ranks and within-document reciprocal ranks on one open corpus (see the module).
 
     Parameters
@@ -110,21 +122,34 @@ def anchoring_study(dataset, *, fitted: Mapping[str, Any] | None = None, halves:
         ``MRR`` and ``MRR_within``).
     """
     given = dict(fitted or {})
-    models = {name: given[name] if name in given else make_retriever(name) for name in ("aethel-hybrid", *rankers)}
+    models = {
+        name: given[name] if name in given else make_retriever(name) for name in ("aethel-hybrid", *rankers)
+    }
     parts = {h: list(ids) for h, ids in (halves or {}).items()}
-    return cached("anchoring", {"dataset": dataset_digest(dataset), "methods": {n: r.config() for n, r in models.items()},
-                                "halves": parts},
-                  lambda: _anchoring(dataset, models, fitted=set(given), halves=parts))
+    return cached(
+        "anchoring",
+        {
+            "dataset": dataset_digest(dataset),
+            "methods": {n: r.config() for n, r in models.items()},
+            "halves": parts,
+        },
+        lambda: _anchoring(dataset, models, fitted=set(given), halves=parts),
+    )
 
 
 def _anchoring(dataset, models: dict, *, fitted: set, halves: dict) -> dict:
     passages = list(dataset.passages)
-    docs, first_page, doc_index = np.unique([p.doc_id for p in passages], return_index=True, return_inverse=True)
+    docs, first_page, doc_index = np.unique(
+        [p.doc_id for p in passages], return_index=True, return_inverse=True
+    )
     per_doc = len(passages) / max(len(docs), 1)
     size = {"n_documents": len(docs), "passages_per_document": round(per_doc, 3)}
     if len(docs) < 2 or per_doc < MIN_PASSAGES_PER_DOCUMENT:
-        why = (f"{len(docs)} document: nothing to choose between" if len(docs) < 2 else
-               f"{per_doc:.2f} passages per document, fewer than {MIN_PASSAGES_PER_DOCUMENT:g}")
+        why = (
+            f"{len(docs)} document: nothing to choose between"
+            if len(docs) < 2
+            else f"{per_doc:.2f} passages per document, fewer than {MIN_PASSAGES_PER_DOCUMENT:g}"
+        )
         return {"skipped": why, **size}
     row = {p.pid: i for i, p in enumerate(passages)}
     queries = [q for q in dataset.queries if any(g in row for g in q.gold)]
@@ -135,18 +160,23 @@ def _anchoring(dataset, models: dict, *, fitted: set, halves: dict) -> dict:
             r.memo = True
             r.fit(passages)
         elif list(r.pids_) != [p.pid for p in passages]:
-            raise ParameterError(f"anchoring_study: the fitted {name!r} retriever was not fitted on {dataset.name!r}'s passages")
+            raise ParameterError(
+                f"anchoring_study: the fitted {name!r} retriever was not fitted on {dataset.name!r}'s passages"
+            )
     methods = list(models)
     hybrid = models["aethel-hybrid"]
     if not hybrid.document_nodes:
         raise ParameterError("anchoring_study: aethel-hybrid must have document nodes (document_nodes=True)")
     # corpus-length scores of every question, shape (n_queries, n_passages)
-    scores = {name: np.stack(list(models[name]._score_queries(queries, [None] * len(queries))))
-              for name in methods}
-    document_nodes = hybrid._doc_nodes(hybrid.graph_, None)[first_page]  # one node per document, in `docs` order
+    scores = {
+        name: np.stack(list(models[name]._score_queries(queries, [None] * len(queries)))) for name in methods
+    }
+    document_nodes = hybrid._doc_nodes(hybrid.graph_, None)[
+        first_page
+    ]  # one node per document, in `docs` order
     per_query = {}
     for start in range(0, len(queries), _BLOCK):
-        chunk = queries[start:start + _BLOCK]
+        chunk = queries[start : start + _BLOCK]
         P = hybrid._ppr_block([q.text for q in chunk])[0]
         for j, q in enumerate(chunk):
             i = start + j
@@ -154,25 +184,38 @@ def _anchoring(dataset, models: dict, *, fitted: set, halves: dict) -> dict:
             entry = {"document_rank": document_rank(P[document_nodes, j], np.unique(doc_index[gold]))}
             for name in methods:
                 s = scores[name][i]
-                entry[name] = {"rr": reciprocal_rank(s, gold), "rr_within": within_document_rr(s, gold, doc_index)}
+                entry[name] = {
+                    "rr": reciprocal_rank(s, gold),
+                    "rr_within": within_document_rr(s, gold, doc_index),
+                }
             per_query[q.qid] = entry
-    parts = {"all": [q.qid for q in queries], **{h: [x for x in ids if x in per_query] for h, ids in halves.items()}}
+    parts = {
+        "all": [q.qid for q in queries],
+        **{h: [x for x in ids if x in per_query] for h, ids in halves.items()},
+    }
     means = {}
     for half, ids in parts.items():
         if not ids:
             continue
         ranks = np.array([per_query[x]["document_rank"] for x in ids])
-        m = {"n": len(ids), "document_at_1": round(float(np.mean(ranks == 1)), 6),
-             "document_at_3": round(float(np.mean(ranks <= 3)), 6), "median_document_rank": float(np.median(ranks))}
+        m = {
+            "n": len(ids),
+            "document_at_1": round(float(np.mean(ranks == 1)), 6),
+            "document_at_3": round(float(np.mean(ranks <= 3)), 6),
+            "median_document_rank": float(np.median(ranks)),
+        }
         for name in methods:
-            m[name] = {"MRR": round(float(np.mean([per_query[x][name]["rr"] for x in ids])), 6),
-                       "MRR_within": round(float(np.mean([per_query[x][name]["rr_within"] for x in ids])), 6)}
+            m[name] = {
+                "MRR": round(float(np.mean([per_query[x][name]["rr"] for x in ids])), 6),
+                "MRR_within": round(float(np.mean([per_query[x][name]["rr_within"] for x in ids])), 6),
+            }
         means[half] = m
     return {**size, "methods": methods, "per_query": per_query, "means": means}
 
 
-def anchoring_sentences(results: Mapping[str, Mapping[str, Any]], half: str = "all", *,
-                        skipped: bool = True) -> list[str]:
+def anchoring_sentences(
+    results: Mapping[str, Mapping[str, Any]], half: str = "all", *, skipped: bool = True
+) -> list[str]:
     """Generated bullets: per corpus, how often the filing is right and what ranking inside it allows
     (``skipped``: also one bullet per corpus that was not measured, and why)."""
     out = []
@@ -196,12 +239,20 @@ def anchoring_sentences(results: Mapping[str, Mapping[str, Any]], half: str = "a
             f"{100 * m['document_at_3']:.0f}%. Inside the gold document the evidence passage's MRR is "
             + ", ".join(f"{m[n]['MRR_within']:.3f} for `{n}`" for n in rankers)
             + f" and {h['MRR_within']:.3f} for `aethel-hybrid` ({gap:+.3f} against the best text ranker, `{best}`): "
-            + ("it orders a document's passages about as well as that ranker" if abs(gap) < SAME_MRR else
-               "it orders a document's passages better than that ranker" if gap > 0 else
-               "it orders a document's passages worse than that ranker")
-            + (f", so what it gains over the whole corpus (MRR {h['MRR']:.3f} against {m[best]['MRR']:.3f}) comes from "
-               "choosing the document. " if abs(gap) < SAME_MRR and h["MRR"] > m[best]["MRR"] else
-               f" (MRR over the whole corpus {h['MRR']:.3f} against {m[best]['MRR']:.3f}). ")
+            + (
+                "it orders a document's passages about as well as that ranker"
+                if abs(gap) < SAME_MRR
+                else "it orders a document's passages better than that ranker"
+                if gap > 0
+                else "it orders a document's passages worse than that ranker"
+            )
+            + (
+                f", so what it gains over the whole corpus (MRR {h['MRR']:.3f} against {m[best]['MRR']:.3f}) comes from "
+                "choosing the document. "
+                if abs(gap) < SAME_MRR and h["MRR"] > m[best]["MRR"]
+                else f" (MRR over the whole corpus {h['MRR']:.3f} against {m[best]['MRR']:.3f}). "
+            )
             + f"It reaches {100 * share:.0f}% of its own within-document MRR: a perfect choice of document "
-            f"would add at most {h['MRR_within'] - h['MRR']:.3f}; beyond that only a better passage ranker helps.")
+            f"would add at most {h['MRR_within'] - h['MRR']:.3f}; beyond that only a better passage ranker helps."
+        )
     return out

@@ -44,8 +44,9 @@ def _derive(base, name: str):
     return base.set_params(**changes) if changes else base
 
 
-def _fit_hybrids(dataset, names: Sequence[str], *, setting: str, depth: int, n_process: int,
-                 keep: dict | None = None) -> dict:
+def _fit_hybrids(
+    dataset, names: Sequence[str], *, setting: str, depth: int, n_process: int, keep: dict | None = None
+) -> dict:
     """Fit ``aethel-hybrid`` once and derive its variants; run each (MethodOutcome per name).
 
     ``keep`` receives the fitted ``aethel-hybrid`` under ``dataset.name``. Only its top-5 hits are
@@ -75,19 +76,28 @@ def _fit_hybrids(dataset, names: Sequence[str], *, setting: str, depth: int, n_p
     return out
 
 
-def score_halves(block: Mapping[str, Mapping[str, Any]], parts: Mapping[str, Sequence[str]], *,
-                 metrics: Sequence[str] = BEYOND_METRICS) -> dict:
+def score_halves(
+    block: Mapping[str, Mapping[str, Any]],
+    parts: Mapping[str, Sequence[str]],
+    *,
+    metrics: Sequence[str] = BEYOND_METRICS,
+) -> dict:
     """Mean of every metric of every method on each half and on all questions.
 
     Returns ``{method: {"dev" | "test" | "all": {metric: mean}}}`` (``None`` for an empty half).
     """
+
     def means(pq: Mapping[str, Any], qids: Sequence[str]) -> dict:
         vals = [pq[q] for q in qids if q in pq]
         return {m: (round(mean([v[m] for v in vals]), 6) if vals else None) for m in metrics}
 
-    return {method: {half: means(e["per_query_metrics"], qids)
-                     for half, qids in [*parts.items(), ("all", list(e["per_query_metrics"]))]}
-            for method, e in block.items()}
+    return {
+        method: {
+            half: means(e["per_query_metrics"], qids)
+            for half, qids in [*parts.items(), ("all", list(e["per_query_metrics"]))]
+        }
+        for method, e in block.items()
+    }
 
 
 def _tests(block, parts, pairs, n_resamples, seed) -> list[dict]:
@@ -106,16 +116,29 @@ def _tests(block, parts, pairs, n_resamples, seed) -> list[dict]:
 
 def _top_sources(sources, run, k: int = 5) -> dict:
     """Share of the top-``k`` hits whose largest source is each seed source (``sources``: ``SearchResult.sources``)."""
-    counts = Counter(max(shares, key=shares.get) for qid, hits in run.items() for pid, _ in hits[:k]
-                     if (shares := sources.get(qid, {}).get(pid)))
+    counts = Counter(
+        max(shares, key=shares.get)
+        for qid, hits in run.items()
+        for pid, _ in hits[:k]
+        if (shares := sources.get(qid, {}).get(pid))
+    )
     n = sum(counts.values())
     return {c: round(v / n, 6) for c, v in sorted(counts.items())} if n else {}
 
 
-def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[str, Any]] | None = None,
-                 variants: Sequence[str] | None = None, n_resamples: int = 10_000, seed: int = 0, n_process: int = 1,
-                 depth: int = 1000, log: Callable[[str], None] | None = None, keep: dict | None = None,
-                 baseline_names: Sequence[str] = BASELINES) -> dict:
+def beyond_study(
+    loaded: Mapping[str, Any],
+    *,
+    baselines: Mapping[str, Mapping[str, Any]] | None = None,
+    variants: Sequence[str] | None = None,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    n_process: int = 1,
+    depth: int = 1000,
+    log: Callable[[str], None] | None = None,
+    keep: dict | None = None,
+    baseline_names: Sequence[str] = BASELINES,
+) -> dict:
     """Run the baselines, ``aethel-hybrid`` and its ablations on each open corpus; score halves; test.
 
     Parameters
@@ -159,31 +182,63 @@ def beyond_study(loaded: Mapping[str, Any], *, baselines: Mapping[str, Mapping[s
             missing = [b for b in baseline_names if b not in block]
             timing = {}
             if missing:
-                outcomes = run_methods(ds, missing, setting="open", depth=depth, progress=False, log=None,
-                                       retriever_kwargs={"GraphRetriever": {"n_process": n_process}})
+                outcomes = run_methods(
+                    ds,
+                    missing,
+                    setting="open",
+                    depth=depth,
+                    progress=False,
+                    log=None,
+                    retriever_kwargs={"GraphRetriever": {"n_process": n_process}},
+                )
                 block.update(score_runs(outcomes, ds.queries, k=5))
                 timing.update({m: round(o.seconds, 3) for m, o in outcomes.items()})
             hybrids = _fit_hybrids(ds, variants, setting="open", depth=depth, n_process=n_process, keep=keep)
             block.update(score_runs(hybrids, ds.queries, k=5))
             timing.update({m: round(o.seconds, 3) for m, o in hybrids.items()})
             parts = {h: [q.qid for q in qs] for h, qs in halves(ds).items()}
-            return {"summary": dataset_summary(ds), "halves": parts, "metrics": score_halves(block, parts),
-                    "tests": _tests(block, parts, [("aethel-hybrid", b) for b in baseline_names], n_resamples, seed),
-                    "components": _tests(block, parts, [("aethel-hybrid", v) for v in COMPONENT_TESTS], n_resamples,
-                                         seed),
-                    "sources": _top_sources(hybrids["aethel-hybrid"].extra.get("sources", {}),
-                                            hybrids["aethel-hybrid"].run),
-                    "timing": timing, "per_query_metrics": {m: e["per_query_metrics"] for m, e in block.items()}}
+            return {
+                "summary": dataset_summary(ds),
+                "halves": parts,
+                "metrics": score_halves(block, parts),
+                "tests": _tests(
+                    block, parts, [("aethel-hybrid", b) for b in baseline_names], n_resamples, seed
+                ),
+                "components": _tests(
+                    block, parts, [("aethel-hybrid", v) for v in COMPONENT_TESTS], n_resamples, seed
+                ),
+                "sources": _top_sources(
+                    hybrids["aethel-hybrid"].extra.get("sources", {}), hybrids["aethel-hybrid"].run
+                ),
+                "timing": timing,
+                "per_query_metrics": {m: e["per_query_metrics"] for m, e in block.items()},
+            }
 
         given = hashlib.sha256(json.dumps(block, sort_keys=True, default=str).encode("utf-8")).hexdigest()
-        out[name] = cached("beyond", {"dataset": dataset_digest(ds), "variants": variants, "baselines": given,
-                                      "baseline_names": list(baseline_names),
-                                      "n_resamples": n_resamples, "seed": seed, "depth": depth}, compute)
+        out[name] = cached(
+            "beyond",
+            {
+                "dataset": dataset_digest(ds),
+                "variants": variants,
+                "baselines": given,
+                "baseline_names": list(baseline_names),
+                "n_resamples": n_resamples,
+                "seed": seed,
+                "depth": depth,
+            },
+            compute,
+        )
     return out
 
 
-def closed_pool_check(loaded: Mapping[str, Any], *, n_resamples: int = 10_000, seed: int = 0, n_process: int = 1,
-                      log: Callable[[str], None] | None = None) -> dict:
+def closed_pool_check(
+    loaded: Mapping[str, Any],
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    n_process: int = 1,
+    log: Callable[[str], None] | None = None,
+) -> dict:
     """``aethel-hybrid`` against ``aethel-bct`` in the closed pools (each question ranks its own candidates).
 
     Returns
@@ -198,21 +253,42 @@ def closed_pool_check(loaded: Mapping[str, Any], *, n_resamples: int = 10_000, s
             log(f"{name} (closed pools): {len(ds.queries)} questions")
 
         def compute(ds=ds) -> dict:
-            outcomes = run_methods(ds, ["aethel-bct"], setting="closed", progress=False, log=None,
-                                   retriever_kwargs={"GraphRetriever": {"n_process": n_process}})
-            outcomes.update(_fit_hybrids(ds, ["aethel-hybrid"], setting="closed", depth=1000, n_process=n_process))
+            outcomes = run_methods(
+                ds,
+                ["aethel-bct"],
+                setting="closed",
+                progress=False,
+                log=None,
+                retriever_kwargs={"GraphRetriever": {"n_process": n_process}},
+            )
+            outcomes.update(
+                _fit_hybrids(ds, ["aethel-hybrid"], setting="closed", depth=1000, n_process=n_process)
+            )
             block = score_runs(outcomes, ds.queries, k=5)
             parts = {h: [q.qid for q in qs] for h, qs in halves(ds).items()}
             tests = _tests(block, parts, [("aethel-hybrid", "aethel-bct")], n_resamples, seed)
-            return {"metrics": score_halves(block, parts), "tests": tests,
-                    "passes": all(t["ci_high"] >= 0 for t in tests if t["half"] == "all")}
+            return {
+                "metrics": score_halves(block, parts),
+                "tests": tests,
+                "passes": all(t["ci_high"] >= 0 for t in tests if t["half"] == "all"),
+            }
 
-        out[name] = cached("beyond-closed", {"dataset": dataset_digest(ds), "n_resamples": n_resamples, "seed": seed}, compute)
+        out[name] = cached(
+            "beyond-closed",
+            {"dataset": dataset_digest(ds), "n_resamples": n_resamples, "seed": seed},
+            compute,
+        )
     return out
 
 
-def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_process: int = 1,
-            fitted: Mapping[str, Any] | None = None) -> dict:
+def latency(
+    dataset,
+    *,
+    n_queries: int | None = None,
+    repeats: int = 3,
+    n_process: int = 1,
+    fitted: Mapping[str, Any] | None = None,
+) -> dict:
     """Milliseconds per question of ``aethel-hybrid`` beside BM25 and dense retrieval, open corpus.
 
     Each retriever is fitted once (from the caches), or taken from ``fitted`` (``"bm25"``,
@@ -235,7 +311,9 @@ def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_proces
         ``{row: {"single_ms", "batched_ms"}}``, plus ``n_queries`` and ``n_passages``.
     """
     if n_queries is not None and n_queries < 1:
-        raise ParameterError(f"latency: n_queries must be a positive integer or None (all), got {n_queries!r}")
+        raise ParameterError(
+            f"latency: n_queries must be a positive integer or None (all), got {n_queries!r}"
+        )
     queries = list(dataset.queries)[: n_queries or None]
     if not queries:
         raise ParameterError(f"latency: {dataset.name!r} has no questions to time")
@@ -243,10 +321,15 @@ def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_proces
     pids = [p.pid for p in dataset.passages]
     for name, r in given.items():
         if list(getattr(r, "pids_", [])) != pids:
-            raise ParameterError(f"latency: the fitted {name!r} retriever was not fitted on {dataset.name!r}'s passages")
-    fitted = {name: given.get(name) or make_retriever(name).fit(dataset.passages) for name in ("bm25", "dense")}
-    hybrid = given.get("aethel-hybrid") or make_retriever("aethel-hybrid", GraphRetriever={"n_process": n_process}).fit(
-        dataset.passages)
+            raise ParameterError(
+                f"latency: the fitted {name!r} retriever was not fitted on {dataset.name!r}'s passages"
+            )
+    fitted = {
+        name: given.get(name) or make_retriever(name).fit(dataset.passages) for name in ("bm25", "dense")
+    }
+    hybrid = given.get("aethel-hybrid") or make_retriever(
+        "aethel-hybrid", GraphRetriever={"n_process": n_process}
+    ).fit(dataset.passages)
     out: dict[str, Any] = {"n_queries": len(queries), "n_passages": len(dataset.passages)}
     memo = {name: r.memo for name, r in given.items() if hasattr(r, "memo")}
     for r in (*fitted.values(), hybrid):  # a timed search pays for its question's encoding, NER and tokens
@@ -267,12 +350,17 @@ def latency(dataset, *, n_queries: int | None = None, repeats: int = 3, n_proces
             if singles is None or statistics.median(times) < statistics.median(singles):
                 singles = times
             batches = batch if batches is None else min(batches, batch)
-        return {"single_ms": round(1000 * statistics.median(singles), 3), "batched_ms": round(1000 * batches, 3)}
+        return {
+            "single_ms": round(1000 * statistics.median(singles), 3),
+            "batched_ms": round(1000 * batches, 3),
+        }
 
     for name in ("bm25", "dense"):
         out[name] = row(fitted[name])
     out["aethel-hybrid"] = row(hybrid)
-    hybrid.memo = True  # the questions' embeddings, mentions and tokens from the memos, filled by one untimed pass
+    hybrid.memo = (
+        True  # the questions' embeddings, mentions and tokens from the memos, filled by one untimed pass
+    )
     for q in queries:
         hybrid.search([q], k=10)
     hybrid.search(queries, k=10)
@@ -301,7 +389,9 @@ def load_study(datasets: Sequence[str] = STUDY_CORPORA, *, quick: bool = False) 
     """
     unknown = [d for d in datasets if d not in STUDY_CORPORA] if not isinstance(datasets, str) else [datasets]
     if unknown or not datasets:
-        raise ParameterError(f"datasets: unknown {unknown or 'empty list'}; choose from {', '.join(STUDY_CORPORA)}")
+        raise ParameterError(
+            f"datasets: unknown {unknown or 'empty list'}; choose from {', '.join(STUDY_CORPORA)}"
+        )
     limit, size = (QUICK["limit"], QUICK["corpus_size"]) if quick else (None, None)
     loaded, missing = {}, {}
     for name in datasets:
@@ -315,8 +405,14 @@ def load_study(datasets: Sequence[str] = STUDY_CORPORA, *, quick: bool = False) 
 
 
 def _test_row(rows: Sequence[Mapping[str, Any]], half: str, b: str, metric: str) -> Mapping[str, Any] | None:
-    return next((t for t in rows if t["half"] == half and t["a"] == "aethel-hybrid" and t["b"] == b
-                 and t["metric"] == metric), None)
+    return next(
+        (
+            t
+            for t in rows
+            if t["half"] == half and t["a"] == "aethel-hybrid" and t["b"] == b and t["metric"] == metric
+        ),
+        None,
+    )
 
 
 def targets(saved: Mapping[str, Any]) -> list[dict]:
@@ -345,45 +441,78 @@ def targets(saved: Mapping[str, Any]) -> list[dict]:
         for b in TARGET_BASELINES:
             t = _test_row(fb["tests"], half, b, "MRR") if fb else None
             hr = _test_row(fb["tests"], half, b, "HR@5") if fb else None
-            rows.append({
-                "target": f"FinanceBench pages, {half}: MRR above {b}'s, 95% CI excluding 0",
-                "data set": "financebench",
-                "measured": "not run" if t is None else
-                (f"MRR {t['mean_a']:.3f} vs {t['mean_b']:.3f}, diff {t['diff']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]"
-                 f"; HR@5 {hr['mean_a']:.3f} vs {hr['mean_b']:.3f} (n = {t['n']})"),
-                "met": None if t is None else bool(t["diff"] > 0 and t["ci_low"] > 0),
-            })
+            rows.append(
+                {
+                    "target": f"FinanceBench pages, {half}: MRR above {b}'s, 95% CI excluding 0",
+                    "data set": "financebench",
+                    "measured": "not run"
+                    if t is None
+                    else (
+                        f"MRR {t['mean_a']:.3f} vs {t['mean_b']:.3f}, diff {t['diff']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]"
+                        f"; HR@5 {hr['mean_a']:.3f} vs {hr['mean_b']:.3f} (n = {t['n']})"
+                    ),
+                    "met": None if t is None else bool(t["diff"] > 0 and t["ci_low"] > 0),
+                }
+            )
     for name in ("musique-open", "2wiki-open"):
         r = res.get(name)
         if r is None:
-            rows.append({"target": "Recall@5 ≥ best of bm25/dense and AllSupport@5 higher", "data set": name,
-                         "measured": "not run", "met": None})
+            rows.append(
+                {
+                    "target": "Recall@5 ≥ best of bm25/dense and AllSupport@5 higher",
+                    "data set": name,
+                    "measured": "not run",
+                    "met": None,
+                }
+            )
             continue
         m = r["metrics"]
         best_r = max(m[b]["all"]["Recall@5"] for b in TARGET_BASELINES)
         best_a = max(m[b]["all"]["AllSupport@5"] for b in TARGET_BASELINES)
         hyb = m["aethel-hybrid"]["all"]
-        rows.append({"target": "all questions: Recall@5 ≥ best of bm25/dense and AllSupport@5 higher", "data set": name,
-                     "measured": f"Recall@5 {hyb['Recall@5']:.3f} vs {best_r:.3f}; AllSupport@5 {hyb['AllSupport@5']:.3f} vs {best_a:.3f}",
-                     "met": bool(hyb["Recall@5"] >= best_r and hyb["AllSupport@5"] > best_a)})
+        rows.append(
+            {
+                "target": "all questions: Recall@5 ≥ best of bm25/dense and AllSupport@5 higher",
+                "data set": name,
+                "measured": f"Recall@5 {hyb['Recall@5']:.3f} vs {best_r:.3f}; AllSupport@5 {hyb['AllSupport@5']:.3f} vs {best_a:.3f}",
+                "met": bool(hyb["Recall@5"] >= best_r and hyb["AllSupport@5"] > best_a),
+            }
+        )
     for name, c in (saved.get("closed") or {}).items():
-        worst = min((t for t in c["tests"] if t["half"] == "all"), key=lambda t: (t["diff"], t["ci_high"]), default=None)
-        rows.append({"target": "closed pools: not worse than aethel-bct by more than its CI", "data set": name,
-                     "measured": "no test" if worst is None else
-                     f"least favourable: {worst['metric']} diff {worst['diff']:+.3f} [{worst['ci_low']:+.3f}, {worst['ci_high']:+.3f}]",
-                     "met": c["passes"]})
+        worst = min(
+            (t for t in c["tests"] if t["half"] == "all"),
+            key=lambda t: (t["diff"], t["ci_high"]),
+            default=None,
+        )
+        rows.append(
+            {
+                "target": "closed pools: not worse than aethel-bct by more than its CI",
+                "data set": name,
+                "measured": "no test"
+                if worst is None
+                else f"least favourable: {worst['metric']} diff {worst['diff']:+.3f} [{worst['ci_low']:+.3f}, {worst['ci_high']:+.3f}]",
+                "met": c["passes"],
+            }
+        )
     lat = (saved.get("timing") or {}).get("latency")
     if lat:
-        for row, what in (("aethel-hybrid", "end to end"), ("aethel-hybrid (question analysed)", "question analysed")):
+        for row, what in (
+            ("aethel-hybrid", "end to end"),
+            ("aethel-hybrid (question analysed)", "question analysed"),
+        ):
             h = lat.get(row)
             if h is None:
                 continue
-            rows.append({"target": f"latency ≤ 20 ms single, ≤ 5 ms batched ({what})",
-                         "data set": f"{lat['dataset']} ({lat['n_passages']:,} passages)",
-                         "measured": f"single {h['single_ms']:.1f} ms, batched {h['batched_ms']:.1f} ms "
-                                     f"(BM25 {lat['bm25']['single_ms']:.1f} / {lat['bm25']['batched_ms']:.1f} ms; "
-                                     f"dense {lat['dense']['single_ms']:.1f} / {lat['dense']['batched_ms']:.1f} ms)",
-                         "met": bool(h["single_ms"] <= 20 and h["batched_ms"] <= 5)})
+            rows.append(
+                {
+                    "target": f"latency ≤ 20 ms single, ≤ 5 ms batched ({what})",
+                    "data set": f"{lat['dataset']} ({lat['n_passages']:,} passages)",
+                    "measured": f"single {h['single_ms']:.1f} ms, batched {h['batched_ms']:.1f} ms "
+                    f"(BM25 {lat['bm25']['single_ms']:.1f} / {lat['bm25']['batched_ms']:.1f} ms; "
+                    f"dense {lat['dense']['single_ms']:.1f} / {lat['dense']['batched_ms']:.1f} ms)",
+                    "met": bool(h["single_ms"] <= 20 and h["batched_ms"] <= 5),
+                }
+            )
     return rows
 
 
@@ -394,7 +523,12 @@ def targets_summary(rows: Sequence[Mapping[str, Any]]) -> str:
     head = f"**{len(run) - len(failed)} of the {len(run)} targets measured here are met.**"
     if not failed:
         return head
-    return head + " Not met: " + "; ".join(f"{r['target']} on `{r['data set']}` ({r['measured']})" for r in failed) + "."
+    return (
+        head
+        + " Not met: "
+        + "; ".join(f"{r['target']} on `{r['data set']}` ({r['measured']})" for r in failed)
+        + "."
+    )
 
 
 def halves_table(res: Mapping[str, Any], methods: Sequence[str], metrics: Sequence[str] = ("MRR", "HR@5")):
@@ -411,10 +545,22 @@ def tests_table(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] = ("MR
     """Paired tests of ``aethel-hybrid`` against each baseline (rows of :func:`beyond_study`)."""
     import pandas as pd
 
-    out = [{"half": t["half"], "vs": t["b"], "metric": t["metric"], "n": t["n"], "hybrid": t["mean_a"],
-            "baseline": t["mean_b"], "difference": t["diff"], "95% CI": f"[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]",
-            "p (bootstrap)": t["p_bootstrap"], "CI excludes 0": "yes" if t["excludes_zero"] else "no"}
-           for t in rows if t["metric"] in metrics]
+    out = [
+        {
+            "half": t["half"],
+            "vs": t["b"],
+            "metric": t["metric"],
+            "n": t["n"],
+            "hybrid": t["mean_a"],
+            "baseline": t["mean_b"],
+            "difference": t["diff"],
+            "95% CI": f"[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]",
+            "p (bootstrap)": t["p_bootstrap"],
+            "CI excludes 0": "yes" if t["excludes_zero"] else "no",
+        }
+        for t in rows
+        if t["metric"] in metrics
+    ]
     return pd.DataFrame(out)
 
 
@@ -428,8 +574,9 @@ def ablation_table(datasets: Mapping[str, Any], metric: str = "MRR", half: str =
         m = res["metrics"]
         full = m["aethel-hybrid"][half][metric]
         data[(corpus, metric)] = [m[n][half][metric] if n in m else None for n in names]
-        data[(corpus, "Δ")] = [None if n not in m or n == "aethel-hybrid" else round(m[n][half][metric] - full, 3)
-                               for n in names]
+        data[(corpus, "Δ")] = [
+            None if n not in m or n == "aethel-hybrid" else round(m[n][half][metric] - full, 3) for n in names
+        ]
     df = pd.DataFrame(data, index=names)
     df.insert(0, "variant (component switched off)", [ABLATION_LABELS[n] for n in names])
     return df
@@ -443,13 +590,22 @@ def ablation_columns(datasets: Mapping[str, Any], metric: str = "MRR", half: str
     wide = ablation_table(datasets, metric, half)
     out = pd.DataFrame({"variant (component switched off)": wide.iloc[:, 0]})
     for corpus in datasets:
-        out[corpus] = ["–" if value is None or pd.isna(value) else f"{value:.3f}" if delta is None or pd.isna(delta)
-                       else f"{value:.3f} ({delta:+.3f})".replace("-", "−")
-                       for value, delta in zip(wide[(corpus, metric)], wide[(corpus, "Δ")])]
+        out[corpus] = [
+            "–"
+            if value is None or pd.isna(value)
+            else f"{value:.3f}"
+            if delta is None or pd.isna(delta)
+            else f"{value:.3f} ({delta:+.3f})".replace("-", "−")
+            for value, delta in zip(wide[(corpus, metric)], wide[(corpus, "Δ")])
+        ]
     return out.reset_index(drop=True)
 
 
-def difference_figure(datasets: Mapping[str, Any], metric: str = "MRR", baselines: Sequence[str] = ("bm25", "dense", "dense-max", "rrf-dense")):
+def difference_figure(
+    datasets: Mapping[str, Any],
+    metric: str = "MRR",
+    baselines: Sequence[str] = ("bm25", "dense", "dense-max", "rrf-dense"),
+):
     """Forest plot: ``aethel-hybrid`` − each baseline on ``metric``, paired-bootstrap 95% CI, test half and all."""
     import matplotlib.pyplot as plt
 
@@ -463,8 +619,15 @@ def difference_figure(datasets: Mapping[str, Any], metric: str = "MRR", baseline
                 t = _test_row(rows, half, b, metric)
                 if t is None:
                     continue
-                ax.errorbar(t["diff"], len(labels), xerr=[[t["diff"] - t["ci_low"]], [t["ci_high"] - t["diff"]]],
-                            fmt="o", color=colour, capsize=3, label=half if b == baselines[0] else None)
+                ax.errorbar(
+                    t["diff"],
+                    len(labels),
+                    xerr=[[t["diff"] - t["ci_low"]], [t["ci_high"] - t["diff"]]],
+                    fmt="o",
+                    color=colour,
+                    capsize=3,
+                    label=half if b == baselines[0] else None,
+                )
                 labels.append(f"vs {b} ({half})")
         ax.axvline(0, color="grey", lw=1)
         ax.set_yticks(range(len(labels)))
@@ -484,24 +647,35 @@ def what_did_not_work(saved: Mapping[str, Any], metric: str = "MRR") -> list[str
     for corpus, res in saved.get("datasets", {}).items():
         m = res["metrics"]
         full = m["aethel-hybrid"]["all"][metric]
-        useless = [(n, m[n]["all"][metric] - full) for n in ABLATIONS
-                   if n in m and n not in _NOT_ONE_OFF and m[n]["all"][metric] >= full]
+        useless = [
+            (n, m[n]["all"][metric] - full)
+            for n in ABLATIONS
+            if n in m and n not in _NOT_ONE_OFF and m[n]["all"][metric] >= full
+        ]
         if useless:
-            out.append(f"* `{corpus}`: {metric} did not drop (full method {full:.3f}) with "
-                       + "; ".join(f"{ABLATION_LABELS[n]} ({d:+.3f})" for n, d in useless)
-                       + " — those components did not pay their way here.")
+            out.append(
+                f"* `{corpus}`: {metric} did not drop (full method {full:.3f}) with "
+                + "; ".join(f"{ABLATION_LABELS[n]} ({d:+.3f})" for n, d in useless)
+                + " — those components did not pay their way here."
+            )
         if "aethel-hybrid-ppr-only" in m:
             d = m["aethel-hybrid-ppr-only"]["all"][metric] - full
-            out.append(f"* `{corpus}`: ranking by PageRank alone, with the same seeds: {metric} "
-                       f"{m['aethel-hybrid-ppr-only']['all'][metric]:.3f} ({d:+.3f} against the fused ranking).")
+            out.append(
+                f"* `{corpus}`: ranking by PageRank alone, with the same seeds: {metric} "
+                f"{m['aethel-hybrid-ppr-only']['all'][metric]:.3f} ({d:+.3f} against the fused ranking)."
+            )
         if "aethel-hybrid-no-graph" in m:
             d = full - m["aethel-hybrid-no-graph"]["all"][metric]
-            out.append(f"* `{corpus}`: the graph's own contribution (full method − the same BM25, dense and heading "
-                       f"terms without the PageRank terms): {d:+.3f} {metric}.")
+            out.append(
+                f"* `{corpus}`: the graph's own contribution (full method − the same BM25, dense and heading "
+                f"terms without the PageRank terms): {d:+.3f} {metric}."
+            )
     return out
 
 
-def tuning_sentences(tuning: Mapping[str, Any], saved: Mapping[str, Any] | None = None, top: int = 5) -> list[str]:
+def tuning_sentences(
+    tuning: Mapping[str, Any], saved: Mapping[str, Any] | None = None, top: int = 5
+) -> list[str]:
     """Generated bullets: how flat the development objective is near its best, and the chosen
     setting's development MRR re-scored in this build beside the tuning record's.
 
@@ -519,7 +693,8 @@ def tuning_sentences(tuning: Mapping[str, Any], saved: Mapping[str, Any] | None 
             "mean development MRR, while their per-corpus development MRR ranges "
             + ", ".join(f"`{c}` {min(v):.3f}–{max(v):.3f}" for c, v in spans.items())
             + f". Between settings this close the choice trades one corpus against another (widest: `{wide}`); "
-            "a different tie-break or a few questions more would pick another of them.")
+            "a different tie-break or a few questions more would pick another of them."
+        )
     best = (tuning.get("best") or {}).get("per_dataset", {})
     tuned_n = tuning.get("datasets", {})
     now = {}
@@ -530,21 +705,33 @@ def tuning_sentences(tuning: Mapping[str, Any], saved: Mapping[str, Any] | None 
             now[c] = mrr
     shared = [c for c in best if c in now]
     if shared:
-        out.append("* The chosen setting's development MRR, in the tuning record → re-scored in this build: "
-                   + ", ".join(f"`{c}` {best[c]['MRR']:.3f} → {now[c]:.3f}" for c in shared)
-                   + f" (the record's MiniLM precision: {tuning.get('precision', 'not recorded')}"
-                   + ("; identical)." if all(abs(best[c]["MRR"] - now[c]) < 5e-7 for c in shared) else
-                      "; they differ where this build's dense scores differ from the tuning's in their last bits "
-                      "and near-tied ranks move)."))
+        out.append(
+            "* The chosen setting's development MRR, in the tuning record → re-scored in this build: "
+            + ", ".join(f"`{c}` {best[c]['MRR']:.3f} → {now[c]:.3f}" for c in shared)
+            + f" (the record's MiniLM precision: {tuning.get('precision', 'not recorded')}"
+            + (
+                "; identical)."
+                if all(abs(best[c]["MRR"] - now[c]) < 5e-7 for c in shared)
+                else "; they differ where this build's dense scores differ from the tuning's in their last bits "
+                "and near-tied ranks move)."
+            )
+        )
     return out
 
 
 def _rank_formula(rank_weights: Mapping[str, float]) -> str:
-    names = {"document": "its document node's PageRank", "dense": "the dense cosine", "lexical": "BM25",
-             "ppr": "its own PageRank", "heading": "the dense cosine with its heading"}
+    names = {
+        "document": "its document node's PageRank",
+        "dense": "the dense cosine",
+        "lexical": "BM25",
+        "ppr": "its own PageRank",
+        "heading": "the dense cosine with its heading",
+    }
     live = {t: float(w) for t, w in rank_weights.items() if w > 0}
     total = sum(live.values())
-    return " + ".join(f"{w / total:.2f} × {names[t]}" for t, w in sorted(live.items(), key=lambda kv: (-kv[1], kv[0])))
+    return " + ".join(
+        f"{w / total:.2f} × {names[t]}" for t, w in sorted(live.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
 
 
 def composition(saved: Mapping[str, Any], metric: str = "MRR", half: str = "all") -> list[str]:
@@ -583,16 +770,28 @@ def composition(saved: Mapping[str, Any], metric: str = "MRR", half: str = "all"
     rw = ((saved.get("tuning") or {}).get("best") or {}).get("setting", {}).get("rank_weights")
     if rw:
         zero = [t for t in RANK_TERMS if float(rw.get(t, 0.0)) == 0.0]
-        names = {"ppr": "the passage's own PageRank", "document": "the document node's PageRank",
-                 "lexical": "BM25", "dense": "the dense cosine", "heading": "the heading's dense cosine"}
-        out.append(f"* **What it ranks by.** The weights chosen on the development halves rank a passage by "
-                   f"{_rank_formula(rw)} (each min–max normalised over the corpus)"
-                   + (f"; {' and '.join(names[t] for t in zero)} got weight 0" if zero else "") + ". "
-                   + ("The graph therefore enters the ranking only through the PageRank of the passage's document "
-                      "node — the mass that the entity, metadata and passage seeds bring to the filing; the walk "
-                      "itself ranks no passage. " if "ppr" in zero and float(rw.get("document", 0)) > 0 else "")
-                   + "`aethel-hybrid-no-graph` is the same weighted sum of the text terms (BM25, dense, heading) "
-                     "with the graph term dropped.")
+        names = {
+            "ppr": "the passage's own PageRank",
+            "document": "the document node's PageRank",
+            "lexical": "BM25",
+            "dense": "the dense cosine",
+            "heading": "the heading's dense cosine",
+        }
+        out.append(
+            f"* **What it ranks by.** The weights chosen on the development halves rank a passage by "
+            f"{_rank_formula(rw)} (each min–max normalised over the corpus)"
+            + (f"; {' and '.join(names[t] for t in zero)} got weight 0" if zero else "")
+            + ". "
+            + (
+                "The graph therefore enters the ranking only through the PageRank of the passage's document "
+                "node — the mass that the entity, metadata and passage seeds bring to the filing; the walk "
+                "itself ranks no passage. "
+                if "ppr" in zero and float(rw.get("document", 0)) > 0
+                else ""
+            )
+            + "`aethel-hybrid-no-graph` is the same weighted sum of the text terms (BM25, dense, heading) "
+            "with the graph term dropped."
+        )
     for corpus, res in (saved.get("datasets") or {}).items():
         m = res["metrics"]
         if "aethel-hybrid-no-graph" not in m or not all(b in m for b in TARGET_BASELINES):
@@ -604,23 +803,30 @@ def composition(saved: Mapping[str, Any], metric: str = "MRR", half: str = "all"
         rows = {t["b"]: t for t in res.get("components", []) if t["half"] == half and t["metric"] == metric}
 
         def ci(name: str) -> str:
-            t = rows.get(name)
+            t = rows.get(name)  # noqa: B023
             return f" [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]" if t else ""
 
-        text = (f"* `{corpus}` ({half} questions, {metric}): `aethel-hybrid` {full:.3f}, the better of BM25 and dense "
-                f"(`{best}`) {single:.3f}, so a gain of {full - single:+.3f}; of it, the fusion of the text terms "
-                f"(BM25, dense, heading) without a graph brings {fused - single:+.3f} and the graph "
-                f"{full - fused:+.3f}{ci('aethel-hybrid-no-graph')}.")
+        text = (
+            f"* `{corpus}` ({half} questions, {metric}): `aethel-hybrid` {full:.3f}, the better of BM25 and dense "
+            f"(`{best}`) {single:.3f}, so a gain of {full - single:+.3f}; of it, the fusion of the text terms "
+            f"(BM25, dense, heading) without a graph brings {fused - single:+.3f} and the graph "
+            f"{full - fused:+.3f}{ci('aethel-hybrid-no-graph')}."
+        )
         if "aethel-hybrid-no-metadata" in m:
-            text += (f" Without metadata nodes (company, period, filing type) the hybrid scores "
-                     f"{m['aethel-hybrid-no-metadata'][half][metric]:.3f} (the metadata nodes' part: "
-                     f"{full - m['aethel-hybrid-no-metadata'][half][metric]:+.3f}{ci('aethel-hybrid-no-metadata')}).")
+            text += (
+                f" Without metadata nodes (company, period, filing type) the hybrid scores "
+                f"{m['aethel-hybrid-no-metadata'][half][metric]:.3f} (the metadata nodes' part: "
+                f"{full - m['aethel-hybrid-no-metadata'][half][metric]:+.3f}{ci('aethel-hybrid-no-metadata')})."
+            )
         if "aethel-hybrid-no-heading" in m:
-            text += (f" Without the heading term: {m['aethel-hybrid-no-heading'][half][metric]:.3f} (the heading's part: "
-                     f"{full - m['aethel-hybrid-no-heading'][half][metric]:+.3f}{ci('aethel-hybrid-no-heading')}).")
+            text += (
+                f" Without the heading term: {m['aethel-hybrid-no-heading'][half][metric]:.3f} (the heading's part: "
+                f"{full - m['aethel-hybrid-no-heading'][half][metric]:+.3f}{ci('aethel-hybrid-no-heading')})."
+            )
         if "aethel-hybrid-v1" in m:
-            text += (f" The earlier setting, tuned before the heading term existed (`aethel-hybrid-v1`): "
-                     f"{m['aethel-hybrid-v1'][half][metric]:.3f}.")
+            text += (
+                f" The earlier setting, tuned before the heading term existed (`aethel-hybrid-v1`): "
+                f"{m['aethel-hybrid-v1'][half][metric]:.3f}."
+            )
         out.append(text)
     return out
-

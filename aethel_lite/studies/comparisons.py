@@ -41,19 +41,39 @@ from ..retrievers.registry import make_retriever
 from ..retrievers.run import RUN_DEPTH
 from .open_corpus import metric_cis
 
-__all__ = ["HEADINGS", "HEAD_LINES", "METRIC_STATEMENT", "find_statement_page", "row_figures", "split_of", "assign_splits",
-           "COMPARISON_METHODS", "COMPARISON_METRICS", "QUICK_COMPARISONS", "comparison_study"]
+__all__ = [
+    "HEADINGS",
+    "HEAD_LINES",
+    "METRIC_STATEMENT",
+    "find_statement_page",
+    "row_figures",
+    "split_of",
+    "assign_splits",
+    "COMPARISON_METHODS",
+    "COMPARISON_METRICS",
+    "QUICK_COMPARISONS",
+    "comparison_study",
+]
 
 HEAD_LINES = 12
 _C = r"(?:consolidated)?"
 HEADINGS = {  # matched on a line with its spaces removed, lower-cased (PDF text splits words: "Balance Shee t")
     "balance": re.compile(rf"^{_C}(?:balancesheets?|statements?of{_C}financialposition)(?:\(continued\))?$"),
-    "income": re.compile(rf"^{_C}(?:statements?of{_C}(?:operations|income|earnings)|incomestatements?)(?:\(continued\))?$"),
+    "income": re.compile(
+        rf"^{_C}(?:statements?of{_C}(?:operations|income|earnings)|incomestatements?)(?:\(continued\))?$"
+    ),
     "cashflow": re.compile(rf"^{_C}statements?of{_C}cashflows?(?:\(continued\))?$"),
 }
 #: the statement that holds each ``metric`` of the set (the row label differs by company: see each evidence item)
-METRIC_STATEMENT = {"total_assets": "balance", "total_liabilities": "balance", "cash": "balance", "revenue": "income",
-                    "net_income": "income", "operating_income": "income", "cfo": "cashflow"}
+METRIC_STATEMENT = {
+    "total_assets": "balance",
+    "total_liabilities": "balance",
+    "cash": "balance",
+    "revenue": "income",
+    "net_income": "income",
+    "operating_income": "income",
+    "cfo": "cashflow",
+}
 _FIGURE = re.compile(r"\(?\d[\d,]*(?:\.\d+)?\)?")
 _LETTER = re.compile(r"[^\W\d_]")
 
@@ -128,17 +148,32 @@ def _pages(data, quick: bool) -> tuple[Dataset, Dataset]:
     if not quick:
         return comp, single
     n = QUICK_COMPARISONS["per_half"]
-    keep = [q for half in ("dev", "test") for q in [q for q in comp.queries if q.meta.get("split") == half][:n]]
-    both = Dataset("financebench-comparisons", single.passages, keep + single.queries[:QUICK_COMPARISONS["single"]],
-                   dict(single.meta))
+    keep = [
+        q for half in ("dev", "test") for q in [q for q in comp.queries if q.meta.get("split") == half][:n]
+    ]
+    both = Dataset(
+        "financebench-comparisons",
+        single.passages,
+        keep + single.queries[: QUICK_COMPARISONS["single"]],
+        dict(single.meta),
+    )
     both = sample_corpus(both, QUICK_COMPARISONS["corpus_size"], 0)
     ids = {q.qid for q in keep}
-    return (Dataset(comp.name, both.passages, [q for q in both.queries if q.qid in ids], dict(comp.meta)),
-            Dataset(single.name, both.passages, [q for q in both.queries if q.qid not in ids], dict(single.meta)))
+    return (
+        Dataset(comp.name, both.passages, [q for q in both.queries if q.qid in ids], dict(comp.meta)),
+        Dataset(single.name, both.passages, [q for q in both.queries if q.qid not in ids], dict(single.meta)),
+    )
 
 
-def comparison_study(*, data: str | None = None, quick: bool = False, n_resamples: int = 10_000, seed: int = 0,
-                     progress: bool = False, log: Callable[[str], None] | None = print) -> dict:
+def comparison_study(
+    *,
+    data: str | None = None,
+    quick: bool = False,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    progress: bool = False,
+    log: Callable[[str], None] | None = print,
+) -> dict:
     """BM25, dense, ``aethel-hybrid`` and ``aethel-anchors`` on the comparison questions, and the single-filing check.
 
     One corpus (quick mode: a 400-page sample with every gold page) is fitted once per method;
@@ -156,8 +191,10 @@ def comparison_study(*, data: str | None = None, quick: bool = False, n_resample
         after a warm-up question, with no per-text memo.
     """
     comp, single = _pages(data, quick)
-    log and log(f"comparisons: {len(comp.queries)} comparison questions, {len(single.queries)} FinanceBench questions, "
-                f"{len(comp.passages)} pages")
+    log and log(
+        f"comparisons: {len(comp.queries)} comparison questions, {len(single.queries)} FinanceBench questions, "
+        f"{len(comp.passages)} pages"
+    )
     fitted = {}
     for name in ("bm25", "dense", "aethel-hybrid"):
         t0 = time.perf_counter()
@@ -166,18 +203,28 @@ def comparison_study(*, data: str | None = None, quick: bool = False, n_resample
         fitted[name] = r.fit(comp.passages)
         log and log(f"  {name}: fitted in {time.perf_counter() - t0:.1f}s")
     fitted["aethel-anchors"] = fitted["aethel-hybrid"].set_params(**ANCHORED)
-    runs = {(tag, name): MethodOutcome(name, r.search(questions, k=RUN_DEPTH), 0.0)
-            for questions, tag in ((comp.queries, "comparisons"), (single.queries, "single")) for name, r in fitted.items()}
+    runs = {
+        (tag, name): MethodOutcome(name, r.search(questions, k=RUN_DEPTH), 0.0)
+        for questions, tag in ((comp.queries, "comparisons"), (single.queries, "single"))
+        for name, r in fitted.items()
+    }
     timing = {}
-    for name in ("aethel-hybrid", "aethel-anchors"):  # timed apart: no memo shared, after one warm-up question
+    for name in (
+        "aethel-hybrid",
+        "aethel-anchors",
+    ):  # timed apart: no memo shared, after one warm-up question
         r = fitted[name]
         r.memo = False
         r.search(comp.queries[:1], k=10)
         t0 = time.perf_counter()
         r.search(comp.queries, k=10)
         timing[name] = round(1000 * (time.perf_counter() - t0) / max(len(comp.queries), 1), 2)
-    out: dict[str, Any] = {"methods": list(COMPARISON_METHODS), "metrics": list(COMPARISON_METRICS), "quick": quick,
-                           "n_pages": len(comp.passages)}
+    out: dict[str, Any] = {
+        "methods": list(COMPARISON_METHODS),
+        "metrics": list(COMPARISON_METRICS),
+        "quick": quick,
+        "n_pages": len(comp.passages),
+    }
     block = score_runs({n: runs[("comparisons", n)] for n in fitted}, comp.queries, k=10)
     halves = {h: [q.qid for q in comp.queries if q.meta.get("split") == h] for h in ("dev", "test")}
     halves["all"] = [q.qid for q in comp.queries]
@@ -188,23 +235,51 @@ def comparison_study(*, data: str | None = None, quick: bool = False, n_resample
         sub = block_of(block, qids)
         out["comparisons"][half] = {
             "n": len(qids),
-            "ci": metric_cis(sub, [by_id[q] for q in qids], metrics=COMPARISON_METRICS, n_resamples=n_resamples, seed=seed),
-            "tests": paired_comparisons(sub, pairs, COMPARISON_METRICS, n_resamples=n_resamples, seed=seed) if len(qids) > 1 else []}
+            "ci": metric_cis(
+                sub, [by_id[q] for q in qids], metrics=COMPARISON_METRICS, n_resamples=n_resamples, seed=seed
+            ),
+            "tests": paired_comparisons(sub, pairs, COMPARISON_METRICS, n_resamples=n_resamples, seed=seed)
+            if len(qids) > 1
+            else [],
+        }
     kinds = {q.qid: q.meta.get("question_type", "comparison") for q in comp.queries}
-    out["by_kind"] = metric_cis(block, comp.queries, kinds, metrics=("AllSupport@10",), n_resamples=n_resamples, seed=seed)
+    out["by_kind"] = metric_cis(
+        block, comp.queries, kinds, metrics=("AllSupport@10",), n_resamples=n_resamples, seed=seed
+    )
     anchors_r = fitted["aethel-anchors"]
-    out["anchored"] = {"questions": len(comp.queries),
-                       "two_or_more": sum(len(question_anchors(anchors_r, q.text)) >= 2 for q in comp.queries)}
-    sblock = score_runs({n: runs[("single", n)] for n in ("aethel-hybrid", "aethel-anchors")}, single.queries, k=5)
+    out["anchored"] = {
+        "questions": len(comp.queries),
+        "two_or_more": sum(len(question_anchors(anchors_r, q.text)) >= 2 for q in comp.queries),
+    }
+    sblock = score_runs(
+        {n: runs[("single", n)] for n in ("aethel-hybrid", "aethel-anchors")}, single.queries, k=5
+    )
     parts = split("financebench", [q.qid for q in single.queries])
     parts["all"] = [q.qid for q in single.queries]
     changed = [q.qid for q in single.queries if len(question_anchors(anchors_r, q.text)) >= 2]
-    out["single"] = {"n": len(single.queries), "anchored": len(changed), "anchored_qids": changed,
-                     "identical": sum(runs[("single", "aethel-hybrid")].run[q.qid] == runs[("single", "aethel-anchors")].run[q.qid]
-                                      for q in single.queries),
-                     "tests": {h: paired_comparisons(block_of(sblock, qids), [("aethel-anchors", "aethel-hybrid")],
-                                                     ("MRR", "HR@5"), n_resamples=n_resamples, seed=seed)
-                               if len(qids) > 1 else [] for h, qids in parts.items()}}
-    out["per_query"] = {n: {q: block[n]["per_query_metrics"][q]["AllSupport@10"] for q in halves["all"]} for n in fitted}
+    out["single"] = {
+        "n": len(single.queries),
+        "anchored": len(changed),
+        "anchored_qids": changed,
+        "identical": sum(
+            runs[("single", "aethel-hybrid")].run[q.qid] == runs[("single", "aethel-anchors")].run[q.qid]
+            for q in single.queries
+        ),
+        "tests": {
+            h: paired_comparisons(
+                block_of(sblock, qids),
+                [("aethel-anchors", "aethel-hybrid")],
+                ("MRR", "HR@5"),
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+            if len(qids) > 1
+            else []
+            for h, qids in parts.items()
+        },
+    }
+    out["per_query"] = {
+        n: {q: block[n]["per_query_metrics"][q]["AllSupport@10"] for q in halves["all"]} for n in fitted
+    }
     out["timing"] = {"ms_per_question": timing}
     return out

@@ -41,7 +41,7 @@ def _tokens(key: str) -> list[str]:
 
 def _contains(big: list[str], small: list[str]) -> bool:
     n = len(small)
-    return n > 0 and any(big[i:i + n] == small for i in range(len(big) - n + 1))
+    return n > 0 and any(big[i : i + n] == small for i in range(len(big) - n + 1))
 
 
 def company_matches(read: str | None, company: str) -> bool:
@@ -73,8 +73,13 @@ def split_half(doc_name: str) -> int:
     return hashlib.sha256(doc_name.encode("utf-8")).digest()[0] % 2
 
 
-def docmeta_accuracy(pages_by_doc: Mapping[str, Sequence[str]], doc_info: Sequence[Mapping], *,
-                     n_pages: int = 3, half: int | None = None) -> dict:
+def docmeta_accuracy(
+    pages_by_doc: Mapping[str, Sequence[str]],
+    doc_info: Sequence[Mapping],
+    *,
+    n_pages: int = 3,
+    half: int | None = None,
+) -> dict:
     """Accuracy of the page reader per field, overall and per filing type.
 
     Parameters
@@ -94,23 +99,38 @@ def docmeta_accuracy(pages_by_doc: Mapping[str, Sequence[str]], doc_info: Sequen
         "failures": [{"doc_name", field: {"read", "expected"}}, ...]}`` with the fields ``company``,
         ``fiscal_year``, ``filing_type``.
     """
-    rows = [r for r in doc_info if r["doc_name"] in pages_by_doc and (half is None or split_half(r["doc_name"]) == half)]
+    rows = [
+        r
+        for r in doc_info
+        if r["doc_name"] in pages_by_doc and (half is None or split_half(r["doc_name"]) == half)
+    ]
     names = list(dict.fromkeys(r["doc_name"] for r in rows))  # read as "doc<i>": no title, no loader metadata
-    pages = [Passage(f"doc{i}#p{k}", f"doc{i}", "", text, {"page": k})
-             for i, name in enumerate(names) for k, text in enumerate(list(pages_by_doc[name])[:n_pages])]
+    pages = [
+        Passage(f"doc{i}#p{k}", f"doc{i}", "", text, {"page": k})
+        for i, name in enumerate(names)
+        for k, text in enumerate(list(pages_by_doc[name])[:n_pages])
+    ]
     read_meta = document_metadata(pages)
     metas = {name: read_meta[f"doc{i}"] for i, name in enumerate(names) if f"doc{i}" in read_meta}
     hits: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     failures = []
     for r in rows:
         m = metas[r["doc_name"]]
-        read = {"company": m.companies[0] if m.companies else None,
-                "fiscal_year": next((p for p in m.periods if "q" not in p), None),
-                "filing_type": m.types[0] if m.types else None}
-        want = {"company": r["company"], "fiscal_year": str(r["doc_period"]), "filing_type": type_of(r["doc_type"])}
-        ok = {"company": company_matches(read["company"], want["company"]),
-              "fiscal_year": read["fiscal_year"] == want["fiscal_year"],
-              "filing_type": read["filing_type"] == want["filing_type"]}
+        read = {
+            "company": m.companies[0] if m.companies else None,
+            "fiscal_year": next((p for p in m.periods if "q" not in p), None),
+            "filing_type": m.types[0] if m.types else None,
+        }
+        want = {
+            "company": r["company"],
+            "fiscal_year": str(r["doc_period"]),
+            "filing_type": type_of(r["doc_type"]),
+        }
+        ok = {
+            "company": company_matches(read["company"], want["company"]),
+            "fiscal_year": read["fiscal_year"] == want["fiscal_year"],
+            "filing_type": read["filing_type"] == want["filing_type"],
+        }
         for group in ("all", want["filing_type"]):
             for f in FIELDS:
                 hits[group][f].append(ok[f])
@@ -121,8 +141,13 @@ def docmeta_accuracy(pages_by_doc: Mapping[str, Sequence[str]], doc_info: Sequen
     def rate(xs: list[bool]) -> float:
         return sum(xs) / len(xs) if xs else float("nan")
 
-    return {"n": len(rows),
-            "accuracy": {f: rate(hits["all"][f]) for f in FIELDS},
-            "by_type": {t: {"n": len(h["company"]), **{f: rate(h[f]) for f in FIELDS}}
-                        for t, h in sorted(hits.items()) if t != "all"},
-            "failures": failures}
+    return {
+        "n": len(rows),
+        "accuracy": {f: rate(hits["all"][f]) for f in FIELDS},
+        "by_type": {
+            t: {"n": len(h["company"]), **{f: rate(h[f]) for f in FIELDS}}
+            for t, h in sorted(hits.items())
+            if t != "all"
+        },
+        "failures": failures,
+    }

@@ -29,29 +29,67 @@ from ..retrievers.run import RUN_DEPTH
 from . import analysis
 from .paper import PAPER_TESTS
 
-__all__ = ["OPEN_DATASETS", "QUICK", "check_parameters", "load_open", "group_of", "metric_cis", "evaluate_open", "error_analysis",
-           "graph_reliance", "chapter_tests", "paper_verdicts", "OPEN_METRICS", "pick_examples", "takeaways"]
+__all__ = [
+    "OPEN_DATASETS",
+    "QUICK",
+    "check_parameters",
+    "load_open",
+    "group_of",
+    "metric_cis",
+    "evaluate_open",
+    "error_analysis",
+    "graph_reliance",
+    "chapter_tests",
+    "paper_verdicts",
+    "OPEN_METRICS",
+    "pick_examples",
+    "takeaways",
+]
 
 #: name → how to load it and what it stands for in the paper.
 OPEN_DATASETS: dict[str, dict[str, Any]] = {
-    "financebench": {"format": "financebench", "granularity": "page",
-                     "label": "FinanceBench, pages of the 74 filings asked about",
-                     "stands_for": "the paper's financial corpus (real SEC filings), at page level"},
-    "financebench-own": {"format": "financebench", "granularity": "page", "own_files": True,
-                         "label": "FinanceBench pages as your own files: opaque document ids, no titles, no filing metadata",
-                         "stands_for": "a user's own PDFs: what the retrievers know of each filing is what its pages say"},
-    "financebench-4123": {"format": "financebench", "granularity": "page", "corpus_size": 4123,
-                          "label": "FinanceBench pages, sampled to the paper's 4,123 passages (gold kept)",
-                          "stands_for": "the paper's corpus size, with real filings"},
-    "financebench-chunk": {"format": "financebench", "granularity": "chunk",
-                           "label": "FinanceBench, ~200-word chunks of the same filings",
-                           "stands_for": "the paper's financial corpus, chunked as the paper chunks it"},
-    "musique-open": {"format": "musique", "label": "MuSiQue-open: the sample's paragraphs pooled",
-                     "stands_for": "a public corpus close in size (≈4,000 passages) and kind (multi-hop)"},
-    "2wiki-open": {"format": "2wiki", "label": "2Wiki-open: the sample's paragraphs + 6,119 distractors",
-                   "stands_for": "multi-hop Wikipedia questions among real distractors"},
-    "synthetic": {"format": "synthetic", "size": 4123, "label": "synthetic private-equity corpus, 4,123 passages",
-                  "stands_for": "a financial corpus of the paper's size with known truth and aliases"},
+    "financebench": {
+        "format": "financebench",
+        "granularity": "page",
+        "label": "FinanceBench, pages of the 74 filings asked about",
+        "stands_for": "the paper's financial corpus (real SEC filings), at page level",
+    },
+    "financebench-own": {
+        "format": "financebench",
+        "granularity": "page",
+        "own_files": True,
+        "label": "FinanceBench pages as your own files: opaque document ids, no titles, no filing metadata",
+        "stands_for": "a user's own PDFs: what the retrievers know of each filing is what its pages say",
+    },
+    "financebench-4123": {
+        "format": "financebench",
+        "granularity": "page",
+        "corpus_size": 4123,
+        "label": "FinanceBench pages, sampled to the paper's 4,123 passages (gold kept)",
+        "stands_for": "the paper's corpus size, with real filings",
+    },
+    "financebench-chunk": {
+        "format": "financebench",
+        "granularity": "chunk",
+        "label": "FinanceBench, ~200-word chunks of the same filings",
+        "stands_for": "the paper's financial corpus, chunked as the paper chunks it",
+    },
+    "musique-open": {
+        "format": "musique",
+        "label": "MuSiQue-open: the sample's paragraphs pooled",
+        "stands_for": "a public corpus close in size (≈4,000 passages) and kind (multi-hop)",
+    },
+    "2wiki-open": {
+        "format": "2wiki",
+        "label": "2Wiki-open: the sample's paragraphs + 6,119 distractors",
+        "stands_for": "multi-hop Wikipedia questions among real distractors",
+    },
+    "synthetic": {
+        "format": "synthetic",
+        "size": 4123,
+        "label": "synthetic private-equity corpus, 4,123 passages",
+        "stands_for": "a financial corpus of the paper's size with known truth and aliases",
+    },
 }
 
 #: Metrics reported per method (MRR is over the top 1,000 of each ranking; see experiment.run_methods).
@@ -67,14 +105,25 @@ def check_parameters(datasets: Sequence[str], methods: Sequence[str]) -> None:
         raise ParameterError("datasets and methods must be lists of names, e.g. datasets = ['financebench']")
     unknown = [d for d in datasets if d not in OPEN_DATASETS]
     if unknown or not datasets:
-        raise ParameterError(f"datasets: unknown {unknown or 'empty list'}; choose from {', '.join(OPEN_DATASETS)}")
+        raise ParameterError(
+            f"datasets: unknown {unknown or 'empty list'}; choose from {', '.join(OPEN_DATASETS)}"
+        )
     bad = [m for m in methods if m not in known_methods()]
     if bad or not methods:
-        raise ParameterError(f"methods: unknown {bad or 'empty list'}; choose from {', '.join(known_methods())}")
+        raise ParameterError(
+            f"methods: unknown {bad or 'empty list'}; choose from {', '.join(known_methods())}"
+        )
 
 
-def load_open(name: str, *, data: str | None = None, limit: int | None = None, corpus_size: int | None = None,
-              seed: int = 0, docs: str = "question"):
+def load_open(
+    name: str,
+    *,
+    data: str | None = None,
+    limit: int | None = None,
+    corpus_size: int | None = None,
+    seed: int = 0,
+    docs: str = "question",
+):
     """Load open-corpus data set ``name`` (a key of :data:`OPEN_DATASETS`), pools dropped.
 
     ``limit`` keeps the first questions (and the whole corpus); ``corpus_size`` then samples the
@@ -114,8 +163,15 @@ def group_of(dataset_name: str, query) -> str:
     return f"{query.hops}-hop"
 
 
-def metric_cis(block: Mapping[str, Mapping[str, Any]], queries: Sequence, groups: Mapping[str, str] | None = None, *,
-               metrics: Sequence[str] = OPEN_METRICS, n_resamples: int = 10_000, seed: int = 0) -> dict:
+def metric_cis(
+    block: Mapping[str, Mapping[str, Any]],
+    queries: Sequence,
+    groups: Mapping[str, str] | None = None,
+    *,
+    metrics: Sequence[str] = OPEN_METRICS,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> dict:
     """Mean and 95% percentile-bootstrap CI of every method's per-query metrics.
 
     Returns ``{method: {"all": {metric: {"mean", "ci_low", "ci_high", "n"}}, "groups": {group: {...}}}}``;
@@ -125,19 +181,32 @@ def metric_cis(block: Mapping[str, Mapping[str, Any]], queries: Sequence, groups
     def cell(values: list[float]) -> dict:
         if len(values) < 2:  # no interval from one question: the interval is the point
             mean = float(values[0]) if values else float("nan")
-            return {"mean": round(mean, 6), "ci_low": round(mean, 6), "ci_high": round(mean, 6), "n": len(values)}
+            return {
+                "mean": round(mean, 6),
+                "ci_low": round(mean, 6),
+                "ci_high": round(mean, 6),
+                "n": len(values),
+            }
         ci = bootstrap_ci(values, n_resamples=n_resamples, seed=seed)
-        return {"mean": round(float(ci.mean), 6), "ci_low": round(float(ci.ci_low), 6),
-                "ci_high": round(float(ci.ci_high), 6), "n": len(values)}
+        return {
+            "mean": round(float(ci.mean), 6),
+            "ci_low": round(float(ci.ci_low), 6),
+            "ci_high": round(float(ci.ci_high), 6),
+            "n": len(values),
+        }
 
     def cells(pq: Mapping[str, Mapping[str, float]], members: list[str]) -> dict:
         return {m: cell([pq[q][m] for q in members]) for m in metrics if m in pq[qids[0]]}
 
     qids = [q.qid for q in queries]
     names = sorted(set((groups or {}).values()))
-    return {method: {"all": cells(e["per_query_metrics"], qids),
-                     "groups": {g: cells(e["per_query_metrics"], [q for q in qids if groups[q] == g]) for g in names}}
-            for method, e in block.items()}
+    return {
+        method: {
+            "all": cells(e["per_query_metrics"], qids),
+            "groups": {g: cells(e["per_query_metrics"], [q for q in qids if groups[q] == g]) for g in names},
+        }
+        for method, e in block.items()
+    }
 
 
 def graph_reliance(outcomes: Mapping[str, Any], queries: Sequence, k: int) -> dict:
@@ -152,9 +221,16 @@ def graph_reliance(outcomes: Mapping[str, Any], queries: Sequence, k: int) -> di
     return out
 
 
-def evaluate_open(dataset, methods: Sequence[str], *, n_resamples: int = 10_000, seed: int = 0,
-                  retriever_kwargs: Mapping | None = None, progress: bool = False,
-                  log: Callable[[str], None] | None = None) -> tuple[dict, dict]:
+def evaluate_open(
+    dataset,
+    methods: Sequence[str],
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    retriever_kwargs: Mapping | None = None,
+    progress: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> tuple[dict, dict]:
     """Run ``methods`` on ``dataset`` in the open setting and score them (cached on disk).
 
     Returns
@@ -167,26 +243,63 @@ def evaluate_open(dataset, methods: Sequence[str], *, n_resamples: int = 10_000,
     outcomes: dict = {}
 
     def compute() -> dict:
-        outcomes.update(run_methods(dataset, methods, setting="open", progress=progress, log=log,
-                                    retriever_kwargs=retriever_kwargs))
+        outcomes.update(
+            run_methods(
+                dataset,
+                methods,
+                setting="open",
+                progress=progress,
+                log=log,
+                retriever_kwargs=retriever_kwargs,
+            )
+        )
         block = score_runs(outcomes, dataset.queries, k=5)
         groups = {q.qid: group_of(dataset.name, q) for q in dataset.queries}
         return {
             "summary": dataset_summary(dataset),
-            "meta": {k: dataset.meta[k] for k in ("left_out", "duplicates_merged", "sample", "chunk_words", "chunk_overlap",
-                                                   "n_distractors", "fallback_from") if k in dataset.meta},
-            "groups": groups, "methods": block,
+            "meta": {
+                k: dataset.meta[k]
+                for k in (
+                    "left_out",
+                    "duplicates_merged",
+                    "sample",
+                    "chunk_words",
+                    "chunk_overlap",
+                    "n_distractors",
+                    "fallback_from",
+                )
+                if k in dataset.meta
+            },
+            "groups": groups,
+            "methods": block,
             "ci": metric_cis(block, dataset.queries, groups, n_resamples=n_resamples, seed=seed),
             "reliance": graph_reliance(outcomes, dataset.queries, RUN_DEPTH),
-            "timing": {name: round(o.seconds, 3) for name, o in outcomes.items()}}
+            "timing": {name: round(o.seconds, 3) for name, o in outcomes.items()},
+        }
 
-    result = cached("open-eval", {"dataset": dataset_digest(dataset), "methods": list(methods), "n_resamples": n_resamples,
-                                  "seed": seed, "retriever_kwargs": retriever_kwargs}, compute)
+    result = cached(
+        "open-eval",
+        {
+            "dataset": dataset_digest(dataset),
+            "methods": list(methods),
+            "n_resamples": n_resamples,
+            "seed": seed,
+            "retriever_kwargs": retriever_kwargs,
+        },
+        compute,
+    )
     return result, outcomes
 
 
-def error_analysis(dataset, method: str, *, outcomes: Mapping | None = None, retriever_kwargs: Mapping | None = None,
-                   top: int = 15, examples: int = 5) -> dict:
+def error_analysis(
+    dataset,
+    method: str,
+    *,
+    outcomes: Mapping | None = None,
+    retriever_kwargs: Mapping | None = None,
+    top: int = 15,
+    examples: int = 5,
+) -> dict:
     """Where a graph method's mass goes on ``dataset``: the chapter's error analysis (cached on disk).
 
     Parameters
@@ -209,40 +322,71 @@ def error_analysis(dataset, method: str, *, outcomes: Mapping | None = None, ret
     def compute() -> dict:
         outcome = (outcomes or {}).get(method)
         if outcome is None or outcome.retriever is None:
-            outcome = run_methods(dataset, [method], setting="open", progress=False, log=None,
-                                  retriever_kwargs=retriever_kwargs)[method]
+            outcome = run_methods(
+                dataset, [method], setting="open", progress=False, log=None, retriever_kwargs=retriever_kwargs
+            )[method]
         retriever, questions = outcome.retriever, dataset.queries
         agg = analysis.aggregate_report(retriever, questions)
         by_id = {q.qid: q for q in questions}
-        return {"dataset": dataset.name, "method": method,
-                "aggregate": {k: v for k, v in agg.items() if k != "per_query"}, "per_query": agg["per_query"],
-                "hubs": analysis.hub_entities(retriever, top=top),
-                "hub_mass": analysis.hub_mass(retriever, questions, top=top),
-                "examples": [analysis.worked_example(retriever, by_id[qid], k=5)
-                             for qid in pick_examples(agg["per_query"], k=examples)]}
+        return {
+            "dataset": dataset.name,
+            "method": method,
+            "aggregate": {k: v for k, v in agg.items() if k != "per_query"},
+            "per_query": agg["per_query"],
+            "hubs": analysis.hub_entities(retriever, top=top),
+            "hub_mass": analysis.hub_mass(retriever, questions, top=top),
+            "examples": [
+                analysis.worked_example(retriever, by_id[qid], k=5)
+                for qid in pick_examples(agg["per_query"], k=examples)
+            ],
+        }
 
-    return cached("open-errors", {"dataset": dataset_digest(dataset), "method": method, "top": top, "examples": examples,
-                                  "retriever_kwargs": retriever_kwargs}, compute)
+    return cached(
+        "open-errors",
+        {
+            "dataset": dataset_digest(dataset),
+            "method": method,
+            "top": top,
+            "examples": examples,
+            "retriever_kwargs": retriever_kwargs,
+        },
+        compute,
+    )
 
 
-def chapter_tests(results: Mapping[str, Mapping[str, Any]], pairs: Sequence[tuple[str, str]],
-                  metrics: Sequence[str] = ("MRR", "HR@5"), *, n_resamples: int = 10_000, seed: int = 0) -> list[dict]:
+def chapter_tests(
+    results: Mapping[str, Mapping[str, Any]],
+    pairs: Sequence[tuple[str, str]],
+    metrics: Sequence[str] = ("MRR", "HR@5"),
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> list[dict]:
     """Paired bootstrap and randomization tests of every pair on every data set, Holm-adjusted over all rows.
 
     Each row is :func:`aethel_lite.evaluation.runner.paired_comparisons`'s plus ``dataset`` and
     ``p_holm_chapter`` (the bootstrap p-value Holm-adjusted over every test of the chapter).
     """
-    rows = [{"dataset": name, **row} for name, res in results.items()
-            for row in paired_comparisons(res["methods"], [p for p in pairs if set(p) <= res["methods"].keys()],
-                                          metrics, n_resamples=n_resamples, seed=seed)]
+    rows = [
+        {"dataset": name, **row}
+        for name, res in results.items()
+        for row in paired_comparisons(
+            res["methods"],
+            [p for p in pairs if set(p) <= res["methods"].keys()],
+            metrics,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+    ]
     adjusted = holm([r["p_bootstrap"] for r in rows]) if rows else []
     for row, p in zip(rows, adjusted):
         row["p_holm_chapter"] = round(float(p), 6)
     return rows
 
 
-def paper_verdicts(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Mapping[str, Any]],
-                   synthetic: Sequence[str] = ()) -> list[dict]:
+def paper_verdicts(
+    results: Mapping[str, Mapping[str, Any]], rows: Sequence[Mapping[str, Any]], synthetic: Sequence[str] = ()
+) -> list[dict]:
     """One row per (paper number, our data set): ours, our 95% CI, and a verdict.
 
     ``verdict``: ``"inside our CI"``, ``"outside our CI"``, or ``"not comparable"`` (data sets in
@@ -256,25 +400,43 @@ def paper_verdicts(results: Mapping[str, Mapping[str, Any]], rows: Sequence[Mapp
             cell = None
             if ci is not None:
                 if r["section"] == "open_corpus_multihop":
-                    multi = [g for g in ci["groups"] if g in ("several evidence pages", "multi-hop")
-                             or (g.endswith("-hop") and g != "1-hop")]
+                    multi = [
+                        g
+                        for g in ci["groups"]
+                        if g in ("several evidence pages", "multi-hop")
+                        or (g.endswith("-hop") and g != "1-hop")
+                    ]
                     if len(multi) == 1:
                         cell = ci["groups"][multi[0]].get(r["metric"])
                 else:
                     cell = ci["all"].get(r["metric"])
             if cell is None:
-                verdict, why = "not comparable", "not run on this data set" if ci is None else "no such question group"
+                verdict, why = (
+                    "not comparable",
+                    "not run on this data set" if ci is None else "no such question group",
+                )
             elif name in synthetic:
                 verdict, why = "not comparable", "synthetic data stands in for missing real data"
             else:
-                verdict = "inside our CI" if cell["ci_low"] <= r["value"] <= cell["ci_high"] else "outside our CI"
+                verdict = (
+                    "inside our CI" if cell["ci_low"] <= r["value"] <= cell["ci_high"] else "outside our CI"
+                )
                 why = f"different corpus and questions: {OPEN_DATASETS.get(name, {}).get('stands_for', name)}"
-            out.append({"dataset": name, "paper_method": r["paper_method"], "metric": r["metric"],
-                        "section": r["section"], "paper": r["value"], "ours_method": r["ours"],
-                        "ours": None if cell is None else cell["mean"],
-                        "ci_low": None if cell is None else cell["ci_low"],
-                        "ci_high": None if cell is None else cell["ci_high"],
-                        "verdict": verdict, "why": why})
+            out.append(
+                {
+                    "dataset": name,
+                    "paper_method": r["paper_method"],
+                    "metric": r["metric"],
+                    "section": r["section"],
+                    "paper": r["value"],
+                    "ours_method": r["ours"],
+                    "ours": None if cell is None else cell["mean"],
+                    "ci_low": None if cell is None else cell["ci_low"],
+                    "ci_high": None if cell is None else cell["ci_high"],
+                    "verdict": verdict,
+                    "why": why,
+                }
+            )
     return out
 
 
@@ -311,25 +473,41 @@ def takeaways(saved: Mapping[str, Any]) -> str:
     RRF − BM25 MRR difference against the paper's, and the measured reasons from the error analysis."""
     out = []
     if saved.get("synthetic_only"):
-        out.append("*No real data was found: every number here comes from the synthetic corpus and says nothing "
-                   "about the paper's claims.*")
+        out.append(
+            "*No real data was found: every number here comes from the synthetic corpus and says nothing "
+            "about the paper's claims.*"
+        )
     for name, res in saved["datasets"].items():
         m = res["methods"]
-        dense = max((d for d in ("dense", "dense-max") if d in m), key=lambda d: (m[d]["HR@5"], d), default=None)
+        dense = max(
+            (d for d in ("dense", "dense-max") if d in m), key=lambda d: (m[d]["HR@5"], d), default=None
+        )
         shown = (("bm25", "BM25"), (dense, dense), ("aethel-ner3", "NER3 graph"))
         parts = [f"{label} {_cell(res, x, 'HR@5')}" for x, label in shown if x == "bm25" or x in m]
-        order = sorted((x for x in ("bm25", dense, "aethel-ner3") if x and x in m), key=lambda x: -m[x]["HR@5"])
+        order = sorted(
+            (x for x in ("bm25", dense, "aethel-ner3") if x and x in m), key=lambda x: -m[x]["HR@5"]
+        )
         paper_order = order == ["bm25", "aethel-ner3", dense]
-        out.append(f"* **{name}**, HR@5: " + "; ".join(parts) + f". Order: {' > '.join(order)}"
-                   + (" — the paper's order." if paper_order else " — not the paper's BM25 > graph > dense."))
+        out.append(
+            f"* **{name}**, HR@5: "
+            + "; ".join(parts)
+            + f". Order: {' > '.join(order)}"
+            + (" — the paper's order." if paper_order else " — not the paper's BM25 > graph > dense.")
+        )
 
     paper = next(p for p in PAPER_TESTS if (p["a"], p["b"], p["metric"]) == ("rrf", "bm25", "MRR"))
     for t in saved.get("tests", []):
         if (t["a"], t["b"], t["metric"]) == ("rrf", "bm25", "MRR"):
-            out.append(f"* RRF(BM25 + graph) − BM25 on MRR, `{t['dataset']}`: {t['diff']:+.3f} "
-                       f"[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], N = {t['n']} (paper: "
-                       f"{paper['mean_a'] - paper['mean_b']:+.3f} [{paper['ci_low']:+.3f}, {paper['ci_high']:+.3f}], N = {paper['n']})"
-                       + ("; the CI excludes zero." if t["ci_low"] > 0 or t["ci_high"] < 0 else "; the CI spans zero, as in the paper."))
+            out.append(
+                f"* RRF(BM25 + graph) − BM25 on MRR, `{t['dataset']}`: {t['diff']:+.3f} "
+                f"[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], N = {t['n']} (paper: "
+                f"{paper['mean_a'] - paper['mean_b']:+.3f} [{paper['ci_low']:+.3f}, {paper['ci_high']:+.3f}], N = {paper['n']})"
+                + (
+                    "; the CI excludes zero."
+                    if t["ci_low"] > 0 or t["ci_high"] < 0
+                    else "; the CI spans zero, as in the paper."
+                )
+            )
     ea = saved.get("error_analysis")
     if ea:
         a = ea["aggregate"]
@@ -337,19 +515,27 @@ def takeaways(saved: Mapping[str, Any]) -> str:
         def pct(x):
             return "n/a" if x is None else f"{100 * x:.0f}%"
 
-        facts = (f"* What the graph does on `{ea['dataset']}` ({ea['method']}): a question's seed entity touches a median "
-                 f"of {a['median_seed_degree']} passages in {a['median_seed_documents']} documents; "
-                 f"{pct(a['gold_has_seed_share'])} of gold passages carry a seed entity at all; PageRank reaches the gold "
-                 f"passage for {pct(a['gold_reached_share'])} of questions; {pct(a['fallback_share'])} of questions have no "
-                 f"seed entity and fall back to BM25; on average {a['mean_tied_top'] or 0:.1f} passages tie at the top score.")
+        facts = (
+            f"* What the graph does on `{ea['dataset']}` ({ea['method']}): a question's seed entity touches a median "
+            f"of {a['median_seed_degree']} passages in {a['median_seed_documents']} documents; "
+            f"{pct(a['gold_has_seed_share'])} of gold passages carry a seed entity at all; PageRank reaches the gold "
+            f"passage for {pct(a['gold_reached_share'])} of questions; {pct(a['fallback_share'])} of questions have no "
+            f"seed entity and fall back to BM25; on average {a['mean_tied_top'] or 0:.1f} passages tie at the top score."
+        )
         reasons = []
         if (a["median_seed_documents"] or 0) >= 5:
-            reasons.append("a seed such as a company name sits on passages of many documents, so its mass is spread "
-                           "over all of them")
+            reasons.append(
+                "a seed such as a company name sits on passages of many documents, so its mass is spread "
+                "over all of them"
+            )
         if a["gold_has_seed_share"] is not None and a["gold_has_seed_share"] < 0.5:
-            reasons.append("most gold passages carry none of the question's seed entities: what picks the passage "
-                           "(a year, a line item, a metric) is not an entity in the graph")
+            reasons.append(
+                "most gold passages carry none of the question's seed entities: what picks the passage "
+                "(a year, a line item, a metric) is not an entity in the graph"
+            )
         if (a["mean_tied_top"] or 0) >= 2:
-            reasons.append("passages with the same seed entities get the same PageRank score and cannot be told apart")
+            reasons.append(
+                "passages with the same seed entities get the same PageRank score and cannot be told apart"
+            )
         out.append(facts + (" Measured reasons: " + "; ".join(reasons) + "." if reasons else ""))
     return "\n".join(out)

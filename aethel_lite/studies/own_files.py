@@ -19,8 +19,20 @@ from .beyond import BASELINES, COMPONENT_TESTS, beyond_study
 from .docmeta_check import FIELDS, docmeta_accuracy
 from .open_corpus import ci_text, metric_cis
 
-__all__ = ["NAMED", "OWN", "OWN_VARIANTS", "OWN_METHODS", "LEAD_BASELINES", "own_files_study", "metadata_accuracy",
-           "lead_rows", "lead_sentence", "settings_table", "lead_table", "metadata_table"]
+__all__ = [
+    "NAMED",
+    "OWN",
+    "OWN_VARIANTS",
+    "OWN_METHODS",
+    "LEAD_BASELINES",
+    "own_files_study",
+    "metadata_accuracy",
+    "lead_rows",
+    "lead_sentence",
+    "settings_table",
+    "lead_table",
+    "metadata_table",
+]
 
 #: the named setting (FinanceBench as loaded) and the own-files setting
 NAMED, OWN = "financebench", "financebench-own"
@@ -41,7 +53,9 @@ def metadata_accuracy(doc_names: Sequence[str] | None = None, *, directory=None,
     out = {"all": docmeta_accuracy(pages, info, n_pages=n_pages)}
     if doc_names is not None:
         wanted = set(doc_names)
-        out["corpus"] = docmeta_accuracy({d: t for d, t in pages.items() if d in wanted}, info, n_pages=n_pages)
+        out["corpus"] = docmeta_accuracy(
+            {d: t for d, t in pages.items() if d in wanted}, info, n_pages=n_pages
+        )
     return out
 
 
@@ -51,7 +65,9 @@ def _entry_cis(entry: Mapping[str, Any], methods: Sequence[str], n_resamples: in
     qids = list(next(iter(block.values()))["per_query_metrics"])
     out = {}
     for half, keep in (("all", qids), ("test", entry["halves"]["test"])):
-        queries = [SimpleNamespace(qid=q) for q in qids if q in set(keep)]  # all metric_cis reads of a question
+        queries = [
+            SimpleNamespace(qid=q) for q in qids if q in set(keep)
+        ]  # all metric_cis reads of a question
         if queries:
             cis = metric_cis(block, queries, metrics=_METRICS, n_resamples=n_resamples, seed=seed)
             out[half] = {m: c["all"] for m, c in cis.items()}
@@ -62,7 +78,9 @@ def _lead(per: Mapping[str, Mapping[str, Any]], qids: Sequence[str], base: str, 
     return [per["aethel-hybrid"][q][metric] - per[base][q][metric] for q in qids]
 
 
-def lead_rows(settings: Mapping[str, Mapping[str, Any]], *, n_resamples: int = 10_000, seed: int = 0) -> list[dict]:
+def lead_rows(
+    settings: Mapping[str, Mapping[str, Any]], *, n_resamples: int = 10_000, seed: int = 0
+) -> list[dict]:
     """The hybrid's lead over each of :data:`LEAD_BASELINES` in both settings, and what it keeps.
 
     ``settings``: :data:`NAMED` and :data:`OWN` → entries of :func:`own_files_study`. One row per (half,
@@ -72,7 +90,9 @@ def lead_rows(settings: Mapping[str, Mapping[str, Any]], *, n_resamples: int = 1
     named, own = settings[NAMED], settings[OWN]
     rows = []
     for half in ("all", "test"):
-        qids = sorted(set(named["per_query_metrics"]["aethel-hybrid"]) & set(own["per_query_metrics"]["aethel-hybrid"]))
+        qids = sorted(
+            set(named["per_query_metrics"]["aethel-hybrid"]) & set(own["per_query_metrics"]["aethel-hybrid"])
+        )
         if half == "test":
             test = set(named["halves"]["test"]) & set(own["halves"]["test"])
             qids = [q for q in qids if q in test]
@@ -85,20 +105,43 @@ def lead_rows(settings: Mapping[str, Mapping[str, Any]], *, n_resamples: int = 1
                 boot = paired_bootstrap(a, b, n_resamples=n_resamples, seed=seed)
                 cell = {}
                 for name, entry in (("named", named), ("own", own)):
-                    t = next(t for t in entry["tests"] if (t["half"], t["b"], t["metric"]) == (half, base, metric))
+                    t = next(
+                        t for t in entry["tests"] if (t["half"], t["b"], t["metric"]) == (half, base, metric)
+                    )
                     cell[name] = {k: t[k] for k in ("diff", "ci_low", "ci_high", "mean_a", "mean_b", "n")}
                 kept = cell["own"]["diff"] / cell["named"]["diff"] if cell["named"]["diff"] > 0 else None
-                rows.append({"half": half, "baseline": base, "metric": metric, "n": len(qids), **cell,
-                             "kept": None if kept is None else round(kept, 6),
-                             "change": {"diff": round(boot.mean_diff, 6), "ci_low": round(boot.ci_low, 6),
-                                        "ci_high": round(boot.ci_high, 6), "p_bootstrap": round(boot.p_value, 6)}})
+                rows.append(
+                    {
+                        "half": half,
+                        "baseline": base,
+                        "metric": metric,
+                        "n": len(qids),
+                        **cell,
+                        "kept": None if kept is None else round(kept, 6),
+                        "change": {
+                            "diff": round(boot.mean_diff, 6),
+                            "ci_low": round(boot.ci_low, 6),
+                            "ci_high": round(boot.ci_high, 6),
+                            "p_bootstrap": round(boot.p_value, 6),
+                        },
+                    }
+                )
     return rows
 
 
-def own_files_study(loaded: Mapping[str, Any], *, reference: Mapping[str, Mapping[str, Any]] | None = None,
-                    baselines: Mapping[str, Mapping[str, Any]] | None = None, metadata: Mapping[str, Any] | None = None,
-                    baseline_names: Sequence[str] = BASELINES, n_resamples: int = 10_000, seed: int = 0,
-                    n_process: int = 1, depth: int = 1000, log: Callable[[str], None] | None = None) -> dict:
+def own_files_study(
+    loaded: Mapping[str, Any],
+    *,
+    reference: Mapping[str, Mapping[str, Any]] | None = None,
+    baselines: Mapping[str, Mapping[str, Any]] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    baseline_names: Sequence[str] = BASELINES,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    n_process: int = 1,
+    depth: int = 1000,
+    log: Callable[[str], None] | None = None,
+) -> dict:
     """Every method in the named and the own-files setting, the hybrid's lead in each, and the page reader.
 
     Parameters
@@ -127,7 +170,9 @@ def own_files_study(loaded: Mapping[str, Any], *, reference: Mapping[str, Mappin
         raise ParameterError(f"own_files_study: loaded must hold {NAMED!r} and {OWN!r}, got {sorted(loaded)}")
     qids = {n: [q.qid for q in ds.queries] for n, ds in loaded.items()}
     if qids[NAMED] != qids[OWN] or len(loaded[NAMED].passages) != len(loaded[OWN].passages):
-        raise ParameterError("own_files_study: the two settings must hold the same questions and as many pages")
+        raise ParameterError(
+            "own_files_study: the two settings must hold the same questions and as many pages"
+        )
     if not set(LEAD_BASELINES) <= set(baseline_names):
         raise ParameterError(f"own_files_study: baseline_names must include {', '.join(LEAD_BASELINES)}")
     methods = [*baseline_names, *OWN_VARIANTS]
@@ -135,21 +180,38 @@ def own_files_study(loaded: Mapping[str, Any], *, reference: Mapping[str, Mappin
     todo = {}
     for name, ds in loaded.items():
         ref = (reference or {}).get(name)
-        if ref is not None and set(methods) <= set(ref.get("per_query_metrics", {})) \
-                and set(ref["per_query_metrics"]["aethel-hybrid"]) == set(qids[name]):
+        if (
+            ref is not None
+            and set(methods) <= set(ref.get("per_query_metrics", {}))
+            and set(ref["per_query_metrics"]["aethel-hybrid"]) == set(qids[name])
+        ):
             settings[name] = dict(ref)
         else:
             todo[name] = ds
     if todo:
-        settings.update(beyond_study(todo, baselines=baselines, variants=list(OWN_VARIANTS), n_resamples=n_resamples,
-                                     seed=seed, n_process=n_process, depth=depth, log=log,
-                                     baseline_names=list(baseline_names)))
+        settings.update(
+            beyond_study(
+                todo,
+                baselines=baselines,
+                variants=list(OWN_VARIANTS),
+                n_resamples=n_resamples,
+                seed=seed,
+                n_process=n_process,
+                depth=depth,
+                log=log,
+                baseline_names=list(baseline_names),
+            )
+        )
     for entry in settings.values():
         entry["ci"] = _entry_cis(entry, methods, n_resamples, seed)
     if metadata is None:
         metadata = metadata_accuracy(sorted({p.doc_id for p in loaded[NAMED].passages}))
-    return {"settings": {n: settings[n] for n in (NAMED, OWN)}, "methods": methods,
-            "lead": lead_rows(settings, n_resamples=n_resamples, seed=seed), "metadata": dict(metadata)}
+    return {
+        "settings": {n: settings[n] for n in (NAMED, OWN)},
+        "methods": methods,
+        "lead": lead_rows(settings, n_resamples=n_resamples, seed=seed),
+        "metadata": dict(metadata),
+    }
 
 
 # ------------------------------------------------------------------------------------ reporting
@@ -165,8 +227,13 @@ def settings_table(saved: Mapping[str, Any], metric: str = "MRR", half: str = "a
     for method in saved["methods"]:
         cells = {n: saved["settings"][n]["ci"].get(half, {}).get(method) for n in (NAMED, OWN)}
         if all(cells.values()):
-            rows.append({"method": method, **{_SETTING_LABELS[n]: ci_text(cells[n][metric]) for n in (NAMED, OWN)},
-                         "change": round(cells[OWN][metric]["mean"] - cells[NAMED][metric]["mean"], 3)})
+            rows.append(
+                {
+                    "method": method,
+                    **{_SETTING_LABELS[n]: ci_text(cells[n][metric]) for n in (NAMED, OWN)},
+                    "change": round(cells[OWN][metric]["mean"] - cells[NAMED][metric]["mean"], 3),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -176,7 +243,9 @@ def lead_table(saved: Mapping[str, Any], half: str = "all", metric: str = "MRR")
 
     rows = {r["baseline"]: r for r in saved["lead"] if r["half"] == half and r["metric"] == metric}
     index = ["lead, filings named", "lead, own files", "kept", "change (own − named)"]
-    data = {f"vs {b}": [_diff(r["named"]), _diff(r["own"]), _kept(r), _diff(r["change"])] for b, r in rows.items()}
+    data = {
+        f"vs {b}": [_diff(r["named"]), _diff(r["own"]), _kept(r), _diff(r["change"])] for b, r in rows.items()
+    }
     return pd.DataFrame(data, index=pd.Index(index, name=f"{metric}, {half}"))
 
 
@@ -187,8 +256,10 @@ def metadata_table(report: Mapping[str, Any]):
     names = {"company": "company", "fiscal_year": "fiscal year", "filing_type": "filing type"}
     types = {"10k": "10-K", "10q": "10-Q", "8k": "8-K", "earnings": "earnings release"}
     rows = [{"filings": "all", "n": report["n"], **{names[f]: report["accuracy"][f] for f in FIELDS}}]
-    rows += [{"filings": types.get(t, t), "n": r["n"], **{names[f]: r[f] for f in FIELDS}}
-             for t, r in report["by_type"].items()]
+    rows += [
+        {"filings": types.get(t, t), "n": r["n"], **{names[f]: r[f] for f in FIELDS}}
+        for t, r in report["by_type"].items()
+    ]
     return pd.DataFrame(rows)
 
 
@@ -223,13 +294,17 @@ def lead_sentence(saved: Mapping[str, Any], metrics: Sequence[str] = ("MRR", "HR
                 continue
             h = saved["settings"]
             hyb = {n: h[n]["ci"][half]["aethel-hybrid"][metric] for n in (NAMED, OWN)}
-            out.append(f"* On {what.format(n=rows[0]['n'])}, with the filings' names and metadata hidden, "
-                       f"`aethel-hybrid`'s {metric} goes from {ci_text(hyb[NAMED])} to {ci_text(hyb[OWN])}. "
-                       + " ".join(_lead_phrase(r) for r in rows))
+            out.append(
+                f"* On {what.format(n=rows[0]['n'])}, with the filings' names and metadata hidden, "
+                f"`aethel-hybrid`'s {metric} goes from {ci_text(hyb[NAMED])} to {ci_text(hyb[OWN])}. "
+                + " ".join(_lead_phrase(r) for r in rows)
+            )
     md = (saved.get("metadata") or {}).get("corpus") or (saved.get("metadata") or {}).get("all")
     if md:
         acc = md["accuracy"]
-        out.append(f"* Read from the pages alone, the company is right for {100 * acc['company']:.1f}% of the "
-                   f"{md['n']} filings, the fiscal year for {100 * acc['fiscal_year']:.1f}% and the filing type for "
-                   f"{100 * acc['filing_type']:.1f}%.")
+        out.append(
+            f"* Read from the pages alone, the company is right for {100 * acc['company']:.1f}% of the "
+            f"{md['n']} filings, the fiscal year for {100 * acc['fiscal_year']:.1f}% and the filing type for "
+            f"{100 * acc['filing_type']:.1f}%."
+        )
     return "\n".join(out)

@@ -21,8 +21,18 @@ from ..errors import ParameterError
 from ..retrievers.base import passage_text
 from ..retrievers.reach import hit_chains
 
-__all__ = ["check_parameters", "entity_comparison", "power_trace", "drawing_data", "draw_graph", "trace_figure",
-           "rankings_by_mode", "alpha_sweep", "pick_alias_question", "walkthrough"]
+__all__ = [
+    "check_parameters",
+    "entity_comparison",
+    "power_trace",
+    "drawing_data",
+    "draw_graph",
+    "trace_figure",
+    "rankings_by_mode",
+    "alpha_sweep",
+    "pick_alias_question",
+    "walkthrough",
+]
 
 
 def check_parameters(*, alpha: Any, extractor: Any, bct: Any) -> None:
@@ -54,15 +64,26 @@ def entity_comparison(retrievers: Mapping[str, Any], passages: Sequence) -> dict
     """
     out = {}
     for label, r in retrievers.items():
-        mentions = extract_entities([passage_text(p) for p in passages], r.extractor_, cache=r.cache, progress=False)
+        mentions = extract_entities(
+            [passage_text(p) for p in passages], r.extractor_, cache=r.cache, progress=False
+        )
         graph = r.graph_
         found = {p.pid: sorted({m.key for m in ms if m.key}) for p, ms in zip(passages, mentions)}
         kept = {pid: [k for k in keys if k in graph.entity_index] for pid, keys in found.items()}
         dropped = {pid: [k for k in keys if k not in graph.entity_index] for pid, keys in found.items()}
         here = [] if graph.alias is None else sorted({k for ks in kept.values() for k in ks})
-        links = {tuple(sorted((key, graph.entities[j]), key=lambda x: (len(x), x))) for key in here
-                 for j in graph.alias.getrow(graph.entity_index[key]).indices if graph.entities[j] in here}
-        out[label] = {"found": found, "kept": kept, "dropped": dropped, "links": [list(x) for x in sorted(links)]}
+        links = {
+            tuple(sorted((key, graph.entities[j]), key=lambda x: (len(x), x)))
+            for key in here
+            for j in graph.alias.getrow(graph.entity_index[key]).indices
+            if graph.entities[j] in here
+        }
+        out[label] = {
+            "found": found,
+            "kept": kept,
+            "dropped": dropped,
+            "links": [list(x) for x in sorted(links)],
+        }
     return out
 
 
@@ -103,8 +124,15 @@ def power_trace(adjacency: Any, seeds: Any, alpha: float, n_iter: int = 30) -> n
     return out
 
 
-def drawing_data(graph, ppr: Any, *, seeds: Sequence[str] = (), gold: Sequence[str] = (),
-                 titles: Mapping[str, str] | None = None, max_nodes: int = 60) -> dict:
+def drawing_data(
+    graph,
+    ppr: Any,
+    *,
+    seeds: Sequence[str] = (),
+    gold: Sequence[str] = (),
+    titles: Mapping[str, str] | None = None,
+    max_nodes: int = 60,
+) -> dict:
     """The nodes and edges of ``graph`` to draw, at most ``max_nodes``, and what is left out.
 
     Every passage is drawn; the remaining places go to the seed entities, then to the other entities
@@ -135,25 +163,53 @@ def drawing_data(graph, ppr: Any, *, seeds: Sequence[str] = (), gold: Sequence[s
         raise ParameterError(f"max_nodes={max_nodes} is smaller than the {graph.n_passages} passages")
     n_p = graph.n_passages
     seedset = {s for s in seeds if s in graph.entity_index}
-    order = sorted((j for j in range(graph.n_entities) if graph.entities[j] in seedset or p[n_p + j] > 0),
-                   key=lambda j: (graph.entities[j] not in seedset, -p[n_p + j], graph.entities[j]))
+    order = sorted(
+        (j for j in range(graph.n_entities) if graph.entities[j] in seedset or p[n_p + j] > 0),
+        key=lambda j: (graph.entities[j] not in seedset, -p[n_p + j], graph.entities[j]),
+    )
     ents = sorted(order[: int(max_nodes) - n_p])
     gold = set(gold)
-    nodes = [{"id": pid, "kind": "passage", "label": (titles or {}).get(pid, pid), "ppr": float(p[i]), "seed": False,
-              "gold": pid in gold} for i, pid in enumerate(graph.pids)]
+    nodes = [
+        {
+            "id": pid,
+            "kind": "passage",
+            "label": (titles or {}).get(pid, pid),
+            "ppr": float(p[i]),
+            "seed": False,
+            "gold": pid in gold,
+        }
+        for i, pid in enumerate(graph.pids)
+    ]
     where = {j: len(nodes) + r for r, j in enumerate(ents)}
-    nodes += [{"id": graph.entities[j], "kind": "entity", "label": graph.entities[j], "ppr": float(p[n_p + j]),
-               "seed": graph.entities[j] in seedset, "gold": False} for j in ents]
+    nodes += [
+        {
+            "id": graph.entities[j],
+            "kind": "entity",
+            "label": graph.entities[j],
+            "ppr": float(p[n_p + j]),
+            "seed": graph.entities[j] in seedset,
+            "gold": False,
+        }
+        for j in ents
+    ]
     inc = graph.incidence.tocoo()
-    edges = [[i, where[j], "mention"] for i, j in sorted(zip(inc.row.tolist(), inc.col.tolist())) if j in where]
+    edges = [
+        [i, where[j], "mention"] for i, j in sorted(zip(inc.row.tolist(), inc.col.tolist())) if j in where
+    ]
     al = None if graph.alias is None else graph.alias.tocoo()
     links = [] if al is None else [(a, b) for a, b in sorted(zip(al.row.tolist(), al.col.tolist())) if a < b]
     edges += [[where[a], where[b], "link"] for a, b in links if a in where and b in where]
     hidden = [j for j in range(graph.n_entities) if j not in where]
-    return {"nodes": nodes, "edges": edges,
-            "left_out": {"entities": len(hidden), "unreached_entities": int(sum(p[n_p + j] <= 0 for j in hidden)),
-                         "edges": len(inc.row) + len(links) - len(edges),
-                         "ppr_mass": float(p[[n_p + j for j in hidden]].sum()) if hidden else 0.0}}
+    return {
+        "nodes": nodes,
+        "edges": edges,
+        "left_out": {
+            "entities": len(hidden),
+            "unreached_entities": int(sum(p[n_p + j] <= 0 for j in hidden)),
+            "edges": len(inc.row) + len(links) - len(edges),
+            "ppr_mass": float(p[[n_p + j for j in hidden]].sum()) if hidden else 0.0,
+        },
+    }
 
 
 def draw_graph(data: Mapping, *, ax=None, title: str | None = None, seed: int = 0):
@@ -206,23 +262,42 @@ def draw_graph(data: Mapping, *, ax=None, title: str | None = None, seed: int = 
         nx.draw_networkx_edges(g, pos, edgelist=el, style=style, width=0.6, alpha=0.45, ax=ax)
     groups = [
         ([i for i, n in enumerate(nodes) if n["kind"] == "passage"], "s", "#4C72B0", "passage"),
-        ([i for i, n in enumerate(nodes) if n["kind"] == "entity" and not n["seed"]], "o", "#DD8452", "entity"),
+        (
+            [i for i, n in enumerate(nodes) if n["kind"] == "entity" and not n["seed"]],
+            "o",
+            "#DD8452",
+            "entity",
+        ),
         ([i for i, n in enumerate(nodes) if n["seed"]], "o", "#C44E52", "seed entity"),
     ]
     for idx, shape, colour, label in groups:
         if not idx:
             continue
-        nx.draw_networkx_nodes(g, pos, nodelist=idx, node_shape=shape, node_color=colour, label=label,
-                               node_size=[30 + 900 * (nodes[i]["ppr"] / top) ** 0.5 for i in idx], alpha=0.9, ax=ax,
-                               edgecolors=["black" if nodes[i]["gold"] else "white" for i in idx],
-                               linewidths=[3.0 if nodes[i]["gold"] else 0.5 for i in idx])
+        nx.draw_networkx_nodes(
+            g,
+            pos,
+            nodelist=idx,
+            node_shape=shape,
+            node_color=colour,
+            label=label,
+            node_size=[30 + 900 * (nodes[i]["ppr"] / top) ** 0.5 for i in idx],
+            alpha=0.9,
+            ax=ax,
+            edgecolors=["black" if nodes[i]["gold"] else "white" for i in idx],
+            linewidths=[3.0 if nodes[i]["gold"] else 0.5 for i in idx],
+        )
     labels = {i: (n["label"][:20] + "…" if len(n["label"]) > 21 else n["label"]) for i, n in enumerate(nodes)}
     nx.draw_networkx_labels(g, pos, labels=labels, font_size=6.5, ax=ax)
     ax.scatter([], [], marker="s", s=80, c="white", edgecolors="black", linewidths=3.0, label="gold passage")
     ax.legend(loc="upper left", fontsize=8, markerscale=0.6, frameon=True)
     if dead:
-        ax.text(-1.0, -1.2, "passages PageRank does not reach (score 0; ranked by BM25 after the others):",
-                fontsize=7, style="italic")
+        ax.text(
+            -1.0,
+            -1.2,
+            "passages PageRank does not reach (score 0; ranked by BM25 after the others):",
+            fontsize=7,
+            style="italic",
+        )
     ax.set_axis_off()
     if title:
         ax.set_title(title, fontsize=10)
@@ -230,8 +305,13 @@ def draw_graph(data: Mapping, *, ax=None, title: str | None = None, seed: int = 
     return fig
 
 
-def trace_figure(trace: Mapping[str, Sequence[float]], gold: Sequence[str], *, labels: Mapping[str, str] | None = None,
-                 title: str | None = None):
+def trace_figure(
+    trace: Mapping[str, Sequence[float]],
+    gold: Sequence[str],
+    *,
+    labels: Mapping[str, str] | None = None,
+    title: str | None = None,
+):
     """Line plot of PageRank per iteration (log scale): gold passages solid, other passages dashed.
 
     Parameters
@@ -254,8 +334,14 @@ def trace_figure(trace: Mapping[str, Sequence[float]], gold: Sequence[str], *, l
         name = (labels or {}).get(pid, pid)
         vals = np.asarray(values, dtype=np.float64)
         shown = np.where(vals > 0, vals, np.nan)  # a passage without mass yet is not drawn (log scale)
-        ax.plot(range(len(vals)), shown, "-" if is_gold else "--", linewidth=2.2 if is_gold else 1.2, marker=".",
-                label=("gold: " if is_gold else "") + (name[:40] + "…" if len(name) > 41 else name))
+        ax.plot(
+            range(len(vals)),
+            shown,
+            "-" if is_gold else "--",
+            linewidth=2.2 if is_gold else 1.2,
+            marker=".",
+            label=("gold: " if is_gold else "") + (name[:40] + "…" if len(name) > 41 else name),
+        )
     ax.set_yscale("log")
     ax.set_xlabel("power iteration t")
     ax.set_ylabel("PageRank of the passage (log scale)")
@@ -266,8 +352,9 @@ def trace_figure(trace: Mapping[str, Sequence[float]], gold: Sequence[str], *, l
     return fig
 
 
-def rankings_by_mode(retriever, query, *, modes: Sequence[str] = ("none", "alias", "substring", "both"),
-                     k: int = 10) -> dict:
+def rankings_by_mode(
+    retriever, query, *, modes: Sequence[str] = ("none", "alias", "substring", "both"), k: int = 10
+) -> dict:
     """The top ``k`` of ``query`` (its closed pool, or the open corpus) under each BCT mode.
 
     Returns
@@ -276,8 +363,13 @@ def rankings_by_mode(retriever, query, *, modes: Sequence[str] = ("none", "alias
         mode → ``[[pid, score], ...]``, best first.
     """
     pool = None if query.pool is None else "query"
-    return {m: [[pid, float(s)] for pid, s in retriever.set_params(bct=m).search([query], k=k, pool=pool)[query.qid]]
-            for m in modes}
+    return {
+        m: [
+            [pid, float(s)]
+            for pid, s in retriever.set_params(bct=m).search([query], k=k, pool=pool)[query.qid]
+        ]
+        for m in modes
+    }
 
 
 def alpha_sweep(retriever, query, alphas: Sequence[float], *, k: int = 10) -> dict:
@@ -292,9 +384,13 @@ def alpha_sweep(retriever, query, alphas: Sequence[float], *, k: int = 10) -> di
     pool = None if query.pool is None else "query"
     out = {}
     for a in alphas:
-        ranked = [pid for pid, _ in retriever.set_params(alpha=float(a)).search([query], k=k, pool=pool)[query.qid]]
-        out[str(float(a))] = {"ranking": ranked,
-                              "gold_ranks": {g: (ranked.index(g) + 1 if g in ranked else None) for g in sorted(query.gold)}}
+        ranked = [
+            pid for pid, _ in retriever.set_params(alpha=float(a)).search([query], k=k, pool=pool)[query.qid]
+        ]
+        out[str(float(a))] = {
+            "ranking": ranked,
+            "gold_ranks": {g: (ranked.index(g) + 1 if g in ranked else None) for g in sorted(query.gold)},
+        }
     return out
 
 
@@ -316,8 +412,17 @@ def pick_alias_question(retriever, dataset):
     return None
 
 
-def walkthrough(retriever, query, *, titles: Mapping[str, str] | None = None, alphas: Sequence[float] = (),
-                n_iter: int = 30, n_distractors: int = 3, max_nodes: int = 60, k: int = 10) -> dict:
+def walkthrough(
+    retriever,
+    query,
+    *,
+    titles: Mapping[str, str] | None = None,
+    alphas: Sequence[float] = (),
+    n_iter: int = 30,
+    n_distractors: int = 3,
+    max_nodes: int = 60,
+    k: int = 10,
+) -> dict:
     """Everything the graph-construction chapter shows for one question in its closed pool, as JSON.
 
     Parameters
@@ -354,14 +459,26 @@ def walkthrough(retriever, query, *, titles: Mapping[str, str] | None = None, al
     n_p = graph.n_passages
     others = sorted((i for i in range(n_p) if graph.pids[i] not in query.gold), key=lambda i: (-ppr[i], i))
     traced = [i for i in range(n_p) if graph.pids[i] in query.gold] + others[:n_distractors]
-    return {"keys": retriever.query_key_sources(query.text),
-            "fallback": bool(pieces) and pieces[0][4] == "bm25-teleport",
-            "seeds": [{"seed": s, "entity": e, "via": v, "mass": float(m)} for _, m, s, e, v in pieces],
-            "graph": {"passages": n_p, "entities": graph.n_entities, "mentions": int(graph.incidence.nnz),
-                      "links": 0 if graph.alias is None else int(graph.alias.nnz // 2)},
-            "drawing": drawing_data(graph, ppr, seeds=[e for _, _, _, e, v in pieces if v != "bm25-teleport"],
-                                    gold=sorted(query.gold), titles=titles, max_nodes=max(max_nodes, n_p)),
-            "trace": {graph.pids[i]: [float(v) for v in trace[:, i]] for i in traced},
-            "alpha_sweep": alpha_sweep(retriever, query, alphas, k=k) if alphas else {},
-            "modes": rankings_by_mode(retriever, query, k=k),
-            "hits": hit_chains(retriever, query, k=k)}
+    return {
+        "keys": retriever.query_key_sources(query.text),
+        "fallback": bool(pieces) and pieces[0][4] == "bm25-teleport",
+        "seeds": [{"seed": s, "entity": e, "via": v, "mass": float(m)} for _, m, s, e, v in pieces],
+        "graph": {
+            "passages": n_p,
+            "entities": graph.n_entities,
+            "mentions": int(graph.incidence.nnz),
+            "links": 0 if graph.alias is None else int(graph.alias.nnz // 2),
+        },
+        "drawing": drawing_data(
+            graph,
+            ppr,
+            seeds=[e for _, _, _, e, v in pieces if v != "bm25-teleport"],
+            gold=sorted(query.gold),
+            titles=titles,
+            max_nodes=max(max_nodes, n_p),
+        ),
+        "trace": {graph.pids[i]: [float(v) for v in trace[:, i]] for i in traced},
+        "alpha_sweep": alpha_sweep(retriever, query, alphas, k=k) if alphas else {},
+        "modes": rankings_by_mode(retriever, query, k=k),
+        "hits": hit_chains(retriever, query, k=k),
+    }

@@ -52,8 +52,11 @@ RANK_GRID = 0.1
 
 def _simplex(step: float, k: int = 4) -> list[tuple[float, ...]]:
     n = int(round(1 / step))
-    return [tuple(round(c / n, 10) for c in combo)
-            for combo in itertools.product(range(n + 1), repeat=k) if sum(combo) == n]
+    return [
+        tuple(round(c / n, 10) for c in combo)
+        for combo in itertools.product(range(n + 1), repeat=k)
+        if sum(combo) == n
+    ]
 
 
 def _rank_of_gold(S: np.ndarray, gold: list[np.ndarray]) -> np.ndarray:
@@ -68,30 +71,48 @@ def _terms_for(retriever, queries) -> tuple[np.ndarray, list[np.ndarray]]:
     docs = retriever._doc_nodes(retriever.graph_, None)
     idx = np.arange(n_p)
     saved = retriever.rank_weights
-    available = {"ppr": True, "document": bool(retriever.document_nodes), "lexical": True,
-                 "dense": getattr(retriever, "dense_", None) is not None,
-                 "heading": getattr(retriever, "heading_", None) is not None}
+    available = {
+        "ppr": True,
+        "document": bool(retriever.document_nodes),
+        "lexical": True,
+        "dense": getattr(retriever, "dense_", None) is not None,
+        "heading": getattr(retriever, "heading_", None) is not None,
+    }
     retriever.rank_weights = {t: 1.0 for t in RANK_TERMS if available[t]}  # an unavailable term stays 0
     try:
         for start in range(0, len(queries), _BLOCK):
-            chunk = queries[start:start + _BLOCK]
+            chunk = queries[start : start + _BLOCK]
             P, _, _, _, rows = retriever._ppr_block([q.text for q in chunk])
             for j, q in enumerate(chunk):
-                terms = retriever._rank_terms(q.text, P[:n_p, j], idx, lexical=rows[j].get("lexical"),
-                                              dense=rows[j].get("dense"), heading=rows[j].get("heading"),
-                                              doc_ppr=None if docs is None else P[docs, j])
+                terms = retriever._rank_terms(
+                    q.text,
+                    P[:n_p, j],
+                    idx,
+                    lexical=rows[j].get("lexical"),
+                    dense=rows[j].get("dense"),
+                    heading=rows[j].get("heading"),
+                    doc_ppr=None if docs is None else P[docs, j],
+                )
                 for t, v in terms.items():
                     T[RANK_TERMS.index(t), :, start + j] = v
     finally:
         retriever.rank_weights = saved
-    gold = [np.array(sorted(retriever.pid_index_[p] for p in q.gold if p in retriever.pid_index_), dtype=np.int64)
-            for q in queries]
+    gold = [
+        np.array(sorted(retriever.pid_index_[p] for p in q.gold if p in retriever.pid_index_), dtype=np.int64)
+        for q in queries
+    ]
     return T, gold
 
 
-def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] | None = None,
-         rank_step: float = RANK_GRID, base: Mapping[str, Any] | None = None, depth: int = 1000,
-         log: Callable[[str], None] | None = None) -> dict:
+def tune(
+    datasets: Mapping[str, Any],
+    *,
+    seed_grid: Mapping[str, Sequence[Any]] | None = None,
+    rank_step: float = RANK_GRID,
+    base: Mapping[str, Any] | None = None,
+    depth: int = 1000,
+    log: Callable[[str], None] | None = None,
+) -> dict:
     r"""Choose the seed and ranking weights of ``aethel-hybrid`` on development questions only.
 
     For every seed-side setting of ``seed_grid`` each corpus's PageRank is solved for the development
@@ -121,13 +142,22 @@ def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] 
     grid = dict(SEED_GRID if seed_grid is None else seed_grid)
     # every term the structure allows is measured; the document term without document nodes keeps weight 0
     usable = [t for t in RANK_TERMS if t != "document" or base.get("document_nodes")]
-    simplex = np.array([lam for lam in _simplex(rank_step, len(RANK_TERMS))
-                        if all(w == 0 for t, w in zip(RANK_TERMS, lam) if t not in usable)])
+    simplex = np.array(
+        [
+            lam
+            for lam in _simplex(rank_step, len(RANK_TERMS))
+            if all(w == 0 for t, w in zip(RANK_TERMS, lam) if t not in usable)
+        ]
+    )
     rows = []
     fitted: dict[tuple[str, str], Any] = {}
-    for pooling, depth_k, w_meta, w_pass, decay in itertools.product(grid["dense_pooling"], grid["seed_depth"],
-                                                                     grid["metadata"], grid["passages"],
-                                                                     grid.get("period_decay", (1.0,))):
+    for pooling, depth_k, w_meta, w_pass, decay in itertools.product(
+        grid["dense_pooling"],
+        grid["seed_depth"],
+        grid["metadata"],
+        grid["passages"],
+        grid.get("period_decay", (1.0,)),
+    ):
         seed_w = {"entity": 1.0, "metadata": float(w_meta), "lexical": float(w_pass), "dense": float(w_pass)}
         per = {}
         for name, ds in datasets.items():
@@ -146,20 +176,45 @@ def tune(datasets: Mapping[str, Any], *, seed_grid: Mapping[str, Sequence[Any]] 
             per[name] = {"mrr": mrr, "hr5": hr5}
         mean = np.mean([per[n]["mrr"] for n in per], axis=0)
         i = int(np.argmax(mean))
-        setting = {"dense_pooling": pooling, "seed_depth": int(depth_k), "period_decay": float(decay), "seed_weights": seed_w,
-                   "rank_weights": {t: float(simplex[i][k]) for k, t in enumerate(RANK_TERMS)}}
-        rows.append({"setting": setting, "dev_mrr": round(float(mean[i]), 6),
-                     "per_dataset": {n: {"MRR": round(float(per[n]["mrr"][i]), 6), "HR@5": round(float(per[n]["hr5"][i]), 6)}
-                                     for n in per}})
+        setting = {
+            "dense_pooling": pooling,
+            "seed_depth": int(depth_k),
+            "period_decay": float(decay),
+            "seed_weights": seed_w,
+            "rank_weights": {t: float(simplex[i][k]) for k, t in enumerate(RANK_TERMS)},
+        }
+        rows.append(
+            {
+                "setting": setting,
+                "dev_mrr": round(float(mean[i]), 6),
+                "per_dataset": {
+                    n: {"MRR": round(float(per[n]["mrr"][i]), 6), "HR@5": round(float(per[n]["hr5"][i]), 6)}
+                    for n in per
+                },
+            }
+        )
         if log:
             log(f"{json.dumps(setting)}: mean dev MRR {mean[i]:.4f}")
     best = max(range(len(rows)), key=lambda j: (rows[j]["dev_mrr"], -j))
-    return {"best": rows[best], "rows": rows, "n_settings": len(rows) * len(simplex),
-            "precision": resolve_precision(None),  # MiniLM arithmetic of the dense scores ($AETHEL_DENSE_PRECISION)
-            "datasets": {n: len(ds.queries) for n, ds in datasets.items()},
-            "grid": {**{k: list(v) for k, v in grid.items()}, "rank_step": rank_step, "objective": "mean development MRR"},
-            "base": {k: (list(v) if isinstance(v, tuple) else v) for k, v in base.items()
-                     if k not in ("seed_weights", "rank_weights", "dense_pooling", "seed_depth", "period_decay")}}
+    return {
+        "best": rows[best],
+        "rows": rows,
+        "n_settings": len(rows) * len(simplex),
+        "precision": resolve_precision(
+            None
+        ),  # MiniLM arithmetic of the dense scores ($AETHEL_DENSE_PRECISION)
+        "datasets": {n: len(ds.queries) for n, ds in datasets.items()},
+        "grid": {
+            **{k: list(v) for k, v in grid.items()},
+            "rank_step": rank_step,
+            "objective": "mean development MRR",
+        },
+        "base": {
+            k: (list(v) if isinstance(v, tuple) else v)
+            for k, v in base.items()
+            if k not in ("seed_weights", "rank_weights", "dense_pooling", "seed_depth", "period_decay")
+        },
+    }
 
 
 def read_tuning(path: str | Path | None = None) -> dict:
@@ -189,4 +244,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-

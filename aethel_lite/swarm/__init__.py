@@ -9,8 +9,15 @@
 """
 
 from .extract import RuleExtractor
-from .findings import (FINDING_KEYS, Finding, find_conflicts, read_findings, score_conflicts, score_facts,
-                       write_findings)
+from .findings import (
+    FINDING_KEYS,
+    Finding,
+    find_conflicts,
+    read_findings,
+    score_conflicts,
+    score_facts,
+    write_findings,
+)
 from .generate import GeneratorError, OpenAICompatibleGenerator
 from .indexed import index_orchestrator
 from .memo import Memo, MemoCheckError, check_memo
@@ -18,7 +25,28 @@ from .orchestrator import EVIDENCE, Orchestrator, SwarmResult, Target
 from .resolvers import AliasResolver, DocumentResolver
 from .specialists import Mandate, Specialist, default_specialists
 
-__all__ = ["AliasResolver", "DocumentResolver", "RuleExtractor", "FINDING_KEYS", "Finding", "find_conflicts",
-           "read_findings", "score_conflicts", "score_facts", "write_findings", "GeneratorError",
-           "OpenAICompatibleGenerator", "Memo", "MemoCheckError", "check_memo", "EVIDENCE", "Orchestrator",
-           "SwarmResult", "Target", "Mandate", "Specialist", "default_specialists", "index_orchestrator"]
+__all__ = [
+    "AliasResolver",
+    "DocumentResolver",
+    "RuleExtractor",
+    "FINDING_KEYS",
+    "Finding",
+    "find_conflicts",
+    "read_findings",
+    "score_conflicts",
+    "score_facts",
+    "write_findings",
+    "GeneratorError",
+    "OpenAICompatibleGenerator",
+    "Memo",
+    "MemoCheckError",
+    "check_memo",
+    "EVIDENCE",
+    "Orchestrator",
+    "SwarmResult",
+    "Target",
+    "Mandate",
+    "Specialist",
+    "default_specialists",
+    "index_orchestrator",
+]

@@ -40,19 +40,34 @@ from ..errors import ParameterError
 from .findings import Finding
 from .lexicon import METRICS, MONEY, TOPICS, Metric, clean_label
 from .resolvers import EntityResolver
-from .values import (Figure, Period, bare_numbers, disjoint, find_figures, find_periods, fiscal_year, page_scale,
-                     parse_figure, parse_number)
+from .values import (
+    Figure,
+    Period,
+    bare_numbers,
+    disjoint,
+    find_figures,
+    find_periods,
+    fiscal_year,
+    page_scale,
+    parse_figure,
+    parse_number,
+)
 
 __all__ = ["PassageView", "build_view", "RuleExtractor", "segments", "table_rows", "TableRow"]
 
-_ABBREV = re.compile(r"(?:\b(?:L\.P|Inc|Corp|Co|Ltd|No|Nos|vs|etc|U\.S|e\.g|i\.e|Mr|Ms|Dr|St|Jr|Sr|approx)|\b[A-Z])$")
+_ABBREV = re.compile(
+    r"(?:\b(?:L\.P|Inc|Corp|Co|Ltd|No|Nos|vs|etc|U\.S|e\.g|i\.e|Mr|Ms|Dr|St|Jr|Sr|approx)|\b[A-Z])$"
+)
 
 
 # -------------------------------------------------------------------------------------- passages
 def segments(text: str) -> list[tuple[int, int]]:
     """Sentence and line segments of ``text`` as ``(start, end)`` spans (surrounding space trimmed)."""
-    cuts = [0] + [m.end() for m in re.finditer(r"[.!?](?=\s+[\"“(\[]?[A-Z0-9$])", text)
-                  if not _ABBREV.search(text[max(0, m.start() - 6):m.start()])]
+    cuts = [0] + [
+        m.end()
+        for m in re.finditer(r"[.!?](?=\s+[\"“(\[]?[A-Z0-9$])", text)
+        if not _ABBREV.search(text[max(0, m.start() - 6) : m.start()])
+    ]
     cuts += [m.start() for m in re.finditer(r"\n(?=[ \t\xa0]*[A-Z0-9$(•\-–—])", text)]
     cuts = sorted(set(cuts)) + [len(text)]
     out = []
@@ -83,8 +98,11 @@ class TableRow:
 
 _DASHES = ("—", "–", "-", "−", "—%", "*")
 _YEAR_LINE = re.compile(r"(?:19|20)\d{2}")
-_MONTH_DAY = re.compile(r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
-                        r"\s+\d{1,2},?", re.IGNORECASE)
+_MONTH_DAY = re.compile(
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+    r"\s+\d{1,2},?",
+    re.IGNORECASE,
+)
 
 
 def _header_label(line: str, annual: bool = False) -> str | None:
@@ -106,7 +124,9 @@ def table_rows(text: str, *, annual: bool = False) -> list[TableRow]:
         s = raw.strip().replace("\xa0", " ")
         if not s or s == "$":
             continue
-        if lines and _YEAR_LINE.fullmatch(s) and _MONTH_DAY.fullmatch(lines[-1][1]):  # a date split over two lines
+        if (
+            lines and _YEAR_LINE.fullmatch(s) and _MONTH_DAY.fullmatch(lines[-1][1])
+        ):  # a date split over two lines
             lines[-1] = (lines[-1][0], f"{lines[-1][1]} {s}")
         else:
             lines.append((m.start() + len(raw) - len(raw.lstrip()), s))
@@ -120,7 +140,7 @@ def table_rows(text: str, *, annual: bool = False) -> list[TableRow]:
     while i < n:
         a, s = lines[i]
         if runs[i] >= 2:
-            labels = headers[i:i + runs[i]]
+            labels = headers[i : i + runs[i]]
             columns = tuple(labels) if len(set(labels)) == len(labels) else None
             i += runs[i]
             continue
@@ -153,7 +173,7 @@ def _trailing_numbers(line: str, offset: int) -> list[tuple[float, str, int, int
     if not m:
         return []
     at = offset + m.start()
-    return [(v, surf, at + s, at + e) for v, surf, s, e in bare_numbers(line[m.start():])]
+    return [(v, surf, at + s, at + e) for v, surf, s, e in bare_numbers(line[m.start() :])]
 
 
 @dataclass
@@ -218,23 +238,38 @@ def build_view(passage: Any, resolver: EntityResolver, ner: Sequence[Any] | None
     page = meta.get("page")
     m = re.search(r"#(?:p)?(\d+)", passage.pid)
     return PassageView(
-        pid=passage.pid, doc_id=passage.doc_id, page=page if isinstance(page, int) else None, title=title, body=body,
-        entity=resolver.passage_entity(passage), scale=scale, figures=figures, periods=periods,
-        title_periods=find_periods(title), mentions=resolver.mentions(body), title_mentions=resolver.mentions(title),
-        segments=segments(body), rows=table_rows(body, annual=annual),
-        order=(passage.doc_id, int(m.group(1)) if m else 0, passage.pid))
+        pid=passage.pid,
+        doc_id=passage.doc_id,
+        page=page if isinstance(page, int) else None,
+        title=title,
+        body=body,
+        entity=resolver.passage_entity(passage),
+        scale=scale,
+        figures=figures,
+        periods=periods,
+        title_periods=find_periods(title),
+        mentions=resolver.mentions(body),
+        title_mentions=resolver.mentions(title),
+        segments=segments(body),
+        rows=table_rows(body, annual=annual),
+        order=(passage.doc_id, int(m.group(1)) if m else 0, passage.pid),
+    )
 
 
 # -------------------------------------------------------------------------------------- extractor
 _BEFORE = 40  # a figure before its phrase must end this close to it ("87.3% of reported net asset value")
 _CHANGE_BEFORE = re.compile(r"\b(?:by|of up to)\s*$", re.IGNORECASE)
-_CHANGE_AFTER = re.compile(r"^\s*(?:higher|lower|more|less|above|below|increase|decrease|up|down)\b", re.IGNORECASE)
+_CHANGE_AFTER = re.compile(
+    r"^\s*(?:higher|lower|more|less|above|below|increase|decrease|up|down)\b", re.IGNORECASE
+)
 
 
 def _is_change(body: str, fig: Figure) -> bool:
     """Whether a figure states a change ("higher by $0.7 billion", "$0.7 billion higher"), not a level."""
-    return bool(_CHANGE_BEFORE.search(body[max(0, fig.start - 12):fig.start])
-                or _CHANGE_AFTER.match(body[fig.end:fig.end + 16]))
+    return bool(
+        _CHANGE_BEFORE.search(body[max(0, fig.start - 12) : fig.start])
+        or _CHANGE_AFTER.match(body[fig.end : fig.end + 16])
+    )
 
 
 class RuleExtractor:
@@ -249,26 +284,39 @@ class RuleExtractor:
     def __init__(self, lexicon: Mapping[str, Metric] | None = None):
         self.lexicon = dict(METRICS if lexicon is None else lexicon)
         phrases = [m.phrase for m in self.lexicon.values() if m.phrase]
-        self._any_phrase = re.compile("|".join(f"(?:{p})" for p in phrases), re.IGNORECASE) if phrases else None
+        self._any_phrase = (
+            re.compile("|".join(f"(?:{p})" for p in phrases), re.IGNORECASE) if phrases else None
+        )
 
-    def _entity(self, view: PassageView, resolver: EntityResolver, seg: tuple[int, int], pos: int,
-                kinds: tuple[str, ...], context: Mapping[str, list[PassageView]]) -> tuple[str | None, float]:
+    def _entity(
+        self,
+        view: PassageView,
+        resolver: EntityResolver,
+        seg: tuple[int, int],
+        pos: int,
+        kinds: tuple[str, ...],
+        context: Mapping[str, list[PassageView]],
+    ) -> tuple[str | None, float]:
         if not resolver.has_kinds:
             return view.entity, 0.75
         ok = (lambda e: resolver.kind(e) in kinds) if kinds else (lambda e: True)
         a, b = seg
-        inside = [(abs((s + e) // 2 - pos), s, eid) for s, e, eid in view.mentions if a <= s and e <= b and ok(eid)]
+        inside = [
+            (abs((s + e) // 2 - pos), s, eid) for s, e, eid in view.mentions if a <= s and e <= b and ok(eid)
+        ]
         if inside:
             return min(inside)[2], 0.9
-        before = [(s, eid) for s, e, eid in view.mentions if e <= a and ok(eid)] or \
-                 [(s, eid) for s, e, eid in view.title_mentions if ok(eid)]
+        before = [(s, eid) for s, e, eid in view.mentions if e <= a and ok(eid)] or [
+            (s, eid) for s, e, eid in view.title_mentions if ok(eid)
+        ]
         if before:
             return max(before)[1], 0.8
         for other in context.get(view.doc_id, ()):
             if other.pid == view.pid:
                 continue
-            hits = [(s, eid) for s, e, eid in other.mentions if ok(eid)] or \
-                   [(s, eid) for s, e, eid in other.title_mentions if ok(eid)]
+            hits = [(s, eid) for s, e, eid in other.mentions if ok(eid)] or [
+                (s, eid) for s, e, eid in other.title_mentions if ok(eid)
+            ]
             if hits:
                 return min(hits)[1], 0.6
         return view.entity, 0.5
@@ -294,8 +342,12 @@ class RuleExtractor:
             if not any(seg[0] <= x < seg[1] for x in starts):
                 continue
             for ca, cb in _clauses(body, *seg):
-                phrases = [(ca + m.start(), ca + m.end(), metric) for metric in self.lexicon.values()
-                           if metric.phrase_re is not None for m in metric.phrase_re.finditer(body[ca:cb])]
+                phrases = [
+                    (ca + m.start(), ca + m.end(), metric)
+                    for metric in self.lexicon.values()
+                    if metric.phrase_re is not None
+                    for m in metric.phrase_re.finditer(body[ca:cb])
+                ]
                 if not phrases:
                     continue
                 phrases.sort(key=lambda t: (t[0], -t[1], t[2].key))
@@ -303,19 +355,26 @@ class RuleExtractor:
                 # figure index -> phrase index; a change ("higher by $0.7 billion") is nobody's figure
                 claimed = {fi: -1 for fi, f in enumerate(figs) if _is_change(body, f)}
                 value_of: dict[int, int] = {}
-                for pi, (ps, pe, metric) in enumerate(phrases):
+                for pi, (ps, pe, metric) in enumerate(phrases):  # noqa: B007
                     nxt = min((s for s, _, _ in phrases if s >= pe), default=cb)
                     for fi, f in enumerate(figs):
                         if fi not in claimed and f.start >= pe and f.start < nxt and f.unit in metric.units:
                             claimed[fi] = pi
                             value_of[pi] = fi
                             break
-                for pi, (ps, pe, metric) in enumerate(phrases):
+                for pi, (ps, pe, metric) in enumerate(phrases):  # noqa: B007
                     if pi in value_of:
                         continue
                     prev_end = max((e for s, e, _ in phrases if e <= ps), default=ca)
-                    cands = [fi for fi, f in enumerate(figs) if fi not in claimed and f.end <= ps and f.start >= prev_end
-                             and ps - f.end <= _BEFORE and f.unit in metric.units]
+                    cands = [
+                        fi
+                        for fi, f in enumerate(figs)
+                        if fi not in claimed
+                        and f.end <= ps
+                        and f.start >= prev_end
+                        and ps - f.end <= _BEFORE
+                        and f.unit in metric.units
+                    ]
                     if cands:
                         fi = cands[-1]
                         claimed[fi] = pi
@@ -328,9 +387,16 @@ class RuleExtractor:
         view.cache[key] = out
         return out
 
-    def extract(self, view: PassageView, metrics: Iterable[str], topics: Iterable[str], *,
-                resolver: EntityResolver, specialist: str,
-                context: Mapping[str, list[PassageView]] | None = None) -> list[Finding]:
+    def extract(
+        self,
+        view: PassageView,
+        metrics: Iterable[str],
+        topics: Iterable[str],
+        *,
+        resolver: EntityResolver,
+        specialist: str,
+        context: Mapping[str, list[PassageView]] | None = None,
+    ) -> list[Finding]:
         """Findings of one passage for the given metric and topic keys.
 
         Parameters
@@ -363,23 +429,46 @@ class RuleExtractor:
             seen.add(key)
             a, b = seg
             value = abs(fig.value) if metric.absolute else fig.value
-            out.append(Finding(entity, metric.key, period, value, fig.unit, view.body[a:b], view.pid, view.doc_id,
-                               view.page, specialist, conf, fig.surface, "fact", (), a))
+            out.append(
+                Finding(
+                    entity,
+                    metric.key,
+                    period,
+                    value,
+                    fig.unit,
+                    view.body[a:b],
+                    view.pid,
+                    view.doc_id,
+                    view.page,
+                    specialist,
+                    conf,
+                    fig.surface,
+                    "fact",
+                    (),
+                    a,
+                )
+            )
         for row in view.rows:
             label = clean_label(row.label)
             for metric in self.lexicon.values():
-                if metric.key not in wanted or metric.table_re is None or not metric.table_re.fullmatch(label):
+                if (
+                    metric.key not in wanted
+                    or metric.table_re is None
+                    or not metric.table_re.fullmatch(label)
+                ):
                     continue
                 if metric.not_on_re is not None and metric.not_on_re.search(view.body):
                     break
                 money = bool(set(metric.units) & set(MONEY))
                 if money and view.scale is None:
                     continue
-                entity, conf = self._entity(view, resolver, (row.start, row.end), row.start, metric.subject, ctx)
+                entity, conf = self._entity(
+                    view, resolver, (row.start, row.end), row.start, metric.subject, ctx
+                )
                 if entity is None:
                     continue
                 conf = 0.85 if not resolver.has_kinds else conf
-                for (value, surface, s, e), period in zip(row.values, row.periods):
+                for (value, surface, s, e), period in zip(row.values, row.periods):  # noqa: B007
                     key = (metric.key, s)
                     if value != value or key in seen:  # a dash (NaN): nil, not a figure
                         continue
@@ -387,8 +476,25 @@ class RuleExtractor:
                     unit = "USD m" if money else metric.units[0]
                     v = round(value * (view.scale if money else 1.0), 6)
                     v = abs(v) if metric.absolute else v
-                    out.append(Finding(entity, metric.key, period, v, unit, view.body[row.start:row.end], view.pid,
-                                       view.doc_id, view.page, specialist, conf, surface, "fact", (), row.start))
+                    out.append(
+                        Finding(
+                            entity,
+                            metric.key,
+                            period,
+                            v,
+                            unit,
+                            view.body[row.start : row.end],
+                            view.pid,
+                            view.doc_id,
+                            view.page,
+                            specialist,
+                            conf,
+                            surface,
+                            "fact",
+                            (),
+                            row.start,
+                        )
+                    )
                 break
         for topic in wanted_topics:
             if not topic.pattern_re.search(view.body):
@@ -401,6 +507,23 @@ class RuleExtractor:
                 entity, _ = self._entity(view, resolver, (a, b), a + m.start(), (), ctx)
                 if entity is None:
                     continue
-                out.append(Finding(entity, topic.key, self._period(view, (a, b), a + m.start()), None, None, seg_text,
-                                   view.pid, view.doc_id, view.page, specialist, 0.5, None, "topic", (), a))
+                out.append(
+                    Finding(
+                        entity,
+                        topic.key,
+                        self._period(view, (a, b), a + m.start()),
+                        None,
+                        None,
+                        seg_text,
+                        view.pid,
+                        view.doc_id,
+                        view.page,
+                        specialist,
+                        0.5,
+                        None,
+                        "topic",
+                        (),
+                        a,
+                    )
+                )
         return out

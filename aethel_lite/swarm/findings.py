@@ -11,14 +11,44 @@ from ..errors import DataError
 from ..io import read_json, write_json
 from .values import parse_figure, period_sort_key, same_value
 
-__all__ = ["Finding", "FINDING_KEYS", "find_conflicts", "fact_key", "score_facts", "score_conflicts",
-           "write_findings", "read_findings", "sort_findings"]
+__all__ = [
+    "Finding",
+    "FINDING_KEYS",
+    "find_conflicts",
+    "fact_key",
+    "score_facts",
+    "score_conflicts",
+    "write_findings",
+    "read_findings",
+    "sort_findings",
+]
 
 #: the keys every finding record has (the ``--findings`` JSON of ``aethel memo``)
-FINDING_KEYS = ("entity", "metric", "period", "value", "unit", "quote", "passage_id", "doc_id", "page", "specialist",
-                "confidence")
-_SOURCE_KEYS = ("value", "unit", "surface", "quote", "passage_id", "doc_id", "page", "confidence", "specialist",
-                "start")
+FINDING_KEYS = (
+    "entity",
+    "metric",
+    "period",
+    "value",
+    "unit",
+    "quote",
+    "passage_id",
+    "doc_id",
+    "page",
+    "specialist",
+    "confidence",
+)
+_SOURCE_KEYS = (
+    "value",
+    "unit",
+    "surface",
+    "quote",
+    "passage_id",
+    "doc_id",
+    "page",
+    "confidence",
+    "specialist",
+    "start",
+)
 
 
 @dataclass(frozen=True)
@@ -69,23 +99,42 @@ class Finding:
 
     def to_dict(self) -> dict:
         """JSON-able record: :data:`FINDING_KEYS` plus ``surface``, ``kind``, ``sources``, ``start``."""
-        return {**{k: getattr(self, k) for k in FINDING_KEYS}, "surface": self.surface, "kind": self.kind,
-                "sources": [dict(s) for s in self.sources], "start": self.start}
+        return {
+            **{k: getattr(self, k) for k in FINDING_KEYS},
+            "surface": self.surface,
+            "kind": self.kind,
+            "sources": [dict(s) for s in self.sources],
+            "start": self.start,
+        }
 
     @classmethod
-    def from_dict(cls, row: Mapping[str, Any]) -> "Finding":
+    def from_dict(cls, row: Mapping[str, Any]) -> Finding:
         """Inverse of :meth:`to_dict`; a missing key is a :class:`DataError` naming it."""
         missing = [k for k in FINDING_KEYS if k not in row]
         if missing:
             raise DataError(f"finding record lacks {', '.join(missing)}")
-        return cls(**{k: row[k] for k in FINDING_KEYS}, surface=row.get("surface"), kind=row.get("kind", "fact"),
-                   sources=tuple(dict(s) for s in row.get("sources", ())), start=row.get("start"))
+        return cls(
+            **{k: row[k] for k in FINDING_KEYS},
+            surface=row.get("surface"),
+            kind=row.get("kind", "fact"),
+            sources=tuple(dict(s) for s in row.get("sources", ())),
+            start=row.get("start"),
+        )
 
     def sort_key(self) -> tuple:
         """The canonical order of findings (see :func:`sort_findings`)."""
-        return (self.entity, self.kind, self.metric, period_sort_key(self.period), self.doc_id,
-                -1 if self.page is None else self.page, self.passage_id, -1 if self.start is None else self.start,
-                self.surface or "", self.specialist)
+        return (
+            self.entity,
+            self.kind,
+            self.metric,
+            period_sort_key(self.period),
+            self.doc_id,
+            -1 if self.page is None else self.page,
+            self.passage_id,
+            -1 if self.start is None else self.start,
+            self.surface or "",
+            self.specialist,
+        )
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
@@ -124,7 +173,9 @@ def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence 
         if f.kind == "fact" and f.value is not None and f.period is not None:
             groups.setdefault((f.entity, f.metric, f.period, f.unit), []).append(f)
     out = []
-    for entity, metric, period, unit in sorted(groups, key=lambda g: (g[0], g[1], period_sort_key(g[2]), g[3] or "")):
+    for entity, metric, period, unit in sorted(
+        groups, key=lambda g: (g[0], g[1], period_sort_key(g[2]), g[3] or "")
+    ):
         facts = sort_findings(groups[entity, metric, period, unit])
         values: list[float] = []
         for f in facts:
@@ -135,22 +186,51 @@ def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence 
         per_value_docs = {v: sorted({f.doc_id for f in facts if same_value(f.value, v)}) for v in values}
         # two different values stated by two different documents (a disagreement inside one
         # document is not a cross-document conflict)
-        if not any(d1 != d2 for i, v1 in enumerate(values) for v2 in values[i + 1:]
-                   for d1 in per_value_docs[v1] for d2 in per_value_docs[v2]):
+        if not any(
+            d1 != d2
+            for i, v1 in enumerate(values)
+            for v2 in values[i + 1 :]
+            for d1 in per_value_docs[v1]
+            for d2 in per_value_docs[v2]
+        ):
             continue
         order = sorted(values, key=lambda v: (-len(per_value_docs[v]), per_value_docs[v][0], v))
-        firsts = [next(f for f in facts if f.doc_id == doc and same_value(f.value, v))
-                  for v in order for doc in per_value_docs[v]]
+        firsts = [
+            next(f for f in facts if f.doc_id == doc and same_value(f.value, v))
+            for v in order
+            for doc in per_value_docs[v]
+        ]
         sources = [{k: getattr(f, k) for k in _SOURCE_KEYS} for f in firsts]
         first = sources[0]
-        out.append(Finding(entity, metric, period, None, unit, first["quote"], first["passage_id"], first["doc_id"],
-                           first["page"], specialist, min(s["confidence"] for s in sources), None, "conflict",
-                           tuple(sources), first["start"]))
+        out.append(
+            Finding(
+                entity,
+                metric,
+                period,
+                None,
+                unit,
+                first["quote"],
+                first["passage_id"],
+                first["doc_id"],
+                first["page"],
+                specialist,
+                min(s["confidence"] for s in sources),
+                None,
+                "conflict",
+                tuple(sources),
+                first["start"],
+            )
+        )
     return sort_findings(out)
 
 
-def score_facts(findings: Iterable[Finding], gold: Iterable[Mapping[str, Any]], *, metrics: Sequence[str],
-                entities: Iterable[str] | None = None) -> dict:
+def score_facts(
+    findings: Iterable[Finding],
+    gold: Iterable[Mapping[str, Any]],
+    *,
+    metrics: Sequence[str],
+    entities: Iterable[str] | None = None,
+) -> dict:
     """Precision and recall of (entity, metric, period, value) against gold facts.
 
     Parameters
@@ -173,20 +253,35 @@ def score_facts(findings: Iterable[Finding], gold: Iterable[Mapping[str, Any]], 
     """
     metrics = set(metrics)
     keep = None if entities is None else set(entities)
-    found = {fact_key(f.entity, f.metric, f.period, f.value) for f in findings
-             if f.kind == "fact" and f.metric in metrics and (keep is None or f.entity in keep)}
-    parsed = [(g, parse_figure(str(g["value"]))) for g in gold
-              if g["metric"] in metrics and (keep is None or g["entity"] in keep)]
+    found = {
+        fact_key(f.entity, f.metric, f.period, f.value)
+        for f in findings
+        if f.kind == "fact" and f.metric in metrics and (keep is None or f.entity in keep)
+    }
+    parsed = [
+        (g, parse_figure(str(g["value"])))
+        for g in gold
+        if g["metric"] in metrics and (keep is None or g["entity"] in keep)
+    ]
     truth = {fact_key(g["entity"], g["metric"], g["period"], p[0]) for g, p in parsed if p is not None}
     tp = found & truth
-    return {"precision": len(tp) / len(found) if found else None, "recall": len(tp) / len(truth) if truth else None,
-            "tp": len(tp), "n_found": len(found), "n_gold": len(truth),
-            "false_positives": [list(k) for k in sorted(found - truth, key=repr)],
-            "missed": [list(k) for k in sorted(truth - found, key=repr)]}
+    return {
+        "precision": len(tp) / len(found) if found else None,
+        "recall": len(tp) / len(truth) if truth else None,
+        "tp": len(tp),
+        "n_found": len(found),
+        "n_gold": len(truth),
+        "false_positives": [list(k) for k in sorted(found - truth, key=repr)],
+        "missed": [list(k) for k in sorted(truth - found, key=repr)],
+    }
 
 
-def score_conflicts(conflicts: Iterable[Finding], planted: Iterable[Mapping[str, Any]], *,
-                    entities: Iterable[str] | None = None) -> dict:
+def score_conflicts(
+    conflicts: Iterable[Finding],
+    planted: Iterable[Mapping[str, Any]],
+    *,
+    entities: Iterable[str] | None = None,
+) -> dict:
     """How many planted contradictions were reported as conflicts, and how many conflicts were planted.
 
     A planted contradiction (``entity``, ``metric``, ``period``, ``pid``) matches a conflict with its
@@ -203,16 +298,21 @@ def score_conflicts(conflicts: Iterable[Finding], planted: Iterable[Mapping[str,
     planted = [p for p in planted if keep is None or p["entity"] in keep]
 
     def match(c: Finding, p: Mapping[str, Any]) -> bool:
-        return ((c.entity, c.metric, c.period) == (p["entity"], p["metric"], p["period"])
-                and any(s["passage_id"] == p["pid"] for s in c.sources))
+        return (c.entity, c.metric, c.period) == (p["entity"], p["metric"], p["period"]) and any(
+            s["passage_id"] == p["pid"] for s in c.sources
+        )
 
     found = [p for p in planted if any(match(c, p) for c in conflicts)]
     correct = [c for c in conflicts if any(match(c, p) for p in planted)]
-    return {"recall": len(found) / len(planted) if planted else None,
-            "precision": len(correct) / len(conflicts) if conflicts else None,
-            "n_planted": len(planted), "n_conflicts": len(conflicts), "found": len(found),
-            "missed": [dict(p) for p in planted if p not in found],
-            "unplanted": [[c.entity, c.metric, c.period] for c in conflicts if c not in correct]}
+    return {
+        "recall": len(found) / len(planted) if planted else None,
+        "precision": len(correct) / len(conflicts) if conflicts else None,
+        "n_planted": len(planted),
+        "n_conflicts": len(conflicts),
+        "found": len(found),
+        "missed": [dict(p) for p in planted if p not in found],
+        "unplanted": [[c.entity, c.metric, c.period] for c in conflicts if c not in correct],
+    }
 
 
 def write_findings(path: str | os.PathLike, findings: Iterable[Finding]) -> None:

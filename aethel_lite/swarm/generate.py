@@ -43,8 +43,16 @@ class OpenAICompatibleGenerator:
     temperature : float
     """
 
-    def __init__(self, url: str, *, model: str = "default", timeout: float = 30.0, api_key: str | None = None,
-                 max_tokens: int = 600, temperature: float = 0.0):
+    def __init__(
+        self,
+        url: str,
+        *,
+        model: str = "default",
+        timeout: float = 30.0,
+        api_key: str | None = None,
+        max_tokens: int = 600,
+        temperature: float = 0.0,
+    ):
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ParameterError(f"generator url must start with http:// or https://, got {url!r}")
         if not (isinstance(timeout, (int, float)) and timeout > 0):
@@ -69,34 +77,49 @@ class OpenAICompatibleGenerator:
             Connection refused, no reply within ``timeout``, an HTTP error status, or a reply
             without ``choices[0].message.content`` as a non-empty string (named in the message).
         """
-        body = json.dumps({"model": self.model, "temperature": self.temperature, "max_tokens": self.max_tokens,
-                           "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}]})
+        body = json.dumps(
+            {
+                "model": self.model,
+                "temperature": self.temperature,
+                "max_tokens": self.max_tokens,
+                "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}],
+            }
+        )
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.endpoint, data=body.encode("utf-8"), headers=headers, method="POST")
+        request = urllib.request.Request(
+            self.endpoint, data=body.encode("utf-8"), headers=headers, method="POST"
+        )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 - URL given by the user
                 raw = response.read()
         except urllib.error.HTTPError as exc:
             raise GeneratorError(f"text generator {self.endpoint}: HTTP {exc.code} {exc.reason}") from None
-        except (socket.timeout, TimeoutError):
-            raise GeneratorError(f"text generator {self.endpoint}: no reply within {self.timeout:g} s") from None
+        except TimeoutError:
+            raise GeneratorError(
+                f"text generator {self.endpoint}: no reply within {self.timeout:g} s"
+            ) from None
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, (socket.timeout, TimeoutError)):
-                raise GeneratorError(f"text generator {self.endpoint}: no reply within {self.timeout:g} s") from None
+                raise GeneratorError(
+                    f"text generator {self.endpoint}: no reply within {self.timeout:g} s"
+                ) from None
             raise GeneratorError(f"text generator {self.endpoint}: unreachable ({exc.reason})") from None
         except (ConnectionError, OSError) as exc:
             raise GeneratorError(f"text generator {self.endpoint}: connection failed ({exc})") from None
         try:
             reply = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
-            raise GeneratorError(f"text generator {self.endpoint}: the reply is not JSON "
-                                 f"(first bytes: {raw[:60]!r})") from None
+            raise GeneratorError(
+                f"text generator {self.endpoint}: the reply is not JSON (first bytes: {raw[:60]!r})"
+            ) from None
         try:
             content = reply["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
-            raise GeneratorError(f"text generator {self.endpoint}: malformed reply, no choices[0].message.content") from None
+            raise GeneratorError(
+                f"text generator {self.endpoint}: malformed reply, no choices[0].message.content"
+            ) from None
         if not isinstance(content, str) or not content.strip():
             raise GeneratorError(f"text generator {self.endpoint}: empty reply")
         return content.strip()

@@ -34,8 +34,16 @@ from .memo import passage_location
 from .orchestrator import Orchestrator
 from .resolvers import DocumentResolver, link_mentions
 
-__all__ = ["MEMO_PARTS", "memo_methods", "check_memo_parts", "index_companies", "link_companies",
-           "index_orchestrator", "closest_companies", "check_target"]
+__all__ = [
+    "MEMO_PARTS",
+    "memo_methods",
+    "check_memo_parts",
+    "index_companies",
+    "link_companies",
+    "index_orchestrator",
+    "closest_companies",
+    "check_target",
+]
 
 #: the index parts the memo reads (besides the passages): spaCy's mentions and BM25
 MEMO_PARTS = ("entities-ner", "bm25")
@@ -47,9 +55,14 @@ SHOWN_COMPANIES = 12
 
 def memo_methods() -> list[str]:
     """The methods whose index holds what the memo needs (a graph on spaCy NER: ``ner`` or ``ner3``)."""
-    return [m for m in known_methods()
-            if any(METHODS[b][0] == "GraphRetriever" and METHODS[b][1].get("extractor", "ner3") in ("ner", "ner3")
-                   for b in FUSIONS.get(m, (m,)))]
+    return [
+        m
+        for m in known_methods()
+        if any(
+            METHODS[b][0] == "GraphRetriever" and METHODS[b][1].get("extractor", "ner3") in ("ner", "ner3")
+            for b in FUSIONS.get(m, (m,))
+        )
+    ]
 
 
 def check_memo_parts(index_dir: str | os.PathLike, info: Mapping[str, Any]) -> None:
@@ -59,12 +72,15 @@ def check_memo_parts(index_dir: str | os.PathLike, info: Mapping[str, Any]) -> N
         return
     methods = list(dict.fromkeys([*info["methods"], MEMO_METHOD]))
     inputs = " ".join(shlex.quote(os.path.abspath(p)) for p in info.get("inputs", [])) or "FILES"
-    some = ", ".join(m for m in memo_methods() if m in ("aethel-bct", "aethel-ner3", "aethel-ner", "rrf", "aethel-hybrid"))
+    some = ", ".join(
+        m for m in memo_methods() if m in ("aethel-bct", "aethel-ner3", "aethel-ner", "rrf", "aethel-hybrid")
+    )
     raise ParameterError(
         f"--index {index_dir}: the memo needs the spaCy entities of every passage ({', '.join(missing)}), which an index "
         f"built with a graph method on spaCy NER holds ({some}, ...); this one was built with --methods "
         f"{','.join(info['methods'])}; rebuild it with `aethel index {inputs} --out "
-        f"{shlex.quote(os.path.abspath(index_dir))} --methods {shlex.quote(','.join(methods))}`")
+        f"{shlex.quote(os.path.abspath(index_dir))} --methods {shlex.quote(','.join(methods))}`"
+    )
 
 
 def _name_pattern(key: str, *, possessive: bool = False) -> re.Pattern | None:
@@ -81,7 +97,11 @@ def _surface(key: str, texts: Sequence[str]) -> str:
     """How the documents print a company key: its most frequent spelling, mixed case before capitals
     (a possessive kept: the key ``mcdonald`` is printed "McDonald’s")."""
     rx = _name_pattern(key, possessive=True)
-    counts = Counter() if rx is None else Counter(" ".join(m.group(0).split()) for t in texts for m in rx.finditer(t))
+    counts = (
+        Counter()
+        if rx is None
+        else Counter(" ".join(m.group(0).split()) for t in texts for m in rx.finditer(t))
+    )
     return min(counts, key=lambda s: (s.isupper() or s.islower(), -counts[s], s)) if counts else key
 
 
@@ -117,23 +137,32 @@ def _mentions(index: SearchIndex, pids: Sequence[str]) -> list[list[Mention]]:
     path = index.dir / part["files"][0]
     rows = list(read_jsonl(path))
     if [r.get("pid") for r in rows] != list(pids):
-        raise DataError(f"{path}: its passages differ from the index's; {rebuild_hint(index.dir, index.info)}")
+        raise DataError(
+            f"{path}: its passages differ from the index's; {rebuild_hint(index.dir, index.info)}"
+        )
     try:
         return [[Mention(*m) for m in r["mentions"]] for r in rows]
     except (KeyError, TypeError) as exc:
-        raise DataError(f"{path}: malformed mentions ({exc!r}); {rebuild_hint(index.dir, index.info)}") from None
+        raise DataError(
+            f"{path}: malformed mentions ({exc!r}); {rebuild_hint(index.dir, index.info)}"
+        ) from None
 
 
-def link_companies(passages: Sequence[Any], mentions: Sequence[Sequence[Mention]],
-                   companies: Mapping[str, str]) -> list[list[Mention]]:
+def link_companies(
+    passages: Sequence[Any], mentions: Sequence[Sequence[Mention]], companies: Mapping[str, str]
+) -> list[list[Mention]]:
     """``mentions`` (one list per passage, over its ``passage_text``) plus an ``"ALIAS"`` mention of every
     company name of ``companies`` found in the passage (:func:`_name_pattern`)."""
     keys = sorted({normalize_entity(n) for n in companies.values()} - {""}, key=lambda k: (-len(k), k))
     patterns = [rx.pattern for rx in map(_name_pattern, keys) if rx is not None]
-    names = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None  # longest first
+    names = (
+        re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None
+    )  # longest first
     texts = [passage_text(p) for p in passages]
-    return [link_mentions(ms, text, [] if names is None else [m.span() for m in names.finditer(text)])
-            for text, ms in zip(texts, mentions)]
+    return [
+        link_mentions(ms, text, [] if names is None else [m.span() for m in names.finditer(text)])
+        for text, ms in zip(texts, mentions)
+    ]
 
 
 def index_orchestrator(index_dir: str | os.PathLike, **kwargs: Any) -> Orchestrator:
@@ -160,16 +189,23 @@ def index_orchestrator(index_dir: str | os.PathLike, **kwargs: Any) -> Orchestra
         metas = read_docmeta(index.dir / DOCMETA_FILE)
     companies = index_companies(stored, metas)
     if not companies:
-        raise ParameterError(f"--index {index_dir}: none of its {info['n_documents']} documents names a company that "
-                             "could be read (an SEC cover page's registrant, or a company name in the file's title); "
-                             "a memo is about a company")
-    passages = [p if (p.meta or {}).get("company") or p.doc_id not in companies
-                else Passage(p.pid, p.doc_id, p.title, p.text, {**(p.meta or {}), "company": companies[p.doc_id]})
-                for p in stored]
+        raise ParameterError(
+            f"--index {index_dir}: none of its {info['n_documents']} documents names a company that "
+            "could be read (an SEC cover page's registrant, or a company name in the file's title); "
+            "a memo is about a company"
+        )
+    passages = [
+        p
+        if (p.meta or {}).get("company") or p.doc_id not in companies
+        else Passage(p.pid, p.doc_id, p.title, p.text, {**(p.meta or {}), "company": companies[p.doc_id]})
+        for p in stored
+    ]
     raw = _mentions(index, pids)
     if kwargs.get("extractor") is not None:
-        raise ParameterError("index_orchestrator: the graph is built from the index's spaCy mentions (filtered NER); "
-                             "no other extractor can be given")
+        raise ParameterError(
+            "index_orchestrator: the graph is built from the index's spaCy mentions (filtered NER); "
+            "no other extractor can be given"
+        )
     orch = Orchestrator(resolver=DocumentResolver(passages, "company"), **kwargs)
     extractor = Ner3Extractor(max_df=None)  # as Orchestrator.fit: no stop-entity cut
     mentions = link_companies(passages, extractor.filter(raw), companies)
@@ -179,11 +215,17 @@ def index_orchestrator(index_dir: str | os.PathLike, **kwargs: Any) -> Orchestra
     verify_files(index.dir, index.info, index.info["parts"]["bm25"]["files"])
     bm25 = BM25Retriever.load(index.dir / "bm25")
     if bm25.pids_ != pids:
-        raise DataError(f"{index.dir / 'bm25'}: its passage ids differ from the index's; "
-                        f"{rebuild_hint(index.dir, index.info)}")
+        raise DataError(
+            f"{index.dir / 'bm25'}: its passage ids differ from the index's; "
+            f"{rebuild_hint(index.dir, index.info)}"
+        )
     retriever = GraphRetriever.from_parts(params, passages, graph, bm25, extractor=extractor)
-    orch.fit_parts(passages, retriever, ner=dict(zip(pids, raw)),
-                   locations={p.pid: passage_location(p) for p in passages})
+    orch.fit_parts(
+        passages,
+        retriever,
+        ner=dict(zip(pids, raw)),
+        locations={p.pid: passage_location(p) for p in passages},
+    )
     orch.companies_ = companies
     orch.index_dir_ = Path(index_dir)
     return orch
@@ -211,7 +253,10 @@ def check_target(orchestrator: Orchestrator, target: str) -> str:
     if entity is not None:
         return entity
     known = closest_companies(target, list(orchestrator.companies_.values()))
-    shown = ", ".join(known[:SHOWN_COMPANIES]) + (f" and {len(known) - SHOWN_COMPANIES} more"
-                                                 if len(known) > SHOWN_COMPANIES else "")
-    raise ParameterError(f"--target {target!r}: not a company of the index {orchestrator.index_dir_} (or it names several); "
-                         f"it knows {len(known)} compan{'y' if len(known) == 1 else 'ies'}, closest first: {shown}")
+    shown = ", ".join(known[:SHOWN_COMPANIES]) + (
+        f" and {len(known) - SHOWN_COMPANIES} more" if len(known) > SHOWN_COMPANIES else ""
+    )
+    raise ParameterError(
+        f"--target {target!r}: not a company of the index {orchestrator.index_dir_} (or it names several); "
+        f"it knows {len(known)} compan{'y' if len(known) == 1 else 'ies'}, closest first: {shown}"
+    )

@@ -20,8 +20,18 @@ from .generate import SYSTEM_PROMPT, GeneratorError
 from .lexicon import METRICS, TOPICS
 from .values import period_sort_key, same_value
 
-__all__ = ["Memo", "AuditRow", "build_memo", "check_memo", "check_prose", "parse_audit_table", "MemoCheckError",
-           "MEMO_TITLE", "passage_location", "is_memo_markdown"]
+__all__ = [
+    "Memo",
+    "AuditRow",
+    "build_memo",
+    "check_memo",
+    "check_prose",
+    "parse_audit_table",
+    "MemoCheckError",
+    "MEMO_TITLE",
+    "passage_location",
+    "is_memo_markdown",
+]
 
 AUDIT_HEADING = "## Audit trail"
 MEMO_TITLE = "# Investment-committee memo: "  # every memo's first line starts so
@@ -86,9 +96,16 @@ class Memo:
         markdown = self.markdown
         if narrow and AUDIT_HEADING in markdown:  # the same renderer, over a five-column audit table
             rows = [" | ".join(_cell(c) for c in _narrow_row(r)) for r in parse_audit_table(markdown)]
-            markdown = "\n".join([markdown.split(AUDIT_HEADING, 1)[0] + AUDIT_HEADING, "",
-                                   "| Ref | Figure | What | Source | Quote |", "|---|---|---|---|---|",
-                                   *(f"| {r} |" for r in rows), ""])
+            markdown = "\n".join(
+                [
+                    markdown.split(AUDIT_HEADING, 1)[0] + AUDIT_HEADING,
+                    "",
+                    "| Ref | Figure | What | Source | Quote |",
+                    "|---|---|---|---|---|",
+                    *(f"| {r} |" for r in rows),
+                    "",
+                ]
+            )
         body = MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown)
         return f'<div class="aethel-memo">{body}</div>'
 
@@ -100,7 +117,9 @@ class Memo:
 def _narrow_row(row: Mapping[str, str]) -> tuple[str, ...]:
     """An audit row (:func:`parse_audit_table`) as the five cells of :meth:`Memo.to_html`'s narrow table."""
     what = " · ".join(row[k] for k in ("Entity", "Metric", "Period") if row.get(k, "—") not in ("", "—"))
-    where, page = (row.get("File"), row.get("Page")) if "File" in row else (row.get("Document"), row.get("PDF page"))
+    where, page = (
+        (row.get("File"), row.get("Page")) if "File" in row else (row.get("Document"), row.get("PDF page"))
+    )
     source = f"{where}, page {page}" if page not in (None, "", "—") else str(where)
     return row["Ref"], row["Figure"], what, f"{source} ({row['Passage']})", row["Quote"]
 
@@ -122,7 +141,9 @@ def passage_location(passage: Any) -> tuple[str, str]:
     file = doc
     if isinstance(path, str) and path:
         stem = Path(path).with_suffix("").as_posix()
-        file = doc + Path(path).suffix if doc and (stem == doc or stem.endswith("/" + doc)) else Path(path).name
+        file = (
+            doc + Path(path).suffix if doc and (stem == doc or stem.endswith("/" + doc)) else Path(path).name
+        )
     page = "—"
     for key, label in (("page", "{}"), ("paragraph", "paragraph {}"), ("chunk", "chunk {}")):
         value = meta.get(key)
@@ -156,8 +177,19 @@ class _Refs:
         r = self.by_key.get(key)
         if r is None:
             r = self.by_key[key] = f"A{len(self.rows) + 1}"
-            self.rows.append(AuditRow(r, f.surface or "", self.names.get(f.entity, f.entity), _label(f.metric),
-                                      f.period or "", f.doc_id, f.page, f.passage_id, f.quote))
+            self.rows.append(
+                AuditRow(
+                    r,
+                    f.surface or "",
+                    self.names.get(f.entity, f.entity),
+                    _label(f.metric),
+                    f.period or "",
+                    f.doc_id,
+                    f.page,
+                    f.passage_id,
+                    f.quote,
+                )
+            )
         return r
 
     def figure(self, facts: Sequence[Finding]) -> str:
@@ -171,7 +203,9 @@ class _Refs:
 
 
 def _label(metric: str) -> str:
-    return METRICS[metric].label if metric in METRICS else TOPICS[metric].label if metric in TOPICS else metric
+    return (
+        METRICS[metric].label if metric in METRICS else TOPICS[metric].label if metric in TOPICS else metric
+    )
 
 
 def _values(facts: Sequence[Finding]) -> list[list[Finding]]:
@@ -196,10 +230,20 @@ def _by_metric(entities: Sequence[str], facts: Sequence[Finding], metrics: Seque
                 yield e, m, fs
 
 
-def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflicts: Sequence[Finding],
-               specialists: Sequence[Any], names: Mapping[str, str], evidence: str,
-               target_entity: str | None = None, generator: Any = None, query: str | None = None,
-               locations: Mapping[str, tuple[str, str]] | None = None) -> Memo:
+def build_memo(
+    *,
+    target: str,
+    found: bool,
+    findings: Sequence[Finding],
+    conflicts: Sequence[Finding],
+    specialists: Sequence[Any],
+    names: Mapping[str, str],
+    evidence: str,
+    target_entity: str | None = None,
+    generator: Any = None,
+    query: str | None = None,
+    locations: Mapping[str, tuple[str, str]] | None = None,
+) -> Memo:
     """Render the memo of a swarm run.
 
     Parameters
@@ -229,9 +273,11 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
     title = f"{MEMO_TITLE}{target}"
     if not found or not findings:
         asked = query if query is not None else target
-        md = (f"{title}\n\n**No evidence found.** The corpus holds no passage that the specialists could read about "
-              f"“{asked}”: the name matches no entity of the corpus, or no retrieved passage states a figure or a "
-              "risk topic about it. No figures are reported.\n")
+        md = (
+            f"{title}\n\n**No evidence found.** The corpus holds no passage that the specialists could read about "
+            f"“{asked}”: the name matches no entity of the corpus, or no retrieved passage states a figure or a "
+            "risk topic about it. No figures are reported.\n"
+        )
         return Memo(target, md, [], found=False)
 
     facts = [f for f in findings if f.kind == "fact"]
@@ -247,12 +293,16 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
             periods = sorted({f.period for f in fs if f.period}, key=period_sort_key)
             if not periods:
                 continue
-            shown = " against ".join(refs.value(g) for g in _values([f for f in fs if f.period == periods[-1]]))
+            shown = " against ".join(
+                refs.value(g) for g in _values([f for f in fs if f.period == periods[-1]])
+            )
             who = f" of {names.get(e, e)}" if multi and e != target_entity else ""
             parts.append(f"{_label(metric)}{who} {shown} ({periods[-1]})")
         if parts:
             sentences.append(f"The {sp.name} reports " + "; ".join(parts) + ".")
-    raised = [TOPICS[t].label for sp in specialists for t in sp.mandate.topics if any(f.metric == t for f in topics)]
+    raised = [
+        TOPICS[t].label for sp in specialists for t in sp.mandate.topics if any(f.metric == t for f in topics)
+    ]
     if raised:
         sentences.append("Risk topics raised in the evidence: " + ", ".join(raised) + ".")
     if conflicts:
@@ -273,14 +323,20 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
             va, vb = ga[0][0].value, gb[0][0].value
             word = "up" if vb > va else "down" if vb < va else "unchanged"
             who = f" of {names.get(e, e)}" if multi and e != target_entity else ""
-            trends.append(f"{_label(metric)}{who} {word} from {refs.value(ga[0])} ({periods[-2]}) to "
-                          f"{refs.value(gb[0])} ({periods[-1]})")
+            trends.append(
+                f"{_label(metric)}{who} {word} from {refs.value(ga[0])} ({periods[-2]}) to "
+                f"{refs.value(gb[0])} ({periods[-1]})"
+            )
         if trends:
             inputs.append(f"- **{sp.name}**: " + "; ".join(trends) + ".")
     flagged = [f for f in topics if f.metric in {t for sp in specialists for t in sp.mandate.topics}]
     if flagged:
-        first = {t: [f for f in flagged if f.metric == t][:3] for t in dict.fromkeys(f.metric for f in flagged)}
-        cites = "; ".join(f"{_label(t)} " + " ".join(f"[{refs.ref(f)}]" for f in fs) for t, fs in first.items())
+        first = {
+            t: [f for f in flagged if f.metric == t][:3] for t in dict.fromkeys(f.metric for f in flagged)
+        }
+        cites = "; ".join(
+            f"{_label(t)} " + " ".join(f"[{refs.ref(f)}]" for f in fs) for t, fs in first.items()
+        )
         inputs.append(f"- **Risk topics** (quoted in the audit trail): {cites}.")
     if conflicts:
         items = ", ".join(f"{_label(c.metric)} ({c.period})" for c in conflicts)
@@ -296,12 +352,17 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
         if mine:
             mine_entities = {f.entity for f in mine}
             wide = len(mine_entities) > 1 or target_entity not in mine_entities
-            head = "| Entity | Metric | Period | Figure |\n|---|---|---|---|" if wide else \
-                "| Metric | Period | Figure |\n|---|---|---|"
+            head = (
+                "| Entity | Metric | Period | Figure |\n|---|---|---|---|"
+                if wide
+                else "| Metric | Period | Figure |\n|---|---|---|"
+            )
             rows = []
             for e, metric, fs in _by_metric(entities, mine, sp.mandate.metrics):
                 for period in sorted({f.period for f in fs}, key=period_sort_key, reverse=True):
-                    cell = " against ".join(refs.value(g) for g in _values([f for f in fs if f.period == period]))
+                    cell = " against ".join(
+                        refs.value(g) for g in _values([f for f in fs if f.period == period])
+                    )
                     row = f"| {_label(metric)} | {period} | {cell} |"
                     rows.append(f"| {_cell(names.get(e, e))} " + row if wide else row)
             lines += [head, *rows, ""]
@@ -312,7 +373,12 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
                 fs = [f for f in tops if f.metric == t]
                 if fs:
                     more = " and further passages (see the findings)" if len(fs) > TOPIC_QUOTES else ""
-                    lines.append(f"| {_label(t)} | " + " ".join(f"[{refs.ref(f)}]" for f in fs[:TOPIC_QUOTES]) + more + " |")
+                    lines.append(
+                        f"| {_label(t)} | "
+                        + " ".join(f"[{refs.ref(f)}]" for f in fs[:TOPIC_QUOTES])
+                        + more
+                        + " |"
+                    )
             lines.append("")
         if sp.mandate.conflicts:
             lines += ["Statements that disagree between documents are listed under Conflicts.", ""]
@@ -326,8 +392,11 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
         for c in conflicts:
             stated = [refs.figure([Finding(c.entity, c.metric, c.period, **s)]) for s in c.sources]
             who = f" — {names.get(c.entity, c.entity)}" if multi else ""
-            clines.append(f"- **{_label(c.metric)}, {c.period}**{who}: " + " against ".join(stated) +
-                          " (different documents).")
+            clines.append(
+                f"- **{_label(c.metric)}, {c.period}**{who}: "
+                + " against ".join(stated)
+                + " (different documents)."
+            )
     else:
         clines.append("None: no figure is stated differently in two documents.")
     clines.append("")
@@ -337,34 +406,63 @@ def build_memo(*, target: str, found: bool, findings: Sequence[Finding], conflic
         prose, prose_kind, error = _generated(generator, template_prose, refs, names)
 
     where = "File | Page" if locations is not None else "Document | PDF page"
-    audit = [f"| Ref | Figure | Entity | Metric | Period | {where} | Passage | Quote |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    audit = [
+        f"| Ref | Figure | Entity | Metric | Period | {where} | Passage | Quote |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in refs.rows:
         doc, page = r.doc_id, "—" if r.page is None else str(r.page + 1)
         if locations is not None:
             doc, page = locations.get(r.passage_id, (doc, page))
-        audit.append(f"| {r.ref} | {_cell(r.figure) or '—'} | {_cell(r.entity)} | {_cell(r.metric)} | {r.period or '—'} | "
-                     f"{_cell(doc)} | {_cell(page)} | {_cell(r.passage_id)} | {_cell(r.quote)} |")
-    source_line = ("*Prose written by the text generator from the findings.*" if prose_kind == "generated"
-                   else "*Prose assembled from templates.*")
-    md = "\n".join([
-        title, "",
-        f"*Evidence: {evidence} Every figure is printed as its source prints it, in bold, with its audit "
-        "reference.*", "",
-        "## Summary and recommendation inputs", "", prose, "", source_line, "",
-        *inputs, "",
-        *sections,
-        *clines,
-        AUDIT_HEADING, "",
-        *audit, "",
-    ])
+        audit.append(
+            f"| {r.ref} | {_cell(r.figure) or '—'} | {_cell(r.entity)} | {_cell(r.metric)} | {r.period or '—'} | "
+            f"{_cell(doc)} | {_cell(page)} | {_cell(r.passage_id)} | {_cell(r.quote)} |"
+        )
+    source_line = (
+        "*Prose written by the text generator from the findings.*"
+        if prose_kind == "generated"
+        else "*Prose assembled from templates.*"
+    )
+    md = "\n".join(
+        [
+            title,
+            "",
+            f"*Evidence: {evidence} Every figure is printed as its source prints it, in bold, with its audit "
+            "reference.*",
+            "",
+            "## Summary and recommendation inputs",
+            "",
+            prose,
+            "",
+            source_line,
+            "",
+            *inputs,
+            "",
+            *sections,
+            *clines,
+            AUDIT_HEADING,
+            "",
+            *audit,
+            "",
+        ]
+    )
     return Memo(target, md, refs.rows, found=True, prose=prose_kind, generator_error=error)
 
 
-def _generated(generator: Any, template: str, refs: _Refs, names: Mapping[str, str]) -> tuple[str, str, str | None]:
-    lines = [f"[{r.ref}] {r.entity}, {r.metric}, {r.period or 'no period'}: {r.figure}" for r in refs.rows if r.figure]
-    prompt = ("Findings (reference, entity, metric, period: figure):\n" + "\n".join(lines) +
-              "\n\nDraft summary to rewrite (keep its figures and references):\n" + template)
+def _generated(
+    generator: Any, template: str, refs: _Refs, names: Mapping[str, str]
+) -> tuple[str, str, str | None]:
+    lines = [
+        f"[{r.ref}] {r.entity}, {r.metric}, {r.period or 'no period'}: {r.figure}"
+        for r in refs.rows
+        if r.figure
+    ]
+    prompt = (
+        "Findings (reference, entity, metric, period: figure):\n"
+        + "\n".join(lines)
+        + "\n\nDraft summary to rewrite (keep its figures and references):\n"
+        + template
+    )
     try:
         text = generator.generate(prompt, system=SYSTEM_PROMPT)
     except GeneratorError as exc:
@@ -412,8 +510,11 @@ def parse_audit_table(markdown: str) -> list[dict]:
     """The audit-trail rows of a memo's Markdown as dicts (cells unescaped)."""
     if AUDIT_HEADING not in markdown:
         return []
-    table = [[c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
-             for line in markdown.split(AUDIT_HEADING, 1)[1].splitlines() if line.startswith("|")]
+    table = [
+        [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+        for line in markdown.split(AUDIT_HEADING, 1)[1].splitlines()
+        if line.startswith("|")
+    ]
     header, *rows = table or [[]]
     return [dict(zip(header, cells)) for cells in rows if not set("".join(cells)) <= set("-")]
 
@@ -454,13 +555,19 @@ def check_memo(memo: Memo | str, passages: Mapping[str, Any], *, names: Sequence
         if "File" in r:  # cited by file and page
             file, at = passage_location(p)
             if (r["File"], r.get("Page")) != (file, at):
-                raise MemoCheckError(f"[{r['Ref']}]: {r['File']}, page {r.get('Page')} is not where passage {pid} is "
-                                     f"({file}, page {at})")
+                raise MemoCheckError(
+                    f"[{r['Ref']}]: {r['File']}, page {r.get('Page')} is not where passage {pid} is "
+                    f"({file}, page {at})"
+                )
         elif r["Document"] != p.doc_id:
-            raise MemoCheckError(f"[{r['Ref']}]: document {r['Document']!r} is not passage {pid}'s ({p.doc_id!r})")
+            raise MemoCheckError(
+                f"[{r['Ref']}]: document {r['Document']!r} is not passage {pid}'s ({p.doc_id!r})"
+            )
         elif isinstance(page, int) and r["PDF page"] != str(page + 1):
             raise MemoCheckError(f"[{r['Ref']}]: page {r['PDF page']} is not passage {pid}'s ({page + 1})")
-        rows.append(AuditRow(r["Ref"], fig, r["Entity"], r["Metric"], r["Period"], p.doc_id, page, pid, r["Quote"]))
+        rows.append(
+            AuditRow(r["Ref"], fig, r["Entity"], r["Metric"], r["Period"], p.doc_id, page, pid, r["Quote"])
+        )
     body = markdown.split(AUDIT_HEADING, 1)[0]
     check_prose(body, rows, names=names)
     return sum(1 for _ in _BOLD_FIG_RE.finditer(body))

@@ -38,7 +38,7 @@ __all__ = ["Orchestrator", "Target", "SwarmResult", "EVIDENCE"]
 EVIDENCE = ("graph", "bm25", "dense")
 _EVIDENCE_TEXT = {
     "graph": "graph-filtered passages (Personalized PageRank with BCT seeded on the target; for each metric and topic "
-             "the best-ranked passages that mention it).",
+    "the best-ranked passages that mention it).",
     "bm25": "BM25's best passages for the target's name and each metric or topic (no graph).",
     "dense": "the dense retriever's best passages for the target's name and each metric or topic (no graph).",
 }
@@ -78,8 +78,15 @@ class Target:
 
     def to_dict(self) -> dict:
         """JSON-able record."""
-        return {"query": self.query, "entity": self.entity, "name": self.name, "keys": list(self.keys),
-                "scope": list(self.scope), "seeds": [dict(s) for s in self.seeds], "found": self.found}
+        return {
+            "query": self.query,
+            "entity": self.entity,
+            "name": self.name,
+            "keys": list(self.keys),
+            "scope": list(self.scope),
+            "seeds": [dict(s) for s in self.seeds],
+            "found": self.found,
+        }
 
 
 @dataclass
@@ -119,9 +126,15 @@ class SwarmResult:
     def to_dict(self) -> dict:
         """JSON-able record of the whole run (``findings``: the findings and the conflicts)."""
         findings = [f.to_dict() for f in self.findings + self.conflicts]
-        return {"target": self.target.to_dict(), "evidence": self.evidence, "k": self.k, "findings": findings,
-                "contexts": self.contexts, "memo": None if self.memo is None else self.memo.to_dict(),
-                "timing": self.timing}
+        return {
+            "target": self.target.to_dict(),
+            "evidence": self.evidence,
+            "k": self.k,
+            "findings": findings,
+            "contexts": self.contexts,
+            "memo": None if self.memo is None else self.memo.to_dict(),
+            "timing": self.timing,
+        }
 
 
 class Orchestrator:
@@ -157,11 +170,24 @@ class Orchestrator:
     progress : bool
     """
 
-    def __init__(self, specialists: Sequence[Specialist] | None = None, *, k: int = 10, depth: int = 1000,
-                 bct: str = "both", extractor: Any = None, alias_table: Mapping[str, Sequence[str]] | None = None,
-                 resolver: EntityResolver | None = None, ner: bool = True, n_jobs: int | None = None,
-                 n_process: int = 1, generator: Any = None, progress: bool = False, alpha: float = 0.5,
-                 link_names: bool = True):
+    def __init__(
+        self,
+        specialists: Sequence[Specialist] | None = None,
+        *,
+        k: int = 10,
+        depth: int = 1000,
+        bct: str = "both",
+        extractor: Any = None,
+        alias_table: Mapping[str, Sequence[str]] | None = None,
+        resolver: EntityResolver | None = None,
+        ner: bool = True,
+        n_jobs: int | None = None,
+        n_process: int = 1,
+        generator: Any = None,
+        progress: bool = False,
+        alpha: float = 0.5,
+        link_names: bool = True,
+    ):
         self.specialists = list(default_specialists() if specialists is None else specialists)
         if not self.specialists:
             raise ParameterError("Orchestrator: no specialists")
@@ -183,7 +209,7 @@ class Orchestrator:
         self.link_names = bool(link_names)
 
     @classmethod
-    def from_dataset(cls, dataset: Any, **kwargs: Any) -> "Orchestrator":
+    def from_dataset(cls, dataset: Any, **kwargs: Any) -> Orchestrator:
         """An unfitted orchestrator for a data set: an :class:`AliasResolver` and BCT alias table from its
         ``meta["aliases"]`` (the synthetic corpus), else a :class:`DocumentResolver` on ``meta["company"]``."""
         aliases = dataset.meta.get("aliases") if isinstance(dataset.meta, Mapping) else None
@@ -194,7 +220,7 @@ class Orchestrator:
             kwargs.setdefault("resolver", DocumentResolver(dataset.passages, "company"))
         return cls(**kwargs)
 
-    def fit(self, passages: Sequence[Any]) -> "Orchestrator":
+    def fit(self, passages: Sequence[Any]) -> Orchestrator:
         """Build the entity graph (and its BM25 index) over ``passages``; returns ``self``.
 
         Raises
@@ -204,20 +230,36 @@ class Orchestrator:
         ParameterError
             No resolver was given.
         """
-        passages = self._check_input("fit", passages, "build it with Orchestrator.from_dataset(dataset) "
-                                     "or pass resolver=AliasResolver(...) / DocumentResolver(...)")
+        passages = self._check_input(
+            "fit",
+            passages,
+            "build it with Orchestrator.from_dataset(dataset) "
+            "or pass resolver=AliasResolver(...) / DocumentResolver(...)",
+        )
         extractor = Ner3Extractor(max_df=None) if self.extractor is None else self.extractor
         linked = self.link_names and isinstance(self.resolver, AliasResolver)
         if linked:
             extractor = LinkingExtractor(get_extractor(extractor), self.resolver)
         # a linking extractor caches its base extractor's mentions itself (per passage, in the store)
-        graph_retriever = GraphRetriever(extractor=extractor, bct=self.bct, alias_table=self.alias_table,
-                                         alpha=self.alpha, n_process=self.n_process, cache=not linked,
-                                         progress=self.progress).fit(passages)
+        graph_retriever = GraphRetriever(
+            extractor=extractor,
+            bct=self.bct,
+            alias_table=self.alias_table,
+            alpha=self.alpha,
+            n_process=self.n_process,
+            cache=not linked,
+            progress=self.progress,
+        ).fit(passages)
         return self.fit_parts(passages, graph_retriever)
 
-    def fit_parts(self, passages: Sequence[Any], graph_retriever: Any, *, ner: Mapping[str, Any] | None = None,
-                  locations: Mapping[str, tuple[str, str]] | None = None) -> "Orchestrator":
+    def fit_parts(
+        self,
+        passages: Sequence[Any],
+        graph_retriever: Any,
+        *,
+        ner: Mapping[str, Any] | None = None,
+        locations: Mapping[str, tuple[str, str]] | None = None,
+    ) -> Orchestrator:
         """Fitted from parts computed elsewhere (:func:`aethel_lite.swarm.indexed.index_orchestrator`,
         :meth:`fit`): nothing is extracted; returns ``self``.
 
@@ -244,7 +286,9 @@ class Orchestrator:
     def _check_input(self, method: str, passages: Sequence[Any], hint: str) -> list:
         passages = list(passages)
         if not passages:
-            raise DataError(f"Orchestrator.{method}: empty corpus (no passages): there is nothing to write a memo from")
+            raise DataError(
+                f"Orchestrator.{method}: empty corpus (no passages): there is nothing to write a memo from"
+            )
         if self.resolver is None:
             raise ParameterError(f"Orchestrator.{method}: no entity resolver; {hint}")
         return passages
@@ -265,12 +309,23 @@ class Orchestrator:
             for key in list(keys):
                 keys.update(normalize_entity(a) for a in table.get(key, ()))
         keys.discard("")
-        seeds = expand_seeds(sorted(keys), self.graph_retriever_.graph_, mode=self.bct, alias_table=self.alias_table) \
-            if entity is not None else []
+        seeds = (
+            expand_seeds(
+                sorted(keys), self.graph_retriever_.graph_, mode=self.bct, alias_table=self.alias_table
+            )
+            if entity is not None
+            else []
+        )
         scope = tuple(self.resolver.scope(entity)) if entity is not None else ()
         display = self.resolver.display(entity) if entity is not None else name.strip()
-        return Target(name, entity, display, tuple(sorted(keys)), scope,
-                      tuple({"seed": e.seed, "entity": e.entity, "via": e.via, "weight": e.weight} for e in seeds))
+        return Target(
+            name,
+            entity,
+            display,
+            tuple(sorted(keys)),
+            scope,
+            tuple({"seed": e.seed, "entity": e.entity, "via": e.via, "weight": e.weight} for e in seeds),
+        )
 
     def _graph_order(self, target: Target) -> tuple[np.ndarray, np.ndarray]:
         gr = self.graph_retriever_
@@ -318,23 +373,41 @@ class Orchestrator:
             chosen: dict[int, dict] = {}
             for item, (_, text) in zip(sp.mandate.items(), sp.mandate.queries(target.name)):
                 idx, vals = graph_order if evidence == "graph" else orders[text]
-                on_topic = ((rank, i, v) for rank, (i, v) in enumerate(zip(idx.tolist(), vals.tolist()), start=1)
-                            if self._on_topic(i, item))
+                on_topic = (
+                    (rank, i, v)
+                    for rank, (i, v) in enumerate(zip(idx.tolist(), vals.tolist()), start=1)
+                    if self._on_topic(i, item)
+                )
                 for rank, i, v in islice(on_topic, k):  # the first k on-topic passages of the ranking
                     rec = chosen.get(i)
                     if rec is None:
                         p = self.passages_[i]
-                        rec = chosen[i] = {"pid": p.pid, "doc_id": p.doc_id, "page": p.meta.get("page"), "items": [],
-                                           "rank": rank, "score": round(float(v), 8)}
+                        rec = chosen[i] = {
+                            "pid": p.pid,
+                            "doc_id": p.doc_id,
+                            "page": p.meta.get("page"),
+                            "items": [],
+                            "rank": rank,
+                            "score": round(float(v), 8),
+                        }
                         if evidence == "graph":
-                            rec["provenance"] = [f"{e.seed} → {e.entity} ({e.via})"
-                                                 for e in provenance(p.pid, exps, self.graph_retriever_.graph_)][:3]
+                            rec["provenance"] = [
+                                f"{e.seed} → {e.entity} ({e.via})"
+                                for e in provenance(p.pid, exps, self.graph_retriever_.graph_)
+                            ][:3]
                     rec["items"].append(item.key)
             out[sp.name] = list(chosen.values())
         return out
 
-    def run(self, name: str, *, evidence: str = "graph", k: int | None = None, memo: bool = True,
-            generator: Any = None) -> SwarmResult:
+    def run(
+        self,
+        name: str,
+        *,
+        evidence: str = "graph",
+        k: int | None = None,
+        memo: bool = True,
+        generator: Any = None,
+    ) -> SwarmResult:
         """Resolve ``name``, gather each specialist's evidence, run the specialists, merge, write the memo.
 
         A name that is not an entity of the corpus gives a "no evidence found" memo.
@@ -365,10 +438,15 @@ class Orchestrator:
         pool_views = [views[p] for p in pids]
 
         def work(sp: Specialist) -> tuple[list[Finding], list[Finding]]:
-            own = sp.run([views[r["pid"]] for r in contexts[sp.name]], resolver=self.resolver, scope=target.scope,
-                         documents=documents)
-            return own, sp.cross_check(pool_views, all_metrics, resolver=self.resolver, scope=target.scope,
-                                       documents=documents)
+            own = sp.run(
+                [views[r["pid"]] for r in contexts[sp.name]],
+                resolver=self.resolver,
+                scope=target.scope,
+                documents=documents,
+            )
+            return own, sp.cross_check(
+                pool_views, all_metrics, resolver=self.resolver, scope=target.scope, documents=documents
+            )
 
         if target.found and pids:
             with ThreadPoolExecutor(max_workers=self.n_jobs or len(self.specialists)) as pool:
@@ -384,11 +462,19 @@ class Orchestrator:
         result = SwarmResult(target, evidence, self.k if k is None else k, findings, conflicts, contexts)
         if memo:
             names = {e: self.resolver.display(e) for e in target.scope}
-            result.memo = build_memo(target=target.name, found=target.found, findings=findings, conflicts=conflicts,
-                                     specialists=self.specialists, names=names, evidence=_EVIDENCE_TEXT[evidence],
-                                     target_entity=target.entity, query=target.query,
-                                     generator=generator if generator is not None else self.generator,
-                                     locations=getattr(self, "locations_", None))
+            result.memo = build_memo(
+                target=target.name,
+                found=target.found,
+                findings=findings,
+                conflicts=conflicts,
+                specialists=self.specialists,
+                names=names,
+                evidence=_EVIDENCE_TEXT[evidence],
+                target_entity=target.entity,
+                query=target.query,
+                generator=generator if generator is not None else self.generator,
+                locations=getattr(self, "locations_", None),
+            )
         t["memo"] = time.perf_counter()
         steps = list(t)  # start, then each step in order
         result.timing.update({s: round(t[s] - t[prev], 4) for prev, s in zip(steps, steps[1:])})
@@ -401,8 +487,16 @@ class Orchestrator:
         if self.ner and passages:
             known = getattr(self, "ner_", None) or {}
             todo = [p for p in passages if p.pid not in known]
-            found = dict(zip([p.pid for p in todo], extract_entities([passage_text(p) for p in todo], "ner",
-                                                                      progress=False))) if todo else {}
+            found = (
+                dict(
+                    zip(
+                        [p.pid for p in todo],
+                        extract_entities([passage_text(p) for p in todo], "ner", progress=False),
+                    )
+                )
+                if todo
+                else {}
+            )
             ner = [known[p.pid] if p.pid in known else found[p.pid] for p in passages]
         return {p.pid: build_view(p, self.resolver, m) for p, m in zip(passages, ner)}
 

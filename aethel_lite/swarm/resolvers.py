@@ -72,8 +72,12 @@ class AliasResolver:
 
     def __init__(self, aliases: Mapping[str, Sequence[str]]):
         if not isinstance(aliases, Mapping) or not aliases:
-            raise ParameterError("AliasResolver: aliases must be a non-empty mapping entity id -> surface forms")
-        self.aliases = {str(e): sorted({str(s) for s in forms if str(s).strip()}) for e, forms in aliases.items()}
+            raise ParameterError(
+                "AliasResolver: aliases must be a non-empty mapping entity id -> surface forms"
+            )
+        self.aliases = {
+            str(e): sorted({str(s) for s in forms if str(s).strip()}) for e, forms in aliases.items()
+        }
         self._by_surface: dict[str, str] = {}
         self._by_key: dict[str, str] = {}
         self._keys: dict[str, list[str]] = {}
@@ -87,7 +91,11 @@ class AliasResolver:
                     keys.add(k)
             self._keys[eid] = sorted(keys)
         surfaces = sorted(self._by_surface, key=lambda s: (-len(s), s))
-        self._re = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(s) for s in surfaces) + r")(?!\w)") if surfaces else None
+        self._re = (
+            re.compile(r"(?<!\w)(?:" + "|".join(re.escape(s) for s in surfaces) + r")(?!\w)")
+            if surfaces
+            else None
+        )
 
     def mentions(self, text: str) -> list[tuple[int, int, str]]:
         if self._re is None:
@@ -115,8 +123,9 @@ class AliasResolver:
         mine = [k for k in self.keys(entity) if len(k) >= _MIN_CHARS]
         out = {entity}
         for other, keys in self._keys.items():
-            if other != entity and any(_contains(a, b) or _contains(b, a) for a in keys if len(a) >= _MIN_CHARS
-                                       for b in mine):
+            if other != entity and any(
+                _contains(a, b) or _contains(b, a) for a in keys if len(a) >= _MIN_CHARS for b in mine
+            ):
                 out.add(other)
         return sorted(out)
 
@@ -156,7 +165,9 @@ class DocumentResolver:
         if key in self._by_key:
             return self._by_key[key]
         # "3M Company" names 3M: a unique entity whose key contains, or is contained in, the name's
-        hits = sorted({n for k, n in self._by_key.items() if len(k) >= 2 and (_contains(key, k) or _contains(k, key))})
+        hits = sorted(
+            {n for k, n in self._by_key.items() if len(k) >= 2 and (_contains(key, k) or _contains(k, key))}
+        )
         return hits[0] if len(hits) == 1 else None
 
     def keys(self, entity: str) -> list[str]:
@@ -200,8 +211,11 @@ class LinkingExtractor:
     def config(self) -> dict:
         """JSON-able settings: the base extractor's and a digest of the linked names."""
         names = "\n".join(sorted(self.resolver._by_surface))
-        return {"name": self.name, "base": self.base.config(),
-                "names": hashlib.sha256(names.encode("utf-8")).hexdigest()}
+        return {
+            "name": self.name,
+            "base": self.base.config(),
+            "names": hashlib.sha256(names.encode("utf-8")).hexdigest(),
+        }
 
     def __repr__(self) -> str:
         return f"LinkingExtractor({self.base!r})"
@@ -209,5 +223,7 @@ class LinkingExtractor:
     def extract(self, texts: Sequence[str], *, n_process: int = 1, progress: bool = False) -> list:
         """Mentions of every text: the base extractor's (from its store) plus the linked names."""
         base = extract_entities(list(texts), self.base, n_process=n_process, progress=progress)
-        return [link_mentions(ms, text, [(a, b) for a, b, _ in self.resolver.mentions(text)])
-                for text, ms in zip(texts, base)]
+        return [
+            link_mentions(ms, text, [(a, b) for a, b, _ in self.resolver.mentions(text)])
+            for text, ms in zip(texts, base)
+        ]

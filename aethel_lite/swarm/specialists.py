@@ -39,8 +39,10 @@ class Mandate:
     def __post_init__(self) -> None:
         bad = [m for m in self.metrics if m not in METRICS] + [t for t in self.topics if t not in TOPICS]
         if bad:
-            raise ParameterError(f"Mandate: unknown metric or topic {bad}; metrics: {', '.join(METRICS)}; "
-                                 f"topics: {', '.join(TOPICS)}")
+            raise ParameterError(
+                f"Mandate: unknown metric or topic {bad}; metrics: {', '.join(METRICS)}; "
+                f"topics: {', '.join(TOPICS)}"
+            )
         if not self.metrics and not self.topics and not self.conflicts:
             raise ParameterError("Mandate: covers nothing (no metric, no topic, no conflicts)")
 
@@ -78,8 +80,14 @@ class Specialist:
         if not callable(getattr(self.extractor, "extract", None)):
             raise ParameterError(f"Specialist {self.name!r}: extractor has no extract() method")
 
-    def run(self, context: Sequence[PassageView], *, resolver: EntityResolver, scope: Iterable[str],
-            documents: Mapping[str, list[PassageView]] | None = None) -> list[Finding]:
+    def run(
+        self,
+        context: Sequence[PassageView],
+        *,
+        resolver: EntityResolver,
+        scope: Iterable[str],
+        documents: Mapping[str, list[PassageView]] | None = None,
+    ) -> list[Finding]:
         """Read the context passages and return the findings about the entities in ``scope``.
 
         Parameters
@@ -108,36 +116,71 @@ class Specialist:
             kept.append(f)
         return kept
 
-    def cross_check(self, views: Sequence[PassageView], metrics: Iterable[str], *, resolver: EntityResolver,
-                    scope: Iterable[str], documents: Mapping[str, list[PassageView]] | None = None) -> list[Finding]:
+    def cross_check(
+        self,
+        views: Sequence[PassageView],
+        metrics: Iterable[str],
+        *,
+        resolver: EntityResolver,
+        scope: Iterable[str],
+        documents: Mapping[str, list[PassageView]] | None = None,
+    ) -> list[Finding]:
         """Facts of ``metrics`` in every passage any specialist read, which the conflict check compares (only
         for a mandate that covers conflicts: two documents that disagree may have reached different specialists)."""
         if not self.mandate.conflicts:
             return []
         return self._read(views, sorted(set(metrics)), (), resolver, scope, documents)
 
-    def _read(self, views: Sequence[PassageView], metrics: Sequence[str], topics: Sequence[str],
-              resolver: EntityResolver, scope: Iterable[str], documents: Mapping[str, list[PassageView]] | None
-              ) -> list[Finding]:
+    def _read(
+        self,
+        views: Sequence[PassageView],
+        metrics: Sequence[str],
+        topics: Sequence[str],
+        resolver: EntityResolver,
+        scope: Iterable[str],
+        documents: Mapping[str, list[PassageView]] | None,
+    ) -> list[Finding]:
         """The findings of ``views`` (read in passage order) about the entities in ``scope``, canonically sorted."""
         out: list[Finding] = []
         for view in sorted(views, key=lambda v: v.order):
-            out.extend(self.extractor.extract(view, metrics, topics, resolver=resolver, specialist=self.name,
-                                              context=documents))
+            out.extend(
+                self.extractor.extract(
+                    view, metrics, topics, resolver=resolver, specialist=self.name, context=documents
+                )
+            )
         scope = set(scope)
         return [f for f in sort_findings(out) if f.entity in scope]
 
 
-LIQUIDITY = Mandate(metrics=("dpi", "capital_calls", "unfunded_commitment", "credit_facility_balance", "cash", "capex",
-                             "dividends", "long_term_debt", "short_term_debt", "total_debt", "operating_cash_flow"))
-VALUATION = Mandate(metrics=("nav", "tvpi", "net_irr", "price_to_nav", "total_assets", "revenue", "net_income"),
-                    topics=("write_downs", "valuation_basis", "multiples"))
-DILIGENCE = Mandate(topics=("key_persons", "gp_changes", "concentration", "litigation", "related_parties"), conflicts=True)
+LIQUIDITY = Mandate(
+    metrics=(
+        "dpi",
+        "capital_calls",
+        "unfunded_commitment",
+        "credit_facility_balance",
+        "cash",
+        "capex",
+        "dividends",
+        "long_term_debt",
+        "short_term_debt",
+        "total_debt",
+        "operating_cash_flow",
+    )
+)
+VALUATION = Mandate(
+    metrics=("nav", "tvpi", "net_irr", "price_to_nav", "total_assets", "revenue", "net_income"),
+    topics=("write_downs", "valuation_basis", "multiples"),
+)
+DILIGENCE = Mandate(
+    topics=("key_persons", "gp_changes", "concentration", "litigation", "related_parties"), conflicts=True
+)
 
 
 def default_specialists() -> list[Specialist]:
     """The Liquidity Specialist, the Valuation Auditor and the Diligence Auditor (one shared extractor)."""
     extractor = RuleExtractor()
-    return [Specialist("Liquidity Specialist", LIQUIDITY, extractor),
-            Specialist("Valuation Auditor", VALUATION, extractor),
-            Specialist("Diligence Auditor", DILIGENCE, extractor)]
+    return [
+        Specialist("Liquidity Specialist", LIQUIDITY, extractor),
+        Specialist("Valuation Auditor", VALUATION, extractor),
+        Specialist("Diligence Auditor", DILIGENCE, extractor),
+    ]

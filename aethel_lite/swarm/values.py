@@ -32,25 +32,56 @@ from dataclasses import dataclass
 
 from ..errors import ParameterError
 
-__all__ = ["Figure", "Period", "UNITS", "find_figures", "parse_figure", "parse_number", "page_scale", "disjoint",
-           "find_periods", "parse_period", "period_sort_key", "same_value", "fiscal_year"]
+__all__ = [
+    "Figure",
+    "Period",
+    "UNITS",
+    "find_figures",
+    "parse_figure",
+    "parse_number",
+    "page_scale",
+    "disjoint",
+    "find_periods",
+    "parse_period",
+    "period_sort_key",
+    "same_value",
+    "fiscal_year",
+]
 
 UNITS = ("USD m", "EUR m", "GBP m", "%", "x")
 
 _CURRENCY = {"$": "USD", "us$": "USD", "usd": "USD", "€": "EUR", "eur": "EUR", "£": "GBP", "gbp": "GBP"}
 # scale word -> factor to millions
-_SCALE = {"trillion": 1e6, "tn": 1e6, "billion": 1e3, "bn": 1e3, "b": 1e3, "million": 1.0, "mn": 1.0, "mm": 1.0,
-          "m": 1.0, "thousand": 1e-3, "k": 1e-3}
+_SCALE = {
+    "trillion": 1e6,
+    "tn": 1e6,
+    "billion": 1e3,
+    "bn": 1e3,
+    "b": 1e3,
+    "million": 1.0,
+    "mn": 1.0,
+    "mm": 1.0,
+    "m": 1.0,
+    "thousand": 1e-3,
+    "k": 1e-3,
+}
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
 _MONEY_RE = re.compile(
     r"(?P<open>\()?(?P<neg>[-−–])?\s?(?P<cur>US\$|\$|€|£|(?<![A-Za-z])(?:USD|EUR|GBP)\s?)\s?(?P<neg2>[-−–])?"
-    r"(?P<num>" + _NUM + r")(?:\s?(?P<scale>trillion|billion|million|thousand)\b|(?P<short>bn|tn|mn|mm|m|b|k)\b)?"
-    r"(?P<close>\))?", re.IGNORECASE)
-_PERCENT_RE = re.compile(r"(?P<open>\()?(?P<neg>[-−–])?(?P<num>" + _NUM + r")(?P<close>\))?\s?(?:%|\s?percent\b)",
-                         re.IGNORECASE)
+    r"(?P<num>"
+    + _NUM
+    + r")(?:\s?(?P<scale>trillion|billion|million|thousand)\b|(?P<short>bn|tn|mn|mm|m|b|k)\b)?"
+    r"(?P<close>\))?",
+    re.IGNORECASE,
+)
+_PERCENT_RE = re.compile(
+    r"(?P<open>\()?(?P<neg>[-−–])?(?P<num>" + _NUM + r")(?P<close>\))?\s?(?:%|\s?percent\b)", re.IGNORECASE
+)
 _MULTIPLE_RE = re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)x(?![\w])")
-_BARE_RE = re.compile(r"(?<![\w.$€£%])(?P<open>\()?(?P<neg>[-−–])?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
-                      r"(?P<close>\))?(?![\w%])")
+_BARE_RE = re.compile(
+    r"(?<![\w.$€£%])(?P<open>\()?(?P<neg>[-−–])?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    r"(?P<close>\))?(?![\w%])"
+)
 
 
 @dataclass(frozen=True)
@@ -106,8 +137,11 @@ def parse_number(text: str) -> float | None:
 def page_scale(text: str) -> float | None:
     """The scale of a page's tables in millions ("in millions" → 1, "(Dollars in thousands)" → 0.001), or
     ``None``; the first statement of a scale wins."""
-    m = re.search(r"\(\s*(?:[a-z$ ]*?\bin\s+)?(millions|thousands|billions)\b|\bin\s+(millions|thousands|billions)\b",
-                  text, re.IGNORECASE)
+    m = re.search(
+        r"\(\s*(?:[a-z$ ]*?\bin\s+)?(millions|thousands|billions)\b|\bin\s+(millions|thousands|billions)\b",
+        text,
+        re.IGNORECASE,
+    )
     if not m:
         return None
     return {"millions": 1.0, "thousands": 1e-3, "billions": 1e3}[(m.group(1) or m.group(2)).lower()]
@@ -155,9 +189,11 @@ def find_figures(text: str, *, scale: float | None = None) -> list[Figure]:
     candidates = [_money(m, text, scale) for m in _MONEY_RE.finditer(text)]
     for m in _PERCENT_RE.finditer(text):
         v, start, _ = _signed(m)
-        candidates.append(Figure(v, "%", text[start:m.end()], start, m.end()))
-    candidates += [Figure(_round(_num(m.group("num"))), "x", m.group(0), m.start(), m.end())
-                   for m in _MULTIPLE_RE.finditer(text)]
+        candidates.append(Figure(v, "%", text[start : m.end()], start, m.end()))
+    candidates += [
+        Figure(_round(_num(m.group("num"))), "x", m.group(0), m.start(), m.end())
+        for m in _MULTIPLE_RE.finditer(text)
+    ]
     found: list[Figure] = []
     for fig in candidates:  # money first, then percentages, then multiples
         if disjoint([(f.start, f.end) for f in found], fig.start, fig.end):
@@ -199,8 +235,13 @@ def same_value(a: float | None, b: float | None, *, rel: float = 1e-9) -> bool:
 
 
 # -------------------------------------------------------------------------------------- periods
-_MONTHS = {m: i for i, m in enumerate(
-    "january february march april may june july august september october november december".split(), start=1)}
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        "january february march april may june july august september october november december".split(),
+        start=1,
+    )
+}
 _MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
 _MONTHS["sept"] = 9
 _QUARTER_END = {(3, 31): 1, (6, 30): 2, (9, 30): 3, (12, 31): 4}
@@ -211,10 +252,26 @@ _PERIOD_PATTERNS = [
     ("mdy", re.compile(_MONTH_RE + r"\s+(?P<day>\d{1,2}),?\s+" + _YEAR + r"\b", re.IGNORECASE)),
     ("dmy", re.compile(r"\b(?P<day>\d{1,2})\s+" + _MONTH_RE + r",?\s+" + _YEAR + r"\b", re.IGNORECASE)),
     ("num", re.compile(r"\b(?P<mm>\d{1,2})/(?P<dd>\d{1,2})/" + _YEAR + r"\b")),
-    ("q", re.compile(r"\b(?:Q(?P<q>[1-4])\s*(?:FY\s?)?'?" + _YEAR + r"|" + _YEAR.replace("year", "year2")
-                     + r"\s?Q(?P<q2>[1-4]))\b", re.IGNORECASE)),
-    ("ordq", re.compile(r"\b(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\s+(?:of\s+)?(?:fiscal\s+)?"
-                        + _YEAR + r"\b", re.IGNORECASE)),
+    (
+        "q",
+        re.compile(
+            r"\b(?:Q(?P<q>[1-4])\s*(?:FY\s?)?'?"
+            + _YEAR
+            + r"|"
+            + _YEAR.replace("year", "year2")
+            + r"\s?Q(?P<q2>[1-4]))\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "ordq",
+        re.compile(
+            r"\b(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\s+(?:of\s+)?(?:fiscal\s+)?"
+            + _YEAR
+            + r"\b",
+            re.IGNORECASE,
+        ),
+    ),
     ("fy", re.compile(r"\b(?:FY\s?'?|fiscal(?:\s+year)?\s+)" + _YEAR + r"\b", re.IGNORECASE)),
     ("fy2", re.compile(r"\bFY\s?'?(?P<yy>\d{2})\b")),
 ]
@@ -263,7 +320,13 @@ def find_periods(text: str) -> list[Period]:
         for m in rx.finditer(text):
             label = _label(kind, m)
             if label:
-                what = "date" if kind in ("mdy", "dmy", "num") else "quarter" if kind in ("q", "ordq") else "year"
+                what = (
+                    "date"
+                    if kind in ("mdy", "dmy", "num")
+                    else "quarter"
+                    if kind in ("q", "ordq")
+                    else "year"
+                )
                 cands.append(Period(label, m.start(), m.end(), what))
     cands.sort(key=lambda p: (p.start, -(p.end - p.start)))
     out: list[Period] = []
@@ -304,4 +367,6 @@ def period_sort_key(label: str | None) -> tuple:
 def fiscal_year(period: Period) -> Period:
     """A date mention read as the fiscal year it closes ("December 31, 2018" → ``FY2018``) — in an
     annual report, balance-sheet and column dates are fiscal year ends; other periods unchanged."""
-    return period if period.kind != "date" else Period(f"FY{period.label[:4]}", period.start, period.end, "year")
+    return (
+        period if period.kind != "date" else Period(f"FY{period.label[:4]}", period.start, period.end, "year")
+    )
