@@ -96,7 +96,7 @@ MOVED: dict[str, str | tuple[str, ...]] = {
     "graph": "core.graph",
     "entities": "core.entities",
     "bct": "core.bct",
-    "docmeta": "core.docmeta",
+    "docmeta": "retrievers.docmeta",
     "ppr": "core.ppr",
     "ppr_kernels": "core.ppr_kernels",
     "provenance": ("core.provenance", "retrievers.reach"),

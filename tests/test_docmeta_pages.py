@@ -1,4 +1,4 @@
-"""Metadata read from a filing's own pages (:mod:`aethel_lite.core.cover`).
+"""Metadata read from a filing's own pages (:mod:`aethel_lite.data.cover`).
 
 Unit tests use short snippets copied from real FinanceBench cover pages (a few lines each). The
 real-data test reads the first three pages of every FinanceBench filing under an opaque id with no
@@ -22,7 +22,7 @@ import json
 import pytest
 from conftest import require
 
-from aethel_lite.core.cover import (
+from aethel_lite.data.cover import (
     filing_type,
     fiscal_period,
     fiscal_year_of,
@@ -30,8 +30,8 @@ from aethel_lite.core.cover import (
     registrant,
     repair_spacing,
 )
-from aethel_lite.core.docmeta import document_metadata
 from aethel_lite.data.schema import Passage
+from aethel_lite.retrievers.docmeta import document_metadata
 from aethel_lite.studies.docmeta_check import (
     company_matches,
     docmeta_accuracy,

@@ -1,1 +1,1 @@
-"""The paper's method: the passage-entity graph, entities, BCT, document metadata, Personalized PageRank, provenance."""
+"""The paper's method: the passage-entity graph, entities, BCT, Personalized PageRank, provenance."""

@@ -30,10 +30,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.docmeta import PREFIXES
 from ..errors import ParameterError
 from .attribution import QueryTrace
 from .base import topk
+from .docmeta import PREFIXES
 from .hybrid import fields_vector, metadata_fields, mixture
 
 __all__ = ["ANCHOR_MODES", "Anchor", "check", "question_anchors", "anchor_parts", "solve", "ranked", "merge"]

@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 
 from ..core.bct import Expansion, provenance
-from ..core.docmeta import PREFIXES, _slug
 from ..core.ppr import PPROperator
 from ..core.provenance import SeedShare, part_weights, ppr_parts
 from ..data.schema import Query
 from . import diagnostics as _diagnostics
+from .docmeta import PREFIXES, _slug
 from .hybrid import _BLOCK, SOURCES, TERM_SOURCE, doc_node, doc_nodes, query_scores, rank_terms, rank_weights
 from .run import Run
 

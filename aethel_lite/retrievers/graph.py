@@ -39,7 +39,6 @@ import numpy as np
 
 from ..caching.memo import TextMemo
 from ..core.bct import expand_seeds
-from ..core.docmeta import is_meta_key
 from ..core.entities import REGEX_STOP, extract_entities, get_extractor, graph_filters, normalize_entity
 from ..core.graph import build_graph
 from ..core.ppr import PPROperator, _check_alpha
@@ -48,6 +47,7 @@ from . import anchors, attribution, graph_files, hybrid
 from .attribution import QueryTrace, SearchResult
 from .base import Retriever, passage_text
 from .bm25 import BM25Retriever
+from .docmeta import is_meta_key
 from .hybrid import _BLOCK, DEFAULT_SEED_WEIGHTS, RANK_TERMS, SOURCES  # noqa: F401  (the last three re-exported)
 from .run import Run
 
@@ -166,7 +166,7 @@ class GraphRetriever(Retriever):
     graph_, operator_, bm25_ : EntityGraph, PPROperator, BM25Retriever
         The graph searched (with the hybrid's nodes), its PPR operator, the BM25 index.
     dense_, heading_, doc_meta_ : DenseRetriever, DenseRetriever, dict, or None
-        The hybrid's dense models and ``doc_id`` → :class:`~aethel_lite.core.docmeta.DocMeta`.
+        The hybrid's dense models and ``doc_id`` → :class:`~aethel_lite.retrievers.docmeta.DocMeta`.
     doc_ids_ : list of str
         The fitted passages' ``doc_id``, in corpus order.
     """

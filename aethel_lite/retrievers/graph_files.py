@@ -22,11 +22,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.docmeta import DocMeta
 from ..core.graph import EntityGraph
 from ..errors import DataError
 from .bm25 import BM25Retriever
 from .dense import DenseRetriever
+from .docmeta import DocMeta
 from .hybrid import needs
 
 __all__ = [

@@ -22,7 +22,10 @@ from typing import Any
 import numpy as np
 
 from ..core.bct import seed_vector
-from ..core.docmeta import (
+from ..errors import ParameterError
+from .base import topk
+from .dense import DenseRetriever
+from .docmeta import (
     PREFIXES,
     CompanyIndex,
     _slug,
@@ -32,9 +35,6 @@ from ..core.docmeta import (
     period_keys,
     type_keys,
 )
-from ..errors import ParameterError
-from .base import topk
-from .dense import DenseRetriever
 
 PASSAGE_SEEDS = ("lexical", "dense")
 #: Seed components of the personalization vector, in the order they are reported.

@@ -2,7 +2,7 @@ r"""``aethel-hybrid``'s settings: the chosen weights (:data:`HYBRID`) and its ab
 
 ``aethel-hybrid`` is a :class:`~aethel_lite.retrievers.GraphRetriever` setting (no new class):
 the passage–entity graph (filtered NER, BCT) gains a node per document and per metadata value
-(:mod:`aethel_lite.core.docmeta`), the teleport mixes entity, metadata, BM25 and dense seeds
+(:mod:`aethel_lite.retrievers.docmeta`), the teleport mixes entity, metadata, BM25 and dense seeds
 (:mod:`aethel_lite.retrievers.hybrid`), and a passage scores
 
 .. math::

@@ -14,7 +14,6 @@ from typing import Any
 from .. import __version__
 from ..caching.store import text_key
 from ..caching.versions import versions
-from ..core.docmeta import document_metadata
 from ..core.entities import Mention, extract_entities, get_extractor, graph_filters
 from ..core.graph import build_graph
 from ..data.ingest import check_chunking
@@ -24,6 +23,7 @@ from ..io import read_jsonl
 from ..retrievers import BM25Retriever
 from ..retrievers.base import passage_text
 from ..retrievers.cluster import cluster_options, precompute_methods
+from ..retrievers.docmeta import document_metadata
 from ..retrievers.graph_files import write_docmeta
 from ..retrievers.registry import FUSIONS, METHODS, make_retriever, parse_methods
 from .atomic import (
@@ -241,7 +241,7 @@ class _Builder:
         }
 
     def docmeta(self) -> None:
-        """``docmeta.json``: :func:`~aethel_lite.core.docmeta.document_metadata` of the passages."""
+        """``docmeta.json``: :func:`~aethel_lite.retrievers.docmeta.document_metadata` of the passages."""
         metas = document_metadata(self.passages)
         write_docmeta(self.tmp / DOCMETA_FILE, metas)
         self.parts["docmeta"] = {"files": [DOCMETA_FILE], "n_documents": len(metas)}

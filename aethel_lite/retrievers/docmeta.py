@@ -29,12 +29,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ..core.entities import REGEX_STOP, RegexExtractor, normalize_entity
+from ..core.graph import EntityGraph
+from ..data.cover import _ORDINAL, read_cover
+from ..data.cover import MONTH_RX as _MONTH_RX
+from ..data.cover import MONTHS as _MONTHS
 from ..errors import DataError
-from .cover import _ORDINAL, read_cover
-from .cover import MONTH_RX as _MONTH_RX
-from .cover import MONTHS as _MONTHS
-from .entities import REGEX_STOP, RegexExtractor, normalize_entity
-from .graph import EntityGraph
 
 __all__ = [
     "DocMeta",
@@ -274,7 +274,7 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
     Notes
     -----
     Per field, the first source that gives a value wins: the passages' ``meta`` (``company``,
-    ``doc_period``, ``doc_type``); for a filing or a release, :func:`aethel_lite.core.cover.read_cover`
+    ``doc_period``, ``doc_type``); for a filing or a release, :func:`aethel_lite.data.cover.read_cover`
     of its first three pages; for any other document the first page's SEC cover wording; the title;
     the first period expression of the first page. A quarterly cover adds its quarter to a loader's year.
     """

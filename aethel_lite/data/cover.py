@@ -39,7 +39,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .entities import LEGAL_SUFFIXES, normalize_entity
+from ..core.entities import LEGAL_SUFFIXES, normalize_entity
 
 __all__ = [
     "MONTHS",
