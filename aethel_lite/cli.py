@@ -303,7 +303,12 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise ParameterError("question: empty question")
     numbered = [(None, args.question)] if args.question is not None else _read_questions(args.questions)
     index = open_index(args.index, args.method)
-    answers = index.iter_search([q for _, q in numbered], k=args.k, method=args.method, explain=args.explain)
+    # a hybrid's seed-source shares (one PageRank solve per source) only where they are shown: JSON and --explain
+    sources = bool(args.json or args.explain or args.questions is not None)
+    questions = [q for _, q in numbered]
+    answers = index.iter_search(
+        questions, k=args.k, method=args.method, explain=args.explain, sources=sources
+    )
     if args.questions is not None:  # JSONL: one line per question, written as it is answered
         for (line, question), hits in zip(numbered, answers):
             print(

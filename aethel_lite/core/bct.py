@@ -32,7 +32,17 @@ from .mentions import _token_runs, normalize_entity
 if TYPE_CHECKING:  # pragma: no cover
     from .graph import EntityGraph
 
-__all__ = ["BCTWeights", "Expansion", "MODES", "TOKEN_STOP", "expand_seeds", "seed_vector", "provenance"]
+__all__ = [
+    "BCTWeights",
+    "Expansion",
+    "MODES",
+    "TOKEN_STOP",
+    "TokenIndex",
+    "token_index",
+    "expand_seeds",
+    "seed_vector",
+    "provenance",
+]
 
 MODES = ("none", "alias", "substring", "both")
 _PRIORITY = {"exact": 3, "alias": 2, "substring": 1, "token": 0}
@@ -100,28 +110,23 @@ def _rank(e: Expansion) -> tuple:
     return (-e.weight, -_PRIORITY[e.via], e.entity, e.seed)
 
 
-class _TokenIndex:
-    """Token -> entity columns of a graph, and each entity's token set."""
+class TokenIndex:
+    """Token -> entity columns of a graph's entities, and each entity's token set: what BCT's substring and
+    token rules look up. Build it once per graph (:func:`token_index`) and pass it to :func:`expand_seeds`."""
 
     def __init__(self, entities: list[str]) -> None:
         self.entities = entities
-        self.n = len(entities)
-        self.tokens = [frozenset(e.split()) for e in entities]
+        self.n = len(self.entities)
+        self.tokens = [frozenset(e.split()) for e in self.entities]
         self.postings: dict[str, list[int]] = {}
         for j, toks in enumerate(self.tokens):
             for t in toks:
                 self.postings.setdefault(t, []).append(j)
 
 
-def _token_index(graph: EntityGraph) -> _TokenIndex:
-    idx = getattr(graph, "_bct_token_index", None)
-    if idx is None or idx.entities is not graph.entities or idx.n != len(graph.entities):
-        idx = _TokenIndex(graph.entities)
-        try:
-            graph._bct_token_index = idx
-        except AttributeError:  # pragma: no cover - a graph type with __slots__
-            pass
-    return idx
+def token_index(graph: EntityGraph) -> TokenIndex:
+    """The :class:`TokenIndex` of ``graph``'s entities."""
+    return TokenIndex(graph.entities)
 
 
 def _alias_groups(alias_table: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
@@ -166,6 +171,7 @@ def expand_seeds(
     alias_table: Mapping[str, Iterable[str]] | None = None,
     weights: BCTWeights | None = None,
     min_chars: int = 4,
+    tokens: TokenIndex | None = None,
 ) -> list[Expansion]:
     """Expand query entity keys to weighted graph entities (the BCT seeds).
 
@@ -186,6 +192,8 @@ def expand_seeds(
         Default ``BCTWeights()``.
     min_chars : int
         Shortest key that takes part in a substring match.
+    tokens : TokenIndex, optional
+        ``graph``'s :func:`token_index` (substring modes), built once by the caller; default: built for this call.
 
     Returns
     -------
@@ -216,7 +224,14 @@ def expand_seeds(
             best[entity] = cand
 
     groups = _alias_groups(alias_table) if (use_alias and alias_table) else {}
-    tindex = _token_index(graph) if use_sub else None
+    if (
+        use_sub
+        and tokens is not None
+        and tokens.entities is not graph.entities
+        and tokens.entities != graph.entities
+    ):
+        raise ParameterError("tokens: a token index of another graph's entities")
+    tindex = (tokens if tokens is not None else TokenIndex(graph.entities)) if use_sub else None
     entities = graph.entities
     for q in seeds:
         if q in index:

@@ -45,6 +45,7 @@ References
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -272,13 +273,30 @@ class PPROperator:
         self.eliminate_degree = int(eliminate_degree)
         self._reduced_cache: dict[float, _Reduced] = {}
 
-    def _reduced(self, beta: float) -> _Reduced:
-        """The reduced symmetric system for ``cg`` (cached per alpha)."""
-        if beta not in self._reduced_cache:
-            self._reduced_cache[beta] = _Reduced(
-                self._adj, self.degree, beta, max_degree=self.eliminate_degree
+    def prepare(self, alpha: float) -> PPROperator:
+        """Build, ahead of the solves, what ``method="cg"`` needs for teleport probability ``alpha``: the reduced
+        system, its compiled kernels' arrays and, when torch is already imported, its mixed-precision tensors.
+        A solve never stores anything on the operator: what was not prepared is built for that solve alone,
+        with the same result. Returns ``self``."""
+        beta = 1.0 - _check_alpha(alpha)
+        if self.symmetric:
+            red = self._reduced_cache.get(beta)
+            if red is None:
+                red = self._reduced_cache[beta] = self._reduced(beta)
+            red.prepare(
+                compiled=red.S.nnz >= _COMPILED_MIN_NNZ and ppr_kernels.available(),
+                torch="torch" in sys.modules,
             )
-        return self._reduced_cache[beta]
+        return self
+
+    def _reduced(self, beta: float) -> _Reduced:
+        """The reduced symmetric system for ``cg``: the prepared one (:meth:`prepare`), else a new one."""
+        red = self._reduced_cache.get(beta)
+        return (
+            red
+            if red is not None
+            else _Reduced(self._adj, self.degree, beta, max_degree=self.eliminate_degree)
+        )
 
     def run(
         self,

@@ -88,18 +88,25 @@ class _Reduced:
         self._torch = None
         self._compiled = None
 
+    def prepare(self, *, compiled: bool, torch: bool) -> None:
+        """Build the compiled kernels' arrays and the torch tensors ahead of the solves that use them.
+
+        A solve never stores anything on the system: what :meth:`prepare` did not build is built for
+        that solve alone (:meth:`compiled_arrays`, :meth:`torch_matrices`).
+        """
+        if compiled and self._compiled is None:
+            self._compiled = self._compiled_arrays()
+        if torch and self._torch is None:
+            self._torch = self._torch_matrices()
+
     def compiled_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``S`` as unsigned CSR arrays and its row blocks, for :func:`ppr_kernels.cg_solve`."""
-        if self._compiled is None:
-            S = self.S
-            index = np.uint32 if S.nnz < 2**32 else np.uint64
-            self._compiled = (
-                S.indptr.astype(index),
-                S.indices.astype(index),
-                S.data,
-                ppr_kernels.row_blocks(S.indptr),
-            )
-        return self._compiled
+        return self._compiled if self._compiled is not None else self._compiled_arrays()
+
+    def _compiled_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        S = self.S
+        index = np.uint32 if S.nnz < 2**32 else np.uint64
+        return (S.indptr.astype(index), S.indices.astype(index), S.data, ppr_kernels.row_blocks(S.indptr))
 
     def rhs(self, seeds: Any) -> np.ndarray:
         """Right-hand side :math:`b = (s_K - M_{KZ} \\tilde D_Z^{-1} s_Z) / \\sqrt{\\mathrm{diag}}`."""
@@ -130,21 +137,22 @@ class _Reduced:
         return x
 
     def torch_matrices(self):
-        """``S`` as torch sparse CSR tensors in float64 and float32 (built once)."""
-        if self._torch is None:
-            import torch
+        """``S`` as torch sparse CSR tensors in float64 and float32 (those :meth:`prepare` built, if it did)."""
+        return self._torch if self._torch is not None else self._torch_matrices()
 
-            index = torch.int32 if self.S.indices.dtype == np.int32 else torch.int64
-            crow = torch.from_numpy(self.S.indptr).to(index)
-            col = torch.from_numpy(self.S.indices).to(index)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta state"
-                s64 = torch.sparse_csr_tensor(crow, col, torch.from_numpy(self.S.data), size=self.S.shape)
-                s32 = torch.sparse_csr_tensor(
-                    crow, col, torch.from_numpy(self.S.data.astype(np.float32)), size=self.S.shape
-                )
-            self._torch = (s64, s32)
-        return self._torch
+    def _torch_matrices(self):
+        import torch
+
+        index = torch.int32 if self.S.indices.dtype == np.int32 else torch.int64
+        crow = torch.from_numpy(self.S.indptr).to(index)
+        col = torch.from_numpy(self.S.indices).to(index)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta state"
+            s64 = torch.sparse_csr_tensor(crow, col, torch.from_numpy(self.S.data), size=self.S.shape)
+            s32 = torch.sparse_csr_tensor(
+                crow, col, torch.from_numpy(self.S.data.astype(np.float32)), size=self.S.shape
+            )
+        return s64, s32
 
 
 def _product_into(S: sp.csr_matrix, v: np.ndarray, out: np.ndarray) -> np.ndarray:

@@ -68,7 +68,8 @@ def run_methods(
     depth : int
         Passages ranked per query (all of a smaller closed pool); a fusion fuses the top ``depth`` of each run.
     retriever_kwargs : mapping, optional
-        Retriever class name → keyword arguments for every method built on that class.
+        ``{"GraphRetriever": settings}``: settings of the paper's graph retriever for every graph and hybrid method
+        (e.g. ``n_process``).
     progress : bool
     log : callable, optional
         Called with one line per fitted method and its seconds.
@@ -96,18 +97,20 @@ def run_methods(
     pool = "query" if setting == "closed" else None
     needed = list(dict.fromkeys(base for name in methods for base in FUSIONS.get(name, (name,))))
     outcomes: dict[str, MethodOutcome] = {}
-    overrides = {key: dict(val) for key, val in (retriever_kwargs or {}).items()}
+    unknown = [key for key in (retriever_kwargs or {}) if key != "GraphRetriever"]
+    if unknown:
+        raise ParameterError(
+            f"retriever_kwargs: only the graph retriever's settings can be given, not {unknown[0]!r}"
+        )
+    graph = dict((retriever_kwargs or {}).get("GraphRetriever", {}))
     if isinstance(
         dataset.meta.get("aliases"), dict
     ):  # the synthetic corpus ships its alias table; BCT uses it
-        overrides.setdefault("GraphRetriever", {}).setdefault("alias_table", alias_table(dataset))
+        graph.setdefault("alias_table", alias_table(dataset))
     for name in needed:
         t0 = time.perf_counter()
-        retr = make_retriever(name, **overrides)
-        if hasattr(retr, "progress"):
-            retr.progress = progress
-        if hasattr(retr, "memo"):
-            retr.memo = bool(memo)
+        retr = make_retriever(name, graph=graph, progress=progress)
+        retr.memo = bool(memo)
         retr.fit(dataset.passages)
         run = retr.search(dataset.queries, k=depth, pool=pool)
         run.name = name
@@ -195,14 +198,13 @@ def bct_ablation(
     ``depth`` deep as in :func:`run_methods`."""
     if isinstance(dataset.meta.get("aliases"), dict):
         graph_kwargs.setdefault("alias_table", alias_table(dataset))
-    retriever = GraphRetriever(extractor=extractor, bct="none", progress=progress, **graph_kwargs).fit(
+    base = GraphRetriever(extractor=extractor, bct="none", progress=progress, **graph_kwargs).fit(
         dataset.passages
     )
     pool = "query" if setting == "closed" else None
     out: dict[str, dict[str, float]] = {}
     for mode in modes:
-        retriever.bct = mode
-        run = retriever.search(dataset.queries, k=max(10, depth), pool=pool)
+        run = base.variant(bct=mode).search(dataset.queries, k=max(10, depth), pool=pool)
         out[mode] = {
             m: round(float(v), 6) for m, v in evaluate(run, dataset.queries, metrics=metric_names(k)).items()
         }

@@ -1,4 +1,4 @@
-"""Retrievers (BM25, dense, graph), ranked runs in TREC format, and reciprocal rank fusion.
+"""Retrievers (BM25, dense, the paper's graph retriever and the hybrid built on it), ranked runs in TREC format, and reciprocal rank fusion.
 
 Every retriever follows the scikit-learn convention: settings go to ``__init__``, the work is done
 in :meth:`Retriever.fit` (index a corpus of :class:`~aethel_lite.data.schema.Passage`), and
@@ -18,6 +18,8 @@ from .bm25 import BM25Retriever
 from .dense import DenseRetriever, passage_heading
 from .fusion import rrf
 from .graph import GraphRetriever
+from .hybrid import HybridRetriever
+from .hybrid_settings import HybridSettings
 from .run import Run, write_qrels
 
 __all__ = [
@@ -30,5 +32,7 @@ __all__ = [
     "BM25Retriever",
     "DenseRetriever",
     "GraphRetriever",
+    "HybridRetriever",
+    "HybridSettings",
     "rrf",
 ]

@@ -20,7 +20,7 @@ replaced by the anchor's; the anchors' columns are solved in one batch; each ran
 (rank 0 is the best), ties by corpus order: the anchors' first passages, then their second ones, and so on, so the
 top :math:`k` holds about :math:`k/m` passages of each of :math:`m` anchors. A hit's anchor (provenance) is the one
 that ranks it best, the first in :func:`question_anchors` order on a tie; its seed-source shares are that anchor's
-(:func:`aethel_lite.retrievers.attribution.attribute`). ``GraphRetriever.explain`` splits the joint teleport.
+(:func:`aethel_lite.retrievers.attribution.attribute`). ``HybridRetriever.explain`` splits the joint teleport.
 """
 
 from __future__ import annotations
@@ -30,16 +30,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
-from .attribution import QueryTrace
 from .base import topk
 from .docmeta import PREFIXES
-from .hybrid import fields_vector, metadata_fields, mixture
+from .hybrid_settings import ANCHOR_MODES
+from .seeds import fields_vector
+from .traces import QueryTrace
 
-__all__ = ["ANCHOR_MODES", "Anchor", "check", "question_anchors", "anchor_parts", "solve", "ranked", "merge"]
-
-#: ``"joint"``: every anchor in one teleport (the hybrid); ``"each"``: one PageRank per anchor
-ANCHOR_MODES = ("joint", "each")
+__all__ = ["ANCHOR_MODES", "Anchor", "question_anchors", "anchor_parts", "solve", "ranked", "merge"]
 
 
 @dataclass(frozen=True)
@@ -50,16 +47,6 @@ class Anchor:
     key: str
     kind: str
     fields: tuple
-
-
-def check(r) -> None:
-    """Raise :class:`ParameterError` for an invalid ``anchors`` or ``anchor_gap`` of ``r``."""
-    if r.anchors not in ANCHOR_MODES:
-        raise ParameterError(f"anchors must be one of {', '.join(ANCHOR_MODES)}; got {r.anchors!r}")
-    if r.anchors == "each" and not r.metadata:
-        raise ParameterError("anchors='each' needs metadata=True (the anchors are metadata nodes)")
-    if isinstance(r.anchor_gap, bool) or not isinstance(r.anchor_gap, int) or r.anchor_gap < 1:
-        raise ParameterError(f"anchor_gap must be a positive integer; got {r.anchor_gap!r}")
 
 
 def _year_groups(period: Mapping[str, float], gap: int) -> list[tuple[int, list[str]]]:
@@ -80,12 +67,12 @@ def _year_groups(period: Mapping[str, float], gap: int) -> list[tuple[int, list[
 def question_anchors(r, text: str) -> list[Anchor]:
     """The anchors of a question (module docstring), in order: companies best match first, years latest first;
     ``[]`` with fewer than two (one company and one year, say)."""
-    if r.anchors != "each":
+    if r.hybrid_settings.anchors != "each":
         return []
-    company, period, types = (list(metadata_fields(r, text)) + [{}, {}])[:3]
+    company, period, types = (list(r.metadata_fields(text)) + [{}, {}])[:3]
     if len(company) >= 2:
         return [Anchor(key, "company", ({key: 1.0}, period, types)) for key in company]
-    groups = _year_groups(period, int(r.anchor_gap))
+    groups = _year_groups(period, int(r.hybrid_settings.anchor_gap))
     if len(groups) < 2:
         return []
     return [
@@ -94,7 +81,7 @@ def question_anchors(r, text: str) -> list[Anchor]:
 
 
 def anchor_parts(r, anchor: Anchor, parts: Mapping, graph) -> dict:
-    """The seed parts (``components``, ``mix``, ``named``; as ``GraphRetriever._personalize``) of one anchor's teleport:
+    """The seed parts (``components``, ``mix``, ``named``; as :attr:`~aethel_lite.retrievers.traces.Teleport.parts`) of one anchor's teleport:
     the question's components with the anchor's metadata seeds."""
     comps = dict(parts["components"])
     vec, named = fields_vector(anchor.fields, graph)
@@ -102,7 +89,7 @@ def anchor_parts(r, anchor: Anchor, parts: Mapping, graph) -> dict:
         comps.pop("metadata", None)
     else:
         comps["metadata"] = vec
-    return {"components": comps, "mix": mixture(r, comps), "named": named}
+    return {"components": comps, "mix": r.mixture(comps), "named": named}
 
 
 def solve(r, text: str, trace: QueryTrace, operator, docs: np.ndarray | None) -> list | None:

@@ -6,8 +6,7 @@ the provenance of a search's hits (:func:`attribute`), their scores split by see
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,54 +16,22 @@ from ..core.provenance import SeedShare, part_weights, ppr_parts
 from ..data.schema import Query
 from . import diagnostics as _diagnostics
 from .docmeta import PREFIXES, _slug
-from .hybrid import _BLOCK, SOURCES, TERM_SOURCE, doc_node, doc_nodes, query_scores, rank_terms, rank_weights
+from .hybrid_settings import SOURCES, TERM_SOURCE
 from .run import Run
+from .traces import BLOCK, QueryTrace
 
 __all__ = [
-    "QueryTrace",
     "SearchResult",
     "attribute",
     "source_shares",
     "seed_pieces",
     "explain",
-    "explains_documents",
 ]
 
 
 @dataclass
-class QueryTrace:
-    """What :meth:`GraphRetriever.search` computed for one query, for attribution and diagnostics.
-
-    Attributes
-    ----------
-    expansions : list of Expansion
-        The query's entity seeds (empty: no seed entity).
-    fallback : bool
-        Whether the teleport was the BM25 fallback.
-    graph : EntityGraph
-        The graph searched (the fitted one, or the closed pool's).
-    n_reached : int
-        Candidate passages with PageRank > 0.
-    parts : dict or None
-        The seed sources (``"components"``, ``"mix"``, ``"named"``; see ``GraphRetriever._personalize``).
-    corpus_idx : ndarray or None
-        The pool's corpus indices (``None``: open corpus).
-    extra : dict
-        The ranking's inputs: ``"ppr"``, ``"lexical"``, ``"dense"``, ``"heading"``, ``"doc_ppr"``.
-    """
-
-    expansions: list
-    fallback: bool
-    graph: Any
-    n_reached: int
-    parts: dict | None = None
-    corpus_idx: np.ndarray | None = None
-    extra: dict = field(default_factory=dict)
-
-
-@dataclass
 class SearchResult:
-    """An explained search: the run and what explains it (``GraphRetriever.search(..., explain=True)``).
+    """An explained search: the run and what explains it (``search(..., explain=True)`` of a graph or hybrid retriever).
 
     Attributes
     ----------
@@ -113,11 +80,14 @@ def _by_anchor(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: int
     return sub_run, sub_traces, owner
 
 
-def attribute(retriever, run: Run, traces: Mapping[str, QueryTrace], *, k: int, depth: int) -> SearchResult:
-    """The :class:`SearchResult` of a run from the traces its search left (``GraphRetriever.search``); an
+def attribute(
+    retriever, run: Run, traces: Mapping[str, QueryTrace], *, k: int, depth: int, sources: bool = True
+) -> SearchResult:
+    """The :class:`SearchResult` of a run from the traces its search left (``traced_search``); an
     anchored hit's provenance starts with ``Expansion(anchor key, anchor key, "anchor", 1.0)``."""
     sub_run, sub_traces, owner = _by_anchor(retriever, run, traces, depth)
-    shares = source_shares(retriever, sub_run, sub_traces, depth) if retriever.is_hybrid and depth > 0 else {}
+    hybrid = retriever.is_hybrid and sources and depth > 0
+    shares = source_shares(retriever, sub_run, sub_traces, depth) if hybrid else {}
     prov: dict = {qid: {} for qid in run}
     found: dict = {}
     for key, hits in sub_run.items():
@@ -158,7 +128,7 @@ def source_shares(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: 
     """
     r = retriever
     todo = [qid for qid in run if traces[qid].parts is not None]
-    weights = rank_weights(r) or {"ppr": 1.0}
+    weights = r.hybrid_settings.term_weights() or {"ppr": 1.0}
 
     def solve(op, cols):
         return op.run(np.stack(cols, axis=1), alpha=r.alpha, tol=r.tol, max_iter=r.max_iter).scores
@@ -174,8 +144,8 @@ def source_shares(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: 
             solved[(qid, c)] = wc * col
 
     raw: dict[str, dict[str, np.ndarray]] = {}
-    for start in range(0, len(owners), _BLOCK):
-        block = owners[start : start + _BLOCK]
+    for start in range(0, len(owners), BLOCK):
+        block = owners[start : start + BLOCK]
         P = solve(r.operator_, [traces[qid].parts["components"][c] for qid, c in block])
         for j, (qid, c) in enumerate(block):
             raw.setdefault(qid, {})[c] = P[:, j]
@@ -192,8 +162,7 @@ def source_shares(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: 
             weigh(qid, names, [P[:, j] for j in range(len(names))], op.dangling)
         idx = np.arange(len(r.pids_)) if cand is None else cand
         terms = (
-            rank_terms(
-                r,
+            r.rank_terms(
                 "",
                 extra["ppr"],
                 idx,
@@ -202,10 +171,10 @@ def source_shares(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: 
                 doc_ppr=extra["doc_ppr"],
                 heading=extra["heading"],
             )
-            if r.rank_weights is not None
+            if r.hybrid_settings.rank_weights is not None
             else {}
         )
-        docs = doc_nodes(r, graph, cand)
+        docs = r.doc_nodes(graph, cand)
         shares_of = {}
         for pid, _ in run[qid][:depth]:
             i = graph.pid_index[pid]
@@ -251,7 +220,7 @@ def _source_records(r, trace: QueryTrace, shares: Mapping[str, float], pid: str)
                     mine = [k for k in d.keys() if k in named]
                     if mine:
                         seed = max(mine, key=lambda k: (named[k], k))
-                    node = PREFIXES["doc"] + _slug(d.doc_id) if r.document_nodes else seed
+                    node = PREFIXES["doc"] + _slug(d.doc_id) if r.hybrid_settings.document_nodes else seed
         else:
             seed, node = ("bm25" if c == "lexical" else "dense"), pid
         out.append(Expansion(seed, node, c, round(float(share), 6)))
@@ -271,7 +240,7 @@ def seed_pieces(
     Returns
     -------
     seeds : ndarray, shape (graph.n_nodes,), or None
-        The teleport :math:`s` that ``search`` uses (``GraphRetriever.personalization``);
+        The teleport :math:`s` that ``search`` uses (``teleport``);
         ``None`` without seeds and with ``fallback="none"``.
     pieces : list of (node, mass, seed, entity, via)
         One per (seed node, label), the masses at a node summing to its ``seeds`` value: an entity
@@ -282,8 +251,9 @@ def seed_pieces(
     r._check_fitted()
     graph = r.graph_ if graph is None else graph
     if scores is None:
-        scores = {k: v[0] for k, v in query_scores(r, [text]).items()}
-    exps, seeds, fallback, parts = r._personalize(text, graph, corpus_idx, scores)
+        scores = {k: v[0] for k, v in r.question_scores([text]).items()}
+    tel = r.teleport(text, graph, corpus_idx, scores)
+    exps, seeds, fallback, parts = tel.expansions, tel.seeds, tel.fallback, tel.parts
     if seeds is None:
         return None, []
     n_p = graph.n_passages
@@ -325,15 +295,8 @@ def question_graph(retriever, text: str, pool: Sequence[str] | None):
     """The graph a question is ranked in (the closed pool's, or the fitted one) and the pool's corpus indices."""
     if pool is None:
         return retriever.graph_, None
-    corpus_idx = retriever._resolve_pool(Query(qid="q", text=text, gold=frozenset()), {"q": pool})
+    corpus_idx = retriever.resolve_pool(Query(qid="q", text=text, gold=frozenset()), {"q": pool})
     return retriever.pool_graph(corpus_idx), corpus_idx
-
-
-def explains_documents(retriever) -> bool:
-    """Whether :func:`explain` splits each hit's *document node* PageRank (the graph's only
-    ranking term: a ``"document"`` rank weight, no ``"ppr"`` weight) rather than its own."""
-    weights = rank_weights(retriever) or {}
-    return bool(retriever.document_nodes) and weights.get("document", 0) > 0 and weights.get("ppr", 0) == 0
 
 
 def explain(retriever, text: str, pids, pool: Sequence[str] | None = None) -> dict:
@@ -359,7 +322,7 @@ def explain(retriever, text: str, pids, pool: Sequence[str] | None = None) -> di
     dict
         pid → list of :class:`~aethel_lite.core.provenance.SeedShare`, largest share first (ties:
         seed, entity), seeds contributing nothing left out, summing to its PageRank :math:`p_i`
-        (within ``tol``) or, when :func:`explains_documents`, to its document node's :math:`\pi_{D(i)}`.
+        (within ``tol``) or, when ``retriever.explains_documents``, to its document node's :math:`\pi_{D(i)}`.
 
     References
     ----------
@@ -369,11 +332,11 @@ def explain(retriever, text: str, pids, pool: Sequence[str] | None = None) -> di
     r._check_fitted()
     pids = list(pids)
     graph, corpus_idx = question_graph(r, text, pool)
-    documents = explains_documents(r)
+    documents = r.explains_documents
     nodes = [
         graph.passage_node(pid) for pid in pids
     ]  # a pid outside the graph searched is an error either way
-    rows = [doc_node(r, graph, r.pid_index_[pid]) for pid in pids] if documents else nodes
+    rows = [r.doc_node(graph, r.pid_index_[pid]) for pid in pids] if documents else nodes
     seeds, pieces = seed_pieces(r, text, graph, corpus_idx)
     out: dict = {pid: [] for pid in pids}
     if seeds is None or not pieces or not pids:

@@ -117,6 +117,12 @@ class Retriever:
         queries, k, candidates = self._checked(queries, k, pool)
         return self._collect(queries, candidates, self._score_queries(queries, candidates), k)
 
+    def corpus_scores(self, queries: Sequence) -> Iterator[np.ndarray]:
+        """Each open-corpus query's corpus-length scores, in order (what ``search`` ranks)."""
+        self._check_fitted()
+        queries = list(queries)
+        return self._score_queries(queries, [None] * len(queries))
+
     def _checked(self, queries: Sequence, k: int, pool) -> tuple[list, int, list]:
         """``search``'s checks: the queries as a list, ``k`` as an int and each query's candidates."""
         self._check_fitted()
@@ -129,7 +135,7 @@ class Retriever:
             seen.add(q.qid)
             if not isinstance(q.text, str) or not q.text.strip():
                 raise ParameterError(f"{type(self).__name__}.search: query {q.qid!r} has empty text")
-        return queries, k, [self._resolve_pool(q, pool) for q in queries]
+        return queries, k, [self.resolve_pool(q, pool) for q in queries]
 
     def _collect(self, queries: list, candidates: list, scores: Iterator[np.ndarray], k: int) -> Run:
         """The :class:`Run` of each query's top ``k`` candidates by ``scores`` (one array per query)."""
@@ -153,9 +159,42 @@ class Retriever:
             if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
         ]
 
-    def get_params(self) -> dict[str, Any]:
-        """Setting → value (scikit-learn's ``get_params``; ``type(self)(**get_params())`` is an unfitted copy)."""
-        return {n: getattr(self, n) for n in self.param_names()}
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Setting → value, as scikit-learn's ``get_params``: ``type(self)(**get_params(deep=False))`` is an unfitted
+        copy; with ``deep``, a setting that is itself a retriever adds its settings as ``name__setting``."""
+        out = {n: getattr(self, n) for n in self.param_names()}
+        if deep:
+            for n, value in list(out.items()):
+                if isinstance(value, Retriever):
+                    out.update({f"{n}__{k}": v for k, v in value.get_params(deep=True).items()})
+        return out
+
+    def set_params(self, **params: Any) -> Retriever:
+        """Change settings in place, as scikit-learn's ``set_params`` (``name__setting`` reaches a setting that is
+        itself a retriever); the retriever is then unfitted: ``fit`` again before searching. Returns ``self``.
+
+        Raises
+        ------
+        ParameterError
+            An unknown setting (named, with the ones there are).
+        """
+        known = self.param_names()
+        for key, value in params.items():
+            name, _, inner = key.partition("__")
+            if name not in known:
+                raise ParameterError(
+                    f"set_params: unknown setting {name!r}; {type(self).__name__} has {', '.join(known)}"
+                )
+            if inner:
+                sub = getattr(self, name)
+                if not isinstance(sub, Retriever):
+                    raise ParameterError(f"set_params: {name!r} is not a retriever; cannot set {key!r}")
+                sub.set_params(**{inner: value})
+            else:
+                setattr(self, name, value)
+        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
+            delattr(self, attr)  # what fit learned no longer matches the settings
+        return self
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.config().items() if k != "name")
@@ -169,7 +208,7 @@ class Retriever:
         if not self.is_fitted:
             raise RuntimeError(f"{type(self).__name__} is not fitted: call fit(passages) before search()")
 
-    def _resolve_pool(self, query, pool) -> np.ndarray | None:
+    def resolve_pool(self, query, pool) -> np.ndarray | None:
         """Corpus indices of ``query``'s candidates (first occurrence order), or ``None`` (open corpus)."""
         if pool is None:
             return None

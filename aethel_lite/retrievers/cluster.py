@@ -50,8 +50,7 @@ from ..core.entities import (
 from ..errors import AethelError, DataError, ParameterError
 from .base import passage_text
 from .dense import DenseRetriever, _encoder_batches, resolve_precision
-from .hybrid import needs
-from .registry import FUSIONS, METHODS, make_retriever
+from .registry import FUSIONS, METHODS
 
 __all__ = [
     "PARTITION_SIZE",
@@ -151,15 +150,14 @@ def plan(methods: Iterable[str]) -> tuple[list[str], list[str]]:
     poolings: list[str] = []
     for method in methods:
         for base in FUSIONS.get(method, (method,)):
-            cls_name, kwargs = METHODS[base]
-            if cls_name == "DenseRetriever":
-                poolings.append(kwargs.get("pooling", "first"))
-            elif cls_name == "GraphRetriever":
-                r = make_retriever(base)
-                extractors.append(r.extractor)
-                if needs(r, "dense"):
-                    poolings.append(r.dense_pooling)
-                if needs(r, "heading"):
+            m = METHODS[base]
+            if m.cls == "DenseRetriever":
+                poolings.append(m.params.get("pooling", "first"))
+            elif m.cls in ("GraphRetriever", "HybridRetriever"):
+                extractors.append(m.params.get("extractor", "ner3"))
+                if m.settings is not None and m.settings.needs("dense"):
+                    poolings.append(m.settings.dense_pooling)
+                if m.settings is not None and m.settings.needs("heading"):
                     poolings.append("heading")
     return list(dict.fromkeys(extractors)), list(dict.fromkeys(poolings))
 

@@ -75,7 +75,7 @@ def reliance(retriever, queries, run, k: int, pool=None) -> dict:
     question's fallback flag from ``GraphRetriever.personalization``, no PageRank solve)."""
     fallbacks, top5 = [], []
     for q in queries:
-        idx = retriever._resolve_pool(q, pool)
+        idx = retriever.resolve_pool(q, pool)
         graph = retriever.graph_ if idx is None else retriever.pool_graph(idx)
         fallbacks.append(bool(retriever.personalization(q.text, graph, idx)[2]))
         top5.append(_bm25_ordered_top5(run.get(q.qid, [])))

@@ -1,4 +1,4 @@
-"""A fitted :class:`~aethel_lite.retrievers.GraphRetriever` on disk: the files an aethel index holds for it.
+"""A fitted graph or hybrid retriever on disk: the files an aethel index holds for it.
 
 ========================  ==============================================================================
 ``ids.json``              ``{"pids": [...], "doc_ids": [...]}``, the passages in corpus order
@@ -11,7 +11,7 @@
                           <aethel_lite.retrievers.DenseRetriever.save>`), when it has them
 ========================  ==============================================================================
 
-No pickle: JSON, ``.npz`` and ``.npy`` only. :func:`load` extracts and fits nothing: it ranks exactly as the one saved.
+No pickle: JSON, ``.npz`` and ``.npy`` only. :func:`load_parts` extracts and fits nothing: a retriever fitted from them ranks exactly as the one saved.
 """
 
 from __future__ import annotations
@@ -27,21 +27,25 @@ from ..errors import DataError
 from .bm25 import BM25Retriever
 from .dense import DenseRetriever
 from .docmeta import DocMeta
-from .hybrid import needs
 
 __all__ = [
-    "IDS_FILE",
-    "DOCMETA_FILE",
-    "PassageIds",
-    "graph_folder",
-    "write_docmeta",
-    "read_docmeta",
-    "save",
-    "load",
-]
+    "IDS_FILE", "DOCMETA_FILE", "PassageIds", "GraphParts", "graph_folder", "write_docmeta", "read_docmeta", "save",
+    "load_parts", "load_dense", "load_docmeta",
+]  # fmt: skip
 
 IDS_FILE = "ids.json"
 DOCMETA_FILE = "docmeta.json"
+
+
+@dataclass(frozen=True)
+class GraphParts:
+    """What :meth:`GraphRetriever.fit <aethel_lite.retrievers.GraphRetriever.fit>` computes from the passages before
+    anything else: the passage–entity graph, the BM25 index and the extractor. Given to ``fit`` (``parts=``), they
+    are used as they are: nothing is extracted or indexed again."""
+
+    graph: EntityGraph
+    bm25: BM25Retriever
+    extractor: Any = None
 
 
 @dataclass(frozen=True)
@@ -85,29 +89,31 @@ def read_docmeta(path: str | os.PathLike) -> dict:
 
 
 def save(retriever, folder: str | os.PathLike) -> list[str]:
-    """Write a fitted graph retriever's files (module table) into ``folder``; returns their relative paths, sorted."""
+    """Write a fitted graph or hybrid retriever's files (module table) into ``folder``; returns their relative paths,
+    sorted."""
     r = retriever
     r._check_fitted()
+    paper = getattr(r, "graph_retriever_", r)  # a hybrid holds the paper retriever
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     ids = json.dumps({"pids": r.pids_, "doc_ids": r.doc_ids_}, ensure_ascii=False)
     (folder / IDS_FILE).write_text(ids + "\n", encoding="utf-8", newline="\n")
-    name = graph_folder(r.extractor)
-    r._base_graph.save(folder / name)
-    r.bm25_.save(folder / "bm25")
+    name = graph_folder(paper.extractor)
+    paper.graph_.save(folder / name)
+    paper.bm25_.save(folder / "bm25")
     files = [IDS_FILE, f"{name}/graph.json", f"{name}/graph.npz"]
     files += [p.relative_to(folder).as_posix() for p in (folder / "bm25").rglob("*") if p.is_file()]
-    if r.doc_meta_ is not None:
+    if getattr(r, "doc_meta_", None) is not None:
         write_docmeta(folder / DOCMETA_FILE, r.doc_meta_)
         files.append(DOCMETA_FILE)
-    for model in (r.dense_, r.heading_):
+    for model in (getattr(r, "dense_", None), getattr(r, "heading_", None)):
         if model is not None:
             files += model.save(folder)
     return sorted(files)
 
 
-def load(cls, folder: str | os.PathLike, **params: Any):
-    """The retriever :func:`save` wrote into ``folder``, with settings ``params`` (``cls.get_params`` keys);
+def load_parts(folder: str | os.PathLike, extractor: Any) -> tuple[list[PassageIds], GraphParts]:
+    """The passages' ids and the graph parts :func:`save` wrote into ``folder`` (the graph built with ``extractor``);
     DataError (the file named) if a file is missing or malformed, or the parts' passage ids disagree."""
     folder = Path(folder)
     path = folder / IDS_FILE
@@ -116,23 +122,19 @@ def load(cls, folder: str | os.PathLike, **params: Any):
         pids, doc_ids = list(ids["pids"]), list(ids["doc_ids"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise DataError(f"{path}: unreadable passage ids ({exc!r})") from None
-    probe = cls(**params)
-    graph = EntityGraph.load(folder / graph_folder(probe.extractor))
+    graph = EntityGraph.load(folder / graph_folder(extractor))
     bm25 = BM25Retriever.load(folder / "bm25")
     if bm25.pids_ != pids:
         raise DataError(f"{folder / 'bm25'}: its passage ids differ from {path}")
-    doc_meta = read_docmeta(folder / DOCMETA_FILE) if (folder / DOCMETA_FILE).exists() else None
-    dense = heading = None
-    if needs(probe, "dense"):
-        dense = DenseRetriever.load(folder, pids, pooling=probe.dense_pooling, cache=probe.cache)
-    if needs(probe, "heading"):
-        heading = DenseRetriever.load(folder, pids, pooling="heading", cache=probe.cache)
-    return cls.from_parts(
-        params,
-        [PassageIds(p, d) for p, d in zip(pids, doc_ids)],
-        graph,
-        bm25,
-        doc_meta=doc_meta,
-        dense=dense,
-        heading=heading,
-    )
+    return [PassageIds(p, d) for p, d in zip(pids, doc_ids)], GraphParts(graph, bm25)
+
+
+def load_dense(folder: str | os.PathLike, pids: list[str], pooling: str, cache: bool) -> DenseRetriever:
+    """The dense model :func:`save` wrote into ``folder`` (``dense-<pooling>.npy``)."""
+    return DenseRetriever.load(folder, pids, pooling=pooling, cache=cache)
+
+
+def load_docmeta(folder: str | os.PathLike) -> dict | None:
+    """``docmeta.json`` of ``folder`` (:func:`read_docmeta`), or None when there is none."""
+    path = Path(folder) / DOCMETA_FILE
+    return read_docmeta(path) if path.exists() else None

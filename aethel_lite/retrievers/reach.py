@@ -144,7 +144,8 @@ def bct_intrusions(retriever, query, k: int = 5, pool=None) -> list[dict]:
     pool = query.pool if pool is None else pool
     pools = None if pool is None else {query.qid: list(pool)}
     with_bct = retriever.search([query], k=k, pool=pools)[query.qid]
-    plain = retriever.set_params(bct="none").search([query], k=k, pool=pools)[query.qid]
+    exact = retriever.variant(graph={"bct": "none"}) if retriever.is_hybrid else retriever.variant(bct="none")
+    plain = exact.search([query], k=k, pool=pools)[query.qid]
     before = {pid for pid, _ in plain}
     after = {pid for pid, _ in with_bct}
     displaced = sorted(pid for pid in before - after if pid in query.gold)

@@ -15,40 +15,82 @@ Method names are a public interface (the CLI and its JSON output depend on them)
 ``rrf``                reciprocal rank fusion of ``bm25`` and ``aethel-ner3`` (k = 60)
 ``rrf-bct``            reciprocal rank fusion of ``bm25`` and ``aethel-bct``
 ``rrf-dense``          reciprocal rank fusion of ``bm25`` and ``dense``
-``aethel-hybrid``      beyond the paper: the NER3 + BCT graph with document and metadata nodes, passage seeds
-                       and a fused ranking (:mod:`aethel_lite.retrievers.hybrid_settings`)
+``aethel-hybrid``      beyond the paper: :class:`~aethel_lite.retrievers.HybridRetriever`, the NER3 + BCT graph with
+                       document and metadata nodes, passage seeds and a fused ranking
+                       (:mod:`aethel_lite.retrievers.hybrid_settings`)
 ``aethel-hybrid-*``    its ablations (:data:`aethel_lite.retrievers.hybrid_settings.ABLATIONS`)
+``aethel-hybrid-v1``   the earlier hybrid setting (:data:`~aethel_lite.retrievers.hybrid_settings.HISTORICAL`)
 ``aethel-anchors``     ``aethel-hybrid`` with one PageRank per company or fiscal year the
                        question names (:mod:`aethel_lite.retrievers.anchors`)
 =====================  ======================================================================
 
-Fused methods (:data:`FUSIONS`) are run by :func:`aethel_lite.retrievers.fusion.fuse_runs`.
+Each name maps to a :class:`Method`: the retriever class and its settings, as plain data (:data:`METHODS`). Fused
+methods (:data:`FUSIONS`) are run by :func:`aethel_lite.retrievers.fusion.fuse_runs`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from .. import retrievers
 from ..errors import ParameterError
-from .hybrid_settings import hybrid_methods
+from .bm25 import BM25Retriever
+from .dense import DenseRetriever
+from .graph import GraphRetriever
+from .hybrid import HybridRetriever
+from .hybrid_settings import ABLATIONS, ANCHORED, GRAPH, HISTORICAL, HYBRID, HybridSettings
 
-# name -> keyword arguments of the retriever that implements it
-METHODS: dict[str, tuple[str, dict[str, Any]]] = {
-    "bm25": ("BM25Retriever", {}),
-    "dense": ("DenseRetriever", {}),
-    "aethel-reg": ("GraphRetriever", {"extractor": "regex", "bct": "none"}),
-    "aethel-ner": ("GraphRetriever", {"extractor": "ner", "bct": "none"}),
-    "aethel-ner3": ("GraphRetriever", {"extractor": "ner3", "bct": "none"}),
-    "aethel-bct": ("GraphRetriever", {"extractor": "ner3", "bct": "both"}),
-    "dense-max": ("DenseRetriever", {"pooling": "max"}),
-    "dense-heading": ("DenseRetriever", {"pooling": "heading"}),
-    "aethel-reg-pure": ("GraphRetriever", {"extractor": "regex", "bct": "none", "fallback": "none"}),
-    "aethel-ner3-pure": ("GraphRetriever", {"extractor": "ner3", "bct": "none", "fallback": "none"}),
-    "aethel-bct-pure": ("GraphRetriever", {"extractor": "ner3", "bct": "both", "fallback": "none"}),
+__all__ = [
+    "Method",
+    "METHODS",
+    "FUSIONS",
+    "DEFAULT_METHODS",
+    "known_methods",
+    "parse_methods",
+    "make_retriever",
+]
+
+CLASSES = {"BM25Retriever": BM25Retriever, "DenseRetriever": DenseRetriever, "GraphRetriever": GraphRetriever,
+           "HybridRetriever": HybridRetriever}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method: its retriever class (a key of ``CLASSES``), that class's settings and, for a hybrid, the paper
+    retriever's settings (``graph``) and the hybrid settings."""
+
+    cls: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    settings: HybridSettings | None = None
+
+    @property
+    def graph_params(self) -> dict[str, Any]:
+        """The settings of the graph the method builds on (the paper retriever's; ``{}`` for BM25 and dense)."""
+        return dict(self.params) if self.cls in ("GraphRetriever", "HybridRetriever") else {}
+
+
+def _hybrid(graph: Mapping[str, Any] | None = None, **changes: Any) -> Method:
+    return Method("HybridRetriever", {**GRAPH, **(graph or {})}, HYBRID.replace(**changes))
+
+
+METHODS: dict[str, Method] = {
+    "bm25": Method("BM25Retriever"),
+    "dense": Method("DenseRetriever"),
+    "aethel-reg": Method("GraphRetriever", {"extractor": "regex", "bct": "none"}),
+    "aethel-ner": Method("GraphRetriever", {"extractor": "ner", "bct": "none"}),
+    "aethel-ner3": Method("GraphRetriever", {"extractor": "ner3", "bct": "none"}),
+    "aethel-bct": Method("GraphRetriever", {"extractor": "ner3", "bct": "both"}),
+    "dense-max": Method("DenseRetriever", {"pooling": "max"}),
+    "dense-heading": Method("DenseRetriever", {"pooling": "heading"}),
+    "aethel-reg-pure": Method("GraphRetriever", {"extractor": "regex", "bct": "none", "fallback": "none"}),
+    "aethel-ner3-pure": Method("GraphRetriever", {"extractor": "ner3", "bct": "none", "fallback": "none"}),
+    "aethel-bct-pure": Method("GraphRetriever", {"extractor": "ner3", "bct": "both", "fallback": "none"}),
+    "aethel-hybrid": _hybrid(),
+    **{name: _hybrid(**change) for name, change in ABLATIONS.items()},
+    **{name: _hybrid(**change) for name, change in HISTORICAL.items()},
+    "aethel-anchors": _hybrid(**ANCHORED),
 }
-METHODS.update(hybrid_methods())
 # fused method -> the methods it fuses
 FUSIONS: dict[str, tuple[str, ...]] = {
     "rrf": ("bm25", "aethel-ner3"),
@@ -77,31 +119,33 @@ def parse_methods(spec: str | Sequence[str] | None) -> list[str]:
     return names
 
 
-def make_retriever(name: str, **overrides: Any):
+def make_retriever(name: str, *, graph: Mapping[str, Any] | None = None, progress: bool = False):
     """A fresh, unfitted retriever for a base method name.
 
     Parameters
     ----------
     name : str
         A key of :data:`METHODS`.
-    **overrides : mapping
-        Retriever class name → keyword arguments that override the method's own (e.g.
-        ``GraphRetriever={"alias_table": ...}``).
+    graph : mapping, optional
+        Settings of the paper's graph retriever that replace the method's own, for graph and hybrid methods (e.g.
+        ``{"n_process": 2}`` or ``{"alias_table": ...}``); ignored by BM25 and dense methods.
+    progress : bool
+        Show progress bars.
 
     Raises
     ------
     ParameterError
-        ``name`` is not a base method, or the retriever class does not accept one of its settings (named).
+        ``name`` is not a base method, or ``graph`` names a setting the graph retriever does not have.
     """
     if name not in METHODS:
         raise ParameterError(f"method {name!r} is not a base retriever; choose from {', '.join(METHODS)}")
-    cls_name, kwargs = METHODS[name]
-    cls = getattr(retrievers, cls_name)
-    merged = {**kwargs, **overrides.get(cls_name, {})}
-    known = cls.param_names()  # the keys of cls.get_params()
-    unknown = [key for key in merged if key not in known]
+    method = METHODS[name]
+    unknown = [key for key in (graph or {}) if key not in GraphRetriever.param_names()]
     if unknown:
-        raise ParameterError(
-            f"method {name!r} needs {cls_name}({unknown[0]}=...), which this {cls_name} does not accept"
-        )
-    return cls(**merged)
+        raise ParameterError(f"method {name!r}: the graph retriever has no setting {unknown[0]!r}")
+    if method.cls == "GraphRetriever":
+        return GraphRetriever(**{**method.params, **(graph or {}), "progress": progress})
+    if method.cls == "HybridRetriever":
+        paper = GraphRetriever(**{**method.params, **(graph or {})})
+        return HybridRetriever(paper, method.settings, progress=progress)
+    return CLASSES[method.cls](**method.params, progress=progress)

@@ -203,8 +203,7 @@ class _Builder:
     def dense(self, method: str) -> None:
         import numpy as np
 
-        r = make_retriever(method)
-        r.progress = self.progress
+        r = make_retriever(method, progress=self.progress)
         name = f"dense-{r.pooling}"
         chunks = [[_model_text(c) for c in r.passage_chunks(p)] for p in self.passages]
         flat = [c for cs in chunks for c in cs]
@@ -260,9 +259,9 @@ class _Builder:
         base_methods = list(dict.fromkeys(b for m in self.methods for b in FUSIONS.get(m, (m,))))
         extractors = list(
             dict.fromkeys(
-                METHODS[m][1].get("extractor", "ner3")
+                METHODS[m].params.get("extractor", "ner3")
                 for m in base_methods
-                if METHODS[m][0] == "GraphRetriever"
+                if METHODS[m].cls in ("GraphRetriever", "HybridRetriever")
             )
         )
         if self.cluster is not None:  # the steps below then find every entity and vector in the stores
@@ -285,13 +284,15 @@ class _Builder:
             self.graph(ext, raw[base])
         if not extractors:
             _checkpoint("ner")
-        if any(METHODS[m][0] in ("BM25Retriever", "GraphRetriever") for m in base_methods):
+        if any(
+            METHODS[m].cls in ("BM25Retriever", "GraphRetriever", "HybridRetriever") for m in base_methods
+        ):
             self.bm25()
         poolings: dict[str, str] = {}
         needed = {p for m in base_methods for p in method_parts(m)}
         for m in base_methods:
-            if METHODS[m][0] == "DenseRetriever":
-                poolings.setdefault(METHODS[m][1].get("pooling", "first"), m)
+            if METHODS[m].cls == "DenseRetriever":
+                poolings.setdefault(METHODS[m].params.get("pooling", "first"), m)
         for pooling, m in (
             ("first", "dense"),
             ("max", "dense-max"),

@@ -11,8 +11,7 @@ from pathlib import Path
 
 from ..errors import DataError, DataNotFoundError, ParameterError
 from ..io import read_json
-from ..retrievers import hybrid
-from ..retrievers.registry import FUSIONS, METHODS, known_methods, make_retriever, parse_methods
+from ..retrievers.registry import FUSIONS, METHODS, known_methods, parse_methods
 
 __all__ = [
     "INDEX_FORMAT",
@@ -68,27 +67,21 @@ def method_parts(method: str) -> list[str]:
     parse_methods([method])
     if method in FUSIONS:
         return list(dict.fromkeys(p for base in FUSIONS[method] for p in method_parts(base)))
-    cls, kwargs = METHODS[method]
-    if cls == "BM25Retriever":
+    m = METHODS[method]
+    if m.cls == "BM25Retriever":
         return ["bm25"]
-    if cls == "GraphRetriever":
-        out = ["bm25", f"graph-{kwargs.get('extractor', 'ner3')}"]
-        r = make_retriever(method)
-        if getattr(r, "is_hybrid", False):
-            if r.alias_table is not None:  # pragma: no cover - no such method in METHODS
-                raise ParameterError(
-                    f"method {method!r}: a graph method with an alias table cannot be stored in an index"
-                )
-            if hybrid.needs(r, "dense"):
-                out.append(f"dense-{r.dense_pooling}")
-            if hybrid.needs(r, "heading"):
-                out.append("dense-heading")
-            if r.document_nodes or r.metadata:
-                out.append("docmeta")
-        return out
-    if cls == "DenseRetriever":
-        return [f"dense-{kwargs.get('pooling', 'first')}"]
-    raise ParameterError(f"method {method!r}: {cls} cannot be stored in an index")  # pragma: no cover
+    if m.cls == "DenseRetriever":
+        return [f"dense-{m.params.get('pooling', 'first')}"]
+    out = ["bm25", f"graph-{m.params.get('extractor', 'ner3')}"]
+    if m.cls == "HybridRetriever":
+        s = m.settings
+        if s.needs("dense"):
+            out.append(f"dense-{s.dense_pooling}")
+        if s.needs("heading"):
+            out.append("dense-heading")
+        if s.document_nodes or s.metadata:
+            out.append("docmeta")
+    return out
 
 
 def searchable_methods(parts: Iterable[str]) -> list[str]:

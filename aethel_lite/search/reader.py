@@ -14,9 +14,11 @@ from typing import Any
 from ..core.graph import EntityGraph
 from ..data.schema import Passage, Query
 from ..errors import DataError, ParameterError, check_k
-from ..retrievers import BM25Retriever, GraphRetriever
+from ..retrievers import BM25Retriever, GraphRetriever, HybridRetriever, attribution
 from ..retrievers.fusion import fuse_runs
-from ..retrievers.graph_files import PassageIds, read_docmeta
+from ..retrievers.graph import EXPLAIN_DEPTH
+from ..retrievers.graph_files import GraphParts, PassageIds, read_docmeta
+from ..retrievers.hybrid import HybridParts
 from ..retrievers.registry import FUSIONS, make_retriever
 from ..retrievers.run import RUN_DEPTH
 from .format import (
@@ -234,9 +236,9 @@ class SearchIndex:
         parts = self._check_method(method)
         r = make_retriever(method)
         bm25 = self._part("bm25") if "bm25" in parts else None
-        if r.name == "bm25":
+        if isinstance(r, BM25Retriever):
             r = bm25
-        elif r.name == "graph":
+        elif isinstance(r, (GraphRetriever, HybridRetriever)):
             r = self._graph_retriever(r, parts, bm25)
         else:  # dense
             part = self.info["parts"][parts[0]]
@@ -256,28 +258,35 @@ class SearchIndex:
     def _graph_retriever(self, r, parts: list[str], bm25):
         """The graph retriever ``r`` with its fitted state assembled from the index parts (answers as a refit one)."""
         pids, doc_ids = self.ids
-        graph = self._part(parts[1])
-        if r.extractor in ("ner", "ner3"):
+        graph = GraphParts(self._part(parts[1]), bm25)
+        paper = r.graph_settings if isinstance(r, HybridRetriever) else r
+        if paper.extractor in ("ner", "ner3"):
             _import_spacy_without_torch()
-        dense = next((p for p in parts if p in ("dense-first", "dense-max")), None)
-        r = GraphRetriever.from_parts(
-            r.get_params(),
-            # document nodes need each passage's pid and doc_id only: ids.json, not passages.jsonl
-            [PassageIds(pid, doc) for pid, doc in zip(pids, doc_ids)],
-            graph,
-            bm25,
-            doc_meta=self._part("docmeta") if "docmeta" in parts else None,
+        # document nodes need each passage's pid and doc_id only: ids.json, not passages.jsonl
+        ids = [PassageIds(pid, doc) for pid, doc in zip(pids, doc_ids)]
+        if isinstance(r, HybridRetriever):
             # the hybrid's dense and heading scores: the stored embeddings, as `dense` reads them
-            dense=None
-            if dense is None
-            else self._base({"dense-first": "dense", "dense-max": "dense-max"}[dense]),
-            heading=self._base("dense-heading") if "dense-heading" in parts else None,
-        )
+            dense = next((p for p in parts if p in ("dense-first", "dense-max")), None)
+            r.fit(
+                ids,
+                parts=HybridParts(
+                    graph,
+                    None
+                    if dense is None
+                    else self._base({"dense-first": "dense", "dense-max": "dense-max"}[dense]),
+                    self._base("dense-heading") if "dense-heading" in parts else None,
+                    self._part("docmeta") if "docmeta" in parts else None,
+                ),
+            )
+            extractor = r.graph_retriever_.extractor_
+        else:
+            r.fit(ids, parts=graph)
+            extractor = r.extractor_
         stored = self.info["parts"][parts[1]].get("extractor_config")
-        if stored is not None and stored != r.extractor_.config():
+        if stored is not None and stored != extractor.config():
             warnings.warn(
                 f"{self.dir}: the entity extractor differs from the one that built the index "
-                f"(installed: {r.extractor_.config()}); question entities may not match; "
+                f"(installed: {extractor.config()}); question entities may not match; "
                 f"{rebuild_hint(self.dir, self.info)}",
                 RuntimeWarning,
                 stacklevel=4,
@@ -288,14 +297,20 @@ class SearchIndex:
         return [self._base(m) for m in FUSIONS.get(method, (method,))]
 
     def iter_search(
-        self, questions: Sequence[str], *, k: int = 5, method: str = "aethel-bct", explain: bool = False
+        self,
+        questions: Sequence[str],
+        *,
+        k: int = 5,
+        method: str = "aethel-bct",
+        explain: bool = False,
+        sources: bool = True,
     ):
         """:meth:`search`'s answers one question at a time (all checked first), each yielded as soon as
         it is answered (flat memory; a graph question takes the single-query PageRank path)."""
         questions = list(questions)
         self._check_questions(questions, k, method)
         for q in questions:
-            yield self.search([q], k=k, method=method, explain=explain)[0]
+            yield self._answer([q], k, method, explain, sources)[0]
 
     def _check_questions(self, questions: list, k: int, method: str) -> None:
         check_k(k, "-k")
@@ -305,16 +320,23 @@ class SearchIndex:
         self._check_method(method)
 
     def search(
-        self, questions: Sequence[str], *, k: int = 5, method: str = "aethel-bct", explain: bool = False
+        self,
+        questions: Sequence[str],
+        *,
+        k: int = 5,
+        method: str = "aethel-bct",
+        explain: bool = False,
+        sources: bool = True,
     ) -> list[list[dict]]:
         """Ranked hits for each question (one list per question, ``k`` hits at most).
 
         Each hit: ``rank``, ``pid``, ``doc_id``, ``page`` (0-based, PDFs), ``source`` (the file it came
         from), ``score``, ``text`` and ``provenance`` (graph methods: the question entity, the graph
-        entity it reached and how, and the weight). With ``explain=True`` also ``explain_node``
-        (``"passage"``, or ``"document"`` for ``aethel-hybrid``) and ``explain``: ``[{"seed", "entity",
-        "via", "share"}, ...]``, the exact part of that node's PageRank each seed contributes
-        (:meth:`GraphRetriever.explain`; empty for BM25 and dense hits and passages PPR does not reach).
+        entity it reached and how, and the weight; for a hybrid, with ``sources``, first the seed sources
+        that brought the hit, largest share first: one more PageRank solve per source). With ``explain=True``
+        also ``explain_node`` (``"passage"``, or ``"document"`` for ``aethel-hybrid``) and ``explain``:
+        ``[{"seed", "entity", "via", "share"}, ...]``, the exact part of that node's PageRank each seed
+        contributes (:meth:`GraphRetriever.explain`; empty for BM25 and dense hits and passages PPR does not reach).
 
         Raises
         ------
@@ -324,12 +346,18 @@ class SearchIndex:
         """
         questions = list(questions)
         self._check_questions(questions, k, method)
+        return self._answer(questions, k, method, explain, sources)
+
+    def _answer(
+        self, questions: list[str], k: int, method: str, explain: bool, sources: bool
+    ) -> list[list[dict]]:
+        """:meth:`search` of checked questions."""
         if not questions:
             return []
         retrievers = self._retrievers(method)
         queries = [Query(qid=f"q{i}", text=q, gold=frozenset()) for i, q in enumerate(questions)]
-        run, explained = _ranking(retrievers, queries, k, method)
-        where = {pid: i for i, pid in enumerate(self.ids[0])}
+        run, explained = _ranking(retrievers, queries, k, method, sources or explain)
+        where = self._where()
         passages = self.passages
         out = []
         for q in queries:
@@ -355,16 +383,24 @@ class SearchIndex:
             out.append(hits)
         return out
 
+    def _where(self) -> dict[str, int]:
+        """pid → its line in ``passages.jsonl`` (built once per open index)."""
+        if "where" not in self._parts:
+            self._parts["where"] = {pid: i for i, pid in enumerate(self.ids[0])}
+        return self._parts["where"]
 
-def _ranking(retrievers: list, queries: list, k: int, method: str):
+
+def _ranking(retrievers: list, queries: list, k: int, method: str, sources: bool = True):
     """The run of ``method`` (a fusion's :func:`~aethel_lite.retrievers.fusion.fuse_runs` as deep as ``aethel
-    eval``'s, so the same top 10) and the graph retrievers' provenance of their hits (qid → pid → records)."""
+    eval``'s, so the same top 10) and the graph retrievers' provenance of their hits (qid → pid → records; a
+    hybrid's seed-source records only with ``sources``)."""
     depth = max(k, RUN_DEPTH) if method in FUSIONS else max(k, 10)
     runs, provenance = [], {}
     for r in retrievers:
-        if isinstance(r, GraphRetriever):
-            result = r.search(queries, k=depth, explain=True)
-            runs.append(result.run)
+        if isinstance(r, (GraphRetriever, HybridRetriever)):
+            run, found = r.traced_search(queries, k=depth)
+            result = attribution.attribute(r, run, found, k=depth, depth=EXPLAIN_DEPTH, sources=sources)
+            runs.append(run)
             for qid, hits in result.provenance.items():
                 provenance.setdefault(qid, {}).update(hits)
         else:

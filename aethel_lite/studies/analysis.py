@@ -44,7 +44,7 @@ import numpy as np
 from ..core.bct import seed_vector
 from ..errors import DataError, ParameterError
 from ..evaluation.metrics import gold_rank as _rank
-from ..retrievers import GraphRetriever, topk
+from ..retrievers import GraphRetriever, HybridRetriever, topk
 
 __all__ = [
     "gold_rank",
@@ -113,7 +113,7 @@ class _Facts:
     """Lookups on a fitted retriever's graph, computed once: degrees, documents, gold indices."""
 
     def __init__(self, retriever) -> None:
-        if not isinstance(retriever, GraphRetriever):
+        if not isinstance(retriever, (GraphRetriever, HybridRetriever)):
             raise ParameterError(
                 f"retriever: expected a fitted GraphRetriever, got {type(retriever).__name__}"
             )

@@ -34,8 +34,8 @@ import numpy as np
 from ..caching.resultcache import cached, dataset_digest
 from ..errors import ParameterError
 from ..evaluation.metrics import gold_rank
-from ..retrievers.hybrid import _BLOCK
 from ..retrievers.registry import make_retriever
+from ..retrievers.traces import BLOCK
 
 __all__ = [
     "within_document_rr",
@@ -165,19 +165,17 @@ def _anchoring(dataset, models: dict, *, fitted: set, halves: dict) -> dict:
             )
     methods = list(models)
     hybrid = models["aethel-hybrid"]
-    if not hybrid.document_nodes:
+    if not hybrid.hybrid_settings.document_nodes:
         raise ParameterError("anchoring_study: aethel-hybrid must have document nodes (document_nodes=True)")
     # corpus-length scores of every question, shape (n_queries, n_passages)
-    scores = {
-        name: np.stack(list(models[name]._score_queries(queries, [None] * len(queries)))) for name in methods
-    }
-    document_nodes = hybrid._doc_nodes(hybrid.graph_, None)[
+    scores = {name: np.stack(list(models[name].corpus_scores(queries))) for name in methods}
+    document_nodes = hybrid.doc_nodes(hybrid.graph_, None)[
         first_page
     ]  # one node per document, in `docs` order
     per_query = {}
-    for start in range(0, len(queries), _BLOCK):
-        chunk = queries[start : start + _BLOCK]
-        P = hybrid._ppr_block([q.text for q in chunk])[0]
+    for start in range(0, len(queries), BLOCK):
+        chunk = queries[start : start + BLOCK]
+        P = hybrid.ppr([q.text for q in chunk])[0]
         for j, q in enumerate(chunk):
             i = start + j
             gold = [row[g] for g in q.gold if g in row]

@@ -18,9 +18,8 @@ from ..data.summary import dataset_summary
 from ..errors import DataNotFoundError, ParameterError
 from ..evaluation.metrics import mean
 from ..evaluation.runner import MethodOutcome, block_of, paired_comparisons, run_methods, score_runs
-from ..retrievers.hybrid import RANK_TERMS
-from ..retrievers.hybrid_settings import ABLATION_LABELS, ABLATIONS, hybrid_methods
-from ..retrievers.registry import make_retriever
+from ..retrievers.hybrid_settings import ABLATION_LABELS, ABLATIONS, HISTORICAL, RANK_TERMS
+from ..retrievers.registry import METHODS, make_retriever
 from .open_corpus import QUICK, load_open
 from .tuning import halves
 
@@ -31,17 +30,22 @@ BASELINES = ("bm25", "dense", "dense-max", "rrf-dense", "aethel-bct")
 BEYOND_METRICS = ("HR@1", "HR@5", "MRR", "AllSupport@5", "Recall@5")
 #: Variants ``aethel-hybrid`` is tested against to measure what the graph itself adds (:func:`composition`).
 COMPONENT_TESTS = ("aethel-hybrid-no-graph", "aethel-hybrid-no-metadata", "aethel-hybrid-no-heading")
-#: ABLATIONS entries that are not one component switched off
+#: VARIANTS entries that are not one component switched off
 _NOT_ONE_OFF = ("aethel-hybrid-ppr-only", "aethel-hybrid-no-graph", "aethel-hybrid-v1")
 #: Metrics of the paired tests
 _TESTED = ("MRR", "HR@5", "Recall@5", "AllSupport@5")
 
 
+#: ``aethel-hybrid``'s variants in the study's tables: the ablations, then the earlier setting
+VARIANTS = (*ABLATIONS, *HISTORICAL)
+
+
 def _derive(base, name: str):
-    """The fitted variant ``name`` (:func:`hybrid_methods`) of a fitted ``aethel-hybrid`` retriever."""
-    kwargs = hybrid_methods()[name][1]
-    changes = {k: v for k, v in kwargs.items() if getattr(base, k) != v}
-    return base.set_params(**changes) if changes else base
+    """The fitted variant ``name`` (a hybrid method of the registry) of a fitted ``aethel-hybrid`` retriever."""
+    if name == "aethel-hybrid":
+        return base
+    method = METHODS[name]
+    return base.variant(graph=method.graph_params, **method.settings.as_dict())
 
 
 def _fit_hybrids(
@@ -54,8 +58,7 @@ def _fit_hybrids(
     explain none, which spares one PageRank solve per seed source and question."""
     pool = "query" if setting == "closed" else None
     t0 = time.perf_counter()
-    base = make_retriever("aethel-hybrid", GraphRetriever={"n_process": n_process})
-    base.progress = False
+    base = make_retriever("aethel-hybrid", graph={"n_process": n_process})
     base.memo = True  # per-text work shared with the methods fitted before it (aethel_lite.caching.memo)
     base.fit(dataset.passages)
     fit_seconds = time.perf_counter() - t0
@@ -170,7 +173,7 @@ def beyond_study(
         family), ``sources`` (share of the hybrid's top-5 hits by their largest seed source),
         ``timing`` (seconds per method) and ``per_query_metrics``.
     """
-    variants = list(variants) if variants is not None else ["aethel-hybrid", *ABLATIONS]
+    variants = list(variants) if variants is not None else ["aethel-hybrid", *VARIANTS]
     out = {}
     for name, ds in loaded.items():
         if log:
@@ -328,7 +331,7 @@ def latency(
         name: given.get(name) or make_retriever(name).fit(dataset.passages) for name in ("bm25", "dense")
     }
     hybrid = given.get("aethel-hybrid") or make_retriever(
-        "aethel-hybrid", GraphRetriever={"n_process": n_process}
+        "aethel-hybrid", graph={"n_process": n_process}
     ).fit(dataset.passages)
     out: dict[str, Any] = {"n_queries": len(queries), "n_passages": len(dataset.passages)}
     memo = {name: r.memo for name, r in given.items() if hasattr(r, "memo")}
@@ -568,7 +571,7 @@ def ablation_table(datasets: Mapping[str, Any], metric: str = "MRR", half: str =
     """Each hybrid variant's ``metric`` on ``half`` of every corpus, and its change against the full method."""
     import pandas as pd
 
-    names = ["aethel-hybrid", *ABLATIONS]
+    names = ["aethel-hybrid", *VARIANTS]
     data = {}
     for corpus, res in datasets.items():
         m = res["metrics"]
@@ -649,7 +652,7 @@ def what_did_not_work(saved: Mapping[str, Any], metric: str = "MRR") -> list[str
         full = m["aethel-hybrid"]["all"][metric]
         useless = [
             (n, m[n]["all"][metric] - full)
-            for n in ABLATIONS
+            for n in VARIANTS
             if n in m and n not in _NOT_ONE_OFF and m[n]["all"][metric] >= full
         ]
         if useless:

@@ -198,11 +198,11 @@ def comparison_study(
     fitted = {}
     for name in ("bm25", "dense", "aethel-hybrid"):
         t0 = time.perf_counter()
-        r = make_retriever(name)
-        r.progress, r.memo = progress, True
+        r = make_retriever(name, progress=progress)
+        r.memo = True
         fitted[name] = r.fit(comp.passages)
         log and log(f"  {name}: fitted in {time.perf_counter() - t0:.1f}s")
-    fitted["aethel-anchors"] = fitted["aethel-hybrid"].set_params(**ANCHORED)
+    fitted["aethel-anchors"] = fitted["aethel-hybrid"].variant(**ANCHORED)
     runs = {
         (tag, name): MethodOutcome(name, r.search(questions, k=RUN_DEPTH), 0.0)
         for questions, tag in ((comp.queries, "comparisons"), (single.queries, "single"))

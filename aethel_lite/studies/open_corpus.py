@@ -22,8 +22,8 @@ from ..data.summary import dataset_summary
 from ..errors import ParameterError
 from ..evaluation.runner import paired_comparisons, run_methods, score_runs
 from ..evaluation.stats import bootstrap_ci, holm
+from ..retrievers import GraphRetriever, HybridRetriever
 from ..retrievers.diagnostics import reliance
-from ..retrievers.graph import GraphRetriever
 from ..retrievers.registry import known_methods
 from ..retrievers.run import RUN_DEPTH
 from . import analysis
@@ -215,7 +215,7 @@ def graph_reliance(outcomes: Mapping[str, Any], queries: Sequence, k: int) -> di
     out = {}
     for name, outcome in outcomes.items():
         retriever = getattr(outcome, "retriever", None)
-        if isinstance(retriever, GraphRetriever):
+        if isinstance(retriever, (GraphRetriever, HybridRetriever)):
             summary = reliance(retriever, queries, outcome.run, k)
             out[name] = {key: (round(v, 6) if isinstance(v, float) else v) for key, v in summary.items()}
     return out

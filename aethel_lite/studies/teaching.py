@@ -364,10 +364,7 @@ def rankings_by_mode(
     """
     pool = None if query.pool is None else "query"
     return {
-        m: [
-            [pid, float(s)]
-            for pid, s in retriever.set_params(bct=m).search([query], k=k, pool=pool)[query.qid]
-        ]
+        m: [[pid, float(s)] for pid, s in retriever.variant(bct=m).search([query], k=k, pool=pool)[query.qid]]
         for m in modes
     }
 
@@ -385,7 +382,7 @@ def alpha_sweep(retriever, query, alphas: Sequence[float], *, k: int = 10) -> di
     out = {}
     for a in alphas:
         ranked = [
-            pid for pid, _ in retriever.set_params(alpha=float(a)).search([query], k=k, pool=pool)[query.qid]
+            pid for pid, _ in retriever.variant(alpha=float(a)).search([query], k=k, pool=pool)[query.qid]
         ]
         out[str(float(a))] = {
             "ranking": ranked,

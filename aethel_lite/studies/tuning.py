@@ -19,10 +19,10 @@ import numpy as np
 from ..evaluation.metrics import gold_rank
 from ..evaluation.splits import split
 from ..io import read_json, write_json
-from ..retrievers import GraphRetriever
+from ..retrievers import GraphRetriever, HybridRetriever
 from ..retrievers.dense import resolve_precision
-from ..retrievers.hybrid import _BLOCK, RANK_TERMS
-from ..retrievers.hybrid_settings import HYBRID
+from ..retrievers.hybrid_settings import GRAPH, HYBRID, RANK_TERMS, HybridSettings
+from ..retrievers.traces import BLOCK, ppr_block
 from .open_corpus import load_open
 
 TUNING_PATH = Path(__file__).resolve().parent.parent / "manifests" / "hybrid_tuning.json"
@@ -65,38 +65,35 @@ def _rank_of_gold(S: np.ndarray, gold: list[np.ndarray]) -> np.ndarray:
 
 
 def _terms_for(retriever, queries) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Normalised ranking terms of an open-corpus retriever, shape (len(RANK_TERMS), n_passages, n_queries), and gold rows."""
+    """Normalised ranking terms of a fitted open-corpus hybrid, shape (len(RANK_TERMS), n_passages, n_queries), and
+    gold rows; every term its parts allow is measured (an unavailable one stays 0)."""
     n_p = len(retriever.pids_)
     T = np.zeros((len(RANK_TERMS), n_p, len(queries)))
-    docs = retriever._doc_nodes(retriever.graph_, None)
-    idx = np.arange(n_p)
-    saved = retriever.rank_weights
     available = {
         "ppr": True,
-        "document": bool(retriever.document_nodes),
+        "document": bool(retriever.hybrid_settings.document_nodes),
         "lexical": True,
-        "dense": getattr(retriever, "dense_", None) is not None,
-        "heading": getattr(retriever, "heading_", None) is not None,
+        "dense": retriever.dense_ is not None,
+        "heading": retriever.heading_ is not None,
     }
-    retriever.rank_weights = {t: 1.0 for t in RANK_TERMS if available[t]}  # an unavailable term stays 0
-    try:
-        for start in range(0, len(queries), _BLOCK):
-            chunk = queries[start : start + _BLOCK]
-            P, _, _, _, rows = retriever._ppr_block([q.text for q in chunk])
-            for j, q in enumerate(chunk):
-                terms = retriever._rank_terms(
-                    q.text,
-                    P[:n_p, j],
-                    idx,
-                    lexical=rows[j].get("lexical"),
-                    dense=rows[j].get("dense"),
-                    heading=rows[j].get("heading"),
-                    doc_ppr=None if docs is None else P[docs, j],
-                )
-                for t, v in terms.items():
-                    T[RANK_TERMS.index(t), :, start + j] = v
-    finally:
-        retriever.rank_weights = saved
+    probe = retriever.variant(rank_weights={t: 1.0 for t in RANK_TERMS if available[t]})
+    docs = probe.doc_nodes(probe.graph_, None)
+    idx = np.arange(n_p)
+    for start in range(0, len(queries), BLOCK):
+        chunk = queries[start : start + BLOCK]
+        P, _, rows = ppr_block(probe, [q.text for q in chunk])
+        for j, q in enumerate(chunk):
+            terms = probe.rank_terms(
+                q.text,
+                P[:n_p, j],
+                idx,
+                lexical=rows[j].get("lexical"),
+                dense=rows[j].get("dense"),
+                heading=rows[j].get("heading"),
+                doc_ppr=None if docs is None else P[docs, j],
+            )
+            for t, v in terms.items():
+                T[RANK_TERMS.index(t), :, start + j] = v
     gold = [
         np.array(sorted(retriever.pid_index_[p] for p in q.gold if p in retriever.pid_index_), dtype=np.int64)
         for q in queries
@@ -109,7 +106,8 @@ def tune(
     *,
     seed_grid: Mapping[str, Sequence[Any]] | None = None,
     rank_step: float = RANK_GRID,
-    base: Mapping[str, Any] | None = None,
+    base: HybridSettings | None = None,
+    graph: Mapping[str, Any] | None = None,
     depth: int = 1000,
     log: Callable[[str], None] | None = None,
 ) -> dict:
@@ -128,8 +126,10 @@ def tune(
         Default :data:`SEED_GRID`.
     rank_step : float
         Simplex grid step of the ranking weights.
-    base : mapping, optional
+    base : HybridSettings, optional
         The fixed settings (default :data:`HYBRID`).
+    graph : mapping, optional
+        The paper retriever's settings (default :data:`~aethel_lite.retrievers.hybrid_settings.GRAPH`).
 
     Returns
     -------
@@ -138,10 +138,11 @@ def tune(
         "datasets": {name: n_dev_questions}, "grid": {...}}``; each row is one seed setting with
         its best ranking weights and that point's per-corpus development MRR and HR@5.
     """
-    base = dict(HYBRID if base is None else base)
+    base = HYBRID if base is None else base
+    paper = {**GRAPH, **(graph or {})}
     grid = dict(SEED_GRID if seed_grid is None else seed_grid)
     # every term the structure allows is measured; the document term without document nodes keeps weight 0
-    usable = [t for t in RANK_TERMS if t != "document" or base.get("document_nodes")]
+    usable = [t for t in RANK_TERMS if t != "document" or base.document_nodes]
     simplex = np.array(
         [
             lam
@@ -163,10 +164,9 @@ def tune(
         for name, ds in datasets.items():
             key = (name, pooling)
             if key not in fitted:
-                kwargs = {**base, "dense_pooling": pooling, "rank_weights": {t: 1.0 for t in usable}}
-                fitted[key] = GraphRetriever(**kwargs).fit(ds.passages)
-            r = fitted[key]
-            r.seed_depth, r.seed_weights, r.period_decay = int(depth_k), seed_w, float(decay)
+                settings = base.replace(dense_pooling=pooling, rank_weights={t: 1.0 for t in usable})
+                fitted[key] = HybridRetriever(GraphRetriever(**paper), settings).fit(ds.passages)
+            r = fitted[key].variant(seed_depth=int(depth_k), seed_weights=seed_w, period_decay=float(decay))
             T, gold = _terms_for(r, list(ds.queries))
             mrr, hr5 = np.zeros(len(simplex)), np.zeros(len(simplex))
             for i, lam in enumerate(simplex):

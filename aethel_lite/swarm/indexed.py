@@ -26,7 +26,7 @@ from ..io import read_jsonl
 from ..retrievers import BM25Retriever, GraphRetriever
 from ..retrievers.base import passage_text
 from ..retrievers.docmeta import document_metadata
-from ..retrievers.graph_files import read_docmeta
+from ..retrievers.graph_files import GraphParts, read_docmeta
 from ..retrievers.registry import FUSIONS, METHODS, known_methods
 from ..search.format import DOCMETA_FILE, read_manifest, rebuild_hint, verify_files
 from ..search.reader import SearchIndex
@@ -59,7 +59,8 @@ def memo_methods() -> list[str]:
         m
         for m in known_methods()
         if any(
-            METHODS[b][0] == "GraphRetriever" and METHODS[b][1].get("extractor", "ner3") in ("ner", "ner3")
+            METHODS[b].cls in ("GraphRetriever", "HybridRetriever")
+            and METHODS[b].params.get("extractor", "ner3") in ("ner", "ner3")
             for b in FUSIONS.get(m, (m,))
         )
     ]
@@ -211,7 +212,6 @@ def index_orchestrator(index_dir: str | os.PathLike, **kwargs: Any) -> Orchestra
     mentions = link_companies(passages, extractor.filter(raw), companies)
     stop, links = graph_filters(mentions, extractor)
     graph = build_graph(pids, mentions, stop=stop, alias_pairs=links)
-    params = GraphRetriever(extractor=extractor, bct=orch.bct, alpha=orch.alpha, cache=False).get_params()
     verify_files(index.dir, index.info, index.info["parts"]["bm25"]["files"])
     bm25 = BM25Retriever.load(index.dir / "bm25")
     if bm25.pids_ != pids:
@@ -219,7 +219,8 @@ def index_orchestrator(index_dir: str | os.PathLike, **kwargs: Any) -> Orchestra
             f"{index.dir / 'bm25'}: its passage ids differ from the index's; "
             f"{rebuild_hint(index.dir, index.info)}"
         )
-    retriever = GraphRetriever.from_parts(params, passages, graph, bm25, extractor=extractor)
+    retriever = GraphRetriever(extractor=extractor, bct=orch.bct, alpha=orch.alpha, cache=False)
+    retriever.fit(passages, parts=GraphParts(graph, bm25, extractor))
     orch.fit_parts(
         passages,
         retriever,

@@ -343,8 +343,7 @@ def retrieved_pages(
         return {}
 
     def compute() -> dict:
-        retriever = make_retriever(method)
-        retriever.progress = progress
+        retriever = make_retriever(method, progress=progress)
         run = retriever.fit(passages).search(queries, k=k)
         return {q.qid: [pid for pid, _ in run.get(q.qid, [])[:k]] for q in queries}
 
