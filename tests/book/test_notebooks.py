@@ -40,7 +40,7 @@ from aethel_lite.data.summary import dataset_summary
 from aethel_lite.errors import ParameterError
 from aethel_lite.studies.paper import PAPER_ROWS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def make_notebook(root: Path, name: str, params: str, *body: str) -> Path:

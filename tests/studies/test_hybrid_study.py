@@ -339,7 +339,7 @@ def test_method_page_says_what_the_tuned_ranking_is_made_of():
     the stored tuning record must agree (if a re-tuning changes it, the page must change too)."""
     from pathlib import Path
 
-    text = " ".join((Path(__file__).resolve().parents[1] / "book" / "method.md").read_text().split())
+    text = " ".join((Path(__file__).resolve().parents[2] / "book" / "method.md").read_text().split())
     claims_zero = "set $\\lambda_\\text{ppr} = 0$" in text
     rw = H.read_tuning()["best"]["setting"]["rank_weights"]
     assert claims_zero == (rw["ppr"] == 0.0) and (rw["document"] > 0 or not claims_zero)
