@@ -117,7 +117,7 @@ MOVED: dict[str, str | tuple[str, ...]] = {
     "bookcheck": "book.bookcheck",
     "sphinxext": "book.sphinxext",
     "experiment": ("retrievers.registry", "evaluation.runner", "data.select", "caching.versions"),
-    "hybrid": ("retrievers.hybrid_settings", "studies.tuning", "studies.beyond"),
+    "hybrid": ("retrievers.hybrid_settings", "studies.tuning", "studies.beyond", "studies.beyond_report"),
 }
 
 
