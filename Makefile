@@ -47,7 +47,7 @@ test: setup lint
 AETHEL_DENSE_PRECISION ?= bfloat16
 
 notebooks: setup
-	AETHEL_DENSE_PRECISION=$(AETHEL_DENSE_PRECISION) $(BIN)/python -m aethel_lite.notebooks $(NB_QUICK) $(NB_ARGS)
+	AETHEL_DENSE_PRECISION=$(AETHEL_DENSE_PRECISION) $(BIN)/python -m aethel_lite.book.notebooks $(NB_QUICK) $(NB_ARGS)
 
 html: setup
 	$(BIN)/jupyter-book build . --warningiserror --keep-going
@@ -62,7 +62,7 @@ book: setup
 
 # Open every page of the built book in headless Chromium (network off); screenshots in _build/screenshots/.
 check-book: setup
-	$(BIN)/python -m aethel_lite.bookcheck _build/html --screenshots _build/screenshots
+	$(BIN)/python -m aethel_lite.book.bookcheck _build/html --screenshots _build/screenshots
 
 data: setup
 	$(BIN)/aethel data download --dest "$${AETHEL_DATA:-data}"

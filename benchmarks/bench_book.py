@@ -4,7 +4,7 @@
     AETHEL_DATA=/work/shared/data .venv/bin/python benchmarks/bench_book.py --warm-only --cache .aethel_cache
     .venv/bin/python benchmarks/bench_book.py --only 30_scaling -p extended true --cache .aethel_cache --warm-only
 
-Each notebook is executed by the project's runner (``python -m aethel_lite.notebooks``, papermill)
+Each notebook is executed by the project's runner (``python -m aethel_lite.book.notebooks``, papermill)
 in a child process with ``AETHEL_CACHE`` pointed at ``--cache`` (a fresh temporary folder unless
 given). The cold pass starts from an empty cache folder; the warm pass re-runs the same notebooks on
 the cache the cold pass filled. Printed: seconds per notebook and pass, the warm/cold ratio, the

@@ -16,7 +16,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # every test computes what it checks (a cached result would make "two runs agree" hold trivially);
-# tests/test_resultcache.py turns the result cache on where it is the subject
+# tests/caching/test_resultcache.py turns the result cache on where it is the subject
 os.environ["AETHEL_RESULT_CACHE"] = "0"
 # pytest-xdist runs one worker per core, so each worker's torch (and the notebook kernels it starts) uses
 # one thread instead of one per core: two processes encoding 400 FinanceBench pages with MiniLM on 2 cores
@@ -25,25 +25,38 @@ os.environ["AETHEL_RESULT_CACHE"] = "0"
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-#: Test files that take minutes, longest first (CI: ``make test PYTEST_ARGS=--durations=0``). With
-#: ``--dist loadfile --no-loadscope-reorder`` (Makefile) pytest-xdist hands them out before the others,
-#: so no long file starts last while the other workers have nothing left to do.
+#: Test files that take minutes, longest first, as paths under tests/ (CI: ``make test
+#: PYTEST_ARGS=--durations=0``). With ``--dist loadfile --no-loadscope-reorder`` (Makefile) pytest-xdist
+#: hands them out before the others, so no long file starts last while the other workers have nothing
+#: left to do.
 LONGEST_FIRST = (
-    "test_chapters.py",
-    "test_book.py",
-    "test_acceptance_musique.py",
-    "test_swarm.py",
-    "test_comparisons.py",
-    "test_memo.py",
-    "test_cluster.py",
-    "test_teaching.py",
+    "book/test_chapters.py",
+    "book/test_notebooks.py",
+    "evaluation/test_acceptance_musique.py",
+    "swarm/test_swarm.py",
+    "studies/test_comparisons.py",
+    "caching/test_memo.py",
+    "retrievers/test_cluster.py",
+    "studies/test_teaching.py",
 )
+TESTS = Path(__file__).resolve().parent
+
+
+def _under_tests(path: Path) -> str:
+    """``path`` relative to tests/, in forward slashes (``book/test_chapters.py``)."""
+    try:
+        return path.resolve().relative_to(TESTS).as_posix()
+    except ValueError:  # a test file outside tests/ (given on the command line)
+        return path.name
 
 
 def pytest_collection_modifyitems(items):
     """The files of :data:`LONGEST_FIRST` first, in that order; each file's tests keep their order."""
+    missing = [name for name in LONGEST_FIRST if not (TESTS / name).is_file()]
+    if missing:  # a renamed file would silently lose its place
+        raise pytest.UsageError(f"tests/conftest.py: LONGEST_FIRST names no such file: {', '.join(missing)}")
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    items.sort(key=lambda item: rank.get(_under_tests(item.path), len(rank)))
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """Check the built book the way a reader meets it: every page opened in headless Chromium.
 
-``python -m aethel_lite.bookcheck _build/html`` (what ``make check-book`` runs) serves the built
+``python -m aethel_lite.book.bookcheck _build/html`` (what ``make check-book`` runs) serves the built
 HTML on 127.0.0.1, opens every page in headless Chromium with the network switched off (only
 127.0.0.1 resolves), saves a screenshot of each and reports, per page:
 
@@ -643,7 +643,7 @@ def check_site(
 # -- command line -----------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m aethel_lite.bookcheck",
+        prog="python -m aethel_lite.book.bookcheck",
         description=(
             "Open every page of the built book in headless Chromium (network off) and report broken "
             "pages, images, links, JavaScript errors, raw TeX and notebook errors."

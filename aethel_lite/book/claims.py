@@ -110,7 +110,7 @@ ALLOWED: tuple[tuple[str, str, str], ...] = (
     ("10_closed_pool", "0.85", "PageRank's classic damping, named in the exercise"),
     ("20_open_corpus", "256", "MiniLM's input limit in word pieces (a property of the model)"),
     ("20_open_corpus", "200", "the dense-max chunk size in words (a method setting)"),
-    ("20_open_corpus", "1,000", "the depth of every run (experiment.RUN_DEPTH), a method setting"),
+    ("20_open_corpus", "1,000", "the depth of every run (retrievers.run.RUN_DEPTH), a method setting"),
     ("25_hybrid", "256", "MiniLM's input limit in word pieces (a property of the model)"),
     (
         "25_hybrid",

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core.bct import MODES
 from ..evaluation.stats import bootstrap_ci
-from ..studies.beyond import TARGET_BASELINES, targets
+from ..studies.beyond_report import TARGET_BASELINES, targets
 from .report import Table, dataframe, fmt_ci, table
 
 __all__ = [

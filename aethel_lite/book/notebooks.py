@@ -1,6 +1,6 @@
 """Execute the book's notebooks with papermill, deterministically and atomically.
 
-``python -m aethel_lite.notebooks`` (what ``make notebooks`` runs) executes ``notebooks/*.ipynb``
+``python -m aethel_lite.book.notebooks`` (what ``make notebooks`` runs) executes ``notebooks/*.ipynb``
 (sorted by name) in the repository root, with the ``python3`` kernel of the running interpreter and
 the environment inherited, and writes each executed copy to ``book/executed/<name>.ipynb``, which
 the Jupyter Book renders (``execute_notebooks: "off"``). A notebook receives only the ``-p``
@@ -548,7 +548,7 @@ def hold_loader_notices() -> None:
 # -- command line ------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m aethel_lite.notebooks",
+        prog="python -m aethel_lite.book.notebooks",
         description="Execute notebooks/*.ipynb "
         "with papermill into book/executed/ (cwd: the repository root).",
     )

@@ -475,7 +475,7 @@ def rerun_command(
     params = dict(parameters or {})
     env = "".join(f"{k}={shlex.quote(str(v))} " for k, v in sorted((environment or {}).items()))
     runner = env + " ".join(
-        ["python -m aethel_lite.notebooks", "--only", notebook]
+        ["python -m aethel_lite.book.notebooks", "--only", notebook]
         + [f"-p {k} {_quoted(json.dumps(v))}" for k, v in params.items()]
     )
     pm = env + f"papermill notebooks/{notebook}.ipynb book/executed/{notebook}.ipynb --cwd ."

@@ -19,7 +19,7 @@ the open-corpus data set ``"financebench-own"``):
   opaque ids; ``own_files`` records what was hidden.
 
 The page text is untouched (a filing names its company on its own pages); no FinanceBench page
-spells a filing's ``doc_name`` (checked by ``tests/test_own_files.py``).
+spells a filing's ``doc_name`` (checked by ``tests/data/test_own_files.py``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 r"""Development / test halves of each data set's questions, fixed by a seeded hash and kept in a manifest.
 
-Every weight of a tuned method (:mod:`aethel_lite.hybrid`) is chosen on the *development* half;
+Every weight of a tuned method (:mod:`aethel_lite.studies.tuning`) is chosen on the *development* half;
 results are reported on the *test* half and on all questions. The halves are
 
 .. math::

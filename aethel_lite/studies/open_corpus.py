@@ -92,7 +92,7 @@ OPEN_DATASETS: dict[str, dict[str, Any]] = {
     },
 }
 
-#: Metrics reported per method (MRR is over the top 1,000 of each ranking; see experiment.run_methods).
+#: Metrics reported per method (MRR is over the top 1,000 of each ranking; see evaluation.runner.run_methods).
 OPEN_METRICS = ("HR@1", "HR@5", "MRR", "AllSupport@5", "Recall@5")
 
 #: ``quick`` mode (CI): the first ``limit`` questions over a sampled corpus of ``corpus_size`` passages.

@@ -223,7 +223,7 @@ def read_tuning(path: str | Path | None = None) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m aethel_lite.hybrid``: tune on the development halves of the four open corpora and
+    """``python -m aethel_lite.studies.tuning``: tune on the development halves of the four open corpora and
     write ``manifests/hybrid_tuning.json`` (needs ``AETHEL_DATA``)."""
     import argparse
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HEAVY = (
     "torch",
     "spacy",
@@ -28,7 +29,8 @@ def test_import_pulls_in_no_heavy_dependency():
     code = (
         "import sys, aethel_lite, aethel_lite.data, aethel_lite.retrievers, aethel_lite.core.graph, aethel_lite.core.ppr, "
         "aethel_lite.core.bct, aethel_lite.core.entities, aethel_lite.evaluation.metrics, aethel_lite.evaluation.stats, aethel_lite.cli, "
-        "aethel_lite.experiment\n"
+        "aethel_lite.retrievers.registry, aethel_lite.evaluation.runner, aethel_lite.data.select, "
+        "aethel_lite.caching.versions\n"
         f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     )
     out = subprocess.run(
@@ -89,28 +91,25 @@ def test_no_lazy_name_is_also_a_submodule():
     assert not submodules & set(aethel_lite._LAZY)
 
 
-def test_old_module_paths_still_import():
-    """Module paths from before the layers keep working (aethel_lite.MOVED): a moved module is the new
-    module itself, a split one re-exports its parts' names, and ``python -m`` runs the new module."""
-    import importlib
+def _old_paths() -> dict[str, list[str]]:
+    """README's table "Module paths from before the layers": old path -> its new homes."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("### Module paths from before the layers", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `(aethel_lite\.\w+)` \| (.+) \|$", section, flags=re.M)
+    return {old: re.findall(r"`(aethel_lite\.[\w.]+)`", homes) for old, homes in rows}
 
-    import aethel_lite
 
-    for old, new in aethel_lite.MOVED.items():
-        module = importlib.import_module(f"aethel_lite.{old}")
-        parts = (new,) if isinstance(new, str) else new
-        if isinstance(new, str):
-            assert module is importlib.import_module(f"aethel_lite.{new}")
-            assert module.__spec__.name == f"aethel_lite.{new}"  # its own spec, not the old name's
-        for part in parts:
-            real = importlib.import_module(f"aethel_lite.{part}")
-            public = [n for n in vars(real) if not n.startswith("_")]
-            assert all(getattr(module, n) is getattr(real, n) for n in public), (old, part)
-    from aethel_lite.experiment import METHODS, make_retriever, run_methods, versions  # noqa: F401
-    from aethel_lite.provenance import gold_reach, seed_contributions  # noqa: F401
+def test_old_module_paths_are_gone_and_the_readme_names_real_homes():
+    """No import hook serves the flat package's paths: each old path in README's table fails to
+    import, and each new home it names exists; the notebook runner starts under its new path."""
+    import importlib.util
 
+    old = _old_paths()
+    assert len(old) >= 29 and all(old.values())
+    assert [name for name in old if importlib.util.find_spec(name) is not None] == []
+    assert [h for homes in old.values() for h in homes if importlib.util.find_spec(h) is None] == []
     out = subprocess.run(
-        [sys.executable, "-m", "aethel_lite.notebooks", "--list"],
+        [sys.executable, "-m", "aethel_lite.book.notebooks", "--list"],
         capture_output=True,
         text=True,
         cwd=REPO,

@@ -472,13 +472,13 @@ def test_eval_financebench_chunks(real_data, tmp_path):
     [["eval", "--format", "synthetic", "--size", "100"], ["memo", "--format", "synthetic", "--target", "x"]],
 )
 def test_a_bad_out_path_fails_before_any_work(tmp_path, capsys, monkeypatch, command):
-    import aethel_lite.experiment as experiment
+    import aethel_lite.cli as cli
     import aethel_lite.swarm as swarm
 
     def never(*args, **kwargs):  # the data must not even be loaded
         raise AssertionError("work started before --out was checked")
 
-    monkeypatch.setattr(experiment, "run_methods", never)
+    monkeypatch.setattr(cli, "run_methods", never)  # the name cli calls
     monkeypatch.setattr(swarm.Orchestrator, "from_dataset", never)
     (tmp_path / "folder").mkdir()
     (tmp_path / "file").write_text("")

@@ -228,12 +228,12 @@ def test_provenance_rows_and_commands():
     assert rows["00_quickstart"]["seeds"] == "seed=0" and rows["00_quickstart"]["run time (s)"] == 3.5
     assert (
         rows["00_quickstart"]["re-made by"]
-        == "python -m aethel_lite.notebooks --only 00_quickstart -p n_passages '300'"
+        == "python -m aethel_lite.book.notebooks --only 00_quickstart -p n_passages '300'"
     )
     assert rows["00_quickstart"]["papermill"].endswith("""-y '{"n_passages": 300}'""")
     assert (
         rows["10_closed_pool"]["re-made by"]
-        == "AETHEL_DENSE_PRECISION=bfloat16 python -m aethel_lite.notebooks --only 10_closed_pool"
+        == "AETHEL_DENSE_PRECISION=bfloat16 python -m aethel_lite.book.notebooks --only 10_closed_pool"
     )
     assert (
         "missing: not run" in rows["10_closed_pool"]["result files"]

@@ -744,7 +744,7 @@ def _run_chapter(root, env, *params):
     import sys
     from pathlib import Path
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     (root / "notebooks").mkdir(parents=True, exist_ok=True)
     shutil.copy(repo / "notebooks" / "50_swarm.ipynb", root / "notebooks" / "50_swarm.ipynb")
     return subprocess.run(

@@ -2,7 +2,7 @@
 
 Whatever a file holds, a loader either returns a valid :class:`Dataset` or raises one of the
 project's own errors (:class:`~aethel_lite.errors.AethelError`, whose message names the file):
-never a traceback of another kind. ``index.json`` is fuzzed in ``tests/test_index.py``.
+never a traceback of another kind. ``index.json`` is fuzzed in ``tests/search/test_index.py``.
 """
 
 from __future__ import annotations

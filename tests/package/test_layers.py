@@ -26,7 +26,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "aethel_lite"
+PACKAGE = Path(__file__).resolve().parents[2] / "aethel_lite"
 LAYERS = {
     "errors": 0,
     "io": 0,

@@ -7,26 +7,49 @@ import numpy as np
 import pytest
 from conftest import toy_filings
 
-from aethel_lite import hybrid as H
 from aethel_lite.data.schema import Dataset, Query
+from aethel_lite.errors import ParameterError
 from aethel_lite.evaluation.metrics import evaluate
 from aethel_lite.retrievers import GraphRetriever
 from aethel_lite.retrievers.dense import resolve_precision
+from aethel_lite.retrievers.hybrid_settings import ABLATION_LABELS, ABLATIONS, HYBRID
 from aethel_lite.retrievers.registry import METHODS, make_retriever, parse_methods
+from aethel_lite.studies import beyond_report  # (its tests_table, imported by name, would be collected)
+from aethel_lite.studies.beyond import (
+    BASELINES,
+    beyond_study,
+    closed_pool_check,
+    latency,
+    load_study,
+    score_halves,
+)
+from aethel_lite.studies.beyond_report import (
+    ablation_columns,
+    ablation_table,
+    composition,
+    difference_figure,
+    halves_table,
+    targets,
+    targets_summary,
+    tuning_sentences,
+    what_did_not_work,
+)
+from aethel_lite.studies.open_corpus import QUICK
+from aethel_lite.studies.tuning import _rank_of_gold, _simplex, read_tuning, tune
 
 
 def test_hybrid_and_ablations_are_registered_methods():
-    names = ["aethel-hybrid", *H.ABLATIONS]
+    names = ["aethel-hybrid", *ABLATIONS]
     assert parse_methods(",".join(names)) == names
     base = METHODS["aethel-hybrid"][1]
-    for name, change in H.ABLATIONS.items():
+    for name, change in ABLATIONS.items():
         kwargs = METHODS[name][1]
         differing = {k for k in set(base) | set(kwargs) if base.get(k) != kwargs.get(k)}
         assert differing, name
         assert differing <= set(change) | {"rank_weights"}, (
             name
         )  # one component (and the ranking terms it needs)
-        assert set(H.ABLATION_LABELS) >= {name}
+        assert set(ABLATION_LABELS) >= {name}
     assert "document" not in METHODS["aethel-hybrid-no-documents"][1]["rank_weights"]
     assert set(METHODS["aethel-hybrid-no-graph"][1]["rank_weights"]) <= {"lexical", "dense", "heading"}
     assert "heading" in METHODS["aethel-hybrid"][1]["rank_weights"]
@@ -39,12 +62,12 @@ def test_hybrid_and_ablations_are_registered_methods():
 
 
 def test_chosen_setting_is_the_stored_tuning_result():
-    best = H.read_tuning()["best"]["setting"]
-    assert H.HYBRID["dense_pooling"] == best["dense_pooling"]
-    assert H.HYBRID["seed_depth"] == best["seed_depth"]
-    assert H.HYBRID["seed_weights"] == best["seed_weights"]
-    assert H.HYBRID["rank_weights"] == {k: v for k, v in best["rank_weights"].items() if v > 0}
-    assert set(H.read_tuning()["datasets"]) == {"financebench", "musique-open", "2wiki-open", "synthetic"}
+    best = read_tuning()["best"]["setting"]
+    assert HYBRID["dense_pooling"] == best["dense_pooling"]
+    assert HYBRID["seed_depth"] == best["seed_depth"]
+    assert HYBRID["seed_weights"] == best["seed_weights"]
+    assert HYBRID["rank_weights"] == {k: v for k, v in best["rank_weights"].items() if v > 0}
+    assert set(read_tuning()["datasets"]) == {"financebench", "musique-open", "2wiki-open", "synthetic"}
 
 
 @pytest.fixture(scope="module")
@@ -57,18 +80,18 @@ def toy(tmp_path_factory):
 
 @pytest.mark.parametrize(
     "rank_weights",
-    [H.HYBRID["rank_weights"], {"document": 0.5, "lexical": 0.1, "dense": 0.4}],
+    [HYBRID["rank_weights"], {"document": 0.5, "lexical": 0.1, "dense": 0.4}],
     ids=["base-with-heading", "base-without-heading"],
 )
 def test_tune_scores_equal_the_library_metrics_of_the_chosen_setting(toy, rank_weights):
     """Whatever ranking weights the base holds, every term tune may choose is measured: the
     chosen setting, fitted afresh by the library, scores what tune said."""
-    base = {**H.HYBRID, "extractor": "regex", "passage_seeds": ("lexical",), "rank_weights": rank_weights}
+    base = {**HYBRID, "extractor": "regex", "passage_seeds": ("lexical",), "rank_weights": rank_weights}
     grid = {"dense_pooling": ("first",), "seed_depth": (2, 5), "metadata": (1.0,), "passages": (0.5, 2.0)}
-    res = H.tune({"toy": toy}, seed_grid=grid, rank_step=0.25, base=base)
+    res = tune({"toy": toy}, seed_grid=grid, rank_step=0.25, base=base)
     from math import comb
 
-    from aethel_lite.retrievers.graph import RANK_TERMS
+    from aethel_lite.retrievers.hybrid import RANK_TERMS
 
     n_simplex = comb(4 + len(RANK_TERMS) - 1, len(RANK_TERMS) - 1)  # weight vectors of step 1/4 summing to 1
     assert len(res["rows"]) == 4 and res["n_settings"] == 4 * n_simplex and res["datasets"] == {"toy": 6}
@@ -92,12 +115,12 @@ def test_tune_scores_equal_the_library_metrics_of_the_chosen_setting(toy, rank_w
 
 def test_rank_of_gold_breaks_ties_by_corpus_order():
     S = np.array([[1.0, 0.2], [3.0, 0.2], [3.0, 0.1], [0.0, 0.2]])
-    ranks = H._rank_of_gold(S, [np.array([2]), np.array([3, 1])])
+    ranks = _rank_of_gold(S, [np.array([2]), np.array([3, 1])])
     assert ranks.tolist() == [2, 2]
 
 
 def test_simplex_grid():
-    pts = H._simplex(0.5, 3)
+    pts = _simplex(0.5, 3)
     assert sorted(pts) == sorted(
         [(0, 0, 1), (0, 0.5, 0.5), (0, 1, 0), (0.5, 0, 0.5), (0.5, 0.5, 0), (1, 0, 0)]
     )
@@ -105,7 +128,7 @@ def test_simplex_grid():
 
 def test_score_halves():
     block = {"m": {"per_query_metrics": {"a": {"MRR": 1.0}, "b": {"MRR": 0.0}, "c": {"MRR": 0.5}}}}
-    got = H.score_halves(block, {"dev": ["a"], "test": ["b", "c"]}, metrics=("MRR",))
+    got = score_halves(block, {"dev": ["a"], "test": ["b", "c"]}, metrics=("MRR",))
     assert got == {"m": {"dev": {"MRR": 1.0}, "test": {"MRR": 0.25}, "all": {"MRR": 0.5}}}
 
 
@@ -127,13 +150,13 @@ def test_beyond_study_and_closed_pool_check_on_a_toy_corpus(toy):
     chapter = score_runs(
         run_methods(toy, ["bm25", "dense"], setting="open", progress=False, log=None), toy.queries, k=5
     )
-    res = H.beyond_study(
+    res = beyond_study(
         {"toy": toy},
         baselines={"toy": chapter},
         variants=["aethel-hybrid", "aethel-hybrid-no-graph"],
         n_resamples=200,
     )["toy"]
-    assert set(res["metrics"]) == {*H.BASELINES, "aethel-hybrid", "aethel-hybrid-no-graph"}
+    assert set(res["metrics"]) == {*BASELINES, "aethel-hybrid", "aethel-hybrid-no-graph"}
     assert res["metrics"]["bm25"]["all"]["MRR"] == chapter["bm25"]["MRR"]  # reused, not re-run
     assert "bm25" not in res["timing"] and "dense-max" in res["timing"]
     assert sorted(res["halves"]["dev"] + res["halves"]["test"]) == sorted(q.qid for q in toy.queries)
@@ -143,24 +166,26 @@ def test_beyond_study_and_closed_pool_check_on_a_toy_corpus(toy):
         assert t["excludes_zero"] == (t["ci_low"] > 0 or t["ci_high"] < 0)
     assert sum(res["sources"].values()) == pytest.approx(1.0)
     # the chapter's tables and generated text come from this structure alone
-    table = H.halves_table(res, ["bm25", "aethel-hybrid"])
+    table = halves_table(res, ["bm25", "aethel-hybrid"])
     assert table.loc["bm25", ("MRR", "all")] == res["metrics"]["bm25"]["all"]["MRR"]
-    assert len(H.tests_table(res["tests"])) == sum(t["metric"] in ("MRR", "HR@5") for t in res["tests"])
-    abl = H.ablation_table({"toy": res}, "MRR")
+    assert len(beyond_report.tests_table(res["tests"])) == sum(
+        t["metric"] in ("MRR", "HR@5") for t in res["tests"]
+    )
+    abl = ablation_table({"toy": res}, "MRR")
     assert abl.loc["aethel-hybrid-no-graph", ("toy", "Δ")] == pytest.approx(
         res["metrics"]["aethel-hybrid-no-graph"]["all"]["MRR"]
         - res["metrics"]["aethel-hybrid"]["all"]["MRR"],
         abs=1e-3,
     )
-    narrow = H.ablation_columns({"toy": res}, "MRR")  # the chapter's table: value and (change) in one cell
+    narrow = ablation_columns({"toy": res}, "MRR")  # the chapter's table: value and (change) in one cell
     assert list(narrow.columns) == ["variant (component switched off)", "toy"]
     no_graph = res["metrics"]["aethel-hybrid-no-graph"]["all"]["MRR"]
     full = res["metrics"]["aethel-hybrid"]["all"]["MRR"]
     assert narrow["toy"][0] == f"{full:.3f}"
     assert narrow["toy"][2] == "–"  # a variant this run did not include
-    row = ["aethel-hybrid", *H.ABLATIONS].index("aethel-hybrid-no-graph")
+    row = ["aethel-hybrid", *ABLATIONS].index("aethel-hybrid-no-graph")
     assert narrow["toy"][row] == f"{no_graph:.3f} ({round(no_graph - full, 3):+.3f})".replace("-", "−")
-    assert any("graph's own contribution" in line for line in H.what_did_not_work({"datasets": {"toy": res}}))
+    assert any("graph's own contribution" in line for line in what_did_not_work({"datasets": {"toy": res}}))
     # the graph's part is tested against the same dense + BM25 sum without the graph (its own family)
     comp = {(t["half"], t["b"], t["metric"]): t for t in res["components"]}
     assert ("all", "aethel-hybrid-no-graph", "MRR") in comp and (
@@ -174,8 +199,8 @@ def test_beyond_study_and_closed_pool_check_on_a_toy_corpus(toy):
     assert t["ci_low"] <= t["diff"] <= t["ci_high"]
     import matplotlib.pyplot as plt
 
-    plt.close(H.difference_figure({"toy": res}))
-    closed = H.closed_pool_check({"toy": _with_pools(toy)}, n_resamples=200)["toy"]
+    plt.close(difference_figure({"toy": res}))
+    closed = closed_pool_check({"toy": _with_pools(toy)}, n_resamples=200)["toy"]
     assert {t["b"] for t in closed["tests"]} == {"aethel-bct"}
     assert closed["passes"] == all(t["ci_high"] >= 0 for t in closed["tests"] if t["half"] == "all")
 
@@ -238,19 +263,19 @@ def test_targets_are_read_off_the_numbers():
             }
         },
     }
-    rows = H.targets(saved)
+    rows = targets(saved)
     holds = [r["met"] for r in rows]
     assert holds == [False, True, True, True, True, False, True, False, True]  # end to end: batched 6 ms > 5
     assert rows[-2]["target"].startswith("latency") and "6.0 ms" in rows[-2]["measured"]
-    assert H.targets({"datasets": {}})[0]["met"] is None
-    summary = H.targets_summary(rows)
+    assert targets({"datasets": {}})[0]["met"] is None
+    summary = targets_summary(rows)
     assert summary.startswith(f"**{sum(holds)} of the {len(holds)} targets measured here are met.**")
     assert summary.count(" on `") == holds.count(False) and "diff +0.050 [-0.010, +0.100]" in summary
-    assert H.targets_summary(H.targets({"datasets": {}})) == "**0 of the 0 targets measured here are met.**"
+    assert targets_summary(targets({"datasets": {}})) == "**0 of the 0 targets measured here are met.**"
 
 
 def test_latency_reports_every_row(toy, monkeypatch):
-    lat = H.latency(toy, repeats=1)
+    lat = latency(toy, repeats=1)
     assert lat["n_queries"] == len(toy.queries) and lat["n_passages"] == len(toy.passages)
     for row in (
         "bm25",
@@ -268,13 +293,13 @@ def test_latency_reports_every_row(toy, monkeypatch):
     }
     monkeypatch.setattr(GraphRetriever, "_fit", lambda *a, **k: pytest.fail("refitted"))
     given["aethel-hybrid"].memo = True  # the chapter's setting; timed without memos, then given back
-    again = H.latency(toy, repeats=1, fitted=given)
+    again = latency(toy, repeats=1, fitted=given)
     assert (
         set(again) == set(lat) and given["aethel-hybrid"].provenance_depth == GraphRetriever.provenance_depth
     )
     assert given["aethel-hybrid"].memo and given["aethel-hybrid"].dense_.memo and not given["bm25"].memo
-    with pytest.raises(H.ParameterError, match="not fitted on 'toy'"):
-        H.latency(toy, repeats=1, fitted={"bm25": make_retriever("bm25").fit(toy.passages[:3])})
+    with pytest.raises(ParameterError, match="not fitted on 'toy'"):
+        latency(toy, repeats=1, fitted={"bm25": make_retriever("bm25").fit(toy.passages[:3])})
 
 
 def test_composition_splits_the_gain_into_fusion_and_graph():
@@ -313,7 +338,7 @@ def test_composition_splits_the_gain_into_fusion_and_graph():
             }
         },
     }
-    first, fb = H.composition(saved)
+    first, fb = composition(saved)
     assert "0.50 × its document node's PageRank + 0.40 × the dense cosine + 0.10 × BM25" in first
     assert "the passage's own PageRank and the heading's dense cosine got weight 0" in first
     assert "only through the PageRank of the passage's document" in first
@@ -327,11 +352,11 @@ def test_composition_splits_the_gain_into_fusion_and_graph():
     saved["datasets"]["fb"]["components"].append(
         {"half": "all", "b": "aethel-hybrid-no-heading", "metric": "MRR", "ci_low": 0.01, "ci_high": 0.07}
     )
-    fb = H.composition(saved)[1]
+    fb = composition(saved)[1]
     assert "Without the heading term: 0.310 (the heading's part: +0.040 [+0.010, +0.070])" in fb
     assert "(`aethel-hybrid-v1`): 0.290" in fb
     saved["tuning"]["best"]["setting"]["rank_weights"].update({"ppr": 0.2, "heading": 0.1})
-    assert "only through" not in H.composition(saved)[0] and "got weight 0" not in H.composition(saved)[0]
+    assert "only through" not in composition(saved)[0] and "got weight 0" not in composition(saved)[0]
 
 
 def test_method_page_says_what_the_tuned_ranking_is_made_of():
@@ -339,9 +364,9 @@ def test_method_page_says_what_the_tuned_ranking_is_made_of():
     the stored tuning record must agree (if a re-tuning changes it, the page must change too)."""
     from pathlib import Path
 
-    text = " ".join((Path(__file__).resolve().parents[1] / "book" / "method.md").read_text().split())
+    text = " ".join((Path(__file__).resolve().parents[2] / "book" / "method.md").read_text().split())
     claims_zero = "set $\\lambda_\\text{ppr} = 0$" in text
-    rw = H.read_tuning()["best"]["setting"]["rank_weights"]
+    rw = read_tuning()["best"]["setting"]["rank_weights"]
     assert claims_zero == (rw["ppr"] == 0.0) and (rw["document"] > 0 or not claims_zero)
     assert "aethel-hybrid-no-graph" in text
 
@@ -363,7 +388,7 @@ def test_tuning_sentences_report_the_spread_of_the_best_settings_and_the_rescore
         }
 
     saved = {"datasets": {"financebench": built(0.29, 2), "musique-open": built(0.78, 3)}}
-    spread, rescored = H.tuning_sentences(tuning, saved, top=3)
+    spread, rescored = tuning_sentences(tuning, saved, top=3)
     assert "3 best of the 4 seed settings" in spread and "0.5000–0.5800" in spread
     assert "`financebench` 0.200–0.300" in spread and "`musique-open` 0.780–0.830" in spread
     assert "widest: `financebench`" in spread
@@ -373,27 +398,25 @@ def test_tuning_sentences_report_the_spread_of_the_best_settings_and_the_rescore
         and "identical" not in rescored
     )
     saved["datasets"]["financebench"]["metrics"]["aethel-hybrid"]["dev"]["MRR"] = 0.30
-    assert "identical" in H.tuning_sentences({**tuning, "precision": "float32"}, saved, top=3)[1]
+    assert "identical" in tuning_sentences({**tuning, "precision": "float32"}, saved, top=3)[1]
     assert (
-        len(H.tuning_sentences({"rows": tuning["rows"][:1], "best": tuning["best"]})) == 0
+        len(tuning_sentences({"rows": tuning["rows"][:1], "best": tuning["best"]})) == 0
     )  # nothing to compare
     # other development questions (a quick build) or an empty half: not set beside the record
     quick = {"datasets": {"financebench": built(0.9, 1), "musique-open": built(None, 0)}}
-    assert len(H.tuning_sentences(tuning, quick, top=3)) == 1
+    assert len(tuning_sentences(tuning, quick, top=3)) == 1
 
 
 def test_tune_scores_a_question_whose_gold_is_not_in_the_corpus_as_zero():
     S = np.array([[0.1, 0.9], [0.5, 0.2]])
-    assert H._rank_of_gold(S, [np.array([], dtype=np.int64), np.array([1])]).tolist() == [3, 2]
+    assert _rank_of_gold(S, [np.array([], dtype=np.int64), np.array([1])]).tolist() == [3, 2]
 
 
 def test_latency_needs_questions(toy):
-    from aethel_lite.errors import ParameterError
-
     with pytest.raises(ParameterError, match="no questions"):
-        H.latency(Dataset("empty", toy.passages, [], {}))
+        latency(Dataset("empty", toy.passages, [], {}))
     with pytest.raises(ParameterError, match="n_queries"):
-        H.latency(toy, n_queries=0)
+        latency(toy, n_queries=0)
 
 
 def test_load_study_names_an_unknown_data_set_before_loading():
@@ -403,13 +426,11 @@ def test_load_study_names_an_unknown_data_set_before_loading():
         ([], "empty list"),
     ):
         with pytest.raises(
-            H.ParameterError,
+            ParameterError,
             match=rf"datasets: unknown {said.replace('[', '.').replace(']', '.')}; choose from financebench",
         ):
-            H.load_study(bad)
-    loaded, missing = H.load_study(["synthetic"], quick=True)
+            load_study(bad)
+    loaded, missing = load_study(["synthetic"], quick=True)
     assert (
-        list(loaded) == ["synthetic"]
-        and missing == {}
-        and len(loaded["synthetic"].queries) <= H.QUICK["limit"]
+        list(loaded) == ["synthetic"] and missing == {} and len(loaded["synthetic"].queries) <= QUICK["limit"]
     )

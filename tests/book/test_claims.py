@@ -16,7 +16,7 @@ from aethel_lite.book.claims import (
     hand_typed_numbers,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 
 

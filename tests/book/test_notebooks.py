@@ -40,7 +40,7 @@ from aethel_lite.data.summary import dataset_summary
 from aethel_lite.errors import ParameterError
 from aethel_lite.studies.paper import PAPER_ROWS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def make_notebook(root: Path, name: str, params: str, *body: str) -> Path:
@@ -581,7 +581,7 @@ def test_ctrl_c_names_the_notebook_and_cell_keeps_finished_chapters_and_exits_13
         tmp_path, "10_slow", "x = 1", "y = 2", "open('started', 'w').close()\nimport time\ntime.sleep(120)"
     )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "aethel_lite.notebooks", "--root", str(tmp_path)],
+        [sys.executable, "-m", "aethel_lite.book.notebooks", "--root", str(tmp_path)],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

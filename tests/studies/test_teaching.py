@@ -20,7 +20,7 @@ from conftest import warm_cache
 
 from aethel_lite.io import read_json
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _run(root: Path, env: dict, name: str, *params: str) -> subprocess.CompletedProcess:

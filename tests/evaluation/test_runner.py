@@ -14,12 +14,14 @@ from aethel_lite.data.synthetic import make_synthetic
 from aethel_lite.errors import DataConfigError, DataNotFoundError, ParameterError
 from aethel_lite.evaluation.runner import (
     bct_ablation,
+    fuse,
     paired_comparisons,
     run_methods,
     score_runs,
     without_timing,
 )
 from aethel_lite.evaluation.stats import paired_bootstrap
+from aethel_lite.retrievers import registry
 from aethel_lite.retrievers.registry import parse_methods
 from aethel_lite.studies.paper import PAPER_ROWS, paper_rows
 
@@ -247,13 +249,11 @@ def test_make_retriever_passes_the_methods_settings():
 
 
 def test_make_retriever_names_a_setting_the_class_does_not_accept(monkeypatch):
-    from aethel_lite import experiment
-
-    monkeypatch.setitem(experiment.METHODS, "bm25-new", ("BM25Retriever", {"shiny": True}))
+    monkeypatch.setitem(registry.METHODS, "bm25-new", ("BM25Retriever", {"shiny": True}))
     with pytest.raises(ParameterError, match=r"'bm25-new' needs BM25Retriever\(shiny=...\)"):
-        experiment.make_retriever("bm25-new")
+        registry.make_retriever("bm25-new")
     with pytest.raises(ParameterError, match="not a base retriever"):
-        experiment.make_retriever("rrf")
+        registry.make_retriever("rrf")
 
 
 def _tiny():
@@ -327,12 +327,10 @@ def test_mrr_is_over_the_whole_run_not_the_top_10():
 
 
 def test_run_depth_bounds_every_run_including_fusions(small, monkeypatch):
-    from aethel_lite import experiment
-
     outcomes = run_methods(small, ["bm25", "aethel-reg"], setting="open", depth=15, progress=False, log=None)
     assert all(len(r) == 15 for o in outcomes.values() for r in o.run.values())
-    monkeypatch.setitem(experiment.FUSIONS, "bm25+reg", ("bm25", "aethel-reg"))
-    fused = experiment.fuse("bm25+reg", outcomes, depth=15)
+    monkeypatch.setitem(registry.FUSIONS, "bm25+reg", ("bm25", "aethel-reg"))
+    fused = fuse("bm25+reg", outcomes, depth=15)
     assert all(len(r) == 15 for r in fused.run.values())  # RRF of two 15-deep runs, cut to 15
     assert fused.seconds >= outcomes["bm25"].seconds + outcomes["aethel-reg"].seconds
     full = run_methods(small, ["bm25"], setting="open", progress=False, log=None)["bm25"].run
@@ -340,9 +338,9 @@ def test_run_depth_bounds_every_run_including_fusions(small, monkeypatch):
     with pytest.raises(ParameterError, match="--depth"):
         run_methods(small, ["bm25"], setting="open", depth=0, progress=False, log=None)
     with pytest.raises(ParameterError, match="not a fusion"):
-        experiment.fuse("bm25", outcomes)
+        fuse("bm25", outcomes)
     with pytest.raises(ParameterError, match="needs the run of 'aethel-ner3'"):
-        experiment.fuse("rrf", outcomes)
+        fuse("rrf", outcomes)
 
 
 def test_write_trec_runs_round_trips(small, tmp_path):

@@ -1,8 +1,8 @@
 """DenseRetriever.save/load: the files an aethel index holds for it (``dense-<pooling>.npy``,
 ``dense-max-offsets.npy``), read back into a retriever that answers exactly as the one saved.
 
-BM25Retriever.save/load (``bm25/``) is tested in tests/test_retrievers.py; the index as a whole
-(search answers exactly as a refit) in tests/test_index.py.
+BM25Retriever.save/load (``bm25/``) is tested in tests/retrievers/test_baselines.py; the index as a whole
+(search answers exactly as a refit) in tests/search/test_index.py.
 """
 
 from __future__ import annotations
