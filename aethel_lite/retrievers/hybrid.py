@@ -191,7 +191,7 @@ class HybridRetriever(Retriever):
         self.dense_ = dense if s.needs("dense") else None
         self.heading_ = heading if s.needs("heading") else None
         self.doc_ids_ = paper.doc_ids_
-        self.passages_ = [PassageIds(p.pid, p.doc_id) for p in passages]
+        self.passages_ = passages  # add_document_nodes reads pid and doc_id; a variant's new dense model the text
         if s.document_nodes or s.metadata:
             self.doc_meta_ = document_metadata(passages) if doc_meta is None else dict(doc_meta)
             self.graph_ = add_document_nodes(

@@ -11,8 +11,40 @@ from test_hybrid_retriever import _page  # one filing page with the loader's met
 
 from aethel_lite.data.schema import Query
 from aethel_lite.errors import ParameterError
-from aethel_lite.retrievers import GraphRetriever, anchors
+from aethel_lite.retrievers import GraphRetriever, HybridRetriever, HybridSettings, anchors
 from aethel_lite.retrievers.registry import make_retriever
+
+#: the hybrid settings off, as the one retriever class that held them had them by default
+OFF = {
+    "passage_seeds": (),
+    "document_nodes": False,
+    "metadata": False,
+    "period_linking": False,
+    "seed_weights": None,
+    "seed_depth": 20,
+    "dense_pooling": "first",
+    "rank_weights": None,
+    "period_decay": 1.0,
+}
+
+
+def build(**settings):
+    """The paper's GraphRetriever, or a HybridRetriever composed over it when a hybrid setting is given."""
+    graph = {k: v for k, v in settings.items() if k in GraphRetriever.param_names()}
+    hybrid = {k: v for k, v in settings.items() if k not in graph}
+    if not hybrid:
+        return GraphRetriever(**graph)
+    return HybridRetriever(GraphRetriever(**graph), HybridSettings(**{**OFF, **hybrid}))
+
+
+def derive(r, **changes):
+    """A fitted variant of ``r`` with ``changes`` (paper or hybrid settings)."""
+    graph = {k: v for k, v in changes.items() if k in GraphRetriever.param_names()}
+    rest = {k: v for k, v in changes.items() if k not in graph}
+    if isinstance(r, HybridRetriever):
+        return r.variant(graph=graph, **rest)
+    return r.variant(**graph, **rest)
+
 
 PASSAGES = [
     _page("ACME_2015", 0, "Acme Widgets annual report 2015. Risk factors.", "Acme Widgets", 2015),
@@ -61,8 +93,8 @@ def pair(tmp_path_factory):
     import os
 
     os.environ["AETHEL_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    joint = GraphRetriever(**SETTINGS).fit(PASSAGES)
-    return joint, joint.set_params(anchors="each")
+    joint = build(**SETTINGS).fit(PASSAGES)
+    return joint, derive(joint, anchors="each")
 
 
 def _q(qid, text):
@@ -82,18 +114,18 @@ def test_anchors_of_a_question(pair):
     assert all(a.fields[0] == {"company:acme_widgets": 1.0} for a in years)
     assert anchors.question_anchors(each, ONE) == []
     assert anchors.question_anchors(each, ADJACENT) == []  # one 10-K holds both years: one anchor
-    assert anchors.question_anchors(each.set_params(anchor_gap=1), ADJACENT) != []
+    assert anchors.question_anchors(derive(each, anchor_gap=1), ADJACENT) != []
     assert anchors.question_anchors(pair[0], COMPARE) == []  # anchors="joint"
 
 
 def test_settings_are_checked(pair):
     joint, _ = pair
     with pytest.raises(ParameterError, match="anchors must be one of"):
-        joint.set_params(anchors="both")
+        derive(joint, anchors="both")
     with pytest.raises(ParameterError, match="anchor_gap"):
-        joint.set_params(anchors="each", anchor_gap=0)
+        derive(joint, anchors="each", anchor_gap=0)
     with pytest.raises(ParameterError, match="needs metadata=True"):
-        GraphRetriever(extractor="regex", anchors="each").fit(PASSAGES)
+        build(extractor="regex", anchors="each").fit(PASSAGES)
 
 
 def _nx_ppr(graph, s, alpha):
@@ -120,7 +152,7 @@ def _rows_by_hand(joint, each):
     g = each.graph_
     n_p = g.n_passages
     _, comps, _ = joint.seed_components(COMPARE)
-    bm = joint.bm25_.get_scores(COMPARE)
+    bm = joint.graph_retriever_.bm25_.get_scores(COMPARE)
     unit = lambda x: (x - x.min()) / (x.max() - x.min())  # noqa: E731
     rows = []
     for company in COMPANIES:
@@ -221,11 +253,11 @@ def test_provenance_names_the_anchor(pair):
 
 def test_registry_method():
     r = make_retriever("aethel-anchors")
-    assert r.anchors == "each" and r.anchor_gap == 2 and r.document_nodes and r.metadata
-    base = make_retriever("aethel-hybrid").get_params()
-    assert {k: v for k, v in r.get_params().items() if k not in ("anchors", "anchor_gap")} == {
-        k: v for k, v in base.items() if k not in ("anchors", "anchor_gap")
-    }
+    s = r.hybrid_settings
+    assert s.anchors == "each" and s.anchor_gap == 2 and s.document_nodes and s.metadata
+    base = make_retriever("aethel-hybrid")
+    assert r.graph.get_params() == base.graph.get_params()
+    assert s.replace(anchors="joint") == base.hybrid_settings
 
 
 def test_search_equals_eval_and_names_the_anchor(tmp_path, capsys):

@@ -8,8 +8,41 @@ import pytest
 
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, ParameterError
-from aethel_lite.retrievers import GraphRetriever
+from aethel_lite.retrievers import GraphRetriever, HybridRetriever, HybridSettings
 from aethel_lite.retrievers.diagnostics import reliance, summarize
+from aethel_lite.retrievers.graph_files import GraphParts
+
+#: the hybrid settings off, as the one retriever class that held them had them by default
+OFF = {
+    "passage_seeds": (),
+    "document_nodes": False,
+    "metadata": False,
+    "period_linking": False,
+    "seed_weights": None,
+    "seed_depth": 20,
+    "dense_pooling": "first",
+    "rank_weights": None,
+    "period_decay": 1.0,
+}
+
+
+def build(**settings):
+    """The paper's GraphRetriever, or a HybridRetriever composed over it when a hybrid setting is given."""
+    graph = {k: v for k, v in settings.items() if k in GraphRetriever.param_names()}
+    hybrid = {k: v for k, v in settings.items() if k not in graph}
+    if not hybrid:
+        return GraphRetriever(**graph)
+    return HybridRetriever(GraphRetriever(**graph), HybridSettings(**{**OFF, **hybrid}))
+
+
+def derive(r, **changes):
+    """A fitted variant of ``r`` with ``changes`` (paper or hybrid settings)."""
+    graph = {k: v for k, v in changes.items() if k in GraphRetriever.param_names()}
+    rest = {k: v for k, v in changes.items() if k not in graph}
+    if isinstance(r, HybridRetriever):
+        return r.variant(graph=graph, **rest)
+    return r.variant(**graph, **rest)
+
 
 PASSAGES = [
     Passage("p0", "d0", "", "NorthRiver Capital Partners IV reported a net IRR of 14.2% for the quarter."),
@@ -25,7 +58,7 @@ PASSAGES = [
 def fitted(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:  # restored when the module's tests end
         mp.setenv("AETHEL_CACHE", str(tmp_path_factory.mktemp("cache")))
-        yield GraphRetriever(extractor="regex", bct="none").fit(PASSAGES)
+        yield build(extractor="regex", bct="none").fit(PASSAGES)
 
 
 def test_ranking_equals_networkx_ppr_on_the_same_graph(fitted):
@@ -104,14 +137,14 @@ def test_batched_open_search_equals_one_at_a_time(fitted):
 )
 def test_bad_parameters(kwargs, match):
     with pytest.raises(ParameterError, match=match):
-        GraphRetriever(extractor="regex", **kwargs).fit(PASSAGES)
+        build(extractor="regex", **kwargs).fit(PASSAGES)
 
 
 def test_empty_query_and_empty_corpus(fitted):
     with pytest.raises(ParameterError, match="q9"):
         fitted.search([Query("q9", "  ", frozenset({"p0"}))])
     with pytest.raises(DataError, match="empty corpus"):
-        GraphRetriever(extractor="regex").fit([])
+        build(extractor="regex").fit([])
 
 
 def test_bct_reaches_alias_that_plain_ppr_cannot(tmp_path, monkeypatch):
@@ -122,8 +155,8 @@ def test_bct_reaches_alias_that_plain_ppr_cannot(tmp_path, monkeypatch):
     ]
     table = {"northriver capital partners iv": ["nrcp iv"], "nrcp iv": ["northriver capital partners iv"]}
     q = Query("q", "What are the unfunded commitments of NorthRiver Capital Partners IV?", frozenset({"a"}))
-    plain = GraphRetriever(extractor="regex", bct="none", alias_table=table).fit(passages)
-    bct = GraphRetriever(extractor="regex", bct="alias", alias_table=table).fit(passages)
+    plain = build(extractor="regex", bct="none", alias_table=table).fit(passages)
+    bct = build(extractor="regex", bct="alias", alias_table=table).fit(passages)
     plain_result = plain.search([q], k=2, explain=True)
     assert plain_result.run["q"][0][1] <= 0 or plain_result.seeds["q"] == []
     result = bct.search([q], k=2, explain=True)
@@ -141,11 +174,10 @@ def test_query_linking_needs_a_capital_or_digit(tmp_path, monkeypatch):
         Passage("a", "a", "", "3M reported capital expenditures."),
         Passage("b", "b", "", "In Orion Labs news."),
     ]
-    g = GraphRetriever(extractor="regex").fit(passages)
+    g = build(extractor="regex").fit(passages)
     # plant junk keys, as a noisy NER would: "in" and "capital"
-    g = GraphRetriever.from_parts(
-        g.get_params(), passages, build_graph(["a", "b"], [["3m", "capital"], ["in", "orion labs"]]), g.bm25_
-    )
+    junk = build_graph(["a", "b"], [["3m", "capital"], ["in", "orion labs"]])
+    g = GraphRetriever(**g.get_params()).fit(passages, parts=GraphParts(junk, g.bm25_))
     assert set(g.graph_.entities) == {"3m", "capital", "in", "orion labs"}
     keys = g.query_keys("What was the capital expenditure of 3M in 2018?")
     assert "3m" in keys and "in" not in keys and "capital" not in keys
@@ -161,7 +193,7 @@ WEATHER = Query("qw", "pleasant weather", frozenset({"p5"}))  # no entity; only 
 
 @pytest.fixture(scope="module")
 def pure(fitted):  # after `fitted`, which points the entity cache at a temporary folder
-    return GraphRetriever(extractor="regex", bct="none", fallback="none").fit(PASSAGES)
+    return build(extractor="regex", bct="none", fallback="none").fit(PASSAGES)
 
 
 def test_pure_graph_returns_only_reached_passages(pure):
@@ -230,17 +262,20 @@ def test_diagnostics_count_seeds_reach_and_bm25_slots(fitted, pure):
 
 
 def test_fallback_setting_is_in_config_and_checked():
-    assert GraphRetriever(extractor="regex").config()["fallback"] == "bm25"
-    assert GraphRetriever(extractor="regex", fallback="none").config()["fallback"] == "none"
+    assert build(extractor="regex").config()["fallback"] == "bm25"
+    assert build(extractor="regex", fallback="none").config()["fallback"] == "none"
     with pytest.raises(ParameterError, match="fallback"):
-        GraphRetriever(extractor="regex", fallback="dense").fit(PASSAGES)
+        build(extractor="regex", fallback="dense").fit(PASSAGES)
     assert summarize({}, 5) == {"fallback_share": None, "bm25_top5_share": None, "n_queries": 0}
 
 
-def test_fallback_reset_after_fit_is_checked_at_search(pure):
-    pure.fallback = "maybe"
-    try:
-        with pytest.raises(ParameterError, match="fallback"):
-            pure.search([HELIOS])
-    finally:
-        pure.fallback = "none"
+def test_a_setting_changed_after_fit_needs_a_new_fit(pure):
+    """set_params (scikit-learn's) unfits the retriever: a search before the next fit is refused, and the next fit
+    checks the setting."""
+    r = GraphRetriever(**pure.get_params())
+    r.fit(PASSAGES)
+    r.set_params(fallback="maybe")
+    with pytest.raises(RuntimeError, match="not fitted"):
+        r.search([HELIOS])
+    with pytest.raises(ParameterError, match="fallback"):
+        r.fit(PASSAGES)

@@ -10,7 +10,38 @@ import pytest
 
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import ParameterError
-from aethel_lite.retrievers import BM25Retriever, GraphRetriever
+from aethel_lite.retrievers import BM25Retriever, GraphRetriever, HybridRetriever, HybridSettings
+
+#: the hybrid settings off, as the one retriever class that held them had them by default
+OFF = {
+    "passage_seeds": (),
+    "document_nodes": False,
+    "metadata": False,
+    "period_linking": False,
+    "seed_weights": None,
+    "seed_depth": 20,
+    "dense_pooling": "first",
+    "rank_weights": None,
+    "period_decay": 1.0,
+}
+
+
+def build(**settings):
+    """The paper's GraphRetriever, or a HybridRetriever composed over it when a hybrid setting is given."""
+    graph = {k: v for k, v in settings.items() if k in GraphRetriever.param_names()}
+    hybrid = {k: v for k, v in settings.items() if k not in graph}
+    if not hybrid:
+        return GraphRetriever(**graph)
+    return HybridRetriever(GraphRetriever(**graph), HybridSettings(**{**OFF, **hybrid}))
+
+
+def derive(r, **changes):
+    """A fitted variant of ``r`` with ``changes`` (paper or hybrid settings)."""
+    graph = {k: v for k, v in changes.items() if k in GraphRetriever.param_names()}
+    rest = {k: v for k, v in changes.items() if k not in graph}
+    if isinstance(r, HybridRetriever):
+        return r.variant(graph=graph, **rest)
+    return r.variant(**graph, **rest)
 
 
 def _page(doc, page, text, company, year, kind="10k"):
@@ -51,7 +82,7 @@ def hybrid(tmp_path_factory):
     import os
 
     os.environ["AETHEL_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    return GraphRetriever(
+    return build(
         extractor="regex",
         bct="none",
         passage_seeds=("lexical",),
@@ -182,7 +213,7 @@ def test_heading_term_ranks_by_the_cosine_with_each_page_heading_and_counts_as_d
     from aethel_lite.retrievers import DenseRetriever
 
     weights = {"ppr": 0.2, "document": 0.4, "lexical": 0.2, "heading": 0.2}
-    r = hybrid.set_params(rank_weights=weights)
+    r = derive(hybrid, rank_weights=weights)
     assert r.heading_ is not None and r.heading_.pooling == "heading" and r.dense_ is None
     s_hand, comps = _by_hand(r)
     g = r.graph_
@@ -211,7 +242,7 @@ def test_heading_term_ranks_by_the_cosine_with_each_page_heading_and_counts_as_d
             result.sources["q"][p.pid].get("dense", 0.0) > 0 or hn[i] == 0
         )  # the heading's part, under "dense"
         assert "heading" not in result.sources["q"][p.pid]
-    fresh = GraphRetriever(
+    fresh = build(
         extractor="regex",
         bct="none",
         passage_seeds=("lexical",),
@@ -232,7 +263,7 @@ def test_heading_term_in_a_closed_pool_is_normalised_over_the_pool(hybrid):
     the oracle)."""
     from aethel_lite.retrievers import DenseRetriever
 
-    r = hybrid.set_params(rank_weights={"dense": 0.5, "heading": 0.5})
+    r = derive(hybrid, rank_weights={"dense": 0.5, "heading": 0.5})
     pool = ("BOLT_2019#p1", "ACME_2019#p0", "ACME_2018#p1")
     hits = dict(
         r.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}), pool=pool)], k=5, pool="query")["q"]
@@ -276,7 +307,7 @@ def test_closed_pool_ranks_only_the_pool_with_its_document_nodes(hybrid):
 
 
 def test_without_hybrid_settings_nothing_changes(tmp_path_factory):
-    plain = GraphRetriever(extractor="regex", bct="none").fit(PASSAGES)
+    plain = build(extractor="regex", bct="none").fit(PASSAGES)
     assert not plain.is_hybrid and not any(":" in e for e in plain.graph_.entities)
     result = plain.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6, explain=True)
     assert result.sources == {} and all(
@@ -286,7 +317,7 @@ def test_without_hybrid_settings_nothing_changes(tmp_path_factory):
 
 
 def test_question_without_any_seed_falls_back_to_bm25_teleport():
-    r = GraphRetriever(extractor="regex", bct="none", document_nodes=True, metadata=True).fit(PASSAGES)
+    r = build(extractor="regex", bct="none", document_nodes=True, metadata=True).fit(PASSAGES)
     exps, s, fallback = r.personalization("what about capital expenditures?")
     assert fallback and exps == [] and s[: r.graph_.n_passages].sum() == pytest.approx(1.0)
 
@@ -306,7 +337,7 @@ def test_question_without_any_seed_falls_back_to_bm25_teleport():
 )
 def test_bad_hybrid_settings_are_refused(kwargs):
     with pytest.raises(ParameterError):
-        GraphRetriever(extractor="regex", **kwargs).fit(PASSAGES)
+        build(extractor="regex", **kwargs).fit(PASSAGES)
 
 
 @pytest.mark.parametrize(
@@ -319,7 +350,7 @@ def test_bad_hybrid_settings_are_refused(kwargs):
     ],
 )
 def test_set_params_ranks_as_a_fresh_fit(hybrid, changes):
-    derived = hybrid.set_params(**changes)
+    derived = derive(hybrid, **changes)
     fresh_kwargs = dict(
         extractor="regex",
         bct="none",
@@ -332,16 +363,16 @@ def test_set_params_ranks_as_a_fresh_fit(hybrid, changes):
         rank_weights={"ppr": 0.2, "document": 0.5, "lexical": 0.3},
     )
     fresh_kwargs.update(changes)
-    fresh = GraphRetriever(**fresh_kwargs).fit(PASSAGES)
+    fresh = build(**fresh_kwargs).fit(PASSAGES)
     q = [Query("q", QUESTION, frozenset({"ACME_2019#p1"}))]
     assert derived.search(q, k=6) == fresh.search(q, k=6)
     assert derived.graph_ == fresh.graph_
     with pytest.raises(ParameterError):
-        hybrid.set_params(colour="blue")
+        derive(hybrid, colour="blue")
 
 
 def test_period_decay_weights_the_latest_year_named_most(hybrid):
-    r = hybrid.set_params(period_decay=0.5)
+    r = derive(hybrid, period_decay=0.5)
     g = r.graph_
     _, comps, named = r.seed_components("Acme Widgets capex from FY2018 to FY2019?")
     assert named == {
@@ -355,4 +386,4 @@ def test_period_decay_weights_the_latest_year_named_most(hybrid):
     )
     assert m.sum() == pytest.approx(1.0)
     with pytest.raises(ParameterError):
-        hybrid.set_params(period_decay=1.5)
+        derive(hybrid, period_decay=1.5)

