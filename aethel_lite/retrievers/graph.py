@@ -37,18 +37,16 @@ from ..core.entities import extract_entities, get_extractor, graph_filters, norm
 from ..core.graph import EntityGraph, build_graph
 from ..core.ppr import PPROperator, _check_alpha
 from ..errors import DataError, ParameterError
-from . import attribution, graph_files, linking, traces
+from . import graph_files, linking
 from .base import Retriever, passage_text
 from .bm25 import BM25Retriever
 from .graph_files import GraphParts
-from .run import Run
+from .ranker import PageRankSearch
 from .traces import Teleport
 
-__all__ = ["GraphRetriever", "GraphParts", "EXPLAIN_DEPTH", "bm25_teleport", "ppr_order"]
+__all__ = ["GraphRetriever", "bm25_teleport", "ppr_order", "score_decimals"]
 
 _FALLBACKS = ("bm25", "none")
-#: hits per question that ``search(explain=True)`` explains unless told otherwise
-EXPLAIN_DEPTH = 100
 
 
 def bm25_teleport(bm25: np.ndarray, n_nodes: int, n_passages: int, depth: int) -> np.ndarray:
@@ -80,7 +78,7 @@ def score_decimals(tol: float) -> int:
     return max(0, math.ceil(-math.log10(tol))) + 2
 
 
-class GraphRetriever(Retriever):
+class GraphRetriever(PageRankSearch, Retriever):
     r"""Entity-graph retrieval, the paper's method: question entities → seed vector (± BCT) → Personalized PageRank.
 
     Parameters
@@ -304,11 +302,6 @@ class GraphRetriever(Retriever):
         seeds = self.fallback_teleport(text, graph, corpus_idx, lexical)
         return Teleport(exps, seeds, seeds is not None, None)
 
-    def personalization(self, text: str, graph=None, corpus_idx=None, *, scores=None) -> tuple:
-        """``(expansions, s, fallback)`` of a question (:meth:`teleport`)."""
-        tel = self.teleport(text, graph, corpus_idx, scores)
-        return tel.expansions, tel.seeds, tel.fallback
-
     def question_scores(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """The corpus-wide scores a search needs besides PageRank: none (BM25 is scored where it is used)."""
         return {}
@@ -324,14 +317,6 @@ class GraphRetriever(Retriever):
     def anchor_traces(self, text, trace, operator, docs) -> None:
         """The paper's retriever ranks every question jointly."""
         return None
-
-    def ppr(self, texts: Sequence[str]) -> tuple:
-        r"""``(P, expansions, fallback)``: PPR over the fitted graph's nodes (passages first), one column per
-        question (zero without seed under ``fallback="none"``), each question's expansions and whether it used
-        the BM25 teleport."""
-        self._check_fitted()
-        P, tels, _ = traces.ppr_block(self, list(texts))
-        return P, [t.expansions for t in tels], [t.fallback for t in tels]
 
     def ranking_scores(
         self,
@@ -356,43 +341,6 @@ class GraphRetriever(Retriever):
         return out
 
     # -- search ---------------------------------------------------------------------------------------------------
-
-    def search(
-        self, queries, k: int = 10, pool=None, *, explain: bool = False, explain_depth: int | None = None
-    ):
-        r"""As :meth:`Retriever.search`, leaving out passages scored :math:`-\infty` (``fallback="none"``).
-
-        Parameters
-        ----------
-        explain : bool
-            Return a :class:`~aethel_lite.retrievers.attribution.SearchResult` explaining each question's first
-            ``explain_depth`` hits (default :data:`EXPLAIN_DEPTH`).
-        """
-        run, found = self.traced_search(queries, k, pool)
-        if not explain:
-            return run
-        depth = EXPLAIN_DEPTH if explain_depth is None else int(explain_depth)
-        return attribution.attribute(self, run, found, k=k, depth=depth)
-
-    def _score_queries(self, queries: list, candidates: list):
-        return traces.score_queries(self, queries, candidates, {})
-
-    def traced_search(self, queries, k: int = 10, pool=None) -> tuple[Run, dict]:
-        """``(run, traces)``: the run of :meth:`search` and qid → :class:`~aethel_lite.retrievers.traces.QueryTrace`."""
-        queries, k, candidates = self._checked(queries, k, pool)
-        found: dict = {}
-        run = self._collect(queries, candidates, traces.score_queries(self, queries, candidates, found), k)
-        for qid, hits in run.items():
-            run[qid] = [(pid, score) for pid, score in hits if score != -math.inf]
-        return run, found
-
-    def seed_pieces(self, text: str, graph=None, corpus_idx=None, *, scores=None) -> tuple:
-        """The teleport vector and what put mass on each seed node (:func:`attribution.seed_pieces`)."""
-        return attribution.seed_pieces(self, text, graph, corpus_idx, scores=scores)
-
-    def explain(self, text: str, pids, pool: Sequence[str] | None = None) -> dict:
-        """pid → exact per-seed shares of its PageRank (:func:`attribution.explain`)."""
-        return attribution.explain(self, text, pids, pool)
 
     @property
     def explains_documents(self) -> bool:

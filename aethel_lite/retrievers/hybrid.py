@@ -11,7 +11,6 @@ min–max normalised terms (:meth:`HybridRetriever.rank_terms`, :mod:`aethel_lit
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +20,7 @@ import numpy as np
 from ..core.bct import seed_vector, token_index
 from ..core.ppr import PPROperator
 from ..errors import ParameterError
-from . import anchors, attribution, graph_files, traces
+from . import anchors, graph_files
 from .base import Retriever
 from .dense import DenseRetriever
 from .docmeta import (
@@ -35,10 +34,10 @@ from .docmeta import (
     period_keys,
     type_keys,
 )
-from .graph import EXPLAIN_DEPTH, GraphRetriever, score_decimals
-from .graph_files import GraphParts, PassageIds
+from .graph import GraphRetriever, score_decimals
+from .graph_files import GraphParts
 from .hybrid_settings import GRAPH, HYBRID, PASSAGE_SEEDS, HybridSettings
-from .run import Run
+from .ranker import PageRankSearch
 from .seeds import fields_vector, mixture, passage_vector
 from .traces import Teleport
 
@@ -61,7 +60,7 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x, dtype=np.float64)
 
 
-class HybridRetriever(Retriever):
+class HybridRetriever(PageRankSearch, Retriever):
     """The paper's graph retriever with document and metadata nodes, passage seeds and a fused ranking.
 
     Parameters
@@ -191,7 +190,9 @@ class HybridRetriever(Retriever):
         self.dense_ = dense if s.needs("dense") else None
         self.heading_ = heading if s.needs("heading") else None
         self.doc_ids_ = paper.doc_ids_
-        self.passages_ = passages  # add_document_nodes reads pid and doc_id; a variant's new dense model the text
+        self.passages_ = (
+            passages  # add_document_nodes reads pid and doc_id; a variant's new dense model the text
+        )
         if s.document_nodes or s.metadata:
             self.doc_meta_ = document_metadata(passages) if doc_meta is None else dict(doc_meta)
             self.graph_ = add_document_nodes(
@@ -355,11 +356,6 @@ class HybridRetriever(Retriever):
         seeds = self.graph_retriever_.fallback_teleport(text, graph, corpus_idx, lexical)
         return Teleport(exps, seeds, seeds is not None, None)
 
-    def personalization(self, text: str, graph=None, corpus_idx=None, *, scores=None) -> tuple:
-        """``(expansions, s, fallback)`` of a question (:meth:`teleport`)."""
-        tel = self.teleport(text, graph, corpus_idx, scores)
-        return tel.expansions, tel.seeds, tel.fallback
-
     def pool_graph(self, corpus_idx: np.ndarray):
         """The graph of a closed pool: its passages, their entities and their documents' nodes."""
         s = self.hybrid_settings
@@ -392,12 +388,6 @@ class HybridRetriever(Retriever):
     def merged_scores(self, text: str, trace) -> np.ndarray:
         """The merged scores of an anchored question (:func:`aethel_lite.retrievers.anchors.ranked`)."""
         return anchors.ranked(self, text, trace)
-
-    def ppr(self, texts: Sequence[str]) -> tuple:
-        """``(P, expansions, fallback)`` over :attr:`graph_`'s nodes (:meth:`GraphRetriever.ppr`)."""
-        self._check_fitted()
-        P, tels, _ = traces.ppr_block(self, list(texts))
-        return P, [t.expansions for t in tels], [t.fallback for t in tels]
 
     def rank_terms(
         self, text, ppr, corpus_idx, *, lexical=None, dense=None, doc_ppr=None, heading=None
@@ -449,36 +439,6 @@ class HybridRetriever(Retriever):
         return out
 
     # -- search ---------------------------------------------------------------------------------------------------
-
-    def search(
-        self, queries, k: int = 10, pool=None, *, explain: bool = False, explain_depth: int | None = None
-    ):
-        """As :meth:`GraphRetriever.search`."""
-        run, found = self.traced_search(queries, k, pool)
-        if not explain:
-            return run
-        depth = EXPLAIN_DEPTH if explain_depth is None else int(explain_depth)
-        return attribution.attribute(self, run, found, k=k, depth=depth)
-
-    def _score_queries(self, queries: list, candidates: list):
-        return traces.score_queries(self, queries, candidates, {})
-
-    def traced_search(self, queries, k: int = 10, pool=None) -> tuple[Run, dict]:
-        """``(run, traces)``: the run of :meth:`search` and qid → :class:`~aethel_lite.retrievers.traces.QueryTrace`."""
-        queries, k, candidates = self._checked(queries, k, pool)
-        found: dict = {}
-        run = self._collect(queries, candidates, traces.score_queries(self, queries, candidates, found), k)
-        for qid, hits in run.items():
-            run[qid] = [(pid, score) for pid, score in hits if score != -math.inf]
-        return run, found
-
-    def seed_pieces(self, text: str, graph=None, corpus_idx=None, *, scores=None) -> tuple:
-        """The teleport vector and what put mass on each seed node (:func:`attribution.seed_pieces`)."""
-        return attribution.seed_pieces(self, text, graph, corpus_idx, scores=scores)
-
-    def explain(self, text: str, pids, pool: Sequence[str] | None = None) -> dict:
-        """pid → exact per-seed shares of its (or its document node's) PageRank (:func:`attribution.explain`)."""
-        return attribution.explain(self, text, pids, pool)
 
     @property
     def explains_documents(self) -> bool:

@@ -16,9 +16,9 @@ from ..data.schema import Passage, Query
 from ..errors import DataError, ParameterError, check_k
 from ..retrievers import BM25Retriever, GraphRetriever, HybridRetriever, attribution
 from ..retrievers.fusion import fuse_runs
-from ..retrievers.graph import EXPLAIN_DEPTH
 from ..retrievers.graph_files import GraphParts, PassageIds, read_docmeta
 from ..retrievers.hybrid import HybridParts
+from ..retrievers.ranker import EXPLAIN_DEPTH
 from ..retrievers.registry import FUSIONS, make_retriever
 from ..retrievers.run import RUN_DEPTH
 from .format import (
