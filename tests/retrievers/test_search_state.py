@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from builders import build
 
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, ParameterError
@@ -118,29 +119,6 @@ def _records(recs) -> list:
     return [[e.seed, e.entity, e.via, e.weight] for e in recs]
 
 
-#: the hybrid settings off, as the one retriever class that held them had them by default
-OFF = {
-    "passage_seeds": (),
-    "document_nodes": False,
-    "metadata": False,
-    "period_linking": False,
-    "seed_weights": None,
-    "seed_depth": 20,
-    "dense_pooling": "first",
-    "rank_weights": None,
-    "period_decay": 1.0,
-}
-
-
-def build(settings: dict):
-    """The retriever of a case: the paper's GraphRetriever, or a HybridRetriever composed over it."""
-    graph = {k: v for k, v in settings.items() if k in GraphRetriever.param_names()}
-    hybrid = {k: v for k, v in settings.items() if k not in graph}
-    if not hybrid:
-        return GraphRetriever(**graph)
-    return HybridRetriever(GraphRetriever(**graph), HybridSettings(**{**OFF, **hybrid}))
-
-
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
@@ -148,7 +126,7 @@ def fitted(tmp_path_factory):
         out = {}
         for name, (corpus, settings, k, closed) in CASES.items():
             passages, queries, pools = corpus_and_queries(corpus)
-            out[name] = (build(settings).fit(passages), queries, k, pools if closed else None)
+            out[name] = (build(**settings).fit(passages), queries, k, pools if closed else None)
         yield out
 
 
@@ -227,7 +205,7 @@ def test_an_anchored_search_leaves_the_whole_fitted_state_unchanged(tmp_path, mo
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path))
     passages, _, _ = corpus_and_queries("filings")
     settings = {"extractor": "regex", "bct": "both", **HYBRID, "anchors": "each", "anchor_gap": 1}
-    r = build(settings).fit(passages)
+    r = build(**settings).fit(passages)
     queries = [
         Query("q0", "Capital expenditures of Acme Widgets and Bolt Motors in 2019", frozenset()),
         Query("q1", "Acme Widgets capital expenditures in 2018 and in 2019", frozenset()),
@@ -287,7 +265,7 @@ def test_get_params_set_params_as_scikit_learn(fitted):
     assert not paper.is_fitted and not any(k.endswith("_") for k in vars(paper) if not k.startswith("_"))
     with pytest.raises(RuntimeError, match="not fitted"):
         paper.search(queries, k=3)
-    hybrid = build({"extractor": "regex", **HYBRID})
+    hybrid = build(**{"extractor": "regex", **HYBRID})
     hybrid.set_params(graph__bct="both")
     assert hybrid.graph.bct == "both" and hybrid.get_params()["graph__bct"] == "both"
     with pytest.raises(ParameterError, match="unknown setting 'colour'"):
@@ -367,7 +345,7 @@ def test_search_with_memos_leaves_the_estimator_unchanged(case, tmp_path, monkey
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path))
     corpus, settings, k, closed = CASES[case]
     passages, queries, pools = corpus_and_queries(corpus)
-    r = build(settings)
+    r = build(**settings)
     r.memo = True  # questions' mentions and tokens from the process-wide memos
     r.fit(passages)
     before = deep_state(r)
@@ -383,7 +361,7 @@ def test_save_then_load_keeps_the_hybrids_dense_and_heading_models(tmp_path, mon
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cache"))
     passages, queries, _ = corpus_and_queries("filings")
     r = build(
-        {
+        **{
             "extractor": "regex",
             **HYBRID,
             "passage_seeds": ("lexical", "dense"),

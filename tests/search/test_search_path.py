@@ -10,19 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
+from test_index import LETTER, OTHER, PRESS
 
 from aethel_lite.cli import main
 from aethel_lite.retrievers import attribution
 
-LETTER = (
-    "NorthRiver Capital Partners IV reported a net IRR of 14.2% as of September 30, 2024.\n\n"
-    "The Fund's unfunded commitment was $41.5 million.\n"
-)
-PRESS = (
-    "# Press release\n\nNRCP IV completed its acquisition of Helios Fleet Solutions.\n\n"
-    "Orion Labs hired a new chief executive.\n"
-)
-OTHER = "Zephyr Maritime Holdings sold its tanker fleet to Boreal Shipping.\n\nBoreal Shipping is based in Oslo.\n"
 QUESTION = "What was the net IRR of NorthRiver as of September 30, 2024?"
 
 
