@@ -34,13 +34,13 @@ from pathlib import Path
 from . import __version__  # noqa: E402
 from .caching.versions import versions
 from .cli_checks import (
-    PRINTS,
     StdoutError,
     check_dataset_target,
     check_eval_args,
     check_flags,
     check_memo_outputs,
     flush_stdout,
+    prints_result,
 )
 from .data import download
 from .data.paths import data_root
@@ -601,7 +601,7 @@ def _describe(exc: BaseException, args: argparse.Namespace | None = None) -> str
         what = exc.strerror or str(exc)
         if exc.errno == errno.ENOSPC and where is None:
             outputs = [str(v) for k in ("out", "findings", "trec_out") if (v := getattr(args, k, None))]
-            outputs += ["standard output"] if getattr(args, "command", None) in PRINTS else []
+            outputs += ["standard output"] if args is not None and prints_result(args) else []
             cache = os.environ.get("AETHEL_CACHE") or "the default cache folder"
             return f"{what} (writing {' or '.join(outputs + [f'the cache {cache}'])})"
         return (
@@ -639,7 +639,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(sig, handler)
     try:
         check_flags(args)  # a flag that does not apply: one line, before any work
-        if args.command in PRINTS and sys.stdout is None:
+        if prints_result(args) and sys.stdout is None:
             raise ParameterError(
                 f"standard output is closed, and aethel {args.command} prints its result there; "
                 "redirect it to a file or /dev/null instead of closing it"

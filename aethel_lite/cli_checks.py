@@ -28,6 +28,7 @@ from .swarm.memo import is_memo_markdown
 
 __all__ = [
     "PRINTS",
+    "prints_result",
     "StdoutError",
     "flush_stdout",
     "check_eval_args",
@@ -326,7 +327,13 @@ def check_dataset_target(orchestrator: Orchestrator, dataset, args: argparse.Nam
 
 
 #: the commands that print their result on standard output
-PRINTS = ("index", "search", "data")
+PRINTS = ("index", "search", "data verify")
+
+
+def prints_result(args: argparse.Namespace) -> bool:
+    """Whether the command of ``args`` prints its result on standard output (:data:`PRINTS`)."""
+    command = getattr(args, "command", None)
+    return (f"{command} {args.action}" if command == "data" else command) in PRINTS
 
 
 class StdoutError(Exception):
