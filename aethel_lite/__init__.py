@@ -13,7 +13,6 @@ paths from before the layers (``aethel_lite.ppr``, ...) still import: :data:`MOV
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.util
 import sys
 import types
@@ -121,9 +120,11 @@ MOVED: dict[str, str | tuple[str, ...]] = {
 }
 
 
-class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _MovedModules:
     """Import hook that serves :data:`MOVED`: the old path yields the new module itself (``aethel_lite.ppr
-    is aethel_lite.core.ppr``) or, for a split module, a module of re-exported names."""
+    is aethel_lite.core.ppr``) or, for a split module, a module of re-exported names. A meta path finder
+    and loader by its methods (PEP 451), without the ``importlib.abc`` bases: importing that module
+    (about 60 ms, for ``importlib.resources``) would delay the ``aethel`` command's signal handler."""
 
     def find_spec(self, fullname, path=None, target=None):
         if not fullname.startswith(__name__ + ".") or fullname.partition(__name__ + ".")[2] not in MOVED:
