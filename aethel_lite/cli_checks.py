@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .data.select import check_format_options, eval_inputs
+from .data.select import eval_inputs
 from .errors import AethelError, ParameterError, check_k
 from .io import check_output_file
 from .swarm import Orchestrator, read_findings
@@ -278,28 +278,16 @@ def check_memo_outputs(args: argparse.Namespace) -> None:
 
 
 def check_eval_args(args: argparse.Namespace) -> None:
-    """Reject bad values and flag combinations of ``aethel eval`` before any data is loaded."""
+    """Reject bad values and output paths of ``aethel eval`` before any data is loaded (after
+    :func:`check_flags`)."""
     check_k(args.k, "--k")
     if args.n_process < 1:
         raise ParameterError(f"--n-process must be ≥ 1, got {args.n_process}")
     if args.depth < max(10, args.k):
         raise ParameterError(f"--depth must be ≥ 10 (nDCG@10) and ≥ --k, got {args.depth}")
-    check_format_options(
-        args.format,
-        setting=args.setting,
-        distractors=args.distractors,
-        own_files=args.own_files,
-        pages_changed=args.granularity is not None or args.chunk_words is not None,
-    )
-    if args.chunk_words is not None and args.granularity != "chunk":
-        raise ParameterError("--chunk-words needs --granularity chunk")
-    if args.corpus_size is not None:
-        if args.corpus_size < 1:
-            raise ParameterError(f"--corpus-size must be a positive integer, got {args.corpus_size}")
-        if args.setting == "closed":
-            raise ParameterError(
-                "--corpus-size needs --setting open (sampling the corpus breaks the closed pools)"
-            )
+    # where each flag applies was checked by check_flags (FLAG_RULES); here: the values
+    if args.corpus_size is not None and args.corpus_size < 1:
+        raise ParameterError(f"--corpus-size must be a positive integer, got {args.corpus_size}")
     if args.trec_out is not None and Path(args.trec_out).exists() and not Path(args.trec_out).is_dir():
         raise ParameterError(f"--trec-out {args.trec_out}: exists and is not a folder")
     check_output_file(args.out)  # a bad --out fails now, not after every method has run
