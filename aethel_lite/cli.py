@@ -33,50 +33,30 @@ from pathlib import Path
 
 from . import __version__  # noqa: E402
 from .caching.versions import versions
+from .cli_checks import (
+    StdoutError,
+    check_dataset_target,
+    check_eval_args,
+    check_flags,
+    check_memo_outputs,
+    flush_stdout,
+    prints_result,
+)
 from .data import download
 from .data.paths import data_root
 from .data.sampling import sample_corpus
-from .data.select import FORMATS, check_format_options, load_for_eval
+from .data.select import FORMATS, load_for_eval
 from .data.synthetic import make_synthetic
 from .errors import AethelError, DataError, DataNotFoundError, ParameterError, check_k
 from .evaluation.runner import RUN_DEPTH, run_methods, score_runs, write_trec_runs
-from .io import atomic_write, check_output_file, write_json
+from .io import atomic_write, write_json
 from .retrievers.cluster import SCHEDULER_ENV, cluster_options, precompute_methods
 from .retrievers.registry import known_methods, parse_methods
-from .search.atomic import interrupt_handlers
+from .search.atomic import index_identity, index_state, interrupt_handlers
 from .search.index import Terminated, build_index, method_parts, open_index
 from .search.reader import matched
-from .swarm import OpenAICompatibleGenerator, Orchestrator, read_findings, write_findings
+from .swarm import OpenAICompatibleGenerator, Orchestrator, write_findings
 from .swarm.indexed import check_target, index_orchestrator
-from .swarm.memo import is_memo_markdown
-
-
-def check_eval_args(args: argparse.Namespace) -> None:
-    """Reject bad values and flag combinations of ``aethel eval`` before any data is loaded."""
-    check_k(args.k, "--k")
-    if args.n_process < 1:
-        raise ParameterError(f"--n-process must be ≥ 1, got {args.n_process}")
-    if args.depth < max(10, args.k):
-        raise ParameterError(f"--depth must be ≥ 10 (nDCG@10) and ≥ --k, got {args.depth}")
-    check_format_options(
-        args.format,
-        setting=args.setting,
-        distractors=args.distractors,
-        own_files=args.own_files,
-        pages_changed=args.granularity is not None or args.chunk_words is not None,
-    )
-    if args.chunk_words is not None and args.granularity != "chunk":
-        raise ParameterError("--chunk-words needs --granularity chunk")
-    if args.corpus_size is not None:
-        if args.corpus_size < 1:
-            raise ParameterError(f"--corpus-size must be a positive integer, got {args.corpus_size}")
-        if args.setting == "closed":
-            raise ParameterError(
-                "--corpus-size needs --setting open (sampling the corpus breaks the closed pools)"
-            )
-    if args.trec_out is not None and Path(args.trec_out).exists() and not Path(args.trec_out).is_dir():
-        raise ParameterError(f"--trec-out {args.trec_out}: exists and is not a folder")
-    check_output_file(args.out)  # a bad --out fails now, not after every method has run
 
 
 def eval_dataset(args: argparse.Namespace):
@@ -172,7 +152,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             "limit": args.limit,
             "seed": args.seed,
             "size": args.size if args.format == "synthetic" else None,
-            "docs": args.docs,
+            "docs": args.docs if args.format == "financebench" else None,
             "setting": args.setting,
             "depth": args.depth,
             "corpus_size": args.corpus_size,
@@ -212,7 +192,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         else (None if args.add else ["bm25", "aethel-bct"])
     )
     log = None if args.quiet else (lambda msg: print(f"aethel: {msg}", file=sys.stderr))
-    done = False
+    where = Path(os.path.realpath(args.out)) if str(args.out).strip() else None
+    before = index_identity(where) if where is not None else None
     with interrupt_handlers():
         try:
             info = build_index(
@@ -229,18 +210,21 @@ def cmd_index(args: argparse.Namespace) -> int:
                 scheduler=args.scheduler,
                 workers=args.workers,
             )
-            done = True
             print(json.dumps(info, indent=2, sort_keys=True))
         except (KeyboardInterrupt, Terminated) as exc:
-            state = "complete" if done else getattr(exc, "index_state", "kept")
-            note = {
-                "kept": "previous index kept",
-                "none": "no index written",
-                "complete": "the new index was already complete and is in place",
-            }.get(state, "previous index kept")
-            print(f"aethel: interrupted; {note}", file=sys.stderr)
+            # what the folder holds now decides the message, not how far the code got
+            state = index_state(where, before) if where is not None else "none"
+            print(f"aethel: interrupted; {INTERRUPTED_NOTES[state]}", file=sys.stderr)
             return 143 if isinstance(exc, Terminated) else 130
     return 0
+
+
+#: the line after an interrupted ``aethel index``, by :func:`~aethel_lite.search.atomic.index_state`
+INTERRUPTED_NOTES = {
+    "kept": "previous index kept",
+    "none": "no index written",
+    "complete": "the new index was already complete and is in place",
+}
 
 
 def _print_hits(hits: list) -> None:
@@ -355,37 +339,6 @@ def cmd_data(args: argparse.Namespace) -> int:
     return 0
 
 
-def _memo_wrote(path: Path) -> bool:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return is_memo_markdown(fh.read(1 << 22))
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
-def _findings_wrote(path: Path) -> bool:
-    try:
-        read_findings(path)
-        return True
-    except (AethelError, OSError):
-        return False
-
-
-def check_memo_outputs(args: argparse.Namespace) -> None:
-    """``--out`` (and ``--findings``) must be writable, and an existing file there one ``aethel memo``
-    wrote unless ``--force``: a user's file is never replaced by accident."""
-    outputs = [("--out", args.out, _memo_wrote, "a memo")]
-    if args.findings:
-        outputs.append(("--findings", args.findings, _findings_wrote, "a findings list"))
-    for flag, path, ours, what in outputs:
-        target = check_output_file(path, flag)
-        if not args.force and (target.exists() or target.is_symlink()) and not ours(target):
-            raise ParameterError(
-                f"{flag} {path}: the file exists and is not {what} that aethel memo wrote; choose "
-                "another path, or pass --force to replace it"
-            )
-
-
 def cmd_memo(args: argparse.Namespace) -> int:
     """``aethel memo``: resolve the target, run the specialist swarm on a data set (``--format``) or an
     index of the user's files (``--index``), write the memo (and findings)."""
@@ -396,10 +349,6 @@ def cmd_memo(args: argparse.Namespace) -> int:
         )
     if args.contradictions < 0:
         raise ParameterError(f"--contradictions must be ≥ 0, got {args.contradictions}")
-    if args.format != "synthetic" and args.contradictions:
-        raise ParameterError("--contradictions applies to --format synthetic only")
-    if args.index is not None and args.data is not None:
-        raise ParameterError("--data applies to --format financebench; with --index the index is the corpus")
     check_memo_outputs(args)
     generator = (
         OpenAICompatibleGenerator(
@@ -421,6 +370,7 @@ def cmd_memo(args: argparse.Namespace) -> int:
         orchestrator = Orchestrator.from_dataset(
             dataset, k=args.k, generator=generator, progress=not args.quiet
         ).fit(dataset.passages)
+        check_dataset_target(orchestrator, dataset, args)
     t1 = time.perf_counter()
     result = orchestrator.run(args.target)
     memo = result.memo
@@ -476,14 +426,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--k", type=int, default=5, help="cut-off for HR/AllSupport/Recall (default 5)")
     ev.add_argument("--limit", type=int, help="first N queries only")
     ev.add_argument(
-        "--seed", type=int, default=0, help="seed of the synthetic corpus and of --corpus-size sampling"
+        "--seed", type=int, help="seed of the synthetic corpus and of --corpus-size sampling (default 0)"
     )
-    ev.add_argument("--size", type=int, default=1000, help="synthetic corpus size in passages")
+    ev.add_argument("--size", type=int, help="synthetic corpus size in passages (default 1000)")
     ev.add_argument(
         "--docs",
         choices=("question", "all"),
-        default="question",
-        help="financebench: filings asked about, or all 344",
+        help="financebench: the filings asked about (default), or all 344",
     )
     ev.add_argument(
         "--granularity",
@@ -502,6 +451,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--own-files",
         action="store_true",
+        default=None,
         help="financebench: hide what the data set says about each filing (opaque document ids, no titles, "
         "no company/period/type), as a folder of your own PDFs would give it",
     )
@@ -525,7 +475,14 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--trec-out", help="folder for each method's run (<method>.trec) and the qrels (qrels.txt)"
     )
-    ev.add_argument("--out", required=True, help="result JSON path")
+    ev.add_argument(
+        "--out",
+        required=True,
+        help="result JSON path (an existing file that is not an aethel eval result is kept unless --force)",
+    )
+    ev.add_argument(
+        "--force", action="store_true", help="replace --out even if it is not a result aethel eval wrote"
+    )
     _add_cluster_flags(ev)
     ev.add_argument("--quiet", action="store_true")
     ev.set_defaults(func=cmd_eval)
@@ -576,7 +533,7 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("question", nargs="?", default=None)
     se.add_argument("-k", "--k", type=int, default=5)
     se.add_argument("--method", default="aethel-bct")
-    se.add_argument("--json", action="store_true", help="print JSON")
+    se.add_argument("--json", action="store_true", default=None, help="print JSON (one QUESTION)")
     se.add_argument(
         "--explain",
         action="store_true",
@@ -602,7 +559,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Write the specialist swarm's memo on a data set (--format) or on your own files "
         "indexed by `aethel index` (--index; every figure cites file and page).",
     )
-    me.add_argument("--data", help="data folder (default: $AETHEL_DATA); unused for --format synthetic")
+    me.add_argument("--data", help="--format financebench: the data folder (default: $AETHEL_DATA)")
     me.add_argument("--format", choices=("synthetic", "financebench"), help="a data set (or give --index)")
     me.add_argument(
         "--index",
@@ -623,16 +580,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     me.add_argument("--findings", help="also write the findings as a JSON list of records")
     me.add_argument("--k", type=int, default=10, help="passages per metric or topic query (default 10)")
-    me.add_argument("--size", type=int, default=1000, help="synthetic corpus size in passages")
-    me.add_argument("--seed", type=int, default=0, help="seed of the synthetic corpus")
+    me.add_argument("--size", type=int, help="synthetic corpus size in passages (default 1000)")
+    me.add_argument("--seed", type=int, help="seed of the synthetic corpus (default 0)")
     me.add_argument(
-        "--contradictions", type=int, default=0, help="synthetic: plant N stale or misprinted figures"
+        "--contradictions", type=int, help="synthetic: plant N stale or misprinted figures (default 0)"
     )
     me.add_argument(
         "--generator-url", help="OpenAI-compatible endpoint that rewrites the summary prose (optional)"
     )
-    me.add_argument("--generator-model", default="default", help="model name sent to the generator")
-    me.add_argument("--generator-timeout", type=float, default=30.0, help="seconds to wait for the generator")
+    me.add_argument("--generator-model", help="model name sent to the generator (default 'default')")
+    me.add_argument("--generator-timeout", type=float, help="seconds to wait for the generator (default 30)")
     me.add_argument("--quiet", action="store_true")
     me.set_defaults(func=cmd_memo)
     return parser
@@ -642,13 +599,16 @@ def build_parser() -> argparse.ArgumentParser:
 DEBUG_ENV = "AETHEL_DEBUG"
 
 
-def _describe(exc: BaseException) -> str:
+def _describe(exc: BaseException, args: argparse.Namespace | None = None) -> str:
     """One line for an error the commands do not turn into an :class:`AethelError` themselves."""
     if isinstance(exc, OSError):
         where = exc.filename
         what = exc.strerror or str(exc)
         if exc.errno == errno.ENOSPC and where is None:
-            return f"{what} (a write to the output or to the cache, {os.environ.get('AETHEL_CACHE') or 'the default cache'}, failed)"
+            outputs = [str(v) for k in ("out", "findings", "trec_out") if (v := getattr(args, k, None))]
+            outputs += ["standard output"] if args is not None and prints_result(args) else []
+            cache = os.environ.get("AETHEL_CACHE") or "the default cache folder"
+            return f"{what} (writing {' or '.join(outputs + [f'the cache {cache}'])})"
         return (
             f"{where}: {what}" + (f" (and {exc.filename2})" if exc.filename2 else "")
             if where is not None
@@ -683,13 +643,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         if signal.getsignal(sig) is _interrupted_while_starting:
             signal.signal(sig, handler)
     try:
-        return int(args.func(args) or 0)
+        check_flags(args)  # a flag that does not apply: one line, before any work
+        if prints_result(args) and sys.stdout is None:
+            raise ParameterError(
+                f"standard output is closed, and aethel {args.command} prints its result there; "
+                "redirect it to a file or /dev/null instead of closing it"
+            )
+        status = int(args.func(args) or 0)
+        flush_stdout()
+        return status
     except AethelError as exc:
         print(f"aethel: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         _quiet_broken_pipe()
         return 141
+    except StdoutError as exc:
+        print(f"aethel: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("aethel: interrupted", file=sys.stderr)
         return 130
@@ -699,7 +670,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - one line instead of a traceback; AETHEL_DEBUG=1 shows it
         if os.environ.get(DEBUG_ENV) == "1":
             raise
-        print(f"aethel: error: {_describe(exc)} (AETHEL_DEBUG=1 shows the traceback)", file=sys.stderr)
+        print(f"aethel: error: {_describe(exc, args)} (AETHEL_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 1
 
 

@@ -12,7 +12,9 @@ would share an id (``memo.txt`` and ``memo.md``) are an error naming both files.
 
 Folders are walked recursively in sorted order, hidden entries (``.name``) skipped. A symbolic link
 leading outside the folder is skipped with a warning unless ``follow_symlinks=True`` (then linked
-folders are walked too, each real folder once). A path named directly is always read.
+folders are walked too, each real folder once). A path named directly is always read. A file reached
+twice (a link beside the file it leads to) is read once, under the file's own name. A file name that
+is not valid UTF-8 is an error naming it (the index's JSON files hold names as text).
 
 A ``.jsonl`` (or ``.jsonl.gz``) file named directly holds ready-made passages with their pids (the
 ``passages.jsonl`` of :meth:`~aethel_lite.data.schema.Dataset.to_jsonl`); folders are never searched for them.
@@ -42,6 +44,7 @@ __all__ = [
     "collect_sources",
     "read_source",
     "pdf_pages",
+    "check_name",
 ]
 
 logger = logging.getLogger(__name__)
@@ -85,6 +88,18 @@ def _link_target(link: Path) -> Path:
     except (RuntimeError, OSError) as exc:  # Python < 3.13 raises RuntimeError("Symlink loop ...")
         raise DataError(
             f"{link}: a loop of symbolic links ({exc}); remove the link or leave it out"
+        ) from None
+
+
+def check_name(path: Path) -> None:
+    """DataError naming ``path`` when its name is not valid UTF-8 (the index's JSON files hold the
+    names as text): the bytes that are not are shown as ``\\xNN``."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise DataError(
+            f"{shown}: the file name is not valid UTF-8 text; rename it (e.g. with convmv) or leave it out"
         ) from None
 
 
@@ -185,9 +200,15 @@ def collect_sources(
             )
             raise DataError(f"{name}: {exc.strerror or exc}") from None
         if not exists:
+            if path.is_symlink():
+                target = _link_target(path)  # a loop of links: named as such
+                raise DataNotFoundError(f"{path}: a symbolic link to {target}, which does not exist")
             raise DataNotFoundError(f"{path}: file or folder not found")
+        check_name(path)
         if path.is_dir():
             found = _walk(path, follow_symlinks)
+            for f in found:
+                check_name(f)
             if not found:
                 logger.warning("%s: no %s files in this folder", path, "/".join(SUPPORTED_SUFFIXES))
             out.extend(SourceFile(f, f.relative_to(path).with_suffix("").as_posix(), _kind(f)) for f in found)
@@ -199,11 +220,18 @@ def collect_sources(
                 f"{path}: unsupported file type {path.suffix or '(none)'!r}; supported: {supported}"
             )
         out.append(SourceFile(path, path.name if kind == "passages" else path.stem, kind))
+    # a file reached twice (a link beside its target, a folder given twice) is read once, under the
+    # name of the file itself rather than of a link to it
+    chosen: dict[Path, SourceFile] = {}
+    for src in out:
+        real = src.path.resolve()
+        if real not in chosen or (chosen[real].path.is_symlink() and not src.path.is_symlink()):
+            chosen[real] = src
     unique: dict[Path, SourceFile] = {}
     by_id: dict[str, SourceFile] = {}
     for src in out:
         real = src.path.resolve()
-        if real in unique:
+        if real in unique or chosen[real] is not src:
             continue
         other = by_id.get(src.doc_id)
         if other is not None:

@@ -20,6 +20,7 @@ al., arXiv:2311.11944, 2023 (FinanceBench).
 from __future__ import annotations
 
 import gzip
+import json
 import logging
 import os
 import re
@@ -135,7 +136,13 @@ def load_musique(path: str | os.PathLike | None = None) -> Dataset:
                 text = text_of(para["paragraph_text"], f"{where}: 'paragraph_text'", path, index)
                 pid = f"{qid}#{idx}"
                 mine.append(Passage(pid, title, title, text, {"qid": qid, "idx": idx}))
-                if para.get("is_supporting"):
+                supporting = para.get("is_supporting", False)
+                if not isinstance(supporting, bool):
+                    raise DataError(
+                        f"{path}:{index}: {where}: 'is_supporting' must be true or false, got "
+                        f"{json_type(supporting)} ({json.dumps(supporting)[:40]})"
+                    )
+                if supporting:
                     gold.add(pid)
             if not gold:
                 skipped["without a supporting paragraph"] += 1

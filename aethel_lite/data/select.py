@@ -166,6 +166,27 @@ def _load_for_eval(
     return open_corpus(dataset) if setting == "open" else dataset
 
 
+def eval_inputs(
+    fmt: str, data: str | None = None, *, setting: str | None = None, distractors: bool | str | None = None
+) -> list[Path]:
+    """The files :func:`load_for_eval` reads for these arguments (those that exist), so that a command
+    can refuse to write over one of them; none for the synthetic corpus."""
+    if fmt == "synthetic":
+        return []
+    root = data_root()
+    if fmt == "financebench":
+        folder = _data_dir(data, loaders.FINANCEBENCH_DIR[0]) or root / loaders.FINANCEBENCH_DIR[0]
+        paths = [folder / name for name in (loaders.FB_QUESTIONS, loaders.FB_DOCINFO, loaders.FB_PAGES)]
+    else:
+        default = loaders.MUSIQUE_FILE if fmt == "musique" else loaders.TWOWIKI_FILE
+        questions = _data_file(data, default) or root.joinpath(*default)
+        paths = [questions]
+        if fmt == "2wiki" and setting == "open":
+            extra = _distractor_file(questions, distractors)
+            paths += [Path(extra)] if extra is not None else []
+    return [p for p in paths if p.exists()]
+
+
 def _data_dir(data: str | None, sub: str) -> Path | None:
     """The data set's folder: ``data/sub`` when ``data`` holds it, else ``data`` (None: the loader's default)."""
     if data is None:

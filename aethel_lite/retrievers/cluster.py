@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..caching.store import PassageStore, config_fingerprint, text_key
 from ..core.entities import (
@@ -58,6 +60,7 @@ __all__ = [
     "ClusterMismatch",
     "cluster_options",
     "connect",
+    "parse_scheduler_address",
     "plan",
     "precompute",
     "precompute_methods",
@@ -113,11 +116,50 @@ def connect(scheduler: str | None = None, workers: int | None = None):
             set_as_default=False,
         )
     address = options["scheduler"]
+    source = "--scheduler" if scheduler is not None else f"${SCHEDULER_ENV}"
+    scheme, host, port = parse_scheduler_address(address, source)
+    if scheme in ("tcp", "tls", "ws", "wss"):  # reachable at all: a short probe before Dask's own connection
+        try:
+            socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+        except OSError as exc:
+            raise DataError(
+                f"{source} {address}: cannot reach the Dask scheduler ({exc.strerror or exc})"
+            ) from None
     try:
-        return Client(address, timeout="30s", set_as_default=False)
-    except (OSError, TimeoutError) as exc:
-        source = "--scheduler" if scheduler is not None else f"${SCHEDULER_ENV}"
+        return Client(address, timeout=f"{CONNECT_TIMEOUT}s", set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
         raise DataError(f"{source} {address}: cannot reach the Dask scheduler ({exc})") from None
+
+
+#: the address schemes (protocols) a Dask scheduler listens on
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx", "inproc")
+#: seconds to wait for the scheduler to answer
+CONNECT_TIMEOUT = 10
+
+
+def parse_scheduler_address(address: str, source: str = "--scheduler") -> tuple[str, str, int | None]:
+    """``(scheme, host, port)`` of a scheduler address (``tcp://host:8786``, ``host:8786``, ...), checked
+    without connecting; ParameterError naming ``source`` and the address otherwise."""
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "tcp", address
+    example = "e.g. tcp://10.0.0.5:8786"
+    if scheme not in SCHEDULER_SCHEMES:
+        raise ParameterError(
+            f"{source} {address}: unknown protocol {scheme!r} (one of {', '.join(SCHEDULER_SCHEMES)}; {example})"
+        )
+    if scheme == "inproc":
+        return scheme, rest, None
+    if not rest or any(c.isspace() for c in rest) or "/" in rest.rstrip("/"):
+        raise ParameterError(f"{source} {address}: not a scheduler address HOST:PORT ({example})")
+    try:
+        parts = urlsplit(f"//{rest.rstrip('/')}")
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if not host or port is None:
+        raise ParameterError(f"{source} {address}: the address needs a host and a port ({example})")
+    return scheme, host, port
 
 
 def cluster_options(scheduler: str | None = None, workers: int | None = None) -> dict | None:
@@ -130,11 +172,13 @@ def cluster_options(scheduler: str | None = None, workers: int | None = None) ->
     if scheduler is not None and not scheduler.strip():
         raise ParameterError("--scheduler: empty address")
     if workers is None:
+        source = "--scheduler" if scheduler is not None else f"${SCHEDULER_ENV}"
         scheduler = (
             scheduler if scheduler is not None else os.environ.get(SCHEDULER_ENV, "")
         ).strip() or None
         if scheduler is None:
             return None
+        parse_scheduler_address(scheduler, source)
     return {"scheduler": scheduler, "workers": workers}
 
 

@@ -34,7 +34,11 @@ __all__ = [
     "interrupt_handlers",
     "raise_if_signalled",
     "commit_folder",
+    "switch_into_place",
+    "index_identity",
+    "index_state",
     "clean_debris",
+    "removal_note",
 ]
 
 
@@ -75,13 +79,41 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(a))
 
 
-def remove_path(path: Path) -> None:
-    """Delete a folder tree, or a file or symbolic link, if it exists."""
+def remove_path(path: Path) -> str | None:
+    """Delete a folder tree, or a file or symbolic link, if it exists; return why it could not all be
+    removed (None when nothing is left). A read-only folder of the tree (an old index made read-only)
+    is made writable by its owner first, as ``rm -rf`` would."""
     if path.is_symlink() or path.is_file():
-        with contextlib.suppress(FileNotFoundError):
+        try:
             path.unlink()
-    else:
-        shutil.rmtree(path, ignore_errors=True)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            return exc.strerror or str(exc)
+        return None
+    problems: list[str] = []
+
+    def retry(func: Callable[..., Any], name: str, exc_info: Any) -> None:
+        exc = exc_info[1]
+        if isinstance(exc, FileNotFoundError):
+            return
+        if isinstance(exc, PermissionError):
+            with contextlib.suppress(OSError):
+                parent = os.path.dirname(name)
+                os.chmod(parent, os.stat(parent).st_mode | 0o700)
+                if func in (os.rmdir, os.unlink):
+                    func(name)
+                    return
+                if func in (os.scandir, os.open, os.listdir):
+                    os.chmod(name, os.stat(name).st_mode | 0o700)
+                    shutil.rmtree(name, onerror=retry)
+                    return
+        problems.append(f"{name}: {getattr(exc, 'strerror', None) or exc}")
+
+    shutil.rmtree(path, onerror=retry)
+    if not os.path.lexists(path):
+        return None
+    return problems[0] if problems else "it is still there"
 
 
 def _siblings(out: Path, kind: str) -> list[Path]:
@@ -228,6 +260,11 @@ def check_out(out: Any, *, force: bool = False, add: bool = False, inputs: Seque
             f"--out {out}: the folder holds {what} ({_named(foreign)}); move them out or choose "
             "a new folder, or pass --force to replace the folder and delete them"
         )
+    if exists and not os.access(path, os.W_OK | os.X_OK):
+        raise ParameterError(
+            f"--out {out}: the folder is read-only, and {'--add' if add else 'a rebuild'} replaces it; "
+            f"make it writable (chmod u+w {out}) or choose another folder"
+        )
     anc = path.parent
     while not anc.exists():
         anc = anc.parent
@@ -254,17 +291,35 @@ def temp_sibling(out: Path) -> Path:
     return tmp
 
 
+def _settle() -> None:
+    """A Python call: the interpreter runs the handlers of signals that have arrived (at a call)."""
+
+
 @contextlib.contextmanager
 def signals_held():
-    """Hold SIGINT and SIGTERM (main thread, POSIX) so the switch of folders is never cut in half."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    """Hold SIGINT and SIGTERM across the switch of folders, on every thread: Python runs a signal's
+    handler in the main thread whichever thread the kernel gave the signal to, so while this block
+    runs the handlers only note the signal. On leaving, the handlers are restored and a noted signal
+    is delivered to the previous handler (KeyboardInterrupt or :class:`Terminated` is raised there),
+    after the switch. Outside the main thread (where Python runs no handler) nothing is changed."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    noted: list[int] = []
+    wanted = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.signal(s, lambda signum, frame: noted.append(signum)) for s in wanted}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        _settle()  # a signal that arrived in the last instructions is noted, not left to the old handler
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        for signum in dict.fromkeys(noted):
+            handler = previous[signum]
+            if callable(handler):
+                handler(signum, None)  # raises KeyboardInterrupt or Terminated here, after the switch
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(signum)
 
 
 _SIGNALLED: list[int] = []  # SIGINT/SIGTERM received while interrupt_handlers() is active
@@ -307,7 +362,8 @@ def interrupt_handlers():
 
 
 def commit_folder(tmp: Path, out: Path) -> None:
-    """Make ``tmp`` the index at ``out`` in one atomic step (durable: files and folders fsync-ed)."""
+    """Make ``tmp`` the index at ``out`` in one atomic step (durable: files and folders fsync-ed); what
+    was at ``out`` is left at ``tmp`` (the caller removes it)."""
     for path in sorted(tmp.rglob("*")):
         if path.is_file():
             _fsync(path)
@@ -319,21 +375,54 @@ def commit_folder(tmp: Path, out: Path) -> None:
             os.replace(out, old)
             os.replace(tmp, out)
             os.replace(old, tmp)
-        _fsync(out.parent)
-        remove_path(tmp)  # now the previous index
     else:
         os.replace(tmp, out)
-        _fsync(out.parent)
+    _fsync(out.parent)
+
+
+def switch_into_place(tmp: Path, out: Path) -> None:
+    """The last step of writing an index: with SIGINT and SIGTERM held (:func:`signals_held`), raise a
+    signal noted earlier (:func:`raise_if_signalled`), else :func:`commit_folder` ``tmp`` to ``out``
+    and remove the previous index. A signal arriving meanwhile is raised after the switch."""
+    with signals_held():
+        raise_if_signalled()  # a signal noted but swallowed earlier (see interrupt_handlers)
+        commit_folder(tmp, out)
+
+
+def index_identity(out: Path) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of ``out/index.json`` (None: no index there). Every index is written in a
+    new folder, so a changed identity means the folder at ``out`` was switched."""
+    try:
+        st = os.stat(out / INDEX_FILE)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def index_state(out: Path, before: tuple[int, int] | None) -> str:
+    """What is at ``out`` now, from the folder itself, given its :func:`index_identity` before the run:
+    ``"complete"`` (the new index is in place), ``"kept"`` (the previous one is) or ``"none"``."""
+    now = index_identity(out)
+    if now is not None and now != before:
+        return "complete"
+    return "kept" if before is not None else "none"
 
 
 def clean_debris(out: Path, log: Callable[[str], None]) -> None:
     """Remove what interrupted writers left beside ``out`` (we hold the lock, so they are dead), after
-    moving back a previous index that a crash between the fallback commit's two renames left aside."""
+    moving back a previous index that a crash between the fallback commit's two renames left aside.
+    Each removal is checked: what is left is named, with the reason."""
     olds = _siblings(out, "old")
     if not out.exists() and olds:
         os.replace(olds[-1], out)
         log(f"restored {out} from {olds[-1].name} (a previous run was interrupted while switching indexes)")
         olds = olds[:-1]
     for path in _siblings(out, "tmp") + olds:
-        remove_path(path)
-        log(f"removed {path.name}, left by an interrupted run")
+        log(removal_note(path, remove_path(path), "left by an interrupted run"))
+
+
+def removal_note(path: Path, problem: str | None, why: str) -> str:
+    """The line that says whether ``path`` (``why`` it was there) was removed."""
+    if problem is None:
+        return f"removed {path.name}, {why}"
+    return f"could not remove {path} ({why}): {problem}; remove it by hand"

@@ -14,7 +14,7 @@ from typing import Any
 from .. import __version__
 from ..caching.store import text_key
 from ..caching.versions import versions
-from ..core.entities import Mention, extract_entities, get_extractor, graph_filters
+from ..core.entities import Mention, entity_store, extract_entities, get_extractor, graph_filters
 from ..core.graph import build_graph
 from ..data.ingest import check_chunking
 from ..data.schema import Passage
@@ -31,11 +31,12 @@ from .atomic import (
     Terminated,
     check_out,
     clean_debris,
-    commit_folder,
     forced_deletions,
-    raise_if_signalled,
+    index_identity,
+    index_state,
+    removal_note,
     remove_path,
-    signals_held,
+    switch_into_place,
     temp_sibling,
 )
 from .format import (
@@ -144,9 +145,11 @@ class _Builder:
         )
         out: list = [known.get(k) for k in keys]
         todo = [i for i, m in enumerate(out) if m is None]
+        stored = self._in_store(base, [keys[i] for i in todo])
         bar = tqdm(
             total=len(todo),
-            desc=f"entities ({base})",
+            desc=f"entities ({base}): {len(keys) - len(todo)} from the index, {stored} found in the store, "
+            f"{len(set(keys[i] for i in todo)) - stored} to compute",
             unit=" passages",
             disable=not self.progress or not todo,
         )
@@ -177,6 +180,14 @@ class _Builder:
             "n_from_index": len(keys) - len(todo),
         }
         return out
+
+    def _in_store(self, base: str, keys: list[str]) -> int:
+        """How many distinct ``keys`` the per-passage store of extractor ``base`` holds (for the bar)."""
+        if not self.progress or not keys:
+            return 0
+        unique = list(dict.fromkeys(keys))
+        with entity_store(base) as store:
+            return sum(len(store.get_many(unique[i : i + 10_000])) for i in range(0, len(unique), 10_000))
 
     def graph(self, extractor: str, raw: list[list]) -> None:
         ext = get_extractor(extractor)
@@ -396,7 +407,7 @@ def build_index(
     out = check_out(
         out, force=force, add=add, inputs=paths
     )  # the real path: a link's target is locked and written
-    state = {"committed": False, "previous": out.exists()}
+    before = index_identity(out)  # what an interruption is reported against (index_state)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         with IndexLock(out):
@@ -472,24 +483,23 @@ def build_index(
                     "versions": versions(),
                 }
                 builder.write_manifest(info)
-                with signals_held():  # a Ctrl-C now is delivered after the switch, and reported as such
-                    raise_if_signalled()  # a signal noted but swallowed earlier (see atomic.interrupt_handlers)
-                    commit_folder(tmp, out)
-                    state["committed"] = True
+                switch_into_place(tmp, out)  # a Ctrl-C now is delivered after the switch
             finally:
-                remove_path(tmp)
+                problem = remove_path(tmp)  # the unfinished index, or after the switch the previous one
+                if problem is not None:
+                    log(removal_note(tmp, problem, "this run's temporary folder"))
     except (KeyboardInterrupt, Terminated) as exc:
-        exc.index_state = "complete" if state["committed"] else ("kept" if state["previous"] else "none")
+        exc.index_state = index_state(out, before)  # read from the folder, not from how far the code got
         raise
     except OSError as exc:  # a full disk, a read-only or vanished folder, the cache: one line naming the file
         if isinstance(exc, AethelError):
             raise
         where = exc.filename if exc.filename is not None else out
-        kept = (
-            "the new index is in place"
-            if state["committed"]
-            else ("the previous index is kept" if state["previous"] else "no index was written")
-        )
+        kept = {
+            "complete": "the new index is in place",
+            "kept": "the previous index is kept",
+            "none": "no index was written",
+        }[index_state(out, before)]
         raise DataError(f"{where}: {exc.strerror or exc} (writing the index {given}; {kept})") from exc
     keys = ("format", "n_passages", "n_documents", "methods", "chunk_words", "versions", "searchable")
     return {

@@ -139,7 +139,7 @@ def read_manifest(index_dir: str | os.PathLike) -> dict:
             f"not an index manifest (a JSON {type(info).__name__}, expected an object); rebuild the index",
         )
     fmt = info.get("format")
-    if fmt == 1:
+    if fmt == 1 and type(fmt) is int:  # not true, which equals 1 in Python
         raise _fail(
             path,
             f"index format 1, written by an older aethel-lite; rebuild it with `aethel index FILES --out {index_dir}`",

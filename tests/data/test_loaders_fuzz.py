@@ -291,3 +291,150 @@ def test_io_readers_fuzz(scratch):
         _only_aethel_errors(lambda: read_json(scratch / "x.json"))
 
     run()
+
+
+# ------------------------------------------------------------------ the flag table (aethel_lite/cli_checks.py)
+# Written apart from FLAG_RULES, from README's words: where each flag applies.
+FLAG_ORACLE = {
+    ("eval", "--docs"): lambda a: a["--format"] == "financebench",
+    ("eval", "--granularity"): lambda a: a["--format"] == "financebench",
+    ("eval", "--chunk-words"): lambda a: (
+        a["--format"] == "financebench" and a.get("--granularity") == "chunk"
+    ),
+    ("eval", "--own-files"): lambda a: a["--format"] == "financebench",
+    ("eval", "--distractors"): lambda a: a["--format"] == "2wiki" and a.get("--setting") == "open",
+    ("eval", "--no-distractors"): lambda a: a["--format"] == "2wiki",
+    ("eval", "--size"): lambda a: a["--format"] == "synthetic",
+    ("eval", "--corpus-size"): lambda a: a.get("--setting") != "closed",
+    ("eval", "--seed"): lambda a: a["--format"] == "synthetic" or "--corpus-size" in a,
+    ("memo", "--data"): lambda a: a.get("--format") == "financebench",
+    ("memo", "--size"): lambda a: a.get("--format") == "synthetic",
+    ("memo", "--seed"): lambda a: a.get("--format") == "synthetic",
+    ("memo", "--contradictions"): lambda a: a.get("--format") == "synthetic",
+    ("memo", "--generator-model"): lambda a: "--generator-url" in a,
+    ("memo", "--generator-timeout"): lambda a: "--generator-url" in a,
+    ("search", "--json"): lambda a: "--questions" not in a,
+}
+FLAG_VALUES = {
+    "--docs": "all",
+    "--granularity": "chunk",
+    "--chunk-words": "50",
+    "--own-files": None,
+    "--distractors": None,
+    "--no-distractors": None,
+    "--size": "50",
+    "--corpus-size": "40",
+    "--seed": "3",
+    "--data": "d",
+    "--contradictions": "2",
+    "--generator-model": "m",
+    "--generator-timeout": "5",
+    "--generator-url": "http://127.0.0.1:9",
+    "--json": None,
+    "--questions": "-",
+}
+
+
+def _flag_cases():
+    """(command, {flag: value}) with a random context (format, setting, ...) and random table flags."""
+    eval_case = st.fixed_dictionaries(
+        {"--format": st.sampled_from(["musique", "2wiki", "financebench", "synthetic"])},
+        optional={"--setting": st.sampled_from(["closed", "open"])},
+    ).flatmap(
+        lambda ctx: st.sets(st.sampled_from([f for c, f in FLAG_ORACLE if c == "eval"]), max_size=3).map(
+            lambda flags: ("eval", {**ctx, **{f: FLAG_VALUES[f] for f in flags}})
+        )
+    )
+    memo_case = st.sampled_from(
+        [{"--format": "synthetic"}, {"--format": "financebench"}, {"--index": "i"}]
+    ).flatmap(
+        lambda ctx: st.sets(
+            st.sampled_from([f for c, f in FLAG_ORACLE if c == "memo"] + ["--generator-url"]), max_size=3
+        ).map(lambda flags: ("memo", {**ctx, **{f: FLAG_VALUES[f] for f in flags}}))
+    )
+    search_case = st.sets(st.sampled_from(["--json", "--questions"]), min_size=1).map(
+        lambda flags: ("search", {f: FLAG_VALUES[f] for f in flags})
+    )
+    return st.one_of(eval_case, memo_case, search_case)
+
+
+def test_flag_table_fuzz():
+    """Whatever table flags are given in whatever context, check_flags refuses exactly the
+    combinations where the oracle says a flag does not apply, naming one of those flags."""
+    from aethel_lite.cli import build_parser
+    from aethel_lite.cli_checks import check_flags
+    from aethel_lite.errors import ParameterError
+
+    parser = build_parser()
+
+    @SETTINGS
+    @given(_flag_cases())
+    def run(case):
+        command, flags = case
+        if "--distractors" in flags and "--no-distractors" in flags:
+            flags.pop("--no-distractors")
+        argv = [command] + (["IDX"] if command == "search" else [])
+        for flag, value in flags.items():
+            argv += [flag] + ([value] if value is not None else [])
+        argv += {"eval": ["--out", "x.json"], "memo": ["--target", "x", "--out", "m.md"], "search": []}[
+            command
+        ]
+        args = parser.parse_args(argv)
+        wrong = {f for f in flags if (command, f) in FLAG_ORACLE and not FLAG_ORACLE[(command, f)](flags)}
+        try:
+            check_flags(args)
+        except ParameterError as exc:
+            named = str(exc).split()[0]
+            assert wrong & set(named.split("/")), (argv, str(exc))  # e.g. --granularity/--chunk-words
+            return
+        assert not wrong, (argv, wrong)
+
+    run()
+
+
+# ------------------------------------------------------------------ file names
+NAME_BYTES = st.lists(
+    st.sampled_from(
+        [b"a", b"Z", b"0", b" ", b"-", b"\xc3\xa9", b"\xff", b"\xe2\x82", b"\n", b"#", b"\xf0\x9f\x98\x80"]
+    ),
+    min_size=1,
+    max_size=8,
+).map(b"".join)
+
+
+def test_file_names_fuzz(scratch):
+    """A folder of files with any names (not UTF-8, newlines, emoji) is read with ids that are valid
+    UTF-8 text (they go into the index's JSON files) or refused with one DataError naming the file."""
+    from aethel_lite.data.ingest import ingest
+
+    @SETTINGS
+    @given(st.lists(NAME_BYTES, min_size=1, max_size=3, unique=True))
+    def run(names):
+        folder = scratch / "names"
+        if folder.exists():
+            for f in folder.iterdir():
+                f.unlink()
+        folder.mkdir(exist_ok=True)
+        for i, name in enumerate(names):
+            with open(os.fsencode(folder) + b"/" + name + b".txt", "wb") as fh:
+                fh.write(f"Acme Corp paragraph {i}.\n".encode())
+        bad = [n for n in names if _not_utf8(n)]
+        try:
+            ds = ingest(folder)
+        except DataError as exc:
+            assert bad and "not valid UTF-8" in str(exc), str(exc)
+            assert any(n.decode("utf-8", "backslashreplace") in str(exc) for n in bad), str(exc)
+            return
+        assert not bad
+        for p in ds.passages:
+            json.dumps(p.to_dict(), ensure_ascii=False).encode("utf-8")  # what write_passages writes
+
+    run()
+
+
+def _not_utf8(name: bytes) -> bool:
+    try:
+        name.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False

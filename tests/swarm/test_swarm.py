@@ -694,26 +694,14 @@ def test_cli_memo_writes_memo_and_findings(tmp_path, corpus, capsys):
     assert audit_memo(md, {p.pid: p for p in corpus.passages}, names) > 0
 
 
-def test_cli_memo_unknown_target_exits_zero_and_bad_flags_exit_two(tmp_path, capsys):
+def test_cli_memo_unknown_target_and_bad_flags_exit_two(tmp_path, capsys):
+    """An unknown target is an error naming the closest names (not an empty memo), like a bad flag."""
     out = tmp_path / "memo.md"
-    assert (
-        cli_main(
-            [
-                "memo",
-                "--format",
-                "synthetic",
-                "--size",
-                "120",
-                "--target",
-                "Nobody Partners XIV",
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
-    assert "No evidence found" in out.read_text()
-    assert "no evidence found" in capsys.readouterr().err
+    argv = ["memo", "--format", "synthetic", "--size", "120", "--target", "Nobody Partners XIV"]
+    assert cli_main(argv + ["--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("aethel: error: --target 'Nobody Partners XIV'") and "closest: ArchLane" in err
+    assert not out.exists()
     assert (
         cli_main(
             ["memo", "--format", "synthetic", "--size", "120", "--target", "x", "--out", str(out), "--k", "0"]

@@ -1,0 +1,625 @@
+"""What a new user meets: no message that says the opposite of what happened, no output written over an
+input, every flag that does not apply refused, and no traceback. Each test is named after the case it
+keeps closed (the numbers follow the list these cases were reported in)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from aethel_lite.cli import main
+from aethel_lite.cli_checks import FLAG_RULES, check_flags, flag_table_markdown
+from aethel_lite.errors import DataError
+
+ROOT = Path(__file__).resolve().parents[2]
+MUSIQUE_ROW = {
+    "id": "2hop__1_2",
+    "question": "Who founded the company that made X?",
+    "answer": "Ann",
+    "paragraphs": [
+        {"idx": 0, "title": "X", "paragraph_text": "X was made by Acme.", "is_supporting": True},
+        {"idx": 1, "title": "Acme", "paragraph_text": "Acme was founded by Ann.", "is_supporting": True},
+        {"idx": 2, "title": "Other", "paragraph_text": "Unrelated text.", "is_supporting": False},
+    ],
+}
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cache"))
+
+
+def _one_error_line(err: str, *needles: str) -> None:
+    lines = err.strip().splitlines()
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert lines and lines[-1].startswith("aethel: error: "), err
+    for needle in needles:
+        assert needle in lines[-1], (needle, err)
+
+
+def _musique(path: Path, rows=(MUSIQUE_ROW,)) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _docs(folder: Path, files: dict[str, str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+# ----------------------------------------------------------------- 1. the message after a signal
+SWITCH_SCRIPT = textwrap.dedent(
+    r"""
+    import json, os, random, signal, sys, threading, time
+    from pathlib import Path
+    from aethel_lite.cli import INTERRUPTED_NOTES
+    from aethel_lite.search import atomic
+    from aethel_lite.search.atomic import (
+        Terminated, index_identity, index_state, interrupt_handlers, remove_path, switch_into_place,
+    )
+
+    root, runs = Path(sys.argv[1]), int(sys.argv[2])
+    out = root / "idx"
+    rng = random.Random(0)
+
+    def make(folder, tag):
+        (folder / "sub").mkdir(parents=True)
+        (folder / "index.json").write_text(json.dumps({"tag": tag}))
+        (folder / "sub" / "part.json").write_text(tag)
+
+    def tag_of(folder):
+        return json.loads((folder / "index.json").read_text())["tag"]
+
+    # aethel index runs with other threads (tqdm's monitor, torch, spaCy): threads that block no signal
+    stop = threading.Event()
+    for _ in range(3):
+        threading.Thread(target=stop.wait, daemon=True).start()
+
+    def kill_from_a_thread(sig):
+        t = threading.Thread(target=os.kill, args=(os.getpid(), sig))
+        t.start()
+        t.join()
+
+    # signals sent from inside the switch, at each of its steps: after the k-th fsync, after the exchange
+    plan = {"at": None, "sig": None, "calls": 0}
+    real_fsync, real_exchange = atomic._fsync, atomic._exchange
+
+    def step():
+        plan["calls"] += 1
+        if plan["at"] == plan["calls"]:
+            kill_from_a_thread(plan["sig"])
+
+    def fsync(path):
+        real_fsync(path)
+        step()
+
+    def exchange(a, b):
+        done = real_exchange(a, b)
+        step()
+        return done
+
+    atomic._fsync, atomic._exchange = fsync, exchange
+    make(out, "old")
+    results = []
+    for i in range(runs):
+        sig = (signal.SIGINT, signal.SIGTERM)[i % 2]
+        tmp = root / f".idx.tmp-{i}"
+        make(tmp, f"new{i}")
+        old = tag_of(out)
+        before = index_identity(out)
+        plan.update(at=(i // 2) % 7 if i < runs // 2 else None, sig=sig, calls=0)  # 6 steps
+        delay = rng.uniform(0, 0.004) if plan["at"] is None else None
+        sender = None
+        outcome = "finished"
+        try:
+            with interrupt_handlers():  # as build_index: the temporary folder is removed in any case
+                if delay is not None:  # a signal at a random moment around the switch
+                    def send(delay=delay, sig=sig):
+                        end = time.perf_counter() + delay
+                        while time.perf_counter() < end:
+                            pass
+                        os.kill(os.getpid(), sig)
+                    sender = threading.Thread(target=send)
+                    sender.start()
+                elif plan["at"] == 0:
+                    kill_from_a_thread(sig)  # just before the switch
+                try:
+                    switch_into_place(tmp, out)
+                finally:
+                    remove_path(tmp)
+                if sender is not None:
+                    sender.join()
+                for _ in range(200):  # the handler runs at the main thread's next check
+                    time.sleep(0.001)
+                outcome = "lost"
+        except (KeyboardInterrupt, Terminated):
+            outcome = "interrupted"
+        finally:
+            remove_path(tmp)
+        if sender is not None:
+            sender.join()
+        state = index_state(out, before)
+        tag = tag_of(out)
+        truth = "complete" if tag == f"new{i}" else ("kept" if tag == old else "broken")
+        results.append({"outcome": outcome, "state": state, "truth": truth, "note": INTERRUPTED_NOTES[state],
+                        "debris": sorted(p.name for p in root.iterdir() if p.name.startswith(".idx."))})
+    print(json.dumps(results))
+    """
+)
+
+
+def test_1_a_signal_across_the_switch_never_gives_a_false_message(tmp_path):
+    """SIGINT and SIGTERM at 240 moments of the switch (at each of its steps, sent by another thread
+    while the main thread holds them, and at random moments around it): the message read from the
+    folder always says what is there, the folder is always a complete index, and no signal is lost."""
+    runs = 240
+    proc = subprocess.run(
+        [sys.executable, "-c", SWITCH_SCRIPT, str(tmp_path), str(runs)],
+        capture_output=True,
+        text=True,
+        timeout=60,  # a bound on the run (about 10 s on a shared 2-core machine), not a speed assertion
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(proc.stdout)
+    assert len(results) == runs
+    assert [r for r in results if r["outcome"] != "interrupted"] == []  # every signal was delivered
+    assert [r for r in results if r["state"] != r["truth"]] == []  # no false message
+    assert {r["truth"] for r in results} <= {"complete", "kept"}
+    assert [r["debris"] for r in results if r["debris"]] == []
+    # the step-by-step half reaches both outcomes: before the exchange (kept) and after it (complete)
+    assert {r["state"] for r in results[: runs // 2]} == {"kept", "complete"}
+
+
+# ----------------------------------------------------------------- 2. eval never writes over an input
+def test_2_eval_out_is_never_an_input(tmp_path, capsys):
+    data = _musique(tmp_path / "d.jsonl")
+    original = data.read_bytes()
+    os.link(data, tmp_path / "hard.json")
+    (tmp_path / "sym.json").symlink_to(data)
+    for out in (data, tmp_path / "hard.json", tmp_path / "sym.json", tmp_path / "." / "d.jsonl"):
+        argv = ["eval", "--format", "musique", "--data", str(data), "--methods", "bm25", "--out", str(out)]
+        assert main(argv + ["--quiet"]) == 2
+        _one_error_line(capsys.readouterr().err, "is the input")
+        assert main(argv + ["--quiet", "--force"]) == 2  # --force never writes over an input
+        capsys.readouterr()
+    assert data.read_bytes() == original
+
+
+def test_2_eval_out_is_never_a_financebench_file_with_own_files(tmp_path, capsys):
+    folder = tmp_path / "fb"
+    folder.mkdir()
+    for name in ("financebench_open_source.jsonl", "financebench_document_information.jsonl"):
+        (folder / name).write_text("{}\n")
+    (folder / "pages.jsonl.gz").write_bytes(b"x")
+    for name in ("financebench_open_source.jsonl", "pages.jsonl.gz"):
+        argv = ["eval", "--format", "financebench", "--own-files", "--data", str(folder)]
+        assert main(argv + ["--methods", "bm25", "--out", str(folder / name), "--quiet"]) == 2
+        _one_error_line(capsys.readouterr().err, "is the input")
+    assert (folder / "financebench_open_source.jsonl").read_text() == "{}\n"
+
+
+def test_2_eval_out_keeps_a_file_it_did_not_write_unless_forced(tmp_path, capsys):
+    data = _musique(tmp_path / "d.jsonl")
+    base = ["eval", "--format", "musique", "--data", str(data), "--methods", "bm25", "--quiet", "--out"]
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    idx = _docs(tmp_path / "idx", {})
+    (idx / "index.json").write_text(json.dumps({"format": 3, "methods": ["bm25"], "versions": {}}))
+    for path in (notes, idx / "index.json"):
+        before = path.read_bytes()
+        assert main(base + [str(path)]) == 2
+        _one_error_line(capsys.readouterr().err, "not a result that aethel eval wrote", "--force")
+        assert path.read_bytes() == before
+    result = tmp_path / "r.json"
+    assert main(base + [str(result)]) == 0 and main(base + [str(result)]) == 0  # its own result: replaced
+    assert json.loads(result.read_text())["dataset"] == "musique"
+    assert main(base + [str(notes), "--force"]) == 0
+    assert json.loads(notes.read_text())["dataset"] == "musique"
+
+
+def test_2_eval_out_and_trec_out_files_do_not_coincide(tmp_path, capsys):
+    trec = tmp_path / "runs"
+    for out in (trec, trec / "qrels.txt", trec / "bm25.trec"):
+        argv = ["eval", "--format", "synthetic", "--size", "100", "--methods", "bm25"]
+        assert main(argv + ["--trec-out", str(trec), "--out", str(out), "--quiet"]) == 2
+        _one_error_line(capsys.readouterr().err, "--trec-out")
+
+
+# ----------------------------------------------------------------- 3. a bad scheduler address
+@pytest.mark.parametrize(
+    "flag, address, words",
+    [
+        ("--scheduler", "not a url", "not a scheduler address"),
+        ("--scheduler", "tcp://127.0.0.1", "needs a host and a port"),
+        ("env", "bogus://x", "unknown protocol 'bogus'"),
+    ],
+)
+def test_3_a_bad_scheduler_address_is_one_line_and_exit_2(
+    tmp_path, capsys, monkeypatch, flag, address, words
+):
+    data = _musique(tmp_path / "d.jsonl")
+    argv = [
+        "eval",
+        "--format",
+        "musique",
+        "--data",
+        str(data),
+        "--methods",
+        "bm25",
+        "--out",
+        str(tmp_path / "r.json"),
+    ]
+    if flag == "env":
+        monkeypatch.setenv("AETHEL_SCHEDULER", address)
+    else:
+        argv += [flag, address]
+    assert main(argv + ["--quiet"]) == 2
+    _one_error_line(capsys.readouterr().err, address, words)
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_3_an_unreachable_scheduler_is_one_line(tmp_path, capsys):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = ["eval", "--format", "synthetic", "--size", "100", "--methods", "aethel-reg"]
+    assert (
+        main(argv + ["--scheduler", f"tcp://127.0.0.1:{port}", "--out", str(tmp_path / "r.json"), "--quiet"])
+        == 2
+    )
+    _one_error_line(capsys.readouterr().err, "cannot reach the Dask scheduler")
+
+
+# ----------------------------------------------------------------- 4. a file name that is not UTF-8
+def _bad_name(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    raw = os.fsencode(folder) + b"/bad\xffname.txt"
+    try:
+        fd = os.open(raw, os.O_WRONLY | os.O_CREAT, 0o644)
+    except OSError as exc:  # pragma: no cover - a file system that stores names as UTF-8 only
+        pytest.skip(f"this file system refuses the name ({exc})")
+    os.write(fd, b"Acme Corp sold Beta Ltd.\n")
+    os.close(fd)
+    return Path(os.fsdecode(raw))
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_4_a_file_name_that_is_not_utf8_is_refused_by_name(tmp_path, capsys, named):
+    bad = _bad_name(tmp_path / "in")
+    (tmp_path / "in" / "good.txt").write_text("Gamma Inc.\n")
+    target = bad if named else tmp_path / "in"
+    assert main(["index", str(target), "--out", str(tmp_path / "idx"), "--methods", "bm25", "--quiet"]) == 2
+    _one_error_line(capsys.readouterr().err, "bad\\xffname.txt", "not valid UTF-8")
+    assert not (tmp_path / "idx").exists()
+
+
+# ----------------------------------------------------------------- 5. is_supporting must be a boolean
+@pytest.mark.parametrize("value", ["false", "NaN", 1, None, "true"])
+def test_5_is_supporting_must_be_true_or_false(tmp_path, capsys, value):
+    from aethel_lite.data.loaders import load_musique
+
+    row = json.loads(json.dumps(MUSIQUE_ROW))
+    row["paragraphs"][2]["is_supporting"] = float("nan") if value == "NaN" else value
+    path = _musique(tmp_path / "d.jsonl", [MUSIQUE_ROW | {"id": "2hop__0_1"}, row])
+    with pytest.raises(DataError, match=r"d\.jsonl:2: .*paragraph 2: 'is_supporting' must be true or false"):
+        load_musique(path)
+    argv = ["eval", "--format", "musique", "--data", str(path), "--methods", "bm25"]
+    assert main(argv + ["--out", str(tmp_path / "r.json"), "--quiet"]) == 2
+    _one_error_line(capsys.readouterr().err, "d.jsonl:2", "is_supporting")
+
+
+def test_5_a_missing_is_supporting_is_false(tmp_path):
+    from aethel_lite.data.loaders import load_musique
+
+    row = json.loads(json.dumps(MUSIQUE_ROW))
+    del row["paragraphs"][2]["is_supporting"]
+    (query,) = load_musique(_musique(tmp_path / "d.jsonl", [row])).queries
+    assert query.gold == {"2hop__1_2#0", "2hop__1_2#1"}
+
+
+# ----------------------------------------------------------------- 6. flags that do not apply
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        (["eval", "--format", "musique", "--docs", "all"], "--docs"),
+        (["eval", "--format", "musique", "--size", "50"], "--size"),
+        (["eval", "--format", "2wiki", "--docs", "question"], "--docs"),
+        (["eval", "--format", "synthetic", "--docs", "all"], "--docs"),
+        (["eval", "--format", "musique", "--seed", "3"], "--seed"),
+        (["memo", "--index", "IDX", "--size", "50", "--target", "x"], "--size"),
+        (["memo", "--index", "IDX", "--data", "d", "--target", "x"], "--data"),
+        (["memo", "--format", "synthetic", "--data", "d", "--target", "x"], "--data"),
+        (["memo", "--format", "synthetic", "--generator-model", "m", "--target", "x"], "--generator-model"),
+        (["search", "IDX", "--questions", "-", "--json"], "--json"),
+    ],
+)
+def test_6_a_flag_that_does_not_apply_is_refused_before_any_work(tmp_path, capsys, monkeypatch, argv, flag):
+    monkeypatch.chdir(tmp_path)
+    out = [] if argv[0] == "search" else ["--out", "x.out"]
+    assert main([a.replace("IDX", str(tmp_path / "nothing")) for a in argv] + out) == 2
+    _one_error_line(capsys.readouterr().err, flag)
+    assert not (tmp_path / "x.out").exists()
+
+
+def test_6_the_synthetic_config_records_no_docs(tmp_path):
+    out = tmp_path / "r.json"
+    assert (
+        main(
+            [
+                "eval",
+                "--format",
+                "synthetic",
+                "--size",
+                "100",
+                "--methods",
+                "bm25",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    config = json.loads(out.read_text())["config"]
+    assert config["docs"] is None and config["size"] == 100 and config["seed"] == 0
+
+
+def test_6_readme_holds_the_flag_table():
+    assert flag_table_markdown() in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+# ----------------------------------------------------------------- 7. memo outputs that coincide
+def test_7_memo_out_and_findings_must_differ(tmp_path, capsys):
+    out = tmp_path / "s.md"
+    os.link(_docs(tmp_path / "x", {"a.md": ""}) / "a.md", tmp_path / "alias.md")
+    for findings in (out, tmp_path / "." / "s.md"):
+        argv = ["memo", "--format", "synthetic", "--size", "120", "--target", "x", "--out", str(out)]
+        assert main(argv + ["--findings", str(findings)]) == 2
+        _one_error_line(capsys.readouterr().err, "name the same file")
+    argv = ["memo", "--format", "synthetic", "--target", "x", "--out", str(tmp_path / "x" / "a.md")]
+    assert main(argv + ["--findings", str(tmp_path / "alias.md"), "--force"]) == 2  # one inode, two names
+    _one_error_line(capsys.readouterr().err, "name the same file")
+    assert not out.exists()
+
+
+# ----------------------------------------------------------------- 8. standard output closed
+@pytest.fixture
+def small_index(tmp_path) -> Path:
+    docs = _docs(tmp_path / "docs", {"a.txt": "Acme Corp sold Beta Ltd to Gamma Inc.\n"})
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--methods", "bm25", "--quiet"]) == 0
+    return tmp_path / "idx"
+
+
+def test_8_search_with_stdout_closed_fails_with_one_line(small_index, capsys):
+    proc = subprocess.run(
+        [
+            "sh",
+            "-c",
+            'exec "$@" >&-',
+            "sh",
+            sys.executable,
+            "-m",
+            "aethel_lite.cli",
+            "search",
+            str(small_index),
+            "Acme",
+            "--method",
+            "bm25",
+        ],
+        capture_output=False,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 2
+    _one_error_line(proc.stderr, "standard output is closed")
+
+
+def test_8_a_failed_write_to_stdout_is_one_line_and_not_zero(small_index):
+    if not os.path.exists("/dev/full"):  # pragma: no cover
+        pytest.skip("no /dev/full")
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "aethel_lite.cli", "search", str(small_index), "Acme", "--method", "bm25"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+            cwd=ROOT,
+        )
+    assert proc.returncode == 1
+    _one_error_line(proc.stderr, "standard output")
+
+
+# ----------------------------------------------------------------- 9. a read-only index, and debris
+def test_9_add_to_a_read_only_index_is_refused(small_index, tmp_path, capsys, monkeypatch):
+    from aethel_lite.search import atomic
+
+    (tmp_path / "docs" / "b.txt").write_text("Delta Ltd.\n")
+    if os.geteuid() == 0:  # root writes anywhere: the check is made to see the folder as read-only
+        real_access = os.access
+        monkeypatch.setattr(
+            atomic.os, "access", lambda p, mode: False if Path(p) == small_index else real_access(p, mode)
+        )
+    mode = small_index.stat().st_mode
+    small_index.chmod(0o555)
+    try:
+        assert main(["index", str(tmp_path / "docs"), "--out", str(small_index), "--add", "--quiet"]) == 2
+    finally:
+        small_index.chmod(mode)
+    _one_error_line(capsys.readouterr().err, "read-only", "chmod u+w")
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".idx.")) == []
+
+
+def test_9_debris_that_cannot_be_removed_is_named(small_index, tmp_path, capsys, monkeypatch):
+    from aethel_lite.search import atomic
+
+    debris = tmp_path / ".idx.tmp-1-abcd"
+    (debris / "sub").mkdir(parents=True)
+    (debris / "sub" / "f.json").write_text("{}")
+    (tmp_path / "docs" / "b.txt").write_text("Delta Ltd.\n")
+    real_rmdir = os.rmdir
+
+    def stuck(path, *a, **kw):
+        if Path(os.fsdecode(path)).name == debris.name:
+            raise PermissionError(errno.EACCES, "Permission denied", os.fsdecode(path))
+        return real_rmdir(path, *a, **kw)
+
+    monkeypatch.setattr(atomic.shutil.os, "rmdir", stuck)
+    assert main(["index", str(tmp_path / "docs"), "--out", str(small_index), "--add"]) == 0
+    err = capsys.readouterr().err
+    assert f"could not remove {debris}" in err and "Permission denied" in err
+    assert "removed .idx.tmp-1-abcd" not in err
+    monkeypatch.undo()
+    monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cache"))
+    assert main(["index", str(tmp_path / "docs"), "--out", str(small_index), "--add"]) == 0
+    assert "removed .idx.tmp-1-abcd" in capsys.readouterr().err and not debris.exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root removes read-only folders anyway")
+def test_9_a_read_only_debris_folder_is_removed(tmp_path):
+    from aethel_lite.search.atomic import remove_path
+
+    debris = tmp_path / ".idx.tmp-1-abcd"
+    (debris / "sub").mkdir(parents=True)
+    (debris / "sub" / "f.json").write_text("{}")
+    (debris / "sub").chmod(0o555)
+    debris.chmod(0o555)
+    assert remove_path(debris) is None and not debris.exists()
+
+
+# ----------------------------------------------------------------- 10. a link beside its target
+def test_10_a_link_beside_its_target_is_read_under_the_target_name(tmp_path, capsys):
+    docs = _docs(tmp_path / "docs", {"real.txt": "Acme Corp sold Beta Ltd.\n"})
+    (docs / "inside_link.txt").symlink_to("real.txt")
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--methods", "bm25", "--quiet"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    sources = json.loads((tmp_path / "idx" / "index.json").read_text())["sources"]
+    assert info["n_documents"] == 1 and [s["id"] for s in sources] == ["real"]
+
+
+# ----------------------------------------------------------------- 11. the smaller ones
+def test_11_in_process_index_says_what_it_found_in_the_store(tmp_path, capsys):
+    docs = _docs(tmp_path / "docs", {"a.txt": "Acme Corp sold Beta Ltd to Gamma Inc.\n"})
+    assert main(["index", str(docs), "--out", str(tmp_path / "i1"), "--methods", "aethel-reg"]) == 0
+    first = capsys.readouterr().err
+    assert "0 found in the store, 1 to compute" in first
+    assert main(["index", str(docs), "--out", str(tmp_path / "i2"), "--methods", "aethel-reg"]) == 0
+    assert "1 found in the store, 0 to compute" in capsys.readouterr().err
+
+
+def test_11_a_full_disk_names_the_output(tmp_path, capsys, monkeypatch):
+    import aethel_lite.cli as cli
+
+    def full(path, obj, **kw):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cli, "write_json", full)
+    out = tmp_path / "r.json"
+    assert (
+        main(
+            [
+                "eval",
+                "--format",
+                "synthetic",
+                "--size",
+                "100",
+                "--methods",
+                "bm25",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 1
+    )
+    _one_error_line(capsys.readouterr().err, "No space left on device", str(out))
+
+
+def test_11_index_format_true_is_not_format_1(small_index, capsys):
+    info = json.loads((small_index / "index.json").read_text())
+    (small_index / "index.json").write_text(json.dumps({**info, "format": True}))
+    assert main(["search", str(small_index), "Acme", "--method", "bm25"]) == 2
+    err = capsys.readouterr().err
+    _one_error_line(err, "unsupported index format True")
+    assert "format 1" not in err
+
+
+def test_11_a_link_loop_named_directly_is_called_a_loop(tmp_path, capsys):
+    (tmp_path / "a.txt").symlink_to(tmp_path / "b.txt")
+    (tmp_path / "b.txt").symlink_to(tmp_path / "a.txt")
+    assert main(["index", str(tmp_path / "a.txt"), "--out", str(tmp_path / "idx"), "--quiet"]) == 2
+    _one_error_line(capsys.readouterr().err, "a.txt", "loop of symbolic links")
+
+
+def test_11_a_dangling_link_named_directly_says_where_it_leads(tmp_path, capsys):
+    (tmp_path / "a.txt").symlink_to(tmp_path / "gone.txt")
+    assert main(["index", str(tmp_path / "a.txt"), "--out", str(tmp_path / "idx"), "--quiet"]) == 2
+    _one_error_line(capsys.readouterr().err, "a symbolic link to", "gone.txt")
+
+
+def test_11_memo_of_an_unknown_target_on_a_data_set_is_an_error(tmp_path, capsys):
+    out = tmp_path / "m.md"
+    argv = [
+        "memo",
+        "--format",
+        "synthetic",
+        "--size",
+        "120",
+        "--target",
+        "Nobody Partners XIV",
+        "--out",
+        str(out),
+    ]
+    assert main(argv + ["--quiet"]) == 2
+    _one_error_line(capsys.readouterr().err, "'Nobody Partners XIV'", "closest")
+    assert not out.exists()
+
+
+def test_the_flag_table_names_real_flags_of_real_commands():
+    from aethel_lite.cli import build_parser
+
+    parser = build_parser()
+    subs = next(a for a in parser._actions if a.dest == "command").choices
+    for rule in FLAG_RULES:
+        actions = {o: a for a in subs[rule.command]._actions for o in a.option_strings}
+        assert rule.flag in actions and actions[rule.flag].dest == rule.dest, rule
+        assert actions[rule.flag].default is None, f"{rule.flag}: a default hides whether it was given"
+
+
+def test_check_flags_fills_the_defaults():
+    import argparse
+
+    args = argparse.Namespace(
+        command="memo",
+        format="synthetic",
+        index=None,
+        data=None,
+        size=None,
+        seed=None,
+        contradictions=None,
+        generator_url=None,
+        generator_model=None,
+        generator_timeout=None,
+    )
+    check_flags(args)
+    assert (args.size, args.seed, args.contradictions, args.generator_model, args.generator_timeout) == (
+        1000,
+        0,
+        0,
+        "default",
+        30.0,
+    )
