@@ -134,7 +134,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         depth=args.depth,
         progress=not args.quiet,
         log=log,
-        retriever_kwargs={"GraphRetriever": {"n_process": args.n_process}},
+        graph={"n_process": args.n_process},
     )
     result = {
         "dataset": dataset.name,

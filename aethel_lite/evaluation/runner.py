@@ -53,7 +53,7 @@ def run_methods(
     *,
     setting: str = "closed",
     depth: int = RUN_DEPTH,
-    retriever_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+    graph: Mapping[str, Any] | None = None,
     progress: bool = True,
     log: Callable[[str], None] | None = print,
     memo: bool = True,
@@ -67,9 +67,9 @@ def run_methods(
     setting : ``"closed"`` ranks each query's pool (``Query.pool``); ``"open"`` the whole corpus.
     depth : int
         Passages ranked per query (all of a smaller closed pool); a fusion fuses the top ``depth`` of each run.
-    retriever_kwargs : mapping, optional
-        ``{"GraphRetriever": settings}``: settings of the paper's graph retriever for every graph and hybrid method
-        (e.g. ``n_process``).
+    graph : mapping, optional
+        Settings of the paper's graph retriever for every graph and hybrid method (e.g. ``{"n_process": 2}``;
+        :func:`~aethel_lite.retrievers.registry.make_retriever`).
     progress : bool
     log : callable, optional
         Called with one line per fitted method and its seconds.
@@ -97,12 +97,7 @@ def run_methods(
     pool = "query" if setting == "closed" else None
     needed = list(dict.fromkeys(base for name in methods for base in FUSIONS.get(name, (name,))))
     outcomes: dict[str, MethodOutcome] = {}
-    unknown = [key for key in (retriever_kwargs or {}) if key != "GraphRetriever"]
-    if unknown:
-        raise ParameterError(
-            f"retriever_kwargs: only the graph retriever's settings can be given, not {unknown[0]!r}"
-        )
-    graph = dict((retriever_kwargs or {}).get("GraphRetriever", {}))
+    graph = dict(graph or {})
     if isinstance(
         dataset.meta.get("aliases"), dict
     ):  # the synthetic corpus ships its alias table; BCT uses it

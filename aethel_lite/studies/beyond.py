@@ -196,7 +196,7 @@ def beyond_study(
                     depth=depth,
                     progress=False,
                     log=None,
-                    retriever_kwargs={"GraphRetriever": {"n_process": n_process}},
+                    graph={"n_process": n_process},
                 )
                 block.update(score_runs(outcomes, ds.queries, k=5))
                 timing.update({m: round(o.seconds, 3) for m, o in outcomes.items()})
@@ -266,7 +266,7 @@ def closed_pool_check(
                 setting="closed",
                 progress=False,
                 log=None,
-                retriever_kwargs={"GraphRetriever": {"n_process": n_process}},
+                graph={"n_process": n_process},
             )
             outcomes.update(
                 _fit_hybrids(ds, ["aethel-hybrid"], setting="closed", depth=1000, n_process=n_process)

@@ -227,7 +227,7 @@ def evaluate_open(
     *,
     n_resamples: int = 10_000,
     seed: int = 0,
-    retriever_kwargs: Mapping | None = None,
+    graph: Mapping | None = None,
     progress: bool = False,
     log: Callable[[str], None] | None = None,
 ) -> tuple[dict, dict]:
@@ -250,7 +250,7 @@ def evaluate_open(
                 setting="open",
                 progress=progress,
                 log=log,
-                retriever_kwargs=retriever_kwargs,
+                graph=graph,
             )
         )
         block = score_runs(outcomes, dataset.queries, k=5)
@@ -284,7 +284,7 @@ def evaluate_open(
             "methods": list(methods),
             "n_resamples": n_resamples,
             "seed": seed,
-            "retriever_kwargs": retriever_kwargs,
+            "graph": graph,
         },
         compute,
     )
@@ -296,7 +296,7 @@ def error_analysis(
     method: str,
     *,
     outcomes: Mapping | None = None,
-    retriever_kwargs: Mapping | None = None,
+    graph: Mapping | None = None,
     top: int = 15,
     examples: int = 5,
 ) -> dict:
@@ -322,9 +322,9 @@ def error_analysis(
     def compute() -> dict:
         outcome = (outcomes or {}).get(method)
         if outcome is None or outcome.retriever is None:
-            outcome = run_methods(
-                dataset, [method], setting="open", progress=False, log=None, retriever_kwargs=retriever_kwargs
-            )[method]
+            outcome = run_methods(dataset, [method], setting="open", progress=False, log=None, graph=graph)[
+                method
+            ]
         retriever, questions = outcome.retriever, dataset.queries
         agg = analysis.aggregate_report(retriever, questions)
         by_id = {q.qid: q for q in questions}
@@ -348,7 +348,7 @@ def error_analysis(
             "method": method,
             "top": top,
             "examples": examples,
-            "retriever_kwargs": retriever_kwargs,
+            "graph": graph,
         },
         compute,
     )

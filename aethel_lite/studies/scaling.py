@@ -71,7 +71,7 @@ def _scaling_job(
     *,
     first: bool,
     traced: bool,
-    retriever_kwargs: Mapping | None,
+    graph: Mapping | None,
 ) -> dict:
     """Fit, run and score every method on one corpus sample (timing only for the ``first`` seed)."""
     outcomes: dict[str, MethodOutcome] = {}
@@ -84,7 +84,7 @@ def _scaling_job(
                 setting="open",
                 progress=False,
                 log=None,
-                retriever_kwargs=retriever_kwargs,
+                graph=graph,
                 memo=not first,
             ),
             traced,
@@ -122,7 +122,7 @@ def scaling_run(
     n_resamples: int = 2000,
     measure_memory: bool = True,
     progress: bool = True,
-    retriever_kwargs: Mapping | None = None,
+    graph: Mapping | None = None,
 ) -> dict:
     """Fit and score ``methods`` on samples of ``dataset`` of every size, for every seed.
 
@@ -169,7 +169,7 @@ def scaling_run(
                 "methods": list(methods),
                 "timed": first,
                 "traced": traced,
-                "retriever_kwargs": retriever_kwargs,
+                "graph": graph,
             },
             partial(
                 _scaling_job,
@@ -178,7 +178,7 @@ def scaling_run(
                 bases,
                 first=first,
                 traced=traced,
-                retriever_kwargs=retriever_kwargs,
+                graph=graph,
             ),
         )
         for name in methods:

@@ -29,7 +29,7 @@ def scores(real_data):
             setting="closed",
             progress=False,
             log=None,
-            retriever_kwargs={"GraphRetriever": {"n_process": 2}},
+            graph={"n_process": 2},
         )
     return score_runs(outcomes, ds.queries, k=5)
 
