@@ -54,6 +54,8 @@ _LAZY = {
     "BM25Retriever": "retrievers",
     "DenseRetriever": "retrievers",
     "GraphRetriever": "retrievers",
+    "HybridRetriever": "retrievers",
+    "HybridSettings": "retrievers",
     "Run": "retrievers",
     "rrf": "retrievers",
     # evaluation
