@@ -143,6 +143,12 @@ def make_retriever(name: str, *, graph: Mapping[str, Any] | None = None, progres
     unknown = [key for key in (graph or {}) if key not in GraphRetriever.param_names()]
     if unknown:
         raise ParameterError(f"method {name!r}: the graph retriever has no setting {unknown[0]!r}")
+    cls = GraphRetriever if method.cls == "HybridRetriever" else CLASSES[method.cls]
+    bad = [key for key in method.params if key not in cls.param_names()]
+    if bad:
+        raise ParameterError(
+            f"method {name!r} needs {cls.__name__}({bad[0]}=...), which this {cls.__name__} does not accept"
+        )
     if method.cls == "GraphRetriever":
         return GraphRetriever(**{**method.params, **(graph or {}), "progress": progress})
     if method.cls == "HybridRetriever":

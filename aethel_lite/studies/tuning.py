@@ -46,6 +46,8 @@ SEED_GRID: dict[str, Sequence[Any]] = {
     "passages": (0.5, 1.0, 2.0),  # weight of the lexical and of the dense passage seeds (entity = 1)
     "period_decay": (1.0, 0.5),
 }
+#: the settings the grid chooses (not recorded as fixed)
+_TUNED = ("seed_weights", "rank_weights", "dense_pooling", "seed_depth", "period_decay")
 #: Step of the simplex grid over the ranking weights of RANK_TERMS (each a multiple of it, summing to 1).
 RANK_GRID = 0.1
 
@@ -211,8 +213,8 @@ def tune(
         },
         "base": {
             k: (list(v) if isinstance(v, tuple) else v)
-            for k, v in base.items()
-            if k not in ("seed_weights", "rank_weights", "dense_pooling", "seed_depth", "period_decay")
+            for k, v in sorted({**paper, **base.as_dict()}.items())
+            if k not in _TUNED + ("anchors", "anchor_gap")
         },
     }
 

@@ -14,7 +14,20 @@ from aethel_lite.data.schema import Query
 from aethel_lite.data.synthetic import alias_table, make_synthetic
 from aethel_lite.errors import ParameterError
 from aethel_lite.retrievers.graph import GraphRetriever
-from aethel_lite.retrievers.hybrid import mixture
+from aethel_lite.retrievers.hybrid import HybridRetriever
+from aethel_lite.retrievers.hybrid_settings import DEFAULT_SEED_WEIGHTS, HybridSettings
+
+#: every hybrid addition off: a test names the ones it uses
+OFF = HybridSettings(
+    passage_seeds=(),
+    document_nodes=False,
+    metadata=False,
+    period_linking=False,
+    seed_weights=DEFAULT_SEED_WEIGHTS,
+    seed_depth=20,
+    rank_weights=None,
+    period_decay=1.0,
+)
 
 
 def nx_ppr(adjacency, seeds: dict[int, float], alpha: float) -> np.ndarray:
@@ -164,14 +177,11 @@ def test_explain_of_a_question_without_entities_splits_the_bm25_teleport(bct, sy
 
 
 def test_explain_of_a_hybrid_retriever_covers_every_source(synthetic):
-    r = GraphRetriever(
-        extractor="regex",
-        bct="both",
-        alias_table=alias_table(synthetic),
-        tol=1e-12,
-        cache=False,
-        passage_seeds=("lexical",),
-        seed_depth=5,
+    r = HybridRetriever(
+        GraphRetriever(
+            extractor="regex", bct="both", alias_table=alias_table(synthetic), tol=1e-12, cache=False
+        ),
+        OFF.replace(passage_seeds=("lexical",), seed_depth=5),
     ).fit(synthetic.passages)
     q = synthetic.queries[2]
     run = r.search([q], k=5)
@@ -229,7 +239,7 @@ def test_gold_reach_categories_against_networkx_path_lengths(chain):
         assert found["bct_only"] == (bool(lengths) and not any(nx.has_path(g, s, ("p", pid)) for s in exact))
     assert got["p4"]["via"] == [["northwind trading", "northwind trading europe", "substring"]]
     # without BCT the Europe passage is not reached at all
-    plain = gold_reach(chain.set_params(bct="none"), q)
+    plain = gold_reach(chain.variant(bct="none"), q)
     assert plain["p4"]["category"] == "unreached" and plain["p0"]["category"] == "direct"
 
 
@@ -248,7 +258,7 @@ def test_bct_intrusion_names_the_rule_and_the_displaced_gold(chain):
         "via": "substring",
         "displaced_gold": ["p1"],
     }
-    assert bct_intrusions(chain.set_params(bct="none"), q, k=2) == []
+    assert bct_intrusions(chain.variant(bct="none"), q, k=2) == []
     report = provenance_report(
         chain, [q, Query("q3", "Where is Gamma City?", frozenset({"p2"}), pool=pool)], k=2
     )
@@ -290,8 +300,9 @@ def test_hybrid_source_split_is_exact_when_a_passage_seed_has_no_entities():
         "Gamma City hosts Delta Works.",
     ]
     passages = [Passage(f"p{i}", f"d{i}", "", t) for i, t in enumerate(texts)]
-    r = GraphRetriever(
-        extractor="regex", bct="none", cache=False, tol=1e-12, passage_seeds=("lexical",), seed_depth=2
+    r = HybridRetriever(
+        GraphRetriever(extractor="regex", bct="none", cache=False, tol=1e-12),
+        OFF.replace(passage_seeds=("lexical",), seed_depth=2),
     ).fit(passages)
     assert r.graph_.incidence[2].nnz == 0  # p2 mentions no entity: an isolated node
     q = Query("q", "Which trading report did Northwind Trading file?", frozenset({"p0"}))
@@ -311,7 +322,7 @@ def test_hybrid_source_split_is_exact_when_a_passage_seed_has_no_entities():
             assert got[src] == pytest.approx(v, abs=1e-8), (pid, src)
     # the naive split (source mass x its PageRank) gives other shares here: the test can fail
     exps, comps, _ = r.seed_components(q.text)
-    mix = mixture(r, comps)
+    mix = r.mixture(comps)
     naive = {c: mix[c] * r.operator_.run(comps[c], alpha=r.alpha, tol=1e-12).scores for c in comps}
     i = r.pid_index_["p0"]
     naive_share = naive["lexical"][i] / (naive["lexical"][i] + naive["entity"][i])
@@ -322,24 +333,19 @@ def test_explain_of_a_document_ranked_hybrid_splits_the_document_nodes_pagerank(
     from conftest import toy_filings
 
     toy = toy_filings()
-    kwargs = dict(
-        extractor="regex",
-        bct="both",
-        tol=1e-12,
-        cache=False,
-        passage_seeds=("lexical",),
-        seed_depth=3,
-        document_nodes=True,
-        metadata=True,
-        period_linking=True,
+    graph = GraphRetriever(extractor="regex", bct="both", tol=1e-12, cache=False)
+    settings = OFF.replace(
+        passage_seeds=("lexical",), seed_depth=3, document_nodes=True, metadata=True, period_linking=True
     )
-    r = GraphRetriever(**kwargs, rank_weights={"document": 0.6, "lexical": 0.4}).fit(toy.passages)
+    r = HybridRetriever(graph, settings.replace(rank_weights={"document": 0.6, "lexical": 0.4})).fit(
+        toy.passages
+    )
     assert r.explains_documents
     q = toy.queries[1]
     hits = [pid for pid, _ in r.search([q], k=6)[q.qid]]
     shares = r.explain(q.text, hits)
     P, _, _ = r.ppr([q.text])
-    docs = r._doc_nodes(r.graph_, None)
+    docs = r.doc_nodes(r.graph_, None)
     for pid in hits:
         doc_ppr = P[docs[r.pid_index_[pid]], 0]
         assert doc_ppr > 0 and sum(s.share for s in shares[pid]) == pytest.approx(doc_ppr, abs=1e-9)
@@ -347,7 +353,9 @@ def test_explain_of_a_document_ranked_hybrid_splits_the_document_nodes_pagerank(
 
     with pytest.raises(DataError):  # as for any graph method: a pid outside the graph searched
         r.explain(q.text, ["no-such-page"])
-    same = GraphRetriever(**kwargs, rank_weights={"ppr": 0.5, "document": 0.5}).fit(toy.passages)
+    same = HybridRetriever(graph, settings.replace(rank_weights={"ppr": 0.5, "document": 0.5})).fit(
+        toy.passages
+    )
     assert not same.explains_documents  # a passage-PageRank term: its own PageRank is explained
     for pid, found in same.explain(q.text, hits).items():
         assert sum(s.share for s in found) == pytest.approx(P[r.pid_index_[pid], 0], abs=1e-9)

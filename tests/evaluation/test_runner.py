@@ -224,16 +224,15 @@ def test_tables_and_figure_are_built_from_results(small):
 
 # ------------------------------------------------------------------------------- registry
 def test_registry_has_the_pure_graph_dense_max_and_rrf_dense_methods():
-    from aethel_lite.retrievers.registry import FUSIONS, METHODS
+    from aethel_lite.retrievers.registry import FUSIONS, METHODS, Method
 
-    assert METHODS["dense-max"] == ("DenseRetriever", {"pooling": "max"})
+    assert METHODS["dense-max"] == Method("DenseRetriever", {"pooling": "max"})
     for pure, base in (
         ("aethel-reg-pure", "aethel-reg"),
         ("aethel-ner3-pure", "aethel-ner3"),
         ("aethel-bct-pure", "aethel-bct"),
     ):
-        cls, kwargs = METHODS[pure]
-        assert (cls, kwargs) == (METHODS[base][0], {**METHODS[base][1], "fallback": "none"})
+        assert METHODS[pure] == Method(METHODS[base].cls, {**METHODS[base].params, "fallback": "none"})
     assert FUSIONS["rrf-dense"] == ("bm25", "dense")
     names = ["dense-max", "aethel-reg-pure", "aethel-ner3-pure", "aethel-bct-pure", "rrf-dense"]
     assert parse_methods(",".join(names)) == names
@@ -242,16 +241,18 @@ def test_registry_has_the_pure_graph_dense_max_and_rrf_dense_methods():
 def test_make_retriever_passes_the_methods_settings():
     from aethel_lite.retrievers.registry import make_retriever
 
-    graph = make_retriever("aethel-bct-pure", GraphRetriever={"alpha": 0.3})
+    graph = make_retriever("aethel-bct-pure", graph={"alpha": 0.3})
     assert (graph.extractor, graph.bct, graph.fallback, graph.alpha) == ("ner3", "both", "none", 0.3)
     assert make_retriever("aethel-reg").fallback == "bm25"
     assert make_retriever("dense-max").pooling == "max" and make_retriever("dense").pooling == "first"
 
 
 def test_make_retriever_names_a_setting_the_class_does_not_accept(monkeypatch):
-    monkeypatch.setitem(registry.METHODS, "bm25-new", ("BM25Retriever", {"shiny": True}))
+    monkeypatch.setitem(registry.METHODS, "bm25-new", registry.Method("BM25Retriever", {"shiny": True}))
     with pytest.raises(ParameterError, match=r"'bm25-new' needs BM25Retriever\(shiny=...\)"):
         registry.make_retriever("bm25-new")
+    with pytest.raises(ParameterError, match="'aethel-bct': the graph retriever has no setting 'shiny'"):
+        registry.make_retriever("aethel-bct", graph={"shiny": True})
     with pytest.raises(ParameterError, match="not a base retriever"):
         registry.make_retriever("rrf")
 

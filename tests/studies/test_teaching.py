@@ -263,7 +263,7 @@ def test_rankings_by_mode_and_alpha_sweep(small):
     assert [pid for pid, _ in modes["none"]] == ["p0", "p1", "p2"]
     assert [pid for pid, _ in modes["substring"]][:2] == ["p0", "p4"]  # BCT's substring seed brings p4 in
     assert modes["both"] == modes["substring"]
-    sweep = teaching.alpha_sweep(r.set_params(bct="none"), q, [0.15, 0.85], k=3)
+    sweep = teaching.alpha_sweep(r.variant(bct="none"), q, [0.15, 0.85], k=3)
     assert set(sweep) == {"0.15", "0.85"}
     assert sweep["0.15"]["gold_ranks"] == {"p1": 2}
 
