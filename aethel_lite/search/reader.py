@@ -15,6 +15,7 @@ from ..core.graph import EntityGraph
 from ..data.schema import Passage, Query
 from ..errors import DataError, ParameterError, check_k
 from ..retrievers import BM25Retriever, GraphRetriever
+from ..retrievers.dense import PRECISIONS, stored_precision
 from ..retrievers.fusion import fuse_runs
 from ..retrievers.graph_files import PassageIds, read_docmeta
 from ..retrievers.registry import FUSIONS, make_retriever
@@ -238,9 +239,10 @@ class SearchIndex:
             r = bm25
         elif r.name == "graph":
             r = self._graph_retriever(r, parts, bm25)
-        else:  # dense
+        else:  # dense: questions are encoded as the index's passages were (its store_config's precision)
             part = self.info["parts"][parts[0]]
-            if part.get("store_config") != r.embedding_store_config():
+            r.precision = stored_precision(part.get("store_config"))
+            if r.precision not in PRECISIONS or part.get("store_config") != r.embedding_store_config():
                 raise DataError(
                     f"{self.dir}: the index was embedded with another model configuration than the installed "
                     f"one; {rebuild_hint(self.dir, self.info)}"
