@@ -23,7 +23,7 @@ RESULT_PACKAGES = (
 #: the environment variable naming MiniLM's arithmetic (:func:`aethel_lite.retrievers.dense.resolve_precision`)
 DENSE_PRECISION_ENV = "AETHEL_DENSE_PRECISION"
 #: the packages that export and run MiniLM's ONNX Runtime backend (recorded only where it is used)
-ONNX_PACKAGES = ("onnxruntime", "onnx", "onnxscript", "torch", "transformers", "tokenizers")
+ONNX_PACKAGES = ("onnxruntime", "onnx", "torch", "transformers", "tokenizers")
 
 
 def package_versions(names: Iterable[str], missing: str | None = None) -> dict[str, str | None]:

@@ -218,8 +218,9 @@ def _session(file: Path):
     if key not in _SESSIONS:
         options = ort.SessionOptions()
         options.log_severity_level = 3  # no warnings about unused initialisers on stderr
-        threads = os.environ.get("AETHEL_ONNX_THREADS")
-        if threads:
+        # $AETHEL_ONNX_THREADS, else $OMP_NUM_THREADS (what torch follows), else ONNX Runtime's one per core
+        threads = os.environ.get("AETHEL_ONNX_THREADS") or os.environ.get("OMP_NUM_THREADS")
+        if threads and threads.isdigit() and int(threads) > 0:
             options.intra_op_num_threads = int(threads)
         _SESSIONS[key] = ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
     return _SESSIONS[key]
