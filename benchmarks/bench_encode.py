@@ -15,7 +15,9 @@
    median.
 3. ``--search INDEX``: ``aethel search INDEX QUESTION --method M`` as a whole process for each method,
    alternating with the bare-Python baseline ``python -c "import numpy, scipy.sparse"``; the best of
-   ``--repeats`` runs of each, and their ratio.
+   ``--repeats`` runs of each in wall time and in CPU time (user + system, which a loaded machine
+   inflates less), and their ratios to the baseline. ``--aethel PATH`` times another installation's
+   ``aethel`` (e.g. the code before this backend, on an index it built).
 
 Every figure depends on the machine's load: the first line prints it.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import subprocess
 import sys
 import time
@@ -94,25 +97,31 @@ def _aethel() -> str:
     return str(found) if found.exists() else "aethel"
 
 
-def time_searches(index: str, methods: list[str], repeats: int) -> None:
+def time_searches(index: str, methods: list[str], repeats: int, aethel: str | None = None) -> None:
     """Whole-process ``aethel search`` per method against the bare-Python baseline, alternated, best of ``repeats``."""
     commands = {"baseline": BASELINE} | {
-        m: [_aethel(), "search", index, QUESTION, "--method", m, "-k", "5"] for m in methods
+        m: [aethel or _aethel(), "search", index, QUESTION, "--method", m, "-k", "5"] for m in methods
     }
     best = dict.fromkeys(commands, float("inf"))
+    cpu = dict.fromkeys(commands, float("inf"))
     for _ in range(repeats):
         for name, cmd in commands.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             done = subprocess.run(cmd, capture_output=True, text=True, check=False)
             elapsed = time.perf_counter() - t0
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if done.returncode != 0:
                 sys.exit(f"{' '.join(cmd)}: exit {done.returncode}: {done.stderr.strip()[-300:]}")
             best[name] = min(best[name], elapsed)
+            used = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+            cpu[name] = min(cpu[name], used)
     print(f"aethel search, one question, whole process, best of {repeats} (loadavg {_load()}):")
     for name, seconds in best.items():
-        ratio = "" if name == "baseline" else f"  {seconds / best['baseline']:.2f}x baseline"
+        ratio = "" if name == "baseline" else f"  {seconds / best['baseline']:5.2f}x baseline"
+        cpu_ratio = "" if name == "baseline" else f"  {cpu[name] / cpu['baseline']:5.2f}x baseline"
         label = "python -c 'import numpy, scipy.sparse'" if name == "baseline" else f"--method {name}"
-        print(f"  {label:<42} {seconds:6.2f} s{ratio}")
+        print(f"  {label:<42} wall {seconds:6.2f} s{ratio:<20}  CPU {cpu[name]:6.2f} s{cpu_ratio}")
 
 
 def main(argv=None) -> int:
@@ -123,6 +132,7 @@ def main(argv=None) -> int:
     ap.add_argument("--search", metavar="INDEX", help="also time aethel search on this index")
     ap.add_argument("--methods", default="bm25,dense,aethel-bct,aethel-hybrid")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--aethel", help="the aethel command to time (default: this environment's)")
     args = ap.parse_args(argv)
     os.environ["AETHEL_ONNX_THREADS"] = str(args.threads)
     import onnxruntime
@@ -144,7 +154,7 @@ def main(argv=None) -> int:
             for v, (lo, p1, med) in agreement(vectors).items():
                 print(f"{'':<12} cosine to torch-fp32  {v:<10} min {lo:.9f}  p1 {p1:.9f}  median {med:.9f}")
     if args.search:
-        time_searches(args.search, [m for m in args.methods.split(",") if m], args.repeats)
+        time_searches(args.search, [m for m in args.methods.split(",") if m], args.repeats, args.aethel)
     return 0
 
 
