@@ -16,8 +16,8 @@
 3. ``--search INDEX``: ``aethel search INDEX QUESTION --method M`` as a whole process for each method,
    alternating with the bare-Python baseline ``python -c "import numpy, scipy.sparse"``; the best of
    ``--repeats`` runs of each in wall time and in CPU time (user + system, which a loaded machine
-   inflates less), and their ratios to the baseline. ``--aethel PATH`` times another installation's
-   ``aethel`` (e.g. the code before this backend, on an index it built).
+   inflates less), and their ratios to the baseline. ``--before AETHEL INDEX`` also times another
+   installation's ``aethel`` (e.g. the code before this backend) on an index it built, in the same rounds.
 
 Every figure depends on the machine's load: the first line prints it.
 """
@@ -97,11 +97,14 @@ def _aethel() -> str:
     return str(found) if found.exists() else "aethel"
 
 
-def time_searches(index: str, methods: list[str], repeats: int, aethel: str | None = None) -> None:
-    """Whole-process ``aethel search`` per method against the bare-Python baseline, alternated, best of ``repeats``."""
-    commands = {"baseline": BASELINE} | {
-        m: [aethel or _aethel(), "search", index, QUESTION, "--method", m, "-k", "5"] for m in methods
-    }
+def time_searches(setups: list[tuple[str, str]], methods: list[str], repeats: int) -> None:
+    """Whole-process ``aethel search`` per method and per ``(aethel command, index)`` of ``setups`` against the
+    bare-Python baseline, every command once per round (so a changing load meets them alike), best of ``repeats``."""
+    commands = {"baseline": BASELINE}
+    for m in methods:
+        for i, (aethel, index) in enumerate(setups):
+            name = m if len(setups) == 1 else f"{m} [{'before' if i else 'this'}]"
+            commands[name] = [aethel, "search", index, QUESTION, "--method", m, "-k", "5"]
     best = dict.fromkeys(commands, float("inf"))
     cpu = dict.fromkeys(commands, float("inf"))
     for _ in range(repeats):
@@ -121,7 +124,7 @@ def time_searches(index: str, methods: list[str], repeats: int, aethel: str | No
         ratio = "" if name == "baseline" else f"  {seconds / best['baseline']:5.2f}x baseline"
         cpu_ratio = "" if name == "baseline" else f"  {cpu[name] / cpu['baseline']:5.2f}x baseline"
         label = "python -c 'import numpy, scipy.sparse'" if name == "baseline" else f"--method {name}"
-        print(f"  {label:<42} wall {seconds:6.2f} s{ratio:<20}  CPU {cpu[name]:6.2f} s{cpu_ratio}")
+        print(f"  {label:<40} wall {seconds:6.2f} s{ratio:<20}  CPU {cpu[name]:6.2f} s{cpu_ratio}")
 
 
 def main(argv=None) -> int:
@@ -132,7 +135,12 @@ def main(argv=None) -> int:
     ap.add_argument("--search", metavar="INDEX", help="also time aethel search on this index")
     ap.add_argument("--methods", default="bm25,dense,aethel-bct,aethel-hybrid")
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--aethel", help="the aethel command to time (default: this environment's)")
+    ap.add_argument(
+        "--before",
+        nargs=2,
+        metavar=("AETHEL", "INDEX"),
+        help="also time another installation's aethel command on an index it built, alternated with this one",
+    )
     args = ap.parse_args(argv)
     os.environ["AETHEL_ONNX_THREADS"] = str(args.threads)
     import onnxruntime
@@ -154,7 +162,8 @@ def main(argv=None) -> int:
             for v, (lo, p1, med) in agreement(vectors).items():
                 print(f"{'':<12} cosine to torch-fp32  {v:<10} min {lo:.9f}  p1 {p1:.9f}  median {med:.9f}")
     if args.search:
-        time_searches(args.search, [m for m in args.methods.split(",") if m], args.repeats, args.aethel)
+        setups = [(_aethel(), args.search)] + ([tuple(args.before)] if args.before else [])
+        time_searches(setups, [m for m in args.methods.split(",") if m], args.repeats)
     return 0
 
 
