@@ -63,7 +63,7 @@ def resolve_precision(precision: Any = None) -> str:
 
 
 #: MiniLM's arithmetic in the indexes ``aethel index`` builds unless ``$AETHEL_DENSE_PRECISION`` says otherwise:
-#: ONNX Runtime in float32 (cosine to PyTorch float32 about 0.9999999, benchmarks/README.md), so that
+#: ONNX Runtime in float32 (PyTorch float32's vectors to float32 rounding, benchmarks/README.md), so that
 #: ``aethel search`` encodes its questions without importing torch
 INDEX_PRECISION = "onnx-fp32"
 
@@ -241,8 +241,8 @@ class DenseRetriever(Retriever):
     precision : {"float32", "bfloat16", "onnx-fp32", "onnx-int8"}, optional
         ``"bfloat16"`` runs the encoder under ``torch.autocast`` (embeddings still float32; cosine above 0.9999 to
         float32); ``"onnx-fp32"`` and ``"onnx-int8"`` run it with ONNX Runtime
-        (:class:`~aethel_lite.retrievers.encoders.OnnxSentenceEncoder`: cosine to float32 about 0.9999999 and
-        0.985-0.99, benchmarks/README.md) and score with NumPy, never importing torch. Default:
+        (:class:`~aethel_lite.retrievers.encoders.OnnxSentenceEncoder`: cosine to float32 1 to nine decimals,
+        and min 0.983, median 0.994, benchmarks/README.md) and score with NumPy, never importing torch. Default:
         :func:`resolve_precision`. Part of the embedding store's configuration.
 
     Attributes (after ``fit``)
