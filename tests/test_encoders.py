@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import require
 
 from aethel_lite.caching.versions import RESULT_PACKAGES, versions
 from aethel_lite.errors import ParameterError
@@ -22,7 +23,6 @@ from aethel_lite.retrievers.encoders import (
     onnx_model_file,
     sentence_model_facts,
 )
-from tests.conftest import require
 
 pytestmark = pytest.mark.slow
 
