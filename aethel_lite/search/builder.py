@@ -216,7 +216,9 @@ class _Builder:
         import numpy as np
 
         r = make_retriever(method, progress=self.progress)
-        r.set_params(precision=index_precision())  # recorded in the part's store_config; search encodes with it
+        r.set_params(
+            precision=index_precision()
+        )  # recorded in the part's store_config; search encodes with it
         name = f"dense-{r.pooling}"
         chunks = [[_model_text(c) for c in r.passage_chunks(p)] for p in self.passages]
         flat = [c for cs in chunks for c in cs]

@@ -349,9 +349,9 @@ def test_question_mentions_memo_runs_the_extractor_once_per_question(cache, monk
     from aethel_lite.caching.memo import TextMemo
     from aethel_lite.data.schema import Query
     from aethel_lite.retrievers import GraphRetriever
-    from aethel_lite.retrievers import graph as graph_module
+    from aethel_lite.retrievers import linking
 
-    monkeypatch.setattr(graph_module, "_QUESTION_MENTIONS", TextMemo("test"))
+    monkeypatch.setattr(linking, "QUESTION_MENTIONS", TextMemo("test"))
     queries = [
         Query("q1", "Who leads Microsoft in Redmond?", frozenset()),
         Query("q2", "Is Barclays PLC in New York?", frozenset()),
