@@ -574,9 +574,11 @@ def precompute_methods(
     max_chars: int | None = None,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
+    dense: Mapping[str, Any] | None = None,
 ) -> dict | None:
     """What ``aethel eval`` and ``aethel index`` run before fitting: :func:`precompute` of what :func:`plan`
-    says ``methods`` need; the summary (also one line to ``log``), or None without a cluster."""
+    says ``methods`` need (``dense``: the dense models' settings, e.g. the index's ``precision``); the summary
+    (also one line to ``log``), or None without a cluster."""
     client = connect(scheduler, workers)
     if client is None:
         return None
@@ -589,6 +591,7 @@ def precompute_methods(
             client=client,
             max_chars=max_chars,
             progress=progress,
+            dense=dense,
         )
     finally:
         client.close()

@@ -292,6 +292,7 @@ class _Builder:
                 max_chars=MAX_MODEL_CHARS,
                 progress=self.progress,
                 log=self.log,
+                dense={"precision": index_precision()},  # the vectors the index then finds in the store
                 **self.cluster,
             )
         raw: dict[str, list] = {}
