@@ -19,7 +19,9 @@ A ticker is never a name. Names are repaired first (:func:`name_key`).
 **Fiscal year** (:func:`fiscal_period`). The period end ``D`` comes from "for the (fiscal) year
 ended <date>", "for the quarterly period ended <date>" or an 8-K's "Date of Report"; the fiscal-year
 end month ``E`` from the annual "year ended <date>", a balance sheet "as of <D> and <E>", "fiscal
-year ends <date>", else December. A fiscal year is named after the calendar year in which it *ends*:
+year ends <date>", for a quarterly report the columns of its balance sheet (on the first
+``3 + STATEMENT_PAGES`` pages: the column whose month is not the quarter's is the last fiscal
+year-end, :func:`statement_year_end`), else December. A fiscal year is named after the calendar year in which it *ends*:
 
 .. math::
 
@@ -51,6 +53,8 @@ __all__ = [
     "cover_page",
     "fiscal_period",
     "fiscal_year_of",
+    "statement_year_end",
+    "STATEMENT_PAGES",
     "repair_spacing",
     "name_key",
 ]
@@ -144,6 +148,13 @@ _RELEASE_YEAR = re.compile(
 _ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 _RELEASE_Q = re.compile(r"\b(first|second|third|fourth)[\s-](?:fiscal\s+)?quarter\b|\bq([1-4])\b", re.I)
 _DATELINE = re.compile(_DATE, re.I)
+# a balance sheet's title line, then its column headers (dates, years) before its first assets line
+_BS_TITLE = re.compile(r"^[^\n]{0,60}\bbalance\s+sheets?\b[^\n]{0,40}$", re.I | re.M)
+_BS_ASSETS = re.compile(r"^(?:current\s+)?assets\b", re.I | re.M)
+_MONTH_DAY = re.compile(rf"\b{MONTH_RX}\s+(\d{{1,2}})\b", re.I)
+
+#: a quarterly report's balance sheet is looked for on this many pages after its first three
+STATEMENT_PAGES = 12
 
 
 @dataclass
@@ -349,6 +360,42 @@ def _date(groups: Sequence[str]) -> tuple[int, int, int]:
     return MONTHS[groups[0].lower().rstrip(".")], int(groups[1]), int(groups[2])
 
 
+def statement_year_end(pages: Sequence[str], period_end: tuple[int, int, int]) -> int | None:
+    """The fiscal-year-end month of a quarterly report, from the columns of its balance sheet.
+
+    A quarterly balance sheet shows the quarter's end beside the last fiscal year-end (and sometimes
+    the same quarter a year before): "July 1, 2023 | September 24, 2022", "April 30, 2023 |
+    January 31, 2023 | April 30, 2022". On the first page with a line titled "... balance sheet(s)
+    ..." followed within 400 characters by an "Assets" / "Current assets" line, the first column date
+    before that line whose month (after the 52/53-week rule) is not the quarter's gives the month.
+
+    Parameters
+    ----------
+    pages : sequence of str
+        Pages of the filing, in order.
+    period_end : (month, day, year)
+        The quarter's end, from the cover.
+
+    Returns
+    -------
+    int or None
+        Month 1-12; ``None`` when no such balance sheet is found.
+    """
+    quarter = _month_end(period_end[0], period_end[1])
+    for page in pages:
+        text = _clean(page)
+        for title in _BS_TITLE.finditer(text):
+            head = text[title.end() : title.end() + 400]
+            assets = _BS_ASSETS.search(head)
+            if assets is None:
+                continue
+            for d in _MONTH_DAY.finditer(head[: assets.start()]):
+                month = _month_end(MONTHS[d.group(1).lower().rstrip(".")], int(d.group(2)))
+                if month != quarter:
+                    return month
+    return None
+
+
 def _fy_end(text: str, annual: tuple | None) -> int | None:
     if annual:
         return _month_end(annual[0], annual[1])
@@ -364,15 +411,18 @@ def _fy_end(text: str, annual: tuple | None) -> int | None:
 
 
 def fiscal_period(
-    pages: Sequence[str], form: str | None = None
+    pages: Sequence[str], form: str | None = None, statements: Sequence[str] = ()
 ) -> tuple[int | None, int | None, int | None, str | None]:
-    """``(fiscal year, fiscal quarter, fiscal-year-end month, rule)`` of a filing (module docstring)."""
+    """``(fiscal year, fiscal quarter, fiscal-year-end month, rule)`` of a filing (module docstring);
+    ``statements``, the pages after the first ones, are read only for a quarterly report's balance sheet."""
     texts, first = _cleaned(pages)
     text = "\n".join(texts)
     am = _ANNUAL_END.search(first)
     qm = _QUARTER_END.search(first)
     annual = _date(am.groups()) if am else None
     fy_end = _fy_end(text, annual)
+    if fy_end is None and form == "10q" and qm:
+        fy_end = statement_year_end([*pages, *statements], _date(qm.groups()))
     end = fy_end or 12
     if form in ("10k", "20f") and annual:
         return fiscal_year_of(*annual, end)[0], None, fy_end, "year ended"
@@ -405,13 +455,16 @@ def fiscal_period(
     return None, None, fy_end, None
 
 
-def read_cover(pages: Sequence[str]) -> Cover:
+def read_cover(pages: Sequence[str], statements: Sequence[str] = ()) -> Cover:
     """Company, fiscal year and quarter, and filing type of a filing (module docstring).
 
     Parameters
     ----------
     pages : sequence of str
         The filing's first pages in order (three are enough).
+    statements : sequence of str
+        The pages that follow (up to ``STATEMENT_PAGES``), read only for a quarterly report whose
+        first pages do not say when its fiscal year ends (:func:`statement_year_end`).
 
     Returns
     -------
@@ -421,6 +474,6 @@ def read_cover(pages: Sequence[str]) -> Cover:
     out = Cover()
     out.company, company = registrant(pages)
     out.form, form = filing_type(pages)
-    out.fiscal_year, out.quarter, out.fiscal_year_end, period = fiscal_period(pages, out.form)
+    out.fiscal_year, out.quarter, out.fiscal_year_end, period = fiscal_period(pages, out.form, statements)
     out.source = {k: how for k, how in (("company", company), ("type", form), ("period", period)) if how}
     return out

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 
 from ..core.entities import REGEX_STOP, RegexExtractor, normalize_entity
 from ..core.graph import EntityGraph
-from ..data.cover import _ORDINAL, read_cover
+from ..data.cover import _ORDINAL, STATEMENT_PAGES, read_cover
 from ..data.cover import MONTH_RX as _MONTH_RX
 from ..data.cover import MONTHS as _MONTHS
 from ..errors import DataError
@@ -263,8 +263,8 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
     Parameters
     ----------
     passages : sequence of Passage
-        The corpus; a document's first three pages are its passages with the smallest
-        ``meta["page"]`` (ties in corpus order).
+        The corpus; a document's first pages are its passages with the smallest ``meta["page"]``
+        (ties in corpus order).
 
     Returns
     -------
@@ -275,10 +275,11 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
     -----
     Per field, the first source that gives a value wins: the passages' ``meta`` (``company``,
     ``doc_period``, ``doc_type``); for a filing or a release, :func:`aethel_lite.data.cover.read_cover`
-    of its first three pages; for any other document the first page's SEC cover wording; the title;
+    of its first three pages (and, for a quarterly report whose cover does not say when its fiscal
+    year ends, its balance sheet on the next ``STATEMENT_PAGES``); for any other document the first page's SEC cover wording; the title;
     the first period expression of the first page. A quarterly cover adds its quarter to a loader's year.
     """
-    firsts = _first_pages(passages)
+    firsts = _first_pages(passages, 3 + STATEMENT_PAGES)
     out: dict[str, DocMeta] = {}
     for doc, pages in firsts.items():
         p = pages[0]
@@ -286,7 +287,8 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
         d = DocMeta(doc)
         text = p.text or ""
         need = not (meta.get("company") and meta.get("doc_period") not in (None, "") and meta.get("doc_type"))
-        cov = read_cover([q.text or "" for q in pages]) if need else None
+        texts = [q.text or "" for q in pages]
+        cov = read_cover(texts[:3], statements=texts[3:]) if need else None
         if cov is not None and cov.form is None:
             cov = None  # not a filing or a release: the first-page rules below
         if meta.get("company"):

@@ -27,6 +27,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
+from ..data.cover import STATEMENT_PAGES
 from ..data.schema import Passage
 from ..retrievers.docmeta import company_key, document_metadata
 
@@ -77,7 +78,7 @@ def docmeta_accuracy(
     pages_by_doc: Mapping[str, Sequence[str]],
     doc_info: Sequence[Mapping],
     *,
-    n_pages: int = 3,
+    n_pages: int = 3 + STATEMENT_PAGES,
     half: int | None = None,
 ) -> dict:
     """Accuracy of the page reader per field, overall and per filing type.

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
+from ..data.cover import STATEMENT_PAGES
 from ..data.own_files import document_information, filing_first_pages
 from ..errors import ParameterError
 from ..evaluation.stats import paired_bootstrap
@@ -46,7 +47,9 @@ _METRICS = ("HR@5", "MRR")
 _SETTING_LABELS = {NAMED: "filings named", OWN: "own files"}
 
 
-def metadata_accuracy(doc_names: Sequence[str] | None = None, *, directory=None, n_pages: int = 3) -> dict:
+def metadata_accuracy(
+    doc_names: Sequence[str] | None = None, *, directory=None, n_pages: int = 3 + STATEMENT_PAGES
+) -> dict:
     """The page reader's accuracy (:func:`~aethel_lite.studies.docmeta_check.docmeta_accuracy`) on FinanceBench:
     ``{"corpus": ..., "all": ...}`` on the filings ``doc_names`` (None: no ``"corpus"``) and on every filing."""
     pages, info = filing_first_pages(directory, n_pages), document_information(directory)

@@ -18,17 +18,20 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 
 import pytest
 from conftest import require
 
 from aethel_lite.data.cover import (
+    STATEMENT_PAGES,
     filing_type,
     fiscal_period,
     fiscal_year_of,
     read_cover,
     registrant,
     repair_spacing,
+    statement_year_end,
 )
 from aethel_lite.data.schema import Passage
 from aethel_lite.retrievers.docmeta import document_metadata
@@ -173,6 +176,43 @@ def test_fiscal_year_end_from_the_balance_sheet_of_a_10q():
     assert fiscal_period(salesforce[:1], "10q")[:3] == (2022, 4, None)  # without the balance sheet: December
 
 
+# the layouts of real quarterly balance sheets (Apple, Walmart, Amcor), their cover's quarter first
+_QUARTERLY = [
+    (
+        "For the quarterly period ended July 1, 2023",
+        "Apple Inc.\nCONDENSED CONSOLIDATED BALANCE SHEETS (Unaudited)\n(In millions, except number of "
+        "shares)\nJuly 1,\n2023\nSeptember 24,\n2022\nASSETS:\nCurrent assets:\nCash\n$\n28,408\n",
+        (2023, 3, 9),
+    ),
+    (
+        "For the quarterly period ended April 30, 2023.",
+        "Walmart Inc.\nCondensed Consolidated Balance Sheets\n(Unaudited)\nApril 30,\nJanuary 31,\nApril 30,\n"
+        "(Amounts in millions)\n2023\n2023\n2022\nASSETS\nCurrent assets:\n",
+        (2024, 1, 1),
+    ),
+    (
+        "For the Quarterly Period Ended December 31, 2022",
+        "Amcor plc and Subsidiaries\nCondensed Consolidated Balance Sheets\n(Unaudited)\n($ in millions)\n"
+        "December 31, 2022\nJune 30, 2022\nAssets\nCurrent assets:\n",
+        (2023, 2, 6),
+    ),
+]
+
+
+@pytest.mark.parametrize("cover, sheet, expected", _QUARTERLY)
+def test_fiscal_year_end_from_the_balance_sheet_columns_of_a_10q(cover, sheet, expected):
+    pages = [_SEC + "FORM 10-Q\n" + cover + "\nOR\n", "Table of Contents\nBalance Sheets\n5\n", "Item 1.\n"]
+    assert fiscal_period(pages, "10q", [sheet])[:3] == expected
+    assert read_cover(pages, statements=["Notes\n", sheet]).fiscal_year_end == expected[2]
+    assert fiscal_period(pages, "10q")[2] is None  # the first pages alone do not say: December
+    assert fiscal_period(pages, "10k", [sheet])[2] is None  # read for a quarterly report only
+
+
+def test_a_contents_line_is_not_a_balance_sheet():
+    contents = "Condensed Consolidated Balance Sheets\n5\nCondensed Statements of Cash Flows\nJune 30, 2022\n"
+    assert statement_year_end([contents], (12, 31, 2022)) is None
+
+
 def test_fiscal_year_of_annual_and_8k_covers():
     jnj = _SEC + "FORM 10-K\nFor the fiscal year ended January 1, 2023\nor\n"
     nike = _SEC + "FORM 10-K \n(Mark One)\nFOR THE FISCAL YEAR ENDED MAY 31, 2023 \nOR\n"
@@ -232,7 +272,7 @@ def test_page_reader_against_financebench_document_information(real_data):
     with gzip.open(require(fb / "pages.jsonl.gz"), "rt", encoding="utf-8") as fh:
         for line in fh:
             row = json.loads(line)
-            if row["page"] < 3:
+            if row["page"] < 3 + STATEMENT_PAGES:
                 pages.setdefault(row["doc_name"], {})[row["page"]] = row["text"]
     pages_by_doc = {d: [p[k] for k in sorted(p)] for d, p in pages.items()}
     report = docmeta_accuracy(pages_by_doc, info)
@@ -248,3 +288,14 @@ def test_page_reader_against_financebench_document_information(real_data):
         print("  miss", f)
     for field, acc in report["accuracy"].items():
         assert acc >= 0.95, (field, acc)
+    assert report["by_type"]["10q"]["fiscal_year"] >= 0.95  # the fiscal year of quarterly reports too
+    # a 10-Q's fiscal quarter never contradicts its name (APPLE_2023Q3_10Q: the quarter ended July 1, 2023)
+    quarters = {}
+    for r in info:
+        name, m = r["doc_name"], re.search(r"_\d{4}Q([1-4])_10Q$", r["doc_name"])
+        if m and name in pages_by_doc:
+            ps = pages_by_doc[name]
+            quarters[name] = (read_cover(ps[:3], statements=ps[3:]).quarter, int(m.group(1)))
+    print("  10-Q quarters read", {n: q[0] for n, q in quarters.items()})
+    assert {n: q for n, q in quarters.items() if q[0] is not None and q[0] != q[1]} == {}
+    assert sum(q[0] == q[1] for q in quarters.values()) >= 17 and len(quarters) == 26
