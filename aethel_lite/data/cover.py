@@ -16,6 +16,12 @@ name before "(NYSE: ...)" or "today reported"; (4) a headline "<name> Reports|An
 over "Form 10-K", the defined term 'the terms "<name>," "Company,"' or "To our <name> stockholders".
 A ticker is never a name. Names are repaired first (:func:`name_key`).
 
+**Former names and the registrant's number** (:func:`former_names`, :func:`file_number`). A name
+the filing gives its registrant before "(formerly known as <name>)" or "(formerly <name>)" adds
+that name; the cover's "Commission file number" (the first ``ddd-ddddd`` after it, leading zeros
+dropped) identifies the registrant across its filings, so that
+:func:`aethel_lite.retrievers.docmeta.document_metadata` can join the names one registrant used.
+
 **Fiscal year** (:func:`fiscal_period`). The period end ``D`` comes from "for the (fiscal) year
 ended <date>", "for the quarterly period ended <date>" or an 8-K's "Date of Report"; the fiscal-year
 end month ``E`` from the annual "year ended <date>", a balance sheet "as of <D> and <E>", "fiscal
@@ -54,6 +60,8 @@ __all__ = [
     "fiscal_period",
     "fiscal_year_of",
     "statement_year_end",
+    "file_number",
+    "former_names",
     "STATEMENT_PAGES",
     "repair_spacing",
     "name_key",
@@ -148,6 +156,9 @@ _RELEASE_YEAR = re.compile(
 _ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 _RELEASE_Q = re.compile(r"\b(first|second|third|fourth)[\s-](?:fiscal\s+)?quarter\b|\bq([1-4])\b", re.I)
 _DATELINE = re.compile(_DATE, re.I)
+_FILE_NO_LABEL = re.compile(r"commission\W+file\W+(?:number|no)\b", re.I)
+_FILE_NUMBER = re.compile(r"\b(\d{1,3})-(\d{4,6})\b")
+_FORMERLY = re.compile(r"([^\n()]{2,80}?)\s*\(\s*formerly(?:\s+known\s+as)?\s+([^()\n]{2,60})\)", re.I)
 # a balance sheet's title line, then its column headers (dates, years) before its first assets line
 _BS_TITLE = re.compile(r"^[^\n]{0,60}\bbalance\s+sheets?\b[^\n]{0,40}$", re.I | re.M)
 _BS_ASSETS = re.compile(r"^(?:current\s+)?assets\b", re.I | re.M)
@@ -172,6 +183,11 @@ class Cover:
         ``"10k"``, ``"10q"``, ``"8k"``, ``"20f"`` or ``"earnings"``.
     fiscal_year_end : int or None
         Month the fiscal year ends in, when a page says so.
+    file_number : str or None
+        The cover's commission file number, leading zeros dropped ("001-06991" → "1-6991").
+    former : list of str
+        Other names the filing gives its registrant ("Block, Inc. (formerly known as Square, Inc.)"),
+        normalised.
     source : dict
         Field → the rule that gave it (``"exact name"``, ``"file number"``, ``"ticker"``, ...).
     """
@@ -181,6 +197,8 @@ class Cover:
     quarter: int | None = None
     form: str | None = None
     fiscal_year_end: int | None = None
+    file_number: str | None = None
+    former: list = field(default_factory=list)
     source: dict = field(default_factory=dict)
 
 
@@ -313,6 +331,30 @@ def registrant(pages: Sequence[str]) -> tuple[str | None, str | None]:
                 if _name_like(name):
                     return name_key(name), how
     return None, None
+
+
+def file_number(pages: Sequence[str]) -> str | None:
+    """The cover's commission file number (the first ``d-dddd`` within 400 characters after "Commission
+    file number"), each part without leading zeros; ``None`` without one."""
+    _, first = _cleaned(pages)
+    label = _FILE_NO_LABEL.search(first)
+    m = _FILE_NUMBER.search(first[label.end() : label.end() + 400]) if label else None
+    return f"{int(m.group(1))}-{int(m.group(2))}" if m else None
+
+
+def former_names(pages: Sequence[str], company: str | None) -> list[str]:
+    """Names a filing gives its registrant ``company`` (normalised) in "<name> (formerly known as
+    <other>)": the ``<other>`` names whose ``<name>`` ends with the registrant's, in order."""
+    if not company:
+        return []
+    out: list[str] = []
+    for page in _cleaned(pages)[0]:
+        for m in _FORMERLY.finditer(page):
+            before, other = name_key(m.group(1)), name_key(m.group(2))
+            named = before == company or before.endswith(" " + company)
+            if named and other and other != company and other not in out:
+                out.append(other)
+    return out
 
 
 def filing_type(pages: Sequence[str]) -> tuple[str | None, str | None]:
@@ -475,5 +517,7 @@ def read_cover(pages: Sequence[str], statements: Sequence[str] = ()) -> Cover:
     out.company, company = registrant(pages)
     out.form, form = filing_type(pages)
     out.fiscal_year, out.quarter, out.fiscal_year_end, period = fiscal_period(pages, out.form, statements)
+    out.file_number = file_number(pages)
+    out.former = former_names(pages, out.company)
     out.source = {k: how for k, how in (("company", company), ("type", form), ("period", period)) if how}
     return out

@@ -278,9 +278,15 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
     of its first three pages (and, for a quarterly report whose cover does not say when its fiscal
     year ends, its balance sheet on the next ``STATEMENT_PAGES``); for any other document the first page's SEC cover wording; the title;
     the first period expression of the first page. A quarterly cover adds its quarter to a loader's year.
+    Companies read from covers that give the same commission file number are one registrant: each of
+    its filings carries every name read with that number (its own first), so a question naming
+    "Block" links to the filings made as "Square, Inc.", and a name a filing gives as former
+    ("(formerly known as ...)") is carried too.
     """
     firsts = _first_pages(passages, 3 + STATEMENT_PAGES)
     out: dict[str, DocMeta] = {}
+    registrants: dict[str, list[str]] = {}  # commission file number -> the names read with it
+    numbers: dict[str, str] = {}  # doc_id -> its cover's commission file number
     for doc, pages in firsts.items():
         p = pages[0]
         meta = p.meta if isinstance(p.meta, Mapping) else {}
@@ -294,7 +300,11 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
         if meta.get("company"):
             d.companies, d.source["company"] = [company_key(meta["company"])], "meta"
         elif cov is not None and cov.company:
-            d.companies, d.source["company"] = [cov.company], "cover"
+            d.companies, d.source["company"] = [cov.company, *cov.former], "cover"
+            if cov.file_number:
+                numbers[doc] = cov.file_number
+                names = registrants.setdefault(cov.file_number, [])
+                names += [c for c in d.companies if c not in names]
         elif cov is None and (reg := _registrant(text)):
             d.companies, d.source["company"] = [reg], "cover"
         elif p.title and (names := _title_names(p.title)):
@@ -320,6 +330,10 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
             d.types, d.source["type"] = [re.sub(r"[^0-9a-z]", "", fm.group(1).lower())], "cover"
         d.companies = [c for c in d.companies if c]
         out[doc] = d
+    for doc, d in out.items():  # one registrant, several names (a rename): each filing carries them all
+        number = d.source.get("company") == "cover" and numbers.get(doc)
+        if number and len(registrants[number]) > 1:
+            d.companies += [c for c in registrants[number] if c not in d.companies]
     return out
 
 

@@ -25,6 +25,7 @@ from conftest import require
 
 from aethel_lite.data.cover import (
     STATEMENT_PAGES,
+    file_number,
     filing_type,
     fiscal_period,
     fiscal_year_of,
@@ -208,6 +209,13 @@ def test_fiscal_year_end_from_the_balance_sheet_columns_of_a_10q(cover, sheet, e
     assert fiscal_period(pages, "10k", [sheet])[2] is None  # read for a quarterly report only
 
 
+def test_file_number_of_a_cover():
+    assert file_number([_SEC + "FORM 10-K\nCommission File Number 001-06991\nWALMART INC.\n"]) == "1-6991"
+    pge = _SEC + "FORM 10-Q\nCommission\nFile\nNumber\nExact Name of\nRegistrant\n1-12609\nPG&E Corporation\n"
+    assert file_number([pge]) == "1-12609"
+    assert file_number([_SEC + "FORM 10-K\nWALMART INC.\n(Exact name of registrant)\n"]) is None
+
+
 def test_a_contents_line_is_not_a_balance_sheet():
     contents = "Condensed Consolidated Balance Sheets\n5\nCondensed Statements of Cash Flows\nJune 30, 2022\n"
     assert statement_year_end([contents], (12, 31, 2022)) is None
@@ -262,6 +270,37 @@ def test_cover_reading_of_a_whole_release():
 
 
 # --- real data --------------------------------------------------------------------------------
+
+
+@pytest.mark.realdata
+def test_a_renamed_registrants_filings_carry_both_names(real_data):
+    """Square, Inc.'s 10-Ks (2015-2020) and Block, Inc.'s (2021) give one commission file number: all
+    carry both names, so a question naming Block links to the filings made as Square (no loader
+    metadata: the covers alone)."""
+    wanted = {f"BLOCK_{y}_10K" for y in range(2015, 2022)} | {"WALMART_2016_10K", "WALMART_2020_10K"}
+    ps = []
+    with gzip.open(require(real_data / "financebench" / "pages.jsonl.gz"), "rt", encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            if row["doc_name"] in wanted and row["page"] < 3 + STATEMENT_PAGES:
+                ps.append(
+                    Passage(
+                        f"{row['doc_name']}#{row['page']}",
+                        row["doc_name"],
+                        "",
+                        row["text"],
+                        {"page": row["page"]},
+                    )
+                )
+    metas = document_metadata(ps)
+    assert set(metas) == wanted
+    assert {d: m.companies for d, m in metas.items() if d.startswith("BLOCK")} == {
+        d: (["block", "square"] if d == "BLOCK_2021_10K" else ["square", "block"])
+        for d in wanted
+        if d.startswith("BLOCK")
+    }
+    assert metas["WALMART_2016_10K"].companies == ["wal mart stores", "walmart"]
+    assert metas["WALMART_2020_10K"].companies == ["walmart", "wal mart stores"]
 
 
 @pytest.mark.realdata

@@ -116,6 +116,39 @@ def test_document_metadata_sources_in_order():
     )
 
 
+def test_one_registrant_under_two_names_carries_both():
+    """Covers with the same commission file number are one registrant (a rename): each filing carries
+    every name read with that number, its own first; another number is another registrant."""
+
+    def cover(name, year, number):
+        return _sec_cover(name, f"fiscal year ended December 31, {year}").replace("1-1234", number)
+
+    ps = [
+        Passage("s#p0", "s", "", cover("SQUARE, INC.", 2019, "001-37622"), {"page": 0}),
+        Passage("b#p0", "b", "", cover("BLOCK, INC.", 2022, "1-37622"), {"page": 0}),
+        Passage("o#p0", "o", "", cover("SQUAREONE HOLDINGS INC.", 2022, "001-99999"), {"page": 0}),
+        Passage(
+            "k#p0",
+            "k",
+            "",
+            _SEC_8K
+            + "On January 28, 2022, Block, Inc. (formerly known as Square, Inc.) entered into an amendment.",
+            {"page": 0},
+        ),
+    ]
+    metas = document_metadata(ps)
+    assert metas["s"].companies == ["square", "block"] and metas["b"].companies == ["block", "square"]
+    assert metas["o"].companies == ["squareone holdings"]
+    assert metas["k"].companies == ["block", "square"]  # its own words: (formerly known as ...)
+    assert "company:block" in metas["s"].keys()
+
+
+_SEC_8K = (
+    "UNITED STATES SECURITIES AND EXCHANGE COMMISSION\nFORM 8-K\nDate of Report: January 28, 2022\n"
+    "BLOCK, INC.\n(Exact name of registrant as specified in its charter)\n"
+)
+
+
 def _toy():
     ps = [
         Passage("x#0", "x", "", "Alpha met Beta.", {}),
