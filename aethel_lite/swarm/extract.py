@@ -20,7 +20,14 @@ Reading one passage (:class:`PassageView`):
    (or the numbers at the end of the label line). A row whose label matches a metric's ``table``
    pattern gives one fact per column (period: the column's year as ``FY2018``, or its date; value
    × the page's scale). In an annual report (``meta["doc_type"] == "10k"``) a date, in a header or
-   in prose, is the fiscal year it closes ("February 2, 2019" → ``FY2019``).
+   in prose, is the fiscal year it closes ("February 2, 2019" → ``FY2019``). Length phrases above
+   the header run ("Three Months Ended", "Nine Months Ended", "26 Weeks Ended") each cover an equal
+   share of its columns, in order: a column is its period *and* length, so "July 1, 2023" under
+   three months and under nine months are two columns; a phrase's own date ("Six Months Ended
+   December 31," over "2022") dates the year columns (``2022Q4``) outside annual reports.
+   A flow metric's fact (``Metric.flow``: revenue, net income, ...) carries its column's length; in
+   prose, the length phrase just before its period mention ("for the three months ended June 30"),
+   or 3 for a named quarter.
 5. **Entity.** With an alias resolver: the mention of an allowed kind in the segment nearest to
    the metric phrase (confidence 0.9); else the last one earlier in the passage or in its title
    (0.8); else the first one in the same document's other context passages (0.6). With a
@@ -44,7 +51,9 @@ from .values import (
     Figure,
     Period,
     bare_numbers,
+    date_label,
     disjoint,
+    find_durations,
     find_figures,
     find_periods,
     fiscal_year,
@@ -94,9 +103,16 @@ class TableRow:
     end: int  # of the last number
     values: tuple[tuple[float, str, int, int], ...]  # (value, surface, start, end)
     periods: tuple[str, ...]
+    durations: tuple[int | None, ...] = ()  # months per column ("Three Months Ended": 3), None unstated
 
 
 _DASHES = ("—", "–", "-", "−", "—%", "*")
+_MONTHS_OF = {
+    m: i
+    for i, m in enumerate(
+        "january february march april may june july august september october november december".split(), 1
+    )
+}
 _YEAR_LINE = re.compile(r"(?:19|20)\d{2}")
 _MONTH_DAY = re.compile(
     r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
@@ -114,6 +130,46 @@ def _header_label(line: str, annual: bool = False) -> str | None:
     if len(found) == 1 and found[0].start == 0 and found[0].end >= len(s.rstrip(" ,")) - 1:
         return (fiscal_year(found[0]) if annual else found[0]).label
     return None
+
+
+_DURATION_LINE_REST = re.compile(r"^(?:for\s+the|and|\(unaudited\)|[\s,.:;()])*$", re.IGNORECASE)
+
+
+def _duration_line(line: str) -> list[tuple[int, tuple[int, int] | None]]:
+    """The lengths a column-header line states, each with the month and day it names ("Three Months Ended
+    December 31," → ``[(3, (12, 31))]``); ``[]`` unless the line is only such phrases (not prose)."""
+    found = find_durations(line)
+    if not found or len(line) > 120:
+        return []
+    out, rest, last = [], [], 0
+    for months, a, b in found:
+        rest.append(line[last:a])
+        tail = _MONTH_DAY.match(line, b + 1 if b < len(line) and line[b] == " " else b)
+        day = None
+        if tail:
+            month, dd = tail.group(0).rstrip(",").split()
+            day = (_MONTHS_OF[month.lower()], int(dd))
+            b = tail.end()
+        out.append((months, day))
+        last = b
+    rest.append(line[last:])
+    return out if _DURATION_LINE_REST.match(" ".join(rest)) else []
+
+
+def _columns(labels: list[str], pending: list, annual: bool) -> tuple[tuple, tuple] | None:
+    """Column periods and lengths of a header run under the length phrases ``pending`` (each covering an
+    equal share of the columns, in order); ``None`` when two columns would be the same."""
+    n, k = len(labels), len(pending)
+    durations: list = [None] * n
+    if k and n % k == 0:
+        durations = [pending[i // (n // k)][0] for i in range(n)]
+        if not annual:  # "Three Months Ended December 31," over "2022": the quarter ended that day
+            for i, label in enumerate(labels):
+                day = pending[i // (n // k)][1]
+                if day and durations[i] < 12 and re.fullmatch(r"FY\d{4}", label):
+                    labels[i] = date_label(int(label[2:]), *day) or label
+    pairs = list(zip(labels, durations))
+    return (tuple(labels), tuple(durations)) if len(set(pairs)) == n else None
 
 
 def table_rows(text: str, *, annual: bool = False) -> list[TableRow]:
@@ -136,15 +192,19 @@ def table_rows(text: str, *, annual: bool = False) -> list[TableRow]:
         runs[i] = runs[i + 1] + 1 if headers[i] is not None else 0
     rows: list[TableRow] = []
     columns: tuple[str, ...] | None = None
+    lengths: tuple[int | None, ...] = ()
+    pending: list = []  # the length phrases since the last header run
     i, n = 0, len(lines)
     while i < n:
         a, s = lines[i]
         if runs[i] >= 2:
-            labels = headers[i : i + runs[i]]
-            columns = tuple(labels) if len(set(labels)) == len(labels) else None
+            found = _columns(list(headers[i : i + runs[i]]), pending, annual)
+            columns, lengths = found if found else (None, ())
+            pending = []
             i += runs[i]
             continue
         if columns is None or not any(c.isalpha() for c in s) or runs[i + 1] >= 2:
+            pending += _duration_line(s)
             i += 1
             continue
         values: list[tuple[float, str, int, int]] = []
@@ -160,9 +220,10 @@ def table_rows(text: str, *, annual: bool = False) -> list[TableRow]:
         if not values:  # the numbers may end the label line
             tail = _trailing_numbers(s, a)
             if tail and len(tail) == len(columns):
-                rows.append(TableRow(s[: tail[0][2] - a].strip(" $"), a, tail[-1][3], tuple(tail), columns))
+                label = s[: tail[0][2] - a].strip(" $")
+                rows.append(TableRow(label, a, tail[-1][3], tuple(tail), columns, lengths))
         elif len(values) == len(columns):
-            rows.append(TableRow(s, a, values[-1][3], tuple(values), columns))
+            rows.append(TableRow(s, a, values[-1][3], tuple(values), columns, lengths))
         i = j
     return rows
 
@@ -322,13 +383,37 @@ class RuleExtractor:
         return view.entity, 0.5
 
     @staticmethod
-    def _period(view: PassageView, seg: tuple[int, int], pos: int) -> str | None:
+    def _mention(view: PassageView, seg: tuple[int, int], pos: int) -> Period | None:
+        """The period mention a figure at ``pos`` belongs to: the nearest in its segment, else the last
+        one before the segment, else the title's (``None`` when there is none)."""
         a, b = seg
-        inside = [(abs(p.start - pos), p.start, p.label) for p in view.periods if a <= p.start and p.end <= b]
+        inside = [
+            (abs(p.start - pos), p.start, i)
+            for i, p in enumerate(view.periods)
+            if a <= p.start and p.end <= b
+        ]
         if inside:
-            return min(inside)[2]
+            return view.periods[min(inside)[2]]
         before = [p for p in view.periods if p.end <= a] or view.title_periods
-        return before[-1].label if before else None
+        return before[-1] if before else None
+
+    @classmethod
+    def _period(cls, view: PassageView, seg: tuple[int, int], pos: int) -> str | None:
+        mention = cls._mention(view, seg, pos)
+        return mention.label if mention else None
+
+    @classmethod
+    def _duration(cls, view: PassageView, seg: tuple[int, int], pos: int) -> int | None:
+        """The length of a prose figure's period: the phrase that ends just before its period mention in
+        the segment ("for the three months ended June 30, 2023": 3), a named quarter ("Q2 2023"): 3."""
+        mention = cls._mention(view, seg, pos)
+        if mention is None or not seg[0] <= mention.start < seg[1]:
+            return None
+        if mention.kind == "quarter":
+            return 3
+        before = view.body[max(seg[0], mention.start - 60) : mention.start]
+        found = [m for m, _, end in find_durations(before) if not before[end:].strip(" ,")]
+        return found[-1] if found else None
 
     def _prose(self, view: PassageView) -> list[tuple[Metric, Figure, tuple[int, int], int]]:
         """(metric, figure, segment, phrase position) of every claimed figure; cached per view and extractor."""
@@ -429,6 +514,7 @@ class RuleExtractor:
             seen.add(key)
             a, b = seg
             value = abs(fig.value) if metric.absolute else fig.value
+            length = self._duration(view, seg, fig.start) if metric.flow else None
             out.append(
                 Finding(
                     entity,
@@ -446,6 +532,7 @@ class RuleExtractor:
                     "fact",
                     (),
                     a,
+                    length,
                 )
             )
         for row in view.rows:
@@ -468,7 +555,8 @@ class RuleExtractor:
                 if entity is None:
                     continue
                 conf = 0.85 if not resolver.has_kinds else conf
-                for (value, surface, s, e), period in zip(row.values, row.periods):  # noqa: B007
+                lengths = row.durations if metric.flow and row.durations else (None,) * len(row.values)
+                for (value, surface, s, e), period, length in zip(row.values, row.periods, lengths):  # noqa: B007
                     key = (metric.key, s)
                     if value != value or key in seen:  # a dash (NaN): nil, not a figure
                         continue
@@ -493,6 +581,7 @@ class RuleExtractor:
                             "fact",
                             (),
                             row.start,
+                            length,
                         )
                     )
                 break

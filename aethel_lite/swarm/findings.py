@@ -48,6 +48,7 @@ _SOURCE_KEYS = (
     "confidence",
     "specialist",
     "start",
+    "duration",
 )
 
 
@@ -79,6 +80,10 @@ class Finding:
     sources : tuple of dict
         Conflicts only: the disagreeing facts.
     start : int or None
+    duration : int or None
+        The length of the figure's period in months (3, 6, 9, 12) where the text states it ("Three
+        Months Ended", "Nine Months Ended" over the column); ``None`` when it does not (a balance-sheet
+        date, an unstated length).
     """
 
     entity: str
@@ -96,15 +101,18 @@ class Finding:
     kind: str = "fact"
     sources: tuple = field(default_factory=tuple)
     start: int | None = None
+    duration: int | None = None
 
     def to_dict(self) -> dict:
-        """JSON-able record: :data:`FINDING_KEYS` plus ``surface``, ``kind``, ``sources``, ``start``."""
+        """JSON-able record: :data:`FINDING_KEYS` plus ``surface``, ``kind``, ``sources``, ``start``,
+        ``duration``."""
         return {
             **{k: getattr(self, k) for k in FINDING_KEYS},
             "surface": self.surface,
             "kind": self.kind,
             "sources": [dict(s) for s in self.sources],
             "start": self.start,
+            "duration": self.duration,
         }
 
     @classmethod
@@ -119,6 +127,7 @@ class Finding:
             kind=row.get("kind", "fact"),
             sources=tuple(dict(s) for s in row.get("sources", ())),
             start=row.get("start"),
+            duration=row.get("duration"),
         )
 
     def sort_key(self) -> tuple:
@@ -128,6 +137,7 @@ class Finding:
             self.kind,
             self.metric,
             period_sort_key(self.period),
+            self.duration or 0,
             self.doc_id,
             -1 if self.page is None else self.page,
             self.passage_id,
@@ -150,7 +160,9 @@ def fact_key(entity: str, metric: str, period: str | None, value: float | None) 
 def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence Auditor") -> list[Finding]:
     """Conflict findings: one (entity, metric, period) stated with different values in different documents.
 
-    Facts are grouped by (entity, metric, period, unit). A group with two different values
+    Facts are grouped by (entity, metric, period, unit); a group whose facts state two different
+    lengths (three and nine months ended the same day) is split by length, the facts of unstated
+    length left out, as they could be either: different lengths are different figures, not a conflict. A group with two different values
     (:func:`~aethel_lite.swarm.values.same_value`) stated by two different documents becomes one
     conflict whose ``sources`` are one fact per (document, value) -- the first by page and passage
     -- ordered by value (the value stated by most documents first) and document. Its passage,
@@ -168,15 +180,22 @@ def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence 
     list of Finding
         ``kind="conflict"``, ``value=None``, sorted canonically.
     """
-    groups: dict[tuple, list[Finding]] = {}
+    by_key: dict[tuple, list[Finding]] = {}
     for f in findings:
         if f.kind == "fact" and f.value is not None and f.period is not None:
-            groups.setdefault((f.entity, f.metric, f.period, f.unit), []).append(f)
+            by_key.setdefault((f.entity, f.metric, f.period, f.unit), []).append(f)
+    groups: dict[tuple, list[Finding]] = {}
+    for key, facts in by_key.items():
+        lengths = {f.duration for f in facts if f.duration is not None}
+        if len(lengths) < 2:
+            groups[(*key, next(iter(lengths), None))] = facts
+        for length in sorted(lengths) if len(lengths) > 1 else ():
+            groups[(*key, length)] = [f for f in facts if f.duration == length]
     out = []
-    for entity, metric, period, unit in sorted(
-        groups, key=lambda g: (g[0], g[1], period_sort_key(g[2]), g[3] or "")
+    for entity, metric, period, unit, duration in sorted(
+        groups, key=lambda g: (g[0], g[1], period_sort_key(g[2]), g[3] or "", g[4] or 0)
     ):
-        facts = sort_findings(groups[entity, metric, period, unit])
+        facts = sort_findings(groups[entity, metric, period, unit, duration])
         values: list[float] = []
         for f in facts:
             if not any(same_value(f.value, v) for v in values):
@@ -219,6 +238,7 @@ def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence 
                 "conflict",
                 tuple(sources),
                 first["start"],
+                duration,
             )
         )
     return sort_findings(out)

@@ -42,6 +42,10 @@ class Metric:
         Pattern of pages whose table rows are not this metric (a cash-flow statement's changes).
     absolute : bool
         Report the amount unsigned (an outflow prints "(1,577)" in a cash-flow statement, "$1.6 billion" in prose).
+    flow : bool
+        An amount over a period (revenue, net income, capital expenditure): its findings carry the
+        period's length where the text states it ("Three Months Ended"). A balance or a ratio at a
+        date (``False``) has no length.
     """
 
     key: str
@@ -54,6 +58,7 @@ class Metric:
     exclude: str | None = None
     not_on: str | None = None
     absolute: bool = False
+    flow: bool = False
     phrase_re: re.Pattern | None = field(init=False, repr=False, compare=False)
     table_re: re.Pattern | None = field(init=False, repr=False, compare=False)
     exclude_re: re.Pattern | None = field(init=False, repr=False, compare=False)
@@ -180,6 +185,7 @@ METRICS: dict[str, Metric] = {
             None,
             "capital called from limited partners",
             _FUND,
+            flow=True,
         ),
         _M(
             "price_to_nav",
@@ -205,6 +211,7 @@ METRICS: dict[str, Metric] = {
             + r"(?: and (?:other|intangible) assets)?|capital expenditures?|capital spending",
             "capital expenditure purchases of property plant and equipment",
             absolute=True,
+            flow=True,
         ),
         _M(
             "cash",
@@ -249,6 +256,7 @@ METRICS: dict[str, Metric] = {
             r"|(?:common stock )?cash dividends(?: paid)?|payments? of (?:cash )?dividends",
             "dividends paid to shareholders",
             absolute=True,
+            flow=True,
         ),
         _M(
             "operating_cash_flow",
@@ -258,6 +266,7 @@ METRICS: dict[str, Metric] = {
             r"net cash (?:provided by|from|(?:provided by )?\(used (?:in|for)\)|provided by \(used in\)) operating activities"
             r"(?: of continuing operations)?",
             "net cash provided by operating activities",
+            flow=True,
         ),
         _M(
             "revenue",
@@ -266,6 +275,7 @@ METRICS: dict[str, Metric] = {
             None,
             r"(?:total )?(?:net )?(?:revenues?|sales|net sales|operating revenues?)",
             "total revenue net sales",
+            flow=True,
         ),
         _M(
             "cogs",
@@ -274,14 +284,16 @@ METRICS: dict[str, Metric] = {
             None,
             r"(?:total )?cost of (?:goods sold|sales|products sold|revenues?)(?: \(exclusive of [a-z ,]+\))?",
             "cost of sales",
+            flow=True,
         ),
         _M(
             "net_income",
             "net income",
             MONEY,
             None,
-            r"net (?:income|earnings)(?: \(loss\))?(?: attributable to (?!noncontrolling)[a-z0-9 .,&'’-]+)?",
+            r"net (?:income|earnings)(?: \(loss\))?(?: attributable to (?!non-?controlling)[a-z0-9 .,&'’-]+)?",
             "net income",
+            flow=True,
         ),
         _M(
             "ppe_net",

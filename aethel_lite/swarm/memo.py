@@ -4,6 +4,11 @@ Every figure is printed in bold, exactly as the source prints it, followed by it
 (``**$812.4 million** [A3]``); each audit row quotes the sentence or table row (a substring of the
 passage, whitespace collapsed, "|" escaped) that holds its figure. No other number appears except
 period labels and entity names, so the memo can be checked mechanically (:func:`check_memo`).
+
+Figures are shown per period *and length*: "Net income **461** [A1] (three months ended 2022Q4)". A
+trend compares the latest figure only with the latest earlier one of the same length (three months
+with three months, never with six), and the audit trail states every figure's length, or that the
+text does not state it ("2022Q4, length not stated").
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from ..errors import DataError
 from .findings import Finding
 from .generate import SYSTEM_PROMPT, GeneratorError
 from .lexicon import METRICS, TOPICS
-from .values import period_sort_key, same_value
+from .values import DURATIONS, duration_text, period_sort_key, same_value
 
 __all__ = [
     "Memo",
@@ -173,7 +178,8 @@ class _Refs:
 
     def ref(self, f: Finding) -> str:
         """The reference of a finding (a new audit row the first time)."""
-        key = (f.passage_id, f.start, f.metric, f.surface or "", f.kind)
+        # a table row's figures share its start: its columns' periods and lengths tell them apart
+        key = (f.passage_id, f.start, f.metric, f.surface or "", f.kind, f.period, f.duration)
         r = self.by_key.get(key)
         if r is None:
             r = self.by_key[key] = f"A{len(self.rows) + 1}"
@@ -183,7 +189,7 @@ class _Refs:
                     f.surface or "",
                     self.names.get(f.entity, f.entity),
                     _label(f.metric),
-                    f.period or "",
+                    _audit_period(f),
                     f.doc_id,
                     f.page,
                     f.passage_id,
@@ -200,6 +206,31 @@ class _Refs:
         """Every surface of facts with one value, each with its references."""
         surfaces = sorted({f.surface or "" for f in facts})
         return " · ".join(self.figure([f for f in facts if (f.surface or "") == s]) for s in surfaces)
+
+
+def _when(f: Finding) -> tuple:
+    """A fact's period and length: facts are shown and compared per (period, length)."""
+    return (f.period, f.duration)
+
+
+def _whens(facts: Sequence[Finding], *, dated: bool = True) -> list[tuple]:
+    """The (period, length) pairs of ``facts`` (only those with a period when ``dated``), chronologically,
+    the shorter length first on one day."""
+    whens = {_when(f) for f in facts if f.period or not dated}
+    return sorted(whens, key=lambda w: (period_sort_key(w[0]), w[1] or 0))
+
+
+def _when_text(when: tuple) -> str:
+    """``"three months ended 2023Q2"``, or the period alone when its length is not stated."""
+    period, months = when
+    return f"{DURATIONS[months]} ended {period}" if months in DURATIONS else str(period)
+
+
+def _audit_period(f: Finding) -> str:
+    """The audit trail's period cell: a figure's period and its length, stated or not."""
+    if f.kind == "topic" or not f.period:
+        return f.period or ""
+    return f"{f.period}, {duration_text(f.duration)}"
 
 
 def _label(metric: str) -> str:
@@ -290,14 +321,12 @@ def build_memo(
     for sp in specialists:
         parts = []
         for e, metric, fs in _by_metric(entities, facts, sp.mandate.metrics):
-            periods = sorted({f.period for f in fs if f.period}, key=period_sort_key)
-            if not periods:
+            whens = _whens(fs)
+            if not whens:
                 continue
-            shown = " against ".join(
-                refs.value(g) for g in _values([f for f in fs if f.period == periods[-1]])
-            )
+            shown = " against ".join(refs.value(g) for g in _values([f for f in fs if _when(f) == whens[-1]]))
             who = f" of {names.get(e, e)}" if multi and e != target_entity else ""
-            parts.append(f"{_label(metric)}{who} {shown} ({periods[-1]})")
+            parts.append(f"{_label(metric)}{who} {shown} ({_when_text(whens[-1])})")
         if parts:
             sentences.append(f"The {sp.name} reports " + "; ".join(parts) + ".")
     raised = [
@@ -314,18 +343,22 @@ def build_memo(
     for sp in specialists:
         trends = []
         for e, metric, fs in _by_metric(entities, facts, sp.mandate.metrics):
-            periods = sorted({f.period for f in fs}, key=period_sort_key)
-            if len(periods) < 2:
+            whens = _whens(fs)
+            if len(whens) < 2:
                 continue
-            ga, gb = (_values([f for f in fs if f.period == p]) for p in periods[-2:])
+            latest = whens[-1]  # compared only with the latest earlier figure of the same length
+            earlier = [w for w in whens[:-1] if w[1] == latest[1]]
+            if not earlier:
+                continue
+            ga, gb = (_values([f for f in fs if _when(f) == w]) for w in (earlier[-1], latest))
             if len(ga) != 1 or len(gb) != 1:
                 continue  # a conflicted period: no trend
             va, vb = ga[0][0].value, gb[0][0].value
             word = "up" if vb > va else "down" if vb < va else "unchanged"
             who = f" of {names.get(e, e)}" if multi and e != target_entity else ""
             trends.append(
-                f"{_label(metric)}{who} {word} from {refs.value(ga[0])} ({periods[-2]}) to "
-                f"{refs.value(gb[0])} ({periods[-1]})"
+                f"{_label(metric)}{who} {word} from {refs.value(ga[0])} ({_when_text(earlier[-1])}) to "
+                f"{refs.value(gb[0])} ({_when_text(latest)})"
             )
         if trends:
             inputs.append(f"- **{sp.name}**: " + "; ".join(trends) + ".")
@@ -339,7 +372,7 @@ def build_memo(
         )
         inputs.append(f"- **Risk topics** (quoted in the audit trail): {cites}.")
     if conflicts:
-        items = ", ".join(f"{_label(c.metric)} ({c.period})" for c in conflicts)
+        items = ", ".join(f"{_label(c.metric)} ({_when_text(_when(c))})" for c in conflicts)
         inputs.append(f"- **Disagreeing documents**: {items}; see Conflicts.")
     else:
         inputs.append("- **Disagreeing documents**: none; no figure is stated differently in two documents.")
@@ -359,11 +392,11 @@ def build_memo(
             )
             rows = []
             for e, metric, fs in _by_metric(entities, mine, sp.mandate.metrics):
-                for period in sorted({f.period for f in fs}, key=period_sort_key, reverse=True):
+                for when in reversed(_whens(fs, dated=False)):
                     cell = " against ".join(
-                        refs.value(g) for g in _values([f for f in fs if f.period == period])
+                        refs.value(g) for g in _values([f for f in fs if _when(f) == when])
                     )
-                    row = f"| {_label(metric)} | {period} | {cell} |"
+                    row = f"| {_label(metric)} | {_when_text(when)} | {cell} |"
                     rows.append(f"| {_cell(names.get(e, e))} " + row if wide else row)
             lines += [head, *rows, ""]
         tops = [f for f in topics if f.metric in sp.mandate.topics]
@@ -393,7 +426,7 @@ def build_memo(
             stated = [refs.figure([Finding(c.entity, c.metric, c.period, **s)]) for s in c.sources]
             who = f" — {names.get(c.entity, c.entity)}" if multi else ""
             clines.append(
-                f"- **{_label(c.metric)}, {c.period}**{who}: "
+                f"- **{_label(c.metric)}, {_when_text(_when(c))}**{who}: "
                 + " against ".join(stated)
                 + " (different documents)."
             )

@@ -46,6 +46,10 @@ __all__ = [
     "period_sort_key",
     "same_value",
     "fiscal_year",
+    "date_label",
+    "DURATIONS",
+    "find_durations",
+    "duration_text",
 ]
 
 UNITS = ("USD m", "EUR m", "GBP m", "%", "x")
@@ -291,7 +295,8 @@ class Period:
     kind: str = ""
 
 
-def _date_label(year: int, month: int, day: int) -> str | None:
+def date_label(year: int, month: int, day: int) -> str | None:
+    """The label of a date: its quarter at a calendar quarter's end (``"2022Q4"``), else ``"2022-10-29"``."""
     if not (1 <= month <= 12 and 1 <= day <= 31):
         return None
     q = _QUARTER_END.get((month, day))
@@ -301,9 +306,9 @@ def _date_label(year: int, month: int, day: int) -> str | None:
 def _label(kind: str, m: re.Match) -> str | None:
     g = m.groupdict()
     if kind in ("mdy", "dmy"):
-        return _date_label(int(g["year"]), _MONTHS[g["month"].lower().rstrip(".")], int(g["day"]))
+        return date_label(int(g["year"]), _MONTHS[g["month"].lower().rstrip(".")], int(g["day"]))
     if kind == "num":
-        return _date_label(int(g["year"]), int(g["mm"]), int(g["dd"]))
+        return date_label(int(g["year"]), int(g["mm"]), int(g["dd"]))
     if kind == "q":
         return f"{g['year']}Q{g['q']}" if g.get("q") else f"{g['year2']}Q{g['q2']}"
     if kind == "ordq":
@@ -370,3 +375,44 @@ def fiscal_year(period: Period) -> Period:
     return (
         period if period.kind != "date" else Period(f"FY{period.label[:4]}", period.start, period.end, "year")
     )
+
+
+# ------------------------------------------------------------------------------------ durations
+#: the lengths a figure's period can have, in months, and how the memo names them
+DURATIONS = {3: "three months", 6: "six months", 9: "nine months", 12: "twelve months"}
+_WORD_MONTHS = {"three": 3, "six": 6, "nine": 9, "twelve": 12, "3": 3, "6": 6, "9": 9, "12": 12}
+_WORD_WEEKS = {"thirteen": 3, "twenty-six": 6, "thirty-nine": 9, "fifty-two": 12, "fifty-three": 12}
+_WORD_WEEKS.update({"13": 3, "26": 6, "39": 9, "52": 12, "53": 12})
+_DURATION = re.compile(
+    r"\b(?P<m>three|six|nine|twelve|3|6|9|12)[\s-]+months?\s+(?:period\s+)?end(?:ed|ing)\b"
+    r"|\b(?P<w>thirteen|twenty[\s-]six|thirty[\s-]nine|fifty[\s-]two|fifty[\s-]three|13|26|39|52|53)[\s-]+weeks?"
+    r"\s+(?:period\s+)?end(?:ed|ing)\b"
+    r"|\b(?P<q>quarter)\s+end(?:ed|ing)\b"
+    r"|\b(?P<y>(?:fiscal\s+)?years?)\s+end(?:ed|ing)\b",
+    re.IGNORECASE,
+)
+
+
+def find_durations(text: str) -> list[tuple[int, int, int]]:
+    """``(months, start, end)`` of every period length ``text`` states, in text order.
+
+    "Three Months Ended", "Nine months ended", "13 Weeks Ended", "Twenty-Six Weeks Ended" (weeks of a
+    52/53-week year: 13 → 3, 26 → 6, 39 → 9, 52 or 53 → 12), "Quarter Ended" (3), "Year(s) Ended"
+    and "Fiscal Year Ended" (12). A length is only read where the text says the period *ended* (or
+    is *ending*): "six months" alone is not a period's length.
+    """
+    out = []
+    for m in _DURATION.finditer(text):
+        if m.group("m"):
+            months = _WORD_MONTHS[m.group("m").lower()]
+        elif m.group("w"):
+            months = _WORD_WEEKS[re.sub(r"[\s-]+", "-", m.group("w").lower())]
+        else:
+            months = 3 if m.group("q") else 12
+        out.append((months, m.start(), m.end()))
+    return out
+
+
+def duration_text(months: int | None) -> str:
+    """How the memo names a figure's length: ``"three months"``, ..., ``"length not stated"``."""
+    return DURATIONS.get(months, "length not stated") if months else "length not stated"

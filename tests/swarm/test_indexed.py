@@ -9,6 +9,7 @@ index's own passages: the cited file and page exist and the page's text holds th
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from pathlib import Path
@@ -226,3 +227,57 @@ def test_memo_needs_one_corpus(tmp_path, capsys, text_index):
         )
         == 2
     )
+
+
+# --- figures of different lengths: real 10-Q statements ---------------------------------------------
+#: cover, income statement, cash-flow statement of two FinanceBench 10-Qs: three months beside six
+#: (Amcor, fiscal Q2) and beside nine (Apple, fiscal Q3) ended the same day
+TENQ = {"AMCOR_2023Q2_10Q": (0, 4, 7), "APPLE_2023Q3_10Q": (0, 3, 7)}
+_LENGTHS = r"(?:three|six|nine|twelve) months"
+
+
+@pytest.fixture(scope="module")
+def tenq_index(real_data, tmp_path_factory, cache):
+    rows = []
+    with gzip.open(require(real_data / "financebench" / "pages.jsonl.gz"), "rt", encoding="utf-8") as fh:
+        for line in fh:
+            r = json.loads(line)
+            if r["page"] in TENQ.get(r["doc_name"], ()):
+                pid = f"{r['doc_name']}#p{r['page']}"
+                rows.append(
+                    {
+                        "pid": pid,
+                        "doc_id": r["doc_name"],
+                        "title": "",
+                        "text": r["text"],
+                        "meta": {"page": r["page"]},
+                    }
+                )
+    assert len(rows) == 6
+    path = tmp_path_factory.mktemp("tenq") / "pages.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return _index([path], tmp_path_factory.mktemp("idx") / "tenq-index")
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("target, longer", [("Amcor", 6), ("Apple", 9)])
+def test_a_memo_compares_only_figures_of_one_length(tenq_index, tmp_path, target, longer):
+    """The statements print three months beside six or nine months ended the same day: each figure
+    keeps its length, a trend compares figures of one length only, and the audit trail states every
+    figure's length."""
+    out, findings = tmp_path / "memo.md", tmp_path / "findings.json"
+    assert memo(tenq_index, target, out, "--findings", str(findings)) == 0
+    md = out.read_text(encoding="utf-8")
+    facts = [r for r in json.loads(findings.read_text()) if r["kind"] == "fact"]
+    income = {(f["period"], f["duration"]) for f in facts if f["metric"] in ("net_income", "revenue")}
+    assert {d for _, d in income} == {3, longer}
+    assert any((period, longer) in income for period, d in income if d == 3)  # side by side
+    assert all(f["duration"] is None for f in facts if f["metric"] in ("total_assets", "cash"))
+    rows = [r for r in parse_audit_table(md) if r["Figure"] not in ("", "—")]
+    assert rows and all(re.search(rf", (?:{_LENGTHS}|length not stated)$", r["Period"]) for r in rows)
+    body = md.split(AUDIT_HEADING, 1)[0]
+    trends = [t for t in re.split(r"; |\n", body) if re.search(r"\b(?:up|down|unchanged) from\b", t)]
+    assert trends
+    for t in trends:  # "(three months ended 2021Q4) to ... (three months ended 2022Q4)"
+        lengths = re.findall(rf"\(({_LENGTHS}) ended ", t)
+        assert len(lengths) in (0, 2) and len(set(lengths)) <= 1, t
