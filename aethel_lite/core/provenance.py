@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import dijkstra
 
 from ..errors import ParameterError
 from .ppr import PPROperator
@@ -205,4 +204,6 @@ def hop_distances(graph, entities, *, links: bool = True) -> np.ndarray:
         adj = graph.adjacency()
     else:
         adj = sp.bmat([[None, graph.incidence], [graph.incidence.T, None]], format="csr", dtype=np.float64)
+    from scipy.sparse.csgraph import dijkstra  # scipy.linalg with it: 0.1 s a plain search does not need
+
     return np.asarray(dijkstra(adj, directed=False, unweighted=True, indices=nodes, min_only=True))
