@@ -156,7 +156,6 @@ _RELEASE_YEAR = re.compile(
 _ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
 _RELEASE_Q = re.compile(r"\b(first|second|third|fourth)[\s-](?:fiscal\s+)?quarter\b|\bq([1-4])\b", re.I)
 _DATELINE = re.compile(_DATE, re.I)
-_FILE_NO_LABEL = re.compile(r"commission\W+file\W+(?:number|no)\b", re.I)
 _FILE_NUMBER = re.compile(r"\b(\d{1,3})-(\d{4,6})\b")
 _FORMERLY = re.compile(r"([^\n()]{2,80}?)\s*\(\s*formerly(?:\s+known\s+as)?\s+([^()\n]{2,60})\)", re.I)
 # a balance sheet's title line, then its column headers (dates, years) before its first assets line
@@ -337,8 +336,8 @@ def file_number(pages: Sequence[str]) -> str | None:
     """The cover's commission file number (the first ``d-dddd`` within 400 characters after "Commission
     file number"), each part without leading zeros; ``None`` without one."""
     _, first = _cleaned(pages)
-    label = _FILE_NO_LABEL.search(first)
-    m = _FILE_NUMBER.search(first[label.end() : label.end() + 400]) if label else None
+    label = _FILE_NO.search(first)
+    m = _FILE_NUMBER.search(first[label.start() : label.start() + 400]) if label else None
     return f"{int(m.group(1))}-{int(m.group(2))}" if m else None
 
 

@@ -293,7 +293,7 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
         d = DocMeta(doc)
         text = p.text or ""
         need = not (meta.get("company") and meta.get("doc_period") not in (None, "") and meta.get("doc_type"))
-        texts = [q.text or "" for q in pages]
+        texts = [q.text or "" for q in pages] if need else []
         cov = read_cover(texts[:3], statements=texts[3:]) if need else None
         if cov is not None and cov.form is None:
             cov = None  # not a filing or a release: the first-page rules below

@@ -43,6 +43,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..data.cover import MONTHS
 from ..errors import ParameterError
 from .findings import Finding
 from .lexicon import METRICS, MONEY, TOPICS, Metric, clean_label
@@ -107,12 +108,6 @@ class TableRow:
 
 
 _DASHES = ("—", "–", "-", "−", "—%", "*")
-_MONTHS_OF = {
-    m: i
-    for i, m in enumerate(
-        "january february march april may june july august september october november december".split(), 1
-    )
-}
 _YEAR_LINE = re.compile(r"(?:19|20)\d{2}")
 _MONTH_DAY = re.compile(
     r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
@@ -148,7 +143,7 @@ def _duration_line(line: str) -> list[tuple[int, tuple[int, int] | None]]:
         day = None
         if tail:
             month, dd = tail.group(0).rstrip(",").split()
-            day = (_MONTHS_OF[month.lower()], int(dd))
+            day = (MONTHS[month.lower()], int(dd))
             b = tail.end()
         out.append((months, day))
         last = b

@@ -15,10 +15,7 @@ Layers, bottom to top (``aethel_lite/__init__.py`` says the same in words):
 
 A module may import from its own layer and the layers below it. No module imports one of the
 package's own modules inside a function: such imports hid the import circle this layout removed.
-Function-local imports are left only for heavy optional dependencies (torch, spaCy, numba, ...) and
-for the few package modules in ``LAZY``, each of which holds such a dependency's code and imports
-nothing from the package (so it cannot close a circle). The circle check counts every import,
-function-local ones included.
+Function-local imports are left only for heavy optional dependencies (torch, spaCy, numba, ...).
 """
 
 from __future__ import annotations
@@ -45,14 +42,6 @@ LAYERS = {
     "book": 8,
     "cli": 9,
     "cli_checks": 9,
-}
-#: package modules that may be imported inside a function (by whom, and why)
-LAZY = {
-    "aethel_lite.core.ppr_numba": (
-        "aethel_lite.core.ppr_kernels",
-        "numba's compiled solver: importing numba is about 0.3 s of every command's start-up, and only "
-        "systems of 50,000 nonzeros or more use it",
-    ),
 }
 MAX_MODULE_LINES = 700
 MAX_CLASS_LINES = 400
@@ -128,20 +117,14 @@ def test_no_import_points_up_a_layer():
 
 def test_no_package_module_is_imported_inside_a_function():
     _, local = _imports()
-    assert [f"{a} line {line}: {b}" for a, b, line in local if LAZY.get(b, ("",))[0] != a] == []
-
-
-def test_a_lazy_module_imports_nothing_from_the_package():
-    top, local = _imports()
-    assert [f"{a} line {line}: {b}" for a, b, line in top + local if a in LAZY] == []
-    assert set(LAZY) <= set(MODULES)
+    assert [f"{a} line {line}: {b}" for a, b, line in local] == []
 
 
 def test_the_import_graph_has_no_circle():
-    top, local = _imports()
+    top, _ = _imports()
     graph = nx.DiGraph()
     graph.add_nodes_from(MODULES)
-    for a, b, _line in top + local:
+    for a, b, _line in top:
         while b not in MODULES and "." in b:  # `from aethel_lite.x import name`: the module x
             b = b.rsplit(".", 1)[0]
         # a package's __init__ and its own submodules import each other by design: not a circle
