@@ -571,6 +571,13 @@ def test_make_book_times_each_stage_and_fails_naming_the_cell(tmp_path):
     assert "time: stage html" not in failed.stdout  # the book is not built from a failed run
 
 
+def _default_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_ctrl_c_names_the_notebook_and_cell_keeps_finished_chapters_and_exits_130(tmp_path):
     """SIGINT during a notebook: one line, no traceback, exit 130; the finished chapter is kept."""
     import signal
@@ -587,6 +594,9 @@ def test_ctrl_c_names_the_notebook_and_cell_keeps_finished_chapters_and_exits_13
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # as a shell starts it: SIGINT handled by default and not blocked, whatever this test process
+        # inherited (in the two-worker CI run the runner once started with SIGINT ignored)
+        preexec_fn=_default_sigint,
     )
     deadline = time.monotonic() + 120
     while not (tmp_path / "started").exists():
