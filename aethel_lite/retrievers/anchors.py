@@ -34,6 +34,7 @@ from .base import topk
 from .docmeta import PREFIXES
 from .hybrid_settings import ANCHOR_MODES
 from .seeds import fields_vector
+from .statements import statements_first
 from .traces import QueryTrace
 
 __all__ = ["ANCHOR_MODES", "Anchor", "question_anchors", "anchor_parts", "solve", "ranked", "merge"]
@@ -131,8 +132,9 @@ def solve(r, text: str, trace: QueryTrace, operator, docs: np.ndarray | None) ->
 
 
 def ranked(r, text: str, trace: QueryTrace) -> np.ndarray:
-    """The merged corpus-length scores of an anchored question (:func:`merge` of each anchor's ``ranking_scores``);
-    records which anchor ranks each passage best in ``trace.extra["anchor_of"]``."""
+    """The merged corpus-length scores of an anchored question (:func:`merge` of each anchor's ``ranking_scores``,
+    with its filing's statement pages first under ``anchor_pages="statements"``:
+    :func:`~aethel_lite.retrievers.statements.statements_first`); records which anchor ranks each passage best in ``trace.extra["anchor_of"]``."""
     rows = []
     for _, t in trace.extra["anchors"]:
         e = t.extra
@@ -147,6 +149,8 @@ def ranked(r, text: str, trace: QueryTrace) -> np.ndarray:
                 heading=e["heading"],
             )
         )
+    if r.hybrid_settings.anchor_pages == "statements":
+        rows = [statements_first(row, trace.corpus_idx, r.statements_, r.doc_ids_, text) for row in rows]
     scores, trace.extra["anchor_of"] = merge(rows, trace.corpus_idx)
     return scores
 

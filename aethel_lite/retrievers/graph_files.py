@@ -7,6 +7,8 @@
 ``bm25/``                 the BM25 index (:meth:`~aethel_lite.retrievers.BM25Retriever.save`)
 ``docmeta.json``          ``{"documents": [DocMeta fields, ...]}``, one entry per document in corpus order
                           (only with document or metadata nodes; :func:`write_docmeta`)
+``statements.json``       the statement pages and their rows' words (with ``anchor_pages="statements"``;
+                          :meth:`~aethel_lite.retrievers.statements.StatementPages.save`)
 ``dense-<pooling>.npy``   the hybrid's dense / heading embeddings (:meth:`DenseRetriever.save
                           <aethel_lite.retrievers.DenseRetriever.save>`), when it has them
 ========================  ==============================================================================
@@ -27,14 +29,16 @@ from ..errors import DataError
 from .bm25 import BM25Retriever
 from .dense import DenseRetriever
 from .docmeta import DocMeta
+from .statements import StatementPages
 
 __all__ = [
     "IDS_FILE", "DOCMETA_FILE", "PassageIds", "GraphParts", "graph_folder", "write_docmeta", "read_docmeta", "save",
-    "load_parts", "load_dense", "load_docmeta",
+    "load_parts", "load_dense", "load_docmeta", "STATEMENTS_FILE", "load_statements",
 ]  # fmt: skip
 
 IDS_FILE = "ids.json"
 DOCMETA_FILE = "docmeta.json"
+STATEMENTS_FILE = "statements.json"
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,9 @@ def save(retriever, folder: str | os.PathLike) -> list[str]:
     if getattr(r, "doc_meta_", None) is not None:
         write_docmeta(folder / DOCMETA_FILE, r.doc_meta_)
         files.append(DOCMETA_FILE)
+    if getattr(r, "statements_", None) is not None:
+        r.statements_.save(folder / STATEMENTS_FILE, r.pids_)
+        files.append(STATEMENTS_FILE)
     for model in (getattr(r, "dense_", None), getattr(r, "heading_", None)):
         if model is not None:
             files += model.save(folder)
@@ -138,3 +145,8 @@ def load_docmeta(folder: str | os.PathLike) -> dict | None:
     """``docmeta.json`` of ``folder`` (:func:`read_docmeta`), or None when there is none."""
     path = Path(folder) / DOCMETA_FILE
     return read_docmeta(path) if path.exists() else None
+
+
+def load_statements(folder: str | os.PathLike, pids: list[str]) -> StatementPages:
+    """``statements.json`` of ``folder`` (:meth:`StatementPages.load`)."""
+    return StatementPages.load(Path(folder) / STATEMENTS_FILE, pids)

@@ -39,6 +39,7 @@ from .graph_files import GraphParts
 from .hybrid_settings import GRAPH, HYBRID, PASSAGE_SEEDS, HybridSettings
 from .ranker import PageRankSearch
 from .seeds import fields_vector, mixture, passage_vector
+from .statements import StatementPages
 from .traces import Teleport
 
 __all__ = ["HybridRetriever", "HybridParts"]
@@ -53,6 +54,7 @@ class HybridParts:
     dense: DenseRetriever | None = None
     heading: DenseRetriever | None = None
     doc_meta: Mapping | None = None
+    statements: StatementPages | None = None
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -89,6 +91,8 @@ class HybridRetriever(PageRankSearch, Retriever):
         Each passage's document node in :attr:`graph_` (``document_nodes``).
     tokens_ : TokenIndex or None
         BCT's token index of :attr:`graph_`'s entities.
+    statements_ : StatementPages or None
+        The corpus's statement pages and their row labels (``anchor_pages="statements"``).
     """
 
     name = "hybrid"
@@ -146,6 +150,7 @@ class HybridRetriever(PageRankSearch, Retriever):
             "period_decay": s.period_decay,
             "rank_weights": s.term_weights(),
             **({} if s.anchors == "joint" else {"anchors": s.anchors, "anchor_gap": s.anchor_gap}),
+            **({} if s.anchor_pages == "rank" else {"anchor_pages": s.anchor_pages}),
         }
 
     _memo = False
@@ -177,9 +182,14 @@ class HybridRetriever(PageRankSearch, Retriever):
         paper = GraphRetriever(**{**g.get_params(deep=False), "progress": g.progress or self.progress})
         paper.memo = self.memo
         paper.fit(passages, parts=None if parts is None else parts.graph)
-        dense = heading = doc_meta = None
+        dense = heading = doc_meta = statements = None
         if parts is not None:
-            dense, heading, doc_meta = parts.dense, parts.heading, parts.doc_meta
+            dense, heading, doc_meta, statements = (
+                parts.dense,
+                parts.heading,
+                parts.doc_meta,
+                parts.statements,
+            )
         if s.needs("dense") and (dense is None or dense.pooling != s.dense_pooling):
             dense = DenseRetriever(pooling=s.dense_pooling, cache=g.cache, progress=self.progress).fit(
                 passages
@@ -210,6 +220,9 @@ class HybridRetriever(PageRankSearch, Retriever):
             CompanyIndex(c for d in self.doc_meta_.values() for c in d.companies) if s.metadata else None
         )
         self.tokens_ = token_index(self.graph_) if g.bct in ("substring", "both") else None
+        self.statements_ = None
+        if s.anchor_pages == "statements":
+            self.statements_ = StatementPages().fit(passages) if statements is None else statements
         self.doc_nodes_ = None
         if s.document_nodes:
             self.doc_nodes_ = np.array(
@@ -223,7 +236,9 @@ class HybridRetriever(PageRankSearch, Retriever):
     def parts_(self) -> HybridParts:
         """The fitted parts (what ``fit(parts=...)`` takes): a variant with other settings is fitted from them."""
         self._check_fitted()
-        return HybridParts(self.graph_retriever_.parts_, self.dense_, self.heading_, self.doc_meta_)
+        return HybridParts(
+            self.graph_retriever_.parts_, self.dense_, self.heading_, self.doc_meta_, self.statements_
+        )
 
     def variant(self, graph: Mapping[str, Any] | None = None, **changes: Any) -> HybridRetriever:
         """A new hybrid with the paper retriever's settings ``graph`` and the hybrid settings ``changes`` replaced,
@@ -247,7 +262,8 @@ class HybridRetriever(PageRankSearch, Retriever):
         dense = graph_files.load_dense(folder, pids, s.dense_pooling, g.cache) if s.needs("dense") else None
         heading = graph_files.load_dense(folder, pids, "heading", g.cache) if s.needs("heading") else None
         doc_meta = graph_files.load_docmeta(folder)
-        return r.fit(passages, parts=HybridParts(gparts, dense, heading, doc_meta))
+        statements = graph_files.load_statements(folder, pids) if s.anchor_pages == "statements" else None
+        return r.fit(passages, parts=HybridParts(gparts, dense, heading, doc_meta, statements))
 
     # -- a question -----------------------------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from ..errors import ParameterError
 __all__ = [
     "PASSAGE_SEEDS", "SOURCES", "DEFAULT_SEED_WEIGHTS", "RANK_TERMS", "TERM_SOURCE", "ANCHOR_MODES",
     "HybridSettings", "HYBRID", "GRAPH", "ABLATIONS", "ABLATION_LABELS", "HISTORICAL", "ANCHORED",
+    "ANCHOR_PAGES", "STATEMENTS_FIRST",
 ]  # fmt: skip
 
 PASSAGE_SEEDS = ("lexical", "dense")
@@ -45,6 +46,9 @@ RANK_TERMS = ("ppr", "document", "lexical", "dense", "heading")
 TERM_SOURCE = {"heading": "dense"}
 #: ``"joint"``: every anchor in one teleport; ``"each"``: one PageRank per anchor (:mod:`aethel_lite.retrievers.anchors`)
 ANCHOR_MODES = ("joint", "each")
+#: ``"rank"``: an anchor's places in its own order; ``"statements"``: its filing's statement pages that report the
+#: question's line item first (:mod:`aethel_lite.retrievers.statements`)
+ANCHOR_PAGES = ("rank", "statements")
 
 
 def _weights_ok(values) -> bool:
@@ -78,6 +82,9 @@ class HybridSettings:
         ``"each"``: one PageRank per company or fiscal year a question names (``aethel-anchors``).
     anchor_gap : int
         Years within ``anchor_gap`` of a kept anchor year join it.
+    anchor_pages : {"rank", "statements"}
+        With ``anchors="each"``: ``"statements"`` gives each anchor's first places to the statement pages of its
+        filing that report the line item the question names (``aethel-statements``).
     """
 
     passage_seeds: tuple = ("lexical", "dense")
@@ -95,6 +102,7 @@ class HybridSettings:
     period_decay: float = 0.5
     anchors: str = "joint"
     anchor_gap: int = 2
+    anchor_pages: str = "rank"
 
     def __post_init__(self) -> None:
         if isinstance(self.passage_seeds, str) or any(x not in PASSAGE_SEEDS for x in self.passage_seeds):
@@ -132,6 +140,12 @@ class HybridSettings:
             raise ParameterError("anchors='each' needs metadata=True (the anchors are metadata nodes)")
         if isinstance(self.anchor_gap, bool) or not isinstance(self.anchor_gap, int) or self.anchor_gap < 1:
             raise ParameterError(f"anchor_gap must be a positive integer; got {self.anchor_gap!r}")
+        if self.anchor_pages not in ANCHOR_PAGES:
+            raise ParameterError(
+                f"anchor_pages must be one of {', '.join(ANCHOR_PAGES)}; got {self.anchor_pages!r}"
+            )
+        if self.anchor_pages != "rank" and self.anchors != "each":
+            raise ParameterError(f"anchor_pages={self.anchor_pages!r} needs anchors='each'")
 
     def replace(self, **changes: Any) -> HybridSettings:
         """These settings with the named fields replaced (unknown names: :class:`ParameterError`)."""
@@ -209,3 +223,6 @@ HISTORICAL: dict[str, dict[str, Any]] = {
 #: ``aethel-anchors``: ``aethel-hybrid`` with one PageRank per company or fiscal year a question names;
 #: ``anchor_gap`` 2: a 10-K holds its fiscal year and the one before
 ANCHORED: dict[str, Any] = {"anchors": "each", "anchor_gap": 2}
+#: ``aethel-statements``: ``aethel-anchors`` with each anchor's filing's statement pages for the question's line item
+#: first
+STATEMENTS_FIRST: dict[str, Any] = {**ANCHORED, "anchor_pages": "statements"}

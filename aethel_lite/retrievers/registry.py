@@ -22,6 +22,8 @@ Method names are a public interface (the CLI and its JSON output depend on them)
 ``aethel-hybrid-v1``   the earlier hybrid setting (:data:`~aethel_lite.retrievers.hybrid_settings.HISTORICAL`)
 ``aethel-anchors``     ``aethel-hybrid`` with one PageRank per company or fiscal year the
                        question names (:mod:`aethel_lite.retrievers.anchors`)
+``aethel-statements``  ``aethel-anchors`` with each anchor's first places given to the statement pages of its
+                       filing that report the question's line item (:mod:`aethel_lite.retrievers.statements`)
 =====================  ======================================================================
 
 Each name maps to a :class:`Method`: the retriever class and its settings, as plain data (:data:`METHODS`). Fused
@@ -39,7 +41,7 @@ from .bm25 import BM25Retriever
 from .dense import DenseRetriever
 from .graph import GraphRetriever
 from .hybrid import HybridRetriever
-from .hybrid_settings import ABLATIONS, ANCHORED, GRAPH, HISTORICAL, HYBRID, HybridSettings
+from .hybrid_settings import ABLATIONS, ANCHORED, GRAPH, HISTORICAL, HYBRID, STATEMENTS_FIRST, HybridSettings
 
 __all__ = [
     "Method",
@@ -90,6 +92,7 @@ METHODS: dict[str, Method] = {
     **{name: _hybrid(**change) for name, change in ABLATIONS.items()},
     **{name: _hybrid(**change) for name, change in HISTORICAL.items()},
     "aethel-anchors": _hybrid(**ANCHORED),
+    "aethel-statements": _hybrid(**STATEMENTS_FIRST),
 }
 # fused method -> the methods it fuses
 FUSIONS: dict[str, tuple[str, ...]] = {

@@ -25,8 +25,9 @@ from ..retrievers.base import passage_text
 from ..retrievers.cluster import cluster_options, precompute_methods
 from ..retrievers.dense import index_precision, stored_precision
 from ..retrievers.docmeta import document_metadata
-from ..retrievers.graph_files import write_docmeta
+from ..retrievers.graph_files import STATEMENTS_FILE, write_docmeta
 from ..retrievers.registry import FUSIONS, METHODS, make_retriever, parse_methods
+from ..retrievers.statements import StatementPages
 from .atomic import (
     IndexLock,
     Terminated,
@@ -265,6 +266,12 @@ class _Builder:
         write_docmeta(self.tmp / DOCMETA_FILE, metas)
         self.parts["docmeta"] = {"files": [DOCMETA_FILE], "n_documents": len(metas)}
 
+    def statements(self) -> None:
+        """``statements.json``: the statement pages of the passages and their rows' words (:class:`StatementPages`)."""
+        pages = StatementPages().fit(self.passages)
+        pages.save(self.tmp / STATEMENTS_FILE, self.pids)
+        self.parts["statements"] = {"files": [STATEMENTS_FILE], "n_pages": len(pages.kind_)}
+
     def run(self) -> None:
         long = [p.pid for p in self.passages if len(passage_text(p)) > MAX_MODEL_CHARS]
         if long:
@@ -325,6 +332,8 @@ class _Builder:
             self.dense(m)
         if "docmeta" in needed:
             self.docmeta()
+        if "statements" in needed:
+            self.statements()
 
     def write_manifest(self, info: dict) -> None:
         files = {

@@ -81,6 +81,8 @@ def method_parts(method: str) -> list[str]:
             out.append("dense-heading")
         if s.document_nodes or s.metadata:
             out.append("docmeta")
+        if s.anchor_pages == "statements":
+            out.append("statements")
     return out
 
 

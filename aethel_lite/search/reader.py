@@ -17,11 +17,12 @@ from ..imports import import_without
 from ..retrievers import BM25Retriever, GraphRetriever, HybridRetriever, attribution
 from ..retrievers.dense import PRECISIONS, stored_precision
 from ..retrievers.fusion import fuse_runs
-from ..retrievers.graph_files import GraphParts, PassageIds, read_docmeta
+from ..retrievers.graph_files import STATEMENTS_FILE, GraphParts, PassageIds, read_docmeta
 from ..retrievers.hybrid import HybridParts
 from ..retrievers.ranker import EXPLAIN_DEPTH
 from ..retrievers.registry import FUSIONS, make_retriever
 from ..retrievers.run import RUN_DEPTH
+from ..retrievers.statements import StatementPages
 from .format import (
     DOCMETA_FILE,
     IDS_FILE,
@@ -220,6 +221,11 @@ class SearchIndex:
                     f"{self.dir / DOCMETA_FILE}: its documents differ from {IDS_FILE}; "
                     f"{rebuild_hint(self.dir, self.info)}"
                 )
+        elif name == "statements":  # the statement pages, by pid of ids.json
+            try:
+                obj = StatementPages.load(self.dir / STATEMENTS_FILE, pids)
+            except DataError as exc:
+                raise DataError(f"{exc}; {rebuild_hint(self.dir, self.info)}") from None
         else:  # pragma: no cover - entities parts are read by --add only
             raise ParameterError(f"part {name!r} is not searchable")
         self._parts[name] = obj
@@ -274,6 +280,7 @@ class SearchIndex:
                     else self._base({"dense-first": "dense", "dense-max": "dense-max"}[dense]),
                     self._base("dense-heading") if "dense-heading" in parts else None,
                     self._part("docmeta") if "docmeta" in parts else None,
+                    self._part("statements") if "statements" in parts else None,
                 ),
             )
             extractor = r.graph_retriever_.extractor_

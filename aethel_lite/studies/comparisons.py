@@ -33,6 +33,7 @@ from typing import Any
 from ..data.loaders import load_financebench
 from ..data.sampling import sample_corpus
 from ..data.schema import Dataset
+from ..data.statements import HEAD_LINES, HEADINGS, row_figures
 from ..evaluation.runner import MethodOutcome, block_of, paired_comparisons, score_runs
 from ..evaluation.splits import split
 from ..retrievers.anchors import question_anchors
@@ -55,15 +56,6 @@ __all__ = [
     "comparison_study",
 ]
 
-HEAD_LINES = 12
-_C = r"(?:consolidated)?"
-HEADINGS = {  # matched on a line with its spaces removed, lower-cased (PDF text splits words: "Balance Shee t")
-    "balance": re.compile(rf"^{_C}(?:balancesheets?|statements?of{_C}financialposition)(?:\(continued\))?$"),
-    "income": re.compile(
-        rf"^{_C}(?:statements?of{_C}(?:operations|income|earnings)|incomestatements?)(?:\(continued\))?$"
-    ),
-    "cashflow": re.compile(rf"^{_C}statements?of{_C}cashflows?(?:\(continued\))?$"),
-}
 #: the statement that holds each ``metric`` of the set (the row label differs by company: see each evidence item)
 METRIC_STATEMENT = {
     "total_assets": "balance",
@@ -74,30 +66,6 @@ METRIC_STATEMENT = {
     "operating_income": "income",
     "cfo": "cashflow",
 }
-_FIGURE = re.compile(r"\(?\d[\d,]*(?:\.\d+)?\)?")
-_LETTER = re.compile(r"[^\W\d_]")
-
-
-def row_figures(text: str, label: str) -> list[str]:
-    """The figures of the first row of ``text`` labelled ``label`` (case-insensitive), as printed.
-
-    A row is a line that is the label, optionally followed by figures on the same line, and then
-    the figures on the following lines up to the first line with a letter ("$" and blank lines are
-    skipped). Rows with no figure are passed over; ``[]`` when there is no such row.
-    """
-    lines = [" ".join(re.sub(r"\.{3,}", " ", line).split()) for line in text.splitlines()]
-    want = label.casefold()
-    for i, line in enumerate(lines):
-        if not line.casefold().startswith(want) or _LETTER.search(rest := line[len(want) :]):
-            continue
-        figures = _FIGURE.findall(rest)
-        for nxt in lines[i + 1 :]:
-            if _LETTER.search(nxt):
-                break
-            figures.extend(_FIGURE.findall(nxt))
-        if figures:
-            return figures
-    return []
 
 
 def find_statement_page(pages: Mapping[int, str], kind: str, label: str) -> int | None:

@@ -1,0 +1,225 @@
+r"""Statement pages first: inside the filing an anchor selects, the statement that reports the question's line item.
+
+A comparison question ("Which had more total assets at the end of FY2019, PepsiCo or Costco?") needs one page of
+each filing, and the page that holds the figure is a financial statement. Each anchor's PageRank
+(:mod:`aethel_lite.retrievers.anchors`) finds the right filing, but its first places go to pages that *mention* the
+metric (management's discussion, selected data, notes), because the question says "total assets" and never
+"balance sheet". With ``anchor_pages="statements"`` each anchor's first places go to the statement pages of its
+filing that report the question's line item.
+
+**Fit** (:meth:`StatementPages.fit`), from the corpus alone (no question takes part): which passages are statement
+pages (:func:`~aethel_lite.data.statements.statement_kind`), the words of each one's row labels
+(:func:`~aethel_lite.data.statements.row_labels`; :func:`words`), and each word's weight, its inverse document
+frequency over the statement pages' row labels,
+
+.. math:: w_t = \log \frac{N + 1}{n_t + 1},
+
+:math:`N` statement pages, :math:`n_t` of them with a row label using :math:`t` ("total" weighs nearly nothing,
+"assets" much more).
+
+**A page's match** to a question with words :math:`Q`: its best row label :math:`L`,
+
+.. math:: m(d) = \max_{L \in d} \frac{\sum_{t \in L \cap Q} w_t}{\sqrt{\sum_{t \in L} w_t}} ,
+
+the weight the label shares with the question, a long label discounted ("Total assets" matches "total assets"
+better than "Total liabilities and shareholders' equity" does).
+
+**The question names a line item** (:meth:`StatementPages.names_item`) when it holds every word of a *line item*: a
+row label found on the statement pages of at least ``min_docs`` documents (a row of one filing only is not a
+line item the corpus shares) that has two words or more, or one word weighing at least ``min_word``
+("Revenues"; not "Total" or "Other"). "Total assets", "revenue", "net income" name one; a question about risks
+does not, and it ranks as without the setting.
+
+**Lift** (:func:`statements_first`): in one anchor's ranking, the statement pages of the document of its first
+passage whose match is positive take the first places, best match first (a tie: the anchor's own order); every
+other passage follows in the anchor's order.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..data.statements import row_labels, statement_kind
+from ..errors import DataError
+from .base import topk
+
+__all__ = ["StatementPages", "words", "statements_first"]
+
+_WORD = re.compile(r"[a-z]+")
+#: function words: they say nothing about a line item
+FUNCTION_WORDS = frozenset(
+    "a an and are as at be by for from in into is its of on or our the their to was were which with".split()
+)
+
+
+def _singular(w: str) -> str:
+    """A plural's singular by its ending: "liabilities" → "liability", "losses" → "loss", "assets" → "asset";
+    "loss", "gross", "status" and "basis" stay."""
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and w.endswith("sses"):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def words(text: str) -> frozenset[str]:
+    """The words of a label or question: lower-cased letters, plurals made singular, function words removed."""
+    return frozenset(_singular(w) for w in _WORD.findall(text.lower()) if w not in FUNCTION_WORDS)
+
+
+class StatementPages:
+    """The statement pages of a corpus and the words of their rows (module docstring).
+
+    Parameters
+    ----------
+    min_docs : int
+        A row label is a line item when the statement pages of this many documents have it.
+    min_word : float
+        The least weight of a one-word line item.
+
+    Attributes
+    ----------
+    kind_ : dict
+        Passage index → statement (``"balance"``, ``"income"``, ``"cashflow"``), statement pages only.
+    labels_ : dict
+        Passage index → the word sets of its row labels, statement pages only.
+    weight_ : dict
+        Word → :math:`w_t`.
+    items_ : list of frozenset
+        The line items a question can name (module docstring), as word sets.
+    by_doc_ : dict
+        ``doc_id`` → its statement pages' indices, in corpus order.
+    doc_of_ : dict
+        Passage index → ``doc_id``, statement pages only.
+    """
+
+    def __init__(self, min_docs: int = 2, min_word: float = 1.0):
+        self.min_docs, self.min_word = min_docs, min_word
+
+    def fit(self, passages: Sequence) -> StatementPages:
+        """Read every passage's statement kind and its statement pages' row labels; weigh the words."""
+        pages = []
+        for i, p in enumerate(passages):
+            kind = statement_kind(p.text)
+            if kind is not None:
+                rows = tuple(dict.fromkeys(w for w in map(words, row_labels(p.text)) if w))
+                pages.append((i, p.doc_id, kind, rows))
+        return self._learn(pages)
+
+    def _learn(self, pages: Sequence[tuple[int, str, str, tuple]]) -> StatementPages:
+        """The fitted attributes from the statement pages ``(index, doc_id, kind, row word sets)``."""
+        labels = {i: rows for i, _, _, rows in pages}
+        n_t = Counter(t for rows in labels.values() for t in set().union(*rows))
+        n = len(labels)
+        weight = {t: math.log((n + 1) / (c + 1)) for t, c in n_t.items()}
+        docs: dict[frozenset, set] = {}
+        by_doc: dict[str, list[int]] = {}
+        for i, doc_id, _, rows in pages:
+            by_doc.setdefault(doc_id, []).append(i)
+            for L in rows:
+                docs.setdefault(L, set()).add(doc_id)
+        self.kind_ = {i: kind for i, _, kind, _ in pages}
+        self.labels_, self.weight_ = labels, weight
+        self.items_ = sorted(
+            (
+                L
+                for L, ds in docs.items()
+                if len(ds) >= self.min_docs and (len(L) >= 2 or weight[next(iter(L))] >= self.min_word)
+            ),
+            key=sorted,
+        )
+        self.by_doc_ = {d: tuple(ix) for d, ix in by_doc.items()}
+        self.doc_of_ = {i: doc_id for i, doc_id, _, _ in pages}
+        return self
+
+    def save(self, path: str | os.PathLike, pids: Sequence[str]) -> None:
+        """Write the statement pages as JSON (``pids``: the corpus's passage ids, for the pages' own): the settings and,
+        per page, its pid, document, statement and row labels' words; what :meth:`load` reads back."""
+        rows = [
+            {
+                "pid": pids[i],
+                "doc_id": self.doc_of_[i],
+                "kind": self.kind_[i],
+                "rows": [sorted(L) for L in labels],
+            }
+            for i, labels in sorted(self.labels_.items())
+        ]
+        doc = {"format": 1, "min_docs": self.min_docs, "min_word": self.min_word, "pages": rows}
+        Path(path).write_text(json.dumps(doc, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, pids: Sequence[str]) -> StatementPages:
+        """The statement pages :meth:`save` wrote, over the corpus with passage ids ``pids``; DataError (the file
+        named) when it is malformed or names a passage the corpus does not have."""
+        index = {pid: i for i, pid in enumerate(pids)}
+        try:
+            doc = json.loads(Path(path).read_bytes())
+            r = cls(min_docs=int(doc["min_docs"]), min_word=float(doc["min_word"]))
+            pages = [
+                (
+                    index[p["pid"]],
+                    str(p["doc_id"]),
+                    str(p["kind"]),
+                    tuple(frozenset(map(str, L)) for L in p["rows"]),
+                )
+                for p in doc["pages"]
+            ]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise DataError(f"{path}: unreadable statement pages ({exc!r})") from None
+        return r._learn(pages)
+
+    def names_item(self, text: str) -> bool:
+        """Whether the question names a line item (module docstring)."""
+        q = words(text)
+        return any(L <= q for L in self.items_)
+
+    def match(self, text: str, indices: Sequence[int]) -> dict[int, float]:
+        """:math:`m(d)` of each statement page among ``indices`` (other passages are left out)."""
+        q, w = words(text), self.weight_
+        out = {}
+        for i in indices:
+            best = 0.0
+            for L in self.labels_.get(i, ()):
+                total = sum(w[t] for t in L)
+                if total > 0:
+                    best = max(best, sum(w[t] for t in L & q) / math.sqrt(total))
+            if i in self.labels_:
+                out[i] = best
+        return out
+
+
+def statements_first(
+    scores: np.ndarray,
+    corpus_idx: np.ndarray | None,
+    pages: StatementPages,
+    doc_ids: Sequence[str],
+    text: str,
+) -> np.ndarray:
+    """One anchor's corpus-length ranking scores with its filing's matching statement pages first (module
+    docstring): a copy; unchanged when the question names no line item or the filing has no matching page.
+    ``corpus_idx``: the candidates (None: every passage)."""
+    corpus_idx = np.arange(len(scores)) if corpus_idx is None else np.asarray(corpus_idx, dtype=np.int64)
+    order, vals = topk(scores, 1, corpus_idx)
+    if not order.size or not vals[0] > -np.inf or not pages.names_item(text):
+        return scores
+    live = set(corpus_idx.tolist())
+    found = pages.match(text, [i for i in pages.by_doc_.get(doc_ids[int(order[0])], ()) if i in live])
+    lifted = [i for i, m in found.items() if m > 0]
+    if not lifted:
+        return scores
+    lifted.sort(key=lambda i: (-found[i], -scores[i], i))
+    out = scores.copy()
+    top = float(np.max(scores[corpus_idx]))
+    for place, i in enumerate(lifted):
+        out[i] = top + len(lifted) - place
+    return out
