@@ -474,7 +474,8 @@ def hybrid_takeaways(saved: Mapping[str, Any], metric: str = "MRR") -> str:
 
 def comparisons_headline(saved: Mapping[str, Any], half: str = "test") -> tuple[Table, str]:
     """Questions that need two filings (``results/comparisons.json``): each method's metrics with 95% CIs on
-    ``half``, and a verdict from the paired tests of ``aethel-anchors`` and the single-filing check."""
+    ``half``, and a verdict from the paired tests of ``aethel-anchors`` and ``aethel-statements`` and the
+    single-filing check."""
     block = saved["comparisons"][half]
     rows = []
     for method in saved["methods"]:
@@ -488,11 +489,13 @@ def comparisons_headline(saved: Mapping[str, Any], half: str = "test") -> tuple[
                 },
             }
         )
-    tests = [t for t in block["tests"] if t["metric"] == "AllSupport@10"]
+    tests = [t for t in block["tests"] if t["metric"] == "AllSupport@10" and t["a"] == "aethel-anchors"]
     said = [f"against {t['b']} {_ci_words(t)}" for t in tests]
     beats = [t["b"] for t in tests if t["ci_low"] > 0]
     share = {
-        m: 100 * block["ci"][m]["all"]["AllSupport@10"]["mean"] for m in ("aethel-anchors", "aethel-hybrid")
+        m: 100 * block["ci"][m]["all"]["AllSupport@10"]["mean"]
+        for m in ("aethel-anchors", "aethel-hybrid", "aethel-statements")
+        if m in block["ci"]
     }
     verdict = (
         f"On the {block['n']} {half} questions (fixed before any method was run), `aethel-anchors` finds a page of "
@@ -504,13 +507,31 @@ def comparisons_headline(saved: Mapping[str, Any], half: str = "test") -> tuple[
         f"The interval excludes zero against {', '.join(beats)}" if beats else "No interval excludes zero"
     )
     verdict += f"{' and not against ' + ', '.join(t['b'] for t in tests if t['b'] not in beats) if beats and len(beats) < len(tests) else ''}."
+    stmt = next(
+        (
+            t
+            for t in block["tests"]
+            if t["metric"] == "AllSupport@10" and (t["a"], t["b"]) == ("aethel-statements", "aethel-anchors")
+        ),
+        None,
+    )
+    if stmt is not None:
+        verdict += (
+            f" With each anchor's first places given to its filing's statement pages, `aethel-statements` finds "
+            f"both gold pages for {share['aethel-statements']:.0f}%: against `aethel-anchors` {_ci_words(stmt)}."
+        )
     single = saved["single"]
-    mrr = next((t for t in single["tests"]["all"] if t["metric"] == "MRR"), None)
-    if mrr:
+    mrr = {t["a"]: t for t in single["tests"]["all"] if t["metric"] == "MRR"}
+    if "aethel-anchors" in mrr:
         verdict += (
             f" On FinanceBench's own {single['n']} questions, where a question with fewer than two anchors is "
             f"ranked exactly as by `aethel-hybrid`, {single['anchored']} of {single['n']} name two or more; "
-            f"MRR against `aethel-hybrid` {_ci_words(mrr)}."
+            f"MRR against `aethel-hybrid`: `aethel-anchors` {_ci_words(mrr['aethel-anchors'])}"
+        )
+        verdict += (
+            f"; `aethel-statements` {_ci_words(mrr['aethel-statements'])}."
+            if "aethel-statements" in mrr
+            else "."
         )
     if saved.get("quick"):
         verdict = (
@@ -518,3 +539,32 @@ def comparisons_headline(saved: Mapping[str, Any], half: str = "test") -> tuple[
             + verdict
         )
     return table(dataframe(rows)), verdict
+
+
+def statements_ablation(saved: Mapping[str, Any], half: str = "test") -> tuple[Table, str]:
+    """What each part of ``aethel-statements`` adds on ``half`` (``results/comparisons.json``'s ``ablation``):
+    AllSupport@10 of each step with 95% CIs, and the paired tests between consecutive steps, per kind of
+    question too."""
+    block = saved["ablation"][half]
+    labels = {
+        "aethel-anchors": "one PageRank per anchor (`aethel-anchors`)",
+        "aethel-statements": "+ ordered by their rows' match to the question (`aethel-statements`)",
+    }
+    rows = []
+    for step in block["steps"]:
+        c = block["ci"][step]["all"]["AllSupport@10"]
+        rows.append(
+            {
+                "step": labels.get(step, f"+ the filing's {step}"),
+                "AllSupport@10 [95% CI]": fmt_ci(c["mean"], c["ci_low"], c["ci_high"]),
+            }
+        )
+    said = [f"{t['a']} against {t['b']} {_ci_words(t)}" for t in block["tests"]]
+    kinds = saved["by_kind_tests"][half]
+    said += [
+        f"{kind.replace('comparison-', '').replace('-', ' ')}: `aethel-statements` against `aethel-anchors` "
+        f"{_ci_words(tests[0])}"
+        for kind, tests in kinds.items()
+        if tests
+    ]
+    return table(dataframe(rows)), f"On the {half} half: " + "; ".join(said) + "."

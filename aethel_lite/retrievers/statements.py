@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data.statements import row_labels, statement_kind
-from ..errors import DataError
+from ..errors import DataError, ParameterError
 from .base import topk
 
 __all__ = ["StatementPages", "words", "statements_first"]
@@ -86,6 +86,9 @@ class StatementPages:
         A row label is a line item when the statement pages of this many documents have it.
     min_word : float
         The least weight of a one-word line item.
+    order : {"match", "anchor"}
+        How :func:`statements_first` orders the lifted pages: by their match, best first (a tie: the anchor's
+        order), or, an ablation, every statement page of the filing in the anchor's own order.
 
     Attributes
     ----------
@@ -103,8 +106,10 @@ class StatementPages:
         Passage index → ``doc_id``, statement pages only.
     """
 
-    def __init__(self, min_docs: int = 2, min_word: float = 1.0):
-        self.min_docs, self.min_word = min_docs, min_word
+    def __init__(self, min_docs: int = 2, min_word: float = 1.0, order: str = "match"):
+        if order not in ("match", "anchor"):
+            raise ParameterError(f"order must be 'match' or 'anchor'; got {order!r}")
+        self.min_docs, self.min_word, self.order = min_docs, min_word, order
 
     def fit(self, passages: Sequence) -> StatementPages:
         """Read every passage's statement kind and its statement pages' row labels; weigh the words."""
@@ -154,7 +159,13 @@ class StatementPages:
             }
             for i, labels in sorted(self.labels_.items())
         ]
-        doc = {"format": 1, "min_docs": self.min_docs, "min_word": self.min_word, "pages": rows}
+        doc = {
+            "format": 1,
+            "min_docs": self.min_docs,
+            "min_word": self.min_word,
+            "order": self.order,
+            "pages": rows,
+        }
         Path(path).write_text(json.dumps(doc, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
 
     @classmethod
@@ -164,7 +175,7 @@ class StatementPages:
         index = {pid: i for i, pid in enumerate(pids)}
         try:
             doc = json.loads(Path(path).read_bytes())
-            r = cls(min_docs=int(doc["min_docs"]), min_word=float(doc["min_word"]))
+            r = cls(min_docs=int(doc["min_docs"]), min_word=float(doc["min_word"]), order=str(doc["order"]))
             pages = [
                 (
                     index[p["pid"]],
@@ -214,10 +225,12 @@ def statements_first(
         return scores
     live = set(corpus_idx.tolist())
     found = pages.match(text, [i for i in pages.by_doc_.get(doc_ids[int(order[0])], ()) if i in live])
-    lifted = [i for i, m in found.items() if m > 0]
+    if pages.order == "anchor":  # the ablation: every statement page of the filing, in the anchor's order
+        lifted = sorted(found, key=lambda i: (-scores[i], i))
+    else:
+        lifted = sorted((i for i, m in found.items() if m > 0), key=lambda i: (-found[i], -scores[i], i))
     if not lifted:
         return scores
-    lifted.sort(key=lambda i: (-found[i], -scores[i], i))
     out = scores.copy()
     top = float(np.max(scores[corpus_idx]))
     for place, i in enumerate(lifted):

@@ -28,6 +28,7 @@ import hashlib
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..data.loaders import load_financebench
@@ -37,9 +38,11 @@ from ..data.statements import HEAD_LINES, HEADINGS, row_figures
 from ..evaluation.runner import MethodOutcome, block_of, paired_comparisons, score_runs
 from ..evaluation.splits import split
 from ..retrievers.anchors import question_anchors
-from ..retrievers.hybrid_settings import ANCHORED
+from ..retrievers.hybrid import HybridRetriever
+from ..retrievers.hybrid_settings import ANCHORED, STATEMENTS_FIRST
 from ..retrievers.registry import make_retriever
 from ..retrievers.run import RUN_DEPTH
+from ..retrievers.statements import StatementPages
 from .open_corpus import metric_cis
 
 __all__ = [
@@ -51,6 +54,7 @@ __all__ = [
     "split_of",
     "assign_splits",
     "COMPARISON_METHODS",
+    "COMPARISON_PAIRS",
     "COMPARISON_METRICS",
     "QUICK_COMPARISONS",
     "comparison_study",
@@ -102,8 +106,20 @@ def assign_splits(rows: Iterable[Mapping]) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------------------------ the study
-#: Methods of :func:`comparison_study`; ``aethel-anchors`` is derived from the fitted ``aethel-hybrid``.
-COMPARISON_METHODS = ("bm25", "dense", "aethel-hybrid", "aethel-anchors")
+#: Methods of :func:`comparison_study`; ``aethel-anchors`` and ``aethel-statements`` are derived from the fitted
+#: ``aethel-hybrid``.
+COMPARISON_METHODS = ("bm25", "dense", "aethel-hybrid", "aethel-anchors", "aethel-statements")
+#: The paired tests on comparison questions: ``aethel-anchors`` against the methods before it, ``aethel-statements``
+#: against ``aethel-anchors`` and ``aethel-hybrid``.
+COMPARISON_PAIRS = (
+    ("aethel-anchors", "bm25"),
+    ("aethel-anchors", "dense"),
+    ("aethel-anchors", "aethel-hybrid"),
+    ("aethel-statements", "aethel-anchors"),
+    ("aethel-statements", "aethel-hybrid"),
+)
+#: ``aethel-statements`` with its lifted pages in the anchor's own order (no row-label match): an ablation
+STATEMENTS_UNORDERED = "statement pages in the anchor's order"
 #: AllSupport@10 (both filings' pages in the top 10) is the headline metric of a comparison question.
 COMPARISON_METRICS = ("AllSupport@10", "Recall@10", "MRR")
 #: Quick mode: the first comparison questions of each half and FinanceBench questions, over a sample of the pages.
@@ -142,19 +158,24 @@ def comparison_study(
     progress: bool = False,
     log: Callable[[str], None] | None = print,
 ) -> dict:
-    """BM25, dense, ``aethel-hybrid`` and ``aethel-anchors`` on the comparison questions, and the single-filing check.
+    """BM25, dense, ``aethel-hybrid``, ``aethel-anchors`` and ``aethel-statements`` on the comparison questions, an
+    ablation of ``aethel-statements``, and the single-filing check.
 
     One corpus (quick mode: a 400-page sample with every gold page) is fitted once per method;
-    ``aethel-anchors`` is ``aethel-hybrid`` with :data:`~aethel_lite.retrievers.hybrid_settings.ANCHORED`.
+    ``aethel-anchors`` is ``aethel-hybrid`` with :data:`~aethel_lite.retrievers.hybrid_settings.ANCHORED`,
+    ``aethel-statements`` with :data:`~aethel_lite.retrievers.hybrid_settings.STATEMENTS_FIRST`.
 
     Returns
     -------
     dict
         ``comparisons``: per half (``dev``, ``test``, ``all``) ``n``, ``ci`` (:func:`metric_cis` of
-        :data:`COMPARISON_METRICS`) and ``tests`` (``aethel-anchors`` against each other method);
-        ``by_kind``: AllSupport@10 per question type; ``anchored``: comparison questions with two or
-        more anchors. ``single``: FinanceBench's own questions: ``aethel-anchors`` against
-        ``aethel-hybrid`` on MRR and HR@5 per half, and the questions it ranks differently.
+        :data:`COMPARISON_METRICS`) and ``tests`` (:data:`COMPARISON_PAIRS`);
+        ``by_kind``: AllSupport@10 per question type, and ``by_kind_tests``: per half and question type,
+        ``aethel-statements`` against ``aethel-anchors``; ``ablation``: per half, AllSupport@10 of
+        ``aethel-anchors``, of :data:`STATEMENTS_UNORDERED` and of ``aethel-statements``, and the test of
+        the last two; ``anchored``: comparison questions with two or more anchors. ``single``:
+        FinanceBench's own questions: ``aethel-anchors`` and ``aethel-statements`` against ``aethel-hybrid``
+        on MRR and HR@5 per half, and the questions they rank differently.
         ``timing``: ms per comparison question of each graph method's top-10 search, timed alone
         after a warm-up question, with no per-text memo.
     """
@@ -170,16 +191,26 @@ def comparison_study(
         r.memo = True
         fitted[name] = r.fit(comp.passages)
         log and log(f"  {name}: fitted in {time.perf_counter() - t0:.1f}s")
-    fitted["aethel-anchors"] = fitted["aethel-hybrid"].variant(**ANCHORED)
+    hybrid = fitted["aethel-hybrid"]
+    fitted["aethel-anchors"] = hybrid.variant(**ANCHORED)
+    fitted["aethel-statements"] = hybrid.variant(**STATEMENTS_FIRST)
+    unordered = HybridRetriever(hybrid.graph_settings, hybrid.hybrid_settings.replace(**STATEMENTS_FIRST))
+    unordered.memo = True
+    unordered.fit(
+        hybrid.passages_,
+        parts=replace(hybrid.parts_, statements=StatementPages(order="anchor").fit(hybrid.passages_)),
+    )
     runs = {
         (tag, name): MethodOutcome(name, r.search(questions, k=RUN_DEPTH), 0.0)
         for questions, tag in ((comp.queries, "comparisons"), (single.queries, "single"))
         for name, r in fitted.items()
     }
+    ablated = MethodOutcome(STATEMENTS_UNORDERED, unordered.search(comp.queries, k=RUN_DEPTH), 0.0)
     timing = {}
     for name in (
         "aethel-hybrid",
         "aethel-anchors",
+        "aethel-statements",
     ):  # timed apart: no memo shared, after one warm-up question
         r = fitted[name]
         r.memo = False
@@ -193,14 +224,18 @@ def comparison_study(
         "quick": quick,
         "n_pages": len(comp.passages),
     }
-    block = score_runs({n: runs[("comparisons", n)] for n in fitted}, comp.queries, k=10)
+    block = score_runs(
+        {**{n: runs[("comparisons", n)] for n in fitted}, STATEMENTS_UNORDERED: ablated}, comp.queries, k=10
+    )
     halves = {h: [q.qid for q in comp.queries if q.meta.get("split") == h] for h in ("dev", "test")}
     halves["all"] = [q.qid for q in comp.queries]
     by_id = {q.qid: q for q in comp.queries}
-    pairs = [("aethel-anchors", b) for b in COMPARISON_METHODS if b != "aethel-anchors"]
-    out["comparisons"] = {}
+    pairs = list(COMPARISON_PAIRS)
+    kinds = {q.qid: q.meta.get("question_type", "comparison") for q in comp.queries}
+    steps = ("aethel-anchors", STATEMENTS_UNORDERED, "aethel-statements")
+    out["comparisons"], out["by_kind_tests"], out["ablation"] = {}, {}, {}
     for half, qids in halves.items():
-        sub = block_of(block, qids)
+        sub = block_of({n: block[n] for n in COMPARISON_METHODS}, qids)
         out["comparisons"][half] = {
             "n": len(qids),
             "ci": metric_cis(
@@ -210,9 +245,42 @@ def comparison_study(
             if len(qids) > 1
             else [],
         }
-    kinds = {q.qid: q.meta.get("question_type", "comparison") for q in comp.queries}
+        out["by_kind_tests"][half] = {
+            kind: paired_comparisons(
+                block_of(sub, ids),
+                [("aethel-statements", "aethel-anchors")],
+                ("AllSupport@10",),
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+            if len(ids) > 1
+            else []
+            for kind in sorted(set(kinds.values()))
+            for ids in [[q for q in qids if kinds[q] == kind]]
+        }
+        ab = block_of({n: block[n] for n in steps}, qids)
+        out["ablation"][half] = {
+            "steps": list(steps),
+            "ci": metric_cis(
+                ab, [by_id[q] for q in qids], metrics=("AllSupport@10",), n_resamples=n_resamples, seed=seed
+            ),
+            "tests": paired_comparisons(
+                ab,
+                [("aethel-statements", STATEMENTS_UNORDERED), (STATEMENTS_UNORDERED, "aethel-anchors")],
+                ("AllSupport@10",),
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+            if len(qids) > 1
+            else [],
+        }
     out["by_kind"] = metric_cis(
-        block, comp.queries, kinds, metrics=("AllSupport@10",), n_resamples=n_resamples, seed=seed
+        {n: block[n] for n in COMPARISON_METHODS},
+        comp.queries,
+        kinds,
+        metrics=("AllSupport@10",),
+        n_resamples=n_resamples,
+        seed=seed,
     )
     anchors_r = fitted["aethel-anchors"]
     out["anchored"] = {
@@ -220,7 +288,9 @@ def comparison_study(
         "two_or_more": sum(len(question_anchors(anchors_r, q.text)) >= 2 for q in comp.queries),
     }
     sblock = score_runs(
-        {n: runs[("single", n)] for n in ("aethel-hybrid", "aethel-anchors")}, single.queries, k=5
+        {n: runs[("single", n)] for n in ("aethel-hybrid", "aethel-anchors", "aethel-statements")},
+        single.queries,
+        k=5,
     )
     parts = split("financebench", [q.qid for q in single.queries])
     parts["all"] = [q.qid for q in single.queries]
@@ -233,10 +303,14 @@ def comparison_study(
             runs[("single", "aethel-hybrid")].run[q.qid] == runs[("single", "aethel-anchors")].run[q.qid]
             for q in single.queries
         ),
+        "identical_statements": sum(
+            runs[("single", "aethel-hybrid")].run[q.qid] == runs[("single", "aethel-statements")].run[q.qid]
+            for q in single.queries
+        ),
         "tests": {
             h: paired_comparisons(
                 block_of(sblock, qids),
-                [("aethel-anchors", "aethel-hybrid")],
+                [("aethel-anchors", "aethel-hybrid"), ("aethel-statements", "aethel-hybrid")],
                 ("MRR", "HR@5"),
                 n_resamples=n_resamples,
                 seed=seed,
@@ -247,7 +321,8 @@ def comparison_study(
         },
     }
     out["per_query"] = {
-        n: {q: block[n]["per_query_metrics"][q]["AllSupport@10"] for q in halves["all"]} for n in fitted
+        n: {q: block[n]["per_query_metrics"][q]["AllSupport@10"] for q in halves["all"]}
+        for n in COMPARISON_METHODS
     }
     out["timing"] = {"ms_per_question": timing}
     return out

@@ -17,7 +17,14 @@ from conftest import require
 
 from aethel_lite.data.loaders import FB_COMPARISONS, load_financebench
 from aethel_lite.errors import ParameterError
-from aethel_lite.studies.comparisons import METRIC_STATEMENT, assign_splits, find_statement_page, row_figures
+from aethel_lite.studies.comparisons import (
+    COMPARISON_PAIRS,
+    METRIC_STATEMENT,
+    STATEMENTS_UNORDERED,
+    assign_splits,
+    find_statement_page,
+    row_figures,
+)
 
 ROWS = [json.loads(line) for line in FB_COMPARISONS.read_text(encoding="utf-8").splitlines() if line.strip()]
 TYPES = ("comparison-two-companies", "comparison-two-years")
@@ -239,6 +246,7 @@ def test_study_anchors_every_comparison_and_leaves_single_filings_alone(quick_st
     assert s["anchored"]["two_or_more"] == s["anchored"]["questions"] == s["comparisons"]["all"]["n"] == 8
     single = s["single"]
     assert single["identical"] >= single["n"] - single["anchored"]
+    assert single["identical_statements"] >= single["n"] - single["anchored"]
     per_half = {h: s["comparisons"][h]["n"] for h in ("dev", "test")}
     assert per_half == {"dev": 4, "test": 4}
     for half in ("dev", "test", "all"):
@@ -246,9 +254,11 @@ def test_study_anchors_every_comparison_and_leaves_single_filings_alone(quick_st
         for method in s["methods"]:
             cell = block["ci"][method]["all"]["AllSupport@10"]
             assert cell["ci_low"] <= cell["mean"] <= cell["ci_high"] and 0 <= cell["mean"] <= 1
-        assert {(t["a"], t["b"]) for t in block["tests"]} == {
-            ("aethel-anchors", b) for b in ("bm25", "dense", "aethel-hybrid")
-        }
+        assert {(t["a"], t["b"]) for t in block["tests"]} == set(COMPARISON_PAIRS)
+        ablation = s["ablation"][half]
+        assert ablation["steps"] == ["aethel-anchors", STATEMENTS_UNORDERED, "aethel-statements"]
+        for step in ("aethel-anchors", "aethel-statements"):  # the same runs as the main table's
+            assert ablation["ci"][step]["all"]["AllSupport@10"] == block["ci"][step]["all"]["AllSupport@10"]
     values = list(s["per_query"]["aethel-anchors"].values())
     assert s["comparisons"]["all"]["ci"]["aethel-anchors"]["all"]["AllSupport@10"]["mean"] == pytest.approx(
         sum(values) / len(values)
@@ -256,10 +266,15 @@ def test_study_anchors_every_comparison_and_leaves_single_filings_alone(quick_st
 
 
 def test_headline_says_what_the_file_says(quick_study):
-    from aethel_lite.book.headlines import comparisons_headline
+    from aethel_lite.book.headlines import comparisons_headline, statements_ablation
 
     table, verdict = comparisons_headline(quick_study)
     frame = table.frame
-    assert list(frame["method"]) == ["bm25", "dense", "aethel-hybrid", "aethel-anchors"]
+    assert list(frame["method"]) == ["bm25", "dense", "aethel-hybrid", "aethel-anchors", "aethel-statements"]
     mean = quick_study["comparisons"]["test"]["ci"]["aethel-anchors"]["all"]["AllSupport@10"]["mean"]
     assert f"{100 * mean:.0f}%" in verdict and verdict.startswith("Quick build")
+    mean = quick_study["comparisons"]["test"]["ci"]["aethel-statements"]["all"]["AllSupport@10"]["mean"]
+    assert f"`aethel-statements` finds both gold pages for {100 * mean:.0f}%" in verdict
+    table, said = statements_ablation(quick_study)
+    assert len(table.frame) == 3
+    assert said.count("against") == 2 + len([k for k, t in quick_study["by_kind_tests"]["test"].items() if t])
