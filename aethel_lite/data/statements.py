@@ -13,12 +13,14 @@ statement are not one.
 has no letter after it, with its figures on the same line or on the lines that follow up to the
 first line with a letter ("$" and blank lines are skipped); a label without any figure is a heading,
 not a row, and for :func:`row_labels` a label whose figures are all years ("Fiscal Year 2023 2022")
-is a column header. Dot leaders ("Total assets ........ 10,500") are removed first.
+or a month name before a day and a year ("May 31, 2023") is a column header. Dot leaders ("Total assets ........ 10,500") are removed first.
 """
 
 from __future__ import annotations
 
 import re
+
+from .cover import MONTHS
 
 __all__ = ["HEADINGS", "HEAD_LINES", "STATEMENTS", "statement_kind", "row_labels", "row_figures"]
 
@@ -81,8 +83,9 @@ def row_labels(text: str) -> list[str]:
         while line.count("(", 0, end) > line.count(")", 0, end) and ")" in line[end:]:
             end = line.index(")", end) + 1  # a bracket the label opened holds no figure: "(Note 9)"
         figures = _figures_after(lines, i, line[end:])
-        if figures and not all(_YEAR.fullmatch(f) for f in figures):
-            out.append(line[:end].rstrip(" :"))
+        label = line[:end].rstrip(" :.")
+        if figures and not all(_YEAR.fullmatch(f) for f in figures) and label.lower() not in MONTHS:
+            out.append(label)
     return out
 
 

@@ -59,6 +59,7 @@ def test_a_statement_page_is_known_by_its_title_lines_not_by_a_mention():
 def test_rows_are_labels_with_figures_and_a_year_header_is_not_one():
     assert row_labels(BALANCE) == ["Cash and cash equivalents", "Total assets", "Total liabilities"]
     assert row_labels(OPERATIONS) == ["Revenue", "Net income (loss)"]
+    assert row_labels("May 31,\n2023\nSept. 30, 2022\nRevenue\n5\n") == ["Revenue"]  # dates head columns
     assert row_figures(BALANCE, "total liabilities") == ["400", "(300)"]
     assert row_figures(BALANCE, "Commitments and contingencies") == []
 
