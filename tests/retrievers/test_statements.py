@@ -232,3 +232,29 @@ def test_search_from_an_index_equals_the_fitted_retriever(tmp_path, capsys, monk
     capsys.readouterr()
     assert main(["search", str(out), COMPARE, "-k", "2", "--method", "aethel-statements", "--json"]) == 0
     assert {h["pid"] for h in json.loads(capsys.readouterr().out)["hits"]} == {"ACME_2019#p2", "BOLT_2019#p2"}
+
+
+def test_the_statement_pages_are_saved_as_json_and_read_back(tmp_path):
+    from aethel_lite.errors import DataError
+
+    pids = [p.pid for p in PASSAGES]
+    pages = StatementPages(order="anchor").fit(PASSAGES)
+    pages.save(tmp_path / "statements.json", pids)
+    back = StatementPages.load(tmp_path / "statements.json", pids)
+    for name in (
+        "kind_",
+        "labels_",
+        "weight_",
+        "items_",
+        "by_doc_",
+        "doc_of_",
+        "order",
+        "min_docs",
+        "min_word",
+    ):
+        assert getattr(back, name) == getattr(pages, name), name
+    (tmp_path / "bad.json").write_text('{"format": 1, "pages": [')
+    with pytest.raises(DataError, match="bad.json: unreadable statement pages"):
+        StatementPages.load(tmp_path / "bad.json", pids)
+    with pytest.raises(DataError, match="statements.json"):  # a page the corpus does not have
+        StatementPages.load(tmp_path / "statements.json", pids[:3])
