@@ -19,6 +19,11 @@ Scoring rules (:func:`company_matches`, :func:`type_of`):
   ``doc_period``.
 * **filing type** — the first type key read equals the table's ``doc_type`` lower-cased, with
   ``10k_annualreport`` (an annual report that carries the 10-K) counted as ``10k``.
+
+**Calendar and non-calendar filers** are reported apart (``by_year_end``): a company is a
+*non-calendar* filer when the cover of one of its annual reports in the table gives a fiscal
+year ending in a month other than December ("for the fiscal year ended September 30, 2023"),
+*calendar* when they all end in December, *unknown* without an annual report whose cover says.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from ..data.cover import STATEMENT_PAGES
+from ..data.cover import STATEMENT_PAGES, read_cover
 from ..data.schema import Passage
 from ..retrievers.docmeta import company_key, document_metadata
 
@@ -97,6 +102,7 @@ def docmeta_accuracy(
     -------
     dict
         ``{"n": int, "accuracy": {field: float}, "by_type": {type: {"n": int, field: float}},
+        "by_year_end": {"calendar" | "non-calendar" | "unknown": {type: {"n": int, field: float}}},
         "failures": [{"doc_name", field: {"read", "expected"}}, ...]}`` with the fields ``company``,
         ``fiscal_year``, ``filing_type``.
     """
@@ -113,7 +119,9 @@ def docmeta_accuracy(
     ]
     read_meta = document_metadata(pages)
     metas = {name: read_meta[f"doc{i}"] for i, name in enumerate(names) if f"doc{i}" in read_meta}
+    year_end = _year_ends(pages_by_doc, rows, n_pages)
     hits: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    by_end: dict[tuple[str, str], dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     failures = []
     for r in rows:
         m = metas[r["doc_name"]]
@@ -135,6 +143,7 @@ def docmeta_accuracy(
         for group in ("all", want["filing_type"]):
             for f in FIELDS:
                 hits[group][f].append(ok[f])
+                by_end[(year_end.get(r["company"], "unknown"), group)][f].append(ok[f])
         bad = {f: {"read": read[f], "expected": want[f]} for f in FIELDS if not ok[f]}
         if bad:
             failures.append({"doc_name": r["doc_name"], **bad})
@@ -150,5 +159,29 @@ def docmeta_accuracy(
             for t, h in sorted(hits.items())
             if t != "all"
         },
+        "by_year_end": {
+            end: {
+                t: {"n": len(h["company"]), **{f: rate(h[f]) for f in FIELDS}}
+                for (e, t), h in sorted(by_end.items())
+                if e == end
+            }
+            for end in sorted({e for e, _ in by_end})
+        },
         "failures": failures,
     }
+
+
+def _year_ends(
+    pages_by_doc: Mapping[str, Sequence[str]], rows: Sequence[Mapping], n_pages: int
+) -> dict[str, str]:
+    """Company → ``"calendar"`` or ``"non-calendar"`` from the covers of its annual reports in ``rows`` (module
+    docstring); companies none of whose annual-report covers gives the month are left out."""
+    months: dict[str, set[int]] = defaultdict(set)
+    for r in rows:
+        if type_of(r["doc_type"]) != "10k":
+            continue
+        pages = list(pages_by_doc[r["doc_name"]])[:n_pages]
+        month = read_cover(pages[:3], statements=pages[3:]).fiscal_year_end
+        if month is not None:
+            months[r["company"]].add(month)
+    return {c: "calendar" if m == {12} else "non-calendar" for c, m in months.items()}

@@ -253,7 +253,8 @@ def lead_table(saved: Mapping[str, Any], half: str = "all", metric: str = "MRR")
 
 
 def metadata_table(report: Mapping[str, Any]):
-    """One :func:`~aethel_lite.studies.docmeta_check.docmeta_accuracy` report as rows: every filing, then each type."""
+    """One :func:`~aethel_lite.studies.docmeta_check.docmeta_accuracy` report as rows: every filing, each type, then
+    annual and quarterly reports of calendar and of non-calendar filers apart."""
     import pandas as pd
 
     names = {"company": "company", "fiscal_year": "fiscal year", "filing_type": "filing type"}
@@ -262,6 +263,13 @@ def metadata_table(report: Mapping[str, Any]):
     rows += [
         {"filings": types.get(t, t), "n": r["n"], **{names[f]: r[f] for f in FIELDS}}
         for t, r in report["by_type"].items()
+    ]
+    ends = {"calendar": "fiscal year ends in December", "non-calendar": "fiscal year ends in another month"}
+    rows += [  # non-calendar filers apart: their quarters are not the calendar's
+        {"filings": f"{types.get(t, t)}, {ends[end]}", "n": r["n"], **{names[f]: r[f] for f in FIELDS}}
+        for end in ends
+        for t, r in report.get("by_year_end", {}).get(end, {}).items()
+        if t in ("10k", "10q")
     ]
     return pd.DataFrame(rows)
 

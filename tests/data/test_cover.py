@@ -323,6 +323,11 @@ def test_page_reader_against_financebench_document_information(real_data):
         print(f"  half {h}   ", {k: round(v, 3) for k, v in acc.items()})
     for t, row in report["by_type"].items():
         print(f"  {t:9s}", row["n"], {k: round(v, 3) for k, v in row.items() if k != "n"})
+    for end, types in report["by_year_end"].items():  # non-calendar filers reported apart
+        for t, row in types.items():
+            print(f"  {end:12s} {t:9s}", row["n"], {k: round(v, 3) for k, v in row.items() if k != "n"})
+    ends = report["by_year_end"]
+    assert sum(ends[e]["all"]["n"] for e in ends) == report["n"] and ends["non-calendar"]["all"]["n"] > 0
     for f in report["failures"]:
         print("  miss", f)
     for field, acc in report["accuracy"].items():

@@ -410,3 +410,26 @@ def test_real_quick_samples_hold_the_same_pages_in_both_settings(fb_pair, monkey
         assert {f"{ids[named.by_pid[g].doc_id]}#p{named.by_pid[g].meta['page']}" for g in a.gold} == set(
             b.gold
         )
+
+
+def test_metadata_table_shows_non_calendar_filers_apart():
+    from aethel_lite.studies.own_files import metadata_table
+
+    cell = {"company": 1.0, "fiscal_year": 0.5, "filing_type": 1.0}
+    report = {
+        "n": 4,
+        "accuracy": cell,
+        "by_type": {"10q": {"n": 4, **cell}},
+        "by_year_end": {
+            "calendar": {"all": {"n": 2, **cell}, "10q": {"n": 2, **cell, "fiscal_year": 1.0}},
+            "non-calendar": {"all": {"n": 2, **cell}, "10q": {"n": 2, **cell, "fiscal_year": 0.0}},
+        },
+    }
+    frame = metadata_table(report)
+    assert list(frame["filings"]) == [
+        "all",
+        "10-Q",
+        "10-Q, fiscal year ends in December",
+        "10-Q, fiscal year ends in another month",
+    ]
+    assert list(frame["fiscal year"]) == [0.5, 0.5, 1.0, 0.0]
