@@ -1,25 +1,31 @@
 """FinanceBench comparison questions: each needs one page from each of two filings.
 
-``aethel_lite/manifests/financebench_comparisons.jsonl`` holds 58 questions (ids ``cmp_001``…) over
+``aethel_lite/manifests/financebench_comparisons.jsonl`` holds 81 questions (ids ``cmp_001``…) over
 the 10-Ks among the 74 filings FinanceBench asks about (``load_financebench(questions="comparisons")``):
 
-* ``comparison-two-companies`` (34): one metric of two companies in one fiscal year (each company's
+* ``comparison-two-companies`` (34 + 18): one metric of two companies in one fiscal year (each company's
   own, as the document information file labels its 10-K: Walmart's FY2020 ends in January 2020);
-* ``comparison-two-years`` (24): one metric of one company in two fiscal years that no filing holds
+* ``comparison-two-years`` (24 + 5): one metric of one company in two fiscal years that no filing holds
   together (2 or more years apart for a balance-sheet metric, 3 or more otherwise).
+
+The first 58 were written by hand; the 23 after them (``cmp_059``…) were drawn by the rules of
+:mod:`aethel_lite.studies.comparison_set` from the (filing, metric) pairs the first 58 do not use, and
+no question among them names a statement.
 
 Metrics (:data:`METRIC_STATEMENT`) appear under the company's own row label ("Net sales", "Net loss", ...).
 
 **Gold rule** (:func:`find_statement_page`): the first page of the filing one of whose first
 :data:`HEAD_LINES` non-blank lines *is* the statement's heading (:data:`HEADINGS`: spaces and case
 ignored, "(continued)" allowed) and which has a row with the label (:func:`row_figures`). Evidence
-items record ``fiscal_year``, ``row_label``, the printed ``figure`` and its ``unit``; all 116 pages
-were checked by hand. A (company, year, metric) was used only if no other of the 74 filings has a
-row with that label and figure and no other filing *of the same company* prints the figure at all, so
-no filing holds both figures of a two-year question (not checked over all 344 filings, ``docs="all"``).
+items record ``fiscal_year``, ``row_label``, the printed ``figure`` and its ``unit``; the 116 pages of
+the first 58 questions were checked by hand, the rest by the rules. A (company, year, metric) was used
+only if no other of the 74 filings has a row with that label and figure and no other filing *of the
+same company* prints the figure at all, so no filing holds both figures of a two-year question (not
+checked over all 344 filings, ``docs="all"``).
 
-**Split rule** (:func:`assign_splits`, fixed before any method was run): :func:`split_of` within each
-question type (17 + 12 dev, 17 + 12 test).
+**Split rule** (:func:`assign_splits`, fixed before any method was run on the questions it splits):
+:func:`split_of` within each question type, separately for the first 58 (17 + 12 dev, 17 + 12 test)
+and for those drawn after them (9 + 3 dev, 9 + 2 test), so that adding questions moved none.
 """
 
 from __future__ import annotations
@@ -97,12 +103,17 @@ def split_of(ids: Iterable[str]) -> dict[str, str]:
     return {qid: ("dev" if n < half else "test") for n, qid in enumerate(ranked)}
 
 
-def assign_splits(rows: Iterable[Mapping]) -> dict[str, str]:
-    """The split rule over question rows, stratified by ``question_type``."""
-    by_type: dict[str, list[str]] = {}
-    for row in rows:
-        by_type.setdefault(row["question_type"], []).append(row["financebench_id"])
-    return {qid: split for ids in by_type.values() for qid, split in split_of(ids).items()}
+def assign_splits(rows: Iterable[Mapping], first: int = 58) -> dict[str, str]:
+    """The split rule over question rows: stratified by ``question_type``, the first ``first`` rows and the rest
+    apart (the module docstring)."""
+    rows = list(rows)
+    out: dict[str, str] = {}
+    for group in (rows[:first], rows[first:]):
+        by_type: dict[str, list[str]] = {}
+        for row in group:
+            by_type.setdefault(row["question_type"], []).append(row["financebench_id"])
+        out.update({qid: split for ids in by_type.values() for qid, split in split_of(ids).items()})
+    return out
 
 
 # ------------------------------------------------------------------------------------ the study

@@ -34,7 +34,7 @@ TYPES = ("comparison-two-companies", "comparison-two-years")
 def test_the_set_has_both_kinds_and_unique_ids():
     kinds = Counter(r["question_type"] for r in ROWS)
     assert set(kinds) == set(TYPES) and min(kinds.values()) >= 20
-    assert 40 <= len(ROWS) <= 60
+    assert len(ROWS) == 81
     ids = [r["financebench_id"] for r in ROWS]
     assert len(set(ids)) == len(ids) and all(re.fullmatch(r"cmp_\d{3}", i) for i in ids)
     assert len({r["question"] for r in ROWS}) == len(ROWS)
@@ -74,16 +74,18 @@ def test_the_wording_is_not_one_template():
 
 
 def test_the_split_is_the_stated_rule():
-    # independent re-statement of the rule: per type, ids by sha256 hex digest, first half (rounded up) dev
-    for kind in TYPES:
-        ids = sorted(
-            (r["financebench_id"] for r in ROWS if r["question_type"] == kind),
-            key=lambda i: hashlib.sha256(i.encode()).hexdigest(),
-        )
-        dev = set(ids[: (len(ids) + 1) // 2])
-        assert {
-            r["financebench_id"] for r in ROWS if r["question_type"] == kind and r["split"] == "dev"
-        } == dev
+    # independent re-statement of the rule: per type, ids by sha256 hex digest, first half (rounded up) dev,
+    # the 58 hand-written questions and the 23 drawn after them apart
+    for group in (ROWS[:58], ROWS[58:]):
+        for kind in TYPES:
+            ids = sorted(
+                (r["financebench_id"] for r in group if r["question_type"] == kind),
+                key=lambda i: hashlib.sha256(i.encode()).hexdigest(),
+            )
+            dev = set(ids[: (len(ids) + 1) // 2])
+            assert {
+                r["financebench_id"] for r in group if r["question_type"] == kind and r["split"] == "dev"
+            } == dev
     assert {r["financebench_id"]: r["split"] for r in ROWS} == assign_splits(ROWS)
 
 
@@ -161,7 +163,7 @@ def test_the_loader_gives_the_set_over_the_74_filings(comparisons, real_data):
     for q, row in zip(comparisons.queries, ROWS):
         assert q.gold == {f"{ev['doc_name']}#p{ev['evidence_page_num']}" for ev in row["evidence"]}
         assert q.hops == 2 and q.pool is None and q.meta["split"] == row["split"]
-    assert Counter(q.meta["split"] for q in comparisons.queries) == {"dev": 29, "test": 29}
+    assert Counter(q.meta["split"] for q in comparisons.queries) == {"dev": 41, "test": 40}
     assert "split" not in plain.queries[0].meta and "questions" not in plain.meta
 
 
@@ -193,6 +195,23 @@ def test_every_gold_page_is_the_rule_s_page(comparisons):
             assert ev["figure"] in row_figures(pages[ev["evidence_page_num"]], ev["row_label"])
 
 
+@pytest.mark.realdata
+def test_the_questions_after_the_hand_written_ones_are_the_rules_draw(comparisons):
+    """cmp_059 on are exactly what :func:`~aethel_lite.studies.comparison_set.extension` draws from the pages,
+    and none of them names a statement."""
+    from aethel_lite.studies.comparison_set import FIRST_HAND_WRITTEN, extension
+
+    about = {
+        p.doc_id: (p.meta["company"], p.meta["doc_type"], p.meta["doc_period"]) for p in comparisons.passages
+    }
+    drawn = extension(_filings(comparisons), about, ROWS[:FIRST_HAND_WRITTEN])
+    assert drawn == ROWS[FIRST_HAND_WRITTEN:]
+    statement = re.compile(
+        r"balance sheet|income statement|cash flow statement|statement of|financial position", re.I
+    )
+    assert not any(statement.search(r["question"]) for r in drawn)
+
+
 def _printed(figure: str):
     return re.compile(rf"(?<![\d,.]){re.escape(figure)}(?![\d,]|\.\d)")
 
@@ -204,8 +223,8 @@ def test_no_other_filing_has_the_figure_and_no_filing_holds_both_years(compariso
         p.doc_id: (p.meta["company"], p.meta["doc_type"], p.meta["doc_period"]) for p in comparisons.passages
     }
     for row in ROWS:
-        company = about[row["doc_name"]][0]
         for ev in row["evidence"]:
+            company = about[ev["doc_name"]][0]  # the evidence's own company
             printed = _printed(ev["figure"])
             for doc, pages in filings.items():
                 if doc == ev["doc_name"]:
