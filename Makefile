@@ -42,9 +42,10 @@ lint: setup
 test: setup lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(PYTEST_ARGS)
 
-# MiniLM in bfloat16 for the book (about twice as fast on 2 cores; cosine to float32 > 0.9999, see
-# benchmarks/README.md); the library's default stays float32. Override: make book AETHEL_DENSE_PRECISION=float32
-AETHEL_DENSE_PRECISION ?= bfloat16
+# MiniLM in float32 for the book, as the library and the tests run it: bfloat16 pays only on cores with native
+# bfloat16 (x2.3 with AVX512-BF16) and is 6.5 times slower where there is none (AVX2 only), and one precision
+# everywhere gives every machine the same numbers (benchmarks/README.md). Override: make book AETHEL_DENSE_PRECISION=...
+AETHEL_DENSE_PRECISION ?= float32
 
 notebooks: setup
 	AETHEL_DENSE_PRECISION=$(AETHEL_DENSE_PRECISION) $(BIN)/python -m aethel_lite.book.notebooks $(NB_QUICK) $(NB_ARGS)

@@ -6,8 +6,8 @@ Encodes a seeded sample of the corpus's passages in both precisions (no cache) t
 compare the vectors (cosine of each pair), then fits ``DenseRetriever`` on the whole corpus in
 each precision (the embedding stores under ``AETHEL_CACHE`` are used, so a warm cache makes this
 part cheap) and prints HR@1, HR@5 and MRR of both, how many questions' top-5 lists are identical,
-and the paired bootstrap of the MRR difference. ``make book`` uses bfloat16
-(``AETHEL_DENSE_PRECISION`` in the Makefile); the library's default is float32.
+and the paired bootstrap of the MRR difference. ``make book`` and the library use float32
+(``AETHEL_DENSE_PRECISION`` in the Makefile): bfloat16 is faster only on cores that compute it natively.
 """
 
 from __future__ import annotations
