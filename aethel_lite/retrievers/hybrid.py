@@ -182,14 +182,10 @@ class HybridRetriever(PageRankSearch, Retriever):
         paper = GraphRetriever(**{**g.get_params(deep=False), "progress": g.progress or self.progress})
         paper.memo = self.memo
         paper.fit(passages, parts=None if parts is None else parts.graph)
-        dense = heading = doc_meta = statements = None
-        if parts is not None:
-            dense, heading, doc_meta, statements = (
-                parts.dense,
-                parts.heading,
-                parts.doc_meta,
-                parts.statements,
-            )
+        given = (
+            (None,) * 4 if parts is None else (parts.dense, parts.heading, parts.doc_meta, parts.statements)
+        )
+        dense, heading, doc_meta, statements = given
         if s.needs("dense") and (dense is None or dense.pooling != s.dense_pooling):
             dense = DenseRetriever(pooling=s.dense_pooling, cache=g.cache, progress=self.progress).fit(
                 passages
