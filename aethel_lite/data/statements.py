@@ -22,7 +22,15 @@ import re
 
 from .cover import MONTHS
 
-__all__ = ["HEADINGS", "HEAD_LINES", "STATEMENTS", "statement_kind", "row_labels", "row_figures"]
+__all__ = [
+    "HEADINGS",
+    "HEAD_LINES",
+    "STATEMENTS",
+    "title_lines",
+    "statement_kind",
+    "row_labels",
+    "row_figures",
+]
 
 #: a statement's title is looked for among a page's first this many non-blank lines
 HEAD_LINES = 12
@@ -48,9 +56,15 @@ def _lines(text: str) -> list[str]:
     return [" ".join(_LEADER.sub(" ", line).split()) for line in text.splitlines()]
 
 
+def title_lines(text: str) -> list[str]:
+    """A page's first :data:`HEAD_LINES` non-blank lines, spaces removed and lower-cased (what :data:`HEADINGS`
+    match)."""
+    return [re.sub(r"\s+", "", line).lower() for line in text.splitlines() if line.strip()][:HEAD_LINES]
+
+
 def statement_kind(text: str) -> str | None:
     """Which statement a page is (a key of :data:`HEADINGS`), from its title lines; ``None`` when it is none."""
-    head = [re.sub(r"\s+", "", line).lower() for line in text.splitlines() if line.strip()][:HEAD_LINES]
+    head = title_lines(text)
     for kind, heading in HEADINGS.items():
         if any(heading.match(line) for line in head):
             return kind

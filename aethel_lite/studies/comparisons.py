@@ -31,7 +31,6 @@ and for those drawn after them (9 + 3 dev, 9 + 2 test), so that adding questions
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
@@ -40,7 +39,7 @@ from typing import Any
 from ..data.loaders import load_financebench
 from ..data.sampling import sample_corpus
 from ..data.schema import Dataset
-from ..data.statements import HEAD_LINES, HEADINGS, row_figures
+from ..data.statements import HEAD_LINES, HEADINGS, row_figures, title_lines
 from ..evaluation.runner import MethodOutcome, block_of, paired_comparisons, score_runs
 from ..evaluation.splits import split
 from ..retrievers.anchors import question_anchors
@@ -90,8 +89,7 @@ def find_statement_page(pages: Mapping[int, str], kind: str, label: str) -> int 
     heading = HEADINGS[kind]
     for page in sorted(pages):
         text = pages[page]
-        head = [re.sub(r"\s+", "", line).lower() for line in text.splitlines() if line.strip()][:HEAD_LINES]
-        if any(heading.match(line) for line in head) and row_figures(text, label):
+        if any(heading.match(line) for line in title_lines(text)) and row_figures(text, label):
             return page
     return None
 
