@@ -119,6 +119,7 @@ ALLOWED: tuple[tuple[str, str, str], ...] = (
     ),
     ("25_hybrid", "10", "the number of hits a latency measurement asks for (a setting)"),
     ("25_hybrid", "2", "HippoRAG 2, a method's name"),
+    ("27_multihop", "2", "HippoRAG 2, a method's name"),
     ("25_hybrid", "10", "10-Q, the name of a filing type"),
     (
         "25_hybrid",

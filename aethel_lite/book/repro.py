@@ -57,6 +57,7 @@ CHAPTERS: dict[str, dict[str, tuple[str, ...]]] = {
         "results": ("beyond", "own_files", "comparisons"),
         "data": ("financebench", "musique", "2wikimultihopqa"),
     },
+    "27_multihop": {"results": ("multihop",), "data": ("musique", "2wikimultihopqa")},
     "30_scaling": {"results": ("scaling",), "data": ("financebench", "musique", "2wikimultihopqa")},
     "40_provenance": {"results": ("provenance",), "data": ("musique", "2wikimultihopqa")},
     "50_swarm": {"results": ("swarm",), "data": ("financebench",)},

@@ -197,6 +197,8 @@ def plan(methods: Iterable[str]) -> tuple[list[str], list[str]]:
             m = METHODS[base]
             if m.cls == "DenseRetriever":
                 poolings.append(m.params.get("pooling", "first"))
+            elif m.cls == "MultiHopRetriever":  # its passage scores: MiniLM's first-pooling vectors
+                poolings.append("first")
             elif m.cls in ("GraphRetriever", "HybridRetriever"):
                 extractors.append(m.params.get("extractor", "ner3"))
                 if m.settings is not None and m.settings.needs("dense"):

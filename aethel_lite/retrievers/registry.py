@@ -24,6 +24,10 @@ Method names are a public interface (the CLI and its JSON output depend on them)
                        question names (:mod:`aethel_lite.retrievers.anchors`)
 ``aethel-statements``  ``aethel-anchors`` with each anchor's first places given to the statement pages of its
                        filing that report the question's line item (:mod:`aethel_lite.retrievers.statements`)
+``aethel-multihop``    beyond the paper, for open multi-hop corpora: dense and BM25 passage seeds, the passages
+                       whose title the question names, and PageRank over the passages' title mentions
+                       (:mod:`aethel_lite.retrievers.multihop`); ``aethel-multihop-*``: its ablations
+                       (:data:`MULTIHOP_ABLATIONS`)
 =====================  ======================================================================
 
 Each name maps to a :class:`Method`: the retriever class and its settings, as plain data (:data:`METHODS`). Fused
@@ -42,10 +46,12 @@ from .dense import DenseRetriever
 from .graph import GraphRetriever
 from .hybrid import HybridRetriever
 from .hybrid_settings import ABLATIONS, ANCHORED, GRAPH, HISTORICAL, HYBRID, STATEMENTS_FIRST, HybridSettings
+from .multihop import MultiHopRetriever
 
 __all__ = [
     "Method",
     "METHODS",
+    "MULTIHOP_ABLATIONS",
     "FUSIONS",
     "DEFAULT_METHODS",
     "known_methods",
@@ -53,8 +59,15 @@ __all__ = [
     "make_retriever",
 ]
 
+#: ``aethel-multihop``'s ablations: its settings with one part taken away.
+MULTIHOP_ABLATIONS: dict[str, dict[str, Any]] = {
+    "aethel-multihop-no-titles": {"title_weight": 0.0},  # no passage named by the question's words
+    "aethel-multihop-no-mentions": {"mentions": False},  # no walk: the seeds, then the passage score
+    "aethel-multihop-no-bm25": {"bm25_weight": 0.0},  # dense passage scores alone
+}
+
 CLASSES = {"BM25Retriever": BM25Retriever, "DenseRetriever": DenseRetriever, "GraphRetriever": GraphRetriever,
-           "HybridRetriever": HybridRetriever}  # fmt: skip
+           "HybridRetriever": HybridRetriever, "MultiHopRetriever": MultiHopRetriever}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -93,6 +106,8 @@ METHODS: dict[str, Method] = {
     **{name: _hybrid(**change) for name, change in HISTORICAL.items()},
     "aethel-anchors": _hybrid(**ANCHORED),
     "aethel-statements": _hybrid(**STATEMENTS_FIRST),
+    "aethel-multihop": Method("MultiHopRetriever"),
+    **{name: Method("MultiHopRetriever", change) for name, change in MULTIHOP_ABLATIONS.items()},
 }
 # fused method -> the methods it fuses
 FUSIONS: dict[str, tuple[str, ...]] = {

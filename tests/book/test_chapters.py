@@ -85,3 +85,19 @@ def _open_corpus(results):
 @pytest.mark.realdata
 def test_quick_open_corpus_chapter_on_real_data_is_deterministic(root, real_data, chapter_cache):
     run_quick_twice(root, real_data, "20_open_corpus", ["open_corpus"], _open_corpus, cache=chapter_cache)
+
+
+def _multihop(results):
+    r = results["multihop"]
+    assert set(r["datasets"]) == {"2wiki-open", "musique-open"} and not r["synthetic_only"]
+    for block in r["datasets"].values():  # every method scored on both halves; the new one tested on each
+        assert set(block["means"]) == set(r["methods"]) and set(block["halves"]) == {"dev", "test"}
+        assert {(t["half"], t["b"]) for t in block["tests"] if t["metric"] == "Recall@5"} >= {
+            (h, b) for h in ("dev", "test", "all") for b in ("bm25", "dense", "aethel-hybrid")
+        }
+
+
+@pytest.mark.slow
+@pytest.mark.realdata
+def test_quick_multihop_chapter_on_real_data_is_deterministic(root, real_data, chapter_cache):
+    run_quick_twice(root, real_data, "27_multihop", ["multihop"], _multihop, cache=chapter_cache)

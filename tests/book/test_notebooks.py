@@ -424,7 +424,12 @@ def test_book_builds_without_warnings(tmp_path):
     html = tmp_path / "_build" / "html"
     closed = nbformat.read(tmp_path / "book" / "executed" / "10_closed_pool.ipynb", as_version=4)
     assert "SYNTHETIC corpus instead" in json.dumps([c.get("outputs", []) for c in closed.cells])
-    for name in ("20_open_corpus", "25_hybrid", "30_scaling"):  # no data: the synthetic corpus, said loudly
+    for name in (
+        "20_open_corpus",
+        "25_hybrid",
+        "27_multihop",
+        "30_scaling",
+    ):  # no data: the synthetic corpus, said loudly
         chapter = nbformat.read(tmp_path / "book" / "executed" / f"{name}.ipynb", as_version=4)
         assert "SYNTHETIC corpus" in json.dumps([c.get("outputs", []) for c in chapter.cells]), name
     for page in (
@@ -433,6 +438,7 @@ def test_book_builds_without_warnings(tmp_path):
         "book/executed/10_closed_pool.html",
         "book/executed/20_open_corpus.html",
         "book/executed/25_hybrid.html",
+        "book/executed/27_multihop.html",
         "book/executed/30_scaling.html",
         "book/bibliography.html",
         "book/executed/40_provenance.html",
