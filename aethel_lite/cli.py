@@ -243,7 +243,9 @@ def _print_hits(hits: list) -> None:
             shares = hit["explain"]
             total = sum(e["share"] for e in shares)
             if not shares:
-                print("      explain: no PageRank mass from the seeds (ranked by BM25 or another method)")
+                print(
+                    "      explain: no share from an entity seed (not ranked by the entity graph's PageRank)"
+                )
             else:
                 whose = (
                     "its document node's PageRank" if hit.get("explain_node") == "document" else "PageRank"

@@ -28,8 +28,10 @@ Haveliwala, "Topic-sensitive PageRank", WWW 2002.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..core.ppr import PPROperator
 from ..errors import ParameterError
@@ -38,11 +40,22 @@ from .bm25 import BM25Retriever
 from .dense import DenseRetriever
 from .titles import mention_graph, named_passages, title_keys
 
-__all__ = ["MultiHopRetriever", "TIE_BREAK", "standardise", "seed_matrix"]
+__all__ = ["MultiHopRetriever", "MultiHopParts", "TIE_BREAK", "standardise", "seed_matrix"]
 
 #: Weight of the min–max scaled passage score added to PageRank (orders the passages the walk does not reach).
 TIE_BREAK = 1e-6
 _BLOCK = 64  # questions per PageRank batch
+
+
+@dataclass(frozen=True)
+class MultiHopParts:
+    """What :meth:`MultiHopRetriever.fit` otherwise computes from the passages, made elsewhere (an index):
+    the fitted scorers, the passages' titles and the mention graph. Used as they are."""
+
+    dense: DenseRetriever
+    bm25: BM25Retriever
+    titles: Sequence[str]
+    graph: sp.csr_matrix
 
 
 def standardise(scores: np.ndarray) -> np.ndarray:
@@ -184,6 +197,20 @@ class MultiHopRetriever(Retriever):
         if bad:
             raise ParameterError(f"MultiHopRetriever: bad {bad[0]}={getattr(self, bad[0])!r}")
 
+    def fit(self, passages: Sequence, parts: MultiHopParts | None = None) -> MultiHopRetriever:
+        """Index ``passages``; with ``parts`` (an index's), only their ids are read and the parts are used as
+        they are (the mention graph dropped when ``mentions=False``). Returns ``self``."""
+        passages = self._index_passages(passages)
+        self._check()
+        if parts is None:
+            self._fit(passages)
+            return self
+        if len(parts.titles) != len(passages) or parts.graph.shape != (len(passages),) * 2:
+            raise ParameterError("MultiHopRetriever.fit: the parts do not fit the passages")
+        self.dense_, self.bm25_ = parts.dense, parts.bm25
+        self._learn(list(parts.titles), parts.graph)
+        return self
+
     def _fit(self, passages: list) -> None:
         self._check()
         self.dense_ = self._part(self.dense, DenseRetriever)
@@ -192,12 +219,15 @@ class MultiHopRetriever(Retriever):
             part.progress, part.memo = self.progress, self.memo
             part.fit(passages)
         titles = [p.title for p in passages]
+        self._learn(titles, mention_graph(titles, (p.text for p in passages)) if self.mentions else None)
+
+    def _learn(self, titles: list[str], graph: sp.csr_matrix | None) -> None:
+        """The title keys, the mention graph (none: an empty one) and its PageRank operator."""
+        n = len(titles)
         self.keys_ = title_keys(titles, disambiguators=True)
-        n = len(passages)
-        if self.mentions:
-            self.graph_ = mention_graph(titles, (p.text for p in passages))
-        else:
-            self.graph_ = mention_graph([""] * n, [""] * n)
+        self.graph_ = (
+            graph if graph is not None and self.mentions else sp.csr_matrix((n, n), dtype=np.float64)
+        )
         self.operator_ = PPROperator(self.graph_).prepare(self.alpha)
 
     def passage_scores(self, texts: Sequence[str]) -> np.ndarray:

@@ -22,13 +22,31 @@ Gutiérrez et al., "From RAG to Memory: Non-Parametric Continual Learning for La
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["MAX_TITLE_WORDS", "title_words", "title_keys", "named_spans", "named_passages", "mention_graph"]
+from ..errors import DataError
+
+__all__ = [
+    "MAX_TITLE_WORDS",
+    "TITLES_FILE",
+    "title_words",
+    "title_keys",
+    "named_spans",
+    "named_passages",
+    "mention_graph",
+    "save_titles",
+    "load_titles",
+]
+
+#: The index part of ``aethel-multihop``: the passages' titles and the mention graph's edges.
+TITLES_FILE = "titles.json"
 
 #: Longest title, in words, that is looked up (longer titles are never matched).
 MAX_TITLE_WORDS = 12
@@ -115,3 +133,36 @@ def mention_graph(titles: Sequence[str], texts: Iterable[str]) -> sp.csr_matrix:
     a = ((a + a.T) > 0).astype(np.float64).tocsr()
     a.sort_indices()
     return a
+
+
+def save_titles(path: str | os.PathLike, titles: Sequence[str], graph: sp.csr_matrix) -> None:
+    """Write the titles (corpus order) and the mention graph's edges ``i < j`` as JSON; :func:`load_titles` reads it."""
+    upper = sp.triu(graph, k=1).tocoo()
+    order = np.lexsort((upper.col, upper.row))
+    doc = {
+        "format": 1,
+        "titles": list(titles),
+        "edges": [[int(upper.row[e]), int(upper.col[e])] for e in order],
+    }
+    Path(path).write_text(json.dumps(doc, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def load_titles(path: str | os.PathLike, n: int) -> tuple[list[str], sp.csr_matrix]:
+    """The titles and mention graph :func:`save_titles` wrote for a corpus of ``n`` passages; DataError (the file
+    named) when it is malformed or does not fit ``n`` passages."""
+    try:
+        doc = json.loads(Path(path).read_bytes())
+        titles = [str(t) for t in doc["titles"]]
+        edges = np.asarray(doc["edges"], dtype=np.int64).reshape(-1, 2)
+        if (
+            doc.get("format") != 1
+            or len(titles) != n
+            or (edges.size and not (0 <= edges.min() and edges.max() < n))
+        ):
+            raise ValueError(f"expected format 1, {n} titles and edges between them")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise DataError(f"{path}: unreadable titles ({exc})") from None
+    a = sp.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(n, n)).tocsr()
+    a = ((a + a.T) > 0).astype(np.float64).tocsr()
+    a.sort_indices()
+    return titles, a

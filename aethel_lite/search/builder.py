@@ -28,6 +28,7 @@ from ..retrievers.docmeta import document_metadata
 from ..retrievers.graph_files import STATEMENTS_FILE, write_docmeta
 from ..retrievers.registry import FUSIONS, METHODS, make_retriever, parse_methods
 from ..retrievers.statements import StatementPages
+from ..retrievers.titles import TITLES_FILE, mention_graph, save_titles
 from .atomic import (
     IndexLock,
     Terminated,
@@ -272,6 +273,14 @@ class _Builder:
         pages.save(self.tmp / STATEMENTS_FILE, self.pids)
         self.parts["statements"] = {"files": [STATEMENTS_FILE], "n_pages": len(pages.kind_)}
 
+    def titles(self) -> None:
+        """``titles.json``: the passages' titles and their mention graph (``aethel-multihop``,
+        :func:`~aethel_lite.retrievers.titles.mention_graph`)."""
+        titles = [p.title for p in self.passages]
+        graph = mention_graph(titles, (p.text for p in self.passages))
+        save_titles(self.tmp / TITLES_FILE, titles, graph)
+        self.parts["titles"] = {"files": [TITLES_FILE], "n_edges": int(graph.nnz // 2)}
+
     def run(self) -> None:
         long = [p.pid for p in self.passages if len(passage_text(p)) > MAX_MODEL_CHARS]
         if long:
@@ -313,7 +322,8 @@ class _Builder:
         if not extractors:
             _checkpoint("ner")
         if any(
-            METHODS[m].cls in ("BM25Retriever", "GraphRetriever", "HybridRetriever") for m in base_methods
+            METHODS[m].cls in ("BM25Retriever", "GraphRetriever", "HybridRetriever", "MultiHopRetriever")
+            for m in base_methods
         ):
             self.bm25()
         poolings: dict[str, str] = {}
@@ -334,6 +344,8 @@ class _Builder:
             self.docmeta()
         if "statements" in needed:
             self.statements()
+        if "titles" in needed:
+            self.titles()
 
     def write_manifest(self, info: dict) -> None:
         files = {

@@ -69,7 +69,7 @@ def method_parts(method: str) -> list[str]:
         return list(dict.fromkeys(p for base in FUSIONS[method] for p in method_parts(base)))
     m = METHODS[method]
     if m.cls == "MultiHopRetriever":
-        raise ParameterError(f"{method}: an index cannot hold it yet; evaluate it with aethel eval")
+        return ["bm25", "dense-first", "titles"]
     if m.cls == "BM25Retriever":
         return ["bm25"]
     if m.cls == "DenseRetriever":

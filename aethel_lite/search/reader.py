@@ -19,10 +19,12 @@ from ..retrievers.dense import PRECISIONS, stored_precision
 from ..retrievers.fusion import fuse_runs
 from ..retrievers.graph_files import STATEMENTS_FILE, GraphParts, PassageIds, read_docmeta
 from ..retrievers.hybrid import HybridParts
+from ..retrievers.multihop import MultiHopParts, MultiHopRetriever
 from ..retrievers.ranker import EXPLAIN_DEPTH
 from ..retrievers.registry import FUSIONS, make_retriever
 from ..retrievers.run import RUN_DEPTH
 from ..retrievers.statements import StatementPages
+from ..retrievers.titles import TITLES_FILE, load_titles
 from .format import (
     DOCMETA_FILE,
     IDS_FILE,
@@ -226,6 +228,11 @@ class SearchIndex:
                 obj = StatementPages.load(self.dir / STATEMENTS_FILE, pids)
             except DataError as exc:
                 raise DataError(f"{exc}; {rebuild_hint(self.dir, self.info)}") from None
+        elif name == "titles":  # the passages' titles and mention graph, in the order of ids.json
+            try:
+                obj = load_titles(self.dir / TITLES_FILE, len(pids))
+            except DataError as exc:
+                raise DataError(f"{exc}; {rebuild_hint(self.dir, self.info)}") from None
         else:  # pragma: no cover - entities parts are read by --add only
             raise ParameterError(f"part {name!r} is not searchable")
         self._parts[name] = obj
@@ -243,6 +250,11 @@ class SearchIndex:
             r = bm25
         elif isinstance(r, (GraphRetriever, HybridRetriever)):
             r = self._graph_retriever(r, parts, bm25)
+        elif isinstance(r, MultiHopRetriever):  # the stored scorers, titles and mention graph
+            titles, graph = self._part("titles")
+            pids, doc_ids = self.ids
+            ids = [PassageIds(pid, doc) for pid, doc in zip(pids, doc_ids)]
+            r.fit(ids, parts=MultiHopParts(self._base("dense"), bm25, titles, graph))
         else:  # dense: questions are encoded as the index's passages were (its store_config's precision)
             part = self.info["parts"][parts[0]]
             r.set_params(precision=stored_precision(part.get("store_config")))

@@ -10,10 +10,11 @@ import scipy.stats
 from test_search_state import deep_state
 
 from aethel_lite.data.schema import Passage, Query
-from aethel_lite.errors import ParameterError
+from aethel_lite.errors import DataError, ParameterError
 from aethel_lite.retrievers import BM25Retriever, DenseRetriever
-from aethel_lite.retrievers.multihop import TIE_BREAK, MultiHopRetriever
+from aethel_lite.retrievers.multihop import TIE_BREAK, MultiHopParts, MultiHopRetriever
 from aethel_lite.retrievers.registry import MULTIHOP_ABLATIONS, make_retriever
+from aethel_lite.retrievers.titles import load_titles, save_titles
 from aethel_lite.search.format import method_parts
 
 FILMS = [
@@ -164,6 +165,18 @@ def test_registry_names_and_ablations():
         assert diff == change, name
 
 
-def test_an_index_says_it_cannot_hold_it_yet():
-    with pytest.raises(ParameterError, match="aethel-multihop: an index cannot hold it yet"):
-        method_parts("aethel-multihop")
+def test_an_index_holds_it_and_its_parts_rank_as_a_fresh_fit(corpus, fitted, tmp_path):
+    """The index part (titles and mention edges) reads back to the same graph, and a retriever fitted from the
+    parts (as ``aethel search`` builds it) scores every passage as the fitted one."""
+    assert method_parts("aethel-multihop") == ["bm25", "dense-first", "titles"]
+    save_titles(tmp_path / "titles.json", [p.title for p in corpus], fitted.graph_)
+    titles, graph = load_titles(tmp_path / "titles.json", len(corpus))
+    assert titles == [p.title for p in corpus] and (graph != fitted.graph_).nnz == 0
+    parts = MultiHopParts(fitted.dense_, fitted.bm25_, titles, graph)
+    again = MultiHopRetriever().fit(corpus, parts=parts)
+    np.testing.assert_array_equal(again.score_texts(QUESTIONS), fitted.score_texts(QUESTIONS))
+    flat = MultiHopRetriever(mentions=False).fit(corpus, parts=parts)
+    assert flat.graph_.nnz == 0
+    (tmp_path / "bad.json").write_text('{"format": 1, "titles": ["a"], "edges": [[0, 5]]}')
+    with pytest.raises(DataError, match="bad.json: unreadable titles"):
+        load_titles(tmp_path / "bad.json", 1)
