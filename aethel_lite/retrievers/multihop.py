@@ -130,10 +130,7 @@ class MultiHopRetriever(Retriever):
     tol, max_iter
         PageRank's stopping rule (:func:`~aethel_lite.core.ppr.personalized_pagerank`).
     progress : bool
-
-    The defaults were chosen on the development halves of 2Wiki-open and MuSiQue-open (the mean of their
-    Recall@5), over ``n_seeds`` ∈ {5, 10, 20}, ``temperature`` ∈ {0.5, 1}, ``title_weight`` ∈ {0, 1, 3},
-    ``alpha`` ∈ {0.3, 0.5, 0.7} and ``bm25_weight`` ∈ {0, 0.3, 0.5}.
+        Show progress bars while fitting.
 
     Attributes
     ----------
@@ -145,6 +142,12 @@ class MultiHopRetriever(Retriever):
         The mention graph (:func:`~aethel_lite.retrievers.titles.mention_graph`; empty with ``mentions=False``).
     operator_ : PPROperator
         Its PageRank operator, prepared for ``alpha``.
+
+    Notes
+    -----
+    The defaults were chosen on the development halves of 2Wiki-open and MuSiQue-open (the mean of their
+    Recall@5), over ``n_seeds`` ∈ {5, 10, 20}, ``temperature`` ∈ {0.5, 1}, ``title_weight`` ∈ {0, 1, 3},
+    ``alpha`` ∈ {0.3, 0.5, 0.7} and ``bm25_weight`` ∈ {0, 0.3, 0.5}.
     """
 
     name = "multihop"
