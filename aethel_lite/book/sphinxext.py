@@ -5,7 +5,8 @@ numbering its NumPy-style references from 1, so :func:`plain_references` turns t
 in each docstring as autodoc reads it. :func:`unique_scripts` drops a script that a page would
 include twice (sphinx-thebe registers its inline configuration on every ``env-before-read-docs``,
 which Jupyter Book emits twice: the second copy is a JavaScript ``SyntaxError``). ``setup`` also
-loads ``sphinx-mathjax-offline`` so that formulas render with no network.
+loads ``sphinx-mathjax-offline`` so that formulas render with no network, and adds the book's stylesheet
+(:data:`STATIC`).
 
 Enabled in ``_config.yml`` (``sphinx: extra_extensions: [aethel_lite.book.sphinxext]``).
 """
@@ -13,9 +14,13 @@ Enabled in ``_config.yml`` (``sphinx: extra_extensions: [aethel_lite.book.sphinx
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
-__all__ = ["plain_references", "unique_scripts", "setup"]
+__all__ = ["plain_references", "unique_scripts", "STATIC", "setup"]
+
+#: The book's own static files (``aethel-book.css``: the general index's columns wrap long names).
+STATIC = Path(__file__).resolve().parent / "static"
 
 _REF = re.compile(r"\[(\d+)\]_")
 _DEF = re.compile(r"^(\s*)\.\. \[(\d+)\]\s+(.*)$")
@@ -66,6 +71,10 @@ def _dedupe_scripts(app: Any, pagename: str, templatename: str, context: dict, d
         context["script_files"] = unique_scripts(context["script_files"])
 
 
+def _add_static(app: Any, config: Any) -> None:
+    config.html_static_path = [*config.html_static_path, str(STATIC)]
+
+
 def setup(app: Any) -> dict[str, Any]:
     """Register the docstring hook (after napoleon, which runs at the default priority) and the page hook."""
     from sphinx.errors import ExtensionError
@@ -79,6 +88,8 @@ def setup(app: Any) -> dict[str, Any]:
             "aethel_lite.book.sphinxext: sphinx-mathjax-offline is not installed (run `make setup`); "
             "MathJax will be loaded from its CDN and the browser check will fail offline"
         )
+    app.connect("config-inited", _add_static)
+    app.add_css_file("aethel-book.css")
     app.connect("autodoc-process-docstring", _process_docstring, priority=600)
     app.connect("html-page-context", _dedupe_scripts)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
