@@ -214,8 +214,7 @@ class MultiHopRetriever(Retriever):
         self._learn(list(parts.titles), parts.graph)
         return self
 
-    def _fit(self, passages: list) -> None:
-        self._check()
+    def _fit(self, passages: list) -> None:  # the settings were checked by fit
         self.dense_ = self._part(self.dense, DenseRetriever)
         self.bm25_ = self._part(self.bm25, BM25Retriever)
         for part in (self.dense_, self.bm25_):

@@ -128,7 +128,11 @@ def mention_graph(titles: Sequence[str], texts: Iterable[str]) -> sp.csr_matrix:
             if j != i:
                 rows.append(i)
                 cols.append(j)
-    n = len(titles)
+    return _undirected(rows, cols, len(titles))
+
+
+def _undirected(rows, cols, n: int) -> sp.csr_matrix:
+    """The symmetric 0/1 CSR adjacency (sorted indices) with an edge for each ``(rows[e], cols[e])``."""
     a = sp.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n)).tocsr()
     a = ((a + a.T) > 0).astype(np.float64).tocsr()
     a.sort_indices()
@@ -162,7 +166,4 @@ def load_titles(path: str | os.PathLike, n: int) -> tuple[list[str], sp.csr_matr
             raise ValueError(f"expected format 1, {n} titles and edges between them")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise DataError(f"{path}: unreadable titles ({exc})") from None
-    a = sp.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(n, n)).tocsr()
-    a = ((a + a.T) > 0).astype(np.float64).tocsr()
-    a.sort_indices()
-    return titles, a
+    return titles, _undirected(edges[:, 0], edges[:, 1], n)

@@ -252,9 +252,7 @@ class SearchIndex:
             r = self._graph_retriever(r, parts, bm25)
         elif isinstance(r, MultiHopRetriever):  # the stored scorers, titles and mention graph
             titles, graph = self._part("titles")
-            pids, doc_ids = self.ids
-            ids = [PassageIds(pid, doc) for pid, doc in zip(pids, doc_ids)]
-            r.fit(ids, parts=MultiHopParts(self._base("dense"), bm25, titles, graph))
+            r.fit(self._passage_ids(), parts=MultiHopParts(self._base("dense"), bm25, titles, graph))
         else:  # dense: questions are encoded as the index's passages were (its store_config's precision)
             part = self.info["parts"][parts[0]]
             r.set_params(precision=stored_precision(part.get("store_config")))
@@ -271,15 +269,19 @@ class SearchIndex:
         self._parts[key] = r
         return r
 
+    def _passage_ids(self) -> list[PassageIds]:
+        """Each passage's pid and doc_id, from ids.json (what fitting from an index's parts reads, not
+        passages.jsonl)."""
+        pids, doc_ids = self.ids
+        return [PassageIds(pid, doc) for pid, doc in zip(pids, doc_ids)]
+
     def _graph_retriever(self, r, parts: list[str], bm25):
         """The graph retriever ``r`` with its fitted state assembled from the index parts (answers as a refit one)."""
-        pids, doc_ids = self.ids
         graph = GraphParts(self._part(parts[1]), bm25)
         paper = r.graph_settings if isinstance(r, HybridRetriever) else r
         if paper.extractor in ("ner", "ner3"):
             _import_spacy_for_search()
-        # document nodes need each passage's pid and doc_id only: ids.json, not passages.jsonl
-        ids = [PassageIds(pid, doc) for pid, doc in zip(pids, doc_ids)]
+        ids = self._passage_ids()
         if isinstance(r, HybridRetriever):
             # the hybrid's dense and heading scores: the stored embeddings, as `dense` reads them
             dense = next((p for p in parts if p in ("dense-first", "dense-max")), None)
