@@ -30,6 +30,7 @@ from .encoders import (
     OnnxSentenceEncoder,
     model_files_digest,
     sentence_model_facts,
+    start_session,
 )
 
 _MODELS: dict[str, Any] = {}
@@ -331,6 +332,14 @@ class DenseRetriever(Retriever):
         if precision in ONNX_PRECISIONS:
             return _load_onnx_encoder(self._model_path(), precision)
         return _load_sentence_model(self._model_path())
+
+    def start_encoder(self) -> bool:
+        """Begin creating the ONNX Runtime session of the question encoder on a background thread, so that
+        other start-up work runs meanwhile (:func:`~aethel_lite.retrievers.encoders.start_session`); return
+        whether it was begun. PyTorch precisions and a model not yet exported: nothing happens. Changes
+        nothing on the retriever (the session is the process-wide one a later encoding uses)."""
+        precision = resolve_precision(self.precision)
+        return precision in ONNX_PRECISIONS and start_session(self._model_path(), precision)
 
     @property
     def uses_onnx(self) -> bool:

@@ -21,8 +21,10 @@ import json
 import logging
 import os
 import tempfile
+import threading
 import warnings
 from collections.abc import Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,7 @@ __all__ = [
     "model_files_digest",
     "sentence_model_facts",
     "onnx_model_file",
+    "start_session",
     "OnnxSentenceEncoder",
 ]
 
@@ -49,6 +52,9 @@ EXPORT_FORMAT = "minilm-onnx/2"
 _OPSET = 17
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _SESSIONS: dict[tuple[str, str], Any] = {}
+#: sessions being created on a background thread (:func:`start_session`), by the key of ``_SESSIONS``
+_STARTED: dict[tuple[str, str], Future] = {}
+_STARTED_LOCK = threading.Lock()
 #: the sentence-transformers modules this backend reproduces, in order (a Normalize module is optional)
 _MODULES = (
     "sentence_transformers.models.Transformer",
@@ -186,6 +192,11 @@ def _quantize(fp32: Path, out: Path) -> None:
         logging.disable(logging.NOTSET)
 
 
+def _exported_file(path: str, precision: str, root: str | os.PathLike | None) -> Path:
+    """Where the exported file of ``path`` in ``precision`` is (or will be) in the cache."""
+    return cache_dir("models", root) / f"minilm-{precision}-{_export_key(path, precision)[:24]}.onnx"
+
+
 def onnx_model_file(path: str, precision: str, *, root: str | os.PathLike | None = None) -> Path:
     """The ONNX file of the model folder ``path`` in the variant ``precision`` (see the module docstring),
     exported (and quantized) into the cache on first use; every write is a temporary file renamed into place."""
@@ -193,8 +204,7 @@ def onnx_model_file(path: str, precision: str, *, root: str | os.PathLike | None
         raise ParameterError(
             f"precision must be one of {', '.join(map(repr, ONNX_PRECISIONS))}; got {precision!r}"
         )
-    folder = cache_dir("models", root)
-    final = folder / f"minilm-{precision}-{_export_key(path, precision)[:24]}.onnx"
+    final = _exported_file(path, precision, root)
     if final.is_file():
         return final
     tmp = _temp_path(final)
@@ -210,20 +220,73 @@ def onnx_model_file(path: str, precision: str, *, root: str | os.PathLike | None
     return final
 
 
-def _session(file: Path):
-    """An ONNX Runtime CPU session of ``file``, once per process and file."""
+def _session_key(file: Path) -> tuple[str, str]:
     import onnxruntime as ort
 
-    key = (str(file), str(ort.__version__))
+    return (str(file), str(ort.__version__))
+
+
+def _new_session(file: Path):
+    """An ONNX Runtime CPU session of ``file``."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3  # no warnings about unused initialisers on stderr
+    # $AETHEL_ONNX_THREADS, else $OMP_NUM_THREADS (what torch follows), else ONNX Runtime's one per core
+    threads = os.environ.get("AETHEL_ONNX_THREADS") or os.environ.get("OMP_NUM_THREADS")
+    if threads and threads.isdigit() and int(threads) > 0:
+        options.intra_op_num_threads = int(threads)
+    return ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
+
+
+def _session(file: Path):
+    """The ONNX Runtime CPU session of ``file``, once per process and file (one that
+    :func:`start_session` began is waited for; what creating it raised is raised here)."""
+    key = _session_key(file)
+    with _STARTED_LOCK:
+        started = _STARTED.pop(key, None)
+    if started is not None and key not in _SESSIONS:
+        _SESSIONS[key] = started.result()
     if key not in _SESSIONS:
-        options = ort.SessionOptions()
-        options.log_severity_level = 3  # no warnings about unused initialisers on stderr
-        # $AETHEL_ONNX_THREADS, else $OMP_NUM_THREADS (what torch follows), else ONNX Runtime's one per core
-        threads = os.environ.get("AETHEL_ONNX_THREADS") or os.environ.get("OMP_NUM_THREADS")
-        if threads and threads.isdigit() and int(threads) > 0:
-            options.intra_op_num_threads = int(threads)
-        _SESSIONS[key] = ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
+        _SESSIONS[key] = _new_session(file)
     return _SESSIONS[key]
+
+
+def _create_into(future: Future, file: Path) -> None:
+    try:
+        future.set_result(_new_session(file))
+    except BaseException as exc:  # noqa: BLE001 - handed to the thread that waits for the session
+        future.set_exception(exc)
+
+
+def start_session(path: str, precision: str, *, root: str | os.PathLike | None = None) -> bool:
+    """Begin creating the ONNX Runtime session of ``path`` in ``precision`` on a background thread;
+    return whether one was begun.
+
+    Creating a session reads the weights (~90 MB) and prepares them for the CPU kernels, ~0.25 s in
+    which ONNX Runtime holds no lock on the interpreter: a caller that starts it first can meanwhile
+    do its other start-up work (``aethel search``: spaCy's import and pipeline) on the other core.
+    The session is the one an :class:`OnnxSentenceEncoder` would create (same file, same options);
+    an encoder built later takes it. Begun only when the model file is already exported (an export
+    imports torch, which must not happen beside another thread's imports) and ONNX Runtime is
+    installed (imported here, on the calling thread); otherwise nothing happens and the encoder
+    creates its session as usual.
+    """
+    if precision not in ONNX_PRECISIONS or sentence_model_facts(path) is None:
+        return False
+    file = _exported_file(path, precision, root)
+    if not file.is_file():
+        return False
+    try:
+        key = _session_key(file)
+    except ImportError:  # pragma: no cover - the encoder says so when it is built
+        return False
+    with _STARTED_LOCK:
+        if key in _SESSIONS or key in _STARTED:
+            return False
+        future = _STARTED[key] = Future()
+    threading.Thread(target=_create_into, args=(future, file), name="aethel-onnx-session").start()
+    return True
 
 
 class OnnxSentenceEncoder:

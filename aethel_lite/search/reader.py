@@ -262,6 +262,7 @@ class SearchIndex:
                     f"one; {rebuild_hint(self.dir, self.info)}"
                 )
             self._verify(part["files"])
+            r.start_encoder()  # ONNX Runtime prepares the weights while the rest opens (spaCy above all)
             try:
                 r = type(r).load(self.dir, self.ids[0], dim=part["store_config"].get("dim"), **r.get_params())
             except DataError as exc:
@@ -278,21 +279,27 @@ class SearchIndex:
     def _graph_retriever(self, r, parts: list[str], bm25):
         """The graph retriever ``r`` with its fitted state assembled from the index parts (answers as a refit one)."""
         graph = GraphParts(self._part(parts[1]), bm25)
+        if isinstance(r, HybridRetriever):
+            # the hybrid's dense and heading scores: the stored embeddings, as `dense` reads them (read
+            # before spaCy is imported: the question encoder's session is then created meanwhile)
+            dense = next((p for p in parts if p in ("dense-first", "dense-max")), None)
+            dense = (
+                None
+                if dense is None
+                else self._base({"dense-first": "dense", "dense-max": "dense-max"}[dense])
+            )
+            heading = self._base("dense-heading") if "dense-heading" in parts else None
         paper = r.graph_settings if isinstance(r, HybridRetriever) else r
         if paper.extractor in ("ner", "ner3"):
             _import_spacy_for_search()
         ids = self._passage_ids()
         if isinstance(r, HybridRetriever):
-            # the hybrid's dense and heading scores: the stored embeddings, as `dense` reads them
-            dense = next((p for p in parts if p in ("dense-first", "dense-max")), None)
             r.fit(
                 ids,
                 parts=HybridParts(
                     graph,
-                    None
-                    if dense is None
-                    else self._base({"dense-first": "dense", "dense-max": "dense-max"}[dense]),
-                    self._base("dense-heading") if "dense-heading" in parts else None,
+                    dense,
+                    heading,
                     self._part("docmeta") if "docmeta" in parts else None,
                     self._part("statements") if "statements" in parts else None,
                 ),

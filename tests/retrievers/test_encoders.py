@@ -16,12 +16,14 @@ from conftest import require
 
 from aethel_lite.caching.versions import RESULT_PACKAGES, versions
 from aethel_lite.errors import ParameterError
+from aethel_lite.retrievers import encoders
 from aethel_lite.retrievers.dense import DenseRetriever, index_precision, resolve_precision, stored_precision
 from aethel_lite.retrievers.encoders import (
     OnnxSentenceEncoder,
     model_files_digest,
     onnx_model_file,
     sentence_model_facts,
+    start_session,
 )
 
 pytestmark = pytest.mark.slow
@@ -199,9 +201,37 @@ def test_export_is_cached_and_a_damaged_file_is_exported_anew(model_path, onnx_c
     damaged = onnx_cache / "damaged-onnx"
     file = onnx_model_file(model_path, "onnx-fp32", root=damaged)
     file.write_bytes(b"not an onnx file")
+    assert start_session(model_path, "onnx-fp32", root=damaged)  # fails on its thread, raised to the encoder
     with pytest.warns(RuntimeWarning, match="exporting it anew"):
         enc = _encoder(model_path, "onnx-fp32", damaged)
     assert enc.encode(["a question"]).shape == (1, 384)
+
+
+def test_a_session_begun_in_the_background_is_the_one_the_encoder_uses(
+    model_path, onnx_cache, tmp_path, monkeypatch
+):
+    """:func:`start_session` creates on another thread the session an encoder takes, with the same vectors bit
+    for bit as an encoder that creates its own; it does nothing for PyTorch or before the model is exported
+    (no export from a background thread)."""
+    monkeypatch.setattr(encoders, "_SESSIONS", {})
+    monkeypatch.setattr(encoders, "_STARTED", {})
+    onnx_model_file(model_path, "onnx-fp32", root=onnx_cache)
+    empty = tmp_path / "empty-cache"
+    assert not start_session(model_path, "onnx-fp32", root=empty)
+    assert not (empty / "models").exists() or not list((empty / "models").iterdir())
+    assert not start_session(model_path, "float32", root=onnx_cache)
+    assert not DenseRetriever(precision="float32").start_encoder()
+    assert encoders._STARTED == {}
+    assert start_session(model_path, "onnx-fp32", root=onnx_cache)
+    assert not start_session(model_path, "onnx-fp32", root=onnx_cache)  # once
+    (started,) = encoders._STARTED.values()
+    enc = _encoder(model_path, "onnx-fp32", onnx_cache)
+    assert enc.session is started.result() and encoders._STARTED == {}
+    assert not start_session(model_path, "onnx-fp32", root=onnx_cache)  # the session exists now
+    monkeypatch.setattr(encoders, "_SESSIONS", {})
+    own = _encoder(model_path, "onnx-fp32", onnx_cache)
+    assert own.session is not enc.session
+    assert np.array_equal(enc.encode(TEXTS), own.encode(TEXTS))
 
 
 def _aethel(args, env) -> subprocess.CompletedProcess:
