@@ -245,10 +245,8 @@ def _session(file: Path):
     key = _session_key(file)
     with _STARTED_LOCK:
         started = _STARTED.pop(key, None)
-    if started is not None and key not in _SESSIONS:
-        _SESSIONS[key] = started.result()
     if key not in _SESSIONS:
-        _SESSIONS[key] = _new_session(file)
+        _SESSIONS[key] = _new_session(file) if started is None else started.result()
     return _SESSIONS[key]
 
 

@@ -282,11 +282,9 @@ class SearchIndex:
         if isinstance(r, HybridRetriever):
             # the hybrid's dense and heading scores: the stored embeddings, as `dense` reads them (read
             # before spaCy is imported: the question encoder's session is then created meanwhile)
-            dense = next((p for p in parts if p in ("dense-first", "dense-max")), None)
+            part = next((p for p in parts if p in ("dense-first", "dense-max")), None)
             dense = (
-                None
-                if dense is None
-                else self._base({"dense-first": "dense", "dense-max": "dense-max"}[dense])
+                None if part is None else self._base({"dense-first": "dense", "dense-max": "dense-max"}[part])
             )
             heading = self._base("dense-heading") if "dense-heading" in parts else None
         paper = r.graph_settings if isinstance(r, HybridRetriever) else r
