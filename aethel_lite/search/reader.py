@@ -10,10 +10,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core import ner_process
+from ..core.entities import get_extractor
 from ..core.graph import EntityGraph
 from ..data.schema import Passage, Query
 from ..errors import DataError, ParameterError, check_k
-from ..imports import import_without
 from ..retrievers import BM25Retriever, GraphRetriever, HybridRetriever, attribution
 from ..retrievers.dense import PRECISIONS, stored_precision
 from ..retrievers.fusion import fuse_runs
@@ -78,17 +79,6 @@ def _hit(rank: int, p, score: float, provenance: list) -> dict:
     }
 
 
-def _import_spacy_for_search() -> None:
-    """Import spaCy without PyTorch and without spaCy's own command line (see :mod:`aethel_lite.imports`):
-    thinc imports torch only to detect GPUs (about 1 s of a search's start-up) and ``spacy.cli`` is
-    imported only to re-export ``spacy.info`` (about 0.2 s); the entities are identical, and both stay
-    importable later."""
-    try:
-        import_without("spacy", absent=("torch",), stubs={"spacy.cli": (), "spacy.cli.info": ("info",)})
-    except ImportError:  # pragma: no cover - spaCy not installed: the extractor says so later
-        pass
-
-
 class _LazyPassages(Sequence):
     """The passages of a verified ``passages.jsonl``, each parsed from its line on first access."""
 
@@ -127,6 +117,9 @@ class SearchIndex:
         A folder written by :func:`build_index`.
     methods : sequence of str, optional
         Methods to prepare now (their files are verified here); others are loaded on first use.
+    questions : sequence of str, optional
+        Questions about to be asked: a graph method's spaCy NER tags them in another process
+        while the index opens (:mod:`aethel_lite.core.ner_process`; the same entities).
 
     Raises
     ------
@@ -135,7 +128,9 @@ class SearchIndex:
         differs from it; a method the index was not built for (the rebuild command is named).
     """
 
-    def __init__(self, index_dir: str | os.PathLike, methods: Sequence[str] = ()) -> None:
+    def __init__(
+        self, index_dir: str | os.PathLike, methods: Sequence[str] = (), questions: Sequence[str] = ()
+    ) -> None:
         self.dir = Path(index_dir)
         self.info = read_manifest(self.dir)
         self._passages: list | None = None
@@ -143,8 +138,20 @@ class SearchIndex:
         self._verified: set[str] = set()
         for m in methods:
             self._check_method(m)
+        if questions:
+            self._tag_early(methods, questions)
         for m in methods:
             self._retrievers(m)
+
+    def _tag_early(self, methods: Sequence[str], questions: Sequence[str]) -> None:
+        """Hand ``questions`` to another process that tags them with each graph method's extractor (one
+        :func:`~aethel_lite.core.ner_process.warm_up` began if it has the settings); end those not needed."""
+        for m in methods:
+            for r in map(make_retriever, FUSIONS.get(m, (m,))):
+                paper = r.graph_settings if isinstance(r, HybridRetriever) else r
+                if isinstance(paper, GraphRetriever):
+                    ner_process.start(get_extractor(paper.extractor), questions)
+        ner_process.end_unused()
 
     def _check_method(self, method: str) -> list[str]:
         parts = method_parts(method)
@@ -280,16 +287,12 @@ class SearchIndex:
         """The graph retriever ``r`` with its fitted state assembled from the index parts (answers as a refit one)."""
         graph = GraphParts(self._part(parts[1]), bm25)
         if isinstance(r, HybridRetriever):
-            # the hybrid's dense and heading scores: the stored embeddings, as `dense` reads them (read
-            # before spaCy is imported: the question encoder's session is then created meanwhile)
+            # the hybrid's dense and heading scores: the stored embeddings, as `dense` reads them
             part = next((p for p in parts if p in ("dense-first", "dense-max")), None)
             dense = (
                 None if part is None else self._base({"dense-first": "dense", "dense-max": "dense-max"}[part])
             )
             heading = self._base("dense-heading") if "dense-heading" in parts else None
-        paper = r.graph_settings if isinstance(r, HybridRetriever) else r
-        if paper.extractor in ("ner", "ner3"):
-            _import_spacy_for_search()
         ids = self._passage_ids()
         if isinstance(r, HybridRetriever):
             r.fit(
@@ -432,7 +435,7 @@ def _ranking(retrievers: list, queries: list, k: int, method: str, sources: bool
     return (fuse_runs(runs, name=method, depth=depth) if method in FUSIONS else runs[0]), provenance
 
 
-def open_index(index_dir: str | os.PathLike, method: str) -> SearchIndex:
+def open_index(index_dir: str | os.PathLike, method: str, questions: Sequence[str] = ()) -> SearchIndex:
     """Open an index for ``method`` with every file it reads verified; the first step of ``aethel search``.
 
     Parameters
@@ -441,6 +444,8 @@ def open_index(index_dir: str | os.PathLike, method: str) -> SearchIndex:
         A folder written by :func:`build_index`.
     method : str
         A method the index holds (see :func:`method_parts`).
+    questions : sequence of str, optional
+        The questions about to be asked (tagged meanwhile; see :class:`SearchIndex`).
 
     Returns
     -------
@@ -464,7 +469,7 @@ def open_index(index_dir: str | os.PathLike, method: str) -> SearchIndex:
     for attempt in (1, 2):
         before = digest()
         try:
-            index = SearchIndex(index_dir, methods=[method])
+            index = SearchIndex(index_dir, methods=[method], questions=questions)
             index.passages  # noqa: B018 - verified now, not halfway through the answers
             return index
         except DataError:
