@@ -1,5 +1,9 @@
 """The ``aethel`` command line (``eval``, ``index``, ``search``, ``data``, ``memo``): its flags, exit codes,
-error lines and JSON output keys are a public interface."""
+error lines and JSON output keys are a public interface.
+
+This module holds the parser (every command's flags and help) and :func:`main`; each command's work is
+in a module of its own (``cli_eval``, ``cli_index``, ``cli_search``, ``cli_data``, ``cli_memo``), which
+:func:`main` imports for the one command that runs (:data:`COMMANDS`)."""
 
 from __future__ import annotations
 
@@ -33,377 +37,54 @@ if __name__ == "__main__" or os.path.basename(sys.argv[0] or "") == "aethel":  #
 
 import argparse  # noqa: E402
 import errno  # noqa: E402
-import json  # noqa: E402
+import importlib  # noqa: E402
 import signal  # noqa: E402
 import sqlite3  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 
 from . import __version__  # noqa: E402
-from .caching.versions import versions
-from .cli_checks import (
-    StdoutError,
-    check_dataset_target,
-    check_eval_args,
-    check_flags,
-    check_memo_outputs,
-    flush_stdout,
-    prints_result,
-)
-from .data import download
+from .cli_checks import StdoutError, check_flags, flush_stdout, prints_result
 from .data.paths import data_root
-from .data.sampling import sample_corpus
-from .data.select import FORMATS, load_for_eval
-from .data.synthetic import make_synthetic
-from .errors import AethelError, DataError, DataNotFoundError, ParameterError, check_k
-from .evaluation.runner import RUN_DEPTH, run_methods, score_runs, write_trec_runs
-from .io import atomic_write, write_json
-from .retrievers.cluster import SCHEDULER_ENV, cluster_options, precompute_methods
-from .retrievers.registry import known_methods, parse_methods
-from .search.atomic import index_identity, index_state, interrupt_handlers
-from .search.index import Terminated, build_index, method_parts, open_index
-from .search.reader import matched
-from .swarm import OpenAICompatibleGenerator, Orchestrator, write_findings
-from .swarm.indexed import check_target, index_orchestrator
+from .data.select import FORMATS
+from .errors import AethelError, ParameterError
+from .retrievers.registry import known_methods
+from .retrievers.run import RUN_DEPTH
+from .search.atomic import Terminated
 
-
-def eval_dataset(args: argparse.Namespace):
-    """The data set ``aethel eval`` scores and its setting: loaded, cut to ``--limit`` queries, then
-    sampled to ``--corpus-size`` passages (every gold passage of those queries kept)."""
-    dataset = load_for_eval(
-        args.format,
-        args.data,
-        setting=args.setting,
-        seed=args.seed,
-        size=args.size,
-        docs=args.docs,
-        granularity=args.granularity or "page",
-        chunk_words=args.chunk_words or 200,
-        distractors=args.distractors,
-        own_files=args.own_files,
-    )
-    setting = args.setting or (
-        "closed" if all(q.pool is not None for q in dataset.queries) and dataset.queries else "open"
-    )
-    if args.corpus_size is not None and setting != "open":
-        raise ParameterError(
-            f"--corpus-size needs --setting open ({args.format} defaults to its closed pools)"
-        )
-    if args.limit is not None:
-        dataset = dataset.subset(limit=args.limit, keep_all_passages=(setting == "open"))
-    if not dataset.queries:
-        raise ParameterError(f"{dataset.name}: no queries to evaluate")
-    if args.corpus_size is not None:
-        try:
-            dataset = sample_corpus(dataset, args.corpus_size, args.seed)
-        except ParameterError as exc:
-            raise ParameterError(f"--corpus-size: {exc}") from None
-    return dataset, setting
-
-
-#: ``dataset.meta`` entries copied into the ``corpus`` block of the ``aethel eval`` JSON
-CORPUS_KEYS = (
-    "duplicates_merged",
-    "distractors",
-    "n_distractors",
-    "sample",
-    "granularity",
-    "chunk_words",
-    "chunk_overlap",
-    "own_files",
-)
-
-
-def cmd_eval(args: argparse.Namespace) -> int:
-    check_eval_args(args)
-    cluster = cluster_options(
-        args.scheduler, args.workers
-    )  # None: no --scheduler, --workers, $AETHEL_SCHEDULER
-    methods = parse_methods(args.methods)
-    log = None if args.quiet else (lambda m: print(m, file=sys.stderr))
-    t0 = time.perf_counter()
-    dataset, setting = eval_dataset(args)
-    if dataset.meta.get("synthetic"):
-        print(
-            "NOTE: running on the built-in SYNTHETIC private-equity corpus, not real data.", file=sys.stderr
-        )
-    print(
-        f"{dataset.name}: {len(dataset.passages)} passages, {len(dataset.queries)} queries, setting={setting}",
-        file=sys.stderr,
-    )
-    if (
-        cluster is not None
-    ):  # entity extraction and encoding on the cluster first; the fits find them in the stores
-        precompute_methods(dataset.passages, methods, progress=not args.quiet, log=log, **cluster)
-    outcomes = run_methods(
-        dataset,
-        methods,
-        setting=setting,
-        depth=args.depth,
-        progress=not args.quiet,
-        log=log,
-        graph={"n_process": args.n_process},
-    )
-    result = {
-        "dataset": dataset.name,
-        "setting": setting,
-        "n_queries": len(dataset.queries),
-        "n_passages": len(dataset.passages),
-        "k": args.k,
-        "methods": score_runs(outcomes, dataset.queries, k=args.k, depth=10),
-        "corpus": {key: dataset.meta[key] for key in CORPUS_KEYS if key in dataset.meta},
-        "config": {
-            "format": args.format,
-            "data": args.data,
-            "methods": methods,
-            "k": args.k,
-            "limit": args.limit,
-            "seed": args.seed,
-            "size": args.size if args.format == "synthetic" else None,
-            "docs": args.docs if args.format == "financebench" else None,
-            "setting": args.setting,
-            "depth": args.depth,
-            "corpus_size": args.corpus_size,
-            "granularity": (args.granularity or "page") if args.format == "financebench" else None,
-            "chunk_words": (args.chunk_words or 200) if args.granularity == "chunk" else None,
-            "distractors": args.distractors,
-            "own_files": args.own_files,
-            "trec_out": args.trec_out,
-            "n_process": args.n_process,
-        },
-        "versions": versions(),
-        "timing": {name: round(o.seconds, 3) for name, o in outcomes.items()},
-        "seconds": round(time.perf_counter() - t0, 3),
-    }
-    if args.trec_out is not None:
-        write_trec_runs(outcomes, dataset.queries, args.trec_out)
-    write_json(args.out, result)
-    if not args.quiet:
-        for name, entry in result["methods"].items():
-            cells = "  ".join(
-                f"{m}={entry[m]:.3f}" for m in entry if m not in ("per_query", "per_query_metrics")
-            )
-            print(f"{name:>16}  {cells}", file=sys.stderr)
-        print(
-            f"wrote {args.out}" + (f" and the runs in {args.trec_out}" if args.trec_out else ""),
-            file=sys.stderr,
-        )
-    return 0
-
-
-def cmd_index(args: argparse.Namespace) -> int:
-    """``aethel index``: build, rebuild or ``--add`` to an index; Ctrl-C / SIGTERM (exit 130 / 143) leave
-    the previous one intact."""
-    methods = (
-        args.methods.split(",")
-        if args.methods is not None
-        else (None if args.add else ["bm25", "aethel-bct"])
-    )
-    log = None if args.quiet else (lambda msg: print(f"aethel: {msg}", file=sys.stderr))
-    where = Path(os.path.realpath(args.out)) if str(args.out).strip() else None
-    before = index_identity(where) if where is not None else None
-    with interrupt_handlers():
-        try:
-            info = build_index(
-                args.paths,
-                args.out,
-                methods=methods,
-                chunk_words=args.chunk_words,
-                progress=not args.quiet,
-                add=args.add,
-                force=args.force,
-                follow_symlinks=args.follow_symlinks,
-                n_process=args.n_process,
-                log=log,
-                scheduler=args.scheduler,
-                workers=args.workers,
-            )
-            print(json.dumps(info, indent=2, sort_keys=True))
-        except (KeyboardInterrupt, Terminated) as exc:
-            # what the folder holds now decides the message, not how far the code got
-            state = index_state(where, before) if where is not None else "none"
-            print(f"aethel: interrupted; {INTERRUPTED_NOTES[state]}", file=sys.stderr)
-            return 143 if isinstance(exc, Terminated) else 130
-    return 0
-
-
-#: the line after an interrupted ``aethel index``, by :func:`~aethel_lite.search.atomic.index_state`
-INTERRUPTED_NOTES = {
-    "kept": "previous index kept",
-    "none": "no index written",
-    "complete": "the new index was already complete and is in place",
+#: the module that holds each command's function ``cmd_<command>``. :func:`main` imports only the one
+#: of the command that runs (a command table, as pip's ``commands/__init__.py`` with its ``commands_dict``;
+#: the package allows no import of its own modules inside a function), so ``aethel search`` loads neither
+#: the index builder nor the evaluation, the cluster or the swarm. The parser stays here, whole:
+#: ``aethel --help`` and every command's flags need no command module.
+COMMANDS = {
+    "eval": "aethel_lite.cli_eval",
+    "index": "aethel_lite.cli_index",
+    "search": "aethel_lite.cli_search",
+    "data": "aethel_lite.cli_data",
+    "memo": "aethel_lite.cli_memo",
 }
 
-
-def _print_hits(hits: list) -> None:
-    for hit in hits:
-        page = hit.get(
-            "page"
-        )  # 0-based from a PDF; a passage file's meta may give any value (shown as given)
-        page = page + 1 if isinstance(page, int) and not isinstance(page, bool) else page
-        where = hit["doc_id"] + (f", page {page}" if page is not None else "")
-        print(f"{hit['rank']:>2}. [{hit['score']:.4f}] {where}  ({hit['pid']})")
-        if hit.get("source"):
-            print(f"      source: {hit['source']}")
-        for prov in hit.get("provenance", [])[:3]:
-            print(f"      via {prov['seed']!r} -> {prov['entity']!r} ({prov['via']}, w={prov['weight']:.2f})")
-        if "explain" in hit:
-            shares = hit["explain"]
-            total = sum(e["share"] for e in shares)
-            if not shares:
-                print(
-                    "      explain: no share from an entity seed (not ranked by the entity graph's PageRank)"
-                )
-            else:
-                whose = (
-                    "its document node's PageRank" if hit.get("explain_node") == "document" else "PageRank"
-                )
-                print(f"      explain: {whose} {total:.6f} = sum of the seeds' shares")
-            for e in shares[:8]:
-                print(
-                    f"        {e['share']:.6f} ({e['share'] / total:6.1%})  {e['seed']!r} -> {e['entity']!r} ({e['via']})"
-                )
-            if len(shares) > 8:
-                print(
-                    f"        ... {len(shares) - 8} more seeds, {sum(e['share'] for e in shares[8:]):.6f} together"
-                )
-        snippet = " ".join(hit["text"][:2000].split())[:240]
-        print(f"      {snippet}")
+#: environment variable with a Dask scheduler's address; the same name as
+#: :data:`aethel_lite.retrievers.cluster.SCHEDULER_ENV` (a test keeps the two equal), written out here
+#: so that the parser does not import the cluster module
+SCHEDULER_ENV = "AETHEL_SCHEDULER"
 
 
-def _read_questions(path: str) -> list[tuple[int, str]]:
-    """(line number, question) of every non-blank line of ``path`` (``-``: standard input)."""
-    try:
-        lines = (sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")).splitlines()
-    except FileNotFoundError:
-        raise DataNotFoundError(f"--questions {path}: file not found") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"--questions {path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise DataError(f"--questions {path}: cannot read ({exc.strerror or exc})") from None
-    out = [(i, line.strip()) for i, line in enumerate(lines, start=1) if line.strip()]
-    if not out:
-        raise ParameterError(f"--questions {path}: no questions (one per line)")
-    return out
+def command_function(command: str) -> Callable[[argparse.Namespace], int]:
+    """The function that runs ``aethel <command>``: ``cmd_<command>`` of its module in :data:`COMMANDS`,
+    imported now (with its dependencies) if it was not yet.
 
+    Parameters
+    ----------
+    command : str
+        A key of :data:`COMMANDS` (the parser accepts no other).
 
-def cmd_search(args: argparse.Namespace) -> int:
-    """``aethel search``: load a verified index once and answer one question or a file of them."""
-    if (args.question is None) == (args.questions is None):
-        raise ParameterError("give either a QUESTION or --questions FILE (one question per line)")
-    check_k(args.k, "-k")
-    method_parts(args.method)  # unknown method: a clear error before anything is loaded
-    if args.question is not None and not args.question.strip():
-        raise ParameterError("question: empty question")
-    numbered = [(None, args.question)] if args.question is not None else _read_questions(args.questions)
-    questions = [q for _, q in numbered]
-    index = open_index(args.index, args.method, questions)  # a graph method's NER tags them meanwhile
-    # a hybrid's seed-source shares (one PageRank solve per source) only where they are shown: JSON and --explain
-    sources = bool(args.json or args.explain or args.questions is not None)
-    answers = index.iter_search(
-        questions, k=args.k, method=args.method, explain=args.explain, sources=sources
-    )
-    if args.questions is not None:  # JSONL: one line per question, written as it is answered
-        for (line, question), hits in zip(numbered, answers):
-            print(
-                json.dumps(
-                    {
-                        "line": line,
-                        "question": question,
-                        "method": args.method,
-                        "hits": hits,
-                        "matched": matched(question, hits),
-                    },
-                    ensure_ascii=False,
-                ),
-                flush=True,
-            )
-        return 0
-    hits = next(answers)
-    found = matched(args.question, hits)
-    if args.json:
-        print(
-            json.dumps(
-                {"question": args.question, "method": args.method, "hits": hits, "matched": found},
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
-        return 0
-    if not found:
-        print(
-            "No passage matched the question (none holds one of its words); the hits below are not answers."
-        )
-    _print_hits(hits)
-    return 0
-
-
-def cmd_data(args: argparse.Namespace) -> int:
-    if args.action == "download":
-        download.download_data(args.dest, progress=not args.quiet)
-    else:
-        report = download.verify_data(args.dest)
-        print(json.dumps(report, indent=2, sort_keys=True))
-        if any(v != "ok" for v in report.values()):
-            return 1
-    return 0
-
-
-def cmd_memo(args: argparse.Namespace) -> int:
-    """``aethel memo``: resolve the target, run the specialist swarm on a data set (``--format``) or an
-    index of the user's files (``--index``), write the memo (and findings)."""
-    check_k(args.k, "--k")
-    if (args.format is None) == (args.index is None):
-        raise ParameterError(
-            "give either --format synthetic|financebench or --index FOLDER (an `aethel index` folder)"
-        )
-    if args.contradictions < 0:
-        raise ParameterError(f"--contradictions must be ≥ 0, got {args.contradictions}")
-    check_memo_outputs(args)
-    generator = (
-        OpenAICompatibleGenerator(
-            args.generator_url, model=args.generator_model, timeout=args.generator_timeout
-        )
-        if args.generator_url
-        else None
-    )
-    t0 = time.perf_counter()
-    if args.index is not None:
-        orchestrator = index_orchestrator(args.index, k=args.k, generator=generator, progress=not args.quiet)
-        check_target(orchestrator, args.target)  # unknown: the index's companies, closest first
-    else:
-        if args.format == "synthetic":
-            dataset = make_synthetic(n_passages=args.size, seed=args.seed, contradictions=args.contradictions)
-            print("NOTE: the built-in SYNTHETIC private-equity corpus, not real data.", file=sys.stderr)
-        else:
-            dataset = load_for_eval("financebench", args.data)
-        orchestrator = Orchestrator.from_dataset(
-            dataset, k=args.k, generator=generator, progress=not args.quiet
-        ).fit(dataset.passages)
-        check_dataset_target(orchestrator, dataset, args)
-    t1 = time.perf_counter()
-    result = orchestrator.run(args.target)
-    memo = result.memo
-    with atomic_write(args.out) as fh:
-        fh.write(memo.markdown)
-    if args.findings:
-        write_findings(args.findings, result.findings + result.conflicts)
-    if not args.quiet:
-        what = (
-            f"{len(result.facts)} facts, {len(result.findings) - len(result.facts)} topics, "
-            f"{len(result.conflicts)} conflicts"
-            if memo.found
-            else "no evidence found"
-        )
-        print(
-            f"{result.target.name}: {what}; index {t1 - t0:.1f} s, memo {time.perf_counter() - t1:.1f} s; "
-            f"wrote {args.out}" + (f" and {args.findings}" if args.findings else ""),
-            file=sys.stderr,
-        )
-        if memo.generator_error:
-            print(f"text generator not used: {memo.generator_error}", file=sys.stderr)
-    return 0
+    Returns
+    -------
+    callable
+        Takes the parsed arguments and returns the exit status.
+    """
+    return getattr(importlib.import_module(COMMANDS[command]), f"cmd_{command}")
 
 
 def _add_cluster_flags(parser: argparse.ArgumentParser) -> None:
@@ -496,7 +177,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_cluster_flags(ev)
     ev.add_argument("--quiet", action="store_true")
-    ev.set_defaults(func=cmd_eval)
 
     ix = sub.add_parser(
         "index",
@@ -537,7 +217,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_cluster_flags(ix)
     ix.add_argument("--quiet", action="store_true")
-    ix.set_defaults(func=cmd_index)
 
     se = sub.add_parser("search", help="search an index built by `aethel index`")
     se.add_argument("index")
@@ -556,13 +235,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="answer every line of FILE ('-': standard input) after one load; prints JSONL, one line per question",
     )
-    se.set_defaults(func=cmd_search)
 
     da = sub.add_parser("data", help="download or verify the public evaluation data")
     da.add_argument("action", choices=("download", "verify"))
     da.add_argument("--dest", default=None, help="data folder (default: $AETHEL_DATA or ./data)")
     da.add_argument("--quiet", action="store_true")
-    da.set_defaults(func=cmd_data)
 
     me = sub.add_parser(
         "memo",
@@ -602,7 +279,6 @@ def build_parser() -> argparse.ArgumentParser:
     me.add_argument("--generator-model", help="model name sent to the generator (default 'default')")
     me.add_argument("--generator-timeout", type=float, help="seconds to wait for the generator (default 30)")
     me.add_argument("--quiet", action="store_true")
-    me.set_defaults(func=cmd_memo)
     return parser
 
 
@@ -649,6 +325,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "dest", "unset") is None:
         args.dest = str(data_root())
+    # the command's own modules only (COMMANDS), imported while a signal is still the starting handler's line
+    run_command = command_function(args.command)
     # Nothing has been done until the command runs: until here a signal is the starting handler's one line.
     for sig, handler in _STARTING.items():
         if signal.getsignal(sig) is _interrupted_while_starting:
@@ -660,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"standard output is closed, and aethel {args.command} prints its result there; "
                 "redirect it to a file or /dev/null instead of closing it"
             )
-        status = int(args.func(args) or 0)
+        status = int(run_command(args) or 0)
         flush_stdout()
         return status
     except AethelError as exc:

@@ -1,8 +1,9 @@
 """What the ``aethel`` command line checks before any work. Which flag applies to which command, data
 set (``--format``) and setting: one table (:data:`FLAG_RULES`), checked by :func:`check_flags` and
 printed in README.md (:func:`flag_table_markdown`); the values of ``aethel eval`` (:func:`check_eval_args`);
-the result files a command writes (never an input, a file it did not write, or another output);
-``aethel memo``'s target; and standard output (:func:`flush_stdout`).
+the result files a command writes (never an input, a file it did not write, or another output); and
+standard output (:func:`flush_stdout`). What only ``aethel memo`` checks (its files, its target) needs
+the swarm and is in :mod:`aethel_lite.cli_memo`, so that the other commands do not import it.
 
 A flag of the table is given when its value is not ``None`` (the parser's defaults are ``None``);
 :func:`check_flags` then fills in the defaults the table holds, so a command sees its usual values.
@@ -20,11 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from .data.select import eval_inputs
-from .errors import AethelError, ParameterError, check_k
+from .errors import ParameterError, check_k
 from .io import check_output_file
-from .swarm import Orchestrator, read_findings
-from .swarm.indexed import closest_companies
-from .swarm.memo import is_memo_markdown
 
 __all__ = [
     "PRINTS",
@@ -32,7 +30,6 @@ __all__ = [
     "StdoutError",
     "flush_stdout",
     "check_eval_args",
-    "check_dataset_target",
     "FlagRule",
     "FLAG_RULES",
     "check_flags",
@@ -40,7 +37,6 @@ __all__ = [
     "same_file",
     "check_distinct_outputs",
     "check_eval_outputs",
-    "check_memo_outputs",
     "is_eval_result",
 ]
 
@@ -245,38 +241,6 @@ def check_eval_outputs(args: argparse.Namespace, inputs: Sequence[Path]) -> None
         )
 
 
-def _memo_wrote(path: Path) -> bool:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return is_memo_markdown(fh.read(1 << 22))
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
-def _findings_wrote(path: Path) -> bool:
-    try:
-        read_findings(path)
-        return True
-    except (AethelError, OSError):
-        return False
-
-
-def check_memo_outputs(args: argparse.Namespace) -> None:
-    """``--out`` (and ``--findings``) must be writable, distinct, and an existing file there one
-    ``aethel memo`` wrote unless ``--force``: a user's file is never replaced by accident."""
-    check_distinct_outputs([("--out", args.out), ("--findings", args.findings)])
-    outputs = [("--out", args.out, _memo_wrote, "a memo")]
-    if args.findings:
-        outputs.append(("--findings", args.findings, _findings_wrote, "a findings list"))
-    for flag, path, ours, what in outputs:
-        target = check_output_file(path, flag)
-        if not args.force and (target.exists() or target.is_symlink()) and not ours(target):
-            raise ParameterError(
-                f"{flag} {path}: the file exists and is not {what} that aethel memo wrote; choose "
-                "another path, or pass --force to replace it"
-            )
-
-
 def check_eval_args(args: argparse.Namespace) -> None:
     """Reject bad values and output paths of ``aethel eval`` before any data is loaded (after
     :func:`check_flags`)."""
@@ -293,25 +257,6 @@ def check_eval_args(args: argparse.Namespace) -> None:
     check_output_file(args.out)  # a bad --out fails now, not after every method has run
     inputs = eval_inputs(args.format, args.data, setting=args.setting, distractors=args.distractors)
     check_eval_outputs(args, inputs)  # never over an input, a file it did not write, or each other
-
-
-def check_dataset_target(orchestrator: Orchestrator, dataset, args: argparse.Namespace) -> None:
-    """``--target`` must name an entity of the data set (ParameterError listing the closest names)."""
-    resolver = orchestrator.resolver
-    if not args.target.strip() or resolver.lookup(args.target.strip()) is not None:
-        return  # an empty name: the orchestrator's own one-line error
-    aliases = getattr(resolver, "aliases", None)
-    names = (
-        [resolver.display(e) for e in aliases]
-        if aliases
-        else [str(p.meta["company"]) for p in dataset.passages if p.meta.get("company")]
-    )
-    known = closest_companies(args.target, names)
-    raise ParameterError(
-        f"--target {args.target!r}: not a fund, GP or company of the {args.format} data set (or it names "
-        f"several); closest: {', '.join(known[:8])}"
-        + (f" and {len(known) - 8} more" if len(known) > 8 else "")
-    )
 
 
 #: the commands that print their result on standard output

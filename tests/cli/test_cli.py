@@ -355,6 +355,64 @@ def test_console_script_is_installed(tmp_path):
     assert module.stdout == out.stdout  # the same parser (prog="aethel") either way
 
 
+#: what ``aethel search`` must not import: the other commands' modules (``cli`` reaches each command's
+#: module through its command table, COMMANDS)
+NOT_FOR_SEARCH = (
+    "aethel_lite.swarm",
+    "aethel_lite.evaluation",
+    "aethel_lite.retrievers.cluster",
+    "aethel_lite.data.download",
+    "aethel_lite.search.builder",
+    "aethel_lite.cli_eval",
+    "aethel_lite.cli_index",
+    "aethel_lite.cli_data",
+    "aethel_lite.cli_memo",
+)
+
+
+def test_search_imports_only_what_it_needs(tmp_path):
+    """`aethel search` in a fresh process imports the index reader and its own command module only: not
+    the swarm, the evaluation, the Dask cluster options, the downloader or the index builder."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Acme Corp sold Beta Ltd to Gamma Inc in 2021.\n")
+    (docs / "b.txt").write_text("Delta Holdings reported revenue of 5 million dollars.\n")
+    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--methods", "bm25", "--quiet"]) == 0
+    code = (
+        "import json, sys\n"
+        "from aethel_lite.cli import main\n"
+        "status = main(['search', sys.argv[1], 'Who sold Beta Ltd?', '--method', 'bm25', '--json'])\n"
+        "mods = sorted(m for m in sys.modules if m.startswith('aethel_lite'))\n"
+        "print(json.dumps({'status': status, 'modules': mods}))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "idx")], capture_output=True, text=True, check=True
+    )
+    *printed, last = run.stdout.strip().splitlines()
+    result = json.loads(last)
+    assert result["status"] == 0 and json.loads("\n".join(printed))["hits"][0]["doc_id"] == "a"
+    modules = result["modules"]
+    unwanted = [m for m in modules if any(m == u or m.startswith(u + ".") for u in NOT_FOR_SEARCH)]
+    assert unwanted == []
+    assert "aethel_lite.search.reader" in modules and "aethel_lite.cli_search" in modules
+
+
+def test_every_command_has_its_module():
+    """The command table (cli.COMMANDS) names every command of the parser, and each module defines
+    ``cmd_<command>``; the scheduler variable the parser names is the cluster module's."""
+    import importlib
+
+    from aethel_lite import cli
+    from aethel_lite.retrievers.cluster import SCHEDULER_ENV
+
+    parser = cli.build_parser()
+    subs = next(a for a in parser._actions if a.dest == "command").choices
+    assert set(subs) == set(cli.COMMANDS)
+    for command, module in cli.COMMANDS.items():
+        assert cli.command_function(command) is getattr(importlib.import_module(module), f"cmd_{command}")
+    assert cli.SCHEDULER_ENV == SCHEDULER_ENV
+
+
 # ------------------------------------------------------------------------------ real data
 def _eval(argv, tmp_path, name="r.json"):
     out = tmp_path / name
@@ -473,13 +531,13 @@ def test_eval_financebench_chunks(real_data, tmp_path):
     [["eval", "--format", "synthetic", "--size", "100"], ["memo", "--format", "synthetic", "--target", "x"]],
 )
 def test_a_bad_out_path_fails_before_any_work(tmp_path, capsys, monkeypatch, command):
-    import aethel_lite.cli as cli
+    import aethel_lite.cli_eval as cli_eval
     import aethel_lite.swarm as swarm
 
     def never(*args, **kwargs):  # the data must not even be loaded
         raise AssertionError("work started before --out was checked")
 
-    monkeypatch.setattr(cli, "run_methods", never)  # the name cli calls
+    monkeypatch.setattr(cli_eval, "run_methods", never)  # the name aethel eval calls
     monkeypatch.setattr(swarm.Orchestrator, "from_dataset", never)
     (tmp_path / "folder").mkdir()
     (tmp_path / "file").write_text("")

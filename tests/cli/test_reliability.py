@@ -61,7 +61,7 @@ SWITCH_SCRIPT = textwrap.dedent(
     r"""
     import json, os, random, signal, sys, threading, time
     from pathlib import Path
-    from aethel_lite.cli import INTERRUPTED_NOTES
+    from aethel_lite.cli_index import INTERRUPTED_NOTES
     from aethel_lite.search import atomic
     from aethel_lite.search.atomic import (
         Terminated, index_identity, index_state, interrupt_handlers, remove_path, switch_into_place,
@@ -522,12 +522,12 @@ def test_11_in_process_index_says_what_it_found_in_the_store(tmp_path, capsys):
 
 
 def test_11_a_full_disk_names_the_output(tmp_path, capsys, monkeypatch):
-    import aethel_lite.cli as cli
+    import aethel_lite.cli_eval as cli_eval
 
     def full(path, obj, **kw):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(cli, "write_json", full)
+    monkeypatch.setattr(cli_eval, "write_json", full)  # the name aethel eval writes its result with
     out = tmp_path / "r.json"
     assert (
         main(

@@ -30,7 +30,8 @@ def test_import_pulls_in_no_heavy_dependency():
         "import sys, aethel_lite, aethel_lite.data, aethel_lite.retrievers, aethel_lite.core.graph, aethel_lite.core.ppr, "
         "aethel_lite.core.bct, aethel_lite.core.entities, aethel_lite.evaluation.metrics, aethel_lite.evaluation.stats, aethel_lite.cli, "
         "aethel_lite.retrievers.registry, aethel_lite.evaluation.runner, aethel_lite.data.select, "
-        "aethel_lite.caching.versions\n"
+        "aethel_lite.caching.versions, aethel_lite.cli_eval, aethel_lite.cli_index, aethel_lite.cli_search, "
+        "aethel_lite.cli_data, aethel_lite.cli_memo\n"
         f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     )
     out = subprocess.run(

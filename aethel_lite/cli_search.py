@@ -1,0 +1,121 @@
+"""``aethel search``: answer one question, or a file of them, from an index built by ``aethel index``.
+
+Reached through :data:`aethel_lite.cli.COMMANDS`: it imports the index reader only (not the builder, the
+evaluation, the cluster or the swarm), so a search's start-up pays for nothing it does not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import DataError, DataNotFoundError, ParameterError, check_k
+from .search.format import method_parts
+from .search.reader import matched, open_index
+
+__all__ = ["cmd_search"]
+
+
+def _print_hits(hits: list) -> None:
+    for hit in hits:
+        page = hit.get(
+            "page"
+        )  # 0-based from a PDF; a passage file's meta may give any value (shown as given)
+        page = page + 1 if isinstance(page, int) and not isinstance(page, bool) else page
+        where = hit["doc_id"] + (f", page {page}" if page is not None else "")
+        print(f"{hit['rank']:>2}. [{hit['score']:.4f}] {where}  ({hit['pid']})")
+        if hit.get("source"):
+            print(f"      source: {hit['source']}")
+        for prov in hit.get("provenance", [])[:3]:
+            print(f"      via {prov['seed']!r} -> {prov['entity']!r} ({prov['via']}, w={prov['weight']:.2f})")
+        if "explain" in hit:
+            shares = hit["explain"]
+            total = sum(e["share"] for e in shares)
+            if not shares:
+                print(
+                    "      explain: no share from an entity seed (not ranked by the entity graph's PageRank)"
+                )
+            else:
+                whose = (
+                    "its document node's PageRank" if hit.get("explain_node") == "document" else "PageRank"
+                )
+                print(f"      explain: {whose} {total:.6f} = sum of the seeds' shares")
+            for e in shares[:8]:
+                print(
+                    f"        {e['share']:.6f} ({e['share'] / total:6.1%})  {e['seed']!r} -> {e['entity']!r} ({e['via']})"
+                )
+            if len(shares) > 8:
+                print(
+                    f"        ... {len(shares) - 8} more seeds, {sum(e['share'] for e in shares[8:]):.6f} together"
+                )
+        snippet = " ".join(hit["text"][:2000].split())[:240]
+        print(f"      {snippet}")
+
+
+def _read_questions(path: str) -> list[tuple[int, str]]:
+    """(line number, question) of every non-blank line of ``path`` (``-``: standard input)."""
+    try:
+        lines = (sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")).splitlines()
+    except FileNotFoundError:
+        raise DataNotFoundError(f"--questions {path}: file not found") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"--questions {path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise DataError(f"--questions {path}: cannot read ({exc.strerror or exc})") from None
+    out = [(i, line.strip()) for i, line in enumerate(lines, start=1) if line.strip()]
+    if not out:
+        raise ParameterError(f"--questions {path}: no questions (one per line)")
+    return out
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """``aethel search``: load a verified index once and answer one question or a file of them."""
+    if (args.question is None) == (args.questions is None):
+        raise ParameterError("give either a QUESTION or --questions FILE (one question per line)")
+    check_k(args.k, "-k")
+    method_parts(args.method)  # unknown method: a clear error before anything is loaded
+    if args.question is not None and not args.question.strip():
+        raise ParameterError("question: empty question")
+    numbered = [(None, args.question)] if args.question is not None else _read_questions(args.questions)
+    questions = [q for _, q in numbered]
+    index = open_index(args.index, args.method, questions)  # a graph method's NER tags them meanwhile
+    # a hybrid's seed-source shares (one PageRank solve per source) only where they are shown: JSON and --explain
+    sources = bool(args.json or args.explain or args.questions is not None)
+    answers = index.iter_search(
+        questions, k=args.k, method=args.method, explain=args.explain, sources=sources
+    )
+    if args.questions is not None:  # JSONL: one line per question, written as it is answered
+        for (line, question), hits in zip(numbered, answers):
+            print(
+                json.dumps(
+                    {
+                        "line": line,
+                        "question": question,
+                        "method": args.method,
+                        "hits": hits,
+                        "matched": matched(question, hits),
+                    },
+                    ensure_ascii=False,
+                ),
+                flush=True,
+            )
+        return 0
+    hits = next(answers)
+    found = matched(args.question, hits)
+    if args.json:
+        print(
+            json.dumps(
+                {"question": args.question, "method": args.method, "hits": hits, "matched": found},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+        return 0
+    if not found:
+        print(
+            "No passage matched the question (none holds one of its words); the hits below are not answers."
+        )
+    _print_hits(hits)
+    return 0
