@@ -91,7 +91,7 @@ def _spawn(settings: tuple) -> subprocess.Popen | None:
             stderr=subprocess.DEVNULL,
             env=env,
         )
-    except OSError:
+    except (OSError, TypeError, ValueError):  # no interpreter to start (an embedded Python): tag here
         return None
 
 
