@@ -39,7 +39,12 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 
+# The package's bytecode, written once: where PYTHONDONTWRITEBYTECODE is set (as on the CI machines) every
+# process the tests and the notebooks start would otherwise compile the package's modules again.
+BYTECODE := $(BIN)/python -m compileall -q aethel_lite
+
 test: setup lint
+	$(BYTECODE)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(PYTEST_ARGS)
 
 # MiniLM in float32 for the book, as the library and the tests run it: bfloat16 pays only on cores with native
@@ -48,6 +53,7 @@ test: setup lint
 AETHEL_DENSE_PRECISION ?= float32
 
 notebooks: setup
+	$(BYTECODE)
 	AETHEL_DENSE_PRECISION=$(AETHEL_DENSE_PRECISION) $(BIN)/python -m aethel_lite.book.notebooks $(NB_QUICK) $(NB_ARGS)
 
 html: setup

@@ -2,7 +2,7 @@
 
     AETHEL_DATA=/work/shared/data .venv/bin/python benchmarks/bench_encode.py [--n 300] [--rounds 3]
     AETHEL_DATA=/work/shared/data .venv/bin/python benchmarks/bench_encode.py --n 2000 --rounds 4   # the full run
-    .venv/bin/python benchmarks/bench_encode.py --n 0 --search INDEX [--methods bm25,aethel-hybrid] [--repeats 5]
+    .venv/bin/python benchmarks/bench_encode.py --n 0 --search INDEX [--methods bm25,aethel-hybrid] [--repeats 15]
 
 1. Encoding. ``--n`` FinanceBench question pages and ``--n`` MuSiQue paragraphs (a fixed random sample,
    seed 0), each as ``DenseRetriever`` embeds a passage (``title + "\\n" + text``, batches of 64, no cache),
@@ -14,10 +14,11 @@
 2. Agreement. Per passage, the cosine of each variant's vector with PyTorch float32's: min, 1st percentile,
    median.
 3. ``--search INDEX``: ``aethel search INDEX QUESTION --method M`` as a whole process for each method,
-   alternating with the bare-Python baseline ``python -c "import numpy, scipy.sparse"``; the best of
-   ``--repeats`` runs of each in wall time and in CPU time (user + system, which a loaded machine
-   inflates less), and their ratios to the baseline. ``--before AETHEL INDEX`` also times another
-   installation's ``aethel`` (e.g. the code before this backend) on an index it built, in the same rounds.
+   alternating with the bare-Python baseline ``python -c "import numpy, scipy.sparse"``; the best and
+   the median of ``--repeats`` rounds of each in wall time and in CPU time (user + system), and the
+   best wall time's ratio to the baseline's. ``--before CHECKOUT`` also times another commit's code
+   (a ``git worktree`` of it, put on ``PYTHONPATH``) through the same ``aethel`` and index, in the
+   same rounds.
 
 Every figure depends on the machine's load: the first line prints it.
 """
@@ -28,6 +29,7 @@ import argparse
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -97,34 +99,46 @@ def _aethel() -> str:
     return str(found) if found.exists() else "aethel"
 
 
-def time_searches(setups: list[tuple[str, str]], methods: list[str], repeats: int) -> None:
-    """Whole-process ``aethel search`` per method and per ``(aethel command, index)`` of ``setups`` against the
-    bare-Python baseline, every command once per round (so a changing load meets them alike), best of ``repeats``."""
-    commands = {"baseline": BASELINE}
+def time_searches(setups: list[tuple[str, str, dict]], methods: list[str], repeats: int) -> None:
+    """Whole-process ``aethel search`` per method and per ``(name, index, environment)`` of ``setups``
+    against the bare-Python baseline, every command once per round (so a changing load meets them
+    alike); the best and the median of ``repeats`` rounds."""
+    commands = {"baseline": (BASELINE, _search_env())}
     for m in methods:
-        for i, (aethel, index) in enumerate(setups):
-            name = m if len(setups) == 1 else f"{m} [{'before' if i else 'this'}]"
-            commands[name] = [aethel, "search", index, QUESTION, "--method", m, "-k", "5"]
-    best = dict.fromkeys(commands, float("inf"))
-    cpu = dict.fromkeys(commands, float("inf"))
+        for name, index, env in setups:
+            label = m if len(setups) == 1 else f"{m} [{name}]"
+            commands[label] = ([_aethel(), "search", index, QUESTION, "--method", m, "-k", "5"], env)
+    wall = {name: [] for name in commands}
+    cpu = {name: [] for name in commands}
     for _ in range(repeats):
-        for name, cmd in commands.items():
+        for name, (cmd, env) in commands.items():
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
-            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
             elapsed = time.perf_counter() - t0
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if done.returncode != 0:
                 sys.exit(f"{' '.join(cmd)}: exit {done.returncode}: {done.stderr.strip()[-300:]}")
-            best[name] = min(best[name], elapsed)
-            used = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-            cpu[name] = min(cpu[name], used)
-    print(f"aethel search, one question, whole process, best of {repeats} (loadavg {_load()}):")
-    for name, seconds in best.items():
-        ratio = "" if name == "baseline" else f"  {seconds / best['baseline']:5.2f}x baseline"
-        cpu_ratio = "" if name == "baseline" else f"  {cpu[name] / cpu['baseline']:5.2f}x baseline"
+            wall[name].append(elapsed)
+            cpu[name].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    base = min(wall["baseline"])
+    print(f"aethel search, one question, whole process, {repeats} rounds in turns (loadavg {_load()}):")
+    for name in commands:
+        ratio = "" if name == "baseline" else f" ({min(wall[name]) / base:.2f}x)"
         label = "python -c 'import numpy, scipy.sparse'" if name == "baseline" else f"--method {name}"
-        print(f"  {label:<40} wall {seconds:6.2f} s{ratio:<20}  CPU {cpu[name]:6.2f} s{cpu_ratio}")
+        print(
+            f"  {label:<38} wall min {min(wall[name]):5.2f} s{ratio:<9} median {statistics.median(wall[name]):5.2f} s"
+            f"   CPU min {min(cpu[name]):5.2f} s  median {statistics.median(cpu[name]):5.2f} s"
+        )
+
+
+def _search_env(checkout: str | None = None) -> dict:
+    """The environment of a timed command: this one's, without the thread count the encoding run set
+    (a search chooses its own), and with ``PYTHONPATH`` at ``checkout`` (another commit's code) if given."""
+    env = {k: v for k, v in os.environ.items() if k not in ("AETHEL_ONNX_THREADS", "PYTHONPATH")}
+    if checkout:
+        env["PYTHONPATH"] = checkout
+    return env
 
 
 def main(argv=None) -> int:
@@ -137,9 +151,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument(
         "--before",
-        nargs=2,
-        metavar=("AETHEL", "INDEX"),
-        help="also time another installation's aethel command on an index it built, alternated with this one",
+        metavar="CHECKOUT",
+        help="also time the code of another checkout (e.g. `git worktree add ../before HEAD~3`) on the same "
+        "index, through this aethel command with PYTHONPATH at it, alternated with this one",
     )
     args = ap.parse_args(argv)
     os.environ["AETHEL_ONNX_THREADS"] = str(args.threads)
@@ -162,7 +176,9 @@ def main(argv=None) -> int:
             for v, (lo, p1, med) in agreement(vectors).items():
                 print(f"{'':<12} cosine to torch-fp32  {v:<10} min {lo:.9f}  p1 {p1:.9f}  median {med:.9f}")
     if args.search:
-        setups = [(_aethel(), args.search)] + ([tuple(args.before)] if args.before else [])
+        setups = [("this", args.search, _search_env())]
+        if args.before:
+            setups.append(("before", args.search, _search_env(args.before)))
         time_searches(setups, [m for m in args.methods.split(",") if m], args.repeats)
     return 0
 
