@@ -51,32 +51,34 @@ def import_spacy() -> None:
 _ELSEWHERE: dict[tuple, object] = {}
 
 
+def _job(exclude: tuple[str, ...], max_chars: int, texts: list[str]):
+    """The job of :func:`tag_elsewhere` that tags every one of ``texts`` with these settings (None: none)."""
+    job = _ELSEWHERE.get((tuple(exclude), int(max_chars)))
+    return job if job is not None and set(texts) <= set(job.texts) else None
+
+
 def tag_elsewhere(exclude: tuple[str, ...], max_chars: int, texts: list[str], begin) -> bool:
     """Have ``texts`` tagged elsewhere with these settings, unless a job already tags them: ``begin()``
     returns a job (with ``texts`` and ``result()``: one list of mentions per text, or None when it
     failed) or None; :class:`SpacyNerExtractor` takes the job's mentions for those texts. Returns
     whether a job was begun."""
-    key = (tuple(exclude), int(max_chars))
-    job = _ELSEWHERE.get(key)
-    if job is not None and set(texts) <= set(job.texts):
+    if _job(exclude, max_chars, texts) is not None:
         return False
     job = begin()
-    if job is None:
-        return False
-    _ELSEWHERE[key] = job
-    return True
+    if job is not None:
+        _ELSEWHERE[(tuple(exclude), int(max_chars))] = job
+    return job is not None
 
 
 def _take_tagged(exclude: tuple[str, ...], max_chars: int, texts: list[str]) -> list[list[Mention]] | None:
     """The mentions of ``texts`` from a job of :func:`tag_elsewhere` that holds every one of them
     (None: no such job, or it failed; a failed job is forgotten)."""
-    key = (tuple(exclude), int(max_chars))
-    job = _ELSEWHERE.get(key)
-    if job is None or not set(texts) <= set(job.texts):
+    job = _job(exclude, max_chars, texts)
+    if job is None:
         return None
     result = job.result()
     if result is None:
-        del _ELSEWHERE[key]
+        del _ELSEWHERE[(tuple(exclude), int(max_chars))]
         return None
     found = dict(zip(job.texts, result))
     return [list(found[t]) for t in texts]
