@@ -20,9 +20,8 @@ __all__ = ["cmd_search"]
 
 def _print_hits(hits: list) -> None:
     for hit in hits:
-        page = hit.get(
-            "page"
-        )  # 0-based from a PDF; a passage file's meta may give any value (shown as given)
+        # 0-based from a PDF; a passage file's meta may give any value (shown as given)
+        page = hit.get("page")
         page = page + 1 if isinstance(page, int) and not isinstance(page, bool) else page
         where = hit["doc_id"] + (f", page {page}" if page is not None else "")
         print(f"{hit['rank']:>2}. [{hit['score']:.4f}] {where}  ({hit['pid']})")
