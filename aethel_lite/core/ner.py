@@ -51,34 +51,34 @@ def import_spacy() -> None:
 _ELSEWHERE: dict[tuple, object] = {}
 
 
-def _job(exclude: tuple[str, ...], max_chars: int, texts: list[str]):
-    """The job of :func:`tag_elsewhere` that tags every one of ``texts`` with these settings (None: none)."""
-    job = _ELSEWHERE.get((tuple(exclude), int(max_chars)))
+def _job(settings: tuple, texts: list[str]):
+    """The job of :func:`tag_elsewhere` that tags every one of ``texts`` with ``settings`` (None: none)."""
+    job = _ELSEWHERE.get(settings)
     return job if job is not None and set(texts) <= set(job.texts) else None
 
 
-def tag_elsewhere(exclude: tuple[str, ...], max_chars: int, texts: list[str], begin) -> bool:
-    """Have ``texts`` tagged elsewhere with these settings, unless a job already tags them: ``begin()``
-    returns a job (with ``texts`` and ``result()``: one list of mentions per text, or None when it
-    failed) or None; :class:`SpacyNerExtractor` takes the job's mentions for those texts. Returns
-    whether a job was begun."""
-    if _job(exclude, max_chars, texts) is not None:
+def tag_elsewhere(ner: SpacyNerExtractor, texts: list[str], begin) -> bool:
+    """Have ``texts`` tagged elsewhere with ``ner``'s settings, unless a job already tags them:
+    ``begin()`` returns a job (with ``texts`` and ``result()``: one list of mentions per text, or None
+    when it failed) or None; an extractor of the same settings takes the job's mentions for those
+    texts. Returns whether a job was begun."""
+    if _job(ner.settings, texts) is not None:
         return False
     job = begin()
     if job is not None:
-        _ELSEWHERE[(tuple(exclude), int(max_chars))] = job
+        _ELSEWHERE[ner.settings] = job
     return job is not None
 
 
-def _take_tagged(exclude: tuple[str, ...], max_chars: int, texts: list[str]) -> list[list[Mention]] | None:
+def _take_tagged(settings: tuple, texts: list[str]) -> list[list[Mention]] | None:
     """The mentions of ``texts`` from a job of :func:`tag_elsewhere` that holds every one of them
     (None: no such job, or it failed; a failed job is forgotten)."""
-    job = _job(exclude, max_chars, texts)
+    job = _job(settings, texts)
     if job is None:
         return None
     result = job.result()
     if result is None:
-        del _ELSEWHERE[(tuple(exclude), int(max_chars))]
+        del _ELSEWHERE[settings]
         return None
     found = dict(zip(job.texts, result))
     return [list(found[t]) for t in texts]
@@ -180,6 +180,11 @@ class SpacyNerExtractor:
         return f"SpacyNerExtractor(batch_size={self.batch_size}, max_chars={self.max_chars})"
 
     @property
+    def settings(self) -> tuple[tuple[str, ...], int]:
+        """``(exclude, max_chars)``: what changes a text's mentions (the key of texts tagged elsewhere)."""
+        return tuple(self.exclude), self.max_chars
+
+    @property
     def nlp(self):
         """The spaCy pipeline, loaded on first use (shared by extractors with the same settings)."""
         nlp = _load_nlp(tuple(self.exclude))
@@ -194,7 +199,7 @@ class SpacyNerExtractor:
         n_process = _check_n_process(n_process)
         if not texts:
             return []
-        tagged = _take_tagged(self.exclude, self.max_chars, texts)
+        tagged = _take_tagged(self.settings, texts)
         if tagged is not None:
             return tagged
         pieces: list[str] = []

@@ -46,11 +46,6 @@ _ROOT = str(Path(__file__).resolve().parents[2])
 _WARM: dict[tuple, subprocess.Popen] = {}
 
 
-def _settings(ner: SpacyNerExtractor) -> tuple:
-    """What changes the mentions of a text (the key of a process)."""
-    return tuple(ner.exclude), ner.max_chars
-
-
 class _Tagging:
     """The other process tagging ``texts``; :meth:`result` waits for its mentions (None: it failed)."""
 
@@ -105,14 +100,14 @@ def warm_up(extractor=None) -> bool:
     defaults, what ``ner`` and ``ner3`` use) in another process, before any text is known; return
     whether a process was begun. :func:`start` gives it texts; unused, it is ended at exit."""
     ner = SpacyNerExtractor() if extractor is None else _ner(extractor)
-    if ner is None or _settings(ner) in _WARM:
+    if ner is None or ner.settings in _WARM:
         return False
-    process = _spawn(_settings(ner))
+    process = _spawn(ner.settings)
     if process is None:
         return False
     if not _WARM:
         atexit.register(end_unused)
-    _WARM[_settings(ner)] = process
+    _WARM[ner.settings] = process
     return True
 
 
@@ -137,10 +132,10 @@ def start(extractor, texts: Sequence[str]) -> bool:
         return False
 
     def begin() -> _Tagging | None:
-        process = _WARM.pop(_settings(ner), None) or _spawn(_settings(ner))
+        process = _WARM.pop(ner.settings, None) or _spawn(ner.settings)
         return None if process is None else _Tagging(texts, process)
 
-    return tag_elsewhere(ner.exclude, ner.max_chars, texts, begin)
+    return tag_elsewhere(ner, texts, begin)
 
 
 def end_unused() -> None:
