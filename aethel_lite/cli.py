@@ -30,10 +30,14 @@ if __name__ == "__main__" or os.path.basename(sys.argv[0] or "") == "aethel":  #
         # more to start and spin than they save (benchmarks/README.md); a value set by the caller is kept.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         os.environ.setdefault("AETHEL_ONNX_THREADS", "1")
-        # spaCy loads in another process while this one starts (core.ner_process)
+        # spaCy loads in another process while this one starts, begun before any import of the package
+        # but the one that starts it (core.ner_start: the standard library only); core.ner_process keeps it
+        from .core.ner_start import spawn
+
+        _tagger = spawn()
         from .core import ner_process
 
-        ner_process.warm_up()
+        ner_process.warm_up(process=_tagger)
 
 import argparse  # noqa: E402
 import errno  # noqa: E402

@@ -14,24 +14,24 @@ give. An extractor takes them only for the very texts and settings given here
 are tagged in this process as before. A process warmed up but given no texts is ended when
 :func:`start` finds it unused, or at exit.
 
-Run as ``python -m aethel_lite.core.ner_process SETTINGS``: loads the pipeline of the JSON
-``{"exclude", "max_chars"}``, then reads the texts (a JSON list) on standard input and writes one list
-of ``[text, key, label, start, end]`` per text on standard output.
+Run as ``python -S -m aethel_lite.core.ner_process [SETTINGS]`` (started by
+:mod:`~aethel_lite.core.ner_start`): loads the pipeline of the JSON ``{"exclude", "max_chars"}`` (none:
+the defaults), then reads the texts (a JSON list) on standard input and writes one list of ``[text, key,
+label, start, end]`` per text on standard output.
 """
 
 from __future__ import annotations
 
 import atexit
 import json
-import os
 import signal
 import subprocess
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from .mentions import Mention
 from .ner import Ner3Extractor, SpacyNerExtractor, import_spacy, tag_elsewhere
+from .ner_start import spawn
 
 __all__ = ["MAX_TEXTS", "warm_up", "start", "end_unused", "main"]
 
@@ -40,8 +40,6 @@ __all__ = ["MAX_TEXTS", "warm_up", "start", "end_unused", "main"]
 MAX_TEXTS = 32
 #: Seconds to wait for the other process before tagging here instead.
 TIMEOUT = 120.0
-#: The folder holding this package, put first on the other process's ``PYTHONPATH`` (it imports this copy).
-_ROOT = str(Path(__file__).resolve().parents[2])
 #: processes begun by :func:`warm_up` and not yet given texts, by their settings
 _WARM: dict[tuple, subprocess.Popen] = {}
 
@@ -76,18 +74,7 @@ class _Tagging:
 def _spawn(settings: tuple) -> subprocess.Popen | None:
     """The other process, loading the pipeline of ``settings`` (None if it cannot be started)."""
     exclude, max_chars = settings
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [_ROOT, env.get("PYTHONPATH")]))
-    try:
-        return subprocess.Popen(
-            [sys.executable, "-m", __name__, json.dumps({"exclude": list(exclude), "max_chars": max_chars})],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-    except (OSError, TypeError, ValueError):  # no interpreter to start (an embedded Python): tag here
-        return None
+    return spawn({"exclude": list(exclude), "max_chars": max_chars})
 
 
 def _end(process: subprocess.Popen) -> None:
@@ -95,14 +82,21 @@ def _end(process: subprocess.Popen) -> None:
     process.communicate()
 
 
-def warm_up(extractor=None) -> bool:
+def warm_up(extractor=None, process: subprocess.Popen | None = None) -> bool:
     """Begin loading ``extractor``'s spaCy NER (default: :class:`~aethel_lite.core.ner.SpacyNerExtractor`'s
     defaults, what ``ner`` and ``ner3`` use) in another process, before any text is known; return
-    whether a process was begun. :func:`start` gives it texts; unused, it is ended at exit."""
+    whether a process was begun. :func:`start` gives it texts; unused, it is ended at exit.
+
+    ``process``: one already begun for the default settings (:func:`~aethel_lite.core.ner_start.spawn`
+    with no settings, as :mod:`aethel_lite.cli` starts it before its imports), kept instead of a new one.
+    """
     ner = SpacyNerExtractor() if extractor is None else _ner(extractor)
+    if process is not None and (extractor is not None or ner.settings in _WARM):
+        _end(process)  # not the default settings' process, or one of them is kept already
+        return False
     if ner is None or ner.settings in _WARM:
         return False
-    process = _spawn(ner.settings)
+    process = process or _spawn(ner.settings)
     if process is None:
         return False
     if not _WARM:
@@ -145,14 +139,17 @@ def end_unused() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The other process: load the pipeline of the settings on the command line, then tag the texts
-    that come on standard input."""
+    """The other process: load the pipeline of the settings on the command line (none: the defaults),
+    then tag the texts that come on standard input."""
     # the terminal's Ctrl-C reaches this process too: the search that started it says what happened
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    settings = json.loads((sys.argv[1:] if argv is None else argv)[0])
+    args = sys.argv[1:] if argv is None else list(argv)
     import_spacy()
-    ner = SpacyNerExtractor(max_chars=settings["max_chars"])
-    ner.exclude = tuple(settings["exclude"])
+    ner = SpacyNerExtractor()
+    if args:
+        settings = json.loads(args[0])
+        ner = SpacyNerExtractor(max_chars=settings["max_chars"])
+        ner.exclude = tuple(settings["exclude"])
     ner.nlp  # noqa: B018 - loaded before the texts are asked for
     mentions = ner.extract(json.loads(sys.stdin.buffer.read()), progress=False)
     sys.stdout.write(json.dumps([[[m.text, m.key, m.label, m.start, m.end] for m in ms] for ms in mentions]))

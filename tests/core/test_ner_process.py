@@ -85,6 +85,24 @@ def test_a_warmed_up_process_is_the_one_that_tags():
     assert not imported and mentions == _run("")[0]
 
 
+def test_a_process_begun_before_the_imports_loads_the_defaults_and_is_kept(plain):
+    """``aethel search`` starts ``python -S`` with no settings before importing the package (core.ner_start);
+    it loads the default pipeline, is the one that tags, and one given for other settings is ended."""
+    body = (
+        "from aethel_lite.core.ner_start import spawn\n"
+        "from aethel_lite.core.ner import SpacyNerExtractor\n"
+        "early, other = spawn(), spawn()\n"
+        "assert ner_process.warm_up(process=early) and ner_process._WARM == {SpacyNerExtractor().settings: early}\n"
+        "assert not ner_process.warm_up(SpacyNerExtractor(max_chars=5000), process=other)\n"
+        "assert other.wait(timeout=30) < 0 and len(ner_process._WARM) == 1  # ended, not kept\n"
+        "assert ner_process.start(get_extractor('ner3'), texts) and not ner_process._WARM\n"
+        "from aethel_lite.core import ner\n"
+        "assert next(iter(ner._ELSEWHERE.values())).process is early\n"
+    )
+    mentions, imported = _run(body)
+    assert not imported and _spans(mentions) == plain
+
+
 @pytest.mark.parametrize(
     "child",
     [
