@@ -13,6 +13,8 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 export PYTHONHASHSEED := 0
+# MiniLM exported for ONNX Runtime once per environment, found by every cache the tests and chapters use
+export AETHEL_MODELS ?= $(CURDIR)/$(VENV)/models
 
 # Extra arguments for the notebook runner, e.g. make book NB_ARGS="-p limit 20"
 NB_ARGS ?=
@@ -47,10 +49,11 @@ test: setup lint
 	$(BYTECODE)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(PYTEST_ARGS)
 
-# MiniLM in float32 for the book, as the library and the tests run it: bfloat16 pays only on cores with native
-# bfloat16 (x2.3 with AVX512-BF16) and is 6.5 times slower where there is none (AVX2 only), and one precision
-# everywhere gives every machine the same numbers (benchmarks/README.md). Override: make book AETHEL_DENSE_PRECISION=...
-AETHEL_DENSE_PRECISION ?= float32
+# MiniLM on ONNX Runtime in float32 for the book, as the library and the tests run it: PyTorch float32's vectors to
+# float32 rounding, without importing torch in every kernel; bfloat16 pays only on cores with native bfloat16 and
+# one precision everywhere gives every machine the same numbers (benchmarks/README.md).
+# Override: make book AETHEL_DENSE_PRECISION=float32 (PyTorch)
+AETHEL_DENSE_PRECISION ?= onnx-fp32
 
 notebooks: setup
 	$(BYTECODE)

@@ -7,6 +7,11 @@
     Results of the chapters' heavy steps, keyed by their data, parameters, the library's files and
     package versions (:mod:`aethel_lite.caching.resultcache`; ``AETHEL_RESULT_CACHE=0`` turns it off).
 
+``models/``
+    MiniLM exported for ONNX Runtime (:mod:`aethel_lite.retrievers.encoders`), named by the model files
+    and the packages' versions; ``$AETHEL_MODELS`` puts them elsewhere (``make`` keeps one folder per
+    environment, ``.venv/models``, so that every cache a test or a chapter uses finds the export made once).
+
 Deleting the folder (or any file in ``store/``) is always safe: results are recomputed.
 """
 
@@ -15,12 +20,26 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["cache_dir"]
+__all__ = ["cache_dir", "models_dir", "MODELS_ENV"]
+
+#: environment variable naming the folder of exported models (default: the cache's ``models/``)
+MODELS_ENV = "AETHEL_MODELS"
 
 
 def cache_dir(sub: str | None = None, root: str | os.PathLike | None = None) -> Path:
     """The cache folder (created on demand), optionally a named sub-folder of it."""
     base = Path(root) if root is not None else Path(os.environ.get("AETHEL_CACHE") or ".aethel_cache")
     path = base / sub if sub else base
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def models_dir(root: str | os.PathLike | None = None) -> Path:
+    """The folder of exported models (created on demand): ``root``'s ``models/`` when a cache root is given,
+    else ``$AETHEL_MODELS``, else :func:`cache_dir` ``("models")``."""
+    given = os.environ.get(MODELS_ENV) if root is None else None
+    if not given:
+        return cache_dir("models", root)
+    path = Path(given)
     path.mkdir(parents=True, exist_ok=True)
     return path

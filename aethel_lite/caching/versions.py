@@ -22,6 +22,10 @@ RESULT_PACKAGES = (
 )
 #: the environment variable naming MiniLM's arithmetic (:func:`aethel_lite.retrievers.dense.resolve_precision`)
 DENSE_PRECISION_ENV = "AETHEL_DENSE_PRECISION"
+#: MiniLM's arithmetic when neither a retriever nor ``$AETHEL_DENSE_PRECISION`` names one: ONNX Runtime in
+#: float32, PyTorch float32's vectors to float32 rounding (cosine 1 to nine decimals) without importing
+#: torch or sentence-transformers (≈ 6 s of CPU in every process that encodes; benchmarks/README.md)
+DEFAULT_DENSE_PRECISION = "onnx-fp32"
 #: the packages that export and run MiniLM's ONNX Runtime backend (recorded only where it is used)
 ONNX_PACKAGES = ("onnxruntime", "onnx", "torch", "transformers", "tokenizers")
 
@@ -42,11 +46,11 @@ def package_versions(names: Iterable[str], missing: str | None = None) -> dict[s
 
 def versions(dense_precision: str | None = None) -> dict[str, str]:
     """Python's version and those of :data:`RESULT_PACKAGES` ("not installed" for a missing one), recorded in every
-    result file. When MiniLM runs on ONNX Runtime (``dense_precision``, else ``$AETHEL_DENSE_PRECISION``, names an
-    ``onnx-`` variant) also ``dense_precision`` and the versions of :data:`ONNX_PACKAGES`; otherwise the record is
-    the same as before that backend existed."""
+    result file. When MiniLM runs on ONNX Runtime (``dense_precision``, else ``$AETHEL_DENSE_PRECISION``, else
+    :data:`DEFAULT_DENSE_PRECISION` names an ``onnx-`` variant) also ``dense_precision`` and the versions of
+    :data:`ONNX_PACKAGES`; with PyTorch the record is the same as before that backend existed."""
     out = {"python": platform.python_version(), **package_versions(RESULT_PACKAGES, missing="not installed")}
-    precision = dense_precision or os.environ.get(DENSE_PRECISION_ENV) or ""
+    precision = dense_precision or os.environ.get(DENSE_PRECISION_ENV) or DEFAULT_DENSE_PRECISION
     if precision.startswith("onnx-"):
         out["dense_precision"] = precision
         out.update(package_versions([n for n in ONNX_PACKAGES if n not in out], missing="not installed"))

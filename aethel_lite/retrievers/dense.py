@@ -2,8 +2,9 @@
 
 Passage embeddings are cached per text in a :class:`~aethel_lite.caching.store.PassageStore` (one SQLite
 file per model configuration, shared by every corpus), so only texts never embedded before reach the encoder.
-The encoder is PyTorch (sentence-transformers, ``precision`` ``"float32"`` or ``"bfloat16"``) or ONNX Runtime
-(``"onnx-fp32"``, ``"onnx-int8"``; :mod:`aethel_lite.retrievers.encoders`), which imports no torch.
+The encoder is ONNX Runtime (``precision`` ``"onnx-fp32"``, the default, or ``"onnx-int8"``;
+:mod:`aethel_lite.retrievers.encoders`), which imports no torch, or PyTorch (sentence-transformers,
+``"float32"``, the reference the ONNX encoder is tested against, or ``"bfloat16"``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 
 from ..caching.memo import TextMemo
 from ..caching.store import PassageStore, compute_missing, text_key
-from ..caching.versions import ONNX_PACKAGES, package_versions
+from ..caching.versions import DEFAULT_DENSE_PRECISION, ONNX_PACKAGES, package_versions
 from ..data.loaders import chunk_spans
 from ..errors import AethelError, DataError, DataNotFoundError, ParameterError
 from .base import Retriever, passage_text
@@ -47,7 +48,8 @@ PRECISION_ENV = "AETHEL_DENSE_PRECISION"
 
 
 def resolve_precision(precision: Any = None) -> str:
-    """The encoder's arithmetic: ``precision``, else ``$AETHEL_DENSE_PRECISION``, else ``"float32"``.
+    """The encoder's arithmetic: ``precision``, else ``$AETHEL_DENSE_PRECISION``, else
+    :data:`~aethel_lite.caching.versions.DEFAULT_DENSE_PRECISION` (``"onnx-fp32"``).
 
     Raises
     ------
@@ -57,7 +59,7 @@ def resolve_precision(precision: Any = None) -> str:
     """
     source = "precision"
     if precision is None:
-        precision, source = os.environ.get(PRECISION_ENV) or "float32", PRECISION_ENV
+        precision, source = os.environ.get(PRECISION_ENV) or DEFAULT_DENSE_PRECISION, PRECISION_ENV
     if precision not in PRECISIONS:
         raise ParameterError(f"{source} must be one of {', '.join(map(repr, PRECISIONS))}; got {precision!r}")
     return precision
@@ -65,7 +67,7 @@ def resolve_precision(precision: Any = None) -> str:
 
 #: MiniLM's arithmetic in the indexes ``aethel index`` builds unless ``$AETHEL_DENSE_PRECISION`` says otherwise:
 #: ONNX Runtime in float32 (PyTorch float32's vectors to float32 rounding, benchmarks/README.md), so that
-#: ``aethel search`` encodes its questions without importing torch
+#: ``aethel search`` encodes its questions without importing torch (the default of every retriever too)
 INDEX_PRECISION = "onnx-fp32"
 
 
@@ -244,7 +246,8 @@ class DenseRetriever(Retriever):
         float32); ``"onnx-fp32"`` and ``"onnx-int8"`` run it with ONNX Runtime
         (:class:`~aethel_lite.retrievers.encoders.OnnxSentenceEncoder`: cosine to float32 1 to nine decimals,
         and min 0.983, median 0.994, benchmarks/README.md) and score with NumPy, never importing torch. Default:
-        :func:`resolve_precision`. Part of the embedding store's configuration.
+        :func:`resolve_precision` (``"onnx-fp32"`` unless ``$AETHEL_DENSE_PRECISION`` names another). Part of the
+        embedding store's configuration.
 
     Attributes (after ``fit``)
     --------------------------

@@ -7,7 +7,7 @@ records). :class:`OnnxSentenceEncoder` encodes as sentence-transformers does (th
 normalisation) with ONNX Runtime, so neither torch nor sentence-transformers is imported to encode.
 
 The ONNX file is exported from the installed folder's weights with ``torch.onnx.export`` at first use
-(never fetched) into ``$AETHEL_CACHE/models/`` (:func:`onnx_model_file`), named by the model files'
+(never fetched) into ``$AETHEL_CACHE/models/`` or ``$AETHEL_MODELS`` (:func:`onnx_model_file`), named by the model files'
 digest, the versions of the exporting and running packages and the variant: ``"onnx-fp32"`` (the
 exported float32 graph) or ``"onnx-int8"`` (ONNX Runtime's dynamic quantization of it: int8 weights of
 every MatMul, activations quantized per batch). Deleting the folder is safe: the files are exported anew.
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..caching.locations import cache_dir
+from ..caching.locations import models_dir
 from ..caching.versions import ONNX_PACKAGES, package_versions
 from ..errors import DataError, DataNotFoundError, ParameterError
 from ..io import sha256_file
@@ -194,7 +194,7 @@ def _quantize(fp32: Path, out: Path) -> None:
 
 def _exported_file(path: str, precision: str, root: str | os.PathLike | None) -> Path:
     """Where the exported file of ``path`` in ``precision`` is (or will be) in the cache."""
-    return cache_dir("models", root) / f"minilm-{precision}-{_export_key(path, precision)[:24]}.onnx"
+    return models_dir(root) / f"minilm-{precision}-{_export_key(path, precision)[:24]}.onnx"
 
 
 def onnx_model_file(path: str, precision: str, *, root: str | os.PathLike | None = None) -> Path:

@@ -497,7 +497,7 @@ def dense(dense_passages, session_cache):
 
 
 def test_dense_scores_are_cosine_similarities(dense, dense_passages):
-    model = dense.model
+    model = DenseRetriever(precision="float32").model  # the oracle: sentence-transformers on PyTorch
     raw_p = model.encode(TEXTS, normalize_embeddings=False, convert_to_numpy=True).astype(np.float64)
     queries = [
         Query("a", "Which central bank increased rates?", frozenset()),
@@ -567,7 +567,7 @@ def test_dense_cache_key_depends_on_normalize(cache_root):
 
 def test_dense_bfloat16_is_its_own_store_and_close_to_float32(dense_passages, cache_root, monkeypatch):
     monkeypatch.delenv("AETHEL_DENSE_PRECISION", raising=False)
-    f32, b16 = DenseRetriever(), DenseRetriever(precision="bfloat16")
+    f32, b16 = DenseRetriever(precision="float32"), DenseRetriever(precision="bfloat16")
     # float32 keeps the fingerprint it had before the setting existed; bfloat16 opens another store
     assert "precision" not in f32.embedding_store_config() and "precision" not in f32.config()
     assert b16.embedding_store_config() == {**f32.embedding_store_config(), "precision": "bfloat16"}
@@ -605,8 +605,9 @@ def test_dense_max_pooling_finds_a_sentence_past_the_first_window(dense_passages
     corpus = [*dense_passages, long]
     first = DenseRetriever(pooling="first").fit(corpus)
     before = passage_text(long)[: passage_text(long).index(NEEDLE)]
+    torch_model = DenseRetriever(precision="float32").model  # sentence-transformers' own tokenizer and length
     assert (
-        len(first.model.tokenizer(before)["input_ids"]) > first.model.max_seq_length
+        len(torch_model.tokenizer(before)["input_ids"]) > torch_model.max_seq_length
     )  # MiniLM never reads the needle
     q = [Query("q", "Who rescued the sailors from the sinking yacht?", frozenset({"long"}))]
     ranked_first = [pid for pid, _ in first.search(q, k=len(corpus))["q"]]
@@ -626,7 +627,7 @@ def test_dense_max_pooling_equals_max_over_separately_encoded_chunks(cache_root)
         Query("b", "floods and volcanoes", frozenset()),
     ]
     run = dense.search(queries, k=len(passages))
-    model = dense.model
+    model = DenseRetriever(precision="float32").model  # the oracle: sentence-transformers on PyTorch
     q_emb = model.encode([q.text for q in queries], normalize_embeddings=True)
     for p in passages:
         # the chunk strings are those of chunk-granularity passages (as load_financebench builds them)
@@ -670,7 +671,7 @@ def test_dense_heading_pooling_scores_the_cosine_with_the_heading(cache_root):
     assert heading.config()["pooling"] == "heading" and heading.embeddings_.shape[0] == len(long)
     queries = [Query("a", "interest rates", frozenset()), Query("b", "an earthquake", frozenset())]
     run = heading.search(queries, k=len(long))
-    model = heading.model
+    model = DenseRetriever(precision="float32").model  # the oracle: sentence-transformers on PyTorch
     heads = [" ".join(p.text.split())[:200] for p in long]  # independent of passage_heading's code
     assert [heading.passage_chunks(p) for p in long] == [[h] for h in heads]
     oracle = (

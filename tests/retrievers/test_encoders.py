@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from conftest import require
 
+from aethel_lite.caching.locations import models_dir
 from aethel_lite.caching.versions import RESULT_PACKAGES, versions
 from aethel_lite.errors import ParameterError
 from aethel_lite.retrievers import encoders
@@ -116,7 +117,8 @@ def test_precision_names(monkeypatch):
     monkeypatch.setenv("AETHEL_DENSE_PRECISION", "onnx-int8")
     assert resolve_precision() == "onnx-int8" and index_precision() == "onnx-int8"
     monkeypatch.delenv("AETHEL_DENSE_PRECISION")
-    assert resolve_precision() == "float32" and index_precision() == "onnx-fp32"
+    assert resolve_precision() == "onnx-fp32" == index_precision()  # the default of retrievers and indexes
+    assert resolve_precision("float32") == "float32"  # PyTorch when named
     monkeypatch.setenv("AETHEL_DENSE_PRECISION", "int8")
     with pytest.raises(ParameterError, match="AETHEL_DENSE_PRECISION"):
         resolve_precision()
@@ -126,9 +128,29 @@ def test_precision_names(monkeypatch):
     )
 
 
+def test_exported_models_go_where_aethel_models_says(tmp_path, monkeypatch):
+    """``make`` keeps one folder of exports per environment ($AETHEL_MODELS), whatever cache a run uses;
+    without it they are the cache's; a cache root given by the caller keeps its own."""
+    monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("AETHEL_MODELS", raising=False)
+    assert models_dir() == tmp_path / "cache" / "models"
+    monkeypatch.setenv("AETHEL_MODELS", str(tmp_path / "env-models"))
+    assert models_dir() == tmp_path / "env-models" and models_dir().is_dir()
+    assert models_dir(tmp_path / "other") == tmp_path / "other" / "models"
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "config.json").write_text("{}")
+    file = encoders._exported_file(str(tmp_path / "folder"), "onnx-fp32", None)
+    assert file.parent == tmp_path / "env-models" and file.name.startswith("minilm-onnx-fp32-")
+
+
 def test_versions_name_onnx_only_where_it_is_used(monkeypatch):
-    """A PyTorch run's versions are the same keys as before the ONNX backend existed."""
+    """A PyTorch run's versions are the same keys as before the ONNX backend existed; by default (ONNX
+    Runtime in float32) the record names the precision and ONNX Runtime's packages."""
     monkeypatch.delenv("AETHEL_DENSE_PRECISION", raising=False)
+    default = versions()
+    assert default["dense_precision"] == "onnx-fp32" and default["onnxruntime"] != "not installed"
+    assert list(default)[: 1 + len(RESULT_PACKAGES)] == ["python", *RESULT_PACKAGES]
+    monkeypatch.setenv("AETHEL_DENSE_PRECISION", "float32")
     assert list(versions()) == ["python", *RESULT_PACKAGES]
     monkeypatch.setenv("AETHEL_DENSE_PRECISION", "bfloat16")
     assert list(versions()) == ["python", *RESULT_PACKAGES]

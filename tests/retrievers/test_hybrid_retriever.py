@@ -191,7 +191,7 @@ def test_heading_term_ranks_by_the_cosine_with_each_page_heading_and_counts_as_d
     unit = lambda x: (x - x.min()) / (x.max() - x.min())
     docs = [g.n_passages + g.entity_index[f"doc:{p.doc_id}"] for p in PASSAGES]
     bm = BM25Retriever().fit(PASSAGES).get_scores(QUESTION)
-    model = DenseRetriever().model
+    model = DenseRetriever(precision="float32").model  # the oracle: sentence-transformers on PyTorch
     cos = (
         model.encode([" ".join(p.text.split())[:200] for p in PASSAGES], normalize_embeddings=True)
         @ model.encode([QUESTION], normalize_embeddings=True)[0]
@@ -239,7 +239,7 @@ def test_heading_term_in_a_closed_pool_is_normalised_over_the_pool(hybrid):
         r.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}), pool=pool)], k=5, pool="query")["q"]
     )
     by_pid = {p.pid: p for p in PASSAGES}
-    model = DenseRetriever().model
+    model = DenseRetriever(precision="float32").model  # the oracle: sentence-transformers on PyTorch
     q = model.encode([QUESTION], normalize_embeddings=True)[0]
     unit = lambda x: (x - x.min()) / (x.max() - x.min())
     head = (
