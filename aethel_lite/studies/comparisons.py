@@ -132,7 +132,7 @@ STATEMENTS_UNORDERED = "statement pages in the anchor's order"
 #: AllSupport@10 (both filings' pages in the top 10) is the headline metric of a comparison question.
 COMPARISON_METRICS = ("AllSupport@10", "Recall@10", "MRR")
 #: Quick mode: the first comparison questions of each half and FinanceBench questions, over a sample of the pages.
-QUICK_COMPARISONS = {"per_half": 4, "single": 8, "corpus_size": 400}
+QUICK_COMPARISONS = {"per_half": 4, "single": 8, "corpus_size": 250}
 
 
 def _pages(data, quick: bool) -> tuple[Dataset, Dataset]:
@@ -170,7 +170,7 @@ def comparison_study(
     """BM25, dense, ``aethel-hybrid``, ``aethel-anchors`` and ``aethel-statements`` on the comparison questions, an
     ablation of ``aethel-statements``, and the single-filing check.
 
-    One corpus (quick mode: a 400-page sample with every gold page) is fitted once per method;
+    One corpus (quick mode: a sample of :data:`QUICK_COMPARISONS` pages with every gold page) is fitted once per method;
     ``aethel-anchors`` is ``aethel-hybrid`` with :data:`~aethel_lite.retrievers.hybrid_settings.ANCHORED`,
     ``aethel-statements`` with :data:`~aethel_lite.retrievers.hybrid_settings.STATEMENTS_FIRST`.
 

@@ -5,7 +5,7 @@ With ``AETHEL_DATA`` set (CI) each chapter runs on the real corpora — a few qu
 samples — so a broken cell fails CI; two runs must write identical result files (timing aside).
 
 The three chapters use the same quick samples (``studies.open_corpus.QUICK``: the first 12 questions
-over 300 passages of FinanceBench, MuSiQue and 2Wiki), so they share one passage store and run one
+over 200 passages of FinanceBench, MuSiQue and 2Wiki), so they share one passage store and run one
 after another in this file, on one test worker: the hybrid chapter first (its samples cover the
 other two's) encodes and extracts entities from a cold store, its second run reads them back; the
 scaling and open-corpus chapters then find every passage in the store. Each sample is encoded once
