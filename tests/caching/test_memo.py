@@ -49,10 +49,16 @@ def corpus():
     return load_open("synthetic", limit=12, corpus_size=300, seed=0)
 
 
+@pytest.fixture(scope="module")
+def memo_cache(tmp_path_factory):
+    """One passage store for the four methods (the memos under test are the process's, not the store)."""
+    return tmp_path_factory.mktemp("memo_cache")
+
+
 @pytest.mark.parametrize("method", ["bm25", "dense-max", "aethel-ner3", "aethel-hybrid"])
-def test_memo_changes_no_ranking(corpus, method, tmp_path_factory, monkeypatch):
+def test_memo_changes_no_ranking(corpus, method, memo_cache, monkeypatch):
     """Fits on two samples and the whole corpus, with the memos and without: identical runs."""
-    monkeypatch.setenv("AETHEL_CACHE", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("AETHEL_CACHE", str(memo_cache))
     samples = [sample_corpus(corpus, 150, 0), sample_corpus(corpus, 150, 1), corpus]
     for sample in samples:
         runs = []
