@@ -38,8 +38,4 @@ def models_dir(root: str | os.PathLike | None = None) -> Path:
     """The folder of exported models (created on demand): ``root``'s ``models/`` when a cache root is given,
     else ``$AETHEL_MODELS``, else :func:`cache_dir` ``("models")``."""
     given = os.environ.get(MODELS_ENV) if root is None else None
-    if not given:
-        return cache_dir("models", root)
-    path = Path(given)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return cache_dir(root=given) if given else cache_dir("models", root)

@@ -66,14 +66,15 @@ def resolve_precision(precision: Any = None) -> str:
 
 
 #: MiniLM's arithmetic in the indexes ``aethel index`` builds unless ``$AETHEL_DENSE_PRECISION`` says otherwise:
-#: ONNX Runtime in float32 (PyTorch float32's vectors to float32 rounding, benchmarks/README.md), so that
-#: ``aethel search`` encodes its questions without importing torch (the default of every retriever too)
-INDEX_PRECISION = "onnx-fp32"
+#: the default of every retriever (ONNX Runtime in float32), so that ``aethel search`` encodes its questions
+#: without importing torch
+INDEX_PRECISION = DEFAULT_DENSE_PRECISION
 
 
 def index_precision() -> str:
-    """The precision of a new index's embeddings: ``$AETHEL_DENSE_PRECISION``, else :data:`INDEX_PRECISION`."""
-    return resolve_precision(os.environ.get(PRECISION_ENV) or INDEX_PRECISION)
+    """The precision of a new index's embeddings: :func:`resolve_precision` of no setting (the same as a
+    retriever's: ``$AETHEL_DENSE_PRECISION``, else :data:`INDEX_PRECISION`)."""
+    return resolve_precision()
 
 
 def stored_precision(store_config: Any) -> str:
