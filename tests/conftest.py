@@ -88,6 +88,22 @@ def session_cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("aethel_cache")
 
 
+@pytest.fixture(scope="session")
+def run_cache(tmp_path_factory, worker_id) -> Path:
+    """One cache folder for the whole run, shared by its pytest-xdist workers (a fresh one per run).
+
+    For the tests that execute chapters or studies with the real models and compute the same entities
+    and embeddings (the book built on the synthetic corpus and the swarm chapter; the hybrid chapter's
+    quick samples and the comparison study): whichever runs second finds the first one's work. The
+    stores are content-addressed, checked on read and safe for several processes (WAL, busy timeout),
+    so which test computes a text first changes no result.
+    """
+    base = tmp_path_factory.getbasetemp()
+    path = (base if worker_id == "master" else base.parent) / "run_cache"
+    path.mkdir(exist_ok=True)
+    return path
+
+
 @pytest.fixture
 def cache_root(session_cache, monkeypatch) -> Path:
     """``$AETHEL_CACHE`` pointed at :func:`session_cache` for one test (restored afterwards), so

@@ -29,9 +29,10 @@ def root(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def chapter_cache(tmp_path_factory):
-    """The passage store the three chapters share (this file's tests run in order, on one worker)."""
-    return tmp_path_factory.mktemp("chapter_cache")
+def chapter_cache(run_cache):
+    """The stores the chapters share (this file's tests run in order, on one worker), also with the other
+    tests of the run that compute the same quick samples (conftest ``run_cache``)."""
+    return run_cache
 
 
 def test_unknown_data_set_stops_at_the_parameters(root):

@@ -377,7 +377,7 @@ def test_cited_keys_are_in_the_bibliography():
 
 
 @pytest.mark.slow
-def test_book_builds_without_warnings(tmp_path):
+def test_book_builds_without_warnings(tmp_path, run_cache):
     """Execute the real notebooks into a copy of the book and build it with --warningiserror."""
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy(REPO / name, tmp_path / name)
@@ -390,6 +390,7 @@ def test_book_builds_without_warnings(tmp_path):
     )
     env = dict(os.environ)
     env.pop("AETHEL_DATA", None)  # the quickstart must say it runs on synthetic data
+    env["AETHEL_CACHE"] = str(run_cache)  # the swarm and teaching tests run the same synthetic chapters
     # --quick: what `make book QUICK=1` does (small subsets, keeps CI fast)
     run = subprocess.run(
         [

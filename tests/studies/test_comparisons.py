@@ -251,11 +251,13 @@ def test_no_other_filing_has_the_figure_and_no_filing_holds_both_years(compariso
 
 # ------------------------------------------------------------------------------- the study
 @pytest.fixture(scope="module")
-def quick_study(real_data):
+def quick_study(real_data, run_cache):
     from aethel_lite.studies.comparisons import comparison_study
 
     require(real_data / "financebench" / "pages.jsonl.gz")
-    return comparison_study(quick=True, n_resamples=500, log=None)
+    with pytest.MonkeyPatch.context() as mp:  # the hybrid chapter's test encodes the same sample
+        mp.setenv("AETHEL_CACHE", str(run_cache))
+        return comparison_study(quick=True, n_resamples=500, log=None)
 
 
 def test_study_anchors_every_comparison_and_leaves_single_filings_alone(quick_study):

@@ -787,11 +787,11 @@ def _audit_chapter_memos(root, real_data=None):
 
 
 @pytest.mark.slow
-def test_chapter_memos_pass_the_audit(tmp_path):
+def test_chapter_memos_pass_the_audit(tmp_path, run_cache):
     import os
 
     env = {k: v for k, v in os.environ.items() if k != "AETHEL_DATA"}
-    env["AETHEL_CACHE"] = str(tmp_path / "cache")
+    env["AETHEL_CACHE"] = str(run_cache)  # the quick book's swarm chapter computes the same entities
     run = _run_chapter(tmp_path, env)
     assert run.returncode == 0, run.stderr[-3000:]
     saved, memos, n = _audit_chapter_memos(tmp_path)
@@ -804,10 +804,10 @@ def test_chapter_memos_pass_the_audit(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.realdata
-def test_chapter_on_real_data_in_quick_mode(tmp_path, real_data):
+def test_chapter_on_real_data_in_quick_mode(tmp_path, real_data, run_cache):
     import os
 
-    env = {**os.environ, "AETHEL_DATA": str(real_data), "AETHEL_CACHE": str(tmp_path / "cache")}
+    env = {**os.environ, "AETHEL_DATA": str(real_data), "AETHEL_CACHE": str(run_cache)}
     run = _run_chapter(tmp_path, env, "-p", "evidence", '["graph", "bm25"]')
     assert run.returncode == 0, run.stderr[-3000:]
     saved, memos, n = _audit_chapter_memos(tmp_path, real_data)
