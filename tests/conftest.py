@@ -112,16 +112,6 @@ def cache_root(session_cache, monkeypatch) -> Path:
     return session_cache
 
 
-def warm_cache() -> Path:
-    """The project's own cache (``$AETHEL_CACHE`` as the caller set it, else ``./.aethel_cache``).
-
-    For the slow real-model acceptance tests: its per-passage stores are content-addressed and
-    checked on every read, so reusing what ``make book`` or an earlier run computed is safe.
-    """
-    root = os.environ.get("AETHEL_CACHE")
-    return Path(root) if root else Path(__file__).resolve().parent.parent / ".aethel_cache"
-
-
 def toy_filings():
     """Six toy filings (3 companies x FY2018/FY2019, 3 pages each: overview, cash flow, risks) and one
     capital-expenditure question per filing whose gold is its cash-flow page."""

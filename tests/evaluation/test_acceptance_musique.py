@@ -9,19 +9,18 @@ BCT's HR@1 change against plain PPR is printed (the book's closed-pool chapter t
 from __future__ import annotations
 
 import pytest
-from conftest import require, warm_cache
+from conftest import require
 
 from aethel_lite.data.loaders import load_musique
 from aethel_lite.evaluation.runner import run_methods, score_runs
 
 
 @pytest.fixture(scope="module")
-def scores(real_data):
-    # The project's own cache (warmed by `make book` or an earlier run), not a fresh one per run:
-    # a cold cache cost ~340 s of spaCy NER and MiniLM per test session. Entries are content-addressed
-    # and checked on read, so reuse is safe; the setting is undone when the module ends.
+def scores(real_data, run_cache):
+    # The run's shared cache: the hybrid chapter's test and the teaching chapters tag and encode some of the
+    # same paragraphs. The setting is undone when the module ends.
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AETHEL_CACHE", str(warm_cache()))
+        mp.setenv("AETHEL_CACHE", str(run_cache))
         ds = load_musique(require(real_data / "musique" / "musique_ans_dev_sample200.jsonl"))
         outcomes = run_methods(
             ds,

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import warm_cache
 
 from aethel_lite.io import read_json
 
@@ -54,8 +53,15 @@ def root(tmp_path):
     return tmp_path
 
 
-def _env(real: bool) -> dict:
-    env = {**os.environ, "AETHEL_CACHE": str(warm_cache())}
+@pytest.fixture
+def env(run_cache):
+    """The environment of a chapter run (``env(real=...)``): the run's shared cache (the quick book runs the
+    same synthetic chapters, the hybrid chapter's test and the MuSiQue acceptance tag the same paragraphs)."""
+    return lambda real: _env(real, run_cache)
+
+
+def _env(real: bool, cache: Path) -> dict:
+    env = {**os.environ, "AETHEL_CACHE": str(cache)}
     if not real:
         env.pop("AETHEL_DATA", None)
     return env
@@ -98,15 +104,15 @@ def _check_provenance(root: Path, env: dict, *params: str) -> dict:
     return saved
 
 
-def test_provenance_chapter_without_data_says_synthetic(root):
-    saved = _check_provenance(root, _env(real=False), "-p", "synthetic_size", "300")
+def test_provenance_chapter_without_data_says_synthetic(root, env):
+    saved = _check_provenance(root, env(real=False), "-p", "synthetic_size", "300")
     assert all(saved["synthetic_fallback"].values())
     assert "SYNTHETIC corpus" in _outputs(root / "book" / "executed" / "40_provenance.ipynb")
 
 
 @pytest.mark.realdata
-def test_provenance_chapter_on_real_data(root, real_data):
-    saved = _check_provenance(root, _env(real=True))
+def test_provenance_chapter_on_real_data(root, real_data, env):
+    saved = _check_provenance(root, env(real=True))
     assert not any(saved["synthetic_fallback"].values())
     assert set(saved["reports"]) == {"musique", "2wiki"}
     assert all(r["n_queries"] == 20 for r in saved["reports"].values())
@@ -126,8 +132,8 @@ def _check_graph_chapter(root: Path, env: dict, *params: str) -> dict:
     return saved
 
 
-def test_graph_chapter_without_data_and_with_student_parameters(root):
-    env = _env(real=False)
+def test_graph_chapter_without_data_and_with_student_parameters(root, env):
+    env = env(real=False)
     saved = _check_graph_chapter(root, env)
     assert saved["synthetic_fallback"] and "SYNTHETIC corpus" in _outputs(
         root / "book" / "executed" / "01_graph_construction.ipynb"
@@ -142,8 +148,8 @@ def test_graph_chapter_without_data_and_with_student_parameters(root):
 
 
 @pytest.mark.realdata
-def test_graph_chapter_on_real_data(root, real_data):
-    saved = _check_graph_chapter(root, _env(real=True))
+def test_graph_chapter_on_real_data(root, real_data, env):
+    saved = _check_graph_chapter(root, env(real=True))
     assert not saved["synthetic_fallback"] and saved["dataset"] == "musique"
     assert len(saved["question"]["pool"]) == 20
 

@@ -94,11 +94,17 @@ def audit_memo(markdown: str, passages: dict, names: list[str]) -> int:
 
 
 # -- fixtures -------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    import os
+@pytest.fixture(scope="module", autouse=True)
+def _run_cache(run_cache):
+    """This module's fits use the run's shared cache (the quick book's swarm chapter tags the same
+    corpus); the setting ends with the module."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AETHEL_CACHE", str(run_cache))
+        yield
 
-    os.environ.setdefault("AETHEL_CACHE", str(tmp_path_factory.mktemp("swarm_cache")))
+
+@pytest.fixture(scope="module")
+def corpus():
     return make_synthetic(N_PASSAGES, seed=0, contradictions=N_PLANTED)
 
 
