@@ -1,16 +1,17 @@
-"""The three real-data chapters (hybrid, scaling, open corpus) executed in ``quick`` mode, as
+"""The four real-data chapters (hybrid, scaling, open corpus, multi-hop) executed in ``quick`` mode, as
 ``make book`` runs them, and the chapters' shared parameter check.
 
 With ``AETHEL_DATA`` set (CI) each chapter runs on the real corpora — a few questions over small
 samples — so a broken cell fails CI; two runs must write identical result files (timing aside).
 
-The three chapters use the same quick samples (``studies.open_corpus.QUICK``: the first 12 questions
-over 200 passages of FinanceBench, MuSiQue and 2Wiki), so they share one passage store and run one
-after another in this file, on one test worker: the hybrid chapter first (its samples cover the
-other two's) encodes and extracts entities from a cold store, its second run reads them back; the
-scaling and open-corpus chapters then find every passage in the store. Each sample is encoded once
-per test session instead of once per chapter, and no two processes write the store at once (a vector
-stored by another process's batch could differ in its last bits).
+The chapters use the same quick samples (``studies.open_corpus.QUICK``: the first 12 questions over
+150 passages of FinanceBench, MuSiQue and 2Wiki), so they share one passage store and run one after
+another in this file, on one test worker: the hybrid chapter first (its samples cover the others')
+encodes and extracts entities from a cold store, its second run reads them back; the scaling, open-corpus
+and multi-hop chapters then find every passage in the store. The store is the run's shared cache
+(conftest ``run_cache``), which other tests of the run fill too; MiniLM's vectors on ONNX Runtime are the
+same bits whatever the batch and the threads (tests/retrievers/test_encoders.py), so which process
+stored a text changes no result.
 """
 
 from __future__ import annotations

@@ -196,6 +196,23 @@ def test_onnx_agrees_with_sentence_transformers(model_path, reference, onnx_cach
     assert _cosines(unnormalized, theirs).min() >= floor
 
 
+def test_onnx_fp32_vectors_do_not_depend_on_the_batch_or_the_threads(model_path, onnx_cache, monkeypatch):
+    """A text's vector is the same bits alone, in a batch padded to a longer text, and on one or two threads:
+    a store that several processes fill (the test run's shared cache, Dask workers) holds one value per text
+    whichever process computed it."""
+    enc = _encoder(model_path, "onnx-fp32", onnx_cache)
+    batched = enc.encode(TEXTS, batch_size=len(TEXTS))
+    alone = np.stack([enc.encode([t])[0] for t in TEXTS])
+    assert np.array_equal(alone, batched)
+    lengths = [sum(e.attention_mask) for e in enc.tokenizer.encode_batch(TEXTS)]
+    assert len(set(lengths)) > 2  # the batch pads most of its texts
+    for threads in ("1", "2"):
+        monkeypatch.setenv("AETHEL_ONNX_THREADS", threads)
+        session = encoders._new_session(encoders.onnx_model_file(model_path, "onnx-fp32", root=onnx_cache))
+        monkeypatch.setattr(enc, "session", session)
+        assert np.array_equal(enc.encode(TEXTS, batch_size=len(TEXTS)), batched), threads
+
+
 @pytest.mark.realdata
 def test_onnx_fp32_agrees_on_real_pages(real_data, model_path, reference, onnx_cache):
     """200 FinanceBench pages (long, truncated: the common case of the corpus), cosine >= 1 - 1e-7."""
