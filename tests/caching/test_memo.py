@@ -50,9 +50,10 @@ def corpus():
 
 
 @pytest.fixture(scope="module")
-def memo_cache(tmp_path_factory):
-    """One passage store for the four methods (the memos under test are the process's, not the store)."""
-    return tmp_path_factory.mktemp("memo_cache")
+def memo_cache(run_cache):
+    """The run's shared passage store, for the four methods (the memos under test are the process's, not the
+    store; the quick book's synthetic corpora hold many of these passages)."""
+    return run_cache
 
 
 @pytest.mark.parametrize("method", ["bm25", "dense-max", "aethel-ner3", "aethel-hybrid"])

@@ -215,15 +215,16 @@ def test_onnx_fp32_vectors_do_not_depend_on_the_batch_or_the_threads(model_path,
 
 @pytest.mark.realdata
 def test_onnx_fp32_agrees_on_real_pages(real_data, model_path, reference, onnx_cache):
-    """200 FinanceBench pages (long, truncated: the common case of the corpus), cosine >= 1 - 1e-7."""
+    """64 FinanceBench pages spread over the 344 filings (long, truncated: the common case of the corpus), cosine
+    >= 1 - 1e-7 (benchmarks/bench_encode.py measures 2,000)."""
     path = require(real_data / "financebench" / "pages.jsonl.gz")
     texts = []
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         for i, line in enumerate(fh):
-            if i % 97 == 0:
+            if i % 781 == 0:  # every 781st of the 49,942 pages
                 row = json.loads(line)
                 texts.append(f"{row['doc_name']}\n{row['text']}")
-            if len(texts) == 200:
+            if len(texts) == 64:
                 break
     ours = _encoder(model_path, "onnx-fp32", onnx_cache).encode(texts)
     theirs = reference.encode(texts, batch_size=64, convert_to_numpy=True, normalize_embeddings=True)
