@@ -158,6 +158,8 @@ _RELEASE_Q = re.compile(r"\b(first|second|third|fourth)[\s-](?:fiscal\s+)?quarte
 _DATELINE = re.compile(_DATE, re.I)
 _FILE_NUMBER = re.compile(r"\b(\d{1,3})-(\d{4,6})\b")
 _FORMERLY = re.compile(r"([^\n()]{2,80}?)\s*\(\s*formerly(?:\s+known\s+as)?\s+([^()\n]{2,60})\)", re.I)
+# its literal: a page without it cannot match, and _FORMERLY tries 80 lengths at every character of one
+_FORMERLY_WORD = re.compile(r"formerly", re.I)
 # a balance sheet's title line, then its column headers (dates, years) before its first assets line
 _BS_TITLE = re.compile(r"^[^\n]{0,60}\bbalance\s+sheets?\b[^\n]{0,40}$", re.I | re.M)
 _BS_ASSETS = re.compile(r"^(?:current\s+)?assets\b", re.I | re.M)
@@ -348,6 +350,8 @@ def former_names(pages: Sequence[str], company: str | None) -> list[str]:
         return []
     out: list[str] = []
     for page in _cleaned(pages)[0]:
+        if not _FORMERLY_WORD.search(page):
+            continue
         for m in _FORMERLY.finditer(page):
             before, other = name_key(m.group(1)), name_key(m.group(2))
             named = before == company or before.endswith(" " + company)
