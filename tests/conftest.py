@@ -96,7 +96,8 @@ def run_cache(tmp_path_factory, worker_id) -> Path:
     and embeddings (the book built on the synthetic corpus and the swarm chapter; the hybrid chapter's
     quick samples and the comparison study): whichever runs second finds the first one's work. The
     stores are content-addressed, checked on read and safe for several processes (WAL, busy timeout),
-    so which test computes a text first changes no result.
+    and MiniLM's vectors on ONNX Runtime are the same bits in any batch and on any number of threads
+    (tests/retrievers/test_encoders.py), so which test computes a text first changes no result.
     """
     base = tmp_path_factory.getbasetemp()
     path = (base if worker_id == "master" else base.parent) / "run_cache"
