@@ -29,13 +29,6 @@ def root(tmp_path):
     return copy_notebooks(tmp_path)
 
 
-@pytest.fixture(scope="module")
-def chapter_cache(run_cache):
-    """The stores the chapters share (this file's tests run in order, on one worker), also with the other
-    tests of the run that compute the same quick samples (conftest ``run_cache``)."""
-    return run_cache
-
-
 def test_unknown_data_set_stops_at_the_parameters(root):
     env = {**os.environ, "AETHEL_CACHE": str(root / "cache")}
     run = run_chapters(root, env, CHAPTERS, "-p", "datasets", '["financebench", "nope"]')
@@ -62,8 +55,8 @@ def _beyond(results):
 
 @pytest.mark.slow
 @pytest.mark.realdata
-def test_quick_hybrid_chapter_on_real_data_is_deterministic(root, real_data, chapter_cache):
-    run_quick_twice(root, real_data, "25_hybrid", ["beyond", "comparisons"], _beyond, cache=chapter_cache)
+def test_quick_hybrid_chapter_on_real_data_is_deterministic(root, real_data, run_cache):
+    run_quick_twice(root, real_data, "25_hybrid", ["beyond", "comparisons"], _beyond, cache=run_cache)
 
 
 def _scaling(results):
@@ -72,8 +65,8 @@ def _scaling(results):
 
 @pytest.mark.slow
 @pytest.mark.realdata
-def test_quick_scaling_chapter_on_real_data_is_deterministic(root, real_data, chapter_cache):
-    run_quick_twice(root, real_data, "30_scaling", ["scaling"], _scaling, cache=chapter_cache)
+def test_quick_scaling_chapter_on_real_data_is_deterministic(root, real_data, run_cache):
+    run_quick_twice(root, real_data, "30_scaling", ["scaling"], _scaling, cache=run_cache)
 
 
 def _open_corpus(results):
@@ -85,8 +78,8 @@ def _open_corpus(results):
 
 @pytest.mark.slow
 @pytest.mark.realdata
-def test_quick_open_corpus_chapter_on_real_data_is_deterministic(root, real_data, chapter_cache):
-    run_quick_twice(root, real_data, "20_open_corpus", ["open_corpus"], _open_corpus, cache=chapter_cache)
+def test_quick_open_corpus_chapter_on_real_data_is_deterministic(root, real_data, run_cache):
+    run_quick_twice(root, real_data, "20_open_corpus", ["open_corpus"], _open_corpus, cache=run_cache)
 
 
 def _multihop(results):
@@ -101,5 +94,5 @@ def _multihop(results):
 
 @pytest.mark.slow
 @pytest.mark.realdata
-def test_quick_multihop_chapter_on_real_data_is_deterministic(root, real_data, chapter_cache):
-    run_quick_twice(root, real_data, "27_multihop", ["multihop"], _multihop, cache=chapter_cache)
+def test_quick_multihop_chapter_on_real_data_is_deterministic(root, real_data, run_cache):
+    run_quick_twice(root, real_data, "27_multihop", ["multihop"], _multihop, cache=run_cache)

@@ -49,17 +49,11 @@ def corpus():
     return load_open("synthetic", limit=12, corpus_size=300, seed=0)
 
 
-@pytest.fixture(scope="module")
-def memo_cache(run_cache):
-    """The run's shared passage store, for the four methods (the memos under test are the process's, not the
-    store; the quick book's synthetic corpora hold many of these passages)."""
-    return run_cache
-
-
 @pytest.mark.parametrize("method", ["bm25", "dense-max", "aethel-ner3", "aethel-hybrid"])
-def test_memo_changes_no_ranking(corpus, method, memo_cache, monkeypatch):
-    """Fits on two samples and the whole corpus, with the memos and without: identical runs."""
-    monkeypatch.setenv("AETHEL_CACHE", str(memo_cache))
+def test_memo_changes_no_ranking(corpus, method, run_cache, monkeypatch):
+    """Fits on two samples and the whole corpus, with the memos and without: identical runs (the passage store
+    is the run's: the memos under test are the process's, not the store)."""
+    monkeypatch.setenv("AETHEL_CACHE", str(run_cache))
     samples = [sample_corpus(corpus, 150, 0), sample_corpus(corpus, 150, 1), corpus]
     for sample in samples:
         runs = []

@@ -53,14 +53,9 @@ def root(tmp_path):
     return tmp_path
 
 
-@pytest.fixture
-def env(run_cache):
-    """The environment of a chapter run (``env(real=...)``): the run's shared cache (the quick book runs the
-    same synthetic chapters, the hybrid chapter's test and the MuSiQue acceptance tag the same paragraphs)."""
-    return lambda real: _env(real, run_cache)
-
-
 def _env(real: bool, cache: Path) -> dict:
+    """A chapter run's environment, on the run's shared cache (the quick book runs the same synthetic
+    chapters; the hybrid chapter's test and the MuSiQue acceptance tag the same paragraphs)."""
     env = {**os.environ, "AETHEL_CACHE": str(cache)}
     if not real:
         env.pop("AETHEL_DATA", None)
@@ -104,15 +99,15 @@ def _check_provenance(root: Path, env: dict, *params: str) -> dict:
     return saved
 
 
-def test_provenance_chapter_without_data_says_synthetic(root, env):
-    saved = _check_provenance(root, env(real=False), "-p", "synthetic_size", "300")
+def test_provenance_chapter_without_data_says_synthetic(root, run_cache):
+    saved = _check_provenance(root, _env(False, run_cache), "-p", "synthetic_size", "300")
     assert all(saved["synthetic_fallback"].values())
     assert "SYNTHETIC corpus" in _outputs(root / "book" / "executed" / "40_provenance.ipynb")
 
 
 @pytest.mark.realdata
-def test_provenance_chapter_on_real_data(root, real_data, env):
-    saved = _check_provenance(root, env(real=True))
+def test_provenance_chapter_on_real_data(root, real_data, run_cache):
+    saved = _check_provenance(root, _env(True, run_cache))
     assert not any(saved["synthetic_fallback"].values())
     assert set(saved["reports"]) == {"musique", "2wiki"}
     assert all(r["n_queries"] == 20 for r in saved["reports"].values())
@@ -132,8 +127,8 @@ def _check_graph_chapter(root: Path, env: dict, *params: str) -> dict:
     return saved
 
 
-def test_graph_chapter_without_data_and_with_student_parameters(root, env):
-    env = env(real=False)
+def test_graph_chapter_without_data_and_with_student_parameters(root, run_cache):
+    env = _env(False, run_cache)
     saved = _check_graph_chapter(root, env)
     assert saved["synthetic_fallback"] and "SYNTHETIC corpus" in _outputs(
         root / "book" / "executed" / "01_graph_construction.ipynb"
@@ -148,8 +143,8 @@ def test_graph_chapter_without_data_and_with_student_parameters(root, env):
 
 
 @pytest.mark.realdata
-def test_graph_chapter_on_real_data(root, real_data, env):
-    saved = _check_graph_chapter(root, env(real=True))
+def test_graph_chapter_on_real_data(root, real_data, run_cache):
+    saved = _check_graph_chapter(root, _env(True, run_cache))
     assert not saved["synthetic_fallback"] and saved["dataset"] == "musique"
     assert len(saved["question"]["pool"]) == 20
 
