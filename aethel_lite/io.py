@@ -7,6 +7,7 @@ import contextlib
 import gzip
 import hashlib
 import json
+import math
 import os
 import re
 import tempfile
@@ -25,6 +26,7 @@ __all__ = [
     "read_json",
     "write_jsonl",
     "read_jsonl",
+    "read_json_shaped",
     "sha256_file",
 ]
 
@@ -144,6 +146,123 @@ def read_json(path: str | os.PathLike) -> Any:
         raise DataError(f"{path}: is a folder, not a JSON file") from exc
     except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+
+
+INT64 = 2**63  # an integer read by :func:`read_json_shaped` lies in [-INT64, INT64): it fits numpy's int64
+
+
+def read_json_shaped(path: str | os.PathLike, shape: Any, what: str) -> Any:
+    """Read a JSON file whose structure must match ``shape``; any fault is one :class:`DataError` naming the file.
+
+    Parameters
+    ----------
+    path : path-like
+    shape : type, list, tuple or dict
+        ``str``, ``int`` (an integer in int64's range, not a bool), ``float`` (any finite number), ``bool``,
+        ``object`` (anything); ``[S]``: a list of items of shape ``S``; ``(S1, S2, ...)``: a list of exactly
+        those items; ``{"key": S, ...}``: an object holding at least those keys (others are not checked).
+        The shape is finite, so a deeper document than it describes is refused, whatever its depth.
+    what : str
+        What the file holds, in the user's words (``"titles"``): the message is ``{path}: unreadable {what} (...)``.
+
+    Raises
+    ------
+    DataError
+        Missing, unreadable, not UTF-8, not JSON, nested too deeply for the parser, or not of ``shape`` (the
+        message names the first place that is not, e.g. ``edges[3][1]``).
+    """
+    try:
+        doc = json.loads(Path(path).read_bytes())
+    except RecursionError:
+        raise DataError(f"{path}: unreadable {what} (nested too deeply)") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            f"{path}: unreadable {what} (malformed JSON at line {exc.lineno}: {exc.msg})"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: unreadable {what} (not UTF-8 text, byte {exc.start})") from None
+    except ValueError:  # an integer of more digits than Python converts (4300)
+        raise DataError(f"{path}: unreadable {what} (an integer of thousands of digits)") from None
+    except OSError as exc:
+        raise DataError(f"{path}: unreadable {what} ({exc.strerror or exc})") from None
+    fault = _shape_fault(doc, shape, "the document")
+    if fault:
+        raise DataError(f"{path}: unreadable {what} ({fault})")
+    return doc
+
+
+_KIND = {
+    str: "text",
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    list: "a list",
+    dict: "an object",
+}
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else _KIND.get(type(value), type(value).__name__)
+
+
+def _flat_ok(value: list, shape: Any) -> bool:
+    """A quick yes for the common large cases, a list of scalars or of fixed-length tuples of the same scalar
+    (``[str]``, ``[(int, int)]``); False means "look item by item" (:func:`_shape_fault` finds the fault)."""
+    item = shape[0] if isinstance(shape, list) else None
+    if isinstance(item, tuple) and len(set(item)) == 1:
+        width, item = len(item), item[0]
+        if not all(type(v) is list and len(v) == width for v in value):
+            return False
+        value = [x for v in value for x in v]
+    if item is str:
+        return all(type(v) is str for v in value)
+    if item is int:
+        return all(type(v) is int for v in value) and (
+            not value or (-INT64 <= min(value) and max(value) < INT64)
+        )
+    return False
+
+
+def _shape_fault(value: Any, shape: Any, where: str) -> str | None:
+    """Where and how ``value`` departs from ``shape`` (:func:`read_json_shaped`), or None; recursion only as deep
+    as the shape."""
+    if shape is object:
+        return None
+    if shape is int:
+        if type(value) is not int:
+            return f"{where}: expected an integer, got {_kind(value)}"
+        if not -INT64 <= value < INT64:
+            return f"{where}: integer {str(value)[:30]} is out of range"
+        return None
+    if shape is float:
+        if type(value) not in (int, float):
+            return f"{where}: expected a number, got {_kind(value)}"
+        if not math.isfinite(value):
+            return f"{where}: expected a finite number, got {value}"
+        return None
+    if shape in (str, bool):
+        return None if type(value) is shape else f"{where}: expected {_KIND[shape]}, got {_kind(value)}"
+    if isinstance(shape, dict):
+        if type(value) is not dict:
+            return f"{where}: expected an object, got {_kind(value)}"
+        for key, sub in shape.items():
+            if key not in value:
+                return f"{where}: no {key!r}"
+            fault = _shape_fault(value[key], sub, key if where == "the document" else f"{where}.{key}")
+            if fault:
+                return fault
+        return None
+    if type(value) is not list:
+        return f"{where}: expected a list, got {_kind(value)}"
+    if _flat_ok(value, shape):
+        return None
+    if isinstance(shape, tuple) and len(value) != len(shape):
+        return f"{where}: expected {len(shape)} items, got {len(value)}"
+    for i, item in enumerate(value):
+        fault = _shape_fault(item, shape[i] if isinstance(shape, tuple) else shape[0], f"{where}[{i}]")
+        if fault:
+            return fault
+    return None
 
 
 _LONE_CR = re.compile(r"(?<=\r)(?!\n)")  # after a \r that does not start a \r\n: where text mode ends a line

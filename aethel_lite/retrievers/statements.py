@@ -49,9 +49,18 @@ import numpy as np
 
 from ..data.statements import row_labels, statement_kind
 from ..errors import DataError, ParameterError
+from ..io import read_json_shaped
 from .base import topk
 
 __all__ = ["StatementPages", "words", "statements_first"]
+
+#: what :meth:`StatementPages.load` accepts (:func:`~aethel_lite.io.read_json_shaped`)
+_SHAPE = {
+    "min_docs": int,
+    "min_word": float,
+    "order": str,
+    "pages": [{"pid": str, "doc_id": str, "kind": str, "rows": [[str]]}],
+}
 
 _WORD = re.compile(r"[a-z]+")
 #: function words: they say nothing about a line item
@@ -173,8 +182,8 @@ class StatementPages:
         """The statement pages :meth:`save` wrote, over the corpus with passage ids ``pids``; DataError (the file
         named) when it is malformed or names a passage the corpus does not have."""
         index = {pid: i for i, pid in enumerate(pids)}
+        doc = read_json_shaped(path, _SHAPE, "statement pages")
         try:
-            doc = json.loads(Path(path).read_bytes())
             r = cls(min_docs=int(doc["min_docs"]), min_word=float(doc["min_word"]), order=str(doc["order"]))
             pages = [
                 (

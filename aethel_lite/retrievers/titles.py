@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataError
+from ..io import read_json_shaped
 
 __all__ = [
     "MAX_TITLE_WORDS",
@@ -154,9 +155,9 @@ def save_titles(path: str | os.PathLike, titles: Sequence[str], graph: sp.csr_ma
 def load_titles(path: str | os.PathLike, n: int) -> tuple[list[str], sp.csr_matrix]:
     """The titles and mention graph :func:`save_titles` wrote for a corpus of ``n`` passages; DataError (the file
     named) when it is malformed or does not fit ``n`` passages."""
+    doc = read_json_shaped(path, {"format": int, "titles": [str], "edges": [(int, int)]}, "titles")
     try:
-        doc = json.loads(Path(path).read_bytes())
-        titles = [str(t) for t in doc["titles"]]
+        titles = doc["titles"]
         edges = np.asarray(doc["edges"], dtype=np.int64).reshape(-1, 2)
         if (
             doc.get("format") != 1
