@@ -8,9 +8,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import shutil
 import signal
+import stat
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -39,6 +41,8 @@ __all__ = [
     "index_state",
     "clean_debris",
     "removal_note",
+    "RUN_MARK",
+    "own_mark",
 ]
 
 
@@ -183,6 +187,8 @@ def foreign_files(folder: Path) -> list[str]:
             files = read_json(folder / INDEX_FILE).get("files")
             written = {INDEX_FILE, PASSAGES_FILE, *(files if isinstance(files, dict) else ())}
     held = {p.as_posix() for name in written for p in Path(name).parents}
+    if own_mark(folder):  # a run mark an interrupted switch left (clean_debris removes it)
+        written.add(RUN_MARK)
     out: list[str] = []
 
     def unreadable(exc: OSError) -> None:
@@ -245,7 +251,8 @@ def check_out(out: Any, *, force: bool = False, add: bool = False, inputs: Seque
             )
     exists = path.exists()
     is_index = exists and is_index_folder(path)
-    if add and not is_index:
+    aside = [p for p in _siblings(path, "old") if _run_of(p, path) and is_index_folder(p)]
+    if add and not is_index and not (aside and not exists):  # an index moved aside is put back (clean_debris)
         raise ParameterError(
             f"--add: {out} is not an aethel index; build one first with `aethel index FILES --out {out}`"
         )
@@ -284,10 +291,64 @@ def forced_deletions(out: Path, log: Callable[[str], None]) -> None:
         )
 
 
+#: the run mark: a file that ``aethel index`` writes in each folder it makes beside an index (the temporary
+#: folder, and the previous index while it is switched out); what it holds is :func:`_mark_text` of the run id
+#: that ends the folder's name. Only a folder holding its own mark is ever removed as debris (:func:`clean_debris`).
+RUN_MARK = ".aethel-run"
+_RUN_ID = re.compile(r"[0-9]+-[0-9a-f]{8}")
+
+
+def _mark_text(run: str) -> str:
+    return f"aethel index run {run}\n"
+
+
+def _write_mark(folder: Path, run: str) -> None:
+    """Write ``folder/RUN_MARK`` for run ``run`` (created new: an existing file is never written over)."""
+    fd = os.open(folder / RUN_MARK, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.write(fd, _mark_text(run).encode("ascii"))
+    finally:
+        os.close(fd)
+
+
+def _run_of(path: Path, out: Path) -> str | None:
+    """The run id of a sibling ``.<out>.tmp-<run>`` or ``.<out>.old-<run>`` when the folder holds that run's mark
+    (a real folder, a regular file, the exact text), else None: the folder is not one this program wrote."""
+    run = path.name.rsplit("-", 2)
+    run = "-".join(run[-2:]) if len(run) == 3 else ""
+    if not _RUN_ID.fullmatch(run) or path.is_symlink() or not path.is_dir():
+        return None
+    try:
+        fd = os.open(path / RUN_MARK, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        text = os.read(fd, 256)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return run if text == _mark_text(run).encode("ascii") else None
+
+
+def own_mark(out: Path) -> bool:
+    """Whether ``out/RUN_MARK`` is a run mark (left in the index by a switch interrupted before it was removed)."""
+    try:
+        text = (out / RUN_MARK).read_bytes() if not (out / RUN_MARK).is_symlink() else b""
+    except OSError:
+        return False
+    return re.fullmatch(rb"aethel index run [0-9]+-[0-9a-f]{8}\n", text) is not None
+
+
 def temp_sibling(out: Path) -> Path:
-    """Create and return the hidden sibling folder ``.<name>.tmp-<pid>-<random>`` an index is written in."""
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    """Create and return the hidden sibling folder ``.<name>.tmp-<pid>-<random>`` an index is written in,
+    holding this run's mark (:data:`RUN_MARK`)."""
+    run = f"{os.getpid()}-{secrets.token_hex(4)}"
+    tmp = out.parent / f".{out.name}.tmp-{run}"
     tmp.mkdir()
+    _write_mark(tmp, run)
     return tmp
 
 
@@ -363,20 +424,35 @@ def interrupt_handlers():
 
 def commit_folder(tmp: Path, out: Path) -> None:
     """Make ``tmp`` the index at ``out`` in one atomic step (durable: files and folders fsync-ed); what
-    was at ``out`` is left at ``tmp`` (the caller removes it)."""
+    was at ``out`` is left at ``tmp`` (the caller removes it).
+
+    Every folder beside ``out`` holds the run's mark at every moment, so that :func:`clean_debris` knows it
+    for this program's: the previous index is marked before it is switched out, and the mark the new index
+    brings from ``tmp`` is removed once it is in place (a mark left in ``out`` by a crash is removed next time)."""
+    run = _run_of(tmp, out)
+    if run is None:
+        raise DataError(f"{tmp}: the temporary folder lost its run mark {RUN_MARK}; nothing was switched")
     for path in sorted(tmp.rglob("*")):
         if path.is_file():
             _fsync(path)
     for path in sorted({p.parent for p in tmp.rglob("*")} | {tmp}):
         _fsync(path)
     if out.exists():
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(
+                out / RUN_MARK
+            )  # only a mark: check_out refuses a folder holding another file of that name
+        _write_mark(out, run)
+        _fsync(out)
         if not _exchange(tmp, out):  # fallback: two renames; a crash between them is repaired by clean_debris
-            old = out.parent / f".{out.name}.old-{os.getpid()}-{secrets.token_hex(4)}"
+            old = out.parent / f".{out.name}.old-{run}"
             os.replace(out, old)
             os.replace(tmp, out)
             os.replace(old, tmp)
     else:
         os.replace(tmp, out)
+    os.unlink(out / RUN_MARK)
+    _fsync(out)
     _fsync(out.parent)
 
 
@@ -411,14 +487,48 @@ def index_state(out: Path, before: tuple[int, int] | None) -> str:
 def clean_debris(out: Path, log: Callable[[str], None]) -> None:
     """Remove what interrupted writers left beside ``out`` (we hold the lock, so they are dead), after
     moving back a previous index that a crash between the fallback commit's two renames left aside.
-    Each removal is checked: what is left is named, with the reason."""
-    olds = _siblings(out, "old")
+    A folder is known for debris by the run mark inside it (:data:`RUN_MARK`), never by its name alone:
+    a folder named like one but without its mark is left, and named in one line. Each removal is
+    checked: what is left is named, with the reason. A mark left in ``out`` itself is removed."""
+    ours, foreign = [], []
+    for path in _siblings(out, "tmp") + _siblings(out, "old"):
+        (ours if _run_of(path, out) is not None else foreign).append(path)
+    olds = [p for p in ours if p.name.startswith(f".{out.name}.old-")]
     if not out.exists() and olds:
         os.replace(olds[-1], out)
         log(f"restored {out} from {olds[-1].name} (a previous run was interrupted while switching indexes)")
-        olds = olds[:-1]
-    for path in _siblings(out, "tmp") + olds:
-        log(removal_note(path, remove_path(path), "left by an interrupted run"))
+        ours.remove(olds[-1])
+    if own_mark(out):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(out / RUN_MARK)
+    for path in ours:
+        log(removal_note(path, _remove_marked(path, out), "left by an interrupted run"))
+    if foreign:
+        log(
+            f"left {_named([p.name for p in foreign], 10)} beside {out}: named like a temporary folder of "
+            f"aethel index, but without the mark ({RUN_MARK}) it writes in its own, so not removed"
+        )
+
+
+def _remove_marked(path: Path, out: Path) -> str | None:
+    """:func:`remove_path` of a folder holding its run mark, the mark last: a removal that stops half-way
+    leaves a folder still known as this program's (the mark is written again if the folder stays)."""
+    run = _run_of(path, out)
+    with contextlib.suppress(OSError):
+        os.chmod(path, os.stat(path).st_mode | 0o700)  # an old index made read-only, as remove_path does
+    try:
+        children = [c for c in path.iterdir() if c.name != RUN_MARK]
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    for child in children:
+        problem = remove_path(child)
+        if problem is not None:
+            return problem
+    problem = remove_path(path)
+    if problem is not None and run is not None and path.is_dir() and not os.path.lexists(path / RUN_MARK):
+        with contextlib.suppress(OSError):
+            _write_mark(path, run)
+    return problem
 
 
 def removal_note(path: Path, problem: str | None, why: str) -> str:

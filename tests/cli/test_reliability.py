@@ -64,7 +64,7 @@ SWITCH_SCRIPT = textwrap.dedent(
     from aethel_lite.cli_index import INTERRUPTED_NOTES
     from aethel_lite.search import atomic
     from aethel_lite.search.atomic import (
-        Terminated, index_identity, index_state, interrupt_handlers, remove_path, switch_into_place,
+        Terminated, index_identity, index_state, interrupt_handlers, remove_path, switch_into_place, temp_sibling,
     )
 
     root, runs = Path(sys.argv[1]), int(sys.argv[2])
@@ -72,7 +72,7 @@ SWITCH_SCRIPT = textwrap.dedent(
     rng = random.Random(0)
 
     def make(folder, tag):
-        (folder / "sub").mkdir(parents=True)
+        (folder / "sub").mkdir(parents=True, exist_ok=True)
         (folder / "index.json").write_text(json.dumps({"tag": tag}))
         (folder / "sub" / "part.json").write_text(tag)
 
@@ -112,7 +112,7 @@ SWITCH_SCRIPT = textwrap.dedent(
     results = []
     for i in range(runs):
         sig = (signal.SIGINT, signal.SIGTERM)[i % 2]
-        tmp = root / f".idx.tmp-{i}"
+        tmp = temp_sibling(out)  # with its run mark, as build_index makes it
         make(tmp, f"new{i}")
         old = tag_of(out)
         before = index_identity(out)
@@ -467,7 +467,7 @@ def test_9_add_to_a_read_only_index_is_refused(small_index, tmp_path, capsys, mo
 def test_9_debris_that_cannot_be_removed_is_named(small_index, tmp_path, capsys, monkeypatch):
     from aethel_lite.search import atomic
 
-    debris = tmp_path / ".idx.tmp-1-abcd"
+    debris = atomic.temp_sibling(small_index)  # what a killed run leaves: the folder with its run mark
     (debris / "sub").mkdir(parents=True)
     (debris / "sub" / "f.json").write_text("{}")
     (tmp_path / "docs" / "b.txt").write_text("Delta Ltd.\n")
@@ -482,11 +482,11 @@ def test_9_debris_that_cannot_be_removed_is_named(small_index, tmp_path, capsys,
     assert main(["index", str(tmp_path / "docs"), "--out", str(small_index), "--add"]) == 0
     err = capsys.readouterr().err
     assert f"could not remove {debris}" in err and "Permission denied" in err
-    assert "removed .idx.tmp-1-abcd" not in err
+    assert f"removed {debris.name}" not in err
     monkeypatch.undo()
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cache"))
     assert main(["index", str(tmp_path / "docs"), "--out", str(small_index), "--add"]) == 0
-    assert "removed .idx.tmp-1-abcd" in capsys.readouterr().err and not debris.exists()
+    assert f"removed {debris.name}" in capsys.readouterr().err and not debris.exists()
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root removes read-only folders anyway")
@@ -623,3 +623,111 @@ def test_check_flags_fills_the_defaults():
         "default",
         30.0,
     )
+
+
+# ======================================================================= round 4 (issue 47)
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+# ----------------------------------------------------------------- 12. debris is known by its mark
+def test_12_a_users_folder_named_like_debris_is_left_and_named(tmp_path, capsys):
+    """Folders beside --out whose names look like a temporary folder of aethel index, but which it did not
+    write (no run mark, a mark of another run, a mark that is a link): each is left byte for byte, and
+    one line names them."""
+    from aethel_lite.search.atomic import RUN_MARK
+
+    docs = _docs(tmp_path / "docs", {"a.txt": "Acme Corp sold Beta Ltd.\n"})
+    out = tmp_path / "out" / "cc"
+    users = {
+        ".cc.tmp-notours": None,
+        ".cc.tmp-1234-abcdef12": None,  # exactly our pattern, no mark
+        ".cc.old-99-0badcafe": "aethel index run 98-0badcafe\n",  # the mark of another run
+        ".cc.tmp-7-00000000": "link",  # the mark is a link to a file that holds the right text
+    }
+    for name, mark in users.items():
+        _docs(out.parent / name, {"notes.txt": f"my notes in {name}\n"})
+        if mark == "link":
+            (tmp_path / "m").write_text("aethel index run 7-00000000\n")
+            (out.parent / name / RUN_MARK).symlink_to(tmp_path / "m")
+        elif mark is not None:
+            (out.parent / name / RUN_MARK).write_text(mark)
+    before = {name: _tree(out.parent / name) for name in users}
+    for argv in (["--methods", "bm25"], ["--add"], ["--methods", "bm25", "--force"]):
+        assert main(["index", str(docs), "--out", str(out), *argv]) == 0
+        err = capsys.readouterr().err
+        assert {name: _tree(out.parent / name) for name in users} == before
+        lines = [line for line in err.splitlines() if ".cc.tmp-notours" in line]
+        assert len(lines) == 1 and all(name in lines[0] for name in users), err
+        assert "aethel: removed" not in err
+    assert sorted(p.name for p in out.parent.iterdir()) == sorted([*users, "cc"])
+
+
+def test_12_what_a_killed_run_leaves_is_removed(tmp_path):
+    """A run killed (SIGKILL) after its temporary folder is complete leaves it, with its mark; the next run
+    removes it (and says so), and leaves the user's look-alike beside it."""
+    import signal
+    import time
+
+    docs = _docs(tmp_path / "docs", {"a.txt": "Acme Corp sold Beta Ltd.\n"})
+    out = tmp_path / "idx"
+    assert main(["index", str(docs), "--out", str(out), "--methods", "bm25", "--quiet"]) == 0
+    _docs(tmp_path / ".idx.tmp-notours", {"keep.txt": "mine\n"})
+    marker = tmp_path / "paused"
+    env = {**os.environ, "AETHEL_TEST_PAUSE": "manifest", "AETHEL_TEST_PAUSE_FILE": str(marker)}
+    cmd = [
+        sys.executable,
+        "-m",
+        "aethel_lite.cli",
+        "index",
+        str(docs),
+        "--out",
+        str(out),
+        "--methods",
+        "bm25",
+    ]
+    proc = subprocess.Popen(cmd + ["--quiet"], env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    while not marker.exists() and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    left = [
+        p.name for p in tmp_path.iterdir() if p.name.startswith(".idx.tmp-") and p.name != ".idx.tmp-notours"
+    ]
+    assert len(left) == 1, left  # the killed run's folder
+    assert main(["index", str(docs), "--out", str(out), "--methods", "bm25"]) == 0
+    assert not (tmp_path / left[0]).exists()
+    assert _tree(tmp_path / ".idx.tmp-notours") == {"keep.txt": b"mine\n"}
+    assert ".aethel-run" not in {p.name for p in out.iterdir()}  # the mark never stays in an index
+
+
+def test_12_the_two_rename_switch_marks_the_index_it_moves_aside(small_index, tmp_path, capsys, monkeypatch):
+    """Without renameat2 the switch is two renames; a crash between them leaves the previous index aside,
+    under a name of this run and with its mark: the next run puts it back."""
+    from aethel_lite.search import atomic
+
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
+    (tmp_path / "docs" / "b.txt").write_text("Delta Ltd.\n")
+    real_replace, calls = os.replace, []
+
+    def crash_after_the_first(a, b):
+        calls.append((Path(a).name, Path(b).name))
+        if calls[-1] == (calls[-1][0], "idx") and calls[-1][0].startswith(".idx.tmp-"):  # the new index in
+            raise OSError(errno.EIO, "Input/output error", str(a))  # the power went off here
+        return real_replace(a, b)
+
+    monkeypatch.setattr(atomic.os, "replace", crash_after_the_first)
+    assert main(["index", str(tmp_path / "docs"), "--out", str(small_index), "--add", "--quiet"]) == 2
+    monkeypatch.setattr(atomic.os, "replace", real_replace)
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith(".idx.old-")]
+    assert not small_index.exists() and len(aside) == 1, calls
+    assert (aside[0] / atomic.RUN_MARK).exists()
+    capsys.readouterr()
+    assert main(["index", str(tmp_path / "docs"), "--out", str(small_index), "--add"]) == 0
+    err = capsys.readouterr().err
+    assert f"restored {small_index} from {aside[0].name}" in err
+    assert [s["id"] for s in json.loads((small_index / "index.json").read_text())["sources"]] == ["a", "b"]
+    assert atomic.RUN_MARK not in {p.name for p in small_index.iterdir()}
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".idx.")) == []
