@@ -69,7 +69,7 @@ COMMANDS = {
 }
 
 #: environment variable with a Dask scheduler's address; the same name as
-#: :data:`aethel_lite.retrievers.cluster.SCHEDULER_ENV` (a test keeps the two equal), written out here
+#: :data:`aethel_lite.evaluation.cluster.SCHEDULER_ENV` (a test keeps the two equal), written out here
 #: so that the parser does not import the cluster module
 SCHEDULER_ENV = "AETHEL_SCHEDULER"
 

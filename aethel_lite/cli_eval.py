@@ -15,9 +15,9 @@ from .cli_checks import check_eval_args
 from .data.sampling import sample_corpus
 from .data.select import load_for_eval
 from .errors import ParameterError
+from .evaluation.cluster import cluster_options, precompute_methods
 from .evaluation.runner import run_methods, score_runs, write_trec_runs
 from .io import write_json
-from .retrievers.cluster import cluster_options, precompute_methods
 from .retrievers.registry import parse_methods
 
 __all__ = ["CORPUS_KEYS", "cmd_eval", "eval_dataset"]

@@ -8,7 +8,7 @@
 For each task -- spaCy NER (the ``ner`` store that ``ner`` and ``ner3`` share) and MiniLM encoding
 with each pooling (``first``, ``max``: ~200-word windows, ``heading``: the first 200 characters)
 -- the same pages are processed in-process (``extract_entities`` / ``DenseRetriever.fit``) and
-with :func:`aethel_lite.retrievers.cluster.precompute` on ``LocalCluster`` s of each ``--workers``
+with :func:`aethel_lite.evaluation.cluster.precompute` on ``LocalCluster`` s of each ``--workers``
 count, every run into a fresh, empty cache folder (every page a miss). Models are loaded before
 the clock starts (in-process and on every worker). Printed side by side: pages/s; for the cluster
 runs the time inside the workers per page (the per-worker rate), the per-partition overhead
@@ -47,8 +47,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from aethel_lite.caching.versions import versions
 from aethel_lite.core.entities import extract_entities, get_extractor, graph_filters
 from aethel_lite.core.graph import build_graph
+from aethel_lite.evaluation.cluster import connect, precompute
 from aethel_lite.retrievers import BM25Retriever, DenseRetriever, passage_text
-from aethel_lite.retrievers.cluster import connect, precompute
 
 TASKS = ("ner", "first", "max", "heading")
 SIZES = (49_942, 750_000)

@@ -36,7 +36,7 @@ LONGEST_FIRST = (
     "swarm/test_swarm.py",
     "studies/test_comparisons.py",
     "caching/test_memo.py",
-    "retrievers/test_cluster.py",
+    "evaluation/test_cluster.py",
     "studies/test_teaching.py",
 )
 TESTS = Path(__file__).resolve().parent

@@ -8,7 +8,7 @@
     package versions (:mod:`aethel_lite.caching.resultcache`; ``AETHEL_RESULT_CACHE=0`` turns it off).
 
 ``models/``
-    MiniLM exported for ONNX Runtime (:mod:`aethel_lite.retrievers.encoders`), named by the model files
+    MiniLM exported for ONNX Runtime (:mod:`aethel_lite.core.encoders`), named by the model files
     and the packages' versions; ``$AETHEL_MODELS`` puts them elsewhere (``make`` keeps one folder per
     environment, ``.venv/models``, so that every cache a test or a chapter uses finds the export made once).
 
@@ -17,7 +17,11 @@ Deleting the folder (or any file in ``store/``) is always safe: results are reco
 
 from __future__ import annotations
 
+import atexit
+import logging
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 __all__ = ["cache_dir", "models_dir", "MODELS_ENV"]
@@ -36,6 +40,31 @@ def cache_dir(sub: str | None = None, root: str | os.PathLike | None = None) -> 
 
 def models_dir(root: str | os.PathLike | None = None) -> Path:
     """The folder of exported models (created on demand): ``root``'s ``models/`` when a cache root is given,
-    else ``$AETHEL_MODELS``, else :func:`cache_dir` ``("models")``."""
+    else ``$AETHEL_MODELS``, else :func:`cache_dir` ``("models")``. When that last one cannot be made
+    (``$AETHEL_CACHE`` names a file, or a folder where nothing can be written), a private temporary folder,
+    removed at exit, with a warning that names the cache: a search needs no cache, only the exported model."""
     given = os.environ.get(MODELS_ENV) if root is None else None
-    return cache_dir(root=given) if given else cache_dir("models", root)
+    if given or root is not None:
+        return cache_dir(root=given) if given else cache_dir("models", root)
+    try:
+        path = cache_dir("models")
+        if os.access(path, os.W_OK | os.X_OK) or any(path.glob("*.onnx")):
+            return path
+        reason = "permission denied"
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    if not _PRIVATE:
+        _PRIVATE.append(Path(tempfile.mkdtemp(prefix="aethel-models-")))
+        atexit.register(shutil.rmtree, _PRIVATE[0], ignore_errors=True)
+        base = os.environ.get("AETHEL_CACHE") or ".aethel_cache"
+        logger.warning(
+            "aethel: warning: the cache %s cannot hold the exported model (%s); it is exported into a "
+            "temporary folder for this run (set AETHEL_CACHE to a folder to keep it)",
+            base,
+            reason,
+        )
+    return _PRIVATE[0]
+
+
+_PRIVATE: list[Path] = []  # the private folder of models_dir's fallback, made once per process
+logger = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ A ticker is never a name. Names are repaired first (:func:`name_key`).
 the filing gives its registrant before "(formerly known as <name>)" or "(formerly <name>)" adds
 that name; the cover's "Commission file number" (the first ``ddd-ddddd`` after it, leading zeros
 dropped) identifies the registrant across its filings, so that
-:func:`aethel_lite.retrievers.docmeta.document_metadata` can join the names one registrant used.
+:func:`aethel_lite.data.docmeta.document_metadata` can join the names one registrant used.
 
 **Fiscal year** (:func:`fiscal_period`). The period end ``D`` comes from "for the (fiscal) year
 ended <date>", "for the quarterly period ended <date>" or an 8-K's "Date of Report"; the fiscal-year

@@ -11,7 +11,7 @@ the open-corpus data set ``"financebench-own"``):
 * **pids** — the document part becomes the opaque id, the page (and chunk) part is kept
   (``"3M_2018_10K#p59"`` → ``"doc-1a2b3c4d5e#p59"``), in the queries' gold too;
 * **titles** — empty, so the indexed text is the page text alone;
-* **passage meta** — only :data:`KEPT_META`, so :func:`~aethel_lite.retrievers.docmeta.document_metadata`
+* **passage meta** — only :data:`KEPT_META`, so :func:`~aethel_lite.data.docmeta.document_metadata`
   must read ``company``, ``doc_type`` and ``doc_period`` from the pages;
 * **corpus order** — by opaque id, then page and chunk;
 * **query meta** — ``doc_name`` (also each evidence's) becomes an opaque id, ``company`` is dropped;

@@ -20,7 +20,7 @@ replaced by the anchor's; the anchors' columns are solved in one batch; each ran
 (rank 0 is the best), ties by corpus order: the anchors' first passages, then their second ones, and so on, so the
 top :math:`k` holds about :math:`k/m` passages of each of :math:`m` anchors. A hit's anchor (provenance) is the one
 that ranks it best, the first in :func:`question_anchors` order on a tie; its seed-source shares are that anchor's
-(:func:`aethel_lite.retrievers.attribution.attribute`). ``HybridRetriever.explain`` splits the joint teleport.
+(:func:`aethel_lite.explain.attribution.attribute`). ``HybridRetriever.explain`` splits the joint teleport.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..data.docmeta import PREFIXES
 from .base import topk
-from .docmeta import PREFIXES
 from .hybrid_settings import ANCHOR_MODES
 from .seeds import fields_vector
 from .statements import statements_first

@@ -3,7 +3,7 @@
 Passage embeddings are cached per text in a :class:`~aethel_lite.caching.store.PassageStore` (one SQLite
 file per model configuration, shared by every corpus), so only texts never embedded before reach the encoder.
 The encoder is ONNX Runtime (``precision`` ``"onnx-fp32"``, the default, or ``"onnx-int8"``;
-:mod:`aethel_lite.retrievers.encoders`), which imports no torch, or PyTorch (sentence-transformers,
+:mod:`aethel_lite.core.encoders`), which imports no torch, or PyTorch (sentence-transformers,
 ``"float32"``, the reference the ONNX encoder is tested against, or ``"bfloat16"``).
 """
 
@@ -22,10 +22,7 @@ import numpy as np
 from ..caching.memo import TextMemo
 from ..caching.store import PassageStore, compute_missing, text_key
 from ..caching.versions import DEFAULT_DENSE_PRECISION, ONNX_PACKAGES, package_versions
-from ..data.loaders import chunk_spans
-from ..errors import AethelError, DataError, DataNotFoundError, ParameterError
-from .base import Retriever, passage_text
-from .encoders import (
+from ..core.encoders import (
     EXPORT_FORMAT,
     ONNX_PRECISIONS,
     OnnxSentenceEncoder,
@@ -33,6 +30,9 @@ from .encoders import (
     sentence_model_facts,
     start_session,
 )
+from ..data.loaders import chunk_spans
+from ..errors import AethelError, DataError, DataNotFoundError, ParameterError
+from .base import Retriever, passage_text
 
 _MODELS: dict[str, Any] = {}
 _POOLINGS = ("first", "max", "heading")
@@ -245,7 +245,7 @@ class DenseRetriever(Retriever):
     precision : {"float32", "bfloat16", "onnx-fp32", "onnx-int8"}, optional
         ``"bfloat16"`` runs the encoder under ``torch.autocast`` (embeddings still float32; cosine above 0.9999 to
         float32); ``"onnx-fp32"`` and ``"onnx-int8"`` run it with ONNX Runtime
-        (:class:`~aethel_lite.retrievers.encoders.OnnxSentenceEncoder`: cosine to float32 1 to nine decimals,
+        (:class:`~aethel_lite.core.encoders.OnnxSentenceEncoder`: cosine to float32 1 to nine decimals,
         and min 0.983, median 0.994, benchmarks/README.md) and score with NumPy, never importing torch. Default:
         :func:`resolve_precision` (``"onnx-fp32"`` unless ``$AETHEL_DENSE_PRECISION`` names another). Part of the
         embedding store's configuration.
@@ -331,7 +331,7 @@ class DenseRetriever(Retriever):
     @property
     def model(self):
         """The loaded encoder (shared by every instance with the same path and precision): a SentenceTransformer,
-        or an :class:`~aethel_lite.retrievers.encoders.OnnxSentenceEncoder` for the ONNX precisions."""
+        or an :class:`~aethel_lite.core.encoders.OnnxSentenceEncoder` for the ONNX precisions."""
         precision = resolve_precision(self.precision)
         if precision in ONNX_PRECISIONS:
             return _load_onnx_encoder(self._model_path(), precision)
@@ -339,7 +339,7 @@ class DenseRetriever(Retriever):
 
     def start_encoder(self) -> bool:
         """Begin creating the ONNX Runtime session of the question encoder on a background thread, so that
-        other start-up work runs meanwhile (:func:`~aethel_lite.retrievers.encoders.start_session`); return
+        other start-up work runs meanwhile (:func:`~aethel_lite.core.encoders.start_session`); return
         whether it was begun. PyTorch precisions and a model not yet exported: nothing happens. Changes
         nothing on the retriever (the session is the process-wide one a later encoding uses)."""
         precision = resolve_precision(self.precision)
@@ -385,7 +385,7 @@ class DenseRetriever(Retriever):
         """Everything that changes a stored vector (the :class:`PassageStore` configuration); not ``pooling``
         and the window sizes, which choose *which* strings are embedded (every string is its own key).
 
-        Read from the model folder's files (:func:`~aethel_lite.retrievers.encoders.sentence_model_facts`) and the
+        Read from the model folder's files (:func:`~aethel_lite.core.encoders.sentence_model_facts`) and the
         installed packages' versions: no model is loaded (a folder of another layout is loaded to be asked).
         The ONNX precisions record the versions of the packages that export and run them and the export format.
         """

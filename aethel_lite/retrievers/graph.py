@@ -3,7 +3,7 @@ r"""The paper's retriever: entity graph, question seeds (with or without BCT), P
 :meth:`GraphRetriever.fit` builds the bipartite passage–entity graph (:func:`aethel_lite.core.graph.build_graph`)
 from every passage's entities (cached on disk; ``ner3`` drops stop-entities and links entities whose names contain
 one another), a BM25 index, the PageRank operator and the indexes a question is linked with. ``search`` seeds
-Personalized PageRank on the question's entities (:mod:`aethel_lite.retrievers.linking`; widened by BCT when
+Personalized PageRank on the question's entities (:mod:`aethel_lite.core.linking`; widened by BCT when
 ``bct != "none"``),
 
 .. math:: p = \alpha s + (1 - \alpha) W p ,
@@ -32,12 +32,13 @@ from typing import Any
 
 import numpy as np
 
+from ..core import linking
 from ..core.bct import MODES, expand_seeds, seed_vector, token_index
 from ..core.entities import extract_entities, get_extractor, graph_filters, normalize_entity
 from ..core.graph import EntityGraph, build_graph
 from ..core.ppr import PPROperator, _check_alpha
 from ..errors import DataError, ParameterError
-from . import graph_files, linking
+from . import graph_files
 from .base import Retriever, passage_text
 from .bm25 import BM25Retriever
 from .graph_files import GraphParts
@@ -94,7 +95,7 @@ class GraphRetriever(PageRankSearch, Retriever):
     alias_table : mapping, optional
         Normalised entity → normalised aliases, for BCT's alias matching.
     link_query_ngrams : bool
-        Add graph entities named verbatim in the question to its seeds (:mod:`aethel_lite.retrievers.linking`).
+        Add graph entities named verbatim in the question to its seeds (:mod:`aethel_lite.core.linking`).
     fallback : {"bm25", "none"}
         ``"bm25"``: BM25 teleport for entity-less questions, BM25 order for unreached passages; ``"none"``: neither.
     fallback_depth : int

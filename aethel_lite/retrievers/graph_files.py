@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from ..core.graph import EntityGraph
+from ..data.docmeta import DocMeta
 from ..errors import DataError
 from .bm25 import BM25Retriever
 from .dense import DenseRetriever
-from .docmeta import DocMeta
 from .statements import StatementPages
 
 __all__ = [

@@ -2,7 +2,7 @@ r"""``aethel-hybrid``: the paper's graph retriever, extended by composition (:cl
 
 The hybrid holds a fitted :class:`~aethel_lite.retrievers.GraphRetriever` (the passage–entity graph, BM25, the
 question's entity links and BCT), dense models (:class:`~aethel_lite.retrievers.DenseRetriever`) and the
-document / metadata layer (:mod:`aethel_lite.retrievers.docmeta`), and one frozen
+document / metadata layer (:mod:`aethel_lite.data.docmeta`), and one frozen
 :class:`~aethel_lite.retrievers.hybrid_settings.HybridSettings`. Its graph is the paper's plus a node per document
 and per metadata value; a question's teleport mixes the seed sources present (entity, metadata, BM25 and dense
 passage seeds, :meth:`HybridRetriever.teleport`), and with ``rank_weights`` a passage scores a weighted sum of
@@ -19,11 +19,7 @@ import numpy as np
 
 from ..core.bct import seed_vector, token_index
 from ..core.ppr import PPROperator
-from ..errors import ParameterError
-from . import anchors, graph_files
-from .base import Retriever
-from .dense import DenseRetriever
-from .docmeta import (
+from ..data.docmeta import (
     PREFIXES,
     CompanyIndex,
     _slug,
@@ -34,6 +30,10 @@ from .docmeta import (
     period_keys,
     type_keys,
 )
+from ..errors import ParameterError
+from . import anchors, graph_files
+from .base import Retriever
+from .dense import DenseRetriever
 from .graph import GraphRetriever, score_decimals
 from .graph_files import GraphParts
 from .hybrid_settings import GRAPH, HYBRID, PASSAGE_SEEDS, HybridSettings
@@ -84,7 +84,7 @@ class HybridRetriever(PageRankSearch, Retriever):
     dense_, heading_ : DenseRetriever or None
         The dense models the settings need.
     doc_meta_ : dict or None
-        ``doc_id`` → :class:`~aethel_lite.retrievers.docmeta.DocMeta` (with document or metadata nodes).
+        ``doc_id`` → :class:`~aethel_lite.data.docmeta.DocMeta` (with document or metadata nodes).
     companies_ : CompanyIndex or None
         The companies a question can name (``metadata``).
     doc_nodes_ : ndarray or None

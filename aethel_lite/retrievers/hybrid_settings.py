@@ -65,7 +65,7 @@ class HybridSettings:
         Passage seeds from the question's BM25 and dense scores (the top ``seed_depth`` of each).
     document_nodes, metadata : bool
         A node per document; nodes per company, fiscal period and filing type
-        (:mod:`aethel_lite.retrievers.docmeta`).
+        (:mod:`aethel_lite.data.docmeta`).
     period_linking : bool
         Seed the fiscal periods and filing types a question names (with ``metadata``).
     seed_weights : mapping

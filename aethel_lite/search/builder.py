@@ -16,15 +16,15 @@ from ..caching.store import text_key
 from ..caching.versions import versions
 from ..core.entities import Mention, entity_store, extract_entities, get_extractor, graph_filters
 from ..core.graph import build_graph
+from ..data.docmeta import document_metadata
 from ..data.ingest import check_chunking
 from ..data.schema import Passage
 from ..errors import AethelError, DataError, ParameterError
+from ..evaluation.cluster import cluster_options, precompute_methods
 from ..io import read_jsonl
 from ..retrievers import BM25Retriever
 from ..retrievers.base import passage_text
-from ..retrievers.cluster import cluster_options, precompute_methods
 from ..retrievers.dense import index_precision, stored_precision
-from ..retrievers.docmeta import document_metadata
 from ..retrievers.graph_files import STATEMENTS_FILE, write_docmeta
 from ..retrievers.registry import FUSIONS, METHODS, make_retriever, parse_methods
 from ..retrievers.statements import StatementPages
@@ -262,7 +262,7 @@ class _Builder:
         return found[0] if found else None
 
     def docmeta(self) -> None:
-        """``docmeta.json``: :func:`~aethel_lite.retrievers.docmeta.document_metadata` of the passages."""
+        """``docmeta.json``: :func:`~aethel_lite.data.docmeta.document_metadata` of the passages."""
         metas = document_metadata(self.passages)
         write_docmeta(self.tmp / DOCMETA_FILE, metas)
         self.parts["docmeta"] = {"files": [DOCMETA_FILE], "n_documents": len(metas)}
@@ -405,7 +405,7 @@ def build_index(
     log : callable, optional
         Receives one-line notes (removed debris, replaced documents).
     scheduler, workers : optional
-        Entity extraction and encoding on a Dask cluster first (:mod:`aethel_lite.retrievers.cluster`).
+        Entity extraction and encoding on a Dask cluster first (:mod:`aethel_lite.evaluation.cluster`).
 
     Returns
     -------

@@ -14,7 +14,7 @@ answers (no model is fitted, no entity is extracted from a passage at search tim
     graph-<extractor>/      the passage-entity graph (CSR arrays graph.npz + entity table graph.json)
     dense-<first|max|heading>.npy  passage (window, heading) embeddings, float32; dense-max-offsets.npy
     docmeta.json            each document's company, fiscal periods and filing type
-                            (:func:`aethel_lite.retrievers.docmeta.document_metadata`; hybrid methods)
+                            (:func:`aethel_lite.data.docmeta.document_metadata`; hybrid methods)
 
 Nothing is pickled. Which parts exist depends on ``--methods``
 (:func:`~aethel_lite.search.format.method_parts`); every method whose parts exist can be searched.

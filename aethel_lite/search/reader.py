@@ -15,13 +15,14 @@ from ..core.entities import get_extractor
 from ..core.graph import EntityGraph
 from ..data.schema import Passage, Query
 from ..errors import DataError, ParameterError, check_k
-from ..retrievers import BM25Retriever, GraphRetriever, HybridRetriever, attribution
+from ..explain import attribution
+from ..explain.attribution import EXPLAIN_DEPTH
+from ..retrievers import BM25Retriever, GraphRetriever, HybridRetriever
 from ..retrievers.dense import PRECISIONS, stored_precision
 from ..retrievers.fusion import fuse_runs
 from ..retrievers.graph_files import STATEMENTS_FILE, GraphParts, PassageIds, read_docmeta
 from ..retrievers.hybrid import HybridParts
 from ..retrievers.multihop import MultiHopParts, MultiHopRetriever
-from ..retrievers.ranker import EXPLAIN_DEPTH
 from ..retrievers.registry import FUSIONS, make_retriever
 from ..retrievers.run import RUN_DEPTH
 from ..retrievers.statements import StatementPages
@@ -396,8 +397,8 @@ class SearchIndex:
             if explain:
                 shares: dict = {}
                 for r in retrievers:
-                    if hasattr(r, "explain"):
-                        for pid, found in r.explain(q.text, [h["pid"] for h in hits]).items():
+                    if hasattr(r, "traced_search"):  # a PageRank retriever
+                        for pid, found in attribution.explain(r, q.text, [h["pid"] for h in hits]).items():
                             shares.setdefault(pid, []).extend(found)
                 node = (
                     "document"

@@ -21,6 +21,7 @@ from ..data.summary import dataset_summary
 from ..errors import DataNotFoundError, ParameterError
 from ..evaluation.metrics import mean
 from ..evaluation.runner import MethodOutcome, block_of, paired_comparisons, run_methods, score_runs
+from ..explain import explained_search
 from ..retrievers.hybrid_settings import ABLATIONS, HISTORICAL
 from ..retrievers.registry import METHODS, make_retriever
 from .open_corpus import QUICK, load_open
@@ -74,7 +75,7 @@ def _fit_hybrids(
         r = _derive(base, name)
         extra = {}
         if name == "aethel-hybrid":
-            result = r.search(dataset.queries, k=depth, pool=pool, explain=True, explain_depth=5)
+            result = explained_search(r, dataset.queries, k=depth, pool=pool, depth=5)
             run, extra["sources"] = result.run, result.sources
         else:
             run = r.search(dataset.queries, k=depth, pool=pool)
@@ -343,16 +344,21 @@ def latency(
         if hasattr(r, "memo"):
             r.memo = False
 
-    def row(r, **how) -> dict:
+    def row(r, explain_depth: int | None = None) -> dict:
+        def search(qs):
+            if explain_depth is None:
+                return r.search(qs, k=10)
+            return explained_search(r, qs, k=10, depth=explain_depth)
+
         singles, batches = None, None
         for _ in range(max(int(repeats), 1)):
             times = []
             for q in queries:
                 t = time.perf_counter()
-                r.search([q], k=10, **how)
+                search([q])
                 times.append(time.perf_counter() - t)
             t = time.perf_counter()
-            r.search(queries, k=10, **how)
+            search(queries)
             batch = (time.perf_counter() - t) / len(queries)
             if singles is None or statistics.median(times) < statistics.median(singles):
                 singles = times
@@ -373,7 +379,7 @@ def latency(
     hybrid.search(queries, k=10)
     out["aethel-hybrid (question analysed)"] = row(hybrid)
     hybrid.memo = False
-    out["aethel-hybrid (explain)"] = row(hybrid, explain=True, explain_depth=10)
+    out["aethel-hybrid (explain)"] = row(hybrid, explain_depth=10)
     for name, value in memo.items():
         given[name].memo = value
     return out

@@ -1,13 +1,13 @@
 """How well the page reader finds a filing's company, fiscal year and filing type.
 
-:func:`docmeta_accuracy` gives :func:`~aethel_lite.retrievers.docmeta.document_metadata` each filing's first
+:func:`docmeta_accuracy` gives :func:`~aethel_lite.data.docmeta.document_metadata` each filing's first
 pages under an opaque id and scores what it reads against a document-information table
 (FinanceBench's ``financebench_document_information.jsonl``).
 
 Scoring rules (:func:`company_matches`, :func:`type_of`):
 
 * **company** — the first company key read, ``r``, against the table's company after the same
-  normalisation (:func:`~aethel_lite.retrievers.docmeta.company_key`), ``c``: right when the token
+  normalisation (:func:`~aethel_lite.data.docmeta.company_key`), ``c``: right when the token
   sequence of one contains the other's as a contiguous run (``"jpmorgan chase"`` ⊇
   ``"jpmorgan"``), or when ``c`` is the initials of ``r`` (``"advanced micro devices"`` →
   ``"amd"``); tokens are compared with a final possessive ``s`` dropped on both sides
@@ -33,8 +33,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from ..data.cover import STATEMENT_PAGES, read_cover
+from ..data.docmeta import company_key, document_metadata
 from ..data.schema import Passage
-from ..retrievers.docmeta import company_key, document_metadata
 
 __all__ = ["company_matches", "type_of", "split_half", "docmeta_accuracy"]
 

@@ -22,8 +22,8 @@ from ..data.summary import dataset_summary
 from ..errors import ParameterError
 from ..evaluation.runner import paired_comparisons, run_methods, score_runs
 from ..evaluation.stats import bootstrap_ci, holm
+from ..explain.diagnostics import reliance
 from ..retrievers import GraphRetriever, HybridRetriever
-from ..retrievers.diagnostics import reliance
 from ..retrievers.registry import known_methods
 from ..retrievers.run import RUN_DEPTH
 from . import analysis
@@ -213,7 +213,7 @@ def metric_cis(
 
 def graph_reliance(outcomes: Mapping[str, Any], queries: Sequence, k: int) -> dict:
     """Per graph method, how much of its open-corpus run came from BM25 rather than the graph
-    (:func:`aethel_lite.retrievers.diagnostics.reliance` at depth ``k``)."""
+    (:func:`aethel_lite.explain.diagnostics.reliance` at depth ``k``)."""
     out = {}
     for name, outcome in outcomes.items():
         retriever = getattr(outcome, "retriever", None)

@@ -18,8 +18,9 @@ from ..core.bct import MODES, provenance
 from ..core.entities import extract_entities
 from ..core.ppr import PPROperator, _check_alpha, personalized_pagerank
 from ..errors import ParameterError
+from ..explain.attribution import seed_pieces
+from ..explain.reach import hit_chains
 from ..retrievers.base import passage_text
-from ..retrievers.reach import hit_chains
 
 __all__ = [
     "check_parameters",
@@ -440,13 +441,13 @@ def walkthrough(
     dict
         ``keys`` (entity key → ``"mention"`` | ``"ngram"``); ``seeds``: ``[{"seed", "entity", "via",
         "mass"}]``; ``fallback``; ``graph`` (sizes); ``drawing``; ``trace``: pid → PageRank per
-        iteration; ``alpha_sweep``; ``modes``; ``hits`` (:func:`aethel_lite.retrievers.reach.hit_chains`).
+        iteration; ``alpha_sweep``; ``modes``; ``hits`` (:func:`aethel_lite.explain.reach.hit_chains`).
     """
     if query.pool is None:
         raise ParameterError(f"walkthrough: question {query.qid!r} has no closed pool")
     idx = np.array([retriever.pid_index_[p] for p in dict.fromkeys(query.pool)], dtype=np.int64)
     graph = retriever.pool_graph(idx)
-    seeds, pieces = retriever.seed_pieces(query.text, graph, idx)
+    seeds, pieces = seed_pieces(retriever, query.text, graph, idx)
     if seeds is None:
         ppr = np.zeros(graph.n_nodes)
         trace = np.zeros((n_iter + 1, graph.n_nodes))

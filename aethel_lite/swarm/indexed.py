@@ -20,12 +20,12 @@ from typing import Any
 
 from ..core.entities import Mention, Ner3Extractor, graph_filters, normalize_entity
 from ..core.graph import build_graph
+from ..data.docmeta import document_metadata
 from ..data.schema import Passage
 from ..errors import DataError, ParameterError
 from ..io import read_jsonl
 from ..retrievers import BM25Retriever, GraphRetriever
 from ..retrievers.base import passage_text
-from ..retrievers.docmeta import document_metadata
 from ..retrievers.graph_files import GraphParts, read_docmeta
 from ..retrievers.registry import FUSIONS, METHODS, known_methods
 from ..search.format import DOCMETA_FILE, read_manifest, rebuild_hint, verify_files
@@ -109,8 +109,8 @@ def _surface(key: str, texts: Sequence[str]) -> str:
 def index_companies(passages: Sequence[Any], metas: Mapping[str, Any] | None = None) -> dict[str, str]:
     """``doc_id`` → the display name of the document's company (documents without one are left out).
 
-    ``metas`` (``doc_id`` → :class:`~aethel_lite.retrievers.docmeta.DocMeta`) default to
-    :func:`~aethel_lite.retrievers.docmeta.document_metadata` of the passages. A company key is printed
+    ``metas`` (``doc_id`` → :class:`~aethel_lite.data.docmeta.DocMeta`) default to
+    :func:`~aethel_lite.data.docmeta.document_metadata` of the passages. A company key is printed
     as its documents print it (:func:`_surface`), unless a passage gives ``meta["company"]``.
     """
     metas = document_metadata(passages) if metas is None else metas

@@ -347,8 +347,9 @@ def test_question_memo_encodes_each_batch_once_and_is_off_by_default(cache, coun
 
 def test_question_mentions_memo_runs_the_extractor_once_per_question(cache, monkeypatch):
     from aethel_lite.caching.memo import TextMemo
+    from aethel_lite.core import linking
     from aethel_lite.data.schema import Query
-    from aethel_lite.retrievers import GraphRetriever, linking
+    from aethel_lite.retrievers import GraphRetriever
 
     monkeypatch.setattr(linking, "QUESTION_MENTIONS", TextMemo("test"))
     queries = [

@@ -360,7 +360,7 @@ def test_console_script_is_installed(tmp_path):
 NOT_FOR_SEARCH = (
     "aethel_lite.swarm",
     "aethel_lite.evaluation",
-    "aethel_lite.retrievers.cluster",
+    "aethel_lite.evaluation.cluster",
     "aethel_lite.data.download",
     "aethel_lite.search.builder",
     "aethel_lite.cli_eval",
@@ -403,7 +403,7 @@ def test_every_command_has_its_module():
     import importlib
 
     from aethel_lite import cli
-    from aethel_lite.retrievers.cluster import SCHEDULER_ENV
+    from aethel_lite.evaluation.cluster import SCHEDULER_ENV
 
     parser = cli.build_parser()
     subs = next(a for a in parser._actions if a.dest == "command").choices

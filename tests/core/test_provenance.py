@@ -1,5 +1,5 @@
-"""Exact per-seed shares of Personalized PageRank (aethel_lite.core.provenance, retrievers.attribution) and how gold
-passages are reached (retrievers.reach), against networkx and a direct solve."""
+"""Exact per-seed shares of Personalized PageRank (aethel_lite.core.provenance, explain.attribution) and how gold
+passages are reached (explain.reach), against networkx and a direct solve."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from aethel_lite.core.provenance import SeedShare, ppr_parts, seed_contributions
 from aethel_lite.data.schema import Query
 from aethel_lite.data.synthetic import alias_table, make_synthetic
 from aethel_lite.errors import ParameterError
+from aethel_lite.explain import explain, explained_search
 from aethel_lite.retrievers.graph import GraphRetriever
 from aethel_lite.retrievers.hybrid import HybridRetriever
 from aethel_lite.retrievers.hybrid_settings import DEFAULT_SEED_WEIGHTS, HybridSettings
@@ -135,11 +136,11 @@ def bct(synthetic):
 
 def test_explain_shares_sum_to_each_hits_score_open_corpus(bct, synthetic):
     queries = synthetic.queries[:6]
-    result = bct.search(queries, k=8, explain=True)
+    result = explained_search(bct, queries, k=8)
     run = result.run
     for q in queries:
         hits = run[q.qid]
-        shares = bct.explain(q.text, [pid for pid, _ in hits])
+        shares = explain(bct, q.text, [pid for pid, _ in hits])
         for pid, score in hits:
             if score > 0:
                 assert shares[pid], pid
@@ -157,7 +158,7 @@ def test_explain_in_a_closed_pool_matches_networkx(bct, synthetic):
     pool_pids = gold + [p.pid for p in synthetic.passages if p.pid not in q.gold][:25]
     pool = np.array(sorted(bct.pid_index_[p] for p in pool_pids))
     run = bct.search([q], k=len(pool), pool={q.qid: [bct.pids_[i] for i in pool]})
-    shares = bct.explain(q.text, [pid for pid, _ in run[q.qid]], pool=[bct.pids_[i] for i in pool])
+    shares = explain(bct, q.text, [pid for pid, _ in run[q.qid]], pool=[bct.pids_[i] for i in pool])
     graph = bct.pool_graph(pool)
     _, seeds, _ = bct.personalization(q.text, graph, pool)
     oracle = nx_ppr(graph.adjacency(), {int(i): seeds[i] for i in np.flatnonzero(seeds)}, bct.alpha)
@@ -167,10 +168,10 @@ def test_explain_in_a_closed_pool_matches_networkx(bct, synthetic):
 
 def test_explain_of_a_question_without_entities_splits_the_bm25_teleport(bct, synthetic):
     q = Query(qid="plain", text="what was the unfunded commitment of the fund", gold=frozenset())
-    result = bct.search([q], k=5, explain=True)
+    result = explained_search(bct, [q], k=5)
     run = result.run
     assert result.diagnostics["plain"]["fallback"]
-    shares = bct.explain(q.text, [pid for pid, _ in run["plain"]])
+    shares = explain(bct, q.text, [pid for pid, _ in run["plain"]])
     for pid, score in run["plain"]:
         assert all(s.seed == "bm25" and s.via == "bm25-teleport" for s in shares[pid])
         assert sum(s.share for s in shares[pid]) == pytest.approx(score, abs=1e-9)
@@ -185,7 +186,7 @@ def test_explain_of_a_hybrid_retriever_covers_every_source(synthetic):
     ).fit(synthetic.passages)
     q = synthetic.queries[2]
     run = r.search([q], k=5)
-    shares = r.explain(q.text, [pid for pid, _ in run[q.qid]])
+    shares = explain(r, q.text, [pid for pid, _ in run[q.qid]])
     P, _, _ = r.ppr([q.text])
     vias = set()
     for pid, _ in run[q.qid]:
@@ -224,7 +225,7 @@ def chain():
 
 
 def test_gold_reach_categories_against_networkx_path_lengths(chain):
-    from aethel_lite.retrievers.reach import gold_reach
+    from aethel_lite.explain.reach import gold_reach
 
     pool = tuple(f"p{i}" for i in range(6))
     q = Query("q", "Who owns Northwind Trading?", frozenset(pool), pool=pool)
@@ -244,7 +245,7 @@ def test_gold_reach_categories_against_networkx_path_lengths(chain):
 
 
 def test_bct_intrusion_names_the_rule_and_the_displaced_gold(chain):
-    from aethel_lite.retrievers.reach import bct_intrusions, provenance_report
+    from aethel_lite.explain.reach import bct_intrusions, provenance_report
 
     pool = tuple(f"p{i}" for i in range(6))
     q = Query("q2", "Who owns Northwind Trading?", frozenset({"p1"}), pool=pool)
@@ -269,7 +270,7 @@ def test_bct_intrusion_names_the_rule_and_the_displaced_gold(chain):
 
 
 def test_hit_chains_shares_add_up_and_say_whether_the_passage_names_the_seed(chain):
-    from aethel_lite.retrievers.reach import hit_chains
+    from aethel_lite.explain.reach import hit_chains
 
     pool = tuple(f"p{i}" for i in range(6))
     q = Query("q", "Who owns Northwind Trading?", frozenset({"p1"}), pool=pool)
@@ -306,9 +307,9 @@ def test_hybrid_source_split_is_exact_when_a_passage_seed_has_no_entities():
     ).fit(passages)
     assert r.graph_.incidence[2].nnz == 0  # p2 mentions no entity: an isolated node
     q = Query("q", "Which trading report did Northwind Trading file?", frozenset({"p0"}))
-    result = r.search([q], k=4, explain=True)
+    result = explained_search(r, [q], k=4)
     run = result.run
-    shares = r.explain(q.text, [pid for pid, _ in run["q"]])
+    shares = explain(r, q.text, [pid for pid, _ in run["q"]])
     assert any(s.via == "lexical" and s.entity == "p2" for v in shares.values() for s in v)
     for pid, _ in run["q"]:
         total = sum(s.share for s in shares[pid])
@@ -343,7 +344,7 @@ def test_explain_of_a_document_ranked_hybrid_splits_the_document_nodes_pagerank(
     assert r.explains_documents
     q = toy.queries[1]
     hits = [pid for pid, _ in r.search([q], k=6)[q.qid]]
-    shares = r.explain(q.text, hits)
+    shares = explain(r, q.text, hits)
     P, _, _ = r.ppr([q.text])
     docs = r.doc_nodes(r.graph_, None)
     for pid in hits:
@@ -352,10 +353,10 @@ def test_explain_of_a_document_ranked_hybrid_splits_the_document_nodes_pagerank(
     from aethel_lite.errors import DataError
 
     with pytest.raises(DataError):  # as for any graph method: a pid outside the graph searched
-        r.explain(q.text, ["no-such-page"])
+        explain(r, q.text, ["no-such-page"])
     same = HybridRetriever(graph, settings.replace(rank_weights={"ppr": 0.5, "document": 0.5})).fit(
         toy.passages
     )
     assert not same.explains_documents  # a passage-PageRank term: its own PageRank is explained
-    for pid, found in same.explain(q.text, hits).items():
+    for pid, found in explain(same, q.text, hits).items():
         assert sum(s.share for s in found) == pytest.approx(P[r.pid_index_[pid], 0], abs=1e-9)

@@ -34,8 +34,8 @@ from aethel_lite.data.cover import (
     repair_spacing,
     statement_year_end,
 )
+from aethel_lite.data.docmeta import document_metadata
 from aethel_lite.data.schema import Passage
-from aethel_lite.retrievers.docmeta import document_metadata
 from aethel_lite.studies.docmeta_check import (
     company_matches,
     docmeta_accuracy,

@@ -7,7 +7,7 @@ Layers, bottom to top (``aethel_lite/__init__.py`` says the same in words):
 2. ``core`` — the paper's method
 3. ``data``
 4. ``retrievers``
-5. ``evaluation``
+5. ``evaluation``, ``explain`` (why a passage was retrieved)
 6. ``search``, ``swarm``
 7. ``studies``
 8. ``book``
@@ -38,6 +38,7 @@ LAYERS = {
     "data": 3,
     "retrievers": 4,
     "evaluation": 5,
+    "explain": 5,
     "search": 6,
     "swarm": 6,
     "studies": 7,

@@ -12,6 +12,7 @@ from test_hybrid_retriever import _page  # one filing page with the loader's met
 
 from aethel_lite.data.schema import Query
 from aethel_lite.errors import ParameterError
+from aethel_lite.explain import explained_search
 from aethel_lite.retrievers import anchors
 from aethel_lite.retrievers.registry import make_retriever
 
@@ -207,7 +208,7 @@ def test_provenance_names_the_anchor(pair):
         {PASSAGES[i].pid: n for n, i in enumerate(sorted(range(len(r)), key=lambda i: (-r[i], i)))}
         for r in rows
     ]
-    result = each.search([_q("c", COMPARE)], k=6, explain=True)
+    result = explained_search(each, [_q("c", COMPARE)], k=6)
     for pid, _ in result.run["c"]:
         records = result.provenance["c"][pid]
         best = min(range(len(COMPANIES)), key=lambda a: (ranks[a][pid], a))
@@ -216,7 +217,7 @@ def test_provenance_names_the_anchor(pair):
         meta = [e for e in records if e.via == "metadata"]
         other = COMPANIES[1 - best]
         assert all(e.seed != other for e in meta)
-    joint_result = pair[0].search([_q("c", COMPARE)], k=6, explain=True)
+    joint_result = explained_search(pair[0], [_q("c", COMPARE)], k=6)
     assert all(rec.via != "anchor" for recs in joint_result.provenance["c"].values() for rec in recs)
 
 

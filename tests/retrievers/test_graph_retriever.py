@@ -9,8 +9,9 @@ from builders import build
 
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, ParameterError
+from aethel_lite.explain import explained_search
+from aethel_lite.explain.diagnostics import reliance, summarize
 from aethel_lite.retrievers import GraphRetriever
-from aethel_lite.retrievers.diagnostics import reliance, summarize
 from aethel_lite.retrievers.graph_files import GraphParts
 
 PASSAGES = [
@@ -32,7 +33,7 @@ def fitted(tmp_path_factory):
 
 def test_ranking_equals_networkx_ppr_on_the_same_graph(fitted):
     q = Query("q1", "What did Helios Fleet report?", frozenset({"p2"}))
-    result = fitted.search([q], k=6, explain=True)
+    result = explained_search(fitted, [q], k=6)
     run = result.run
     graph = fitted.graph_
     exps = result.seeds["q1"]
@@ -77,7 +78,7 @@ def test_closed_pool_ranks_only_the_pool_and_unknown_pid_is_named(fitted):
 
 def test_query_without_entity_uses_bm25_teleport(fitted):
     q = Query("q1", "was the weather pleasant?", frozenset({"p5"}))
-    result = fitted.search([q], k=3, explain=True)
+    result = explained_search(fitted, [q], k=3)
     hits = result.run["q1"]
     assert result.seeds["q1"] == []
     assert hits[0][0] == "p5"
@@ -85,7 +86,7 @@ def test_query_without_entity_uses_bm25_teleport(fitted):
 
 def test_provenance_names_the_seed_entity(fitted):
     q = Query("q1", "Helios Fleet", frozenset({"p2"}))
-    prov = fitted.search([q], k=3, explain=True).provenance["q1"]
+    prov = explained_search(fitted, [q], k=3).provenance["q1"]
     assert any(e.seed == "helios fleet" for e in prov["p2"])
 
 
@@ -126,9 +127,9 @@ def test_bct_reaches_alias_that_plain_ppr_cannot(tmp_path, monkeypatch):
     q = Query("q", "What are the unfunded commitments of NorthRiver Capital Partners IV?", frozenset({"a"}))
     plain = build(extractor="regex", bct="none", alias_table=table).fit(passages)
     bct = build(extractor="regex", bct="alias", alias_table=table).fit(passages)
-    plain_result = plain.search([q], k=2, explain=True)
+    plain_result = explained_search(plain, [q], k=2)
     assert plain_result.run["q"][0][1] <= 0 or plain_result.seeds["q"] == []
-    result = bct.search([q], k=2, explain=True)
+    result = explained_search(bct, [q], k=2)
     top = result.run["q"][0]
     assert top[0] == "a" and top[1] > 0
     assert any(e.via == "alias" for e in result.provenance["q"]["a"])
@@ -183,7 +184,7 @@ def test_pure_graph_closed_pool_ranks_only_reached_candidates(pure):
 
 
 def test_entity_less_question_empty_under_none_bm25_seeded_under_bm25(fitted, pure):
-    result = pure.search([WEATHER], k=5, explain=True)
+    result = explained_search(pure, [WEATHER], k=5)
     assert result.run["qw"] == []
     assert result.diagnostics["qw"] == {
         "fallback": False,
@@ -191,14 +192,14 @@ def test_entity_less_question_empty_under_none_bm25_seeded_under_bm25(fitted, pu
         "n_reached": 0,
         "bm25_ordered_top5": 0,
     }
-    result = fitted.search([WEATHER], k=5, explain=True)
+    result = explained_search(fitted, [WEATHER], k=5)
     hits = result.run["qw"]
     assert hits[0][0] == "p5" and hits[0][1] > 0  # the BM25 teleport lands on p5
     assert result.diagnostics["qw"]["fallback"] is True
 
 
 def test_diagnostics_count_seeds_reach_and_bm25_slots(fitted, pure):
-    result = fitted.search([HELIOS, WEATHER], k=5, explain=True)
+    result = explained_search(fitted, [HELIOS, WEATHER], k=5)
     # HELIOS: one seed, reaches p0-p2; the two other top-5 slots are unreached passages in BM25 order
     assert result.diagnostics["qh"] == {
         "fallback": False,
@@ -215,12 +216,12 @@ def test_diagnostics_count_seeds_reach_and_bm25_slots(fitted, pure):
     }
     assert result.summary() == {"fallback_share": 0.5, "bm25_top5_share": 0.6, "n_queries": 2}
     assert reliance(fitted, [HELIOS, WEATHER], result.run, 5) == result.summary()
-    assert fitted.search([HELIOS], k=3, explain=True).summary() == {
+    assert explained_search(fitted, [HELIOS], k=3).summary() == {
         "fallback_share": 0.0,
         "bm25_top5_share": 0.0,
         "n_queries": 1,
     }
-    result = pure.search([HELIOS, WEATHER], k=5, explain=True)
+    result = explained_search(pure, [HELIOS, WEATHER], k=5)
     assert result.diagnostics["qh"] == {
         "fallback": False,
         "n_seed_entities": 1,

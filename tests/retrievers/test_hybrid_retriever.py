@@ -11,6 +11,7 @@ from builders import build, derive
 
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import ParameterError
+from aethel_lite.explain import explained_search
 from aethel_lite.retrievers import BM25Retriever
 
 
@@ -158,7 +159,7 @@ def test_attribution_splits_each_hit_by_source_exactly(hybrid):
     docs = [g.n_passages + g.entity_index[f"doc:{p.doc_id}"] for p in PASSAGES]
     bm = BM25Retriever().fit(PASSAGES).get_scores(QUESTION)
     pn, dn, bn = unit(total[: g.n_passages]), unit(total[docs]), unit(bm)
-    result = hybrid.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6, explain=True)
+    result = explained_search(hybrid, [Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6)
     for i, p in enumerate(PASSAGES):
         share = {
             c: 0.2 * pn[i] * parts[c][i] / total[i] + 0.5 * dn[i] * parts[c][docs[i]] / total[docs[i]]
@@ -202,7 +203,7 @@ def test_heading_term_ranks_by_the_cosine_with_each_page_heading_and_counts_as_d
         + 0.2 * unit(bm)
         + 0.2 * unit(cos.astype(np.float64))
     )
-    result = r.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6, explain=True)
+    result = explained_search(r, [Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6)
     got = dict(result.run["q"])
     for i, p in enumerate(PASSAGES):
         assert got[p.pid] == pytest.approx(expected[i], abs=1e-5)
@@ -257,7 +258,7 @@ def test_heading_term_in_a_closed_pool_is_normalised_over_the_pool(hybrid):
 
 
 def test_provenance_names_the_metadata_and_lexical_seeds(hybrid):
-    result = hybrid.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=3, explain=True)
+    result = explained_search(hybrid, [Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=3)
     records = {e.via: e for e in result.provenance["q"]["ACME_2019#p1"]}
     assert records["metadata"].entity == "doc:ACME_2019" and records["metadata"].seed in (
         "company:acme_widgets",
@@ -279,7 +280,7 @@ def test_closed_pool_ranks_only_the_pool_with_its_document_nodes(hybrid):
 def test_without_hybrid_settings_nothing_changes(tmp_path_factory):
     plain = build(extractor="regex", bct="none").fit(PASSAGES)
     assert not plain.is_hybrid and not any(":" in e for e in plain.graph_.entities)
-    result = plain.search([Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6, explain=True)
+    result = explained_search(plain, [Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6)
     assert result.sources == {} and all(
         e.via == "exact" for recs in result.provenance["q"].values() for e in recs
     )

@@ -18,9 +18,10 @@ from builders import build
 
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, ParameterError
+from aethel_lite.explain import explain, explained_search, seed_pieces
+from aethel_lite.explain.attribution import SearchResult
+from aethel_lite.explain.diagnostics import reliance, summarize
 from aethel_lite.retrievers import GraphRetriever, HybridRetriever, HybridSettings
-from aethel_lite.retrievers.attribution import SearchResult
-from aethel_lite.retrievers.diagnostics import diagnose, reliance, summarize
 from aethel_lite.retrievers.registry import make_retriever
 
 ORACLE = Path(__file__).parent / "data" / "graph_search_oracle.json"
@@ -134,7 +135,7 @@ def fitted(tmp_path_factory):
 def test_explained_search_equals_what_the_old_estimator_stored(fitted, case):
     expected = json.loads(ORACLE.read_text())[case]
     r, queries, k, pool = fitted[case]
-    result = r.search(queries, k=k, pool=pool, explain=True)
+    result = explained_search(r, queries, k=k, pool=pool)
     assert isinstance(result, SearchResult)
     assert {q: [[p, s] for p, s in hits] for q, hits in result.run.items()} == expected["run"]
     assert {q: _records(v) for q, v in result.seeds.items()} == expected["seeds"]
@@ -144,7 +145,7 @@ def test_explained_search_equals_what_the_old_estimator_stored(fitted, case):
     assert result.sources == expected["sources"]  # floats survive the JSON round trip exactly
     assert result.diagnostics == expected["diagnostics"]
     assert result.summary() == expected["summary"] == summarize(result.diagnostics, k)
-    assert diagnose(r, queries, k=k, pool=pool) == expected["diagnostics"]
+    assert explained_search(r, queries, k=k, pool=pool, depth=0).diagnostics == expected["diagnostics"]
     assert reliance(r, queries, result.run, k, pool) == expected["summary"]
     assert r.search(queries, k=k, pool=pool) == result.run  # the plain run is the same
 
@@ -184,10 +185,10 @@ def _searches(r, queries, k, pool):
     q = queries[0]
     one = None if pool is None else pool[q.qid]
     r.search(queries, k=k, pool=pool)
-    r.search(queries, k=k, pool=pool, explain=True)
+    explained_search(r, queries, k=k, pool=pool)
     r.traced_search(queries, k=k, pool=pool)
-    r.explain(q.text, r.pids_[:2], pool=one)
-    r.seed_pieces(q.text)
+    explain(r, q.text, r.pids_[:2], pool=one)
+    seed_pieces(r, q.text)
     r.ppr([x.text for x in queries])
     list(r.corpus_scores(queries))
 
@@ -211,7 +212,7 @@ def test_an_anchored_search_leaves_the_whole_fitted_state_unchanged(tmp_path, mo
         Query("q1", "Acme Widgets capital expenditures in 2018 and in 2019", frozenset()),
     ]
     before = deep_state(r)
-    result = r.search(queries, k=4, explain=True)
+    result = explained_search(r, queries, k=4)
     assert all(p[0].via == "anchor" for hits in result.provenance.values() for p in hits.values())
     _searches(r, queries, 4, None)
     assert deep_state(r) == before
@@ -328,13 +329,13 @@ def test_save_then_load_ranks_and_explains_as_the_saved(fitted, case, tmp_path):
         loaded = load()
     assert loaded.get_params() == r.get_params() and loaded.graph_ == r.graph_
     got, want = (
-        loaded.search(queries, k=k, pool=pool, explain=True),
-        r.search(queries, k=k, pool=pool, explain=True),
+        explained_search(loaded, queries, k=k, pool=pool),
+        explained_search(r, queries, k=k, pool=pool),
     )
     assert got.run == want.run and got.provenance == want.provenance and got.sources == want.sources
     assert got.diagnostics == want.diagnostics
     text = queries[0].text
-    assert loaded.explain(text, r.pids_[:3]) == r.explain(text, r.pids_[:3])
+    assert explain(loaded, text, r.pids_[:3]) == explain(r, text, r.pids_[:3])
     (tmp_path / "ids.json").write_text("{")
     with pytest.raises(DataError, match="ids.json"):
         load()
@@ -350,7 +351,7 @@ def test_search_with_memos_leaves_the_estimator_unchanged(case, tmp_path, monkey
     r.fit(passages)
     before = deep_state(r)
     for _ in range(2):
-        r.search(queries, k=k, pool=pools if closed else None, explain=True)
+        explained_search(r, queries, k=k, pool=pools if closed else None)
     assert deep_state(r) == before
 
 
@@ -373,5 +374,5 @@ def test_save_then_load_keeps_the_hybrids_dense_and_heading_models(tmp_path, mon
     loaded = HybridRetriever.load(tmp_path / "saved", r.graph, r.settings)
     assert np.array_equal(loaded.dense_.embeddings_, r.dense_.embeddings_)
     assert np.array_equal(loaded.heading_.embeddings_, r.heading_.embeddings_)
-    got, want = loaded.search(queries, k=6, explain=True), r.search(queries, k=6, explain=True)
+    got, want = explained_search(loaded, queries, k=6), explained_search(r, queries, k=6)
     assert got.run == want.run and got.provenance == want.provenance and got.sources == want.sources

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from aethel_lite.cli import main
+from aethel_lite.explain import explained_search
 
 LETTER = (
     "NorthRiver Capital Partners IV reported a net IRR of 14.2% as of September 30, 2024.\n\n"
@@ -257,7 +258,7 @@ def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys, monke
     fitted = [make_retriever(m).fit(passages) for m in FUSIONS.get(method, (method,))]
     queries = [Query(f"q{i}", q, frozenset()) for i, q in enumerate(questions)]
     graphs = ("graph", "hybrid")  # the PageRank retrievers: explained
-    explained = [r.search(queries, k=10, explain=True) for r in fitted if r.name in graphs]
+    explained = [explained_search(r, queries, k=10) for r in fitted if r.name in graphs]
     runs = [r.search(queries, k=10) for r in fitted]
     assert [e.run for e in explained] == [run for r, run in zip(fitted, runs) if r.name in graphs]
     # a fusion is checked against what aethel eval ranks: the base runs as deep as eval's, fused by fuse_runs

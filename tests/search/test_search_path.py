@@ -13,7 +13,7 @@ import pytest
 from test_index import LETTER, OTHER, PRESS
 
 from aethel_lite.cli import main
-from aethel_lite.retrievers import attribution
+from aethel_lite.explain import attribution
 
 QUESTION = "What was the net IRR of NorthRiver as of September 30, 2024?"
 

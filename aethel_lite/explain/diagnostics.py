@@ -1,6 +1,6 @@
 """How much of a :class:`~aethel_lite.retrievers.GraphRetriever` ranking came from BM25 rather than the graph.
 
-Per query (:func:`query_diagnostics`, from an explained search: ``search(..., explain=True)``):
+Per query (:func:`query_diagnostics`, from an explained search: ``explained_search``):
 ``{"fallback": bool`` (the BM25 teleport was used), ``"n_seed_entities": int`` (graph entities
 in the seed vector, after BCT), ``"n_reached": int`` (candidate passages with PPR > 0),
 ``"bm25_ordered_top5": int}`` (top-5 hits that are unreached passages ordered by BM25), plus
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["query_diagnostics", "summarize", "diagnose", "reliance"]
+__all__ = ["query_diagnostics", "summarize", "reliance"]
 
 
 def _bm25_ordered_top5(hits) -> int:
@@ -20,7 +20,7 @@ def _bm25_ordered_top5(hits) -> int:
 
 
 def query_diagnostics(trace, hits, hybrid: bool) -> dict:
-    """One query's diagnostics from its :class:`~aethel_lite.retrievers.attribution.QueryTrace` and hits."""
+    """One query's diagnostics from its :class:`~aethel_lite.explain.attribution.QueryTrace` and hits."""
     out = {
         "fallback": bool(trace.fallback),
         "n_seed_entities": len(trace.expansions),
@@ -63,11 +63,6 @@ def summarize(diagnostics: Mapping[str, Mapping], k: int) -> dict:
         [d["bm25_ordered_top5"] for d in diagnostics.values()],
         k,
     )
-
-
-def diagnose(retriever, queries, k: int = 10, pool=None) -> dict:
-    """qid → :func:`query_diagnostics` of ``retriever.search(queries, k, pool)`` (one explained search)."""
-    return retriever.search(queries, k=k, pool=pool, explain=True, explain_depth=0).diagnostics
 
 
 def reliance(retriever, queries, run, k: int, pool=None) -> dict:

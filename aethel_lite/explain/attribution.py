@@ -13,15 +13,17 @@ import numpy as np
 from ..core.bct import Expansion, provenance
 from ..core.ppr import PPROperator
 from ..core.provenance import SeedShare, part_weights, ppr_parts
+from ..data.docmeta import PREFIXES, _slug
 from ..data.schema import Query
+from ..retrievers.hybrid_settings import SOURCES, TERM_SOURCE
+from ..retrievers.run import Run
+from ..retrievers.traces import BLOCK, QueryTrace
 from . import diagnostics as _diagnostics
-from .docmeta import PREFIXES, _slug
-from .hybrid_settings import SOURCES, TERM_SOURCE
-from .run import Run
-from .traces import BLOCK, QueryTrace
 
 __all__ = [
+    "EXPLAIN_DEPTH",
     "SearchResult",
+    "explained_search",
     "attribute",
     "source_shares",
     "seed_pieces",
@@ -29,9 +31,13 @@ __all__ = [
 ]
 
 
+#: hits per question that :func:`explained_search` explains unless told otherwise
+EXPLAIN_DEPTH = 100
+
+
 @dataclass
 class SearchResult:
-    """An explained search: the run and what explains it (``search(..., explain=True)`` of a graph or hybrid retriever).
+    """An explained search: the run and what explains it (:func:`explained_search` of a graph or hybrid retriever).
 
     Attributes
     ----------
@@ -45,7 +51,7 @@ class SearchResult:
     seeds : dict
         qid → the query's expansions (empty list: no seed entity).
     diagnostics : dict
-        qid → :func:`aethel_lite.retrievers.diagnostics.query_diagnostics`.
+        qid → :func:`aethel_lite.explain.diagnostics.query_diagnostics`.
     k : int
         The depth searched.
     """
@@ -58,8 +64,15 @@ class SearchResult:
     k: int
 
     def summary(self) -> dict:
-        """:func:`aethel_lite.retrievers.diagnostics.summarize` of :attr:`diagnostics`."""
+        """:func:`aethel_lite.explain.diagnostics.summarize` of :attr:`diagnostics`."""
         return _diagnostics.summarize(self.diagnostics, self.k)
+
+
+def explained_search(retriever, queries, k: int = 10, pool=None, *, depth: int | None = None) -> SearchResult:
+    """Search with a fitted graph or hybrid retriever and explain each question's first ``depth`` hits (default
+    :data:`EXPLAIN_DEPTH`): the run is the one ``retriever.search(queries, k, pool)`` returns."""
+    run, found = retriever.traced_search(queries, k, pool)
+    return attribute(retriever, run, found, k=k, depth=EXPLAIN_DEPTH if depth is None else int(depth))
 
 
 def _by_anchor(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: int) -> tuple:

@@ -1,4 +1,4 @@
-"""Passage work on a Dask cluster (aethel_lite.retrievers.cluster): a real LocalCluster of 2 worker processes.
+"""Passage work on a Dask cluster (aethel_lite.evaluation.cluster): a real LocalCluster of 2 worker processes.
 
 The oracle of every test is the in-process run: the same passages extracted or encoded without
 a cluster, in another cache folder. Equality is checked on the stored bytes (key by key) and on
@@ -26,8 +26,8 @@ from aethel_lite.core.entities import (
 )
 from aethel_lite.data.synthetic import make_synthetic
 from aethel_lite.errors import ParameterError
+from aethel_lite.evaluation.cluster import ClusterMismatch, connect, plan, precompute
 from aethel_lite.retrievers import DenseRetriever, GraphRetriever, passage_text
-from aethel_lite.retrievers.cluster import ClusterMismatch, connect, plan, precompute
 
 
 def stored(root: Path) -> dict[str, dict[str, bytes]]:
@@ -79,7 +79,7 @@ def test_connect_without_options_is_none_and_imports_no_dask(monkeypatch):
     monkeypatch.delenv("AETHEL_SCHEDULER", raising=False)
     code = (
         "import sys, os; os.environ.pop('AETHEL_SCHEDULER', None)\n"
-        "from aethel_lite.retrievers.cluster import connect\n"
+        "from aethel_lite.evaluation.cluster import connect\n"
         "assert connect() is None\n"
         "print(','.join(m for m in ('dask', 'distributed') if m in sys.modules))"
     )
@@ -153,12 +153,12 @@ def test_a_worker_with_other_versions_is_refused(client, corpus, tmp_path, monke
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path))
     victim = min(client.scheduler_info()["workers"])
     patch = (
-        "import aethel_lite.core.entities as e, aethel_lite.retrievers.cluster as c\n"
+        "import aethel_lite.core.entities as e, aethel_lite.evaluation.cluster as c\n"
         "e._real_fp = getattr(e, '_real_fp', e.normalization_fingerprint)\n"
         "e.normalization_fingerprint = lambda: 'another-normalization'\nc._PRODUCERS.clear()"
     )
     undo = (
-        "import aethel_lite.core.entities as e, aethel_lite.retrievers.cluster as c\n"
+        "import aethel_lite.core.entities as e, aethel_lite.evaluation.cluster as c\n"
         "e.normalization_fingerprint = e._real_fp\nc._PRODUCERS.clear()"
     )
     client.run(exec, patch, workers=[victim])

@@ -50,9 +50,9 @@ from ..core.entities import (
     get_extractor,
 )
 from ..errors import AethelError, DataError, ParameterError
-from .base import passage_text
-from .dense import DenseRetriever, _encoder_batches, resolve_precision
-from .registry import FUSIONS, METHODS
+from ..retrievers.base import passage_text
+from ..retrievers.dense import DenseRetriever, _encoder_batches, resolve_precision
+from ..retrievers.registry import FUSIONS, METHODS
 
 __all__ = [
     "PARTITION_SIZE",

@@ -16,16 +16,16 @@ from conftest import require
 
 from aethel_lite.caching.locations import models_dir
 from aethel_lite.caching.versions import RESULT_PACKAGES, versions
-from aethel_lite.errors import ParameterError
-from aethel_lite.retrievers import encoders
-from aethel_lite.retrievers.dense import DenseRetriever, index_precision, resolve_precision, stored_precision
-from aethel_lite.retrievers.encoders import (
+from aethel_lite.core import encoders
+from aethel_lite.core.encoders import (
     OnnxSentenceEncoder,
     model_files_digest,
     onnx_model_file,
     sentence_model_facts,
     start_session,
 )
+from aethel_lite.errors import ParameterError
+from aethel_lite.retrievers.dense import DenseRetriever, index_precision, resolve_precision, stored_precision
 
 pytestmark = pytest.mark.slow
 
@@ -318,7 +318,7 @@ def test_hybrid_search_through_the_cli_imports_no_torch(tmp_path, session_cache)
         "from aethel_lite.cli import main\n"
         f"code = main(['search', {str(index)!r}, 'Who founded Acme Widgets?', '--method', 'aethel-hybrid', '--json'])\n"
         "heavy = ('torch', 'sentence_transformers', 'transformers', 'numba', 'typer', 'spacy.cli', 'scipy.linalg',"
-        " 'aethel_lite.swarm', 'aethel_lite.evaluation', 'aethel_lite.retrievers.cluster',"
+        " 'aethel_lite.swarm', 'aethel_lite.evaluation', 'aethel_lite.evaluation.cluster',"
         " 'aethel_lite.data.download', 'aethel_lite.search.builder')\n"
         "print(json.dumps([code, sorted(m for m in heavy if sys.modules.get(m) is not None), "
         "'onnxruntime' in sys.modules]), file=sys.stderr)\n"

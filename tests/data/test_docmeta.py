@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 
 from aethel_lite.core.graph import build_graph
-from aethel_lite.data.schema import Passage
-from aethel_lite.errors import DataError
-from aethel_lite.retrievers.docmeta import (
+from aethel_lite.data.docmeta import (
     DocMeta,
     add_document_nodes,
     document_metadata,
@@ -21,6 +19,8 @@ from aethel_lite.retrievers.docmeta import (
     period_keys,
     type_keys,
 )
+from aethel_lite.data.schema import Passage
+from aethel_lite.errors import DataError
 
 
 @pytest.mark.parametrize(
