@@ -44,6 +44,8 @@ def cmd_index(args: argparse.Namespace) -> int:
                 scheduler=args.scheduler,
                 workers=args.workers,
             )
+            for entry in info.get("skipped", ()):  # shown with --quiet too: a file that is not in the index
+                print(f"aethel: warning: skipped {entry['path']}: {entry['reason']}", file=sys.stderr)
             print(json.dumps(info, indent=2, sort_keys=True))
         except (KeyboardInterrupt, Terminated) as exc:
             # what the folder holds now decides the message, not how far the code got

@@ -45,6 +45,7 @@ __all__ = [
     "read_source",
     "pdf_pages",
     "check_name",
+    "UnreadableFile",
 ]
 
 logger = logging.getLogger(__name__)
@@ -244,35 +245,59 @@ def collect_sources(
     return list(unique.values())
 
 
+class UnreadableFile(DataError):
+    """An input file that holds no text this program can read (an encrypted or damaged PDF): ``aethel index``
+    skips it with a warning giving :attr:`reason`; :func:`ingest` stops on it. The message names the file."""
+
+    def __init__(self, path: Any, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.reason = reason
+
+
 def pdf_pages(path: str | os.PathLike) -> list[str]:
     """Text of every page of a PDF (``pypdf``), in page order.
 
     Raises
     ------
-    DataError
-        The file is not a readable PDF, is encrypted with a password, or text extraction fails;
-        the message names the file.
+    UnreadableFile
+        The file is encrypted (with a password, or with AES when the ``cryptography`` package that pypdf
+        needs to try the empty password is missing), not a readable PDF, or text extraction fails;
+        the message names the file, the :attr:`~UnreadableFile.reason` says which.
     """
     from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
+    from pypdf.errors import DependencyError, FileNotDecryptedError, PyPdfError
 
     path = Path(path)
+    quiet = logging.getLogger("pypdf")  # its warnings about a damaged file would be lines of their own
+    level = quiet.level
+    quiet.setLevel(logging.ERROR + 10)
     try:
         reader = PdfReader(path)
         if reader.is_encrypted:
             try:
                 ok = reader.decrypt("")
-            except (PyPdfError, NotImplementedError) as exc:  # e.g. AES without a crypto library
-                raise DataError(f"{path}: PDF is encrypted and cannot be decrypted ({exc})") from exc
+            except (PyPdfError, NotImplementedError) as exc:  # AES without the cryptography package
+                need = (
+                    "; pypdf needs the cryptography package to open it" if "cryptography" in str(exc) else ""
+                )
+                raise UnreadableFile(path, f"encrypted{need}") from exc
             if not ok:
-                raise DataError(f"{path}: PDF is encrypted with a password; decrypt it first")
+                raise UnreadableFile(path, "encrypted with a password; decrypt it first")
         return [page.extract_text() or "" for page in reader.pages]
     except DataError:
         raise
+    except DependencyError as exc:  # AES: pypdf tries the empty password already when it opens the file
+        raise UnreadableFile(path, "encrypted; pypdf needs the cryptography package to open it") from exc
+    except FileNotDecryptedError as exc:
+        raise UnreadableFile(path, "encrypted with a password; decrypt it first") from exc
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     except (
         Exception
-    ) as exc:  # pypdf raises many types (PdfReadError, ValueError, KeyError ...) on corrupt files
-        raise DataError(f"{path}: cannot read PDF ({type(exc).__name__}: {exc})") from exc
+    ) as exc:  # pypdf raises many types (PdfReadError, ValueError, KeyError ...) on damaged files
+        raise UnreadableFile(path, f"unreadable PDF ({str(exc).strip() or 'damaged file'})") from exc
+    finally:
+        quiet.setLevel(level)
 
 
 def _read_text(path: Path) -> str:
@@ -381,7 +406,7 @@ def read_source(
                 passages += _windows(
                     doc, text, f"p{page}", {"path": source, "page": page}, chunk_words, chunk_overlap
                 )
-        if blank:
+        if blank and blank < len(pages):  # a PDF without any text is skipped by the caller, with its reason
             logger.warning(
                 "%s: %d of %d pages have no extractable text (scanned? needs OCR)", file, blank, len(pages)
             )

@@ -198,7 +198,7 @@ def test_encrypted_pdf(tmp_path):
     writer.encrypt(user_password="secret", owner_password="owner", algorithm="RC4-128")
     with open(tmp_path / "locked.pdf", "wb") as fh:
         writer.write(fh)
-    with pytest.raises(DataError, match=r"locked\.pdf: PDF is encrypted"):
+    with pytest.raises(DataError, match=r"locked\.pdf: encrypted with a password"):
         ingest(tmp_path / "locked.pdf")
     # encrypted with an empty user password (owner restrictions only): readable
     writer = PdfWriter(clone_from=PdfReader(src))
@@ -211,7 +211,7 @@ def test_encrypted_pdf(tmp_path):
 @pytest.mark.parametrize("content", [b"", b"%PDF-1.4\nthis is not a pdf at all", b"\x00\x01garbage"])
 def test_corrupt_pdf_names_the_file(tmp_path, content):
     (tmp_path / "broken.pdf").write_bytes(content)
-    with pytest.raises(DataError, match=r"broken\.pdf: cannot read PDF"):
+    with pytest.raises(DataError, match=r"broken\.pdf: unreadable PDF"):
         ingest(tmp_path / "broken.pdf")
 
 
