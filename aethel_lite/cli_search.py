@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .errors import DataError, DataNotFoundError, ParameterError, check_k
+from .io import check_utf8
 from .search.format import method_parts
 from .search.reader import matched, open_index
 
@@ -54,16 +55,26 @@ def _print_hits(hits: list) -> None:
 
 
 def _read_questions(path: str) -> list[tuple[int, str]]:
-    """(line number, question) of every non-blank line of ``path`` (``-``: standard input)."""
+    """(line number, question) of every non-blank line of ``path`` (``-``: standard input), read as bytes and
+    decoded once as UTF-8. Lines end at ``\n`` (or ``\r\n``) only: a form feed, vertical tab, lone CR or
+    U+2028/U+2029 inside a line is part of its question (``str.splitlines`` would cut there and shift
+    every later ``"line"``)."""
     try:
-        lines = (sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")).splitlines()
+        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except FileNotFoundError:
         raise DataNotFoundError(f"--questions {path}: file not found") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"--questions {path}: not UTF-8 text (byte {exc.start})") from None
+    except IsADirectoryError:
+        raise DataError(f"--questions {path}: is a folder, not a file of questions") from None
     except OSError as exc:
         raise DataError(f"--questions {path}: cannot read ({exc.strerror or exc})") from None
-    out = [(i, line.strip()) for i, line in enumerate(lines, start=1) if line.strip()]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise DataError(f"--questions {path}:{line}: not UTF-8 text (byte {exc.start})") from None
+    lines = text.split("\n")
+    out = [(i, line.removesuffix("\r").strip()) for i, line in enumerate(lines, start=1)]
+    out = [(i, q) for i, q in out if q]
     if not out:
         raise ParameterError(f"--questions {path}: no questions (one per line)")
     return out
@@ -77,6 +88,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     method_parts(args.method)  # unknown method: a clear error before anything is loaded
     if args.question is not None and not args.question.strip():
         raise ParameterError("question: empty question")
+    if args.question is not None:
+        check_utf8(args.question, "question")  # once, here: every method gets the same text
     numbered = [(None, args.question)] if args.question is not None else _read_questions(args.questions)
     questions = [q for _, q in numbered]
     index = open_index(args.index, args.method, questions)  # a graph method's NER tags them meanwhile

@@ -28,6 +28,7 @@ __all__ = [
     "read_jsonl",
     "read_json_shaped",
     "sha256_file",
+    "check_utf8",
 ]
 
 
@@ -346,3 +347,21 @@ def sha256_file(path: str | os.PathLike) -> str:
     """Hex SHA-256 of a file's bytes."""
     with open(path, "rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def check_utf8(text: str, what: str) -> str:
+    """``text`` itself when it is Unicode text that UTF-8 can encode, else a :class:`ParameterError` naming ``what``.
+
+    Python keeps the bytes of a command-line argument (or of text read with ``surrogateescape``) that are not
+    UTF-8 as lone surrogates (U+DC80–U+DCFF); tokenizers and JSON output fail on them, so every question is
+    checked here once, whatever method answers it.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start]
+        byte = f"byte 0x{ord(bad) - 0xDC00:02x}" if 0xDC80 <= ord(bad) <= 0xDCFF else f"U+{ord(bad):04X}"
+        raise ParameterError(
+            f"{what}: not UTF-8 text ({byte} at character {exc.start + 1}); give it as UTF-8"
+        ) from None
+    return text
