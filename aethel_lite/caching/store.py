@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
 import sqlite3
@@ -89,6 +90,10 @@ def _is_busy(exc: sqlite3.Error) -> bool:
     if code is not None:
         return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
     return "locked" in str(exc) or "busy" in str(exc)  # pragma: no cover - Python < 3.11
+
+
+_SQL_TYPE = {"str": "TEXT", "int": "INTEGER", "float": "REAL", "NoneType": "NULL"}
+logger = logging.getLogger(__name__)
 
 
 class PassageStore:
@@ -222,6 +227,17 @@ class PassageStore:
                 raise
             self._rebuild(f"corrupt database ({exc})")
             return {}
+        wrong = {k: type(v).__name__ for k, v in out.items() if not isinstance(v, bytes)}
+        if wrong:  # SQLite keeps any type in any column: a value written by something else is not ours
+            kinds = ", ".join(sorted({_SQL_TYPE.get(t, t) for t in wrong.values()}))
+            logger.warning(
+                "aethel: warning: %s: %d stored value%s of the wrong SQL type (%s, not BLOB); computed again",
+                self.path,
+                len(wrong),
+                "" if len(wrong) == 1 else "s",
+                kinds,
+            )
+            out = {k: v for k, v in out.items() if k not in wrong}
         return out
 
     def put_many(self, items: Iterable[tuple[str, bytes]]) -> int:
