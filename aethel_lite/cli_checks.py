@@ -30,6 +30,7 @@ __all__ = [
     "StdoutError",
     "flush_stdout",
     "check_eval_args",
+    "refused_output",
     "FlagRule",
     "FLAG_RULES",
     "check_flags",
@@ -235,10 +236,23 @@ def check_eval_outputs(args: argparse.Namespace, inputs: Sequence[Path]) -> None
             )
     target = Path(args.out)
     if not args.force and (target.exists() or target.is_symlink()) and not is_eval_result(target):
-        raise ParameterError(
-            f"--out {args.out}: the file exists and is not a result that aethel eval wrote; choose "
-            "another path, or pass --force to replace it"
+        raise ParameterError(refused_output("--out", args.out, "a result that aethel eval wrote"))
+
+
+def refused_output(flag: str, path: Any, what: str) -> str:
+    """The line that refuses to replace ``path`` (given as ``flag``), which is not ``what``: a dangling
+    symbolic link is called one (it is not a file that exists)."""
+    target = Path(path)
+    if target.is_symlink() and not target.exists():
+        try:
+            where = os.readlink(target)
+        except OSError:
+            where = "?"
+        return (
+            f"{flag} {path}: a symbolic link to {where}, which does not exist; choose another path, "
+            "or pass --force to replace the link by the file"
         )
+    return f"{flag} {path}: the file exists and is not {what}; choose another path, or pass --force to replace it"
 
 
 def check_eval_args(args: argparse.Namespace) -> None:
@@ -247,8 +261,13 @@ def check_eval_args(args: argparse.Namespace) -> None:
     check_k(args.k, "--k")
     if args.n_process < 1:
         raise ParameterError(f"--n-process must be ≥ 1, got {args.n_process}")
-    if args.depth < max(10, args.k):
-        raise ParameterError(f"--depth must be ≥ 10 (nDCG@10) and ≥ --k, got {args.depth}")
+    if args.depth < 10:
+        raise ParameterError(f"--depth must be ≥ 10 (nDCG@10), got {args.depth}")
+    if args.k > args.depth:  # the cut-off given is the one at fault: name it
+        raise ParameterError(
+            f"--k {args.k} is more than --depth {args.depth}, the passages ranked per question; "
+            f"give --k ≤ {args.depth}, or a --depth of at least {args.k}"
+        )
     # where each flag applies was checked by check_flags (FLAG_RULES); here: the values
     if args.corpus_size is not None and args.corpus_size < 1:
         raise ParameterError(f"--corpus-size must be a positive integer, got {args.corpus_size}")

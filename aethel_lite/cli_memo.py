@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from .cli_checks import check_distinct_outputs
+from .cli_checks import check_distinct_outputs, refused_output
 from .data.select import load_for_eval
 from .data.synthetic import make_synthetic
 from .errors import AethelError, ParameterError, check_k
@@ -49,10 +49,7 @@ def check_memo_outputs(args: argparse.Namespace) -> None:
     for flag, path, ours, what in outputs:
         target = check_output_file(path, flag)
         if not args.force and (target.exists() or target.is_symlink()) and not ours(target):
-            raise ParameterError(
-                f"{flag} {path}: the file exists and is not {what} that aethel memo wrote; choose "
-                "another path, or pass --force to replace it"
-            )
+            raise ParameterError(refused_output(flag, path, f"{what} that aethel memo wrote"))
 
 
 def check_dataset_target(orchestrator: Orchestrator, dataset, args: argparse.Namespace) -> None:

@@ -209,7 +209,7 @@ SYN = ["eval", "--format", "synthetic", "--size", "100", "--out", "x.json"]
         ),
         (SYN + ["--corpus-size", "3"], "is smaller than the"),
         (SYN + ["--depth", "5"], "--depth must be ≥ 10"),
-        (SYN + ["--k", "20", "--depth", "15"], "--depth must be ≥ 10 (nDCG@10) and ≥ --k"),
+        (SYN + ["--k", "20", "--depth", "15"], "--k 20 is more than --depth 15"),
         (SYN + ["--n-process", "0"], "--n-process must be ≥ 1"),
     ],
 )
