@@ -731,3 +731,313 @@ def test_12_the_two_rename_switch_marks_the_index_it_moves_aside(small_index, tm
     assert [s["id"] for s in json.loads((small_index / "index.json").read_text())["sources"]] == ["a", "b"]
     assert atomic.RUN_MARK not in {p.name for p in small_index.iterdir()}
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".idx.")) == []
+
+
+# ----------------------------------------------------------------- 13. every input indexed or named
+def _pdfs(folder: Path) -> dict[str, str]:
+    """PDFs made with pypdf, and the reason each must be skipped with (None: it has text)."""
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import ByteStringObject, DictionaryObject, NameObject, NumberObject
+
+    sys.path.insert(0, str(ROOT / "tests" / "data"))
+    from test_ingest import make_pdf  # a PDF with one line of text per page, written byte by byte
+
+    folder.mkdir(parents=True, exist_ok=True)
+    make_pdf(folder / "good.pdf", ["Acme Corp sold Beta Ltd to Gamma Inc."])
+    PdfWriter().write(folder / "zero.pdf")  # no page at all
+    w = PdfWriter()
+    w.add_blank_page(200, 200)
+    w.write(folder / "blank.pdf")
+    w = PdfWriter(clone_from=PdfReader(folder / "good.pdf"))
+    w.encrypt(user_password="secret", owner_password="o", algorithm="RC4-128")
+    w.write(folder / "password.pdf")
+    w = PdfWriter(clone_from=PdfReader(folder / "good.pdf"))
+    try:  # a real AES-256 file needs the cryptography package, which pypdf may lack here
+        w.encrypt(user_password="", owner_password="o", algorithm="AES-256")
+    except Exception:  # noqa: BLE001 - then the encryption dictionary of one (V 5, R 6, AESV3) is declared
+        w.encrypt(user_password="", owner_password="o", algorithm="RC4-128")
+        e = w._encrypt_entry
+        e.update({NameObject("/V"): NumberObject(5), NameObject("/R"): NumberObject(6)})
+        cf = {NameObject("/CFM"): NameObject("/AESV3"), NameObject("/Length"): NumberObject(32)}
+        e[NameObject("/CF")] = DictionaryObject({NameObject("/StdCF"): DictionaryObject(cf)})
+        e.update({NameObject("/StmF"): NameObject("/StdCF"), NameObject("/StrF"): NameObject("/StdCF")})
+        for key, size in (("/O", 48), ("/U", 48), ("/OE", 32), ("/UE", 32), ("/Perms", 16)):
+            e[NameObject(key)] = ByteStringObject(bytes(range(size)))
+    w.write(folder / "aes.pdf")
+    (folder / "damaged.pdf").write_bytes(b"%PDF-1.4\n garbage")
+    (folder / "empty.txt").write_text("\n \n")
+    return {
+        "good": None,
+        "zero": "no text",
+        "blank": "no text",
+        "password": "encrypted",
+        "aes": "encrypted",
+        "damaged": "unreadable",
+        "empty": "no text",
+    }
+
+
+def test_13_each_input_is_indexed_or_named_with_its_reason(tmp_path, capsys):
+    expected = _pdfs(tmp_path / "in")
+    out = tmp_path / "idx"
+    assert main(["index", str(tmp_path / "in"), "--out", str(out), "--methods", "bm25", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    info = json.loads(captured.out)
+    indexed = [s["id"] for s in json.loads((out / "index.json").read_text())["sources"]]
+    skipped = {e["id"]: e["reason"] for e in info["skipped"]}
+    assert sorted(indexed + list(skipped)) == sorted(expected)  # every input, once
+    assert indexed == ["good"] and info["added"] == ["good"]
+    for name, reason in expected.items():
+        if reason is not None:
+            assert skipped[name].startswith(reason), (name, skipped[name])
+            lines = [line for line in captured.err.splitlines() if f"{name}." in line]
+            assert len(lines) == 1 and lines[0].startswith("aethel: warning: skipped") and reason in lines[0]
+    assert "cryptography" not in skipped["aes"].split(";")[0] and "Error" not in captured.err
+
+
+@pytest.mark.parametrize("name", ["zero", "blank", "password", "aes", "damaged", "empty"])
+def test_13_add_of_a_file_that_adds_nothing_fails_and_keeps_the_index(small_index, tmp_path, capsys, name):
+    expected = _pdfs(tmp_path / "in")
+    before = _tree(small_index)
+    path = next((tmp_path / "in").glob(f"{name}.*"))
+    capsys.readouterr()
+    assert main(["index", str(path), "--out", str(small_index), "--add", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    _one_error_line(err, "--add: nothing was added", path.name, expected[name])
+    assert len(err.strip().splitlines()) == 1, err
+    assert _tree(small_index) == before
+
+
+def test_13_add_names_what_it_skips_beside_what_it_adds(small_index, tmp_path, capsys):
+    _pdfs(tmp_path / "in")
+    (tmp_path / "in" / "more.txt").write_text("Delta Ltd bought Epsilon plc.\n")
+    capsys.readouterr()
+    assert main(["index", str(tmp_path / "in"), "--out", str(small_index), "--add", "--quiet"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert sorted(info["added"]) == ["good", "more"]
+    assert sorted(e["id"] for e in info["skipped"]) == [
+        "aes",
+        "blank",
+        "damaged",
+        "empty",
+        "password",
+        "zero",
+    ]
+
+
+# ----------------------------------------------------------------- 14. questions split on \n only
+def test_14_questions_are_lines_ending_in_newline_only(small_index, tmp_path, capsys):
+    raw = (
+        b"Acme\xe2\x80\xa8Beta one\n"  # U+2028 inside
+        b"\n"
+        b"Gamma\xe2\x80\xa9two\r\n"  # U+2029 inside, CRLF end
+        b"form\x0cfeed and\x0bvtab\n"
+        b"lone\rcr Acme\n"
+        b"last Beta"
+    )
+    path = tmp_path / "q.txt"
+    path.write_bytes(raw)
+    oracle = [
+        (i, line.decode("utf-8").removesuffix("\r").strip())
+        for i, line in enumerate(raw.split(b"\n"), start=1)
+        if line.strip()
+    ]
+    assert main(["search", str(small_index), "--questions", str(path), "--method", "bm25"]) == 0
+    answers = [
+        json.loads(line) for line in capsys.readouterr().out.split("\n") if line
+    ]  # JSON keeps U+2028 raw
+    assert [(a["line"], a["question"]) for a in answers] == oracle
+    assert len(answers) == 5 and answers[-1]["line"] == 6
+
+
+# ----------------------------------------------------------------- 15. question text and index parts
+@pytest.fixture(scope="module")
+def full_index(tmp_path_factory) -> Path:
+    """One index that every method can search (bm25, graph, dense, docmeta, statements, titles)."""
+    root = tmp_path_factory.mktemp("full")
+    docs = _docs(
+        root / "docs",
+        {
+            "acme.txt": "Acme Corp reported revenue of 10 million dollars in fiscal 2022.\n\n"
+            "Beta Ltd was acquired by Acme Corp in 2021. Gamma Inc owns Beta Ltd.\n",
+            "beta.md": "# Beta Ltd\n\nBeta Ltd makes widgets in Ohio. Its founder is Ann Smith.\n",
+        },
+    )
+    env = {**os.environ, "AETHEL_CACHE": str(root / "cache")}
+    cmd = [sys.executable, "-m", "aethel_lite.cli", "index", str(docs), "--out", str(root / "idx"), "--quiet"]
+    proc = subprocess.run(
+        cmd + ["--methods", "bm25,aethel-statements,aethel-multihop"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return root / "idx"
+
+
+def test_15_a_question_that_is_not_utf8_is_one_line_for_every_method(full_index, capsys):
+    methods = json.loads((full_index / "index.json").read_text())["searchable"]
+    assert {"bm25", "aethel-hybrid", "aethel-multihop", "aethel-statements"} <= set(methods)
+    question = os.fsdecode(b"Acme \xff revenue")  # what Python makes of the bytes of an argument
+    for method in methods:
+        assert main(["search", str(full_index), question, "--method", method]) == 2, method
+        _one_error_line(capsys.readouterr().err, "question: not UTF-8 text", "0xff")
+    proc = subprocess.run(  # the bytes themselves, through the command
+        [sys.executable, "-m", "aethel_lite.cli", "search", os.fsencode(full_index), b"Acme \xff revenue"]
+        + [b"--method", b"aethel-hybrid"],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2
+    _one_error_line(proc.stderr.decode("utf-8", "replace"), "question: not UTF-8 text")
+
+
+def _tamper(index: Path, name: str, data: bytes) -> None:
+    """Write ``data`` as the index file ``name`` and record its digest in index.json (it passes the check)."""
+    from aethel_lite.search.format import file_digest
+
+    (index / name).write_bytes(data)
+    info = json.loads((index / "index.json").read_text())
+    info["files"][name] = file_digest(index / name, lines="lines" in info["files"][name])
+    (index / "index.json").write_text(json.dumps(info))
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000 + b"\n"
+#: index part -> a method that reads it; parts whose reader is in retrievers/ or search/reader.py still
+#: lack the shape check (the call sites are named in the reason): strict, so a fixed one fails here
+PARTS = {
+    "titles.json": "aethel-multihop",
+    "statements.json": "aethel-statements",
+    "docmeta.json": "aethel-hybrid",
+    "graph-ner3/graph.json": "aethel-bct",
+    "ids.json": "aethel-bct",
+    "bm25/aethel_bm25.json": "bm25",
+    "bm25/params.index.json": "bm25",
+    "bm25/vocab.index.json": "bm25",
+    "passages.jsonl": "bm25",
+}
+NOT_YET = {
+    (
+        "bm25/params.index.json",
+        "deep",
+    ): "retrievers/bm25.py: BM25Retriever.load reads bm25s's files unchecked",
+    ("bm25/vocab.index.json", "deep"): "retrievers/bm25.py: BM25Retriever.load reads bm25s's files unchecked",
+    ("bm25/vocab.index.json", "huge"): "retrievers/bm25.py: BM25Retriever.load reads bm25s's files unchecked",
+    ("bm25/aethel_bm25.json", "huge"): "retrievers/bm25.py: the format of aethel_bm25.json is not checked",
+    ("passages.jsonl", "huge"): "search/reader.py: Passage.from_dict(json.loads(line)) is not type-checked",
+    ("passages.jsonl", "deep"): "search/reader.py: json.loads(line) of a passage lets RecursionError through",
+}
+
+
+def _huge(name: str, data: bytes) -> bytes:
+    """Every integer of the part made 10**23 (a list without one gets one)."""
+
+    def bump(v):
+        if isinstance(v, bool) or isinstance(v, str):
+            return v
+        if isinstance(v, (int, float)):
+            return 10**23
+        if isinstance(v, list):
+            return [bump(x) for x in v] or [10**23]
+        return {k: bump(x) for k, x in v.items()} if isinstance(v, dict) else v
+
+    if name.endswith(".jsonl"):
+        return b"".join(
+            json.dumps({**json.loads(x), "pid": 10**23}).encode() + b"\n" for x in data.splitlines()
+        )
+    return json.dumps(bump(json.loads(data))).encode() + b"\n"
+
+
+@pytest.mark.parametrize("kind", ["deep", "huge"])
+@pytest.mark.parametrize("name", list(PARTS))
+def test_15_a_deep_or_huge_index_part_is_one_line_naming_it(
+    full_index, tmp_path, capsys, name, kind, request
+):
+    import shutil
+
+    if (name, kind) == ("ids.json", "huge"):
+        pytest.skip("ids.json holds no number")
+    if (name, kind) in NOT_YET:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=NOT_YET[name, kind]))
+    index = tmp_path / "idx"
+    shutil.copytree(full_index, index)
+    data = (index / name).read_bytes()
+    if name.endswith(".jsonl"):
+        bad = (
+            DEEP.replace(b"\n", b"") + b"\n" + b"".join(data.splitlines(True)[1:]) if kind == "deep" else None
+        )
+    else:
+        bad = DEEP if kind == "deep" else None
+    _tamper(index, name, bad if bad is not None else _huge(name, data))
+    status = main(["search", str(index), "Acme revenue", "--method", PARTS[name]])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    _one_error_line(err, str(index / name).rsplit("/", 1)[0])
+    assert not any(f"aethel: error: {c}" in err for c in ("RecursionError", "OverflowError", "TypeError"))
+
+
+def test_15_a_store_value_of_the_wrong_sql_type_is_computed_again(tmp_path, capsys, caplog):
+    import sqlite3
+
+    docs = _docs(tmp_path / "docs", {"a.txt": "Acme Corp sold Beta Ltd to Gamma Inc.\n\nDelta Ltd.\n"})
+    assert (
+        main(["index", str(docs), "--out", str(tmp_path / "i1"), "--methods", "aethel-reg", "--quiet"]) == 0
+    )
+    stores = list((tmp_path / "cache" / "store").glob("entities-*.sqlite"))
+    assert stores
+    for value in ("'text'", "42", "1.5"):
+        for path in stores:
+            with contextlib_closing(sqlite3.connect(path)) as conn:
+                conn.execute(f"UPDATE entries SET value = {value}")
+                conn.commit()
+        capsys.readouterr()
+        out = tmp_path / f"i-{value}"
+        assert main(["index", str(docs), "--out", str(out), "--methods", "aethel-reg", "--quiet"]) == 0
+        err = capsys.readouterr().err + caplog.text  # the warning: stderr, or pytest's log capture
+        caplog.clear()
+        assert "of the wrong SQL type" in err and "Error" not in err
+        assert (out / "entities-regex.jsonl").read_bytes() == (
+            tmp_path / "i1" / "entities-regex.jsonl"
+        ).read_bytes()
+
+
+def contextlib_closing(conn):
+    import contextlib
+
+    return contextlib.closing(conn)
+
+
+# ----------------------------------------------------------------- 17. the smaller ones
+def test_17_a_dense_search_needs_no_cache(full_index, tmp_path, capsys, monkeypatch, caplog):
+    (tmp_path / "a-file").write_text("not a folder")
+    monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "a-file"))
+    monkeypatch.delenv("AETHEL_MODELS", raising=False)
+    assert main(["search", str(full_index), "Acme revenue", "--method", "dense", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["hits"][0]["doc_id"] == "acme"
+    assert (
+        "cannot hold the exported model" in captured.err + caplog.text
+        and (tmp_path / "a-file").read_text() == "not a folder"
+    )
+
+
+def test_17_a_k_above_the_depth_names_k(tmp_path, capsys):
+    argv = ["eval", "--format", "synthetic", "--size", "100", "--methods", "bm25", "--k", "1000000000"]
+    assert main(argv + ["--out", str(tmp_path / "r.json"), "--quiet"]) == 2
+    _one_error_line(capsys.readouterr().err, "--k 1000000000 is more than --depth 1000")
+
+
+@pytest.mark.parametrize("command", ["eval", "memo"])
+def test_17_a_dangling_out_link_is_called_a_link(tmp_path, capsys, command):
+    (tmp_path / "r.out").symlink_to(tmp_path / "gone" / "r.json")
+    argv = {
+        "eval": ["eval", "--format", "synthetic", "--size", "100", "--methods", "bm25"],
+        "memo": ["memo", "--format", "synthetic", "--size", "120", "--target", "x"],
+    }[command]
+    assert main(argv + ["--out", str(tmp_path / "r.out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    _one_error_line(err, "a symbolic link to", "which does not exist")
+    assert "the file exists" not in err and (tmp_path / "r.out").is_symlink()
