@@ -29,6 +29,7 @@ __all__ = [
     "read_json_shaped",
     "sha256_file",
     "check_utf8",
+    "shape_fault",
 ]
 
 
@@ -161,7 +162,8 @@ def read_json_shaped(path: str | os.PathLike, shape: Any, what: str) -> Any:
     shape : type, list, tuple or dict
         ``str``, ``int`` (an integer in int64's range, not a bool), ``float`` (any finite number), ``bool``,
         ``object`` (anything); ``[S]``: a list of items of shape ``S``; ``(S1, S2, ...)``: a list of exactly
-        those items; ``{"key": S, ...}``: an object holding at least those keys (others are not checked).
+        those items; ``{"key": S, ...}``: an object holding at least those keys (others are not checked);
+        ``{str: S}``: an object whose every value has shape ``S`` (a vocabulary, say).
         The shape is finite, so a deeper document than it describes is refused, whatever its depth.
     what : str
         What the file holds, in the user's words (``"titles"``): the message is ``{path}: unreadable {what} (...)``.
@@ -246,6 +248,12 @@ def _shape_fault(value: Any, shape: Any, where: str) -> str | None:
     if isinstance(shape, dict):
         if type(value) is not dict:
             return f"{where}: expected an object, got {_kind(value)}"
+        if list(shape) == [str]:  # {str: S}: any keys, every value of shape S
+            for key, item in value.items():
+                fault = _shape_fault(item, shape[str], f"{where}[{key!r}]")
+                if fault:
+                    return fault
+            return None
         for key, sub in shape.items():
             if key not in value:
                 return f"{where}: no {key!r}"
@@ -365,3 +373,9 @@ def check_utf8(text: str, what: str) -> str:
             f"{what}: not UTF-8 text ({byte} at character {exc.start + 1}); give it as UTF-8"
         ) from None
     return text
+
+
+def shape_fault(value: Any, shape: Any, where: str) -> str | None:
+    """Where and how a parsed JSON ``value`` departs from ``shape`` (as :func:`read_json_shaped` takes it), or
+    None: for a reader that parses its own lines (one JSONL line at a time) and names the file itself."""
+    return _shape_fault(value, shape, where)
