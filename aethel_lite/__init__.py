@@ -55,7 +55,10 @@ _LAZY = {
     "DenseRetriever": "retrievers",
     "GraphRetriever": "retrievers",
     "HybridRetriever": "retrievers",
-    "HybridSettings": "retrievers",
+    "AnchorsRetriever": "retrievers",
+    "StatementsRetriever": "retrievers",
+    "MultiHopRetriever": "retrievers",
+    "clone": "retrievers",
     "Run": "retrievers",
     "rrf": "retrievers",
     # evaluation

@@ -1,16 +1,39 @@
 """Process-wide memos of cheap-but-repeated pure functions of a text (tokenising, windowing, decoding
 stored entities), for studies that fit the same passages many times. A :class:`TextMemo` maps
 ``(settings, text)`` to a value, ``settings`` naming everything besides the text that changes it; the
-values must be immutable (every caller shares them). Retrievers use memos only when their ``memo``
-option is set; results are the same either way.
+values must be immutable (every caller shares them). Retrievers use the memos only inside
+:func:`shared` (an evaluation or a study that fits the same passages again); results are the same either way::
+
+    with memo.shared():
+        run = retriever.fit(passages).search(queries)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-__all__ = ["TextMemo"]
+__all__ = ["TextMemo", "shared", "is_shared"]
+
+_SHARED = contextvars.ContextVar("aethel_memo_shared", default=False)
+
+
+@contextlib.contextmanager
+def shared(on: bool = True) -> Iterator[None]:
+    """Inside the block, retrievers keep per-text work (question mentions, BM25 tokens, question embeddings,
+    decoded entities) in the process-wide memos, or with ``on=False`` do not (a timed search pays for its own)."""
+    token = _SHARED.set(bool(on))
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def is_shared() -> bool:
+    """Whether the memos are in use here (:func:`shared`)."""
+    return _SHARED.get()
 
 
 class TextMemo:

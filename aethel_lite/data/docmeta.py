@@ -20,11 +20,14 @@ entity keys (which never contain ``:``) and BCT's substring and token rules neve
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -48,6 +51,8 @@ __all__ = [
     "CompanyIndex",
     "match_companies",
     "add_document_nodes",
+    "write_docmeta",
+    "read_docmeta",
 ]
 
 #: Node-key prefixes of the structural nodes this module adds.
@@ -475,3 +480,30 @@ def add_document_nodes(
         alias=alias,
         surface=surface,
     )
+
+
+def write_docmeta(path: str | os.PathLike, metas) -> None:
+    """Write ``doc_id`` → DocMeta as ``docmeta.json`` (sorted keys, UTF-8, one trailing newline)."""
+    text = json.dumps({"documents": [asdict(d) for d in metas.values()]}, ensure_ascii=False, sort_keys=True)
+    Path(path).write_text(text + "\n", encoding="utf-8", newline="\n")
+
+
+def read_docmeta(path: str | os.PathLike) -> dict:
+    """``docmeta.json`` as ``doc_id`` → DocMeta; DataError (the file named) if malformed or a field is not text."""
+    try:
+        rows = json.loads(Path(path).read_bytes())["documents"]
+        metas = {}
+        for row in rows:
+            d = DocMeta(
+                row["doc_id"],
+                list(row["companies"]),
+                list(row["periods"]),
+                list(row["types"]),
+                dict(row["source"]),
+            )
+            if not all(isinstance(x, str) for x in [d.doc_id, *d.companies, *d.periods, *d.types]):
+                raise TypeError("a field is not text")
+            metas[d.doc_id] = d
+    except (ValueError, RecursionError, KeyError, TypeError) as exc:
+        raise DataError(f"{path}: malformed document metadata ({exc!r})") from None
+    return metas

@@ -194,17 +194,12 @@ def plan(methods: Iterable[str]) -> tuple[list[str], list[str]]:
     poolings: list[str] = []
     for method in methods:
         for base in FUSIONS.get(method, (method,)):
-            m = METHODS[base]
-            if m.cls == "DenseRetriever":
-                poolings.append(m.params.get("pooling", "first"))
-            elif m.cls == "MultiHopRetriever":  # its passage scores: MiniLM's first-pooling vectors
-                poolings.append("first")
-            elif m.cls in ("GraphRetriever", "HybridRetriever"):
-                extractors.append(m.params.get("extractor", "ner3"))
-                if m.settings is not None and m.settings.needs("dense"):
-                    poolings.append(m.settings.dense_pooling)
-                if m.settings is not None and m.settings.needs("heading"):
-                    poolings.append("heading")
+            for part in METHODS[base].parts():  # graph-<extractor>, dense-<pooling>: what it encodes
+                kind, _, name = part.partition("-")
+                if kind == "graph":
+                    extractors.append(name)
+                elif kind == "dense":
+                    poolings.append(name)
     return list(dict.fromkeys(extractors)), list(dict.fromkeys(poolings))
 
 

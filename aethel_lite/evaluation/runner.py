@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..caching.memo import shared
 from ..data.schema import Dataset
 from ..data.synthetic import alias_table
 from ..errors import ParameterError, check_k
-from ..retrievers import GraphRetriever, write_qrels
-from ..retrievers.fusion import RRF_K, fuse_runs
+from ..retrievers import GraphRetriever, clone, write_qrels
 from ..retrievers.registry import FUSIONS, make_retriever
-from ..retrievers.run import RUN_DEPTH
+from ..retrievers.run import RRF_K, RUN_DEPTH, fuse_runs
 from .metrics import evaluate, mean, mean_metrics, per_query
 from .stats import holm, paired_bootstrap, randomization_test
 
@@ -74,7 +74,8 @@ def run_methods(
     log : callable, optional
         Called with one line per fitted method and its seconds.
     memo : bool
-        The retrievers' ``memo`` option (:mod:`aethel_lite.caching.memo`); rankings are identical either way.
+        Share per-text work between the methods through the process-wide memos
+        (:func:`aethel_lite.caching.memo.shared`); rankings are identical either way.
 
     Returns
     -------
@@ -105,9 +106,9 @@ def run_methods(
     for name in needed:
         t0 = time.perf_counter()
         retr = make_retriever(name, graph=graph, progress=progress)
-        retr.memo = bool(memo)
-        retr.fit(dataset.passages)
-        run = retr.search(dataset.queries, k=depth, pool=pool)
+        with shared(memo):
+            retr.fit(dataset.passages)
+            run = retr.search(dataset.queries, k=depth, pool=pool)
         run.name = name
         outcomes[name] = MethodOutcome(name, run, time.perf_counter() - t0, retr)
         if log:
@@ -121,7 +122,7 @@ def run_methods(
 def fuse(name: str, outcomes: Mapping[str, MethodOutcome], *, depth: int = RUN_DEPTH) -> MethodOutcome:
     r"""The fused method ``name`` (:data:`FUSIONS`) from the outcomes of its base methods.
 
-    :func:`~aethel_lite.retrievers.fusion.fuse_runs`, the fusion ``aethel search`` uses too:
+    :func:`~aethel_lite.retrievers.run.fuse_runs`, the fusion ``aethel search`` uses too:
     reciprocal rank fusion with :math:`k` = :data:`RRF_K` (60),
     :math:`\mathrm{RRF}(d) = \sum_r 1 / (60 + \mathrm{rank}_r(d))` over the top ``depth`` of each
     base run (Cormack, Clarke & Büttcher 2009), cut to its top ``depth``; ``seconds`` is the
@@ -189,17 +190,17 @@ def bct_ablation(
     progress: bool = False,
     **graph_kwargs: Any,
 ) -> dict[str, dict[str, float]]:
-    """Mean metrics of the graph retriever under each BCT mode (one fit, one search per mode), on runs
-    ``depth`` deep as in :func:`run_methods`."""
+    """Mean metrics of the graph retriever under each BCT mode (one fit and search per mode, the entities shared
+    through the stores and memos), on runs ``depth`` deep as in :func:`run_methods`."""
     if isinstance(dataset.meta.get("aliases"), dict):
         graph_kwargs.setdefault("alias_table", alias_table(dataset))
-    base = GraphRetriever(extractor=extractor, bct="none", progress=progress, **graph_kwargs).fit(
-        dataset.passages
-    )
+    base = GraphRetriever(extractor=extractor, bct="none", progress=progress, **graph_kwargs)
     pool = "query" if setting == "closed" else None
     out: dict[str, dict[str, float]] = {}
     for mode in modes:
-        run = base.variant(bct=mode).search(dataset.queries, k=max(10, depth), pool=pool)
+        with shared():
+            r = clone(base).set_params(bct=mode).fit(dataset.passages)
+            run = r.search(dataset.queries, k=max(10, depth), pool=pool)
         out[mode] = {
             m: round(float(v), 6) for m, v in evaluate(run, dataset.queries, metrics=metric_names(k)).items()
         }

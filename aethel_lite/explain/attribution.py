@@ -15,7 +15,7 @@ from ..core.ppr import PPROperator
 from ..core.provenance import SeedShare, part_weights, ppr_parts
 from ..data.docmeta import PREFIXES, _slug
 from ..data.schema import Query
-from ..retrievers.hybrid_settings import SOURCES, TERM_SOURCE
+from ..retrievers.hybrid import SOURCES, TERM_SOURCE, HybridRetriever
 from ..retrievers.run import Run
 from ..retrievers.traces import BLOCK, QueryTrace
 from . import diagnostics as _diagnostics
@@ -68,6 +68,24 @@ class SearchResult:
         return _diagnostics.summarize(self.diagnostics, self.k)
 
 
+def ranker_of(retriever):
+    """The fitted retriever that ran the PageRank search: ``retriever`` itself, or the one a stage holds
+    (``ranker_``, e.g. the hybrid of ``aethel-anchors``)."""
+    return getattr(retriever, "ranker_", retriever)
+
+
+def _is_hybrid(retriever) -> bool:
+    r = ranker_of(retriever)
+    return isinstance(r, HybridRetriever) and r.is_hybrid
+
+
+def explains_documents(retriever) -> bool:
+    """Whether :func:`explain` splits each hit's *document node* PageRank (a hybrid ranked by its document term
+    alone of the graph's terms) rather than its own."""
+    r = ranker_of(retriever)
+    return isinstance(r, HybridRetriever) and r.explains_documents
+
+
 def explained_search(retriever, queries, k: int = 10, pool=None, *, depth: int | None = None) -> SearchResult:
     """Search with a fitted graph or hybrid retriever and explain each question's first ``depth`` hits (default
     :data:`EXPLAIN_DEPTH`): the run is the one ``retriever.search(queries, k, pool)`` returns."""
@@ -99,7 +117,7 @@ def attribute(
     """The :class:`SearchResult` of a run from the traces its search left (``traced_search``); an
     anchored hit's provenance starts with ``Expansion(anchor key, anchor key, "anchor", 1.0)``."""
     sub_run, sub_traces, owner = _by_anchor(retriever, run, traces, depth)
-    hybrid = retriever.is_hybrid and sources and depth > 0
+    hybrid = _is_hybrid(retriever) and sources and depth > 0
     shares = source_shares(retriever, sub_run, sub_traces, depth) if hybrid else {}
     prov: dict = {qid: {} for qid in run}
     found: dict = {}
@@ -120,7 +138,7 @@ def attribute(
         qid: {pid: got[pid] for pid, _ in run[qid][:depth] if pid in got} for qid, got in found.items()
     }
     diagnostics = {
-        qid: _diagnostics.query_diagnostics(traces[qid], hits, retriever.is_hybrid)
+        qid: _diagnostics.query_diagnostics(traces[qid], hits, _is_hybrid(retriever))
         for qid, hits in run.items()
     }
     return SearchResult(run, prov, sources, {qid: t.expansions for qid, t in traces.items()}, diagnostics, k)
@@ -139,9 +157,9 @@ def source_shares(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: 
     dense score, to ``"dense"``). Without ``rank_weights`` the score is the PageRank, split
     the same way.
     """
-    r = retriever
+    r = ranker_of(retriever)
     todo = [qid for qid in run if traces[qid].parts is not None]
-    weights = r.hybrid_settings.term_weights() or {"ppr": 1.0}
+    weights = r.term_weights() or {"ppr": 1.0}
 
     def solve(op, cols):
         return op.run(np.stack(cols, axis=1), alpha=r.alpha, tol=r.tol, max_iter=r.max_iter).scores
@@ -179,12 +197,12 @@ def source_shares(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: 
                 "",
                 extra["ppr"],
                 idx,
-                lexical=extra["lexical"],
-                dense=extra["dense"],
-                doc_ppr=extra["doc_ppr"],
-                heading=extra["heading"],
+                lexical=extra.get("lexical"),
+                dense=extra.get("dense"),
+                doc_ppr=extra.get("doc_ppr"),
+                heading=extra.get("heading"),
             )
-            if r.hybrid_settings.rank_weights is not None
+            if r.rank_weights is not None
             else {}
         )
         docs = r.doc_nodes(graph, cand)
@@ -216,6 +234,7 @@ def source_shares(retriever, run: Run, traces: Mapping[str, QueryTrace], depth: 
 
 def _source_records(r, trace: QueryTrace, shares: Mapping[str, float], pid: str) -> list:
     """Provenance records of a hybrid hit: one per seed source, largest share first."""
+    r = ranker_of(r)
     exps, graph = trace.expansions, trace.graph
     out = []
     for c, share in shares.items():
@@ -233,7 +252,7 @@ def _source_records(r, trace: QueryTrace, shares: Mapping[str, float], pid: str)
                     mine = [k for k in d.keys() if k in named]
                     if mine:
                         seed = max(mine, key=lambda k: (named[k], k))
-                    node = PREFIXES["doc"] + _slug(d.doc_id) if r.hybrid_settings.document_nodes else seed
+                    node = PREFIXES["doc"] + _slug(d.doc_id) if r.document_nodes else seed
         else:
             seed, node = ("bm25" if c == "lexical" else "dense"), pid
         out.append(Expansion(seed, node, c, round(float(share), 6)))
@@ -260,7 +279,7 @@ def seed_pieces(
         seed's BCT expansion, ``(key, key, "metadata")``, ``("bm25" | "dense", pid, source)`` for
         passage seeds, ``("bm25", pid, "bm25-teleport")`` for the BM25 fallback.
     """
-    r = retriever
+    r = ranker_of(retriever)
     r._check_fitted()
     graph = r.graph_ if graph is None else graph
     if scores is None:
@@ -306,6 +325,7 @@ def seed_pieces(
 
 def question_graph(retriever, text: str, pool: Sequence[str] | None):
     """The graph a question is ranked in (the closed pool's, or the fitted one) and the pool's corpus indices."""
+    retriever = ranker_of(retriever)
     if pool is None:
         return retriever.graph_, None
     corpus_idx = retriever.resolve_pool(Query(qid="q", text=text, gold=frozenset()), {"q": pool})
@@ -335,17 +355,17 @@ def explain(retriever, text: str, pids, pool: Sequence[str] | None = None) -> di
     dict
         pid → list of :class:`~aethel_lite.core.provenance.SeedShare`, largest share first (ties:
         seed, entity), seeds contributing nothing left out, summing to its PageRank :math:`p_i`
-        (within ``tol``) or, when ``retriever.explains_documents``, to its document node's :math:`\pi_{D(i)}`.
+        (within ``tol``) or, when :func:`explains_documents`, to its document node's :math:`\pi_{D(i)}`.
 
     References
     ----------
     Jeh, G. & Widom, J. (2003). Scaling personalized web search. WWW '03.
     """
-    r = retriever
+    r = ranker_of(retriever)
     r._check_fitted()
     pids = list(pids)
     graph, corpus_idx = question_graph(r, text, pool)
-    documents = r.explains_documents
+    documents = explains_documents(r)
     nodes = [
         graph.passage_node(pid) for pid in pids
     ]  # a pid outside the graph searched is an error either way

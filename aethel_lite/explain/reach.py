@@ -27,6 +27,8 @@ import numpy as np
 
 from ..core.bct import provenance
 from ..core.provenance import hop_distances
+from ..retrievers import GraphRetriever, HybridRetriever, clone
+from ..retrievers.base import PassageIds
 from .attribution import explain, question_graph
 
 __all__ = ["REACH", "BCT_RULES", "gold_reach", "hit_chains", "bct_intrusions", "provenance_report"]
@@ -128,7 +130,19 @@ def hit_chains(retriever, query, k: int = 5, pool=None) -> list[dict]:
     return out
 
 
-def bct_intrusions(retriever, query, k: int = 5, pool=None) -> list[dict]:
+def without_bct(retriever):
+    """The fitted retriever ``retriever`` would be with ``bct="none"``, over the same graph (nothing is extracted:
+    BCT changes only how a question is seeded)."""
+    paper = retriever.graph_retriever_ if isinstance(retriever, HybridRetriever) else retriever
+    ids = [PassageIds(p, d) for p, d in zip(paper.pids_, paper.doc_ids_)]
+    settings = {**paper.get_params(deep=False), "bct": "none"}
+    exact = GraphRetriever.from_graph(ids, paper.graph_, paper.bm25_, **settings)
+    if not isinstance(retriever, HybridRetriever):
+        return exact
+    return clone(retriever).set_params(graph=exact, prefit=True).fit(retriever.passages_)
+
+
+def bct_intrusions(retriever, query, k: int = 5, pool=None, exact=None) -> list[dict]:
     """Wrong passages that BCT brings into the top ``k`` of ``query``.
 
     A passage *intrudes* when it is not gold, is in the top ``k`` with the retriever's BCT mode
@@ -144,7 +158,7 @@ def bct_intrusions(retriever, query, k: int = 5, pool=None) -> list[dict]:
     pool = query.pool if pool is None else pool
     pools = None if pool is None else {query.qid: list(pool)}
     with_bct = retriever.search([query], k=k, pool=pools)[query.qid]
-    exact = retriever.variant(graph={"bct": "none"}) if retriever.is_hybrid else retriever.variant(bct="none")
+    exact = without_bct(retriever) if exact is None else exact
     plain = exact.search([query], k=k, pool=pools)[query.qid]
     before = {pid for pid, _ in plain}
     after = {pid for pid, _ in with_bct}
@@ -202,6 +216,7 @@ def provenance_report(retriever, queries, *, k: int = 5, progress: bool = False)
     """
     from tqdm.auto import tqdm
 
+    exact = without_bct(retriever)
     reach = dict.fromkeys(REACH, 0)
     per_query, rows = {}, []
     bct_only = n_gold = all_direct = 0
@@ -213,7 +228,7 @@ def provenance_report(retriever, queries, *, k: int = 5, progress: bool = False)
             bct_only += g["bct_only"]
         n_gold += len(found)
         all_direct += bool(found) and all(g["category"] == "direct" for g in found.values())
-        intr = bct_intrusions(retriever, q, k=k)
+        intr = bct_intrusions(retriever, q, k=k, exact=exact)
         if intr:
             questions += 1
             displacing += bool(intr[0]["displaced_gold"])

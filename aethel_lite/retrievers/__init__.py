@@ -1,38 +1,50 @@
-"""Retrievers (BM25, dense, the paper's graph retriever and the hybrid built on it), ranked runs in TREC format, and reciprocal rank fusion.
+"""Retrievers: BM25, dense, the paper's graph retriever, and the stages built on it, as estimators.
 
-Every retriever follows the scikit-learn convention: settings go to ``__init__``, the work is done
-in :meth:`Retriever.fit` (index a corpus of :class:`~aethel_lite.data.schema.Passage`), and
-:meth:`Retriever.search` ranks passages for each :class:`~aethel_lite.data.schema.Query`, returning
-a :class:`Run`. The ``pool`` argument of ``search`` chooses the setting: open corpus (``None``: every
-fitted passage is a candidate) or closed pool (``"query"`` or a mapping ``qid -> pids``: only the
-query's candidates are ranked, while corpus statistics such as BM25's idf still come from the whole
-fitted corpus). Ties are broken by corpus order (the order of the passages given to ``fit``).
+Every retriever follows scikit-learn's estimator protocol: settings go to ``__init__`` and are stored as given
+(``get_params``/``set_params``, nested ``a__b`` for an estimator it holds, ``clone``), the work is done in
+:meth:`Retriever.fit` (index a corpus of :class:`~aethel_lite.data.schema.Passage`), which alone sets the
+trailing-underscore attributes, and :meth:`Retriever.search` ranks passages for each
+:class:`~aethel_lite.data.schema.Query`, returning a :class:`Run` and changing nothing on the retriever. The ``pool``
+argument of ``search`` chooses the setting: open corpus (``None``: every fitted passage is a candidate) or closed pool
+(``"query"`` or a mapping ``qid -> pids``). Ties are broken by corpus order. Each retriever saves what ``fit``
+learned (``save(folder)``, arrays as ``.npy``/``.npz``, the rest JSON, nothing pickled) and loads it back
+(``load(folder, **settings)``).
 
-Heavy libraries (bm25s, torch, sentence-transformers) are imported inside the methods that use them.
+An extension holds what it extends, as PyTerrier's stages do::
+
+    paper = GraphRetriever(extractor="ner3", bct="both")       # the paper: entities, graph, BCT, PageRank
+    hybrid = HybridRetriever(graph=paper)                      # + document/metadata nodes, passage seeds, fusion
+    anchors = AnchorsRetriever(hybrid=hybrid)                  # + one PageRank per company or year named
+    statements = StatementsRetriever(anchors=anchors)          # + each filing's statement pages first
+    statements.fit(passages).search(queries, k=10)
+
+Heavy libraries (bm25s, onnxruntime, torch, sentence-transformers) are imported inside the methods that use them.
 """
 
 from __future__ import annotations
 
-from .base import Retriever, passage_text, topk
-from .bm25 import BM25Retriever
-from .dense import DenseRetriever, passage_heading
-from .fusion import rrf
-from .graph import GraphRetriever
-from .hybrid import HybridRetriever
-from .hybrid_settings import HybridSettings
-from .run import Run, write_qrels
+import importlib
 
-__all__ = [
-    "Run",
-    "write_qrels",
-    "topk",
-    "passage_text",
-    "passage_heading",
-    "Retriever",
-    "BM25Retriever",
-    "DenseRetriever",
-    "GraphRetriever",
-    "HybridRetriever",
-    "HybridSettings",
-    "rrf",
-]
+#: name → the module that defines it, imported when the name is first used: ``import
+#: aethel_lite.retrievers.graph`` loads the paper's retriever alone, not the stages built on it
+_LAZY = {
+    "Run": "run", "write_qrels": "run", "rrf": "run", "topk": "base", "clone": "base", "params_json": "base",
+    "passage_text": "base", "Retriever": "base", "passage_heading": "dense", "BM25Retriever": "bm25",
+    "DenseRetriever": "dense", "GraphRetriever": "graph", "HybridRetriever": "hybrid",
+    "AnchorsRetriever": "anchors", "StatementsRetriever": "statements", "MultiHopRetriever": "multihop",
+}  # fmt: skip
+
+__all__ = list(_LAZY)
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

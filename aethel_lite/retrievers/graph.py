@@ -27,25 +27,33 @@ Gutiérrez, B. J. et al. (2024). HippoRAG: Neurobiologically inspired long-term 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..caching.memo import is_shared
 from ..core import linking
 from ..core.bct import MODES, expand_seeds, seed_vector, token_index
 from ..core.entities import extract_entities, get_extractor, graph_filters, normalize_entity
 from ..core.graph import EntityGraph, build_graph
 from ..core.ppr import PPROperator, _check_alpha
 from ..errors import DataError, ParameterError
-from . import graph_files
-from .base import Retriever, passage_text
+from .base import IDS_FILE, PassageIds, Retriever, passage_text, read_ids, write_ids
 from .bm25 import BM25Retriever
-from .graph_files import GraphParts
-from .ranker import PageRankSearch
-from .traces import Teleport
+from .traces import PageRankSearch, Teleport
 
-__all__ = ["GraphRetriever", "bm25_teleport", "ppr_order", "score_decimals"]
+__all__ = [
+    "GraphRetriever",
+    "PassageIds",
+    "read_ids",
+    "write_ids",
+    "bm25_teleport",
+    "ppr_order",
+    "score_decimals",
+]
 
 _FALLBACKS = ("bm25", "none")
 
@@ -141,63 +149,64 @@ class GraphRetriever(PageRankSearch, Retriever):
         self.fallback, self.fallback_depth = fallback, fallback_depth
         self.n_process, self.cache, self.progress = n_process, cache, progress
 
-    # -- settings -------------------------------------------------------------------------------------------------
-
-    def config(self) -> dict:
-        """JSON-able settings (part of result-cache keys)."""
-        return {
-            "name": self.name,
-            "extractor": self.extractor if isinstance(self.extractor, str) else self.extractor.name,
-            "bct": self.bct,
-            "alpha": self.alpha,
-            "tol": self.tol,
-            "link_query_ngrams": self.link_query_ngrams,
-            "fallback": self.fallback,
-            "fallback_depth": self.fallback_depth,
-            "alias_table": self.alias_table is not None,
-        }
-
-    def check_settings(self) -> None:
-        """Raise :class:`ParameterError` for an invalid setting (``fit`` calls it first)."""
+    def _check_settings(self) -> None:
         _check_alpha(self.alpha)
         if self.bct not in MODES:
             raise ParameterError(f"bct must be one of {', '.join(MODES)}; got {self.bct!r}")
         if self.fallback not in _FALLBACKS:
             raise ParameterError(f"fallback must be one of {', '.join(_FALLBACKS)}; got {self.fallback!r}")
 
+    def parts(self) -> list[str]:
+        """The index parts ``save`` writes (file groups an index shares between methods: :mod:`aethel_lite.search.index`)."""
+        return ["bm25", graph_folder(self.extractor)]
+
     # -- fit ------------------------------------------------------------------------------------------------------
 
-    def fit(self, passages: Sequence, *, parts: GraphParts | None = None) -> GraphRetriever:
-        """Extract every passage's entities, build the graph and the BM25 index (or take them from ``parts``), and
-        everything a search reads: the PageRank operator and the linking indexes. Returns ``self``."""
-        self.check_settings()  # before the (slow) entity extraction
+    def fit(self, passages: Sequence) -> GraphRetriever:
+        """Extract every passage's entities (:func:`~aethel_lite.core.entities.extract_entities`), build the
+        bipartite graph (:func:`~aethel_lite.core.graph.build_graph`) and the BM25 index, then everything a search
+        reads: the PageRank operator and the linking indexes. Returns ``self``."""
+        self._check_settings()  # before the (slow) entity extraction
         passages = self._index_passages(passages)
-        if parts is None:
-            extractor = get_extractor(self.extractor) if isinstance(self.extractor, str) else self.extractor
-            mentions = extract_entities(
-                [passage_text(p) for p in passages],
-                extractor,
-                cache=self.cache,
-                n_process=self.n_process,
-                progress=self.progress,
-                memo=self.memo,
-            )
-            stop, links = graph_filters(mentions, extractor)
-            graph = build_graph(self.pids_, mentions, stop=stop, alias_pairs=links)
-            bm25 = BM25Retriever()
-            bm25.memo = self.memo
-            parts = GraphParts(graph, bm25.fit(passages), extractor)
-        elif list(parts.graph.pids) != self.pids_ or parts.bm25.pids_ != self.pids_:
+        extractor = get_extractor(self.extractor) if isinstance(self.extractor, str) else self.extractor
+        mentions = extract_entities(
+            [passage_text(p) for p in passages],
+            extractor,
+            cache=self.cache,
+            n_process=self.n_process,
+            progress=self.progress,
+            memo=is_shared(),
+        )
+        stop, links = graph_filters(mentions, extractor)
+        graph = build_graph(self.pids_, mentions, stop=stop, alias_pairs=links)
+        return self._learn(passages, graph, BM25Retriever().fit(passages), extractor)
+
+    @classmethod
+    def from_graph(
+        cls, passages: Sequence, graph: EntityGraph, bm25: BM25Retriever, **params: Any
+    ) -> GraphRetriever:
+        """A fitted retriever with settings ``params`` over a graph and a BM25 index of ``passages`` built elsewhere
+        (the agents' company-linked graph): what ``fit`` learns besides them, from them."""
+        r = cls(**params)
+        r._check_settings()
+        passages = r._index_passages(passages)
+        if list(graph.pids) != r.pids_ or bm25.pids_ != r.pids_:
             raise DataError(
-                "GraphRetriever.fit: the given graph's or BM25 index's passage ids differ from the passages'"
+                "GraphRetriever.from_graph: the graph's or BM25 index's passage ids differ from the passages'"
             )
+        extractor = get_extractor(r.extractor) if isinstance(r.extractor, str) else r.extractor
+        return r._learn(passages, graph, bm25, extractor)
+
+    def _learn(
+        self, passages: Sequence, graph: EntityGraph, bm25: BM25Retriever, extractor
+    ) -> GraphRetriever:
+        """The fitted attributes from the passages' ids, the graph, the BM25 index and the extractor."""
         self.doc_ids_ = [p.doc_id for p in passages]
-        self.extractor_ = get_extractor(self.extractor) if parts.extractor is None else parts.extractor
-        self.graph_, self.bm25_ = parts.graph, parts.bm25
-        self.bm25_.memo = self.memo
-        self.operator_ = PPROperator(self.graph_.adjacency()).prepare(self.alpha)
-        self.names_ = self._names(self.graph_) if self.link_query_ngrams else None
-        self.tokens_ = token_index(self.graph_) if self.bct in ("substring", "both") else None
+        self.extractor_ = extractor
+        self.graph_, self.bm25_ = graph, bm25
+        self.operator_ = PPROperator(graph.adjacency()).prepare(self.alpha)
+        self.names_ = self._names(graph) if self.link_query_ngrams else None
+        self.tokens_ = token_index(graph) if self.bct in ("substring", "both") else None
         return self
 
     def _names(self, graph: EntityGraph) -> linking.NameIndex:
@@ -205,57 +214,49 @@ class GraphRetriever(PageRankSearch, Retriever):
             return linking.NameIndex.of(set(graph.entities) | {normalize_entity(k) for k in self.alias_table})
         return linking.NameIndex.of(graph.entities)
 
-    @property
-    def parts_(self) -> GraphParts:
-        """The fitted graph, BM25 index and extractor (what ``fit(parts=...)`` takes)."""
+    # -- files ----------------------------------------------------------------------------------------------------
+
+    def save(self, folder: str | os.PathLike) -> list[str]:
+        """Write what ``fit`` learned into ``folder`` (no pickle): ``ids.json`` (passage and document ids in corpus
+        order), ``graph-<extractor>/`` (:meth:`EntityGraph.save <aethel_lite.core.graph.EntityGraph.save>`) and
+        ``bm25/`` (:meth:`BM25Retriever.save`); returns the files' paths relative to ``folder``, sorted."""
         self._check_fitted()
-        return GraphParts(self.graph_, self.bm25_, self.extractor_)
-
-    def variant(self, **changes: Any) -> GraphRetriever:
-        """A new retriever with the settings ``changes`` replaced, fitted from this one's :attr:`parts_` (nothing is
-        extracted or indexed again; an ``extractor`` change needs a new ``fit``)."""
-        if "extractor" in changes and changes["extractor"] != self.extractor:
-            raise ParameterError("variant: a new extractor needs new entities; fit a new retriever")
-        new = type(self)(**{**self.get_params(deep=False), **changes})
-        new.memo = self.memo
-        ids = [graph_files.PassageIds(p, d) for p, d in zip(self.pids_, self.doc_ids_)]
-        return new.fit(ids, parts=self.parts_)
-
-    _memo = False
-
-    @property
-    def memo(self) -> bool:
-        """Share per-text work (question mentions, BM25 tokens) through the process-wide memos
-        (:mod:`aethel_lite.caching.memo`); the results are the same either way."""
-        return self._memo
-
-    @memo.setter
-    def memo(self, value: bool) -> None:
-        self._memo = bool(value)
-        if getattr(self, "bm25_", None) is not None:
-            self.bm25_.memo = self._memo
-
-    def save(self, folder) -> list[str]:
-        """Write the fitted retriever's files (:func:`aethel_lite.retrievers.graph_files.save`)."""
-        return graph_files.save(self, folder)
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_ids(folder / IDS_FILE, self.pids_, self.doc_ids_)
+        name = graph_folder(self.extractor)
+        self.graph_.save(folder / name)
+        self.bm25_.save(folder)
+        files = [IDS_FILE, f"{name}/graph.json", f"{name}/graph.npz"]
+        files += [p.relative_to(folder).as_posix() for p in (folder / "bm25").rglob("*") if p.is_file()]
+        return sorted(files)
 
     @classmethod
-    def load(cls, folder, **params: Any) -> GraphRetriever:
-        """The retriever :meth:`save` wrote into ``folder``, with settings ``params`` (nothing is extracted)."""
+    def load(cls, folder: str | os.PathLike, **params: Any) -> GraphRetriever:
+        """The retriever :meth:`save` wrote into ``folder``, with settings ``params`` (nothing is extracted):
+        it ranks exactly as the one saved. DataError (the file named) when a file is missing or malformed."""
         r = cls(**params)
-        passages, parts = graph_files.load_parts(folder, r.extractor)
-        return r.fit(passages, parts=parts)
+        r._check_settings()
+        folder = Path(folder)
+        passages = read_ids(folder / IDS_FILE)
+        graph = EntityGraph.load(folder / graph_folder(r.extractor))
+        bm25 = BM25Retriever.load(folder)
+        if bm25.pids_ != [p.pid for p in passages] or list(graph.pids) != bm25.pids_:
+            raise DataError(f"{folder}: the graph's or BM25 index's passage ids differ from {IDS_FILE}")
+        r._index_passages(passages)
+        extractor = get_extractor(r.extractor) if isinstance(r.extractor, str) else r.extractor
+        return r._learn(passages, graph, bm25, extractor)
 
     # -- a question -----------------------------------------------------------------------------------------------
 
     def question_mentions(self, text: str) -> list:
         """The extractor's mentions of one question."""
         self._check_fitted()
-        return linking.question_mentions(self.extractor_, text, memo=self.memo)
+        return linking.question_mentions(self.extractor_, text, memo=is_shared())
 
     def block_mentions(self, texts: Sequence[str]) -> dict:
-        """text → mentions of a block of questions, in one extractor call (``{}`` with :attr:`memo` or one text)."""
-        if self.memo or len(texts) < 2:
+        """text → mentions of a block of questions, in one extractor call (``{}`` with shared memos or one text)."""
+        if is_shared() or len(texts) < 2:
             return {}
         distinct = list(dict.fromkeys(texts))
         return dict(zip(distinct, self.extractor_.extract(distinct, progress=False)))
@@ -311,27 +312,14 @@ class GraphRetriever(PageRankSearch, Retriever):
         """The graph of a closed pool: its passages and their entities."""
         return self.graph_.subgraph([self.pids_[i] for i in corpus_idx])
 
-    def doc_nodes(self, graph, corpus_idx) -> None:
-        """The paper's graph has no document nodes."""
-        return None
+    def rank(self, text: str, trace) -> np.ndarray:
+        """Corpus-length scores that ``search`` ranks: :func:`ppr_order` of the trace's PageRank over its
+        candidates, :math:`-\\infty` elsewhere."""
+        return self.ppr_scores(text, trace.extra["ppr"], trace.corpus_idx, trace.extra.get("lexical"))
 
-    def anchor_traces(self, text, trace, operator, docs) -> None:
-        """The paper's retriever ranks every question jointly."""
-        return None
-
-    def ranking_scores(
-        self,
-        text: str,
-        ppr: np.ndarray,
-        corpus_idx=None,
-        *,
-        lexical=None,
-        dense=None,
-        doc_ppr=None,
-        heading=None,
-    ) -> np.ndarray:
-        """Corpus-length scores that ``search`` ranks (:func:`ppr_order` over the candidates, :math:`-\\infty`
-        elsewhere); ``ppr`` is aligned with ``corpus_idx`` (default: every passage)."""
+    def ppr_scores(self, text: str, ppr: np.ndarray, corpus_idx=None, lexical=None) -> np.ndarray:
+        """:func:`ppr_order` of ``ppr`` (aligned with ``corpus_idx``, default every passage) as corpus-length scores,
+        :math:`-\\infty` off the candidates; ``lexical``: the question's BM25 scores when the caller has them."""
         n_corpus = len(self.pids_)
         corpus_idx = np.arange(n_corpus) if corpus_idx is None else corpus_idx
         bm25 = None
@@ -341,14 +329,7 @@ class GraphRetriever(PageRankSearch, Retriever):
         out[corpus_idx] = ppr_order(ppr, bm25, self.tol)
         return out
 
-    # -- search ---------------------------------------------------------------------------------------------------
 
-    @property
-    def explains_documents(self) -> bool:
-        """The paper's retriever explains each hit's own PageRank."""
-        return False
-
-    @property
-    def is_hybrid(self) -> bool:
-        """Whether seed sources other than entities take part (not in the paper's method)."""
-        return False
+def graph_folder(extractor: Any) -> str:
+    """``graph-<name>``: the folder of the graph built with ``extractor`` (a name or an extractor)."""
+    return f"graph-{extractor if isinstance(extractor, str) else extractor.name}"

@@ -1,18 +1,35 @@
 r"""``aethel-hybrid``: the paper's graph retriever, extended by composition (:class:`HybridRetriever`).
 
-The hybrid holds a fitted :class:`~aethel_lite.retrievers.GraphRetriever` (the passage–entity graph, BM25, the
-question's entity links and BCT), dense models (:class:`~aethel_lite.retrievers.DenseRetriever`) and the
-document / metadata layer (:mod:`aethel_lite.data.docmeta`), and one frozen
-:class:`~aethel_lite.retrievers.hybrid_settings.HybridSettings`. Its graph is the paper's plus a node per document
-and per metadata value; a question's teleport mixes the seed sources present (entity, metadata, BM25 and dense
-passage seeds, :meth:`HybridRetriever.teleport`), and with ``rank_weights`` a passage scores a weighted sum of
-min–max normalised terms (:meth:`HybridRetriever.rank_terms`, :mod:`aethel_lite.retrievers.hybrid_settings`).
+The hybrid holds a :class:`~aethel_lite.retrievers.GraphRetriever` (the passage–entity graph, BM25, the question's
+entity links and BCT), dense models (:class:`~aethel_lite.retrievers.DenseRetriever`) and the document / metadata
+layer (:mod:`aethel_lite.data.docmeta`). Its graph is the paper's plus a node per document and per metadata value;
+a question's teleport mixes the seed sources present (entity, metadata, BM25 and dense passage seeds),
+
+.. math:: s = \sum_c \frac{w_c}{\sum_{c'} w_{c'}}\, s_c , \qquad c \in \{\text{entity}, \text{metadata},
+          \text{lexical}, \text{dense}\},
+
+and with ``rank_weights`` a passage scores
+
+.. math::
+
+    r(d) = \lambda_\text{ppr}\, \hat p_d + \lambda_\text{document}\, \hat\pi_{D(d)}
+         + \lambda_\text{lexical}\, \hat b_d + \lambda_\text{dense}\, \hat c_d
+         + \lambda_\text{heading}\, \hat h_d ,
+
+its own PageRank, its document node's PageRank, BM25, the dense cosine and the dense cosine with the passage's
+heading, each min–max normalised over the candidates (:func:`~aethel_lite.retrievers.scores.min_max`).
+
+Every default was chosen on the *development* halves of the four open corpora by
+:func:`~aethel_lite.studies.tuning.tune` (``aethel_lite/manifests/hybrid_tuning.json``); the test halves never take
+part. Each ablation (:data:`ABLATIONS`) is that setting with named settings replaced (``set_params`` keys).
 """
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,38 +45,78 @@ from ..data.docmeta import (
     is_meta_key,
     match_companies,
     period_keys,
+    read_docmeta,
     type_keys,
+    write_docmeta,
 )
-from ..errors import ParameterError
-from . import anchors, graph_files
-from .base import Retriever
+from ..errors import DataError, ParameterError
+from .base import IDS_FILE, PassageIds, Retriever, clone, prefitted
 from .dense import DenseRetriever
 from .graph import GraphRetriever, score_decimals
-from .graph_files import GraphParts
-from .hybrid_settings import GRAPH, HYBRID, PASSAGE_SEEDS, HybridSettings
-from .ranker import PageRankSearch
-from .seeds import fields_vector, mixture, passage_vector
-from .statements import StatementPages
-from .traces import Teleport
+from .scores import fields_vector, min_max, mixture, passage_vector
+from .traces import PageRankSearch, Teleport
 
-__all__ = ["HybridRetriever", "HybridParts"]
+__all__ = [
+    "HybridRetriever", "PASSAGE_SEEDS", "SOURCES", "DEFAULT_SEED_WEIGHTS", "RANK_TERMS", "TERM_SOURCE", "GRAPH",
+    "SEED_WEIGHTS", "RANK_WEIGHTS", "ABLATIONS", "ABLATION_LABELS", "HISTORICAL", "DOCMETA_FILE",
+]  # fmt: skip
+
+PASSAGE_SEEDS = ("lexical", "dense")
+#: Seed components of the personalization vector, in the order they are reported.
+SOURCES = ("entity", "metadata", "lexical", "dense")
+DEFAULT_SEED_WEIGHTS = {"entity": 1.0, "metadata": 1.0, "lexical": 1.0, "dense": 1.0}
+#: Terms of the hybrid ranking score.
+RANK_TERMS = ("ppr", "document", "lexical", "dense", "heading")
+#: the seed source a ranking term's share of a hit is credited to (provenance); the rest are their own
+TERM_SOURCE = {"heading": "dense"}
+#: the paper retriever ``aethel-hybrid`` holds: filtered NER and BCT
+GRAPH: dict[str, Any] = {"extractor": "ner3", "bct": "both", "alpha": 0.5}
+#: the chosen seed-source weights and ranking weights (``aethel_lite/manifests/hybrid_tuning.json``)
+SEED_WEIGHTS = {"entity": 1.0, "metadata": 3.0, "lexical": 0.5, "dense": 0.5}
+RANK_WEIGHTS = {"document": 0.3, "lexical": 0.2, "dense": 0.3, "heading": 0.2}
+DOCMETA_FILE = "docmeta.json"
+_NO_DOCUMENT = {"lexical": 0.2, "dense": 0.3, "heading": 0.2}
+
+#: Ablation name → the settings of ``aethel-hybrid`` it replaces (one component off at a time; ``set_params`` keys)
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "aethel-hybrid-no-passage-seeds": {"passage_seeds": ()},
+    "aethel-hybrid-no-lexical-seeds": {"passage_seeds": ("dense",)},
+    "aethel-hybrid-no-dense-seeds": {"passage_seeds": ("lexical",)},
+    "aethel-hybrid-no-documents": {"document_nodes": False, "rank_weights": _NO_DOCUMENT},
+    "aethel-hybrid-no-metadata": {"metadata": False},
+    "aethel-hybrid-no-period-linking": {"period_linking": False},
+    "aethel-hybrid-no-bct": {"graph__bct": "none"},
+    "aethel-hybrid-ppr-only": {"rank_weights": None},
+    "aethel-hybrid-no-heading": {"rank_weights": {"document": 0.3, "lexical": 0.2, "dense": 0.3}},
+    "aethel-hybrid-no-graph": {"rank_weights": {"lexical": 0.2, "dense": 0.3, "heading": 0.2}},
+}
+ABLATION_LABELS = {
+    "aethel-hybrid": "all components",
+    "aethel-hybrid-no-passage-seeds": "no passage seeds (entity + metadata seeds only)",
+    "aethel-hybrid-no-lexical-seeds": "no BM25 passage seeds",
+    "aethel-hybrid-no-dense-seeds": "no dense passage seeds",
+    "aethel-hybrid-no-documents": "no document nodes (metadata joined to passages; no document term)",
+    "aethel-hybrid-no-metadata": "no metadata nodes (company, period, filing type)",
+    "aethel-hybrid-no-period-linking": "no period linking (question periods and filing types not seeded)",
+    "aethel-hybrid-no-bct": "no BCT (exact entity seeds only)",
+    "aethel-hybrid-ppr-only": "ranked by PageRank alone (no fused ranking)",
+    "aethel-hybrid-no-heading": "no heading term (the page's first 200 characters)",
+    "aethel-hybrid-no-graph": "no graph: the same BM25 + dense + heading terms, PageRank terms dropped",
+    "aethel-hybrid-v1": "the earlier setting, tuned before the heading term existed",
+}
+#: Earlier settings kept under their method names so that their numbers can be set beside today's:
+#: ``aethel-hybrid-v1`` was tuned (and its test half seen) before the heading term existed
+HISTORICAL: dict[str, dict[str, Any]] = {
+    "aethel-hybrid-v1": {"rank_weights": {"document": 0.5, "lexical": 0.1, "dense": 0.4}},
+}
 
 
-@dataclass(frozen=True)
-class HybridParts:
-    """What a hybrid is made of besides its settings: the paper graph's parts, the dense models and each document's
-    metadata. Given to :meth:`HybridRetriever.fit` (``parts=``), they are used as they are."""
-
-    graph: GraphParts
-    dense: DenseRetriever | None = None
-    heading: DenseRetriever | None = None
-    doc_meta: Mapping | None = None
-    statements: StatementPages | None = None
+def _weights_ok(values) -> bool:
+    return all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in values)
 
 
-def _unit(x: np.ndarray) -> np.ndarray:
-    lo, hi = (float(x.min()), float(x.max())) if x.size else (0.0, 0.0)
-    return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x, dtype=np.float64)
+def _positive_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 class HybridRetriever(PageRankSearch, Retriever):
@@ -68,10 +125,27 @@ class HybridRetriever(PageRankSearch, Retriever):
     Parameters
     ----------
     graph : GraphRetriever, optional
-        The paper retriever's settings (default ``GraphRetriever(extractor="ner3", bct="both")``); ``fit`` fits a
-        copy of it.
-    settings : HybridSettings, optional
-        What the hybrid adds (default :data:`~aethel_lite.retrievers.hybrid_settings.HYBRID`).
+        The paper retriever it holds (default ``GraphRetriever(extractor="ner3", bct="both")``); ``fit`` fits a
+        clone of it.
+    passage_seeds : tuple of {"lexical", "dense"}
+        Passage seeds from the question's BM25 and dense scores (the top ``seed_depth`` of each).
+    document_nodes, metadata : bool
+        A node per document; nodes per company, fiscal period and filing type (:mod:`aethel_lite.data.docmeta`).
+    period_linking : bool
+        Seed the fiscal periods and filing types a question names (with ``metadata``).
+    seed_weights : mapping
+        Source → weight :math:`w_c` over :data:`DEFAULT_SEED_WEIGHTS`.
+    seed_depth : int
+        Passages seeded per passage source.
+    dense_pooling : {"first", "max"}
+        How the dense model scores a passage (:class:`~aethel_lite.retrievers.DenseRetriever`).
+    rank_weights : mapping or None
+        Ranking term → weight :math:`\\lambda_t` (normalised to sum 1); ``None``: rank by PageRank.
+    period_decay : float
+        Weight of each earlier year a question names, relative to the next.
+    prefit : bool
+        ``graph`` is already fitted on the same passages: ``fit`` uses it as it is (as scikit-learn's
+        ``SelectFromModel(prefit=True)``), so that several hybrids share one paper retriever.
     progress : bool
         Show progress bars.
 
@@ -91,8 +165,6 @@ class HybridRetriever(PageRankSearch, Retriever):
         Each passage's document node in :attr:`graph_` (``document_nodes``).
     tokens_ : TokenIndex or None
         BCT's token index of :attr:`graph_`'s entities.
-    statements_ : StatementPages or None
-        The corpus's statement pages and their row labels (``anchor_pages="statements"``).
     """
 
     name = "hybrid"
@@ -100,183 +172,179 @@ class HybridRetriever(PageRankSearch, Retriever):
     def __init__(
         self,
         graph: GraphRetriever | None = None,
-        settings: HybridSettings | None = None,
+        passage_seeds: Sequence[str] = PASSAGE_SEEDS,
+        document_nodes: bool = True,
+        metadata: bool = True,
+        period_linking: bool = True,
+        seed_weights: Mapping[str, float] = SEED_WEIGHTS,
+        seed_depth: int = 30,
+        dense_pooling: str = "first",
+        rank_weights: Mapping[str, float] | None = RANK_WEIGHTS,
+        period_decay: float = 0.5,
+        prefit: bool = False,
         progress: bool = False,
     ):
-        self.graph, self.settings, self.progress = graph, settings, progress
+        self.graph, self.passage_seeds, self.document_nodes = graph, passage_seeds, document_nodes
+        self.metadata, self.period_linking, self.seed_weights = metadata, period_linking, seed_weights
+        self.seed_depth, self.dense_pooling, self.rank_weights = seed_depth, dense_pooling, rank_weights
+        self.period_decay, self.prefit, self.progress = period_decay, prefit, progress
 
     # -- settings -------------------------------------------------------------------------------------------------
 
-    @property
-    def graph_settings(self) -> GraphRetriever:
+    def _check_settings(self) -> None:
+        _check_settings(self)
+        self._paper()._check_settings()
+
+    def _paper(self) -> GraphRetriever:
         """The paper retriever's settings (``graph``, or the default)."""
         return GraphRetriever(**GRAPH) if self.graph is None else self.graph
 
     @property
-    def hybrid_settings(self) -> HybridSettings:
-        """``settings``, or the default."""
-        return HYBRID if self.settings is None else self.settings
-
-    @property
     def alpha(self) -> float:
-        return self.graph_settings.alpha
+        return self._paper().alpha
 
     @property
     def tol(self) -> float:
-        return self.graph_settings.tol
+        return self._paper().tol
 
     @property
     def max_iter(self) -> int:
-        return self.graph_settings.max_iter
+        return self._paper().max_iter
+
+    def source_weights(self) -> dict[str, float]:
+        """Each seed source's weight :math:`w_c` (``seed_weights`` over :data:`DEFAULT_SEED_WEIGHTS`)."""
+        w = {**DEFAULT_SEED_WEIGHTS, **(self.seed_weights or {})}
+        return {k: float(w[k]) for k in SOURCES}
+
+    def term_weights(self) -> dict[str, float] | None:
+        """The ranking terms' weights normalised to sum 1 (zero ones dropped), or None (PageRank order)."""
+        if self.rank_weights is None:
+            return None
+        live = {t: float(self.rank_weights.get(t, 0.0)) for t in RANK_TERMS}
+        total = sum(live.values())
+        return {t: v / total for t, v in live.items() if v > 0}
+
+    def needs(self, source: str) -> bool:
+        """Whether searching needs corpus-wide ``"lexical"``, ``"dense"`` or ``"heading"`` scores of a question."""
+        return source in self.passage_seeds or source in (self.term_weights() or {})
 
     @property
     def is_hybrid(self) -> bool:
         """Whether any seed source beyond entities, or any document or metadata node, takes part."""
-        return self.hybrid_settings.has_components
-
-    def config(self) -> dict:
-        """JSON-able settings (part of result-cache keys)."""
-        g, s = self.graph_settings, self.hybrid_settings
-        return {
-            "name": "graph",
-            **{k: v for k, v in g.config().items() if k != "name"},
-            "passage_seeds": list(s.passage_seeds),
-            "document_nodes": bool(s.document_nodes),
-            "metadata": bool(s.metadata),
-            "period_linking": bool(s.period_linking),
-            "seed_weights": s.source_weights(),
-            "seed_depth": s.seed_depth,
-            "dense_pooling": s.dense_pooling,
-            "period_decay": s.period_decay,
-            "rank_weights": s.term_weights(),
-            **({} if s.anchors == "joint" else {"anchors": s.anchors, "anchor_gap": s.anchor_gap}),
-            **({} if s.anchor_pages == "rank" else {"anchor_pages": s.anchor_pages}),
-        }
-
-    _memo = False
+        return bool(self.passage_seeds) or bool(self.document_nodes) or bool(self.metadata)
 
     @property
-    def memo(self) -> bool:
-        """Share per-text work through the process-wide memos (:attr:`DenseRetriever.memo`); same results."""
-        return self._memo
+    def explains_documents(self) -> bool:
+        """Whether an explanation splits each hit's *document node* PageRank (the graph's only ranking term: a
+        ``"document"`` rank weight, no ``"ppr"`` weight) rather than its own."""
+        weights = self.term_weights() or {}
+        return bool(self.document_nodes) and weights.get("document", 0) > 0 and weights.get("ppr", 0) == 0
 
-    @memo.setter
-    def memo(self, value: bool) -> None:
-        self._memo = bool(value)
-        for inner in (
-            getattr(self, "graph_retriever_", None),
-            getattr(self, "dense_", None),
-            getattr(self, "heading_", None),
-        ):
-            if inner is not None:
-                inner.memo = self._memo
+    def parts(self) -> list[str]:
+        """The index parts ``save`` writes (file groups an index shares between methods: :mod:`aethel_lite.search.index`)."""
+        out = self._paper().parts()
+        if self.needs("dense"):
+            out.append(f"dense-{self.dense_pooling}")
+        if self.needs("heading"):
+            out.append("dense-heading")
+        if self.document_nodes or self.metadata:
+            out.append("docmeta")
+        return out
 
     # -- fit ------------------------------------------------------------------------------------------------------
 
-    def fit(self, passages: Sequence, *, parts: HybridParts | None = None) -> HybridRetriever:
-        """Fit the paper retriever (or take its ``parts``), the dense models the settings need, each document's
-        metadata, and build the graph with document and metadata nodes and its PageRank operator."""
-        g, s = self.graph_settings, self.hybrid_settings
-        g.check_settings()
+    def fit(self, passages: Sequence) -> HybridRetriever:
+        """Fit a clone of the paper retriever, the dense models the settings need and each document's metadata,
+        then build the graph with document and metadata nodes and its PageRank operator. Returns ``self``."""
+        self._check_settings()
         passages = self._index_passages(passages)
-        paper = GraphRetriever(**{**g.get_params(deep=False), "progress": g.progress or self.progress})
-        paper.memo = self.memo
-        paper.fit(passages, parts=None if parts is None else parts.graph)
-        given = (
-            (None,) * 4 if parts is None else (parts.dense, parts.heading, parts.doc_meta, parts.statements)
-        )
-        dense, heading, doc_meta, statements = given
-        if s.needs("dense") and (dense is None or dense.pooling != s.dense_pooling):
-            dense = DenseRetriever(pooling=s.dense_pooling, cache=g.cache, progress=self.progress).fit(
+        paper = prefitted(self.graph, self.pids_) if self.prefit else clone(self._paper())
+        if not self.prefit:
+            paper.progress = paper.progress or self.progress
+            paper.fit(passages)
+        cache = paper.cache
+        dense = heading = None
+        if self.needs("dense"):
+            dense = DenseRetriever(pooling=self.dense_pooling, cache=cache, progress=self.progress).fit(
                 passages
             )
-        if s.needs("heading") and heading is None:
-            heading = DenseRetriever(pooling="heading", cache=g.cache, progress=self.progress).fit(passages)
-        self.graph_retriever_ = paper
-        self.dense_ = dense if s.needs("dense") else None
-        self.heading_ = heading if s.needs("heading") else None
+        if self.needs("heading"):
+            heading = DenseRetriever(pooling="heading", cache=cache, progress=self.progress).fit(passages)
+        metas = document_metadata(passages) if (self.document_nodes or self.metadata) else None
+        return self._learn(passages, paper, dense, heading, metas)
+
+    def _learn(self, passages, paper: GraphRetriever, dense, heading, metas) -> HybridRetriever:
+        """The fitted attributes from the fitted parts (``fit`` and :meth:`load`)."""
+        self.graph_retriever_, self.dense_, self.heading_ = paper, dense, heading
         self.doc_ids_ = paper.doc_ids_
-        self.passages_ = (
-            passages  # add_document_nodes reads pid and doc_id; a variant's new dense model the text
-        )
-        if s.document_nodes or s.metadata:
-            self.doc_meta_ = document_metadata(passages) if doc_meta is None else dict(doc_meta)
+        self.passages_ = list(passages)  # add_document_nodes reads pid and doc_id (a closed pool's graph)
+        if self.document_nodes or self.metadata:
+            self.doc_meta_ = dict(metas)
             self.graph_ = add_document_nodes(
-                paper.graph_,
-                self.passages_,
-                self.doc_meta_,
-                documents=bool(s.document_nodes),
-                metadata=bool(s.metadata),
-            )
-            self.operator_ = PPROperator(self.graph_.adjacency()).prepare(g.alpha)
+                paper.graph_, self.passages_, self.doc_meta_, documents=bool(self.document_nodes),
+                metadata=bool(self.metadata),
+            )  # fmt: skip
+            self.operator_ = PPROperator(self.graph_.adjacency()).prepare(paper.alpha)
         else:
             self.doc_meta_ = None
             self.graph_, self.operator_ = paper.graph_, paper.operator_
-        self.companies_ = (
-            CompanyIndex(c for d in self.doc_meta_.values() for c in d.companies) if s.metadata else None
-        )
-        self.tokens_ = token_index(self.graph_) if g.bct in ("substring", "both") else None
-        self.statements_ = None
-        if s.anchor_pages == "statements":
-            self.statements_ = StatementPages().fit(passages) if statements is None else statements
+        companies = (c for d in (self.doc_meta_ or {}).values() for c in d.companies)
+        self.companies_ = CompanyIndex(companies) if self.metadata else None
+        self.tokens_ = token_index(self.graph_) if paper.bct in ("substring", "both") else None
         self.doc_nodes_ = None
-        if s.document_nodes:
+        if self.document_nodes:
             self.doc_nodes_ = np.array(
                 [self.doc_node(self.graph_, i) for i in range(len(self.pids_))], dtype=np.int64
             )
             self.doc_nodes_.setflags(write=False)
-        self.memo = self.memo  # the inner models' memo
         return self
 
-    @property
-    def parts_(self) -> HybridParts:
-        """The fitted parts (what ``fit(parts=...)`` takes): a variant with other settings is fitted from them."""
+    # -- files ----------------------------------------------------------------------------------------------------
+
+    def save(self, folder: str | os.PathLike) -> list[str]:
+        """Write what ``fit`` learned into ``folder`` (no pickle): the paper retriever's files
+        (:meth:`GraphRetriever.save`), ``docmeta.json`` with document or metadata nodes, and the dense models'
+        embeddings (``dense-<pooling>.npy``, :meth:`DenseRetriever.save`); returns their paths, sorted."""
         self._check_fitted()
-        return HybridParts(
-            self.graph_retriever_.parts_, self.dense_, self.heading_, self.doc_meta_, self.statements_
-        )
-
-    def variant(self, graph: Mapping[str, Any] | None = None, **changes: Any) -> HybridRetriever:
-        """A new hybrid with the paper retriever's settings ``graph`` and the hybrid settings ``changes`` replaced,
-        fitted from this one's :attr:`parts_` (nothing is extracted or encoded again)."""
-        g = GraphRetriever(**{**self.graph_settings.get_params(), **(graph or {})})
-        new = HybridRetriever(g, self.hybrid_settings.replace(**changes), self.progress)
-        new.memo = self.memo
-        return new.fit(self.passages_, parts=self.parts_)
-
-    def save(self, folder) -> list[str]:
-        """Write the fitted retriever's files (:func:`aethel_lite.retrievers.graph_files.save`)."""
-        return graph_files.save(self, folder)
+        files = self.graph_retriever_.save(folder)
+        if self.doc_meta_ is not None:
+            write_docmeta(Path(folder) / DOCMETA_FILE, self.doc_meta_)
+            files.append(DOCMETA_FILE)
+        for model in (self.dense_, self.heading_):
+            if model is not None:
+                files += model.save(folder)
+        return sorted(files)
 
     @classmethod
-    def load(cls, folder, graph: GraphRetriever | None = None, settings: HybridSettings | None = None):
-        """The retriever :meth:`save` wrote into ``folder``, with these settings (nothing is extracted or encoded)."""
-        r = cls(graph, settings)
-        g, s = r.graph_settings, r.hybrid_settings
-        passages, gparts = graph_files.load_parts(folder, g.extractor)
-        pids = [p.pid for p in passages]
-        dense = graph_files.load_dense(folder, pids, s.dense_pooling, g.cache) if s.needs("dense") else None
-        heading = graph_files.load_dense(folder, pids, "heading", g.cache) if s.needs("heading") else None
-        doc_meta = graph_files.load_docmeta(folder)
-        statements = graph_files.load_statements(folder, pids) if s.anchor_pages == "statements" else None
-        return r.fit(passages, parts=HybridParts(gparts, dense, heading, doc_meta, statements))
+    def load(cls, folder: str | os.PathLike, **params: Any) -> HybridRetriever:
+        """The retriever :meth:`save` wrote into ``folder``, with settings ``params`` (nothing is extracted or
+        encoded): it ranks exactly as the one saved."""
+        r = cls(**params)
+        r._check_settings()
+        p = r._paper()
+        paper = GraphRetriever.load(folder, **p.get_params(deep=False))
+        passages = [PassageIds(pid, doc) for pid, doc in zip(paper.pids_, paper.doc_ids_)]
+        r._index_passages(passages)
+        load = DenseRetriever.load
+        dense = load(folder, pooling=r.dense_pooling, cache=p.cache) if r.needs("dense") else None
+        heading = load(folder, pooling="heading", cache=p.cache) if r.needs("heading") else None
+        for model in (dense, heading):
+            if model is not None and model.pids_ != paper.pids_:
+                raise DataError(f"{folder}: the embeddings' passage ids differ from {IDS_FILE}")
+        metas = None
+        if r.document_nodes or r.metadata:
+            metas = read_docmeta(Path(folder) / DOCMETA_FILE)
+        return r._learn(passages, paper, dense, heading, metas)
 
     # -- a question -----------------------------------------------------------------------------------------------
 
-    def question_mentions(self, text: str) -> list:
-        return self.graph_retriever_.question_mentions(text)
-
     def block_mentions(self, texts: Sequence[str]) -> dict:
+        """text → mentions of a block of questions (:meth:`GraphRetriever.block_mentions`)."""
         return self.graph_retriever_.block_mentions(texts)
 
-    def query_key_sources(self, text: str, mentions=None) -> dict[str, str]:
-        return self.graph_retriever_.query_key_sources(text, mentions)
-
-    def query_keys(self, text: str, mentions=None) -> list[str]:
-        return self.graph_retriever_.query_keys(text, mentions)
-
     def expansions(self, text: str, graph=None, mentions=None) -> list:
-        """The BCT expansions of a question's entities over ``graph`` (default :attr:`graph_`), metadata nodes left out."""
+        """The BCT expansions of a question's entities over ``graph`` (default :attr:`graph_`), metadata nodes left
+        out."""
         self._check_fitted()
         graph = self.graph_ if graph is None else graph
         tokens = self.tokens_ if graph is self.graph_ else None
@@ -284,11 +352,12 @@ class HybridRetriever(PageRankSearch, Retriever):
         return [e for e in exps if not is_meta_key(e.entity)]
 
     def question_scores(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
-        """Corpus-wide ``"lexical"``, ``"dense"``, ``"heading"`` scores the seeds and ranking need, a row per question."""
+        """Corpus-wide ``"lexical"``, ``"dense"``, ``"heading"`` scores the seeds and ranking need, a row per
+        question."""
         self._check_fitted()
-        s, texts = self.hybrid_settings, list(texts)
+        texts = list(texts)
         out: dict[str, np.ndarray] = {}
-        if s.needs("lexical"):
+        if self.needs("lexical"):
             bm25 = self.graph_retriever_.bm25_
             out["lexical"] = (
                 np.stack([bm25.get_scores(t) for t in texts]) if texts else np.zeros((0, len(self.pids_)))
@@ -296,12 +365,10 @@ class HybridRetriever(PageRankSearch, Retriever):
         encoders = {
             name: model
             for name, model in (("dense", self.dense_), ("heading", self.heading_))
-            if model is not None and s.needs(name)
+            if model is not None and self.needs(name)
         }
-        if encoders and texts:
-            vectors = next(iter(encoders.values())).query_vectors(
-                texts
-            )  # one MiniLM pass: both share the encoder
+        if encoders and texts:  # one MiniLM pass: both share the encoder
+            vectors = next(iter(encoders.values())).query_vectors(texts)
         for name, model in encoders.items():
             out[name] = model.score_vectors(vectors if texts else np.zeros((0, 0), dtype=np.float32))
         return out
@@ -310,15 +377,14 @@ class HybridRetriever(PageRankSearch, Retriever):
         """The metadata nodes a question names, one dict (node key → weight) per field: companies and, with period
         linking, periods (the latest year named weight 1, each earlier one ``period_decay`` times the next) and
         filing types; ``[]`` without ``metadata``."""
-        s = self.hybrid_settings
-        if not s.metadata:
+        if not self.metadata:
             return []
         companies = match_companies(text, self.companies_) if self.companies_ is not None else {}
         fields = [{PREFIXES["company"] + _slug(c): m for c, m in companies.items()}]
-        if s.period_linking:
+        if self.period_linking:
             keys = period_keys(text)
             years = sorted({int(k[:4]) for k in keys}, reverse=True)  # the latest year named first
-            decay = float(s.period_decay)
+            decay = float(self.period_decay)
             fields.append({PREFIXES["period"] + k: decay ** years.index(int(k[:4])) for k in keys})
             fields.append({PREFIXES["type"] + k: 1.0 for k in type_keys(text)})
         return fields
@@ -326,7 +392,6 @@ class HybridRetriever(PageRankSearch, Retriever):
     def seed_components(self, text: str, graph=None, corpus_idx=None, *, scores=None, mentions=None) -> tuple:
         """``(expansions, source → seed vector, metadata node → share)`` of a question."""
         self._check_fitted()
-        s = self.hybrid_settings
         graph = self.graph_ if graph is None else graph
         idx = np.arange(len(self.pids_)) if corpus_idx is None else corpus_idx
         exps = self.expansions(text, graph, mentions=mentions)
@@ -337,21 +402,21 @@ class HybridRetriever(PageRankSearch, Retriever):
         meta, named = fields_vector(self.metadata_fields(text), graph)
         if meta is not None:
             comps["metadata"] = meta
-        if s.passage_seeds:
-            if scores is None or any(x not in scores for x in s.passage_seeds):
+        if self.passage_seeds:
+            if scores is None or any(x not in scores for x in self.passage_seeds):
                 scores = {k: v[0] for k, v in self.question_scores([text]).items()}
             for source in PASSAGE_SEEDS:
-                if source in s.passage_seeds:
+                if source in self.passage_seeds:
                     vec = passage_vector(
-                        np.asarray(scores[source], dtype=np.float64)[idx], graph, s.seed_depth
+                        np.asarray(scores[source], dtype=np.float64)[idx], graph, self.seed_depth
                     )
                     if vec is not None:
                         comps[source] = vec
         return exps, comps, named
 
     def mixture(self, comps: Mapping[str, np.ndarray]) -> dict[str, float]:
-        """Each present source's share of the teleport (:func:`mixture` with the settings' weights)."""
-        return mixture(self.hybrid_settings.source_weights(), comps)
+        """Each present source's share of the teleport (:func:`~aethel_lite.retrievers.scores.mixture`)."""
+        return mixture(self.source_weights(), comps)
 
     def teleport(self, text: str, graph=None, corpus_idx=None, scores=None, mentions=None) -> Teleport:
         r"""The teleport :math:`s = \sum_c \frac{w_c}{\sum_{c'} w_{c'}}\, s_c` of a question, summing to 1; without
@@ -370,14 +435,13 @@ class HybridRetriever(PageRankSearch, Retriever):
 
     def pool_graph(self, corpus_idx: np.ndarray):
         """The graph of a closed pool: its passages, their entities and their documents' nodes."""
-        s = self.hybrid_settings
         pids = [self.pids_[i] for i in corpus_idx]
-        if not (s.document_nodes or s.metadata):
+        if not (self.document_nodes or self.metadata):
             return self.graph_.subgraph(pids)
         base = self.graph_retriever_.graph_.subgraph(pids)
         members = [self.passages_[i] for i in corpus_idx]
         return add_document_nodes(
-            base, members, self.doc_meta_, documents=bool(s.document_nodes), metadata=bool(s.metadata)
+            base, members, self.doc_meta_, documents=bool(self.document_nodes), metadata=bool(self.metadata)
         )
 
     def doc_node(self, graph, i: int) -> int:
@@ -386,33 +450,38 @@ class HybridRetriever(PageRankSearch, Retriever):
 
     def doc_nodes(self, graph, corpus_idx: np.ndarray | None) -> np.ndarray | None:
         """Node index (in ``graph``) of each candidate's document node, or None without document nodes."""
-        if not self.hybrid_settings.document_nodes:
+        if not self.document_nodes:
             return None
         if corpus_idx is None and graph is self.graph_:
             return self.doc_nodes_
         idx = np.arange(len(self.pids_)) if corpus_idx is None else corpus_idx
         return np.array([self.doc_node(graph, i) for i in idx], dtype=np.int64)
 
-    def anchor_traces(self, text: str, trace, operator, docs) -> list | None:
-        """One trace per anchor the question names (:func:`aethel_lite.retrievers.anchors.solve`), or None."""
-        return anchors.solve(self, text, trace, operator, docs)
+    # -- ranking --------------------------------------------------------------------------------------------------
 
-    def merged_scores(self, text: str, trace) -> np.ndarray:
-        """The merged scores of an anchored question (:func:`aethel_lite.retrievers.anchors.ranked`)."""
-        return anchors.ranked(self, text, trace)
+    def rank(self, text: str, trace) -> np.ndarray:
+        """The corpus-length scores ``search`` ranks for a question's trace (:meth:`ranking_scores`); records its
+        document nodes' PageRank in ``trace.extra["doc_ppr"]``."""
+        e = trace.extra
+        docs = self.doc_nodes(trace.graph, trace.corpus_idx)
+        e["doc_ppr"] = None if docs is None else e["nodes"][docs]
+        return self.ranking_scores(
+            text, e["ppr"], trace.corpus_idx, lexical=e.get("lexical"), dense=e.get("dense"),
+            doc_ppr=e["doc_ppr"], heading=e.get("heading"),
+        )  # fmt: skip
 
     def rank_terms(
         self, text, ppr, corpus_idx, *, lexical=None, dense=None, doc_ppr=None, heading=None
     ) -> dict:
         """The min–max normalised terms :math:`\\hat x` of :meth:`ranking_scores` over the candidates."""
-        weights = self.hybrid_settings.term_weights() or {}
+        weights = self.term_weights() or {}
         out = {}
         if "ppr" in weights:
-            out["ppr"] = _unit(np.asarray(ppr, dtype=np.float64))
+            out["ppr"] = min_max(ppr)
         if "document" in weights:
             if doc_ppr is None:
                 raise ParameterError("ranking_scores: a 'document' term needs doc_ppr")
-            out["document"] = _unit(np.asarray(doc_ppr, dtype=np.float64))
+            out["document"] = min_max(doc_ppr)
         given = {
             "lexical": (lexical, lambda: self.graph_retriever_.bm25_.get_scores(text)),
             "dense": (dense, lambda: self.dense_.score_texts([text])[0]),
@@ -420,8 +489,9 @@ class HybridRetriever(PageRankSearch, Retriever):
         }
         for term, (scores, compute) in given.items():
             if term in weights:
-                x = np.asarray(compute() if scores is None else scores, dtype=np.float64)[corpus_idx]
-                out[term] = _unit(x)
+                out[term] = min_max(
+                    np.asarray(compute() if scores is None else scores, dtype=np.float64)[corpus_idx]
+                )
         return out
 
     def ranking_scores(
@@ -437,10 +507,10 @@ class HybridRetriever(PageRankSearch, Retriever):
     ) -> np.ndarray:
         r"""Corpus-length scores that ``search`` ranks: with ``rank_weights`` :math:`\lambda` (normalised)
         :math:`\sum_t \lambda_t \hat x_t` over :meth:`rank_terms`, rounded as the paper's scores are; else the paper
-        retriever's PageRank order (:meth:`GraphRetriever.ranking_scores`)."""
-        weights = self.hybrid_settings.term_weights()
+        retriever's PageRank order (:meth:`GraphRetriever.ppr_scores`)."""
+        weights = self.term_weights()
         if weights is None:
-            return self.graph_retriever_.ranking_scores(text, ppr, corpus_idx, lexical=lexical)
+            return self.graph_retriever_.ppr_scores(text, ppr, corpus_idx, lexical)
         n_corpus = len(self.pids_)
         corpus_idx = np.arange(n_corpus) if corpus_idx is None else corpus_idx
         terms = self.rank_terms(
@@ -450,12 +520,31 @@ class HybridRetriever(PageRankSearch, Retriever):
         out[corpus_idx] = np.round(sum(weights[t] * terms[t] for t in weights), score_decimals(self.tol))
         return out
 
-    # -- search ---------------------------------------------------------------------------------------------------
 
-    @property
-    def explains_documents(self) -> bool:
-        """Whether :meth:`explain` splits each hit's *document node* PageRank (the graph's only ranking term: a
-        ``"document"`` rank weight, no ``"ppr"`` weight) rather than its own."""
-        s = self.hybrid_settings
-        weights = s.term_weights() or {}
-        return bool(s.document_nodes) and weights.get("document", 0) > 0 and weights.get("ppr", 0) == 0
+def _check_settings(h: HybridRetriever) -> None:
+    """ParameterError for an invalid hybrid setting (``fit`` and ``load`` check first)."""
+    seeds = h.passage_seeds
+    if isinstance(seeds, str) or any(x not in PASSAGE_SEEDS for x in seeds):
+        raise ParameterError(f"passage_seeds must be a sequence of {', '.join(PASSAGE_SEEDS)}; got {seeds!r}")
+    unknown = [k for k in (h.seed_weights or {}) if k not in SOURCES]
+    if unknown:
+        raise ParameterError(f"seed_weights: unknown source {unknown[0]!r}; choose from {', '.join(SOURCES)}")
+    if not _weights_ok(h.source_weights().values()):
+        raise ParameterError(f"seed_weights must be finite and >= 0; got {h.seed_weights!r}")
+    if not (isinstance(h.period_decay, (int, float)) and 0 <= h.period_decay <= 1):
+        raise ParameterError(f"period_decay must be in [0, 1]; got {h.period_decay!r}")
+    if not _positive_int(h.seed_depth):
+        raise ParameterError(f"seed_depth must be a positive integer; got {h.seed_depth!r}")
+    if h.dense_pooling not in ("first", "max"):
+        raise ParameterError(f"dense_pooling must be 'first' or 'max'; got {h.dense_pooling!r}")
+    if h.rank_weights is not None:
+        bad = [t for t in h.rank_weights if t not in RANK_TERMS]
+        if bad:
+            raise ParameterError(
+                f"rank_weights: unknown term {bad[0]!r}; choose from {', '.join(RANK_TERMS)}"
+            )
+        vals = list(h.rank_weights.values())
+        if not _weights_ok(vals) or not sum(vals) > 0:
+            raise ParameterError(f"rank_weights must be finite, >= 0 and not all 0; got {h.rank_weights!r}")
+        if h.rank_weights.get("document", 0) > 0 and not h.document_nodes:
+            raise ParameterError("rank_weights: a 'document' term needs document_nodes=True")

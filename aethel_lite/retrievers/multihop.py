@@ -27,43 +27,34 @@ Haveliwala, "Topic-sensitive PageRank", WWW 2002.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..core.ppr import PPROperator
-from ..errors import ParameterError
-from .base import Retriever, topk
+from ..errors import DataError, ParameterError
+from .base import IDS_FILE, Retriever, clone, read_ids, write_ids
 from .bm25 import BM25Retriever
 from .dense import DenseRetriever
-from .titles import mention_graph, named_passages, title_keys
+from .scores import min_max, softmax_seeds, standardise
+from .titles import TITLES_FILE, load_titles, mention_graph, named_passages, save_titles, title_keys
 
-__all__ = ["MultiHopRetriever", "MultiHopParts", "TIE_BREAK", "standardise", "seed_matrix"]
+__all__ = ["MultiHopRetriever", "TIE_BREAK", "seed_matrix", "standardise", "ABLATIONS"]
 
 #: Weight of the min–max scaled passage score added to PageRank (orders the passages the walk does not reach).
 TIE_BREAK = 1e-6
 _BLOCK = 64  # questions per PageRank batch
 
-
-@dataclass(frozen=True)
-class MultiHopParts:
-    """What :meth:`MultiHopRetriever.fit` otherwise computes from the passages, made elsewhere (an index):
-    the fitted scorers, the passages' titles and the mention graph. Used as they are."""
-
-    dense: DenseRetriever
-    bm25: BM25Retriever
-    titles: Sequence[str]
-    graph: sp.csr_matrix
-
-
-def standardise(scores: np.ndarray) -> np.ndarray:
-    """Each row as standard scores over its entries, :math:`(x - \\bar x)/\\sigma_x` (a constant row → zeros)."""
-    scores = np.asarray(scores, dtype=np.float64)
-    sd = scores.std(axis=1, keepdims=True)
-    centred = scores - scores.mean(axis=1, keepdims=True)
-    return np.divide(centred, sd, out=np.zeros_like(centred), where=sd > 0)
+#: ``aethel-multihop``'s ablations: its settings with one part taken away (``set_params`` keys).
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "aethel-multihop-no-titles": {"title_weight": 0.0},  # no passage named by the question's words
+    "aethel-multihop-no-mentions": {"mentions": False},  # no walk: the seeds, then the passage score
+    "aethel-multihop-no-bm25": {"bm25_weight": 0.0},  # dense passage scores alone
+}
 
 
 def seed_matrix(
@@ -93,19 +84,12 @@ def seed_matrix(
     b, n = fused.shape
     seeds = np.zeros((n, b))
     for j in range(b):
-        idx, vals = topk(fused[j], n_seeds)
-        w = np.exp((vals - vals.max()) / temperature)
-        seeds[idx, j] = w / w.sum()
+        idx, w = softmax_seeds(fused[j], n_seeds, temperature)
+        seeds[idx, j] = w
         if named[j] and title_weight > 0:
             seeds[np.asarray(named[j]), j] += title_weight / len(named[j])
         seeds[:, j] /= seeds[:, j].sum()
     return seeds
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    lo, hi = x.min(axis=1, keepdims=True), x.max(axis=1, keepdims=True)
-    span = hi - lo
-    return np.divide(x - lo, span, out=np.zeros_like(x), where=span > 0)
 
 
 class MultiHopRetriever(Retriever):
@@ -151,7 +135,6 @@ class MultiHopRetriever(Retriever):
     """
 
     name = "multihop"
-    memo = False  # evaluation option, passed on to the scorers (as DenseRetriever.memo)
 
     def __init__(
         self,
@@ -172,20 +155,6 @@ class MultiHopRetriever(Retriever):
         self.title_weight, self.mentions, self.alpha = title_weight, mentions, alpha
         self.tol, self.max_iter, self.progress = tol, max_iter, progress
 
-    def config(self) -> dict:
-        """JSON-able settings (part of result-cache keys)."""
-        parts = {
-            "dense": self._part(self.dense, DenseRetriever),
-            "bm25": self._part(self.bm25, BM25Retriever),
-        }
-        own = {n: getattr(self, n) for n in self.param_names() if n not in ("dense", "bm25", "progress")}
-        return {"name": self.name, **own, **{k: v.config() for k, v in parts.items()}}
-
-    @staticmethod
-    def _part(given, cls):
-        """An unfitted copy of a scorer's settings (``cls()`` when none was given)."""
-        return cls() if given is None else type(given)(**given.get_params(deep=False))
-
     def _check(self) -> None:
         checks = {
             "bm25_weight": isinstance(self.bm25_weight, (int, float)) and self.bm25_weight >= 0,
@@ -200,32 +169,63 @@ class MultiHopRetriever(Retriever):
         if bad:
             raise ParameterError(f"MultiHopRetriever: bad {bad[0]}={getattr(self, bad[0])!r}")
 
-    def fit(self, passages: Sequence, parts: MultiHopParts | None = None) -> MultiHopRetriever:
-        """Index ``passages``; with ``parts`` (an index's), only their ids are read and the parts are used as
-        they are (the mention graph dropped when ``mentions=False``). Returns ``self``."""
+    def parts(self) -> list[str]:
+        """The index parts ``save`` writes (file groups an index shares between methods: :mod:`aethel_lite.search.index`)."""
+        dense = self.dense if self.dense is not None else DenseRetriever()
+        return ["bm25", *dense.parts(), "titles"]
+
+    def fit(self, passages: Sequence) -> MultiHopRetriever:
+        """Fit clones of the passage scorers, read the titles and build the mention graph. Returns ``self``."""
         passages = self._index_passages(passages)
         self._check()
-        if parts is None:
-            self._fit(passages)
-            return self
-        if len(parts.titles) != len(passages) or parts.graph.shape != (len(passages),) * 2:
-            raise ParameterError("MultiHopRetriever.fit: the parts do not fit the passages")
-        self.dense_, self.bm25_ = parts.dense, parts.bm25
-        self._learn(list(parts.titles), parts.graph)
-        return self
-
-    def _fit(self, passages: list) -> None:  # the settings were checked by fit
-        self.dense_ = self._part(self.dense, DenseRetriever)
-        self.bm25_ = self._part(self.bm25, BM25Retriever)
-        for part in (self.dense_, self.bm25_):
-            part.progress, part.memo = self.progress, self.memo
-            part.fit(passages)
+        dense = clone(self.dense) if self.dense is not None else DenseRetriever()
+        bm25 = clone(self.bm25) if self.bm25 is not None else BM25Retriever()
+        for part in (dense, bm25):
+            part.progress = self.progress
+        self.dense_, self.bm25_ = dense.fit(passages), bm25.fit(passages)
         titles = [p.title for p in passages]
         self._learn(titles, mention_graph(titles, (p.text for p in passages)) if self.mentions else None)
+        return self
+
+    def save(self, folder: str | os.PathLike) -> list[str]:
+        """Write what ``fit`` learned into ``folder`` (no pickle): the BM25 index (``bm25/``), the dense embeddings
+        (``dense-<pooling>.npy``) and ``titles.json`` (the titles and the mention graph's edges)."""
+        self._check_fitted()
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_ids(folder / IDS_FILE, self.pids_, self.doc_ids_)
+        files = [IDS_FILE, *self.dense_.save(folder)]
+        self.bm25_.save(folder)
+        files += [p.relative_to(folder).as_posix() for p in (folder / "bm25").rglob("*") if p.is_file()]
+        save_titles(folder / TITLES_FILE, self.titles_, self.graph_)
+        return sorted([*files, TITLES_FILE])
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike, **params: Any) -> MultiHopRetriever:
+        """The retriever :meth:`save` wrote into ``folder`` (with an ``ids.json`` of the passages' ids), with
+        settings ``params``: it ranks exactly as the one saved."""
+        r = cls(**params)
+        r._check()
+        folder = Path(folder)
+        passages = read_ids(folder / IDS_FILE)
+        pids = [p.pid for p in passages]
+        bm25 = BM25Retriever.load(folder)
+        if bm25.pids_ != pids:
+            raise DataError(f"{folder / 'bm25'}: its passage ids differ from {IDS_FILE}")
+        dense = r.dense if r.dense is not None else DenseRetriever()
+        dense = DenseRetriever.load(folder, pooling=dense.pooling, cache=dense.cache)
+        if dense.pids_ != pids:
+            raise DataError(f"{folder}: the embeddings' passage ids differ from {IDS_FILE}")
+        titles, graph = load_titles(folder / TITLES_FILE, len(pids))
+        r._index_passages(passages)
+        r.dense_, r.bm25_ = dense, bm25
+        r._learn(titles, graph)
+        return r
 
     def _learn(self, titles: list[str], graph: sp.csr_matrix | None) -> None:
         """The title keys, the mention graph (none: an empty one) and its PageRank operator."""
         n = len(titles)
+        self.titles_ = titles
         self.keys_ = title_keys(titles, disambiguators=True)
         self.graph_ = (
             graph if graph is not None and self.mentions else sp.csr_matrix((n, n), dtype=np.float64)
@@ -256,7 +256,7 @@ class MultiHopRetriever(Retriever):
             title_weight=self.title_weight,
         )
         walk = self.operator_.run(seeds, alpha=self.alpha, tol=self.tol, max_iter=self.max_iter).scores
-        return walk.T + TIE_BREAK * _unit(fused)
+        return walk.T + TIE_BREAK * min_max(fused)
 
     def _score_queries(self, queries: list, candidates: list) -> Iterator[np.ndarray]:
         for start in range(0, len(queries), _BLOCK):

@@ -17,39 +17,40 @@ Method names are a public interface (the CLI and its JSON output depend on them)
 ``rrf-dense``          reciprocal rank fusion of ``bm25`` and ``dense``
 ``aethel-hybrid``      beyond the paper: :class:`~aethel_lite.retrievers.HybridRetriever`, the NER3 + BCT graph with
                        document and metadata nodes, passage seeds and a fused ranking
-                       (:mod:`aethel_lite.retrievers.hybrid_settings`)
-``aethel-hybrid-*``    its ablations (:data:`aethel_lite.retrievers.hybrid_settings.ABLATIONS`)
-``aethel-hybrid-v1``   the earlier hybrid setting (:data:`~aethel_lite.retrievers.hybrid_settings.HISTORICAL`)
-``aethel-anchors``     ``aethel-hybrid`` with one PageRank per company or fiscal year the
+                       (:data:`aethel_lite.retrievers.hybrid.ABLATIONS`)
+``aethel-hybrid-*``    its ablations (:data:`aethel_lite.retrievers.hybrid.ABLATIONS`)
+``aethel-hybrid-v1``   the earlier hybrid setting (:data:`~aethel_lite.retrievers.hybrid.HISTORICAL`)
+``aethel-anchors``     a stage holding ``aethel-hybrid``: one PageRank per company or fiscal year the
                        question names (:mod:`aethel_lite.retrievers.anchors`)
-``aethel-statements``  ``aethel-anchors`` with each anchor's first places given to the statement pages of its
+``aethel-statements``  a stage holding ``aethel-anchors``: each anchor's first places given to the statement pages of its
                        filing that report the question's line item (:mod:`aethel_lite.retrievers.statements`)
 ``aethel-multihop``    beyond the paper, for open multi-hop corpora: dense and BM25 passage seeds, the passages
                        whose title the question names, and PageRank over the passages' title mentions
                        (:mod:`aethel_lite.retrievers.multihop`); ``aethel-multihop-*``: its ablations
-                       (:data:`MULTIHOP_ABLATIONS`)
+                       (:data:`aethel_lite.retrievers.multihop.ABLATIONS`)
 =====================  ======================================================================
 
-Each name maps to a :class:`Method`: the retriever class and its settings, as plain data (:data:`METHODS`). Fused
-methods (:data:`FUSIONS`) are run by :func:`aethel_lite.retrievers.fusion.fuse_runs`.
+Each name maps to an unfitted estimator (:data:`METHODS`), cloned on use (:func:`make_retriever`): its settings are
+its ``get_params(deep=True)``. Fused methods (:data:`FUSIONS`) are run by :func:`aethel_lite.retrievers.run.fuse_runs`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ParameterError
+from .anchors import AnchorsRetriever
+from .base import Retriever, clone
 from .bm25 import BM25Retriever
 from .dense import DenseRetriever
 from .graph import GraphRetriever
-from .hybrid import HybridRetriever
-from .hybrid_settings import ABLATIONS, ANCHORED, GRAPH, HISTORICAL, HYBRID, STATEMENTS_FIRST, HybridSettings
+from .hybrid import ABLATIONS, GRAPH, HISTORICAL, HybridRetriever
+from .multihop import ABLATIONS as MULTIHOP_ABLATIONS
 from .multihop import MultiHopRetriever
+from .statements import StatementsRetriever
 
 __all__ = [
-    "Method",
     "METHODS",
     "MULTIHOP_ABLATIONS",
     "FUSIONS",
@@ -57,57 +58,39 @@ __all__ = [
     "known_methods",
     "parse_methods",
     "make_retriever",
+    "graph_path",
 ]
 
-#: ``aethel-multihop``'s ablations: its settings with one part taken away.
-MULTIHOP_ABLATIONS: dict[str, dict[str, Any]] = {
-    "aethel-multihop-no-titles": {"title_weight": 0.0},  # no passage named by the question's words
-    "aethel-multihop-no-mentions": {"mentions": False},  # no walk: the seeds, then the passage score
-    "aethel-multihop-no-bm25": {"bm25_weight": 0.0},  # dense passage scores alone
-}
 
-CLASSES = {"BM25Retriever": BM25Retriever, "DenseRetriever": DenseRetriever, "GraphRetriever": GraphRetriever,
-           "HybridRetriever": HybridRetriever, "MultiHopRetriever": MultiHopRetriever}  # fmt: skip
+def _hybrid(**changes: Any) -> HybridRetriever:
+    """``aethel-hybrid`` (the paper retriever of :data:`~aethel_lite.retrievers.hybrid.GRAPH` it holds) with
+    ``changes`` (``set_params`` keys)."""
+    return HybridRetriever(graph=GraphRetriever(**GRAPH)).set_params(**changes)
 
 
-@dataclass(frozen=True)
-class Method:
-    """A method: its retriever class (a key of ``CLASSES``), that class's settings and, for a hybrid, the paper
-    retriever's settings (``graph``) and the hybrid settings."""
-
-    cls: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-    settings: HybridSettings | None = None
-
-    @property
-    def graph_params(self) -> dict[str, Any]:
-        """The settings of the graph the method builds on (the paper retriever's; ``{}`` for BM25 and dense)."""
-        return dict(self.params) if self.cls in ("GraphRetriever", "HybridRetriever") else {}
+def _multihop(**changes: Any) -> MultiHopRetriever:
+    return MultiHopRetriever(dense=DenseRetriever(), bm25=BM25Retriever()).set_params(**changes)
 
 
-def _hybrid(graph: Mapping[str, Any] | None = None, **changes: Any) -> Method:
-    return Method("HybridRetriever", {**GRAPH, **(graph or {})}, HYBRID.replace(**changes))
-
-
-METHODS: dict[str, Method] = {
-    "bm25": Method("BM25Retriever"),
-    "dense": Method("DenseRetriever"),
-    "aethel-reg": Method("GraphRetriever", {"extractor": "regex", "bct": "none"}),
-    "aethel-ner": Method("GraphRetriever", {"extractor": "ner", "bct": "none"}),
-    "aethel-ner3": Method("GraphRetriever", {"extractor": "ner3", "bct": "none"}),
-    "aethel-bct": Method("GraphRetriever", {"extractor": "ner3", "bct": "both"}),
-    "dense-max": Method("DenseRetriever", {"pooling": "max"}),
-    "dense-heading": Method("DenseRetriever", {"pooling": "heading"}),
-    "aethel-reg-pure": Method("GraphRetriever", {"extractor": "regex", "bct": "none", "fallback": "none"}),
-    "aethel-ner3-pure": Method("GraphRetriever", {"extractor": "ner3", "bct": "none", "fallback": "none"}),
-    "aethel-bct-pure": Method("GraphRetriever", {"extractor": "ner3", "bct": "both", "fallback": "none"}),
+METHODS: dict[str, Retriever] = {
+    "bm25": BM25Retriever(),
+    "dense": DenseRetriever(),
+    "aethel-reg": GraphRetriever(extractor="regex", bct="none"),
+    "aethel-ner": GraphRetriever(extractor="ner", bct="none"),
+    "aethel-ner3": GraphRetriever(extractor="ner3", bct="none"),
+    "aethel-bct": GraphRetriever(extractor="ner3", bct="both"),
+    "dense-max": DenseRetriever(pooling="max"),
+    "dense-heading": DenseRetriever(pooling="heading"),
+    "aethel-reg-pure": GraphRetriever(extractor="regex", bct="none", fallback="none"),
+    "aethel-ner3-pure": GraphRetriever(extractor="ner3", bct="none", fallback="none"),
+    "aethel-bct-pure": GraphRetriever(extractor="ner3", bct="both", fallback="none"),
     "aethel-hybrid": _hybrid(),
     **{name: _hybrid(**change) for name, change in ABLATIONS.items()},
     **{name: _hybrid(**change) for name, change in HISTORICAL.items()},
-    "aethel-anchors": _hybrid(**ANCHORED),
-    "aethel-statements": _hybrid(**STATEMENTS_FIRST),
-    "aethel-multihop": Method("MultiHopRetriever"),
-    **{name: Method("MultiHopRetriever", change) for name, change in MULTIHOP_ABLATIONS.items()},
+    "aethel-anchors": AnchorsRetriever(_hybrid(), anchor_gap=2),
+    "aethel-statements": StatementsRetriever(AnchorsRetriever(_hybrid(), anchor_gap=2)),
+    "aethel-multihop": _multihop(),
+    **{name: _multihop(**change) for name, change in MULTIHOP_ABLATIONS.items()},
 }
 # fused method -> the methods it fuses
 FUSIONS: dict[str, tuple[str, ...]] = {
@@ -137,16 +120,29 @@ def parse_methods(spec: str | Sequence[str] | None) -> list[str]:
     return names
 
 
-def make_retriever(name: str, *, graph: Mapping[str, Any] | None = None, progress: bool = False):
-    """A fresh, unfitted retriever for a base method name.
+def graph_path(estimator: Any) -> str | None:
+    """The ``set_params`` prefix of the paper's :class:`GraphRetriever` an estimator holds (``""``: it is one;
+    ``"hybrid__graph__"`` for ``aethel-anchors``), or None when it holds none."""
+    if isinstance(estimator, GraphRetriever):
+        return ""
+    for name, value in estimator.get_params(deep=False).items():
+        if hasattr(value, "get_params") and not isinstance(value, type):
+            inner = graph_path(value)
+            if inner is not None:
+                return f"{name}__{inner}"
+    return None
+
+
+def make_retriever(name: str, *, graph: Mapping[str, Any] | None = None, progress: bool = False) -> Retriever:
+    """A fresh, unfitted retriever for a base method name (a clone of :data:`METHODS` ``[name]``).
 
     Parameters
     ----------
     name : str
         A key of :data:`METHODS`.
     graph : mapping, optional
-        Settings of the paper's graph retriever that replace the method's own, for graph and hybrid methods (e.g.
-        ``{"n_process": 2}`` or ``{"alias_table": ...}``); ignored by BM25 and dense methods.
+        Settings of the paper's graph retriever the method holds that replace its own (e.g. ``{"n_process": 2}``
+        or ``{"alias_table": ...}``); ignored by methods without one (BM25, dense, multi-hop).
     progress : bool
         Show progress bars.
 
@@ -157,19 +153,12 @@ def make_retriever(name: str, *, graph: Mapping[str, Any] | None = None, progres
     """
     if name not in METHODS:
         raise ParameterError(f"method {name!r} is not a base retriever; choose from {', '.join(METHODS)}")
-    method = METHODS[name]
-    unknown = [key for key in (graph or {}) if key not in GraphRetriever.param_names()]
+    unknown = [key for key in (graph or {}) if key not in GraphRetriever._get_param_names()]
     if unknown:
         raise ParameterError(f"method {name!r}: the graph retriever has no setting {unknown[0]!r}")
-    cls = GraphRetriever if method.cls == "HybridRetriever" else CLASSES[method.cls]
-    bad = [key for key in method.params if key not in cls.param_names()]
-    if bad:
-        raise ParameterError(
-            f"method {name!r} needs {cls.__name__}({bad[0]}=...), which this {cls.__name__} does not accept"
-        )
-    if method.cls == "GraphRetriever":
-        return GraphRetriever(**{**method.params, **(graph or {}), "progress": progress})
-    if method.cls == "HybridRetriever":
-        paper = GraphRetriever(**{**method.params, **(graph or {})})
-        return HybridRetriever(paper, method.settings, progress=progress)
-    return CLASSES[method.cls](**method.params, progress=progress)
+    r = clone(METHODS[name])
+    prefix = graph_path(r)
+    if prefix is not None and graph:
+        r.set_params(**{prefix + k: v for k, v in graph.items()})
+    r.set_params(progress=progress)
+    return r

@@ -4,8 +4,9 @@ A comparison question ("Which had more total assets at the end of FY2019, PepsiC
 each filing, and the page that holds the figure is a financial statement. Each anchor's PageRank
 (:mod:`aethel_lite.retrievers.anchors`) finds the right filing, but its first places go to pages that *mention* the
 metric (management's discussion, selected data, notes), because the question says "total assets" and never
-"balance sheet". With ``anchor_pages="statements"`` each anchor's first places go to the statement pages of its
-filing that report the question's line item.
+"balance sheet". The stage :class:`StatementsRetriever` (``aethel-statements``) holds an
+:class:`~aethel_lite.retrievers.anchors.AnchorsRetriever` and gives each anchor's first places to the statement pages
+of its filing that report the question's line item.
 
 **Fit** (:meth:`StatementPages.fit`), from the corpus alone (no question takes part): which passages are statement
 pages (:func:`~aethel_lite.data.statements.statement_kind`), the words of each one's row labels
@@ -28,7 +29,7 @@ better than "Total liabilities and shareholders' equity" does).
 row label found on the statement pages of at least ``min_docs`` documents (a row of one filing only is not a
 line item the corpus shares) that has two words or more, or one word weighing at least ``min_word``
 ("Revenues"; not "Total" or "Other"). "Total assets", "revenue", "net income" name one; a question about risks
-does not, and it ranks as without the setting.
+does not, and it ranks as ``aethel-anchors`` does.
 
 **Lift** (:func:`statements_first`): in one anchor's ranking, the statement pages of the document of its first
 passage whose match is positive take the first places, best match first (a tie: the anchor's own order); every
@@ -42,17 +43,23 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ..data.statements import row_labels, statement_kind
 from ..errors import DataError, ParameterError
 from ..io import read_json_shaped
-from .base import topk
+from .anchors import AnchorsRetriever
+from .base import Retriever, clone, prefitted, topk
+from .traces import score_queries
 
-__all__ = ["StatementPages", "words", "statements_first"]
+__all__ = ["StatementsRetriever", "StatementPages", "words", "statements_first", "STATEMENTS_FILE"]
+
+STATEMENTS_FILE = "statements.json"
 
 #: what :meth:`StatementPages.load` accepts (:func:`~aethel_lite.io.read_json_shaped`)
 _SHAPE = {
@@ -245,3 +252,111 @@ def statements_first(
     for place, i in enumerate(lifted):
         out[i] = top + len(lifted) - place
     return out
+
+
+class StatementsRetriever(Retriever):
+    """``aethel-statements``: ``aethel-anchors`` with each anchor's first places given to the statement pages of its
+    filing that report the question's line item (module docstring).
+
+    Parameters
+    ----------
+    anchors : AnchorsRetriever, optional
+        The stage whose ranking this one refines (default ``AnchorsRetriever()``); ``fit`` fits a clone of it.
+    min_docs, min_word, order
+        :class:`StatementPages`' settings (``order="anchor"``: the ablation that lifts every statement page of the
+        filing, in the anchor's order).
+    prefit : bool
+        ``anchors`` is already fitted on the same passages: ``fit`` uses it as it is.
+    progress : bool
+        Show progress bars.
+
+    Attributes
+    ----------
+    anchors_ : AnchorsRetriever
+        The fitted anchors stage.
+    pages_ : StatementPages
+        The corpus's statement pages and their row labels.
+    """
+
+    name = "statements"
+
+    def __init__(
+        self,
+        anchors: AnchorsRetriever | None = None,
+        min_docs: int = 2,
+        min_word: float = 1.0,
+        order: str = "match",
+        prefit: bool = False,
+        progress: bool = False,
+    ):
+        self.anchors, self.min_docs, self.min_word, self.order = anchors, min_docs, min_word, order
+        self.prefit, self.progress = prefit, progress
+
+    def _anchors(self) -> AnchorsRetriever:
+        return AnchorsRetriever() if self.anchors is None else self.anchors
+
+    def _pages(self) -> StatementPages:
+        return StatementPages(self.min_docs, self.min_word, self.order)
+
+    def parts(self) -> list[str]:
+        """The index parts ``save`` writes (file groups an index shares between methods: :mod:`aethel_lite.search.index`)."""
+        return [*self._anchors().parts(), "statements"]
+
+    def fit(self, passages: Sequence) -> StatementsRetriever:
+        """Fit a clone of the anchors stage and read the corpus's statement pages. Returns ``self``."""
+        pages = self._pages()
+        self._anchors()._check_settings()
+        passages = list(passages)
+        if self.prefit:
+            return self._learn(prefitted(self.anchors, [p.pid for p in passages]), pages.fit(passages))
+        anchors = clone(self._anchors())
+        anchors.progress = anchors.progress or self.progress
+        return self._learn(anchors.fit(passages), pages.fit(passages))
+
+    def _learn(self, anchors: AnchorsRetriever, pages: StatementPages) -> StatementsRetriever:
+        self.anchors_, self.pages_ = anchors, pages
+        self.pids_, self.pid_index_ = anchors.pids_, anchors.pid_index_
+        self.doc_ids_ = anchors.ranker_.doc_ids_
+        return self
+
+    @property
+    def ranker_(self):
+        """The fitted retriever that runs the PageRank search (the hybrid the anchors stage holds)."""
+        return self.anchors_.ranker_
+
+    def save(self, folder: str | os.PathLike) -> list[str]:
+        """Write the anchors stage's files (:meth:`AnchorsRetriever.save`) and ``statements.json``
+        (:meth:`StatementPages.save`)."""
+        self._check_fitted()
+        files = self.anchors_.save(folder)
+        self.pages_.save(Path(folder) / STATEMENTS_FILE, self.pids_)
+        return sorted([*files, STATEMENTS_FILE])
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike, **params: Any) -> StatementsRetriever:
+        """The stage :meth:`save` wrote into ``folder``, with settings ``params`` (the statement pages' own settings
+        are the file's)."""
+        r = cls(**params)
+        r._pages()
+        anchors = AnchorsRetriever.load(folder, **r._anchors().get_params(deep=False))
+        return r._learn(anchors, StatementPages.load(Path(folder) / STATEMENTS_FILE, anchors.pids_))
+
+    def search(self, queries, k: int = 10, pool=None):
+        """As :meth:`AnchorsRetriever.search`, each anchor's ranking with its statement pages first."""
+        return self.traced_search(queries, k, pool)[0]
+
+    def traced_search(self, queries, k: int = 10, pool=None, rank: Callable | None = None) -> tuple:
+        """The anchors stage's traced search, each question ranked by ``rank`` (default :meth:`rank`)."""
+        self._check_fitted()
+        return self.anchors_.traced_search(queries, k, pool, rank=rank or self.rank)
+
+    def _score_queries(self, queries: list, candidates: list):
+        return score_queries(self.ranker_, queries, candidates, {}, rank=self.rank)
+
+    def rank(self, text: str, trace) -> np.ndarray:
+        """The anchors stage's ranking (:meth:`AnchorsRetriever.rank`), each anchor's scores passed through
+        :func:`statements_first`."""
+        lift = partial(
+            statements_first, corpus_idx=trace.corpus_idx, pages=self.pages_, doc_ids=self.doc_ids_, text=text
+        )
+        return self.anchors_.rank(text, trace, refine=lift)

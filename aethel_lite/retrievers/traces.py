@@ -1,25 +1,25 @@
 r"""The search loop of the PageRank retrievers, and what it computes for each question (its trace).
 
-A *ranker* is a fitted :class:`~aethel_lite.retrievers.GraphRetriever` or
-:class:`~aethel_lite.retrievers.HybridRetriever`; both answer the same questions (their public methods):
+A *ranker* is a fitted :class:`~aethel_lite.retrievers.GraphRetriever` or a retriever built on one (the hybrid and
+its stages). Mixing in :class:`PageRankSearch`, it answers:
 
-==========================================  =================================================================
-``teleport(text, graph, idx, row, ments)``  the question's :class:`Teleport` over ``graph``
-``question_scores(texts)``                  corpus-wide ``"lexical"``/``"dense"``/``"heading"`` scores it needs
-``pool_graph(idx)``                         the graph of a closed pool
-``doc_nodes(graph, idx)``                   each candidate's document node (``None`` without document nodes)
-``anchor_traces(text, trace, op, docs)``    one trace per anchor (``None``: the question is not anchored)
-``ranking_scores(text, ppr, idx, **xs)``    the corpus-length scores that ``search`` ranks
-``merged_scores(text, trace)``              the scores of an anchored question
-==========================================  =================================================================
+=========================================  ======================================================================
+``question_scores(texts)``                 corpus-wide scores it needs besides PageRank, one row per question
+``block_mentions(texts)``                  text → entity mentions of a block of questions (``{}``: one at a time)
+``teleport(text, graph, idx, row, ments)`` the question's :class:`Teleport` over ``graph``
+``pool_graph(idx)``                        the graph of a closed pool
+``rank(text, trace)``                      the corpus-length scores that ``search`` ranks
+=========================================  ======================================================================
 
-Open-corpus questions are solved as batches of :data:`BLOCK` PageRank columns on the fitted graph; a closed-pool
-question on its pool's graph, with an operator of its own. Nothing is stored on the ranker.
+and holds the fitted ``graph_`` and ``operator_`` and the settings ``alpha``, ``tol`` and ``max_iter``. Open-corpus
+questions are solved as batches of :data:`BLOCK` PageRank columns on the fitted graph; a closed-pool question on its
+pool's graph, with an operator of its own. Nothing is stored on the ranker.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import math
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,8 +27,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..core.ppr import PPROperator
+from .run import Run
 
-__all__ = ["BLOCK", "Teleport", "QueryTrace", "ppr_block", "open_traces", "pool_trace", "score_queries"]
+__all__ = ["BLOCK", "Teleport", "QueryTrace", "PageRankSearch", "ppr_block", "score_queries"]
 
 #: open-corpus questions (and their seed sources, in attribution) are solved as batches of this many PPR columns
 BLOCK = 64
@@ -76,8 +77,9 @@ class QueryTrace:
     corpus_idx : ndarray or None
         The pool's corpus indices (``None``: open corpus).
     extra : dict
-        The ranking's inputs: ``"ppr"``, ``"lexical"``, ``"dense"``, ``"heading"``, ``"doc_ppr"``; ``"anchors"``
-        (``[(Anchor, QueryTrace), ...]`` or ``None``) and, once ranked, ``"anchor_of"``.
+        ``"nodes"``, the PageRank of every node of ``graph``; ``"ppr"``, its passages'; ``"operator"``, the PageRank
+        operator of ``graph``; the question's row of ``question_scores`` (``"lexical"``, ``"dense"``, ...); and what a
+        ranking adds (a stage records its own keys).
     """
 
     expansions: list
@@ -89,26 +91,16 @@ class QueryTrace:
     extra: dict = field(default_factory=dict)
 
 
-def _trace(
-    ranker, text: str, tel: Teleport, row: Mapping, full: np.ndarray, graph, cand, op, docs
-) -> QueryTrace:
+def _trace(tel: Teleport, row: Mapping, full: np.ndarray, graph, cand, op) -> QueryTrace:
     """A question's :class:`QueryTrace` from its teleport and its PageRank ``full`` over ``graph``'s nodes."""
-    extra = {
-        "ppr": full[: graph.n_passages],
-        "lexical": row.get("lexical"),
-        "dense": row.get("dense"),
-        "heading": row.get("heading"),
-        "doc_ppr": None if docs is None else full[docs],
-    }
+    extra = {**row, "nodes": full, "ppr": full[: graph.n_passages], "operator": op}
     n_reached = int(np.count_nonzero(extra["ppr"] > 0))
-    trace = QueryTrace(tel.expansions, tel.fallback, graph, n_reached, tel.parts, cand, extra)
-    extra["anchors"] = ranker.anchor_traces(text, trace, op, docs)
-    return trace
+    return QueryTrace(tel.expansions, tel.fallback, graph, n_reached, tel.parts, cand, extra)
 
 
 def ppr_block(ranker, texts: list[str]) -> tuple[np.ndarray, list[Teleport], list[dict]]:
     """``(P, teleports, rows)``: PageRank over the fitted graph's nodes, one column per question (zero for a
-    question without seed), each question's :class:`Teleport` and its row of :meth:`question_scores`."""
+    question without seed), each question's :class:`Teleport` and its row of ``question_scores``."""
     scores = ranker.question_scores(texts)
     rows = [{k: v[j] for k, v in scores.items()} for j in range(len(texts))]
     mentions = ranker.block_mentions(texts)
@@ -123,18 +115,14 @@ def ppr_block(ranker, texts: list[str]) -> tuple[np.ndarray, list[Teleport], lis
     return P, tels, rows
 
 
-def open_traces(ranker, queries) -> dict[str, QueryTrace]:
+def _open_traces(ranker, queries) -> dict[str, QueryTrace]:
     """qid → :class:`QueryTrace` of open-corpus ``queries``, solved as one PageRank batch on the fitted graph."""
-    docs = ranker.doc_nodes(ranker.graph_, None)
     P, tels, rows = ppr_block(ranker, [q.text for q in queries])
     g, op = ranker.graph_, ranker.operator_
-    return {
-        q.qid: _trace(ranker, q.text, tels[j], rows[j], P[:, j], g, None, op, docs)
-        for j, q in enumerate(queries)
-    }
+    return {q.qid: _trace(tels[j], rows[j], P[:, j], g, None, op) for j, q in enumerate(queries)}
 
 
-def pool_trace(ranker, text: str, cand: np.ndarray) -> QueryTrace:
+def _pool_trace(ranker, text: str, cand: np.ndarray) -> QueryTrace:
     """The :class:`QueryTrace` of one closed-pool question: PageRank on the pool's graph."""
     graph = ranker.pool_graph(cand)
     row = {k: v[0] for k, v in ranker.question_scores([text]).items()}
@@ -143,31 +131,54 @@ def pool_trace(ranker, text: str, cand: np.ndarray) -> QueryTrace:
     op = PPROperator(graph.adjacency())
     if tel.seeds is not None:
         full = op.run(tel.seeds, alpha=ranker.alpha, tol=ranker.tol, max_iter=ranker.max_iter).scores
-    return _trace(ranker, text, tel, row, full, graph, cand, op, ranker.doc_nodes(graph, cand))
+    return _trace(tel, row, full, graph, cand, op)
 
 
-def score_queries(ranker, queries: list, candidates: list, traces: dict) -> Iterator[np.ndarray]:
-    """Each question's corpus-length scores, in order; ``traces`` receives qid → :class:`QueryTrace`."""
+def score_queries(ranker, queries: list, candidates: list, traces: dict, rank=None) -> Iterator[np.ndarray]:
+    """Each question's corpus-length scores, ``rank(text, trace)`` (default ``ranker.rank``: a stage that holds the
+    ranker ranks its way), in order; ``traces`` receives qid → :class:`QueryTrace`."""
+    rank = ranker.rank if rank is None else rank
     open_q = [q for q, c in zip(queries, candidates) if c is None]
-    for start in range(
-        0, len(open_q), BLOCK
-    ):  # open corpus: batched PageRank (in blocks) on the fitted graph
-        traces.update(open_traces(ranker, open_q[start : start + BLOCK]))
+    for start in range(0, len(open_q), BLOCK):  # open corpus: batched PageRank on the fitted graph
+        traces.update(_open_traces(ranker, open_q[start : start + BLOCK]))
     pairs = list(zip(queries, candidates))
     for q, cand in tqdm(pairs, desc=f"{ranker.name} search", disable=not ranker.progress, leave=False):
         if cand is not None:
-            traces[q.qid] = pool_trace(ranker, q.text, cand)
-        t = traces[q.qid]
-        if t.extra.get("anchors"):  # one ranking per anchor, merged (retrievers.anchors)
-            yield ranker.merged_scores(q.text, t)
-            continue
-        e = t.extra
-        yield ranker.ranking_scores(
-            q.text,
-            e["ppr"],
-            cand,
-            lexical=e["lexical"],
-            dense=e["dense"],
-            doc_ppr=e["doc_ppr"],
-            heading=e["heading"],
-        )
+            traces[q.qid] = _pool_trace(ranker, q.text, cand)
+        yield rank(q.text, traces[q.qid])
+
+
+class PageRankSearch:
+    """Search and PageRank of a fitted ranker (module docstring); why a passage was retrieved is told by
+    :func:`aethel_lite.explain.explained_search` from :meth:`traced_search`."""
+
+    def search(self, queries, k: int = 10, pool=None) -> Run:
+        r"""As :meth:`Retriever.search <aethel_lite.retrievers.Retriever.search>`, leaving out passages scored
+        :math:`-\infty` (``fallback="none"``)."""
+        return self.traced_search(queries, k, pool)[0]
+
+    def traced_search(self, queries, k: int = 10, pool=None, rank=None) -> tuple[Run, dict]:
+        """``(run, traces)``: the run of :meth:`search` and qid → :class:`QueryTrace`; ``rank(text, trace)``
+        replaces :meth:`rank` (a stage holding this ranker)."""
+        queries, k, candidates = self._checked(queries, k, pool)
+        found: dict = {}
+        run = self._collect(queries, candidates, score_queries(self, queries, candidates, found, rank), k)
+        for qid, hits in run.items():
+            run[qid] = [(pid, score) for pid, score in hits if score != -math.inf]
+        return run, found
+
+    def _score_queries(self, queries: list, candidates: list):
+        return score_queries(self, queries, candidates, {})
+
+    def ppr(self, texts: Sequence[str]) -> tuple:
+        """``(P, expansions, fallback)``: PageRank over the fitted graph's nodes (passages first), one column per
+        question (zero without seed under ``fallback="none"``), each question's expansions and whether it used the
+        BM25 teleport."""
+        self._check_fitted()
+        P, tels, _ = ppr_block(self, list(texts))
+        return P, [t.expansions for t in tels], [t.fallback for t in tels]
+
+    def personalization(self, text: str, graph=None, corpus_idx=None, *, scores=None) -> tuple:
+        """``(expansions, s, fallback)`` of a question (``teleport``)."""
+        tel = self.teleport(text, graph, corpus_idx, scores)
+        return tel.expansions, tel.seeds, tel.fallback

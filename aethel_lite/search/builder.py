@@ -16,18 +16,17 @@ from ..caching.store import text_key
 from ..caching.versions import versions
 from ..core.entities import Mention, entity_store, extract_entities, get_extractor, graph_filters
 from ..core.graph import build_graph
-from ..data.docmeta import document_metadata
+from ..data.docmeta import document_metadata, write_docmeta
 from ..data.ingest import check_chunking
 from ..data.schema import Passage
 from ..errors import AethelError, DataError, ParameterError
 from ..evaluation.cluster import cluster_options, precompute_methods
 from ..io import read_jsonl
-from ..retrievers import BM25Retriever
+from ..retrievers import BM25Retriever, params_json
 from ..retrievers.base import passage_text
 from ..retrievers.dense import index_precision, stored_precision
-from ..retrievers.graph_files import STATEMENTS_FILE, write_docmeta
-from ..retrievers.registry import FUSIONS, METHODS, make_retriever, parse_methods
-from ..retrievers.statements import StatementPages
+from ..retrievers.registry import FUSIONS, make_retriever, parse_methods
+from ..retrievers.statements import STATEMENTS_FILE, StatementPages
 from ..retrievers.titles import TITLES_FILE, mention_graph, save_titles
 from .atomic import (
     IndexLock,
@@ -208,11 +207,9 @@ class _Builder:
 
     def bm25(self) -> None:
         r = BM25Retriever().fit(self.passages)
-        r.save(self.tmp / "bm25")
-        files = sorted(
-            p.relative_to(self.tmp).as_posix() for p in (self.tmp / "bm25").rglob("*") if p.is_file()
-        )
-        self.parts["bm25"] = {"files": files, "config": r.config()}
+        folder = r.save(self.tmp)
+        files = sorted(p.relative_to(self.tmp).as_posix() for p in folder.rglob("*") if p.is_file())
+        self.parts["bm25"] = {"files": files, "config": params_json(r)}
 
     def dense(self, method: str) -> None:
         import numpy as np
@@ -232,7 +229,7 @@ class _Builder:
             else None
         )
         if store_config is not None:  # the old index's embeddings, by text (verified by build_index)
-            emb = type(r).load(self.old_dir, [p.pid for p in self.old_passages], **r.get_params()).embeddings_
+            emb = type(r).load(self.old_dir, **r.get_params()).embeddings_
             old_chunks = [_model_text(c) for p in self.old_passages for c in r.passage_chunks(p)]
             if emb.shape[0] == len(old_chunks):
                 rows = {text_key(c): emb[i] for i, c in enumerate(old_chunks)}
@@ -251,7 +248,7 @@ class _Builder:
         files = r.save(self.tmp)
         self.parts[name] = {
             "files": files,
-            "config": r.config(),
+            "config": params_json(r),
             "store_config": store_config,
             "shape": list(r.embeddings_.shape),
         }
@@ -293,13 +290,8 @@ class _Builder:
             )
         self.write_passages()
         base_methods = list(dict.fromkeys(b for m in self.methods for b in FUSIONS.get(m, (m,))))
-        extractors = list(
-            dict.fromkeys(
-                METHODS[m].params.get("extractor", "ner3")
-                for m in base_methods
-                if METHODS[m].cls in ("GraphRetriever", "HybridRetriever")
-            )
-        )
+        needed = list(dict.fromkeys(p for m in base_methods for p in method_parts(m)))
+        extractors = [p.partition("-")[2] for p in needed if p.startswith("graph-")]
         if self.cluster is not None:  # the steps below then find every entity and vector in the stores
             old = {text_key(passage_text(p)) for p in self.old_passages}  # theirs are in the index already
             precompute_methods(
@@ -321,25 +313,11 @@ class _Builder:
             self.graph(ext, raw[base])
         if not extractors:
             _checkpoint("ner")
-        if any(
-            METHODS[m].cls in ("BM25Retriever", "GraphRetriever", "HybridRetriever", "MultiHopRetriever")
-            for m in base_methods
-        ):
+        if "bm25" in needed:
             self.bm25()
-        poolings: dict[str, str] = {}
-        needed = {p for m in base_methods for p in method_parts(m)}
-        for m in base_methods:
-            if METHODS[m].cls == "DenseRetriever":
-                poolings.setdefault(METHODS[m].params.get("pooling", "first"), m)
-        for pooling, m in (
-            ("first", "dense"),
-            ("max", "dense-max"),
-            ("heading", "dense-heading"),
-        ):  # a hybrid's dense scores
-            if f"dense-{pooling}" in needed:
-                poolings.setdefault(pooling, m)
-        for m in poolings.values():
-            self.dense(m)
+        for pooling, m in (("first", "dense"), ("max", "dense-max"), ("heading", "dense-heading")):
+            if f"dense-{pooling}" in needed:  # each dense part as its dense method saves it
+                self.dense(m)
         if "docmeta" in needed:
             self.docmeta()
         if "statements" in needed:

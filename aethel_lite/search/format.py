@@ -32,9 +32,11 @@ __all__ = [
     "verify_files",
 ]
 
-INDEX_FORMAT = 3
-#: formats this version reads (format 2 lacks only the ``docmeta`` part of hybrid methods)
-READ_FORMATS = (2, 3)
+INDEX_FORMAT = 4
+#: formats this version reads (each retriever saves itself from format 4 on: a dense part holds its settings)
+READ_FORMATS = (4,)
+#: formats of earlier versions: recognised as indexes (``--out`` may replace them), searched only after a rebuild
+OLD_FORMATS = (1, 2, 3)
 INDEX_FILE = "index.json"
 DOCMETA_FILE = "docmeta.json"
 PASSAGES_FILE = "passages.jsonl"
@@ -67,25 +69,7 @@ def method_parts(method: str) -> list[str]:
     parse_methods([method])
     if method in FUSIONS:
         return list(dict.fromkeys(p for base in FUSIONS[method] for p in method_parts(base)))
-    m = METHODS[method]
-    if m.cls == "MultiHopRetriever":
-        return ["bm25", "dense-first", "titles"]
-    if m.cls == "BM25Retriever":
-        return ["bm25"]
-    if m.cls == "DenseRetriever":
-        return [f"dense-{m.params.get('pooling', 'first')}"]
-    out = ["bm25", f"graph-{m.params.get('extractor', 'ner3')}"]
-    if m.cls == "HybridRetriever":
-        s = m.settings
-        if s.needs("dense"):
-            out.append(f"dense-{s.dense_pooling}")
-        if s.needs("heading"):
-            out.append("dense-heading")
-        if s.document_nodes or s.metadata:
-            out.append("docmeta")
-        if s.anchor_pages == "statements":
-            out.append("statements")
-    return out
+    return METHODS[method].parts()  # what the method's retriever saves (its ``parts``)
 
 
 def searchable_methods(parts: Iterable[str]) -> list[str]:
@@ -109,7 +93,7 @@ def is_index_folder(path: Path) -> bool:
         return False
     return (
         isinstance(info, dict)
-        and info.get("format") in (1, *READ_FORMATS)
+        and info.get("format") in (*OLD_FORMATS, *READ_FORMATS)
         and (path / PASSAGES_FILE).is_file()
     )
 
@@ -143,10 +127,9 @@ def read_manifest(index_dir: str | os.PathLike) -> dict:
             f"not an index manifest (a JSON {type(info).__name__}, expected an object); rebuild the index",
         )
     fmt = info.get("format")
-    if fmt == 1 and type(fmt) is int:  # not true, which equals 1 in Python
+    if fmt in OLD_FORMATS and type(fmt) is int:  # not true, which equals 1 in Python
         raise _fail(
-            path,
-            f"index format 1, written by an older aethel-lite; rebuild it with `aethel index FILES --out {index_dir}`",
+            path, f"index format {fmt}, written by an older aethel-lite; {rebuild_hint(index_dir, info)}"
         )
     if fmt not in READ_FORMATS or isinstance(fmt, bool):
         raise _fail(
@@ -220,8 +203,13 @@ def read_manifest(index_dir: str | os.PathLike) -> dict:
 def rebuild_hint(index_dir: Path, info: dict) -> str:
     """The command that rebuilds the index: every path absolute and shell-quoted, so it can be
     pasted from any folder (an input recorded relative by an older index is taken from here)."""
-    inputs = " ".join(shlex.quote(os.path.abspath(p)) for p in info.get("inputs", [])) or "FILES"
-    methods = ",".join(info.get("methods", [])) or "bm25,aethel-bct"
+
+    def texts(key: str) -> list[str]:
+        value = info.get(key)
+        return value if isinstance(value, list) and all(isinstance(x, str) for x in value) else []
+
+    inputs = " ".join(shlex.quote(os.path.abspath(p)) for p in texts("inputs")) or "FILES"
+    methods = ",".join(texts("methods")) or "bm25,aethel-bct"
     return (
         f"rebuild it with `aethel index {inputs} --out {shlex.quote(os.path.abspath(index_dir))} "
         f"--methods {shlex.quote(methods)}`"

@@ -12,23 +12,15 @@ from typing import Any
 
 from ..core import ner_process
 from ..core.entities import get_extractor
-from ..core.graph import EntityGraph
 from ..data.schema import Passage, Query
 from ..errors import DataError, ParameterError, check_k
 from ..explain import attribution
 from ..explain.attribution import EXPLAIN_DEPTH
-from ..retrievers import BM25Retriever, GraphRetriever, HybridRetriever
+from ..retrievers import DenseRetriever
 from ..retrievers.dense import PRECISIONS, stored_precision
-from ..retrievers.fusion import fuse_runs
-from ..retrievers.graph_files import STATEMENTS_FILE, GraphParts, PassageIds, read_docmeta
-from ..retrievers.hybrid import HybridParts
-from ..retrievers.multihop import MultiHopParts, MultiHopRetriever
-from ..retrievers.registry import FUSIONS, make_retriever
-from ..retrievers.run import RUN_DEPTH
-from ..retrievers.statements import StatementPages
-from ..retrievers.titles import TITLES_FILE, load_titles
+from ..retrievers.registry import FUSIONS, graph_path, make_retriever
+from ..retrievers.run import RUN_DEPTH, fuse_runs
 from .format import (
-    DOCMETA_FILE,
     IDS_FILE,
     INDEX_FILE,
     PASSAGES_FILE,
@@ -149,9 +141,9 @@ class SearchIndex:
         :func:`~aethel_lite.core.ner_process.warm_up` began if it has the settings); end those not needed."""
         for m in methods:
             for r in map(make_retriever, FUSIONS.get(m, (m,))):
-                paper = r.graph_settings if isinstance(r, HybridRetriever) else r
-                if isinstance(paper, GraphRetriever):
-                    ner_process.start(get_extractor(paper.extractor), questions)
+                path = graph_path(r)  # the paper retriever it holds, if any
+                if path is not None:
+                    ner_process.start(get_extractor(r.get_params()[path + "extractor"]), questions)
         ner_process.end_unused()
 
     def _check_method(self, method: str) -> list[str]:
@@ -209,117 +201,52 @@ class SearchIndex:
             self._parts["ids"] = (ids["pids"], ids["doc_ids"])
         return self._parts["ids"]
 
-    def _part(self, name: str):
-        if name in self._parts:
-            return self._parts[name]
-        part = self.info["parts"][name]
-        self._verify(part["files"])
-        pids = self.ids[0]
-        if name == "bm25" or name.startswith("graph-"):
-            obj = BM25Retriever.load(self.dir / name) if name == "bm25" else EntityGraph.load(self.dir / name)
-            if (obj.pids_ if name == "bm25" else obj.pids) != pids:
-                raise DataError(
-                    f"{self.dir / name}: its passage ids differ from {IDS_FILE}; {rebuild_hint(self.dir, self.info)}"
-                )
-        elif name == "docmeta":  # doc_id -> DocMeta, checked against ids.json
-            try:
-                obj = read_docmeta(self.dir / DOCMETA_FILE)
-            except DataError as exc:
-                raise DataError(f"{exc}; {rebuild_hint(self.dir, self.info)}") from None
-            if set(obj) != set(self.ids[1]):
-                raise DataError(
-                    f"{self.dir / DOCMETA_FILE}: its documents differ from {IDS_FILE}; "
-                    f"{rebuild_hint(self.dir, self.info)}"
-                )
-        elif name == "statements":  # the statement pages, by pid of ids.json
-            try:
-                obj = StatementPages.load(self.dir / STATEMENTS_FILE, pids)
-            except DataError as exc:
-                raise DataError(f"{exc}; {rebuild_hint(self.dir, self.info)}") from None
-        elif name == "titles":  # the passages' titles and mention graph, in the order of ids.json
-            try:
-                obj = load_titles(self.dir / TITLES_FILE, len(pids))
-            except DataError as exc:
-                raise DataError(f"{exc}; {rebuild_hint(self.dir, self.info)}") from None
-        else:  # pragma: no cover - entities parts are read by --add only
-            raise ParameterError(f"part {name!r} is not searchable")
-        self._parts[name] = obj
-        return obj
+    def _check_parts(self, parts: Sequence[str]) -> None:
+        """Before a method's retriever loads its files: each dense part was embedded with the installed model
+        configuration (its recorded precision), each graph part built by the installed extractor (a warning)."""
+        for name in parts:
+            part = self.info["parts"][name]
+            kind, _, which = name.partition("-")
+            if kind == "dense":
+                stored = part.get("store_config")
+                model = DenseRetriever(pooling=which, precision=stored_precision(stored))
+                if model.precision not in PRECISIONS or stored != model.embedding_store_config():
+                    raise DataError(
+                        f"{self.dir}: the index was embedded with another model configuration than the installed "
+                        f"one; {rebuild_hint(self.dir, self.info)}"
+                    )
+                model.start_encoder()  # ONNX Runtime prepares the weights while the rest opens (spaCy above all)
+            elif kind == "graph":
+                installed = get_extractor(which).config()
+                if part.get("extractor_config") not in (None, installed):
+                    warnings.warn(
+                        f"{self.dir}: the entity extractor differs from the one that built the index "
+                        f"(installed: {installed}); question entities may not match; "
+                        f"{rebuild_hint(self.dir, self.info)}",
+                        RuntimeWarning,
+                        stacklevel=4,
+                    )
 
     def _base(self, method: str):
-        """A retriever of a base method with its fitted state restored from the index parts."""
+        """The fitted retriever of a base method, loaded from the index (its own ``load``: nothing is fitted)."""
         key = ("retriever", method)
         if key in self._parts:
             return self._parts[key]
         parts = self._check_method(method)
+        self._verify([IDS_FILE, *(f for p in parts for f in self.info["parts"][p]["files"])])
+        self._check_parts(parts)
         r = make_retriever(method)
-        bm25 = self._part("bm25") if "bm25" in parts else None
-        if isinstance(r, BM25Retriever):
-            r = bm25
-        elif isinstance(r, (GraphRetriever, HybridRetriever)):
-            r = self._graph_retriever(r, parts, bm25)
-        elif isinstance(r, MultiHopRetriever):  # the stored scorers, titles and mention graph
-            titles, graph = self._part("titles")
-            r.fit(self._passage_ids(), parts=MultiHopParts(self._base("dense"), bm25, titles, graph))
-        else:  # dense: questions are encoded as the index's passages were (its store_config's precision)
-            part = self.info["parts"][parts[0]]
-            r.set_params(precision=stored_precision(part.get("store_config")))
-            if r.precision not in PRECISIONS or part.get("store_config") != r.embedding_store_config():
-                raise DataError(
-                    f"{self.dir}: the index was embedded with another model configuration than the installed "
-                    f"one; {rebuild_hint(self.dir, self.info)}"
-                )
-            self._verify(part["files"])
-            r.start_encoder()  # ONNX Runtime prepares the weights while the rest opens (spaCy above all)
-            try:
-                r = type(r).load(self.dir, self.ids[0], dim=part["store_config"].get("dim"), **r.get_params())
-            except DataError as exc:
-                raise DataError(f"{exc}; {rebuild_hint(self.dir, self.info)}") from exc
-        self._parts[key] = r
-        return r
-
-    def _passage_ids(self) -> list[PassageIds]:
-        """Each passage's pid and doc_id, from ids.json (what fitting from an index's parts reads, not
-        passages.jsonl)."""
-        pids, doc_ids = self.ids
-        return [PassageIds(pid, doc) for pid, doc in zip(pids, doc_ids)]
-
-    def _graph_retriever(self, r, parts: list[str], bm25):
-        """The graph retriever ``r`` with its fitted state assembled from the index parts (answers as a refit one)."""
-        graph = GraphParts(self._part(parts[1]), bm25)
-        if isinstance(r, HybridRetriever):
-            # the hybrid's dense and heading scores: the stored embeddings, as `dense` reads them
-            part = next((p for p in parts if p in ("dense-first", "dense-max")), None)
-            dense = (
-                None if part is None else self._base({"dense-first": "dense", "dense-max": "dense-max"}[part])
+        try:
+            fitted = type(r).load(self.dir, **r.get_params(deep=False))
+        except DataError as exc:
+            raise DataError(f"{exc}; {rebuild_hint(self.dir, self.info)}") from None
+        if fitted.pids_ != self.ids[0]:
+            raise DataError(
+                f"{self.dir}: the passage ids of {method}'s parts differ from {IDS_FILE}; "
+                f"{rebuild_hint(self.dir, self.info)}"
             )
-            heading = self._base("dense-heading") if "dense-heading" in parts else None
-        ids = self._passage_ids()
-        if isinstance(r, HybridRetriever):
-            r.fit(
-                ids,
-                parts=HybridParts(
-                    graph,
-                    dense,
-                    heading,
-                    self._part("docmeta") if "docmeta" in parts else None,
-                    self._part("statements") if "statements" in parts else None,
-                ),
-            )
-            extractor = r.graph_retriever_.extractor_
-        else:
-            r.fit(ids, parts=graph)
-            extractor = r.extractor_
-        stored = self.info["parts"][parts[1]].get("extractor_config")
-        if stored is not None and stored != extractor.config():
-            warnings.warn(
-                f"{self.dir}: the entity extractor differs from the one that built the index "
-                f"(installed: {extractor.config()}); question entities may not match; "
-                f"{rebuild_hint(self.dir, self.info)}",
-                RuntimeWarning,
-                stacklevel=4,
-            )
-        return r
+        self._parts[key] = fitted
+        return fitted
 
     def _retrievers(self, method: str) -> list:
         return [self._base(m) for m in FUSIONS.get(method, (method,))]
@@ -400,11 +327,7 @@ class SearchIndex:
                     if hasattr(r, "traced_search"):  # a PageRank retriever
                         for pid, found in attribution.explain(r, q.text, [h["pid"] for h in hits]).items():
                             shares.setdefault(pid, []).extend(found)
-                node = (
-                    "document"
-                    if any(getattr(r, "explains_documents", False) for r in retrievers)
-                    else "passage"
-                )
+                node = "document" if any(map(attribution.explains_documents, retrievers)) else "passage"
                 for h in hits:
                     h["explain"] = [s.to_dict() for s in shares.get(h["pid"], [])]
                     h["explain_node"] = node  # whose PageRank the shares split: the hit's or its document's
@@ -419,13 +342,13 @@ class SearchIndex:
 
 
 def _ranking(retrievers: list, queries: list, k: int, method: str, sources: bool = True):
-    """The run of ``method`` (a fusion's :func:`~aethel_lite.retrievers.fusion.fuse_runs` as deep as ``aethel
+    """The run of ``method`` (a fusion's :func:`~aethel_lite.retrievers.run.fuse_runs` as deep as ``aethel
     eval``'s, so the same top 10) and the graph retrievers' provenance of their hits (qid → pid → records; a
     hybrid's seed-source records only with ``sources``)."""
     depth = max(k, RUN_DEPTH) if method in FUSIONS else max(k, 10)
     runs, provenance = [], {}
     for r in retrievers:
-        if isinstance(r, (GraphRetriever, HybridRetriever)):
+        if hasattr(r, "traced_search"):  # a PageRank retriever: its traces explain each hit
             run, found = r.traced_search(queries, k=depth)
             result = attribution.attribute(r, run, found, k=depth, depth=EXPLAIN_DEPTH, sources=sources)
             runs.append(run)

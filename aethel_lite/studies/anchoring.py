@@ -31,9 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from ..caching.memo import shared
 from ..caching.resultcache import cached, dataset_digest
 from ..errors import ParameterError
 from ..evaluation.metrics import gold_rank
+from ..retrievers import params_json
 from ..retrievers.registry import make_retriever
 from ..retrievers.traces import BLOCK
 
@@ -130,7 +132,7 @@ def anchoring_study(
         "anchoring",
         {
             "dataset": dataset_digest(dataset),
-            "methods": {n: r.config() for n, r in models.items()},
+            "methods": {n: params_json(r) for n, r in models.items()},
             "halves": parts,
         },
         lambda: _anchoring(dataset, models, fitted=set(given), halves=parts),
@@ -157,15 +159,15 @@ def _anchoring(dataset, models: dict, *, fitted: set, halves: dict) -> dict:
         return {"skipped": "no question has a gold passage in the corpus", **size}
     for name, r in models.items():
         if name not in fitted:
-            r.memo = True
-            r.fit(passages)
+            with shared():
+                r.fit(passages)
         elif list(r.pids_) != [p.pid for p in passages]:
             raise ParameterError(
                 f"anchoring_study: the fitted {name!r} retriever was not fitted on {dataset.name!r}'s passages"
             )
     methods = list(models)
     hybrid = models["aethel-hybrid"]
-    if not hybrid.hybrid_settings.document_nodes:
+    if not hybrid.document_nodes:
         raise ParameterError("anchoring_study: aethel-hybrid must have document nodes (document_nodes=True)")
     # corpus-length scores of every question, shape (n_queries, n_passages)
     scores = {name: np.stack(list(models[name].corpus_scores(queries))) for name in methods}

@@ -16,14 +16,16 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..caching.memo import shared
 from ..caching.resultcache import cached, dataset_digest
 from ..data.summary import dataset_summary
 from ..errors import DataNotFoundError, ParameterError
 from ..evaluation.metrics import mean
 from ..evaluation.runner import MethodOutcome, block_of, paired_comparisons, run_methods, score_runs
 from ..explain import explained_search
-from ..retrievers.hybrid_settings import ABLATIONS, HISTORICAL
-from ..retrievers.registry import METHODS, make_retriever
+from ..retrievers import params_json
+from ..retrievers.hybrid import ABLATIONS, HISTORICAL
+from ..retrievers.registry import make_retriever
 from .open_corpus import QUICK, load_open
 from .tuning import halves
 
@@ -45,12 +47,17 @@ _TESTED = ("MRR", "HR@5", "Recall@5", "AllSupport@5")
 VARIANTS = (*ABLATIONS, *HISTORICAL)
 
 
-def _derive(base, name: str):
-    """The fitted variant ``name`` (a hybrid method of the registry) of a fitted ``aethel-hybrid`` retriever."""
+def _derive(base, name: str, passages):
+    """The fitted variant ``name`` (a hybrid method of the registry) of a fitted ``aethel-hybrid`` retriever: it
+    shares the base's fitted paper retriever when their graph settings agree (``prefit``); entities and embeddings
+    come from the stores."""
     if name == "aethel-hybrid":
         return base
-    method = METHODS[name]
-    return base.variant(graph=method.graph_params, **method.settings.as_dict())
+    r = make_retriever(name, graph={"n_process": base.graph.n_process})
+    if params_json(r.graph) == params_json(base.graph):
+        r.set_params(graph=base.graph_retriever_, prefit=True)
+    with shared():
+        return r.fit(passages)
 
 
 def _fit_hybrids(
@@ -64,21 +71,22 @@ def _fit_hybrids(
     pool = "query" if setting == "closed" else None
     t0 = time.perf_counter()
     base = make_retriever("aethel-hybrid", graph={"n_process": n_process})
-    base.memo = True  # per-text work shared with the methods fitted before it (aethel_lite.caching.memo)
-    base.fit(dataset.passages)
+    with shared():  # per-text work shared with the methods fitted before it (aethel_lite.caching.memo)
+        base.fit(dataset.passages)
     fit_seconds = time.perf_counter() - t0
     if keep is not None:
         keep[dataset.name] = base
     out = {}
     for name in names:
         t = time.perf_counter()
-        r = _derive(base, name)
+        r = _derive(base, name, dataset.passages)
         extra = {}
-        if name == "aethel-hybrid":
-            result = explained_search(r, dataset.queries, k=depth, pool=pool, depth=5)
-            run, extra["sources"] = result.run, result.sources
-        else:
-            run = r.search(dataset.queries, k=depth, pool=pool)
+        with shared():
+            if name == "aethel-hybrid":
+                result = explained_search(r, dataset.queries, k=depth, pool=pool, depth=5)
+                run, extra["sources"] = result.run, result.sources
+            else:
+                run = r.search(dataset.queries, k=depth, pool=pool)
         run.name = name
         out[name] = MethodOutcome(name, run, fit_seconds + time.perf_counter() - t, r, extra)
     return out
@@ -308,7 +316,7 @@ def latency(
     * ``bm25``, ``dense`` (the dense time is mostly MiniLM encoding the question);
     * ``aethel-hybrid``: end to end, without per-hit attribution;
     * ``aethel-hybrid (question analysed)``: the same with the question's MiniLM embedding, spaCy
-      mentions and BM25 tokens computed beforehand (the retriever's :attr:`memo`; what the graph
+      mentions and BM25 tokens computed beforehand (:func:`aethel_lite.caching.memo.shared`; what the graph
       method adds to a dense retriever);
     * ``aethel-hybrid (explain)``: end to end plus the attribution of the first 10 hits by seed
       source (one more PageRank solve per source).
@@ -339,10 +347,6 @@ def latency(
         "aethel-hybrid", graph={"n_process": n_process}
     ).fit(dataset.passages)
     out: dict[str, Any] = {"n_queries": len(queries), "n_passages": len(dataset.passages)}
-    memo = {name: r.memo for name, r in given.items() if hasattr(r, "memo")}
-    for r in (*fitted.values(), hybrid):  # a timed search pays for its question's encoding, NER and tokens
-        if hasattr(r, "memo"):
-            r.memo = False
 
     def row(r, explain_depth: int | None = None) -> dict:
         def search(qs):
@@ -368,20 +372,19 @@ def latency(
             "batched_ms": round(1000 * batches, 3),
         }
 
-    for name in ("bm25", "dense"):
-        out[name] = row(fitted[name])
-    out["aethel-hybrid"] = row(hybrid)
-    hybrid.memo = (
-        True  # the questions' embeddings, mentions and tokens from the memos, filled by one untimed pass
-    )
-    for q in queries:
-        hybrid.search([q], k=10)
-    hybrid.search(queries, k=10)
-    out["aethel-hybrid (question analysed)"] = row(hybrid)
-    hybrid.memo = False
-    out["aethel-hybrid (explain)"] = row(hybrid, explain_depth=10)
-    for name, value in memo.items():
-        given[name].memo = value
+    with shared(False):  # a timed search pays for its question's encoding, NER and tokens
+        for name in ("bm25", "dense"):
+            out[name] = row(fitted[name])
+        out["aethel-hybrid"] = row(hybrid)
+    with (
+        shared()
+    ):  # the questions' embeddings, mentions and tokens from the memos, filled by one untimed pass
+        for q in queries:
+            hybrid.search([q], k=10)
+        hybrid.search(queries, k=10)
+        out["aethel-hybrid (question analysed)"] = row(hybrid)
+    with shared(False):
+        out["aethel-hybrid (explain)"] = row(hybrid, explain_depth=10)
     return out
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..retrievers.hybrid_settings import ABLATION_LABELS, RANK_TERMS
+from ..retrievers.hybrid import ABLATION_LABELS, RANK_TERMS
 from .beyond import VARIANTS
 
 #: The baselines our targets compare the hybrid with.

@@ -33,21 +33,18 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from typing import Any
 
+from ..caching.memo import shared
 from ..data.loaders import load_financebench
 from ..data.sampling import sample_corpus
 from ..data.schema import Dataset
 from ..data.statements import HEAD_LINES, HEADINGS, row_figures, title_lines
 from ..evaluation.runner import MethodOutcome, block_of, paired_comparisons, score_runs
 from ..evaluation.splits import split
-from ..retrievers.anchors import question_anchors
-from ..retrievers.hybrid import HybridRetriever
-from ..retrievers.hybrid_settings import ANCHORED, STATEMENTS_FIRST
-from ..retrievers.registry import make_retriever
+from ..retrievers import StatementsRetriever, clone
+from ..retrievers.registry import METHODS, make_retriever
 from ..retrievers.run import RUN_DEPTH
-from ..retrievers.statements import StatementPages
 from .open_corpus import metric_cis
 
 __all__ = [
@@ -171,8 +168,8 @@ def comparison_study(
     ablation of ``aethel-statements``, and the single-filing check.
 
     One corpus (quick mode: a sample of :data:`QUICK_COMPARISONS` pages with every gold page) is fitted once per method;
-    ``aethel-anchors`` is ``aethel-hybrid`` with :data:`~aethel_lite.retrievers.hybrid_settings.ANCHORED`,
-    ``aethel-statements`` with :data:`~aethel_lite.retrievers.hybrid_settings.STATEMENTS_FIRST`.
+    ``aethel-anchors`` is a stage holding the fitted ``aethel-hybrid``, ``aethel-statements`` a stage holding
+    ``aethel-anchors`` (``prefit``: nothing is fitted again).
 
     Returns
     -------
@@ -196,25 +193,21 @@ def comparison_study(
     fitted = {}
     for name in ("bm25", "dense", "aethel-hybrid"):
         t0 = time.perf_counter()
-        r = make_retriever(name, progress=progress)
-        r.memo = True
-        fitted[name] = r.fit(comp.passages)
+        with shared():
+            fitted[name] = make_retriever(name, progress=progress).fit(comp.passages)
         log and log(f"  {name}: fitted in {time.perf_counter() - t0:.1f}s")
-    hybrid = fitted["aethel-hybrid"]
-    fitted["aethel-anchors"] = hybrid.variant(**ANCHORED)
-    fitted["aethel-statements"] = hybrid.variant(**STATEMENTS_FIRST)
-    unordered = HybridRetriever(hybrid.graph_settings, hybrid.hybrid_settings.replace(**STATEMENTS_FIRST))
-    unordered.memo = True
-    unordered.fit(
-        hybrid.passages_,
-        parts=replace(hybrid.parts_, statements=StatementPages(order="anchor").fit(hybrid.passages_)),
-    )
-    runs = {
-        (tag, name): MethodOutcome(name, r.search(questions, k=RUN_DEPTH), 0.0)
-        for questions, tag in ((comp.queries, "comparisons"), (single.queries, "single"))
-        for name, r in fitted.items()
-    }
-    ablated = MethodOutcome(STATEMENTS_UNORDERED, unordered.search(comp.queries, k=RUN_DEPTH), 0.0)
+    # the stages hold the fitted hybrid (prefit): nothing is extracted, encoded or indexed again
+    anchors = clone(METHODS["aethel-anchors"]).set_params(hybrid=fitted["aethel-hybrid"], prefit=True)
+    fitted["aethel-anchors"] = anchors.fit(comp.passages)
+    fitted["aethel-statements"] = StatementsRetriever(anchors, prefit=True).fit(comp.passages)
+    unordered = StatementsRetriever(anchors, order="anchor", prefit=True).fit(comp.passages)
+    with shared():
+        runs = {
+            (tag, name): MethodOutcome(name, r.search(questions, k=RUN_DEPTH), 0.0)
+            for questions, tag in ((comp.queries, "comparisons"), (single.queries, "single"))
+            for name, r in fitted.items()
+        }
+        ablated = MethodOutcome(STATEMENTS_UNORDERED, unordered.search(comp.queries, k=RUN_DEPTH), 0.0)
     timing = {}
     for name in (
         "aethel-hybrid",
@@ -222,10 +215,10 @@ def comparison_study(
         "aethel-statements",
     ):  # timed apart: no memo shared, after one warm-up question
         r = fitted[name]
-        r.memo = False
-        r.search(comp.queries[:1], k=10)
-        t0 = time.perf_counter()
-        r.search(comp.queries, k=10)
+        with shared(False):
+            r.search(comp.queries[:1], k=10)
+            t0 = time.perf_counter()
+            r.search(comp.queries, k=10)
         timing[name] = round(1000 * (time.perf_counter() - t0) / max(len(comp.queries), 1), 2)
     out: dict[str, Any] = {
         "methods": list(COMPARISON_METHODS),
@@ -294,7 +287,7 @@ def comparison_study(
     anchors_r = fitted["aethel-anchors"]
     out["anchored"] = {
         "questions": len(comp.queries),
-        "two_or_more": sum(len(question_anchors(anchors_r, q.text)) >= 2 for q in comp.queries),
+        "two_or_more": sum(len(anchors_r.anchors(q.text)) >= 2 for q in comp.queries),
     }
     sblock = score_runs(
         {n: runs[("single", n)] for n in ("aethel-hybrid", "aethel-anchors", "aethel-statements")},
@@ -303,7 +296,7 @@ def comparison_study(
     )
     parts = split("financebench", [q.qid for q in single.queries])
     parts["all"] = [q.qid for q in single.queries]
-    changed = [q.qid for q in single.queries if len(question_anchors(anchors_r, q.text)) >= 2]
+    changed = [q.qid for q in single.queries if len(anchors_r.anchors(q.text)) >= 2]
     out["single"] = {
         "n": len(single.queries),
         "anchored": len(changed),

@@ -20,7 +20,8 @@ from ..core.ppr import PPROperator, _check_alpha, personalized_pagerank
 from ..errors import ParameterError
 from ..explain.attribution import seed_pieces
 from ..explain.reach import hit_chains
-from ..retrievers.base import passage_text
+from ..retrievers import GraphRetriever
+from ..retrievers.base import PassageIds, passage_text
 
 __all__ = [
     "check_parameters",
@@ -353,6 +354,14 @@ def trace_figure(
     return fig
 
 
+def _same_graph(retriever, **changes):
+    """The fitted graph retriever ``retriever`` with the search settings ``changes`` (BCT mode, teleport
+    probability), over the same graph and BM25 index (:meth:`GraphRetriever.from_graph`: nothing is extracted)."""
+    ids = [PassageIds(p, d) for p, d in zip(retriever.pids_, retriever.doc_ids_)]
+    settings = {**retriever.get_params(deep=False), **changes}
+    return GraphRetriever.from_graph(ids, retriever.graph_, retriever.bm25_, **settings)
+
+
 def rankings_by_mode(
     retriever, query, *, modes: Sequence[str] = ("none", "alias", "substring", "both"), k: int = 10
 ) -> dict:
@@ -365,7 +374,10 @@ def rankings_by_mode(
     """
     pool = None if query.pool is None else "query"
     return {
-        m: [[pid, float(s)] for pid, s in retriever.variant(bct=m).search([query], k=k, pool=pool)[query.qid]]
+        m: [
+            [pid, float(s)]
+            for pid, s in _same_graph(retriever, bct=m).search([query], k=k, pool=pool)[query.qid]
+        ]
         for m in modes
     }
 
@@ -383,7 +395,8 @@ def alpha_sweep(retriever, query, alphas: Sequence[float], *, k: int = 10) -> di
     out = {}
     for a in alphas:
         ranked = [
-            pid for pid, _ in retriever.variant(alpha=float(a)).search([query], k=k, pool=pool)[query.qid]
+            pid
+            for pid, _ in _same_graph(retriever, alpha=float(a)).search([query], k=k, pool=pool)[query.qid]
         ]
         out[str(float(a))] = {
             "ranking": ranked,

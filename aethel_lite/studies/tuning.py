@@ -3,7 +3,7 @@
 :func:`tune` scores every seed setting of :data:`SEED_GRID` and every ranking-weight vector on a
 :data:`RANK_GRID` simplex by the mean development MRR over the corpora, and :func:`main` keeps
 the grid and its scores in ``aethel_lite/manifests/hybrid_tuning.json``; the test halves never
-take part. The chosen setting is :data:`aethel_lite.retrievers.hybrid_settings.HYBRID`.
+take part. The chosen setting is the defaults of :class:`~aethel_lite.retrievers.HybridRetriever`.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from ..caching.memo import shared
 from ..evaluation.metrics import gold_rank
 from ..evaluation.splits import split
 from ..io import read_json, write_json
-from ..retrievers import GraphRetriever, HybridRetriever
+from ..retrievers import GraphRetriever, HybridRetriever, clone
 from ..retrievers.dense import resolve_precision
-from ..retrievers.hybrid_settings import GRAPH, HYBRID, RANK_TERMS, HybridSettings
+from ..retrievers.hybrid import GRAPH, RANK_TERMS
 from ..retrievers.traces import BLOCK, ppr_block
 from .open_corpus import load_open
 
@@ -71,14 +72,7 @@ def _terms_for(retriever, queries) -> tuple[np.ndarray, list[np.ndarray]]:
     gold rows; every term its parts allow is measured (an unavailable one stays 0)."""
     n_p = len(retriever.pids_)
     T = np.zeros((len(RANK_TERMS), n_p, len(queries)))
-    available = {
-        "ppr": True,
-        "document": bool(retriever.hybrid_settings.document_nodes),
-        "lexical": True,
-        "dense": retriever.dense_ is not None,
-        "heading": retriever.heading_ is not None,
-    }
-    probe = retriever.variant(rank_weights={t: 1.0 for t in RANK_TERMS if available[t]})
+    probe = retriever  # its rank_weights name every available term (tune fits it so)
     docs = probe.doc_nodes(probe.graph_, None)
     idx = np.arange(n_p)
     for start in range(0, len(queries), BLOCK):
@@ -108,7 +102,7 @@ def tune(
     *,
     seed_grid: Mapping[str, Sequence[Any]] | None = None,
     rank_step: float = RANK_GRID,
-    base: HybridSettings | None = None,
+    base: HybridRetriever | None = None,
     graph: Mapping[str, Any] | None = None,
     depth: int = 1000,
     log: Callable[[str], None] | None = None,
@@ -128,10 +122,10 @@ def tune(
         Default :data:`SEED_GRID`.
     rank_step : float
         Simplex grid step of the ranking weights.
-    base : HybridSettings, optional
-        The fixed settings (default :data:`HYBRID`).
+    base : HybridRetriever, optional
+        The fixed settings (default ``HybridRetriever()``; its ``graph`` is replaced by ``graph``'s).
     graph : mapping, optional
-        The paper retriever's settings (default :data:`~aethel_lite.retrievers.hybrid_settings.GRAPH`).
+        The paper retriever's settings (default :data:`~aethel_lite.retrievers.hybrid.GRAPH`).
 
     Returns
     -------
@@ -140,7 +134,7 @@ def tune(
         "datasets": {name: n_dev_questions}, "grid": {...}}``; each row is one seed setting with
         its best ranking weights and that point's per-corpus development MRR and HR@5.
     """
-    base = HYBRID if base is None else base
+    base = HybridRetriever() if base is None else base
     paper = {**GRAPH, **(graph or {})}
     grid = dict(SEED_GRID if seed_grid is None else seed_grid)
     # every term the structure allows is measured; the document term without document nodes keeps weight 0
@@ -166,10 +160,14 @@ def tune(
         for name, ds in datasets.items():
             key = (name, pooling)
             if key not in fitted:
-                settings = base.replace(dense_pooling=pooling, rank_weights={t: 1.0 for t in usable})
-                fitted[key] = HybridRetriever(GraphRetriever(**paper), settings).fit(ds.passages)
-            r = fitted[key].variant(seed_depth=int(depth_k), seed_weights=seed_w, period_decay=float(decay))
-            T, gold = _terms_for(r, list(ds.queries))
+                with shared():
+                    fitted[key] = GraphRetriever(**paper).fit(ds.passages)
+            r = clone(base).set_params(
+                graph=fitted[key], prefit=True, dense_pooling=pooling, rank_weights={t: 1.0 for t in usable},
+                seed_depth=int(depth_k), seed_weights=seed_w, period_decay=float(decay),
+            )  # fmt: skip
+            with shared():
+                T, gold = _terms_for(r.fit(ds.passages), list(ds.queries))
             mrr, hr5 = np.zeros(len(simplex)), np.zeros(len(simplex))
             for i, lam in enumerate(simplex):
                 rank = _rank_of_gold(np.tensordot(lam, T, axes=1), gold)

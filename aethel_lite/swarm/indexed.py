@@ -20,13 +20,12 @@ from typing import Any
 
 from ..core.entities import Mention, Ner3Extractor, graph_filters, normalize_entity
 from ..core.graph import build_graph
-from ..data.docmeta import document_metadata
+from ..data.docmeta import document_metadata, read_docmeta
 from ..data.schema import Passage
 from ..errors import DataError, ParameterError
 from ..io import read_jsonl
 from ..retrievers import BM25Retriever, GraphRetriever
 from ..retrievers.base import passage_text
-from ..retrievers.graph_files import GraphParts, read_docmeta
 from ..retrievers.registry import FUSIONS, METHODS, known_methods
 from ..search.format import DOCMETA_FILE, read_manifest, rebuild_hint, verify_files
 from ..search.reader import SearchIndex
@@ -59,9 +58,7 @@ def memo_methods() -> list[str]:
         m
         for m in known_methods()
         if any(
-            METHODS[b].cls in ("GraphRetriever", "HybridRetriever")
-            and METHODS[b].params.get("extractor", "ner3") in ("ner", "ner3")
-            for b in FUSIONS.get(m, (m,))
+            part in ("graph-ner", "graph-ner3") for b in FUSIONS.get(m, (m,)) for part in METHODS[b].parts()
         )
     ]
 
@@ -213,14 +210,15 @@ def index_orchestrator(index_dir: str | os.PathLike, **kwargs: Any) -> Orchestra
     stop, links = graph_filters(mentions, extractor)
     graph = build_graph(pids, mentions, stop=stop, alias_pairs=links)
     verify_files(index.dir, index.info, index.info["parts"]["bm25"]["files"])
-    bm25 = BM25Retriever.load(index.dir / "bm25")
+    bm25 = BM25Retriever.load(index.dir)
     if bm25.pids_ != pids:
         raise DataError(
             f"{index.dir / 'bm25'}: its passage ids differ from the index's; "
             f"{rebuild_hint(index.dir, index.info)}"
         )
-    retriever = GraphRetriever(extractor=extractor, bct=orch.bct, alpha=orch.alpha, cache=False)
-    retriever.fit(passages, parts=GraphParts(graph, bm25, extractor))
+    retriever = GraphRetriever.from_graph(
+        passages, graph, bm25, extractor=extractor, bct=orch.bct, alpha=orch.alpha, cache=False
+    )
     orch.fit_parts(
         passages,
         retriever,

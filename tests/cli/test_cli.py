@@ -62,7 +62,7 @@ def test_eval_runs_aethel_hybrid_as_the_retriever_itself_ranks(tmp_path):
     from aethel_lite.data.select import load_for_eval
     from aethel_lite.data.synthetic import alias_table
     from aethel_lite.retrievers import GraphRetriever, HybridRetriever
-    from aethel_lite.retrievers.hybrid_settings import GRAPH, HYBRID
+    from aethel_lite.retrievers.hybrid import GRAPH, HYBRID
 
     out = tmp_path / "h.json"
     assert (

@@ -16,7 +16,7 @@ from aethel_lite.errors import ParameterError
 from aethel_lite.explain import explain, explained_search
 from aethel_lite.retrievers.graph import GraphRetriever
 from aethel_lite.retrievers.hybrid import HybridRetriever
-from aethel_lite.retrievers.hybrid_settings import DEFAULT_SEED_WEIGHTS, HybridSettings
+from aethel_lite.retrievers.hybrid import DEFAULT_SEED_WEIGHTS, HybridSettings
 
 #: every hybrid addition off: a test names the ones it uses
 OFF = HybridSettings(

@@ -23,7 +23,7 @@ from aethel_lite.retrievers import (
     topk,
     write_qrels,
 )
-from aethel_lite.retrievers.fusion import RRF_K, fuse_runs
+from aethel_lite.retrievers.run import RRF_K, fuse_runs
 from aethel_lite.retrievers.run import RUN_DEPTH, trec_scores
 
 # ----------------------------------------------------------------------------------------------

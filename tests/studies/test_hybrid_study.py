@@ -12,7 +12,7 @@ from aethel_lite.errors import ParameterError
 from aethel_lite.evaluation.metrics import evaluate
 from aethel_lite.retrievers import GraphRetriever, HybridRetriever
 from aethel_lite.retrievers.dense import resolve_precision
-from aethel_lite.retrievers.hybrid_settings import (
+from aethel_lite.retrievers.hybrid import (
     ABLATION_LABELS,
     ABLATIONS,
     GRAPH,

@@ -1,7 +1,11 @@
-r"""The hybrid's seed vectors besides the paper's entity seeds, and how the sources mix.
+r"""Small pieces of arithmetic the retrievers built on the paper's share: normalised scores and passage seeds.
 
-Passage seeds from one source's scores (:func:`passage_vector`), seeds on the metadata nodes a question names
-(:func:`fields_vector`) and each source's share of the teleport (:func:`mixture`),
+* :func:`min_max` — :math:`(x - \min x)/(\max x - \min x)` per row (a constant row → zeros), the hybrid's ranking
+  terms and the multi-hop tie-break;
+* :func:`standardise` — :math:`(x - \bar x)/\sigma_x` per row, the multi-hop passage score;
+* :func:`passage_vector` — the hybrid's passage seeds from one source's scores;
+* :func:`softmax_seeds` — the multi-hop seeds, a softmax over the best passages;
+* :func:`fields_vector` and :func:`mixture` — seeds on metadata nodes and each source's share of a teleport,
 
 .. math:: s = \sum_c \frac{w_c}{\sum_{c'} w_{c'}}\, s_c .
 """
@@ -14,7 +18,25 @@ import numpy as np
 
 from .base import topk
 
-__all__ = ["passage_vector", "fields_vector", "mixture"]
+__all__ = ["min_max", "standardise", "passage_vector", "softmax_seeds", "fields_vector", "mixture"]
+
+
+def min_max(x: np.ndarray) -> np.ndarray:
+    """Each row (the last axis) scaled to [0, 1] by its minimum and maximum; a constant row → zeros."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.size == 0:
+        return np.zeros_like(x)
+    lo, hi = x.min(axis=-1, keepdims=True), x.max(axis=-1, keepdims=True)
+    span = hi - lo
+    return np.divide(x - lo, span, out=np.zeros_like(x), where=span > 0)
+
+
+def standardise(scores: np.ndarray) -> np.ndarray:
+    """Each row as standard scores over its entries, :math:`(x - \\bar x)/\\sigma_x` (a constant row → zeros)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    sd = scores.std(axis=1, keepdims=True)
+    centred = scores - scores.mean(axis=1, keepdims=True)
+    return np.divide(centred, sd, out=np.zeros_like(centred), where=sd > 0)
 
 
 def passage_vector(scores: np.ndarray, graph, depth: int) -> np.ndarray | None:
@@ -33,6 +55,14 @@ def passage_vector(scores: np.ndarray, graph, depth: int) -> np.ndarray | None:
     out = np.zeros(graph.n_nodes)
     out[top] = w / w.sum()
     return out
+
+
+def softmax_seeds(scores: np.ndarray, n_seeds: int, temperature: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""``(indices, weights)``: the ``n_seeds`` passages of highest score, weighted
+    :math:`\mathrm{softmax}(x/\tau)` over them (summing to 1)."""
+    idx, vals = topk(scores, n_seeds)
+    w = np.exp((vals - vals.max()) / temperature)
+    return idx, w / w.sum()
 
 
 def fields_vector(fields, graph) -> tuple[np.ndarray | None, dict[str, float]]:
