@@ -38,6 +38,7 @@ from ..data.cover import _ORDINAL, STATEMENT_PAGES, read_cover
 from ..data.cover import MONTH_RX as _MONTH_RX
 from ..data.cover import MONTHS as _MONTHS
 from ..errors import DataError
+from ..io import read_json_shaped
 
 __all__ = [
     "DocMeta",
@@ -488,22 +489,18 @@ def write_docmeta(path: str | os.PathLike, metas) -> None:
     Path(path).write_text(text + "\n", encoding="utf-8", newline="\n")
 
 
+#: what ``docmeta.json`` holds (:func:`~aethel_lite.io.read_json_shaped`)
+_DOCMETA_SHAPE = {
+    "documents": [
+        {"doc_id": str, "companies": [str], "periods": [str], "types": [str], "source": {str: object}}
+    ]
+}
+
+
 def read_docmeta(path: str | os.PathLike) -> dict:
     """``docmeta.json`` as ``doc_id`` → DocMeta; DataError (the file named) if malformed or a field is not text."""
-    try:
-        rows = json.loads(Path(path).read_bytes())["documents"]
-        metas = {}
-        for row in rows:
-            d = DocMeta(
-                row["doc_id"],
-                list(row["companies"]),
-                list(row["periods"]),
-                list(row["types"]),
-                dict(row["source"]),
-            )
-            if not all(isinstance(x, str) for x in [d.doc_id, *d.companies, *d.periods, *d.types]):
-                raise TypeError("a field is not text")
-            metas[d.doc_id] = d
-    except (ValueError, RecursionError, KeyError, TypeError) as exc:
-        raise DataError(f"{path}: malformed document metadata ({exc!r})") from None
-    return metas
+    rows = read_json_shaped(path, _DOCMETA_SHAPE, "document metadata")["documents"]
+    return {
+        row["doc_id"]: DocMeta(row["doc_id"], row["companies"], row["periods"], row["types"], row["source"])
+        for row in rows
+    }

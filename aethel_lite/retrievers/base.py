@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError, ParameterError, check_k
-from ..io import atomic_write
+from ..io import atomic_write, read_json_shaped
 from .run import Run
 
 
@@ -72,15 +72,10 @@ def write_ids(path: Path, pids: Sequence[str], doc_ids: Sequence[str]) -> None:
 
 def read_ids(path: Path) -> list[PassageIds]:
     """The passages' ids of ``ids.json``; DataError (the file named) when it is unreadable or malformed."""
-    try:
-        ids = json.loads(path.read_bytes())
-        pids, doc_ids = ids["pids"], ids["doc_ids"]
-        if not (isinstance(pids, list) and isinstance(doc_ids, list) and len(pids) == len(doc_ids)):
-            raise TypeError("pids and doc_ids are not two lists of one length")
-        if not all(isinstance(x, str) for x in [*pids, *doc_ids]):
-            raise TypeError("an id is not text")
-    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
-        raise DataError(f"{path}: unreadable passage ids ({exc})") from None
+    ids = read_json_shaped(path, {"pids": [str], "doc_ids": [str]}, "passage ids")
+    pids, doc_ids = ids["pids"], ids["doc_ids"]
+    if len(pids) != len(doc_ids):
+        raise DataError(f"{path}: unreadable passage ids ({len(pids)} pids, {len(doc_ids)} doc_ids)")
     return [PassageIds(p, d) for p, d in zip(pids, doc_ids)]
 
 

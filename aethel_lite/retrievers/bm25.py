@@ -15,11 +15,17 @@ import numpy as np
 from ..caching.memo import TextMemo, is_shared
 from ..errors import DataError, DataNotFoundError, ParameterError
 from ..imports import import_without
-from ..io import read_json, write_json
+from ..io import read_json_shaped, write_json
 from .base import Retriever, params_json, passage_text
 
 #: the folder :meth:`BM25Retriever.save` writes inside the folder it is given
 FOLDER = "bm25"
+#: the shapes of the JSON files a saved index holds (:func:`~aethel_lite.io.read_json_shaped`)
+_META_SHAPE = {"format": int, "pids": [str], "config": {str: object}}
+_BM25S_SHAPES = {
+    "vocab.index.json": {str: int},
+    "params.index.json": {"k1": float, "b": float, "method": str, "num_docs": int},
+}
 _TOKENS = TextMemo("BM25 tokens", 60_000)  # see BM25Retriever.memo
 _FITTED: OrderedDict = (
     OrderedDict()
@@ -216,8 +222,15 @@ class BM25Retriever(Retriever):
         meta_path = directory / "aethel_bm25.json"
         if not meta_path.exists():
             raise DataNotFoundError(f"{meta_path}: not a saved BM25Retriever index (file not found)")
-        meta = read_json(meta_path)
-        cfg = meta.get("config", {})
+        meta = read_json_shaped(meta_path, _META_SHAPE, "BM25 index settings")
+        if meta["format"] != 1:
+            raise DataError(f"{meta_path}: unsupported BM25 index format {meta['format']!r}")
+        for (
+            name,
+            shape,
+        ) in _BM25S_SHAPES.items():  # what bm25s reads, checked first: no exception of its own reaches here
+            read_json_shaped(directory / name, shape, "BM25 index")
+        cfg = meta["config"]
         if cfg.get("stemmer") is not None and stemmer is None:
             raise ParameterError(
                 f"{directory}: the index was built with stemmer {cfg['stemmer']!r}; pass stemmer= to load()"

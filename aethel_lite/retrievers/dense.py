@@ -32,7 +32,7 @@ from ..core.encoders import (
 )
 from ..data.loaders import chunk_spans
 from ..errors import AethelError, DataError, DataNotFoundError, ParameterError
-from ..io import atomic_write
+from ..io import atomic_write, read_json_shaped
 from .base import Retriever, params_json, passage_text
 
 _MODELS: dict[str, Any] = {}
@@ -46,6 +46,20 @@ _LIBRARIES = ("sentence-transformers", "transformers", "tokenizers", "torch")
 PRECISIONS = ("float32", "bfloat16", *ONNX_PRECISIONS)
 #: environment variable giving the default ``precision`` of every DenseRetriever (``make book`` sets it)
 PRECISION_ENV = "AETHEL_DENSE_PRECISION"
+
+
+#: what ``dense-<pooling>.json`` holds (:meth:`DenseRetriever.save`; :func:`~aethel_lite.io.read_json_shaped`)
+_SAVED_SHAPE = {
+    "format": int,
+    "pids": [str],
+    "settings": {
+        "pooling": str,
+        "precision": str,
+        "batch_size": int,
+        "chunk_words": int,
+        "chunk_overlap": int,
+    },
+}
 
 
 def resolve_precision(precision: Any = None) -> str:
@@ -580,15 +594,10 @@ class DenseRetriever(Retriever):
         self = cls(**settings)
         name = f"dense-{self.pooling}"
         meta_path = Path(folder) / f"{name}.json"
-        try:
-            meta = json.loads(meta_path.read_bytes())
-            pids, saved = meta["pids"], meta["settings"]
-            if not (
-                isinstance(pids, list) and all(isinstance(p, str) for p in pids) and isinstance(saved, dict)
-            ):
-                raise TypeError("pids or settings of the wrong type")
-        except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
-            raise DataError(f"{meta_path}: unreadable dense settings ({exc})") from None
+        meta = read_json_shaped(meta_path, _SAVED_SHAPE, "dense settings")
+        pids, saved = meta["pids"], meta["settings"]
+        if meta["format"] != 1:
+            raise DataError(f"{meta_path}: unsupported dense format {meta['format']!r}")
         if self.precision is None and saved.get("precision") in PRECISIONS:
             self.precision = saved["precision"]
         path = Path(folder) / f"{name}.npy"

@@ -190,19 +190,17 @@ class StatementPages:
         named) when it is malformed or names a passage the corpus does not have."""
         index = {pid: i for i, pid in enumerate(pids)}
         doc = read_json_shaped(path, _SHAPE, "statement pages")
+        unknown = next((p["pid"] for p in doc["pages"] if p["pid"] not in index), None)
+        if unknown is not None:
+            raise DataError(f"{path}: names passage {unknown!r}, which the index does not hold")
         try:
-            r = cls(min_docs=int(doc["min_docs"]), min_word=float(doc["min_word"]), order=str(doc["order"]))
-            pages = [
-                (
-                    index[p["pid"]],
-                    str(p["doc_id"]),
-                    str(p["kind"]),
-                    tuple(frozenset(map(str, L)) for L in p["rows"]),
-                )
-                for p in doc["pages"]
-            ]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise DataError(f"{path}: unreadable statement pages ({exc!r})") from None
+            r = cls(min_docs=doc["min_docs"], min_word=float(doc["min_word"]), order=doc["order"])
+        except ParameterError as exc:
+            raise DataError(f"{path}: unreadable statement pages ({exc})") from None
+        pages = [
+            (index[p["pid"]], p["doc_id"], p["kind"], tuple(frozenset(L) for L in p["rows"]))
+            for p in doc["pages"]
+        ]
         return r._learn(pages)
 
     def names_item(self, text: str) -> bool:

@@ -21,7 +21,7 @@ from ..data.ingest import check_chunking
 from ..data.schema import Passage
 from ..errors import AethelError, DataError, ParameterError
 from ..evaluation.cluster import cluster_options, precompute_methods
-from ..io import read_jsonl
+from ..io import parse_jsonl_line, read_jsonl, shape_fault
 from ..retrievers import BM25Retriever, params_json
 from ..retrievers.base import passage_text
 from ..retrievers.dense import index_precision, stored_precision
@@ -77,6 +77,32 @@ def _checkpoint(point: str) -> None:
     print(f"aethel: test pause at {point!r} (pid {os.getpid()})", file=sys.stderr, flush=True)
     while marker is None or os.path.exists(marker):
         time.sleep(0.02)
+
+
+_ENTITY_ROW = {SHA: str, "mentions": [(str, str, str, int, int)]}
+
+
+def _stored_mentions(path: Path) -> dict[str, list]:
+    """text key → the mentions an index stored (``entities-<extractor>.jsonl``); DataError naming the file and line
+    when a row is not of :data:`_ENTITY_ROW`'s shape or a mention's offsets are not ``0 <= start <= end``."""
+    out = {}
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            row = parse_jsonl_line(line, path, lineno)
+            if row is None:
+                continue
+            fault = shape_fault(row, _ENTITY_ROW, f"{path}:{lineno}")
+            bad = (
+                next((m for m in row.get("mentions", ()) if not 0 <= m[3] <= m[4]), None)
+                if not fault
+                else None
+            )
+            if fault or bad is not None:
+                raise DataError(
+                    fault or f"{path}:{lineno}: a mention's offsets {bad[3]}..{bad[4]} are out of order"
+                )
+            out[row[SHA]] = [Mention(*m) for m in row["mentions"]]
+    return out
 
 
 def _model_text(text: str) -> str:
@@ -140,11 +166,7 @@ class _Builder:
         texts = [_model_text(passage_text(p)) for p in self.passages]
         keys = [text_key(t) for t in texts]
         name = f"entities-{base}.jsonl"
-        known = (
-            {}
-            if self._old_part(f"entities-{base}") is None
-            else {row[SHA]: [Mention(*m) for m in row["mentions"]] for row in read_jsonl(self.old_dir / name)}
-        )
+        known = {} if self._old_part(f"entities-{base}") is None else _stored_mentions(self.old_dir / name)
         out: list = [known.get(k) for k in keys]
         todo = [i for i, m in enumerate(out) if m is None]
         stored = self._in_store(base, [keys[i] for i in todo])

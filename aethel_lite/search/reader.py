@@ -16,6 +16,7 @@ from ..data.schema import Passage, Query
 from ..errors import DataError, ParameterError, check_k
 from ..explain import attribution
 from ..explain.attribution import EXPLAIN_DEPTH
+from ..io import check_utf8, parse_jsonl_line, shape_fault
 from ..retrievers import DenseRetriever
 from ..retrievers.dense import PRECISIONS, stored_precision
 from ..retrievers.registry import FUSIONS, graph_path, make_retriever
@@ -35,6 +36,9 @@ from .format import (
 )
 
 __all__ = ["SearchIndex", "open_index", "matched"]
+
+#: what a line of ``passages.jsonl`` holds at least (:func:`~aethel_lite.io.shape_fault`)
+_PASSAGE = {"pid": str, "doc_id": str, "text": str}
 
 _WORD = re.compile(r"\w+")
 #: words too common to say that a passage matches a question
@@ -89,15 +93,17 @@ class _LazyPassages(Sequence):
         i = range(len(self))[i]
         p = self._cache.get(i)
         if p is None:
+            line = self._lines[i]
+            row = parse_jsonl_line(
+                line.decode("utf-8") if isinstance(line, bytes) else line, self._path, i + 1
+            )
+            fault = None if row is None else shape_fault(row, _PASSAGE, f"{self._path}:{i + 1}")
+            if row is None or fault is not None:  # only a file that passed its SHA-256 is here
+                raise DataError(fault or f"{self._path}:{i + 1}: a blank line where a passage belongs")
             try:
-                p = self._cache[i] = Passage.from_dict(json.loads(self._lines[i]))
-            except (
-                ValueError,
-                KeyError,
-                TypeError,
-                AttributeError,
-            ) as exc:  # only a file that passed its SHA-256 is here
-                raise DataError(f"{self._path}:{i + 1}: malformed passage ({exc})") from exc
+                p = self._cache[i] = Passage.from_dict(row)
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise DataError(f"{self._path}:{i + 1}: malformed passage ({exc})") from None
         return p
 
 
@@ -272,6 +278,7 @@ class SearchIndex:
         for i, q in enumerate(questions, start=1):
             if not isinstance(q, str) or not q.strip():
                 raise ParameterError(f"question {i}: empty question")
+            check_utf8(q, f"question {i}")
         self._check_method(method)
 
     def search(

@@ -20,7 +20,7 @@ measure, on the retriever's own open-corpus PPR (:meth:`GraphRetriever.ppr`), th
 
   a function of its entity set alone: passages that mention the same entities tie. Ties are
   counted on the retriever's ranking scores (PPR rounded to ``tol / 100``,
-  :meth:`GraphRetriever.ranking_scores`).
+  :meth:`GraphRetriever.ppr_scores`).
 * **Mass split.** :math:`\pi_P = \sum_{i \in P} p_i` (passages) and :math:`\pi_E = 1 - \pi_P`
   (entities); of :math:`\pi_P`, the shares on the gold passages and on the gold's documents.
 
@@ -177,7 +177,7 @@ def _solve(facts: _Facts, queries: Sequence) -> Iterator[_Solved]:
         P, exps, used = r.ppr([q.text for q in chunk])
         for j, q in enumerate(chunk):
             p = np.ascontiguousarray(P[:, j])
-            yield _Solved(q, exps[j], used[j], p, r.ranking_scores(q.text, p[:n_p]), golds[j])
+            yield _Solved(q, exps[j], used[j], p, r.ppr_scores(q.text, p[:n_p]), golds[j])
 
 
 def _solve_one(retriever, query) -> tuple[_Facts, _Solved]:
