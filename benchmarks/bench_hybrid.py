@@ -80,6 +80,7 @@ def question_batches(ds, sizes, passes: int, baseline: int = 64) -> int:
     import time
 
     from aethel_lite.retrievers import DenseRetriever
+    from aethel_lite.retrievers.dense import resolve_precision
 
     dense = DenseRetriever()
     texts = [q.text for q in ds.queries]
@@ -94,7 +95,7 @@ def question_batches(ds, sizes, passes: int, baseline: int = 64) -> int:
             best = took if best is None else min(best, took)
         ms[size] = best
     print(
-        f"MiniLM on {len(texts)} questions ({dense.config().get('precision', 'float32')}), ms per question, best of {passes}:"
+        f"MiniLM on {len(texts)} questions ({resolve_precision(dense.precision)}), ms per question, best of {passes}:"
     )
     for size, t in ms.items():
         print(f"  batch {size:4d}  {t:6.2f} ms   x{ms[baseline] / t:4.2f} against batch {baseline}")

