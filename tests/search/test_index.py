@@ -234,9 +234,8 @@ def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys, monke
     from aethel_lite.data.ingest import ingest
     from aethel_lite.data.schema import Query
     from aethel_lite.retrievers.dense import INDEX_PRECISION, PRECISION_ENV
-    from aethel_lite.retrievers.run import fuse_runs
     from aethel_lite.retrievers.registry import FUSIONS, make_retriever
-    from aethel_lite.retrievers.run import RUN_DEPTH
+    from aethel_lite.retrievers.run import RUN_DEPTH, fuse_runs
     from aethel_lite.search.index import SearchIndex
 
     if "bct" in method or "hybrid" in method:
