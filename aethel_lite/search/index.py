@@ -12,12 +12,15 @@ answers (no model is fitted, no entity is extracted from a passage at search tim
     entities-<ner|regex>.jsonl  each passage's raw entity mentions and the SHA-256 of the text
                             they were extracted from (reused by ``--add``)
     graph-<extractor>/      the passage-entity graph (CSR arrays graph.npz + entity table graph.json)
-    dense-<first|max|heading>.npy  passage (window, heading) embeddings, float32; dense-max-offsets.npy
+    dense-<first|max|heading>.npy  passage (window, heading) embeddings, float32; dense-max-offsets.npy;
+                            dense-<...>.json: the settings and MiniLM precision they were embedded with
+    statements.json, titles.json  statement pages (aethel-statements); titles and mention graph (aethel-multihop)
     docmeta.json            each document's company, fiscal periods and filing type
                             (:func:`aethel_lite.data.docmeta.document_metadata`; hybrid methods)
 
-Nothing is pickled. Which parts exist depends on ``--methods``
-(:func:`~aethel_lite.search.format.method_parts`); every method whose parts exist can be searched.
+Nothing is pickled. Which parts exist depends on ``--methods`` (each method's retriever names its own:
+``parts()``, :func:`~aethel_lite.search.format.method_parts`); every method whose parts exist can be searched,
+its retriever loading them with its own ``load`` (format 4).
 Document and passage ids are stable: ``--add`` never renames another document's passages. Writing is
 crash-safe (:mod:`~aethel_lite.search.atomic`); search verifies every file it reads (:mod:`~aethel_lite.search.reader`).
 """
