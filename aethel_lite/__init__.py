@@ -11,7 +11,7 @@ and resolved on first use (PEP 562), so ``import aethel_lite`` imports no heavy 
 
 from __future__ import annotations
 
-import importlib
+from .imports import lazy_names
 
 __version__ = "0.1.0"
 
@@ -74,14 +74,4 @@ _LAZY = {
 __all__ = ["__version__", *_LAZY]
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value  # later look-ups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)

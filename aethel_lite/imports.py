@@ -18,7 +18,7 @@ import types
 from collections.abc import Iterable
 from types import ModuleType
 
-__all__ = ["import_without"]
+__all__ = ["import_without", "lazy_names"]
 
 
 def _stub(name: str, attributes: Iterable[str]) -> ModuleType:
@@ -74,3 +74,22 @@ def import_without(name: str, absent: Iterable[str] = (), stubs: dict[str, Itera
         for module, stub in placed.items():
             if sys.modules.get(module) is stub:
                 del sys.modules[module]
+
+
+def lazy_names(package: str, names: dict[str, str]):
+    """``(__getattr__, __dir__)`` for a package whose public ``names`` (name → submodule, relative) are imported on
+    first use (PEP 562): importing the package, or one of its modules, loads none of the others."""
+    namespace = sys.modules[package].__dict__
+
+    def getattr_(name: str):
+        module = names.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f".{module}", package), name)
+        namespace[name] = value  # later look-ups skip __getattr__
+        return value
+
+    def dir_() -> list[str]:
+        return sorted(set(namespace) | set(names))
+
+    return getattr_, dir_

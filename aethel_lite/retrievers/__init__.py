@@ -23,7 +23,7 @@ Heavy libraries (bm25s, onnxruntime, torch, sentence-transformers) are imported 
 
 from __future__ import annotations
 
-import importlib
+from ..imports import lazy_names
 
 #: name → the module that defines it, imported when the name is first used: ``import
 #: aethel_lite.retrievers.graph`` loads the paper's retriever alone, not the stages built on it
@@ -37,14 +37,4 @@ _LAZY = {
 __all__ = list(_LAZY)
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value  # later look-ups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)

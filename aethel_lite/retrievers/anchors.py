@@ -38,7 +38,7 @@ from ..errors import ParameterError
 from .base import Retriever, clone, prefitted, topk
 from .hybrid import HybridRetriever
 from .scores import fields_vector
-from .traces import QueryTrace, score_queries
+from .traces import QueryTrace, RankingStage
 
 __all__ = ["AnchorsRetriever", "Anchor", "merge"]
 
@@ -68,7 +68,7 @@ def _year_groups(period: Mapping[str, float], gap: int) -> list[tuple[int, list[
     return kept
 
 
-class AnchorsRetriever(Retriever):
+class AnchorsRetriever(RankingStage, Retriever):
     """``aethel-anchors``: a fitted hybrid's search with one PageRank per anchor a question names (module docstring).
 
     Parameters
@@ -150,17 +150,10 @@ class AnchorsRetriever(Retriever):
 
     # -- search ---------------------------------------------------------------------------------------------------
 
-    def search(self, queries, k: int = 10, pool=None):
-        """As :meth:`HybridRetriever.search`, each anchored question ranked by :meth:`rank`."""
-        return self.traced_search(queries, k, pool)[0]
-
-    def traced_search(self, queries, k: int = 10, pool=None, rank: Callable | None = None) -> tuple:
-        """The hybrid's traced search, each question ranked by ``rank`` (default :meth:`rank`)."""
-        self._check_fitted()
-        return self.hybrid_.traced_search(queries, k, pool, rank=rank or self.rank)
-
-    def _score_queries(self, queries: list, candidates: list):
-        return score_queries(self.hybrid_, queries, candidates, {}, rank=self.rank)
+    @property
+    def inner_(self) -> HybridRetriever:
+        """The fitted retriever whose search this stage ranks (:class:`~aethel_lite.retrievers.traces.RankingStage`)."""
+        return self.hybrid_
 
     def anchors(self, text: str) -> list[Anchor]:
         """The anchors of a question (module docstring), in order: companies best match first, years latest first;

@@ -43,7 +43,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -55,7 +55,7 @@ from ..errors import DataError, ParameterError
 from ..io import read_json_shaped
 from .anchors import AnchorsRetriever
 from .base import Retriever, clone, prefitted, topk
-from .traces import score_queries
+from .traces import RankingStage
 
 __all__ = ["StatementsRetriever", "StatementPages", "words", "statements_first", "STATEMENTS_FILE"]
 
@@ -252,7 +252,7 @@ def statements_first(
     return out
 
 
-class StatementsRetriever(Retriever):
+class StatementsRetriever(RankingStage, Retriever):
     """``aethel-statements``: ``aethel-anchors`` with each anchor's first places given to the statement pages of its
     filing that report the question's line item (module docstring).
 
@@ -339,17 +339,10 @@ class StatementsRetriever(Retriever):
         anchors = AnchorsRetriever.load(folder, **r._anchors().get_params(deep=False))
         return r._learn(anchors, StatementPages.load(Path(folder) / STATEMENTS_FILE, anchors.pids_))
 
-    def search(self, queries, k: int = 10, pool=None):
-        """As :meth:`AnchorsRetriever.search`, each anchor's ranking with its statement pages first."""
-        return self.traced_search(queries, k, pool)[0]
-
-    def traced_search(self, queries, k: int = 10, pool=None, rank: Callable | None = None) -> tuple:
-        """The anchors stage's traced search, each question ranked by ``rank`` (default :meth:`rank`)."""
-        self._check_fitted()
-        return self.anchors_.traced_search(queries, k, pool, rank=rank or self.rank)
-
-    def _score_queries(self, queries: list, candidates: list):
-        return score_queries(self.ranker_, queries, candidates, {}, rank=self.rank)
+    @property
+    def inner_(self) -> AnchorsRetriever:
+        """The fitted retriever whose search this stage ranks (:class:`~aethel_lite.retrievers.traces.RankingStage`)."""
+        return self.anchors_
 
     def rank(self, text: str, trace) -> np.ndarray:
         """The anchors stage's ranking (:meth:`AnchorsRetriever.rank`), each anchor's scores passed through

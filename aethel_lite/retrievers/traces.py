@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 from ..core.ppr import PPROperator
 from .run import Run
 
-__all__ = ["BLOCK", "Teleport", "QueryTrace", "PageRankSearch", "ppr_block", "score_queries"]
+__all__ = ["BLOCK", "Teleport", "QueryTrace", "PageRankSearch", "RankingStage", "ppr_block", "score_queries"]
 
 #: open-corpus questions (and their seed sources, in attribution) are solved as batches of this many PPR columns
 BLOCK = 64
@@ -182,3 +182,21 @@ class PageRankSearch:
         """``(expansions, s, fallback)`` of a question (``teleport``)."""
         tel = self.teleport(text, graph, corpus_idx, scores)
         return tel.expansions, tel.seeds, tel.fallback
+
+
+class RankingStage:
+    """A stage that ranks each question its own way over the search of the retriever it holds (``inner_``, fitted):
+    the held retriever solves the PageRank and calls the stage's ``rank(text, trace)``; ``ranker_`` is the
+    PageRank retriever at the bottom of the stack."""
+
+    def search(self, queries, k: int = 10, pool=None) -> Run:
+        """As the held retriever's search, each question ranked by :meth:`rank`."""
+        return self.traced_search(queries, k, pool)[0]
+
+    def traced_search(self, queries, k: int = 10, pool=None, rank=None) -> tuple[Run, dict]:
+        """The held retriever's traced search, each question ranked by ``rank`` (default this stage's)."""
+        self._check_fitted()
+        return self.inner_.traced_search(queries, k, pool, rank=rank or self.rank)
+
+    def _score_queries(self, queries: list, candidates: list):
+        return score_queries(self.ranker_, queries, candidates, {}, rank=self.rank)
