@@ -1,20 +1,20 @@
-"""One PageRank per anchor (``anchors="each"``, ``aethel-anchors``): the anchors a question names, each
+"""One PageRank per anchor (:class:`AnchorsRetriever`, ``aethel-anchors``): the anchors a question names, each
 anchor's PageRank against networkx with its teleport built by hand, the merged ranking against a
-round-robin written out here, single-anchor questions unchanged, and provenance naming the anchor."""
+round-robin written out here, single-anchor questions unchanged, provenance naming the anchor, the stage's
+settings checked in ``fit``, and the stage over a fitted hybrid (``prefit``) ranking as the registry's."""
 
 from __future__ import annotations
 
 import networkx as nx
 import numpy as np
 import pytest
-from builders import build, derive
-from test_hybrid_retriever import _page  # one filing page with the loader's metadata
+from test_hybrid_retriever import _page, hybrid_of  # one filing page with the loader's metadata
 
 from aethel_lite.data.schema import Query
-from aethel_lite.errors import ParameterError
+from aethel_lite.errors import DataError, ParameterError
 from aethel_lite.explain import explained_search
-from aethel_lite.retrievers import anchors
-from aethel_lite.retrievers.registry import make_retriever
+from aethel_lite.retrievers import AnchorsRetriever, HybridRetriever, anchors, clone, params_json
+from aethel_lite.retrievers.registry import METHODS, graph_path, make_retriever
 
 PASSAGES = [
     _page("ACME_2015", 0, "Acme Widgets annual report 2015. Risk factors.", "Acme Widgets", 2015),
@@ -45,9 +45,7 @@ COMPARE = "Which had more total assets in FY2019, Acme Widgets or Bolt Motors?"
 TWO_YEARS = "How did Acme Widgets' total assets change from FY2015 to FY2019?"
 ONE = "What were Acme Widgets' total assets in FY2019?"
 ADJACENT = "How did Acme Widgets' total assets change from FY2018 to FY2019?"
-SETTINGS = dict(
-    extractor="regex",
-    bct="none",
+SETTINGS = dict(  # over hybrid_of's paper retriever (regex entities, no BCT) and every other setting off
     passage_seeds=("lexical",),
     document_nodes=True,
     metadata=True,
@@ -63,8 +61,8 @@ def pair(tmp_path_factory):
     import os
 
     os.environ["AETHEL_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    joint = build(**SETTINGS).fit(PASSAGES)
-    return joint, derive(joint, anchors="each")
+    joint = hybrid_of(**SETTINGS).fit(PASSAGES)
+    return joint, AnchorsRetriever(hybrid=joint, prefit=True).fit(PASSAGES)
 
 
 def _q(qid, text):
@@ -72,30 +70,56 @@ def _q(qid, text):
 
 
 def test_anchors_of_a_question(pair):
-    _, each = pair
-    got = anchors.question_anchors(each, COMPARE)
+    joint, each = pair
+    got = each.anchors(COMPARE)
     assert [(a.key, a.kind) for a in got] == [
         ("company:acme_widgets", "company"),
         ("company:bolt_motors", "company"),
     ]
     assert got[0].fields[0] == {"company:acme_widgets": 1.0} and got[0].fields[1] == {"period:2019": 1.0}
-    years = anchors.question_anchors(each, TWO_YEARS)
+    years = each.anchors(TWO_YEARS)
     assert [(a.key, a.kind) for a in years] == [("period:2019", "period"), ("period:2015", "period")]
     assert all(a.fields[0] == {"company:acme_widgets": 1.0} for a in years)
-    assert anchors.question_anchors(each, ONE) == []
-    assert anchors.question_anchors(each, ADJACENT) == []  # one 10-K holds both years: one anchor
-    assert anchors.question_anchors(derive(each, anchor_gap=1), ADJACENT) != []
-    assert anchors.question_anchors(pair[0], COMPARE) == []  # anchors="joint"
+    assert each.anchors(ONE) == []
+    assert each.anchors(ADJACENT) == []  # one 10-K holds both years: one anchor
+    assert AnchorsRetriever(hybrid=joint, anchor_gap=1, prefit=True).fit(PASSAGES).anchors(ADJACENT) != []
+    # the hybrid alone ranks jointly: its search records no anchors
+    _, traces = joint.traced_search([_q("c", COMPARE)], k=3)
+    assert "anchors" not in traces["c"].extra
+    _, traces = each.traced_search([_q("c", COMPARE)], k=3)
+    assert [a.key for a, _ in traces["c"].extra["anchors"]] == [a.key for a in got]
 
 
-def test_settings_are_checked(pair):
+@pytest.mark.parametrize(
+    "stage, match",
+    [
+        (dict(anchor_gap=0), "anchor_gap"),
+        (dict(anchor_gap=True), "anchor_gap"),
+        (dict(anchor_gap="2"), "anchor_gap"),
+        (dict(hybrid=hybrid_of(**{**SETTINGS, "metadata": False})), "metadata=True"),
+        (dict(hybrid=hybrid_of(**{**SETTINGS, "period_decay": 1.5})), "period_decay"),
+        (dict(hybrid=hybrid_of({"bct": "everything"}, **SETTINGS)), "bct"),
+    ],
+)
+def test_settings_are_checked_by_fit(stage, match):
+    """A bad setting of the stage, or of the hybrid it holds, is taken as given by the constructor and by
+    ``set_params``; ``fit`` refuses it, naming it, before fitting anything."""
+    built = AnchorsRetriever(**{"hybrid": hybrid_of(**SETTINGS), **stage})  # not checked here
+    changed = AnchorsRetriever(hybrid=hybrid_of(**SETTINGS)).set_params(**stage)  # nor here
+    for r in (built, changed):
+        with pytest.raises(ParameterError, match=match):
+            r.fit(PASSAGES)
+        assert not r.is_fitted and not hasattr(r, "hybrid_") and not r.hybrid.is_fitted
+
+
+def test_prefit_needs_the_hybrid_fitted_on_the_same_passages(pair):
     joint, _ = pair
-    with pytest.raises(ParameterError, match="anchors must be one of"):
-        derive(joint, anchors="both")
-    with pytest.raises(ParameterError, match="anchor_gap"):
-        derive(joint, anchors="each", anchor_gap=0)
-    with pytest.raises(ParameterError, match="needs metadata=True"):
-        build(extractor="regex", anchors="each").fit(PASSAGES)
+    with pytest.raises(ParameterError, match="prefit=True needs a fitted retriever"):
+        AnchorsRetriever(hybrid=hybrid_of(**SETTINGS), prefit=True).fit(PASSAGES)
+    with pytest.raises(DataError, match="passages differ"):
+        AnchorsRetriever(hybrid=joint, prefit=True).fit(PASSAGES[:-1])
+    with pytest.raises(ParameterError, match="anchor_gap"):  # checked with prefit too
+        AnchorsRetriever(hybrid=joint, prefit=True, anchor_gap=0).fit(PASSAGES)
 
 
 def _nx_ppr(graph, s, alpha):
@@ -119,7 +143,7 @@ def _rows_by_hand(joint, each):
     and BM25 seeds; its metadata seeds replaced by the anchor's company and the question's period, one
     field each, equal mass) → networkx PageRank → a passage's score 0.4 x its document node's PageRank
     + 0.6 x BM25 (each min-max normalised)."""
-    g = each.graph_
+    g = each.hybrid_.graph_
     n_p = g.n_passages
     _, comps, _ = joint.seed_components(COMPARE)
     bm = joint.graph_retriever_.bm25_.get_scores(COMPARE)
@@ -132,7 +156,7 @@ def _rows_by_hand(joint, each):
         own = dict(comps, metadata=meta)
         w = {"entity": 1.0, "metadata": 3.0, "lexical": 1.0}
         s = sum(w[c] * own[c] for c in own) / sum(w[c] for c in own)
-        pr = _nx_ppr(g, s, each.alpha)
+        pr = _nx_ppr(g, s, each.hybrid_.alpha)
         doc = np.array([pr[n_p + g.entity_index["doc:" + p.doc_id]] for p in PASSAGES])
         rows.append(np.round(0.4 * unit(doc) + 0.6 * unit(bm), 8))
     return rows
@@ -222,12 +246,61 @@ def test_provenance_names_the_anchor(pair):
 
 
 def test_registry_method():
+    """``aethel-anchors`` is the stage (anchor years 2 apart) over ``aethel-hybrid``'s settings, fitting its own
+    hybrid; ``make_retriever``'s graph settings reach the paper retriever inside."""
     r = make_retriever("aethel-anchors")
-    s = r.hybrid_settings
-    assert s.anchors == "each" and s.anchor_gap == 2 and s.document_nodes and s.metadata
+    assert isinstance(r, AnchorsRetriever) and r.anchor_gap == 2 and not r.prefit
+    assert isinstance(r.hybrid, HybridRetriever) and r.hybrid.document_nodes and r.hybrid.metadata
     base = make_retriever("aethel-hybrid")
-    assert r.graph.get_params() == base.graph.get_params()
-    assert s.replace(anchors="joint") == base.hybrid_settings
+    assert params_json(r.hybrid) == params_json(base)
+    assert r.hybrid.graph.get_params() == base.graph.get_params()
+    assert graph_path(r) == "hybrid__graph__"
+    linked = make_retriever("aethel-anchors", graph={"n_process": 2})
+    assert linked.hybrid.graph.n_process == 2 and METHODS["aethel-anchors"].hybrid.graph.n_process == 1
+    assert r.parts() == base.parts()  # the stage saves its hybrid's parts and nothing of its own
+
+
+def test_prefit_stage_over_a_fitted_hybrid_ranks_as_the_registry_method():
+    """``AnchorsRetriever(prefit=True)`` over ``aethel-hybrid`` fitted on the same passages ranks exactly as
+    ``aethel-anchors`` fitted from scratch (open corpus and closed pools), using the hybrid as it is."""
+    hybrid = make_retriever("aethel-hybrid").fit(PASSAGES)
+    stage = AnchorsRetriever(hybrid=hybrid, anchor_gap=2, prefit=True).fit(PASSAGES)
+    assert stage.hybrid_ is hybrid and stage.ranker_ is hybrid
+    fresh = make_retriever("aethel-anchors").fit(PASSAGES)
+    assert (
+        fresh.hybrid_ is not fresh.hybrid and not fresh.hybrid.is_fitted
+    )  # it fitted a clone of its setting
+    qs = [_q(qid, text) for qid, text in (("c", COMPARE), ("y", TWO_YEARS), ("one", ONE), ("adj", ADJACENT))]
+    got, want = stage.search(qs, k=len(PASSAGES)), fresh.search(qs, k=len(PASSAGES))
+    assert got == want and got.name == want.name
+    pool = {q.qid: [p.pid for p in PASSAGES if p.doc_id != "ACME_2015"] for q in qs}
+    assert stage.search(qs, k=5, pool=pool) == fresh.search(qs, k=5, pool=pool)
+    assert (
+        [a.key for a in stage.anchors(COMPARE)] == [a.key for a in fresh.anchors(COMPARE)] == list(COMPANIES)
+    )
+
+
+def test_save_and_load_rank_as_the_fitted_stage(pair, tmp_path):
+    """The stage saves its hybrid's files and loads over them with its settings, ranking as the fitted one."""
+    _, each = pair
+    files = each.save(tmp_path)
+    assert files == each.hybrid_.save(tmp_path / "hybrid")
+    back = AnchorsRetriever.load(tmp_path, hybrid=hybrid_of(**SETTINGS))
+    qs = [_q("c", COMPARE), _q("y", TWO_YEARS), _q("one", ONE)]
+    assert back.search(qs, k=len(PASSAGES)) == each.search(qs, k=len(PASSAGES))
+    with pytest.raises(ParameterError, match="anchor_gap"):
+        AnchorsRetriever.load(tmp_path, hybrid=hybrid_of(**SETTINGS), anchor_gap=0)
+
+
+def test_clone_is_an_unfitted_copy_of_the_setting(pair):
+    _, each = pair
+    copy = clone(AnchorsRetriever(hybrid=hybrid_of(**SETTINGS), anchor_gap=3))
+    assert (
+        copy.anchor_gap == 3
+        and not copy.is_fitted
+        and params_json(copy.hybrid) == params_json(hybrid_of(**SETTINGS))
+    )
+    assert each.get_params(deep=True)["hybrid__graph__extractor"] == "regex"
 
 
 def test_search_equals_eval_and_names_the_anchor(tmp_path, capsys, monkeypatch):
@@ -250,7 +323,7 @@ def test_search_equals_eval_and_names_the_anchor(tmp_path, capsys, monkeypatch):
         hits = json.loads(capsys.readouterr().out)["hits"]
         want = fitted.search([_q(qid, text)], k=6)[qid]
         assert [h["pid"] for h in hits] == [pid for pid, _ in want]
-        anchored = anchors.question_anchors(fitted, text)
+        anchored = fitted.anchors(text)
         assert bool(anchored) == (qid != "one")
         firsts = {h["provenance"][0]["via"] for h in hits}
         assert firsts == ({"anchor"} if anchored else firsts - {"anchor"})

@@ -1,18 +1,18 @@
-"""GraphRetriever's hybrid settings (passage seeds, document and metadata nodes, period linking,
-the fused ranking, attribution by seed source), checked against networkx PageRank on the same
-graph with a personalization vector built by hand from the documented formulas."""
+"""HybridRetriever's settings (passage seeds, document and metadata nodes, period linking, the fused
+ranking, attribution by seed source), checked against networkx PageRank on the same graph with a
+personalization vector built by hand from the documented formulas; its estimator protocol (settings
+checked in ``fit``, ``set_params``/``clone``, ``prefit`` over a fitted paper retriever, save and load)."""
 
 from __future__ import annotations
 
 import networkx as nx
 import numpy as np
 import pytest
-from builders import build, derive
 
 from aethel_lite.data.schema import Passage, Query
-from aethel_lite.errors import ParameterError
+from aethel_lite.errors import DataError, ParameterError
 from aethel_lite.explain import explained_search
-from aethel_lite.retrievers import BM25Retriever
+from aethel_lite.retrievers import BM25Retriever, GraphRetriever, HybridRetriever, clone, params_json
 
 
 def _page(doc, page, text, company, year, kind="10k"):
@@ -47,23 +47,56 @@ PASSAGES = [
 ]
 QUESTION = "What were Acme Widgets' FY2019 capital expenditures?"
 
+#: the paper retriever the hybrids of these tests hold
+PAPER = {"extractor": "regex", "bct": "none"}
+#: every hybrid setting off (a HybridRetriever so set holds the paper retriever alone)
+OFF = {
+    "passage_seeds": (),
+    "document_nodes": False,
+    "metadata": False,
+    "period_linking": False,
+    "seed_weights": None,
+    "seed_depth": 20,
+    "dense_pooling": "first",
+    "rank_weights": None,
+    "period_decay": 1.0,
+}
+#: the fixture's hybrid settings
+SETTINGS = {
+    "passage_seeds": ("lexical",),
+    "document_nodes": True,
+    "metadata": True,
+    "period_linking": True,
+    "seed_depth": 3,
+    "seed_weights": {"entity": 1.0, "metadata": 2.0, "lexical": 1.0},
+    "rank_weights": {"ppr": 0.2, "document": 0.5, "lexical": 0.3},
+}
+
+
+def hybrid_of(graph=None, **settings) -> HybridRetriever:
+    """An unfitted HybridRetriever over ``GraphRetriever(**PAPER, **graph)``: :data:`OFF` with ``settings``."""
+    return HybridRetriever(graph=GraphRetriever(**{**PAPER, **(graph or {})}), **{**OFF, **settings})
+
+
+def derive(r: HybridRetriever, **changes) -> HybridRetriever:
+    """A fitted variant of the fitted hybrid ``r`` with ``changes`` (``set_params`` keys; ``graph__x`` for the paper
+    retriever's) that reuses its fitted paper retriever's graph and BM25 index: ``prefit`` over ``r``'s paper
+    retriever, or over :meth:`GraphRetriever.from_graph` of its graph when a paper setting changes."""
+    paper = r.graph_retriever_
+    inner = {k.removeprefix("graph__"): v for k, v in changes.items() if k.startswith("graph__")}
+    own = {k: v for k, v in changes.items() if not k.startswith("graph__")}
+    if inner:
+        params = {**paper.get_params(deep=False), **inner}
+        paper = GraphRetriever.from_graph(PASSAGES, paper.graph_, paper.bm25_, **params)
+    return clone(r).set_params(graph=paper, prefit=True, **own).fit(PASSAGES)
+
 
 @pytest.fixture(scope="module")
 def hybrid(tmp_path_factory):
     import os
 
     os.environ["AETHEL_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    return build(
-        extractor="regex",
-        bct="none",
-        passage_seeds=("lexical",),
-        document_nodes=True,
-        metadata=True,
-        period_linking=True,
-        seed_depth=3,
-        seed_weights={"entity": 1.0, "metadata": 2.0, "lexical": 1.0},
-        rank_weights={"ppr": 0.2, "document": 0.5, "lexical": 0.3},
-    ).fit(PASSAGES)
+    return hybrid_of(**SETTINGS).fit(PASSAGES)
 
 
 def _by_hand(r) -> tuple[np.ndarray, dict]:
@@ -72,7 +105,7 @@ def _by_hand(r) -> tuple[np.ndarray, dict]:
     n_p = g.n_passages
     comps = {}
     ent = np.zeros(g.n_nodes)  # bct="none": uniform over the graph entities the question names
-    keys = [k for k in r.query_keys(QUESTION) if k in g.entity_index]
+    keys = [k for k in r.graph_retriever_.query_keys(QUESTION) if k in g.entity_index]
     assert keys == ["acme widgets"]
     ent[n_p + g.entity_index["acme widgets"]] = 1.0
     comps["entity"] = ent
@@ -213,17 +246,7 @@ def test_heading_term_ranks_by_the_cosine_with_each_page_heading_and_counts_as_d
             result.sources["q"][p.pid].get("dense", 0.0) > 0 or hn[i] == 0
         )  # the heading's part, under "dense"
         assert "heading" not in result.sources["q"][p.pid]
-    fresh = build(
-        extractor="regex",
-        bct="none",
-        passage_seeds=("lexical",),
-        document_nodes=True,
-        metadata=True,
-        period_linking=True,
-        seed_depth=3,
-        seed_weights={"entity": 1.0, "metadata": 2.0, "lexical": 1.0},
-        rank_weights=weights,
-    ).fit(PASSAGES)
+    fresh = hybrid_of(**{**SETTINGS, "rank_weights": weights}).fit(PASSAGES)
     q = [Query("q", QUESTION, frozenset({"ACME_2019#p1"}))]
     assert fresh.search(q, k=6) == r.search(q, k=6)
 
@@ -278,17 +301,27 @@ def test_closed_pool_ranks_only_the_pool_with_its_document_nodes(hybrid):
 
 
 def test_without_hybrid_settings_nothing_changes(tmp_path_factory):
-    plain = build(extractor="regex", bct="none").fit(PASSAGES)
-    assert not plain.is_hybrid and not any(":" in e for e in plain.graph_.entities)
-    result = explained_search(plain, [Query("q", QUESTION, frozenset({"ACME_2019#p1"}))], k=6)
-    assert result.sources == {} and all(
-        e.via == "exact" for recs in result.provenance["q"].values() for e in recs
-    )
-    assert result.run["q"]
+    """The paper retriever alone, and a hybrid with every setting off holding it, rank alike and explain
+    with entity provenance only."""
+    plain = GraphRetriever(**PAPER).fit(PASSAGES)
+    off = hybrid_of().fit(PASSAGES)
+    assert not off.is_hybrid and not any(":" in e for e in off.graph_.entities)
+    assert off.graph_ == plain.graph_
+    queries = [
+        Query("q", QUESTION, frozenset({"ACME_2019#p1"})),
+        Query("n", "what about cash flow?", frozenset()),
+    ]
+    assert off.search(queries, k=6) == plain.search(queries, k=6)
+    for r in (plain, off):
+        result = explained_search(r, queries[:1], k=6)
+        assert result.sources == {} and all(
+            e.via == "exact" for recs in result.provenance["q"].values() for e in recs
+        )
+        assert result.run["q"]
 
 
 def test_question_without_any_seed_falls_back_to_bm25_teleport():
-    r = build(extractor="regex", bct="none", document_nodes=True, metadata=True).fit(PASSAGES)
+    r = hybrid_of(document_nodes=True, metadata=True).fit(PASSAGES)
     exps, s, fallback = r.personalization("what about capital expenditures?")
     assert fallback and exps == [] and s[: r.graph_.n_passages].sum() == pytest.approx(1.0)
 
@@ -304,11 +337,69 @@ def test_question_without_any_seed_falls_back_to_bm25_teleport():
         {"rank_weights": {"pagerank": 1.0}},
         {"rank_weights": {"ppr": 0.0}},
         {"rank_weights": {"document": 1.0}},
+        {"dense_pooling": "mean"},
+        {"period_decay": 1.5},
+        {"graph__bct": "everything"},
+        {"graph__alpha": 1.5},
+        {"graph__fallback": "dense"},
     ],
 )
-def test_bad_hybrid_settings_are_refused(kwargs):
-    with pytest.raises(ParameterError):
-        build(extractor="regex", **kwargs).fit(PASSAGES)
+def test_bad_hybrid_settings_are_refused_by_fit(kwargs):
+    """A bad setting (the hybrid's, or the paper retriever's it holds) is taken as given by the constructor and by
+    ``set_params``; ``fit`` refuses it, naming it, before any work (nothing fitted)."""
+    ((key, value),) = kwargs.items()
+    name = key.removeprefix("graph__")
+    built = hybrid_of({name: value}) if key.startswith("graph__") else hybrid_of(**kwargs)  # not checked here
+    changed = hybrid_of().set_params(**kwargs)  # nor here
+    for r in (built, changed):
+        with pytest.raises(ParameterError, match=name):
+            r.fit(PASSAGES)
+        assert not r.is_fitted and not hasattr(r, "graph_retriever_")
+
+
+def test_save_and_load_rank_as_the_fitted_retriever(hybrid, tmp_path):
+    """``save`` writes the index parts its settings need (:meth:`HybridRetriever.parts`) and ``load`` with the same
+    settings ranks and explains exactly as the fitted retriever; ``load`` checks the settings as ``fit`` does and
+    names a part the settings need that the folder lacks."""
+    files = hybrid.save(tmp_path)
+    assert files == sorted(files) and {"ids.json", "docmeta.json", "graph-regex/graph.json"} <= set(files)
+    assert {f.split("/")[0].removesuffix(".json") for f in files} - {"ids"} == set(hybrid.parts())
+    assert hybrid.parts() == ["bm25", "graph-regex", "docmeta"]  # no dense model: no embeddings
+    params = clone(hybrid).get_params(deep=False)
+    back = HybridRetriever.load(tmp_path, **params)
+    assert back.graph_ == hybrid.graph_ and back.doc_meta_ == hybrid.doc_meta_
+    queries = [Query("q", QUESTION, frozenset({"ACME_2019#p1"})), Query("r", "Zenith Supply", frozenset())]
+    pool = {q.qid: [p.pid for p in PASSAGES[1:5]] for q in queries}
+    assert back.search(queries, k=6) == hybrid.search(queries, k=6)
+    assert back.search(queries, k=6, pool=pool) == hybrid.search(queries, k=6, pool=pool)
+    a, b = explained_search(back, queries, k=6), explained_search(hybrid, queries, k=6)
+    assert (a.sources, a.provenance) == (b.sources, b.provenance)
+    with pytest.raises(ParameterError, match="period_decay"):
+        HybridRetriever.load(tmp_path, **{**params, "period_decay": 1.5})
+    with pytest.raises(DataError, match="dense-first"):
+        HybridRetriever.load(tmp_path, **{**params, "passage_seeds": ("lexical", "dense")})
+
+
+def test_clone_and_params_as_scikit_learn(hybrid):
+    """``get_params(deep=True)`` reaches the paper retriever's settings (``graph__x``); ``clone`` (the package's and
+    scikit-learn's) is an unfitted copy with equal settings; ``set_params`` reaches nested settings and unfits."""
+    from sklearn.base import clone as sk_clone
+
+    deep = hybrid.get_params(deep=True)
+    assert deep["graph__extractor"] == "regex" and deep["seed_depth"] == 3
+    assert set(HybridRetriever._get_param_names()) <= set(deep)
+    for copy in (clone(hybrid), sk_clone(hybrid)):
+        assert type(copy) is HybridRetriever and not copy.is_fitted and not copy.graph.is_fitted
+        assert params_json(copy) == params_json(hybrid) and copy.graph is not hybrid.graph
+    changed = clone(hybrid).fit(PASSAGES)
+    assert changed.is_fitted and changed.search([Query("q", QUESTION, frozenset())], k=6) == hybrid.search(
+        [Query("q", QUESTION, frozenset())], k=6
+    )
+    changed.set_params(graph__bct="both", seed_depth=2)
+    assert changed.graph.bct == "both" and changed.seed_depth == 2
+    assert (
+        not changed.is_fitted and not hasattr(changed, "graph_retriever_") and not hasattr(changed, "graph_")
+    )
 
 
 @pytest.mark.parametrize(
@@ -321,25 +412,28 @@ def test_bad_hybrid_settings_are_refused(kwargs):
     ],
 )
 def test_set_params_ranks_as_a_fresh_fit(hybrid, changes):
+    """The same settings reached three ways rank alike: ``set_params`` on a clone then ``fit``; ``prefit`` over the
+    fixture's fitted paper retriever (or over its graph with other paper settings, ``from_graph``); a retriever
+    built with them."""
+    changes = {("graph__bct" if k == "bct" else k): v for k, v in changes.items()}
+    refit = clone(hybrid).set_params(**changes).fit(PASSAGES)
     derived = derive(hybrid, **changes)
-    fresh_kwargs = dict(
-        extractor="regex",
-        bct="none",
-        passage_seeds=("lexical",),
-        document_nodes=True,
-        metadata=True,
-        period_linking=True,
-        seed_depth=3,
-        seed_weights={"entity": 1.0, "metadata": 2.0, "lexical": 1.0},
-        rank_weights={"ppr": 0.2, "document": 0.5, "lexical": 0.3},
-    )
-    fresh_kwargs.update(changes)
-    fresh = build(**fresh_kwargs).fit(PASSAGES)
+    own = {k: v for k, v in changes.items() if not k.startswith("graph__")}
+    paper = {k.removeprefix("graph__"): v for k, v in changes.items() if k.startswith("graph__")}
+    fresh = hybrid_of(paper, **{**SETTINGS, **own}).fit(PASSAGES)
     q = [Query("q", QUESTION, frozenset({"ACME_2019#p1"}))]
-    assert derived.search(q, k=6) == fresh.search(q, k=6)
-    assert derived.graph_ == fresh.graph_
-    with pytest.raises(ParameterError):
-        derive(hybrid, colour="blue")
+    pool = {"q": [p.pid for p in PASSAGES[1:5]]}
+    for r in (refit, derived):
+        assert r.search(q, k=6) == fresh.search(q, k=6)
+        assert r.search(q, k=6, pool=pool) == fresh.search(q, k=6, pool=pool)
+        assert r.graph_ == fresh.graph_
+    if not paper:  # the fitted paper retriever is shared as it is
+        assert derived.graph_retriever_ is hybrid.graph_retriever_
+    assert params_json(refit) == params_json(fresh)
+    with pytest.raises(ParameterError, match="colour"):
+        clone(hybrid).set_params(colour="blue")
+    with pytest.raises(ParameterError, match="colour"):
+        clone(hybrid).set_params(graph__colour="blue")
 
 
 def test_period_decay_weights_the_latest_year_named_most(hybrid):
@@ -356,5 +450,6 @@ def test_period_decay_weights_the_latest_year_named_most(hybrid):
         2 * m[g.n_passages + g.entity_index["period:2018"]]
     )
     assert m.sum() == pytest.approx(1.0)
-    with pytest.raises(ParameterError):
-        derive(hybrid, period_decay=1.5)
+    bad = clone(hybrid).set_params(period_decay=1.5)  # taken as given; fit refuses it
+    with pytest.raises(ParameterError, match="period_decay"):
+        bad.fit(PASSAGES)

@@ -1,5 +1,6 @@
 """``aethel-multihop``: its scores against an independent recomputation (scipy z-scores, networkx PageRank),
-the second hop on a worked example, its ablations, its settings and a search that changes nothing."""
+the second hop on a worked example, its ablations, its settings (checked in ``fit``; scikit-learn's protocol), its
+files and a search that changes nothing."""
 
 from __future__ import annotations
 
@@ -7,12 +8,11 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.stats
-from test_search_state import deep_state
 
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, ParameterError
-from aethel_lite.retrievers import BM25Retriever, DenseRetriever
-from aethel_lite.retrievers.multihop import TIE_BREAK, MultiHopParts, MultiHopRetriever
+from aethel_lite.retrievers import BM25Retriever, DenseRetriever, clone, params_json
+from aethel_lite.retrievers.multihop import TIE_BREAK, MultiHopRetriever
 from aethel_lite.retrievers.registry import MULTIHOP_ABLATIONS, make_retriever
 from aethel_lite.retrievers.titles import load_titles, save_titles
 from aethel_lite.search.format import method_parts
@@ -114,6 +114,8 @@ def fitted_passages():
 def test_a_search_changes_nothing_on_the_fitted_retriever(fitted):
     """The whole fitted state (arrays by value, the scorers and the PageRank operator) is the same after
     searches, scores and a batch larger than one PageRank block."""
+    from test_search_state import deep_state  # imported here: that file's other tests are not this one's
+
     before = deep_state(fitted)
     qs = [Query(f"q{i}", QUESTIONS[i % 3], frozenset()) for i in range(70)]
     fitted.search(qs, k=5)
@@ -143,40 +145,66 @@ def test_batches_rank_as_single_questions(fitted):
     ],
 )
 def test_a_bad_setting_is_named_at_fit(corpus, setting):
-    with pytest.raises(ParameterError, match=next(iter(setting))):
-        MultiHopRetriever(**setting).fit(corpus)
+    """Taken as given by the constructor and by ``set_params``; ``fit`` (and ``load``) refuse it, naming it."""
+    for r in (MultiHopRetriever(**setting), MultiHopRetriever().set_params(**setting)):
+        with pytest.raises(ParameterError, match=next(iter(setting))):
+            r.fit(corpus)
+        assert not hasattr(r, "dense_")
 
 
 def test_settings_as_scikit_learn(corpus, fitted):
-    """``get_params`` gives an unfitted copy that ranks alike; ``set_params`` changes the setting and unfits."""
+    """``get_params`` gives an unfitted copy that ranks alike, as ``clone`` (the package's and scikit-learn's) does;
+    ``set_params`` changes the setting (a nested one with ``a__b``) and unfits."""
+    from sklearn.base import clone as sk_clone
+
     copy = MultiHopRetriever(**fitted.get_params(deep=False)).fit(corpus)
     np.testing.assert_array_equal(copy.score_texts(QUESTIONS), fitted.score_texts(QUESTIONS))
+    for other in (clone(fitted), sk_clone(fitted)):
+        assert not other.is_fitted and params_json(other) == params_json(fitted)
+        np.testing.assert_array_equal(other.fit(corpus).score_texts(QUESTIONS), fitted.score_texts(QUESTIONS))
     other = MultiHopRetriever().fit(corpus).set_params(alpha=0.5)
     assert other.alpha == 0.5 and not hasattr(other, "operator_") and not other.is_fitted
+    nested = make_retriever("aethel-multihop").set_params(dense__pooling="max", bm25_weight=0.5)
+    assert nested.dense.pooling == "max" and nested.get_params(deep=True)["dense__pooling"] == "max"
+    assert nested.parts() == ["bm25", "dense-max", "titles"]
 
 
 def test_registry_names_and_ablations():
     """The registry builds the method and each ablation as the full settings with one field replaced."""
     full = make_retriever("aethel-multihop")
     assert isinstance(full, MultiHopRetriever)
+    settings = params_json(full)
     for name, change in MULTIHOP_ABLATIONS.items():
         r = make_retriever(name)
-        diff = {k: v for k, v in r.get_params(deep=False).items() if v != full.get_params(deep=False)[k]}
+        diff = {k: v for k, v in params_json(r).items() if v != settings[k]}
         assert diff == change, name
 
 
 def test_an_index_holds_it_and_its_parts_rank_as_a_fresh_fit(corpus, fitted, tmp_path):
-    """The index part (titles and mention edges) reads back to the same graph, and a retriever fitted from the
-    parts (as ``aethel search`` builds it) scores every passage as the fitted one."""
-    assert method_parts("aethel-multihop") == ["bm25", "dense-first", "titles"]
+    """The index part (titles and mention edges) reads back to the same graph, and the retriever loaded from what
+    ``save`` wrote (as ``aethel search`` loads it) scores every passage as the fitted one."""
+    assert method_parts("aethel-multihop") == ["bm25", "dense-first", "titles"] == fitted.parts()
     save_titles(tmp_path / "titles.json", [p.title for p in corpus], fitted.graph_)
     titles, graph = load_titles(tmp_path / "titles.json", len(corpus))
     assert titles == [p.title for p in corpus] and (graph != fitted.graph_).nnz == 0
-    parts = MultiHopParts(fitted.dense_, fitted.bm25_, titles, graph)
-    again = MultiHopRetriever().fit(corpus, parts=parts)
+    folder = tmp_path / "index"
+    files = fitted.save(folder)
+    assert {"ids.json", "dense-first.npy", "dense-first.json", "titles.json"} <= set(files)
+    assert {f.split("/")[0].split(".")[0] for f in files} == {"ids", "bm25", "dense-first", "titles"}
+    assert all((folder / f).is_file() for f in files) and files == sorted(files)
+    again = MultiHopRetriever.load(folder)
+    assert again.pids_ == fitted.pids_ and again.doc_ids_ == fitted.doc_ids_ and again.titles_ == titles
+    assert (again.graph_ != fitted.graph_).nnz == 0
     np.testing.assert_array_equal(again.score_texts(QUESTIONS), fitted.score_texts(QUESTIONS))
-    flat = MultiHopRetriever(mentions=False).fit(corpus, parts=parts)
+    qs = [Query(f"q{i}", t, frozenset()) for i, t in enumerate(QUESTIONS)]
+    assert again.search(qs, k=5) == fitted.search(qs, k=5)
+    flat = MultiHopRetriever.load(folder, mentions=False)
     assert flat.graph_.nnz == 0
+    np.testing.assert_array_equal(
+        flat.score_texts(QUESTIONS), MultiHopRetriever(mentions=False).fit(corpus).score_texts(QUESTIONS)
+    )
+    with pytest.raises(ParameterError, match="alpha"):
+        MultiHopRetriever.load(folder, alpha=1.0)
     (tmp_path / "bad.json").write_text('{"format": 1, "titles": ["a"], "edges": [[0, 5]]}')
     with pytest.raises(DataError, match="bad.json: unreadable titles"):
         load_titles(tmp_path / "bad.json", 1)
