@@ -14,21 +14,21 @@ from aethel_lite.data.schema import Query
 from aethel_lite.data.synthetic import alias_table, make_synthetic
 from aethel_lite.errors import ParameterError
 from aethel_lite.explain import explain, explained_search
+from aethel_lite.retrievers import clone
 from aethel_lite.retrievers.graph import GraphRetriever
-from aethel_lite.retrievers.hybrid import HybridRetriever
-from aethel_lite.retrievers.hybrid import DEFAULT_SEED_WEIGHTS, HybridSettings
+from aethel_lite.retrievers.hybrid import DEFAULT_SEED_WEIGHTS, HybridRetriever
 
-#: every hybrid addition off: a test names the ones it uses
-OFF = HybridSettings(
-    passage_seeds=(),
-    document_nodes=False,
-    metadata=False,
-    period_linking=False,
-    seed_weights=DEFAULT_SEED_WEIGHTS,
-    seed_depth=20,
-    rank_weights=None,
-    period_decay=1.0,
-)
+#: every hybrid addition off (HybridRetriever's settings): a test names the ones it uses
+OFF = {
+    "passage_seeds": (),
+    "document_nodes": False,
+    "metadata": False,
+    "period_linking": False,
+    "seed_weights": DEFAULT_SEED_WEIGHTS,
+    "seed_depth": 20,
+    "rank_weights": None,
+    "period_decay": 1.0,
+}
 
 
 def nx_ppr(adjacency, seeds: dict[int, float], alpha: float) -> np.ndarray:
@@ -179,10 +179,10 @@ def test_explain_of_a_question_without_entities_splits_the_bm25_teleport(bct, sy
 
 def test_explain_of_a_hybrid_retriever_covers_every_source(synthetic):
     r = HybridRetriever(
-        GraphRetriever(
+        graph=GraphRetriever(
             extractor="regex", bct="both", alias_table=alias_table(synthetic), tol=1e-12, cache=False
         ),
-        OFF.replace(passage_seeds=("lexical",), seed_depth=5),
+        **{**OFF, "passage_seeds": ("lexical",), "seed_depth": 5},
     ).fit(synthetic.passages)
     q = synthetic.queries[2]
     run = r.search([q], k=5)
@@ -216,12 +216,20 @@ CHAIN = [
 EXPECTED = {"p0": "direct", "p1": "two-hop", "p2": "longer", "p3": "longer", "p4": "bct", "p5": "unreached"}
 
 
-@pytest.fixture(scope="module")
-def chain():
+def chain_passages():
     from aethel_lite.data.schema import Passage
 
-    passages = [Passage(f"p{i}", f"d{i}", "", t) for i, t in enumerate(CHAIN)]
-    return GraphRetriever(extractor="regex", bct="both", cache=False).fit(passages)
+    return [Passage(f"p{i}", f"d{i}", "", t) for i, t in enumerate(CHAIN)]
+
+
+@pytest.fixture(scope="module")
+def chain():
+    return GraphRetriever(extractor="regex", bct="both", cache=False).fit(chain_passages())
+
+
+def exact_seeds(r):
+    """``r`` fitted again with ``bct="none"`` (a fresh fit: independent of ``reach.without_bct``)."""
+    return clone(r).set_params(bct="none").fit(chain_passages())
 
 
 def test_gold_reach_categories_against_networkx_path_lengths(chain):
@@ -240,7 +248,7 @@ def test_gold_reach_categories_against_networkx_path_lengths(chain):
         assert found["bct_only"] == (bool(lengths) and not any(nx.has_path(g, s, ("p", pid)) for s in exact))
     assert got["p4"]["via"] == [["northwind trading", "northwind trading europe", "substring"]]
     # without BCT the Europe passage is not reached at all
-    plain = gold_reach(chain.variant(bct="none"), q)
+    plain = gold_reach(exact_seeds(chain), q)
     assert plain["p4"]["category"] == "unreached" and plain["p0"]["category"] == "direct"
 
 
@@ -259,7 +267,7 @@ def test_bct_intrusion_names_the_rule_and_the_displaced_gold(chain):
         "via": "substring",
         "displaced_gold": ["p1"],
     }
-    assert bct_intrusions(chain.variant(bct="none"), q, k=2) == []
+    assert bct_intrusions(exact_seeds(chain), q, k=2) == []
     report = provenance_report(
         chain, [q, Query("q3", "Where is Gamma City?", frozenset({"p2"}), pool=pool)], k=2
     )
@@ -302,8 +310,8 @@ def test_hybrid_source_split_is_exact_when_a_passage_seed_has_no_entities():
     ]
     passages = [Passage(f"p{i}", f"d{i}", "", t) for i, t in enumerate(texts)]
     r = HybridRetriever(
-        GraphRetriever(extractor="regex", bct="none", cache=False, tol=1e-12),
-        OFF.replace(passage_seeds=("lexical",), seed_depth=2),
+        graph=GraphRetriever(extractor="regex", bct="none", cache=False, tol=1e-12),
+        **{**OFF, "passage_seeds": ("lexical",), "seed_depth": 2},
     ).fit(passages)
     assert r.graph_.incidence[2].nnz == 0  # p2 mentions no entity: an isolated node
     q = Query("q", "Which trading report did Northwind Trading file?", frozenset({"p0"}))
@@ -335,10 +343,15 @@ def test_explain_of_a_document_ranked_hybrid_splits_the_document_nodes_pagerank(
 
     toy = toy_filings()
     graph = GraphRetriever(extractor="regex", bct="both", tol=1e-12, cache=False)
-    settings = OFF.replace(
-        passage_seeds=("lexical",), seed_depth=3, document_nodes=True, metadata=True, period_linking=True
-    )
-    r = HybridRetriever(graph, settings.replace(rank_weights={"document": 0.6, "lexical": 0.4})).fit(
+    settings = {
+        **OFF,
+        "passage_seeds": ("lexical",),
+        "seed_depth": 3,
+        "document_nodes": True,
+        "metadata": True,
+        "period_linking": True,
+    }
+    r = HybridRetriever(graph=graph, **{**settings, "rank_weights": {"document": 0.6, "lexical": 0.4}}).fit(
         toy.passages
     )
     assert r.explains_documents
@@ -354,7 +367,7 @@ def test_explain_of_a_document_ranked_hybrid_splits_the_document_nodes_pagerank(
 
     with pytest.raises(DataError):  # as for any graph method: a pid outside the graph searched
         explain(r, q.text, ["no-such-page"])
-    same = HybridRetriever(graph, settings.replace(rank_weights={"ppr": 0.5, "document": 0.5})).fit(
+    same = HybridRetriever(graph=graph, **{**settings, "rank_weights": {"ppr": 0.5, "document": 0.5}}).fit(
         toy.passages
     )
     assert not same.explains_documents  # a passage-PageRank term: its own PageRank is explained

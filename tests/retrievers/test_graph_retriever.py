@@ -11,8 +11,7 @@ from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, ParameterError
 from aethel_lite.explain import explained_search
 from aethel_lite.explain.diagnostics import reliance, summarize
-from aethel_lite.retrievers import GraphRetriever
-from aethel_lite.retrievers.graph_files import GraphParts
+from aethel_lite.retrievers import GraphRetriever, params_json
 
 PASSAGES = [
     Passage("p0", "d0", "", "NorthRiver Capital Partners IV reported a net IRR of 14.2% for the quarter."),
@@ -147,7 +146,7 @@ def test_query_linking_needs_a_capital_or_digit(tmp_path, monkeypatch):
     g = build(extractor="regex").fit(passages)
     # plant junk keys, as a noisy NER would: "in" and "capital"
     junk = build_graph(["a", "b"], [["3m", "capital"], ["in", "orion labs"]])
-    g = GraphRetriever(**g.get_params()).fit(passages, parts=GraphParts(junk, g.bm25_))
+    g = GraphRetriever.from_graph(passages, junk, g.bm25_, **g.get_params())
     assert set(g.graph_.entities) == {"3m", "capital", "in", "orion labs"}
     keys = g.query_keys("What was the capital expenditure of 3M in 2018?")
     assert "3m" in keys and "in" not in keys and "capital" not in keys
@@ -231,9 +230,9 @@ def test_diagnostics_count_seeds_reach_and_bm25_slots(fitted, pure):
     assert result.summary() == {"fallback_share": 0.0, "bm25_top5_share": 0.0, "n_queries": 2}
 
 
-def test_fallback_setting_is_in_config_and_checked():
-    assert build(extractor="regex").config()["fallback"] == "bm25"
-    assert build(extractor="regex", fallback="none").config()["fallback"] == "none"
+def test_fallback_setting_is_in_the_settings_and_checked():
+    assert params_json(build(extractor="regex"))["fallback"] == "bm25"
+    assert params_json(build(extractor="regex", fallback="none"))["fallback"] == "none"
     with pytest.raises(ParameterError, match="fallback"):
         build(extractor="regex", fallback="dense").fit(PASSAGES)
     assert summarize({}, 5) == {"fallback_share": None, "bm25_top5_share": None, "n_queries": 0}

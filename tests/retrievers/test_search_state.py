@@ -14,14 +14,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from builders import build
+from builders import build, derive
 
+from aethel_lite.caching.memo import is_shared, shared
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, ParameterError
 from aethel_lite.explain import explain, explained_search, seed_pieces
-from aethel_lite.explain.attribution import SearchResult
+from aethel_lite.explain.attribution import SearchResult, ranker_of
 from aethel_lite.explain.diagnostics import reliance, summarize
-from aethel_lite.retrievers import GraphRetriever, HybridRetriever, HybridSettings
+from aethel_lite.retrievers import AnchorsRetriever, GraphRetriever, HybridRetriever, clone, params_json
+from aethel_lite.retrievers.base import PassageIds
 from aethel_lite.retrievers.registry import make_retriever
 
 ORACLE = Path(__file__).parent / "data" / "graph_search_oracle.json"
@@ -189,7 +191,7 @@ def _searches(r, queries, k, pool):
     r.traced_search(queries, k=k, pool=pool)
     explain(r, q.text, r.pids_[:2], pool=one)
     seed_pieces(r, q.text)
-    r.ppr([x.text for x in queries])
+    ranker_of(r).ppr([x.text for x in queries])  # a stage's PageRank is its ranker's
     list(r.corpus_scores(queries))
 
 
@@ -207,6 +209,7 @@ def test_an_anchored_search_leaves_the_whole_fitted_state_unchanged(tmp_path, mo
     passages, _, _ = corpus_and_queries("filings")
     settings = {"extractor": "regex", "bct": "both", **HYBRID, "anchors": "each", "anchor_gap": 1}
     r = build(**settings).fit(passages)
+    assert isinstance(r, AnchorsRetriever)
     queries = [
         Query("q0", "Capital expenditures of Acme Widgets and Bolt Motors in 2019", frozenset()),
         Query("q1", "Acme Widgets capital expenditures in 2018 and in 2019", frozenset()),
@@ -247,11 +250,15 @@ def test_deep_state_sees_what_a_search_used_to_store(fitted):
 def test_get_params_set_params_as_scikit_learn(fitted):
     r = fitted["filings-hybrid-open"][0]
     params = r.get_params(deep=False)
-    assert list(params) == HybridRetriever.param_names() == ["graph", "settings", "progress"]
+    assert list(params) == HybridRetriever._get_param_names()
+    assert list(params) == [
+        "graph", "passage_seeds", "document_nodes", "metadata", "period_linking", "seed_weights", "seed_depth",
+        "dense_pooling", "rank_weights", "period_decay", "prefit", "progress",
+    ]  # fmt: skip
     assert r.get_params()["graph__bct"] == "none" and r.get_params()["graph__extractor"] == "regex"
-    assert r.hybrid_settings.seed_depth == 3
-    assert r.hybrid_settings.rank_weights == {"ppr": 0.2, "document": 0.5, "lexical": 0.3}
-    assert len(GraphRetriever.param_names()) <= 12
+    assert r.seed_depth == 3 and params["seed_depth"] == 3
+    assert r.rank_weights == {"ppr": 0.2, "document": 0.5, "lexical": 0.3}
+    assert len(GraphRetriever._get_param_names()) <= 12
     paper = GraphRetriever(extractor="regex")
     assert paper.set_params(alpha=0.3, bct="both") is paper
     assert paper.get_params() == {
@@ -271,31 +278,66 @@ def test_get_params_set_params_as_scikit_learn(fitted):
     assert hybrid.graph.bct == "both" and hybrid.get_params()["graph__bct"] == "both"
     with pytest.raises(ParameterError, match="unknown setting 'colour'"):
         GraphRetriever().set_params(colour="blue")
+    with pytest.raises(ParameterError, match="unknown setting 'colour'"):
+        hybrid.set_params(graph__colour="blue")
     with pytest.raises(ParameterError, match="bct must be one of"):
         GraphRetriever(bct="sideways").fit(passages)
     with pytest.raises(ParameterError, match="seed_depth must be a positive integer"):
-        HybridSettings(seed_depth=0)
+        HybridRetriever(seed_depth=0).fit(passages)  # checked before anything is extracted
+
+
+#: what the derived retrievers change: the paper's alpha and BCT and, for a hybrid, two of its own settings
+CHANGES = {"alpha": 0.3, "bct": "both"}
+HYBRID_CHANGES = {**CHANGES, "seed_depth": 2, "period_decay": 0.5}
 
 
 @pytest.mark.parametrize("case", ["funds-open", "filings-hybrid-open", "filings-hybrid-closed"])
-def test_a_variant_ranks_as_a_fresh_fit_and_leaves_its_source_unchanged(fitted, case):
+def test_a_derived_retriever_ranks_as_a_fresh_fit_and_leaves_its_source_unchanged(fitted, case):
+    """clone(r).set_params(...).fit(passages) (tests/retrievers/builders.derive) ranks as a retriever built from the
+    flat settings with the changes; r is untouched, and changing the settings back ranks as r."""
     r, queries, k, pool = fitted[case]
-    passages, _, _ = corpus_and_queries(CASES[case][0])
+    corpus, settings, _, _ = CASES[case]
+    passages, _, _ = corpus_and_queries(corpus)
+    hybrid = isinstance(r, HybridRetriever)
+    changes = HYBRID_CHANGES if hybrid else CHANGES
     before = deep_state(r)
-    if isinstance(r, HybridRetriever):
-        changed = r.variant(graph={"alpha": 0.3, "bct": "both"}, seed_depth=2, period_decay=0.5)
-        fresh = HybridRetriever(changed.graph, changed.settings).fit(passages)
-    else:
-        changed = r.variant(alpha=0.3, bct="both")
-        fresh = GraphRetriever(**changed.get_params()).fit(passages)
+    changed = derive(r, passages, **changes)
+    fresh = build(**{**settings, **changes}).fit(passages)
     assert changed is not r and deep_state(r) == before
+    assert params_json(changed) == params_json(fresh)
     assert changed.search(queries, k=k, pool=pool) == fresh.search(queries, k=k, pool=pool)
-    back = changed.variant(graph=r.graph.get_params()) if isinstance(r, HybridRetriever) else None
-    if back is None:
-        back = changed.variant(alpha=r.alpha, bct=r.bct)
-    else:
-        back = back.variant(**r.hybrid_settings.as_dict())
+    own = r.get_params()
+    back = derive(changed, passages, **{key: own.get(key, own.get(f"graph__{key}")) for key in changes})
+    assert params_json(back) == params_json(r)
     assert back.search(queries, k=k, pool=pool) == r.search(queries, k=k, pool=pool)
+
+
+@pytest.mark.parametrize("case", ["funds-open", "filings-hybrid-open", "filings-hybrid-closed"])
+def test_a_retriever_over_a_fitted_graph_ranks_as_a_fresh_fit(fitted, case):
+    """What variant() did by reusing the fitted parts: GraphRetriever.from_graph over r's graph and BM25 index with
+    other settings, and a hybrid holding an already fitted paper retriever (prefit=True), rank as fresh fits and
+    leave r unchanged."""
+    r, queries, k, pool = fitted[case]
+    corpus, settings, _, _ = CASES[case]
+    passages, _, _ = corpus_and_queries(corpus)
+    before = deep_state(r)
+    paper = r.graph_retriever_ if isinstance(r, HybridRetriever) else r
+    ids = [PassageIds(p, d) for p, d in zip(paper.pids_, paper.doc_ids_)]
+    exact = GraphRetriever.from_graph(
+        ids, paper.graph_, paper.bm25_, **{**paper.get_params(deep=False), **CHANGES}
+    )
+    fresh = clone(paper).set_params(**CHANGES).fit(passages)
+    assert exact.graph_ is paper.graph_ and exact.search(queries, k=k, pool=pool) == fresh.search(
+        queries, k=k, pool=pool
+    )
+    if isinstance(r, HybridRetriever):
+        over = clone(r).set_params(graph=exact, prefit=True).fit(passages)
+        assert over.graph_retriever_ is exact
+        want = derive(r, passages, **CHANGES)
+        assert over.search(queries, k=k, pool=pool) == want.search(queries, k=k, pool=pool)
+        with pytest.raises(ParameterError, match="prefit=True needs a fitted retriever"):
+            clone(r).set_params(prefit=True).fit(passages)
+    assert deep_state(r) == before
 
 
 def test_make_retriever_names_a_setting_the_class_does_not_have():
@@ -320,9 +362,7 @@ def test_save_then_load_ranks_and_explains_as_the_saved(fitted, case, tmp_path):
     assert json.loads((tmp_path / "ids.json").read_text()) == {"pids": r.pids_, "doc_ids": r.doc_ids_}
 
     def load():
-        if hybrid:
-            return HybridRetriever.load(tmp_path, r.graph, r.settings)
-        return GraphRetriever.load(tmp_path, **r.get_params())
+        return type(r).load(tmp_path, **r.get_params(deep=False))
 
     with pytest.MonkeyPatch.context() as mp:  # nothing is extracted again
         mp.setattr("aethel_lite.retrievers.graph.extract_entities", lambda *a, **kw: pytest.fail("extracted"))
@@ -346,13 +386,19 @@ def test_search_with_memos_leaves_the_estimator_unchanged(case, tmp_path, monkey
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path))
     corpus, settings, k, closed = CASES[case]
     passages, queries, pools = corpus_and_queries(corpus)
+    pool = pools if closed else None
     r = build(**settings)
-    r.memo = True  # questions' mentions and tokens from the process-wide memos
-    r.fit(passages)
-    before = deep_state(r)
-    for _ in range(2):
-        explained_search(r, queries, k=k, pool=pools if closed else None)
-    assert deep_state(r) == before
+    with shared():  # questions' mentions and tokens from the process-wide memos
+        assert is_shared()
+        r.fit(passages)
+        before = deep_state(r)
+        got = [explained_search(r, queries, k=k, pool=pool) for _ in range(2)]
+        assert deep_state(r) == before
+    assert not is_shared()
+    plain = explained_search(build(**settings).fit(passages), queries, k=k, pool=pool)
+    for result in got:  # the results are the same either way
+        assert result.run == plain.run and result.provenance == plain.provenance
+        assert result.sources == plain.sources
 
 
 def test_save_then_load_keeps_the_hybrids_dense_and_heading_models(tmp_path, monkeypatch):
@@ -370,8 +416,14 @@ def test_save_then_load_keeps_the_hybrids_dense_and_heading_models(tmp_path, mon
         }
     ).fit(passages)
     files = r.save(tmp_path / "saved")
-    assert {"dense-first.npy", "dense-heading.npy", "docmeta.json"} <= set(files)
-    loaded = HybridRetriever.load(tmp_path / "saved", r.graph, r.settings)
+    assert {
+        "dense-first.npy",
+        "dense-first.json",
+        "dense-heading.npy",
+        "dense-heading.json",
+        "docmeta.json",
+    } <= set(files)
+    loaded = HybridRetriever.load(tmp_path / "saved", **r.get_params(deep=False))
     assert np.array_equal(loaded.dense_.embeddings_, r.dense_.embeddings_)
     assert np.array_equal(loaded.heading_.embeddings_, r.heading_.embeddings_)
     got, want = explained_search(loaded, queries, k=6), explained_search(r, queries, k=6)
