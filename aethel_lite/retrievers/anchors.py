@@ -123,7 +123,7 @@ class AnchorsRetriever(RankingStage, Retriever):
         if self.prefit:
             return self._learn(prefitted(self.hybrid, [p.pid for p in passages]))
         hybrid = clone(self._hybrid())
-        hybrid.progress = hybrid.progress or self.progress
+        hybrid.set_params(progress=hybrid.progress or self.progress)
         return self._learn(hybrid.fit(passages))
 
     def _learn(self, hybrid: HybridRetriever) -> AnchorsRetriever:

@@ -591,15 +591,15 @@ class DenseRetriever(Retriever):
             Unreadable files, embeddings not float32 ``(rows, dim)`` finite (unit, with ``normalize``)
             vectors, or window offsets that do not fit the passages; the file is named.
         """
-        self = cls(**settings)
-        name = f"dense-{self.pooling}"
+        name = f"dense-{cls(**settings).pooling}"
         meta_path = Path(folder) / f"{name}.json"
         meta = read_json_shaped(meta_path, _SAVED_SHAPE, "dense settings")
         pids, saved = meta["pids"], meta["settings"]
         if meta["format"] != 1:
             raise DataError(f"{meta_path}: unsupported dense format {meta['format']!r}")
-        if self.precision is None and saved.get("precision") in PRECISIONS:
-            self.precision = saved["precision"]
+        if settings.get("precision") is None and saved["precision"] in PRECISIONS:
+            settings = {**settings, "precision": saved["precision"]}
+        self = cls(**settings)
         path = Path(folder) / f"{name}.npy"
         try:
             emb = np.load(path, allow_pickle=False)

@@ -260,7 +260,7 @@ class HybridRetriever(PageRankSearch, Retriever):
         passages = self._index_passages(passages)
         paper = prefitted(self.graph, self.pids_) if self.prefit else clone(self._paper())
         if not self.prefit:
-            paper.progress = paper.progress or self.progress
+            paper.set_params(progress=paper.progress or self.progress)
             paper.fit(passages)
         cache = paper.cache
         dense = heading = None

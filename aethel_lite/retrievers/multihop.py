@@ -181,7 +181,7 @@ class MultiHopRetriever(Retriever):
         dense = clone(self.dense) if self.dense is not None else DenseRetriever()
         bm25 = clone(self.bm25) if self.bm25 is not None else BM25Retriever()
         for part in (dense, bm25):
-            part.progress = self.progress
+            part.set_params(progress=self.progress)
         self.dense_, self.bm25_ = dense.fit(passages), bm25.fit(passages)
         titles = [p.title for p in passages]
         self._learn(titles, mention_graph(titles, (p.text for p in passages)) if self.mentions else None)

@@ -308,7 +308,7 @@ class StatementsRetriever(RankingStage, Retriever):
         if self.prefit:
             return self._learn(prefitted(self.anchors, [p.pid for p in passages]), pages.fit(passages))
         anchors = clone(self._anchors())
-        anchors.progress = anchors.progress or self.progress
+        anchors.set_params(progress=anchors.progress or self.progress)
         return self._learn(anchors.fit(passages), pages.fit(passages))
 
     def _learn(self, anchors: AnchorsRetriever, pages: StatementPages) -> StatementsRetriever:
