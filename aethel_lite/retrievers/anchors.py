@@ -128,7 +128,7 @@ class AnchorsRetriever(RankingStage, Retriever):
 
     def _learn(self, hybrid: HybridRetriever) -> AnchorsRetriever:
         self.hybrid_ = hybrid
-        self.pids_, self.pid_index_ = hybrid.pids_, hybrid.pid_index_
+        self.pids_, self.pid_index_, self.doc_ids_ = hybrid.pids_, hybrid.pid_index_, hybrid.doc_ids_
         return self
 
     @property

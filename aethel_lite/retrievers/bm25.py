@@ -21,7 +21,7 @@ from .base import Retriever, params_json, passage_text
 #: the folder :meth:`BM25Retriever.save` writes inside the folder it is given
 FOLDER = "bm25"
 #: the shapes of the JSON files a saved index holds (:func:`~aethel_lite.io.read_json_shaped`)
-_META_SHAPE = {"format": int, "pids": [str], "config": {str: object}}
+_META_SHAPE = {"format": int, "pids": [str], "doc_ids": [str], "config": {str: object}}
 _BM25S_SHAPES = {
     "vocab.index.json": {str: int},
     "params.index.json": {"k1": float, "b": float, "method": str, "num_docs": int},
@@ -198,7 +198,8 @@ class BM25Retriever(Retriever):
             self.index_.save(str(tmp), corpus=None, allow_pickle=False, show_progress=False)
             (tmp / "corpus.jsonl").unlink(missing_ok=True)
             write_json(
-                tmp / "aethel_bm25.json", {"config": params_json(self), "pids": self.pids_, "format": 1}
+                tmp / "aethel_bm25.json",
+                {"config": params_json(self), "pids": self.pids_, "doc_ids": self.doc_ids_, "format": 1},
             )
             old = None
             if directory.exists():
@@ -259,4 +260,7 @@ class BM25Retriever(Retriever):
         self.index_ = index
         self.pids_ = pids
         self.pid_index_ = {p: i for i, p in enumerate(pids)}
+        self.doc_ids_ = list(meta["doc_ids"])
+        if len(self.doc_ids_) != len(pids):
+            raise DataError(f"{meta_path}: {len(pids)} pids but {len(self.doc_ids_)} doc_ids")
         return self

@@ -52,6 +52,7 @@ PRECISION_ENV = "AETHEL_DENSE_PRECISION"
 _SAVED_SHAPE = {
     "format": int,
     "pids": [str],
+    "doc_ids": [str],
     "settings": {
         "pooling": str,
         "precision": str,
@@ -540,10 +541,11 @@ class DenseRetriever(Retriever):
         yield from self._pooled_scores(self.query_vectors([q.text for q in queries]))
 
     def use_embeddings(
-        self, pids: Sequence[str], embeddings: np.ndarray, chunk_offsets: np.ndarray
+        self, pids: Sequence[str], embeddings: np.ndarray, chunk_offsets: np.ndarray, doc_ids: Sequence[str]
     ) -> DenseRetriever:
-        """Fit from ``pids`` (corpus order), ``embeddings_`` and ``chunk_offsets_`` made elsewhere; returns ``self``."""
-        self.pids_ = list(pids)
+        """Fit from ``pids`` and ``doc_ids`` (corpus order), ``embeddings_`` and ``chunk_offsets_`` made elsewhere;
+        returns ``self``."""
+        self.pids_, self.doc_ids_ = list(pids), list(doc_ids)
         self.pid_index_ = {pid: i for i, pid in enumerate(self.pids_)}
         self.embeddings_, self.chunk_offsets_ = embeddings, np.asarray(chunk_offsets).astype(np.int64)
         return self
@@ -568,7 +570,11 @@ class DenseRetriever(Retriever):
         settings = {**params_json(self), "precision": resolve_precision(self.precision)}
         with atomic_write(folder / f"{name}.json", "w") as fh:
             fh.write(
-                json.dumps({"format": 1, "settings": settings, "pids": self.pids_}, ensure_ascii=False) + "\n"
+                json.dumps(
+                    {"format": 1, "settings": settings, "pids": self.pids_, "doc_ids": self.doc_ids_},
+                    ensure_ascii=False,
+                )
+                + "\n"
             )
         return [*arrays, f"{name}.json"]
 
@@ -611,7 +617,9 @@ class DenseRetriever(Retriever):
         except (OSError, ValueError, EOFError) as exc:
             raise DataError(f"{path}: unreadable embeddings ({exc})") from exc
         _check_embeddings(path, emb, offsets, len(pids), dim, bool(self.normalize))
-        return self.use_embeddings(pids, emb, offsets)
+        if len(meta["doc_ids"]) != len(pids):
+            raise DataError(f"{meta_path}: {len(pids)} pids but {len(meta['doc_ids'])} doc_ids")
+        return self.use_embeddings(pids, emb, offsets, meta["doc_ids"])
 
     def store_config_matches(self, stored: Any) -> bool:
         """Whether ``stored`` (an earlier :meth:`embedding_store_config`) is this configuration's, checked

@@ -294,6 +294,15 @@ class StatementsRetriever(RankingStage, Retriever):
         return AnchorsRetriever() if self.anchors is None else self.anchors
 
     def _pages(self) -> StatementPages:
+        """The statement pages' settings, checked (ParameterError naming a bad one)."""
+        if isinstance(self.min_docs, bool) or not isinstance(self.min_docs, int) or self.min_docs < 1:
+            raise ParameterError(f"min_docs must be a positive integer; got {self.min_docs!r}")
+        if (
+            isinstance(self.min_word, bool)
+            or not isinstance(self.min_word, (int, float))
+            or self.min_word < 0
+        ):
+            raise ParameterError(f"min_word must be a number >= 0; got {self.min_word!r}")
         return StatementPages(self.min_docs, self.min_word, self.order)
 
     def parts(self) -> list[str]:

@@ -266,6 +266,7 @@ class _Builder:
             self.pids,
             np.stack([rows[k] for k in keys]).astype("<f4", copy=False),
             np.concatenate(([0], np.cumsum(counts)[:-1])),
+            [p.doc_id for p in self.passages],
         )
         files = r.save(self.tmp)
         self.parts[name] = {

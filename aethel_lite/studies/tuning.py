@@ -211,8 +211,8 @@ def tune(
         },
         "base": {
             k: (list(v) if isinstance(v, tuple) else v)
-            for k, v in sorted({**paper, **base.as_dict()}.items())
-            if k not in _TUNED + ("anchors", "anchor_gap")
+            for k, v in sorted({**paper, **base.get_params(deep=False)}.items())
+            if k not in _TUNED + ("graph", "prefit", "progress")
         },
     }
 

@@ -263,24 +263,7 @@ def test_a_loaded_retriever_searches_as_the_fitted_one(corpus, kind, tmp_path):
         assert r.pages_.names_item(FILING_QUESTIONS[0].text)
 
 
-def _known(kind: str, reason: str):
-    return pytest.param(kind, marks=pytest.mark.xfail(strict=True, raises=AttributeError, reason=reason))
-
-
-NO_SAVED_DOC_IDS = (
-    "package: BM25Retriever.save and DenseRetriever.save keep the pids only, so a loaded one has no doc_ids_"
-)
-
-
-@pytest.mark.parametrize(
-    "kind",
-    [
-        *(k for k in CLASSES if k not in ("bm25", "dense", "anchors")),
-        _known("bm25", NO_SAVED_DOC_IDS),
-        _known("dense", NO_SAVED_DOC_IDS),
-        _known("anchors", "package: AnchorsRetriever._learn sets pids_ and pid_index_ but not doc_ids_"),
-    ],
-)
+@pytest.mark.parametrize("kind", list(CLASSES))
 def test_a_fitted_and_a_loaded_retriever_know_their_documents(corpus, kind, tmp_path):
     """Every retriever sets doc_ids_ in fit (api: base._index_passages), and its loaded copy has the same."""
     make, _, minilm = CLASSES[kind]

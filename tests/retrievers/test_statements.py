@@ -181,25 +181,8 @@ def test_statements_first_orders_the_lifted_pages_by_match_then_by_the_anchor():
         (dict(anchors=anchors_of(anchor_gap=0)), "anchor_gap"),
         (dict(anchors=AnchorsRetriever(HybridRetriever(metadata=False))), "metadata=True"),
         (dict(anchors=AnchorsRetriever(HybridRetriever(seed_depth=0))), "seed_depth"),
-        pytest.param(
-            dict(min_docs="2"),
-            "min_docs",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=TypeError,
-                reason="package bug: StatementsRetriever.fit does not check min_docs (TypeError in StatementPages)",
-            ),
-        ),
-        pytest.param(
-            dict(min_word="x"),
-            "min_word",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=pytest.fail.Exception,
-                reason="package bug: StatementsRetriever.fit does not check min_word (fitted and saved; "
-                "StatementsRetriever.load then refuses statements.json)",
-            ),
-        ),
+        (dict(min_docs="2"), "min_docs"),
+        (dict(min_word="x"), "min_word"),
     ],
 )
 def test_settings_are_checked_by_fit(stage, match):

@@ -100,12 +100,6 @@ def toy(tmp_path_factory):
     return toy_filings()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AttributeError,
-    reason="package bug: tune() builds its record's 'base' with base.as_dict(), which HybridSettings had and "
-    "HybridRetriever has not (aethel_lite/studies/tuning.py)",
-)
 @pytest.mark.parametrize(
     "rank_weights",
     [RANK_WEIGHTS, {"document": 0.5, "lexical": 0.1, "dense": 0.4}],
