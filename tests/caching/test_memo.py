@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aethel_lite.caching.memo import TextMemo
+from aethel_lite.caching.memo import TextMemo, is_shared, shared
 from aethel_lite.data.sampling import sample_corpus
 from aethel_lite.retrievers.registry import make_retriever
 from aethel_lite.studies.open_corpus import load_open
@@ -39,6 +39,19 @@ def test_text_memo_is_bounded_and_still_answers_when_emptied():
     assert len(memo) <= 3
 
 
+def test_shared_is_a_context_off_by_default_and_nests():
+    assert not is_shared()
+    with shared():
+        assert is_shared()
+        with shared(False):
+            assert not is_shared()
+        assert is_shared()
+    assert not is_shared()
+    with pytest.raises(KeyError), shared():  # left on an exception too
+        raise KeyError("x")
+    assert not is_shared()
+
+
 def test_text_memo_rejects_a_compute_returning_the_wrong_count():
     with pytest.raises(RuntimeError, match="returned 1 values for 2 texts"):
         TextMemo("test").map("s", ["a", "b"], lambda todo: ["only one"])
@@ -59,6 +72,7 @@ def test_memo_changes_no_ranking(corpus, method, run_cache, monkeypatch):
         runs = []
         for memo in (False, True, True):  # the second memo pass is served from the memos
             retriever = make_retriever(method)
-            retriever.memo = memo
-            runs.append(retriever.fit(sample.passages).search(sample.queries, k=20))
+            with shared(memo):
+                assert is_shared() is memo
+                runs.append(retriever.fit(sample.passages).search(sample.queries, k=20))
         assert runs[1] == runs[0] and runs[2] == runs[0]

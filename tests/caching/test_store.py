@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import pytest
 
+from aethel_lite.caching.memo import shared
 from aethel_lite.caching.store import MAX_PARAMS, STORE_FORMAT, PassageStore, config_fingerprint, text_key
 from aethel_lite.core import entities as E
 from aethel_lite.core import mentions as mentions_module
@@ -337,12 +338,18 @@ def test_question_memo_encodes_each_batch_once_and_is_off_by_default(cache, coun
     assert counted_encode == [[q.text for q in queries]] * 2  # without the memo every search encodes
     counted_encode.clear()
     memo = DenseRetriever().fit(PASSAGES)
-    memo.memo = True
-    first = memo.search(queries, k=3)
-    assert memo.search(queries, k=3) == first == expected
-    np.testing.assert_array_equal(memo.score_texts([queries[1].text]), memo.score_texts([queries[1].text]))
+    with shared():
+        first = memo.search(queries, k=3)
+        assert memo.search(queries, k=3) == first == expected
+        np.testing.assert_array_equal(
+            memo.score_texts([queries[1].text]), memo.score_texts([queries[1].text])
+        )
     # each batch encoded once (a batch is the memo's key: a vector may differ in its last bits with its batch)
     assert counted_encode == [[q.text for q in queries], [queries[1].text]]
+    counted_encode.clear()
+    with shared(), shared(False):  # shared(False) inside: a search that pays for its own encoding
+        assert memo.search(queries, k=3) == expected
+    assert counted_encode == [[q.text for q in queries]]
 
 
 def test_question_mentions_memo_runs_the_extractor_once_per_question(cache, monkeypatch):
@@ -367,9 +374,9 @@ def test_question_mentions_memo_runs_the_extractor_once_per_question(cache, monk
     monkeypatch.setattr(retriever.extractor_, "extract", extract)
     plain = retriever.search(queries, k=3)
     assert calls == [[q.text for q in queries]]  # without the memo: one spaCy call for the block of questions
-    retriever.memo = True
     calls.clear()
-    assert retriever.search(queries, k=3) == plain and retriever.search(queries, k=3) == plain
+    with shared():
+        assert retriever.search(queries, k=3) == plain and retriever.search(queries, k=3) == plain
     assert calls == [[q.text] for q in queries]  # once per question, then from the memo
 
 

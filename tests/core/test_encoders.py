@@ -348,4 +348,4 @@ def test_onnx_store_serves_the_vectors_one_encode_call_gives(cache_root, monkeyp
     assert np.array_equal(warm.embed(texts[::-1]), expected[::-1])
     with r.embedding_store() as a, DenseRetriever(precision="float32").embedding_store() as b:
         assert a.path != b.path
-    assert r.config()["precision"] == "onnx-fp32"
+    assert r.embedding_store_config()["precision"] == "onnx-fp32"

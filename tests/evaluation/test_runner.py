@@ -224,15 +224,19 @@ def test_tables_and_figure_are_built_from_results(small):
 
 # ------------------------------------------------------------------------------- registry
 def test_registry_has_the_pure_graph_dense_max_and_rrf_dense_methods():
-    from aethel_lite.retrievers.registry import FUSIONS, METHODS, Method
+    from aethel_lite.retrievers import DenseRetriever, GraphRetriever, clone, params_json
+    from aethel_lite.retrievers.registry import FUSIONS, METHODS
 
-    assert METHODS["dense-max"] == Method("DenseRetriever", {"pooling": "max"})
+    # each name maps to an unfitted estimator; equal settings: equal params_json (estimators have no __eq__)
+    assert params_json(METHODS["dense-max"]) == params_json(DenseRetriever(pooling="max"))
     for pure, base in (
         ("aethel-reg-pure", "aethel-reg"),
         ("aethel-ner3-pure", "aethel-ner3"),
         ("aethel-bct-pure", "aethel-bct"),
     ):
-        assert METHODS[pure] == Method(METHODS[base].cls, {**METHODS[base].params, "fallback": "none"})
+        assert type(METHODS[pure]) is type(METHODS[base]) is GraphRetriever
+        assert not METHODS[pure].is_fitted
+        assert params_json(METHODS[pure]) == params_json(clone(METHODS[base]).set_params(fallback="none"))
     assert FUSIONS["rrf-dense"] == ("bm25", "dense")
     names = ["dense-max", "aethel-reg-pure", "aethel-ner3-pure", "aethel-bct-pure", "rrf-dense"]
     assert parse_methods(",".join(names)) == names
@@ -247,10 +251,13 @@ def test_make_retriever_passes_the_methods_settings():
     assert make_retriever("dense-max").pooling == "max" and make_retriever("dense").pooling == "first"
 
 
-def test_make_retriever_names_a_setting_the_class_does_not_accept(monkeypatch):
-    monkeypatch.setitem(registry.METHODS, "bm25-new", registry.Method("BM25Retriever", {"shiny": True}))
-    with pytest.raises(ParameterError, match=r"'bm25-new' needs BM25Retriever\(shiny=...\)"):
-        registry.make_retriever("bm25-new")
+def test_make_retriever_names_a_setting_the_class_does_not_accept():
+    # the registry holds estimators (no Method(cls, params) to hold a bad setting): a setting a class does not
+    # accept is refused by set_params, naming it and the class's settings
+    with pytest.raises(ParameterError, match=r"unknown setting 'shiny'; BM25Retriever has k1, b"):
+        registry.make_retriever("bm25").set_params(shiny=True)
+    with pytest.raises(ParameterError, match=r"unknown setting 'shiny'; GraphRetriever has"):
+        registry.make_retriever("aethel-anchors").set_params(hybrid__graph__shiny=True)
     with pytest.raises(ParameterError, match="'aethel-bct': the graph retriever has no setting 'shiny'"):
         registry.make_retriever("aethel-bct", graph={"shiny": True})
     with pytest.raises(ParameterError, match="not a base retriever"):

@@ -18,13 +18,13 @@ from aethel_lite.retrievers import (
     DenseRetriever,
     Retriever,
     Run,
+    params_json,
     passage_text,
     rrf,
     topk,
     write_qrels,
 )
-from aethel_lite.retrievers.run import RRF_K, fuse_runs
-from aethel_lite.retrievers.run import RUN_DEPTH, trec_scores
+from aethel_lite.retrievers.run import RRF_K, RUN_DEPTH, fuse_runs, trec_scores
 
 # ----------------------------------------------------------------------------------------------
 # fixtures
@@ -182,18 +182,21 @@ def test_bm25_save_load_roundtrip_no_pickle_and_deterministic(tmp_path):
     passages = random_corpus()
     queries = random_queries()
     a = BM25Retriever(k1=1.2, b=0.6).fit(passages)
-    a.save(tmp_path / "idx")
+    assert a.save(tmp_path / "idx") == tmp_path / "idx" / "bm25"  # save(folder) writes folder/bm25
     a.save(tmp_path / "idx")  # overwriting an existing index works
     BM25Retriever(k1=1.2, b=0.6).fit(passages).save(tmp_path / "idx2")
-    files = sorted(f.name for f in (tmp_path / "idx").iterdir())
-    assert files == sorted(f.name for f in (tmp_path / "idx2").iterdir())
+    assert [f.name for f in (tmp_path / "idx").iterdir()] == ["bm25"]  # no debris beside it
+    files = sorted(f.name for f in (tmp_path / "idx" / "bm25").iterdir())
+    assert files == sorted(f.name for f in (tmp_path / "idx2" / "bm25").iterdir())
     for name in files:
-        assert (tmp_path / "idx" / name).read_bytes() == (tmp_path / "idx2" / name).read_bytes(), name
+        one, two = tmp_path / "idx" / "bm25" / name, tmp_path / "idx2" / "bm25" / name
+        assert one.read_bytes() == two.read_bytes(), name
         if name.endswith(".npy"):
-            np.load(tmp_path / "idx" / name, allow_pickle=False)
+            np.load(one, allow_pickle=False)
     assert not any(name.endswith((".pkl", ".pickle")) for name in files)
     b = BM25Retriever.load(tmp_path / "idx")
     assert (b.k1, b.b, b.method) == (1.2, 0.6, "lucene")
+    assert b.pids_ == a.pids_ and b.doc_ids_ == a.doc_ids_
     assert dict(b.search(queries, k=7)) == dict(a.search(queries, k=7))
     with pytest.raises(DataNotFoundError, match="aethel_bm25.json"):
         BM25Retriever.load(tmp_path / "nothing")
@@ -569,7 +572,7 @@ def test_dense_bfloat16_is_its_own_store_and_close_to_float32(dense_passages, ca
     monkeypatch.delenv("AETHEL_DENSE_PRECISION", raising=False)
     f32, b16 = DenseRetriever(precision="float32"), DenseRetriever(precision="bfloat16")
     # float32 keeps the fingerprint it had before the setting existed; bfloat16 opens another store
-    assert "precision" not in f32.embedding_store_config() and "precision" not in f32.config()
+    assert "precision" not in f32.embedding_store_config()
     assert b16.embedding_store_config() == {**f32.embedding_store_config(), "precision": "bfloat16"}
     with f32.embedding_store() as a, b16.embedding_store() as b:
         assert a.path != b.path
@@ -583,13 +586,14 @@ def test_dense_bfloat16_is_its_own_store_and_close_to_float32(dense_passages, ca
 
 def test_dense_precision_from_the_environment(monkeypatch, cache_root):
     monkeypatch.setenv("AETHEL_DENSE_PRECISION", "bfloat16")
-    assert DenseRetriever().config()["precision"] == "bfloat16"
-    assert "precision" not in DenseRetriever(precision="float32").config()
+    # the precision a retriever left at None resolves to: its embedding store's (no config() any more)
+    assert DenseRetriever().embedding_store_config()["precision"] == "bfloat16"
+    assert "precision" not in DenseRetriever(precision="float32").embedding_store_config()
     monkeypatch.setenv("AETHEL_DENSE_PRECISION", "fp8")
     with pytest.raises(ParameterError, match="AETHEL_DENSE_PRECISION"):
-        DenseRetriever().config()
+        DenseRetriever().embedding_store_config()
     with pytest.raises(ParameterError, match="precision must be one of"):
-        DenseRetriever(precision="half").config()
+        DenseRetriever(precision="half").embedding_store_config()
 
 
 # -- page = max over its chunks ----------------------------------------------------------------
@@ -668,7 +672,7 @@ def test_dense_heading_pooling_scores_the_cosine_with_the_heading(cache_root):
         for i in range(8)
     ]  # no title: "first" and "heading" then differ only by what follows the heading
     heading = DenseRetriever(pooling="heading").fit(long)
-    assert heading.config()["pooling"] == "heading" and heading.embeddings_.shape[0] == len(long)
+    assert params_json(heading)["pooling"] == "heading" and heading.embeddings_.shape[0] == len(long)
     queries = [Query("a", "interest rates", frozenset()), Query("b", "an earthquake", frozenset())]
     run = heading.search(queries, k=len(long))
     model = DenseRetriever(precision="float32").model  # the oracle: sentence-transformers on PyTorch
@@ -693,8 +697,8 @@ def test_dense_short_passage_scores_the_same_under_both_poolings(dense, dense_pa
     assert maxp.embeddings_.shape == dense.embeddings_.shape  # one chunk each
     q = [Query("q", "Which central bank increased rates?", frozenset())]
     assert maxp.search(q, k=len(TEXTS)) == dense.search(q, k=len(TEXTS))
-    assert maxp.config()["pooling"] == "max" and maxp.config()["chunk_words"] == 200
-    assert dense.config()["pooling"] == "first"
+    assert params_json(maxp)["pooling"] == "max" and params_json(maxp)["chunk_words"] == 200
+    assert params_json(dense)["pooling"] == "first"
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
 """DenseRetriever.save/load: the files an aethel index holds for it (``dense-<pooling>.npy``,
-``dense-max-offsets.npy``), read back into a retriever that answers exactly as the one saved.
+``dense-max-offsets.npy``, ``dense-<pooling>.json``: the settings and the passage ids), read back into a
+retriever that answers exactly as the one saved.
 
 BM25Retriever.save/load (``bm25/``) is tested in tests/retrievers/test_baselines.py; the index as a whole
 (search answers exactly as a refit) in tests/search/test_index.py.
@@ -7,14 +8,18 @@ BM25Retriever.save/load (``bm25/``) is tested in tests/retrievers/test_baselines
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError
 from aethel_lite.retrievers import DenseRetriever
+from aethel_lite.retrievers.dense import resolve_precision
 
 PIDS = ["a", "b", "c"]
+DOC_IDS = ["d1", "d1", "d2"]
 
 
 def _unit(rows: int, dim: int, seed: int) -> np.ndarray:
@@ -25,17 +30,18 @@ def _unit(rows: int, dim: int, seed: int) -> np.ndarray:
 @pytest.mark.parametrize(
     "pooling, offsets, files",
     [
-        ("first", [0, 1, 2], ["dense-first.npy"]),
-        ("heading", [0, 1, 2], ["dense-heading.npy"]),
-        ("max", [0, 2, 3], ["dense-max.npy", "dense-max-offsets.npy"]),
+        ("first", [0, 1, 2], ["dense-first.npy", "dense-first.json"]),
+        ("heading", [0, 1, 2], ["dense-heading.npy", "dense-heading.json"]),
+        ("max", [0, 2, 3], ["dense-max.npy", "dense-max-offsets.npy", "dense-max.json"]),
     ],
 )
 def test_save_writes_the_index_files_and_load_scores_as_the_saved(pooling, offsets, files, tmp_path):
-    """The files are plain little-endian ``.npy`` arrays (no pickle); the loaded retriever's scores
-    equal the cosine (max over a passage's windows) computed here with numpy."""
+    """The files are plain little-endian ``.npy`` arrays (no pickle) and a JSON of the settings (the precision
+    resolved) and the pids; the loaded retriever's scores equal the cosine (max over a passage's windows)
+    computed here with numpy."""
     pytest.importorskip("torch")
     emb = _unit(5 if pooling == "max" else 3, 8, 0)
-    saved = DenseRetriever(pooling=pooling).use_embeddings(PIDS, emb, np.array(offsets))
+    saved = DenseRetriever(pooling=pooling).use_embeddings(PIDS, emb, np.array(offsets), DOC_IDS)
     assert saved.save(tmp_path) == files
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(files)
     stored = np.load(tmp_path / files[0], allow_pickle=False)
@@ -43,8 +49,14 @@ def test_save_writes_the_index_files_and_load_scores_as_the_saved(pooling, offse
     if pooling == "max":
         stored = np.load(tmp_path / files[1], allow_pickle=False)
         assert stored.dtype.str == "<i8" and stored.tolist() == offsets
-    loaded = DenseRetriever.load(tmp_path, PIDS, dim=8, pooling=pooling)
-    assert loaded.pids_ == PIDS and loaded.pid_index_ == {"a": 0, "b": 1, "c": 2}
+    meta = json.loads((tmp_path / files[-1]).read_text(encoding="utf-8"))
+    assert meta["pids"] == PIDS and meta["doc_ids"] == DOC_IDS and meta["settings"]["pooling"] == pooling
+    assert meta["settings"]["precision"] == resolve_precision(None)  # the precision it ran with, not None
+    loaded = DenseRetriever.load(tmp_path, dim=8, pooling=pooling)  # the pids come from the JSON
+    assert (
+        loaded.pids_ == PIDS and loaded.pid_index_ == {"a": 0, "b": 1, "c": 2} and loaded.doc_ids_ == DOC_IDS
+    )
+    assert loaded.precision == resolve_precision(None)
     q = _unit(4, 8, 1)
     bounds = offsets + [len(emb)]
     oracle = np.array(
@@ -56,6 +68,10 @@ def test_save_writes_the_index_files_and_load_scores_as_the_saved(pooling, offse
 
 def test_load_checks_the_arrays_shape_type_offsets_and_norm(tmp_path):
     """Defence in depth behind the index's SHA-256: the arrays must be finite unit vectors of the recorded width."""
+    # the settings and pids ["a", "b"] (dense-first.json) written by save; the arrays then replaced
+    DenseRetriever().use_embeddings(["a", "b"], np.eye(2, 4, dtype=np.float32), [0, 1], ["d", "d"]).save(
+        tmp_path
+    )
     for emb, msg in [
         (np.zeros((2, 3), np.float32), "shape"),
         (np.zeros((2, 4), np.float32), "unit vectors"),
@@ -65,17 +81,33 @@ def test_load_checks_the_arrays_shape_type_offsets_and_norm(tmp_path):
     ]:
         np.save(tmp_path / "dense-first.npy", emb)
         with pytest.raises(DataError, match=msg):
-            DenseRetriever.load(tmp_path, ["a", "b"], dim=4)
+            DenseRetriever.load(tmp_path, dim=4)
     np.save(tmp_path / "dense-first.npy", np.eye(2, 4, dtype=np.float32))
-    assert DenseRetriever.load(tmp_path, ["a", "b"], dim=4).embeddings_.shape == (2, 4)
+    assert DenseRetriever.load(tmp_path, dim=4).embeddings_.shape == (2, 4)
     np.save(tmp_path / "dense-first.npy", np.zeros((2, 4), np.float32))
-    assert DenseRetriever.load(tmp_path, ["a", "b"], normalize=False).embeddings_.shape == (2, 4)
-    np.save(tmp_path / "dense-max.npy", np.eye(3, 4, dtype=np.float32))
+    assert DenseRetriever.load(tmp_path, normalize=False).embeddings_.shape == (2, 4)
+    DenseRetriever(pooling="max").use_embeddings(
+        ["a", "b"], np.eye(3, 4, dtype=np.float32), [0, 1], ["d", "d"]
+    ).save(tmp_path)
+    (tmp_path / "dense-max-offsets.npy").unlink()
     with pytest.raises(DataError, match=r"dense-max\.npy: unreadable embeddings"):  # no offsets file
-        DenseRetriever.load(tmp_path, ["a", "b"], pooling="max")
+        DenseRetriever.load(tmp_path, pooling="max")
     np.save(tmp_path / "dense-max-offsets.npy", np.array([0, 3]))
     with pytest.raises(DataError, match="window offsets"):
-        DenseRetriever.load(tmp_path, ["a", "b"], pooling="max")
+        DenseRetriever.load(tmp_path, pooling="max")
+    # the settings file: missing or not of its shape is a DataError naming it
+    np.save(tmp_path / "dense-heading.npy", np.eye(2, 4, dtype=np.float32))
+    with pytest.raises(DataError, match=r"dense-heading\.json"):
+        DenseRetriever.load(tmp_path, pooling="heading")
+    (tmp_path / "dense-heading.json").write_text(
+        '{"format": 1, "pids": "ab", "settings": {}}', encoding="utf-8"
+    )
+    with pytest.raises(DataError, match=r"dense-heading\.json: unreadable dense settings"):
+        DenseRetriever.load(tmp_path, pooling="heading")
+    meta = json.loads((tmp_path / "dense-first.json").read_text(encoding="utf-8"))
+    (tmp_path / "dense-heading.json").write_text(json.dumps({**meta, "doc_ids": ["d"]}), encoding="utf-8")
+    with pytest.raises(DataError, match=r"dense-heading\.json: 2 pids but 1 doc_ids"):
+        DenseRetriever.load(tmp_path, pooling="heading")
 
 
 @pytest.mark.parametrize("pooling", ["first", "max", "heading"])
@@ -93,9 +125,8 @@ def test_a_loaded_retriever_answers_exactly_as_a_refit(pooling, tmp_path):
     fitted = DenseRetriever(pooling=pooling, chunk_words=50, chunk_overlap=10, cache=False).fit(passages)
     fitted.save(tmp_path)
     dim = fitted.embedding_store_config()["dim"]
-    loaded = DenseRetriever.load(
-        tmp_path, fitted.pids_, dim=dim, pooling=pooling, chunk_words=50, chunk_overlap=10
-    )
+    loaded = DenseRetriever.load(tmp_path, dim=dim, pooling=pooling, chunk_words=50, chunk_overlap=10)
+    assert loaded.pids_ == fitted.pids_ and loaded.doc_ids_ == fitted.doc_ids_ == ["d1", "d1", "d2"]
     assert loaded.search(queries, k=3) == fitted.search(queries, k=3)
     refit = DenseRetriever(pooling=pooling, chunk_words=50, chunk_overlap=10, cache=False).fit(passages)
     assert loaded.search(queries, k=3) == refit.search(queries, k=3)

@@ -257,14 +257,18 @@ def test_entity_comparison_splits_found_into_kept_and_dropped(small):
 
 
 def test_rankings_by_mode_and_alpha_sweep(small):
-    _, r = small
+    passages, r = small
     pool = tuple(f"p{i}" for i in range(6))
     q = Query("q", "Who owns Northwind Trading?", frozenset({"p1"}), pool=pool)
     modes = teaching.rankings_by_mode(r, q, k=3)
     assert [pid for pid, _ in modes["none"]] == ["p0", "p1", "p2"]
     assert [pid for pid, _ in modes["substring"]][:2] == ["p0", "p4"]  # BCT's substring seed brings p4 in
     assert modes["both"] == modes["substring"]
-    sweep = teaching.alpha_sweep(r.variant(bct="none"), q, [0.15, 0.85], k=3)
+    # r with bct="none", over the same graph and BM25 index (no variant(): from_graph reuses them)
+    no_bct = GraphRetriever.from_graph(
+        passages, r.graph_, r.bm25_, **{**r.get_params(deep=False), "bct": "none"}
+    )
+    sweep = teaching.alpha_sweep(no_bct, q, [0.15, 0.85], k=3)
     assert set(sweep) == {"0.15", "0.85"}
     assert sweep["0.15"]["gold_ranks"] == {"p1": 2}
 
