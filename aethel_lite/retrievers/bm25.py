@@ -26,7 +26,7 @@ _BM25S_SHAPES = {
     "vocab.index.json": {str: int},
     "params.index.json": {"k1": float, "b": float, "method": str, "num_docs": int},
 }
-_TOKENS = TextMemo("BM25 tokens", 60_000)  # see BM25Retriever.memo
+_TOKENS = TextMemo("BM25 tokens", 60_000)  # see caching.memo.shared
 _FITTED: OrderedDict = (
     OrderedDict()
 )  # digest of configuration and texts -> bm25s index (the last two); see memo
@@ -80,12 +80,6 @@ class BM25Retriever(Retriever):
 
     name = "bm25"
 
-    @property
-    def memo(self) -> bool:
-        """Whether per-text work goes through the process-wide memos: inside
-        :func:`aethel_lite.caching.memo.shared` (results do not depend on it)."""
-        return is_shared()
-
     def __init__(
         self,
         k1: float = 1.5,
@@ -123,8 +117,8 @@ class BM25Retriever(Retriever):
         return [list(t) for t in out]
 
     def _tokens(self, texts: Sequence[str]) -> list:
-        """:meth:`tokenize`, through the process-wide memo when :attr:`memo` (and no stemmer object)."""
-        if not self.memo or self.stemmer is not None:
+        """:meth:`tokenize`, through the process-wide memo when :func:`~aethel_lite.caching.memo.shared` (and no stemmer object)."""
+        if not is_shared() or self.stemmer is not None:
             return self.tokenize(texts)
         settings = json.dumps(params_json(self)["stopwords"])
         return _TOKENS.map(settings, texts, lambda todo: [tuple(t) for t in self.tokenize(todo)])
@@ -137,7 +131,7 @@ class BM25Retriever(Retriever):
         if self.method not in _BM25_METHODS:
             raise ParameterError(f"method must be one of {', '.join(_BM25_METHODS)}, got {self.method!r}")
         texts = [passage_text(p) for p in passages]
-        if not self.memo or self.stemmer is not None:
+        if not is_shared() or self.stemmer is not None:
             self.index_ = self._index(texts)
             return
         # keyed by the configuration and the texts in order: BM25 and the graph methods' inner BM25 share it

@@ -48,6 +48,8 @@ PRECISIONS = ("float32", "bfloat16", *ONNX_PRECISIONS)
 PRECISION_ENV = "AETHEL_DENSE_PRECISION"
 
 
+#: the settings a loaded dense retriever must share with the one that embedded the passages
+_SAVED_AS_GIVEN = ("model_path", "normalize", "pooling", "chunk_words", "chunk_overlap", "precision")
 #: what ``dense-<pooling>.json`` holds (:meth:`DenseRetriever.save`; :func:`~aethel_lite.io.read_json_shaped`)
 _SAVED_SHAPE = {
     "format": int,
@@ -134,7 +136,7 @@ def _load_onnx_encoder(path: str, precision: str) -> OnnxSentenceEncoder:
 
 _QUESTION_BATCHES: dict[
     tuple, np.ndarray
-] = {}  # (model settings, texts of one batch) -> vectors; see DenseRetriever.memo
+] = {}  # (model settings, texts of one batch) -> vectors; see caching.memo.shared
 _QUESTION_BATCHES_MAX = 256
 #: Questions encoded at a time at most (each is padded to the longest of its batch: large batches are slower).
 _QUESTION_BATCH = 16
@@ -285,12 +287,6 @@ class DenseRetriever(Retriever):
     """
 
     name = "dense"
-
-    @property
-    def memo(self) -> bool:
-        """Whether per-text work goes through the process-wide memos: inside
-        :func:`aethel_lite.caching.memo.shared` (results do not depend on it)."""
-        return is_shared()
 
     def __init__(
         self,
@@ -463,7 +459,7 @@ class DenseRetriever(Retriever):
 
         text, title = passage.text, passage.title
         words, overlap = int(self.chunk_words), int(self.chunk_overlap)
-        if self.memo:
+        if is_shared():
             spans = _WINDOWS.map(
                 f"{words}/{overlap}",
                 [text],
@@ -512,11 +508,11 @@ class DenseRetriever(Retriever):
             yield from scores.astype(np.float64)
 
     def query_vectors(self, texts: Sequence[str]) -> np.ndarray:
-        """Embeddings of questions, encoded as one batch; from the process-wide memo when :attr:`memo`, keyed by
+        """Embeddings of questions, encoded as one batch; from the process-wide memo when :func:`~aethel_lite.caching.memo.shared`, keyed by
         the whole batch (a text's vector can differ in its last bits with the batch it was padded in)."""
         texts = list(texts)
         batch = min(self.batch_size, _QUESTION_BATCH)
-        if not self.memo or not texts:
+        if not is_shared() or not texts:
             return self.encode(texts, progress=False, batch_size=batch)
         key = (
             json.dumps(
@@ -606,6 +602,12 @@ class DenseRetriever(Retriever):
         if settings.get("precision") is None and saved["precision"] in PRECISIONS:
             settings = {**settings, "precision": saved["precision"]}
         self = cls(**settings)
+        mine = {**params_json(self), "precision": resolve_precision(self.precision)}
+        differ = [k for k in _SAVED_AS_GIVEN if k in saved and mine.get(k) != saved[k]]
+        if differ:  # the passages were embedded otherwise: questions would not be encoded as they were
+            raise ParameterError(
+                f"{meta_path}: the embeddings were made with {differ[0]}={saved[differ[0]]!r}"
+            )
         path = Path(folder) / f"{name}.npy"
         try:
             emb = np.load(path, allow_pickle=False)

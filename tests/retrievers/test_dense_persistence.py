@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from aethel_lite.data.schema import Passage, Query
-from aethel_lite.errors import DataError
+from aethel_lite.errors import DataError, ParameterError
 from aethel_lite.retrievers import DenseRetriever
 from aethel_lite.retrievers.dense import resolve_precision
 
@@ -84,6 +84,13 @@ def test_load_checks_the_arrays_shape_type_offsets_and_norm(tmp_path):
             DenseRetriever.load(tmp_path, dim=4)
     np.save(tmp_path / "dense-first.npy", np.eye(2, 4, dtype=np.float32))
     assert DenseRetriever.load(tmp_path, dim=4).embeddings_.shape == (2, 4)
+    with pytest.raises(
+        ParameterError, match=r"dense-first\.json: the embeddings were made with normalize=True"
+    ):
+        DenseRetriever.load(tmp_path, normalize=False)  # questions would not be encoded as the passages were
+    DenseRetriever(normalize=False).use_embeddings(
+        ["a", "b"], np.eye(2, 4, dtype=np.float32), [0, 1], ["d", "d"]
+    ).save(tmp_path)
     np.save(tmp_path / "dense-first.npy", np.zeros((2, 4), np.float32))
     assert DenseRetriever.load(tmp_path, normalize=False).embeddings_.shape == (2, 4)
     DenseRetriever(pooling="max").use_embeddings(
@@ -105,6 +112,7 @@ def test_load_checks_the_arrays_shape_type_offsets_and_norm(tmp_path):
     with pytest.raises(DataError, match=r"dense-heading\.json: unreadable dense settings"):
         DenseRetriever.load(tmp_path, pooling="heading")
     meta = json.loads((tmp_path / "dense-first.json").read_text(encoding="utf-8"))
+    meta["settings"] = {**meta["settings"], "pooling": "heading", "normalize": True}
     (tmp_path / "dense-heading.json").write_text(json.dumps({**meta, "doc_ids": ["d"]}), encoding="utf-8")
     with pytest.raises(DataError, match=r"dense-heading\.json: 2 pids but 1 doc_ids"):
         DenseRetriever.load(tmp_path, pooling="heading")
