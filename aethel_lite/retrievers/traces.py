@@ -3,13 +3,13 @@ r"""The search loop of the PageRank retrievers, and what it computes for each qu
 A *ranker* is a fitted :class:`~aethel_lite.retrievers.GraphRetriever` or a retriever built on one (the hybrid and
 its stages). Mixing in :class:`PageRankSearch`, it answers:
 
-=========================================  ======================================================================
-``question_scores(texts)``                 corpus-wide scores it needs besides PageRank, one row per question
-``block_mentions(texts)``                  text → entity mentions of a block of questions (``{}``: one at a time)
-``teleport(text, graph, idx, row, ments)`` the question's :class:`Teleport` over ``graph``
-``pool_graph(idx)``                        the graph of a closed pool
-``rank(text, trace)``                      the corpus-length scores that ``search`` ranks
-=========================================  ======================================================================
+==========================================  ======================================================================
+``question_scores(texts)``                  corpus-wide scores it needs besides PageRank, one row per question
+``block_mentions(texts)``                   text → entity mentions of a block of questions (``{}``: one at a time)
+``teleport(text, graph, idx, row, ments)``  the question's :class:`Teleport` over ``graph``
+``pool_graph(idx)``                         the graph of a closed pool
+``rank(text, trace)``                       the corpus-length scores that ``search`` ranks
+==========================================  ======================================================================
 
 and holds the fitted ``graph_`` and ``operator_`` and the settings ``alpha``, ``tol`` and ``max_iter``. Open-corpus
 questions are solved as batches of :data:`BLOCK` PageRank columns on the fitted graph; a closed-pool question on its
