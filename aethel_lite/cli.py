@@ -307,7 +307,8 @@ def _describe(exc: BaseException, args: argparse.Namespace | None = None) -> str
         )
     if isinstance(exc, sqlite3.Error):
         return f"the cache ({os.environ.get('AETHEL_CACHE') or 'the default cache folder'}): {exc}"
-    return f"{type(exc).__name__}: {exc}"
+    # a fault of the program, not of the input: say so; the class and message stay for the report
+    return f"internal error ({type(exc).__name__}: {exc}); please report it with the command you ran"
 
 
 def _quiet_broken_pipe() -> None:

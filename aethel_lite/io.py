@@ -27,6 +27,7 @@ __all__ = [
     "write_jsonl",
     "read_jsonl",
     "read_json_shaped",
+    "read_npy",
     "sha256_file",
     "check_utf8",
     "shape_fault",
@@ -194,6 +195,46 @@ def read_json_shaped(path: str | os.PathLike, shape: Any, what: str) -> Any:
     return doc
 
 
+def read_npy(path: str | os.PathLike, what: str, *, mmap_mode: str | None = None) -> Any:
+    """The array of a ``.npy`` file, never unpickled; any fault is one :class:`DataError` naming the file.
+
+    Parameters
+    ----------
+    path : path-like
+    what : str
+        What the file holds, in the user's words: the message is ``{path}: unreadable {what} (...)``.
+    mmap_mode : str, optional
+        ``"r"``: the array memory-mapped (nothing read but its header); None: read into memory.
+
+    Raises
+    ------
+    DataError
+        Missing, unreadable, not a ``.npy`` file (NumPy would take it for a pickle), an array of Python
+        objects, or shorter than its header says (checked before anything is allocated).
+    """
+    import numpy as np  # here: the other helpers of this base module load without NumPy
+
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(6) != b"\x93NUMPY":
+                raise ValueError("not a .npy file")
+            fh.seek(0)
+            version = np.lib.format.read_magic(fh)
+            read_header = getattr(np.lib.format, f"read_array_header_{version[0]}_{version[1]}", None)
+            if read_header is None:
+                raise ValueError(f".npy format version {version[0]}.{version[1]}, not 1.0 or 2.0")
+            shape, _, dtype = read_header(fh)
+            if dtype.hasobject:
+                raise ValueError("an array of Python objects")
+            need, size = fh.tell() + math.prod(shape) * dtype.itemsize, os.fstat(fh.fileno()).st_size
+            if size < need:
+                raise ValueError(f"truncated: {size} bytes where its header says {need}")
+        return np.load(path, mmap_mode=mmap_mode, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise DataError(f"{path}: unreadable {what} ({reason})") from None
+
+
 _KIND = {
     str: "text",
     int: "an integer",
@@ -331,6 +372,8 @@ def parse_jsonl_line(line: str, path: str | os.PathLike, lineno: int) -> dict | 
         raise DataError(f"{path}:{lineno}: malformed JSON line ({exc.msg}, column {exc.colno})") from exc
     except RecursionError as exc:
         raise DataError(f"{path}:{lineno}: malformed JSON line (nested too deeply)") from exc
+    except ValueError:  # an integer of more digits than Python converts (4300)
+        raise DataError(f"{path}:{lineno}: malformed JSON line (an integer of thousands of digits)") from None
     if not isinstance(row, dict):
         raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
     return row

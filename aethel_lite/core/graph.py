@@ -281,12 +281,20 @@ class EntityGraph:
 
         def matrix(z, name: str, shape: tuple[int, int]) -> sp.csr_matrix:
             try:
-                m = sp.csr_matrix((z[f"{name}_data"], z[f"{name}_indices"], z[f"{name}_indptr"]), shape=shape)
+                data, indices, indptr = z[f"{name}_data"], z[f"{name}_indices"], z[f"{name}_indptr"]
+                kinds = data.dtype.kind + indices.dtype.kind + indptr.dtype.kind
+                if kinds not in ("fii", "fiu", "fui", "fuu"):  # csr_matrix would convert text or complex
+                    raise ValueError(f"arrays of types {data.dtype}, {indices.dtype}, {indptr.dtype}")
+                if not np.isfinite(data).all():
+                    raise ValueError("weights that are not finite")
+                m = sp.csr_matrix((data, indices, indptr), shape=shape)
                 m.check_format(full_check=True)
             except Exception as exc:  # noqa: BLE001 - any failure here means a corrupt file
                 raise DataError(f"{npz_path}: corrupt or inconsistent {name} matrix ({exc})") from exc
             return m
 
+        if not zipfile.is_zipfile(npz_path):  # else np.load takes it for a pickle and advises unpickling it
+            raise DataError(f"{npz_path}: corrupt graph arrays (not a complete .npz archive)")
         try:
             with np.load(npz_path, allow_pickle=False) as z:
                 incidence = matrix(z, "incidence", (n_p, n_e))

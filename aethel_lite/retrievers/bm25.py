@@ -15,7 +15,7 @@ import numpy as np
 from ..caching.memo import TextMemo, is_shared
 from ..errors import DataError, DataNotFoundError, ParameterError
 from ..imports import import_without
-from ..io import read_json_shaped, write_json
+from ..io import read_json_shaped, read_npy, write_json
 from .base import Retriever, params_json, passage_text
 
 #: the folder :meth:`BM25Retriever.save` writes inside the folder it is given
@@ -26,6 +26,8 @@ _BM25S_SHAPES = {
     "vocab.index.json": {str: int},
     "params.index.json": {"k1": float, "b": float, "method": str, "num_docs": int},
 }
+#: bm25s's score arrays (``index.scores``), each in its own ``.npy`` file
+_ARRAYS = {name: f"{name}.csc.index.npy" for name in ("data", "indices", "indptr")}
 _TOKENS = TextMemo("BM25 tokens", 60_000)  # see caching.memo.shared
 _FITTED: OrderedDict = (
     OrderedDict()
@@ -242,10 +244,15 @@ class BM25Retriever(Retriever):
         differ = [k for k, v in params.items() if k in saved and params_json(cls(**{k: v}))[k] != saved[k]]
         if differ:
             raise ParameterError(f"{meta_path}: the index was built with {differ[0]}={saved[differ[0]]!r}")
+        for file in _ARRAYS.values():  # header and size, nothing read: a fault is named by its file
+            read_npy(directory / file, "BM25 index", mmap_mode="r")
         try:
             index = bm25s.BM25.load(str(directory), allow_pickle=False, show_progress=False)
         except (OSError, ValueError) as exc:
             raise DataError(f"{directory}: cannot load the bm25s index ({exc})") from exc
+        fault = _scores_fault(index.scores, index.vocab_dict)
+        if fault:
+            raise DataError(f"{directory / fault[0]}: unreadable BM25 index ({fault[1]})")
         pids = [str(p) for p in meta.get("pids", [])]
         if index.scores["num_docs"] != len(pids):
             raise DataError(
@@ -258,3 +265,27 @@ class BM25Retriever(Retriever):
         if len(self.doc_ids_) != len(pids):
             raise DataError(f"{meta_path}: {len(pids)} pids but {len(self.doc_ids_)} doc_ids")
         return self
+
+
+def _scores_fault(scores: dict, vocab: dict) -> tuple[str, str] | None:
+    """``(file, reason)`` when bm25s's loaded CSC arrays do not fit together, the passages (``num_docs``) and the
+    vocabulary (a token's scores: ``data[indptr[id]:indptr[id + 1]]``, its passages: ``indices`` there), else None."""
+    data, indices, indptr, n = (scores[k] for k in (*_ARRAYS, "num_docs"))
+    files = {**_ARRAYS, "vocab": "vocab.index.json"}
+    for name, array, kinds in (("data", data, "f"), ("indices", indices, "iu"), ("indptr", indptr, "iu")):
+        if array.ndim != 1 or array.dtype.kind not in kinds:
+            return files[name], f"an array of shape {array.shape} and type {array.dtype}"
+    if not np.isfinite(data).all():
+        return files["data"], "scores that are not finite"
+    if len(data) != len(indices):
+        return files["data"], f"{len(data)} scores, {len(indices)} passage numbers in {files['indices']}"
+    if indices.size and not (0 <= indices.min() and indices.max() < n):
+        return files["indices"], f"passage numbers outside 0..{n - 1}"
+    ids = [i for token, i in vocab.items() if token]  # bm25s's empty token is never looked up
+    if ids and min(ids) < 0:
+        return files["vocab"], f"a negative token id {min(ids)}"
+    if len(indptr) < max(ids, default=-1) + 2:
+        return files["indptr"], f"{len(indptr)} offsets for token ids up to {max(ids)}"
+    if indptr[0] != 0 or (np.diff(indptr) < 0).any() or indptr[-1] != len(data):
+        return files["indptr"], f"offsets that do not rise from 0 to the {len(data)} scores"
+    return None

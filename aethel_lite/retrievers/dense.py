@@ -32,7 +32,7 @@ from ..core.encoders import (
 )
 from ..data.loaders import chunk_spans
 from ..errors import AethelError, DataError, DataNotFoundError, ParameterError
-from ..io import atomic_write, read_json_shaped
+from ..io import atomic_write, read_json_shaped, read_npy
 from .base import Retriever, params_json, passage_text
 
 _MODELS: dict[str, Any] = {}
@@ -165,18 +165,25 @@ def _check_pooling(pooling: Any, chunk_words: Any, chunk_overlap: Any) -> None:
 
 
 def _check_embeddings(
-    path: Path, emb: np.ndarray, offsets: np.ndarray, n: int, dim: int | None, normalize: bool
+    path: Path, emb: np.ndarray, offsets: np.ndarray, n: int, dim: int | None, normalize: bool, windows: bool
 ) -> None:
     """DataError naming ``path`` unless ``emb`` is ``(rows, dim)`` float32 of finite (unit, with
-    ``normalize``) vectors and ``offsets`` the strictly increasing first rows of ``n`` passages."""
+    ``normalize``) vectors and ``offsets`` the strictly increasing first rows of ``n`` passages (one row a
+    passage unless ``windows``)."""
     if emb.ndim != 2 or emb.dtype != np.float32 or (dim is not None and emb.shape[1] != dim):
         raise DataError(
             f"{path}: embeddings of shape {emb.shape} and type {emb.dtype}, expected (n, {dim}) float32"
         )
-    if offsets.shape != (n,) or (
-        offsets.size and (offsets[0] != 0 or (np.diff(offsets) <= 0).any() or offsets[-1] >= emb.shape[0])
+    if (
+        offsets.dtype.kind not in "iu"
+        or offsets.shape != (n,)
+        or (
+            offsets.size and (offsets[0] != 0 or (np.diff(offsets) <= 0).any() or offsets[-1] >= emb.shape[0])
+        )
     ):
         raise DataError(f"{path}: window offsets do not fit the {n} passages")
+    if not windows and emb.shape[0] != n:
+        raise DataError(f"{path}: {emb.shape[0]} embeddings for the {n} passages")
     norms = np.linalg.norm(emb, axis=1)
     if not np.isfinite(emb).all() or (normalize and (np.abs(norms - 1) > 1e-3).any()):
         raise DataError(f"{path}: embeddings that are not finite unit vectors")
@@ -609,16 +616,13 @@ class DenseRetriever(Retriever):
                 f"{meta_path}: the embeddings were made with {differ[0]}={saved[differ[0]]!r}"
             )
         path = Path(folder) / f"{name}.npy"
-        try:
-            emb = np.load(path, allow_pickle=False)
-            offsets = (
-                np.load(Path(folder) / f"{name}-offsets.npy", allow_pickle=False)
-                if self.pooling == "max"
-                else np.arange(len(pids), dtype=np.int64)
-            )
-        except (OSError, ValueError, EOFError) as exc:
-            raise DataError(f"{path}: unreadable embeddings ({exc})") from exc
-        _check_embeddings(path, emb, offsets, len(pids), dim, bool(self.normalize))
+        emb = read_npy(path, "embeddings")
+        offsets = (
+            read_npy(Path(folder) / f"{name}-offsets.npy", "window offsets")
+            if self.pooling == "max"
+            else np.arange(len(pids), dtype=np.int64)
+        )
+        _check_embeddings(path, emb, offsets, len(pids), dim, bool(self.normalize), self.pooling == "max")
         if len(meta["doc_ids"]) != len(pids):
             raise DataError(f"{meta_path}: {len(pids)} pids but {len(meta['doc_ids'])} doc_ids")
         return self.use_embeddings(pids, emb, offsets, meta["doc_ids"])

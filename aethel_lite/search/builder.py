@@ -86,8 +86,12 @@ def _stored_mentions(path: Path) -> dict[str, list]:
     """text key → the mentions an index stored (``entities-<extractor>.jsonl``); DataError naming the file and line
     when a row is not of :data:`_ENTITY_ROW`'s shape or a mention's offsets are not ``0 <= start <= end``."""
     out = {}
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"{path}:{lineno}: not UTF-8 text (byte {exc.start} of the line)") from None
             row = parse_jsonl_line(line, path, lineno)
             if row is None:
                 continue

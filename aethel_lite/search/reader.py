@@ -16,7 +16,7 @@ from ..data.schema import Passage, Query
 from ..errors import DataError, ParameterError, check_k
 from ..explain import attribution
 from ..explain.attribution import EXPLAIN_DEPTH
-from ..io import check_utf8, parse_jsonl_line, shape_fault
+from ..io import check_utf8, parse_jsonl_line, read_npy, shape_fault
 from ..retrievers import DenseRetriever
 from ..retrievers.dense import PRECISIONS, stored_precision
 from ..retrievers.registry import FUSIONS, graph_path, make_retriever
@@ -221,6 +221,15 @@ class SearchIndex:
                         f"{self.dir}: the index was embedded with another model configuration than the installed "
                         f"one; {rebuild_hint(self.dir, self.info)}"
                     )
+                path = self.dir / f"{name}.npy"  # its width, from the header: the questions' is the model's
+                try:
+                    shape = read_npy(path, "embeddings", mmap_mode="r").shape
+                    if shape[1:] != (stored["dim"],):
+                        raise DataError(
+                            f"{path}: embeddings of shape {shape}, the model's are {stored['dim']} wide"
+                        )
+                except DataError as exc:
+                    raise DataError(f"{exc}; {rebuild_hint(self.dir, self.info)}") from None
                 model.start_encoder()  # ONNX Runtime prepares the weights while the rest opens (spaCy above all)
             elif kind == "graph":
                 installed = get_extractor(which).config()

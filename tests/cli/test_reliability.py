@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -994,6 +995,203 @@ def contextlib_closing(conn):
     import contextlib
 
     return contextlib.closing(conn)
+
+
+# ----------------------------------------------------------------- 15. entity rows, binary parts, the last resort
+#: the start of a message that shows an exception class instead of saying what is wrong
+CLASS_LINE = re.compile(r"aethel: error: [A-Za-z_.]*(Error|Exception|Warning)\b")
+
+
+def _copy(full_index: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    shutil.copytree(full_index, tmp_path / "idx")
+    return tmp_path / "idx"
+
+
+def _row(row: dict, *mentions) -> bytes:
+    return json.dumps({**row, "mentions": [list(m) for m in mentions]}).encode() + b"\n"
+
+
+SHA_KEY = "sha256"
+#: how line 2 of entities-ner.jsonl is damaged: (row, its first mention) -> the bytes of the line
+ENTITY_LINES = {
+    "deep line": lambda row, m: DEEP,
+    "deep mention": lambda row, m: _row(row, ["@"]).replace(b'["@"]', DEEP.strip()),
+    "huge offsets": lambda row, m: _row(row, [*m[:3], 10**23, 10**23 + 9]),
+    "huge end": lambda row, m: _row(row, [*m[:4], 10**23]),
+    "an integer of 5000 digits": lambda row, m: _row(row, [*m[:4], 0]).replace(
+        b", 0]", b", " + b"9" * 5000 + b"]"
+    ),
+    "four items": lambda row, m: _row(row, m[:4]),
+    "six items": lambda row, m: _row(row, [*m, 0]),
+    "offset as text": lambda row, m: _row(row, [*m[:3], str(m[3]), m[4]]),
+    "offset as a float": lambda row, m: _row(row, [*m[:3], float(m[3]), m[4]]),
+    "offset as true": lambda row, m: _row(row, [*m[:3], True, m[4]]),
+    "text as a number": lambda row, m: _row(row, [1, *m[1:]]),
+    "mention as text": lambda row, m: _row(row, "Acme"),
+    "offsets out of order": lambda row, m: _row(row, [*m[:3], m[4], m[3]]),
+    "a negative offset": lambda row, m: _row(row, [*m[:3], -1, m[4]]),
+    "not UTF-8": lambda row, m: json.dumps({**row, SHA_KEY: "@"}).encode().replace(b"@", b"\xff") + b"\n",
+}
+
+
+@pytest.mark.parametrize("case", list(ENTITY_LINES))
+def test_15_a_damaged_entities_line_stops_add_naming_file_and_line(full_index, tmp_path, capsys, case):
+    """``index --add`` reuses the mentions an index stored: a damaged line of entities-ner.jsonl is one line
+    naming the file and the line, exit 2, and the index is left byte for byte."""
+    index = _copy(full_index, tmp_path)
+    name = "entities-ner.jsonl"
+    lines = (index / name).read_bytes().splitlines(True)
+    row = json.loads(lines[1])
+    assert row["mentions"] and set(row) >= {"pid", SHA_KEY}
+    _tamper(index, name, lines[0] + ENTITY_LINES[case](row, row["mentions"][0]) + b"".join(lines[2:]))
+    before = _tree(index)
+    new = tmp_path / "new.txt"
+    new.write_text("Delta Ltd bought Epsilon plc in Paris.\n")
+    capsys.readouterr()
+    status = main(["index", str(new), "--add", "--out", str(index), "--quiet"])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    _one_error_line(err, f"{index / name}:2")
+    assert len(err.strip().splitlines()) == 1 and not CLASS_LINE.search(err), err
+    assert _tree(index) == before
+
+
+def _npy(array) -> bytes:
+    import io
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.save(buf, array, allow_pickle=False)
+    return buf.getvalue()
+
+
+def _npz_with(data: bytes, **arrays) -> bytes:
+    """The .npz ``data`` with ``arrays`` replaced (a function of the old array) or left out (None)."""
+    import io
+
+    import numpy as np
+
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        old = {k: z[k] for k in z.files}
+    new = {k: arrays[k](v) if k in arrays else v for k, v in old.items() if arrays.get(k, 1) is not None}
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **new)
+    return buf.getvalue()
+
+
+def _npy_with(data: bytes, change) -> bytes:
+    import io
+
+    import numpy as np
+
+    return _npy(change(np.load(io.BytesIO(data), allow_pickle=False)))
+
+
+def _unit(a):
+    import numpy as np
+
+    return (a / np.linalg.norm(a, axis=1, keepdims=True)).astype(np.float32)
+
+
+GRAPH, DENSE = "graph-ner3/graph.npz", "dense-first.npy"
+BM25_DATA, BM25_INDICES, BM25_INDPTR = (f"bm25/{a}.csc.index.npy" for a in ("data", "indices", "indptr"))
+#: case -> (index part, a method that reads it, the damage done to its bytes)
+BINARY = {
+    "graph truncated": (GRAPH, "aethel-bct", lambda d: d[: len(d) // 2]),
+    "graph not an archive": (GRAPH, "aethel-bct", lambda d: b"not an archive\n"),
+    "graph data as text": (
+        GRAPH,
+        "aethel-bct",
+        lambda d: _npz_with(d, incidence_data=lambda a: a.astype("U3")),
+    ),
+    "graph data complex": (GRAPH, "aethel-bct", lambda d: _npz_with(d, incidence_data=lambda a: a + 1j)),
+    "graph data not finite": (
+        GRAPH,
+        "aethel-bct",
+        lambda d: _npz_with(d, incidence_data=lambda a: a * float("nan")),
+    ),
+    "graph indices as floats": (
+        GRAPH,
+        "aethel-bct",
+        lambda d: _npz_with(d, incidence_indices=lambda a: a.astype(float)),
+    ),
+    "graph indptr as floats": (
+        GRAPH,
+        "aethel-bct",
+        lambda d: _npz_with(d, incidence_indptr=lambda a: a + 0.5),
+    ),
+    "graph indptr one passage short": (
+        GRAPH,
+        "aethel-bct",
+        lambda d: _npz_with(d, incidence_indptr=lambda a: a[:-1]),
+    ),
+    "graph indices past the entities": (
+        GRAPH,
+        "aethel-bct",
+        lambda d: _npz_with(d, incidence_indices=lambda a: a + 100),
+    ),
+    "graph an array missing": (GRAPH, "aethel-bct", lambda d: _npz_with(d, alias_data=None)),
+    "dense truncated": (DENSE, "dense", lambda d: d[: len(d) // 2]),
+    "dense not an array file": (DENSE, "dense", lambda d: b"not an array\n"),
+    "dense header truncated": (DENSE, "dense", lambda d: d[:60]),
+    "dense float64": (DENSE, "dense", lambda d: _npy_with(d, lambda a: a.astype("float64"))),
+    "dense int32": (DENSE, "dense", lambda d: _npy_with(d, lambda a: a.astype("int32"))),
+    "dense one-dimensional": (DENSE, "dense", lambda d: _npy_with(d, lambda a: a.reshape(-1))),
+    "dense a row more": (DENSE, "dense", lambda d: _npy_with(d, lambda a: a[[*range(len(a)), 0]])),
+    "dense a row less": (DENSE, "dense", lambda d: _npy_with(d, lambda a: a[:-1])),
+    "dense narrower": (DENSE, "dense", lambda d: _npy_with(d, lambda a: _unit(a[:, :100]))),
+    **{
+        f"bm25 {part.split('/')[1].split('.')[0]} {how}": (part, "bm25", damage)
+        for part in (BM25_DATA, BM25_INDICES, BM25_INDPTR)
+        for how, damage in (("truncated", lambda d: d[:-8]), ("header truncated", lambda d: d[:40]))
+    },
+    "bm25 indices not an array file": (BM25_INDICES, "bm25", lambda d: b"not an array\n"),
+    "bm25 data as text": (BM25_DATA, "bm25", lambda d: _npy_with(d, lambda a: a.astype("U2"))),
+    "bm25 data one short": (BM25_DATA, "bm25", lambda d: _npy_with(d, lambda a: a[:-1])),
+    "bm25 indices as floats": (BM25_INDICES, "bm25", lambda d: _npy_with(d, lambda a: a + 0.5)),
+    "bm25 indices past the passages": (BM25_INDICES, "bm25", lambda d: _npy_with(d, lambda a: a + 1000)),
+    "bm25 indptr as floats": (BM25_INDPTR, "bm25", lambda d: _npy_with(d, lambda a: a + 0.5)),
+    "bm25 indptr one token short": (BM25_INDPTR, "bm25", lambda d: _npy_with(d, lambda a: a[:-1])),
+    "bm25 indptr past the data": (BM25_INDPTR, "bm25", lambda d: _npy_with(d, lambda a: a * 1000)),
+}
+
+
+@pytest.mark.parametrize("case", list(BINARY))
+def test_15_a_damaged_binary_index_part_is_one_line_naming_it(full_index, tmp_path, capsys, case):
+    """graph.npz, dense-first.npy and bm25/*.npy, damaged with a matching digest (so the reader sees them):
+    one line naming the file, exit 2; never an exception class."""
+    name, method, damage = BINARY[case]
+    index = _copy(full_index, tmp_path)
+    _tamper(index, name, damage((index / name).read_bytes()))
+    capsys.readouterr()
+    status = main(["search", str(index), "Acme revenue", "--method", method])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    _one_error_line(err, str(index / name))
+    assert len(err.strip().splitlines()) == 1 and not CLASS_LINE.search(err), err
+    assert "pickle" not in err, err  # numpy's guess for a file that is not an array: no advice to unpickle it
+
+
+def test_15_an_unexpected_error_is_an_internal_error_not_its_class(small_index, capsys, monkeypatch):
+    """The last resort (an exception no reader turned into a message) says it is the program's fault and asks for
+    a report; the class and the message stay in it for that report, not as the error itself."""
+    import aethel_lite.cli_search
+
+    def broken(*args, **kwargs):
+        return 1 / 0
+
+    monkeypatch.setattr(aethel_lite.cli_search, "open_index", broken)
+    monkeypatch.delenv("AETHEL_DEBUG", raising=False)
+    capsys.readouterr()
+    status = main(["search", str(small_index), "Acme", "--method", "bm25"])
+    err = capsys.readouterr().err
+    assert status == 1, err
+    _one_error_line(err, "internal error", "division by zero", "please report it with the command you ran")
+    assert len(err.strip().splitlines()) == 1 and not CLASS_LINE.search(err), err
+    assert not err.startswith("aethel: error: ZeroDivisionError"), err
 
 
 # ----------------------------------------------------------------- 17. the smaller ones

@@ -97,7 +97,7 @@ def test_load_checks_the_arrays_shape_type_offsets_and_norm(tmp_path):
         ["a", "b"], np.eye(3, 4, dtype=np.float32), [0, 1], ["d", "d"]
     ).save(tmp_path)
     (tmp_path / "dense-max-offsets.npy").unlink()
-    with pytest.raises(DataError, match=r"dense-max\.npy: unreadable embeddings"):  # no offsets file
+    with pytest.raises(DataError, match=r"dense-max-offsets\.npy: unreadable window offsets"):  # no such file
         DenseRetriever.load(tmp_path, pooling="max")
     np.save(tmp_path / "dense-max-offsets.npy", np.array([0, 3]))
     with pytest.raises(DataError, match="window offsets"):
