@@ -193,10 +193,10 @@ FILING_QUESTIONS = [
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    """make_synthetic(300, seed=0) and the filings above; eight synthetic questions and the filing ones, with closed
+    """make_synthetic(150, seed=0) and the filings above; eight synthetic questions and the filing ones, with closed
     pools (each question's gold, every 11th passage and the filings); the entity and embedding caches in a
     temporary folder for the module."""
-    data = make_synthetic(300, seed=0)
+    data = make_synthetic(150, seed=0)
     passages = list(data.passages) + FILINGS
     queries = list(data.queries[:8]) + FILING_QUESTIONS
     extra = [p.pid for p in passages[::11]] + [p.pid for p in FILINGS]
