@@ -51,7 +51,7 @@ from .cli_checks import StdoutError, check_flags, flush_stdout, prints_result
 from .data.paths import data_root
 from .data.select import FORMATS
 from .errors import AethelError, ParameterError
-from .retrievers.registry import known_methods
+from .retrievers.registry import SUMMARIES, known_methods
 from .retrievers.run import RUN_DEPTH
 from .search.atomic import Terminated
 
@@ -222,11 +222,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cluster_flags(ix)
     ix.add_argument("--quiet", action="store_true")
 
-    se = sub.add_parser("search", help="search an index built by `aethel index`")
-    se.add_argument("index")
-    se.add_argument("question", nargs="?", default=None)
-    se.add_argument("-k", "--k", type=int, default=5)
-    se.add_argument("--method", default="aethel-bct")
+    width = max(map(len, SUMMARIES))
+    se = sub.add_parser(
+        "search",
+        help="search an index built by `aethel index`",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="methods (--method; an index answers those it was built for, `aethel index --methods`):\n"
+        + "\n".join(f"  {name:<{width}}  {SUMMARIES[name]}" for name in known_methods()),
+    )
+    se.add_argument("index", help="the index folder (`aethel index ... --out FOLDER`)")
+    se.add_argument("question", nargs="?", default=None, help="the question (or --questions FILE)")
+    se.add_argument("-k", "--k", type=int, default=5, help="hits per question (default 5)")
+    se.add_argument(
+        "--method", default="aethel-bct", help="the retrieval method (default aethel-bct; listed below)"
+    )
     se.add_argument("--json", action="store_true", default=None, help="print JSON (one QUESTION)")
     se.add_argument(
         "--explain",

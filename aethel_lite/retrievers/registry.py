@@ -45,13 +45,14 @@ from .base import Retriever, clone
 from .bm25 import BM25Retriever
 from .dense import DenseRetriever
 from .graph import GraphRetriever
-from .hybrid import ABLATIONS, GRAPH, HISTORICAL, HybridRetriever
+from .hybrid import ABLATION_LABELS, ABLATIONS, GRAPH, HISTORICAL, HybridRetriever
 from .multihop import ABLATIONS as MULTIHOP_ABLATIONS
 from .multihop import MultiHopRetriever
 from .statements import StatementsRetriever
 
 __all__ = [
     "METHODS",
+    "SUMMARIES",
     "MULTIHOP_ABLATIONS",
     "FUSIONS",
     "DEFAULT_METHODS",
@@ -99,24 +100,48 @@ FUSIONS: dict[str, tuple[str, ...]] = {
     "rrf-dense": ("bm25", "dense"),
 }
 DEFAULT_METHODS = ("bm25", "dense", "aethel-reg", "aethel-ner3", "aethel-bct", "rrf")
+#: every method in one line, for ``--help`` (a test keeps it complete)
+SUMMARIES: dict[str, str] = {
+    "bm25": "BM25 (bm25s, Lucene variant)",
+    "dense": "all-MiniLM-L6-v2 cosine of the passage",
+    "aethel-reg": "the paper's graph on capitalised spans, Personalized PageRank",
+    "aethel-ner": "the paper's graph on spaCy entities",
+    "aethel-ner3": "the paper's graph on filtered spaCy entities (NER3)",
+    "aethel-bct": "aethel-ner3 with BCT: seeds widened to aliases and name variants",
+    "dense-max": "dense: a page scores its best ~200-word window",
+    "dense-heading": "dense: a page scores its first 200 characters",
+    "aethel-reg-pure": "aethel-reg without the BM25 fallback (the graph alone)",
+    "aethel-ner3-pure": "aethel-ner3 without the BM25 fallback",
+    "aethel-bct-pure": "aethel-bct without the BM25 fallback",
+    "aethel-hybrid": "the NER3 + BCT graph with document and metadata nodes, passage seeds and a fused ranking",
+    **{name: f"aethel-hybrid, {ABLATION_LABELS[name]}" for name in (*ABLATIONS, *HISTORICAL)},
+    "aethel-anchors": "aethel-hybrid with one PageRank per company or fiscal year the question names",
+    "aethel-statements": "aethel-anchors with each filing's statement pages for the line item first",
+    "aethel-multihop": "PageRank over passages linked by the titles they name, dense and BM25 seeds",
+    "aethel-multihop-no-titles": "aethel-multihop without the passages the question names by title",
+    "aethel-multihop-no-mentions": "aethel-multihop without the walk (its seeds, then the passage score)",
+    "aethel-multihop-no-bm25": "aethel-multihop with dense passage scores alone",
+    "rrf": "reciprocal rank fusion of bm25 and aethel-ner3",
+    "rrf-bct": "reciprocal rank fusion of bm25 and aethel-bct",
+    "rrf-dense": "reciprocal rank fusion of bm25 and dense",
+}
 
 
 def known_methods() -> list[str]:
     return list(METHODS) + list(FUSIONS)
 
 
-def parse_methods(spec: str | Sequence[str] | None) -> list[str]:
-    """``"bm25,dense"`` or a list → validated method names (unknown → ParameterError listing the valid ones)."""
+def parse_methods(spec: str | Sequence[str] | None, flag: str = "--methods") -> list[str]:
+    """``"bm25,dense"`` or a list → validated method names (unknown → ParameterError naming ``flag`` and listing the
+    valid ones)."""
     if spec is None:
         return list(DEFAULT_METHODS)
     names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
     if not names:
-        raise ParameterError("--methods: no method given")
+        raise ParameterError(f"{flag}: no method given")
     for name in names:
         if name not in METHODS and name not in FUSIONS:
-            raise ParameterError(
-                f"--methods: unknown method {name!r}; choose from {', '.join(known_methods())}"
-            )
+            raise ParameterError(f"{flag}: unknown method {name!r}; choose from {', '.join(known_methods())}")
     return names
 
 

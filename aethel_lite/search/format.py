@@ -66,7 +66,7 @@ def method_parts(method: str) -> list[str]:
     ParameterError
         Unknown method (the valid ones are listed).
     """
-    parse_methods([method])
+    parse_methods([method], flag="--method")
     if method in FUSIONS:
         return list(dict.fromkeys(p for base in FUSIONS[method] for p in method_parts(base)))
     return METHODS[method].parts()  # what the method's retriever saves (its ``parts``)

@@ -548,3 +548,26 @@ def test_a_bad_out_path_fails_before_any_work(tmp_path, capsys, monkeypatch, com
         assert main(command + ["--out", str(out)]) == 2
         err = capsys.readouterr().err
         assert "--out" in err and message in err
+
+
+def test_search_help_lists_every_method_with_its_line_and_the_default(capsys):
+    """`aethel search --help` names the default method and lists every method with one line (SUMMARIES, which
+    covers exactly the registry's names); an unknown --method is one line naming --method, not --methods."""
+    from aethel_lite.retrievers.registry import SUMMARIES, known_methods
+
+    assert list(SUMMARIES) == known_methods()
+    with pytest.raises(SystemExit) as done:
+        main(["search", "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "default aethel-bct" in out and "hits per question (default 5)" in out
+    listed = {
+        line.split()[0]: line.split(None, 1)[1]
+        for line in out.split("methods (--method", 1)[1].splitlines()[1:]
+    }
+    assert listed == SUMMARIES
+    assert main(["search", "/nonexistent-index", "a question", "--method", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        "aethel: error: --method: unknown method 'nope'; choose from bm25"
+    )
