@@ -21,13 +21,11 @@ __all__ = ["cmd_search"]
 
 def _print_hits(hits: list) -> None:
     for hit in hits:
-        # 0-based from a PDF; a passage file's meta may give any value (shown as given)
-        page = hit.get("page")
-        page = page + 1 if isinstance(page, int) and not isinstance(page, bool) else page
+        page = hit.get("page")  # a PDF page as a viewer numbers it (1-based), as the JSON gives it
         where = hit["doc_id"] + (f", page {page}" if page is not None else "")
         print(f"{hit['rank']:>2}. [{hit['score']:.4f}] {where}  ({hit['pid']})")
         if hit.get("source"):
-            print(f"      source: {hit['source']}")
+            print(f"      source: {hit.get('link') or hit['source']}")
         for prov in hit.get("provenance", [])[:3]:
             print(f"      via {prov['seed']!r} -> {prov['entity']!r} ({prov['via']}, w={prov['weight']:.2f})")
         if "explain" in hit:

@@ -392,7 +392,7 @@ def read_source(
     if src.kind == "passages":
         return _passage_file(src), 0
     file, doc = src.path, src.doc_id
-    source = str(file)
+    source = os.path.abspath(file)  # opens from anywhere: a hit's source and link (aethel search)
     if src.kind == "pdf":
         pages = pdf_pages(file)
         passages: list[Passage] = []

@@ -60,14 +60,34 @@ def matched(question: str, hits: Iterable[dict]) -> bool:
     return any(words & _words(f"{hit.get('title') or ''} {hit.get('text') or ''}") for hit in hits)
 
 
+def _page(meta: dict) -> tuple[Any, int | None]:
+    """``(page, page_index)``: a PDF page as a viewer numbers it (1-based) and as the pid does (0-based); a page
+    a passage file gives that is not an index is shown as given (``page_index`` None)."""
+    page = meta.get("page")
+    if isinstance(page, int) and not isinstance(page, bool) and page >= 0:
+        return page + 1, page
+    return page, None
+
+
+def _link(source: Any, page: Any, index: int | None) -> str | None:
+    """``file:///…`` for an absolute source path, with ``#page=N`` (1-based, as PDF viewers read it) for a PDF page."""
+    if not isinstance(source, str) or not os.path.isabs(source):
+        return None
+    return Path(source).as_uri() + (f"#page={page}" if index is not None else "")
+
+
 def _hit(rank: int, p, score: float, provenance: list) -> dict:
     meta = p.meta or {}
+    page, index = _page(meta)
+    source = meta.get("source", meta.get("path"))
     return {
         "rank": rank,
         "pid": p.pid,
         "doc_id": p.doc_id,
-        "page": meta.get("page"),
-        "source": meta.get("source", meta.get("path")),
+        "page": page,
+        "page_index": index,
+        "source": source,
+        "link": _link(source, page, index),
         "score": float(score),
         "text": p.text,
         "provenance": [
@@ -301,8 +321,9 @@ class SearchIndex:
     ) -> list[list[dict]]:
         """Ranked hits for each question (one list per question, ``k`` hits at most).
 
-        Each hit: ``rank``, ``pid``, ``doc_id``, ``page`` (0-based, PDFs), ``source`` (the file it came
-        from), ``score``, ``text`` and ``provenance`` (graph methods: the question entity, the graph
+        Each hit: ``rank``, ``pid``, ``doc_id``, ``page`` (a PDF page as a viewer numbers it, 1-based) and
+        ``page_index`` (0-based, as in the pid), ``source`` (the file it came from, an absolute path) and ``link``
+        (``file:///…#page=N``), ``score``, ``text`` and ``provenance`` (graph methods: the question entity, the graph
         entity it reached and how, and the weight; for a hybrid, with ``sources``, first the seed sources
         that brought the hit, largest share first: one more PageRank solve per source). With ``explain=True``
         also ``explain_node`` (``"passage"``, or ``"document"`` for ``aethel-hybrid``) and ``explain``:

@@ -139,7 +139,7 @@ def test_every_hit_names_its_source_file(docs, tmp_path, capsys):
     assert hits[0]["source"] == str(docs / "press.md")
 
 
-HIT_KEYS = {"rank", "pid", "doc_id", "page", "source", "score", "text", "provenance"}
+HIT_KEYS = {"rank", "pid", "doc_id", "page", "page_index", "source", "link", "score", "text", "provenance"}
 
 
 def test_explain_adds_exact_seed_shares_and_changes_nothing_else(docs, other, tmp_path, capsys):
@@ -222,7 +222,23 @@ def test_pdf_hits_name_file_and_page(tmp_path, capsys):
     assert index([folder], tmp_path / "idx", methods="bm25") == 0
     capsys.readouterr()
     hit = search_json(tmp_path / "idx", method="bm25", capsys=capsys)[0]
-    assert (hit["pid"], hit["page"], hit["source"]) == ("deal#p2", 2, str(folder / "deal.pdf"))
+    source = folder / "deal.pdf"  # the third page: a viewer's page 3, the pid's index 2
+    assert (hit["pid"], hit["page"], hit["page_index"], hit["source"]) == ("deal#p2", 3, 2, str(source))
+    assert hit["link"] == source.as_uri() + "#page=3"
+    assert main(["search", str(tmp_path / "idx"), QUESTION, "--method", "bm25", "-k", "1"]) == 0
+    text = capsys.readouterr().out  # the text output names the same page, and the link opens it there
+    assert "deal, page 3  (deal#p2)" in text and f"source: {source.as_uri()}#page=3" in text
+
+
+def test_a_hit_opens_from_any_folder_its_source_absolute(tmp_path, capsys, monkeypatch):
+    """An index built from a relative path records its files absolute: a hit's source opens from elsewhere."""
+    folder = write_docs(tmp_path / "docs", {"letter.txt": LETTER})
+    monkeypatch.chdir(tmp_path)
+    assert index([Path("docs")], tmp_path / "idx", methods="bm25") == 0
+    monkeypatch.chdir(folder)
+    hit = search_json(tmp_path / "idx", method="bm25", capsys=capsys)[0]
+    assert hit["source"] == str(folder / "letter.txt") and hit["page"] is None and hit["page_index"] is None
+    assert hit["link"] == (folder / "letter.txt").as_uri()
 
 
 @pytest.mark.parametrize(
@@ -1057,7 +1073,9 @@ def test_real_filings_index_and_search(real_data, tmp_path, capsys):
     top = hits[0]
     assert (
         top["doc_id"] == "MCDONALDS_2023Q1_EARNINGS"
-        and top["pid"] == f"MCDONALDS_2023Q1_EARNINGS#p{top['page']}"
+        and top["pid"]
+        == f"MCDONALDS_2023Q1_EARNINGS#p{top['page'] - 1}"
+        == f"MCDONALDS_2023Q1_EARNINGS#p{top['page_index']}"
     )
     assert top["source"] == str(folder / "MCDONALDS_2023Q1_EARNINGS.pdf")
 
