@@ -105,12 +105,16 @@ class Finding:
 
     def to_dict(self) -> dict:
         """JSON-able record: :data:`FINDING_KEYS` plus ``surface``, ``kind``, ``sources``, ``start``,
-        ``duration``."""
+        ``duration``; a PDF ``page`` as a viewer numbers it (1-based, as the memo and ``aethel search`` print it;
+        the finding itself keeps the 0-based index of its passage's pid)."""
         return {
             **{k: getattr(self, k) for k in FINDING_KEYS},
+            "page": _shown(self.page, 1),
             "surface": self.surface,
             "kind": self.kind,
-            "sources": [dict(s) for s in self.sources],
+            "sources": [
+                {**s, "page": _shown(s.get("page"), 1)} if "page" in s else dict(s) for s in self.sources
+            ],
             "start": self.start,
             "duration": self.duration,
         }
@@ -122,10 +126,14 @@ class Finding:
         if missing:
             raise DataError(f"finding record lacks {', '.join(missing)}")
         return cls(
-            **{k: row[k] for k in FINDING_KEYS},
+            **{k: row[k] for k in FINDING_KEYS if k != "page"},
+            page=_shown(row["page"], -1),
             surface=row.get("surface"),
             kind=row.get("kind", "fact"),
-            sources=tuple(dict(s) for s in row.get("sources", ())),
+            sources=tuple(
+                {**s, "page": _shown(s.get("page"), -1)} if "page" in s else dict(s)
+                for s in row.get("sources", ())
+            ),
             start=row.get("start"),
             duration=row.get("duration"),
         )
@@ -145,6 +153,11 @@ class Finding:
             self.surface or "",
             self.specialist,
         )
+
+
+def _shown(page: Any, shift: int) -> Any:
+    """A page index moved by ``shift`` (to and from the 1-based page a record shows); anything else as it is."""
+    return page + shift if isinstance(page, int) and not isinstance(page, bool) else page
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:

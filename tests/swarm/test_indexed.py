@@ -281,3 +281,29 @@ def test_a_memo_compares_only_figures_of_one_length(tenq_index, tmp_path, target
     for t in trends:  # "(three months ended 2021Q4) to ... (three months ended 2022Q4)"
         lengths = re.findall(rf"\(({_LENGTHS}) ended ", t)
         assert len(lengths) in (0, 2) and len(set(lengths)) <= 1, t
+
+
+@pytest.mark.realdata
+def test_search_findings_and_memo_give_one_page_number(tenq_index, tmp_path, capsys):
+    """The same passage has one page number wherever a person or a program reads it: the memo's audit trail,
+    the findings JSON and `aethel search --json` (text and JSON) all give the PDF page as a viewer shows it,
+    the pid's 0-based index plus one."""
+    out, findings = tmp_path / "memo.md", tmp_path / "findings.json"
+    assert memo(tenq_index, "Apple", out, "--findings", str(findings)) == 0
+    records = [r for r in json.loads(findings.read_text()) if r["passage_id"]]
+    rows = [r for r in parse_audit_table(out.read_text(encoding="utf-8")) if r["Passage"]]
+    assert records and rows
+    page_of = {r["passage_id"]: r["page"] for r in records}
+    for r in records:
+        assert r["page"] == int(r["passage_id"].rsplit("#p", 1)[1]) + 1
+        assert all(s["page"] == page_of[s["passage_id"]] for s in r["sources"] if "page" in s)
+    for row in rows:  # the audit trail cites the same page as the findings
+        page = row.get("Page") or row.get("PDF page")
+        assert page == str(int(row["Passage"].rsplit("#p", 1)[1]) + 1)
+        if row["Passage"] in page_of:
+            assert page == str(page_of[row["Passage"]])
+    capsys.readouterr()
+    quote = records[0]["quote"]
+    assert main(["search", str(tenq_index), quote, "--method", "bm25", "-k", "6", "--json"]) == 0
+    hits = {h["pid"]: h for h in json.loads(capsys.readouterr().out)["hits"]}
+    assert hits[records[0]["passage_id"]]["page"] == records[0]["page"]
