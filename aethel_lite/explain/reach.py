@@ -31,7 +31,16 @@ from ..retrievers import GraphRetriever, HybridRetriever, clone
 from ..retrievers.base import PassageIds
 from .attribution import explain, question_graph
 
-__all__ = ["REACH", "BCT_RULES", "gold_reach", "hit_chains", "bct_intrusions", "provenance_report"]
+__all__ = [
+    "REACH",
+    "BCT_RULES",
+    "same_graph",
+    "without_bct",
+    "gold_reach",
+    "hit_chains",
+    "bct_intrusions",
+    "provenance_report",
+]
 
 #: Categories of :func:`gold_reach`, from the most to the least direct.
 REACH = ("direct", "bct", "linked", "two-hop", "longer", "unreached", "bm25-teleport")
@@ -130,13 +139,19 @@ def hit_chains(retriever, query, k: int = 5, pool=None) -> list[dict]:
     return out
 
 
+def same_graph(paper: GraphRetriever, **changes) -> GraphRetriever:
+    """The fitted graph retriever ``paper`` with the search settings ``changes`` (BCT mode, teleport probability),
+    over the same graph and BM25 index (:meth:`GraphRetriever.from_graph`: nothing is extracted again)."""
+    ids = [PassageIds(p, d) for p, d in zip(paper.pids_, paper.doc_ids_)]
+    settings = {**paper.get_params(deep=False), **changes}
+    return GraphRetriever.from_graph(ids, paper.graph_, paper.bm25_, **settings)
+
+
 def without_bct(retriever):
     """The fitted retriever ``retriever`` would be with ``bct="none"``, over the same graph (nothing is extracted:
     BCT changes only how a question is seeded)."""
     paper = retriever.graph_retriever_ if isinstance(retriever, HybridRetriever) else retriever
-    ids = [PassageIds(p, d) for p, d in zip(paper.pids_, paper.doc_ids_)]
-    settings = {**paper.get_params(deep=False), "bct": "none"}
-    exact = GraphRetriever.from_graph(ids, paper.graph_, paper.bm25_, **settings)
+    exact = same_graph(paper, bct="none")
     if not isinstance(retriever, HybridRetriever):
         return exact
     return clone(retriever).set_params(graph=exact, prefit=True).fit(retriever.passages_)

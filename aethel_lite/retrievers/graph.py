@@ -149,6 +149,10 @@ class GraphRetriever(PageRankSearch, Retriever):
         self.fallback, self.fallback_depth = fallback, fallback_depth
         self.n_process, self.cache, self.progress = n_process, cache, progress
 
+    def _extractor(self):
+        """The entity extractor the ``extractor`` setting names (or is)."""
+        return get_extractor(self.extractor) if isinstance(self.extractor, str) else self.extractor
+
     def _check_settings(self) -> None:
         _check_alpha(self.alpha)
         if self.bct not in MODES:
@@ -168,7 +172,7 @@ class GraphRetriever(PageRankSearch, Retriever):
         reads: the PageRank operator and the linking indexes. Returns ``self``."""
         self._check_settings()  # before the (slow) entity extraction
         passages = self._index_passages(passages)
-        extractor = get_extractor(self.extractor) if isinstance(self.extractor, str) else self.extractor
+        extractor = self._extractor()
         mentions = extract_entities(
             [passage_text(p) for p in passages],
             extractor,
@@ -194,7 +198,7 @@ class GraphRetriever(PageRankSearch, Retriever):
             raise DataError(
                 "GraphRetriever.from_graph: the graph's or BM25 index's passage ids differ from the passages'"
             )
-        extractor = get_extractor(r.extractor) if isinstance(r.extractor, str) else r.extractor
+        extractor = r._extractor()
         return r._learn(passages, graph, bm25, extractor)
 
     def _learn(
@@ -244,7 +248,7 @@ class GraphRetriever(PageRankSearch, Retriever):
         if bm25.pids_ != [p.pid for p in passages] or list(graph.pids) != bm25.pids_:
             raise DataError(f"{folder}: the graph's or BM25 index's passage ids differ from {IDS_FILE}")
         r._index_passages(passages)
-        extractor = get_extractor(r.extractor) if isinstance(r.extractor, str) else r.extractor
+        extractor = r._extractor()
         return r._learn(passages, graph, bm25, extractor)
 
     # -- a question -----------------------------------------------------------------------------------------------

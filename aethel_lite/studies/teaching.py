@@ -19,9 +19,8 @@ from ..core.entities import extract_entities
 from ..core.ppr import PPROperator, _check_alpha, personalized_pagerank
 from ..errors import ParameterError
 from ..explain.attribution import seed_pieces
-from ..explain.reach import hit_chains
-from ..retrievers import GraphRetriever
-from ..retrievers.base import PassageIds, passage_text
+from ..explain.reach import hit_chains, same_graph
+from ..retrievers.base import passage_text
 
 __all__ = [
     "check_parameters",
@@ -354,14 +353,6 @@ def trace_figure(
     return fig
 
 
-def _same_graph(retriever, **changes):
-    """The fitted graph retriever ``retriever`` with the search settings ``changes`` (BCT mode, teleport
-    probability), over the same graph and BM25 index (:meth:`GraphRetriever.from_graph`: nothing is extracted)."""
-    ids = [PassageIds(p, d) for p, d in zip(retriever.pids_, retriever.doc_ids_)]
-    settings = {**retriever.get_params(deep=False), **changes}
-    return GraphRetriever.from_graph(ids, retriever.graph_, retriever.bm25_, **settings)
-
-
 def rankings_by_mode(
     retriever, query, *, modes: Sequence[str] = ("none", "alias", "substring", "both"), k: int = 10
 ) -> dict:
@@ -376,7 +367,7 @@ def rankings_by_mode(
     return {
         m: [
             [pid, float(s)]
-            for pid, s in _same_graph(retriever, bct=m).search([query], k=k, pool=pool)[query.qid]
+            for pid, s in same_graph(retriever, bct=m).search([query], k=k, pool=pool)[query.qid]
         ]
         for m in modes
     }
@@ -395,8 +386,7 @@ def alpha_sweep(retriever, query, alphas: Sequence[float], *, k: int = 10) -> di
     out = {}
     for a in alphas:
         ranked = [
-            pid
-            for pid, _ in _same_graph(retriever, alpha=float(a)).search([query], k=k, pool=pool)[query.qid]
+            pid for pid, _ in same_graph(retriever, alpha=float(a)).search([query], k=k, pool=pool)[query.qid]
         ]
         out[str(float(a))] = {
             "ranking": ranked,

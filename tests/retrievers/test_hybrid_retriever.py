@@ -8,6 +8,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
+from builders import OFF  # every hybrid setting off: a hybrid so set holds the paper retriever alone
 
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, ParameterError
@@ -49,18 +50,6 @@ QUESTION = "What were Acme Widgets' FY2019 capital expenditures?"
 
 #: the paper retriever the hybrids of these tests hold
 PAPER = {"extractor": "regex", "bct": "none"}
-#: every hybrid setting off (a HybridRetriever so set holds the paper retriever alone)
-OFF = {
-    "passage_seeds": (),
-    "document_nodes": False,
-    "metadata": False,
-    "period_linking": False,
-    "seed_weights": None,
-    "seed_depth": 20,
-    "dense_pooling": "first",
-    "rank_weights": None,
-    "period_decay": 1.0,
-}
 #: the fixture's hybrid settings
 SETTINGS = {
     "passage_seeds": ("lexical",),
