@@ -59,6 +59,7 @@ __all__ = [
     "cover_page",
     "fiscal_period",
     "fiscal_year_of",
+    "closing_month",
     "statement_year_end",
     "file_number",
     "former_names",
@@ -376,7 +377,7 @@ def filing_type(pages: Sequence[str]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _month_end(month: int, day: int) -> int:
+def closing_month(month: int, day: int) -> int:
     """The month a period ending on ``month/day`` closes: a 52/53-week date in a month's first week closes the month before."""
     return (month - 2) % 12 + 1 if day <= 7 else month
 
@@ -393,7 +394,7 @@ def fiscal_year_of(month: int, day: int, year: int, fy_end_month: int = 12) -> t
     >>> fiscal_year_of(4, 30, 2023, 1)    # a January-year-end company's first quarter
     (2024, 1)
     """
-    m = _month_end(month, day)
+    m = closing_month(month, day)
     if m == 12 and month == 1:
         year -= 1
     fy = year if m <= fy_end_month else year + 1
@@ -426,7 +427,7 @@ def statement_year_end(pages: Sequence[str], period_end: tuple[int, int, int]) -
     int or None
         Month 1-12; ``None`` when no such balance sheet is found.
     """
-    quarter = _month_end(period_end[0], period_end[1])
+    quarter = closing_month(period_end[0], period_end[1])
     for page in pages:
         text = _clean(page)
         for title in _BS_TITLE.finditer(text):
@@ -435,7 +436,7 @@ def statement_year_end(pages: Sequence[str], period_end: tuple[int, int, int]) -
             if assets is None:
                 continue
             for d in _MONTH_DAY.finditer(head[: assets.start()]):
-                month = _month_end(MONTHS[d.group(1).lower().rstrip(".")], int(d.group(2)))
+                month = closing_month(MONTHS[d.group(1).lower().rstrip(".")], int(d.group(2)))
                 if month != quarter:
                     return month
     return None
@@ -443,15 +444,15 @@ def statement_year_end(pages: Sequence[str], period_end: tuple[int, int, int]) -
 
 def _fy_end(text: str, annual: tuple | None) -> int | None:
     if annual:
-        return _month_end(annual[0], annual[1])
+        return closing_month(annual[0], annual[1])
     m = _BALANCE.search(text)
     if m:
         d1, d2 = _date(m.groups()[:3]), _date(m.groups()[3:])
         if (d2[2], d2[0]) < (d1[2], d1[0]):
-            return _month_end(d2[0], d2[1])
+            return closing_month(d2[0], d2[1])
     m = _FY_ENDS.search(text)
     if m:
-        return _month_end(MONTHS[m.group(1).lower().rstrip(".")], int(m.group(2)))
+        return closing_month(MONTHS[m.group(1).lower().rstrip(".")], int(m.group(2)))
     return None
 
 
