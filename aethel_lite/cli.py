@@ -51,7 +51,7 @@ from .cli_checks import StdoutError, check_flags, flush_stdout, prints_result
 from .data.paths import data_root
 from .data.select import FORMATS
 from .errors import AethelError, ParameterError
-from .retrievers.registry import SUMMARIES, known_methods
+from .retrievers.registry import DEFAULT_METHOD, SUMMARIES, known_methods
 from .retrievers.run import RUN_DEPTH
 from .search.atomic import Terminated
 
@@ -195,7 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     ix.add_argument(
         "--methods",
         default=None,
-        help="retrievers to build (default bm25,aethel-bct; with --add: the index's)",
+        help=f"retrievers to build, comma-separated (default {DEFAULT_METHOD}: BM25, the entity graph, dense "
+        "vectors and document metadata; with --add: the index's)",
     )
     ix.add_argument(
         "--chunk-words", type=int, default=None, help="split pages/paragraphs into windows of this many words"
@@ -220,6 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--n-process", type=int, default=1, help="spaCy worker processes for entity extraction (default 1)"
     )
     _add_cluster_flags(ix)
+    ix.add_argument(
+        "--json", action="store_true", help="print the index's summary as JSON (default: a short summary)"
+    )
     ix.add_argument("--quiet", action="store_true")
 
     width = max(map(len, SUMMARIES))
@@ -234,7 +238,9 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("question", nargs="?", default=None, help="the question (or --questions FILE)")
     se.add_argument("-k", "--k", type=int, default=5, help="hits per question (default 5)")
     se.add_argument(
-        "--method", default="aethel-bct", help="the retrieval method (default aethel-bct; listed below)"
+        "--method",
+        default=DEFAULT_METHOD,
+        help=f"the retrieval method (default {DEFAULT_METHOD}; listed below)",
     )
     se.add_argument("--json", action="store_true", default=None, help="print JSON (one QUESTION)")
     se.add_argument(
@@ -248,6 +254,17 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="answer every line of FILE ('-': standard input) after one load; prints JSONL, one line per question",
     )
+    filters = se.add_argument_group(
+        "filters",
+        "restrict the search to documents, before ranking (names as the index's docmeta.json knows them)",
+    )
+    filters.add_argument("--company", metavar="NAME", help="a company, by any of its names or its ticker")
+    filters.add_argument("--year", metavar="YYYY", help="a fiscal year, e.g. 2023 or FY2023")
+    filters.add_argument(
+        "--period", metavar="PERIOD", help="a fiscal quarter, e.g. Q3 or 2023q3, or FY for annual"
+    )
+    filters.add_argument("--form", metavar="FORM", help="a filing type: 10-K, 10-Q, 8-K, 20-F or earnings")
+    filters.add_argument("--doc", metavar="DOC_ID", help="one document, by its doc_id (or file name)")
 
     da = sub.add_parser("data", help="download or verify the public evaluation data")
     da.add_argument("action", choices=("download", "verify"))
@@ -266,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--index",
         metavar="FOLDER",
         help="an index built by `aethel index` with a graph method on spaCy "
-        "NER (the default bm25,aethel-bct has it); the target is one of its documents' companies",
+        f"NER (the default {DEFAULT_METHOD} has it); the target is one of its documents' companies",
     )
     me.add_argument("--target", required=True, help="the fund, GP or company, by any of its names")
     me.add_argument(

@@ -11,6 +11,7 @@ import os
 import sys
 from pathlib import Path
 
+from .retrievers.registry import DEFAULT_METHOD
 from .search.atomic import Terminated, index_identity, index_state, interrupt_handlers
 from .search.builder import build_index
 
@@ -21,9 +22,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     """``aethel index``: build, rebuild or ``--add`` to an index; Ctrl-C / SIGTERM (exit 130 / 143) leave
     the previous one intact."""
     methods = (
-        args.methods.split(",")
-        if args.methods is not None
-        else (None if args.add else ["bm25", "aethel-bct"])
+        args.methods.split(",") if args.methods is not None else (None if args.add else [DEFAULT_METHOD])
     )
     log = None if args.quiet else (lambda msg: print(f"aethel: {msg}", file=sys.stderr))
     where = Path(os.path.realpath(args.out)) if str(args.out).strip() else None

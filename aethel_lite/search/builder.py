@@ -25,7 +25,7 @@ from ..io import parse_jsonl_line, read_jsonl, shape_fault
 from ..retrievers import BM25Retriever, params_json
 from ..retrievers.base import passage_text
 from ..retrievers.dense import index_precision, stored_precision
-from ..retrievers.registry import FUSIONS, make_retriever, parse_methods
+from ..retrievers.registry import DEFAULT_METHOD, FUSIONS, make_retriever, parse_methods
 from ..retrievers.statements import STATEMENTS_FILE, StatementPages
 from ..retrievers.titles import TITLES_FILE, mention_graph, save_titles
 from .atomic import (
@@ -374,7 +374,7 @@ def build_index(
     paths: Sequence[str | os.PathLike],
     out: str | os.PathLike,
     *,
-    methods: Sequence[str] | None = ("bm25", "aethel-bct"),
+    methods: Sequence[str] | None = (DEFAULT_METHOD,),
     chunk_words: int | None = None,
     progress: bool = True,
     add: bool = False,
@@ -466,7 +466,7 @@ def build_index(
                 verify_files(out, old_info, old_info["files"])
                 methods, chunk_words = list(old_info["methods"]), old_info.get("chunk_words")
                 old_passages = [Passage.from_dict(row) for row in read_jsonl(out / PASSAGES_FILE)]
-            methods = list(methods or parse_methods(["bm25", "aethel-bct"]))
+            methods = list(methods or parse_methods([DEFAULT_METHOD]))
             known = {e["id"]: e[SHA] for e in old_info["sources"]} if old_info else None
             sources, summary = merge_sources(
                 old_info,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..errors import DataError, DataNotFoundError, ParameterError
 from ..io import read_json
-from ..retrievers.registry import FUSIONS, METHODS, known_methods, parse_methods
+from ..retrievers.registry import DEFAULT_METHOD, FUSIONS, METHODS, known_methods, parse_methods
 
 __all__ = [
     "INDEX_FORMAT",
@@ -209,7 +209,7 @@ def rebuild_hint(index_dir: Path, info: dict) -> str:
         return value if isinstance(value, list) and all(isinstance(x, str) for x in value) else []
 
     inputs = " ".join(shlex.quote(os.path.abspath(p)) for p in texts("inputs")) or "FILES"
-    methods = ",".join(texts("methods")) or "bm25,aethel-bct"
+    methods = ",".join(texts("methods")) or DEFAULT_METHOD
     return (
         f"rebuild it with `aethel index {inputs} --out {shlex.quote(os.path.abspath(index_dir))} "
         f"--methods {shlex.quote(methods)}`"

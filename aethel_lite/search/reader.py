@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -19,7 +20,7 @@ from ..explain.attribution import EXPLAIN_DEPTH
 from ..io import check_utf8, parse_jsonl_line, read_npy, shape_fault
 from ..retrievers import DenseRetriever
 from ..retrievers.dense import PRECISIONS, stored_precision
-from ..retrievers.registry import FUSIONS, graph_path, make_retriever
+from ..retrievers.registry import DEFAULT_METHOD, FUSIONS, graph_path, make_retriever
 from ..retrievers.run import RUN_DEPTH, fuse_runs
 from .format import (
     IDS_FILE,
@@ -183,11 +184,12 @@ class SearchIndex:
                 if method in self.info["methods"]
                 else "was built without it"
             )
+            default = " (the default)" if method == DEFAULT_METHOD else ""
             raise ParameterError(
-                f"--method {method}: the index {self.dir} {why} (--methods "
-                f"{','.join(self.info['methods'])}; searchable: {searchable}); rebuild it with "
-                f"`aethel index {' '.join(self.info['inputs'])} --out {self.dir} --methods "
-                f"{','.join(methods)}`"
+                f"--method {method}{default}: the index {self.dir} {why} (--methods "
+                f"{','.join(self.info['methods'])}); it answers --method {searchable}; or rebuild it with "
+                f"`aethel index {' '.join(map(shlex.quote, self.info['inputs']))} --out {shlex.quote(str(self.dir))} "
+                f"--methods {','.join(methods)}`"
             )
         return parts
 
@@ -291,7 +293,7 @@ class SearchIndex:
         questions: Sequence[str],
         *,
         k: int = 5,
-        method: str = "aethel-bct",
+        method: str = DEFAULT_METHOD,
         explain: bool = False,
         sources: bool = True,
     ):
@@ -315,7 +317,7 @@ class SearchIndex:
         questions: Sequence[str],
         *,
         k: int = 5,
-        method: str = "aethel-bct",
+        method: str = DEFAULT_METHOD,
         explain: bool = False,
         sources: bool = True,
     ) -> list[list[dict]]:

@@ -560,7 +560,7 @@ def test_search_help_lists_every_method_with_its_line_and_the_default(capsys):
         main(["search", "--help"])
     assert done.value.code == 0
     out = capsys.readouterr().out
-    assert "default aethel-bct" in out and "hits per question (default 5)" in out
+    assert "default aethel-hybrid" in out and "hits per question (default 5)" in out
     listed = {
         line.split()[0]: line.split(None, 1)[1]
         for line in out.split("methods (--method", 1)[1].splitlines()[1:]
@@ -571,3 +571,42 @@ def test_search_help_lists_every_method_with_its_line_and_the_default(capsys):
     assert len(err) == 1 and err[0].startswith(
         "aethel: error: --method: unknown method 'nope'; choose from bm25"
     )
+
+
+def test_an_index_without_the_default_method_names_what_it_answers(tmp_path, capsys, monkeypatch):
+    """`aethel search` without --method asks for aethel-hybrid (DEFAULT_METHOD, named in both commands' help); an
+    index built with --methods bm25,aethel-reg says in one line that it lacks it, which methods it answers (read
+    from its parts: searchable_methods) and the command that rebuilds it with aethel-hybrid added."""
+    import shlex
+
+    from aethel_lite.retrievers.registry import DEFAULT_METHOD
+    from aethel_lite.search.format import searchable_methods
+
+    assert DEFAULT_METHOD == "aethel-hybrid"
+    monkeypatch.setenv("COLUMNS", "250")  # argparse wraps help at a hyphen
+    with pytest.raises(SystemExit):
+        main(["index", "--help"])
+    assert "(default aethel-hybrid:" in " ".join(capsys.readouterr().out.split())
+    docs = tmp_path / "my docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Acme Corp sold Beta Ltd to Gamma Inc.\n")
+    index = tmp_path / "idx"
+    assert main(["index", str(docs), "--out", str(index), "--methods", "bm25,aethel-reg", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["search", str(index), "Who sold Beta Ltd?"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert (
+        err.startswith("aethel: error: --method aethel-hybrid (the default): the index")
+        and "without it" in err
+    )
+    parts = json.loads((index / "index.json").read_text())["parts"]
+    answers = searchable_methods(parts)
+    assert "aethel-reg" in answers and "aethel-hybrid" not in answers
+    assert f"it answers --method {', '.join(answers)};" in err
+    command = err.split("rebuild it with `", 1)[1].rstrip("`")
+    assert shlex.split(command) == [
+        "aethel", "index", str(docs), "--out", str(index), "--methods", "bm25,aethel-reg,aethel-hybrid"
+    ]  # fmt: skip
+    assert main(["search", str(index), "Who sold Beta Ltd?", "--method", "aethel-reg", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["hits"][0]["doc_id"] == "a"
