@@ -34,11 +34,12 @@ import scipy.sparse as sp
 
 from ..core.entities import REGEX_STOP, RegexExtractor, normalize_entity
 from ..core.graph import EntityGraph
-from ..data.cover import _ORDINAL, STATEMENT_PAGES, read_cover
 from ..data.cover import MONTH_RX as _MONTH_RX
 from ..data.cover import MONTHS as _MONTHS
+from ..data.cover import STATEMENT_PAGES, read_cover
 from ..errors import DataError
 from ..io import read_json_shaped
+from .fiscal import calendar_of, calendar_quarter, period_keys, read_periods
 
 __all__ = [
     "DocMeta",
@@ -51,6 +52,8 @@ __all__ = [
     "company_key",
     "CompanyIndex",
     "match_companies",
+    "question_fields",
+    "ANNUAL_TYPES",
     "add_document_nodes",
     "write_docmeta",
     "read_docmeta",
@@ -58,23 +61,10 @@ __all__ = [
 
 #: Node-key prefixes of the structural nodes this module adds.
 PREFIXES = {"doc": "doc:", "company": "company:", "period": "period:", "type": "type:"}
+#: filing types of an annual report, seeded for a fiscal-year question (:func:`question_fields`)
+ANNUAL_TYPES = ("10k", "20f")
 
 _YEAR4 = r"((?:19|20)\d\d)"
-_YEAR24 = r"'?((?:19|20)?\d\d)"
-_FY = r"(?:fy\s?|fiscal\s+(?:year\s+)?)"
-
-# (quarter, year) patterns, applied in this order
-_QUARTER_PATTERNS = [
-    re.compile(rf"\bq([1-4])\s*(?:of\s+)?(?:the\s+)?{_FY}?{_YEAR24}\b", re.I),  # Q3 2021, Q2 of FY2023, Q2'23
-    re.compile(rf"\b([1-4])q\s*{_FY}?{_YEAR24}\b", re.I),  # 3Q21, 3Q 2021
-    re.compile(
-        rf"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\s+(?:of\s+)?(?:the\s+)?{_FY}?{_YEAR4}\b",
-        re.I,
-    ),
-]
-_FY_PATTERN = re.compile(rf"(?:\bfy\s?{_YEAR24}\b|\bfiscal\s+(?:year\s+)?{_YEAR4}\b)", re.I)
-_MONTH_PATTERN = re.compile(rf"\b{_MONTH_RX}\s+(?:\d{{1,2}}(?:st|nd|rd|th)?,?\s+)?{_YEAR4}\b", re.I)
-_YEAR_PATTERN = re.compile(r"(?<![\w$.,/-])((?:19|20)\d\d)(?![\w%.,]\d|\w|%)")
 _ENDED = re.compile(
     rf"\b(fiscal\s+year|year|quarterly\s+period|quarter|three\s+months|period)\s+ended:?\s+"
     rf"{_MONTH_RX}\s+\d{{1,2}},?\s+{_YEAR4}",
@@ -89,15 +79,6 @@ _TYPE_PATTERNS = [
 ]
 _FORM = re.compile(r"\bform\s+(10-?k|10-?q|8-?k|20-?f)\b", re.I)
 _REGISTRANT = re.compile(r"\(\s*exact\s+name\s+of\s+(?:the\s+)?registrant", re.I)
-
-
-def _year(text: str) -> int:
-    y = int(text)
-    return y if y >= 100 else 2000 + y
-
-
-def _quarter_of_month(month: int) -> int:
-    return (month - 1) // 3 + 1
 
 
 def is_meta_key(key: str) -> bool:
@@ -115,53 +96,6 @@ def node_kind(key: str) -> str:
 
 def _slug(text: str) -> str:
     return "_".join(str(text).split())
-
-
-def period_keys(text: str) -> list[str]:
-    """Normalised fiscal-period keys of a text, in order of first appearance (no prefix).
-
-    ``"FY2018"``, ``"fiscal year 2018"``, ``"FY18"`` and ``"2018"`` give ``"2018"``; a quarter
-    (``"Q3 2021"``, ``"3Q21"``, ``"third quarter of 2021"``) gives ``"2021q3"`` and ``"2021"``; a
-    month with a year gives its calendar quarter and year.
-
-    Examples
-    --------
-    >>> period_keys("What is the FY2018 capex of 3M?")
-    ['2018']
-    >>> period_keys("quick ratio for Q2 of FY2023")
-    ['2023q2', '2023']
-    >>> period_keys("NAV as of June 30, 2024")
-    ['2024q2', '2024']
-    """
-    found: list[tuple[int, str]] = []
-    taken: list[tuple[int, int]] = []
-
-    def free(m: re.Match) -> bool:
-        a, b = m.span()
-        return all(b <= x or a >= y for x, y in taken)
-
-    for rx in _QUARTER_PATTERNS:
-        for m in rx.finditer(text):
-            if not free(m):
-                continue
-            q = _ORDINAL.get(m.group(1).lower()) if not m.group(1).isdigit() else int(m.group(1))
-            y = _year(m.group(2))
-            taken.append(m.span())
-            found += [(m.start(), f"{y}q{q}"), (m.start() + 1, str(y))]
-    for m in _FY_PATTERN.finditer(text):
-        if free(m):
-            taken.append(m.span())
-            found.append((m.start(), str(_year(m.group(1) or m.group(2)))))
-    for m in _MONTH_PATTERN.finditer(text):
-        if free(m):
-            taken.append(m.span())
-            month = _MONTHS[m.group(1).lower().rstrip(".")]
-            y = int(m.group(2))
-            found += [(m.start(), f"{y}q{_quarter_of_month(month)}"), (m.start() + 1, str(y))]
-    for m in _YEAR_PATTERN.finditer(text):
-        if free(m):
-            found.append((m.start(), m.group(1)))
-    return list(dict.fromkeys(key for _, key in sorted(found, key=lambda t: t[0])))
 
 
 def type_keys(text: str) -> list[str]:
@@ -190,6 +124,9 @@ class DocMeta:
         Filing-type keys.
     source : dict
         Field → where it came from: ``"meta"``, ``"cover"``, ``"title"`` or ``"first page"``.
+    fiscal_year_end : int or None
+        Month (1-12) the filer's fiscal year ends in, when its cover or balance sheet says it
+        (:mod:`aethel_lite.data.fiscal` reads a question's dates in that calendar).
     """
 
     doc_id: str
@@ -197,6 +134,7 @@ class DocMeta:
     periods: list[str] = field(default_factory=list)
     types: list[str] = field(default_factory=list)
     source: dict = field(default_factory=dict)
+    fiscal_year_end: int | None = None
 
     def keys(self) -> list[str]:
         """Metadata node keys (prefixed), companies first, then periods, then types."""
@@ -239,7 +177,7 @@ def _first_page_periods(first: str) -> tuple[list[str], str | None]:
         month = _MONTHS[m.group(2).lower().rstrip(".")]
         y = int(m.group(3))
         if "quarter" in kind or "three" in kind:
-            return [str(y), f"{y}q{_quarter_of_month(month)}"], "cover"
+            return [str(y), f"{y}q{calendar_quarter(month)}"], "cover"
         return [str(y)], "cover"
     keys = period_keys(first[:2000])
     if keys:
@@ -335,6 +273,8 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
         elif fm := _FORM.search(text[:3000]):
             d.types, d.source["type"] = [re.sub(r"[^0-9a-z]", "", fm.group(1).lower())], "cover"
         d.companies = [c for c in d.companies if c]
+        if cov is not None:
+            d.fiscal_year_end = cov.fiscal_year_end
         out[doc] = d
     for doc, d in out.items():  # one registrant, several names (a rename): each filing carries them all
         number = d.source.get("company") == "cover" and numbers.get(doc)
@@ -399,6 +339,43 @@ def match_companies(
     """
     index = companies if isinstance(companies, CompanyIndex) else CompanyIndex(companies)
     return index.match(text, min_share=min_share)
+
+
+def question_fields(
+    text: str, companies: CompanyIndex | None, year_ends: Mapping[str, int], *, periods: Mapping | None = None
+) -> list[dict[str, float]]:
+    """The metadata nodes a question names, one dict (node key → weight) per field.
+
+    Parameters
+    ----------
+    text : str
+        The question.
+    companies : CompanyIndex or None
+        The corpus's companies (:func:`match_companies`; ``None``: none).
+    year_ends : mapping
+        Company key → the month its fiscal year ends (:func:`~aethel_lite.data.fiscal.fiscal_year_ends`).
+    periods : mapping or None
+        ``None``: companies only. Else ``{"decay": d, "fiscal": bool}``: also the periods named (the latest
+        year weight 1, each earlier one ``d`` times the next), read in the calendar of the company named
+        when ``fiscal`` (:func:`~aethel_lite.data.fiscal.calendar_of`), and the filing types named or, for a
+        fiscal-year question read in a calendar, the annual report's (:data:`ANNUAL_TYPES`).
+
+    Returns
+    -------
+    list of dict
+        ``[companies]`` or ``[companies, periods, types]``; company weights are :func:`match_companies`'.
+    """
+    named = match_companies(text, companies) if companies is not None else {}
+    fields = [{PREFIXES["company"] + _slug(c): m for c, m in named.items()}]
+    if periods is not None:
+        calendar = calendar_of(named, year_ends) if periods["fiscal"] else None
+        keys, annual = read_periods(text, calendar)
+        years = sorted({int(k[:4]) for k in keys}, reverse=True)  # the latest year named first
+        decay = float(periods["decay"])
+        fields.append({PREFIXES["period"] + k: decay ** years.index(int(k[:4])) for k in keys})
+        types = type_keys(text) or (list(ANNUAL_TYPES) if annual else [])
+        fields.append({PREFIXES["type"] + k: 1.0 for k in types})
+    return fields
 
 
 def add_document_nodes(
@@ -484,8 +461,13 @@ def add_document_nodes(
 
 
 def write_docmeta(path: str | os.PathLike, metas) -> None:
-    """Write ``doc_id`` → DocMeta as ``docmeta.json`` (sorted keys, UTF-8, one trailing newline)."""
-    text = json.dumps({"documents": [asdict(d) for d in metas.values()]}, ensure_ascii=False, sort_keys=True)
+    """Write ``doc_id`` → DocMeta as ``docmeta.json`` (sorted keys, UTF-8, one trailing newline; a document
+    whose fiscal year end is unknown has no ``fiscal_year_end`` key, as files written before it existed)."""
+    rows = [
+        {k: v for k, v in asdict(d).items() if not (k == "fiscal_year_end" and v is None)}
+        for d in metas.values()
+    ]
+    text = json.dumps({"documents": rows}, ensure_ascii=False, sort_keys=True)
     Path(path).write_text(text + "\n", encoding="utf-8", newline="\n")
 
 
@@ -500,7 +482,14 @@ _DOCMETA_SHAPE = {
 def read_docmeta(path: str | os.PathLike) -> dict:
     """``docmeta.json`` as ``doc_id`` → DocMeta; DataError (the file named) if malformed or a field is not text."""
     rows = read_json_shaped(path, _DOCMETA_SHAPE, "document metadata")["documents"]
-    return {
-        row["doc_id"]: DocMeta(row["doc_id"], row["companies"], row["periods"], row["types"], row["source"])
-        for row in rows
-    }
+    out = {}
+    for row in rows:
+        end = row.get("fiscal_year_end")
+        if end is not None and not (type(end) is int and 1 <= end <= 12):
+            raise DataError(
+                f"{path}: document {row['doc_id']!r}: fiscal_year_end must be a month 1-12; got {end!r}"
+            )
+        out[row["doc_id"]] = DocMeta(
+            row["doc_id"], row["companies"], row["periods"], row["types"], row["source"], end
+        )
+    return out

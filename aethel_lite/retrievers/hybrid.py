@@ -43,12 +43,11 @@ from ..data.docmeta import (
     add_document_nodes,
     document_metadata,
     is_meta_key,
-    match_companies,
-    period_keys,
+    question_fields,
     read_docmeta,
-    type_keys,
     write_docmeta,
 )
+from ..data.fiscal import fiscal_year_ends
 from ..errors import DataError, ParameterError
 from .base import IDS_FILE, PassageIds, Retriever, clone, prefitted
 from .dense import DenseRetriever
@@ -143,6 +142,9 @@ class HybridRetriever(PageRankSearch, Retriever):
         Ranking term → weight :math:`\\lambda_t` (normalised to sum 1); ``None``: rank by PageRank.
     period_decay : float
         Weight of each earlier year a question names, relative to the next.
+    fiscal_calendar : bool
+        Read a question's dates in the fiscal calendar of the company it names, where documents state it
+        (:func:`~aethel_lite.data.fiscal.read_periods`); else, or ``False``: as calendar quarters.
     prefit : bool
         ``graph`` is already fitted on the same passages: ``fit`` uses it as it is (as scikit-learn's
         ``SelectFromModel(prefit=True)``), so that several hybrids share one paper retriever.
@@ -161,6 +163,8 @@ class HybridRetriever(PageRankSearch, Retriever):
         ``doc_id`` → :class:`~aethel_lite.data.docmeta.DocMeta` (with document or metadata nodes).
     companies_ : CompanyIndex or None
         The companies a question can name (``metadata``).
+    year_ends_ : dict
+        Company key → the month its fiscal year ends, where its documents say it (``metadata``).
     doc_nodes_ : ndarray or None
         Each passage's document node in :attr:`graph_` (``document_nodes``).
     tokens_ : TokenIndex or None
@@ -181,13 +185,15 @@ class HybridRetriever(PageRankSearch, Retriever):
         dense_pooling: str = "first",
         rank_weights: Mapping[str, float] | None = RANK_WEIGHTS,
         period_decay: float = 0.5,
+        fiscal_calendar: bool = True,
         prefit: bool = False,
         progress: bool = False,
     ):
         self.graph, self.passage_seeds, self.document_nodes = graph, passage_seeds, document_nodes
         self.metadata, self.period_linking, self.seed_weights = metadata, period_linking, seed_weights
         self.seed_depth, self.dense_pooling, self.rank_weights = seed_depth, dense_pooling, rank_weights
-        self.period_decay, self.prefit, self.progress = period_decay, prefit, progress
+        self.period_decay, self.fiscal_calendar = period_decay, fiscal_calendar
+        self.prefit, self.progress = prefit, progress
 
     # -- settings -------------------------------------------------------------------------------------------------
 
@@ -290,6 +296,7 @@ class HybridRetriever(PageRankSearch, Retriever):
             self.graph_, self.operator_ = paper.graph_, paper.operator_
         companies = (c for d in (self.doc_meta_ or {}).values() for c in d.companies)
         self.companies_ = CompanyIndex(companies) if self.metadata else None
+        self.year_ends_ = fiscal_year_ends(self.doc_meta_) if self.metadata else {}
         self.tokens_ = token_index(self.graph_) if paper.bct in ("substring", "both") else None
         self.doc_nodes_ = None
         if self.document_nodes:
@@ -374,20 +381,12 @@ class HybridRetriever(PageRankSearch, Retriever):
         return out
 
     def metadata_fields(self, text: str) -> list[dict[str, float]]:
-        """The metadata nodes a question names, one dict (node key → weight) per field: companies and, with period
-        linking, periods (the latest year named weight 1, each earlier one ``period_decay`` times the next) and
-        filing types; ``[]`` without ``metadata``."""
+        """The metadata nodes a question names (:func:`~aethel_lite.data.docmeta.question_fields`); ``[]`` without
+        ``metadata``."""
         if not self.metadata:
             return []
-        companies = match_companies(text, self.companies_) if self.companies_ is not None else {}
-        fields = [{PREFIXES["company"] + _slug(c): m for c, m in companies.items()}]
-        if self.period_linking:
-            keys = period_keys(text)
-            years = sorted({int(k[:4]) for k in keys}, reverse=True)  # the latest year named first
-            decay = float(self.period_decay)
-            fields.append({PREFIXES["period"] + k: decay ** years.index(int(k[:4])) for k in keys})
-            fields.append({PREFIXES["type"] + k: 1.0 for k in type_keys(text)})
-        return fields
+        linking = self.period_linking and {"decay": self.period_decay, "fiscal": self.fiscal_calendar}
+        return question_fields(text, self.companies_, self.year_ends_, periods=linking or None)
 
     def seed_components(self, text: str, graph=None, corpus_idx=None, *, scores=None, mentions=None) -> tuple:
         """``(expansions, source → seed vector, metadata node → share)`` of a question."""
