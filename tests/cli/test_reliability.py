@@ -377,8 +377,9 @@ def test_6_the_synthetic_config_records_no_docs(tmp_path):
     assert config["docs"] is None and config["size"] == 100 and config["seed"] == 0
 
 
-def test_6_readme_holds_the_flag_table():
-    assert flag_table_markdown() in (ROOT / "README.md").read_text(encoding="utf-8")
+def test_6_the_command_line_page_holds_the_flag_table():
+    """book/cli.md ("Which flag applies where") prints the table the commands check."""
+    assert flag_table_markdown() in (ROOT / "book" / "cli.md").read_text(encoding="utf-8")
 
 
 # ----------------------------------------------------------------- 7. memo outputs that coincide
@@ -1235,7 +1236,7 @@ def test_16_sigint_early_in_the_start_is_never_a_traceback_of_the_program(small_
     handler prints one line and exits 130. Between the two, CPython imports ``site`` (with an editable
     install, setuptools' finder: about 20 ms idle, 15-60 ms on this shared 2-core machine) before any line
     of the program runs; an interrupt there is CPython's own "init_import_site" failure, and no code of
-    the program can catch it (README: "Safe to interrupt"). So: every outcome is one of those three,
+    the program can catch it (book/cli.md: "Safe to interrupt"). So: every outcome is one of those three,
     never a traceback through the program's own files, and the index is kept whatever the moment."""
     import signal
     import time

@@ -294,7 +294,7 @@ def test_io_readers_fuzz(scratch):
 
 
 # ------------------------------------------------------------------ the flag table (aethel_lite/cli_checks.py)
-# Written apart from FLAG_RULES, from README's words: where each flag applies.
+# Written apart from FLAG_RULES, from the words of book/cli.md ("Which flag applies where").
 FLAG_ORACLE = {
     ("eval", "--docs"): lambda a: a["--format"] == "financebench",
     ("eval", "--granularity"): lambda a: a["--format"] == "financebench",
