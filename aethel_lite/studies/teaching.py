@@ -32,6 +32,12 @@ __all__ = [
     "rankings_by_mode",
     "alpha_sweep",
     "pick_alias_question",
+    "pool_of",
+    "pool_pagerank",
+    "seed_entities",
+    "seed_rows",
+    "traced_passages",
+    "walk_record",
     "walkthrough",
 ]
 
@@ -413,6 +419,64 @@ def pick_alias_question(retriever, dataset):
     return None
 
 
+def pool_of(retriever, query) -> tuple[np.ndarray, Any]:
+    """``(corpus indices, graph)`` of a question's closed pool: its passages (in pool order, repeats
+    dropped) and the graph of those passages and their entities (``retriever.pool_graph``)."""
+    if query.pool is None:
+        raise ParameterError(f"question {query.qid!r} has no closed pool")
+    idx = np.array([retriever.pid_index_[p] for p in dict.fromkeys(query.pool)], dtype=np.int64)
+    return idx, retriever.pool_graph(idx)
+
+
+def pool_pagerank(retriever, graph, seeds, n_iter: int = 30) -> tuple[np.ndarray, np.ndarray]:
+    """``(p, trace)``: the converged Personalized PageRank of ``graph`` from the teleport ``seeds``
+    (:func:`~aethel_lite.core.ppr.personalized_pagerank` with the retriever's ``alpha`` and ``tol``) and
+    its first ``n_iter`` power iterations (:func:`power_trace`); zeros when there are no seeds."""
+    if seeds is None:
+        return np.zeros(graph.n_nodes), np.zeros((n_iter + 1, graph.n_nodes))
+    trace = power_trace(graph.adjacency(), seeds, retriever.alpha, n_iter=n_iter)
+    ppr = personalized_pagerank(graph.adjacency(), seeds, alpha=retriever.alpha, tol=retriever.tol).scores
+    return ppr, trace
+
+
+def seed_entities(pieces: Sequence) -> list[str]:
+    """The entity nodes among :func:`~aethel_lite.explain.attribution.seed_pieces`' seeds (the BM25
+    fallback's passages left out)."""
+    return [e for _, _, _, e, via in pieces if via != "bm25-teleport"]
+
+
+def traced_passages(graph, trace: np.ndarray, ppr: np.ndarray, gold, n_distractors: int = 3) -> dict:
+    """pid → PageRank per iteration (a column of :func:`power_trace`) of the gold passages and the
+    ``n_distractors`` other passages with the most PageRank (ties: graph order)."""
+    n_p = graph.n_passages
+    others = sorted((i for i in range(n_p) if graph.pids[i] not in gold), key=lambda i: (-ppr[i], i))
+    traced = [i for i in range(n_p) if graph.pids[i] in gold] + others[:n_distractors]
+    return {graph.pids[i]: [float(v) for v in trace[:, i]] for i in traced}
+
+
+def seed_rows(pieces: Sequence) -> list[dict]:
+    """The seeds of :func:`~aethel_lite.explain.attribution.seed_pieces` as rows: the question key, the
+    graph node it put mass on, the rule (``via``) and the mass."""
+    return [{"seed": s, "entity": e, "via": v, "mass": float(m)} for _, m, s, e, v in pieces]
+
+
+def walk_record(keys: Mapping, pieces: Sequence, graph, **steps) -> dict:
+    """One question's walk as JSON: its entity ``keys``, the seeds (``pieces``), the pool graph's sizes and
+    the other ``steps`` (``drawing``, ``trace``, ``alpha_sweep``, ``modes``, ``hits``) as given."""
+    return {
+        "keys": dict(keys),
+        "fallback": bool(pieces) and pieces[0][4] == "bm25-teleport",
+        "seeds": seed_rows(pieces),
+        "graph": {
+            "passages": graph.n_passages,
+            "entities": graph.n_entities,
+            "mentions": int(graph.incidence.nnz),
+            "links": 0 if graph.alias is None else int(graph.alias.nnz // 2),
+        },
+        **steps,
+    }
+
+
 def walkthrough(
     retriever,
     query,
@@ -424,7 +488,10 @@ def walkthrough(
     max_nodes: int = 60,
     k: int = 10,
 ) -> dict:
-    """Everything the graph-construction chapter shows for one question in its closed pool, as JSON.
+    """Everything the graph-construction chapter shows for one question in its closed pool, as JSON: the
+    steps :func:`pool_of`, :func:`~aethel_lite.explain.attribution.seed_pieces`, :func:`pool_pagerank`,
+    :func:`drawing_data`, :func:`traced_passages`, :func:`alpha_sweep`, :func:`rankings_by_mode` and
+    :func:`~aethel_lite.explain.reach.hit_chains` in turn (:func:`walk_record`).
 
     Parameters
     ----------
@@ -446,40 +513,25 @@ def walkthrough(
         "mass"}]``; ``fallback``; ``graph`` (sizes); ``drawing``; ``trace``: pid → PageRank per
         iteration; ``alpha_sweep``; ``modes``; ``hits`` (:func:`aethel_lite.explain.reach.hit_chains`).
     """
-    if query.pool is None:
-        raise ParameterError(f"walkthrough: question {query.qid!r} has no closed pool")
-    idx = np.array([retriever.pid_index_[p] for p in dict.fromkeys(query.pool)], dtype=np.int64)
-    graph = retriever.pool_graph(idx)
+    idx, graph = pool_of(retriever, query)
     seeds, pieces = seed_pieces(retriever, query.text, graph, idx)
-    if seeds is None:
-        ppr = np.zeros(graph.n_nodes)
-        trace = np.zeros((n_iter + 1, graph.n_nodes))
-    else:
-        trace = power_trace(graph.adjacency(), seeds, retriever.alpha, n_iter=n_iter)
-        ppr = personalized_pagerank(graph.adjacency(), seeds, alpha=retriever.alpha, tol=retriever.tol).scores
-    n_p = graph.n_passages
-    others = sorted((i for i in range(n_p) if graph.pids[i] not in query.gold), key=lambda i: (-ppr[i], i))
-    traced = [i for i in range(n_p) if graph.pids[i] in query.gold] + others[:n_distractors]
-    return {
-        "keys": retriever.query_key_sources(query.text),
-        "fallback": bool(pieces) and pieces[0][4] == "bm25-teleport",
-        "seeds": [{"seed": s, "entity": e, "via": v, "mass": float(m)} for _, m, s, e, v in pieces],
-        "graph": {
-            "passages": n_p,
-            "entities": graph.n_entities,
-            "mentions": int(graph.incidence.nnz),
-            "links": 0 if graph.alias is None else int(graph.alias.nnz // 2),
-        },
-        "drawing": drawing_data(
-            graph,
-            ppr,
-            seeds=[e for _, _, _, e, v in pieces if v != "bm25-teleport"],
-            gold=sorted(query.gold),
-            titles=titles,
-            max_nodes=max(max_nodes, n_p),
-        ),
-        "trace": {graph.pids[i]: [float(v) for v in trace[:, i]] for i in traced},
-        "alpha_sweep": alpha_sweep(retriever, query, alphas, k=k) if alphas else {},
-        "modes": rankings_by_mode(retriever, query, k=k),
-        "hits": hit_chains(retriever, query, k=k),
-    }
+    ppr, trace = pool_pagerank(retriever, graph, seeds, n_iter)
+    gold = sorted(query.gold)
+    drawing = drawing_data(
+        graph,
+        ppr,
+        seeds=seed_entities(pieces),
+        gold=gold,
+        titles=titles,
+        max_nodes=max(max_nodes, graph.n_passages),
+    )
+    return walk_record(
+        retriever.query_key_sources(query.text),
+        pieces,
+        graph,
+        drawing=drawing,
+        trace=traced_passages(graph, trace, ppr, query.gold, n_distractors),
+        alpha_sweep=alpha_sweep(retriever, query, alphas, k=k) if alphas else {},
+        modes=rankings_by_mode(retriever, query, k=k),
+        hits=hit_chains(retriever, query, k=k),
+    )

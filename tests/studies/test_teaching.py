@@ -287,3 +287,66 @@ def test_pick_alias_question_finds_a_fund_named_by_an_alias():
     graph = r.graph_.subgraph(q.pool)
     aliases = [e for e in r.expansions(q.text, graph) if e.via == "alias"]
     assert any(provenance(g, aliases, graph) for g in q.gold)  # a gold passage names the fund by an alias
+
+
+def test_the_steps_of_a_walk_compose_into_walkthrough(small):
+    """The chapter calls the steps one by one; walkthrough is the same steps in one call."""
+    from aethel_lite.explain.attribution import seed_pieces
+    from aethel_lite.explain.reach import hit_chains
+
+    passages, r = small
+    q = Query(
+        "q", "Who owns Northwind Trading?", frozenset({"p1"}), pool=tuple(f"p{i}" for i in (5, 0, 1, 4))
+    )
+    idx, graph = teaching.pool_of(r, q)
+    assert [graph.pids[i] for i in range(graph.n_passages)] == ["p5", "p0", "p1", "p4"]  # pool order
+    s, pieces = seed_pieces(r, q.text, graph, idx)
+    ppr, trace = teaching.pool_pagerank(r, graph, s, n_iter=5)
+    np.testing.assert_allclose(
+        ppr, personalized_pagerank(graph.adjacency(), s, alpha=r.alpha, tol=r.tol).scores
+    )
+    np.testing.assert_allclose(trace, teaching.power_trace(graph.adjacency(), s, r.alpha, n_iter=5))
+    traced = teaching.traced_passages(graph, trace, ppr, q.gold, n_distractors=2)
+    others = sorted(("p5", "p0", "p4"), key=lambda pid: -ppr[graph.pids.index(pid)])
+    assert list(traced) == ["p1", *others[:2]]  # the gold passage, then the two others with most PageRank
+    assert teaching.seed_entities(pieces) == [row["entity"] for row in teaching.seed_rows(pieces)]
+    steps = {
+        "drawing": teaching.drawing_data(
+            graph, ppr, seeds=teaching.seed_entities(pieces), gold=["p1"], max_nodes=60
+        ),
+        "trace": teaching.traced_passages(graph, trace, ppr, q.gold),
+        "alpha_sweep": {},
+        "modes": teaching.rankings_by_mode(r, q),
+        "hits": hit_chains(r, q, k=10),
+    }
+    record = teaching.walk_record(r.query_key_sources(q.text), pieces, graph, **steps)
+    assert record == teaching.walkthrough(r, q, n_iter=5)
+    assert record["graph"]["passages"] == 4 and not record["fallback"]
+    zeros, flat = teaching.pool_pagerank(r, graph, None, n_iter=3)  # no seeds: nothing reached
+    assert not zeros.any() and flat.shape == (4, graph.n_nodes) and not flat.any()
+    with pytest.raises(ParameterError, match="no closed pool"):
+        teaching.pool_of(r, Query("open", "Who owns Northwind Trading?", frozenset({"p1"})))
+
+
+def test_the_teaching_tables(small):
+    from aethel_lite.studies import teaching_tables as tables
+
+    passages, r = small
+    q = Query("q", "Who owns Northwind Trading?", frozenset({"p1"}), pool=tuple(f"p{i}" for i in range(6)))
+    titles = {p.pid: p.title for p in passages}
+    pool = tables.pool_table(q, {p.pid: p.text for p in passages}, titles, width=10)
+    assert list(pool["gold"]) == ["", "✓", "", "", "", ""] and pool.loc[1, "text"] == TEXTS[0][:10] + "…"
+    entities = teaching.entity_comparison({"regex": r, "ner": r, "ner3": r}, passages)
+    shown = tables.entity_table(entities, q, titles, n_other=2)
+    assert list(shown.index) == ["✓ Title 1", "Title 0", "Title 2"]  # the gold paragraph first
+    assert shown.loc["Title 0", "ner3"] == "baxter mills; northwind trading; title 0"
+    # 3 keys (two names and the title) in four paragraphs, 2 in "Delta Works employs many." and p4
+    assert list(tables.entity_summary(entities)["keys per paragraph"]) == [pytest.approx(16 / 6)] * 3
+    modes = teaching.rankings_by_mode(r, q, k=3)
+    ranking = tables.ranking_table(modes, q.gold, titles, k=3)
+    assert list(ranking["none"]) == ["Title 0", "✓ Title 1", "Title 2"]
+    hits = tables.provenance_table(teaching.walkthrough(r, q)["hits"], titles)
+    assert hits.loc[1, "provenance"] == "northwind trading → northwind trading (exact)"
+    sweep = tables.alpha_table(teaching.alpha_sweep(r, q, [r.alpha], k=3), q.gold, titles)
+    both = [pid for pid, _ in modes["both"]]  # the retriever's own α and BCT mode: the same search
+    assert sweep.loc["✓ Title 1", f"α = {r.alpha}"] == both.index("p1") + 1
