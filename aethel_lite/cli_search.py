@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -15,11 +16,29 @@ from .errors import DataError, DataNotFoundError, ParameterError, check_k
 from .io import check_utf8
 from .search.format import method_parts
 from .search.reader import matched, open_index
+from .search.snippet import render
 
 __all__ = ["cmd_search"]
 
 
+def _bold() -> bool:
+    """Whether to print matched words in bold: standard output is a terminal and NO_COLOR is not set (no-color.org)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _print_snippet(hit: dict, bold: bool) -> None:
+    """The lines of a hit's page that best match the question (its column header above a statement row)."""
+    snippet, text = hit.get("snippet"), hit["text"]
+    if snippet is None:
+        return
+    header = snippet.get("header")
+    if header is not None:
+        print(f"      {render(text, header['start'], header['end'])}")
+    print(f"      {render(text, snippet['start'], snippet['end'], snippet['matches'], bold=bold)}")
+
+
 def _print_hits(hits: list) -> None:
+    bold = _bold()
     for hit in hits:
         page = hit.get("page")  # a PDF page as a viewer numbers it (1-based), as the JSON gives it
         where = hit["doc_id"] + (f", page {page}" if page is not None else "")
@@ -48,8 +67,7 @@ def _print_hits(hits: list) -> None:
                 print(
                     f"        ... {len(shares) - 8} more seeds, {sum(e['share'] for e in shares[8:]):.6f} together"
                 )
-        snippet = " ".join(hit["text"][:2000].split())[:240]
-        print(f"      {snippet}")
+        _print_snippet(hit, bold)
 
 
 def _read_questions(path: str) -> list[tuple[int, str]]:

@@ -35,6 +35,7 @@ from .format import (
     searchable_methods,
     verify_files,
 )
+from .snippet import FUNCTION_WORDS, best_snippet
 
 __all__ = ["SearchIndex", "open_index", "matched"]
 
@@ -42,15 +43,10 @@ __all__ = ["SearchIndex", "open_index", "matched"]
 _PASSAGE = {"pid": str, "doc_id": str, "text": str}
 
 _WORD = re.compile(r"\w+")
-#: words too common to say that a passage matches a question
-_FUNCTION_WORDS = frozenset(
-    "a an and are as at be by did do does for from had has have how in is it its of on or that the their this to "
-    "was were what when where which who whom whose why will with".split()
-)
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS}
+    return {w for w in _WORD.findall(text.lower()) if w not in FUNCTION_WORDS}
 
 
 def matched(question: str, hits: Iterable[dict]) -> bool:
@@ -77,10 +73,11 @@ def _link(source: Any, page: Any, index: int | None) -> str | None:
     return Path(source).as_uri() + (f"#page={page}" if index is not None else "")
 
 
-def _hit(rank: int, p, score: float, provenance: list) -> dict:
+def _hit(rank: int, p, score: float, provenance: list, question: str) -> dict:
     meta = p.meta or {}
     page, index = _page(meta)
     source = meta.get("source", meta.get("path"))
+    snippet = best_snippet(question, p.text)
     return {
         "rank": rank,
         "pid": p.pid,
@@ -91,6 +88,7 @@ def _hit(rank: int, p, score: float, provenance: list) -> dict:
         "link": _link(source, page, index),
         "score": float(score),
         "text": p.text,
+        "snippet": snippet.to_dict(p.text) if snippet is not None else None,
         "provenance": [
             {"seed": e.seed, "entity": e.entity, "via": e.via, "weight": float(e.weight)} for e in provenance
         ],
@@ -325,7 +323,9 @@ class SearchIndex:
 
         Each hit: ``rank``, ``pid``, ``doc_id``, ``page`` (a PDF page as a viewer numbers it, 1-based) and
         ``page_index`` (0-based, as in the pid), ``source`` (the file it came from, an absolute path) and ``link``
-        (``file:///…#page=N``), ``score``, ``text`` and ``provenance`` (graph methods: the question entity, the graph
+        (``file:///…#page=N``), ``score``, ``text``, ``snippet`` (the lines of ``text`` that best match the question,
+        :func:`~aethel_lite.search.snippet.best_snippet`: ``{"text", "start", "end", "matches", "header"}``, offsets
+        into ``text``; None for a blank text) and ``provenance`` (graph methods: the question entity, the graph
         entity it reached and how, and the weight; for a hybrid, with ``sources``, first the seed sources
         that brought the hit, largest share first: one more PageRank solve per source). With ``explain=True``
         also ``explain_node`` (``"passage"``, or ``"document"`` for ``aethel-hybrid``) and ``explain``:
@@ -357,7 +357,7 @@ class SearchIndex:
         for q in queries:
             provenance = explained.get(q.qid, {})
             hits = [
-                _hit(rank, passages[where[pid]], score, provenance.get(pid, []))
+                _hit(rank, passages[where[pid]], score, provenance.get(pid, []), q.text)
                 for rank, (pid, score) in enumerate(run.get(q.qid, [])[:k], start=1)
             ]
             if explain:

@@ -139,7 +139,19 @@ def test_every_hit_names_its_source_file(docs, tmp_path, capsys):
     assert hits[0]["source"] == str(docs / "press.md")
 
 
-HIT_KEYS = {"rank", "pid", "doc_id", "page", "page_index", "source", "link", "score", "text", "provenance"}
+HIT_KEYS = {
+    "rank",
+    "pid",
+    "doc_id",
+    "page",
+    "page_index",
+    "source",
+    "link",
+    "score",
+    "text",
+    "snippet",
+    "provenance",
+}
 
 
 def test_explain_adds_exact_seed_shares_and_changes_nothing_else(docs, other, tmp_path, capsys):
