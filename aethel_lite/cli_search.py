@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .errors import DataError, DataNotFoundError, ParameterError, check_k
 from .io import check_utf8
+from .search.filters import Filters
 from .search.format import method_parts
 from .search.reader import matched, open_index
 from .search.snippet import render
@@ -106,13 +107,17 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise ParameterError("question: empty question")
     if args.question is not None:
         check_utf8(args.question, "question")  # once, here: every method gets the same text
+    filters = Filters(**{name: getattr(args, name, None) for name in Filters.__dataclass_fields__}).check()
     numbered = [(None, args.question)] if args.question is not None else _read_questions(args.questions)
     questions = [q for _, q in numbered]
     index = open_index(args.index, args.method, questions)  # a graph method's NER tags them meanwhile
+    documents = index.select(filters) if filters else None  # before ranking: their passages are the pool
+    # "filters" (only when given): the filters as typed and the documents they match
+    shown = {"filters": {**filters.given(), "doc_ids": documents}} if filters else {}
     # a hybrid's seed-source shares (one PageRank solve per source) only where they are shown: JSON and --explain
     sources = bool(args.json or args.explain or args.questions is not None)
     answers = index.iter_search(
-        questions, k=args.k, method=args.method, explain=args.explain, sources=sources
+        questions, k=args.k, method=args.method, explain=args.explain, sources=sources, documents=documents
     )
     if args.questions is not None:  # JSONL: one line per question, written as it is answered
         for (line, question), hits in zip(numbered, answers):
@@ -124,6 +129,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                         "method": args.method,
                         "hits": hits,
                         "matched": matched(question, hits),
+                        **shown,
                     },
                     ensure_ascii=False,
                 ),
@@ -135,12 +141,18 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.json:
         print(
             json.dumps(
-                {"question": args.question, "method": args.method, "hits": hits, "matched": found},
+                {"question": args.question, "method": args.method, "hits": hits, "matched": found, **shown},
                 indent=2,
                 ensure_ascii=False,
             )
         )
         return 0
+    if documents is not None:
+        n = len(set(index.ids[1]))
+        print(
+            f"Searching {len(documents)} of {n} documents ({filters.flags()}): {', '.join(documents[:8])}"
+            + (f", ... and {len(documents) - 8} more" if len(documents) > 8 else "")
+        )
     if not found:
         print(
             "No passage matched the question (none holds one of its words); the hits below are not answers."

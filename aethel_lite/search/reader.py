@@ -13,6 +13,7 @@ from typing import Any
 
 from ..core import ner_process
 from ..core.entities import get_extractor
+from ..data.docmeta import document_metadata, read_docmeta
 from ..data.schema import Passage, Query
 from ..errors import DataError, ParameterError, check_k
 from ..explain import attribution
@@ -22,7 +23,9 @@ from ..retrievers import DenseRetriever
 from ..retrievers.dense import PRECISIONS, stored_precision
 from ..retrievers.registry import DEFAULT_METHOD, FUSIONS, graph_path, make_retriever
 from ..retrievers.run import RUN_DEPTH, fuse_runs
+from .filters import Filters, select_documents
 from .format import (
+    DOCMETA_FILE,
     IDS_FILE,
     INDEX_FILE,
     PASSAGES_FILE,
@@ -294,13 +297,15 @@ class SearchIndex:
         method: str = DEFAULT_METHOD,
         explain: bool = False,
         sources: bool = True,
+        documents: Sequence[str] | None = None,
     ):
         """:meth:`search`'s answers one question at a time (all checked first), each yielded as soon as
         it is answered (flat memory; a graph question takes the single-query PageRank path)."""
         questions = list(questions)
         self._check_questions(questions, k, method)
+        pool = self._pool(documents)
         for q in questions:
-            yield self._answer([q], k, method, explain, sources)[0]
+            yield self._answer([q], k, method, explain, sources, pool)[0]
 
     def _check_questions(self, questions: list, k: int, method: str) -> None:
         check_k(k, "-k")
@@ -318,8 +323,13 @@ class SearchIndex:
         method: str = DEFAULT_METHOD,
         explain: bool = False,
         sources: bool = True,
+        documents: Sequence[str] | None = None,
     ) -> list[list[dict]]:
         """Ranked hits for each question (one list per question, ``k`` hits at most).
+
+        ``documents`` (doc_ids, e.g. :meth:`select`'s) restricts the search to their passages before ranking: they
+        are each retriever's closed pool (``search(..., pool=...)``, as ``aethel eval``'s closed setting; a graph
+        method runs PageRank on their subgraph, the others rank their scores among them).
 
         Each hit: ``rank``, ``pid``, ``doc_id``, ``page`` (a PDF page as a viewer numbers it, 1-based) and
         ``page_index`` (0-based, as in the pid), ``source`` (the file it came from, an absolute path) and ``link``
@@ -336,21 +346,63 @@ class SearchIndex:
         ------
         ParameterError
             An empty question (its position is named), ``k < 1``, an unknown method or one the
-            index was not built for.
+            index was not built for; ``documents`` empty or naming a document the index does not hold.
         """
         questions = list(questions)
         self._check_questions(questions, k, method)
-        return self._answer(questions, k, method, explain, sources)
+        return self._answer(questions, k, method, explain, sources, self._pool(documents))
+
+    def docmeta(self) -> dict:
+        """``doc_id`` → :class:`~aethel_lite.data.docmeta.DocMeta` of the indexed documents: ``docmeta.json``
+        (verified) when the index holds it (a hybrid method's part), else read from the passages' first pages now
+        (:func:`~aethel_lite.data.docmeta.document_metadata`, as ``aethel index`` would write it; every passage is
+        parsed)."""
+        if "docmeta" not in self._parts:
+            if DOCMETA_FILE in self.info["files"]:
+                self._verify([DOCMETA_FILE])
+                metas = read_docmeta(self.dir / DOCMETA_FILE)
+            else:
+                metas = document_metadata(self.passages)
+            self._parts["docmeta"] = metas
+        return self._parts["docmeta"]
+
+    def select(self, filters: Filters) -> list[str]:
+        """The documents that match ``filters``, in corpus order (:func:`~aethel_lite.search.filters.select_documents`;
+        ParameterError naming the flag when none does)."""
+        return select_documents(filters, self.docmeta(), self.ids[1], self.info["sources"])
+
+    def _pool(self, documents: Sequence[str] | None) -> list[str] | None:
+        """The pids of ``documents`` in corpus order (None: every passage, the open corpus)."""
+        if documents is None:
+            return None
+        wanted = set(documents)
+        pids, doc_ids = self.ids
+        unknown = sorted(wanted - set(doc_ids))
+        if unknown or not wanted:
+            raise ParameterError(
+                f"documents: {', '.join(map(repr, unknown))} not in the index {self.dir}"
+                if unknown
+                else "documents: none given (None searches them all)"
+            )
+        pool = [pid for pid, d in zip(pids, doc_ids) if d in wanted]
+        return None if len(pool) == len(pids) else pool
 
     def _answer(
-        self, questions: list[str], k: int, method: str, explain: bool, sources: bool
+        self,
+        questions: list[str],
+        k: int,
+        method: str,
+        explain: bool,
+        sources: bool,
+        pool: list[str] | None = None,
     ) -> list[list[dict]]:
-        """:meth:`search` of checked questions."""
+        """:meth:`search` of checked questions, among the passages ``pool`` (None: all)."""
         if not questions:
             return []
         retrievers = self._retrievers(method)
         queries = [Query(qid=f"q{i}", text=q, gold=frozenset()) for i, q in enumerate(questions)]
-        run, explained = _ranking(retrievers, queries, k, method, sources or explain)
+        pools = None if pool is None else {q.qid: pool for q in queries}
+        run, explained = _ranking(retrievers, queries, k, method, sources or explain, pools)
         where = self._where()
         passages = self.passages
         out = []
@@ -364,7 +416,8 @@ class SearchIndex:
                 shares: dict = {}
                 for r in retrievers:
                     if hasattr(r, "traced_search"):  # a PageRank retriever
-                        for pid, found in attribution.explain(r, q.text, [h["pid"] for h in hits]).items():
+                        found_shares = attribution.explain(r, q.text, [h["pid"] for h in hits], pool=pool)
+                        for pid, found in found_shares.items():
                             shares.setdefault(pid, []).extend(found)
                 node = "document" if any(map(attribution.explains_documents, retrievers)) else "passage"
                 for h in hits:
@@ -380,21 +433,21 @@ class SearchIndex:
         return self._parts["where"]
 
 
-def _ranking(retrievers: list, queries: list, k: int, method: str, sources: bool = True):
+def _ranking(retrievers: list, queries: list, k: int, method: str, sources: bool = True, pool=None):
     """The run of ``method`` (a fusion's :func:`~aethel_lite.retrievers.run.fuse_runs` as deep as ``aethel
     eval``'s, so the same top 10) and the graph retrievers' provenance of their hits (qid → pid → records; a
-    hybrid's seed-source records only with ``sources``)."""
+    hybrid's seed-source records only with ``sources``); ``pool``: qid → candidate pids (None: the open corpus)."""
     depth = max(k, RUN_DEPTH) if method in FUSIONS else max(k, 10)
     runs, provenance = [], {}
     for r in retrievers:
         if hasattr(r, "traced_search"):  # a PageRank retriever: its traces explain each hit
-            run, found = r.traced_search(queries, k=depth)
+            run, found = r.traced_search(queries, k=depth, pool=pool)
             result = attribution.attribute(r, run, found, k=depth, depth=EXPLAIN_DEPTH, sources=sources)
             runs.append(run)
             for qid, hits in result.provenance.items():
                 provenance.setdefault(qid, {}).update(hits)
         else:
-            runs.append(r.search(queries, k=depth))
+            runs.append(r.search(queries, k=depth, pool=pool))
     return (fuse_runs(runs, name=method, depth=depth) if method in FUSIONS else runs[0]), provenance
 
 

@@ -6,18 +6,23 @@ on into the next). A unit :math:`u` scores
 
 .. math::
 
-    s(u) = \frac{\sum_{t \in T_q \cap T_u} c_t\, w(t)}{0.75 + 0.25\, |u| / \overline{|u|}}
+    s(u) = \frac{\sum_{t \in T_q \cap T_u} v(t) + \frac14 \sum_{(t, t') \in P_q \cap P_u} \bigl(v(t) + v(t')\bigr)}
+                {0.75 + 0.25\, |u| / \overline{|u|}}
            \times \begin{cases} 1.5 & \text{the question asks for a figure and } u \text{ holds one} \\
-                                1 & \text{otherwise} \end{cases}
+                                1 & \text{otherwise} \end{cases},
+    \qquad v(t) = c_t\, w(t),
 
-over the question's words :math:`T_q` (function words left out, a plural matching its singular), with
-:math:`w(t)` the word's BM25 idf when the index gives it, else its rarity within the page,
-:math:`w(t) = \ln(1 + U / U_t)` (:math:`U` units, :math:`U_t` of them holding :math:`t`), :math:`c_t = 1/4` for a
-period word (a year, "fiscal", "quarter", ...: those a statement gives in its column headers) and 1 otherwise,
-:math:`|u|` the unit's words (not its figures) and :math:`\overline{|u|}` their mean over the page. A figure is a number that is not a
-bare year. Ties go to the shorter unit, then the earlier. A unit longer than :data:`MAX_CHARS` is cut to the window
-of that many characters holding most of its matched words. Above a statement row, the nearest unit whose numbers are
-all years or dates is its column header.
+over the question's words :math:`T_q` (function words and asking words left out, a plural matching its singular)
+and its pairs of adjacent words :math:`P_q` ("net income": a row that says it in that order gains). :math:`w(t)` is
+a weight the caller gives (e.g. BM25's idf over an index), else the word's rarity within the page,
+:math:`w(t) = \ln(1 + U / U_t)` (:math:`U` units, :math:`U_t` of them holding :math:`t`); ``aethel search`` uses the
+rarity (on FinanceBench evidence pages BM25's idf over the filings chose no better and weighs company names most).
+:math:`c_t = 1/4` for a context word, which tells the document or the column rather than the line: a period word
+(a year, "FY2023", "fiscal", "quarter", ...) or a name (a capitalised word other than a sentence's first); else 1.
+:math:`|u|` counts the unit's words (not its figures), :math:`\overline{|u|}` their mean over the page. A figure is
+a number that is not a bare year. Ties go to the shorter unit, then the earlier. A unit longer than
+:data:`MAX_CHARS` is cut to the window of that many characters holding most of its matched weight. Above a
+statement row, the nearest short unit whose numbers are all years or days of dates is its column header.
 """
 
 from __future__ import annotations
