@@ -22,6 +22,10 @@ that name; the cover's "Commission file number" (the first ``ddd-ddddd`` after i
 dropped) identifies the registrant across its filings, so that
 :func:`aethel_lite.data.docmeta.document_metadata` can join the names one registrant used.
 
+**Trading symbols** (:func:`trading_symbols`). The cells of the cover's "Trading Symbol(s)" table
+(section 12(b) registrations: "AAPL", "MMM", "MMM26", "PCG-PA"), in order; for a release without
+that table, the "(NYSE: MMM)" of its first lines.
+
 **Fiscal year** (:func:`fiscal_period`). The period end ``D`` comes from "for the (fiscal) year
 ended <date>", "for the quarterly period ended <date>" or an 8-K's "Date of Report"; the fiscal-year
 end month ``E`` from the annual "year ended <date>", a balance sheet "as of <D> and <E>", "fiscal
@@ -66,6 +70,7 @@ __all__ = [
     "STATEMENT_PAGES",
     "repair_spacing",
     "name_key",
+    "trading_symbols",
 ]
 
 #: Month names and their three-letter (and "sept") abbreviations → month number.
@@ -525,3 +530,52 @@ def read_cover(pages: Sequence[str], statements: Sequence[str] = ()) -> Cover:
     out.former = former_names(pages, out.company)
     out.source = {k: how for k, how in (("company", company), ("type", form), ("period", period)) if how}
     return out
+
+
+# -------------------------------------------------------------------------------- trading symbols
+_SYMBOL_HEAD = re.compile(r"\btrading\s+symbols?\b", re.I)
+_SECTION_12B = re.compile(r"securities\s+registered\s+pursuant\s+to\s+section\s+12\s*\(\s*b\s*\)", re.I)
+_SYMBOL_END = re.compile(r"section\s+12\s*\(\s*g\s*\)|indicate\s+by\s+check\s+mark", re.I)
+# a symbol cell: "AAPL", "BRK.B", "PCG-PA", a note's "MMM26" or "JNJ24C"
+_SYMBOL = re.compile(r"[A-Z]{1,5}(?:[.-][A-Z]{1,2}|\d{2}[A-Z]?)?")
+_NOT_SYMBOL = {"NYSE", "NONE", "LLC", "INC", "NA", "AND", "THE", "OF"}
+_RELEASE_SYMBOL = re.compile(r"\(\s*(?:nyse|nasdaq)[a-z ]*:\s*([A-Z]{1,5}(?:\.[A-Z])?)\s*\)", re.I)
+
+
+def trading_symbols(pages: Sequence[str]) -> list[str]:
+    """The trading symbols a filing's cover registers, in order and each once (module docstring).
+
+    The cells read are the table's between "Securities registered pursuant to Section 12(b)" (or
+    the "Trading Symbol(s)" header, whichever comes first) and "Section 12(g)" or the first
+    "Indicate by check mark" (at most 2,000 characters): cells of a line (split at runs of two
+    spaces or more) that are one to five capitals, optionally a class ("BRK.B", "PCG-PA") or a
+    note's maturity ("MMM26"), and not an exchange or a word ("NYSE", "None"). A release without
+    that table gives the symbol of its "(NYSE: MMM)" / "(Nasdaq: AAPL)" in its first 4,000 characters.
+
+    Examples
+    --------
+    >>> trading_symbols(["Title of each class\\nTrading symbol(s)\\nName of each exchange on which registered\\n"
+    ...                  "Common Stock, $0.00001 par value per share\\nAAPL\\nThe Nasdaq Stock Market LLC\\n"
+    ...                  "Indicate by check mark whether the Registrant ..."])
+    ['AAPL']
+    """
+    texts = [unicodedata.normalize("NFKC", p or "") for p in pages]
+    out: list[str] = []
+    for text in texts:
+        head = _SYMBOL_HEAD.search(text)
+        if head is None:
+            continue
+        sec = _SECTION_12B.search(text, max(0, head.start() - 1000), head.start())
+        start = sec.end() if sec else head.end()
+        end = _SYMBOL_END.search(text, head.end())
+        region = text[start : min(end.start() if end else len(text), start + 2000)]
+        for line in region.splitlines():
+            for cell in re.split(r"[ \t\u00a0\u2002-\u200b]{2,}", line.strip()):
+                cell = cell.strip()
+                if _SYMBOL.fullmatch(cell) and cell not in _NOT_SYMBOL and cell not in out:
+                    out.append(cell)
+        if out:
+            return out
+    first = _clean(texts[cover_page(texts)]) if texts else ""
+    m = _RELEASE_SYMBOL.search(first[:4000])
+    return [m.group(1).upper()] if m else []

@@ -33,6 +33,7 @@ from aethel_lite.data.cover import (
     registrant,
     repair_spacing,
     statement_year_end,
+    trading_symbols,
 )
 from aethel_lite.data.docmeta import document_metadata
 from aethel_lite.data.schema import Passage
@@ -343,3 +344,97 @@ def test_page_reader_against_financebench_document_information(real_data):
     print("  10-Q quarters read", {n: q[0] for n, q in quarters.items()})
     assert {n: q for n, q in quarters.items() if q[0] is not None and q[0] != q[1]} == {}
     assert sum(q[0] == q[1] for q in quarters.values()) >= 17 and len(quarters) == 26
+
+
+# --- trading symbols --------------------------------------------------------------------------
+
+APPLE_SYMBOLS = (
+    "Securities registered pursuant to Section 12(b) of the Act:\nTitle of each class\nTrading symbol(s)\n"
+    "Name of each exchange on which registered\nCommon Stock, $0.00001 par value per share\nAAPL\n"
+    "The Nasdaq Stock Market LLC\n1.375% Notes due 2024\n—\nThe Nasdaq Stock Market LLC\n"
+    "Indicate by check mark whether the Registrant (1) has filed all reports"
+)
+THREE_M_SYMBOLS = (
+    "Securities registered pursuant to Section 12(b) of the Act:\nTitle of each class\n    \n"
+    "Trading Symbol(s)\n    \nName of each exchange on which registered\n"
+    "Common Stock, Par Value $.01 Per Share\nMMM\nNew York Stock Exchange, Inc.\nMMM\n"
+    "Chicago Stock Exchange, Inc.\n1.500% Notes due 2026\nMMM26\nNew York Stock Exchange, Inc.\n"
+    "0.375% Notes due 2022\nMMM22A\nNew York Stock Exchange, Inc.\n"
+    "Securities registered pursuant to section 12(g) of the Act: None"
+)
+BOEING_SYMBOLS = (  # the cells above their column labels
+    "Securities registered pursuant to Section 12(b) of the Act:\nCommon Stock, $5.00 Par Value\nBA\n"
+    "New York Stock Exchange\n(Title of each class)\n(Trading Symbol)\n(Name of each exchange on which registered)\n"
+    "Securities registered pursuant to Section 12(g) of the Act: None\n"
+)
+ADOBE_SYMBOLS = (
+    "Title of Each Class\nTrading Symbol\nName of Each Exchange on Which Registered\n"
+    "Common Stock, $0.0001 par value per share\nADBE\nNASDAQ\nSecurities registered pursuant to Section 12(g) "
+    "of the Act: None"
+)
+ONE_LINE_SYMBOLS = (  # a table whose cells share a line, two spaces or more apart
+    "Title of each class    Trading Symbol(s)    Name of each exchange on which registered\n"
+    "Common Stock, par value $0.01    XYZ    New York Stock Exchange\nIndicate by check mark"
+)
+
+
+@pytest.mark.parametrize(
+    "pages, symbols",
+    [
+        ([_SEC + APPLE_SYMBOLS], ["AAPL"]),
+        ([_SEC + THREE_M_SYMBOLS], ["MMM", "MMM26", "MMM22A"]),
+        ([_SEC + BOEING_SYMBOLS], ["BA"]),
+        ([_SEC + ADOBE_SYMBOLS], ["ADBE"]),
+        ([_SEC + ONE_LINE_SYMBOLS], ["XYZ"]),
+        (["cover without a table", _SEC + APPLE_SYMBOLS], ["AAPL"]),  # on the second page
+        ([PEPSICO_Q2], ["PEP"]),  # a release: "(NASDAQ: PEP)"
+        ([_SEC + COCA_COLA], []),  # a cover from before the symbols column (2019)
+        ([INTEL], []),
+        ([], []),
+    ],
+)
+def test_trading_symbols(pages, symbols):
+    assert trading_symbols(pages) == symbols
+
+
+#: the common stock's symbol of every FinanceBench company whose covers print a symbols table (public record)
+TICKERS = {
+    "3M": "MMM", "Activision Blizzard": "ATVI", "Adobe": "ADBE", "AES Corporation": "AES", "Amazon": "AMZN",
+    "Amcor": "AMCR", "AMD": "AMD", "American Express": "AXP", "American Water Works": "AWK", "Apple": "AAPL",
+    "Best Buy": "BBY", "Block": "SQ", "Boeing": "BA", "Coca-Cola": "KO", "Corning": "GLW", "Costco": "COST",
+    "CVS Health": "CVS", "eBay": "EBAY", "FedEx": "FDX", "Foot Locker": "FL", "General Mills": "GIS",
+    "Intel": "INTC", "Johnson & Johnson": "JNJ", "JPMorgan": "JPM", "Kraft Heinz": "KHC",
+    "Lockheed Martin": "LMT", "McDonalds": "MCD", "MGM Resorts": "MGM", "Microsoft": "MSFT", "Netflix": "NFLX",
+    "Nike": "NKE", "Oracle": "ORCL", "Paypal": "PYPL", "PepsiCo": "PEP", "Pfizer": "PFE", "PG&E Corporation": "PCG",
+    "Salesforce": "CRM", "Ulta Beauty": "ULTA", "Verizon": "VZ", "Walmart": "WMT",
+}  # fmt: skip
+
+
+@pytest.mark.realdata
+def test_trading_symbols_of_every_financebench_cover(real_data):
+    """Every FinanceBench filing whose first three pages print a "Trading Symbol(s)" table gives its
+    company's common-stock symbol first (the company from FinanceBench's document information, the
+    symbol from the public record); no filing gives another company's symbol."""
+    fb = real_data / "financebench"
+    company = {
+        r["doc_name"]: r["company"]
+        for r in map(json.loads, require(fb / "financebench_document_information.jsonl").open())
+    }
+    pages: dict[str, dict[int, str]] = {}
+    with gzip.open(require(fb / "pages.jsonl.gz"), "rt", encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            if row["page"] < 3:
+                pages.setdefault(row["doc_name"], {})[row["page"]] = row["text"]
+    read, tables = {}, 0
+    for doc, by_page in pages.items():
+        texts = [by_page[k] for k in sorted(by_page)]
+        tables += any(re.search(r"trading\s+symbol", t, re.I) for t in texts)
+        symbols = trading_symbols(texts)
+        if symbols and doc in company:
+            read[doc] = symbols
+    assert tables > 150 and len(read) >= tables
+    wrong = {d: s[0] for d, s in read.items() if s[0] != TICKERS[company[d]]}
+    assert wrong == {}
+    others = {t for c, t in TICKERS.items()}
+    assert {d: s for d, s in read.items() if set(s) & (others - {TICKERS[company[d]]})} == {}
