@@ -131,20 +131,17 @@ def _is_annual(d: DocMeta) -> bool:
 
 
 def _doc_ids(value: str, doc_ids: Sequence[str], sources: Sequence[Mapping]) -> set[str]:
-    """The documents ``--doc`` names: a doc_id, else an indexed file (its path, or its name, with or without
-    the suffix) and the documents read from it."""
+    """The documents ``--doc`` names: a doc_id, else an indexed file (its path, absolute or from the current
+    folder, or its name, with or without the suffix) and the documents read from it."""
     if value in set(doc_ids):
         return {value}
     out: set[str] = set()
     start = 0
-    for src in sources:
+    for src in sources:  # in corpus order: a file's passages follow the files before it
         n = int(src.get("n_passages", 0))
         path = str(src.get("path", ""))
         name = os.path.basename(path)
-        given = value.rstrip("/")
-        if given in (path, name, os.path.splitext(name)[0], src.get("id")) or (
-            os.path.isabs(given) is False and os.path.abspath(given) == path
-        ):
+        if value in (name, os.path.splitext(name)[0], src.get("id")) or os.path.abspath(value) == path:
             out.update(doc_ids[start : start + n])
         start += n
     return out

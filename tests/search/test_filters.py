@@ -148,9 +148,11 @@ def test_filters_select_the_documents_and_rank_only_their_passages(index, capsys
     assert [h["rank"] for h in got["hits"]] == list(range(1, len(want) + 1))
 
 
-def test_a_file_named_by_its_path_selects_its_document(index, capsys):
+def test_a_file_named_by_its_path_selects_its_document(index, capsys, monkeypatch):
     path = index.parent / "docs" / "block-2022.txt"
     assert search(index, capsys, "--doc", str(path))["filters"]["doc_ids"] == ["block-2022"]
+    monkeypatch.chdir(index.parent)  # a path from the current folder
+    assert search(index, capsys, "--doc", "docs/square-2020.txt")["filters"]["doc_ids"] == ["square-2020"]
 
 
 def test_a_filter_that_matches_nothing_names_the_flag_and_what_the_index_holds(index, capsys):
