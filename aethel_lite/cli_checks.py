@@ -1,6 +1,6 @@
 """What the ``aethel`` command line checks before any work. Which flag applies to which command, data
 set (``--format``) and setting: one table (:data:`FLAG_RULES`), checked by :func:`check_flags` and
-printed in README.md (:func:`flag_table_markdown`); the values of ``aethel eval`` (:func:`check_eval_args`);
+printed in the book's command-line page (book/cli.md) (:func:`flag_table_markdown`); the values of ``aethel eval`` (:func:`check_eval_args`);
 the result files a command writes (never an input, a file it did not write, or another output); and
 standard output (:func:`flush_stdout`). What only ``aethel memo`` checks (its files, its target) needs
 the swarm and is in :mod:`aethel_lite.cli_memo`, so that the other commands do not import it.
@@ -164,7 +164,7 @@ def check_flags(args: argparse.Namespace, rules: Sequence[FlagRule] = FLAG_RULES
 
 
 def flag_table_markdown(rules: Sequence[FlagRule] = FLAG_RULES) -> str:
-    """The table of README.md's flag section (a test keeps the two equal)."""
+    """The table of the command-line page's flag section (book/cli.md) (a test keeps the two equal)."""
     rows = ["| command | flag | data sets | only with | default |", "| --- | --- | --- | --- | --- |"]
     for r in rules:
         formats = ", ".join(r.formats) if r.formats else "all"
