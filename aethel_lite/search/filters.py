@@ -3,22 +3,24 @@
 What a document is comes from its :class:`~aethel_lite.data.docmeta.DocMeta` (``docmeta.json``: what its cover and
 first page say). A company is named as the hybrid links one in a question: its normalised key, else
 :func:`~aethel_lite.data.docmeta.match_companies` over the index's names (so "Apple", "Apple Inc." and a name the
-filing gives as former all work). Tickers: no part of an index records one (a cover's "Trading Symbol" is not
-read), so a ticker selects a company only when it is also one of its names. A document whose field is unknown
-matches no filter on that field. Several filters select the documents that match them all.
+filing gives as former all work), else as a trading symbol: the documents whose cover registers it
+(:func:`cover_tickers`, read from the first pages when a name matches nothing: the index records no symbol) and
+every document of their companies. A document whose field is unknown matches no filter on that field. Several
+filters select the documents that match them all.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 
+from ..data.cover import trading_symbols
 from ..data.docmeta import CompanyIndex, DocMeta, company_key
 from ..errors import ParameterError
 
-__all__ = ["Filters", "FORMS", "select_documents"]
+__all__ = ["Filters", "FORMS", "select_documents", "cover_tickers"]
 
 #: filing-type keys (:func:`aethel_lite.data.docmeta.type_keys`) and how ``--form`` and messages write them
 FORMS = {"10k": "10-K", "10q": "10-Q", "8k": "8-K", "20f": "20-F", "earnings": "earnings"}
@@ -124,6 +126,29 @@ def _companies(value: str, metas: Mapping[str, DocMeta]) -> set[str]:
     return set(CompanyIndex(names).match(text))
 
 
+def cover_tickers(passages: Sequence) -> dict[str, list[str]]:
+    """Trading symbol → the documents whose cover registers it (:func:`~aethel_lite.data.cover.trading_symbols` of
+    each document's first three passages: smallest ``meta["page"]`` first, then corpus order), documents in order
+    of first appearance."""
+    firsts: dict[str, list] = {}
+    for i, p in enumerate(passages):
+        page = p.meta.get("page") if isinstance(p.meta, Mapping) else None
+        known = isinstance(page, int) and not isinstance(page, bool)
+        firsts.setdefault(p.doc_id, []).append((0 if known else 1, page if known else 0, i, p.text or ""))
+    out: dict[str, list[str]] = {}
+    for doc, rows in firsts.items():
+        for symbol in trading_symbols([t[-1] for t in sorted(rows)[:3]]):
+            out.setdefault(symbol, []).append(doc)
+    return out
+
+
+def _by_ticker(value: str, meta: Mapping[str, DocMeta], tickers: Mapping[str, Sequence[str]]) -> set[str]:
+    """The documents of the companies whose covers register the symbol ``value`` (case aside), and those covers'."""
+    docs = set(tickers.get(value.strip().upper(), ()))
+    keys = {c for d in docs for c in meta[d].companies} if docs else set()
+    return docs | {d for d, m in meta.items() if keys & set(m.companies)}
+
+
 def _is_annual(d: DocMeta) -> bool:
     if any(t in _ANNUAL_FORMS for t in d.types):
         return True
@@ -148,7 +173,11 @@ def _doc_ids(value: str, doc_ids: Sequence[str], sources: Sequence[Mapping]) -> 
 
 
 def select_documents(
-    filters: Filters, metas: Mapping[str, DocMeta], doc_ids: Sequence[str], sources: Sequence[Mapping] = ()
+    filters: Filters,
+    metas: Mapping[str, DocMeta],
+    doc_ids: Sequence[str],
+    sources: Sequence[Mapping] = (),
+    tickers: Callable[[], Mapping[str, Sequence[str]]] | None = None,
 ) -> list[str]:
     """The documents of an index that match every filter, in corpus order.
 
@@ -161,6 +190,8 @@ def select_documents(
         Each passage's document, in corpus order (``ids.json``).
     sources : sequence of dict
         The index's ``sources`` (``path``, ``id``, ``n_passages``, in corpus order), for ``--doc`` by file name.
+    tickers : callable, optional
+        Returns trading symbol → documents (:func:`cover_tickers`); called when ``--company`` names no company.
 
     Raises
     ------
@@ -174,11 +205,14 @@ def select_documents(
     if filters.company is not None:
         keys = _companies(filters.company, meta)
         matched["company"] = {d for d, m in meta.items() if keys & set(m.companies)}
+        symbols = tickers() if tickers is not None and not matched["company"] else {}
+        if symbols:
+            matched["company"] = _by_ticker(filters.company, meta, symbols)
         if not matched["company"]:
             names = sorted({c for m in meta.values() for c in m.companies})
             raise ParameterError(
                 f"--company {filters.company}: no document of this index is by {filters.company!r} "
-                f"(companies: {_listed(names)})"
+                f"(companies: {_listed(names)}; tickers: {_listed(sorted(symbols))})"
             )
     years = sorted({p for m in meta.values() for p in m.periods if "q" not in p})
     if filters.year is not None:

@@ -23,7 +23,7 @@ from ..retrievers import DenseRetriever
 from ..retrievers.dense import PRECISIONS, stored_precision
 from ..retrievers.registry import DEFAULT_METHOD, FUSIONS, graph_path, make_retriever
 from ..retrievers.run import RUN_DEPTH, fuse_runs
-from .filters import Filters, select_documents
+from .filters import Filters, cover_tickers, select_documents
 from .format import (
     DOCMETA_FILE,
     IDS_FILE,
@@ -369,7 +369,14 @@ class SearchIndex:
     def select(self, filters: Filters) -> list[str]:
         """The documents that match ``filters``, in corpus order (:func:`~aethel_lite.search.filters.select_documents`;
         ParameterError naming the flag when none does)."""
-        return select_documents(filters, self.docmeta(), self.ids[1], self.info["sources"])
+        return select_documents(filters, self.docmeta(), self.ids[1], self.info["sources"], self.tickers)
+
+    def tickers(self) -> dict[str, list[str]]:
+        """Trading symbol → the documents whose cover registers it (:func:`~aethel_lite.search.filters.cover_tickers`:
+        no index file records symbols, so they are read from the passages, each parsed, on first call)."""
+        if "tickers" not in self._parts:
+            self._parts["tickers"] = cover_tickers(self.passages)
+        return self._parts["tickers"]
 
     def _pool(self, documents: Sequence[str] | None) -> list[str] | None:
         """The pids of ``documents`` in corpus order (None: every passage, the open corpus)."""

@@ -24,24 +24,35 @@ COVER = (
 )
 
 
-def annual(name: str, end: str, number: str) -> str:
-    return COVER.format(
+# the cover's table of the securities it registers, which names their trading symbol
+SYMBOLS = (
+    "Securities registered pursuant to Section 12(b) of the Act:\nTitle of each class\nTrading symbol(s)\n"
+    "Name of each exchange on which registered\nCommon Stock\n{symbol}\n{exchange}\n"
+    "Indicate by check mark whether the registrant is a well-known seasoned issuer.\n"
+)
+
+
+def annual(name: str, end: str, number: str, symbol: str = "", exchange: str = "") -> str:
+    cover = COVER.format(
         form="10-K", report="ANNUAL REPORT", period="fiscal year", end=end, number=number, name=name
     )
+    return cover + (SYMBOLS.format(symbol=symbol, exchange=exchange) if symbol else "")
 
 
 FILINGS = {
     "apple-2022.txt": annual("Apple Inc.", "September 24, 2022", "001-36743")
     + "\nCONSOLIDATED STATEMENTS OF OPERATIONS\nYears ended September 24, 2022 September 25, 2021\n"
     "Total net sales 394,328 365,817\nGross margin 170,782 152,836\n",
-    "apple-2023.txt": annual("Apple Inc.", "September 30, 2023", "001-36743")
+    "apple-2023.txt": annual(
+        "Apple Inc.", "September 30, 2023", "001-36743", "AAPL", "The Nasdaq Stock Market LLC"
+    )
     + "\nCONSOLIDATED STATEMENTS OF OPERATIONS\nYears ended September 30, 2023 September 24, 2022\n"
     "Total net sales 383,285 394,328\nGross margin 169,148 170,782\n\n"
     "Total net sales decreased 3% during 2023 compared to 2022.\n",
     "apple-release-2023q4.txt": "Exhibit 99.1\nApple reports fourth quarter results\nCUPERTINO, CALIFORNIA — "
     "November 2, 2023 — Apple today announced financial results for its fiscal 2023 fourth quarter ended "
     "September 30, 2023. The Company posted quarterly net sales of $89.5 billion.\n",
-    "block-2022.txt": annual("BLOCK, INC.", "December 31, 2022", "001-37622")
+    "block-2022.txt": annual("BLOCK, INC.", "December 31, 2022", "001-37622", "SQ", "New York Stock Exchange")
     + "\nCONSOLIDATED STATEMENTS OF OPERATIONS\nYear Ended December 31, 2022 2021\n"
     "Total net revenue 17,531,587 17,661,203\n",
     # a quarterly report: its balance sheet says the fiscal year ends in June, so March is fiscal Q3
@@ -110,6 +121,9 @@ SELECTIONS = [
     (["--company", "Microsoft Corporation"], ["msft-2023q3"]),
     (["--company", "Square"], ["block-2022", "square-2020"]),  # the former name reaches the renamed filer
     (["--company", "Block, Inc."], ["block-2022", "square-2020"]),
+    # a trading symbol one cover registers: every document of its company
+    (["--company", "AAPL"], ["apple-2022", "apple-2023", "apple-release-2023q4"]),
+    (["--company", "sq"], ["block-2022", "square-2020"]),
     (["--year", "2023"], ["apple-2023", "apple-release-2023q4", "msft-2023q3"]),
     (["--year", "FY2023"], ["apple-2023", "apple-release-2023q4", "msft-2023q3"]),
     (["--year", "FY23"], ["apple-2023", "apple-release-2023q4", "msft-2023q3"]),
@@ -157,11 +171,8 @@ def test_a_file_named_by_its_path_selects_its_document(index, capsys, monkeypatc
 
 def test_a_filter_that_matches_nothing_names_the_flag_and_what_the_index_holds(index, capsys):
     assert fails(index, capsys, "--company", "Foo") == (
-        "--company Foo: no document of this index is by 'Foo' (companies: apple, block, microsoft, square)"
-    )
-    # no part of an index records tickers: a ticker that is not one of the company's names matches nothing
-    assert fails(index, capsys, "--company", "AAPL").startswith(
-        "--company AAPL: no document of this index is by"
+        "--company Foo: no document of this index is by 'Foo' (companies: apple, block, microsoft, square; "
+        "tickers: AAPL, SQ)"
     )
     assert fails(index, capsys, "--year", "2019") == (
         "--year 2019: no document of this index is of fiscal year 2019 (fiscal years: 2020, 2022, 2023)"
