@@ -40,9 +40,10 @@ comparative column) carry ``"other_filing": true``.
 :func:`aethel_lite.data.own_files.own_files` gives it (pid ``doc-1a2b3c4d5e#p12``, no title, no
 company, type or period from FinanceBench's metadata: ``docmeta.json`` reads them from the pages), then
 ``aethel index FILES --out INDEX --methods aethel-hybrid`` and ``aethel search INDEX --questions FILE
--k 10 --method aethel-hybrid`` (JSON lines). The commands run on the same ``aethel_lite`` this script imports
-(``PYTHONPATH=DIR`` runs another checkout, e.g. a ``git archive`` of an older commit). An existing
-``--index`` built from the same filings is reused (``--rebuild`` replaces it).
+-k 10 --method aethel-hybrid`` (JSON lines). The commands run on the same ``aethel_lite`` this script
+imports (``PYTHONPATH=DIR`` runs another checkout, e.g. a ``git archive`` of an older commit). An
+existing ``--index`` built from the same filings is reused as it is (``--rebuild`` replaces it: needed
+after a change to what ``aethel index`` writes, such as ``docmeta.json``).
 
 **Scores**, per phrasing, for the non-calendar filers, the controls and overall: questions with a gold
 page at rank 1 and in the top 3 (any gold page; ``strict``: a page of the target filing), the rank of the
@@ -50,6 +51,9 @@ first gold page per question (``None``: not in the top 10) and of the first page
 Usage::
 
     AETHEL_DATA=/work/shared/data .venv/bin/python benchmarks/fiscal_dates.py [--index DIR] [--out FILE]
+    # another commit, e.g. before the fiscal calendar (its own index: docmeta.json is written by aethel index)
+    git archive 41e997c | tar -x -C /tmp/base
+    PYTHONPATH=/tmp/base .venv/bin/python benchmarks/fiscal_dates.py --index /tmp/base-index --label 41e997c
 
 The page texts stay in ``$AETHEL_DATA`` and in the index folder (default under ``$AETHEL_CACHE``), never
 in the repository.
