@@ -223,7 +223,7 @@ def first_rank(hits: list[dict], wanted: set[tuple[str, int]]) -> int | None:
 
 
 def score(questions: list[dict], answers: list[dict], name_of: dict[str, str]) -> list[dict]:
-    """Per question: the ranks of the first gold page (any, strict) and of the first page of the target filing."""
+    """Per question: the ranks of the first gold page (any; strict) and of the target filing's first page."""
     rows = []
     for q, a in zip(questions, answers, strict=True):
         hits = [
@@ -309,14 +309,13 @@ def docmeta_check(index: Path, name_of: dict[str, str]) -> list[dict]:
 
 
 def print_report(summary: dict, rows: list[dict], meta: list[dict]) -> None:
-    print(
-        f"\n{'phrasing':20s} {'n':>3s} {'top1':>5s} {'top3':>5s} {'top10':>5s}  {'strict@1':>8s} {'strict@3':>8s} {'filing@1':>8s}"
-    )
+    heads = ("top1", "top3", "top10", "strict@1", "strict@3", "filing@1")
+    print(f"\n{'phrasing':20s} {'n':>3s} " + " ".join(f"{h:>8s}" for h in heads))
     groups = [*summary["by_phrasing"].items(), ("non-calendar", summary["non_calendar"]),
               ("controls", summary["controls"]), ("overall", summary["overall"])]  # fmt: skip
     for name, c in groups:
         print(
-            f"{name:20s} {c['n']:3d} {c['top1']:5d} {c['top3']:5d} {c['top10']:5d}  "
+            f"{name:20s} {c['n']:3d} {c['top1']:8d} {c['top3']:8d} {c['top10']:8d} "
             f"{c['top1_strict']:8d} {c['top3_strict']:8d} {c['filing_top1']:8d}"
         )
     print(
@@ -324,16 +323,21 @@ def print_report(summary: dict, rows: list[dict], meta: list[dict]) -> None:
         "the question's period keys read in the calendar year (docmeta.period_keys); the first hit"
     )
     for r in rows:
+        ranks = f"rank {r['rank']!s:>4s} ({r['rank_strict']!s:>4s}) filing {r['rank_filing']!s:>4s}"
+        keys = ",".join(r["question_period_keys"])
         print(
-            f"{r['id']} {r['phrasing']:18s} rank {r['rank']!s:>4s} ({r['rank_strict']!s:>4s}) filing {r['rank_filing']!s:>4s}"
-            f"  {r['fiscal_period']:>7s} read as {','.join(r['question_period_keys'])}  top1 {r['top'][0] if r['top'] else '-'}"
+            f"{r['id']} {r['phrasing']:18s} {ranks}  {r['fiscal_period']:>7s} read as {keys}  "
+            f"top1 {r['top'][0] if r['top'] else '-'}"
         )
     if meta:
         print("\ndocmeta.json beside the filings' own periods (filer_period: how the filer labels it)")
         for m in meta:
             flag = "" if m["agrees"] else "   <-- differs"
-            print(f"  {m['doc_name']:28s} {m['filer_period']:>7s} (ends {m['period_end']})  docmeta {m['docmeta_periods']} "
-                  f"{m['docmeta_types']} year end {m['docmeta_fiscal_year_end']}{flag}")  # fmt: skip
+            print(
+                f"  {m['doc_name']:28s} {m['filer_period']:>7s} (ends {m['period_end']})  "
+                f"docmeta {m['docmeta_periods']} {m['docmeta_types']} "
+                f"year end {m['docmeta_fiscal_year_end']}{flag}"
+            )
 
 
 def main(argv=None) -> int:

@@ -1,6 +1,6 @@
-"""The fiscal-date questions (``benchmarks/fiscal_questions.jsonl``, measured by ``benchmarks/fiscal_dates.py``)
-are well formed: every phrasing asked at least three times of filers whose fiscal year does not end in
-December, at least four such filers, gold pages as 0-based ints in the filing the question names.
+"""The fiscal-date questions (``benchmarks/fiscal_questions.jsonl``, which ``benchmarks/fiscal_dates.py``
+measures) are well formed: every phrasing asked at least three times of filers whose fiscal year does not
+end in December, at least four such filers, gold pages as 0-based ints in the filing the question names.
 
 With ``AETHEL_DATA`` set (a missing file fails them): every gold filing is in FinanceBench's document
 information file, and every gold page's text holds the question's figure as a whole number (the oracle
