@@ -14,13 +14,15 @@ from pathlib import Path
 from .retrievers.registry import DEFAULT_METHOD
 from .search.atomic import Terminated, index_identity, index_state, interrupt_handlers
 from .search.builder import build_index
+from .search.summary import index_summary
 
 __all__ = ["INTERRUPTED_NOTES", "cmd_index"]
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     """``aethel index``: build, rebuild or ``--add`` to an index; Ctrl-C / SIGTERM (exit 130 / 143) leave
-    the previous one intact."""
+    the previous one intact. Prints a short summary (:func:`~aethel_lite.search.summary.index_summary`), or with
+    ``--json`` the dict :func:`~aethel_lite.search.builder.build_index` returns."""
     methods = (
         args.methods.split(",") if args.methods is not None else (None if args.add else [DEFAULT_METHOD])
     )
@@ -45,7 +47,10 @@ def cmd_index(args: argparse.Namespace) -> int:
             )
             for entry in info.get("skipped", ()):  # shown with --quiet too: a file that is not in the index
                 print(f"aethel: warning: skipped {entry['path']}: {entry['reason']}", file=sys.stderr)
-            print(json.dumps(info, indent=2, sort_keys=True))
+            if args.json:
+                print(json.dumps(info, indent=2, sort_keys=True))
+            else:
+                print(index_summary(info, add=args.add, index_dir=where), end="")
         except (KeyboardInterrupt, Terminated) as exc:
             # what the folder holds now decides the message, not how far the code got
             state = index_state(where, before) if where is not None else "none"

@@ -296,7 +296,10 @@ def test_index_and_search_own_files(tmp_path, capsys):
         "Orion Labs hired a new chief executive.\n"
     )
     index = tmp_path / "idx"
-    assert main(["index", str(docs), "--out", str(index), "--methods", "bm25,aethel-reg", "--quiet"]) == 0
+    assert (
+        main(["index", str(docs), "--out", str(index), "--methods", "bm25,aethel-reg", "--quiet", "--json"])
+        == 0
+    )
     info = json.loads(capsys.readouterr().out)
     assert info["n_passages"] == 5 and info["n_documents"] == 2
     assert (
@@ -610,3 +613,108 @@ def test_an_index_without_the_default_method_names_what_it_answers(tmp_path, cap
     ]  # fmt: skip
     assert main(["search", str(index), "Who sold Beta Ltd?", "--method", "aethel-reg", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["hits"][0]["doc_id"] == "a"
+
+
+#: the keys `aethel index --json` prints (a public interface: build_index's dict)
+INDEX_KEYS = {
+    "format", "n_passages", "n_documents", "methods", "chunk_words", "versions", "searchable", "index",
+    "added", "replaced", "unchanged", "skipped", "seconds",
+}  # fmt: skip
+#: three filings whose covers name their form and fiscal period (what docmeta.json reads); a passage a paragraph
+FILINGS = {
+    "acme_2023.txt": "ACME WIDGETS, INC.\n(Exact name of registrant as specified in its charter)\nFORM 10-K\n"
+    "Annual report for the fiscal year ended December 31, 2023\n\n"
+    "Acme Widgets reported capital expenditures of $412.5 million in fiscal 2023.\n",
+    "acme_2022.txt": "ACME WIDGETS, INC.\n(Exact name of registrant as specified in its charter)\nFORM 10-K\n"
+    "Annual report for the fiscal year ended December 31, 2022\n\n"
+    "Acme Widgets reported capital expenditures of $388.0 million in fiscal 2022.\n",
+    "bolt_q1.txt": "BOLT MOTORS CORPORATION\n(Exact name of registrant as specified in its charter)\nFORM 10-Q\n"
+    "Quarterly report for the quarterly period ended March 31, 2023\n\n"
+    "Bolt Motors sold 1,200 trucks in the quarter.\n\nBolt Motors opened a plant in Denver.\n",
+}
+
+
+def test_index_prints_a_summary_and_its_json_with_json(tmp_path, capsys):
+    """`aethel index` without --methods builds aethel-hybrid; it prints a few lines (documents by form and fiscal
+    period, passages, the methods, the next command: no JSON) and labels every progress bar; the next command
+    it names runs. --json prints build_index's dict with the keys it always had; --quiet hides the bars only."""
+    import re
+    import shlex
+
+    docs = tmp_path / "filings"
+    docs.mkdir()
+    for name, text in FILINGS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    n_passages = sum(len([p for p in text.split("\n\n") if p.strip()]) for text in FILINGS.values())
+    index = tmp_path / "my index"
+    capsys.readouterr()
+    assert main(["index", str(docs), "--out", str(index)]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0].startswith(f"Built the index {index} in ") and lines[0].endswith(" s.")
+    text = " ".join(out.split())
+    assert f"It holds 3 documents: 2 10-K (2022, 2023), 1 10-Q (2023q1); {n_passages} passages " in text
+    assert "Methods: built for aethel-hybrid (the default); it also answers bm25, dense," in text
+    assert lines[-1] == f'Next: aethel search {shlex.quote(str(index))} "your question"'
+    assert "{" not in out and json.loads((index / "index.json").read_text())["methods"] == ["aethel-hybrid"]
+    bars = [s for s in re.split(r"[\r\n]", err) if "%|" in s]
+    labels = {s.split(":", 1)[0] for s in bars}
+    assert {
+        "read",
+        f"writing {n_passages} passages",
+        "graph-ner3",
+        "bm25",
+        "dense-first",
+        "dense-heading",
+        "docmeta",
+    } <= labels
+    assert "index.json" in labels and not [
+        s for s in bars if re.match(r"\s*\d+%\|", s)
+    ]  # every bar has a label
+    command = shlex.split(lines[-1].removeprefix("Next: "))
+    assert command[:2] == ["aethel", "search"]
+    assert main([*command[1:-1], "How many trucks did Bolt Motors sell?", "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert hits["method"] == "aethel-hybrid" and hits["hits"][0]["doc_id"] == "bolt_q1"
+    assert main(["index", str(docs), "--out", str(index), "--json", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    info = json.loads(out)
+    assert set(info) == INDEX_KEYS and err == ""
+    assert (info["n_documents"], info["n_passages"], info["methods"]) == (3, n_passages, ["aethel-hybrid"])
+    assert info["index"] == str(index) and "aethel-hybrid" in info["searchable"]
+
+
+def test_index_summary_of_an_index_without_the_default_and_of_add(tmp_path, capsys):
+    """Without docmeta.json (no hybrid method) the summary counts the documents alone; an index that cannot answer
+    the default method gives its next command a --method it answers, and that command runs; --add says what it
+    added, replaced and kept; a file that gives no passage is counted beside the warning that names it."""
+    import shlex
+
+    from aethel_lite.search.summary import duration
+
+    assert (duration(4.24), duration(162.2), duration(3725)) == ("4.2 s", "2 min 42 s", "1 h 02 min")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Acme Corp sold Beta Ltd to Gamma Inc.\n\nGamma Inc is in Ohio.\n")
+    index = tmp_path / "idx"
+    assert main(["index", str(docs), "--out", str(index), "--methods", "bm25", "--quiet"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1:] == [
+        "It holds 1 document; 2 passages (a PDF page or a paragraph of text each).",
+        "Methods: built for bm25.",
+        f'Next: aethel search {index} "your question" --method bm25',
+    ]
+    command = shlex.split(lines[-1].removeprefix("Next: "))
+    command[3] = "Who sold Beta Ltd?"
+    assert main([*command[1:], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["hits"][0]["pid"] == "a#0"
+    (docs / "b.txt").write_text("Delta Ltd bought Epsilon plc.\n")
+    (docs / "empty.txt").write_text("\n \n")
+    assert main(["index", str(docs), "--out", str(index), "--add", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[0].startswith(f"Updated the index {index} in ")
+    assert out.splitlines()[0].endswith(
+        ": added 1 document, replaced 0, kept 1 unchanged; skipped 1 file (see the warnings above)."
+    )
+    assert err.count("warning: skipped") == 1 and "empty.txt" in err
+    assert "It holds 2 documents; 3 passages" in out

@@ -507,7 +507,10 @@ def test_9_a_read_only_debris_folder_is_removed(tmp_path):
 def test_10_a_link_beside_its_target_is_read_under_the_target_name(tmp_path, capsys):
     docs = _docs(tmp_path / "docs", {"real.txt": "Acme Corp sold Beta Ltd.\n"})
     (docs / "inside_link.txt").symlink_to("real.txt")
-    assert main(["index", str(docs), "--out", str(tmp_path / "idx"), "--methods", "bm25", "--quiet"]) == 0
+    assert (
+        main(["index", str(docs), "--out", str(tmp_path / "idx"), "--methods", "bm25", "--quiet", "--json"])
+        == 0
+    )
     info = json.loads(capsys.readouterr().out)
     sources = json.loads((tmp_path / "idx" / "index.json").read_text())["sources"]
     assert info["n_documents"] == 1 and [s["id"] for s in sources] == ["real"]
@@ -782,7 +785,10 @@ def _pdfs(folder: Path) -> dict[str, str]:
 def test_13_each_input_is_indexed_or_named_with_its_reason(tmp_path, capsys):
     expected = _pdfs(tmp_path / "in")
     out = tmp_path / "idx"
-    assert main(["index", str(tmp_path / "in"), "--out", str(out), "--methods", "bm25", "--quiet"]) == 0
+    assert (
+        main(["index", str(tmp_path / "in"), "--out", str(out), "--methods", "bm25", "--quiet", "--json"])
+        == 0
+    )
     captured = capsys.readouterr()
     info = json.loads(captured.out)
     indexed = [s["id"] for s in json.loads((out / "index.json").read_text())["sources"]]
@@ -814,7 +820,7 @@ def test_13_add_names_what_it_skips_beside_what_it_adds(small_index, tmp_path, c
     _pdfs(tmp_path / "in")
     (tmp_path / "in" / "more.txt").write_text("Delta Ltd bought Epsilon plc.\n")
     capsys.readouterr()
-    assert main(["index", str(tmp_path / "in"), "--out", str(small_index), "--add", "--quiet"]) == 0
+    assert main(["index", str(tmp_path / "in"), "--out", str(small_index), "--add", "--quiet", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert sorted(info["added"]) == ["good", "more"]
     assert sorted(e["id"] for e in info["skipped"]) == [
@@ -1248,7 +1254,7 @@ def test_16_sigint_early_in_the_start_is_never_a_traceback_of_the_program(small_
     seen = []
     for delay in (0.005, 0.010, 0.020, 0.040):
         proc = subprocess.Popen(
-            cmd + ["index", str(tmp_path / "docs"), "--out", str(small_index), "--add", "--quiet"],
+            cmd + ["index", str(tmp_path / "docs"), "--out", str(small_index), "--add", "--quiet", "--json"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -63,7 +63,9 @@ def other(tmp_path) -> Path:
 
 def index(paths, out, *extra, methods="bm25,aethel-reg") -> int:
     try:
-        return main(["index", *map(str, paths), "--out", str(out), "--methods", methods, "--quiet", *extra])
+        return main(
+            ["index", *map(str, paths), "--out", str(out), "--methods", methods, "--quiet", "--json", *extra]
+        )
     except KeyboardInterrupt:  # must not escape (it would also stop pytest)
         pytest.fail("KeyboardInterrupt escaped `aethel index` (a traceback instead of one line)")
 
@@ -495,7 +497,7 @@ def test_add_appends_without_reprocessing_and_keeps_every_id(docs, other, tmp_pa
         lambda self, texts, **kw: extracted.extend(texts) or real(self, texts, **kw),
     )
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cold-cache"))  # nothing to reuse but the index itself
-    assert main(["index", "--add", str(other / "zephyr.txt"), "--out", str(out), "--quiet"]) == 0
+    assert main(["index", "--add", str(other / "zephyr.txt"), "--out", str(out), "--quiet", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert (
         info["added"] == ["zephyr"] and info["n_passages"] == 7 and info["methods"] == ["bm25", "aethel-reg"]
@@ -518,7 +520,7 @@ def test_add_appends_without_reprocessing_and_keeps_every_id(docs, other, tmp_pa
     monkeypatch.setattr(
         sources_module, "read_source", lambda src, *a: read.append(src.doc_id) or real_read(src, *a)
     )
-    assert main(["index", "--add", str(docs), "--out", str(out), "--quiet"]) == 0
+    assert main(["index", "--add", str(docs), "--out", str(out), "--quiet", "--json"]) == 0
     assert read == ["letter"], "an unchanged file was read again"
     info = json.loads(capsys.readouterr().out)
     assert (info["added"], info["replaced"], info["unchanged"]) == ([], ["letter"], ["press"])

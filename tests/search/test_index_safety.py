@@ -435,7 +435,7 @@ def test_a_signal_after_the_switch_says_the_new_index_is_in_place(idx, tmp_path,
     calls = []
 
     def fake_print(*args, **kw):
-        if args and str(args[0]).startswith("{") and not calls:
+        if kw.get("file") is None and not calls:  # the first line on stdout: the summary
             calls.append(1)
             raise KeyboardInterrupt  # Ctrl-C while the summary is printed: the index is already switched
         builtins.print(*args, **kw)
@@ -513,7 +513,7 @@ def test_add_from_another_folder_recognises_the_same_files(tmp_path, monkeypatch
     (docs / "b.txt").write_text("Gamma Inc sold Delta Ltd.\n")
     monkeypatch.chdir(tmp_path)
     capsys.readouterr()
-    assert main(["index", "work/my docs", "--out", "work/idx", "--add"]) == 0
+    assert main(["index", "work/my docs", "--out", "work/idx", "--add", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["unchanged"] == ["a"] and summary["added"] == ["b"]
     manifest = json.loads((tmp_path / "work" / "idx" / "index.json").read_text())
