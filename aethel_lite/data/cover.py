@@ -128,6 +128,11 @@ _HEADLINE = re.compile(
 _SUBSIDIARIES = re.compile(
     r"^([A-Z][\w&.,'’\- ]{1,60}?)\s+(?:and|&)\s+(?:consolidated\s+)?subsidiaries\b", re.I | re.M
 )
+_ENTITY = r"([A-Z][\w&.'’\- ]{1,50}?,?\s+(?:Inc|Corp|Corporation|Company|Co|Ltd|Limited|plc|PLC|N\.V|S\.A|AG|SE|LLC|L\.P)\.?)"
+_ATTRIBUTABLE = re.compile(
+    rf"(?i:\bnet\s+(?:income|earnings|loss|\(loss\)\s+income|income\s+\(loss\))\s+attributable\s+to)\s+{_ENTITY}"
+)
+_INCORPORATED = re.compile(rf"^{_ENTITY},?\s+(?:was\s+)?(?:incorporated|organized)\s+(?:under|in)\b", re.M)
 _LETTER = re.compile(r"\b[Tt]o\s+our\s+([A-Z][\w&.'’\- ]{1,40}?)\s+(?:stock|share)(?:holders|owners)\b")
 _RUNNING_HEAD = re.compile(
     r"^([^\n]{2,60})\n(?:quarterly|annual)\s+report\s+on\s+form|"
@@ -316,8 +321,22 @@ def cover_page(pages: Sequence[str]) -> int:
     return 0
 
 
-def registrant(pages: Sequence[str]) -> tuple[str | None, str | None]:
-    """The registrant's normalised name and the rule that found it (module docstring), or ``(None, None)``."""
+def registrant(pages: Sequence[str], statements: Sequence[str] = ()) -> tuple[str | None, str | None]:
+    """The registrant's normalised name and the rule that found it (module docstring), or ``(None, None)``;
+    ``statements``, the pages after the first ones, are read last, for a filing whose cover prints its name as
+    an image: its notes' defined term ("the terms 'Foot Locker,' 'Company' ..."), the income statement's "net
+    income attributable to <Name, Inc.>" or the business section's "<Name, Inc.>, incorporated under ..."."""
+    name, how = _registrant_of(pages)
+    rules = (("defined term", _DEFINED), ("attributable", _ATTRIBUTABLE), ("incorporated", _INCORPORATED))
+    for page in _cleaned(statements)[0] if name is None and statements else ():
+        for rule, rx in rules:
+            m = rx.search(page)
+            if m and _name_like(m.group(1)):
+                return name_key(m.group(1)), rule
+    return name, how
+
+
+def _registrant_of(pages: Sequence[str]) -> tuple[str | None, str | None]:
     pages, first = _cleaned(pages)
     for how, fn in (("exact name", _above_exact), ("file number", _after_file_number)):
         name = fn(first)
@@ -523,7 +542,7 @@ def read_cover(pages: Sequence[str], statements: Sequence[str] = ()) -> Cover:
     """
     pages = list(pages)
     out = Cover()
-    out.company, company = registrant(pages)
+    out.company, company = registrant(pages, statements)
     out.form, form = filing_type(pages)
     out.fiscal_year, out.quarter, out.fiscal_year_end, period = fiscal_period(pages, out.form, statements)
     out.file_number = file_number(pages)

@@ -128,6 +128,33 @@ def test_registrant_rules(pages, key, how):
     assert registrant(pages) == (key, how)
 
 
+LOGO_COVER = (  # a cover whose registrant name is an image: nothing above the label
+    "FORM 10-Q\nCommission File Number: 1-10299\n(Exact name of registrant as specified in its charter)\n"
+    "New York\n13-3513936\n(State or other jurisdiction of incorporation or organization)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "statements, key, how",
+    [
+        (["CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS\nNet income attributable to Foot Locker, Inc.\n$\n96"],
+         "foot locker", "attributable"),
+        (["Item 1. Business\nGeneral\nFoot Locker, Inc., incorporated under the laws of the State of New York"],
+         "foot locker", "incorporated"),
+        (["in these Notes, the terms “Foot Locker,” “Company,” “we,” and “us” refer to Foot Locker, Inc."],
+         "foot locker", "defined term"),
+        (["Net income attributable to noncontrolling interests\n1\nNet income attributable to the Company"],
+         None, None),  # no name: nothing
+        ([], None, None),
+    ],
+)  # fmt: skip
+def test_registrant_from_the_pages_after_a_cover_without_a_name(statements, key, how):
+    assert registrant([_SEC + LOGO_COVER], statements) == (key, how)
+    assert (
+        registrant([_SEC + "FORM 10-K\n" + MGM], statements)[0] == "mgm resorts international"
+    )  # the cover first
+
+
 def test_empty_name_slot_is_not_the_file_number_or_the_state():
     assert registrant([_SEC + "FORM 10-K\n" + COCA_COLA]) == (None, None)
 
@@ -344,6 +371,10 @@ def test_page_reader_against_financebench_document_information(real_data):
     print("  10-Q quarters read", {n: q[0] for n, q in quarters.items()})
     assert {n: q for n, q in quarters.items() if q[0] is not None and q[0] != q[1]} == {}
     assert sum(q[0] == q[1] for q in quarters.values()) >= 17 and len(quarters) == 26
+    # Foot Locker's covers print its name as an image: its income statement or business section names it
+    for name in ("FOOTLOCKER_2022_10K", "FOOTLOCKER_2023_10K", "FOOTLOCKER_2023Q3_10Q"):
+        ps = pages_by_doc[name]
+        assert read_cover(ps[:3], statements=ps[3:]).company == "foot locker", name
 
 
 # --- trading symbols --------------------------------------------------------------------------
