@@ -309,7 +309,9 @@ def main() -> int:
             big.write_text(" ".join(parts), encoding="utf-8")
         cold = Path(tempfile.mkdtemp(prefix="cold-cache-", dir=work))
         secs, rss = measure(
-            aethel("index", big, "--out", work / "idx-big", "--quiet", "--force"),
+            aethel(
+                "index", big, "--out", work / "idx-big", "--methods", "bm25,aethel-bct", "--quiet", "--force"
+            ),
             {**env, "AETHEL_CACHE": str(cold)},
         )
         print(
