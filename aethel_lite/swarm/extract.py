@@ -27,7 +27,16 @@ Reading one passage (:class:`PassageView`):
    December 31," over "2022") dates the year columns (``2022Q4``) outside annual reports.
    A flow metric's fact (``Metric.flow``: revenue, net income, ...) carries its column's length; in
    prose, the length phrase just before its period mention ("for the three months ended June 30"),
-   or 3 for a named quarter.
+   or 3 for a named quarter. Every fact also carries the day its period ends where the text gives
+   it, its period in the filer's fiscal terms (``"Q3 FY2023"``, :func:`~aethel_lite.swarm.values.fiscal_name`,
+   with the fiscal-year-end month the view was built with) and the unit its surface is printed in
+   ("USD millions", :func:`~aethel_lite.swarm.values.printed_unit`). **Company totals and
+   segments** (:mod:`aethel_lite.swarm.tables`): a row a segment note gives a segment, region or
+   product line ("Americas: Net sales"; :func:`~aethel_lite.swarm.tables.segment_of`) is that
+   segment's figure (``Finding.segment``), never the company's; one that names no segment is
+   dropped. A page whose first lines title a consolidated statement
+   (:func:`~aethel_lite.swarm.tables.statement_page`) marks its figures (``Finding.statement``),
+   which the memo prefers.
 5. **Entity.** With an alias resolver: the mention of an allowed kind in the segment nearest to
    the metric phrase (confidence 0.9); else the last one earlier in the passage or in its title
    (0.8); else the first one in the same document's other context passages (0.6). With a
@@ -43,27 +52,36 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..data.cover import MONTHS
 from ..errors import ParameterError
 from .findings import Finding
 from .lexicon import METRICS, MONEY, TOPICS, Metric, clean_label
 from .resolvers import EntityResolver
+from .tables import REGION_RE, TableRow, segment_of, statement_page, table_rows
 from .values import (
     Figure,
     Period,
-    bare_numbers,
-    date_label,
     disjoint,
     find_durations,
     find_figures,
     find_periods,
+    fiscal_name,
     fiscal_year,
     page_scale,
     parse_figure,
-    parse_number,
+    printed_unit,
 )
 
-__all__ = ["PassageView", "build_view", "RuleExtractor", "segments", "table_rows", "TableRow"]
+__all__ = [
+    "PassageView",
+    "build_view",
+    "RuleExtractor",
+    "segments",
+    "table_rows",
+    "TableRow",
+    "statement_page",
+    "segment_of",
+    "REGION_RE",
+]
 
 _ABBREV = re.compile(
     r"(?:\b(?:L\.P|Inc|Corp|Co|Ltd|No|Nos|vs|etc|U\.S|e\.g|i\.e|Mr|Ms|Dr|St|Jr|Sr|approx)|\b[A-Z])$"
@@ -95,143 +113,6 @@ def _clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [(x, y) for x, y in spans if y > x]
 
 
-@dataclass(frozen=True)
-class TableRow:
-    """One statement-table row: its label, its numbers and the column periods."""
-
-    label: str
-    start: int  # of the label
-    end: int  # of the last number
-    values: tuple[tuple[float, str, int, int], ...]  # (value, surface, start, end)
-    periods: tuple[str, ...]
-    durations: tuple[int | None, ...] = ()  # months per column ("Three Months Ended": 3), None unstated
-
-
-_DASHES = ("—", "–", "-", "−", "—%", "*")
-_YEAR_LINE = re.compile(r"(?:19|20)\d{2}")
-_MONTH_DAY = re.compile(
-    r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
-    r"\s+\d{1,2},?",
-    re.IGNORECASE,
-)
-
-
-def _header_label(line: str, annual: bool = False) -> str | None:
-    """The period a header cell names: a year (``FY2018``) or a full date (``FY`` of its year in an annual report)."""
-    s = line.strip()
-    if _YEAR_LINE.fullmatch(s):
-        return f"FY{s}"
-    found = find_periods(s)
-    if len(found) == 1 and found[0].start == 0 and found[0].end >= len(s.rstrip(" ,")) - 1:
-        return (fiscal_year(found[0]) if annual else found[0]).label
-    return None
-
-
-_DURATION_LINE_REST = re.compile(r"^(?:for\s+the|and|\(unaudited\)|[\s,.:;()])*$", re.IGNORECASE)
-
-
-def _duration_line(line: str) -> list[tuple[int, tuple[int, int] | None]]:
-    """The lengths a column-header line states, each with the month and day it names ("Three Months Ended
-    December 31," → ``[(3, (12, 31))]``); ``[]`` unless the line is only such phrases (not prose)."""
-    found = find_durations(line)
-    if not found or len(line) > 120:
-        return []
-    out, rest, last = [], [], 0
-    for months, a, b in found:
-        rest.append(line[last:a])
-        tail = _MONTH_DAY.match(line, b + 1 if b < len(line) and line[b] == " " else b)
-        day = None
-        if tail:
-            month, dd = tail.group(0).rstrip(",").split()
-            day = (MONTHS[month.lower()], int(dd))
-            b = tail.end()
-        out.append((months, day))
-        last = b
-    rest.append(line[last:])
-    return out if _DURATION_LINE_REST.match(" ".join(rest)) else []
-
-
-def _columns(labels: list[str], pending: list, annual: bool) -> tuple[tuple, tuple] | None:
-    """Column periods and lengths of a header run under the length phrases ``pending`` (each covering an
-    equal share of the columns, in order); ``None`` when two columns would be the same."""
-    n, k = len(labels), len(pending)
-    durations: list = [None] * n
-    if k and n % k == 0:
-        durations = [pending[i // (n // k)][0] for i in range(n)]
-        if not annual:  # "Three Months Ended December 31," over "2022": the quarter ended that day
-            for i, label in enumerate(labels):
-                day = pending[i // (n // k)][1]
-                if day and durations[i] < 12 and re.fullmatch(r"FY\d{4}", label):
-                    labels[i] = date_label(int(label[2:]), *day) or label
-    pairs = list(zip(labels, durations))
-    return (tuple(labels), tuple(durations)) if len(set(pairs)) == n else None
-
-
-def table_rows(text: str, *, annual: bool = False) -> list[TableRow]:
-    """Rows of the statement tables in a page's text (see the module docstring, step 4)."""
-    lines: list[tuple[int, str]] = []  # (offset, stripped line)
-    for m in re.finditer(r"^.*$", text, re.MULTILINE):
-        raw = m.group(0)
-        s = raw.strip().replace("\xa0", " ")
-        if not s or s == "$":
-            continue
-        if (
-            lines and _YEAR_LINE.fullmatch(s) and _MONTH_DAY.fullmatch(lines[-1][1])
-        ):  # a date split over two lines
-            lines[-1] = (lines[-1][0], f"{lines[-1][1]} {s}")
-        else:
-            lines.append((m.start() + len(raw) - len(raw.lstrip()), s))
-    headers = [_header_label(s, annual) for _, s in lines]
-    runs = [0] * (len(lines) + 1)  # header cells in a row from each line on
-    for i in reversed(range(len(lines))):
-        runs[i] = runs[i + 1] + 1 if headers[i] is not None else 0
-    rows: list[TableRow] = []
-    columns: tuple[str, ...] | None = None
-    lengths: tuple[int | None, ...] = ()
-    pending: list = []  # the length phrases since the last header run
-    i, n = 0, len(lines)
-    while i < n:
-        a, s = lines[i]
-        if runs[i] >= 2:
-            found = _columns(list(headers[i : i + runs[i]]), pending, annual)
-            columns, lengths = found if found else (None, ())
-            pending = []
-            i += runs[i]
-            continue
-        if columns is None or not any(c.isalpha() for c in s) or runs[i + 1] >= 2:
-            pending += _duration_line(s)
-            i += 1
-            continue
-        values: list[tuple[float, str, int, int]] = []
-        j = i + 1
-        while j < n:
-            cell = lines[j][1].strip(" $")
-            parsed = float("nan") if cell in _DASHES else parse_number(cell)  # a dash: nil
-            if parsed is None:
-                break
-            cs = lines[j][0] + lines[j][1].find(cell)
-            values.append((parsed, cell, cs, cs + len(cell)))
-            j += 1
-        if not values:  # the numbers may end the label line
-            tail = _trailing_numbers(s, a)
-            if tail and len(tail) == len(columns):
-                label = s[: tail[0][2] - a].strip(" $")
-                rows.append(TableRow(label, a, tail[-1][3], tuple(tail), columns, lengths))
-        elif len(values) == len(columns):
-            rows.append(TableRow(s, a, values[-1][3], tuple(values), columns, lengths))
-        i = j
-    return rows
-
-
-def _trailing_numbers(line: str, offset: int) -> list[tuple[float, str, int, int]]:
-    """Numbers at the end of a label line ("Total assets $ 36,500 $ 37,987")."""
-    m = re.search(r"(?:\s+\$?\s*\(?[-−–]?\d[\d,]*(?:\.\d+)?\)?)+\s*$", line)
-    if not m:
-        return []
-    at = offset + m.start()
-    return [(v, surf, at + s, at + e) for v, surf, s, e in bare_numbers(line[m.start() :])]
-
-
 @dataclass
 class PassageView:
     """One passage prepared for extraction (figures, periods, segments, mentions, table rows).
@@ -256,9 +137,14 @@ class PassageView:
     rows: list[TableRow]
     order: tuple = field(default_factory=tuple)
     cache: dict = field(default_factory=dict, repr=False, compare=False)  # per-extractor results of this view
+    fy_end: int | None = None  # the month the filer's fiscal year ends in (None: unknown, read as December)
+    statement: bool = False  # the page is a consolidated financial statement (not a note)
 
 
-def build_view(passage: Any, resolver: EntityResolver, ner: Sequence[Any] | None = None) -> PassageView:
+#: a consolidated statement's title, as the first lines of its page print it
+def build_view(
+    passage: Any, resolver: EntityResolver, ner: Sequence[Any] | None = None, *, fy_end: int | None = None
+) -> PassageView:
     """Prepare ``passage`` for extraction.
 
     Parameters
@@ -267,6 +153,9 @@ def build_view(passage: Any, resolver: EntityResolver, ner: Sequence[Any] | None
     resolver : EntityResolver
     ner : sequence of Mention, optional
         spaCy mentions of ``title + "\\n" + text``; the MONEY, PERCENT and DATE spans the patterns missed are added.
+    fy_end : int, optional
+        The month the filer's fiscal year ends in (its periods are named in fiscal terms; December
+        when unknown).
     """
     title, body = passage.title or "", passage.text
     offset = len(title) + 1 if title else 0
@@ -286,7 +175,8 @@ def build_view(passage: Any, resolver: EntityResolver, ner: Sequence[Any] | None
         elif m.label == "DATE" and disjoint([(p.start, p.end) for p in periods], a, b):
             found = find_periods(body[a:b])
             if len(found) == 1:
-                periods.append(Period(found[0].label, a + found[0].start, a + found[0].end, found[0].kind))
+                f0 = found[0]
+                periods.append(Period(f0.label, a + f0.start, a + f0.end, f0.kind, f0.date))
     figures.sort(key=lambda f: f.start)
     if annual:  # a date in an annual report is the fiscal year it closes
         periods = [fiscal_year(p) for p in periods]
@@ -309,6 +199,8 @@ def build_view(passage: Any, resolver: EntityResolver, ner: Sequence[Any] | None
         segments=segments(body),
         rows=table_rows(body, annual=annual),
         order=(passage.doc_id, int(m.group(1)) if m else 0, passage.pid),
+        fy_end=fy_end if isinstance(fy_end, int) and 1 <= fy_end <= 12 else None,
+        statement=statement_page(body),
     )
 
 
@@ -502,9 +394,9 @@ class RuleExtractor:
             key = (metric.key, fig.start)
             if metric.key not in wanted or key in seen:
                 continue
-            period = self._period(view, seg, fig.start)
+            mention = self._mention(view, seg, fig.start)
             entity, conf = self._entity(view, resolver, seg, ppos, metric.subject, ctx)
-            if period is None or entity is None:
+            if mention is None or entity is None:
                 continue
             seen.add(key)
             a, b = seg
@@ -514,7 +406,7 @@ class RuleExtractor:
                 Finding(
                     entity,
                     metric.key,
-                    period,
+                    mention.label,
                     value,
                     fig.unit,
                     view.body[a:b],
@@ -528,8 +420,20 @@ class RuleExtractor:
                     (),
                     a,
                     length,
+                    mention.date,
+                    fiscal_name(mention.label, mention.date, length, view.fy_end, flow=metric.flow),
+                    None,
+                    printed_unit(fig.unit, fig.surface, view.scale),
+                    False,
                 )
             )
+        matched: dict[str, list[TableRow]] = {}  # metric -> its rows, in page order
+        for row in view.rows:
+            label = clean_label(row.label)
+            for metric in self.lexicon.values():
+                if metric.key in wanted and metric.table_re is not None and metric.table_re.fullmatch(label):
+                    matched.setdefault(metric.key, []).append(row)
+                    break
         for row in view.rows:
             label = clean_label(row.label)
             for metric in self.lexicon.values():
@@ -544,6 +448,11 @@ class RuleExtractor:
                 money = bool(set(metric.units) & set(MONEY))
                 if money and view.scale is None:
                     continue
+                part, segment = segment_of(
+                    row, matched.get(metric.key, [row]), page=view.body, statement=view.statement
+                )
+                if part and segment is None:  # a part of a total that names no segment: not the company's
+                    break
                 entity, conf = self._entity(
                     view, resolver, (row.start, row.end), row.start, metric.subject, ctx
                 )
@@ -551,7 +460,10 @@ class RuleExtractor:
                     continue
                 conf = 0.85 if not resolver.has_kinds else conf
                 lengths = row.durations if metric.flow and row.durations else (None,) * len(row.values)
-                for (value, surface, s, e), period, length in zip(row.values, row.periods, lengths):  # noqa: B007
+                dates = row.dates or (None,) * len(row.values)
+                for (value, surface, s, e), period, length, date in zip(  # noqa: B007
+                    row.values, row.periods, lengths, dates
+                ):
                     key = (metric.key, s)
                     if value != value or key in seen:  # a dash (NaN): nil, not a figure
                         continue
@@ -577,6 +489,11 @@ class RuleExtractor:
                             (),
                             row.start,
                             length,
+                            date,
+                            fiscal_name(period, date, length, view.fy_end, flow=metric.flow),
+                            segment,
+                            printed_unit(unit, surface, view.scale if money else None),
+                            view.statement,
                         )
                     )
                 break
@@ -591,11 +508,12 @@ class RuleExtractor:
                 entity, _ = self._entity(view, resolver, (a, b), a + m.start(), (), ctx)
                 if entity is None:
                     continue
+                mention = self._mention(view, (a, b), a + m.start())
                 out.append(
                     Finding(
                         entity,
                         topic.key,
-                        self._period(view, (a, b), a + m.start()),
+                        mention.label if mention else None,
                         None,
                         None,
                         seg_text,
@@ -608,6 +526,11 @@ class RuleExtractor:
                         "topic",
                         (),
                         a,
+                        None,
+                        mention.date if mention else None,
+                        fiscal_name(mention.label, mention.date, None, view.fy_end, flow=False)
+                        if mention
+                        else None,
                     )
                 )
         return out

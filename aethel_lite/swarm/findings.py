@@ -21,6 +21,7 @@ __all__ = [
     "write_findings",
     "read_findings",
     "sort_findings",
+    "EXTRA_KEYS",
 ]
 
 #: the keys every finding record has (the ``--findings`` JSON of ``aethel memo``)
@@ -49,6 +50,24 @@ _SOURCE_KEYS = (
     "specialist",
     "start",
     "duration",
+    "period_end",
+    "fiscal_period",
+    "segment",
+    "printed_unit",
+    "statement",
+)
+#: keys a record has beside :data:`FINDING_KEYS` (:meth:`Finding.to_dict`); older records may lack the later ones
+EXTRA_KEYS = (
+    "surface",
+    "kind",
+    "sources",
+    "start",
+    "duration",
+    "period_end",
+    "fiscal_period",
+    "segment",
+    "printed_unit",
+    "statement",
 )
 
 
@@ -84,6 +103,19 @@ class Finding:
         The length of the figure's period in months (3, 6, 9, 12) where the text states it ("Three
         Months Ended", "Nine Months Ended" over the column); ``None`` when it does not (a balance-sheet
         date, an unstated length).
+    period_end : str or None
+        The day the period ends (or a balance is at), ISO (``"2023-07-01"``), where the text states it.
+    fiscal_period : str or None
+        The period in the filer's fiscal terms (``"Q3 FY2023"``, ``"9M FY2023"``, ``"FY2022"``;
+        :func:`~aethel_lite.swarm.values.fiscal_name`).
+    segment : str or None
+        The segment, region or product line a table row is about ("Americas") when it is not the
+        company's total; ``None`` for the company's own figure.
+    printed_unit : str or None
+        The unit the surface is printed in ("USD millions", "USD thousands", "%";
+        :func:`~aethel_lite.swarm.values.printed_unit`); ``unit`` is the value's.
+    statement : bool
+        The figure is on a consolidated financial statement's page (not a note or prose elsewhere).
     """
 
     entity: str
@@ -102,11 +134,16 @@ class Finding:
     sources: tuple = field(default_factory=tuple)
     start: int | None = None
     duration: int | None = None
+    period_end: str | None = None
+    fiscal_period: str | None = None
+    segment: str | None = None
+    printed_unit: str | None = None
+    statement: bool = False
 
     def to_dict(self) -> dict:
-        """JSON-able record: :data:`FINDING_KEYS` plus ``surface``, ``kind``, ``sources``, ``start``,
-        ``duration``; a PDF ``page`` as a viewer numbers it (1-based, as the memo and ``aethel search`` print it;
-        the finding itself keeps the 0-based index of its passage's pid)."""
+        """JSON-able record: :data:`FINDING_KEYS` plus :data:`EXTRA_KEYS`; a PDF ``page`` as a viewer numbers
+        it (1-based, as the memo and ``aethel search`` print it; the finding itself keeps the 0-based index of
+        its passage's pid)."""
         return {
             **{k: getattr(self, k) for k in FINDING_KEYS},
             "page": _shown(self.page, 1),
@@ -117,6 +154,11 @@ class Finding:
             ],
             "start": self.start,
             "duration": self.duration,
+            "period_end": self.period_end,
+            "fiscal_period": self.fiscal_period,
+            "segment": self.segment,
+            "printed_unit": self.printed_unit,
+            "statement": self.statement,
         }
 
     @classmethod
@@ -136,6 +178,11 @@ class Finding:
             ),
             start=row.get("start"),
             duration=row.get("duration"),
+            period_end=row.get("period_end"),
+            fiscal_period=row.get("fiscal_period"),
+            segment=row.get("segment"),
+            printed_unit=row.get("printed_unit"),
+            statement=bool(row.get("statement", False)),
         )
 
     def sort_key(self) -> tuple:
@@ -144,6 +191,7 @@ class Finding:
             self.entity,
             self.kind,
             self.metric,
+            self.segment or "",
             period_sort_key(self.period),
             self.duration or 0,
             self.doc_id,
@@ -173,7 +221,8 @@ def fact_key(entity: str, metric: str, period: str | None, value: float | None) 
 def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence Auditor") -> list[Finding]:
     """Conflict findings: one (entity, metric, period) stated with different values in different documents.
 
-    Facts are grouped by (entity, metric, period, unit); a group whose facts state two different
+    Facts are grouped by (entity, metric, period, unit, segment) -- a segment's figure is compared
+    with the same segment's only, never with the company's total; a group whose facts state two different
     lengths (three and nine months ended the same day) is split by length, the facts of unstated
     length left out, as they could be either: different lengths are different figures, not a conflict. A group with two different values
     (:func:`~aethel_lite.swarm.values.same_value`) stated by two different documents becomes one
@@ -196,7 +245,7 @@ def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence 
     by_key: dict[tuple, list[Finding]] = {}
     for f in findings:
         if f.kind == "fact" and f.value is not None and f.period is not None:
-            by_key.setdefault((f.entity, f.metric, f.period, f.unit), []).append(f)
+            by_key.setdefault((f.entity, f.metric, f.period, f.unit, f.segment), []).append(f)
     groups: dict[tuple, list[Finding]] = {}
     for key, facts in by_key.items():
         lengths = {f.duration for f in facts if f.duration is not None}
@@ -205,10 +254,10 @@ def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence 
         for length in sorted(lengths) if len(lengths) > 1 else ():
             groups[(*key, length)] = [f for f in facts if f.duration == length]
     out = []
-    for entity, metric, period, unit, duration in sorted(
-        groups, key=lambda g: (g[0], g[1], period_sort_key(g[2]), g[3] or "", g[4] or 0)
+    for entity, metric, period, unit, segment, duration in sorted(
+        groups, key=lambda g: (g[0], g[1], g[4] or "", period_sort_key(g[2]), g[3] or "", g[5] or 0)
     ):
-        facts = sort_findings(groups[entity, metric, period, unit, duration])
+        facts = sort_findings(groups[entity, metric, period, unit, segment, duration])
         values: list[float] = []
         for f in facts:
             if not any(same_value(f.value, v) for v in values):
@@ -252,6 +301,11 @@ def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence 
                 tuple(sources),
                 first["start"],
                 duration,
+                first["period_end"],
+                first["fiscal_period"],
+                segment,
+                first["printed_unit"],
+                first["statement"],
             )
         )
     return sort_findings(out)
@@ -269,7 +323,8 @@ def score_facts(
     Parameters
     ----------
     findings : iterable of Finding
-        ``kind="fact"`` findings count; distinct (entity, metric, period, value) tuples are scored.
+        ``kind="fact"`` findings about the entity itself (not a segment's, ``segment=None``) count;
+        distinct (entity, metric, period, value) tuples are scored.
     gold : iterable of mapping
         Records with ``entity``, ``metric``, ``period`` and ``value`` (a printed figure such as
         ``"$812.4 million"``, normalised with :func:`~aethel_lite.swarm.values.parse_figure`).
@@ -289,7 +344,10 @@ def score_facts(
     found = {
         fact_key(f.entity, f.metric, f.period, f.value)
         for f in findings
-        if f.kind == "fact" and f.metric in metrics and (keep is None or f.entity in keep)
+        if f.kind == "fact"
+        and f.segment is None
+        and f.metric in metrics
+        and (keep is None or f.entity in keep)
     }
     parsed = [
         (g, parse_figure(str(g["value"])))

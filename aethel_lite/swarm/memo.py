@@ -5,17 +5,28 @@ Every figure is printed in bold, exactly as the source prints it, followed by it
 passage, whitespace collapsed, "|" escaped) that holds its figure. No other number appears except
 period labels and entity names, so the memo can be checked mechanically (:func:`check_memo`).
 
-Figures are shown per period *and length*: "Net income **461** [A1] (three months ended 2022Q4)". A
-trend compares the latest figure only with the latest earlier one of the same length (three months
-with three months, never with six), and the audit trail states every figure's length, or that the
-text does not state it ("2022Q4, length not stated").
+Figures are shown per period *and length*, in the filer's fiscal terms (its fiscal-year end read
+from its cover; :func:`~aethel_lite.swarm.values.period_phrase`), one style everywhere: "net income
+**19,881** [A1] USD millions (Q3 FY2023, three months ended July 1, 2023)", "total assets **352,755**
+[A2] USD millions (FY2022, as of September 24, 2022)". A bare table number is followed by the unit
+its statement prints it in ("USD millions", "USD thousands"); a surface that states its own unit
+("$1.2 billion", "14.2%") is not. A trend compares the latest figure only with the latest earlier one
+of the same length (three months with three months, never with nine), and the audit trail states
+every figure's length, or that the text does not state it ("..., period ended July 1, 2023 (length
+not stated)").
+
+The summary and the trends report the company's own figures only. A figure of a segment, region or
+product line (a row of a segment note, :func:`~aethel_lite.swarm.tables.segment_of`) is listed in
+its specialist's table under its own name ("revenue — Americas segment"), never as the company's;
+where the company's figure for one period is stated differently, the one printed on a consolidated
+statement is shown first.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +34,7 @@ from ..errors import DataError
 from .findings import Finding
 from .generate import SYSTEM_PROMPT, GeneratorError
 from .lexicon import METRICS, TOPICS
-from .values import DURATIONS, duration_text, period_sort_key, same_value
+from .values import period_phrase, period_sort_key, same_value
 
 __all__ = [
     "Memo",
@@ -43,7 +54,12 @@ MEMO_TITLE = "# Investment-committee memo: "  # every memo's first line starts s
 TOPIC_QUOTES = 5  # quotes cited per risk topic in a section (all are in the findings)
 _REF_RE = re.compile(r"\[(A\d+)\]")
 _BOLD_FIG_RE = re.compile(r"\*\*([^*\n]+?)\*\*((?:\s?\[A\d+\])+)")
-_PERIOD_RE = re.compile(r"\b(?:FY)?(?:19[89]\d|20[0-3]\d)(?:Q[1-4])?\b|\b(?:19|20)\d{2}-\d{2}-\d{2}\b")
+_PERIOD_RE = re.compile(
+    r"\b(?:(?:Q[1-4]|H[12]|[69]M)\s+)?(?:FY)?(?:19[89]\d|20[0-3]\d)(?:Q[1-4])?\b|\b(?:19|20)\d{2}-\d{2}-\d{2}\b"
+    r"|\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+\d{1,2},\s+"
+    r"(?:19|20)\d{2}\b"
+)
+_BARE_SURFACE = re.compile(r"[\s(\-−–]*\d[\d,.]*[\s)]*")
 
 
 class MemoCheckError(DataError):
@@ -179,7 +195,7 @@ class _Refs:
     def ref(self, f: Finding) -> str:
         """The reference of a finding (a new audit row the first time)."""
         # a table row's figures share its start: its columns' periods and lengths tell them apart
-        key = (f.passage_id, f.start, f.metric, f.surface or "", f.kind, f.period, f.duration)
+        key = (f.passage_id, f.start, f.metric, f.surface or "", f.kind, f.period, f.duration, f.segment)
         r = self.by_key.get(key)
         if r is None:
             r = self.by_key[key] = f"A{len(self.rows) + 1}"
@@ -188,7 +204,8 @@ class _Refs:
                     r,
                     f.surface or "",
                     self.names.get(f.entity, f.entity),
-                    _label(f.metric),
+                    _metric_text(f)
+                    + (f" ({f.printed_unit})" if f.printed_unit and f.kind != "topic" else ""),
                     _audit_period(f),
                     f.doc_id,
                     f.page,
@@ -199,38 +216,87 @@ class _Refs:
         return r
 
     def figure(self, facts: Sequence[Finding]) -> str:
-        """``**surface** [A1] [A2]`` for facts that print the same surface."""
-        return f"**{facts[0].surface}** " + " ".join(f"[{self.ref(f)}]" for f in facts)
+        """``**surface** [A1] [A2]`` for facts that print the same surface, then its unit when the surface
+        is a bare number (``**19,881** [A1] USD millions``)."""
+        unit = facts[0].printed_unit
+        shown = f" {unit}" if unit and _BARE_SURFACE.fullmatch(facts[0].surface or "") else ""
+        return f"**{facts[0].surface}** " + " ".join(f"[{self.ref(f)}]" for f in facts) + shown
 
     def value(self, facts: Sequence[Finding]) -> str:
-        """Every surface of facts with one value, each with its references."""
-        surfaces = sorted({f.surface or "" for f in facts})
+        """Every surface of facts with one value, each with its references (a statement's first)."""
+        surfaces = sorted({f.surface or "" for f in facts}, key=lambda s: (not _on_statement(facts, s), s))
         return " · ".join(self.figure([f for f in facts if (f.surface or "") == s]) for s in surfaces)
 
 
+def _flow(metric: str) -> bool:
+    return METRICS[metric].flow if metric in METRICS else True
+
+
 def _when(f: Finding) -> tuple:
-    """A fact's period and length: facts are shown and compared per (period, length)."""
-    return (f.period, f.duration)
+    """A fact's period and length, in the filer's fiscal terms: facts are shown and compared per
+    (fiscal period, length); a fiscal year's flow is twelve months long."""
+    name = f.fiscal_period or f.period
+    months = f.duration
+    if months is None and _flow(f.metric) and name and re.fullmatch(r"FY\d{4}", name):
+        months = 12
+    return (name, months)
+
+
+_FISCAL_NAME = re.compile(r"(?:(Q[1-4]|H1|6M|9M)\s+)?FY(\d{4})")
+_QUARTER_END = {"H1": 2, "6M": 2, "9M": 3}
+
+
+def _when_key(when: tuple) -> tuple:
+    """Chronological sort key of a (period, length) pair: by fiscal year, the quarter it ends, then length."""
+    name, months = when
+    m = _FISCAL_NAME.fullmatch(name or "")
+    if m:
+        part = m.group(1)
+        q = 4 if part is None else _QUARTER_END.get(part) or int(part[1])
+        return (int(m.group(2)), q * 3, 40, months or 0, name or "")
+    year, month, day, label = period_sort_key(name)
+    return (year, month, day, months or 0, label)
 
 
 def _whens(facts: Sequence[Finding], *, dated: bool = True) -> list[tuple]:
     """The (period, length) pairs of ``facts`` (only those with a period when ``dated``), chronologically,
     the shorter length first on one day."""
     whens = {_when(f) for f in facts if f.period or not dated}
-    return sorted(whens, key=lambda w: (period_sort_key(w[0]), w[1] or 0))
+    return sorted(whens, key=_when_key)
 
 
-def _when_text(when: tuple) -> str:
-    """``"three months ended 2023Q2"``, or the period alone when its length is not stated."""
-    period, months = when
-    return f"{DURATIONS[months]} ended {period}" if months in DURATIONS else str(period)
+def _when_text(when: tuple, facts: Sequence[Finding] = ()) -> str:
+    """How the memo states a (period, length) pair (:func:`~aethel_lite.swarm.values.period_phrase`):
+    "Q3 FY2023, three months ended July 1, 2023", with the day one of ``facts`` of that pair states."""
+    name, months = when
+    mine = [f for f in facts if _when(f) == when]
+    date = next((f.period_end for f in mine if f.period_end), None)
+    flow = _flow(mine[0].metric) if mine else True
+    return period_phrase(name, date, months, flow=flow) if name else "no period"
 
 
 def _audit_period(f: Finding) -> str:
     """The audit trail's period cell: a figure's period and its length, stated or not."""
-    if f.kind == "topic" or not f.period:
-        return f.period or ""
-    return f"{f.period}, {duration_text(f.duration)}"
+    if not f.period:
+        return ""
+    if f.kind == "topic":
+        return f.fiscal_period or f.period
+    return _when_text(_when(f), [f])
+
+
+def _dated(facts: Sequence[Finding]) -> list[Finding]:
+    """``facts``, each without a day given the day another fact of its entity states for the same fiscal
+    period and length (a segment note's "2022" column is Apple's FY2022, which ended September 24, 2022)."""
+    days: dict[tuple, str] = {}
+    for f in facts:
+        if f.period_end:
+            days.setdefault((f.entity, _when(f)), f.period_end)
+    return [
+        replace(f, period_end=days[f.entity, _when(f)])
+        if not f.period_end and (f.entity, _when(f)) in days
+        else f
+        for f in facts
+    ]
 
 
 def _label(metric: str) -> str:
@@ -239,8 +305,19 @@ def _label(metric: str) -> str:
     )
 
 
+def _metric_text(f: Finding) -> str:
+    """A finding's metric as the memo names it: "revenue", or "revenue — Americas segment" for a segment's."""
+    return _label(f.metric) + (f" — {f.segment} segment" if f.segment else "")
+
+
+def _on_statement(facts: Sequence[Finding], surface: str | None = None) -> bool:
+    """Whether one of ``facts`` (printing ``surface``, if given) is on a consolidated statement's page."""
+    return any(f.statement for f in facts if surface is None or (f.surface or "") == surface)
+
+
 def _values(facts: Sequence[Finding]) -> list[list[Finding]]:
-    """Facts grouped by value (same_value), groups ordered by first appearance."""
+    """Facts grouped by value (same_value), groups ordered by first appearance, a value a consolidated
+    statement prints first."""
     groups: list[list[Finding]] = []
     for f in facts:
         for g in groups:
@@ -249,16 +326,24 @@ def _values(facts: Sequence[Finding]) -> list[list[Finding]]:
                 break
         else:
             groups.append([f])
-    return groups
+    return sorted(groups, key=lambda g: not _on_statement(g))
 
 
-def _by_metric(entities: Sequence[str], facts: Sequence[Finding], metrics: Sequence[str]) -> Iterator[tuple]:
-    """``(entity, metric, facts)`` for each entity, then metric, in the given orders, that has facts."""
+def _by_metric(
+    entities: Sequence[str], facts: Sequence[Finding], metrics: Sequence[str], *, segments: bool = False
+) -> Iterator[tuple]:
+    """``(entity, metric, facts)`` for each entity, then metric, in the given orders, that has facts: the
+    company's own figures (``segment=None``); with ``segments``, then each segment's, as ``(entity,
+    (metric, segment), facts)``, segments in alphabetical order."""
     for e in entities:
         for m in metrics:
             fs = [f for f in facts if f.entity == e and f.metric == m]
-            if fs:
-                yield e, m, fs
+            own = [f for f in fs if f.segment is None]
+            if own:
+                yield e, m, own
+            if segments:
+                for seg in sorted({f.segment for f in fs if f.segment is not None}):
+                    yield e, (m, seg), [f for f in fs if f.segment == seg]
 
 
 def build_memo(
@@ -311,7 +396,7 @@ def build_memo(
         )
         return Memo(target, md, [], found=False)
 
-    facts = [f for f in findings if f.kind == "fact"]
+    facts = _dated([f for f in findings if f.kind == "fact"])
     topics = [f for f in findings if f.kind == "topic"]
     entities = sorted({f.entity for f in findings}, key=lambda e: (e != target_entity, names.get(e, e)))
     multi = len(entities) > 1 or target_entity not in entities
@@ -326,7 +411,7 @@ def build_memo(
                 continue
             shown = " against ".join(refs.value(g) for g in _values([f for f in fs if _when(f) == whens[-1]]))
             who = f" of {names.get(e, e)}" if multi and e != target_entity else ""
-            parts.append(f"{_label(metric)}{who} {shown} ({_when_text(whens[-1])})")
+            parts.append(f"{_label(metric)}{who} {shown} ({_when_text(whens[-1], fs)})")
         if parts:
             sentences.append(f"The {sp.name} reports " + "; ".join(parts) + ".")
     raised = [
@@ -357,8 +442,8 @@ def build_memo(
             word = "up" if vb > va else "down" if vb < va else "unchanged"
             who = f" of {names.get(e, e)}" if multi and e != target_entity else ""
             trends.append(
-                f"{_label(metric)}{who} {word} from {refs.value(ga[0])} ({_when_text(earlier[-1])}) to "
-                f"{refs.value(gb[0])} ({_when_text(latest)})"
+                f"{_label(metric)}{who} {word} from {refs.value(ga[0])} ({_when_text(earlier[-1], fs)}) to "
+                f"{refs.value(gb[0])} ({_when_text(latest, fs)})"
             )
         if trends:
             inputs.append(f"- **{sp.name}**: " + "; ".join(trends) + ".")
@@ -372,7 +457,7 @@ def build_memo(
         )
         inputs.append(f"- **Risk topics** (quoted in the audit trail): {cites}.")
     if conflicts:
-        items = ", ".join(f"{_label(c.metric)} ({_when_text(_when(c))})" for c in conflicts)
+        items = ", ".join(f"{_metric_text(c)} ({_when_text(_when(c), [c])})" for c in conflicts)
         inputs.append(f"- **Disagreeing documents**: {items}; see Conflicts.")
     else:
         inputs.append("- **Disagreeing documents**: none; no figure is stated differently in two documents.")
@@ -391,12 +476,13 @@ def build_memo(
                 else "| Metric | Period | Figure |\n|---|---|---|"
             )
             rows = []
-            for e, metric, fs in _by_metric(entities, mine, sp.mandate.metrics):
+            for e, _item, fs in _by_metric(entities, mine, sp.mandate.metrics, segments=True):
+                name = _metric_text(fs[0])
                 for when in reversed(_whens(fs, dated=False)):
                     cell = " against ".join(
                         refs.value(g) for g in _values([f for f in fs if _when(f) == when])
                     )
-                    row = f"| {_label(metric)} | {_when_text(when)} | {cell} |"
+                    row = f"| {name} | {_when_text(when, fs)} | {cell} |"
                     rows.append(f"| {_cell(names.get(e, e))} " + row if wide else row)
             lines += [head, *rows, ""]
         tops = [f for f in topics if f.metric in sp.mandate.topics]
@@ -426,7 +512,7 @@ def build_memo(
             stated = [refs.figure([Finding(c.entity, c.metric, c.period, **s)]) for s in c.sources]
             who = f" — {names.get(c.entity, c.entity)}" if multi else ""
             clines.append(
-                f"- **{_label(c.metric)}, {_when_text(_when(c))}**{who}: "
+                f"- **{_metric_text(c)}, {_when_text(_when(c), [c])}**{who}: "
                 + " against ".join(stated)
                 + " (different documents)."
             )

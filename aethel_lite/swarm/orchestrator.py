@@ -8,6 +8,10 @@ mention the item at all (the *gate*): Personalized PageRank seeded by BCT's expa
 "<target name> <item words>". The specialists run in a thread pool; their results are collected in
 specialist order and sorted, so they do not depend on which finishes first. Cross-document conflicts
 are checked over every passage any specialist read.
+
+Periods are named in each filer's fiscal terms: a document's fiscal year ends in the month its cover
+says, else in the month most of the same entity's other documents say
+(:class:`~aethel_lite.swarm.calendars.YearEnds`), else in December.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from ..data.synthetic import alias_table
 from ..errors import DataError, ParameterError
 from ..retrievers import DenseRetriever, GraphRetriever
 from ..retrievers.base import passage_text, topk
+from .calendars import YearEnds
 from .extract import PassageView, build_view
 from .findings import Finding, find_conflicts, sort_findings
 from .memo import Memo, build_memo
@@ -281,6 +286,7 @@ class Orchestrator:
         self.locations_ = None if locations is None else dict(locations)
         self.dense_ = None
         self._gate: dict[tuple[int, str], bool] = {}
+        self._year_ends: YearEnds | None = None  # each document's fiscal-year-end month, read when needed
         return self
 
     def _check_input(self, method: str, passages: Sequence[Any], hint: str) -> list:
@@ -481,6 +487,12 @@ class Orchestrator:
         result.timing["total"] = round(t["memo"] - t["start"], 4)
         return result
 
+    def fiscal_year_end(self, doc_id: str) -> int | None:
+        """The month a document's fiscal year ends in (:class:`~aethel_lite.swarm.calendars.YearEnds`)."""
+        if getattr(self, "_year_ends", None) is None:
+            self._year_ends = YearEnds(self.passages_, self.resolver)
+        return self._year_ends(doc_id)
+
     def _views(self, pids: Sequence[str]) -> dict[str, PassageView]:
         passages = [self.by_pid_[p] for p in pids]
         ner = [None] * len(passages)
@@ -498,7 +510,10 @@ class Orchestrator:
                 else {}
             )
             ner = [known[p.pid] if p.pid in known else found[p.pid] for p in passages]
-        return {p.pid: build_view(p, self.resolver, m) for p, m in zip(passages, ner)}
+        return {
+            p.pid: build_view(p, self.resolver, m, fy_end=self.fiscal_year_end(p.doc_id))
+            for p, m in zip(passages, ner)
+        }
 
 
 def _ranked(scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:

@@ -8,9 +8,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..core.entities import Mention, extract_entities, normalize_entity
+from ..data.cover import trading_symbols
 from ..errors import ParameterError
 
-__all__ = ["EntityResolver", "AliasResolver", "DocumentResolver", "LinkingExtractor", "link_mentions"]
+__all__ = [
+    "EntityResolver",
+    "AliasResolver",
+    "DocumentResolver",
+    "LinkingExtractor",
+    "link_mentions",
+    "document_tickers",
+]
 
 _MIN_CHARS = 4  # the shortest key that takes part in AliasResolver.scope's containment rule
 
@@ -133,24 +141,61 @@ class AliasResolver:
         return None
 
 
+def first_passages(passages: Sequence[Any], n: int = 3) -> dict[str, list]:
+    """Per document, its first ``n`` passages: smallest ``meta["page"]`` first (passages without a page
+    number after those with one), ties in corpus order; documents in order of first appearance."""
+    by_doc: dict[str, list] = {}
+    for i, p in enumerate(passages):
+        meta = p.meta if isinstance(p.meta, Mapping) else {}
+        page = meta.get("page")
+        known = isinstance(page, int) and not isinstance(page, bool)
+        by_doc.setdefault(p.doc_id, []).append((0 if known else 1, page if known else 0, i, p))
+    return {d: [t[-1] for t in sorted(rows)[:n]] for d, rows in by_doc.items()}
+
+
+def document_tickers(passages: Sequence[Any], field: str = "company") -> dict[str, str]:
+    """Trading symbol → entity: the symbols each document's cover registers
+    (:func:`~aethel_lite.data.cover.trading_symbols` of its first three passages), each the entity of the
+    document (``meta[field]``); a symbol that two entities' covers give is left out."""
+    found: dict[str, set[str]] = {}
+    for pages in first_passages(passages, 3).values():
+        entity = next((str(p.meta.get(field)) for p in pages if (p.meta or {}).get(field)), None)
+        if entity is None:
+            continue
+        for symbol in trading_symbols([p.text or "" for p in pages]):
+            found.setdefault(symbol, set()).add(entity)
+    return {s: next(iter(es)) for s, es in sorted(found.items()) if len(es) == 1}
+
+
 class DocumentResolver:
     """The entity of a passage is a field of its metadata (FinanceBench: the filing's ``company``).
+
+    A name is looked up as a normalised key, then as a trading symbol its filings' covers register
+    ("AAPL" → Apple, :func:`document_tickers`; case aside), then as a name that contains, or is
+    contained in, exactly one entity's ("3M Company" → 3M).
 
     Parameters
     ----------
     passages : sequence of Passage
     field : str
         The ``meta`` key naming the entity.
+    tickers : mapping of str to str, optional
+        Trading symbol → entity (default: read from the passages, :func:`document_tickers`).
     """
 
     has_kinds = False
 
-    def __init__(self, passages: Sequence[Any], field: str = "company"):
+    def __init__(
+        self, passages: Sequence[Any], field: str = "company", tickers: Mapping[str, str] | None = None
+    ):
         self.field = field
         names = sorted({str(p.meta.get(field)) for p in passages if p.meta.get(field)})
         if not names:
             raise ParameterError(f"DocumentResolver: no passage has meta[{field!r}]")
         self._by_key = {normalize_entity(n): n for n in reversed(names)}  # a key's first name wins
+        known = set(names)
+        given = document_tickers(passages, field) if tickers is None else tickers
+        self.tickers = {str(s).upper(): str(e) for s, e in given.items() if str(e) in known}
 
     def mentions(self, text: str) -> list[tuple[int, int, str]]:
         return []
@@ -164,6 +209,9 @@ class DocumentResolver:
             return None
         if key in self._by_key:
             return self._by_key[key]
+        symbol = name.strip().upper()
+        if symbol in self.tickers:
+            return self.tickers[symbol]
         # "3M Company" names 3M: a unique entity whose key contains, or is contained in, the name's
         hits = sorted(
             {n for k, n in self._by_key.items() if len(k) >= 2 and (_contains(key, k) or _contains(k, key))}

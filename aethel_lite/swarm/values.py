@@ -20,7 +20,19 @@ decimals so that equal figures compare equal (:func:`same_value`).
 Periods are labels: ``"2024Q3"`` for a quarter (a quarter-end date such as "June 30, 2024",
 "30 June 2024", "06/30/2024", "Q2 2024" or "the second quarter of 2024"), ``"FY2018"`` for a
 fiscal year ("fiscal 2018", "FY2018", a year column of a table), ``"2024-05-17"`` for any other
-full date. :func:`period_sort_key` orders them.
+full date. :func:`period_sort_key` orders them. A full date is also kept as such (``Period.date``).
+
+**In the filer's fiscal terms** (:func:`fiscal_name`, :func:`period_phrase`). A period that ends on
+a known day is named after the fiscal year it falls in and the fiscal quarter it closes, given the
+month the filer's fiscal year ends in (:func:`aethel_lite.data.cover.fiscal_year_of`; December when
+unknown), together with its length: "Q3 FY2023, three months ended July 1, 2023", "9M FY2023, nine
+months ended July 1, 2023", "FY2022, twelve months ended September 24, 2022", "Q3 FY2023, as of July
+1, 2023" (a balance). A quarter or year the text names without a day ("Q3 2023", "fiscal 2022") is
+taken as the filer's own fiscal quarter or year.
+
+**Printed units** (:func:`printed_unit`): the unit a figure's surface is printed in, for the reader
+beside a bare table number: "USD millions" on a page "(in millions, except per-share amounts)",
+"USD thousands" on a page "(in thousands)", "%" and "x" as printed.
 """
 
 from __future__ import annotations
@@ -30,6 +42,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..data.cover import fiscal_year_of
 from ..errors import ParameterError
 
 __all__ = [
@@ -50,6 +63,11 @@ __all__ = [
     "DURATIONS",
     "find_durations",
     "duration_text",
+    "fiscal_of",
+    "fiscal_name",
+    "period_phrase",
+    "long_date",
+    "printed_unit",
 ]
 
 UNITS = ("USD m", "EUR m", "GBP m", "%", "x")
@@ -286,13 +304,15 @@ class Period:
     """A period mention: its label (``"2024Q3"``, ``"FY2018"``, ``"2024-05-17"``) and where it is.
 
     ``kind`` is ``"date"`` for a full date ("June 30, 2024"), ``"quarter"`` for a named quarter
-    ("Q2 2024"), ``"year"`` for a fiscal year.
+    ("Q2 2024"), ``"year"`` for a fiscal year. ``date`` is the day a full date names
+    (``"2024-06-30"``), kept when the label is its quarter or, in an annual report, its fiscal year.
     """
 
     label: str
     start: int
     end: int
     kind: str = ""
+    date: str | None = None
 
 
 def date_label(year: int, month: int, day: int) -> str | None:
@@ -318,6 +338,18 @@ def _label(kind: str, m: re.Match) -> str | None:
     return f"FY20{g['yy']}"  # "fy2"
 
 
+def _iso(kind: str, m: re.Match) -> str | None:
+    """The ISO date of a full-date match, else ``None``."""
+    g = m.groupdict()
+    if kind in ("mdy", "dmy"):
+        month, day = _MONTHS[g["month"].lower().rstrip(".")], int(g["day"])
+    elif kind == "num":
+        month, day = int(g["mm"]), int(g["dd"])
+    else:
+        return None
+    return f"{int(g['year']):04d}-{month:02d}-{day:02d}" if 1 <= month <= 12 and 1 <= day <= 31 else None
+
+
 def find_periods(text: str) -> list[Period]:
     """Period mentions of ``text`` in text order (the longest match wins where patterns overlap)."""
     cands: list[Period] = []
@@ -332,7 +364,7 @@ def find_periods(text: str) -> list[Period]:
                     if kind in ("q", "ordq")
                     else "year"
                 )
-                cands.append(Period(label, m.start(), m.end(), what))
+                cands.append(Period(label, m.start(), m.end(), what, _iso(kind, m)))
     cands.sort(key=lambda p: (p.start, -(p.end - p.start)))
     out: list[Period] = []
     for p in cands:
@@ -372,9 +404,9 @@ def period_sort_key(label: str | None) -> tuple:
 def fiscal_year(period: Period) -> Period:
     """A date mention read as the fiscal year it closes ("December 31, 2018" → ``FY2018``) — in an
     annual report, balance-sheet and column dates are fiscal year ends; other periods unchanged."""
-    return (
-        period if period.kind != "date" else Period(f"FY{period.label[:4]}", period.start, period.end, "year")
-    )
+    if period.kind != "date":
+        return period
+    return Period(f"FY{period.label[:4]}", period.start, period.end, "year", period.date)
 
 
 # ------------------------------------------------------------------------------------ durations
@@ -416,3 +448,115 @@ def find_durations(text: str) -> list[tuple[int, int, int]]:
 def duration_text(months: int | None) -> str:
     """How the memo names a figure's length: ``"three months"``, ..., ``"length not stated"``."""
     return DURATIONS.get(months, "length not stated") if months else "length not stated"
+
+
+# ------------------------------------------------------------------------------- fiscal terms
+_MONTH_NAMES = "January February March April May June July August September October November December".split()
+
+
+def long_date(iso: str) -> str:
+    """``"2023-07-01"`` → ``"July 1, 2023"`` (any other text unchanged)."""
+    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", iso or "")
+    if not m or not 1 <= int(m.group(2)) <= 12:
+        return iso
+    return f"{_MONTH_NAMES[int(m.group(2)) - 1]} {int(m.group(3))}, {m.group(1)}"
+
+
+def fiscal_of(label: str | None, date: str | None, fy_end: int | None) -> tuple[int, int | None] | None:
+    """``(fiscal year, fiscal quarter)`` of a period: from its day when known (the quarter it closes, for
+    a fiscal year ending in month ``fy_end``, December when ``None``), else as the label names it
+    (``"2023Q3"`` → ``(2023, 3)``, ``"FY2022"`` → ``(2022, None)``); ``None`` for no period.
+
+    Examples
+    --------
+    >>> fiscal_of("2023-07-01", "2023-07-01", 9)   # Apple's third fiscal quarter of 2023
+    (2023, 3)
+    >>> fiscal_of("2022Q4", "2022-12-31", 9)       # its first of 2023
+    (2023, 1)
+    >>> fiscal_of("FY2022", None, 9)
+    (2022, None)
+    """
+    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", date or "")
+    if m:
+        return fiscal_year_of(int(m.group(2)), int(m.group(3)), int(m.group(1)), fy_end or 12)
+    m = re.fullmatch(r"(\d{4})Q([1-4])", label or "")
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    m = re.fullmatch(r"FY(\d{4})", label or "")
+    if m:
+        return int(m.group(1)), None
+    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", label or "")
+    if m:
+        return fiscal_year_of(int(m.group(2)), int(m.group(3)), int(m.group(1)), fy_end or 12)
+    return None
+
+
+def fiscal_name(
+    label: str | None, date: str | None, months: int | None, fy_end: int | None, *, flow: bool = True
+) -> str | None:
+    """A period in the filer's fiscal terms: ``"Q3 FY2023"`` (three months, or a balance at a quarter's
+    end), ``"H1 FY2023"`` (six months to the second quarter's end; ``"6M"`` to another), ``"9M FY2023"``,
+    ``"FY2023"`` (twelve months to the fiscal year's end, a year the text names, or a balance at the
+    year's end); ``None`` without a period.
+
+    Examples
+    --------
+    >>> fiscal_name("2023-07-01", "2023-07-01", 9, 9)
+    '9M FY2023'
+    >>> fiscal_name("FY2022", "2022-09-24", None, 9, flow=False)
+    'FY2022'
+    """
+    found = fiscal_of(label, date, fy_end)
+    if found is None:
+        return None
+    fy, q = found
+    if q is None or (q == 4 and (months == 12 or (months is None and not flow))):
+        return f"FY{fy}"
+    if months == 9:
+        return f"9M FY{fy}"
+    if months == 6:
+        return f"{'H1' if q == 2 else '6M'} FY{fy}"
+    return f"Q{q} FY{fy}"
+
+
+def period_phrase(name: str | None, date: str | None, months: int | None, *, flow: bool = True) -> str:
+    """How the memo states a period: its fiscal name, then its length and the day it ends (a flow: "Q3
+    FY2023, three months ended July 1, 2023"; one whose length the text does not state: "..., period
+    ended July 1, 2023 (length not stated)") or the day it is at (a balance: "FY2022, as of September
+    24, 2022"); the name alone without a day ("FY2022")."""
+    name = name or ""
+    if date:
+        day = long_date(date)
+        if months in DURATIONS:
+            return f"{name}, {DURATIONS[months]} ended {day}"
+        if flow:
+            return f"{name}, period ended {day} (length not stated)"
+        return f"{name}, as of {day}"
+    if months in DURATIONS and months != 12 and not name.startswith(("9M", "H1", "6M")):
+        return f"{name}, {DURATIONS[months]}"
+    return name
+
+
+_SCALE_NAMES = {1e6: "trillions", 1e3: "billions", 1.0: "millions", 1e-3: "thousands"}
+
+
+def printed_unit(unit: str | None, surface: str | None, scale: float | None) -> str | None:
+    """The unit a figure's surface is printed in: money as its currency and scale ("USD millions" for
+    "169,658" on a page "in millions" or for "$812.4 million", "USD billions" for "$1.2bn", "USD" for
+    "$300,000" on a page without a scale), ``"%"`` and ``"x"`` as they are; ``None`` without a unit.
+
+    Examples
+    --------
+    >>> printed_unit("USD m", "1,577", 1e-3)
+    'USD thousands'
+    >>> printed_unit("USD m", "$1.2bn", None)
+    'USD billions'
+    """
+    if unit is None or not unit.endswith(" m"):
+        return unit
+    currency = unit[:-2]
+    m = _MONEY_RE.search(surface or "")
+    word = ((m.group("scale") or m.group("short") or "") if m else "").lower()
+    factor = _SCALE[word] if word else scale
+    name = _SCALE_NAMES.get(factor) if factor is not None else None
+    return f"{currency} {name}" if name else currency

@@ -274,12 +274,21 @@ def test_a_memo_compares_only_figures_of_one_length(tenq_index, tmp_path, target
     assert any((period, longer) in income for period, d in income if d == 3)  # side by side
     assert all(f["duration"] is None for f in facts if f["metric"] in ("total_assets", "cash"))
     rows = [r for r in parse_audit_table(md) if r["Figure"] not in ("", "—")]
-    assert rows and all(re.search(rf", (?:{_LENGTHS}|length not stated)$", r["Period"]) for r in rows)
+    day = r"[A-Z][a-z]+ \d{1,2}, \d{4}"
+    assert rows and all(
+        re.search(
+            rf", (?:(?:{_LENGTHS}) ended {day}|as of {day}|period ended {day} \(length not stated\))$",
+            r["Period"],
+        )
+        for r in rows
+    )
     body = md.split(AUDIT_HEADING, 1)[0]
     trends = [t for t in re.split(r"; |\n", body) if re.search(r"\b(?:up|down|unchanged) from\b", t)]
     assert trends
-    for t in trends:  # "(three months ended 2021Q4) to ... (three months ended 2022Q4)"
-        lengths = re.findall(rf"\(({_LENGTHS}) ended ", t)
+    for (
+        t
+    ) in trends:  # "(Q2 FY2022, three months ended December 31, 2021) to ... (Q2 FY2023, three months ...)"
+        lengths = re.findall(rf"\([^()]*?({_LENGTHS}) ended ", t)
         assert len(lengths) in (0, 2) and len(set(lengths)) <= 1, t
 
 
@@ -307,3 +316,104 @@ def test_search_findings_and_memo_give_one_page_number(tenq_index, tmp_path, cap
     assert main(["search", str(tenq_index), quote, "--method", "bm25", "-k", "6", "--json"]) == 0
     hits = {h["pid"]: h for h in json.loads(capsys.readouterr().out)["hits"]}
     assert hits[records[0]["passage_id"]]["page"] == records[0]["page"]
+
+
+# --- the company's totals, in fiscal terms and units, from real Apple filings -------------------------
+#: Apple's 10-Q for its third fiscal quarter of 2023 (cover, income statement, revenue note, segment
+#: note) and 10-K for fiscal 2022 (cover, MD&A segment table, income statement, segment note)
+APPLE = {"APPLE_2023Q3_10Q": (0, 3, 9, 15), "APPLE_2022_10K": (0, 24, 31, 51)}
+#: Apple's net sales as its filings report them (USD millions): the company's, then its segments'
+APPLE_NET_SALES = {
+    ("Q3 FY2023", "three months ended July 1, 2023"): 81_797,
+    ("Q3 FY2022", "three months ended June 25, 2022"): 82_959,
+    ("9M FY2023", "nine months ended July 1, 2023"): 293_787,
+    ("9M FY2022", "nine months ended June 25, 2022"): 304_182,
+    ("FY2022", "twelve months ended September 24, 2022"): 394_328,
+    ("FY2021", "twelve months ended September 25, 2021"): 365_817,
+    ("FY2020", "twelve months ended September 26, 2020"): 274_515,
+}
+APPLE_SEGMENT_SALES = {  # fiscal period -> segment -> net sales
+    "Q3 FY2023": {"Americas": 35_383, "Europe": 20_205, "Greater China": 15_758, "Japan": 4_821,
+                  "Rest of Asia Pacific": 5_630},
+    "9M FY2023": {"Americas": 122_445, "Europe": 71_831, "Greater China": 57_475, "Japan": 18_752,
+                  "Rest of Asia Pacific": 23_284},
+    "FY2022": {"Americas": 169_658, "Europe": 95_118, "Greater China": 74_200, "Japan": 25_977},
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def apple_index(real_data, tmp_path_factory, cache):
+    rows = []
+    with gzip.open(require(real_data / "financebench" / "pages.jsonl.gz"), "rt", encoding="utf-8") as fh:
+        for line in fh:
+            r = json.loads(line)
+            if r["page"] in APPLE.get(r["doc_name"], ()):
+                meta = {"page": r["page"]}
+                rows.append(
+                    {"pid": f"{r['doc_name']}#p{r['page']}", "doc_id": r["doc_name"], "title": "", "text": r["text"],
+                     "meta": meta}
+                )  # fmt: skip
+    assert len(rows) == 8
+    path = tmp_path_factory.mktemp("apple") / "apple.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return _index([path], tmp_path_factory.mktemp("idx") / "apple-index")
+
+
+@pytest.mark.realdata
+def test_memo_gives_the_statement_total_never_a_segment_row(apple_index, tmp_path):
+    """Apple's filings state net sales on the income statement and per geographic segment in a note
+    (Americas, Europe, Greater China, ...): the memo's revenue is the statement's total, in Apple's
+    fiscal terms (its year ends in September) and in the statement's unit; every segment row is
+    listed as that segment's and appears nowhere in the summary. The ticker names the company."""
+    out, findings = tmp_path / "memo.md", tmp_path / "findings.json"
+    assert memo(apple_index, "AAPL", out, "--findings", str(findings)) == 0
+    md = out.read_text(encoding="utf-8")
+    check_citations(md, apple_index)
+    records = [
+        r for r in json.loads(findings.read_text()) if r["kind"] == "fact" and r["metric"] == "revenue"
+    ]
+    company = {(r["fiscal_period"], r["value"]) for r in records if r["segment"] is None}
+    assert company == {(name, float(v)) for (name, _), v in APPLE_NET_SALES.items()}
+    assert all(r["printed_unit"] == "USD millions" for r in records)
+    assert all(
+        r["statement"] for r in records if r["segment"] is None and r["passage_id"].endswith(("#p3", "#p31"))
+    )
+    segments = {(r["fiscal_period"], r["segment"], r["value"]) for r in records if r["segment"] is not None}
+    for period, by_segment in APPLE_SEGMENT_SALES.items():
+        for segment, value in by_segment.items():
+            assert (period, segment, float(value)) in segments
+    assert {s for _, s, _ in segments} == {
+        "Americas",
+        "Europe",
+        "Greater China",
+        "Japan",
+        "Rest of Asia Pacific",
+    }
+    body = md.split(AUDIT_HEADING, 1)[0]
+    summary = body.split("## Liquidity Specialist", 1)[0]
+    assert (
+        "revenue **293,787** [A" in summary
+        and "USD millions (9M FY2023, nine months ended July 1, 2023)" in summary
+    )
+    segment_values = {f"{v:,}" for by in APPLE_SEGMENT_SALES.values() for v in by.values()}
+    assert not [v for v in segment_values if v in summary]
+    for (name, length), value in APPLE_NET_SALES.items():  # each period's row: the total, one figure
+        assert re.search(
+            rf"\| revenue \| {name}, {length} \| \*\*{value:,}\*\* (?:\[A\d+\] ?)+USD millions \|", body
+        )
+    for segment, value in APPLE_SEGMENT_SALES["Q3 FY2023"].items():
+        assert re.search(
+            rf"\| revenue — {segment} segment \| Q3 FY2023, three months ended July 1, 2023 \| \*\*{value:,}\*\* ",
+            body,
+        )
+    # the same memo whether the company is named by its ticker or its name
+    assert memo(apple_index, "Apple", tmp_path / "by-name.md") == 0
+    assert (tmp_path / "by-name.md").read_text(encoding="utf-8") == md
+
+
+@pytest.mark.realdata
+def test_an_unknown_ticker_is_the_one_line_error(apple_index, tmp_path, capsys):
+    capsys.readouterr()
+    assert memo(apple_index, "MSFT", tmp_path / "m.md") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err and "'MSFT'" in err and "Apple" in err

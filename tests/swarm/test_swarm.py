@@ -87,7 +87,14 @@ def audit_memo(markdown: str, passages: dict, names: list[str]) -> int:
     rest = re.sub(r"\[A\d+\]", " ", rest)
     for name in sorted(names, key=len, reverse=True):
         rest = rest.replace(name, " ")
-    rest = re.sub(r"\b(?:FY)?20\d\d(?:Q[1-4])?\b|\b20\d\d-\d\d-\d\d\b", " ", rest)
+    # periods: "Q3 FY2024", "9M FY2024", "H1 FY2024", "FY2024", "2024Q3", "2024-06-29", "June 29, 2024"
+    rest = re.sub(
+        r"\b(?:(?:Q[1-4]|H1|6M|9M) )?(?:FY)?20\d\d(?:Q[1-4])?\b|\b20\d\d-\d\d-\d\d\b"
+        r"|\b(?:January|February|March|April|May|June|July|August|September|October|November|December) "
+        r"\d{1,2}, 20\d\d\b",
+        " ",
+        rest,
+    )
     stray = re.findall(r"\S*\d\S*", rest)
     assert not stray, f"numbers without an audit row: {stray[:5]}"
     return n

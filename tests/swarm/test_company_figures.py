@@ -1,0 +1,383 @@
+"""The memo's figures are the company's, in the filer's fiscal terms, with their units.
+
+A segment note's rows ("Americas: Net sales") are a segment's figures, never the company's total;
+periods are named as the filer names them (Apple's quarter ended December 31, 2022 is its Q1 FY2023);
+a bare table number carries the unit its statement prints it in; a trading symbol names its company.
+The snippets are cut from real filings (Apple's 10-Q for the quarter ended July 1, 2023, Boeing's
+2015 10-K); the periods are checked against the fiscal calendars the filers publish.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from aethel_lite.data.schema import Passage
+from aethel_lite.swarm import Finding, RuleExtractor
+from aethel_lite.swarm.extract import build_view, statement_page, table_rows
+from aethel_lite.swarm.findings import EXTRA_KEYS, FINDING_KEYS, find_conflicts
+from aethel_lite.swarm.memo import AuditRow, MemoCheckError, build_memo, check_prose
+from aethel_lite.swarm.resolvers import DocumentResolver
+from aethel_lite.swarm.specialists import default_specialists
+from aethel_lite.swarm.values import fiscal_name, period_phrase, printed_unit
+
+# --- periods in the filer's fiscal terms --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "label, date, months, fy_end, flow, text",
+    [
+        # Apple: fiscal years end on the last Saturday of September
+        ("2023-07-01", "2023-07-01", 3, 9, True, "Q3 FY2023, three months ended July 1, 2023"),
+        ("2023-07-01", "2023-07-01", 9, 9, True, "9M FY2023, nine months ended July 1, 2023"),
+        ("2022Q4", "2022-12-31", 3, 9, True, "Q1 FY2023, three months ended December 31, 2022"),
+        ("FY2023", "2023-09-30", 12, 9, True, "FY2023, twelve months ended September 30, 2023"),
+        ("2024-06-29", "2024-06-29", 3, 9, True, "Q3 FY2024, three months ended June 29, 2024"),
+        ("2022-09-24", "2022-09-24", None, 9, False, "FY2022, as of September 24, 2022"),
+        ("2023-07-01", "2023-07-01", None, 9, False, "Q3 FY2023, as of July 1, 2023"),
+        (
+            "2023-07-01",
+            "2023-07-01",
+            None,
+            9,
+            True,
+            "Q3 FY2023, period ended July 1, 2023 (length not stated)",
+        ),
+        # Amcor: fiscal years end June 30
+        ("2022Q4", "2022-12-31", 6, 6, True, "H1 FY2023, six months ended December 31, 2022"),
+        ("2022Q4", "2022-12-31", 3, 6, True, "Q2 FY2023, three months ended December 31, 2022"),
+        # Walmart: fiscal years end January 31
+        ("FY2023", "2023-01-31", 12, 1, True, "FY2023, twelve months ended January 31, 2023"),
+        ("2023Q2", "2023-04-30", 3, 1, True, "Q1 FY2024, three months ended April 30, 2023"),
+        # a 52/53-week year closing in the first days of January closes the December before
+        ("2023-01-01", "2023-01-01", 12, 12, True, "FY2022, twelve months ended January 1, 2023"),
+        # an unknown year end is December; a period named without a day is the filer's own
+        ("2024Q3", "2024-09-30", None, None, False, "Q3 FY2024, as of September 30, 2024"),
+        ("2024Q3", None, None, 9, False, "Q3 FY2024"),
+        ("FY2018", None, None, 12, True, "FY2018"),
+    ],
+)
+def test_periods_in_the_filers_fiscal_terms(label, date, months, fy_end, flow, text):
+    assert period_phrase(fiscal_name(label, date, months, fy_end, flow=flow), date, months, flow=flow) == text
+
+
+@pytest.mark.parametrize(
+    "unit, surface, scale, shown",
+    [
+        ("USD m", "169,658", 1.0, "USD millions"),
+        ("USD m", "(1,577)", 1e-3, "USD thousands"),
+        ("USD m", "$812.4 million", None, "USD millions"),
+        ("USD m", "$1.2bn", 1.0, "USD billions"),  # the surface's own scale wins over the page's
+        ("USD m", "$300,000", None, "USD"),
+        ("EUR m", "€20m", None, "EUR millions"),
+        ("%", "14.2%", None, "%"),
+        ("x", "1.62x", None, "x"),
+        (None, None, None, None),
+    ],
+)
+def test_printed_units(unit, surface, scale, shown):
+    assert printed_unit(unit, surface, scale) == shown
+
+
+# --- statement totals and segment rows ----------------------------------------------------------
+
+APPLE_STATEMENT = """Apple Inc.
+CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS (Unaudited)
+(In millions, except number of shares which are reflected in thousands and per share amounts)
+Three Months Ended
+Nine Months Ended
+July 1,
+2023
+June 25,
+2022
+July 1,
+2023
+June 25,
+2022
+Net sales:
+   Products
+$
+60,584\xa0
+$
+63,355\xa0
+$
+230,901\xa0
+$
+245,241\xa0
+   Services
+21,213\xa0
+19,604\xa0
+62,886\xa0
+58,941\xa0
+Total net sales
+81,797\xa0
+82,959\xa0
+293,787\xa0
+304,182\xa0
+Net income
+$
+19,881\xa0
+$
+19,442\xa0
+$
+74,039\xa0
+$
+79,082\xa0
+See accompanying Notes to Condensed Consolidated Financial Statements.
+"""
+APPLE_SEGMENTS = """Note 10 – Segment Information and Geographic Data
+The following table shows information by reportable segment for the three- and nine-month periods ended July 1, 2023 and June 25, 2022 (in millions):
+Three Months Ended
+Nine Months Ended
+July 1,
+2023
+June 25,
+2022
+July 1,
+2023
+June 25,
+2022
+Americas:
+Net sales
+$
+35,383\xa0
+$
+37,472\xa0
+$
+122,445\xa0
+$
+129,850\xa0
+Operating income
+$
+13,117\xa0
+$
+13,914\xa0
+$
+44,908\xa0
+$
+48,778\xa0
+Europe:
+Net sales
+$
+20,205\xa0
+$
+19,287\xa0
+$
+71,831\xa0
+$
+72,323\xa0
+Greater China:
+Net sales
+$
+15,758\xa0
+$
+14,604\xa0
+$
+57,475\xa0
+$
+58,730\xa0
+"""
+BOEING_SEGMENTS = """Notes to the Consolidated Financial Statements
+Summary of Business Segment Data
+(Dollars in millions)
+Years ended December 31,
+2015
+2014
+Revenues:
+Commercial Airplanes
+$66,048
+$59,990
+Defense, Space & Security:
+Boeing Military Aircraft
+13,482
+13,500
+Total Defense, Space & Security
+30,388
+30,881
+Total revenues
+$96,114
+$90,762
+Net earnings
+$5,176
+$5,446
+"""
+PARTS_AND_TOTAL = """Revenue by product line (in thousands)
+2023
+2022
+Hardware:
+Revenue
+600
+500
+Software:
+Revenue
+400
+380
+Total revenue
+1,000
+880
+"""
+
+
+def _facts(text: str, metrics=("revenue", "net_income"), *, fy_end: int | None = 9, doc_type: str = "10q"):
+    p = Passage("D#p3", "D", "", text, {"page": 3, "company": "Apple", "doc_type": doc_type})
+    resolver = DocumentResolver([p], tickers={})
+    view = build_view(p, resolver, fy_end=fy_end)
+    return RuleExtractor().extract(view, list(metrics), [], resolver=resolver, specialist="t")
+
+
+def test_the_statement_total_is_the_companys_figure_in_fiscal_terms_and_units():
+    facts = {(f.metric, f.fiscal_period, f.value): f for f in _facts(APPLE_STATEMENT)}
+    assert set(facts) == {
+        ("revenue", "Q3 FY2023", 81797.0),
+        ("revenue", "Q3 FY2022", 82959.0),
+        ("revenue", "9M FY2023", 293787.0),
+        ("revenue", "9M FY2022", 304182.0),
+        ("net_income", "Q3 FY2023", 19881.0),
+        ("net_income", "Q3 FY2022", 19442.0),
+        ("net_income", "9M FY2023", 74039.0),
+        ("net_income", "9M FY2022", 79082.0),
+    }
+    for f in facts.values():
+        assert f.segment is None and f.statement and f.printed_unit == "USD millions"
+    total = facts[("revenue", "9M FY2023", 293787.0)]
+    assert (total.period_end, total.duration, total.surface) == ("2023-07-01", 9, "293,787")
+    assert statement_page(APPLE_STATEMENT) and not statement_page(APPLE_SEGMENTS)
+
+
+def test_segment_note_rows_are_segments_never_the_company_total():
+    facts = _facts(APPLE_SEGMENTS)
+    assert {f.metric for f in facts} == {"revenue"}
+    assert all(not f.statement for f in facts)
+    got = {(f.segment, f.fiscal_period, f.value) for f in facts}
+    assert got == {
+        ("Americas", "Q3 FY2023", 35383.0),
+        ("Americas", "Q3 FY2022", 37472.0),
+        ("Americas", "9M FY2023", 122445.0),
+        ("Americas", "9M FY2022", 129850.0),
+        ("Europe", "Q3 FY2023", 20205.0),
+        ("Europe", "Q3 FY2022", 19287.0),
+        ("Europe", "9M FY2023", 71831.0),
+        ("Europe", "9M FY2022", 72323.0),
+        ("Greater China", "Q3 FY2023", 15758.0),
+        ("Greater China", "Q3 FY2022", 14604.0),
+        ("Greater China", "9M FY2023", 57475.0),
+        ("Greater China", "9M FY2022", 58730.0),
+    }
+    rows = table_rows(APPLE_SEGMENTS)
+    assert [r.group for r in rows if r.label == "Net sales"] == ["Americas", "Europe", "Greater China"]
+
+
+def test_a_total_row_closes_its_caption_and_stays_the_companys():
+    """Boeing's segment summary: "Total Defense, Space & Security" closes that caption, so the company's
+    net earnings below it are not the segment's; "Total revenues" is the company's."""
+    facts = _facts(BOEING_SEGMENTS, fy_end=12, doc_type="10k")
+    got = {(f.metric, f.period, f.value, f.segment) for f in facts}
+    assert got == {
+        ("revenue", "FY2015", 96114.0, None),
+        ("revenue", "FY2014", 90762.0, None),
+        ("net_income", "FY2015", 5176.0, None),
+        ("net_income", "FY2014", 5446.0, None),
+    }
+
+
+def test_rows_that_a_total_row_sums_are_parts():
+    facts = _facts(PARTS_AND_TOTAL, fy_end=12, doc_type="10k")
+    got = {(f.segment, f.period, f.value, f.printed_unit) for f in facts}
+    assert got == {
+        ("Hardware", "FY2023", 0.6, "USD thousands"),
+        ("Hardware", "FY2022", 0.5, "USD thousands"),
+        ("Software", "FY2023", 0.4, "USD thousands"),
+        ("Software", "FY2022", 0.38, "USD thousands"),
+        (None, "FY2023", 1.0, "USD thousands"),
+        (None, "FY2022", 0.88, "USD thousands"),
+    }
+    # without captions, parts that name no segment are dropped: only the total remains
+    bare = PARTS_AND_TOTAL.replace("Hardware:\n", "").replace("Software:\n", "")
+    assert {(f.segment, f.value) for f in _facts(bare, fy_end=12)} == {(None, 1.0), (None, 0.88)}
+
+
+def test_a_segment_is_compared_with_itself_only():
+    """A segment's figure and the company's total for one period are not a conflict; the same segment
+    stated differently by two documents is."""
+    base = Finding(
+        "Apple", "revenue", "2023-07-01", 81797.0, "USD m", "q", "a#p3", "a", 3, "s", 0.9, "81,797"
+    )
+    seg = Finding("Apple", "revenue", "2023-07-01", 35383.0, "USD m", "q", "b#p15", "b", 15, "s", 0.9, "35,383",
+                  segment="Americas")  # fmt: skip
+    assert find_conflicts([base, seg]) == []
+    other = Finding("Apple", "revenue", "2023-07-01", 35000.0, "USD m", "q", "c#p9", "c", 9, "s", 0.9, "35,000",
+                    segment="Americas")  # fmt: skip
+    (conflict,) = find_conflicts([base, seg, other])
+    assert conflict.segment == "Americas" and {s["value"] for s in conflict.sources} == {35383.0, 35000.0}
+
+
+def test_memo_reports_the_total_and_lists_segments_apart():
+    facts = _facts(APPLE_STATEMENT) + _facts(APPLE_SEGMENTS)
+    memo = build_memo(
+        target="Apple",
+        found=True,
+        findings=facts,
+        conflicts=[],
+        specialists=default_specialists(),
+        names={"Apple": "Apple"},
+        evidence="test.",
+        target_entity="Apple",
+    )
+    md = memo.markdown
+    body, audit = md.split("## Audit trail")
+    summary = body.split("## Liquidity Specialist")[0]
+    assert "revenue **293,787** [A" in summary
+    assert "] USD millions (9M FY2023, nine months ended July 1, 2023)" in summary
+    for segment_value in ("35,383", "122,445", "20,205", "71,831", "15,758", "57,475"):
+        assert segment_value not in summary
+    assert "| revenue — Americas segment | 9M FY2023, nine months ended July 1, 2023 | **122,445** [A" in body
+    assert "| revenue | FY" not in body  # every revenue row here is a quarter's or nine months'
+    rows = [line for line in audit.splitlines() if "| 122,445 |" in line]
+    assert rows and "revenue — Americas segment (USD millions)" in rows[0]
+    assert "9M FY2023, nine months ended July 1, 2023" in rows[0]
+
+
+def test_check_prose_takes_fiscal_periods_but_no_other_number():
+    rows = [AuditRow("A1", "81,797", "Apple", "revenue", "Q3 FY2023", "d", None, "d#0", "81,797")]
+    check_prose("revenue **81,797** [A1] USD millions (Q3 FY2023, three months ended July 1, 2023).", rows)
+    check_prose("revenue **81,797** [A1] (9M FY2023, H1 FY2024, FY2022, as of September 24, 2022).", rows)
+    with pytest.raises(MemoCheckError, match="35,383"):
+        check_prose("revenue **81,797** [A1], Americas 35,383 (Q3 FY2023).", rows)
+    with pytest.raises(MemoCheckError, match="Q7"):
+        check_prose("revenue **81,797** [A1] (Q7 FY2023).", rows)
+
+
+def test_finding_records_keep_the_new_keys_and_read_older_records():
+    f = _facts(APPLE_SEGMENTS)[0]
+    record = f.to_dict()
+    assert set(FINDING_KEYS) | set(EXTRA_KEYS) == set(record)
+    assert record["segment"] == "Americas" and record["fiscal_period"] == "Q3 FY2023"
+    assert record["period_end"] == "2023-07-01" and record["printed_unit"] == "USD millions"
+    assert Finding.from_dict(record) == f
+    old = {k: record[k] for k in FINDING_KEYS}  # a record written before these keys
+    back = Finding.from_dict(old)
+    assert back.segment is None and back.fiscal_period is None and back.statement is False
+
+
+# --- a trading symbol names its company ----------------------------------------------------------
+
+COVER = (
+    "UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\nWashington, D.C. 20549\nFORM 10-Q\n"
+    "Apple Inc.\n(Exact name of Registrant as specified in its charter)\n"
+    "Securities registered pursuant to Section 12(b) of the Act:\nTitle of each class\nTrading symbol(s)\n"
+    "Name of each exchange on which registered\nCommon Stock, $0.00001 par value per share\nAAPL\n"
+    "The Nasdaq Stock Market LLC\nIndicate by check mark whether the Registrant (1) has filed all reports"
+)
+
+
+def test_a_trading_symbol_resolves_to_its_company():
+    passages = [
+        Passage("APPLE_Q#p0", "APPLE_Q", "", COVER, {"page": 0, "company": "Apple"}),
+        Passage("APPLE_Q#p3", "APPLE_Q", "", APPLE_STATEMENT, {"page": 3, "company": "Apple"}),
+        Passage("MSFT#p0", "MSFT", "", COVER.replace("AAPL", "MSFT"), {"page": 0, "company": "Microsoft"}),
+        Passage("DUP#p0", "DUP", "", COVER.replace("AAPL", "MSFT"), {"page": 0, "company": "Other Co"}),
+    ]
+    r = DocumentResolver(passages)
+    assert r.lookup("AAPL") == r.lookup("aapl") == r.lookup(" AAPL ") == r.lookup("Apple") == "Apple"
+    assert r.lookup("MSFT") is None  # two companies' covers give it: it names neither
+    assert r.lookup("ZZZZ") is None
+    assert DocumentResolver(passages, tickers={}).lookup("AAPL") is None
