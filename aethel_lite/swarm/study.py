@@ -250,8 +250,9 @@ def extraction_accuracy(
     """Exact-match accuracy of the extractor on :func:`numeric_questions`, reading the evidence pages.
 
     The answer is the value stated most often in the pages read for the question's metric and
-    period about its company (first in page order on a tie); it is correct when its absolute value
-    equals the gold's within the gold's rounding. A question without metric or period is wrong.
+    period about its company, segments' figures left out (first in page order on a tie); it is
+    correct when its absolute value equals the gold's within the gold's rounding. A question without
+    metric or period is wrong.
 
     Parameters
     ----------
@@ -282,6 +283,7 @@ def extraction_accuracy(
                     for f in extractor.extract(view, [q["metric"]], [], resolver=resolver, specialist="eval")
                     if f.period == q["period"]
                     and f.value is not None
+                    and f.segment is None  # a segment's figure is not the company's answer
                     and (q.get("company") is None or f.entity == q["company"])
                 ]
             if found:
