@@ -181,7 +181,7 @@ def aethel(args: list[str], env: dict, capture: bool = True) -> str:
     return proc.stdout or ""
 
 
-def build_index(index: Path, pages_file: Path, env: dict, n_process: int) -> dict:
+def build_index(index: Path, pages_file: Path, env: dict, n_process: int, method: str = METHOD) -> dict:
     """Write each filing as an own-files JSONL passage file and run ``aethel index`` on them."""
     own = own_files(Dataset("fiscal-dates", filing_pages(pages_file), []), name="fiscal-dates-own")
     by_doc: dict[str, list[dict]] = {}
@@ -200,7 +200,7 @@ def build_index(index: Path, pages_file: Path, env: dict, n_process: int) -> dic
                 "--out",
                 str(index),
                 "--methods",
-                METHOD,
+                method,
                 "--n-process",
                 str(n_process),
             ],
@@ -348,6 +348,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rebuild", action="store_true", help="rebuild the index even if --index holds one")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="JSON result (default %(default)s)")
     ap.add_argument("--n-process", type=int, default=1, help="spaCy worker processes for aethel index")
+    ap.add_argument("--method", default=METHOD, help="the search method measured (default %(default)s)")
     ap.add_argument(
         "--label", default=None, help="a name for the code measured, kept in the JSON (e.g. a commit)"
     )
@@ -374,7 +375,7 @@ def main(argv=None) -> int:
             raise SystemExit(
                 f"{index}: an index of other documents; give --rebuild to replace it or another --index"
             )
-        built = build_index(index, pages_file, env, args.n_process)
+        built = build_index(index, pages_file, env, args.n_process, args.method)
         print(f"indexed {built['n_filings']} filings, {built['n_pages']} pages in {built['seconds']} s")
     else:
         print("index reused (same filings)")
@@ -383,7 +384,9 @@ def main(argv=None) -> int:
         qfile = Path(tmp) / "questions.txt"
         qfile.write_text("".join(q["question"] + "\n" for q in questions), encoding="utf-8")
         t0 = time.perf_counter()
-        out = aethel(["search", str(index), "--questions", str(qfile), "-k", str(K), "--method", METHOD], env)
+        out = aethel(
+            ["search", str(index), "--questions", str(qfile), "-k", str(K), "--method", args.method], env
+        )
         search_seconds = time.perf_counter() - t0
     answers = [json.loads(line) for line in out.splitlines() if line.strip()]
     if len(answers) != len(questions):
@@ -393,7 +396,7 @@ def main(argv=None) -> int:
     meta = docmeta_check(index, name_of)
     print_report(summary, rows, meta)
     result = {
-        "method": METHOD,
+        "method": args.method,
         "k": K,
         "aethel_lite": str(code),
         "commit": _commit(code),
