@@ -27,6 +27,8 @@ statement row, the nearest short unit whose numbers are all years or days of dat
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import re
 from collections.abc import Callable
@@ -64,8 +66,10 @@ _FY = re.compile(r"fy((?:19|20)?\d\d)")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 #: a sentence's last characters (not a dot leader: "Total liabilities ......")
 _ENDS_SENTENCE = re.compile(r"(?<!\.)[.!?][\"”’)\]]*$")
-#: a line ending in figures ("Total net sales 383,285 394,328"): a statement row
+#: the end of a line that ends in figures ("Total net sales 383,285 394,328"): a statement row, read in its last
+#: characters only
 _ROW_END = re.compile(r"[A-Za-z):][^\n]*?\s\(?\$?\s?\d[\d,.]*\)?\s*%?\s*$")
+_ROW_TAIL = 200
 _DATE = re.compile(rf"\b{MONTH_RX}\s+\d{{1,2}}\b,?", re.I)
 #: a line of figures only: numbers, currency, percent, parentheses, dashes (or nothing)
 _VALUES = re.compile(r"[\s$€£¥%()\[\]—–\-−.,*0-9]*")
@@ -74,6 +78,7 @@ _SENTENCE_END = re.compile(r"[.!?][\"”’)\]]*\s+(?=[\"“‘(\[]?[A-Z0-9$])")
 _ABBREVIATIONS = frozenset(
     "inc corp co ltd llc plc no nos vs mr mrs ms dr st jr sr u.s e.g i.e approx fig".split()
 )
+_SPACE = re.compile(r"\s+")
 _LEADER = re.compile(r"\s*\.{4,}\s*")
 _BOLD, _RESET = "\033[1m", "\033[0m"
 
@@ -227,7 +232,9 @@ def _units(text: str) -> list[_Unit]:
     for a, b, c in blocks:
         spans = _sentences(text, a, b) if b > a else [(a, a)]
         spans[-1] = (spans[-1][0], c)  # the figures go with the last sentence (a row's label)
-        units += [_Unit(x, y, row=c > b or bool(_ROW_END.search(text, x, y))) for x, y in spans]
+        units += [
+            _Unit(x, y, row=c > b or bool(_ROW_END.search(text[max(x, y - _ROW_TAIL) : y]))) for x, y in spans
+        ]
     for u in units:
         u.words = [(m.start(), m.end(), _key(m.group())) for m in _WORD.finditer(text, u.start, u.end)]
         u.figure = any(not _YEAR.fullmatch(m.group()) for m in _NUMBER.finditer(text, u.start, u.end))
@@ -248,22 +255,29 @@ def _is_header(text: str, u: _Unit) -> bool:
 
 
 def _window(u: _Unit, hits: list[tuple[int, int, float]], text: str, limit: int) -> tuple[int, int]:
-    """The ``limit``-character window of a long unit holding most matched weight, cut at white space."""
+    """The ``limit``-character window of a long unit holding most matched weight, cut at white space (each match
+    is tried as the window's anchor; the weight inside a window is a difference of prefix sums)."""
+    starts = [a for a, _, _ in hits]
+    ends = [b for _, b, _ in hits]
+    prefix = [0.0, *itertools.accumulate(w for _, _, w in hits)]
     best, best_at = -1.0, u.start
-    for a, _, _ in hits or [(u.start, u.start, 0.0)]:
+    for a in starts or [u.start]:
         lo = max(u.start, a - limit // 4)
         hi = min(u.end, lo + limit)
         lo = max(u.start, hi - limit)
-        got = sum(w for x, y, w in hits if x >= lo and y <= hi)
+        got = (
+            prefix[max(bisect.bisect_right(ends, hi), bisect.bisect_left(starts, lo))]
+            - prefix[bisect.bisect_left(starts, lo)]
+        )
         if got > best:
             best, best_at = got, lo
     lo, hi = best_at, min(u.end, best_at + limit)
-    if lo > u.start:
-        cut = text.find(" ", lo, hi)
-        lo = cut + 1 if cut != -1 else lo
-    if hi < u.end:
-        cut = text.rfind(" ", lo, hi)
-        hi = cut if cut > lo else hi
+    if lo > u.start and not text[lo - 1].isspace():  # not in the middle of a word
+        cut = _SPACE.search(text, lo, hi)
+        lo = cut.end() if cut else lo
+    if hi < u.end and not text[hi].isspace():
+        cuts = list(_SPACE.finditer(text, lo, hi))
+        hi = cuts[-1].start() if cuts else hi
     while lo < hi and text[lo].isspace():
         lo += 1
     while hi > lo and text[hi - 1].isspace():
