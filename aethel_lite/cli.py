@@ -256,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     filters = se.add_argument_group(
         "filters",
-        "restrict the search to documents, before ranking (names as the index's docmeta.json knows them)",
+        "restrict the search to documents, before ranking (as the index's document metadata names them)",
     )
     filters.add_argument("--company", metavar="NAME", help="a company, by any of its names or its ticker")
     filters.add_argument("--year", metavar="YYYY", help="a fiscal year, e.g. 2023 or FY2023")
