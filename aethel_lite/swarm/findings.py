@@ -22,6 +22,7 @@ __all__ = [
     "read_findings",
     "sort_findings",
     "EXTRA_KEYS",
+    "prefer_statements",
 ]
 
 #: the keys every finding record has (the ``--findings`` JSON of ``aethel memo``)
@@ -218,10 +219,41 @@ def fact_key(entity: str, metric: str, period: str | None, value: float | None) 
     return (entity, metric, period, None if value is None else round(float(value), 6))
 
 
+def prefer_statements(findings: Iterable[Finding]) -> list[Finding]:
+    """``findings`` without the company figures a document's notes or prose state differently from its
+    own consolidated statements.
+
+    A fact not on a statement page (``statement=False``) is left out when its document states the
+    same entity's metric, period, unit and segment on a statement page with a compatible length
+    (equal, or either unstated) and none of those statement values is its value: in one filing,
+    the statement's figure is the company's, a note's other figure for it is a segment's, a
+    discontinued operation's or a hedge's that the tables did not name. Other findings, and figures
+    of documents without a statement for that period, are kept, in order.
+    """
+    findings = list(findings)
+    stated: dict[tuple, list[Finding]] = {}
+    for f in findings:
+        if f.kind == "fact" and f.statement and f.value is not None:
+            stated.setdefault((f.doc_id, f.entity, f.metric, f.period, f.unit, f.segment), []).append(f)
+
+    def kept(f: Finding) -> bool:
+        if f.kind != "fact" or f.statement or f.value is None:
+            return True
+        rivals = [
+            s
+            for s in stated.get((f.doc_id, f.entity, f.metric, f.period, f.unit, f.segment), ())
+            if s.duration is None or f.duration is None or s.duration == f.duration
+        ]
+        return not rivals or any(same_value(s.value, f.value) for s in rivals)
+
+    return [f for f in findings if kept(f)]
+
+
 def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence Auditor") -> list[Finding]:
     """Conflict findings: one (entity, metric, period) stated with different values in different documents.
 
-    Facts are grouped by (entity, metric, period, unit, segment) -- a segment's figure is compared
+    Figures a document's notes state differently from its own statements are left out first
+    (:func:`prefer_statements`). Facts are grouped by (entity, metric, period, unit, segment) -- a segment's figure is compared
     with the same segment's only, never with the company's total; a group whose facts state two different
     lengths (three and nine months ended the same day) is split by length, the facts of unstated
     length left out, as they could be either: different lengths are different figures, not a conflict. A group with two different values
@@ -243,7 +275,7 @@ def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence 
         ``kind="conflict"``, ``value=None``, sorted canonically.
     """
     by_key: dict[tuple, list[Finding]] = {}
-    for f in findings:
+    for f in prefer_statements(findings):
         if f.kind == "fact" and f.value is not None and f.period is not None:
             by_key.setdefault((f.entity, f.metric, f.period, f.unit, f.segment), []).append(f)
     groups: dict[tuple, list[Finding]] = {}

@@ -17,9 +17,11 @@ not stated)").
 
 The summary and the trends report the company's own figures only. A figure of a segment, region or
 product line (a row of a segment note, :func:`~aethel_lite.swarm.tables.segment_of`) is listed in
-its specialist's table under its own name ("revenue — Americas segment"), never as the company's;
-where the company's figure for one period is stated differently, the one printed on a consolidated
-statement is shown first.
+its specialist's table under its own name ("revenue — Americas segment"), never as the company's.
+A figure a filing's notes or prose state differently from the same filing's consolidated statement
+is left out (:func:`~aethel_lite.swarm.findings.prefer_statements`); where documents state the
+company's figure for one period differently, the one printed on a consolidated statement is shown
+first.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError
-from .findings import Finding
+from .findings import Finding, prefer_statements
 from .generate import SYSTEM_PROMPT, GeneratorError
 from .lexicon import METRICS, TOPICS
 from .values import period_phrase, period_sort_key, same_value
@@ -396,7 +398,7 @@ def build_memo(
         )
         return Memo(target, md, [], found=False)
 
-    facts = _dated([f for f in findings if f.kind == "fact"])
+    facts = _dated(prefer_statements([f for f in findings if f.kind == "fact"]))
     topics = [f for f in findings if f.kind == "topic"]
     entities = sorted({f.entity for f in findings}, key=lambda e: (e != target_entity, names.get(e, e)))
     multi = len(entities) > 1 or target_entity not in entities

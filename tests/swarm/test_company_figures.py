@@ -14,7 +14,7 @@ import pytest
 from aethel_lite.data.schema import Passage
 from aethel_lite.swarm import Finding, RuleExtractor
 from aethel_lite.swarm.extract import build_view, statement_page, table_rows
-from aethel_lite.swarm.findings import EXTRA_KEYS, FINDING_KEYS, find_conflicts
+from aethel_lite.swarm.findings import EXTRA_KEYS, FINDING_KEYS, find_conflicts, prefer_statements
 from aethel_lite.swarm.memo import AuditRow, MemoCheckError, build_memo, check_prose
 from aethel_lite.swarm.resolvers import DocumentResolver
 from aethel_lite.swarm.specialists import default_specialists
@@ -308,6 +308,30 @@ def test_a_segment_is_compared_with_itself_only():
                     segment="Americas")  # fmt: skip
     (conflict,) = find_conflicts([base, seg, other])
     assert conflict.segment == "Americas" and {s["value"] for s in conflict.sources} == {35383.0, 35000.0}
+
+
+def test_a_filings_statement_outranks_its_notes():
+    """A note's figure that its own filing's statement contradicts (a segment's row the tables did not
+    name) is left out of the memo and of the conflicts; another filing's figure is kept."""
+
+    def fact(doc, value, *, statement=False, duration=3, period="2023-07-01"):
+        return Finding("Apple", "revenue", period, value, "USD m", "q", f"{doc}#p1", doc, 1, "s", 0.9,
+                       f"{value:,.0f}", duration=duration, statement=statement)  # fmt: skip
+
+    total = fact("a", 81797.0, statement=True)
+    note_same = fact("a", 81797.0)
+    note_other = fact("a", 35383.0)  # Americas, under a heading the table does not repeat
+    note_nine = fact("a", 122445.0, duration=9)  # another length: not the statement's rival
+    note_unstated = fact("a", 35383.0, duration=None)
+    other_doc = fact("b", 35383.0)
+    other_period = fact("a", 35383.0, period="2022-06-25")
+    kept = prefer_statements(
+        [total, note_same, note_other, note_nine, note_unstated, other_doc, other_period]
+    )
+    assert kept == [total, note_same, note_nine, other_doc, other_period]
+    (conflict,) = find_conflicts([total, note_other, other_doc])  # b's figure against a's statement
+    assert [s["doc_id"] for s in conflict.sources] == ["a", "b"]
+    assert find_conflicts([total, note_other, fact("b", 81797.0)]) == []
 
 
 def test_memo_reports_the_total_and_lists_segments_apart():
