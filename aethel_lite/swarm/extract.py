@@ -34,7 +34,8 @@ Reading one passage (:class:`PassageView`):
    segments** (:mod:`aethel_lite.swarm.tables`): a row a segment note gives a segment, region or
    product line ("Americas: Net sales"; :func:`~aethel_lite.swarm.tables.segment_of`) is that
    segment's figure (``Finding.segment``), never the company's; one that names no segment is
-   dropped. A page whose first lines title a consolidated statement
+   dropped; a row under a per-share caption ("Earnings per share:") is no amount in millions. A
+   page whose first lines title a consolidated statement
    (:func:`~aethel_lite.swarm.tables.statement_page`) marks its figures (``Finding.statement``),
    which the memo prefers.
 5. **Entity.** With an alias resolver: the mention of an allowed kind in the segment nearest to
@@ -56,7 +57,7 @@ from ..errors import ParameterError
 from .findings import Finding
 from .lexicon import METRICS, MONEY, TOPICS, Metric, clean_label
 from .resolvers import EntityResolver
-from .tables import REGION_RE, TableRow, segment_of, statement_page, table_rows
+from .tables import REGION_RE, TableRow, per_share, segment_of, statement_page, table_rows
 from .values import (
     Figure,
     Period,
@@ -448,6 +449,8 @@ class RuleExtractor:
                 money = bool(set(metric.units) & set(MONEY))
                 if money and view.scale is None:
                     continue
+                if money and per_share(row):  # "Earnings per share: Net income" is USD per share
+                    break
                 part, segment = segment_of(
                     row, matched.get(metric.key, [row]), page=view.body, statement=view.statement
                 )

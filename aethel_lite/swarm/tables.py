@@ -26,7 +26,7 @@ from ..data.cover import MONTHS
 from .lexicon import clean_label
 from .values import bare_numbers, date_label, find_durations, find_periods, fiscal_year, parse_number
 
-__all__ = ["TableRow", "table_rows", "statement_page", "segment_of", "REGION_RE"]
+__all__ = ["TableRow", "table_rows", "statement_page", "segment_of", "per_share", "REGION_RE"]
 
 
 @dataclass(frozen=True)
@@ -251,6 +251,18 @@ _NOT_SEGMENT_CAPTION = re.compile(
     r"reconciliation|inc|corp|corporation|partnership|company|l\.?p|llc)\b",
     re.IGNORECASE,
 )
+
+
+_PER_SHARE = re.compile(
+    r"\bper\s+(?:(?:common|ordinary|basic|diluted|class\s+[a-z])\s+)*(?:share|unit)s?\b|\bEPS\b",
+    re.IGNORECASE,
+)
+
+
+def per_share(row: TableRow) -> bool:
+    """Whether a row is a per-share amount: its label or its caption says so ("Earnings per share:",
+    "Per share of 3M common stock:", "Diluted earnings per common share")."""
+    return bool(_PER_SHARE.search(row.label) or (row.group and _PER_SHARE.search(row.group)))
 
 
 def _is_total(row: TableRow) -> bool:

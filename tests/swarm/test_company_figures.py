@@ -295,6 +295,40 @@ def test_rows_that_a_total_row_sums_are_parts():
     assert {(f.segment, f.value) for f in _facts(bare, fy_end=12)} == {(None, 1.0), (None, 0.88)}
 
 
+THREE_M_SELECTED = """Item 6. Selected Financial Data.
+(Dollars in millions, except per share amounts)
+2015
+2014
+Years ended December 31:
+Net sales
+ $
+30,274 $
+31,821
+Net income attributable to 3M
+4,833
+4,956
+Per share of 3M common stock:
+Net income attributable to 3M — basic
+7.72
+7.63
+Net income attributable to 3M — diluted
+7.58
+7.49
+"""
+
+
+def test_a_per_share_row_is_not_net_income():
+    """3M's selected financial data print net income, then the same label per share under "Per share of
+    3M common stock:": only the amount in millions is net income."""
+    got = {(f.metric, f.period, f.value) for f in _facts(THREE_M_SELECTED, fy_end=12, doc_type="10k")}
+    assert got == {
+        ("revenue", "FY2015", 30274.0),
+        ("revenue", "FY2014", 31821.0),
+        ("net_income", "FY2015", 4833.0),
+        ("net_income", "FY2014", 4956.0),
+    }
+
+
 def test_a_segment_is_compared_with_itself_only():
     """A segment's figure and the company's total for one period are not a conflict; the same segment
     stated differently by two documents is."""
