@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -219,6 +220,20 @@ def fact_key(entity: str, metric: str, period: str | None, value: float | None) 
     return (entity, metric, period, None if value is None else round(float(value), 6))
 
 
+def _period_key(f: Finding) -> str | None:
+    """The period a conflict is checked over: the label, except that a day that closes the filer's fiscal
+    year ("2015-09-26", read from a filing with no annual-report type) is that fiscal year ("FY2015"), as
+    the year columns of other filings label it."""
+    if (
+        f.period
+        and re.fullmatch(r"\d{4}-\d{2}-\d{2}", f.period)
+        and f.fiscal_period
+        and re.fullmatch(r"FY\d{4}", f.fiscal_period)
+    ):
+        return f.fiscal_period
+    return f.period
+
+
 def prefer_statements(findings: Iterable[Finding]) -> list[Finding]:
     """``findings`` without the company figures a document's notes or prose state differently from its
     own consolidated statements.
@@ -253,10 +268,12 @@ def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence 
     """Conflict findings: one (entity, metric, period) stated with different values in different documents.
 
     Figures a document's notes state differently from its own statements are left out first
-    (:func:`prefer_statements`). Facts are grouped by (entity, metric, period, unit, segment) -- a segment's figure is compared
-    with the same segment's only, never with the company's total; a group whose facts state two different
-    lengths (three and nine months ended the same day) is split by length, the facts of unstated
-    length left out, as they could be either: different lengths are different figures, not a conflict. A group with two different values
+    (:func:`prefer_statements`). Facts are grouped by (entity, metric, period, unit, segment), a
+    day that closes the filer's fiscal year being that fiscal year ("2015-09-26" is Apple's
+    "FY2015"); a segment's figure is compared with the same segment's only, never with the
+    company's total. A group whose facts state two different lengths (three and nine months ended
+    the same day) is split by length, the facts of unstated length left out, as they could be
+    either: different lengths are different figures, not a conflict. A group with two different values
     (:func:`~aethel_lite.swarm.values.same_value`) stated by two different documents becomes one
     conflict whose ``sources`` are one fact per (document, value) -- the first by page and passage
     -- ordered by value (the value stated by most documents first) and document. Its passage,
@@ -277,7 +294,7 @@ def find_conflicts(findings: Iterable[Finding], *, specialist: str = "Diligence 
     by_key: dict[tuple, list[Finding]] = {}
     for f in prefer_statements(findings):
         if f.kind == "fact" and f.value is not None and f.period is not None:
-            by_key.setdefault((f.entity, f.metric, f.period, f.unit, f.segment), []).append(f)
+            by_key.setdefault((f.entity, f.metric, _period_key(f), f.unit, f.segment), []).append(f)
     groups: dict[tuple, list[Finding]] = {}
     for key, facts in by_key.items():
         lengths = {f.duration for f in facts if f.duration is not None}

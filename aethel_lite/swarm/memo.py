@@ -511,7 +511,10 @@ def build_memo(
     clines = ["## Conflicts", ""]
     if conflicts:
         for c in conflicts:
-            stated = [refs.figure([Finding(c.entity, c.metric, c.period, **s)]) for s in c.sources]
+            sources = [Finding(c.entity, c.metric, c.period, **s) for s in c.sources]
+            stated = [
+                refs.value(g) for g in _values(sources)
+            ]  # each value once, with every document's reference
             who = f" — {names.get(c.entity, c.entity)}" if multi else ""
             clines.append(
                 f"- **{_metric_text(c)}, {_when_text(_when(c), [c])}**{who}: "

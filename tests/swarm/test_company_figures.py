@@ -368,6 +368,30 @@ def test_a_filings_statement_outranks_its_notes():
     assert find_conflicts([total, note_other, fact("b", 81797.0)]) == []
 
 
+def test_a_fiscal_year_end_day_and_the_year_column_are_one_period():
+    """Apple restated its FY2015 total assets: its 2015 10-K's balance sheet (a day, read without the
+    annual-report type) gives 290,479, later 10-Ks' year columns 290,345: one conflict, each value once."""
+
+    def fact(doc, value, period, date):
+        return Finding("Apple", "total_assets", period, value, "USD m", "q", f"{doc}#p1", doc, 1, "s", 0.9,
+                       f"{value:,.0f}", period_end=date, fiscal_period="FY2015", statement=True)  # fmt: skip
+
+    facts = [
+        fact("APPLE_2015_10K", 290479.0, "2015-09-26", "2015-09-26"),
+        fact("APPLE_2016_10K", 290345.0, "2015-09-26", "2015-09-26"),
+        fact("APPLE_2017_10K", 290345.0, "FY2015", None),
+    ]
+    (conflict,) = find_conflicts(facts)
+    assert conflict.period == "FY2015" and len(conflict.sources) == 3
+    memo = build_memo(
+        target="Apple", found=True, findings=facts, conflicts=[conflict], specialists=default_specialists(),
+        names={"Apple": "Apple"}, evidence="test.", target_entity="Apple",
+    )  # fmt: skip
+    (line,) = [ln for ln in memo.markdown.splitlines() if ln.startswith("- **total assets, FY2015")]
+    assert line.startswith("- **total assets, FY2015, as of September 26, 2015**: **290,345** [A")
+    assert line.count("against") == 1 and "**290,479** [A" in line
+
+
 def test_memo_reports_the_total_and_lists_segments_apart():
     facts = _facts(APPLE_STATEMENT) + _facts(APPLE_SEGMENTS)
     memo = build_memo(
