@@ -53,7 +53,9 @@ def check_memo_outputs(args: argparse.Namespace) -> None:
 
 
 def check_dataset_target(orchestrator: Orchestrator, dataset, args: argparse.Namespace) -> None:
-    """``--target`` must name an entity of the data set (ParameterError listing the closest names)."""
+    """``--target`` must name an entity of the data set, by a name or by a trading symbol its filings' covers
+    register ("AAPL"; :class:`~aethel_lite.swarm.resolvers.DocumentResolver`); else a ParameterError listing
+    the closest names."""
     resolver = orchestrator.resolver
     if not args.target.strip() or resolver.lookup(args.target.strip()) is not None:
         return  # an empty name: the orchestrator's own one-line error

@@ -244,8 +244,9 @@ def closest_companies(name: str, companies: Sequence[str]) -> list[str]:
 
 
 def check_target(orchestrator: Orchestrator, target: str) -> str:
-    """The entity ``target`` names among an index's companies, or :class:`ParameterError` (one
-    line) listing the companies the index knows, closest first (:func:`closest_companies`)."""
+    """The entity ``target`` names among an index's companies (by a name, or by a trading symbol a filing's
+    cover registers: "AAPL"), or :class:`ParameterError` (one line) listing the companies the index knows,
+    closest first (:func:`closest_companies`)."""
     if not isinstance(target, str) or not normalize_entity(target):
         raise ParameterError(f"--target: expected a company name, got {target!r}")
     entity = orchestrator.resolver.lookup(target.strip())
