@@ -285,7 +285,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="an index built by `aethel index` with a graph method on spaCy "
         f"NER (the default {DEFAULT_METHOD} has it); the target is one of its documents' companies",
     )
-    me.add_argument("--target", required=True, help="the fund, GP or company, by any of its names")
+    me.add_argument(
+        "--target", required=True, help="the fund, GP or company, by any of its names or its ticker"
+    )
     me.add_argument(
         "--out",
         required=True,
