@@ -23,7 +23,8 @@ APPLE, MICROSOFT, NIKE, WALMART, BEST_BUY, CALENDAR = 9, 6, 5, 1, 1, 12
 TABLE = [
     # "quarter ended <date>" / "three months ended <date>"
     ("Apple's net sales for the quarter ended June 24, 2023?", APPLE, ["2023q3", "2023"], False),
-    ("Apple's net sales for the quarter ended July 1, 2023?", APPLE, ["2023q3", "2023"], False),  # 52/53 weeks
+    # a 52/53-week date in a month's first week closes the month before
+    ("Apple's net sales for the quarter ended July 1, 2023?", APPLE, ["2023q3", "2023"], False),
     ("net sales in the three months ended December 30, 2023", APPLE, ["2024q1", "2024"], False),
     ("revenue for the three-month period ended December 31, 2023", MICROSOFT, ["2024q2", "2024"], False),
     ("revenues, quarter ended November 30, 2022", NIKE, ["2023q2", "2023"], False),
@@ -125,7 +126,8 @@ def test_fiscal_year_ends_by_company_and_the_calendar_a_question_is_read_in():
     metas = {
         "a1": DocMeta("a1", ["apple"], ["2023"], ["10k"], fiscal_year_end=9),
         "a2": DocMeta("a2", ["apple"], ["2024", "2024q1"], ["10q"], fiscal_year_end=9),
-        "a3": DocMeta("a3", ["apple"], ["2024"], ["8k"], fiscal_year_end=12),  # an 8-K's odd reading is outvoted
+        # an 8-K's odd reading is outvoted
+        "a3": DocMeta("a3", ["apple"], ["2024"], ["8k"], fiscal_year_end=12),
         "m1": DocMeta("m1", ["microsoft"], ["2024"], ["10k"], fiscal_year_end=6),
         "x1": DocMeta("x1", ["unknown co"], ["2024"], ["10k"]),
     }
