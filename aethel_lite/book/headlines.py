@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.bct import MODES
-from ..evaluation.stats import bootstrap_ci
+from ..evaluation.stats import bootstrap_ci, format_estimate
 from ..studies.beyond_report import TARGET_BASELINES, targets
-from .report import Table, dataframe, fmt_ci, table
+from .report import Table, dataframe, table
 
 __all__ = [
     "wilson",
@@ -48,13 +48,15 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
 
 def _share(k: int, n: int) -> str:
     ci = wilson(k, n)
-    return "" if ci is None else fmt_ci(k / n, *ci)
+    return "" if ci is None else format_estimate(k / n, *ci)
 
 
 def _ci_words(t: Mapping[str, Any]) -> str:
     spans = t["ci_low"] <= 0 <= t["ci_high"]
-    return f"{t['diff']:+.3f} [{t['ci_low']:+.2f}, {t['ci_high']:+.2f}], " + (
-        "the interval spans zero" if spans else "the interval excludes zero"
+    return (
+        format_estimate(t, signed=True)
+        + ", "
+        + ("the interval spans zero" if spans else "the interval excludes zero")
     )
 
 
@@ -103,7 +105,7 @@ def closed_pool_headline(
                 values = [v[m] for v in entry.get("per_query_metrics", {}).values() if m in v]
                 if len(values) >= 2:
                     ci = bootstrap_ci(values, n_resamples=n_resamples, seed=seed)
-                    row[f"{m} [95% CI]"] = fmt_ci(ci.mean, ci.ci_low, ci.ci_high)
+                    row[f"{m} [95% CI]"] = format_estimate(ci)
                 elif m in entry:
                     row[f"{m} [95% CI]"] = f"{entry[m]:.3f}"
             rows.append(row)
@@ -155,10 +157,10 @@ def scaling_verdict(
         )
         text = (
             f"On {name} ({run['sizes'][0]:,} to {run['sizes'][-1]:,} passages), at the largest size `{graph}` "
-            f"has {metric} {fmt_ci(last[graph]['mean'], last[graph]['ci_low'], last[graph]['ci_high'])}"
+            f"has {metric} {format_estimate(last[graph])}"
         )
         if rival:
-            text += f" against `{rival}`'s {fmt_ci(last[rival]['mean'], last[rival]['ci_low'], last[rival]['ci_high'])}"
+            text += f" against `{rival}`'s {format_estimate(last[rival])}"
         parts = []
         for c in (c for c in crossings if c["corpus"] == name):
             other = c["claim"].split()[2] if " passes " in c["claim"] else c["claim"].split()[-1]
@@ -332,10 +334,10 @@ def open_corpus_verdict(saved: Mapping[str, Any], metric: str = "MRR") -> str:
         if not ci:
             continue
         best = max(ci, key=lambda m: (ci[m]["mean"], m))
-        text = f"On {name}, the best {metric} is `{best}`'s, {fmt_ci(ci[best]['mean'], ci[best]['ci_low'], ci[best]['ci_high'])}"
+        text = f"On {name}, the best {metric} is `{best}`'s, {format_estimate(ci[best])}"
         for other in ("aethel-ner3", "bm25"):
             if other in ci and other != best:
-                text += f"; `{other}` {fmt_ci(ci[other]['mean'], ci[other]['ci_low'], ci[other]['ci_high'])}"
+                text += f"; `{other}` {format_estimate(ci[other])}"
         said.append(text + ".")
     counts = Counter(v["verdict"] for v in saved.get("verdicts", []))
     if counts:
@@ -395,11 +397,9 @@ def hybrid_headline(
             values = [pq[q][metric] for q in qids if q in pq]
             ci = bootstrap_ci(values, n_resamples=n_resamples, seed=seed) if len(values) >= 2 else None
             row[f"{method} [95% CI]"] = (
-                fmt_ci(ci.mean, ci.ci_low, ci.ci_high) if ci else f"{r['metrics'][method][half][metric]:.3f}"
+                format_estimate(ci) if ci else f"{r['metrics'][method][half][metric]:.3f}"
             )
-        row["hybrid − better [95% CI]"] = (
-            f"{t['diff']:+.3f} [{t['ci_low']:+.2f}, {t['ci_high']:+.2f}] ({better})" if t else ""
-        )
+        row["hybrid − better [95% CI]"] = f"{format_estimate(t, signed=True)} ({better})" if t else ""
         rows.append(row)
         if t:
             said.append(f"on {name} ({t['n']} questions) {_ci_words(t)}")
@@ -483,10 +483,7 @@ def comparisons_headline(saved: Mapping[str, Any], half: str = "test") -> tuple[
         rows.append(
             {
                 "method": method,
-                **{
-                    f"{m} [95% CI]": fmt_ci(cells[m]["mean"], cells[m]["ci_low"], cells[m]["ci_high"])
-                    for m in saved["metrics"]
-                },
+                **{f"{m} [95% CI]": format_estimate(cells[m]) for m in saved["metrics"]},
             }
         )
     tests = [t for t in block["tests"] if t["metric"] == "AllSupport@10" and t["a"] == "aethel-anchors"]
@@ -556,7 +553,7 @@ def statements_ablation(saved: Mapping[str, Any], half: str = "test") -> tuple[T
         rows.append(
             {
                 "step": labels.get(step, f"+ the filing's {step}"),
-                "AllSupport@10 [95% CI]": fmt_ci(c["mean"], c["ci_low"], c["ci_high"]),
+                "AllSupport@10 [95% CI]": format_estimate(c),
             }
         )
     said = [f"{t['a']} against {t['b']} {_ci_words(t)}" for t in block["tests"]]

@@ -8,12 +8,12 @@ from typing import Any
 
 from ..core.bct import MODES
 from ..evaluation.runner import paired_comparisons
+from ..evaluation.stats import format_estimate, format_interval
 from ..studies.paper import PAPER_CROSSOVERS, PAPER_DIFFERENCES, PAPER_ROWS, PAPER_TESTS, paper_rows
 
 __all__ = [
     "Table",
     "table",
-    "fmt_ci",
     "summary_table",
     "metrics_table",
     "paper_comparison",
@@ -95,11 +95,6 @@ def dataframe(rows, index: str | None = None):
 
     df = pd.DataFrame(rows)
     return df if index is None else df.set_index(index)
-
-
-def fmt_ci(mean: float, low: float, high: float) -> str:
-    """``0.905 [0.86, 0.94]``: a mean with its 95% interval, as the book's main tables print it."""
-    return f"{mean:.3f} [{low:.2f}, {high:.2f}]"
 
 
 SUMMARY_LABELS = {
@@ -194,7 +189,7 @@ def comparisons_table(rows: Sequence[Mapping[str, Any]]):
     df = dataframe(list(rows))
     if df.empty:
         return df
-    df["95% CI"] = [f"[{lo:+.3f}, {hi:+.3f}]" for lo, hi in zip(df["ci_low"], df["ci_high"])]
+    df["95% CI"] = [format_interval(lo, hi, signed=True) for lo, hi in zip(df["ci_low"], df["ci_high"])]
     df["CI excludes 0"] = (df["ci_low"] > 0) | (df["ci_high"] < 0)
     return df[
         [
@@ -243,16 +238,19 @@ def ablation_figure(
 
 
 # ------------------------------------------------------------------------- open corpus and scaling
-def _fmt_ci(cell: Mapping[str, Any]) -> str:
-    return f"{cell['mean']:.3f} [{cell['ci_low']:.3f}, {cell['ci_high']:.3f}]"
-
-
 def ci_table(ci: Mapping[str, Mapping[str, Any]], metrics: Sequence[str]):
     """Methods × metrics over all questions, each cell ``mean [95% CI]``, from the ``ci`` block of an open-corpus
     result."""
     return dataframe(
         [
-            {"method": method, **{m: _fmt_ci(entry["all"][m]) for m in metrics if m in entry["all"]}}
+            {
+                "method": method,
+                **{
+                    m: format_estimate(entry["all"][m], interval_decimals=3)
+                    for m in metrics
+                    if m in entry["all"]
+                },
+            }
             for method, entry in ci.items()
         ],
         "method",
@@ -268,7 +266,7 @@ def group_table(ci: Mapping[str, Mapping[str, Any]], metric: str):
         for g in groups:
             cell = entry["groups"].get(g, {}).get(metric)
             if cell is not None:
-                row[f"{g} (n={cell['n']})"] = _fmt_ci(cell)
+                row[f"{g} (n={cell['n']})"] = format_estimate(cell, interval_decimals=3)
         rows.append(row)
     return dataframe(rows, "method")
 
@@ -355,7 +353,7 @@ def verdict_table(verdicts: Sequence[Mapping[str, Any]]):
         ours = (
             ""
             if v["ours"] is None or v["verdict"] == "not comparable"
-            else f"{v['ours']:.3f} [{v['ci_low']:.3f}, {v['ci_high']:.3f}]"
+            else format_estimate(v["ours"], v["ci_low"], v["ci_high"], interval_decimals=3)
         )
         rows.append(
             {
@@ -501,8 +499,10 @@ def example_markdown(ex: Mapping[str, Any]) -> str:
 # ------------------------------------------------------------------------------- closed pool, in words
 def _ci_words(t: Mapping[str, Any]) -> str:
     excl = t["ci_low"] > 0 or t["ci_high"] < 0
-    return f"{t['diff']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], " + (
-        "the CI excludes zero" if excl else "the CI spans zero"
+    return (
+        format_estimate(t, signed=True, interval_decimals=3)
+        + ", "
+        + ("the CI excludes zero" if excl else "the CI spans zero")
     )
 
 
@@ -659,7 +659,7 @@ def paper_markdown(*sections: str) -> str:
     ]
     lines += [
         f"* {t['a']} − {t['b']} on {t['metric']}: {t['mean_a'] - t['mean_b']:+.3f}, paired bootstrap 95% CI "
-        f"[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], {t['n']} questions ({t['note']})"
+        f"{format_interval(t['ci_low'], t['ci_high'], signed=True)}, {t['n']} questions ({t['note']})"
         for t in PAPER_TESTS
         if t["section"] in sections
     ]

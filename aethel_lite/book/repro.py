@@ -25,6 +25,7 @@ from typing import Any
 from ..data.download import load_manifest, sha256_file
 from ..data.paths import configured_root
 from ..evaluation.runner import paired_comparisons
+from ..evaluation.stats import format_interval
 from ..io import read_json
 from ..studies.open_corpus import metric_cis, paper_verdicts
 from ..studies.paper import PAPER_CROSSOVERS, PAPER_DIFFERENCES, PAPER_ROWS, PAPER_TESTS
@@ -236,7 +237,7 @@ def _open_rows(saved: Mapping[str, Any] | None) -> list[dict]:
             verdict, why = "not comparable", _QUICK
         rows.append(_row(chapter, label, r["value"], ours=ours, ci=ci, data=name, verdict=verdict, why=why))
     for p in PAPER_TESTS:
-        label = f"{p['a']} − {p['b']}, {p['metric']} (paired bootstrap; paper's CI [{p['ci_low']:+.3f}, {p['ci_high']:+.3f}])"
+        label = f"{p['a']} − {p['b']}, {p['metric']} (paired bootstrap; paper's CI {format_interval(p['ci_low'], p['ci_high'], signed=True)})"
         value = round(p["mean_a"] - p["mean_b"], 3)
         t = next(
             (
@@ -578,7 +579,7 @@ def takeaways(rows: Sequence[Mapping[str, Any]]) -> str:
             "* Differ: "
             + "; ".join(
                 f"{r[key]} — paper {show(r['paper'])}, ours {show(r['ours'])}"
-                + ("" if r["ci_low"] is None else f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]")
+                + ("" if r["ci_low"] is None else " " + format_interval(r["ci_low"], r["ci_high"]))
                 for r in differ
             )
             + "."

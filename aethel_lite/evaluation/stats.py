@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +32,8 @@ __all__ = [
     "randomization_test",
     "bootstrap_ci",
     "holm",
+    "format_estimate",
+    "format_interval",
 ]
 
 _CHUNK_ENTRIES = 1 << 22  # entries of one (rows, n) resampling block
@@ -323,3 +326,45 @@ def holm(p_values) -> np.ndarray:
     adjusted = np.empty(m, dtype=np.float64)
     adjusted[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
     return adjusted
+
+
+def format_interval(low: float, high: float, *, signed: bool = False, decimals: int = 3) -> str:
+    """``[0.861, 0.943]`` (``signed``: ``[+0.012, +0.104]``, as a difference's interval): the one way the book
+    writes an interval."""
+    sign = "+" if signed else ""
+    return f"[{low:{sign}.{decimals}f}, {high:{sign}.{decimals}f}]"
+
+
+def format_estimate(
+    value: Any,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    signed: bool = False,
+    decimals: int = 3,
+    interval_decimals: int = 2,
+) -> str:
+    """An estimate with its 95% interval, the one way the book writes one: ``0.905 [0.86, 0.94]``; ``signed``
+    for a difference: ``+0.058 [+0.01, +0.10]``.
+
+    Parameters
+    ----------
+    value : float, mapping or ConfidenceInterval
+        The estimate; or a record holding it (``mean``, else ``diff``; ``diff`` first when ``signed``) with
+        ``ci_low`` and ``ci_high``.
+    low, high : float, optional
+        The interval, when ``value`` is a number.
+    signed, decimals, interval_decimals
+        A ``+`` on positive numbers; the estimate's decimals and the interval's.
+    """
+    if low is None and high is None:
+        get = value.get if isinstance(value, Mapping) else lambda k, d=None: getattr(value, k, d)
+        value, low, high = (
+            get("diff") if signed and get("diff") is not None else get("mean", get("diff")),
+            get("ci_low"),
+            get("ci_high"),
+        )
+    sign = "+" if signed else ""
+    return f"{value:{sign}.{decimals}f} " + format_interval(
+        low, high, signed=signed, decimals=interval_decimals
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..evaluation.stats import format_estimate, format_interval
 from ..retrievers.hybrid import ABLATION_LABELS, RANK_TERMS
 from .beyond import VARIANTS
 
@@ -63,7 +64,7 @@ def targets(saved: Mapping[str, Any]) -> list[dict]:
                     "measured": "not run"
                     if t is None
                     else (
-                        f"MRR {t['mean_a']:.3f} vs {t['mean_b']:.3f}, diff {t['diff']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]"
+                        f"MRR {t['mean_a']:.3f} vs {t['mean_b']:.3f}, diff {format_estimate(t, signed=True, interval_decimals=3)}"
                         f"; HR@5 {hr['mean_a']:.3f} vs {hr['mean_b']:.3f} (n = {t['n']})"
                     ),
                     "met": None if t is None else bool(t["diff"] > 0 and t["ci_low"] > 0),
@@ -105,7 +106,7 @@ def targets(saved: Mapping[str, Any]) -> list[dict]:
                 "data set": name,
                 "measured": "no test"
                 if worst is None
-                else f"least favourable: {worst['metric']} diff {worst['diff']:+.3f} [{worst['ci_low']:+.3f}, {worst['ci_high']:+.3f}]",
+                else f"least favourable: {worst['metric']} diff {format_estimate(worst, signed=True, interval_decimals=3)}",
                 "met": c["passes"],
             }
         )
@@ -169,7 +170,7 @@ def tests_table(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] = ("MR
             "hybrid": t["mean_a"],
             "baseline": t["mean_b"],
             "difference": t["diff"],
-            "95% CI": f"[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]",
+            "95% CI": format_interval(t["ci_low"], t["ci_high"], signed=True),
             "p (bootstrap)": t["p_bootstrap"],
             "CI excludes 0": "yes" if t["excludes_zero"] else "no",
         }
@@ -419,7 +420,7 @@ def composition(saved: Mapping[str, Any], metric: str = "MRR", half: str = "all"
 
         def ci(name: str) -> str:
             t = rows.get(name)  # noqa: B023
-            return f" [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]" if t else ""
+            return " " + format_interval(t["ci_low"], t["ci_high"], signed=True) if t else ""
 
         text = (
             f"* `{corpus}` ({half} questions, {metric}): `aethel-hybrid` {full:.3f}, the better of BM25 and dense "

@@ -25,7 +25,7 @@ from ..errors import DataConfigError, DataNotFoundError
 from ..evaluation.metrics import mean, per_query
 from ..evaluation.runner import block_of, paired_comparisons, run_methods
 from ..evaluation.splits import split
-from ..evaluation.stats import bootstrap_ci
+from ..evaluation.stats import bootstrap_ci, format_estimate
 from ..retrievers.registry import MULTIHOP_ABLATIONS, make_retriever
 from .open_corpus import QUICK, load_open
 
@@ -192,7 +192,7 @@ def multihop_study(
 
 
 def _fmt(cell: Mapping[str, float]) -> str:
-    return f"{cell['mean']:.3f} [{cell['ci_low']:.2f}, {cell['ci_high']:.2f}]"
+    return format_estimate(cell)
 
 
 def means_table(result: Mapping[str, Any], half: str, methods: Sequence[str] | None = None) -> list[dict]:
@@ -219,7 +219,7 @@ def tests_table(result: Mapping[str, Any], half: str, metric: str) -> list[dict]
                         "n": t["n"],
                         NEW: round(t["mean_a"], 3),
                         "other": round(t["mean_b"], 3),
-                        "difference [95% CI]": f"{t['diff']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]",
+                        "difference [95% CI]": format_estimate(t, signed=True, interval_decimals=3),
                         "CI excludes 0": t["ci_low"] > 0 or t["ci_high"] < 0,
                     }
                 )
@@ -266,9 +266,7 @@ def verdict(result: Mapping[str, Any], half: str = "test") -> str:
         ]
         beats = all(t["ci_low"] > 0 for t in leads)
         target = None if result.get("parameters", {}).get("quick") else result["targets"].get(name)
-        parts = ", ".join(
-            f"`{t['b']}` {t['diff']:+.3f} [{t['ci_low']:+.3f}, {t['ci_high']:+.3f}]" for t in leads
-        )
+        parts = ", ".join(f"`{t['b']}` {format_estimate(t, signed=True, interval_decimals=3)}" for t in leads)
         out.append(
             f"* **{name}** ({mine['Recall@5']['n']} {half}-half questions): `{NEW}` Recall@5 {rec:.3f}; "
             f"its lead over {parts}; "

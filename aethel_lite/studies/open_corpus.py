@@ -21,7 +21,7 @@ from ..data.select import load_for_eval
 from ..data.summary import dataset_summary
 from ..errors import ParameterError
 from ..evaluation.runner import paired_comparisons, run_methods, score_runs
-from ..evaluation.stats import bootstrap_ci, holm
+from ..evaluation.stats import bootstrap_ci, format_estimate, holm
 from ..explain.diagnostics import reliance
 from ..retrievers import GraphRetriever, HybridRetriever
 from ..retrievers.registry import known_methods
@@ -461,7 +461,7 @@ def pick_examples(rows: Sequence[Mapping[str, Any]], k: int = 5) -> list[str]:
 
 def ci_text(c: Mapping[str, Any]) -> str:
     """A :func:`metric_cis` cell as ``mean [ci_low, ci_high]``, 3 decimals."""
-    return f"{c['mean']:.3f} [{c['ci_low']:.3f}, {c['ci_high']:.3f}]"
+    return format_estimate(c, interval_decimals=3)
 
 
 def _cell(res: Mapping[str, Any], method: str, metric: str) -> str:
@@ -501,9 +501,10 @@ def takeaways(saved: Mapping[str, Any]) -> str:
     for t in saved.get("tests", []):
         if (t["a"], t["b"], t["metric"]) == ("rrf", "bm25", "MRR"):
             out.append(
-                f"* RRF(BM25 + graph) − BM25 on MRR, `{t['dataset']}`: {t['diff']:+.3f} "
-                f"[{t['ci_low']:+.3f}, {t['ci_high']:+.3f}], N = {t['n']} (paper: "
-                f"{paper['mean_a'] - paper['mean_b']:+.3f} [{paper['ci_low']:+.3f}, {paper['ci_high']:+.3f}], N = {paper['n']})"
+                f"* RRF(BM25 + graph) − BM25 on MRR, `{t['dataset']}`: "
+                f"{format_estimate(t, signed=True, interval_decimals=3)}, N = {t['n']} (paper: "
+                f"{format_estimate(paper['mean_a'] - paper['mean_b'], paper['ci_low'], paper['ci_high'], signed=True, interval_decimals=3)}, "
+                f"N = {paper['n']})"
                 + (
                     "; the CI excludes zero."
                     if t["ci_low"] > 0 or t["ci_high"] < 0

@@ -15,7 +15,7 @@ from typing import Any
 from ..data.cover import STATEMENT_PAGES
 from ..data.own_files import document_information, filing_first_pages
 from ..errors import ParameterError
-from ..evaluation.stats import paired_bootstrap
+from ..evaluation.stats import format_estimate, paired_bootstrap
 from .beyond import BASELINES, COMPONENT_TESTS, beyond_study
 from .docmeta_check import FIELDS, docmeta_accuracy
 from .open_corpus import ci_text, metric_cis
@@ -219,7 +219,7 @@ def own_files_study(
 
 # ------------------------------------------------------------------------------------ reporting
 def _diff(c: Mapping[str, Any]) -> str:
-    return f"{c['diff']:+.3f} [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]"
+    return format_estimate(c, signed=True, interval_decimals=3)
 
 
 def settings_table(saved: Mapping[str, Any], metric: str = "MRR", half: str = "all"):

@@ -12,7 +12,8 @@ from aethel_lite.book.headlines import (
     swarm_headline,
     wilson,
 )
-from aethel_lite.book.report import fmt_ci, summary_table, table
+from aethel_lite.book.report import summary_table, table
+from aethel_lite.evaluation.stats import format_estimate as fmt_ci
 
 
 def test_table_drops_the_counter_index_and_flattens_dicts():

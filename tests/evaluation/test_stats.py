@@ -286,3 +286,22 @@ def test_holm_properties_on_random_p_values():
 def test_holm_bad_input(p, match):
     with pytest.raises(ParameterError, match=match):
         holm(p)
+
+
+def test_format_estimate_is_the_one_way_an_interval_is_written():
+    from aethel_lite.evaluation.stats import ConfidenceInterval, format_estimate, format_interval
+
+    assert format_estimate(0.9051, 0.8612, 0.9388) == "0.905 [0.86, 0.94]"
+    assert format_estimate(0.0581, 0.0119, 0.1043, signed=True) == "+0.058 [+0.01, +0.10]"
+    assert (
+        format_estimate(0.0581, -0.0119, 0.1043, signed=True, interval_decimals=3)
+        == "+0.058 [-0.012, +0.104]"
+    )
+    # a record: a mean's, or a difference's
+    assert format_estimate({"mean": 0.5, "ci_low": 0.25, "ci_high": 0.75}) == "0.500 [0.25, 0.75]"
+    row = {"mean_a": 0.6, "mean_b": 0.5, "diff": 0.1, "ci_low": 0.02, "ci_high": 0.18}
+    assert format_estimate(row, signed=True) == "+0.100 [+0.02, +0.18]"
+    ci = ConfidenceInterval(0.75, 0.5, 0.875, n=8)
+    assert format_estimate(ci, interval_decimals=3) == "0.750 [0.500, 0.875]"
+    assert format_interval(-0.0125, 0.25, signed=True) == "[-0.013, +0.250]"
+    assert format_interval(0.125, 0.25, decimals=2) == "[0.12, 0.25]"  # round half to even, as format does
