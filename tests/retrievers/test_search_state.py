@@ -253,7 +253,7 @@ def test_get_params_set_params_as_scikit_learn(fitted):
     assert list(params) == HybridRetriever._get_param_names()
     assert list(params) == [
         "graph", "passage_seeds", "document_nodes", "metadata", "period_linking", "seed_weights", "seed_depth",
-        "dense_pooling", "rank_weights", "period_decay", "prefit", "progress",
+        "dense_pooling", "rank_weights", "period_decay", "fiscal_calendar", "prefit", "progress",
     ]  # fmt: skip
     assert r.get_params()["graph__bct"] == "none" and r.get_params()["graph__extractor"] == "regex"
     assert r.seed_depth == 3 and params["seed_depth"] == 3
