@@ -299,3 +299,13 @@ def test_headline_says_what_the_file_says(quick_study):
     table, said = statements_ablation(quick_study)
     assert len(table.frame) == 3
     assert said.count("against") == 2 + len([k for k, t in quick_study["by_kind_tests"]["test"].items() if t])
+
+
+def test_the_study_is_deterministic(quick_study, run_cache, monkeypatch):
+    """A second run, reading the stores back, gives the same file (the hybrid chapter runs once in CI)."""
+    from aethel_lite.evaluation.runner import without_timing
+    from aethel_lite.studies.comparisons import comparison_study
+
+    monkeypatch.setenv("AETHEL_CACHE", str(run_cache))
+    again = comparison_study(quick=True, n_resamples=500, log=None)
+    assert without_timing(again) == without_timing(quick_study)
