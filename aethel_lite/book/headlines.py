@@ -7,18 +7,16 @@ a count out of a total (Wilson 1927), and the verdict's every number and directi
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.bct import MODES
-from ..evaluation.stats import bootstrap_ci, format_estimate
+from ..evaluation.stats import bootstrap_ci, format_difference, format_estimate, format_share, wilson
 from ..studies.beyond_report import TARGET_BASELINES, targets
 from .report import Table, dataframe, table
 
 __all__ = [
-    "wilson",
     "quickstart_headline",
     "graph_headline",
     "closed_pool_headline",
@@ -31,33 +29,6 @@ __all__ = [
     "hybrid_takeaways",
     "comparisons_headline",
 ]
-
-Z95 = 1.959963984540054  # the normal quantile of 0.975
-
-
-def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
-    r"""Wilson score interval of a share :math:`k/n`: :math:`\frac{\hat p + z^2/2n \pm
-    z\sqrt{\hat p(1-\hat p)/n + z^2/4n^2}}{1 + z^2/n}`; ``None`` when ``n == 0``."""
-    if n <= 0:
-        return None
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def _share(k: int, n: int) -> str:
-    ci = wilson(k, n)
-    return "" if ci is None else format_estimate(k / n, *ci)
-
-
-def _ci_words(t: Mapping[str, Any]) -> str:
-    spans = t["ci_low"] <= 0 <= t["ci_high"]
-    return (
-        format_estimate(t, signed=True)
-        + ", "
-        + ("the interval spans zero" if spans else "the interval excludes zero")
-    )
 
 
 def quickstart_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
@@ -124,7 +95,7 @@ def closed_pool_headline(
             for t in saved.get("paired_tests", {}).get(name, [])
             if t["a"] == "aethel-bct"
         }
-        against = [f"on {m} {_ci_words(tests[('bm25', m)])}" for m in metrics if ("bm25", m) in tests]
+        against = [f"on {m} {format_difference(tests[('bm25', m)])}" for m in metrics if ("bm25", m) in tests]
         if against:
             text += "; the graph with BCT minus BM25, paired over the same questions: " + "; ".join(against)
         said.append(text + ".")
@@ -194,9 +165,11 @@ def swarm_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
     rows = [
         {
             "evidence": source,
-            "fact recall [95% CI]": _share(s["facts"]["tp"], s["facts"]["n_gold"]),
-            "fact precision [95% CI]": _share(s["facts"]["tp"], s["facts"]["n_found"]),
-            "contradictions found [95% CI]": _share(s["conflicts"]["found"], s["conflicts"]["n_planted"]),
+            "fact recall [95% CI]": format_share(s["facts"]["tp"], s["facts"]["n_gold"]),
+            "fact precision [95% CI]": format_share(s["facts"]["tp"], s["facts"]["n_found"]),
+            "contradictions found [95% CI]": format_share(
+                s["conflicts"]["found"], s["conflicts"]["n_planted"]
+            ),
         }
         for source, s in scores.items()
     ]
@@ -204,7 +177,7 @@ def swarm_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
     others = {k: v["facts"] for k, v in scores.items() if k not in ("graph", "graph-ner")}
     verdict = (
         f"Fed the graph's passages, the specialists recover {g['tp']} of {g['n_gold']} gold fund facts "
-        f"(recall {_share(g['tp'], g['n_gold'])})"
+        f"(recall {format_share(g['tp'], g['n_gold'])})"
     )
     if others:
         best = max(others, key=lambda k: others[k]["tp"] / others[k]["n_gold"] if others[k]["n_gold"] else 0)
@@ -213,7 +186,7 @@ def swarm_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
         hi_b = wilson(b["tp"], b["n_gold"])
         apart = lo_g is not None and hi_b is not None and lo_g[0] > hi_b[1]
         verdict += (
-            f"; the best other evidence, `{best}`, recovers {b['tp']} ({_share(b['tp'], b['n_gold'])}). "
+            f"; the best other evidence, `{best}`, recovers {b['tp']} ({format_share(b['tp'], b['n_gold'])}). "
             + (
                 "The intervals do not overlap: on this corpus the paper's claim that graph-filtered context "
                 "serves the specialists better holds."
@@ -308,7 +281,7 @@ def provenance_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
         {
             "gold passage": label,
             **{
-                f"{names[n]} [95% CI]": _share(r["gold_reach"].get(cat, 0), r["n_gold"])
+                f"{names[n]} [95% CI]": format_share(r["gold_reach"].get(cat, 0), r["n_gold"])
                 for n, r in reports.items()
             },
         }
@@ -319,7 +292,7 @@ def provenance_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
         f"On {names[n]}, {r['gold_reach'].get('direct', 0)} of {r['n_gold']} gold passages name an exact seed, "
         f"{r['bct_only']} are reached only through a BCT expansion and {r['gold_reach'].get('unreached', 0)} "
         f"not at all; BCT brought a wrong passage into the top {r['k']} of {r['intrusions']['n_questions']} of "
-        f"{r['n_queries']} questions ({_share(r['intrusions']['n_questions'], r['n_queries'])})."
+        f"{r['n_queries']} questions ({format_share(r['intrusions']['n_questions'], r['n_queries'])})."
         for n, r in reports.items()
     ]
     return table(dataframe(rows)), " ".join(said)
@@ -402,7 +375,7 @@ def hybrid_headline(
         row["hybrid − better [95% CI]"] = f"{format_estimate(t, signed=True)} ({better})" if t else ""
         rows.append(row)
         if t:
-            said.append(f"on {name} ({t['n']} questions) {_ci_words(t)}")
+            said.append(f"on {name} ({t['n']} questions) {format_difference(t)}")
     verdict = (
         f"On the {half} halves — questions no weight was chosen on — `aethel-hybrid` minus the better of BM25 and "
         f"dense retrieval on {metric}: " + "; ".join(said) + "."
@@ -442,7 +415,7 @@ def hybrid_takeaways(saved: Mapping[str, Any], metric: str = "MRR") -> str:
             f"* **{name}**, {metric} on the {len(qids)} test questions: `aethel-hybrid` {m['aethel-hybrid']['test'][metric]:.3f}, "
             f"`{better}` {m[better]['test'][metric]:.3f}"
         )
-        text += f", difference {_ci_words(t)}" if t else " (too few questions for a paired test)"
+        text += f", difference {format_difference(t)}" if t else " (too few questions for a paired test)"
         g = next(
             (
                 c
@@ -454,7 +427,7 @@ def hybrid_takeaways(saved: Mapping[str, Any], metric: str = "MRR") -> str:
         if g:
             text += (
                 ". The graph's part, against the same text terms without it (`aethel-hybrid-no-graph`): "
-                + _ci_words(g)
+                + format_difference(g)
             )
         out.append(text + ".")
     run = [x for x in targets(saved) if x["met"] is not None]
@@ -487,7 +460,7 @@ def comparisons_headline(saved: Mapping[str, Any], half: str = "test") -> tuple[
             }
         )
     tests = [t for t in block["tests"] if t["metric"] == "AllSupport@10" and t["a"] == "aethel-anchors"]
-    said = [f"against {t['b']} {_ci_words(t)}" for t in tests]
+    said = [f"against {t['b']} {format_difference(t)}" for t in tests]
     beats = [t["b"] for t in tests if t["ci_low"] > 0]
     share = {
         m: 100 * block["ci"][m]["all"]["AllSupport@10"]["mean"]
@@ -515,7 +488,7 @@ def comparisons_headline(saved: Mapping[str, Any], half: str = "test") -> tuple[
     if stmt is not None:
         verdict += (
             f" With each anchor's first places given to its filing's statement pages, `aethel-statements` finds "
-            f"both gold pages for {share['aethel-statements']:.0f}%: against `aethel-anchors` {_ci_words(stmt)}."
+            f"both gold pages for {share['aethel-statements']:.0f}%: against `aethel-anchors` {format_difference(stmt)}."
         )
     single = saved["single"]
     mrr = {t["a"]: t for t in single["tests"]["all"] if t["metric"] == "MRR"}
@@ -523,10 +496,10 @@ def comparisons_headline(saved: Mapping[str, Any], half: str = "test") -> tuple[
         verdict += (
             f" On FinanceBench's own {single['n']} questions, where a question with fewer than two anchors is "
             f"ranked exactly as by `aethel-hybrid`, {single['anchored']} of {single['n']} name two or more; "
-            f"MRR against `aethel-hybrid`: `aethel-anchors` {_ci_words(mrr['aethel-anchors'])}"
+            f"MRR against `aethel-hybrid`: `aethel-anchors` {format_difference(mrr['aethel-anchors'])}"
         )
         verdict += (
-            f"; `aethel-statements` {_ci_words(mrr['aethel-statements'])}."
+            f"; `aethel-statements` {format_difference(mrr['aethel-statements'])}."
             if "aethel-statements" in mrr
             else "."
         )
@@ -556,11 +529,11 @@ def statements_ablation(saved: Mapping[str, Any], half: str = "test") -> tuple[T
                 "AllSupport@10 [95% CI]": format_estimate(c),
             }
         )
-    said = [f"{t['a']} against {t['b']} {_ci_words(t)}" for t in block["tests"]]
+    said = [f"{t['a']} against {t['b']} {format_difference(t)}" for t in block["tests"]]
     kinds = saved["by_kind_tests"][half]
     said += [
         f"{kind.replace('comparison-', '').replace('-', ' ')}: `aethel-statements` against `aethel-anchors` "
-        f"{_ci_words(tests[0])}"
+        f"{format_difference(tests[0])}"
         for kind, tests in kinds.items()
         if tests
     ]

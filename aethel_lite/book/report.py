@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core.bct import MODES
 from ..evaluation.runner import paired_comparisons
-from ..evaluation.stats import format_estimate, format_interval
+from ..evaluation.stats import format_difference, format_estimate, format_interval
 from ..studies.paper import PAPER_CROSSOVERS, PAPER_DIFFERENCES, PAPER_ROWS, PAPER_TESTS, paper_rows
 
 __all__ = [
@@ -497,15 +497,6 @@ def example_markdown(ex: Mapping[str, Any]) -> str:
 
 
 # ------------------------------------------------------------------------------- closed pool, in words
-def _ci_words(t: Mapping[str, Any]) -> str:
-    excl = t["ci_low"] > 0 or t["ci_high"] < 0
-    return (
-        format_estimate(t, signed=True, interval_decimals=3)
-        + ", "
-        + ("the CI excludes zero" if excl else "the CI spans zero")
-    )
-
-
 def closed_pool_reading(saved: Mapping[str, Any], *, n_resamples: int = 10_000, seed: int = 0) -> str:
     r"""The closed-pool chapter's "Reading the numbers", every number and every direction read from its result file.
 
@@ -591,7 +582,10 @@ def closed_pool_reading(saved: Mapping[str, Any], *, n_resamples: int = 10_000, 
                 for t in saved.get("paired_tests", {}).get(name, [])
                 if t["metric"] == "AllSupport@5" and t["b"] in base
             ]
-            tested = "; ".join(f"`{t['a']}` − `{t['b']}` {_ci_words(t)}" for t in tests)
+            tested = "; ".join(
+                f"`{t['a']}` − `{t['b']}` {format_difference(t, interval='the CI', interval_decimals=3)}"
+                for t in tests
+            )
             out.append(
                 "  AllSupport@5 (every supporting paragraph in the top 5): "
                 + ", ".join(f"`{g}` {allsup[g]:.3f}" for g in graphs)
@@ -608,7 +602,7 @@ def closed_pool_reading(saved: Mapping[str, Any], *, n_resamples: int = 10_000, 
                 verb = "raises" if t["diff"] > 0 else "lowers" if t["diff"] < 0 else "leaves unchanged"
                 questions = round(abs(t["diff"]) * t["n"])
                 said.append(
-                    f"{verb} {t['metric']} {t['mean_b']:.3f} → {t['mean_a']:.3f} ({_ci_words(t)}; "
+                    f"{verb} {t['metric']} {t['mean_b']:.3f} → {t['mean_a']:.3f} ({format_difference(t, interval='the CI', interval_decimals=3)}; "
                     f"{questions} question{'s' if questions != 1 else ''} of {t['n']})"
                 )
             paper = next(

@@ -16,6 +16,7 @@ S. Holm, "A simple sequentially rejective multiple test procedure", Scand. J. St
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -25,6 +26,9 @@ import numpy as np
 from ..errors import ParameterError
 
 __all__ = [
+    "wilson",
+    "format_share",
+    "format_difference",
     "BootstrapResult",
     "RandomizationResult",
     "ConfidenceInterval",
@@ -367,4 +371,37 @@ def format_estimate(
     sign = "+" if signed else ""
     return f"{value:{sign}.{decimals}f} " + format_interval(
         low, high, signed=signed, decimals=interval_decimals
+    )
+
+
+Z95 = 1.959963984540054  # the normal quantile of 0.975
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
+    r"""Wilson score interval of a share :math:`k/n` (Wilson 1927): :math:`\frac{\hat p + z^2/2n \pm
+    z\sqrt{\hat p(1-\hat p)/n + z^2/4n^2}}{1 + z^2/n}`; ``None`` when ``n == 0``."""
+    if n <= 0:
+        return None
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def format_share(k: int, n: int) -> str:
+    """A share ``k/n`` with its Wilson interval, as :func:`format_estimate` writes it; ``""`` when ``n == 0``."""
+    ci = wilson(k, n)
+    return "" if ci is None else format_estimate(k / n, *ci)
+
+
+def format_difference(
+    t: Mapping[str, Any], *, interval: str = "the interval", interval_decimals: int = 2
+) -> str:
+    """A paired difference record (``diff``, ``ci_low``, ``ci_high``) in words: ``+0.058 [+0.01, +0.10], the
+    interval excludes zero`` (``interval`` names the interval: "the interval", "the CI")."""
+    spans = t["ci_low"] <= 0 <= t["ci_high"]
+    return (
+        format_estimate(t, signed=True, interval_decimals=interval_decimals)
+        + f", {interval} "
+        + ("spans zero" if spans else "excludes zero")
     )

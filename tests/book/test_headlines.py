@@ -10,10 +10,10 @@ from aethel_lite.book.headlines import (
     repro_headline,
     scaling_verdict,
     swarm_headline,
-    wilson,
 )
 from aethel_lite.book.report import summary_table, table
 from aethel_lite.evaluation.stats import format_estimate as fmt_ci
+from aethel_lite.evaluation.stats import wilson
 
 
 def test_table_drops_the_counter_index_and_flattens_dicts():
