@@ -7,7 +7,6 @@ a count out of a total (Wilson 1927), and the verdict's every number and directi
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,9 +18,6 @@ from .report import Table, dataframe, table
 __all__ = [
     "quickstart_headline",
     "graph_headline",
-    "closed_pool_headline",
-    "open_corpus_verdict",
-    "scaling_verdict",
     "provenance_headline",
     "swarm_headline",
     "repro_headline",
@@ -53,110 +49,6 @@ def quickstart_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
         "this is the data every later chapter retrieves from, with its truth known by construction."
     )
     return table(frame, decimals=2), verdict
-
-
-def closed_pool_headline(
-    saved: Mapping[str, Any],
-    metrics: Sequence[str] = ("HR@5", "AllSupport@5"),
-    *,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-) -> tuple[Table, str]:
-    """Methods × data sets of ``results/closed_pool.json`` (each metric's mean with its 95% bootstrap CI), and
-    a verdict on the graph with BCT against BM25."""
-    rows, said = [], []
-    order = saved.get("parameters", {}).get("methods") or []
-    for name, block in saved["methods"].items():
-        label = f"{name} (synthetic)" if saved.get("synthetic_fallback", {}).get(name) else name
-        ranked = [m for m in order if m in block] + sorted(m for m in block if m not in order)
-        for i, method in enumerate(ranked):
-            entry = block[method]
-            row = {"data set": label if i == 0 else "", "method": method}  # the data set named once per group
-            for m in metrics:
-                values = [v[m] for v in entry.get("per_query_metrics", {}).values() if m in v]
-                if len(values) >= 2:
-                    ci = bootstrap_ci(values, n_resamples=n_resamples, seed=seed)
-                    row[f"{m} [95% CI]"] = format_estimate(ci)
-                elif m in entry:
-                    row[f"{m} [95% CI]"] = f"{entry[m]:.3f}"
-            rows.append(row)
-        hr = metrics[0]
-        top = max(block[m].get(hr, float("-inf")) for m in block)
-        best = [f"`{m}`" for m in ranked if block[m].get(hr) == top]
-        n = saved.get("datasets", {}).get(name, {}).get("n_queries")
-        text = f"On {label}{f' ({n} questions)' if n else ''}, "
-        text += (
-            f"{best[0]} ranks a supporting paragraph in the top 5 most often ({hr} {top:.3f})"
-            if len(best) == 1
-            else f"{', '.join(best[:-1])} and {best[-1]} share the highest {hr} ({top:.3f})"
-        )
-        tests = {
-            (t["b"], t["metric"]): t
-            for t in saved.get("paired_tests", {}).get(name, [])
-            if t["a"] == "aethel-bct"
-        }
-        against = [f"on {m} {format_difference(tests[('bm25', m)])}" for m in metrics if ("bm25", m) in tests]
-        if against:
-            text += "; the graph with BCT minus BM25, paired over the same questions: " + "; ".join(against)
-        said.append(text + ".")
-    verdict = " ".join(said)
-    if any(saved.get("synthetic_fallback", {}).values()):
-        verdict += (
-            " A data set marked synthetic ran on the synthetic corpus standing in for the real one (no data"
-            " configured): its numbers describe that invented corpus, not the paper's data."
-        )
-    return table(dataframe(rows)), verdict
-
-
-def scaling_verdict(
-    saved: Mapping[str, Any], crossings: Sequence[Mapping[str, Any]], metric: str = "HR@5"
-) -> str:
-    """One paragraph from a scaling result: per corpus, the graph's and the best baseline's ``metric`` at the
-    largest size and where the graph passed the others (``crossings``: its
-    :func:`~aethel_lite.studies.scaling.crossover_rows`)."""
-    said = []
-    for name, run in saved["runs"].items():
-        curves = run["curves"]
-        graph = next((m for m in ("aethel-ner3", "aethel-reg") if m in curves), None)
-        if graph is None:
-            continue
-        last = {m: c[metric][-1] for m, c in curves.items() if metric in c}
-        rival = max(
-            (m for m in last if m != graph and not m.startswith("aethel")),
-            key=lambda m: last[m]["mean"],
-            default=None,
-        )
-        text = (
-            f"On {name} ({run['sizes'][0]:,} to {run['sizes'][-1]:,} passages), at the largest size `{graph}` "
-            f"has {metric} {format_estimate(last[graph])}"
-        )
-        if rival:
-            text += f" against `{rival}`'s {format_estimate(last[rival])}"
-        parts = []
-        for c in (c for c in crossings if c["corpus"] == name):
-            other = c["claim"].split()[2] if " passes " in c["claim"] else c["claim"].split()[-1]
-            sizes = c["sizes where graph > it"]
-            part = (
-                f"above `{other}` at {', '.join(f'{x:,}' for x in sizes)} passages"
-                if sizes
-                else f"never above `{other}`"
-            )
-            if " passes " in c["claim"] and c.get("ours") not in (
-                "",
-                None,
-            ):  # never set for a synthetic corpus
-                part += (
-                    " (at no size for good)" if c["ours"] == "never" else f" (for good from {c['ours']:,})"
-                )
-            parts.append(part)
-        said.append(text + ("; the graph is " + "; ".join(parts) if parts else "") + ".")
-    verdict = " ".join(said)
-    if saved.get("synthetic_only"):
-        verdict = (
-            "These curves come from the synthetic corpus (no real data was found), not the paper's experiment. "
-            + verdict
-        )
-    return verdict
 
 
 def swarm_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
@@ -296,36 +188,6 @@ def provenance_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
         for n, r in reports.items()
     ]
     return table(dataframe(rows)), " ".join(said)
-
-
-def open_corpus_verdict(saved: Mapping[str, Any], metric: str = "MRR") -> str:
-    """One paragraph from ``results/open_corpus.json``: per corpus the best method's ``metric`` and the NER3
-    graph's, and the count of the paper's numbers by verdict."""
-    said = []
-    for name, r in saved["datasets"].items():
-        ci = {m: e["all"][metric] for m, e in r["ci"].items() if metric in e["all"]}
-        if not ci:
-            continue
-        best = max(ci, key=lambda m: (ci[m]["mean"], m))
-        text = f"On {name}, the best {metric} is `{best}`'s, {format_estimate(ci[best])}"
-        for other in ("aethel-ner3", "bm25"):
-            if other in ci and other != best:
-                text += f"; `{other}` {format_estimate(ci[other])}"
-        said.append(text + ".")
-    counts = Counter(v["verdict"] for v in saved.get("verdicts", []))
-    if counts:
-        said.append(
-            f"Of the paper's {sum(counts.values())} open-corpus numbers: "
-            + ", ".join(f"{n} {v}" for v, n in counts.items())
-            + "."
-        )
-    verdict = " ".join(said)
-    if saved.get("synthetic_only"):
-        verdict = (
-            "Only the synthetic corpus ran (no real data was found): these are not the paper's experiment. "
-            + verdict
-        )
-    return verdict
 
 
 def _hybrid_rows(saved: Mapping[str, Any], metric: str, half: str):

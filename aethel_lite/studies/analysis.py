@@ -36,8 +36,9 @@ R. Andersen, F. Chung, K. Lang, "Local graph partitioning using PageRank vectors
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -55,6 +56,8 @@ __all__ = [
     "worked_example",
     "aggregate_report",
     "hub_mass",
+    "example_markdown",
+    "rank_figure",
 ]
 
 _BLOCK = 64  # questions per PPR batch, as in GraphRetriever.search
@@ -554,3 +557,62 @@ def aggregate_report(retriever, queries: Sequence) -> dict:
         "mean_tied_top": _mean([r["n_tied_top"] for r in rows if r["n_reached"]]),
         "per_query": rows,
     }
+
+
+def example_markdown(ex: Mapping[str, Any]) -> str:
+    """A worked example (:func:`worked_example`) as Markdown: question → seeds →
+    where the mass went → top hits → the gold passage → the measured reason."""
+
+    def pct(x):
+        return "n/a" if x is None else f"{100 * x:.1f}%"
+
+    lines = [f"**{ex['question']}** (`{ex['qid']}`)", ""]
+    if ex["seeds"]:
+        seeds = "; ".join(
+            f"`{s['entity']}` ({s['degree']} passages in {s['n_documents']} documents, found by "
+            f"{s['found_by']}{', on a gold passage' if s['on_gold'] else ''})"
+            for s in ex["seeds"]
+        )
+        lines.append(f"* **Seeds:** {seeds}.")
+    else:
+        lines.append(
+            "* **Seeds:** none of the question's words is an entity in the graph"
+            + (" — BM25-seeded teleport (fallback)." if ex["fallback"] else ".")
+        )
+    mass = ex["mass"]
+    top = ", ".join(f"`{e['entity']}` {pct(e['mass'])}" for e in mass["top_entities"][:5])
+    lines.append(
+        f"* **Mass:** {pct(mass['entity_share'])} on entity nodes, {pct(mass['passage_share'])} on passages; "
+        f"top entities {top}; the gold passages hold {pct(mass['gold_share'])} of the passage mass, the gold's "
+        f"documents {pct(mass['gold_doc_share'])}. {ex['n_tied_top']} passages tie at the top score."
+    )
+    hits = "; ".join(
+        f"{h['rank']}. `{h['pid']}`" + (" (BM25 order)" if not h["reached"] else "") for h in ex["hits"]
+    )
+    lines.append(f"* **Top hits:** {hits}.")
+    for g in ex["gold"]:
+        lines.append(
+            f"* **Gold** `{g['pid']}`: rank {g['rank'] if g['rank'] is not None else 'not ranked'}, "
+            f"{'reached' if g['reached'] else 'not reached'} by PageRank; seed entities on it: "
+            f"{', '.join(f'`{e}`' for e in g['seed_entities']) or 'none'}; {len(g['entities'])} entities in all."
+        )
+    lines.append(f"* **Why:** {ex['reason']}")
+    return "\n".join(lines)
+
+
+def rank_figure(errors: Mapping[str, Any]):
+    """Histogram of where the graph ranks each question's best gold passage in its full ranking (log scale),
+    from an open-corpus error analysis (:func:`aethel_lite.studies.open_corpus.error_analysis`)."""
+    import matplotlib.pyplot as plt
+
+    ranks = [r["gold_rank"] for r in errors["per_query"] if r["gold_rank"] is not None]
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    ax.hist(ranks, bins=[1, 2, 6, 11, 101, 1001, 10**6], edgecolor="black")
+    ax.set_xscale("log")
+    ax.set_xlabel("rank of the best gold passage in the full ranking (log scale)")
+    ax.set_ylabel("questions")
+    ax.set_title(
+        f"{errors['method']} on {errors['dataset']}: {len(ranks)} of {len(errors['per_query'])} questions ranked"
+    )
+    fig.tight_layout()
+    return fig

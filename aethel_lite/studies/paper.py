@@ -6,7 +6,16 @@ Framework for Multi-Hop Financial Diligence*; each row names our method for the 
 
 from __future__ import annotations
 
-__all__ = ["PAPER_ROWS", "PAPER_TESTS", "PAPER_CROSSOVERS", "PAPER_DIFFERENCES", "paper_rows"]
+from ..evaluation.stats import format_interval
+
+__all__ = [
+    "PAPER_ROWS",
+    "PAPER_TESTS",
+    "PAPER_CROSSOVERS",
+    "PAPER_DIFFERENCES",
+    "paper_rows",
+    "paper_markdown",
+]
 
 #: One row per reported number: section, data set, the paper's method name, metric, value,
 #: our method that reproduces it, and a note.
@@ -257,3 +266,35 @@ def paper_rows(section: str, dataset: str | None = None) -> list[dict]:
         for r in PAPER_ROWS
         if r["section"] == section and (dataset is None or r["dataset"] == dataset)
     ]
+
+
+def paper_markdown(*sections: str) -> str:
+    """What :mod:`aethel_lite.studies.paper` holds for ``sections``, as Markdown bullets: one per (paper's
+    method, metric) with its values by data set or corpus size, then the paper's differences, tests and crossings."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for r in [r for r in PAPER_ROWS if r["section"] in sections]:
+        key = (
+            r["paper_method"],
+            r["metric"],
+            "multi-hop questions" if r["section"].endswith("multihop") else "",
+        )
+        where = f"{r['size']:,} passages" if "size" in r else r["dataset"]
+        groups.setdefault(key, []).append(f"{r['value']:.3f} ({where})")
+    lines = [
+        f"* {method}, {metric}{f' on {extra}' if extra else ''}: " + "; ".join(vals)
+        for (method, metric, extra), vals in groups.items()
+    ]
+    lines += [
+        f"* {d['note']} ({d['dataset']}): {d['value']:+.3f}"
+        for d in PAPER_DIFFERENCES
+        if d["section"] in sections
+    ]
+    lines += [
+        f"* {t['a']} − {t['b']} on {t['metric']}: {t['mean_a'] - t['mean_b']:+.3f}, paired bootstrap 95% CI "
+        f"{format_interval(t['ci_low'], t['ci_high'], signed=True)}, {t['n']} questions ({t['note']})"
+        for t in PAPER_TESTS
+        if t["section"] in sections
+    ]
+    if "scaling" in sections:
+        lines += [f"* {c['note']}" for c in PAPER_CROSSOVERS.values()]
+    return "\n".join(lines)

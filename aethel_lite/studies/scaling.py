@@ -9,16 +9,23 @@ from __future__ import annotations
 
 import tracemalloc
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from ..caching.resultcache import cached, dataset_digest
+from ..caching.versions import versions
 from ..data.sampling import sample_corpus
-from ..errors import ParameterError
+from ..errors import DataNotFoundError, ParameterError
+from ..evaluation.cluster import cluster_options, precompute_methods
 from ..evaluation.metrics import mean
 from ..evaluation.runner import MethodOutcome, fuse, run_methods, score_runs
-from ..evaluation.stats import bootstrap_ci
+from ..evaluation.stats import bootstrap_ci, format_estimate
 from ..retrievers.registry import FUSIONS
+from .open_corpus import QUICK, check_parameters, load_open
+from .paper import PAPER_CROSSOVERS, paper_rows
+from .record import as_record, save_record
 
 __all__ = [
     "DEFAULT_SIZES",
@@ -29,6 +36,16 @@ __all__ = [
     "check_sizes",
     "crossover_rows",
     "scaling_takeaways",
+    "QUICK_GRID",
+    "EXTENDED_SIZES",
+    "scaling_grid",
+    "load_scaling",
+    "ScalingCorpora",
+    "scaling_study",
+    "ScalingStudy",
+    "scaling_verdict",
+    "scaling_figure",
+    "cost_table",
 ]
 
 #: The paper's sizes (100 → 4,123 chunks) plus the full corpus ("full").
@@ -348,3 +365,302 @@ def scaling_takeaways(
             "*These curves come from the synthetic corpus (no real data was found); they are not the paper's experiment.*",
         )
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------- the chapter
+#: ``quick`` mode (CI): these sizes and the first two seeds, on :data:`~aethel_lite.studies.open_corpus.QUICK`'s
+#: questions and sample.
+QUICK_GRID: dict = {"sizes": [60, 100, "full"], "n_seeds": 2}
+#: ``extended`` mode adds these sizes (FinanceBench with every filing, not only those asked about).
+EXTENDED_SIZES: tuple[int, ...] = (10206, 20000)
+
+
+def scaling_grid(
+    sizes: Sequence, seeds: Sequence[int], *, quick: bool = False, extended: bool = False
+) -> tuple[list, list]:
+    """The sizes and seeds a scaling run uses, checked (:func:`check_sizes`): ``quick`` replaces them by
+    :data:`QUICK_GRID`'s, ``extended`` adds :data:`EXTENDED_SIZES` before ``"full"``."""
+    check_sizes(sizes, seeds)
+    sizes, seeds = list(sizes), list(seeds)
+    if quick:
+        sizes, seeds = list(QUICK_GRID["sizes"]), seeds[: QUICK_GRID["n_seeds"]]
+    if extended:
+        sizes = sorted({s for s in sizes if s != "full"} | set(EXTENDED_SIZES)) + ["full"]
+    return sizes, seeds
+
+
+@dataclass
+class ScalingCorpora:
+    """The corpora a scaling chapter asked for (``datasets``), those it loaded and those it could not
+    (``missing``: name → why), from :func:`load_scaling`."""
+
+    datasets: list
+    loaded: dict
+    missing: dict = field(default_factory=dict)
+    extended: bool = False
+    quick: bool = False
+
+    @property
+    def synthetic_only(self) -> bool:
+        return set(self.loaded) == {"synthetic"}
+
+    def table(self):
+        """One row per corpus: passages, questions and gold passages (every sample keeps them)."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [
+                {
+                    "corpus": n,
+                    "passages": len(ds.passages),
+                    "questions": len(ds.queries),
+                    "gold passages (always kept)": len(set().union(*(q.gold for q in ds.queries))),
+                }
+                for n, ds in self.loaded.items()
+            ]
+        )
+
+
+def load_scaling(
+    datasets: Sequence[str],
+    methods: Sequence[str],
+    *,
+    extended: bool = False,
+    quick: bool = False,
+    scheduler: str | None = None,
+    workers: int | None = None,
+) -> ScalingCorpora:
+    """Check the names, then load every corpus of ``datasets`` whole (:func:`load_open`; ``quick``:
+    :data:`~aethel_lite.studies.open_corpus.QUICK`'s questions and sample; ``extended``: FinanceBench with
+    every filing). Without any real data the synthetic corpus runs instead. With a Dask ``scheduler`` or
+    local ``workers``, the entity extraction and encoding of every corpus runs on that cluster first
+    (:func:`~aethel_lite.evaluation.cluster.precompute_methods`; the runs find it in the stores)."""
+    check_parameters(datasets, methods)
+    cluster = cluster_options(scheduler, workers)  # None: everything in-process
+    limit, corpus_size = (QUICK["limit"], QUICK["corpus_size"]) if quick else (None, None)
+    loaded, missing = {}, {}
+    for name in datasets:
+        try:
+            docs = "all" if (extended and name == "financebench") else "question"
+            loaded[name] = load_open(name, limit=limit, corpus_size=corpus_size, docs=docs)
+        except DataNotFoundError:  # only when no data folder is configured
+            missing[name] = "no real data configured"
+    if not loaded:
+        loaded["synthetic"] = load_open("synthetic", limit=limit, corpus_size=corpus_size)
+    if cluster is not None:
+        for ds in loaded.values():
+            precompute_methods(ds.passages, methods, progress=False, **cluster)
+    return ScalingCorpora(list(datasets), loaded, missing, extended, quick)
+
+
+def scaling_study(
+    corpora: ScalingCorpora,
+    methods: Sequence[str],
+    *,
+    sizes: Sequence = DEFAULT_SIZES,
+    seeds: Sequence[int] = (0, 1, 2),
+    n_resamples: int = 2000,
+    n_process: int = 2,
+    progress: bool = True,
+) -> ScalingStudy:
+    """:func:`scaling_run` on every corpus of ``corpora``, at every size and seed.
+
+    Returns
+    -------
+    ScalingStudy
+        ``result``: ``{"runs", "missing", "synthetic_only", "parameters", "versions"}``
+        (``results/scaling.json``, ``scaling_extended.json`` when extended).
+    """
+    runs = {
+        name: scaling_run(
+            ds,
+            methods,
+            sizes=sizes,
+            seeds=seeds,
+            n_resamples=n_resamples,
+            progress=progress,
+            graph={"n_process": n_process},
+        )
+        for name, ds in corpora.loaded.items()
+    }
+    result = {
+        "runs": runs,
+        "missing": corpora.missing,
+        "synthetic_only": corpora.synthetic_only,
+        "parameters": {
+            "datasets": corpora.datasets,
+            "methods": list(methods),
+            "sizes": list(sizes),
+            "seeds": list(seeds),
+            "extended": corpora.extended,
+            "quick": corpora.quick,
+            "n_resamples": n_resamples,
+        },
+        "versions": versions(),
+    }
+    return ScalingStudy(as_record(result))
+
+
+@dataclass
+class ScalingStudy:
+    """The scaling result (``result``, as ``results/scaling.json`` holds it) and what the chapter shows of
+    it: pandas DataFrames, matplotlib Figures and Markdown text."""
+
+    result: dict
+
+    def save(self, results_dir: str | Path = "results") -> None:
+        """Write ``results_dir/scaling.json`` (``scaling_extended.json`` for an extended run)."""
+        name = "scaling_extended" if self.result["parameters"]["extended"] else "scaling"
+        save_record(self.result, results_dir, name)
+
+    def figure(self, metric: str = "HR@5"):
+        """:func:`scaling_figure` of every corpus, with the paper's points of ``metric`` (none beside
+        synthetic curves)."""
+        points = [] if self.result["synthetic_only"] else paper_rows("scaling")
+        return scaling_figure(
+            self.result["runs"], metric, paper_points=[p for p in points if p["metric"] == metric]
+        )
+
+    def crossings(self):
+        """:func:`crossover_rows` against the paper's claims, as a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(crossover_rows(self.result["runs"], PAPER_CROSSOVERS))
+
+    def headline(self) -> tuple[Any, str]:
+        """The chapter's answer: the HR@5 figure and :func:`scaling_verdict`."""
+        verdict = scaling_verdict(self.result, crossover_rows(self.result["runs"], PAPER_CROSSOVERS))
+        return self.figure("HR@5"), verdict
+
+    def cost_table(self, methods: Sequence[str] = ("bm25", "aethel-ner3")):
+        """Fit seconds and peak MiB of ``methods`` (those run) side by side, per corpus and size."""
+        import pandas as pd
+
+        costs = {
+            m: cost_table(self.result["runs"], m).set_index(["corpus", "size"])
+            for m in methods
+            if m in self.result["parameters"]["methods"]
+        }
+        wide = pd.concat(costs, axis=1)
+        wide.columns = [f"{m}: {c}" for m, c in wide.columns]
+        return wide
+
+    def takeaways(self) -> str:
+        """:func:`scaling_takeaways` of the result."""
+        return scaling_takeaways(self.result, PAPER_CROSSOVERS)
+
+
+def scaling_verdict(
+    saved: Mapping[str, Any], crossings: Sequence[Mapping[str, Any]], metric: str = "HR@5"
+) -> str:
+    """One paragraph from a scaling result: per corpus, the graph's and the best baseline's ``metric`` at the
+    largest size and where the graph passed the others (``crossings``: its :func:`crossover_rows`)."""
+    said = []
+    for name, run in saved["runs"].items():
+        curves = run["curves"]
+        graph = next((m for m in ("aethel-ner3", "aethel-reg") if m in curves), None)
+        if graph is None:
+            continue
+        last = {m: c[metric][-1] for m, c in curves.items() if metric in c}
+        rival = max(
+            (m for m in last if m != graph and not m.startswith("aethel")),
+            key=lambda m: last[m]["mean"],
+            default=None,
+        )
+        text = (
+            f"On {name} ({run['sizes'][0]:,} to {run['sizes'][-1]:,} passages), at the largest size `{graph}` "
+            f"has {metric} {format_estimate(last[graph])}"
+        )
+        if rival:
+            text += f" against `{rival}`'s {format_estimate(last[rival])}"
+        parts = []
+        for c in (c for c in crossings if c["corpus"] == name):
+            other = c["claim"].split()[2] if " passes " in c["claim"] else c["claim"].split()[-1]
+            sizes = c["sizes where graph > it"]
+            part = (
+                f"above `{other}` at {', '.join(f'{x:,}' for x in sizes)} passages"
+                if sizes
+                else f"never above `{other}`"
+            )
+            ours = c.get("ours")  # never set for a synthetic corpus
+            if " passes " in c["claim"] and ours not in ("", None):
+                part += " (at no size for good)" if ours == "never" else f" (for good from {ours:,})"
+            parts.append(part)
+        said.append(text + ("; the graph is " + "; ".join(parts) if parts else "") + ".")
+    verdict = " ".join(said)
+    if saved.get("synthetic_only"):
+        verdict = (
+            "These curves come from the synthetic corpus (no real data was found), not the paper's experiment. "
+            + verdict
+        )
+    return verdict
+
+
+def scaling_figure(
+    runs: Mapping[str, Mapping[str, Any]],
+    metric: str = "HR@5",
+    methods: Sequence[str] | None = None,
+    paper_points: Sequence[Mapping[str, Any]] = (),
+    labels: Mapping[str, str] | None = None,
+):
+    """One panel per corpus: ``metric`` against corpus size (log x), a line per method with its 95%
+    CI band (over questions, seeds averaged), and the paper's points as black markers."""
+    import matplotlib.pyplot as plt
+
+    names = list(runs)
+    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.8), sharey=True, squeeze=False)
+    for ax, name in zip(axes[0], names):
+        curves = runs[name]["curves"]
+        for method in [m for m in (methods or curves) if m in curves]:
+            pts = curves[method][metric]
+            xs = [p["size"] for p in pts]
+            (line,) = ax.plot(xs, [p["mean"] for p in pts], marker="o", ms=3, label=method)
+            ax.fill_between(
+                xs,
+                [p["ci_low"] for p in pts],
+                [p["ci_high"] for p in pts],
+                color=line.get_color(),
+                alpha=0.15,
+            )
+        for i, p in enumerate(paper_points):
+            if p["metric"] == metric:
+                ax.scatter(
+                    [p["size"]],
+                    [p["value"]],
+                    marker="x",
+                    color="black",
+                    zorder=5,
+                    label="paper (private corpus)" if i == 0 else None,
+                )
+                ax.annotate(
+                    p["paper_method"].split(",")[0],
+                    (p["size"], p["value"]),
+                    fontsize=7,
+                    xytext=(4, 3),
+                    textcoords="offset points",
+                )
+        ax.set_xscale("log")
+        ax.set_xlabel("corpus size (passages, log scale)")
+        ax.set_title((labels or {}).get(name, name), fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel(f"{metric} (mean, 95% CI band)")
+    axes[0][0].set_ylim(0, 1.02)
+    handles, names_ = axes[0][-1].get_legend_handles_labels()
+    fig.legend(
+        handles, names_, loc="lower center", ncol=min(len(names_), 6), fontsize=8, bbox_to_anchor=(0.5, -0.02)
+    )
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+def cost_table(runs: Mapping[str, Mapping[str, Any]], method: str):
+    """Fit seconds and peak traced MiB of one method per corpus size (from a scaling result's ``timing``)."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        [
+            {"corpus": name, "size": t["size"], "fit seconds": t["fit_seconds"], "peak MiB": t["peak_mib"]}
+            for name, res in runs.items()
+            for t in res.get("timing", {}).get(method, [])
+        ]
+    )

@@ -6,9 +6,7 @@ import pandas as pd
 import pytest
 
 from aethel_lite.book.headlines import (
-    closed_pool_headline,
     repro_headline,
-    scaling_verdict,
     swarm_headline,
 )
 from aethel_lite.book.report import summary_table, table
@@ -65,51 +63,6 @@ def test_wilson_matches_the_published_interval():
     assert fmt_ci(0.9051, 0.8612, 0.9388) == "0.905 [0.86, 0.94]"
 
 
-def _closed(hr5_a, hr5_b):
-    def entry(values):
-        return {
-            "HR@5": sum(values) / len(values),
-            "AllSupport@5": 0.5,
-            "per_query_metrics": {f"q{i}": {"HR@5": v, "AllSupport@5": 0.5} for i, v in enumerate(values)},
-        }
-
-    return {
-        "methods": {"musique": {"bm25": entry(hr5_b), "aethel-bct": entry(hr5_a)}},
-        "datasets": {"musique": {"n_queries": len(hr5_a)}},
-        "synthetic_fallback": {"musique": False},
-        "paired_tests": {
-            "musique": [
-                {
-                    "a": "aethel-bct",
-                    "b": "bm25",
-                    "metric": "HR@5",
-                    "diff": 0.25,
-                    "ci_low": 0.1,
-                    "ci_high": 0.4,
-                }
-            ]
-        },
-    }
-
-
-def test_closed_pool_headline_reads_the_result_file():
-    shown, verdict = closed_pool_headline(_closed([1, 1, 1, 0], [1, 0, 1, 0]), n_resamples=200)
-    frame = shown.frame
-    assert list(frame.columns) == ["data set", "method", "HR@5 [95% CI]", "AllSupport@5 [95% CI]"]
-    row = frame[frame["method"] == "bm25"].iloc[0]
-    assert row["HR@5 [95% CI]"].startswith("0.500 [") and row["AllSupport@5 [95% CI]"] == "0.500 [0.50, 0.50]"
-    assert "`aethel-bct` ranks a supporting paragraph in the top 5 most often (HR@5 0.750)" in verdict
-    assert "+0.250 [+0.10, +0.40], the interval excludes zero" in verdict and "4 questions" in verdict
-    saved = _closed([1, 0], [1, 0])
-    saved["synthetic_fallback"]["musique"] = True
-    shown, verdict = closed_pool_headline(saved, n_resamples=200)
-    assert list(shown.frame["data set"]) == ["musique (synthetic)", ""]  # named once per group
-    assert (
-        "`aethel-bct` and `bm25` share the highest HR@5 (0.500)" in verdict
-        and "not the paper's data" in verdict
-    )
-
-
 def test_swarm_and_repro_headlines():
     def source(tp, gold, found, planted_found, planted):
         return {
@@ -147,44 +100,8 @@ def test_swarm_and_repro_headlines():
     assert repro_headline(rows[:2])[1].count("cannot be compared in this build.") == 1
 
 
-def test_scaling_verdict():
-    def pts(*means):
-        return [
-            {"size": s, "mean": m, "ci_low": m - 0.1, "ci_high": m + 0.1} for s, m in zip((100, 1000), means)
-        ]
-
-    saved = {
-        "runs": {
-            "fb": {
-                "sizes": [100, 1000],
-                "curves": {"aethel-ner3": {"HR@5": pts(0.5, 0.6)}, "dense": {"HR@5": pts(0.7, 0.4)}},
-            }
-        }
-    }
-    crossings = [
-        {
-            "corpus": "fb",
-            "claim": "aethel-ner3 passes dense from size …",
-            "ours": 1000,
-            "sizes where graph > it": [1000],
-        }
-    ]
-    verdict = scaling_verdict(saved, crossings)
-    assert (
-        "On fb (100 to 1,000 passages), at the largest size `aethel-ner3` has HR@5 0.600 [0.50, 0.70]"
-        in verdict
-    )
-    assert (
-        "against `dense`'s 0.400 [0.30, 0.50]" in verdict
-        and "the graph is above `dense` at 1,000 passages (for good from 1,000)." in verdict
-    )
-    assert scaling_verdict({**saved, "synthetic_only": True}, crossings).startswith(
-        "These curves come from the synthetic"
-    )
-
-
 def test_graph_provenance_and_open_corpus_headlines():
-    from aethel_lite.book.headlines import graph_headline, open_corpus_verdict, provenance_headline
+    from aethel_lite.book.headlines import graph_headline, provenance_headline
 
     modes = {m: [["g1", 1.0], ["x", 0.5], ["g2", 0.2]] for m in ("none", "alias", "substring", "both")}
     alias_modes = {
@@ -224,15 +141,6 @@ def test_graph_provenance_and_open_corpus_headlines():
     ]
     assert shown.frame.loc[0, "musique [95% CI]"] == fmt_ci(0.8, *wilson(8, 10))
     assert "8 of 10 gold passages name an exact seed, 1 are reached only through a BCT expansion" in verdict
-    ci = {
-        m: {"all": {"MRR": {"mean": v, "ci_low": v - 0.1, "ci_high": v + 0.1}}}
-        for m, v in (("bm25", 0.6), ("aethel-ner3", 0.4), ("rrf", 0.7))
-    }
-    verdict = open_corpus_verdict({"datasets": {"fb": {"ci": ci}}, "verdicts": [{"verdict": "differs"}] * 2})
-    assert verdict == (
-        "On fb, the best MRR is `rrf`'s, 0.700 [0.60, 0.80]; `aethel-ner3` 0.400 [0.30, 0.50]; "
-        "`bm25` 0.600 [0.50, 0.70]. Of the paper's 2 open-corpus numbers: 2 differs."
-    )
 
 
 def _hybrid_result():
@@ -302,28 +210,6 @@ def test_hybrid_headline_and_takeaways_read_the_result_file():
     assert "(`aethel-hybrid-no-graph`): +0.167 [-0.10, +0.40], the interval spans zero" in text
     saved["synthetic_only"] = True
     assert hybrid_headline(saved, n_resamples=200)[1].startswith("Only the synthetic corpus ran")
-
-
-def test_ci_figure_sets_six_corpora_in_two_rows_of_three():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from aethel_lite.book.report import ci_figure
-
-    cell = {"mean": 0.5, "ci_low": 0.4, "ci_high": 0.6}
-    results = {
-        f"corpus-{i}": {"ci": {"bm25": {"all": {"HR@5": cell}}, "dense": {"all": {"HR@5": cell}}}}
-        for i in range(5)
-    }
-    fig = ci_figure(results)
-    visible = [ax for ax in fig.axes if ax.get_visible()]
-    assert len(fig.axes) == 6 and len(visible) == 5  # 2 x 3, the sixth panel hidden
-    assert [ax.get_title() for ax in visible] == list(results)
-    assert len({round(ax.get_position().y0, 3) for ax in visible}) == 2  # two rows
-    assert fig.get_figwidth() == pytest.approx(3 * 3.2)
-    plt.close(fig)
 
 
 def test_paper_figure_shows_each_rate_with_ours_and_the_paper_s():

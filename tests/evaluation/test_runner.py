@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from conftest import require
 
-from aethel_lite.book.report import ablation_figure, comparisons_table, metrics_table, paper_comparison
 from aethel_lite.data.select import load_for_eval, load_or_synthetic
 from aethel_lite.data.synthetic import make_synthetic
 from aethel_lite.errors import DataConfigError, DataNotFoundError, ParameterError
@@ -23,6 +22,12 @@ from aethel_lite.evaluation.runner import (
 from aethel_lite.evaluation.stats import paired_bootstrap
 from aethel_lite.retrievers import registry
 from aethel_lite.retrievers.registry import parse_methods
+from aethel_lite.studies.closed_pool import (
+    ablation_figure,
+    comparisons_table,
+    metrics_table,
+    paper_comparison,
+)
 from aethel_lite.studies.paper import PAPER_ROWS, paper_rows
 
 

@@ -10,10 +10,12 @@ from aethel_lite.evaluation.runner import without_timing
 from aethel_lite.studies.open_corpus import (
     OPEN_DATASETS,
     check_parameters,
+    ci_figure,
     evaluate_open,
     group_of,
     load_open,
     metric_cis,
+    open_corpus_verdict,
     paper_verdicts,
 )
 from aethel_lite.studies.paper import PAPER_CROSSOVERS, paper_rows
@@ -22,8 +24,10 @@ from aethel_lite.studies.scaling import (
     crossover_rows,
     crossovers,
     resolve_sizes,
+    scaling_grid,
     scaling_run,
     scaling_takeaways,
+    scaling_verdict,
 )
 
 
@@ -197,8 +201,7 @@ def test_open_datasets_documented():
 
 
 def test_verdict_table_sets_no_synthetic_number_beside_the_papers():
-    from aethel_lite.book.report import verdict_table
-    from aethel_lite.studies.open_corpus import paper_verdicts
+    from aethel_lite.studies.open_corpus import paper_verdicts, verdict_table
     from aethel_lite.studies.paper import paper_rows
 
     cell = {"mean": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 12}
@@ -212,3 +215,79 @@ def test_verdict_table_sets_no_synthetic_number_beside_the_papers():
         bm25.loc["synthetic", "ours [95% CI]"] == "" and bm25.loc["synthetic", "verdict"] == "not comparable"
     )
     assert bm25.loc["musique-open", "ours [95% CI]"] == "0.500 [0.400, 0.600]"
+
+
+def test_scaling_verdict():
+    def pts(*means):
+        return [
+            {"size": s, "mean": m, "ci_low": m - 0.1, "ci_high": m + 0.1} for s, m in zip((100, 1000), means)
+        ]
+
+    saved = {
+        "runs": {
+            "fb": {
+                "sizes": [100, 1000],
+                "curves": {"aethel-ner3": {"HR@5": pts(0.5, 0.6)}, "dense": {"HR@5": pts(0.7, 0.4)}},
+            }
+        }
+    }
+    crossings = [
+        {
+            "corpus": "fb",
+            "claim": "aethel-ner3 passes dense from size …",
+            "ours": 1000,
+            "sizes where graph > it": [1000],
+        }
+    ]
+    verdict = scaling_verdict(saved, crossings)
+    assert (
+        "On fb (100 to 1,000 passages), at the largest size `aethel-ner3` has HR@5 0.600 [0.50, 0.70]"
+        in verdict
+    )
+    assert (
+        "against `dense`'s 0.400 [0.30, 0.50]" in verdict
+        and "the graph is above `dense` at 1,000 passages (for good from 1,000)." in verdict
+    )
+    assert scaling_verdict({**saved, "synthetic_only": True}, crossings).startswith(
+        "These curves come from the synthetic"
+    )
+
+
+def test_open_corpus_verdict():
+    ci = {
+        m: {"all": {"MRR": {"mean": v, "ci_low": v - 0.1, "ci_high": v + 0.1}}}
+        for m, v in (("bm25", 0.6), ("aethel-ner3", 0.4), ("rrf", 0.7))
+    }
+    verdict = open_corpus_verdict({"datasets": {"fb": {"ci": ci}}, "verdicts": [{"verdict": "differs"}] * 2})
+    assert verdict == (
+        "On fb, the best MRR is `rrf`'s, 0.700 [0.60, 0.80]; `aethel-ner3` 0.400 [0.30, 0.50]; "
+        "`bm25` 0.600 [0.50, 0.70]. Of the paper's 2 open-corpus numbers: 2 differs."
+    )
+
+
+def test_ci_figure_sets_six_corpora_in_two_rows_of_three():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cell = {"mean": 0.5, "ci_low": 0.4, "ci_high": 0.6}
+    results = {
+        f"corpus-{i}": {"ci": {"bm25": {"all": {"HR@5": cell}}, "dense": {"all": {"HR@5": cell}}}}
+        for i in range(5)
+    }
+    fig = ci_figure(results)
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(fig.axes) == 6 and len(visible) == 5  # 2 x 3, the sixth panel hidden
+    assert [ax.get_title() for ax in visible] == list(results)
+    assert len({round(ax.get_position().y0, 3) for ax in visible}) == 2  # two rows
+    assert fig.get_figwidth() == pytest.approx(3 * 3.2)
+    plt.close(fig)
+
+
+def test_scaling_grid_checks_and_resolves_quick_and_extended():
+    assert scaling_grid([100, "full"], [0, 1, 2]) == ([100, "full"], [0, 1, 2])
+    assert scaling_grid([100, "full"], [0, 1, 2], quick=True) == ([60, 100, "full"], [0, 1])
+    assert scaling_grid([100, 500, "full"], [0], extended=True) == ([100, 500, 10206, 20000, "full"], [0])
+    with pytest.raises(ParameterError, match="sizes"):
+        scaling_grid([0], [0])
