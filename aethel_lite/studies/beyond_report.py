@@ -1,8 +1,9 @@
 """What the ``aethel-hybrid`` chapter shows of a saved study (:mod:`aethel_lite.studies.beyond`): each of
-our targets with what was measured, the halves', tests' and ablations' tables, the difference figure,
-and the generated sentences (what did not work, the tuning's spread, what the tuned method is made of).
+our targets with what was measured, the headline (:func:`hybrid_headline`), the halves', tests' and
+ablations' tables, the difference figure, and the generated sentences (what did not work, the tuning's
+spread, what the tuned method is made of, the chapter's takeaways).
 
-Everything here reads the result as written to ``results/beyond.json``; nothing is run.
+Everything here reads the study's result, in the form written to ``results/beyond.json``; nothing is run.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..evaluation.stats import format_estimate, format_interval
+from ..evaluation.stats import bootstrap_ci, format_difference, format_estimate, format_interval
 from ..retrievers.hybrid import ABLATION_LABELS, RANK_TERMS
 from .beyond import VARIANTS
 
@@ -446,3 +447,124 @@ def composition(saved: Mapping[str, Any], metric: str = "MRR", half: str = "all"
             )
         out.append(text)
     return out
+
+
+def _hybrid_rows(saved: Mapping[str, Any], metric: str, half: str):
+    """Per corpus of a ``beyond`` result: its block, the questions of ``half``, the better baseline on that half,
+    and the paired test of ``aethel-hybrid`` against it (None if not run)."""
+    for name, r in saved.get("datasets", {}).items():
+        m = r["metrics"]
+        if (
+            "aethel-hybrid" not in m
+            or not all(b in m for b in TARGET_BASELINES)
+            or m["aethel-hybrid"][half][metric] is None
+        ):
+            continue
+        qids = list(r["per_query_metrics"]["aethel-hybrid"]) if half == "all" else r["halves"][half]
+        better = max(TARGET_BASELINES, key=lambda b: (m[b][half][metric], b))
+        test = next(
+            (
+                t
+                for t in r["tests"]
+                if (t["half"], t["a"], t["b"], t["metric"]) == (half, "aethel-hybrid", better, metric)
+            ),
+            None,
+        )
+        yield name, r, qids, better, test
+
+
+def hybrid_headline(
+    saved: Mapping[str, Any],
+    metric: str = "MRR",
+    half: str = "test",
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+):
+    """``aethel-hybrid`` against BM25 and dense retrieval on the ``half`` of each corpus no weight was chosen on
+    (``results/beyond.json``), with 95% CIs; the verdict adds the closed pools and our targets.
+
+    Returns ``(DataFrame, str)``: one row per corpus, and the verdict (Markdown)."""
+    rows, said = [], []
+    for name, r, qids, better, t in _hybrid_rows(saved, metric, half):
+        row = {"data set": name, f"{half} questions": len(qids)}
+        for method in ("aethel-hybrid", *TARGET_BASELINES):
+            pq = r["per_query_metrics"][method]
+            values = [pq[q][metric] for q in qids if q in pq]
+            ci = bootstrap_ci(values, n_resamples=n_resamples, seed=seed) if len(values) >= 2 else None
+            row[f"{method} [95% CI]"] = (
+                format_estimate(ci) if ci else f"{r['metrics'][method][half][metric]:.3f}"
+            )
+        row["hybrid − better [95% CI]"] = f"{format_estimate(t, signed=True)} ({better})" if t else ""
+        rows.append(row)
+        if t:
+            said.append(f"on {name} ({t['n']} questions) {format_difference(t)}")
+    verdict = (
+        f"On the {half} halves — questions no weight was chosen on — `aethel-hybrid` minus the better of BM25 and "
+        f"dense retrieval on {metric}: " + "; ".join(said) + "."
+        if said
+        else f"No corpus has a {half} half large enough for a paired test of `aethel-hybrid` in this build."
+    )
+    closed = saved.get("closed") or {}
+    if closed:
+        ok = [n for n, c in closed.items() if c["passes"]]
+        worse = [n for n in closed if n not in ok]
+        verdict += (
+            " In the closed pools it is not worse than `aethel-bct` beyond the interval"
+            + (f" on {', '.join(ok)}" if ok else " on none")
+            + (f", and worse on {', '.join(worse)}" if worse else "")
+            + "."
+        )
+    run = [x for x in targets(saved) if x["met"] is not None]
+    if run:
+        verdict += f" {sum(x['met'] for x in run)} of our {len(run)} targets measured here are met."
+    if saved.get("synthetic_only"):
+        verdict = (
+            "Only the synthetic corpus ran (no real data was found): these numbers are not about filings. "
+            + verdict
+        )
+    import pandas as pd
+
+    return pd.DataFrame(rows), verdict
+
+
+def hybrid_takeaways(saved: Mapping[str, Any], metric: str = "MRR") -> str:
+    """The hybrid chapter's closing bullets: per corpus the test-half gain over the better baseline and the
+    graph's part of it, each with its paired-bootstrap 95% CI, then our targets."""
+    out = []
+    if saved.get("synthetic_only"):
+        out.append("*No real data was found: every number here comes from the synthetic corpus.*")
+    for name, r, qids, better, t in _hybrid_rows(saved, metric, "test"):
+        m = r["metrics"]
+        text = (
+            f"* **{name}**, {metric} on the {len(qids)} test questions: `aethel-hybrid` {m['aethel-hybrid']['test'][metric]:.3f}, "
+            f"`{better}` {m[better]['test'][metric]:.3f}"
+        )
+        text += f", difference {format_difference(t)}" if t else " (too few questions for a paired test)"
+        g = next(
+            (
+                c
+                for c in r.get("components", [])
+                if (c["half"], c["b"], c["metric"]) == ("test", "aethel-hybrid-no-graph", metric)
+            ),
+            None,
+        )
+        if g:
+            text += (
+                ". The graph's part, against the same text terms without it (`aethel-hybrid-no-graph`): "
+                + format_difference(g)
+            )
+        out.append(text + ".")
+    run = [x for x in targets(saved) if x["met"] is not None]
+    failed = [x for x in run if not x["met"]]
+    if run:
+        out.append(
+            f"* Our targets: {len(run) - len(failed)} of {len(run)} met"
+            + (
+                " — not met: " + "; ".join(f"{x['target']} (`{x['data set']}`)" for x in failed)
+                if failed
+                else ""
+            )
+            + "."
+        )
+    return "\n".join(out)

@@ -31,8 +31,10 @@ and for those drawn after them (9 + 3 dev, 9 + 2 test), so that adding questions
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from ..caching.memo import shared
@@ -42,6 +44,8 @@ from ..data.schema import Dataset
 from ..data.statements import HEAD_LINES, HEADINGS, row_figures, title_lines
 from ..evaluation.runner import MethodOutcome, block_of, paired_comparisons, score_runs
 from ..evaluation.splits import split
+from ..evaluation.stats import format_difference, format_estimate
+from ..io import write_json
 from ..retrievers import StatementsRetriever, clone
 from ..retrievers.registry import METHODS, make_retriever
 from ..retrievers.run import RUN_DEPTH
@@ -60,6 +64,10 @@ __all__ = [
     "COMPARISON_METRICS",
     "QUICK_COMPARISONS",
     "comparison_study",
+    "comparisons_headline",
+    "statements_ablation",
+    "ComparisonStudy",
+    "run",
 ]
 
 #: the statement that holds each ``metric`` of the set (the row label differs by company: see each evidence item)
@@ -328,3 +336,165 @@ def comparison_study(
     }
     out["timing"] = {"ms_per_question": timing}
     return out
+
+
+def comparisons_headline(saved: Mapping[str, Any], half: str = "test") -> tuple[Any, str]:
+    """Questions that need two filings (``results/comparisons.json``): each method's metrics with 95% CIs on
+    ``half``, and a verdict from the paired tests of ``aethel-anchors`` and ``aethel-statements`` and the
+    single-filing check."""
+    block = saved["comparisons"][half]
+    rows = []
+    for method in saved["methods"]:
+        cells = block["ci"][method]["all"]
+        rows.append(
+            {
+                "method": method,
+                **{f"{m} [95% CI]": format_estimate(cells[m]) for m in saved["metrics"]},
+            }
+        )
+    tests = [t for t in block["tests"] if t["metric"] == "AllSupport@10" and t["a"] == "aethel-anchors"]
+    said = [f"against {t['b']} {format_difference(t)}" for t in tests]
+    beats = [t["b"] for t in tests if t["ci_low"] > 0]
+    share = {
+        m: 100 * block["ci"][m]["all"]["AllSupport@10"]["mean"]
+        for m in ("aethel-anchors", "aethel-hybrid", "aethel-statements")
+        if m in block["ci"]
+    }
+    verdict = (
+        f"On the {block['n']} {half} questions (fixed before any method was run), `aethel-anchors` finds a page of "
+        f"each filing in its top 10 for {share['aethel-anchors']:.0f}% of them, "
+        f"`aethel-hybrid` for {share['aethel-hybrid']:.0f}%. "
+        f"AllSupport@10 difference {'; '.join(said)}. "
+    )
+    verdict += (
+        f"The interval excludes zero against {', '.join(beats)}" if beats else "No interval excludes zero"
+    )
+    verdict += f"{' and not against ' + ', '.join(t['b'] for t in tests if t['b'] not in beats) if beats and len(beats) < len(tests) else ''}."
+    stmt = next(
+        (
+            t
+            for t in block["tests"]
+            if t["metric"] == "AllSupport@10" and (t["a"], t["b"]) == ("aethel-statements", "aethel-anchors")
+        ),
+        None,
+    )
+    if stmt is not None:
+        verdict += (
+            f" With each anchor's first places given to its filing's statement pages, `aethel-statements` finds "
+            f"both gold pages for {share['aethel-statements']:.0f}%: against `aethel-anchors` {format_difference(stmt)}."
+        )
+    single = saved["single"]
+    mrr = {t["a"]: t for t in single["tests"]["all"] if t["metric"] == "MRR"}
+    if "aethel-anchors" in mrr:
+        verdict += (
+            f" On FinanceBench's own {single['n']} questions, where a question with fewer than two anchors is "
+            f"ranked exactly as by `aethel-hybrid`, {single['anchored']} of {single['n']} name two or more; "
+            f"MRR against `aethel-hybrid`: `aethel-anchors` {format_difference(mrr['aethel-anchors'])}"
+        )
+        verdict += (
+            f"; `aethel-statements` {format_difference(mrr['aethel-statements'])}."
+            if "aethel-statements" in mrr
+            else "."
+        )
+    if saved.get("quick"):
+        verdict = (
+            "Quick build: a handful of questions over a sample of the pages; the intervals are wide. "
+            + verdict
+        )
+    import pandas as pd
+
+    return pd.DataFrame(rows), verdict
+
+
+def statements_ablation(saved: Mapping[str, Any], half: str = "test") -> tuple[Any, str]:
+    """What each part of ``aethel-statements`` adds on ``half`` (``results/comparisons.json``'s ``ablation``):
+    AllSupport@10 of each step with 95% CIs, and the paired tests between consecutive steps, per kind of
+    question too."""
+    block = saved["ablation"][half]
+    labels = {
+        "aethel-anchors": "one PageRank per anchor (`aethel-anchors`)",
+        "aethel-statements": "+ ordered by their rows' match to the question (`aethel-statements`)",
+    }
+    rows = []
+    for step in block["steps"]:
+        c = block["ci"][step]["all"]["AllSupport@10"]
+        rows.append(
+            {
+                "step": labels.get(step, f"+ the filing's {step}"),
+                "AllSupport@10 [95% CI]": format_estimate(c),
+            }
+        )
+    said = [f"{t['a']} against {t['b']} {format_difference(t)}" for t in block["tests"]]
+    kinds = saved["by_kind_tests"][half]
+    said += [
+        f"{kind.replace('comparison-', '').replace('-', ' ')}: `aethel-statements` against `aethel-anchors` "
+        f"{format_difference(tests[0])}"
+        for kind, tests in kinds.items()
+        if tests
+    ]
+    import pandas as pd
+
+    return pd.DataFrame(rows), f"On the {half} half: " + "; ".join(said) + "."
+
+
+# ------------------------------------------------------------------------------------ the chapter
+#: why the study does not run when only the synthetic corpus loaded
+MISSING = "the FinanceBench pages: the comparison questions are asked about them"
+
+
+class ComparisonStudy:
+    """:func:`comparison_study`'s result (``results/comparisons.json``; ``{"missing": why}`` when it did not run)
+    and what the chapter shows of it (:meth:`tables`)."""
+
+    def __init__(self, result: Mapping[str, Any]):
+        self.result = json.loads(
+            json.dumps(result, sort_keys=True, ensure_ascii=False)
+        )  # as the file holds it
+
+    def save(self, results_dir: str | Path = "results") -> None:
+        """Write ``results_dir/comparisons.json``."""
+        path = Path(results_dir) / "comparisons.json"
+        write_json(path, self.result)
+
+    def tables(self, half: str = "test") -> list:
+        """Markdown strings and DataFrames in the order shown: :func:`comparisons_headline` on ``half``,
+        AllSupport@10 by kind of question, :func:`statements_ablation` and the search time per question."""
+        import pandas as pd
+
+        saved = self.result
+        if "missing" in saved:
+            return [f"Not run in this build: it needs {saved['missing']}."]
+        headline, verdict = comparisons_headline(saved, half)
+        kinds = [
+            {"method": m, **{kind: format_estimate(g["AllSupport@10"]) for kind, g in saved["by_kind"][m]["groups"].items()}}
+            for m in saved["methods"]
+        ]  # fmt: skip
+        ablation, said = statements_ablation(saved, half)
+        ms = saved["timing"]["ms_per_question"]
+        return [
+            headline,
+            verdict,
+            "**AllSupport@10 by kind of question** (all questions, both halves):",
+            pd.DataFrame(kinds),
+            f"**What each part of `aethel-statements` adds** ({half} half):",
+            ablation,
+            said,
+            f"Search time per comparison question in this build: `aethel-hybrid` {ms['aethel-hybrid']:.0f} ms, "
+            f"`aethel-anchors` {ms['aethel-anchors']:.0f} ms (one extra PageRank column per anchor), "
+            f"`aethel-statements` {ms['aethel-statements']:.0f} ms; the machine was shared while the book was built.",
+        ]
+
+
+def run(
+    loaded: Mapping[str, Any] | None = None,
+    *,
+    quick: bool = False,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    log: Callable[[str], None] | None = None,
+) -> ComparisonStudy:
+    """The hybrid chapter's comparison study: :func:`comparison_study`, or, when only the synthetic corpus
+    loaded (``loaded``: the chapter's corpora; no real data), a result saying what it needs (:data:`MISSING`)."""
+    if loaded is not None and set(loaded) == {"synthetic"}:
+        return ComparisonStudy({"missing": MISSING})
+    return ComparisonStudy(comparison_study(quick=quick, n_resamples=n_resamples, seed=seed, log=log))

@@ -15,8 +15,10 @@ Gutiérrez et al., "From RAG to Memory: Non-Parametric Continual Learning for La
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from ..caching.resultcache import cached, dataset_digest
@@ -26,6 +28,7 @@ from ..evaluation.metrics import mean, per_query
 from ..evaluation.runner import block_of, paired_comparisons, run_methods
 from ..evaluation.splits import split
 from ..evaluation.stats import bootstrap_ci, format_estimate
+from ..io import write_json
 from ..retrievers.registry import MULTIHOP_ABLATIONS, make_retriever
 from .open_corpus import QUICK, load_open
 
@@ -44,6 +47,8 @@ __all__ = [
     "ablation_table",
     "published_table",
     "verdict",
+    "MultihopStudy",
+    "run",
 ]
 
 #: The pooled corpora, by their :data:`~aethel_lite.studies.open_corpus.OPEN_DATASETS` names.
@@ -75,21 +80,28 @@ TARGETS = {"2wiki-open": 0.85, "musique-open": 0.60}
 
 
 def load_corpora(
-    names: Sequence[str] = CORPORA, *, quick: bool = False, data: str | None = None
+    names: Sequence[str] = CORPORA, *, quick: bool = False, data: str | None = None, fallback: bool = True
 ) -> tuple[dict, dict[str, str]]:
     """The corpora that load (quick: :data:`~aethel_lite.studies.open_corpus.QUICK`'s questions and sample), and
-    for each that does not, why."""
+    for each that does not, why; ``fallback``: the synthetic corpus stands in when none loads.
+
+    Raises
+    ------
+    ValueError
+        A name that is not one of :data:`CORPORA` (before anything is loaded).
+    """
+    unknown = [d for d in names if d not in CORPORA]
+    if unknown:
+        raise ValueError(f"datasets: unknown {unknown}; choose from {', '.join(CORPORA)}")
+    limit, size = (QUICK["limit"], QUICK["corpus_size"]) if quick else (None, None)
     loaded, missing = {}, {}
     for name in names:
         try:
-            loaded[name] = load_open(
-                name,
-                data=data,
-                limit=QUICK["limit"] if quick else None,
-                corpus_size=QUICK["corpus_size"] if quick else None,
-            )
+            loaded[name] = load_open(name, data=data, limit=limit, corpus_size=size)
         except (DataNotFoundError, DataConfigError) as exc:
             missing[name] = str(exc)
+    if fallback and not loaded:
+        loaded = {"synthetic": load_open("synthetic", limit=limit, corpus_size=size)}
     return loaded, missing
 
 
@@ -283,3 +295,122 @@ def verdict(result: Mapping[str, Any], half: str = "test") -> str:
             "the whole corpora and are not judged here.*"
         )
     return "\n".join(out)
+
+
+# ------------------------------------------------------------------------------------ the chapter
+class MultihopStudy:
+    """:func:`multihop_study`'s result with the chapter's parameters (``results/multihop.json``), in the form
+    its file holds, and what the chapter shows of it: DataFrames, a figure and generated Markdown."""
+
+    def __init__(self, result: Mapping[str, Any]):
+        self.result = json.loads(
+            json.dumps(result, sort_keys=True, ensure_ascii=False)
+        )  # as the file holds it
+
+    def save(self, results_dir: str | Path = "results") -> None:
+        """Write ``results_dir/multihop.json``."""
+        path = Path(results_dir) / "multihop.json"
+        write_json(path, self.result)
+
+    def corpora(self) -> list[str]:
+        """One Markdown line per corpus: its questions (development, test), passages and mention edges."""
+        return [
+            f"**{name}**: {r['summary']['n_queries']} questions ({len(r['halves']['dev'])} development, "
+            f"{len(r['halves']['test'])} test), {r['summary']['n_passages']:,} passages, "
+            f"{r['graph']['edges']:,} mention edges"
+            for name, r in self.result["datasets"].items()
+        ]
+
+    def table(self, half: str = "test"):
+        """:func:`means_table` of the baselines and ``aethel-multihop`` on ``half``."""
+        import pandas as pd
+
+        return pd.DataFrame(means_table(self.result, half, [*BASELINES, NEW]))
+
+    def tests_tables(
+        self, half: str = "test", metrics: Sequence[str] = ("Recall@5", "Recall@2", "AllSupport@5")
+    ):
+        """Per metric (a Markdown heading, then a DataFrame): ``aethel-multihop`` − each baseline on ``half``."""
+        import pandas as pd
+
+        out = []
+        for metric in metrics:
+            rows = [r for r in tests_table(self.result, half, metric) if r["vs"] in BASELINES]
+            out += [f"**{metric}**", pd.DataFrame(rows)]
+        return out
+
+    def ablation_tables(self, metric: str = "Recall@5") -> list:
+        """:func:`ablation_table` on the development halves, then the test halves (heading, DataFrame)."""
+        import pandas as pd
+
+        out = []
+        for half in ("dev", "test"):
+            out.append(f"**{metric}, {'development' if half == 'dev' else 'test'} halves**")
+            out.append(pd.DataFrame(ablation_table(self.result, half, metric)))
+        return out
+
+    def published_table(self, half: str = "test"):
+        """:func:`published_table` as a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(published_table(self.result, half))
+
+    def cost_table(self):
+        """Milliseconds per question of ``aethel-multihop``'s batched search, and the passages, per corpus."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [
+                {
+                    "corpus": n,
+                    "ms per question": r["timing"]["multihop_ms_per_question"],
+                    "passages": r["graph"]["passages"],
+                }
+                for n, r in self.result["datasets"].items()
+            ]
+        )
+
+    def verdict(self, half: str = "test") -> str:
+        """:func:`verdict` on ``half``."""
+        return verdict(self.result, half)
+
+    def figure(self, half: str = "test", metric: str = "Recall@5"):
+        """One panel per corpus: each baseline's and ``aethel-multihop``'s ``metric`` on ``half``, the mean
+        with its 95% bootstrap interval."""
+        import matplotlib.pyplot as plt
+
+        shown, datasets = [*BASELINES, NEW], self.result["datasets"]
+        fig, axes = plt.subplots(1, len(datasets), figsize=(5 * len(datasets), 3.2), squeeze=False)
+        for ax, (name, r) in zip(axes[0], datasets.items()):
+            cells = [r["means"][m][half][metric] for m in shown]
+            means = [c["mean"] for c in cells]
+            ax.errorbar(
+                means,
+                range(len(shown)),
+                fmt="o",
+                xerr=[[c["mean"] - c["ci_low"] for c in cells], [c["ci_high"] - c["mean"] for c in cells]],
+            )
+            ax.set_yticks(range(len(shown)), shown)
+            ax.set_xlim(0, 1.03)  # a mean of 1 stays inside the frame
+            ax.set_xlabel(f"{metric} ({half} half, 95% CI)")
+            ax.set_title(name)
+        fig.tight_layout()
+        return fig
+
+
+def run(
+    loaded: Mapping[str, Any],
+    *,
+    datasets: Sequence[str] | None = None,
+    quick: bool = False,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    log: Callable[[str], None] | None = None,
+) -> MultihopStudy:
+    """The multi-hop chapter's study: :func:`multihop_study` on the corpora ``loaded``
+    (:func:`load_corpora`), with the chapter's parameters (``datasets``: the corpora asked for) and
+    whether only the synthetic corpus ran."""
+    result = multihop_study(loaded, n_resamples=n_resamples, seed=seed, log=log)
+    result["parameters"] = {"datasets": list(datasets or loaded), "quick": quick, "n_resamples": n_resamples}
+    result["synthetic_only"] = set(loaded) == {"synthetic"}
+    return MultihopStudy(result)

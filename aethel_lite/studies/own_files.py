@@ -8,17 +8,22 @@ over questions of the per-question differences of differences (the same question
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from ..caching.versions import versions
 from ..data.cover import STATEMENT_PAGES
 from ..data.own_files import document_information, filing_first_pages
 from ..errors import ParameterError
 from ..evaluation.stats import format_estimate, paired_bootstrap
+from ..io import write_json
 from .beyond import BASELINES, COMPONENT_TESTS, beyond_study
 from .docmeta_check import FIELDS, docmeta_accuracy
-from .open_corpus import ci_text, metric_cis
+from .open_corpus import QUICK, ci_text, load_open, metric_cis
 
 __all__ = [
     "NAMED",
@@ -33,6 +38,8 @@ __all__ = [
     "settings_table",
     "lead_table",
     "metadata_table",
+    "OwnFilesStudy",
+    "run",
 ]
 
 #: the named setting (FinanceBench as loaded) and the own-files setting
@@ -319,3 +326,85 @@ def lead_sentence(saved: Mapping[str, Any], metrics: Sequence[str] = ("MRR", "HR
             f"{100 * acc['filing_type']:.1f}%."
         )
     return "\n".join(out)
+
+
+# ------------------------------------------------------------------------------------ the chapter
+class OwnFilesStudy:
+    """:func:`own_files_study`'s result with its parameters, versions and seconds (``results/own_files.json``),
+    or None when the real FinanceBench pages were not loaded, and what the chapter shows of it."""
+
+    def __init__(self, result: Mapping[str, Any] | None):
+        self.result = (
+            None if result is None else json.loads(json.dumps(result, sort_keys=True, ensure_ascii=False))
+        )
+
+    def save(self, results_dir: str | Path = "results") -> None:
+        """Write ``results_dir/own_files.json``; when the study did not run, remove an earlier build's file
+        (not this build's result, so not kept beside it)."""
+        path = Path(results_dir) / "own_files.json"
+        if self.result is not None:
+            write_json(path, self.result)
+        elif path.exists():
+            path.unlink()
+
+    def metadata_tables(self) -> list:
+        """The page reader's accuracy (:func:`metadata_table`): on the filings of this corpus, then on every
+        filing with pages; Markdown headings and DataFrames in the order shown."""
+        if self.result is None:
+            return ["*Not run in this build: the own-files setting needs the real FinanceBench pages.*"]
+        out = []
+        for scope, what in (
+            ("corpus", "The filings of this corpus"),
+            ("all", "Every FinanceBench filing with pages"),
+        ):
+            out.append(f"**{what}** ({self.result['metadata'][scope]['n']} filings)")
+            out.append(metadata_table(self.result["metadata"][scope]))
+        return out
+
+    def tables(self) -> list:
+        """Every method in both settings (:func:`settings_table`, all questions then the test half), the
+        hybrid's lead (:func:`lead_table`) and :func:`lead_sentence`; nothing when the study did not run."""
+        if self.result is None:
+            return []
+        saved, out = self.result, []
+        for half, metric in (("all", "MRR"), ("all", "HR@5"), ("test", "MRR"), ("test", "HR@5")):
+            n = saved["settings"][OWN]["ci"][half]["aethel-hybrid"][metric]["n"]
+            out.append(f"**{metric}**, {'all' if half == 'all' else 'test-half'} questions (n = {n})")
+            out.append(settings_table(saved, metric, half))
+        out += [lead_table(saved, half, metric) for half in ("all", "test") for metric in ("MRR", "HR@5")]
+        return [*out, lead_sentence(saved)]
+
+
+def run(
+    loaded: Mapping[str, Any],
+    *,
+    reference: Mapping[str, Mapping[str, Any]] | None = None,
+    quick: bool = False,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    n_process: int = 1,
+) -> OwnFilesStudy:
+    """The hybrid chapter's own-files study: when ``loaded`` (the chapter's corpora) holds the real
+    FinanceBench pages (:data:`NAMED`), the same pages and questions are loaded again with the names hidden
+    (:data:`OWN`) and :func:`own_files_study` compares the two, reusing the ``reference`` entries
+    (:func:`~aethel_lite.studies.beyond.beyond_study`); ``quick``: the open-corpus quick sample, and BM25
+    and dense retrieval only as baselines (``dense-max`` encodes every window anew)."""
+    if NAMED not in loaded:  # the synthetic stand-in has no filings to hide
+        return OwnFilesStudy(None)
+    limit, size = (QUICK["limit"], QUICK["corpus_size"]) if quick else (None, None)
+    pair = {NAMED: loaded[NAMED], OWN: load_open(OWN, limit=limit, corpus_size=size)}
+    t0 = time.perf_counter()
+    result = own_files_study(
+        pair,
+        reference=reference,
+        baseline_names=LEAD_BASELINES if quick else BASELINES,
+        n_resamples=n_resamples,
+        seed=seed,
+        n_process=n_process,
+    )
+    result.update(
+        parameters={"quick": quick, "n_resamples": n_resamples},
+        versions=versions(),
+        seconds=round(time.perf_counter() - t0, 1),
+    )
+    return OwnFilesStudy(result)

@@ -287,17 +287,16 @@ def test_study_anchors_every_comparison_and_leaves_single_filings_alone(quick_st
 
 
 def test_headline_says_what_the_file_says(quick_study):
-    from aethel_lite.book.headlines import comparisons_headline, statements_ablation
+    from aethel_lite.studies.comparisons import comparisons_headline, statements_ablation
 
-    table, verdict = comparisons_headline(quick_study)
-    frame = table.frame
+    frame, verdict = comparisons_headline(quick_study)
     assert list(frame["method"]) == ["bm25", "dense", "aethel-hybrid", "aethel-anchors", "aethel-statements"]
     mean = quick_study["comparisons"]["test"]["ci"]["aethel-anchors"]["all"]["AllSupport@10"]["mean"]
     assert f"{100 * mean:.0f}%" in verdict and verdict.startswith("Quick build")
     mean = quick_study["comparisons"]["test"]["ci"]["aethel-statements"]["all"]["AllSupport@10"]["mean"]
     assert f"`aethel-statements` finds both gold pages for {100 * mean:.0f}%" in verdict
     table, said = statements_ablation(quick_study)
-    assert len(table.frame) == 3
+    assert len(table) == 3
     assert said.count("against") == 2 + len([k for k, t in quick_study["by_kind_tests"]["test"].items() if t])
 
 

@@ -37,6 +37,8 @@ from aethel_lite.studies.beyond_report import (
     composition,
     difference_figure,
     halves_table,
+    hybrid_headline,
+    hybrid_takeaways,
     targets,
     targets_summary,
     tuning_sentences,
@@ -472,3 +474,112 @@ def test_load_study_names_an_unknown_data_set_before_loading():
     assert (
         list(loaded) == ["synthetic"] and missing == {} and len(loaded["synthetic"].queries) <= QUICK["limit"]
     )
+
+
+def _hybrid_result():
+    """A ``results/beyond.json`` of one corpus: six questions, three of them the test half."""
+    qids = [f"q{i}" for i in range(6)]
+    per_query = {
+        "aethel-hybrid": [1, 1, 0.5, 1, 1, 0.5],
+        "bm25": [0.5, 0.5, 0.5, 0.5, 1, 0.5],
+        "dense": [1, 0, 0, 1, 0.5, 0],
+        "aethel-hybrid-no-graph": [1, 0.5, 0.5, 0.5, 1, 0.5],
+    }
+    pqm = {m: {q: {"MRR": v} for q, v in zip(qids, vals)} for m, vals in per_query.items()}
+    halves = {"dev": qids[:3], "test": qids[3:]}
+    metrics = {
+        m: {
+            h: {"MRR": sum(pqm[m][q]["MRR"] for q in qs) / len(qs)}
+            for h, qs in (*halves.items(), ("all", qids))
+        }
+        for m in pqm
+    }
+
+    def row(b, half, lo, hi):
+        a, z = metrics["aethel-hybrid"][half]["MRR"], metrics[b][half]["MRR"]
+        return {
+            "half": half,
+            "a": "aethel-hybrid",
+            "b": b,
+            "metric": "MRR",
+            "n": 3,
+            "mean_a": a,
+            "mean_b": z,
+            "diff": a - z,
+            "ci_low": lo,
+            "ci_high": hi,
+        }
+
+    return {
+        "datasets": {
+            "fb": {
+                "metrics": metrics,
+                "halves": halves,
+                "per_query_metrics": pqm,
+                "tests": [row("bm25", "test", 0.1, 0.5), row("dense", "test", -0.2, 0.9)],
+                "components": [row("aethel-hybrid-no-graph", "test", -0.1, 0.4)],
+            }
+        },
+        "closed": {"musique": {"tests": [], "passes": True}, "2wiki": {"tests": [], "passes": False}},
+        "synthetic_only": False,
+    }
+
+
+def test_hybrid_headline_and_takeaways_read_the_result():
+    saved = _hybrid_result()
+    shown, verdict = hybrid_headline(saved, n_resamples=200)
+    row = shown.to_dict("records")[0]
+    assert row["data set"] == "fb" and row["test questions"] == 3
+    assert row["aethel-hybrid [95% CI]"].startswith("0.833 [") and row["bm25 [95% CI]"].startswith("0.667 [")
+    assert (
+        row["hybrid − better [95% CI]"] == "+0.167 [+0.10, +0.50] (bm25)"
+    )  # bm25 (0.667) is the better baseline
+    assert "on fb (3 questions) +0.167 [+0.10, +0.50], the interval excludes zero" in verdict
+    assert "not worse than `aethel-bct` beyond the interval on musique, and worse on 2wiki" in verdict
+    text = hybrid_takeaways(saved)
+    assert "**fb**, MRR on the 3 test questions: `aethel-hybrid` 0.833, `bm25` 0.667" in text
+    assert "(`aethel-hybrid-no-graph`): +0.167 [-0.10, +0.40], the interval spans zero" in text
+    saved["synthetic_only"] = True
+    assert hybrid_headline(saved, n_resamples=200)[1].startswith("Only the synthetic corpus ran")
+
+
+def test_the_chapter_s_study_shows_what_its_file_holds(tmp_path):
+    """HybridStudy keeps the result as its file holds it (keys sorted, lists for tuples) and writes it
+    once; its headline and takeaways are those of the result; the chosen setting comes from the record."""
+    import json
+
+    from aethel_lite.studies.hybrid_study import HybridStudy, as_written, chosen_setting
+
+    assert list(as_written({"b": (1, 2), "a": {"d": 1, "c": 2}})) == ["a", "b"]
+    assert as_written({"b": (1, 2)}) == {"b": [1, 2]}
+    saved = _hybrid_result()
+    study = HybridStudy(saved, n_resamples=200)
+    study.save(tmp_path)
+    assert json.loads((tmp_path / "beyond.json").read_text()) == study.result
+    assert list(study.result["closed"]) == ["2wiki", "musique"]  # the file's order
+    frame, verdict = study.headline()
+    expected = hybrid_headline(as_written(saved), n_resamples=200)
+    assert frame.equals(expected[0]) and verdict == expected[1]
+    assert study.takeaways() == hybrid_takeaways(saved)
+    said, per_corpus = chosen_setting()
+    tuning = read_tuning()
+    assert f"mean development MRR {tuning['best']['dev_mrr']:.3f}." in said
+    assert list(per_corpus["data set"]) == list(tuning["best"]["per_dataset"])
+
+
+def test_own_files_and_comparisons_say_when_they_did_not_run(tmp_path):
+    """Without the real FinanceBench pages neither runs: the chapter says so, and an earlier build's
+    own-files result is removed rather than shown beside this build's."""
+    import json
+
+    from aethel_lite.studies import comparisons, own_files
+
+    own = own_files.run({"synthetic": None})
+    (tmp_path / "own_files.json").write_text("{}")
+    own.save(tmp_path)
+    assert not (tmp_path / "own_files.json").exists()
+    assert own.metadata_tables()[0].startswith("*Not run in this build") and own.tables() == []
+    comparison = comparisons.run({"synthetic": None})
+    comparison.save(tmp_path)
+    assert json.loads((tmp_path / "comparisons.json").read_text()) == {"missing": comparisons.MISSING}
+    assert comparison.tables() == [f"Not run in this build: it needs {comparisons.MISSING}."]

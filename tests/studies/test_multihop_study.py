@@ -107,3 +107,25 @@ def test_verdict_judges_targets_only_on_a_full_run():
     assert "not above every baseline beyond its CI" in text and "the target 0.85 is met" in text
     quick = multihop.verdict({**result, "parameters": {"quick": True}}, "test")
     assert "target" not in quick.split("\n")[0] and "Quick mode" in quick
+
+
+def test_the_chapter_s_study_shows_what_its_file_holds(study, tmp_path):
+    """MultihopStudy keeps the result as its file holds it (keys sorted), writes it once, and builds the
+    chapter's lines, tables and verdict from it."""
+    import json
+
+    ds, result = study
+    shown = multihop.MultihopStudy({**result, "parameters": {"quick": True}, "synthetic_only": False})
+    shown.save(tmp_path)
+    assert json.loads((tmp_path / "multihop.json").read_text()) == shown.result
+    assert list(shown.result["published"]) == sorted(multihop.PUBLISHED)  # the file's order
+    (line,) = shown.corpora()
+    assert line.startswith("**toy-open**: 8 questions (") and "16 passages" in line
+    assert set(shown.table()["method"]) == {"bm25", "dense", multihop.NEW}
+    heads = shown.tests_tables()
+    assert heads[0] == "**Recall@5**" and set(heads[1]["vs"]) == {"bm25", "dense"}
+    assert list(shown.ablation_tables()[1]["vs"]) == ["aethel-multihop-no-mentions"]
+    assert list(shown.cost_table()["passages"]) == [16]
+    assert shown.verdict() == multihop.verdict(shown.result, "test")
+    with pytest.raises(ValueError, match=r"datasets: unknown \['nope'\]"):
+        multihop.load_corpora(["nope"])
