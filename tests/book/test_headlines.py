@@ -9,7 +9,6 @@ from aethel_lite.book.headlines import (
     closed_pool_headline,
     repro_headline,
     scaling_verdict,
-    swarm_headline,
 )
 from aethel_lite.book.report import summary_table, table
 from aethel_lite.evaluation.stats import format_estimate as fmt_ci
@@ -110,22 +109,7 @@ def test_closed_pool_headline_reads_the_result_file():
     )
 
 
-def test_swarm_and_repro_headlines():
-    def source(tp, gold, found, planted_found, planted):
-        return {
-            "facts": {"tp": tp, "n_gold": gold, "n_found": found},
-            "conflicts": {"found": planted_found, "n_planted": planted},
-        }
-
-    saved = {
-        "synthetic": {"scores": {"graph": source(90, 100, 95, 18, 20), "bm25": source(40, 100, 60, 5, 20)}},
-        "audit": {"n_figures": 120, "n_memos": 6},
-    }
-    shown, verdict = swarm_headline(saved)
-    assert shown.frame.loc[0, "fact recall [95% CI]"] == fmt_ci(0.9, *wilson(90, 100))
-    assert "do not overlap" in verdict and "90 of 100" in verdict and "120 figures" in verdict
-    saved["synthetic"]["scores"]["bm25"] = source(88, 100, 95, 18, 20)
-    assert "overlap: this run does not separate" in swarm_headline(saved)[1]
+def test_repro_headline():
     rows = [
         {"chapter": "closed pool", "verdict": "reproduced", "paper's number": "a", "why": "same method"},
         {
