@@ -11,14 +11,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.bct import MODES
-from ..evaluation.stats import bootstrap_ci, format_difference, format_estimate, format_share, wilson
+from ..evaluation.stats import format_share
 from .report import Table, dataframe, table
 
 __all__ = [
     "quickstart_headline",
     "graph_headline",
     "provenance_headline",
-    "swarm_headline",
     "repro_headline",
 ]
 
@@ -45,48 +44,6 @@ def quickstart_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
         "this is the data every later chapter retrieves from, with its truth known by construction."
     )
     return table(frame, decimals=2), verdict
-
-
-def swarm_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
-    """The swarm's findings scored per evidence source (95% Wilson intervals); the verdict on the topological filter."""
-    scores = saved["synthetic"]["scores"]
-    rows = [
-        {
-            "evidence": source,
-            "fact recall [95% CI]": format_share(s["facts"]["tp"], s["facts"]["n_gold"]),
-            "fact precision [95% CI]": format_share(s["facts"]["tp"], s["facts"]["n_found"]),
-            "contradictions found [95% CI]": format_share(
-                s["conflicts"]["found"], s["conflicts"]["n_planted"]
-            ),
-        }
-        for source, s in scores.items()
-    ]
-    g = scores["graph"]["facts"]
-    others = {k: v["facts"] for k, v in scores.items() if k not in ("graph", "graph-ner")}
-    verdict = (
-        f"Fed the graph's passages, the specialists recover {g['tp']} of {g['n_gold']} gold fund facts "
-        f"(recall {format_share(g['tp'], g['n_gold'])})"
-    )
-    if others:
-        best = max(others, key=lambda k: others[k]["tp"] / others[k]["n_gold"] if others[k]["n_gold"] else 0)
-        b = others[best]
-        lo_g = wilson(g["tp"], g["n_gold"])
-        hi_b = wilson(b["tp"], b["n_gold"])
-        apart = lo_g is not None and hi_b is not None and lo_g[0] > hi_b[1]
-        verdict += (
-            f"; the best other evidence, `{best}`, recovers {b['tp']} ({format_share(b['tp'], b['n_gold'])}). "
-            + (
-                "The intervals do not overlap: on this corpus the paper's claim that graph-filtered context "
-                "serves the specialists better holds."
-                if apart
-                else "The intervals overlap: this run does not separate the two."
-            )
-        )
-    else:
-        verdict += "."
-    a = saved["audit"]
-    verdict += f" Every one of the {a['n_figures']} figures in the {a['n_memos']} memos is traced to a quote in its passage."
-    return table(dataframe(rows)), verdict
 
 
 def repro_headline(rows: Sequence[Mapping[str, Any]]) -> tuple[Table, str]:
@@ -184,5 +141,3 @@ def provenance_headline(saved: Mapping[str, Any]) -> tuple[Table, str]:
         for n, r in reports.items()
     ]
     return table(dataframe(rows)), " ".join(said)
-
-

@@ -7,7 +7,6 @@ import pytest
 
 from aethel_lite.book.headlines import (
     repro_headline,
-    swarm_headline,
 )
 from aethel_lite.book.report import summary_table, table
 from aethel_lite.evaluation.stats import format_estimate as fmt_ci
@@ -63,22 +62,7 @@ def test_wilson_matches_the_published_interval():
     assert fmt_ci(0.9051, 0.8612, 0.9388) == "0.905 [0.86, 0.94]"
 
 
-def test_swarm_and_repro_headlines():
-    def source(tp, gold, found, planted_found, planted):
-        return {
-            "facts": {"tp": tp, "n_gold": gold, "n_found": found},
-            "conflicts": {"found": planted_found, "n_planted": planted},
-        }
-
-    saved = {
-        "synthetic": {"scores": {"graph": source(90, 100, 95, 18, 20), "bm25": source(40, 100, 60, 5, 20)}},
-        "audit": {"n_figures": 120, "n_memos": 6},
-    }
-    shown, verdict = swarm_headline(saved)
-    assert shown.frame.loc[0, "fact recall [95% CI]"] == fmt_ci(0.9, *wilson(90, 100))
-    assert "do not overlap" in verdict and "90 of 100" in verdict and "120 figures" in verdict
-    saved["synthetic"]["scores"]["bm25"] = source(88, 100, 95, 18, 20)
-    assert "overlap: this run does not separate" in swarm_headline(saved)[1]
+def test_repro_headline():
     rows = [
         {"chapter": "closed pool", "verdict": "reproduced", "paper's number": "a", "why": "same method"},
         {
@@ -141,8 +125,6 @@ def test_graph_provenance_and_open_corpus_headlines():
     ]
     assert shown.frame.loc[0, "musique [95% CI]"] == fmt_ci(0.8, *wilson(8, 10))
     assert "8 of 10 gold passages name an exact seed, 1 are reached only through a BCT expansion" in verdict
-
-
 
 
 def test_paper_figure_shows_each_rate_with_ours_and_the_paper_s():
