@@ -31,7 +31,6 @@ and for those drawn after them (9 + 3 dev, 9 + 2 test), so that adding questions
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -50,6 +49,7 @@ from ..retrievers import StatementsRetriever, clone
 from ..retrievers.registry import METHODS, make_retriever
 from ..retrievers.run import RUN_DEPTH
 from .open_corpus import metric_cis
+from .record import as_record
 
 __all__ = [
     "HEADINGS",
@@ -447,9 +447,7 @@ class ComparisonStudy:
     and what the chapter shows of it (:meth:`tables`)."""
 
     def __init__(self, result: Mapping[str, Any]):
-        self.result = json.loads(
-            json.dumps(result, sort_keys=True, ensure_ascii=False)
-        )  # as the file holds it
+        self.result = as_record(result)  # as the file holds it
 
     def save(self, results_dir: str | Path = "results") -> None:
         """Write ``results_dir/comparisons.json``."""

@@ -8,7 +8,6 @@ chapter's tables, figure and generated sentences, each built from that result
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -21,20 +20,15 @@ from . import beyond_report as report
 from .anchoring import anchoring_sentences, anchoring_study
 from .beyond import beyond_study, closed_pool_check, latency, load_study
 from .open_corpus import QUICK
+from .record import as_record
 from .tuning import halves, read_tuning
 
-__all__ = ["HybridStudy", "run", "load_study", "chosen_setting", "as_written"]
+__all__ = ["HybridStudy", "run", "load_study", "chosen_setting"]
 
 #: the methods of the halves' tables (``aethel-hybrid-v1``: the setting tuned before the heading term)
 SHOWN = ("bm25", "dense", "dense-max", "rrf-dense", "aethel-bct", "aethel-hybrid-v1", "aethel-hybrid")
 #: the closed pools (:func:`~aethel_lite.data.select.load_for_eval` formats) the hybrid is checked on
 CLOSED = ("musique", "2wiki")
-
-
-def as_written(result: Any) -> Any:
-    """``result`` as its JSON file holds it (keys sorted, tuples as lists), so what a chapter shows of a
-    study and what its file says are the same in content and in order."""
-    return json.loads(json.dumps(result, sort_keys=True, ensure_ascii=False))
 
 
 def chosen_setting(tuning: Mapping[str, Any] | None = None) -> list:
@@ -63,7 +57,7 @@ class HybridStudy:
     """
 
     def __init__(self, result: Mapping[str, Any], *, n_resamples: int = 10_000, seed: int = 0, tuning=None):
-        self.result = as_written(result)
+        self.result = as_record(result)
         self.n_resamples, self.seed = n_resamples, seed
         self.tuning = read_tuning() if tuning is None else tuning
 

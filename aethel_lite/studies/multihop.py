@@ -15,7 +15,6 @@ Gutiérrez et al., "From RAG to Memory: Non-Parametric Continual Learning for La
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -31,6 +30,7 @@ from ..evaluation.stats import bootstrap_ci, format_estimate
 from ..io import write_json
 from ..retrievers.registry import MULTIHOP_ABLATIONS, make_retriever
 from .open_corpus import QUICK, load_open
+from .record import as_record
 
 __all__ = [
     "CORPORA",
@@ -303,9 +303,7 @@ class MultihopStudy:
     its file holds, and what the chapter shows of it: DataFrames, a figure and generated Markdown."""
 
     def __init__(self, result: Mapping[str, Any]):
-        self.result = json.loads(
-            json.dumps(result, sort_keys=True, ensure_ascii=False)
-        )  # as the file holds it
+        self.result = as_record(result)  # as the file holds it
 
     def save(self, results_dir: str | Path = "results") -> None:
         """Write ``results_dir/multihop.json``."""

@@ -8,7 +8,6 @@ over questions of the per-question differences of differences (the same question
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -24,6 +23,7 @@ from ..io import write_json
 from .beyond import BASELINES, COMPONENT_TESTS, beyond_study
 from .docmeta_check import FIELDS, docmeta_accuracy
 from .open_corpus import QUICK, ci_text, load_open, metric_cis
+from .record import as_record
 
 __all__ = [
     "NAMED",
@@ -334,9 +334,7 @@ class OwnFilesStudy:
     or None when the real FinanceBench pages were not loaded, and what the chapter shows of it."""
 
     def __init__(self, result: Mapping[str, Any] | None):
-        self.result = (
-            None if result is None else json.loads(json.dumps(result, sort_keys=True, ensure_ascii=False))
-        )
+        self.result = None if result is None else as_record(result)
 
     def save(self, results_dir: str | Path = "results") -> None:
         """Write ``results_dir/own_files.json``; when the study did not run, remove an earlier build's file

@@ -13,7 +13,6 @@ chapter's tables, figure and sentences.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -44,6 +43,7 @@ from ..swarm.study import (
     synthetic_scores,
     takeaways,
 )
+from .record import as_record
 
 __all__ = ["QUICK_SIZE", "MISSING_TARGET", "SwarmStudy", "swarm_study", "swarm_headline"]
 
@@ -269,7 +269,7 @@ def swarm_study(
         "versions": versions(),
     }
     # the record as the result file holds it (keys sorted, tuples as lists): what every table reads
-    result = json.loads(json.dumps(result, sort_keys=True, ensure_ascii=False))
+    result = as_record(result)
     path = Path(results_dir) / "swarm.json"
     write_json(path, result)
     return SwarmStudy(result, path, dataset, fb)

@@ -548,7 +548,8 @@ def test_the_chapter_s_study_shows_what_its_file_holds(tmp_path):
     once; its headline and takeaways are those of the result; the chosen setting comes from the record."""
     import json
 
-    from aethel_lite.studies.hybrid_study import HybridStudy, as_written, chosen_setting
+    from aethel_lite.studies.hybrid_study import HybridStudy, chosen_setting
+    from aethel_lite.studies.record import as_record as as_written
 
     assert list(as_written({"b": (1, 2), "a": {"d": 1, "c": 2}})) == ["a", "b"]
     assert as_written({"b": (1, 2)}) == {"b": [1, 2]}

@@ -10,14 +10,13 @@ from aethel_lite.evaluation.runner import without_timing
 from aethel_lite.studies.open_corpus import (
     OPEN_DATASETS,
     check_parameters,
-    ci_figure,
     evaluate_open,
     group_of,
     load_open,
     metric_cis,
-    open_corpus_verdict,
     paper_verdicts,
 )
+from aethel_lite.studies.open_corpus_study import ci_figure, open_corpus_verdict
 from aethel_lite.studies.paper import PAPER_CROSSOVERS, paper_rows
 from aethel_lite.studies.scaling import (
     check_sizes,
@@ -201,7 +200,8 @@ def test_open_datasets_documented():
 
 
 def test_verdict_table_sets_no_synthetic_number_beside_the_papers():
-    from aethel_lite.studies.open_corpus import paper_verdicts, verdict_table
+    from aethel_lite.studies.open_corpus import paper_verdicts
+    from aethel_lite.studies.open_corpus_study import verdict_table
     from aethel_lite.studies.paper import paper_rows
 
     cell = {"mean": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 12}
