@@ -7,7 +7,6 @@ import pytest
 
 from aethel_lite.book.headlines import (
     closed_pool_headline,
-    repro_headline,
     scaling_verdict,
     swarm_headline,
 )
@@ -110,7 +109,7 @@ def test_closed_pool_headline_reads_the_result_file():
     )
 
 
-def test_swarm_and_repro_headlines():
+def test_swarm_headline():
     def source(tp, gold, found, planted_found, planted):
         return {
             "facts": {"tp": tp, "n_gold": gold, "n_found": found},
@@ -126,25 +125,6 @@ def test_swarm_and_repro_headlines():
     assert "do not overlap" in verdict and "90 of 100" in verdict and "120 figures" in verdict
     saved["synthetic"]["scores"]["bm25"] = source(88, 100, 95, 18, 20)
     assert "overlap: this run does not separate" in swarm_headline(saved)[1]
-    rows = [
-        {"chapter": "closed pool", "verdict": "reproduced", "paper's number": "a", "why": "same method"},
-        {
-            "chapter": "closed pool",
-            "verdict": "differs",
-            "paper's number": "HR@5 on MuSiQue",
-            "why": "same method",
-        },
-        {"chapter": "scaling", "verdict": "not comparable", "paper's number": "c", "why": "size 100 not run"},
-        {"chapter": "scaling", "verdict": "not comparable", "paper's number": "d", "why": "size 100 not run"},
-    ]
-    shown, verdict = repro_headline(rows)
-    assert shown.frame.to_dict("records") == [
-        {"chapter": "closed pool", "reproduced": 1, "differs": 1, "not comparable": 0},
-        {"chapter": "scaling", "reproduced": 0, "differs": 0, "not comparable": 2},
-    ]
-    assert verdict.startswith("Of the paper's 4 numbers, 1 are reproduced") and "HR@5 on MuSiQue" in verdict
-    assert "2 cannot be compared in this build: size 100 not run." in verdict  # the rows' own reason, once
-    assert repro_headline(rows[:2])[1].count("cannot be compared in this build.") == 1
 
 
 def test_scaling_verdict():
@@ -183,47 +163,9 @@ def test_scaling_verdict():
     )
 
 
-def test_graph_provenance_and_open_corpus_headlines():
-    from aethel_lite.book.headlines import graph_headline, open_corpus_verdict, provenance_headline
+def test_open_corpus_verdict():
+    from aethel_lite.book.headlines import open_corpus_verdict
 
-    modes = {m: [["g1", 1.0], ["x", 0.5], ["g2", 0.2]] for m in ("none", "alias", "substring", "both")}
-    alias_modes = {
-        **{m: [["x", 1.0], ["y", 0.5], ["a", 0.2]] for m in ("none", "substring")},
-        **{m: [["a", 1.0], ["x", 0.5]] for m in ("alias", "both")},
-    }
-    saved = {
-        "question": {"qid": "q1", "gold": ["g1", "g2"]},
-        "walk": {"modes": modes},
-        "alias": {"qid": "q2", "gold": ["a"], "mention": "NRCP IV", "walk": {"modes": alias_modes}},
-        "parameters": {"bct": "both", "alpha": 0.5},
-    }
-    shown, verdict = graph_headline(saved)
-    assert shown.frame.to_dict("records")[0] == {
-        "BCT mode": "none",
-        "q1: first gold rank": 1,
-        "q1: gold in top 5": "2 of 2",
-        "q2: first gold rank": 3,
-        "q2: gold in top 5": "1 of 1",
-    }
-    assert "“NRCP IV”" in verdict and "ranks 3 without BCT and 1 with it" in verdict
-    report = {
-        "gold_reach": {"direct": 8, "bct": 1, "unreached": 1, "two-hop": 0},
-        "n_gold": 10,
-        "bct_only": 1,
-        "k": 5,
-        "n_queries": 4,
-        "intrusions": {"n_questions": 1},
-    }
-    shown, verdict = provenance_headline(
-        {"reports": {"musique": report}, "datasets": {"musique": {"name": "musique"}}}
-    )
-    assert list(shown.frame["gold passage"]) == [
-        "names an exact seed",
-        "names a BCT seed only",
-        "not reached",
-    ]
-    assert shown.frame.loc[0, "musique [95% CI]"] == fmt_ci(0.8, *wilson(8, 10))
-    assert "8 of 10 gold passages name an exact seed, 1 are reached only through a BCT expansion" in verdict
     ci = {
         m: {"all": {"MRR": {"mean": v, "ci_low": v - 0.1, "ci_high": v + 0.1}}}
         for m, v in (("bm25", 0.6), ("aethel-ner3", 0.4), ("rrf", 0.7))
@@ -323,60 +265,4 @@ def test_ci_figure_sets_six_corpora_in_two_rows_of_three():
     assert [ax.get_title() for ax in visible] == list(results)
     assert len({round(ax.get_position().y0, 3) for ax in visible}) == 2  # two rows
     assert fig.get_figwidth() == pytest.approx(3 * 3.2)
-    plt.close(fig)
-
-
-def test_paper_figure_shows_each_rate_with_ours_and_the_paper_s():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from aethel_lite.book.report import paper_figure
-
-    rows = [
-        {
-            "paper's number": "graph, HR@5",
-            "paper": 0.6,
-            "ours": 0.41,
-            "ci_low": 0.3,
-            "ci_high": 0.5,
-            "verdict": "differs",
-        },
-        {
-            "paper's number": "dense, HR@5",
-            "paper": 0.45,
-            "ours": 0.47,
-            "ci_low": 0.39,
-            "ci_high": 0.55,
-            "verdict": "reproduced",
-        },
-        {
-            "paper's number": "crossing",
-            "paper": 500.0,
-            "ours": 250.0,
-            "ci_low": None,
-            "ci_high": None,
-            "verdict": "differs",
-        },
-        {
-            "paper's number": "passes BM25",
-            "paper": False,
-            "ours": True,
-            "ci_low": None,
-            "ci_high": None,
-            "verdict": "differs",
-        },
-    ]
-    fig = paper_figure(rows)
-    ax = fig.axes[0]
-    assert [t.get_text() for t in ax.get_yticklabels()] == [
-        "graph, HR@5",
-        "dense, HR@5",
-    ]  # top to bottom; non-rates left out
-    crosses = [line for line in ax.get_lines() if line.get_marker() == "x"]
-    assert sorted(float(line.get_xdata()[0]) for line in crosses) == [0.45, 0.6]
-    bars = [c for c in ax.containers]  # errorbar containers: ours with the interval
-    assert [float(b.lines[0].get_xdata()[0]) for b in bars] == [0.41, 0.47]
-    assert ax.get_xlabel() and ax.get_ylabel()
     plt.close(fig)
