@@ -1,4 +1,4 @@
-"""Tables and figures for the book, built only from result files (never typed by hand)."""
+"""Tables as the book shows them: a DataFrame that fits the column (:func:`table`) and a corpus summary."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ __all__ = [
     "Table",
     "table",
     "summary_table",
-    "paper_figure",
 ]
 
 
@@ -104,43 +103,3 @@ def summary_table(summaries: Sequence[Mapping[str, Any]]) -> Table:
         for k in fields
     ]
     return Table(dataframe(rows), decimals=2)
-
-
-# ------------------------------------------------------------------------------ the paper beside ours
-VERDICT_COLOURS = {"reproduced": "tab:green", "differs": "tab:red", "not comparable": "tab:gray"}
-
-
-def paper_figure(rows: Sequence[Mapping[str, Any]]):
-    """The paper's numbers beside ours: one line per rate (a number between 0 and 1), our value as a
-    dot with its 95% CI as a bar, coloured by verdict, the paper's value as a black cross.
-
-    ``rows`` are the reproducibility table's (:func:`aethel_lite.book.repro.paper_table`); numbers
-    that are not rates (a corpus size where two curves cross, yes/no) are left to that table.
-    """
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-
-    def rate(x):
-        return isinstance(x, float) and 0.0 <= x <= 1.0
-
-    shown = [r for r in rows if rate(r["paper"]) and rate(r["ours"])]
-    height = 0.32 * len(shown) + 1.2
-    fig, ax = plt.subplots(figsize=(7.0, height))
-    y = list(range(len(shown)))[::-1]
-    for yi, r in zip(y, shown):
-        lo = r["ours"] - r["ci_low"] if r["ci_low"] is not None else 0.0
-        hi = r["ci_high"] - r["ours"] if r["ci_high"] is not None else 0.0
-        ax.errorbar(
-            [r["ours"]], [yi], xerr=[[lo], [hi]], fmt="o", capsize=3, color=VERDICT_COLOURS[r["verdict"]]
-        )
-        ax.plot([r["paper"]], [yi], "x", color="black", markersize=7)
-    ax.set_yticks(y, [r["paper's number"] for r in shown], fontsize=7)
-    ax.set_xlim(0, 1.02)
-    ax.set_xlabel("value (ours: dot and 95% CI; the paper's: cross)")
-    ax.set_ylabel("the paper's number")
-    ax.grid(axis="x", alpha=0.3)
-    handles = [Line2D([], [], marker="o", linestyle="", color=c, label=v) for v, c in VERDICT_COLOURS.items()]
-    handles.append(Line2D([], [], marker="x", linestyle="", color="black", label="the paper"))
-    fig.legend(handles=handles, fontsize=7, loc="upper center", ncol=4, frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / height))
-    return fig

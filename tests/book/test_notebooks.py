@@ -451,7 +451,7 @@ def test_book_builds_without_warnings(tmp_path, run_cache):
     assert "PageRank" in bib_html and "MuSiQue" in bib_html
     # honest by construction: the synthetic stand-in is said in the box, and the paper table leaves "ours" empty
     from aethel_lite.book.claims import hand_typed_numbers
-    from aethel_lite.book.repro import paper_number_count
+    from aethel_lite.studies.reproducibility import paper_number_count
 
     closed_out = json.dumps([c.get("outputs", []) for c in closed.cells])
     assert "SYNTHETIC corpus instead of musique, 2wiki" in closed_out

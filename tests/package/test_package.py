@@ -117,7 +117,7 @@ OLD_PATHS: dict[str, tuple[str, ...]] = {
     "aethel_lite.paper": ("aethel_lite.studies.paper",),
     "aethel_lite.notebooks": ("aethel_lite.book.notebooks",),
     "aethel_lite.report": ("aethel_lite.book.report",),
-    "aethel_lite.repro": ("aethel_lite.book.repro",),
+    "aethel_lite.repro": ("aethel_lite.book.repro", "aethel_lite.studies.reproducibility"),
     "aethel_lite.claims": ("aethel_lite.book.claims",),
     "aethel_lite.bookcheck": ("aethel_lite.book.bookcheck",),
     "aethel_lite.sphinxext": ("aethel_lite.book.sphinxext",),

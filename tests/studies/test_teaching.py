@@ -350,3 +350,150 @@ def test_the_teaching_tables(small):
     sweep = tables.alpha_table(teaching.alpha_sweep(r, q, [r.alpha], k=3), q.gold, titles)
     both = [pid for pid, _ in modes["both"]]  # the retriever's own α and BCT mode: the same search
     assert sweep.loc["✓ Title 1", f"α = {r.alpha}"] == both.index("p1") + 1
+
+
+def test_the_teaching_headlines():
+    from aethel_lite.evaluation.stats import format_estimate as fmt_ci
+    from aethel_lite.evaluation.stats import wilson
+    from aethel_lite.studies import teaching_tables as tables
+    from aethel_lite.studies.provenance import provenance_headline
+
+    modes = {m: [["g1", 1.0], ["x", 0.5], ["g2", 0.2]] for m in ("none", "alias", "substring", "both")}
+    alias_modes = {
+        **{m: [["x", 1.0], ["y", 0.5], ["a", 0.2]] for m in ("none", "substring")},
+        **{m: [["a", 1.0], ["x", 0.5]] for m in ("alias", "both")},
+    }
+    saved = {
+        "question": {"qid": "q1", "gold": ["g1", "g2"]},
+        "walk": {"modes": modes},
+        "alias": {"qid": "q2", "gold": ["a"], "mention": "NRCP IV", "walk": {"modes": alias_modes}},
+        "parameters": {"bct": "both", "alpha": 0.5},
+    }
+    shown, verdict = tables.graph_headline(saved)
+    assert shown.to_dict("records")[0] == {
+        "BCT mode": "none",
+        "q1: first gold rank": 1,
+        "q1: gold in top 5": "2 of 2",
+        "q2: first gold rank": 3,
+        "q2: gold in top 5": "1 of 1",
+    }
+    assert "“NRCP IV”" in verdict and "ranks 3 without BCT and 1 with it" in verdict
+    report = {
+        "gold_reach": {"direct": 8, "bct": 1, "unreached": 1, "two-hop": 0},
+        "n_gold": 10,
+        "bct_only": 1,
+        "k": 5,
+        "n_queries": 4,
+        "intrusions": {"n_questions": 1},
+    }
+    shown, verdict = provenance_headline(
+        {"reports": {"musique": report}, "datasets": {"musique": {"name": "musique"}}}
+    )
+    assert list(shown["gold passage"]) == [
+        "names an exact seed",
+        "names a BCT seed only",
+        "not reached",
+    ]
+    assert shown.loc[0, "musique [95% CI]"] == fmt_ci(0.8, *wilson(8, 10))
+    assert "8 of 10 gold passages name an exact seed, 1 are reached only through a BCT expansion" in verdict
+    result = {
+        "dataset": {
+            "n_passages": 1200,
+            "n_documents": 40,
+            "n_queries": 9,
+            "hops": {"1": 4, "2": 3, "3": 2},
+            "mean_gold": 2.0,
+        },
+        "parameters": {"seed": 0, "n_passages": 1200},
+    }
+    shown, verdict = tables.quickstart_headline(result)
+    assert shown.to_dict("records") == [
+        {
+            "passages": 1200,
+            "documents": 40,
+            "questions": 9,
+            "multi-hop questions": 5,
+            "gold passages per question": 2.0,
+        }
+    ]
+    assert verdict.startswith(
+        "The synthetic corpus holds 1,200 passages in 40 documents and 9 questions, 5 of"
+    )
+    fields = tables.result_fields(result)  # one row per field, keys sorted as in the result file
+    assert list(fields.index)[:3] == ["dataset.hops.1", "dataset.hops.2", "dataset.hops.3"]
+    assert list(fields.index)[-2:] == ["parameters.n_passages", "parameters.seed"]
+    assert fields.loc["dataset.n_passages", "value"] == 1200
+
+
+def test_the_provenance_study_reads_its_result():
+    from aethel_lite.explain.reach import REACH
+    from aethel_lite.studies.provenance import ProvenanceStudy
+
+    def report(direct, intruders):
+        reach = {**dict.fromkeys(REACH, 0), "direct": direct, "two-hop": 1, "unreached": 1}
+        rows = [
+            {
+                "question": f"q{i}?",
+                "title": f"T{i}",
+                "rank": 3,
+                "seed": s,
+                "entity": s + " co",
+                "via": v,
+                "bct_fraction": f,
+                "displaced_gold": d,
+            }
+            for i, (s, v, f, d) in enumerate(intruders)
+        ]
+        return {
+            "gold_reach": reach,
+            "n_gold": direct + 2,
+            "bct_only": 0,
+            "k": 5,
+            "n_queries": 4,
+            "questions_all_gold_direct": 1,
+            "intrusion_rows": rows,
+            "intrusions": {
+                "n_passages": len(rows),
+                "n_questions": len(rows),
+                "n_questions_displacing_gold": 0,
+            },
+        }
+
+    result = {
+        "datasets": {"musique": {"name": "MuSiQue"}, "2wiki": {"name": "2Wiki"}},
+        "reports": {
+            "musique": report(2, [("acme", "token", 0.6, []), ("big fund", "alias", 0.9, ["g"])]),
+            "2wiki": report(6, []),
+        },
+        "example": {
+            "dataset": "musique",
+            "qid": "q1",
+            "question": "Who?",
+            "gold": ["g"],
+            "titles": {"g": "G"},
+            "hits": [{"rank": 1, "pid": "g", "gold": True, "ppr": 0.5, "chains": []}],
+        },
+    }
+    study = ProvenanceStudy(result, [])
+    assert list(study.reach_counts().columns) == ["2Wiki", "MuSiQue"]  # the result file's order
+    assert list(study.reach_table().columns) == [
+        "gold passages: 2Wiki",
+        "gold passages: MuSiQue",
+        "share: 2Wiki",
+        "share: MuSiQue",
+    ]
+    assert study.reach_table().loc["names an exact seed", "share: MuSiQue"] == 0.5
+    assert (
+        "* **MuSiQue** (4 questions, 4 gold passages in their pools): 2 gold passages" in study.reach_text()
+    )
+    examples = study.intrusions(n_examples=1)
+    assert examples.to_dict("records")[0]["passage"] == "T1" and len(examples) == 1  # gold displaced first
+    assert study.rules_text() == (
+        "* **MuSiQue**: of the 2 intruders, 1 came through the alias rule, 0 through substring and 1 through "
+        "token matches; for 1 the question key was a single word."
+    )
+    assert "2 wrong passages in 2 of 4 questions" in study.intrusion_text()
+    assert "* **2Wiki**: 75% of the gold passages name an exact seed" in study.takeaways()
+    assert study.example_question() == "**q1** (MuSiQue): Who?  \ngold: `g` (G)"
+    assert study.example_table().loc[0, "rule"] == "(BM25 order)"  # a hit PageRank did not reach
+    assert study.headline()[1].startswith("On 2Wiki, 6 of 8 gold passages name an exact seed")
