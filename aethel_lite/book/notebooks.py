@@ -36,11 +36,9 @@ OUTPUT_DIR = Path("book") / "executed"
 DEFAULT_KERNEL = "python3"
 #: What ``--quick`` gives each notebook that declares the name (small subsets; CI builds the book so).
 QUICK_PARAMETERS: dict[str, Any] = {"quick": True, "limit": 8, "n_resamples": 200, "synthetic_size": 300}
-DEFAULT_TIMEOUT = (
-    7200  # seconds per cell: a hang guard; a cold open-corpus cell (MiniLM over 45k texts) needs ~30 min
-)
+#: Seconds per cell: a hang guard; a cold open-corpus cell (MiniLM over 45k texts) needs ~30 min.
+DEFAULT_TIMEOUT = 7200
 INJECTED_ID = "injected-parameters"
-_VOLATILE_PAPERMILL = ("start_time", "end_time", "duration")
 # tqdm.auto, imported inside a kernel without ipywidgets, warns "IProgress not found" into the
 # executed notebook. Notebooks pass progress=False, so the warning is noise: silenced by message.
 KERNEL_WARNING_FILTERS = ("ignore:IProgress not found",)
@@ -166,22 +164,15 @@ def _select_parameters(
 
 def kernel_command(kernel_name: str = DEFAULT_KERNEL) -> list[str]:
     """The command ``jupyter_client`` will launch for ``kernel_name`` (:class:`ParameterError` if there is none)."""
-    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    from jupyter_client import KernelManager
+    from jupyter_client.kernelspec import NoSuchKernel
 
     try:
-        spec = KernelSpecManager().get_kernel_spec(kernel_name)
+        return KernelManager(kernel_name=kernel_name).format_kernel_cmd()
     except NoSuchKernel as exc:
         raise ParameterError(
             f"kernel {kernel_name!r} not found for {sys.executable}; install ipykernel in this environment"
         ) from exc
-    argv = list(spec.argv)
-    if argv and argv[0] in {
-        "python",
-        f"python{sys.version_info[0]}",
-        "python{}.{}".format(*sys.version_info[:2]),
-    }:
-        argv[0] = sys.executable
-    return argv
 
 
 def strip_volatile(
@@ -189,30 +180,25 @@ def strip_volatile(
 ):
     """Remove what changes from run to run, in place (returns ``nb``): the wall-clock times papermill and nbclient
     stamp into the notebook; the injected parameters cell gets the id ``injected-parameters``, paths become relative."""
-    pm = nb.metadata.get("papermill")
-    if pm is not None:
-        for key in _VOLATILE_PAPERMILL:
-            pm.pop(key, None)
-        if output_path is not None:
-            pm["output_path"] = _rel(output_path, root)
-        if pm.get("input_path"):
-            pm["input_path"] = _rel(pm["input_path"], root)
-    for cell in nb.cells:
-        meta = cell.get("metadata", {})
-        meta.pop("execution", None)
-        for key in _VOLATILE_PAPERMILL:
+
+    def rel(path: str | os.PathLike) -> str:
+        if root is not None:
+            with contextlib.suppress(ValueError):  # on another drive
+                return Path(os.path.relpath(Path(path).resolve(), Path(root).resolve())).as_posix()
+        return Path(path).as_posix()
+
+    for meta in (nb.metadata, *(cell.metadata for cell in nb.cells)):
+        for key in ("start_time", "end_time", "duration"):
             (meta.get("papermill") or {}).pop(key, None)
-        if INJECTED_ID in meta.get("tags", []) and "id" in cell:
+    if (pm := nb.metadata.get("papermill")) is not None:
+        pm.update(
+            {k: rel(v) for k, v in (("input_path", pm.get("input_path")), ("output_path", output_path)) if v}
+        )
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        if INJECTED_ID in cell.metadata.get("tags", []) and "id" in cell:
             cell["id"] = INJECTED_ID
     return nb
-
-
-def _rel(path: str | os.PathLike, root: str | os.PathLike | None) -> str:
-    p = Path(path)
-    if root is not None:
-        with contextlib.suppress(ValueError):  # different drive
-            return Path(os.path.relpath(p.resolve(), Path(root).resolve())).as_posix()
-    return p.as_posix()
 
 
 # -- execution ----------------------------------------------------------------------------------
@@ -237,24 +223,24 @@ def execute_one(
     from papermill.exceptions import PapermillExecutionError
 
     path, output = Path(path), Path(output)
-    name = path.stem
-    at: list[int] = []  # [source position of the running cell, cells in the source notebook]
-    injected = [0]
+    output.unlink(missing_ok=True)  # a stale copy never outlives a failed or interrupted run
+    # the running cell, its place in the source notebook (papermill's injected cell not counted), cell count
+    now: dict[str, Any] = {"cell": None, "index": None, "n": None, "injected": 0}
 
-    def cell_started(cell=None, cell_index: int = 0, **_: Any) -> None:
-        if cell is not None and INJECTED_ID in (cell.get("id"), *cell.get("metadata", {}).get("tags", [])):
-            injected[0] = 1
+    def cell_started(cell: Any, cell_index: int, **_: Any) -> None:
+        if INJECTED_ID in cell.metadata.get("tags", []):
+            now["injected"] = 1
             return
-        at[:] = [cell_index - injected[0], n_cells]
+        now.update(cell=cell, index=cell_index - now["injected"], n=n_cells)
         if on_cell is not None:
-            on_cell(*at)
+            on_cell(now["index"], n_cells)
 
     try:
-        n_cells = len(nbformat.read(str(path), as_version=4).cells)
+        n_cells = len(nbformat.read(path, as_version=4).cells)
         with _kernel_env():
             nb = papermill.execute_notebook(
                 str(path),
-                None,  # keep the result in memory; written below only on success
+                None,  # kept in memory; written below only on success
                 parameters=dict(parameters or {}),
                 kernel_name=kernel_name,
                 cwd=str(root),
@@ -266,21 +252,23 @@ def execute_one(
                 extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
             )
     except KeyboardInterrupt:
-        output.unlink(missing_ok=True)
-        raise NotebookInterrupted(name, *(at or [None, None])) from None
+        raise NotebookInterrupted(path.stem, now["index"], now["n"]) from None
     except PapermillExecutionError as exc:
-        output.unlink(missing_ok=True)
         if exc.ename == "KeyboardInterrupt":  # the kernel got the same Ctrl-C first
-            raise NotebookInterrupted(name, *(at or [None, None])) from None
-        failure = NotebookFailure(name, exc.cell_index, exc.ename, exc.evalue, list(exc.traceback))
-        _locate_cell(failure, path, exc.source)
+            raise NotebookInterrupted(path.stem, now["index"], now["n"]) from None
+        failure = NotebookFailure(path.stem, exc.cell_index, exc.ename, exc.evalue, list(exc.traceback))
+        if (cell := now["cell"]) is not None:  # the failing cell, as it stands in notebooks/NAME.ipynb
+            lines = [line.strip()[:80] for line in cell.source.splitlines() if line.strip()]
+            failure.source_index, failure.cell_id, failure.cell_line = (
+                now["index"],
+                cell.get("id"),
+                next(iter(lines), None),
+            )
         return failure
     except Exception as exc:  # kernel died, timeout, unreadable notebook ...
-        output.unlink(missing_ok=True)
-        return NotebookFailure(name, None, type(exc).__name__, str(exc))
-    strip_volatile(nb, root=root, output_path=output)
+        return NotebookFailure(path.stem, None, type(exc).__name__, str(exc))
     with atomic_write(output) as fh:
-        fh.write(nbformat.writes(nb))
+        nbformat.write(strip_volatile(nb, root=root, output_path=output), fh)
     return None
 
 
@@ -289,7 +277,7 @@ def _kernel_env():
     """Environment for the kernel process: ``PYTHONHASHSEED=0`` unless set, warning filters added."""
     saved = {k: os.environ.get(k) for k in ("PYTHONWARNINGS", "PYTHONHASHSEED")}
     filters = [f for f in (saved["PYTHONWARNINGS"] or "").split(",") if f]
-    os.environ["PYTHONWARNINGS"] = ",".join(filters + [f for f in KERNEL_WARNING_FILTERS if f not in filters])
+    os.environ["PYTHONWARNINGS"] = ",".join(dict.fromkeys([*filters, *KERNEL_WARNING_FILTERS]))
     os.environ.setdefault("PYTHONHASHSEED", "0")
     try:
         yield
@@ -299,22 +287,6 @@ def _kernel_env():
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-
-
-def _locate_cell(failure: NotebookFailure, path: Path, source: str | None) -> None:
-    """Fill in the failing cell's position, id and first line in the source notebook."""
-    import nbformat
-
-    source = source or ""
-    failure.cell_line = next((line.strip()[:80] for line in source.splitlines() if line.strip()), None)
-    try:
-        cells = nbformat.read(str(path), as_version=4).cells
-    except Exception:  # the error itself is what matters; the notebook ran, so this is rare
-        return
-    matches = [i for i, c in enumerate(cells) if c.cell_type == "code" and c.source == source]
-    if len(matches) == 1:
-        failure.source_index = matches[0]
-        failure.cell_id = cells[matches[0]].get("id")
 
 
 def run_notebooks(
@@ -328,15 +300,13 @@ def run_notebooks(
     progress: bool = True,
     stop_on_error: bool = False,
     quick: bool = False,
-    timings: dict[str, float] | None = None,
     on_done: Callable[[str, float, NotebookFailure | None], None] | None = None,
 ) -> list[Path]:
     """Execute the notebooks under ``root`` and return the executed paths.
 
     Every selected notebook is run (unless ``stop_on_error``); if any failed, :class:`NotebookRunError`
-    is raised afterwards. ``quick`` adds :data:`QUICK_PARAMETERS` (``parameters`` win). Each notebook's
-    wall-clock seconds go into ``timings`` when given, and ``on_done(name, seconds, failure_or_None)``
-    is called as each one finishes.
+    is raised afterwards. ``quick`` adds :data:`QUICK_PARAMETERS` (``parameters`` win).
+    ``on_done(name, wall-clock seconds, failure or None)`` is called as each one finishes.
     """
     from tqdm.auto import tqdm
 
@@ -353,8 +323,7 @@ def run_notebooks(
     with tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress) as bar:
         for nb in bar:
             bar.set_postfix_str(nb.stem)
-            out = out_dir / nb.name
-            t0 = time.perf_counter()
+            out, t0 = out_dir / nb.name, time.perf_counter()
             try:
                 failure = execute_one(
                     nb,
@@ -369,8 +338,6 @@ def run_notebooks(
                 exc.finished = [p.stem for p in written]
                 raise
             seconds = time.perf_counter() - t0
-            if timings is not None:
-                timings[nb.stem] = seconds
             if on_done is not None:
                 on_done(nb.stem, seconds, failure)
             if failure is None:
@@ -401,26 +368,21 @@ def record_execution(
     (the one result file that changes from run to run; the executed notebook carries no times). Returns the record."""
     import nbformat
 
-    nb = nbformat.read(str(executed), as_version=4)
+    cells = nbformat.read(executed, as_version=4).cells
     record = {
         "notebook": Path(source).stem,
         "seconds": round(float(seconds), 1),
-        "cells": len(nb.cells),
-        "code_cells": sum(c.cell_type == "code" for c in nb.cells),
+        "cells": len(cells),
+        "code_cells": sum(c.cell_type == "code" for c in cells),
         "built": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "parameters": dict(parameters),
         # settings read from the environment that change numbers (never paths: AETHEL_DATA/AETHEL_CACHE stay out)
         "environment": {k: os.environ[k] for k in NUMBER_SETTINGS if os.environ.get(k)},
     }
-    path = Path(root) / EXECUTION_FILE
-    saved = {}
-    with contextlib.suppress(
-        AethelError
-    ):  # an unreadable stats file is rebuilt, never a reason to fail a build
+    path, saved = Path(root) / EXECUTION_FILE, {}
+    with contextlib.suppress(AethelError):  # an unreadable stats file is rebuilt, never fails a build
         saved = read_json(path) if path.exists() else {}
-    saved = saved if isinstance(saved, dict) else {}
-    saved[record["notebook"]] = record
-    write_json(path, saved)
+    write_json(path, {**(saved if isinstance(saved, dict) else {}), record["notebook"]: record})
     return record
 
 
@@ -437,9 +399,7 @@ def data_status(dataset_name: str) -> str:
             why = "real data is configured (AETHEL_DATA is set), but this notebook uses the synthetic corpus by design."
         return f"DATA: SYNTHETIC corpus — {why} Numbers here are not the paper's."
 
-    if (
-        configured_root() is None
-    ):  # no data folder at all: the chapter's loaders fall back to the synthetic corpus
+    if configured_root() is None:  # no data folder at all: the chapter's loaders fall back to synthetic data
         return (
             f"DATA: SYNTHETIC corpus instead of {dataset_name} — no real data is configured (AETHEL_DATA is not set). "
             f"{HOW_TO_GET_DATA} Numbers here are not the paper's."
@@ -540,9 +500,8 @@ def hold_loader_notices() -> None:
     :func:`loaded_banner` says the same, from each data set's ``meta["skipped"]``, in the data box."""
     log = logging.getLogger("aethel_lite.data")
     if not any(isinstance(h, logging.NullHandler) for h in log.handlers):
-        log.addHandler(
-            logging.NullHandler()
-        )  # a handler on the path: Python's last-resort stderr stays silent
+        # a handler on the path: Python's last-resort stderr stays silent
+        log.addHandler(logging.NullHandler())
 
 
 # -- command line ------------------------------------------------------------------------------------
@@ -585,14 +544,18 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status (0 ok, 1 notebook failed, 2 bad usage)."""
     args = build_parser().parse_args(argv)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    for key, value in (
+        ("HF_HUB_OFFLINE", "1"),
+        ("TRANSFORMERS_OFFLINE", "1"),
+        ("TOKENIZERS_PARALLELISM", "false"),
+    ):
+        os.environ.setdefault(key, value)
     timings: dict[str, float] = {}
 
     def done(name: str, seconds: float, failure: NotebookFailure | None) -> None:
         from tqdm.auto import tqdm
 
+        timings[name] = seconds
         tqdm.write(f"time: {name} {seconds:.1f} s{'' if failure is None else ' (failed)'}", file=sys.stdout)
         sys.stdout.flush()
 
@@ -611,7 +574,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress=not args.no_progress,
             stop_on_error=args.stop_on_error,
             quick=args.quick,
-            timings=timings,
             on_done=done,
         )
     except NotebookInterrupted as exc:
