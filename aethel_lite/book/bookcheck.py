@@ -60,7 +60,6 @@ __all__ = [
     "BrowserError",
     "serve",
     "check_links",
-    "check_page",
     "check_site",
     "main",
 ]
@@ -240,60 +239,15 @@ def find_chromium(explicit: str | None = None) -> str:
     (:class:`BrowserNotFound` naming what was tried and how to install it)."""
     for name in (explicit, os.environ.get("AETHEL_CHROMIUM")):
         if name:
-            path = shutil.which(name)
-            if path is None:
+            if (path := shutil.which(name)) is None:
                 raise BrowserNotFound(f"browser {name!r} not found or not executable")
             return path
-    found = next((path for path in map(shutil.which, CANDIDATES) if path), None)
-    if found:
+    if found := next((path for path in map(shutil.which, CANDIDATES) if path), None):
         return found
     raise BrowserNotFound(
         f"no Chromium found on PATH (tried {', '.join(CANDIDATES)}); install it with "
         "`apt-get install -y chromium` (Debian) or set AETHEL_CHROMIUM to the executable"
     )
-
-
-@contextlib.contextmanager
-def _browser_page(executable: str, timeout: float):
-    """One tab of headless Chromium (Playwright driving ``executable``) at the reader's window size."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, timeout=timeout * 1000)
-        try:
-            page = browser.new_page(viewport={"width": WINDOW[0], "height": WINDOW[1]})
-            page.set_default_timeout(timeout * 1000)
-            yield page
-        finally:
-            browser.close()
-
-
-def _listen(page: Any, seen: list[tuple[str, str]]) -> None:
-    """Append ``(kind, detail)`` to ``seen`` for each failed request, console error and page exception."""
-
-    def response(r: Any) -> None:
-        if r.status == 404 and urllib.parse.urlsplit(r.url).path == "/favicon.ico":
-            return  # the browser asks for it on its own; a reader sees no difference
-        if r.status >= 400:
-            seen.append(("resource", f"{r.url} answered HTTP {r.status}"))
-
-    def failed(request: Any) -> None:
-        if request.failure != "net::ERR_ABORTED":  # cancelled, e.g. by leaving the page
-            seen.append(("resource", f"{request.url} failed: {request.failure}"))
-
-    def console(msg: Any) -> None:
-        # "Failed to load resource" is the browser's log of a request already reported with its URL
-        if msg.type in ("error", "assert") and not msg.text.startswith("Failed to load resource"):
-            seen.append(("console", f"console.{msg.type}: {msg.text[:200]}"))
-
-    def exception(err: Any) -> None:
-        text = f"{err.name}: {err.message}" if err.name else err.message
-        seen.append(("console", f"JavaScript exception: {(text.splitlines() or ['?'])[0]}"))
-
-    page.on("response", response)
-    page.on("requestfailed", failed)
-    page.on("console", console)
-    page.on("pageerror", exception)
 
 
 _REFRESH = re.compile(
@@ -320,60 +274,98 @@ def alt_problems(page: str, images: Sequence[dict[str, Any]]) -> list[Problem]:
     ]
 
 
-def check_page(
-    page: Any,
-    seen: list[tuple[str, str]],
-    site: Path,
-    base: str,
-    rel: str,
-    *,
-    screenshots: Path | None = None,
-    anchor_cache: dict[Path, set[str]] | None = None,
-    timeout: float = PAGE_TIMEOUT,
-) -> PageReport:
-    """Open ``rel`` (a path in ``site``) in the Playwright ``page`` and collect its problems (and screenshot);
-    ``seen`` is the list that :func:`_listen` fills for that page."""
-    from playwright.sync_api import Error as PlaywrightError
+class _Reader:
+    """The built site served on 127.0.0.1 and one tab of headless Chromium reading it at the reader's window size
+    (Playwright driving ``executable``); a context manager. :meth:`read` checks one page."""
 
-    redirect = _redirect_target(site / rel)
-    if redirect is not None:  # the root index.html only sends the reader on: check where to
-        links = [urllib.parse.urljoin(base + urllib.parse.quote(rel), redirect)]
-        return PageReport(rel, check_links(site, rel, links, base, anchor_cache))
-    seen.clear()
-    url = base + urllib.parse.quote(rel)
-    try:
-        page.goto(url, wait_until="load", timeout=timeout * 1000)
-    except PlaywrightError as exc:
-        return PageReport(rel, [Problem(rel, "load", f"{url}: {str(exc).splitlines()[0]}")])
-    probe = page.evaluate(_PAGE_PROBE, timeout * 1000)
-    reading = page.evaluate(READER_PROBE)
-    problems = [Problem(rel, kind, detail) for kind, detail in dict.fromkeys(seen)]  # each once
-    problems += [
-        Problem(rel, "resource", f"broken image {img['src']}")
-        for img in probe["images"]
-        if img["complete"] and img["width"] == 0
-    ]
-    problems += alt_problems(rel, probe["images"])
-    problems += check_links(site, rel, probe["links"], base, anchor_cache)
-    problems += text_problems(rel, probe)
-    problems += [Problem(rel, kind, detail) for kind, detail in reader_problems(reading)]
-    report = PageReport(
-        rel, problems, n_math=probe["n_math"], n_untypeset=len(probe["untypeset"]), mathjax=probe["mathjax"]
-    )
-    if screenshots is not None and Path(rel).name not in NO_SCREENSHOT:
-        # the whole length in a window as wide as the reader's (a full-page shot would lay the page out
-        # as wide as its widest element, and the theme then centres the text off the shot)
-        height = page.evaluate("document.documentElement.scrollHeight")
-        height = int(min(max(height, WINDOW[1]), MAX_SHOT_HEIGHT))
-        page.set_viewport_size({"width": WINDOW[0], "height": height})
+    def __init__(self, site: Path, executable: str, timeout: float, screenshots: Path | None) -> None:
+        self.site, self.executable, self.timeout, self.shots = site, executable, timeout, screenshots
+        self.seen: list[
+            tuple[str, str]
+        ] = []  # (kind, detail) of the page being read, from the browser's events
+        self.anchors: dict[Path, set[str]] = {}
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> _Reader:
+        from playwright.sync_api import sync_playwright
+
+        with self._stack as stack:
+            self.base = stack.enter_context(serve(self.site))
+            browser = stack.enter_context(sync_playwright()).chromium.launch(
+                executable_path=self.executable, args=CHROMIUM_ARGS, timeout=self.timeout * 1000
+            )
+            stack.callback(browser.close)
+            self.page = browser.new_page(viewport={"width": WINDOW[0], "height": WINDOW[1]})
+            self.page.set_default_timeout(self.timeout * 1000)
+            for event in ("response", "requestfailed", "console", "pageerror"):
+                self.page.on(event, getattr(self, "_on_" + event))
+            self._stack = stack.pop_all()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def _on_response(self, r: Any) -> None:  # the browser asks for /favicon.ico on its own: no reader sees it
+        if r.status >= 400 and not (r.status == 404 and urllib.parse.urlsplit(r.url).path == "/favicon.ico"):
+            self.seen.append(("resource", f"{r.url} answered HTTP {r.status}"))
+
+    def _on_requestfailed(self, request: Any) -> None:
+        if request.failure != "net::ERR_ABORTED":  # cancelled, e.g. by leaving the page
+            self.seen.append(("resource", f"{request.url} failed: {request.failure}"))
+
+    def _on_console(
+        self, msg: Any
+    ) -> None:  # "Failed to load resource": a request already reported, with its URL
+        if msg.type in ("error", "assert") and not msg.text.startswith("Failed to load resource"):
+            self.seen.append(("console", f"console.{msg.type}: {msg.text[:200]}"))
+
+    def _on_pageerror(self, err: Any) -> None:
+        text = f"{err.name}: {err.message}" if err.name else err.message
+        self.seen.append(("console", f"JavaScript exception: {(text.splitlines() or ['?'])[0]}"))
+
+    def read(self, rel: str) -> PageReport:
+        """Open ``rel`` (a path in the site) and collect its problems (and screenshot)."""
+        from playwright.sync_api import Error as PlaywrightError
+
+        site, base, page = self.site, self.base, self.page
+        if (
+            redirect := _redirect_target(site / rel)
+        ) is not None:  # the root index.html only sends the reader on
+            links = [urllib.parse.urljoin(base + urllib.parse.quote(rel), redirect)]
+            return PageReport(rel, check_links(site, rel, links, base, self.anchors))
+        self.seen.clear()
+        url = base + urllib.parse.quote(rel)
         try:
-            png = page.screenshot(clip={"x": 0, "y": 0, "width": WINDOW[0], "height": height})
+            page.goto(url, wait_until="load")
+        except PlaywrightError as exc:
+            return PageReport(rel, [Problem(rel, "load", f"{url}: {str(exc).splitlines()[0]}")])
+        probe, reading = page.evaluate(_PAGE_PROBE, self.timeout * 1000), page.evaluate(READER_PROBE)
+        problems = [Problem(rel, kind, detail) for kind, detail in dict.fromkeys(self.seen)]  # each once
+        images = probe["images"]
+        problems += [
+            Problem(rel, "resource", f"broken image {i['src']}")
+            for i in images
+            if i["complete"] and not i["width"]
+        ]
+        problems += alt_problems(rel, images) + check_links(site, rel, probe["links"], base, self.anchors)
+        problems += text_problems(rel, probe) + [Problem(rel, *found) for found in reader_problems(reading)]
+        report = PageReport(rel, problems, probe["n_math"], len(probe["untypeset"]), probe["mathjax"])
+        if self.shots is not None and Path(rel).name not in NO_SCREENSHOT:
+            report.screenshot = self.shots / (rel.removesuffix(".html").replace("/", "__") + ".png")
+            with atomic_write(report.screenshot, "wb") as fh:
+                fh.write(self._screenshot())
+        return report
+
+    def _screenshot(self) -> bytes:
+        """The whole page (up to :data:`MAX_SHOT_HEIGHT`) in a window as wide as the reader's: a full-page shot
+        would lay the page out as wide as its widest element, and the theme then centres the text off the shot."""
+        height = self.page.evaluate("document.documentElement.scrollHeight")
+        height = int(min(max(height, WINDOW[1]), MAX_SHOT_HEIGHT))
+        self.page.set_viewport_size({"width": WINDOW[0], "height": height})
+        try:
+            return self.page.screenshot(clip={"x": 0, "y": 0, "width": WINDOW[0], "height": height})
         finally:
-            page.set_viewport_size({"width": WINDOW[0], "height": WINDOW[1]})
-        report.screenshot = screenshots / (rel.removesuffix(".html").replace("/", "__") + ".png")
-        with atomic_write(report.screenshot, "wb") as fh:
-            fh.write(png)
-    return report
+            self.page.set_viewport_size({"width": WINDOW[0], "height": WINDOW[1]})
 
 
 def check_site(
@@ -404,27 +396,18 @@ def check_site(
     """
     from tqdm.auto import tqdm
 
-    root = Path(site)
-    todo = list(pages) if pages is not None else html_pages(root)
+    todo = list(pages) if pages is not None else html_pages(site)
     shots = Path(screenshots) if screenshots is not None else None
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
-    anchor_cache: dict[Path, set[str]] = {}
-    seen: list[tuple[str, str]] = []
     executable = find_chromium(executable)
     try:
         from playwright.sync_api import Error as PlaywrightError
     except ImportError as exc:
         raise BrowserError("Playwright is not installed: run `make setup` (the dev dependencies)") from exc
     try:
-        with serve(root) as base, _browser_page(executable, timeout) as page:
-            _listen(page, seen)
-            return [
-                check_page(
-                    page, seen, root, base, rel, screenshots=shots, anchor_cache=anchor_cache, timeout=timeout
-                )
-                for rel in tqdm(todo, desc="pages", unit="page", disable=not progress)
-            ]
+        with _Reader(Path(site), executable, timeout, shots) as reader:
+            return [reader.read(rel) for rel in tqdm(todo, desc="pages", unit="page", disable=not progress)]
     except PlaywrightError as exc:
         raise BrowserError(f"the browser failed: {' '.join(str(exc).split())[:500]}") from exc
 
