@@ -4,24 +4,17 @@
 HTML on 127.0.0.1, opens every page in headless Chromium with the network switched off (only
 127.0.0.1 resolves), saves a screenshot of each and reports, per page:
 
-``load``
-    the page did not load (navigation error, HTTP status >= 400, no ``load`` event in time);
-``resource``
-    a request failed or answered >= 400 (with the network off, also anything fetched from a CDN),
-    or an ``<img>`` is broken;
-``link``
-    an internal link points at a file not in the book, or at an anchor the target page lacks;
-``console``
-    a JavaScript exception, ``console.error`` or a browser log entry of level ``error``;
-``math``
-    an element of class ``math`` that MathJax did not typeset, or raw TeX (``\\(``, ``\\[``,
-    ``$$``, ``\\begin{``, a ``$...$`` holding TeX) in the visible text outside code blocks;
-``alt``
-    an image with no alt text, or with a file name in its place;
-``output``
-    a notebook output (``.cell_output``) that shows a Python traceback or an ``Error`` word;
-``wide``, ``stderr``, ``first-result``
-    the reader's checks of :mod:`aethel_lite.book.readercheck`.
+- ``load``: the page did not load (navigation error, no ``load`` event in time);
+- ``resource``: a request failed or answered >= 400 (with the network off, also anything fetched from a CDN),
+  or an ``<img>`` is broken;
+- ``link``: an internal link points at a file not in the book, or at an anchor the target page lacks;
+- ``console``: a JavaScript exception, ``console.error`` or a browser log entry of level ``error``;
+- ``math``: an element of class ``math`` that MathJax did not typeset, or raw TeX (``\\(``, ``\\[``, ``$$``,
+  ``\\begin{``, a ``$...$`` holding TeX) in the visible text outside code blocks;
+- ``alt``: an image with no alt text, or with a file name in its place;
+- ``output``: a notebook output (``.cell_output``) that shows a Python traceback or an ``Error`` word;
+- ``layout``: the page is wider than the window;
+- ``wide``, ``stderr``, ``first-result``: the reader's checks of :mod:`aethel_lite.book.readercheck`.
 
 The browser is Debian's ``chromium`` (or ``--browser``/``$AETHEL_CHROMIUM``), driven by Playwright's sync API
 (``executable_path``: Playwright never downloads a browser of its own); the site is served by the standard
@@ -280,9 +273,8 @@ class _Reader:
 
     def __init__(self, site: Path, executable: str, timeout: float, screenshots: Path | None) -> None:
         self.site, self.executable, self.timeout, self.shots = site, executable, timeout, screenshots
-        self.seen: list[
-            tuple[str, str]
-        ] = []  # (kind, detail) of the page being read, from the browser's events
+        # (kind, detail) of the page being read, from the browser's events
+        self.seen: list[tuple[str, str]] = []
         self.anchors: dict[Path, set[str]] = {}
         self._stack = contextlib.ExitStack()
 
@@ -313,9 +305,8 @@ class _Reader:
         if request.failure != "net::ERR_ABORTED":  # cancelled, e.g. by leaving the page
             self.seen.append(("resource", f"{request.url} failed: {request.failure}"))
 
-    def _on_console(
-        self, msg: Any
-    ) -> None:  # "Failed to load resource": a request already reported, with its URL
+    def _on_console(self, msg: Any) -> None:
+        # "Failed to load resource" is a request already reported, with its URL
         if msg.type in ("error", "assert") and not msg.text.startswith("Failed to load resource"):
             self.seen.append(("console", f"console.{msg.type}: {msg.text[:200]}"))
 
@@ -328,9 +319,7 @@ class _Reader:
         from playwright.sync_api import Error as PlaywrightError
 
         site, base, page = self.site, self.base, self.page
-        if (
-            redirect := _redirect_target(site / rel)
-        ) is not None:  # the root index.html only sends the reader on
+        if (redirect := _redirect_target(site / rel)) is not None:  # the root index.html only sends one on
             links = [urllib.parse.urljoin(base + urllib.parse.quote(rel), redirect)]
             return PageReport(rel, check_links(site, rel, links, base, self.anchors))
         self.seen.clear()
@@ -377,23 +366,10 @@ def check_site(
     timeout: float = PAGE_TIMEOUT,
     progress: bool = True,
 ) -> list[PageReport]:
-    """Open every page of the built ``site`` in headless Chromium; one :class:`PageReport` per page.
-
-    Parameters
-    ----------
-    site : path-like
-        The built HTML (``_build/html``), holding ``index.html``.
-    screenshots : path-like, optional
-        Folder for one PNG per page (created; ``None`` for none).
-    pages : sequence of str, optional
-        Pages to open (paths relative to ``site``); default :func:`html_pages`.
-    executable : str, optional
-        The browser (default :func:`find_chromium`).
-    timeout : float
-        Seconds for one page to load and typeset its math.
-    progress : bool
-        Show a tqdm progress bar.
-    """
+    """Open every page of the built ``site`` (``_build/html``, holding ``index.html``) in headless Chromium;
+    one :class:`PageReport` per page. ``screenshots``: a folder for one PNG per page (created), ``pages``: paths
+    in ``site`` (default :func:`html_pages`), ``executable``: the browser (default :func:`find_chromium`),
+    ``timeout``: seconds for one page to load and typeset its math, ``progress``: a tqdm progress bar."""
     from tqdm.auto import tqdm
 
     todo = list(pages) if pages is not None else html_pages(site)
@@ -422,15 +398,11 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     p.add_argument("site", nargs="?", default="_build/html", help="the built HTML (default %(default)s)")
-    p.add_argument(
-        "--screenshots", default="_build/screenshots", help="folder for the PNGs (default %(default)s)"
-    )
+    p.add_argument("--screenshots", default="_build/screenshots", help="PNGs go here (default %(default)s)")
     p.add_argument("--no-screenshots", action="store_true", help="take no screenshots")
     p.add_argument("--page", action="append", metavar="PATH", help="check only this page (repeatable)")
     p.add_argument("--browser", help="Chromium executable (default: $AETHEL_CHROMIUM or chromium on PATH)")
-    p.add_argument(
-        "--timeout", type=float, default=PAGE_TIMEOUT, help="seconds per page (default %(default)s)"
-    )
+    p.add_argument("--timeout", type=float, default=PAGE_TIMEOUT, help="seconds a page (default %(default)s)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 

@@ -267,7 +267,6 @@ def run_notebooks(
     *,
     only: Sequence[str] | None = None,
     parameters: Mapping[str, Any] | None = None,
-    output_dir: str | os.PathLike | None = None,
     kernel_name: str = DEFAULT_KERNEL,
     timeout: float | None = DEFAULT_TIMEOUT,
     progress: bool = True,
@@ -284,7 +283,6 @@ def run_notebooks(
     from tqdm.auto import tqdm
 
     root = Path(root)
-    out_dir = Path(output_dir) if output_dir is not None else root / OUTPUT_DIR
     if not (notebooks := discover(root, only)):
         raise ParameterError(f"no notebooks found in {root / NOTEBOOK_DIR}")
     kernel_command(kernel_name)  # fail early and clearly if the kernel is missing
@@ -295,7 +293,7 @@ def run_notebooks(
     with tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress) as bar:
         for nb in bar:
             bar.set_postfix_str(nb.stem)
-            out, t0 = out_dir / nb.name, time.perf_counter()
+            out, t0 = root / OUTPUT_DIR / nb.name, time.perf_counter()
             show = lambda i, n, stem=nb.stem: bar.set_postfix_str(f"{stem}: cell {i}/{n}")
             try:
                 failure = execute_one(
