@@ -4,43 +4,34 @@
 HTML on 127.0.0.1, opens every page in headless Chromium with the network switched off (only
 127.0.0.1 resolves), saves a screenshot of each and reports, per page:
 
-``load``
-    the page did not load (navigation error, HTTP status >= 400, no ``load`` event in time);
-``resource``
-    a request failed or answered >= 400 (with the network off, also anything fetched from a CDN),
-    or an ``<img>`` is broken;
-``link``
-    an internal link points at a file not in the book, or at an anchor the target page lacks;
-``console``
-    a JavaScript exception, ``console.error`` or a browser log entry of level ``error``;
-``math``
-    an element of class ``math`` that MathJax did not typeset, or raw TeX (``\\(``, ``\\[``,
-    ``$$``, ``\\begin{``, a ``$...$`` holding TeX) in the visible text outside code blocks;
-``alt``
-    an image with no alt text, or with a file name in its place;
-``output``
-    a notebook output (``.cell_output``) that shows a Python traceback or an ``Error`` word;
-``wide``, ``stderr``, ``first-result``
-    the reader's checks of :mod:`aethel_lite.book.readercheck`.
+- ``load``: the page did not load (navigation error, no ``load`` event in time);
+- ``resource``: a request failed or answered >= 400 (with the network off, also anything fetched from a CDN),
+  or an ``<img>`` is broken;
+- ``link``: an internal link points at a file not in the book, or at an anchor the target page lacks;
+- ``console``: a JavaScript exception, ``console.error`` or a browser log entry of level ``error``;
+- ``math``: an element of class ``math`` that MathJax did not typeset, or raw TeX (``\\(``, ``\\[``, ``$$``,
+  ``\\begin{``, a ``$...$`` holding TeX) in the visible text outside code blocks;
+- ``alt``: an image with no alt text, or with a file name in its place;
+- ``output``: a notebook output (``.cell_output``) that shows a Python traceback or an ``Error`` word;
+- ``layout``: the page is wider than the window;
+- ``wide``, ``stderr``, ``first-result``: the reader's checks of :mod:`aethel_lite.book.readercheck`.
 
-Chromium is driven over the DevTools Protocol on a pipe: only Debian's ``chromium`` and the standard library.
+The browser is Debian's ``chromium`` (or ``--browser``/``$AETHEL_CHROMIUM``), driven by Playwright's sync API
+(``executable_path``: Playwright never downloads a browser of its own); the site is served by the standard
+library's ``http.server`` in a thread.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import contextlib
-import fcntl
+import functools
 import html.parser
-import json
+import http.server
 import os
 import re
-import select
 import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
@@ -59,29 +50,15 @@ __all__ = [
     "BrowserNotFound",
     "find_chromium",
     "html_pages",
+    "BrowserError",
     "serve",
-    "Chromium",
+    "check_links",
     "check_site",
     "main",
 ]
 
-#: Flags every browser run gets (plus an isolated profile): headless, no GPU, no extensions or background traffic,
-#: and no network but 127.0.0.1.
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-extensions",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--no-default-browser-check",
-    "--hide-scrollbars",
-    "--mute-audio",
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-    "--remote-debugging-pipe",
-)
+#: Added to Playwright's own flags (headless, no extensions, sync or background traffic): no network but 127.0.0.1.
+CHROMIUM_ARGS = ("--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",)
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 WINDOW = (1280, 900)
 MAX_SHOT_HEIGHT = 12000  # pixels; a longer page is cut there
@@ -92,14 +69,16 @@ NO_SCREENSHOT = {"genindex.html", "search.html", "py-modindex.html"}
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\$[^$\n]*(?:\\[A-Za-z]+|[\^_{])[^$\n]*\$")
 ERROR_WORD = re.compile(r"Traceback \(most recent call last\)|\b[A-Z]?[A-Za-z]*Error\b")
 
-# Runs in the page once it has loaded: waits for MathJax (when the page has it) and reports what
-# the checks need. Text is taken from a clone with code, scripts and typeset math removed.
+# Runs in the page once it has loaded: waits for MathJax (when the page has it; at most ``ms``) and reports
+# what the checks need. Text is taken from a clone with code, scripts and typeset math removed.
 _PAGE_PROBE = r"""
-(async () => {
+async (ms) => {
   const mj = window.MathJax;
   let mathjax = "absent";
   if (mj && mj.startup && mj.startup.promise) {
-    try { await mj.startup.promise; mathjax = "ready"; } catch (e) { mathjax = "failed: " + e; }
+    const late = new Promise((_, no) => setTimeout(() => no(`not ready within ${ms / 1000} s`), ms));
+    try { await Promise.race([mj.startup.promise, late]); mathjax = "ready"; }
+    catch (e) { mathjax = "failed: " + e; }
   } else if (mj) { mathjax = "configured but not loaded"; }
   await new Promise(r => setTimeout(r, 50));
   const math = Array.from(document.querySelectorAll(".math"));
@@ -116,12 +95,16 @@ _PAGE_PROBE = r"""
   const root = document.documentElement;
   return {mathjax, n_math: math.length, untypeset, images, links, text: body.textContent, outputs,
           title: document.title, page_width: root.scrollWidth, window_width: root.clientWidth};
-})()
+}
 """
 
 
 class BrowserNotFound(AethelError):
     """No Chromium executable was found (the message says how to install one)."""
+
+
+class BrowserError(AethelError):
+    """The browser could not be started, or failed while checking a page (not a problem of the page)."""
 
 
 @dataclass(frozen=True)
@@ -163,22 +146,15 @@ def html_pages(site: str | os.PathLike) -> list[str]:
 
 
 class _Anchors(html.parser.HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
+    """The anchors of an HTML file: every ``id`` and ``<a name>``."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
         self.ids: set[str] = set()
+        self.feed(path.read_text(encoding="utf-8", errors="replace"))
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        for name, value in attrs:
-            if value and (name == "id" or (name == "name" and tag == "a")):
-                self.ids.add(value)
-
-
-def _anchors(path: Path, cache: dict[Path, set[str]]) -> set[str]:
-    if path not in cache:
-        parser = _Anchors()
-        parser.feed(path.read_text(encoding="utf-8", errors="replace"))
-        cache[path] = parser.ids
-    return cache[path]
+        self.ids.update(v for k, v in attrs if v and (k == "id" or (k == "name" and tag == "a")))
 
 
 def check_links(
@@ -188,291 +164,83 @@ def check_links(
     (``links`` are absolute URLs; those not under ``base``, ``http://127.0.0.1:PORT/``, are not checked)."""
     cache = anchor_cache if anchor_cache is not None else {}
     problems: list[Problem] = []
-    for url in dict.fromkeys(links):  # each once, in order
-        if not url.startswith(base):
-            continue
+    for url in (u for u in dict.fromkeys(links) if u.startswith(base)):  # each once, in order
         parts = urllib.parse.urlsplit(url)
-        rel = urllib.parse.unquote(parts.path).lstrip("/")
-        target = site / rel
-        if rel == "" or parts.path.endswith("/") or target.is_dir():
+        target = site / urllib.parse.unquote(parts.path).lstrip("/")
+        if parts.path.endswith("/") or target.is_dir():
             target = target / "index.html"
+        where, fragment = target.relative_to(site).as_posix(), urllib.parse.unquote(parts.fragment)
         shown = url[len(base) - 1 :]
         if not target.is_file():
-            problems.append(
-                Problem(page, "link", f"{shown} -> no such file {target.relative_to(site).as_posix()}")
-            )
-            continue
-        fragment = urllib.parse.unquote(parts.fragment)
-        if fragment and target.suffix == ".html" and fragment not in _anchors(target, cache):
-            problems.append(
-                Problem(
-                    page,
-                    "link",
-                    f"{shown} -> {target.relative_to(site).as_posix()} has no anchor #{fragment}",
-                )
-            )
+            problems.append(Problem(page, "link", f"{shown} -> no such file {where}"))
+        elif fragment and target.suffix == ".html":
+            if target not in cache:
+                cache[target] = _Anchors(target).ids
+            if fragment not in cache[target]:
+                problems.append(Problem(page, "link", f"{shown} -> {where} has no anchor #{fragment}"))
     return problems
 
 
 def text_problems(page: str, probe: dict[str, Any]) -> list[Problem]:
     """Math left as raw TeX, notebook outputs showing an error, and a page wider than the window
     (a wide table or line that pushes part of the page out of view), from the page probe's result."""
-    problems = []
-    if probe.get("page_width", 0) > probe.get("window_width", 0) + 1:
+
+    def around(text: str, match: re.Match, before: int, after: int) -> str:
+        return " ".join(text[max(0, match.start() - before) : match.end() + after].split())
+
+    problems, width, window = [], probe.get("page_width", 0), probe.get("window_width", 0)
+    if width > window + 1:
+        why = "something does not scroll in its own box"
         problems.append(
-            Problem(
-                page,
-                "layout",
-                f"the page is {probe['page_width']} px wide in a "
-                f"{probe['window_width']} px window (something does not scroll in its own box)",
-            )
+            Problem(page, "layout", f"the page is {width} px wide in a {window} px window ({why})")
         )
-    if probe["untypeset"]:
+    if untypeset := probe["untypeset"]:
+        said = f"{len(untypeset)} of {probe['n_math']} formulas not typeset (MathJax {probe['mathjax']})"
+        problems.append(Problem(page, "math", f"{said}, e.g. {untypeset[0]!r}"))
+    if match := RAW_TEX.search(probe["text"]):
         problems.append(
-            Problem(
-                page,
-                "math",
-                f"{len(probe['untypeset'])} of {probe['n_math']} formulas not typeset "
-                f"(MathJax {probe['mathjax']}), e.g. {probe['untypeset'][0]!r}",
-            )
+            Problem(page, "math", f"raw TeX in the text: ...{around(probe['text'], match, 30, 30)}...")
         )
-    match = RAW_TEX.search(probe["text"])
-    if match:
-        context = " ".join(probe["text"][max(0, match.start() - 30) : match.end() + 30].split())
-        problems.append(Problem(page, "math", f"raw TeX in the text: ...{context}..."))
     for i, output in enumerate(probe["outputs"]):
-        match = ERROR_WORD.search(output)
-        if match:
-            context = " ".join(output[max(0, match.start() - 40) : match.end() + 60].split())
-            problems.append(
-                Problem(page, "output", f"notebook output {i} shows {match.group(0)!r}: ...{context}...")
-            )
+        if match := ERROR_WORD.search(output):
+            said = f"notebook output {i} shows {match.group(0)!r}"
+            problems.append(Problem(page, "output", f"{said}: ...{around(output, match, 40, 60)}..."))
     return problems
 
 
-# -- the server -------------------------------------------------------------------------------------
+# -- the server and the browser -----------------------------------------------------------------------
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: Any) -> None:  # no line per request on stderr
+        pass
+
+
 @contextlib.contextmanager
-def serve(site: str | os.PathLike, timeout: float = 15.0):
-    """Serve ``site`` on 127.0.0.1 (free port) with ``python -m http.server`` in a subprocess, as a
-    context manager that gives the base URL ``http://127.0.0.1:PORT/``."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-u",
-            "-m",
-            "http.server",
-            "0",
-            "--bind",
-            "127.0.0.1",
-            "--directory",
-            str(Path(site)),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        ready, _, _ = select.select([proc.stdout], [], [], timeout)
-        line = proc.stdout.readline() if ready else ""
-        match = re.search(r"port (\d+)", line)
-        if not match:
-            raise AethelError(f"http.server did not start for {Path(site)} (said {line!r})")
-        yield f"http://127.0.0.1:{match.group(1)}/"
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+def serve(site: str | os.PathLike):
+    """Serve ``site`` on 127.0.0.1 (free port) from a thread, as a context manager that gives the base URL
+    ``http://127.0.0.1:PORT/``."""
+    handler = functools.partial(_QuietHandler, directory=str(Path(site)))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}/"
+        finally:
+            server.shutdown()
 
 
-# -- the browser -------------------------------------------------------------------------------------
 def find_chromium(explicit: str | None = None) -> str:
     """Path of a Chromium/Chrome executable: ``explicit``, ``$AETHEL_CHROMIUM``, else the first on PATH
     (:class:`BrowserNotFound` naming what was tried and how to install it)."""
     for name in (explicit, os.environ.get("AETHEL_CHROMIUM")):
         if name:
-            path = shutil.which(name)
-            if path is None:
+            if (path := shutil.which(name)) is None:
                 raise BrowserNotFound(f"browser {name!r} not found or not executable")
             return path
-    found = next((path for path in map(shutil.which, CANDIDATES) if path), None)
-    if found:
+    if found := next((path for path in map(shutil.which, CANDIDATES) if path), None):
         return found
     raise BrowserNotFound(
         f"no Chromium found on PATH (tried {', '.join(CANDIDATES)}); install it with "
         "`apt-get install -y chromium` (Debian) or set AETHEL_CHROMIUM to the executable"
     )
-
-
-class CDPError(AethelError):
-    """The browser answered a DevTools command with an error, or did not answer in time."""
-
-
-class Chromium:
-    """Headless Chromium driven over the DevTools protocol on a pipe (JSON messages ended by a NUL byte); a context
-    manager. Events arrive in :attr:`events` as ``(session, method, params)`` tuples."""
-
-    def __init__(self, executable: str | None = None, *, window: tuple[int, int] = WINDOW):
-        self.executable = find_chromium(executable)
-        self.window = window
-        self.events: list[tuple[str | None, str, dict]] = []
-        self._answers: dict[int, dict] = {}
-        self._next_id = 0
-        self._lock = threading.Condition()
-        self._profile: tempfile.TemporaryDirectory | None = None
-        self.proc: subprocess.Popen | None = None
-
-    def __enter__(self) -> Chromium:
-        self._profile = tempfile.TemporaryDirectory(prefix="aethel-chromium-")
-        cmd_read, self._cmd_write = os.pipe()  # we write commands; the browser reads fd 3
-        self._evt_read, evt_write = os.pipe()  # the browser writes fd 4; we read
-
-        def child_fds() -> None:  # runs in the child before exec: put the pipe ends on 3 and 4
-            # via copies above 9, so that neither end is overwritten (an end may already be 3 or 4)
-            # and both lose close-on-exec (dup2 onto itself would keep it)
-            high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (cmd_read, evt_write)]
-            os.dup2(high[0], 3)
-            os.dup2(high[1], 4)
-            for fd in high:
-                os.close(fd)
-
-        args = [
-            self.executable,
-            *CHROMIUM_FLAGS,
-            f"--user-data-dir={self._profile.name}",
-            f"--window-size={self.window[0]},{self.window[1]}",
-            "about:blank",
-        ]
-        self.proc = subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            close_fds=False,
-            preexec_fn=child_fds,
-        )
-        os.close(cmd_read)
-        os.close(evt_write)
-        threading.Thread(target=self._reader, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        with contextlib.suppress(CDPError, OSError):
-            self.call("Browser.close", timeout=5)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        with contextlib.suppress(OSError):
-            os.close(self._cmd_write)
-        self._profile.cleanup()
-
-    def _reader(self) -> None:
-        buf = b""
-        with os.fdopen(self._evt_read, "rb", buffering=0) as fh:
-            for chunk in iter(lambda: fh.read(1 << 16), b""):
-                buf += chunk
-                *messages, buf = buf.split(b"\0")
-                for raw in messages:
-                    msg = json.loads(raw)
-                    with self._lock:
-                        if "id" in msg:
-                            self._answers[msg["id"]] = msg
-                        else:
-                            self.events.append((msg.get("sessionId"), msg["method"], msg.get("params", {})))
-                        self._lock.notify_all()
-        with self._lock:
-            self._closed_pipe = True
-            self._lock.notify_all()
-
-    def call(
-        self,
-        method: str,
-        params: dict | None = None,
-        *,
-        session: str | None = None,
-        timeout: float = PAGE_TIMEOUT,
-    ) -> dict:
-        """Send one DevTools command and wait for its answer (raises :class:`CDPError`)."""
-        with self._lock:
-            self._next_id += 1
-            msg_id = self._next_id
-        msg: dict[str, Any] = {"id": msg_id, "method": method, "params": params or {}}
-        if session:
-            msg["sessionId"] = session
-        os.write(self._cmd_write, json.dumps(msg).encode() + b"\0")
-        with self._lock:
-            self._lock.wait_for(
-                lambda: msg_id in self._answers or getattr(self, "_closed_pipe", False), timeout
-            )
-            if msg_id not in self._answers:
-                raise CDPError(f"{method}: no answer from the browser within {timeout:.0f} s")
-            answer = self._answers.pop(msg_id)
-        if "error" in answer:
-            raise CDPError(f"{method}: {answer['error'].get('message')}")
-        return answer.get("result", {})
-
-    def wait_event(self, method: str, session: str | None, since: int, timeout: float) -> dict | None:
-        """Wait for event ``method`` (of ``session``) at index >= ``since`` in :attr:`events`; None if none came."""
-
-        def found() -> dict | None:
-            return next((p for s, m, p in self.events[since:] if m == method and s == session), None)
-
-        with self._lock:
-            self._lock.wait_for(lambda: found() is not None or getattr(self, "_closed_pipe", False), timeout)
-            return found()
-
-    def new_page(self) -> str:
-        """Open a tab, attach to it and enable the domains the check listens to; returns the session id."""
-        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Page", "Runtime", "Log", "Network"):
-            self.call(f"{domain}.enable", session=session)
-        self.call("Network.setCacheDisabled", {"cacheDisabled": False}, session=session)
-        return session
-
-
-def _console_problems(
-    page: str, events: Sequence[tuple[str | None, str, dict]], session: str
-) -> list[Problem]:
-    problems = []
-    requests: dict[str, str] = {}
-    for s, method, params in events:
-        if s != session:
-            continue
-        if method == "Network.requestWillBeSent":
-            requests[params["requestId"]] = params["request"]["url"]
-        elif method == "Network.responseReceived":
-            status = params["response"]["status"]
-            if status == 404 and urllib.parse.urlsplit(params["response"]["url"]).path == "/favicon.ico":
-                continue  # the browser asks for it on its own; a reader sees no difference
-            if status >= 400:
-                problems.append(
-                    Problem(page, "resource", f"{params['response']['url']} answered HTTP {status}")
-                )
-        elif method == "Network.loadingFailed" and not params.get("canceled"):
-            url = requests.get(params["requestId"], "?")
-            problems.append(Problem(page, "resource", f"{url} failed: {params.get('errorText')}"))
-        elif method == "Runtime.exceptionThrown":
-            details = params["exceptionDetails"]
-            text = (details.get("exception") or {}).get("description") or details.get("text", "")
-            problems.append(
-                Problem(page, "console", f"JavaScript exception: {text.splitlines()[0] if text else '?'}")
-            )
-        elif method == "Runtime.consoleAPICalled" and params["type"] in ("error", "assert"):
-            args = " ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", []))
-            problems.append(Problem(page, "console", f"console.{params['type']}: {args[:200]}"))
-        elif method == "Log.entryAdded" and params["entry"]["level"] == "error":
-            entry = params["entry"]
-            if entry.get("source") == "network":  # already reported, with its URL, as a resource problem
-                continue
-            problems.append(Problem(page, "console", f"{entry.get('source')}: {entry.get('text', '')[:200]}"))
-    return problems
 
 
 _REFRESH = re.compile(
@@ -489,104 +257,104 @@ def _redirect_target(path: Path) -> str | None:
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".svg", ".gif", ".webp")
 
 
-def alt_problems(page: str, images) -> list[Problem]:
+def alt_problems(page: str, images: Sequence[dict[str, Any]]) -> list[Problem]:
     """Images whose alt text is missing, empty or a file name (``../_images/3f2a.png``)."""
-    problems = []
-    for img in images:
-        alt = (img.get("alt") or "").strip()
-        if not alt or alt.lower().endswith(_IMAGE_SUFFIXES) or "_images/" in alt:
-            problems.append(
-                Problem(
-                    page,
-                    "alt",
-                    f"image {img['src']} has no alt text" + (f" (it says {alt!r})" if alt else ""),
-                )
-            )
-    return problems
-
-
-def check_page(
-    browser: Chromium,
-    session: str,
-    site: Path,
-    base: str,
-    page: str,
-    *,
-    screenshots: Path | None = None,
-    anchor_cache: dict[Path, set[str]] | None = None,
-    timeout: float = PAGE_TIMEOUT,
-) -> PageReport:
-    """Open ``page`` (a path in ``site``) in ``session`` and collect its problems (and screenshot)."""
-    redirect = _redirect_target(site / page)
-    if redirect is not None:  # the root index.html only sends the reader on: check where to
-        links = [urllib.parse.urljoin(base + urllib.parse.quote(page), redirect)]
-        return PageReport(page, check_links(site, page, links, base, anchor_cache))
-    since = len(browser.events)
-    url = base + urllib.parse.quote(page)
-    nav = browser.call("Page.navigate", {"url": url}, session=session, timeout=timeout)
-    if nav.get("errorText"):
-        return PageReport(page, [Problem(page, "load", f"{url}: {nav['errorText']}")])
-    if browser.wait_event("Page.loadEventFired", session, since, timeout) is None:
-        return PageReport(page, [Problem(page, "load", f"{url}: no load event within {timeout:.0f} s")])
-    result = browser.call(
-        "Runtime.evaluate",
-        {"expression": _PAGE_PROBE, "awaitPromise": True, "returnByValue": True},
-        session=session,
-        timeout=timeout,
-    )
-    if "exceptionDetails" in result:
-        raise CDPError(f"{page}: page probe failed: {result['exceptionDetails'].get('text')}")
-    probe = result["result"]["value"]
-    with browser._lock:
-        events = list(browser.events[since:])
-    problems = _console_problems(page, events, session)
-    problems += [
-        Problem(page, "resource", f"broken image {img['src']}")
-        for img in probe["images"]
-        if img["complete"] and img["width"] == 0
+    alts = [(img["src"], (img.get("alt") or "").strip()) for img in images]
+    return [
+        Problem(page, "alt", f"image {src} has no alt text" + (f" (it says {alt!r})" if alt else ""))
+        for src, alt in alts
+        if not alt or alt.lower().endswith(_IMAGE_SUFFIXES) or "_images/" in alt
     ]
-    problems += alt_problems(page, probe["images"])
-    problems += check_links(site, page, probe["links"], base, anchor_cache)
-    problems += text_problems(page, probe)
-    reading = browser.call(
-        "Runtime.evaluate",
-        {"expression": READER_PROBE, "returnByValue": True},
-        session=session,
-        timeout=timeout,
-    )
-    if "exceptionDetails" in reading:
-        raise CDPError(f"{page}: reader probe failed: {reading['exceptionDetails'].get('text')}")
-    problems += [Problem(page, kind, detail) for kind, detail in reader_problems(reading["result"]["value"])]
-    report = PageReport(
-        page, problems, n_math=probe["n_math"], n_untypeset=len(probe["untypeset"]), mathjax=probe["mathjax"]
-    )
-    if screenshots is not None and Path(page).name not in NO_SCREENSHOT:
-        metrics = browser.call("Page.getLayoutMetrics", session=session)
-        size = metrics.get("cssContentSize") or metrics["contentSize"]
-        height = int(min(max(size["height"], browser.window[1]), MAX_SHOT_HEIGHT))
-        # the whole length in a window as wide as the reader's: captureBeyondViewport alone lays the
-        # page out as wide as its widest element, and the theme then centres the text off the shot
-        browser.call(
-            "Emulation.setDeviceMetricsOverride",
-            {"width": browser.window[0], "height": height, "deviceScaleFactor": 1, "mobile": False},
-            session=session,
-        )
-        try:
-            shot = browser.call(
-                "Page.captureScreenshot",
-                {
-                    "format": "png",
-                    "clip": {"x": 0, "y": 0, "width": browser.window[0], "height": height, "scale": 1},
-                },
-                session=session,
+
+
+class _Reader:
+    """The built site served on 127.0.0.1 and one tab of headless Chromium reading it at the reader's window size
+    (Playwright driving ``executable``); a context manager. :meth:`read` checks one page."""
+
+    def __init__(self, site: Path, executable: str, timeout: float, screenshots: Path | None) -> None:
+        self.site, self.executable, self.timeout, self.shots = site, executable, timeout, screenshots
+        # (kind, detail) of the page being read, from the browser's events
+        self.seen: list[tuple[str, str]] = []
+        self.anchors: dict[Path, set[str]] = {}
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> _Reader:
+        from playwright.sync_api import sync_playwright
+
+        with self._stack as stack:
+            self.base = stack.enter_context(serve(self.site))
+            browser = stack.enter_context(sync_playwright()).chromium.launch(
+                executable_path=self.executable, args=CHROMIUM_ARGS, timeout=self.timeout * 1000
             )
+            stack.callback(browser.close)
+            self.page = browser.new_page(viewport={"width": WINDOW[0], "height": WINDOW[1]})
+            self.page.set_default_timeout(self.timeout * 1000)
+            for event in ("response", "requestfailed", "console", "pageerror"):
+                self.page.on(event, getattr(self, "_on_" + event))
+            self._stack = stack.pop_all()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def _on_response(self, r: Any) -> None:  # the browser asks for /favicon.ico on its own: no reader sees it
+        if r.status >= 400 and not (r.status == 404 and urllib.parse.urlsplit(r.url).path == "/favicon.ico"):
+            self.seen.append(("resource", f"{r.url} answered HTTP {r.status}"))
+
+    def _on_requestfailed(self, request: Any) -> None:
+        if request.failure != "net::ERR_ABORTED":  # cancelled, e.g. by leaving the page
+            self.seen.append(("resource", f"{request.url} failed: {request.failure}"))
+
+    def _on_console(self, msg: Any) -> None:
+        # "Failed to load resource" is a request already reported, with its URL
+        if msg.type in ("error", "assert") and not msg.text.startswith("Failed to load resource"):
+            self.seen.append(("console", f"console.{msg.type}: {msg.text[:200]}"))
+
+    def _on_pageerror(self, err: Any) -> None:
+        text = f"{err.name}: {err.message}" if err.name else err.message
+        self.seen.append(("console", f"JavaScript exception: {(text.splitlines() or ['?'])[0]}"))
+
+    def read(self, rel: str) -> PageReport:
+        """Open ``rel`` (a path in the site) and collect its problems (and screenshot)."""
+        from playwright.sync_api import Error as PlaywrightError
+
+        site, base, page = self.site, self.base, self.page
+        if (redirect := _redirect_target(site / rel)) is not None:  # the root index.html only sends one on
+            links = [urllib.parse.urljoin(base + urllib.parse.quote(rel), redirect)]
+            return PageReport(rel, check_links(site, rel, links, base, self.anchors))
+        self.seen.clear()
+        url = base + urllib.parse.quote(rel)
+        try:
+            page.goto(url, wait_until="load")
+        except PlaywrightError as exc:
+            return PageReport(rel, [Problem(rel, "load", f"{url}: {str(exc).splitlines()[0]}")])
+        probe, reading = page.evaluate(_PAGE_PROBE, self.timeout * 1000), page.evaluate(READER_PROBE)
+        problems = [Problem(rel, kind, detail) for kind, detail in dict.fromkeys(self.seen)]  # each once
+        images = probe["images"]
+        problems += [
+            Problem(rel, "resource", f"broken image {i['src']}")
+            for i in images
+            if i["complete"] and not i["width"]
+        ]
+        problems += alt_problems(rel, images) + check_links(site, rel, probe["links"], base, self.anchors)
+        problems += text_problems(rel, probe) + [Problem(rel, *found) for found in reader_problems(reading)]
+        report = PageReport(rel, problems, probe["n_math"], len(probe["untypeset"]), probe["mathjax"])
+        if self.shots is not None and Path(rel).name not in NO_SCREENSHOT:
+            report.screenshot = self.shots / (rel.removesuffix(".html").replace("/", "__") + ".png")
+            with atomic_write(report.screenshot, "wb") as fh:
+                fh.write(self._screenshot())
+        return report
+
+    def _screenshot(self) -> bytes:
+        """The whole page (up to :data:`MAX_SHOT_HEIGHT`) in a window as wide as the reader's: a full-page shot
+        would lay the page out as wide as its widest element, and the theme then centres the text off the shot."""
+        height = self.page.evaluate("document.documentElement.scrollHeight")
+        height = int(min(max(height, WINDOW[1]), MAX_SHOT_HEIGHT))
+        self.page.set_viewport_size({"width": WINDOW[0], "height": height})
+        try:
+            return self.page.screenshot(clip={"x": 0, "y": 0, "width": WINDOW[0], "height": height})
         finally:
-            browser.call("Emulation.clearDeviceMetricsOverride", session=session)
-        out = screenshots / (page.removesuffix(".html").replace("/", "__") + ".png")
-        with atomic_write(out, "wb") as fh:
-            fh.write(base64.b64decode(shot["data"]))
-        report.screenshot = out
-    return report
+            self.page.set_viewport_size({"width": WINDOW[0], "height": WINDOW[1]})
 
 
 def check_site(
@@ -598,46 +366,26 @@ def check_site(
     timeout: float = PAGE_TIMEOUT,
     progress: bool = True,
 ) -> list[PageReport]:
-    """Open every page of the built ``site`` in headless Chromium; one :class:`PageReport` per page.
-
-    Parameters
-    ----------
-    site : path-like
-        The built HTML (``_build/html``), holding ``index.html``.
-    screenshots : path-like, optional
-        Folder for one PNG per page (created; ``None`` for none).
-    pages : sequence of str, optional
-        Pages to open (paths relative to ``site``); default :func:`html_pages`.
-    executable : str, optional
-        The browser (default :func:`find_chromium`).
-    timeout : float
-        Seconds for one page to load and typeset its math.
-    progress : bool
-        Show a tqdm progress bar.
-    """
+    """Open every page of the built ``site`` (``_build/html``, holding ``index.html``) in headless Chromium;
+    one :class:`PageReport` per page. ``screenshots``: a folder for one PNG per page (created), ``pages``: paths
+    in ``site`` (default :func:`html_pages`), ``executable``: the browser (default :func:`find_chromium`),
+    ``timeout``: seconds for one page to load and typeset its math, ``progress``: a tqdm progress bar."""
     from tqdm.auto import tqdm
 
-    root = Path(site)
-    todo = list(pages) if pages is not None else html_pages(root)
+    todo = list(pages) if pages is not None else html_pages(site)
     shots = Path(screenshots) if screenshots is not None else None
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
-    anchor_cache: dict[Path, set[str]] = {}
-    with serve(root) as base, Chromium(executable) as browser:
-        session = browser.new_page()
-        return [
-            check_page(
-                browser,
-                session,
-                root,
-                base,
-                page,
-                screenshots=shots,
-                anchor_cache=anchor_cache,
-                timeout=timeout,
-            )
-            for page in tqdm(todo, desc="pages", unit="page", disable=not progress)
-        ]
+    executable = find_chromium(executable)
+    try:
+        from playwright.sync_api import Error as PlaywrightError
+    except ImportError as exc:
+        raise BrowserError("Playwright is not installed: run `make setup` (the dev dependencies)") from exc
+    try:
+        with _Reader(Path(site), executable, timeout, shots) as reader:
+            return [reader.read(rel) for rel in tqdm(todo, desc="pages", unit="page", disable=not progress)]
+    except PlaywrightError as exc:
+        raise BrowserError(f"the browser failed: {' '.join(str(exc).split())[:500]}") from exc
 
 
 # -- command line -----------------------------------------------------------------------------------
@@ -650,15 +398,11 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     p.add_argument("site", nargs="?", default="_build/html", help="the built HTML (default %(default)s)")
-    p.add_argument(
-        "--screenshots", default="_build/screenshots", help="folder for the PNGs (default %(default)s)"
-    )
+    p.add_argument("--screenshots", default="_build/screenshots", help="PNGs go here (default %(default)s)")
     p.add_argument("--no-screenshots", action="store_true", help="take no screenshots")
     p.add_argument("--page", action="append", metavar="PATH", help="check only this page (repeatable)")
     p.add_argument("--browser", help="Chromium executable (default: $AETHEL_CHROMIUM or chromium on PATH)")
-    p.add_argument(
-        "--timeout", type=float, default=PAGE_TIMEOUT, help="seconds per page (default %(default)s)"
-    )
+    p.add_argument("--timeout", type=float, default=PAGE_TIMEOUT, help="seconds a page (default %(default)s)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 

@@ -72,9 +72,8 @@ def graph_loses_on_filings(saved: Mapping[str, Any], dataset: str = "financebenc
     if saved.get("synthetic_only") or res is None:
         return check_claim(text, None, f"no real {dataset} run in this build (synthetic corpus only)")
     if saved.get("parameters", {}).get("quick"):
-        return check_claim(
-            text, None, "quick mode (a few questions over a small sample); the sentence is about the full run"
-        )
+        why = "quick mode (a few questions over a small sample); the sentence is about the full run"
+        return check_claim(text, None, why)
     m = res["methods"]
     if "aethel-ner3" not in m or "bm25" not in m or not ({"dense", "dense-max"} & set(m)):
         return check_claim(text, None, "aethel-ner3, bm25 or a dense method was not run")
@@ -89,17 +88,14 @@ def graph_loses_on_filings(saved: Mapping[str, Any], dataset: str = "financebenc
         for other in ("bm25", dense[metric])
         if not m["aethel-ner3"][metric] < m[other][metric]
     ]
-    evidence = (
-        "; ".join(bad)
-        if bad
-        else f"on `{dataset}`, "
-        + "; ".join(
-            f"{metric} graph {m['aethel-ner3'][metric]:.3f} < BM25 {m['bm25'][metric]:.3f}, < {dense[metric]} "
-            f"{m[dense[metric]][metric]:.3f}"
-            for metric in ("MRR", "HR@5")
-        )
-    )
-    return check_claim(text, not bad, evidence)
+    if bad:
+        return check_claim(text, False, "; ".join(bad))
+    said = [
+        f"{metric} graph {m['aethel-ner3'][metric]:.3f} < BM25 {m['bm25'][metric]:.3f}, < {dense[metric]} "
+        f"{m[dense[metric]][metric]:.3f}"
+        for metric in ("MRR", "HR@5")
+    ]
+    return check_claim(text, True, f"on `{dataset}`, " + "; ".join(said))
 
 
 # ------------------------------------------------------------------------------------ typed-in numbers
@@ -112,25 +108,13 @@ ALLOWED: tuple[tuple[str, str, str], ...] = (
     ("20_open_corpus", "200", "the dense-max chunk size in words (a method setting)"),
     ("20_open_corpus", "1,000", "the depth of every run (retrievers.run.RUN_DEPTH), a method setting"),
     ("25_hybrid", "256", "MiniLM's input limit in word pieces (a property of the model)"),
-    (
-        "25_hybrid",
-        "200",
-        "the dense-max chunk size in words and the heading's length in characters (method settings)",
-    ),
+    ("25_hybrid", "200", "the dense-max chunk size (words) and the heading's length (characters): settings"),
     ("25_hybrid", "10", "the number of hits a latency measurement asks for (a setting)"),
     ("25_hybrid", "2", "HippoRAG 2, a method's name"),
     ("27_multihop", "2", "HippoRAG 2, a method's name"),
     ("25_hybrid", "10", "10-Q, the name of a filing type"),
-    (
-        "25_hybrid",
-        "0",
-        "a weight of zero: what the tuning was free to give any term (a grid value, not a result)",
-    ),
-    (
-        "01_graph_construction",
-        "20",
-        "data-set format and a parameter: a MuSiQue pool holds 20 paragraphs; the chapter's question count",
-    ),
+    ("25_hybrid", "0", "a weight of zero: what the tuning was free to give any term (a grid value)"),
+    ("01_graph_construction", "20", "a MuSiQue pool holds 20 paragraphs; the chapter's question count"),
     ("01_graph_construction", "5", "the ner3 stop-entity threshold (share of paragraphs), a method setting"),
     ("01_graph_construction", "1", "a property of the teleport vector: its mass sums to one"),
     ("01_graph_construction", "0.85", "PageRank's classic damping, named in an exercise"),
@@ -154,17 +138,12 @@ _STRIP = [
     re.compile(r"`[^`\n]*`"),  # inline code
     re.compile(r"\]\([^)]*\)"),  # link targets
     re.compile(r"</?[A-Za-z][^>\n]*>"),  # HTML tags (not "MRR < 0.21, HR@5 > ...")
-    re.compile(
-        r"95%\s+(?:CI|confidence|percentile|bootstrap)"
-    ),  # the confidence level of every interval (a setting)
-    re.compile(
-        r"\b(?:Step|Exercise|Part|Section)\s+\d+\b"
-    ),  # the numbering of a chapter's steps and exercises
+    re.compile(r"95%\s+(?:CI|confidence|percentile|bootstrap)"),  # every interval's confidence level
+    re.compile(r"\b(?:Step|Exercise|Part|Section)\s+\d+\b"),  # a chapter's steps and exercises
     re.compile(r"\btop[- ]\d+\b(?![,.]\d)"),  # a metric's cut-off k ("in the top 5"), a setting
 ]
-_NUMBER = re.compile(
-    r"(?<![\w@.#])(?<![A-Za-z_][/-])[+\-−]?\.?\d[\d,]*(?:\.\d+)?%?(?![\w@])"
-)  # "0.41-0.45": both
+# a number as prose writes it ("0.41-0.45" is two)
+_NUMBER = re.compile(r"(?<![\w@.#])(?<![A-Za-z_][/-])[+\-−]?\.?\d[\d,]*(?:\.\d+)?%?(?![\w@])")
 _YEAR = re.compile(r"^(19|20)\d\d$")
 
 

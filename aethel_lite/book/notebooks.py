@@ -7,7 +7,8 @@ the Jupyter Book renders (``execute_notebooks: "off"``). A notebook receives onl
 parameters its ``parameters`` cell declares. A failed notebook is reported with the failing cell
 and leaves no executed copy (a stale one is removed). Two runs give byte-identical files
 (:func:`strip_volatile`; the kernel runs with ``PYTHONHASHSEED=0`` unless set); run times are
-printed and kept in ``results/execution.json``, never in the executed notebook.
+printed and kept in ``results/execution.json``, never in the executed notebook. The data box a chapter
+shows (:func:`loaded_banner`, :func:`data_banner`) is here too.
 """
 
 from __future__ import annotations
@@ -33,17 +34,18 @@ from ..io import atomic_write, read_json, write_json
 
 NOTEBOOK_DIR = "notebooks"
 OUTPUT_DIR = Path("book") / "executed"
+EXECUTION_FILE = Path("results") / "execution.json"
 DEFAULT_KERNEL = "python3"
 #: What ``--quick`` gives each notebook that declares the name (small subsets; CI builds the book so).
 QUICK_PARAMETERS: dict[str, Any] = {"quick": True, "limit": 8, "n_resamples": 200, "synthetic_size": 300}
-DEFAULT_TIMEOUT = (
-    7200  # seconds per cell: a hang guard; a cold open-corpus cell (MiniLM over 45k texts) needs ~30 min
-)
+#: Seconds per cell: a hang guard; a cold open-corpus cell (MiniLM over 45k texts) needs ~30 min.
+DEFAULT_TIMEOUT = 7200
 INJECTED_ID = "injected-parameters"
-_VOLATILE_PAPERMILL = ("start_time", "end_time", "duration")
 # tqdm.auto, imported inside a kernel without ipywidgets, warns "IProgress not found" into the
 # executed notebook. Notebooks pass progress=False, so the warning is noise: silenced by message.
 KERNEL_WARNING_FILTERS = ("ignore:IProgress not found",)
+#: Environment variables that change a chapter's numbers, recorded with its execution statistics.
+NUMBER_SETTINGS = ("AETHEL_DENSE_PRECISION",)
 
 
 @dataclass
@@ -62,16 +64,14 @@ class NotebookFailure:
     cell_line: str | None = None
 
     def __str__(self) -> str:
-        if self.cell_index is None:
-            where = "before execution"
-        else:
+        where = "before execution"
+        if self.cell_index is not None:
             where = f"cell {self.source_index if self.source_index is not None else self.cell_index}"
-            if self.cell_id:
-                where += f" (id {self.cell_id})"
-            if self.cell_line:
-                where += f" `{self.cell_line}`"
+            where += (f" (id {self.cell_id})" if self.cell_id else "") + (
+                f" `{self.cell_line}`" if self.cell_line else ""
+            )
         msg = f"notebook {self.name} failed at {where}: {self.ename}: {self.evalue}"
-        if self.traceback:
+        if self.traceback:  # its last lines, without terminal colours
             msg += "\n" + re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", "\n".join(self.traceback[-6:]))
         return msg
 
@@ -102,28 +102,18 @@ def discover(root: str | os.PathLike = ".", only: Sequence[str] | None = None) -
     """Notebooks ``root/notebooks/*.ipynb`` sorted by name (hidden files skipped); ``only`` keeps the given
     names (``.ipynb`` optional; an unknown one is a :class:`ParameterError`)."""
     nb_dir = Path(root) / NOTEBOOK_DIR
-    found = sorted((p for p in nb_dir.glob("*.ipynb") if not p.name.startswith(".")), key=lambda p: p.name)
-    if not only:
-        return found
-    by_stem = {p.stem: p for p in found}
-    picked = []
-    for name in only:
-        stem = Path(name).name.removesuffix(".ipynb")
-        if stem not in by_stem:
-            raise ParameterError(
-                f"--only {name}: no such notebook in {nb_dir}; available: {', '.join(by_stem) or '(none)'}"
-            )
-        picked.append(by_stem[stem])
-    return picked
+    found = {p.stem: p for p in sorted(nb_dir.glob("*.ipynb")) if not p.name.startswith(".")}
+    for name in only or ():
+        if Path(name).name.removesuffix(".ipynb") not in found:
+            available = ", ".join(found) or "(none)"
+            raise ParameterError(f"--only {name}: no such notebook in {nb_dir}; available: {available}")
+    return [found[Path(name).name.removesuffix(".ipynb")] for name in only] if only else list(found.values())
 
 
 def parse_parameters(pairs: Sequence[Sequence[str]] | None) -> dict[str, Any]:
     """``[["limit", "20"], ["name", "x"]]`` -> ``{"limit": 20, "name": "x"}`` (JSON when it parses)."""
     params: dict[str, Any] = {}
-    for pair in pairs or ():
-        if len(pair) != 2:
-            raise ParameterError(f"-p expects NAME VALUE, got {list(pair)!r}")
-        name, raw = pair
+    for name, raw in pairs or ():
         if not name.isidentifier():
             raise ParameterError(f"-p {name}: parameter name must be a Python identifier")
         try:
@@ -133,55 +123,34 @@ def parse_parameters(pairs: Sequence[Sequence[str]] | None) -> dict[str, Any]:
     return params
 
 
-def declared_parameters(path: str | os.PathLike) -> dict[str, Any]:
-    """Parameter names declared in the notebook's ``parameters`` cell -> papermill's description."""
-    import papermill
-
-    return papermill.inspect_notebook(str(path))
-
-
-def _select_parameters(
-    notebooks: Sequence[Path], params: Mapping[str, Any], quick: bool
-) -> dict[Path, dict[str, Any]]:
+def _select_parameters(notebooks: Sequence[Path], params: Mapping[str, Any], quick: bool) -> dict[Path, dict]:
     """Give each notebook the parameters it declares (``quick``: :data:`QUICK_PARAMETERS`' first); error on names
     no notebook declares."""
-    per_nb: dict[Path, dict[str, Any]] = {}
-    declared_all: set[str] = set()
-    for nb in notebooks:
-        declared = set(declared_parameters(nb)) if params or quick else set()
-        declared_all |= declared
-        per_nb[nb] = {
-            **{k: v for k, v in QUICK_PARAMETERS.items() if quick and k in declared},
-            **{k: v for k, v in params.items() if k in declared},
-        }
-    unknown = sorted(set(params) - declared_all)
-    if unknown:
-        names = ", ".join(p.stem for p in notebooks)
+    import papermill
+
+    declared = {
+        nb: set(papermill.inspect_notebook(str(nb))) if params or quick else set() for nb in notebooks
+    }
+    every = set().union(*declared.values())
+    if unknown := sorted(set(params) - every):
         raise ParameterError(
-            f"parameter(s) {', '.join(unknown)} not declared by any selected notebook ({names}); "
-            f"declared: {', '.join(sorted(declared_all)) or '(none)'}"
+            f"parameter(s) {', '.join(unknown)} not declared by any selected notebook "
+            f"({', '.join(p.stem for p in notebooks)}); declared: {', '.join(sorted(every)) or '(none)'}"
         )
-    return per_nb
+    given = {**QUICK_PARAMETERS, **params} if quick else dict(params)
+    return {nb: {k: v for k, v in given.items() if k in names} for nb, names in declared.items()}
 
 
 def kernel_command(kernel_name: str = DEFAULT_KERNEL) -> list[str]:
     """The command ``jupyter_client`` will launch for ``kernel_name`` (:class:`ParameterError` if there is none)."""
-    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    from jupyter_client import KernelManager
+    from jupyter_client.kernelspec import NoSuchKernel
 
     try:
-        spec = KernelSpecManager().get_kernel_spec(kernel_name)
+        return KernelManager(kernel_name=kernel_name).format_kernel_cmd()
     except NoSuchKernel as exc:
-        raise ParameterError(
-            f"kernel {kernel_name!r} not found for {sys.executable}; install ipykernel in this environment"
-        ) from exc
-    argv = list(spec.argv)
-    if argv and argv[0] in {
-        "python",
-        f"python{sys.version_info[0]}",
-        "python{}.{}".format(*sys.version_info[:2]),
-    }:
-        argv[0] = sys.executable
-    return argv
+        why = f"not found for {sys.executable}; install ipykernel in this environment"
+        raise ParameterError(f"kernel {kernel_name!r} {why}") from exc
 
 
 def strip_volatile(
@@ -189,30 +158,24 @@ def strip_volatile(
 ):
     """Remove what changes from run to run, in place (returns ``nb``): the wall-clock times papermill and nbclient
     stamp into the notebook; the injected parameters cell gets the id ``injected-parameters``, paths become relative."""
-    pm = nb.metadata.get("papermill")
-    if pm is not None:
-        for key in _VOLATILE_PAPERMILL:
-            pm.pop(key, None)
-        if output_path is not None:
-            pm["output_path"] = _rel(output_path, root)
-        if pm.get("input_path"):
-            pm["input_path"] = _rel(pm["input_path"], root)
-    for cell in nb.cells:
-        meta = cell.get("metadata", {})
-        meta.pop("execution", None)
-        for key in _VOLATILE_PAPERMILL:
+
+    def rel(path: str | os.PathLike) -> str:
+        if root is not None:
+            with contextlib.suppress(ValueError):  # on another drive
+                return Path(os.path.relpath(Path(path).resolve(), Path(root).resolve())).as_posix()
+        return Path(path).as_posix()
+
+    if (pm := nb.metadata.get("papermill")) is not None:
+        paths = {"input_path": pm.get("input_path"), "output_path": output_path}
+        pm.update({key: rel(path) for key, path in paths.items() if path})
+    for meta in (nb.metadata, *(cell.metadata for cell in nb.cells)):
+        for key in ("start_time", "end_time", "duration"):
             (meta.get("papermill") or {}).pop(key, None)
-        if INJECTED_ID in meta.get("tags", []) and "id" in cell:
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        if INJECTED_ID in cell.metadata.get("tags", []) and "id" in cell:
             cell["id"] = INJECTED_ID
     return nb
-
-
-def _rel(path: str | os.PathLike, root: str | os.PathLike | None) -> str:
-    p = Path(path)
-    if root is not None:
-        with contextlib.suppress(ValueError):  # different drive
-            return Path(os.path.relpath(p.resolve(), Path(root).resolve())).as_posix()
-    return p.as_posix()
 
 
 # -- execution ----------------------------------------------------------------------------------
@@ -237,24 +200,24 @@ def execute_one(
     from papermill.exceptions import PapermillExecutionError
 
     path, output = Path(path), Path(output)
-    name = path.stem
-    at: list[int] = []  # [source position of the running cell, cells in the source notebook]
-    injected = [0]
+    output.unlink(missing_ok=True)  # a stale copy never outlives a failed or interrupted run
+    # the running cell, its place in the source notebook (papermill's injected cell not counted), cell count
+    now: dict[str, Any] = {"cell": None, "index": None, "n": None, "injected": 0}
 
-    def cell_started(cell=None, cell_index: int = 0, **_: Any) -> None:
-        if cell is not None and INJECTED_ID in (cell.get("id"), *cell.get("metadata", {}).get("tags", [])):
-            injected[0] = 1
+    def cell_started(cell: Any, cell_index: int, **_: Any) -> None:
+        if INJECTED_ID in cell.metadata.get("tags", []):
+            now["injected"] = 1
             return
-        at[:] = [cell_index - injected[0], n_cells]
+        now.update(cell=cell, index=cell_index - now["injected"], n=n_cells)
         if on_cell is not None:
-            on_cell(*at)
+            on_cell(now["index"], n_cells)
 
     try:
-        n_cells = len(nbformat.read(str(path), as_version=4).cells)
+        n_cells = len(nbformat.read(path, as_version=4).cells)
         with _kernel_env():
             nb = papermill.execute_notebook(
                 str(path),
-                None,  # keep the result in memory; written below only on success
+                None,  # kept in memory; written below only on success
                 parameters=dict(parameters or {}),
                 kernel_name=kernel_name,
                 cwd=str(root),
@@ -266,21 +229,19 @@ def execute_one(
                 extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
             )
     except KeyboardInterrupt:
-        output.unlink(missing_ok=True)
-        raise NotebookInterrupted(name, *(at or [None, None])) from None
+        raise NotebookInterrupted(path.stem, now["index"], now["n"]) from None
     except PapermillExecutionError as exc:
-        output.unlink(missing_ok=True)
         if exc.ename == "KeyboardInterrupt":  # the kernel got the same Ctrl-C first
-            raise NotebookInterrupted(name, *(at or [None, None])) from None
-        failure = NotebookFailure(name, exc.cell_index, exc.ename, exc.evalue, list(exc.traceback))
-        _locate_cell(failure, path, exc.source)
+            raise NotebookInterrupted(path.stem, now["index"], now["n"]) from None
+        failure = NotebookFailure(path.stem, exc.cell_index, exc.ename, exc.evalue, list(exc.traceback))
+        if (cell := now["cell"]) is not None:  # the failing cell, as it stands in notebooks/NAME.ipynb
+            line = next((line.strip()[:80] for line in cell.source.splitlines() if line.strip()), None)
+            failure.source_index, failure.cell_id, failure.cell_line = now["index"], cell.get("id"), line
         return failure
     except Exception as exc:  # kernel died, timeout, unreadable notebook ...
-        output.unlink(missing_ok=True)
-        return NotebookFailure(name, None, type(exc).__name__, str(exc))
-    strip_volatile(nb, root=root, output_path=output)
+        return NotebookFailure(path.stem, None, type(exc).__name__, str(exc))
     with atomic_write(output) as fh:
-        fh.write(nbformat.writes(nb))
+        nbformat.write(strip_volatile(nb, root=root, output_path=output), fh)
     return None
 
 
@@ -289,7 +250,7 @@ def _kernel_env():
     """Environment for the kernel process: ``PYTHONHASHSEED=0`` unless set, warning filters added."""
     saved = {k: os.environ.get(k) for k in ("PYTHONWARNINGS", "PYTHONHASHSEED")}
     filters = [f for f in (saved["PYTHONWARNINGS"] or "").split(",") if f]
-    os.environ["PYTHONWARNINGS"] = ",".join(filters + [f for f in KERNEL_WARNING_FILTERS if f not in filters])
+    os.environ["PYTHONWARNINGS"] = ",".join(dict.fromkeys([*filters, *KERNEL_WARNING_FILTERS]))
     os.environ.setdefault("PYTHONHASHSEED", "0")
     try:
         yield
@@ -301,49 +262,28 @@ def _kernel_env():
                 os.environ[key] = value
 
 
-def _locate_cell(failure: NotebookFailure, path: Path, source: str | None) -> None:
-    """Fill in the failing cell's position, id and first line in the source notebook."""
-    import nbformat
-
-    source = source or ""
-    failure.cell_line = next((line.strip()[:80] for line in source.splitlines() if line.strip()), None)
-    try:
-        cells = nbformat.read(str(path), as_version=4).cells
-    except Exception:  # the error itself is what matters; the notebook ran, so this is rare
-        return
-    matches = [i for i, c in enumerate(cells) if c.cell_type == "code" and c.source == source]
-    if len(matches) == 1:
-        failure.source_index = matches[0]
-        failure.cell_id = cells[matches[0]].get("id")
-
-
 def run_notebooks(
     root: str | os.PathLike = ".",
     *,
     only: Sequence[str] | None = None,
     parameters: Mapping[str, Any] | None = None,
-    output_dir: str | os.PathLike | None = None,
     kernel_name: str = DEFAULT_KERNEL,
     timeout: float | None = DEFAULT_TIMEOUT,
     progress: bool = True,
     stop_on_error: bool = False,
     quick: bool = False,
-    timings: dict[str, float] | None = None,
     on_done: Callable[[str, float, NotebookFailure | None], None] | None = None,
 ) -> list[Path]:
     """Execute the notebooks under ``root`` and return the executed paths.
 
     Every selected notebook is run (unless ``stop_on_error``); if any failed, :class:`NotebookRunError`
-    is raised afterwards. ``quick`` adds :data:`QUICK_PARAMETERS` (``parameters`` win). Each notebook's
-    wall-clock seconds go into ``timings`` when given, and ``on_done(name, seconds, failure_or_None)``
-    is called as each one finishes.
+    is raised afterwards. ``quick`` adds :data:`QUICK_PARAMETERS` (``parameters`` win).
+    ``on_done(name, wall-clock seconds, failure or None)`` is called as each one finishes.
     """
     from tqdm.auto import tqdm
 
     root = Path(root)
-    out_dir = Path(output_dir) if output_dir is not None else root / OUTPUT_DIR
-    notebooks = discover(root, only)
-    if not notebooks:
+    if not (notebooks := discover(root, only)):
         raise ParameterError(f"no notebooks found in {root / NOTEBOOK_DIR}")
     kernel_command(kernel_name)  # fail early and clearly if the kernel is missing
     check_data_root()  # AETHEL_DATA set to a folder that does not exist: an error naming it, never a synthetic book
@@ -353,8 +293,8 @@ def run_notebooks(
     with tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress) as bar:
         for nb in bar:
             bar.set_postfix_str(nb.stem)
-            out = out_dir / nb.name
-            t0 = time.perf_counter()
+            out, t0 = root / OUTPUT_DIR / nb.name, time.perf_counter()
+            show = lambda i, n, stem=nb.stem: bar.set_postfix_str(f"{stem}: cell {i}/{n}")
             try:
                 failure = execute_one(
                     nb,
@@ -363,14 +303,12 @@ def run_notebooks(
                     root=root,
                     kernel_name=kernel_name,
                     timeout=timeout,
-                    on_cell=lambda i, n, stem=nb.stem: bar.set_postfix_str(f"{stem}: cell {i}/{n}"),
+                    on_cell=show,
                 )
             except NotebookInterrupted as exc:
                 exc.finished = [p.stem for p in written]
                 raise
             seconds = time.perf_counter() - t0
-            if timings is not None:
-                timings[nb.stem] = seconds
             if on_done is not None:
                 on_done(nb.stem, seconds, failure)
             if failure is None:
@@ -385,43 +323,38 @@ def run_notebooks(
     return written
 
 
-EXECUTION_FILE = Path("results") / "execution.json"
-#: Environment variables that change a chapter's numbers, recorded with its execution statistics.
-NUMBER_SETTINGS = ("AETHEL_DENSE_PRECISION",)
-
-
 def record_execution(
     root: str | os.PathLike,
     source: str | os.PathLike,
     executed: str | os.PathLike,
-    parameters: Mapping[str, Any],
+    parameters: Mapping,
     seconds: float,
 ) -> dict:
     """Add one notebook's run time, cell counts, UTC build time and parameters to ``root/results/execution.json``
     (the one result file that changes from run to run; the executed notebook carries no times). Returns the record."""
     import nbformat
 
-    nb = nbformat.read(str(executed), as_version=4)
+    cells = nbformat.read(executed, as_version=4).cells
     record = {
         "notebook": Path(source).stem,
         "seconds": round(float(seconds), 1),
-        "cells": len(nb.cells),
-        "code_cells": sum(c.cell_type == "code" for c in nb.cells),
+        "cells": len(cells),
+        "code_cells": sum(c.cell_type == "code" for c in cells),
         "built": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "parameters": dict(parameters),
         # settings read from the environment that change numbers (never paths: AETHEL_DATA/AETHEL_CACHE stay out)
         "environment": {k: os.environ[k] for k in NUMBER_SETTINGS if os.environ.get(k)},
     }
-    path = Path(root) / EXECUTION_FILE
-    saved = {}
-    with contextlib.suppress(
-        AethelError
-    ):  # an unreadable stats file is rebuilt, never a reason to fail a build
+    path, saved = Path(root) / EXECUTION_FILE, {}
+    with contextlib.suppress(AethelError):  # an unreadable stats file is rebuilt, never fails a build
         saved = read_json(path) if path.exists() else {}
-    saved = saved if isinstance(saved, dict) else {}
-    saved[record["notebook"]] = record
-    write_json(path, saved)
+    write_json(path, {**(saved if isinstance(saved, dict) else {}), record["notebook"]: record})
     return record
+
+
+# -- the data box ------------------------------------------------------------------------------------
+_UNSET = "no real data is configured (AETHEL_DATA is not set)"
+_NOT_PAPERS = "Numbers here are not the paper's"
 
 
 def data_status(dataset_name: str) -> str:
@@ -430,19 +363,15 @@ def data_status(dataset_name: str) -> str:
     env = os.environ.get("AETHEL_DATA")
     if dataset_name == "synthetic":
         if not env:
-            why = f"no real data is configured (AETHEL_DATA is not set). {HOW_TO_GET_DATA}"
+            why = f"{_UNSET}. {HOW_TO_GET_DATA}"
         elif not data_root().is_dir():
             why = f"AETHEL_DATA is set but is not a directory. {HOW_TO_GET_DATA}"
         else:
             why = "real data is configured (AETHEL_DATA is set), but this notebook uses the synthetic corpus by design."
-        return f"DATA: SYNTHETIC corpus — {why} Numbers here are not the paper's."
-
-    if (
-        configured_root() is None
-    ):  # no data folder at all: the chapter's loaders fall back to the synthetic corpus
+        return f"DATA: SYNTHETIC corpus — {why} {_NOT_PAPERS}."
+    if configured_root() is None:  # no data folder at all: the chapter's loaders fall back to synthetic data
         return (
-            f"DATA: SYNTHETIC corpus instead of {dataset_name} — no real data is configured (AETHEL_DATA is not set). "
-            f"{HOW_TO_GET_DATA} Numbers here are not the paper's."
+            f"DATA: SYNTHETIC corpus instead of {dataset_name} — {_UNSET}. {HOW_TO_GET_DATA} {_NOT_PAPERS}."
         )
     return f"DATA: {dataset_name}, real data from the folder that {'AETHEL_DATA names' if env else 'data/ holds'}."
 
@@ -474,50 +403,31 @@ def data_banner(dataset_name: str) -> DataBanner:
 def loaded_banner(loaded: Mapping[str, Any], missing: Sequence[str] = ()) -> DataBanner:
     """The data box built from the data sets a chapter actually loaded (not from what it asked for).
 
-    Parameters
-    ----------
-    loaded : mapping
-        name the chapter asked for → the :class:`~aethel_lite.data.schema.Dataset` it got. A data
-        set with ``meta["fallback_from"]`` (see :func:`aethel_lite.data.select.load_or_synthetic`)
-        is the synthetic corpus standing in for the real one, and makes the box a warning.
-    missing : sequence of str
-        Names that were not run because no real data is configured.
-
-    Returns
-    -------
-    DataBanner
-        A warning when any number of the chapter comes from a synthetic stand-in, or when only
-        the synthetic corpus ran; a note listing the real data sets (questions, passages) otherwise.
-        The text never holds a local path.
+    ``loaded`` maps the name the chapter asked for to the :class:`~aethel_lite.data.schema.Dataset` it got;
+    one with ``meta["fallback_from"]`` (:func:`aethel_lite.data.select.load_or_synthetic`) is the synthetic
+    corpus standing in for the real one. ``missing``: names not run because no real data is configured.
+    The box is a warning when any number comes from a stand-in, or when only the synthetic corpus ran; else
+    a note listing the real data sets (questions, passages). The text never holds a local path.
     """
     env = os.environ.get("AETHEL_DATA")
     stand_ins = [n for n, ds in loaded.items() if ds.meta.get("fallback_from")]
-    real = [
-        n
-        for n, ds in loaded.items()
-        if n not in stand_ins and n != "synthetic" and not ds.name.startswith("synthetic")
-    ]
+    synthetic = {n for n, ds in loaded.items() if n == "synthetic" or ds.name.startswith("synthetic")}
+    real = [n for n in loaded if n not in stand_ins and n not in synthetic]
     if stand_ins or not real:
-        why = (
-            "no real data is configured (AETHEL_DATA is not set)"
-            if not env
-            else "AETHEL_DATA is set, yet the chapter ran on synthetic data"
-        )
+        why = "AETHEL_DATA is set, yet the chapter ran on synthetic data" if env else _UNSET
+        instead = ", ".join(stand_ins or list(missing) or ["real data"])
         text = (
-            f"DATA: SYNTHETIC corpus instead of {', '.join(stand_ins or list(missing) or ['real data'])} — {why}. "
-            f"{HOW_TO_GET_DATA} Numbers here are not the paper's, and no table sets them beside the paper's."
+            f"DATA: SYNTHETIC corpus instead of {instead} — {why}. {HOW_TO_GET_DATA} "
+            f"{_NOT_PAPERS}, and no table sets them beside the paper's."
         )
         return DataBanner(text + _left_out(loaded), synthetic=True)
-    described = "; ".join(
+    sizes = [
         f"{n} ({len(loaded[n].queries):,} questions, {len(loaded[n].passages):,} passages)" for n in real
-    )
-    extra = (
-        " The synthetic corpus also runs, by design, and is labelled wherever it appears."
-        if "synthetic" in loaded
-        else ""
-    )
+    ]
     where = "the folder that AETHEL_DATA names" if env else "the data/ folder"
-    text = f"DATA: {described} — real data from {where}.{extra}"
+    text = f"DATA: {'; '.join(sizes)} — real data from {where}."
+    if "synthetic" in loaded:
+        text += " The synthetic corpus also runs, by design, and is labelled wherever it appears."
     if missing:
         text += f" Not run: {', '.join(missing)}."
     return DataBanner(text + _left_out(loaded), synthetic=False)
@@ -525,13 +435,11 @@ def loaded_banner(loaded: Mapping[str, Any], missing: Sequence[str] = ()) -> Dat
 
 def _left_out(loaded: Mapping[str, Any]) -> str:
     """The rows each loader skipped and why (``meta["skipped"]``), in words for the data box."""
-    said = [
-        f"{n}: {sum(ds.meta['skipped'].values())} rows skipped ("
-        + "; ".join(f"{k} {why}" for why, k in sorted(ds.meta["skipped"].items()))
-        + ")"
-        for n, ds in loaded.items()
-        if ds.meta.get("skipped")
-    ]
+    said = []
+    for name, ds in loaded.items():
+        if skipped := ds.meta.get("skipped"):
+            whys = "; ".join(f"{k} {why}" for why, k in sorted(skipped.items()))
+            said.append(f"{name}: {sum(skipped.values())} rows skipped ({whys})")
     return f" Left out when loading: {'; '.join(said)}." if said else ""
 
 
@@ -549,8 +457,7 @@ def hold_loader_notices() -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m aethel_lite.book.notebooks",
-        description="Execute notebooks/*.ipynb "
-        "with papermill into book/executed/ (cwd: the repository root).",
+        description="Execute notebooks/*.ipynb with papermill into book/executed/ (cwd: the repository root).",
     )
     p.add_argument(
         "-p",
@@ -562,11 +469,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="inject a parameter (value parsed as JSON when possible); repeatable",
     )
     p.add_argument("--only", action="append", metavar="NAME", help="run only this notebook (repeatable)")
+    quick = ", ".join(f"{k}={json.dumps(v)}" for k, v in QUICK_PARAMETERS.items())
     p.add_argument(
         "--quick",
         action="store_true",
-        help="small subsets: give each notebook the parameters of QUICK_PARAMETERS it declares "
-        f"({', '.join(f'{k}={json.dumps(v)}' for k, v in QUICK_PARAMETERS.items())}); -p wins",
+        help=f"small subsets: give each notebook the parameters of QUICK_PARAMETERS it declares ({quick}); -p wins",
     )
     p.add_argument("--list", action="store_true", help="list the notebooks and their parameters, run nothing")
     p.add_argument(
@@ -584,6 +491,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status (0 ok, 1 notebook failed, 2 bad usage)."""
+    import papermill
+    from tqdm.auto import tqdm
+
     args = build_parser().parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -591,15 +501,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     timings: dict[str, float] = {}
 
     def done(name: str, seconds: float, failure: NotebookFailure | None) -> None:
-        from tqdm.auto import tqdm
-
+        timings[name] = seconds
         tqdm.write(f"time: {name} {seconds:.1f} s{'' if failure is None else ' (failed)'}", file=sys.stdout)
         sys.stdout.flush()
 
     try:
         if args.list:
             for nb in discover(args.root, args.only):
-                desc = ", ".join(f"{k}={v.get('default')}" for k, v in declared_parameters(nb).items())
+                desc = ", ".join(
+                    f"{k}={v.get('default')}" for k, v in papermill.inspect_notebook(str(nb)).items()
+                )
                 print(f"{nb.stem}\t{desc}")
             return 0
         written = run_notebooks(
@@ -611,7 +522,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress=not args.no_progress,
             stop_on_error=args.stop_on_error,
             quick=args.quick,
-            timings=timings,
             on_done=done,
         )
     except NotebookInterrupted as exc:

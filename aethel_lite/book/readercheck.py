@@ -1,6 +1,6 @@
 """The reader's checks of a built chapter: what fits the column, what reads as noise, where the answer is.
 
-:func:`aethel_lite.book.bookcheck.check_page` runs :data:`READER_PROBE` in each page (at the
+:func:`aethel_lite.book.bookcheck.check_site` runs :data:`READER_PROBE` in each page (at the
 check's 1280 px window) and hands its result to :func:`reader_problems`, which reports:
 
 ``wide``
@@ -69,35 +69,21 @@ READER_PROBE = r"""
 def reader_problems(probe: dict[str, Any], *, first_max: int = FIRST_RESULT_MAX) -> list[tuple[str, str]]:
     """What a reader meets on a page, from :data:`READER_PROBE`'s result: ``(kind, detail)`` pairs,
     kinds ``wide``, ``stderr`` and ``first-result`` (see the module's docstring)."""
-    problems = [
-        (
-            "wide",
-            f"{w['what']} {w['width']} px wide in a {w['column']} px column at "
-            f"{w['top']} px (scrolls sideways): {w['text']!r}",
-        )
-        for w in probe.get("wide", [])
-    ]
-    problems += [
-        ("stderr", f"an output cell shows stderr: {' '.join(text.split())[:100]!r}")
-        for text in probe.get("stderr", [])
-    ]
+    problems = []
+    for w in probe.get("wide", []):
+        where = f"{w['width']} px wide in a {w['column']} px column at {w['top']} px (scrolls sideways)"
+        problems.append(("wide", f"{w['what']} {where}: {w['text']!r}"))
+    for text in probe.get("stderr", []):
+        problems.append(("stderr", f"an output cell shows stderr: {' '.join(text.split())[:100]!r}"))
     for i, text in enumerate(probe.get("warnings", [])):
-        match = WARNING_WORD.search(text)
-        if match:
+        if match := WARNING_WORD.search(text):
             context = " ".join(text[max(0, match.start() - 40) : match.end() + 60].split())
-            problems.append(
-                ("stderr", f"output cell {i} shows warning text {match.group(0)!r}: ...{context}...")
-            )
-    if probe.get("chapter"):
-        first = probe.get("first_result")
-        if first is None:
-            problems.append(("first-result", "the chapter shows no figure or table"))
-        elif first["top"] > first_max:
-            problems.append(
-                (
-                    "first-result",
-                    f"the first figure or table ({first['tag']}) starts "
-                    f"{first['top']} px down the page (at most {first_max})",
-                )
-            )
+            said = f"output cell {i} shows warning text {match.group(0)!r}"
+            problems.append(("stderr", f"{said}: ...{context}..."))
+    first = probe.get("first_result")
+    if probe.get("chapter") and first is None:
+        problems.append(("first-result", "the chapter shows no figure or table"))
+    elif probe.get("chapter") and first["top"] > first_max:
+        where = f"starts {first['top']} px down the page (at most {first_max})"
+        problems.append(("first-result", f"the first figure or table ({first['tag']}) {where}"))
     return problems

@@ -5,8 +5,7 @@ numbering its NumPy-style references from 1, so :func:`plain_references` turns t
 in each docstring as autodoc reads it. :func:`unique_scripts` drops a script that a page would
 include twice (sphinx-thebe registers its inline configuration on every ``env-before-read-docs``,
 which Jupyter Book emits twice: the second copy is a JavaScript ``SyntaxError``). ``setup`` also
-loads ``sphinx-mathjax-offline`` so that formulas render with no network, and adds the book's stylesheet
-(:data:`STATIC`).
+loads ``sphinx-mathjax-offline`` (formulas render with no network) and adds the book's stylesheet (:data:`STATIC`).
 
 Enabled in ``_config.yml`` (``sphinx: extra_extensions: [aethel_lite.book.sphinxext]``).
 """
@@ -23,7 +22,8 @@ __all__ = ["plain_references", "unique_scripts", "STATIC", "setup"]
 STATIC = Path(__file__).resolve().parent / "static"
 
 _REF = re.compile(r"\[(\d+)\]_")
-_DEF = re.compile(r"^(\s*)\.\. \[(\d+)\]\s+(.*)$")
+# a definition and its more deeply indented continuation lines
+_DEF = re.compile(r"^([ \t]*)\.\. \[(\d+)\][ \t]+(.*)((?:\n\1[ \t]+\S.*)*)", re.M)
 
 
 def plain_references(lines: list[str]) -> list[str]:
@@ -32,22 +32,14 @@ def plain_references(lines: list[str]) -> list[str]:
     >>> plain_references(["PageRank [1]_.", "", ".. [1] L. Page et al.,", "   Stanford 1999."])
     ['PageRank [1].', '', '- [1] L. Page et al., Stanford 1999.']
     """
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        match = _DEF.match(lines[i])
-        if match is None:
-            out.append(_REF.sub(r"[\1]", lines[i]))
-            i += 1
-            continue
-        indent, number, text = match.groups()
-        parts = [text.strip()]
-        i += 1
-        while i < len(lines) and lines[i].strip() and len(lines[i]) - len(lines[i].lstrip()) > len(indent):
-            parts.append(lines[i].strip())
-            i += 1
-        out.append(f"{indent}- [{number}] {' '.join(parts)}")
-    return out
+
+    def define(m: re.Match) -> str:
+        return f"{m[1]}- [{m[2]}] " + " ".join(
+            [m[3].strip(), *(line.strip() for line in m[4].split("\n")[1:])]
+        )
+
+    text = _DEF.sub(define, "\n".join(lines))
+    return [_REF.sub(r"[\1]", line) for line in text.split("\n")] if lines else []
 
 
 def _process_docstring(app: Any, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
@@ -77,17 +69,9 @@ def _add_static(app: Any, config: Any) -> None:
 
 def setup(app: Any) -> dict[str, Any]:
     """Register the docstring hook (after napoleon, which runs at the default priority) and the page hook."""
-    from sphinx.errors import ExtensionError
-    from sphinx.util import logging
-
     app.setup_extension("sphinx.ext.autodoc")
-    try:
-        app.setup_extension("sphinx-mathjax-offline")
-    except ExtensionError:
-        logging.getLogger(__name__).info(
-            "aethel_lite.book.sphinxext: sphinx-mathjax-offline is not installed (run `make setup`); "
-            "MathJax will be loaded from its CDN and the browser check will fail offline"
-        )
+    # a dependency of the book: without it MathJax would come from its CDN, and no formula renders offline
+    app.setup_extension("sphinx-mathjax-offline")
     app.connect("config-inited", _add_static)
     app.add_css_file("aethel-book.css")
     app.connect("autodoc-process-docstring", _process_docstring, priority=600)
