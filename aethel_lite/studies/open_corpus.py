@@ -12,6 +12,7 @@ Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scand.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..caching.resultcache import cached, dataset_digest
@@ -44,6 +45,7 @@ __all__ = [
     "OPEN_METRICS",
     "pick_examples",
     "takeaways",
+    "OpenCorpora",
 ]
 
 #: name → how to load it and what it stands for in the paper.
@@ -542,3 +544,71 @@ def takeaways(saved: Mapping[str, Any]) -> str:
             )
         out.append(facts + (" Measured reasons: " + "; ".join(reasons) + "." if reasons else ""))
     return "\n".join(out)
+
+
+@dataclass
+class OpenCorpora:
+    """The corpora a chapter asked for (``datasets``), those it loaded and those it could not (``missing``:
+    name → why), from :func:`load_corpora`."""
+
+    datasets: list
+    loaded: dict
+    missing: dict = field(default_factory=dict)
+    quick: bool = False
+
+    @property
+    def synthetic_only(self) -> bool:
+        return set(self.loaded) == {"synthetic"}
+
+    def table(self):
+        """One row per loaded corpus: what it is, what it stands for in the paper, passages, questions."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [
+                {
+                    "data set": name,
+                    "what it is": OPEN_DATASETS[name]["label"],
+                    "stands for": OPEN_DATASETS[name]["stands_for"],
+                    "passages": len(ds.passages),
+                    "questions": len(ds.queries),
+                }
+                for name, ds in self.loaded.items()
+            ]
+        )
+
+    def missing_markdown(self) -> str:
+        """The corpora not run for want of data (empty when none)."""
+        return (
+            "**Not run (data missing):** " + "; ".join(f"`{k}`" for k in self.missing) if self.missing else ""
+        )
+
+    def notes(self) -> str:
+        """Markdown bullets on how each corpus was made: questions left out, chunking, merged duplicates,
+        the quick sample."""
+        notes = []
+        for name, ds in self.loaded.items():
+            if "left_out" in ds.meta:
+                notes.append(
+                    f"* `{name}`: {len(ds.meta['left_out'])} FinanceBench questions are left out because their "
+                    "evidence filing's PDF was not available, so its pages are not in the corpus; "
+                    f"{len(ds.queries)} questions remain. Left out: "
+                    + ", ".join(f"`{qid}`" for qid in sorted(ds.meta["left_out"]))
+                    + "."
+                )
+            if ds.meta.get("chunk_words"):
+                notes.append(
+                    f"* `{name}`: {len(ds.passages):,} chunks of {ds.meta['chunk_words']} words overlapping by "
+                    f"{ds.meta['chunk_overlap']}; a chunk is gold when it holds the annotated evidence text."
+                )
+            if ds.meta.get("duplicates_merged"):
+                notes.append(
+                    f"* `{name}`: {ds.meta['duplicates_merged']} paragraphs repeated across questions' pools "
+                    "were merged into one passage (gold remapped)."
+                )
+            if "sample" in ds.meta:
+                notes.append(
+                    f"* `{name}`: quick mode, a sample of {ds.meta['sample']['size']} passages "
+                    f"(all {ds.meta['sample']['n_gold']} gold kept)."
+                )
+        return "\n".join(notes)

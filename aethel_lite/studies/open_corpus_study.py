@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from .closed_pool import comparisons_table
 from .open_corpus import (
     OPEN_DATASETS,
     QUICK,
+    OpenCorpora,
     chapter_tests,
     error_analysis,
     evaluate_open,
@@ -32,7 +33,6 @@ from .record import as_record, save_record
 __all__ = [
     "PAIRS",
     "load_corpora",
-    "OpenCorpora",
     "open_corpus_study",
     "OpenCorpusStudy",
     "ci_table",
@@ -55,74 +55,6 @@ PAIRS: tuple[tuple[str, str], ...] = (
     ("dense-max", "dense"),
     ("aethel-bct", "aethel-ner3"),
 )
-
-
-@dataclass
-class OpenCorpora:
-    """The corpora a chapter asked for (``datasets``), those it loaded and those it could not (``missing``:
-    name → why), from :func:`load_corpora`."""
-
-    datasets: list
-    loaded: dict
-    missing: dict = field(default_factory=dict)
-    quick: bool = False
-
-    @property
-    def synthetic_only(self) -> bool:
-        return set(self.loaded) == {"synthetic"}
-
-    def table(self):
-        """One row per loaded corpus: what it is, what it stands for in the paper, passages, questions."""
-        import pandas as pd
-
-        return pd.DataFrame(
-            [
-                {
-                    "data set": name,
-                    "what it is": OPEN_DATASETS[name]["label"],
-                    "stands for": OPEN_DATASETS[name]["stands_for"],
-                    "passages": len(ds.passages),
-                    "questions": len(ds.queries),
-                }
-                for name, ds in self.loaded.items()
-            ]
-        )
-
-    def missing_markdown(self) -> str:
-        """The corpora not run for want of data (empty when none)."""
-        return (
-            "**Not run (data missing):** " + "; ".join(f"`{k}`" for k in self.missing) if self.missing else ""
-        )
-
-    def notes(self) -> str:
-        """Markdown bullets on how each corpus was made: questions left out, chunking, merged duplicates,
-        the quick sample."""
-        notes = []
-        for name, ds in self.loaded.items():
-            if "left_out" in ds.meta:
-                notes.append(
-                    f"* `{name}`: {len(ds.meta['left_out'])} FinanceBench questions are left out because their "
-                    "evidence filing's PDF was not available, so its pages are not in the corpus; "
-                    f"{len(ds.queries)} questions remain. Left out: "
-                    + ", ".join(f"`{qid}`" for qid in sorted(ds.meta["left_out"]))
-                    + "."
-                )
-            if ds.meta.get("chunk_words"):
-                notes.append(
-                    f"* `{name}`: {len(ds.passages):,} chunks of {ds.meta['chunk_words']} words overlapping by "
-                    f"{ds.meta['chunk_overlap']}; a chunk is gold when it holds the annotated evidence text."
-                )
-            if ds.meta.get("duplicates_merged"):
-                notes.append(
-                    f"* `{name}`: {ds.meta['duplicates_merged']} paragraphs repeated across questions' pools "
-                    "were merged into one passage (gold remapped)."
-                )
-            if "sample" in ds.meta:
-                notes.append(
-                    f"* `{name}`: quick mode, a sample of {ds.meta['sample']['size']} passages "
-                    f"(all {ds.meta['sample']['n_gold']} gold kept)."
-                )
-        return "\n".join(notes)
 
 
 def load_corpora(datasets: Sequence[str], *, quick: bool = False) -> OpenCorpora:

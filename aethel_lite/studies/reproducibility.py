@@ -132,6 +132,14 @@ def _missing(stem: str) -> str:
     return f"results/{stem}.json not found: its chapter was not run in this build"
 
 
+def _unmeasured(chapter: str, label: str, value: Any, stem: str, saved: Any, name: str | None) -> dict:
+    """The row of a paper number this build did not measure: its result file is missing, no corpus ran, or only
+    the synthetic stand-in did."""
+    if saved is None or name is None:
+        return _row(chapter, label, value, why=_missing(stem) if saved is None else "no corpus was run")
+    return _row(chapter, label, value, data=name, why="synthetic data stands in for missing real data")
+
+
 def _closed_rows(saved: Mapping[str, Any] | None, n_resamples: int, seed: int) -> list[dict]:
     chapter = "10_closed_pool"
     rows = []
@@ -213,26 +221,8 @@ def _open_rows(saved: Mapping[str, Any] | None) -> list[dict]:
         label = f"{r['paper_method']}, {r['metric']}" + (
             " (multi-hop questions)" if r["section"].endswith("multihop") else ""
         )
-        if saved is None or name is None:
-            rows.append(
-                _row(
-                    chapter,
-                    label,
-                    r["value"],
-                    why=_missing("open_corpus") if saved is None else "no corpus was run",
-                )
-            )
-            continue
-        if name == "synthetic":
-            rows.append(
-                _row(
-                    chapter,
-                    label,
-                    r["value"],
-                    data=name,
-                    why="synthetic data stands in for missing real data",
-                )
-            )
+        if saved is None or name is None or name == "synthetic":
+            rows.append(_unmeasured(chapter, label, r["value"], "open_corpus", saved, name))
             continue
         ours, ci, verdict, why = _verdict(r, name, datasets[name])
         if quick and ours is not None:
@@ -320,26 +310,8 @@ def _scaling_rows(saved: Mapping[str, Any] | None) -> list[dict]:
     rows = []
     for r in [r for r in PAPER_ROWS if r["section"] == "scaling"]:
         label = f"{r['paper_method']}, {r['metric']} at {r['size']:,} passages"
-        if saved is None or name is None:
-            rows.append(
-                _row(
-                    chapter,
-                    label,
-                    r["value"],
-                    why=_missing("scaling") if saved is None else "no corpus was run",
-                )
-            )
-            continue
-        if name == "synthetic":
-            rows.append(
-                _row(
-                    chapter,
-                    label,
-                    r["value"],
-                    data=name,
-                    why="synthetic data stands in for missing real data",
-                )
-            )
+        if saved is None or name is None or name == "synthetic":
+            rows.append(_unmeasured(chapter, label, r["value"], "scaling", saved, name))
             continue
         curve = runs[name]["curves"].get(r["ours"], {}).get(r["metric"], [])
         point = next((p for p in curve if p["size"] == r["size"]), None)

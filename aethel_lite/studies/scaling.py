@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tracemalloc
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from ..evaluation.metrics import mean
 from ..evaluation.runner import MethodOutcome, fuse, run_methods, score_runs
 from ..evaluation.stats import bootstrap_ci, format_estimate
 from ..retrievers.registry import FUSIONS
-from .open_corpus import QUICK, check_parameters, load_open
+from .open_corpus import QUICK, OpenCorpora, check_parameters, load_open
 from .paper import PAPER_CROSSOVERS, paper_rows
 from .record import as_record, save_record
 
@@ -390,19 +390,11 @@ def scaling_grid(
 
 
 @dataclass
-class ScalingCorpora:
+class ScalingCorpora(OpenCorpora):
     """The corpora a scaling chapter asked for (``datasets``), those it loaded and those it could not
-    (``missing``: name → why), from :func:`load_scaling`."""
+    (``missing``: name → why), from :func:`load_scaling`; ``extended``: FinanceBench's larger sizes."""
 
-    datasets: list
-    loaded: dict
-    missing: dict = field(default_factory=dict)
     extended: bool = False
-    quick: bool = False
-
-    @property
-    def synthetic_only(self) -> bool:
-        return set(self.loaded) == {"synthetic"}
 
     def table(self):
         """One row per corpus: passages, questions and gold passages (every sample keeps them)."""
@@ -450,7 +442,7 @@ def load_scaling(
     if cluster is not None:
         for ds in loaded.values():
             precompute_methods(ds.passages, methods, progress=False, **cluster)
-    return ScalingCorpora(list(datasets), loaded, missing, extended, quick)
+    return ScalingCorpora(list(datasets), loaded, missing, quick=quick, extended=extended)
 
 
 def scaling_study(
