@@ -196,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--methods",
         default=None,
         help=f"retrievers to build, comma-separated (default {DEFAULT_METHOD}: BM25, the entity graph, dense "
-        "vectors and document metadata; with --add: the index's)",
+        "vectors, document metadata and statement pages; with --add: the index's)",
     )
     ix.add_argument(
         "--chunk-words", type=int, default=None, help="split pages/paragraphs into windows of this many words"

@@ -39,9 +39,10 @@ comparative column) carry ``"other_filing": true``.
 **Index**: each filing becomes one JSONL passage file named by its opaque id, one passage per page, as
 :func:`aethel_lite.data.own_files.own_files` gives it (pid ``doc-1a2b3c4d5e#p12``, no title, no
 company, type or period from FinanceBench's metadata: ``docmeta.json`` reads them from the pages), then
-``aethel index FILES --out INDEX --methods aethel-hybrid`` and ``aethel search INDEX --questions FILE
--k 10 --method aethel-hybrid`` (JSON lines). The commands run on the same ``aethel_lite`` this script
-imports (``PYTHONPATH=DIR`` runs another checkout, e.g. a ``git archive`` of an older commit). An
+``aethel index FILES --out INDEX --methods M`` and ``aethel search INDEX --questions FILE -k 10 --method M``
+(JSON lines; ``M``: the default method of the code measured, ``--method`` another). The commands run on
+the same ``aethel_lite`` this script imports (``PYTHONPATH=DIR`` runs another checkout, e.g. a ``git
+archive`` of an older commit). An
 existing ``--index`` built from the same filings is reused as it is (``--rebuild`` replaces it: needed
 after a change to what ``aethel index`` writes, such as ``docmeta.json``).
 
@@ -80,11 +81,12 @@ from aethel_lite.data.own_files import opaque_ids, own_files
 from aethel_lite.data.paths import data_file
 from aethel_lite.data.schema import Dataset, Passage
 from aethel_lite.io import read_jsonl, write_json, write_jsonl
+from aethel_lite.retrievers.registry import DEFAULT_METHOD
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "fiscal_questions.jsonl"
 DEFAULT_OUT = HERE / "results" / "fiscal_dates.json"
-METHOD = "aethel-hybrid"
+METHOD = DEFAULT_METHOD  # aethel index/search's default
 K = 10
 
 #: the indexed filings: doc_name -> (fiscal year end, the filer's label of the filing's period, period end)

@@ -5,9 +5,10 @@ Every rule is general SEC layout as PDF text gives it (one cell per line, words 
 
 **Statement** (:func:`statement_kind`): a page is a balance sheet, an income statement or a cash-flow
 statement when one of its first :data:`HEAD_LINES` non-blank lines *is* that statement's title
-(:data:`HEADINGS`, matched with the line's spaces removed and lower-cased; "Consolidated" and
-"(continued)" allowed), so a contents page, a note or the selected data that only mention a
-statement are not one.
+(:data:`HEADINGS`, matched with the line's spaces removed and lower-cased; "Condensed",
+"Consolidated", "(Unaudited)" and "(continued)" allowed, as quarterly reports and earnings releases
+title theirs), so a note or the selected data that only mention a statement are not one; nor is a
+contents page, whose first lines hold the titles of two different statements.
 
 **Rows** (:func:`row_labels`, :func:`row_figures`): a row is a line that starts with its label and
 has no letter after it, with its figures on the same line or on the lines that follow up to the
@@ -34,13 +35,14 @@ __all__ = [
 
 #: a statement's title is looked for among a page's first this many non-blank lines
 HEAD_LINES = 12
-_C = r"(?:consolidated)?"
+_C = r"(?:condensed)?(?:consolidated)?"
+_NOTE = r"(?:\((?:continued|unaudited)\))*"
 HEADINGS = {  # matched on a line with its spaces removed, lower-cased (PDF text splits words: "Balance Shee t")
-    "balance": re.compile(rf"^{_C}(?:balancesheets?|statements?of{_C}financialposition)(?:\(continued\))?$"),
+    "balance": re.compile(rf"^{_C}(?:balancesheets?|statements?of{_C}financialposition){_NOTE}$"),
     "income": re.compile(
-        rf"^{_C}(?:statements?of{_C}(?:operations|income|earnings)|incomestatements?)(?:\(continued\))?$"
+        rf"^{_C}(?:statements?of{_C}(?:operations|income|earnings)|incomestatements?){_NOTE}$"
     ),
-    "cashflow": re.compile(rf"^{_C}statements?of{_C}cashflows?(?:\(continued\))?$"),
+    "cashflow": re.compile(rf"^{_C}statements?of{_C}cashflows?{_NOTE}$"),
 }
 #: the statements :func:`statement_kind` recognises, in the order their titles are tried
 STATEMENTS = tuple(HEADINGS)
@@ -63,12 +65,11 @@ def title_lines(text: str) -> list[str]:
 
 
 def statement_kind(text: str) -> str | None:
-    """Which statement a page is (a key of :data:`HEADINGS`), from its title lines; ``None`` when it is none."""
+    """Which statement a page is (a key of :data:`HEADINGS`), from its title lines; ``None`` when it is none
+    or a contents page (the titles of two statements)."""
     head = title_lines(text)
-    for kind, heading in HEADINGS.items():
-        if any(heading.match(line) for line in head):
-            return kind
-    return None
+    kinds = [kind for kind, heading in HEADINGS.items() if any(heading.match(line) for line in head)]
+    return kinds[0] if len(kinds) == 1 else None
 
 
 def _figures_after(lines: list[str], i: int, rest: str) -> list[str]:

@@ -22,8 +22,9 @@ Method names are a public interface (the CLI and its JSON output depend on them)
 ``aethel-hybrid-v1``   the earlier hybrid setting (:data:`~aethel_lite.retrievers.hybrid.HISTORICAL`)
 ``aethel-anchors``     a stage holding ``aethel-hybrid``: one PageRank per company or fiscal year the
                        question names (:mod:`aethel_lite.retrievers.anchors`)
-``aethel-statements``  a stage holding ``aethel-anchors``: each anchor's first places given to the statement pages of its
-                       filing that report the question's line item (:mod:`aethel_lite.retrievers.statements`)
+``aethel-statements``  a stage holding ``aethel-anchors``: each anchor's first places (a question with one anchor: the
+                       first places) given to the statement pages of its filing that report the question's line item
+                       (:mod:`aethel_lite.retrievers.statements`); the default of ``aethel index`` and ``aethel search``
 ``aethel-multihop``    beyond the paper, for open multi-hop corpora: dense and BM25 passage seeds, the passages
                        whose title the question names, and PageRank over the passages' title mentions
                        (:mod:`aethel_lite.retrievers.multihop`); ``aethel-multihop-*``: its ablations
@@ -90,7 +91,7 @@ METHODS: dict[str, Retriever] = {
     **{name: _hybrid(**change) for name, change in ABLATIONS.items()},
     **{name: _hybrid(**change) for name, change in HISTORICAL.items()},
     "aethel-anchors": AnchorsRetriever(_hybrid(), anchor_gap=2),
-    "aethel-statements": StatementsRetriever(AnchorsRetriever(_hybrid(), anchor_gap=2)),
+    "aethel-statements": StatementsRetriever(AnchorsRetriever(_hybrid(), anchor_gap=2), unanchored=True),
     "aethel-multihop": _multihop(),
     **{name: _multihop(**change) for name, change in MULTIHOP_ABLATIONS.items()},
 }
@@ -103,9 +104,9 @@ FUSIONS: dict[str, tuple[str, ...]] = {
 #: what ``aethel eval`` runs unless ``--methods`` says otherwise (:func:`parse_methods` of None)
 DEFAULT_METHODS = ("bm25", "dense", "aethel-reg", "aethel-ner3", "aethel-bct", "rrf")
 #: what ``aethel index`` builds and ``aethel search`` answers with unless told otherwise: the best method measured
-#: on FinanceBench's filings (the hybrid chapter); its index parts are BM25, the NER3 graph, two dense parts and
-#: the documents' metadata
-DEFAULT_METHOD = "aethel-hybrid"
+#: on FinanceBench's filings (the hybrid chapter's single-filing check and comparison questions); its index parts
+#: are BM25, the NER3 graph, two dense parts, the documents' metadata and the statement pages
+DEFAULT_METHOD = "aethel-statements"
 #: every method in one line, for ``--help`` (a test keeps it complete)
 SUMMARIES: dict[str, str] = {
     "bm25": "BM25 (bm25s, Lucene variant)",
@@ -122,7 +123,7 @@ SUMMARIES: dict[str, str] = {
     "aethel-hybrid": "the NER3 + BCT graph with document and metadata nodes, passage seeds and a fused ranking",
     **{name: f"aethel-hybrid, {ABLATION_LABELS[name]}" for name in (*ABLATIONS, *HISTORICAL)},
     "aethel-anchors": "aethel-hybrid with one PageRank per company or fiscal year the question names",
-    "aethel-statements": "aethel-anchors with each filing's statement pages for the line item first",
+    "aethel-statements": "aethel-anchors with the statement pages that report the line item first",
     "aethel-multihop": "PageRank over passages linked by the titles they name, dense and BM25 seeds",
     "aethel-multihop-no-titles": "aethel-multihop without the passages the question names by title",
     "aethel-multihop-no-mentions": "aethel-multihop without the walk (its seeds, then the passage score)",

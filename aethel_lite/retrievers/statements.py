@@ -33,7 +33,9 @@ does not, and it ranks as ``aethel-anchors`` does.
 
 **Lift** (:func:`statements_first`): in one anchor's ranking, the statement pages of the document of its first
 passage whose match is positive take the first places, best match first (a tie: the anchor's own order); every
-other passage follows in the anchor's order.
+other passage follows in the anchor's order. With ``unanchored=True`` a question with fewer than two anchors ("Foot
+Locker's sales for the quarter ended October 29, 2022") is lifted the same way in the hybrid's ranking: the
+statement pages of its first passage's filing that report the line item come first.
 """
 
 from __future__ import annotations
@@ -263,6 +265,9 @@ class StatementsRetriever(RankingStage, Retriever):
     min_docs, min_word, order
         :class:`StatementPages`' settings (``order="anchor"``: the ablation that lifts every statement page of the
         filing, in the anchor's order).
+    unanchored : bool
+        Lift a question with fewer than two anchors too (module docstring): its ranking is the hybrid's with the
+        first passage's filing's matching statement pages first.
     prefit : bool
         ``anchors`` is already fitted on the same passages: ``fit`` uses it as it is.
     progress : bool
@@ -284,11 +289,12 @@ class StatementsRetriever(RankingStage, Retriever):
         min_docs: int = 2,
         min_word: float = 1.0,
         order: str = "match",
+        unanchored: bool = False,
         prefit: bool = False,
         progress: bool = False,
     ):
         self.anchors, self.min_docs, self.min_word, self.order = anchors, min_docs, min_word, order
-        self.prefit, self.progress = prefit, progress
+        self.unanchored, self.prefit, self.progress = unanchored, prefit, progress
 
     def _anchors(self) -> AnchorsRetriever:
         return AnchorsRetriever() if self.anchors is None else self.anchors
@@ -303,6 +309,8 @@ class StatementsRetriever(RankingStage, Retriever):
             or self.min_word < 0
         ):
             raise ParameterError(f"min_word must be a number >= 0; got {self.min_word!r}")
+        if not isinstance(self.unanchored, bool):
+            raise ParameterError(f"unanchored must be True or False; got {self.unanchored!r}")
         return StatementPages(self.min_docs, self.min_word, self.order)
 
     def parts(self) -> list[str]:
@@ -355,8 +363,9 @@ class StatementsRetriever(RankingStage, Retriever):
 
     def rank(self, text: str, trace) -> np.ndarray:
         """The anchors stage's ranking (:meth:`AnchorsRetriever.rank`), each anchor's scores passed through
-        :func:`statements_first`."""
+        :func:`statements_first`; with ``unanchored``, an unanchored question's scores too."""
         lift = partial(
             statements_first, corpus_idx=trace.corpus_idx, pages=self.pages_, doc_ids=self.doc_ids_, text=text
         )
-        return self.anchors_.rank(text, trace, refine=lift)
+        scores = self.anchors_.rank(text, trace, refine=lift)
+        return lift(scores) if self.unanchored and not trace.extra["anchors"] else scores

@@ -563,7 +563,7 @@ def test_search_help_lists_every_method_with_its_line_and_the_default(capsys):
         main(["search", "--help"])
     assert done.value.code == 0
     out = capsys.readouterr().out
-    assert "default aethel-hybrid" in out and "hits per question (default 5)" in out
+    assert "default aethel-statements" in out and "hits per question (default 5)" in out
     listed = {
         line.split()[0]: line.split(None, 1)[1]
         for line in out.split("methods (--method", 1)[1].splitlines()[1:]
@@ -577,19 +577,19 @@ def test_search_help_lists_every_method_with_its_line_and_the_default(capsys):
 
 
 def test_an_index_without_the_default_method_names_what_it_answers(tmp_path, capsys, monkeypatch):
-    """`aethel search` without --method asks for aethel-hybrid (DEFAULT_METHOD, named in both commands' help); an
+    """`aethel search` without --method asks for aethel-statements (DEFAULT_METHOD, named in both commands' help); an
     index built with --methods bm25,aethel-reg says in one line that it lacks it, which methods it answers (read
-    from its parts: searchable_methods) and the command that rebuilds it with aethel-hybrid added."""
+    from its parts: searchable_methods) and the command that rebuilds it with aethel-statements added."""
     import shlex
 
     from aethel_lite.retrievers.registry import DEFAULT_METHOD
     from aethel_lite.search.format import searchable_methods
 
-    assert DEFAULT_METHOD == "aethel-hybrid"
+    assert DEFAULT_METHOD == "aethel-statements"
     monkeypatch.setenv("COLUMNS", "250")  # argparse wraps help at a hyphen
     with pytest.raises(SystemExit):
         main(["index", "--help"])
-    assert "(default aethel-hybrid:" in " ".join(capsys.readouterr().out.split())
+    assert "(default aethel-statements:" in " ".join(capsys.readouterr().out.split())
     docs = tmp_path / "my docs"
     docs.mkdir()
     (docs / "a.txt").write_text("Acme Corp sold Beta Ltd to Gamma Inc.\n")
@@ -600,16 +600,16 @@ def test_an_index_without_the_default_method_names_what_it_answers(tmp_path, cap
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert (
-        err.startswith("aethel: error: --method aethel-hybrid (the default): the index")
+        err.startswith("aethel: error: --method aethel-statements (the default): the index")
         and "without it" in err
     )
     parts = json.loads((index / "index.json").read_text())["parts"]
     answers = searchable_methods(parts)
-    assert "aethel-reg" in answers and "aethel-hybrid" not in answers
+    assert "aethel-reg" in answers and "aethel-statements" not in answers
     assert f"it answers --method {', '.join(answers)};" in err
     command = err.split("rebuild it with `", 1)[1].rstrip("`")
     assert shlex.split(command) == [
-        "aethel", "index", str(docs), "--out", str(index), "--methods", "bm25,aethel-reg,aethel-hybrid"
+        "aethel", "index", str(docs), "--out", str(index), "--methods", "bm25,aethel-reg,aethel-statements"
     ]  # fmt: skip
     assert main(["search", str(index), "Who sold Beta Ltd?", "--method", "aethel-reg", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["hits"][0]["doc_id"] == "a"
@@ -635,7 +635,7 @@ FILINGS = {
 
 
 def test_index_prints_a_summary_and_its_json_with_json(tmp_path, capsys):
-    """`aethel index` without --methods builds aethel-hybrid; it prints a few lines (documents by form and fiscal
+    """`aethel index` without --methods builds aethel-statements; it prints a few lines (documents by form and fiscal
     period, passages, the methods, the next command: no JSON) and labels every progress bar; the next command
     it names runs. --json prints build_index's dict with the keys it always had; --quiet hides the bars only."""
     import re
@@ -654,9 +654,15 @@ def test_index_prints_a_summary_and_its_json_with_json(tmp_path, capsys):
     assert lines[0].startswith(f"Built the index {index} in ") and lines[0].endswith(" s.")
     text = " ".join(out.split())
     assert f"It holds 3 documents: 2 10-K (2022, 2023), 1 10-Q (2023q1); {n_passages} passages " in text
-    assert "Methods: built for aethel-hybrid (the default); it also answers bm25, dense," in text
+    assert (
+        "Methods: built for aethel-statements (the default); it also answers bm25, dense, aethel-ner3,"
+        in text
+    )
+    assert " aethel-hybrid, aethel-anchors, " in text
     assert lines[-1] == f'Next: aethel search {shlex.quote(str(index))} "your question"'
-    assert "{" not in out and json.loads((index / "index.json").read_text())["methods"] == ["aethel-hybrid"]
+    assert "{" not in out and json.loads((index / "index.json").read_text())["methods"] == [
+        "aethel-statements"
+    ]
     bars = [s for s in re.split(r"[\r\n]", err) if "%|" in s]
     labels = {s.split(":", 1)[0] for s in bars}
     assert {
@@ -675,13 +681,18 @@ def test_index_prints_a_summary_and_its_json_with_json(tmp_path, capsys):
     assert command[:2] == ["aethel", "search"]
     assert main([*command[1:-1], "How many trucks did Bolt Motors sell?", "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)
-    assert hits["method"] == "aethel-hybrid" and hits["hits"][0]["doc_id"] == "bolt_q1"
+    assert hits["method"] == "aethel-statements" and hits["hits"][0]["doc_id"] == "bolt_q1"
     assert main(["index", str(docs), "--out", str(index), "--json", "--quiet"]) == 0
     out, err = capsys.readouterr()
     info = json.loads(out)
     assert set(info) == INDEX_KEYS and err == ""
-    assert (info["n_documents"], info["n_passages"], info["methods"]) == (3, n_passages, ["aethel-hybrid"])
+    assert (info["n_documents"], info["n_passages"], info["methods"]) == (
+        3,
+        n_passages,
+        ["aethel-statements"],
+    )
     assert info["index"] == str(index) and "aethel-hybrid" in info["searchable"]
+    assert "aethel-statements" in info["searchable"]
 
 
 def test_index_summary_of_an_index_without_the_default_and_of_add(tmp_path, capsys):

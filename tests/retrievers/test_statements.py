@@ -59,6 +59,18 @@ def test_a_statement_page_is_known_by_its_title_lines_not_by_a_mention():
         is None
     )
     assert statement_kind("Our balance sheet remained strong.\nTotal assets\n5\n") is None
+    # quarterly reports and earnings releases: "Condensed", "(Unaudited)" (Foot Locker's Q3 2022 10-Q)
+    assert (
+        statement_kind("CONDENSED CONSOLIDATED BALANCE SHEETS\n(Unaudited)\nTotal assets\n5\n") == "balance"
+    )
+    assert (
+        statement_kind("Condensed Consolidated Statements of Earnings (Unaudited)\nRevenue\n5\n") == "income"
+    )
+    # a contents page lists two statements' titles, one per line, the page numbers on lines of their own
+    contents = "Item 1. Financial Statements\nCondensed Consolidated Balance Sheets (Unaudited)\n1\n"
+    contents += "Condensed Consolidated Statements of Operations (Unaudited)\n2\n"
+    assert statement_kind(contents) is None
+    assert statement_kind("Condensed notes\nTotal assets\n5\n") is None
     assert (
         statement_kind("\n".join(["filler"] * 12 + ["CONSOLIDATED BALANCE SHEETS"])) is None
     )  # too far down
@@ -154,6 +166,24 @@ def test_questions_without_a_line_item_or_a_second_anchor_rank_as_before(pair):
         assert a == b
 
 
+def test_unanchored_lifts_a_question_with_one_anchor_in_the_hybrids_ranking(pair):
+    """``unanchored=True`` (the registry's ``aethel-statements``): a question naming one company and a line item
+    gets its filing's matching statement page first, the rest in the hybrid's order; a question naming no line
+    item ranks as before; a comparison as without the setting."""
+    anchored, statements = pair
+    lifted = clone(statements).set_params(anchors=anchored, unanchored=True).fit(PASSAGES)
+    q = [Query("q", ONE, frozenset())]
+    before, after = anchored.search(q, k=9)["q"], lifted.search(q, k=9)["q"]
+    assert before[0][0] != "ACME_2019#p2" and after[0][0] == "ACME_2019#p2"  # Acme's balance sheet
+    assert [pid for pid, _ in after[1:]] == [pid for pid, _ in before if pid != "ACME_2019#p2"]
+    for text in (NO_ITEM, COMPARE):
+        q = [Query("q", text, frozenset())]
+        assert lifted.search(q, k=9)["q"] == statements.search(q, k=9)["q"]
+    assert make_retriever("aethel-statements").get_params()["unanchored"] is True
+    with pytest.raises(ParameterError, match="unanchored must be True or False"):
+        clone(statements).set_params(unanchored="yes").fit(PASSAGES)
+
+
 def test_statements_first_orders_the_lifted_pages_by_match_then_by_the_anchor():
     pages = StatementPages().fit(PASSAGES)
     doc_ids = [p.doc_id for p in PASSAGES]
@@ -226,11 +256,12 @@ def real(real_data: Path):
 def test_on_real_filings_every_gold_page_is_its_statement_and_ranks_among_its_filings_first(real):
     """The 162 gold pages of the comparison set: each is recognised as the statement that holds its metric, has the
     row the evidence names, and, among its filing's statement pages ranked by their match to the question, it
-    is within the first six (an anchor's share of ten places and one more), within the first three for 156
-    and the first for 98, as measured."""
+    is within the first six (an anchor's share of ten places and one more), within the first three for 158
+    and the first for 97, as measured. The 74 filings have 240 statement pages (their contents pages are
+    not; the quarterly reports' and earnings releases' condensed statements are)."""
     data, pages = real
     index = {p.pid: i for i, p in enumerate(data.passages)}
-    assert len(pages.kind_) == 226 and sorted(set(pages.kind_.values())) == ["balance", "cashflow", "income"]
+    assert len(pages.kind_) == 240 and sorted(set(pages.kind_.values())) == ["balance", "cashflow", "income"]
     places = []
     for row in ROWS:
         for ev in row["evidence"]:
@@ -240,8 +271,8 @@ def test_on_real_filings_every_gold_page_is_its_statement_and_ranks_among_its_fi
             assert ev["row_label"].casefold() in [x.casefold() for x in row_labels(text)]
             found = pages.match(row["question"], pages.by_doc_[ev["doc_name"]])
             places.append(sorted(found, key=lambda i: (-found[i], i)).index(gold))
-    assert len(places) == 162 and max(places) <= 5 and sum(p <= 2 for p in places) >= 156
-    assert places.count(0) >= 98
+    assert len(places) == 162 and max(places) <= 5 and sum(p <= 2 for p in places) >= 158
+    assert places.count(0) >= 97
 
 
 def test_search_from_an_index_equals_the_fitted_retriever(tmp_path, capsys, monkeypatch):
@@ -301,7 +332,7 @@ def test_prefit_stages_over_fitted_ones_rank_as_the_registry_method():
     corpus and closed pools), and the hybrid is the one given, used as it is."""
     hybrid = make_retriever("aethel-hybrid").fit(PASSAGES)
     anchored = AnchorsRetriever(hybrid=hybrid, anchor_gap=2, prefit=True).fit(PASSAGES)
-    stage = StatementsRetriever(anchors=anchored, prefit=True).fit(PASSAGES)
+    stage = StatementsRetriever(anchors=anchored, unanchored=True, prefit=True).fit(PASSAGES)
     assert stage.anchors_ is anchored and stage.ranker_ is hybrid
     fresh = make_retriever("aethel-statements").fit(PASSAGES)
     assert not fresh.anchors.is_fitted and fresh.anchors_ is not fresh.anchors  # it fitted a clone

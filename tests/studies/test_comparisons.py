@@ -261,13 +261,13 @@ def quick_study(real_data, run_cache):
 
 
 def test_study_anchors_every_comparison_and_leaves_single_filings_alone(quick_study):
-    """Every comparison question names two anchors; a FinanceBench question with fewer is ranked as by
-    aethel-hybrid (its per-question metrics equal), and the ones it ranks differently are counted."""
+    """Every comparison question names two anchors; aethel-anchors ranks a FinanceBench question with fewer as
+    aethel-hybrid does (its per-question metrics equal), and the ones it ranks differently are counted
+    (aethel-statements lifts a one-anchor question's statement pages: tests/retrievers/test_statements.py)."""
     s = quick_study
     assert s["anchored"]["two_or_more"] == s["anchored"]["questions"] == s["comparisons"]["all"]["n"] == 8
     single = s["single"]
     assert single["identical"] >= single["n"] - single["anchored"]
-    assert single["identical_statements"] >= single["n"] - single["anchored"]
     per_half = {h: s["comparisons"][h]["n"] for h in ("dev", "test")}
     assert per_half == {"dev": 4, "test": 4}
     for half in ("dev", "test", "all"):
