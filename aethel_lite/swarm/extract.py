@@ -34,7 +34,8 @@ Reading one passage (:class:`PassageView`):
    segments** (:mod:`aethel_lite.swarm.tables`): a row a segment note gives a segment, region or
    product line ("Americas: Net sales"; :func:`~aethel_lite.swarm.tables.segment_of`) is that
    segment's figure (``Finding.segment``), never the company's; one that names no segment is
-   dropped; a row under a per-share caption ("Earnings per share:") is no amount in millions. A
+   dropped; a row under a per-share caption ("Earnings per share:") is no amount in millions but may be a
+   per-share metric's (``Metric.per_share``: diluted EPS, "USD per share"), which takes no other row. A
    page whose first lines title a consolidated statement
    (:func:`~aethel_lite.swarm.tables.statement_page`) marks its figures (``Finding.statement``),
    which the memo prefers.
@@ -218,6 +219,30 @@ def _is_change(body: str, fig: Figure) -> bool:
     return bool(
         _CHANGE_BEFORE.search(body[max(0, fig.start - 12) : fig.start])
         or _CHANGE_AFTER.match(body[fig.end : fig.end + 16])
+    )
+
+
+#: a row of net income or earnings (what a per-share caption's rows are per share of)
+_EARNINGS_ROW = re.compile(
+    r"net (?:income|earnings)(?: \(loss\))?(?: attributable to (?!non-?controlling)[a-z0-9 .,&'’-]+)?",
+    re.IGNORECASE,
+)
+
+
+def row_is(metric: Metric, row: TableRow, label: str) -> bool:
+    """Whether a table row (``label``: its :func:`~aethel_lite.swarm.lexicon.clean_label`) is ``metric``'s: its label
+    matches the metric's table pattern, or, for a per-share metric, its caption does and the row is the net
+    income it is per share of ("Diluted earnings per share:" over "Net income attributable to common
+    shareholders")."""
+    if metric.table_re is None:
+        return False
+    if metric.table_re.fullmatch(label):
+        return True
+    return bool(
+        metric.per_share
+        and row.group
+        and metric.table_re.fullmatch(clean_label(row.group))
+        and _EARNINGS_ROW.fullmatch(label)
     )
 
 
@@ -432,17 +457,13 @@ class RuleExtractor:
         for row in view.rows:
             label = clean_label(row.label)
             for metric in self.lexicon.values():
-                if metric.key in wanted and metric.table_re is not None and metric.table_re.fullmatch(label):
+                if metric.key in wanted and row_is(metric, row, label):
                     matched.setdefault(metric.key, []).append(row)
                     break
         for row in view.rows:
             label = clean_label(row.label)
             for metric in self.lexicon.values():
-                if (
-                    metric.key not in wanted
-                    or metric.table_re is None
-                    or not metric.table_re.fullmatch(label)
-                ):
+                if metric.key not in wanted or not row_is(metric, row, label):
                     continue
                 if metric.not_on_re is not None and metric.not_on_re.search(view.body):
                     break
@@ -450,7 +471,9 @@ class RuleExtractor:
                 if money and view.scale is None:
                     continue
                 if money and per_share(row):  # "Earnings per share: Net income" is USD per share
-                    break
+                    continue
+                if metric.per_share and not per_share(row):  # "Diluted" shares outstanding: a count
+                    continue
                 part, segment = segment_of(
                     row, matched.get(metric.key, [row]), page=view.body, statement=view.statement
                 )

@@ -46,6 +46,9 @@ class Metric:
         An amount over a period (revenue, net income, capital expenditure): its findings carry the
         period's length where the text states it ("Three Months Ended"). A balance or a ratio at a
         date (``False``) has no length.
+    per_share : bool
+        An amount per share ("USD per share"): only a row whose label or caption says "per share" is
+        this metric (a "Diluted" row under "Weighted-average shares outstanding:" is a share count).
     """
 
     key: str
@@ -59,6 +62,7 @@ class Metric:
     not_on: str | None = None
     absolute: bool = False
     flow: bool = False
+    per_share: bool = False
     phrase_re: re.Pattern | None = field(init=False, repr=False, compare=False)
     table_re: re.Pattern | None = field(init=False, repr=False, compare=False)
     exclude_re: re.Pattern | None = field(init=False, repr=False, compare=False)
@@ -115,6 +119,12 @@ def clean_label(line: str) -> str:
 
 _PPE = r"property,? plant,? (?:and|&) equipment(?: \(pp&e\))?"
 _CASH_FLOW_PAGE = r"cash flows? (?:from|provided by|used in) operating activities|changes in (?:operating )?assets and liabilities"
+#: what a per-share row is of: "net income", "earnings (loss)", "income from continuing operations attributable to X"
+_EPS_OF = (
+    r"(?:net )?(?:income|earnings|loss|\(loss\) (?:income|earnings)|(?:income|earnings) \(loss\))"
+    r"(?: from continuing operations)?(?: attributable to [a-z0-9 .,&'’-]+?)?"
+)
+_PER = r"per (?:common |ordinary )?share"
 _FUND = ("fund",)
 _M = Metric
 METRICS: dict[str, Metric] = {
@@ -294,6 +304,17 @@ METRICS: dict[str, Metric] = {
             r"net (?:income|earnings)(?: \(loss\))?(?: attributable to (?!non-?controlling)[a-z0-9 .,&'’-]+)?",
             "net income",
             flow=True,
+        ),
+        _M(
+            "diluted_eps",
+            "diluted earnings per share",
+            ("USD per share",),
+            None,
+            rf"diluted(?: {_EPS_OF})?(?: {_PER})?(?: attributable to [a-z0-9 .,&'’-]+)?"
+            rf"|{_EPS_OF}(?: {_PER})?,?\W*(?:- )?diluted",
+            "diluted earnings per share",
+            flow=True,
+            per_share=True,
         ),
         _M(
             "ppe_net",

@@ -168,7 +168,16 @@ LIQUIDITY = Mandate(
     )
 )
 VALUATION = Mandate(
-    metrics=("nav", "tvpi", "net_irr", "price_to_nav", "total_assets", "revenue", "net_income"),
+    metrics=(
+        "nav",
+        "tvpi",
+        "net_irr",
+        "price_to_nav",
+        "total_assets",
+        "revenue",
+        "net_income",
+        "diluted_eps",
+    ),
     topics=("write_downs", "valuation_basis", "multiples"),
 )
 DILIGENCE = Mandate(

@@ -127,10 +127,16 @@ REGION_RE = re.compile(_REGION, re.IGNORECASE)
 _TOTAL = re.compile(r"^totals?\b", re.IGNORECASE)
 
 
+#: a footnote mark after a caption: "Basic earnings per share: (a)", "Revenues:(1)", "Americas:*"
+_FOOTNOTE_TAIL = re.compile(r"\s*(?:\([a-z0-9]{1,2}\)|\*+)$", re.IGNORECASE)
+
+
 def _group_caption(line: str) -> str | None:
-    """The caption a label-only line gives the rows below it ("Americas:" → "Americas"), else ``None``."""
-    s = clean_label(line)
-    if line.rstrip().endswith(":") and s and len(s) <= 80:
+    """The caption a label-only line gives the rows below it ("Americas:" → "Americas"; a footnote mark after
+    the colon allowed), else ``None``."""
+    bare = _FOOTNOTE_TAIL.sub("", line.rstrip())
+    s = clean_label(bare)
+    if bare.endswith(":") and s and len(s) <= 80:
         return s
     return s if REGION_RE.fullmatch(s) else None
 

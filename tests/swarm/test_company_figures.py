@@ -329,6 +329,141 @@ def test_a_per_share_row_is_not_net_income():
     }
 
 
+BEST_BUY_STATEMENT = """Condensed Consolidated Statements of Earnings
+$ and shares in millions, except per share amounts (unaudited)
+Three Months Ended
+Six Months Ended
+July 29, 2023
+July 30, 2022
+July 29, 2023
+July 30, 2022
+Revenue
+$
+ 9,583   $
+ 10,329   $
+ 19,050   $
+ 20,976
+Net earnings
+$
+ 274   $
+ 306   $
+ 518   $
+ 647
+Basic earnings per share
+$
+ 1.25   $
+ 1.36   $
+ 2.37   $
+ 2.86
+Diluted earnings per share
+$
+ 1.25   $
+ 1.35   $
+ 2.36   $
+ 2.85
+Weighted-average common shares outstanding:
+Basic
+ 218.6
+ 225.4
+ 218.7
+ 226.1
+Diluted
+ 219.0
+ 226.1
+ 219.5
+ 227.2
+"""
+
+
+def test_diluted_earnings_per_share_are_usd_per_share_and_shares_are_not():
+    """Best Buy's Q2 FY2024 statement of earnings (fiscal year ending near January 31): diluted EPS in USD per
+    share for each column; the "Diluted" row under the shares outstanding is a share count, not EPS, and basic
+    EPS is not diluted. 3M's selected data: the per-share row under "Per share of 3M common stock:"."""
+    facts = _facts(BEST_BUY_STATEMENT, ("revenue", "net_income", "diluted_eps"), fy_end=1)
+    eps = {(f.fiscal_period, f.value, f.printed_unit, f.duration) for f in facts if f.metric == "diluted_eps"}
+    assert eps == {
+        ("Q2 FY2024", 1.25, "USD per share", 3),
+        ("Q2 FY2023", 1.35, "USD per share", 3),
+        ("H1 FY2024", 2.36, "USD per share", 6),
+        ("H1 FY2023", 2.85, "USD per share", 6),
+    }
+    assert {f.value for f in facts if f.metric == "net_income"} == {274.0, 306.0, 518.0, 647.0}
+    three_m = _facts(THREE_M_SELECTED, ("net_income", "diluted_eps"), fy_end=12, doc_type="10k")
+    assert {(f.metric, f.period, f.value, f.printed_unit) for f in three_m} == {
+        ("net_income", "FY2015", 4833.0, "USD millions"),
+        ("net_income", "FY2014", 4956.0, "USD millions"),
+        ("diluted_eps", "FY2015", 7.58, "USD per share"),
+        ("diluted_eps", "FY2014", 7.49, "USD per share"),
+    }
+
+
+AMERICAN_WATER_STATEMENT = """Consolidated Statements of Operations
+(In millions, except per share data)
+For the Years Ended December 31,
+2022
+2021
+2020
+Operating revenues
+$
+3,792
+$
+3,930
+$
+3,777
+Net income attributable to common shareholders
+$
+820
+$
+1,263
+$
+709
+Basic earnings per share: (a)
+Net income attributable to common shareholders
+$
+4.51
+$
+6.96
+$
+3.91
+Diluted earnings per share: (a)
+Net income attributable to common shareholders
+$
+4.51
+$
+6.95
+$
+3.91
+Weighted average common shares outstanding:
+Basic
+182
+182
+181
+Diluted
+182
+182
+182
+"""
+
+
+def test_a_per_share_caption_with_a_footnote_mark_still_heads_its_rows():
+    """American Water Works' 2022 10-K: "Diluted earnings per share: (a)" heads a row labelled as net income;
+    the rows under it are diluted EPS (2021: 6.95, basic 6.96), not net income in millions."""
+    facts = _facts(
+        AMERICAN_WATER_STATEMENT, ("revenue", "net_income", "diluted_eps"), fy_end=12, doc_type="10k"
+    )
+    assert {(f.metric, f.period, f.value, f.printed_unit) for f in facts} == {
+        ("revenue", "FY2022", 3792.0, "USD millions"),
+        ("revenue", "FY2021", 3930.0, "USD millions"),
+        ("revenue", "FY2020", 3777.0, "USD millions"),
+        ("net_income", "FY2022", 820.0, "USD millions"),
+        ("net_income", "FY2021", 1263.0, "USD millions"),
+        ("net_income", "FY2020", 709.0, "USD millions"),
+        ("diluted_eps", "FY2022", 4.51, "USD per share"),
+        ("diluted_eps", "FY2021", 6.95, "USD per share"),
+        ("diluted_eps", "FY2020", 3.91, "USD per share"),
+    }
+
+
 def test_a_segment_is_compared_with_itself_only():
     """A segment's figure and the company's total for one period are not a conflict; the same segment
     stated differently by two documents is."""
@@ -416,6 +551,24 @@ def test_memo_reports_the_total_and_lists_segments_apart():
     rows = [line for line in audit.splitlines() if "| 122,445 |" in line]
     assert rows and "revenue — Americas segment (USD millions)" in rows[0]
     assert "9M FY2023, nine months ended July 1, 2023" in rows[0]
+
+
+def test_memo_prints_diluted_eps_in_usd_per_share():
+    facts = _facts(BEST_BUY_STATEMENT, ("revenue", "net_income", "diluted_eps"), fy_end=1)
+    memo = build_memo(
+        target="Best Buy",
+        found=True,
+        findings=facts,
+        conflicts=[],
+        specialists=default_specialists(),
+        names={"Apple": "Best Buy"},
+        evidence="test.",
+        target_entity="Apple",
+    )
+    summary = memo.markdown.split("## Audit trail")[0].split("## Liquidity Specialist")[0]
+    assert "diluted earnings per share **2.36** [A" in summary
+    assert "] USD per share (H1 FY2024, six months ended July 29, 2023)" in summary
+    assert "219.0" not in memo.markdown and "219.5" not in memo.markdown  # diluted shares: no figure
 
 
 def test_check_prose_takes_fiscal_periods_but_no_other_number():
