@@ -8,7 +8,10 @@ its columns; a phrase's own date ("Six Months Ended December 31," over "2022") d
 
 **Captions.** A label-only line ending in ":" ("Americas:", "Net sales:"), or naming a region, is the
 caption of the rows below it (:attr:`TableRow.group`), up to the next caption, a "Total ..." row or
-the next table.
+the next table. A table whose title (the last label-only line above its header run, length and unit
+lines aside) names one segment ("Flexibles Segment", "North America segment results") captions every
+row with it. A line of length phrases is never a row: between two tables ("Three Months Ended
+December 31," over "($ in millions)") it heads the next table's columns.
 
 **The company's figure or a segment's** (:func:`segment_of`). A segment note prints the metric once
 per segment ("Americas: Net sales", "Europe: Net sales"); those rows are the segments' figures, the
@@ -26,7 +29,15 @@ from ..data.cover import MONTHS
 from .lexicon import clean_label
 from .values import bare_numbers, date_label, find_durations, find_periods, fiscal_year, parse_number
 
-__all__ = ["TableRow", "table_rows", "statement_page", "segment_of", "per_share", "REGION_RE"]
+__all__ = [
+    "TableRow",
+    "table_rows",
+    "statement_page",
+    "segment_of",
+    "segment_title",
+    "per_share",
+    "REGION_RE",
+]
 
 
 @dataclass(frozen=True)
@@ -141,6 +152,30 @@ def _group_caption(line: str) -> str | None:
     return s if REGION_RE.fullmatch(s) else None
 
 
+#: a table title that names one segment: "Flexibles Segment", "North America segment results"
+_SEGMENT_TITLE = re.compile(
+    r"(?P<name>[A-Za-z][\w&,.'’ -]{0,50}?\s+(?:reportable\s+)?segment)(?:\s+results(?:\s+of\s+operations)?)?",
+    re.IGNORECASE,
+)
+#: a unit line under a title: "($ in millions)", "(In millions, except per share data)", "Dollars in thousands"
+_UNIT_LINE = re.compile(
+    r"\(?\$?\s*(?:\$|dollars|amounts|in)\b[^)]{0,60}\b(?:thousands|millions|billions)\b.*", re.IGNORECASE
+)
+
+
+def segment_title(line: str | None) -> str | None:
+    """The segment a table's title names ("Flexibles Segment" → "Flexibles Segment"), else ``None``; a title
+    about every segment ("Segment Results of Operations", "Reportable segments") names none."""
+    if not line:
+        return None
+    m = _SEGMENT_TITLE.fullmatch(clean_label(line))
+    if m is None or re.match(
+        r"(?:the\s+)?(?:reportable|operating|business|our|each|all)\b", m.group("name"), re.I
+    ):
+        return None
+    return m.group("name")
+
+
 def table_rows(text: str, *, annual: bool = False) -> list[TableRow]:
     """Rows of the statement tables in a page's text (see the module docstring, step 4)."""
     lines: list[tuple[int, str]] = []  # (offset, stripped line)
@@ -164,6 +199,7 @@ def table_rows(text: str, *, annual: bool = False) -> list[TableRow]:
     lengths: tuple[int | None, ...] = ()
     days: tuple[str | None, ...] = ()
     group: str | None = None
+    title: str | None = None  # the last label-only line since the last row (length and unit lines aside)
     table = -1
     pending: list = []  # the length phrases since the last header run
     i, n = 0, len(lines)
@@ -172,12 +208,15 @@ def table_rows(text: str, *, annual: bool = False) -> list[TableRow]:
         if runs[i] >= 2:
             found = _columns(list(headers[i : i + runs[i]]), pending, annual)
             columns, lengths, days = found if found else (None, (), ())
-            pending, group = [], None
+            pending, group, title = [], segment_title(title), None
             table += 1
             i += runs[i]
             continue
-        if columns is None or not any(c.isalpha() for c in s) or runs[i + 1] >= 2:
-            pending += _duration_line(s)
+        durations = _duration_line(s)  # a length phrase is never a row: it heads the next table's columns
+        if columns is None or not any(c.isalpha() for c in s) or runs[i + 1] >= 2 or durations:
+            pending += durations
+            if any(c.isalpha() for c in s) and not durations and not _UNIT_LINE.fullmatch(s):
+                title = s
             i += 1
             continue
         values: list[tuple[float, str, int, int]] = []
@@ -199,10 +238,14 @@ def table_rows(text: str, *, annual: bool = False) -> list[TableRow]:
                 )
             elif not tail:
                 group = _group_caption(s) or group
+                if not _UNIT_LINE.fullmatch(s):
+                    title = s
         elif len(values) == len(columns):
             rows.append(TableRow(s, a, values[-1][3], tuple(values), columns, lengths, days, group, table))
-        if rows and rows[-1].start == a and _TOTAL.match(clean_label(rows[-1].label)):
-            group = None  # "Total Defense, Space & Security" closes its caption
+        if rows and rows[-1].start == a:
+            title = None  # a title heads the table after the rows, not these
+            if _TOTAL.match(clean_label(rows[-1].label)):
+                group = None  # "Total Defense, Space & Security" closes its caption
         i = j
     return rows
 

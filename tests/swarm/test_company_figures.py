@@ -18,6 +18,7 @@ from aethel_lite.swarm.findings import EXTRA_KEYS, FINDING_KEYS, find_conflicts,
 from aethel_lite.swarm.memo import AuditRow, MemoCheckError, build_memo, check_prose
 from aethel_lite.swarm.resolvers import DocumentResolver
 from aethel_lite.swarm.specialists import default_specialists
+from aethel_lite.swarm.tables import segment_title
 from aethel_lite.swarm.values import fiscal_name, period_phrase, printed_unit
 
 # --- periods in the filer's fiscal terms --------------------------------------------------------
@@ -461,6 +462,61 @@ def test_a_per_share_caption_with_a_footnote_mark_still_heads_its_rows():
         ("diluted_eps", "FY2022", 4.51, "USD per share"),
         ("diluted_eps", "FY2021", 6.95, "USD per share"),
         ("diluted_eps", "FY2020", 3.91, "USD per share"),
+    }
+
+
+AMCOR_MDA = """Results of Operations - Three Months Ended December 31, 2022
+Consolidated Results of Operations
+Three Months Ended December 31,
+($ in\xa0millions, except per share data)
+2022
+2021
+Net sales
+$
+3,642\xa0
+$
+3,507\xa0
+Net income attributable to Amcor plc
+$
+459\xa0
+$
+225\xa0
+Net sales increased by 4% for the three months ended December 31, 2022.
+Segment Results of Operations
+Flexibles Segment
+Three Months Ended December 31,
+($ in\xa0millions)
+2022
+2021
+Net sales
+$
+2,812\xa0
+$
+2,713\xa0
+Adjusted EBIT
+353\xa0
+352\xa0
+"""
+
+
+def test_a_table_titled_by_a_segment_is_that_segments_and_keeps_its_length():
+    """Amcor's Q2 FY2023 10-Q (fiscal year ending June 30), management's discussion: the company's net sales,
+    then a table titled "Flexibles Segment" whose length phrase stands above its unit line. The segment's
+    net sales are the segment's, for the same quarter (not a fiscal year of unknown length)."""
+    facts = _facts(AMCOR_MDA, ("revenue", "net_income"), fy_end=6)
+    got = {(f.metric, f.fiscal_period, f.duration, f.value, f.segment) for f in facts}
+    assert got == {
+        ("revenue", "Q2 FY2023", 3, 3642.0, None),
+        ("revenue", "Q2 FY2022", 3, 3507.0, None),
+        ("net_income", "Q2 FY2023", 3, 459.0, None),
+        ("net_income", "Q2 FY2022", 3, 225.0, None),
+        ("revenue", "Q2 FY2023", 3, 2812.0, "Flexibles Segment"),
+        ("revenue", "Q2 FY2022", 3, 2713.0, "Flexibles Segment"),
+    }
+    titles = {t: segment_title(t) for t in ("Segment Results of Operations", "North America segment results")}
+    assert titles == {
+        "Segment Results of Operations": None,
+        "North America segment results": "North America segment",
     }
 
 
