@@ -583,19 +583,22 @@ def test_a_fiscal_year_end_day_and_the_year_column_are_one_period():
     assert line.count("against") == 1 and "**290,479** [A" in line
 
 
-def test_memo_reports_the_total_and_lists_segments_apart():
-    facts = _facts(APPLE_STATEMENT) + _facts(APPLE_SEGMENTS)
-    memo = build_memo(
-        target="Apple",
+def _memo(facts, target: str = "Apple"):
+    """The memo on ``facts`` (all about the entity "Apple", shown as ``target``)."""
+    return build_memo(
+        target=target,
         found=True,
         findings=facts,
         conflicts=[],
         specialists=default_specialists(),
-        names={"Apple": "Apple"},
+        names={"Apple": target},
         evidence="test.",
         target_entity="Apple",
     )
-    md = memo.markdown
+
+
+def test_memo_reports_the_total_and_lists_segments_apart():
+    md = _memo(_facts(APPLE_STATEMENT) + _facts(APPLE_SEGMENTS)).markdown
     body, audit = md.split("## Audit trail")
     summary = body.split("## Liquidity Specialist")[0]
     assert "revenue **293,787** [A" in summary
@@ -610,17 +613,7 @@ def test_memo_reports_the_total_and_lists_segments_apart():
 
 
 def test_memo_prints_diluted_eps_in_usd_per_share():
-    facts = _facts(BEST_BUY_STATEMENT, ("revenue", "net_income", "diluted_eps"), fy_end=1)
-    memo = build_memo(
-        target="Best Buy",
-        found=True,
-        findings=facts,
-        conflicts=[],
-        specialists=default_specialists(),
-        names={"Apple": "Best Buy"},
-        evidence="test.",
-        target_entity="Apple",
-    )
+    memo = _memo(_facts(BEST_BUY_STATEMENT, ("revenue", "net_income", "diluted_eps"), fy_end=1), "Best Buy")
     summary = memo.markdown.split("## Audit trail")[0].split("## Liquidity Specialist")[0]
     assert "diluted earnings per share **2.36** [A" in summary
     assert "] USD per share (H1 FY2024, six months ended July 29, 2023)" in summary
