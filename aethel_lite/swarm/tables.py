@@ -152,9 +152,9 @@ def _group_caption(line: str) -> str | None:
     return s if REGION_RE.fullmatch(s) else None
 
 
-#: a table title that names one segment: "Flexibles Segment", "North America segment results"
+#: a table title that names one segment: "Flexibles Segment", "North America segment results" (the name: "Flexibles")
 _SEGMENT_TITLE = re.compile(
-    r"(?P<name>[A-Za-z][\w&,.'’ -]{0,50}?\s+(?:reportable\s+)?segment)(?:\s+results(?:\s+of\s+operations)?)?",
+    r"(?P<name>[A-Za-z][\w&,.'’ -]{0,50}?)\s+(?:reportable\s+)?segment(?:\s+results(?:\s+of\s+operations)?)?",
     re.IGNORECASE,
 )
 #: a unit line under a title: "($ in millions)", "(In millions, except per share data)", "Dollars in thousands"
@@ -164,7 +164,7 @@ _UNIT_LINE = re.compile(
 
 
 def segment_title(line: str | None) -> str | None:
-    """The segment a table's title names ("Flexibles Segment" → "Flexibles Segment"), else ``None``; a title
+    """The segment a table's title names ("Flexibles Segment" → "Flexibles"), else ``None``; a title
     about every segment ("Segment Results of Operations", "Reportable segments") names none."""
     if not line:
         return None

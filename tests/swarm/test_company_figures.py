@@ -510,13 +510,19 @@ def test_a_table_titled_by_a_segment_is_that_segments_and_keeps_its_length():
         ("revenue", "Q2 FY2022", 3, 3507.0, None),
         ("net_income", "Q2 FY2023", 3, 459.0, None),
         ("net_income", "Q2 FY2022", 3, 225.0, None),
-        ("revenue", "Q2 FY2023", 3, 2812.0, "Flexibles Segment"),
-        ("revenue", "Q2 FY2022", 3, 2713.0, "Flexibles Segment"),
+        ("revenue", "Q2 FY2023", 3, 2812.0, "Flexibles"),
+        ("revenue", "Q2 FY2022", 3, 2713.0, "Flexibles"),
     }
+    body = _memo(facts, "Amcor").markdown.split("## Audit trail")[0]
+    assert "2,812" not in body.split("## Liquidity Specialist")[0]  # not in the summary: a segment's
+    assert (
+        "| revenue — Flexibles segment | Q2 FY2023, three months ended December 31, 2022 | **2,812** [A"
+        in body
+    )
     titles = {t: segment_title(t) for t in ("Segment Results of Operations", "North America segment results")}
     assert titles == {
         "Segment Results of Operations": None,
-        "North America segment results": "North America segment",
+        "North America segment results": "North America",
     }
 
 
