@@ -56,7 +56,7 @@ from typing import Any
 
 from ..errors import ParameterError
 from .findings import Finding
-from .lexicon import METRICS, MONEY, TOPICS, Metric, clean_label
+from .lexicon import METRICS, MONEY, NET_INCOME_ROW, TOPICS, Metric, clean_label
 from .resolvers import EntityResolver
 from .tables import REGION_RE, TableRow, per_share, segment_of, statement_page, table_rows
 from .values import (
@@ -222,13 +222,6 @@ def _is_change(body: str, fig: Figure) -> bool:
     )
 
 
-#: a row of net income or earnings (what a per-share caption's rows are per share of)
-_EARNINGS_ROW = re.compile(
-    r"net (?:income|earnings)(?: \(loss\))?(?: attributable to (?!non-?controlling)[a-z0-9 .,&'’-]+)?",
-    re.IGNORECASE,
-)
-
-
 def row_is(metric: Metric, row: TableRow, label: str) -> bool:
     """Whether a table row (``label``: its :func:`~aethel_lite.swarm.lexicon.clean_label`) is ``metric``'s: its label
     matches the metric's table pattern, or, for a per-share metric, its caption does and the row is the net
@@ -242,7 +235,7 @@ def row_is(metric: Metric, row: TableRow, label: str) -> bool:
         metric.per_share
         and row.group
         and metric.table_re.fullmatch(clean_label(row.group))
-        and _EARNINGS_ROW.fullmatch(label)
+        and NET_INCOME_ROW.fullmatch(label)
     )
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ParameterError
 
-__all__ = ["Metric", "Topic", "METRICS", "TOPICS", "FUND_METRICS", "MONEY", "clean_label"]
+__all__ = ["Metric", "Topic", "METRICS", "TOPICS", "FUND_METRICS", "MONEY", "NET_INCOME_ROW", "clean_label"]
 
 MONEY = ("USD m", "EUR m", "GBP m")
 
@@ -119,6 +119,12 @@ def clean_label(line: str) -> str:
 
 _PPE = r"property,? plant,? (?:and|&) equipment(?: \(pp&e\))?"
 _CASH_FLOW_PAGE = r"cash flows? (?:from|provided by|used in) operating activities|changes in (?:operating )?assets and liabilities"
+#: a net income row's label: "Net income", "Net earnings (loss)", "Net income attributable to Apple Inc." (not
+#: to non-controlling interests)
+_NET_INCOME = (
+    r"net (?:income|earnings)(?: \(loss\))?(?: attributable to (?!non-?controlling)[a-z0-9 .,&'’-]+)?"
+)
+NET_INCOME_ROW = re.compile(_NET_INCOME, re.IGNORECASE)
 #: what a per-share row is of: "net income", "earnings (loss)", "income from continuing operations attributable to X"
 _EPS_OF = (
     r"(?:net )?(?:income|earnings|loss|\(loss\) (?:income|earnings)|(?:income|earnings) \(loss\))"
@@ -301,7 +307,7 @@ METRICS: dict[str, Metric] = {
             "net income",
             MONEY,
             None,
-            r"net (?:income|earnings)(?: \(loss\))?(?: attributable to (?!non-?controlling)[a-z0-9 .,&'’-]+)?",
+            _NET_INCOME,
             "net income",
             flow=True,
         ),
