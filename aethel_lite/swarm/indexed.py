@@ -46,7 +46,7 @@ __all__ = [
 
 #: the index parts the memo reads (besides the passages): spaCy's mentions and BM25
 MEMO_PARTS = ("entities-ner", "bm25")
-#: the method added to an index's own when the memo asks for a rebuild (the default of ``aethel index``)
+#: the method added to an index's own when the memo asks for a rebuild (the cheapest whose index holds :data:`MEMO_PARTS`)
 MEMO_METHOD = "aethel-bct"
 #: companies named in the "unknown target" message (closest first)
 SHOWN_COMPANIES = 12
