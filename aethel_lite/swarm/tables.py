@@ -27,7 +27,15 @@ from dataclasses import dataclass
 
 from ..data.cover import MONTHS
 from .lexicon import clean_label
-from .values import bare_numbers, date_label, find_durations, find_periods, fiscal_year, parse_number
+from .values import (
+    bare_numbers,
+    date_label,
+    find_durations,
+    find_periods,
+    fiscal_year,
+    page_scale,
+    parse_number,
+)
 
 __all__ = [
     "TableRow",
@@ -157,10 +165,16 @@ _SEGMENT_TITLE = re.compile(
     r"(?P<name>[A-Za-z][\w&,.'’ -]{0,50}?)\s+(?:reportable\s+)?segment(?:\s+results(?:\s+of\s+operations)?)?",
     re.IGNORECASE,
 )
-#: a unit line under a title: "($ in millions)", "(In millions, except per share data)", "Dollars in thousands"
-_UNIT_LINE = re.compile(
-    r"\(?\$?\s*(?:\$|dollars|amounts|in)\b[^)]{0,60}\b(?:thousands|millions|billions)\b.*", re.IGNORECASE
-)
+
+
+def _may_title(line: str) -> bool:
+    """Whether a label-only line may title the table below it: it has letters and is neither a line of length
+    phrases ("Three Months Ended December 31,") nor a unit line ("($ in millions)", :func:`page_scale`)."""
+    return (
+        any(c.isalpha() for c in line)
+        and not _duration_line(line)
+        and not (len(line) <= 80 and page_scale(line) is not None)
+    )
 
 
 def segment_title(line: str | None) -> str | None:
@@ -215,7 +229,7 @@ def table_rows(text: str, *, annual: bool = False) -> list[TableRow]:
         durations = _duration_line(s)  # a length phrase is never a row: it heads the next table's columns
         if columns is None or not any(c.isalpha() for c in s) or runs[i + 1] >= 2 or durations:
             pending += durations
-            if any(c.isalpha() for c in s) and not durations and not _UNIT_LINE.fullmatch(s):
+            if _may_title(s):
                 title = s
             i += 1
             continue
@@ -238,7 +252,7 @@ def table_rows(text: str, *, annual: bool = False) -> list[TableRow]:
                 )
             elif not tail:
                 group = _group_caption(s) or group
-                if not _UNIT_LINE.fullmatch(s):
+                if _may_title(s):
                     title = s
         elif len(values) == len(columns):
             rows.append(TableRow(s, a, values[-1][3], tuple(values), columns, lengths, days, group, table))
