@@ -394,7 +394,8 @@ def comparisons_headline(saved: Mapping[str, Any], half: str = "test") -> tuple[
     }
     if ("all", "aethel-anchors") in mrr:
         verdict += (
-            f" On FinanceBench's own {single['n']} questions {single['anchored']} name two anchors or more; "
+            f" On FinanceBench's own {single['n']} questions {single['anchored']} "
+            f"{'names' if single['anchored'] == 1 else 'name'} two anchors or more; "
             f"`aethel-anchors` ranks the others exactly as `aethel-hybrid` (MRR against it "
             f"{format_difference(mrr[('all', 'aethel-anchors')])}), while `aethel-statements` gives a question "
             f"with one anchor the same lift: the statement pages of its first filing that report the line item "

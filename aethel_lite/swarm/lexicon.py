@@ -317,7 +317,7 @@ METRICS: dict[str, Metric] = {
             ("USD per share",),
             None,
             rf"diluted(?: {_EPS_OF})?(?: {_PER})?(?: attributable to [a-z0-9 .,&'’-]+)?"
-            rf"|{_EPS_OF}(?: {_PER})?,?\W*(?:- )?diluted",
+            rf"|{_EPS_OF}(?: {_PER})?(?: attributable to [a-z0-9 .,&'’-]+?)?,?\W*(?:- )?diluted",
             "diluted earnings per share",
             flow=True,
             per_share=True,

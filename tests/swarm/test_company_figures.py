@@ -446,6 +446,26 @@ Diluted
 """
 
 
+@pytest.mark.parametrize(
+    "label, eps",
+    [
+        ("Diluted earnings per share", True),  # Best Buy
+        ("Earnings per share attributable to 3M common shareholders — diluted", True),  # 3M's statement
+        ("Net income attributable to 3M — diluted", True),  # 3M's selected data, under a per-share caption
+        ("Diluted net income per share", True),
+        ("Net income per share - diluted", True),
+        ("Diluted", True),  # under "Earnings per share:" (a share count under "Shares outstanding:")
+        ("Basic earnings per share", False),
+        ("Weighted average 3M common shares outstanding — diluted", False),
+        ("Net income", False),
+    ],
+)
+def test_the_diluted_eps_labels_of_real_statements(label, eps):
+    from aethel_lite.swarm.lexicon import METRICS, clean_label
+
+    assert bool(METRICS["diluted_eps"].table_re.fullmatch(clean_label(label))) is eps
+
+
 def test_a_per_share_caption_with_a_footnote_mark_still_heads_its_rows():
     """American Water Works' 2022 10-K: "Diluted earnings per share: (a)" heads a row labelled as net income;
     the rows under it are diluted EPS (2021: 6.95, basic 6.96), not net income in millions."""
