@@ -51,6 +51,7 @@ _FIGURE = re.compile(r"\(?\d[\d,]*(?:\.\d+)?\)?")
 _LETTER = re.compile(r"[^\W\d_]")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _LEADER = re.compile(r"\.{3,}")
+_SPACE = re.compile(r"\s+")
 
 
 def _lines(text: str) -> list[str]:
@@ -61,7 +62,13 @@ def _lines(text: str) -> list[str]:
 def title_lines(text: str) -> list[str]:
     """A page's first :data:`HEAD_LINES` non-blank lines, spaces removed and lower-cased (what :data:`HEADINGS`
     match)."""
-    return [re.sub(r"\s+", "", line).lower() for line in text.splitlines() if line.strip()][:HEAD_LINES]
+    head = []
+    for line in text.splitlines():  # only the first lines: a filing's page has dozens
+        if line.strip():
+            head.append(_SPACE.sub("", line).lower())
+            if len(head) == HEAD_LINES:
+                break
+    return head
 
 
 def statement_kind(text: str) -> str | None:

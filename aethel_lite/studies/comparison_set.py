@@ -97,6 +97,7 @@ def _printed(figure: str) -> re.Pattern:
 def _figures(filings: Mapping[str, Mapping[int, str]], about: Mapping[str, tuple], used: set) -> list[dict]:
     """Rule 1: the kept (filing, metric) figures, as evidence items with ``metric`` and ``company``."""
     kept = []
+    whole = {doc: "\n".join(pages.values()) for doc, pages in filings.items()}  # for _elsewhere
     for doc in sorted(d for d, (_, kind, _) in about.items() if kind == "10k"):
         company, _, year = about[doc]
         for metric, kind in METRIC_STATEMENT.items():
@@ -112,7 +113,7 @@ def _figures(filings: Mapping[str, Mapping[int, str]], about: Mapping[str, tuple
                 if (
                     unit is None
                     or _first_column_year(text) != year
-                    or _elsewhere(filings, about, doc, label, figure)
+                    or _elsewhere(filings, about, doc, label, figure, whole)
                 ):
                     break
                 kept.append(
@@ -123,11 +124,12 @@ def _figures(filings: Mapping[str, Mapping[int, str]], about: Mapping[str, tuple
     return kept
 
 
-def _elsewhere(filings, about, doc: str, label: str, figure: str) -> bool:
-    """Whether the uniqueness rule (rule 1) fails for ``figure`` of ``doc``'s row ``label``."""
+def _elsewhere(filings, about, doc: str, label: str, figure: str, whole: Mapping[str, str]) -> bool:
+    """Whether the uniqueness rule (rule 1) fails for ``figure`` of ``doc``'s row ``label`` (``whole``: each
+    filing's pages in one string, to pass over a filing that does not print the figure at all)."""
     printed = _printed(figure)
     for other, pages in filings.items():
-        if other == doc:
+        if other == doc or figure not in whole[other]:
             continue
         if about[other][0] == about[doc][0]:
             if any(printed.search(t) for t in pages.values()):
