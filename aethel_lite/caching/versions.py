@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 from collections.abc import Iterable
@@ -33,15 +34,24 @@ ONNX_PACKAGES = ("onnxruntime", "onnx", "torch", "transformers", "tokenizers")
 def package_versions(names: Iterable[str], missing: str | None = None) -> dict[str, str | None]:
     """Installed versions of the packages ``names``, in that order (``missing`` for one not installed);
     part of a store's configuration, so an upgrade opens a new store instead of mixing results."""
-    from importlib.metadata import PackageNotFoundError, version  # slow to import; needed only here
-
     out: dict[str, str | None] = {}
     for name in names:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = missing
+        found = _installed_version(name)
+        out[name] = missing if found is None else found
     return out
+
+
+@functools.cache
+def _installed_version(name: str) -> str | None:
+    """``name``'s installed version (None when it is not installed), read once per process: every store key
+    asks, and reading a package's metadata parses its files (≈ 2 ms a name); a process's packages do not
+    change under it."""
+    from importlib.metadata import PackageNotFoundError, version  # slow to import; needed only here
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
 
 
 def versions(dense_precision: str | None = None) -> dict[str, str]:

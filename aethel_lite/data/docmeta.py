@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ..caching.memo import TextMemo, is_shared
 from ..core.entities import REGEX_STOP, RegexExtractor, normalize_entity
 from ..core.graph import EntityGraph
 from ..data.cover import MONTH_RX as _MONTH_RX
@@ -201,6 +202,20 @@ def _first_pages(passages: Sequence, n: int = 3) -> dict[str, list]:
     return {d: [t[-1] for t in sorted(rows)[:n]] for d, rows in by_doc.items()}
 
 
+#: what each filing's first pages say (:func:`~aethel_lite.data.cover.read_cover`), kept inside
+#: :func:`~aethel_lite.caching.memo.shared` for a study that fits a corpus's hybrid variants one after another
+_COVERS = TextMemo("covers", 20_000)
+
+
+def _read_cover(texts: list[str]):
+    """``read_cover(texts[:3], statements=texts[3:])``, from :data:`_COVERS` inside ``shared()`` (its readers
+    here only read the :class:`~aethel_lite.data.cover.Cover`)."""
+    if not is_shared():
+        return read_cover(texts[:3], statements=texts[3:])
+    key = json.dumps(texts)  # one string for the list, unambiguous
+    return _COVERS.map("", [key], lambda todo: [read_cover(texts[:3], statements=texts[3:])])[0]
+
+
 def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
     """Company, periods and filing type of every document of a corpus.
 
@@ -238,7 +253,7 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
         text = p.text or ""
         need = not (meta.get("company") and meta.get("doc_period") not in (None, "") and meta.get("doc_type"))
         texts = [q.text or "" for q in pages] if need else []
-        cov = read_cover(texts[:3], statements=texts[3:]) if need else None
+        cov = _read_cover(texts) if need else None
         if cov is not None and cov.form is None:
             cov = None  # not a filing or a release: the first-page rules below
         if meta.get("company"):
