@@ -137,7 +137,7 @@ STATEMENTS_UNORDERED = "statement pages in the anchor's order"
 #: AllSupport@10 (both filings' pages in the top 10) is the headline metric of a comparison question.
 COMPARISON_METRICS = ("AllSupport@10", "Recall@10", "MRR")
 #: Quick mode: the first comparison questions of each half and FinanceBench questions, over a sample of the pages.
-QUICK_COMPARISONS = {"per_half": 4, "single": 8, "corpus_size": 200}
+QUICK_COMPARISONS = {"per_half": 4, "single": 8, "corpus_size": 120}
 
 
 def _pages(data, quick: bool) -> tuple[Dataset, Dataset]:

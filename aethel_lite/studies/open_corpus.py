@@ -100,7 +100,7 @@ OPEN_METRICS = ("HR@1", "HR@5", "MRR", "AllSupport@5", "Recall@5")
 #: ``quick`` mode (CI): the first ``limit`` questions over a sampled corpus of ``corpus_size`` passages (every
 #: cell of a chapter runs on real data; the sample is small because each FinanceBench page is encoded as a page,
 #: its max-pooling windows and its heading, in both the named and the own-files setting).
-QUICK = {"limit": 12, "corpus_size": 150}
+QUICK = {"limit": 12, "corpus_size": 100}
 
 
 def check_parameters(datasets: Sequence[str], methods: Sequence[str]) -> None:

@@ -370,7 +370,7 @@ def scaling_takeaways(
 # --------------------------------------------------------------------------------------- the chapter
 #: ``quick`` mode (CI): these sizes and the first two seeds, on :data:`~aethel_lite.studies.open_corpus.QUICK`'s
 #: questions and sample.
-QUICK_GRID: dict = {"sizes": [60, 100, "full"], "n_seeds": 2}
+QUICK_GRID: dict = {"sizes": [60, 80, "full"], "n_seeds": 2}
 #: ``extended`` mode adds these sizes (FinanceBench with every filing, not only those asked about).
 EXTENDED_SIZES: tuple[int, ...] = (10206, 20000)
 

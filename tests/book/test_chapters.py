@@ -7,7 +7,7 @@ aside); the hybrid, open-corpus and scaling chapters run once, their studies' de
 (tests/studies/test_hybrid_study.py, test_comparisons.py, test_open_corpus.py).
 
 The chapters use the same quick samples (``studies.open_corpus.QUICK``: the first 12 questions over
-150 passages of FinanceBench, MuSiQue and 2Wiki), so they share one passage store and run one after
+100 passages of FinanceBench, MuSiQue and 2Wiki), so they share one passage store and run one after
 another in this file, on one test worker: the hybrid chapter first (its samples cover the others')
 encodes and extracts entities from a cold store; the scaling, open-corpus
 and multi-hop chapters then find every passage in the store. The store is the run's shared cache
