@@ -82,3 +82,25 @@ def run_quick_twice(
     assert second.returncode == 0, second.stderr[-4000:]
     for n, before in results.items():
         assert without_timing(read_json(root / "results" / f"{n}.json")) == without_timing(before), n
+
+
+def check_provenance_counts(saved: dict, shown: str) -> None:
+    """The provenance chapter's printed counts are its result file's (``saved``: results/provenance.json,
+    ``shown``: the executed notebook's outputs as JSON text), and each reached hit's chain shares add up to
+    its score."""
+    for report in saved["reports"].values():
+        reach = report["gold_reach"]
+        assert sum(reach.values()) == report["n_gold"] > 0
+        assert (
+            f"{reach['direct']} gold passages name an exact seed, {reach['bct']} only a BCT seed, "
+            f"{reach['two-hop']} are reached through a two-hop path and {reach['unreached']} not at all; "
+            f"{report['bct_only']} would get no PageRank"
+        ) in shown
+        i = report["intrusions"]
+        assert (
+            f"{i['n_passages']} wrong passages in {i['n_questions']} of {report['n_queries']} questions"
+            in shown
+        )
+    for hit in saved["example"]["hits"]:  # the worked example's shares add up to each reached hit's score
+        if hit["score"] > 0:
+            assert abs(sum(c["share"] for c in hit["chains"]) - hit["score"]) < 1e-8

@@ -37,6 +37,7 @@ beside a bare table number: "USD millions" on a page "(in millions, except per-s
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable
@@ -352,6 +353,13 @@ def _iso(kind: str, m: re.Match) -> str | None:
 
 def find_periods(text: str) -> list[Period]:
     """Period mentions of ``text`` in text order (the longest match wins where patterns overlap)."""
+    return list(_periods_of(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _periods_of(text: str) -> tuple[Period, ...]:
+    """:func:`find_periods`, kept per text: a swarm run builds the view of one page for every question that reads
+    it (the periods are frozen, the list each caller gets is its own)."""
     cands: list[Period] = []
     for kind, rx in _PERIOD_PATTERNS:
         for m in rx.finditer(text):
@@ -370,7 +378,7 @@ def find_periods(text: str) -> list[Period]:
     for p in cands:
         if not out or p.start >= out[-1].end:
             out.append(p)
-    return out
+    return tuple(out)
 
 
 def parse_period(text: str) -> str | None:

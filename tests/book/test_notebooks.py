@@ -19,6 +19,8 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
+from chapters import check_provenance_counts
+from memo_audit import audit_chapter_memos
 
 from aethel_lite.book.bookcheck import BrowserNotFound, find_chromium
 from aethel_lite.book.notebooks import (
@@ -38,6 +40,7 @@ from aethel_lite.book.notebooks import (
 from aethel_lite.data.schema import Dataset, Passage, Query
 from aethel_lite.data.summary import dataset_summary
 from aethel_lite.errors import ParameterError
+from aethel_lite.io import read_json
 from aethel_lite.studies.paper import PAPER_ROWS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -481,6 +484,24 @@ def test_book_builds_without_warnings(tmp_path, run_cache):
         )
         assert "AETHEL_DATA=data" not in outputs and "Traceback" not in outputs, path.stem
         assert hand_typed_numbers(path.stem, nb.cells) == [], path.stem
+    # two chapters checked as their own tests check them on real data: the swarm's memos pass the independent
+    # audit, and every count the provenance chapter prints is its result file's (both on the synthetic corpus)
+    swarm, memos, n_figures = audit_chapter_memos(tmp_path)
+    assert swarm["financebench"] is None and len(memos) == swarm["synthetic"]["n_funds"] + 1
+    assert n_figures == swarm["audit"]["n_figures"] > 0
+    graph = swarm["synthetic"]["scores"]["graph"]
+    assert graph["facts"]["precision"] >= 0.9 and graph["facts"]["recall"] >= 0.9
+    assert swarm["synthetic"]["alias_invariance"]["n_identical"] == swarm["synthetic"]["n_funds"]
+    provenance = read_json(tmp_path / "results" / "provenance.json")
+    shown = json.dumps(
+        [
+            c.get("outputs", [])
+            for c in nbformat.read(tmp_path / "book" / "executed" / "40_provenance.ipynb", as_version=4).cells
+        ],
+        ensure_ascii=False,
+    )
+    check_provenance_counts(provenance, shown)
+    assert all(provenance["synthetic_fallback"].values()) and "SYNTHETIC corpus" in shown
     # MathJax is served from the book itself, and the API reference is there, linked from the method
     assert (html / "_static" / "mathjax" / "tex-chtml.js").is_file()
     assert "mathjax/tex-chtml.js" in (html / "book" / "method.html").read_text()

@@ -287,7 +287,7 @@ def test_ci_figure_sets_six_corpora_in_two_rows_of_three():
 
 def test_scaling_grid_checks_and_resolves_quick_and_extended():
     assert scaling_grid([100, "full"], [0, 1, 2]) == ([100, "full"], [0, 1, 2])
-    assert scaling_grid([100, "full"], [0, 1, 2], quick=True) == ([60, 100, "full"], [0, 1])
+    assert scaling_grid([100, "full"], [0, 1, 2], quick=True) == ([60, 80, "full"], [0, 1])
     assert scaling_grid([100, 500, "full"], [0], extended=True) == ([100, 500, 10206, 20000, "full"], [0])
     with pytest.raises(ParameterError, match="sizes"):
         scaling_grid([0], [0])

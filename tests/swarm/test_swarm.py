@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import http.server
 import json
-import re
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import replace
 
 import pytest
+from memo_audit import audit_chapter_memos, audit_memo
 
 from aethel_lite.cli import main as cli_main
 from aethel_lite.data.schema import Passage
@@ -49,55 +49,6 @@ from aethel_lite.swarm.study import alias_invariance, fund_targets, question_met
 from aethel_lite.swarm.values import find_figures, find_periods, parse_figure, period_sort_key
 
 N_PASSAGES, N_PLANTED = 300, 10
-
-
-# -- an independent memo auditor ---------------------------------------------------------------------
-def _collapse(text: str) -> str:
-    return " ".join(text.split())
-
-
-def audit_memo(markdown: str, passages: dict, names: list[str]) -> int:
-    """Check a memo by hand-written rules; return how many figures its body prints."""
-    body, _, table = markdown.partition("## Audit trail")
-    rows = {}
-    for line in table.splitlines():
-        if not line.startswith("| A"):
-            continue
-        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-        ref, figure, _entity, _metric, _period, doc, page, pid, quote = cells
-        p = passages[pid]
-        assert quote in _collapse(p.text), f"{ref}: quote not in passage {pid}"
-        assert doc == p.doc_id, ref
-        if isinstance(p.meta.get("page"), int):
-            assert page == str(p.meta["page"] + 1), ref
-        if figure != "—":
-            assert figure in quote, f"{ref}: figure {figure!r} not in its quote"
-        rows[ref] = figure
-    n = 0
-    for m in re.finditer(r"\*\*([^*]+)\*\*((?: \[A\d+\])+)", body):
-        refs = re.findall(r"A\d+", m.group(2))
-        for ref in refs:
-            assert rows.get(ref) == m.group(1), (
-                f"{m.group(1)!r} cites {ref}, whose figure is {rows.get(ref)!r}"
-            )
-        n += 1
-    rest = re.sub(r"\*\*([^*]+)\*\*((?: \[A\d+\])+)", " ", body)
-    for ref in re.findall(r"\[(A\d+)\]", rest):
-        assert ref in rows, ref
-    rest = re.sub(r"\[A\d+\]", " ", rest)
-    for name in sorted(names, key=len, reverse=True):
-        rest = rest.replace(name, " ")
-    # periods: "Q3 FY2024", "9M FY2024", "H1 FY2024", "FY2024", "2024Q3", "2024-06-29", "June 29, 2024"
-    rest = re.sub(
-        r"\b(?:(?:Q[1-4]|H1|6M|9M) )?(?:FY)?20\d\d(?:Q[1-4])?\b|\b20\d\d-\d\d-\d\d\b"
-        r"|\b(?:January|February|March|April|May|June|July|August|September|October|November|December) "
-        r"\d{1,2}, 20\d\d\b",
-        " ",
-        rest,
-    )
-    stray = re.findall(r"\S*\d\S*", rest)
-    assert not stray, f"numbers without an audit row: {stray[:5]}"
-    return n
 
 
 # -- fixtures -------------------------------------------------------------------------------------------
@@ -770,51 +721,6 @@ def _run_chapter(root, env, *params):
     )
 
 
-def _audit_chapter_memos(root, real_data=None):
-    from pathlib import Path
-
-    from aethel_lite.io import read_json
-
-    saved = read_json(root / "results" / "swarm.json")
-    p = saved["parameters"]
-    corpus = make_synthetic(p["synthetic_size"], seed=0, contradictions=p["contradictions"])
-    corpora = {"synthetic": {x.pid: x for x in corpus.passages}}
-    resolvers = {"synthetic": AliasResolver(corpus.meta["aliases"])}
-    if saved["financebench"] is not None:
-        from aethel_lite.data.loaders import load_financebench
-
-        fb = load_financebench(real_data / "financebench")
-        corpora["financebench"] = {x.pid: x for x in fb.passages}
-        resolvers["financebench"] = DocumentResolver(fb.passages)
-    memos = sorted((root / "results" / "swarm_memos").glob("*.md"))
-    assert sorted(Path(m).name for m in saved["audit"]["memos"]) == [m.name for m in memos]
-    n = 0
-    for path in memos:
-        kind = "financebench" if path.name.startswith("financebench-") else "synthetic"
-        md = path.read_text(encoding="utf-8")
-        title = md.splitlines()[0].removeprefix("# Investment-committee memo: ")
-        entity = resolvers[kind].lookup(title)
-        names = [resolvers[kind].display(e) for e in resolvers[kind].scope(entity)] if entity else []
-        n += audit_memo(md, corpora[kind], names)
-    return saved, memos, n
-
-
-@pytest.mark.slow
-def test_chapter_memos_pass_the_audit(tmp_path, run_cache):
-    import os
-
-    env = {k: v for k, v in os.environ.items() if k != "AETHEL_DATA"}
-    env["AETHEL_CACHE"] = str(run_cache)  # the quick book's swarm chapter computes the same entities
-    run = _run_chapter(tmp_path, env)
-    assert run.returncode == 0, run.stderr[-3000:]
-    saved, memos, n = _audit_chapter_memos(tmp_path)
-    assert saved["financebench"] is None and len(memos) == saved["synthetic"]["n_funds"] + 1
-    assert n == saved["audit"]["n_figures"] > 0
-    g = saved["synthetic"]["scores"]["graph"]
-    assert g["facts"]["precision"] >= 0.9 and g["facts"]["recall"] >= 0.9
-    assert saved["synthetic"]["alias_invariance"]["n_identical"] == saved["synthetic"]["n_funds"]
-
-
 @pytest.mark.slow
 @pytest.mark.realdata
 def test_chapter_on_real_data_in_quick_mode(tmp_path, real_data, run_cache):
@@ -823,7 +729,7 @@ def test_chapter_on_real_data_in_quick_mode(tmp_path, real_data, run_cache):
     env = {**os.environ, "AETHEL_DATA": str(real_data), "AETHEL_CACHE": str(run_cache)}
     run = _run_chapter(tmp_path, env, "-p", "evidence", '["graph", "bm25"]')
     assert run.returncode == 0, run.stderr[-3000:]
-    saved, memos, n = _audit_chapter_memos(tmp_path, real_data)
+    saved, memos, n = audit_chapter_memos(tmp_path, real_data)
     fb = saved["financebench"]
     assert fb is not None and fb["target"] == "3M" and fb["n_facts"] > 0
     assert any(m.name == "financebench-3m.md" for m in memos) and n == saved["audit"]["n_figures"]
