@@ -35,7 +35,11 @@ does not, and it ranks as ``aethel-anchors`` does.
 passage whose match is positive take the first places, best match first (a tie: the anchor's own order); every
 other passage follows in the anchor's order. With ``unanchored=True`` a question with fewer than two anchors ("Foot
 Locker's sales for the quarter ended October 29, 2022") is lifted the same way in the hybrid's ranking: the
-statement pages of its first passage's filing that report the line item come first.
+statement pages of its first passage's filing that report the line item come first. When the question names a quarter
+("the quarter ended June 25, 2023", "Q2 FY2023") and that filing's metadata does not carry it, the filing lifted is
+instead that of the first of the ten best passages whose filing does and names the same company (``quarter_filing``): the first place of a
+quarter's question may go to another quarter's release of the same company, whose statement pages report the same
+line item.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data.docmeta import PREFIXES
 from ..data.statements import row_labels, statement_kind
 from ..errors import DataError, ParameterError
 from ..io import read_json_shaped
@@ -59,9 +64,18 @@ from .anchors import AnchorsRetriever
 from .base import Retriever, clone, prefitted, topk
 from .traces import RankingStage
 
-__all__ = ["StatementsRetriever", "StatementPages", "words", "statements_first", "STATEMENTS_FILE"]
+__all__ = [
+    "StatementsRetriever",
+    "StatementPages",
+    "words",
+    "statements_first",
+    "quarter_filing",
+    "STATEMENTS_FILE",
+]
 
 STATEMENTS_FILE = "statements.json"
+#: how far down an unanchored question's ranking the filing of the quarter it names is looked for
+QUARTER_DEPTH = 10
 
 #: what :meth:`StatementPages.load` accepts (:func:`~aethel_lite.io.read_json_shaped`)
 _SHAPE = {
@@ -231,16 +245,18 @@ def statements_first(
     pages: StatementPages,
     doc_ids: Sequence[str],
     text: str,
+    doc: str | None = None,
 ) -> np.ndarray:
     """One anchor's corpus-length ranking scores with its filing's matching statement pages first (module
     docstring): a copy; unchanged when the question names no line item or the filing has no matching page.
-    ``corpus_idx``: the candidates (None: every passage)."""
+    ``corpus_idx``: the candidates (None: every passage); ``doc``: the filing lifted (default: the first passage's)."""
     corpus_idx = np.arange(len(scores)) if corpus_idx is None else np.asarray(corpus_idx, dtype=np.int64)
     order, vals = topk(scores, 1, corpus_idx)
     if not order.size or not vals[0] > -np.inf or not pages.names_item(text):
         return scores
     live = set(corpus_idx.tolist())
-    found = pages.match(text, [i for i in pages.by_doc_.get(doc_ids[int(order[0])], ()) if i in live])
+    doc = doc_ids[int(order[0])] if doc is None else doc
+    found = pages.match(text, [i for i in pages.by_doc_.get(doc, ()) if i in live])
     if pages.order == "anchor":  # the ablation: every statement page of the filing, in the anchor's order
         lifted = sorted(found, key=lambda i: (-scores[i], i))
     else:
@@ -252,6 +268,47 @@ def statements_first(
     for place, i in enumerate(lifted):
         out[i] = top + len(lifted) - place
     return out
+
+
+def quarter_filing(
+    scores: np.ndarray,
+    corpus_idx: np.ndarray | None,
+    doc_ids: Sequence[str],
+    quarters: Sequence[str],
+    periods: dict[str, Sequence[str]],
+    companies: dict[str, Sequence[str]],
+    depth: int = QUARTER_DEPTH,
+) -> str | None:
+    """The filing of the first of the ``depth`` best passages whose periods hold one of ``quarters`` (period keys,
+    ``"2023q2"``) and which names a company the first passage's filing names; None when no quarter is named or
+    none of those filings carries one.
+
+    Parameters
+    ----------
+    scores : ndarray, shape (n_passages,)
+        One question's ranking scores.
+    corpus_idx : ndarray of int or None
+        The candidates (None: every passage).
+    doc_ids : sequence of str
+        Each passage's filing.
+    quarters : sequence of str
+        The quarters the question names.
+    periods, companies : dict
+        Filing → its period keys, its companies (:class:`~aethel_lite.data.docmeta.DocMeta` ``periods`` and
+        ``companies``).
+    depth : int
+        How many of the best passages are looked at.
+    """
+    wanted = set(quarters)
+    best = topk(scores, depth, corpus_idx)[0]
+    if not wanted or not best.size:
+        return None
+    first = set(companies.get(doc_ids[int(best[0])], ()))  # another company's filing is never lifted
+    for i in best:
+        doc = doc_ids[int(i)]
+        if wanted & set(periods.get(doc, ())) and first & set(companies.get(doc, ())):
+            return doc
+    return None
 
 
 class StatementsRetriever(RankingStage, Retriever):
@@ -268,6 +325,9 @@ class StatementsRetriever(RankingStage, Retriever):
     unanchored : bool
         Lift a question with fewer than two anchors too (module docstring): its ranking is the hybrid's with the
         first passage's filing's matching statement pages first.
+    quarter_filing : bool
+        For such a question naming a quarter, lift the filing of the first of the ten best passages whose metadata
+        carries that quarter (module docstring); ``False``: always the first passage's filing.
     prefit : bool
         ``anchors`` is already fitted on the same passages: ``fit`` uses it as it is.
     progress : bool
@@ -290,11 +350,17 @@ class StatementsRetriever(RankingStage, Retriever):
         min_word: float = 1.0,
         order: str = "match",
         unanchored: bool = False,
+        quarter_filing: bool = True,
         prefit: bool = False,
         progress: bool = False,
     ):
         self.anchors, self.min_docs, self.min_word, self.order = anchors, min_docs, min_word, order
-        self.unanchored, self.prefit, self.progress = unanchored, prefit, progress
+        self.unanchored, self.quarter_filing, self.prefit, self.progress = (
+            unanchored,
+            quarter_filing,
+            prefit,
+            progress,
+        )
 
     def _anchors(self) -> AnchorsRetriever:
         return AnchorsRetriever() if self.anchors is None else self.anchors
@@ -309,8 +375,9 @@ class StatementsRetriever(RankingStage, Retriever):
             or self.min_word < 0
         ):
             raise ParameterError(f"min_word must be a number >= 0; got {self.min_word!r}")
-        if not isinstance(self.unanchored, bool):
-            raise ParameterError(f"unanchored must be True or False; got {self.unanchored!r}")
+        for name in ("unanchored", "quarter_filing"):
+            if not isinstance(getattr(self, name), bool):
+                raise ParameterError(f"{name} must be True or False; got {getattr(self, name)!r}")
         return StatementPages(self.min_docs, self.min_word, self.order)
 
     def parts(self) -> list[str]:
@@ -368,4 +435,37 @@ class StatementsRetriever(RankingStage, Retriever):
             statements_first, corpus_idx=trace.corpus_idx, pages=self.pages_, doc_ids=self.doc_ids_, text=text
         )
         scores = self.anchors_.rank(text, trace, refine=lift)
-        return lift(scores) if self.unanchored and not trace.extra["anchors"] else scores
+        if not self.unanchored or trace.extra["anchors"]:
+            return scores
+        return lift(scores, doc=self._quarter_filing(text, scores, trace.corpus_idx))
+
+    def _quarter_filing(self, text: str, scores: np.ndarray, corpus_idx) -> str | None:
+        """:func:`quarter_filing` of an unanchored question (``quarter_filing``): the quarters it names read as the
+        hybrid reads its periods, each filing's periods from the hybrid's document metadata."""
+        ranker = self.ranker_
+        if not self.quarter_filing or not ranker.doc_meta_:
+            return None
+        fields = ranker.metadata_fields(text)
+        prefix = PREFIXES["period"]
+        named = [k[len(prefix) :] for k in (fields[1] if len(fields) > 1 else ())]
+        metas = ranker.doc_meta_
+        periods, companies = (
+            {d: m.periods for d, m in metas.items()},
+            {d: m.companies for d, m in metas.items()},
+        )
+        return quarter_filing(
+            scores, corpus_idx, self.doc_ids_, [k for k in named if "q" in k], periods, companies
+        )
+        fields = ranker.metadata_fields(text)
+        prefix = PREFIXES["period"]
+        quarters = {
+            k[len(prefix) :] for k in (fields[1] if len(fields) > 1 else ()) if "q" in k[len(prefix) :]
+        }
+        if not quarters:
+            return None
+        for i in topk(scores, QUARTER_DEPTH, corpus_idx)[0]:
+            doc = self.doc_ids_[int(i)]
+            meta = ranker.doc_meta_.get(doc)
+            if meta is not None and quarters & set(meta.periods):
+                return doc
+        return None

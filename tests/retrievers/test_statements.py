@@ -26,7 +26,13 @@ from aethel_lite.retrievers import (
     params_json,
 )
 from aethel_lite.retrievers.registry import make_retriever
-from aethel_lite.retrievers.statements import STATEMENTS_FILE, StatementPages, statements_first, words
+from aethel_lite.retrievers.statements import (
+    STATEMENTS_FILE,
+    StatementPages,
+    quarter_filing,
+    statements_first,
+    words,
+)
 from aethel_lite.studies.comparisons import METRIC_STATEMENT
 
 BALANCE = """ACME WIDGETS INC.
@@ -202,6 +208,70 @@ def test_statements_first_orders_the_lifted_pages_by_match_then_by_the_anchor():
     # off the candidates a page is not lifted
     out = statements_first(scores, np.array([0, 1, 3]), pages, doc_ids, "Acme total assets and net income")
     assert out[2] == scores[2] and out[3] > scores[0]
+
+
+def test_the_quarter_s_filing_is_the_first_of_the_best_ten_pages_filings_that_carries_it():
+    """A quarter's question whose first page is another quarter's release (Lockheed Martin's Q1 release first for
+    "net sales for the quarter ended June 25, 2023"): the lift reads the filing of the first of the ten best pages
+    whose metadata carries the quarter named and names the first page's company; none named, or none carrying it in
+    the ten: None (the first page's)."""
+    doc_ids = ["Q1"] * 3 + ["Q2"] * 3 + ["K"] * 12
+    periods = {"Q1": ["2023", "2023q1"], "Q2": ["2023", "2023q2"], "K": ["2022"], "X": ["2023", "2023q2"]}
+    lime = {"Q1": ["lime"], "Q2": ["lime"], "K": ["lime"], "X": ["other"]}
+    scores = np.array([9.0, 8, 0, 7, 0, 0, *[1.0] * 12])
+    assert quarter_filing(scores, None, doc_ids, ["2023q2"], periods, lime) == "Q2"  # Q2's page is third
+    assert quarter_filing(scores, None, doc_ids, ["2023q1"], periods, lime) == "Q1"
+    assert quarter_filing(scores, None, doc_ids, [], periods, lime) is None
+    assert quarter_filing(scores, None, doc_ids, ["2023q3"], periods, lime) is None
+    late = np.array([9.0, 8, 0, -1, -1, -1, *[1.0] * 12])  # Q2's pages below eleven others
+    assert quarter_filing(late, None, doc_ids, ["2023q2"], periods, lime) is None
+    assert quarter_filing(late, None, doc_ids, ["2023q2"], periods, lime, depth=18) == "Q2"
+    assert (
+        quarter_filing(scores, np.arange(6, 18), doc_ids, ["2023q2"], periods, lime) is None
+    )  # no Q2 in the pool
+    # another company's filing of the quarter is never the one lifted
+    other = ["Q1"] * 3 + ["X"] * 3 + ["K"] * 12
+    assert quarter_filing(scores, None, other, ["2023q2"], periods, lime) is None
+
+
+def _release(quarter: str, ended: str, sales: str) -> list:
+    doc = f"LIME_2023{quarter}"
+    return [
+        _page(doc, 0, f"Lime Corp reports its results for the quarter ended {ended}.", "Lime Corp", 2023, "10q"),
+        _page(doc, 1, "Lime Corp discussion of net sales by segment.", "Lime Corp", 2023, "10q"),
+        _page(doc, 2, f"CONSOLIDATED STATEMENTS OF EARNINGS\nNet sales\n{sales}\nNet earnings\n1,689\n1,732\n",
+              "Lime Corp", 2023, "10q"),
+    ]  # fmt: skip
+
+
+RELEASES = [
+    *_release("Q1", "March 26, 2023", "15,126\n15,789"),
+    *_release("Q2", "June 25, 2023", "16,693\n16,399"),
+    _page(
+        "LIME_2022", 0, _balance(900), "Lime Corp", 2022
+    ),  # another statement: the row words weigh more than 0
+]
+
+
+def test_the_stage_reads_the_quarter_named_from_the_hybrid_s_metadata():
+    """Each quarter's question gets its own release's statement page first (the stage reads the quarters the
+    question names and each filing's periods from the hybrid it holds); a question naming no quarter ranks the
+    same with or without ``quarter_filing``, which ``fit`` checks."""
+    anchored = anchors_of().fit(RELEASES)
+    stages = {
+        setting: StatementsRetriever(anchored, unanchored=True, quarter_filing=setting, prefit=True).fit(
+            RELEASES
+        )
+        for setting in (True, False)
+    }
+    for ended, doc in (("March 26, 2023", "LIME_2023Q1"), ("June 25, 2023", "LIME_2023Q2")):
+        text = f"What were Lime Corp's net sales for the quarter ended {ended}?"
+        assert _top(stages[True], text, 1) == [f"{doc}#p2"]
+        assert stages[True]._quarter_filing(text, np.zeros(len(RELEASES)), None) == doc
+    year = [Query("q", "What were Lime Corp's net sales in 2023?", frozenset())]
+    assert stages[True].search(year, k=6) == stages[False].search(year, k=6)
+    with pytest.raises(ParameterError, match="quarter_filing must be True or False"):
+        StatementsRetriever(anchored, quarter_filing=1, prefit=True).fit(RELEASES)
 
 
 @pytest.mark.parametrize(
