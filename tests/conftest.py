@@ -25,19 +25,30 @@ os.environ["AETHEL_RESULT_CACHE"] = "0"
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-#: Test files that take minutes, longest first, as paths under tests/ (CI: ``make test
-#: PYTEST_ARGS=--durations=0``). With ``--dist loadfile --no-loadscope-reorder`` (Makefile) pytest-xdist
-#: hands them out before the others, so no long file starts last while the other workers have nothing
-#: left to do.
+#: Test files that take longest, longest first, as paths under tests/ (their sums of per-test seconds in CI: ``make
+#: test PYTEST_ARGS=--durations=0``). With ``--dist loadfile --no-loadscope-reorder`` (Makefile) pytest-xdist hands
+#: out whole files in this order, each worker taking the next when it is nearly done: the long files start first
+#: and the run ends on short ones, so no worker is left alone with a long file while the other has nothing to do.
 LONGEST_FIRST = (
-    "book/test_chapters.py",
-    "book/test_notebooks.py",
-    "evaluation/test_acceptance_musique.py",
-    "swarm/test_swarm.py",
-    "studies/test_comparisons.py",
-    "caching/test_memo.py",
-    "evaluation/test_cluster.py",
-    "studies/test_teaching.py",
+    "book/test_chapters.py",  # 330 s
+    "book/test_notebooks.py",  # 242 s
+    "evaluation/test_acceptance_musique.py",  # 252 s
+    "swarm/test_swarm.py",  # 74 s
+    "core/test_encoders.py",  # 47 s
+    "data/test_synthetic.py",  # 46 s
+    "evaluation/test_cluster.py",  # 46 s
+    "studies/test_teaching.py",  # 44 s
+    "caching/test_memo.py",  # 34 s
+    "cli/test_cli.py",  # 31 s
+    "retrievers/test_estimators.py",  # 29 s
+    "studies/test_comparisons.py",  # 29 s
+    "search/test_index.py",  # 26 s
+    "core/test_ner_process.py",  # 25 s
+    "evaluation/test_agreement.py",  # 18 s
+    "book/test_bookcheck.py",  # 15 s
+    "cli/test_reliability.py",  # 12 s
+    "data/test_cover.py",  # 11 s
+    "retrievers/test_statements.py",  # 11 s
 )
 TESTS = Path(__file__).resolve().parent
 

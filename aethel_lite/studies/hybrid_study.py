@@ -19,13 +19,14 @@ from ..io import write_json
 from . import beyond_report as report
 from .anchoring import anchoring_sentences, anchoring_study
 from .beyond import beyond_study, closed_pool_check, latency, load_study
-from .open_corpus import QUICK
 from .record import as_record
 from .tuning import halves, read_tuning
 
 __all__ = ["HybridStudy", "run", "load_study", "chosen_setting"]
 
 #: the methods of the halves' tables (``aethel-hybrid-v1``: the setting tuned before the heading term)
+#: quick mode (CI): the closed pools' first questions, each with its own candidates
+QUICK_CLOSED = 6
 SHOWN = ("bm25", "dense", "dense-max", "rrf-dense", "aethel-bct", "aethel-hybrid-v1", "aethel-hybrid")
 #: the closed pools (:func:`~aethel_lite.data.select.load_for_eval` formats) the hybrid is checked on
 CLOSED = ("musique", "2wiki")
@@ -229,7 +230,7 @@ def run(
     for fmt in () if synthetic_only else CLOSED:
         ds = load_for_eval(fmt)
         # quick: the first questions with their own candidates only (each question ranks its own pool)
-        closed[fmt] = ds.subset(limit=QUICK["limit"], keep_all_passages=False) if quick else ds
+        closed[fmt] = ds.subset(limit=QUICK_CLOSED, keep_all_passages=False) if quick else ds
     result["closed"] = closed_pool_check(
         closed, n_resamples=n_resamples, seed=seed, n_process=n_process, log=log
     )

@@ -727,7 +727,8 @@ def test_chapter_on_real_data_in_quick_mode(tmp_path, real_data, run_cache):
     import os
 
     env = {**os.environ, "AETHEL_DATA": str(real_data), "AETHEL_CACHE": str(run_cache)}
-    run = _run_chapter(tmp_path, env, "-p", "evidence", '["graph", "bm25"]')
+    # the synthetic part at 120 passages: the quick book audits it at 300 (tests/book/test_notebooks.py)
+    run = _run_chapter(tmp_path, env, "-p", "evidence", '["graph", "bm25"]', "-p", "synthetic_size", "120")
     assert run.returncode == 0, run.stderr[-3000:]
     saved, memos, n = audit_chapter_memos(tmp_path, real_data)
     fb = saved["financebench"]
