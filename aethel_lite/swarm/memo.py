@@ -331,6 +331,41 @@ def _values(facts: Sequence[Finding]) -> list[list[Finding]]:
     return sorted(groups, key=lambda g: not _on_statement(g))
 
 
+#: a net income row of the parent's shareholders ("Net income attributable to Amcor plc"), and the plain row that
+#: includes non-controlling interests ("Net income"), each as a fact's quote begins
+_TO_PARENT = re.compile(
+    r"net (?:income|earnings)(?: \(loss\))? attributable to (?!non-?controlling)", re.IGNORECASE
+)
+_PLAIN_NET = re.compile(r"net (?:income|earnings)(?: \(loss\))?\W*(?:\$|\(?\d)", re.IGNORECASE)
+
+
+def _shown(refs: _Refs, groups: Sequence[Sequence[Finding]]) -> str:
+    """One period's values of one metric (:func:`_values`' groups) as the memo prints them, joined by "against".
+    The net income of the parent's shareholders beside the net income that includes non-controlling interests (a
+    statement printing both rows) are each labelled and joined by "and": both are the company's, and neither
+    contradicts the other."""
+    shown = [refs.value(g) for g in groups]
+    if len(groups) > 1 and all(f.metric == "net_income" for g in groups for f in g):
+        kinds = [
+            "parent"
+            if all(_TO_PARENT.match(f.quote.strip()) for f in g)
+            else "all"
+            if all(_PLAIN_NET.match(f.quote.strip()) for f in g)
+            else None
+            for g in groups
+        ]
+        if len(kinds) == 2 and set(kinds) == {
+            "all",
+            "parent",
+        }:  # two figures, each labelled: not one against the other
+            notes = {
+                "parent": " (attributable to shareholders)",
+                "all": " (including non-controlling interests)",
+            }
+            return " and ".join(v + notes[k] for v, k in zip(shown, kinds))
+    return " against ".join(shown)
+
+
 def _by_metric(
     entities: Sequence[str], facts: Sequence[Finding], metrics: Sequence[str], *, segments: bool = False
 ) -> Iterator[tuple]:
@@ -411,7 +446,7 @@ def build_memo(
             whens = _whens(fs)
             if not whens:
                 continue
-            shown = " against ".join(refs.value(g) for g in _values([f for f in fs if _when(f) == whens[-1]]))
+            shown = _shown(refs, _values([f for f in fs if _when(f) == whens[-1]]))
             who = f" of {names.get(e, e)}" if multi and e != target_entity else ""
             parts.append(f"{_label(metric)}{who} {shown} ({_when_text(whens[-1], fs)})")
         if parts:
@@ -481,9 +516,7 @@ def build_memo(
             for e, _item, fs in _by_metric(entities, mine, sp.mandate.metrics, segments=True):
                 name = _metric_text(fs[0])
                 for when in reversed(_whens(fs, dated=False)):
-                    cell = " against ".join(
-                        refs.value(g) for g in _values([f for f in fs if _when(f) == when])
-                    )
+                    cell = _shown(refs, _values([f for f in fs if _when(f) == when]))
                     row = f"| {name} | {_when_text(when, fs)} | {cell} |"
                     rows.append(f"| {_cell(names.get(e, e))} " + row if wide else row)
             lines += [head, *rows, ""]

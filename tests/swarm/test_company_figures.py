@@ -9,6 +9,8 @@ The snippets are cut from real filings (Apple's 10-Q for the quarter ended July 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from aethel_lite.data.schema import Passage
@@ -691,3 +693,73 @@ def test_a_trading_symbol_resolves_to_its_company():
     assert r.lookup("MSFT") is None  # two companies' covers give it: it names neither
     assert r.lookup("ZZZZ") is None
     assert DocumentResolver(passages, tickers={}).lookup("AAPL") is None
+
+
+AMCOR_INCOME = """Amcor plc and Subsidiaries
+Consolidated Statements of Income
+($ in millions, except per share data)
+For the years ended June 30,
+2023
+2022
+2021
+Net sales
+$
+14,694\xa0
+$
+14,544\xa0
+$
+12,861\xa0
+Equity in income of affiliated companies, net of tax
+—\xa0
+—\xa0
+19\xa0
+Net income
+$
+1,058\xa0
+$
+815\xa0
+$
+951\xa0
+Net income attributable to non-controlling interests
+(10)
+(10)
+(12)
+Net income attributable to Amcor plc
+$
+1,048\xa0
+$
+805\xa0
+$
+939\xa0
+Diluted earnings per share
+$
+0.705\xa0
+$
+0.529\xa0
+$
+0.602\xa0
+"""
+
+
+def test_net_income_with_and_without_non_controlling_interests_are_labelled_not_set_against_each_other():
+    """Amcor's FY2023 10-K income statement prints "Net income" (1,058, non-controlling interests included) and
+    "Net income attributable to Amcor plc" (1,048): the memo gives both, each labelled, joined by "and"; the
+    non-controlling interests' own row (10) is no net income. Another pair of net incomes stays "against"."""
+    facts = _facts(AMCOR_INCOME, ("net_income",), fy_end=6, doc_type="10k")
+    assert {(f.fiscal_period, f.value) for f in facts} == {
+        ("FY2023", 1058.0), ("FY2022", 815.0), ("FY2021", 951.0),
+        ("FY2023", 1048.0), ("FY2022", 805.0), ("FY2021", 939.0),
+    }  # fmt: skip
+    body = _memo(facts, "Amcor").markdown.split("## Audit trail")[0]
+    assert (
+        "net income **1,058** [A1] USD millions (including non-controlling interests) and **1,048** [A2] USD "
+        "millions (attributable to shareholders) (FY2023, twelve months ended June 30, 2023)"
+    ) in body
+    assert (
+        "| FY2021, twelve months ended June 30, 2021 | **951** [A5] USD millions (including non-controlling "
+        in body
+    )
+    assert " against " not in body
+    plain = [f for f in facts if not f.quote.startswith("Net income attributable")]
+    other = [replace(f, value=f.value + 1, surface=f"{f.value + 1:,.0f}", doc_id="E") for f in plain]
+    assert " against " in _memo(plain + other, "Amcor").markdown.split("## Audit trail")[0]
