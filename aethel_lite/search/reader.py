@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import ner_process
+from ..core.encoders import PRECISIONS, stored_precision
 from ..core.entities import get_extractor
 from ..data.docmeta import document_metadata, read_docmeta
 from ..data.schema import Passage, Query
@@ -20,7 +21,6 @@ from ..explain import attribution
 from ..explain.attribution import EXPLAIN_DEPTH
 from ..io import check_utf8, parse_jsonl_line, read_npy, shape_fault
 from ..retrievers import DenseRetriever
-from ..retrievers.dense import PRECISIONS, stored_precision
 from ..retrievers.registry import DEFAULT_METHOD, FUSIONS, graph_path, make_retriever
 from ..retrievers.run import RUN_DEPTH, fuse_runs
 from .filters import Filters, cover_tickers, select_documents

@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 
 from ..caching.memo import shared
+from ..core.encoders import resolve_precision
 from ..evaluation.metrics import gold_rank
 from ..evaluation.splits import split
 from ..io import read_json, write_json
 from ..retrievers import GraphRetriever, HybridRetriever, clone
-from ..retrievers.dense import resolve_precision
 from ..retrievers.hybrid import GRAPH, RANK_TERMS
 from ..retrievers.traces import BLOCK, ppr_block
 from .open_corpus import load_open

@@ -19,13 +19,16 @@ from aethel_lite.caching.versions import RESULT_PACKAGES, versions
 from aethel_lite.core import encoders
 from aethel_lite.core.encoders import (
     OnnxSentenceEncoder,
+    index_precision,
     model_files_digest,
     onnx_model_file,
+    resolve_precision,
     sentence_model_facts,
     start_session,
+    stored_precision,
 )
 from aethel_lite.errors import ParameterError
-from aethel_lite.retrievers.dense import DenseRetriever, index_precision, resolve_precision, stored_precision
+from aethel_lite.retrievers.dense import DenseRetriever
 
 pytestmark = pytest.mark.slow
 

@@ -309,7 +309,7 @@ def test_search_equals_eval_and_names_the_anchor(tmp_path, capsys, monkeypatch):
     import json
 
     from aethel_lite.cli import main
-    from aethel_lite.retrievers.dense import INDEX_PRECISION, PRECISION_ENV
+    from aethel_lite.core.encoders import INDEX_PRECISION, PRECISION_ENV
 
     monkeypatch.setenv(PRECISION_ENV, INDEX_PRECISION)  # the registry's retriever embeds as the index does
     passages = tmp_path / "passages.jsonl"

@@ -13,10 +13,10 @@ import json
 import numpy as np
 import pytest
 
+from aethel_lite.core.encoders import resolve_precision
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, ParameterError
 from aethel_lite.retrievers import DenseRetriever
-from aethel_lite.retrievers.dense import resolve_precision
 
 PIDS = ["a", "b", "c"]
 DOC_IDS = ["d1", "d1", "d2"]

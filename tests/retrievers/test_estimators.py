@@ -14,6 +14,7 @@ import pytest
 import sklearn.base
 
 import aethel_lite.retrievers as retrievers_pkg
+from aethel_lite.core.encoders import resolve_precision
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.data.synthetic import make_synthetic
 from aethel_lite.explain import explained_search
@@ -27,7 +28,6 @@ from aethel_lite.retrievers import (
     clone,
     params_json,
 )
-from aethel_lite.retrievers.dense import resolve_precision
 from aethel_lite.retrievers.registry import METHODS, make_retriever
 
 RETRIEVERS = Path(retrievers_pkg.__file__).parent

@@ -349,7 +349,7 @@ def test_search_from_an_index_equals_the_fitted_retriever(tmp_path, capsys, monk
     """``aethel index`` + ``aethel search --method aethel-statements`` rank as the registry's retriever fitted on
     the same passages (the statement pages are read again from the index's passages)."""
     from aethel_lite.cli import main
-    from aethel_lite.retrievers.dense import INDEX_PRECISION, PRECISION_ENV
+    from aethel_lite.core.encoders import INDEX_PRECISION, PRECISION_ENV
 
     monkeypatch.setenv("AETHEL_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv(PRECISION_ENV, INDEX_PRECISION)  # the registry's retriever embeds as the index does

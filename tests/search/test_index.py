@@ -261,9 +261,9 @@ def test_a_hit_opens_from_any_folder_its_source_absolute(tmp_path, capsys, monke
 def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys, monkeypatch):
     """The restored retrievers (no refit) give the same ranking, scores and provenance as fitting anew
     (with MiniLM in the precision ``aethel index`` embeds with, ONNX Runtime's float32)."""
+    from aethel_lite.core.encoders import INDEX_PRECISION, PRECISION_ENV
     from aethel_lite.data.ingest import ingest
     from aethel_lite.data.schema import Query
-    from aethel_lite.retrievers.dense import INDEX_PRECISION, PRECISION_ENV
     from aethel_lite.retrievers.registry import FUSIONS, make_retriever
     from aethel_lite.retrievers.run import RUN_DEPTH, fuse_runs
     from aethel_lite.search.index import SearchIndex
@@ -1169,7 +1169,7 @@ def test_add_reuses_stored_embeddings(docs, other, tmp_path, monkeypatch, capsys
     assert index([docs], out, methods="bm25,dense") == 0
     before = np.load(out / "dense-first.npy")
     with monkeypatch.context() as m:
-        m.setattr(dense_module, "_load_sentence_model", lambda path: pytest.fail("the model was loaded"))
+        m.setattr(dense_module, "load_sentence_model", lambda path: pytest.fail("the model was loaded"))
         assert main(["index", "--add", str(docs), "--out", str(out), "--quiet"]) == 0
     assert np.array_equal(np.load(out / "dense-first.npy"), before)
     encoded = []

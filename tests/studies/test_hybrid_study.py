@@ -8,11 +8,11 @@ import pytest
 from conftest import toy_filings
 
 from aethel_lite.caching.memo import is_shared, shared
+from aethel_lite.core.encoders import resolve_precision
 from aethel_lite.data.schema import Dataset, Query
 from aethel_lite.errors import ParameterError
 from aethel_lite.evaluation.metrics import evaluate
 from aethel_lite.retrievers import GraphRetriever, HybridRetriever, clone, params_json
-from aethel_lite.retrievers.dense import resolve_precision
 from aethel_lite.retrievers.hybrid import (
     ABLATION_LABELS,
     ABLATIONS,
