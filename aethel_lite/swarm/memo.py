@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,8 @@ from ..errors import DataError
 from .findings import Finding, prefer_statements
 from .generate import SYSTEM_PROMPT, GeneratorError
 from .lexicon import METRICS, TOPICS
-from .values import period_phrase, period_sort_key, same_value
+from .periods import audit_period, dated_facts, fact_when, when_text, whens_of
+from .values import same_value
 
 __all__ = [
     "Memo",
@@ -208,7 +209,7 @@ class _Refs:
                     self.names.get(f.entity, f.entity),
                     _metric_text(f)
                     + (f" ({f.printed_unit})" if f.printed_unit and f.kind != "topic" else ""),
-                    _audit_period(f),
+                    audit_period(f),
                     f.doc_id,
                     f.page,
                     f.passage_id,
@@ -228,77 +229,6 @@ class _Refs:
         """Every surface of facts with one value, each with its references (a statement's first)."""
         surfaces = sorted({f.surface or "" for f in facts}, key=lambda s: (not _on_statement(facts, s), s))
         return " · ".join(self.figure([f for f in facts if (f.surface or "") == s]) for s in surfaces)
-
-
-def _flow(metric: str) -> bool:
-    return METRICS[metric].flow if metric in METRICS else True
-
-
-def _when(f: Finding) -> tuple:
-    """A fact's period and length, in the filer's fiscal terms: facts are shown and compared per
-    (fiscal period, length); a fiscal year's flow is twelve months long."""
-    name = f.fiscal_period or f.period
-    months = f.duration
-    if months is None and _flow(f.metric) and name and re.fullmatch(r"FY\d{4}", name):
-        months = 12
-    return (name, months)
-
-
-_FISCAL_NAME = re.compile(r"(?:(Q[1-4]|H1|6M|9M)\s+)?FY(\d{4})")
-_QUARTER_END = {"H1": 2, "6M": 2, "9M": 3}
-
-
-def _when_key(when: tuple) -> tuple:
-    """Chronological sort key of a (period, length) pair: by fiscal year, the quarter it ends, then length."""
-    name, months = when
-    m = _FISCAL_NAME.fullmatch(name or "")
-    if m:
-        part = m.group(1)
-        q = 4 if part is None else _QUARTER_END.get(part) or int(part[1])
-        return (int(m.group(2)), q * 3, 40, months or 0, name or "")
-    year, month, day, label = period_sort_key(name)
-    return (year, month, day, months or 0, label)
-
-
-def _whens(facts: Sequence[Finding], *, dated: bool = True) -> list[tuple]:
-    """The (period, length) pairs of ``facts`` (only those with a period when ``dated``), chronologically,
-    the shorter length first on one day."""
-    whens = {_when(f) for f in facts if f.period or not dated}
-    return sorted(whens, key=_when_key)
-
-
-def _when_text(when: tuple, facts: Sequence[Finding] = ()) -> str:
-    """How the memo states a (period, length) pair (:func:`~aethel_lite.swarm.values.period_phrase`):
-    "Q3 FY2023, three months ended July 1, 2023", with the day one of ``facts`` of that pair states."""
-    name, months = when
-    mine = [f for f in facts if _when(f) == when]
-    date = next((f.period_end for f in mine if f.period_end), None)
-    flow = _flow(mine[0].metric) if mine else True
-    return period_phrase(name, date, months, flow=flow) if name else "no period"
-
-
-def _audit_period(f: Finding) -> str:
-    """The audit trail's period cell: a figure's period and its length, stated or not."""
-    if not f.period:
-        return ""
-    if f.kind == "topic":
-        return f.fiscal_period or f.period
-    return _when_text(_when(f), [f])
-
-
-def _dated(facts: Sequence[Finding]) -> list[Finding]:
-    """``facts``, each without a day given the day another fact of its entity states for the same fiscal
-    period and length (a segment note's "2022" column is Apple's FY2022, which ended September 24, 2022)."""
-    days: dict[tuple, str] = {}
-    for f in facts:
-        if f.period_end:
-            days.setdefault((f.entity, _when(f)), f.period_end)
-    return [
-        replace(f, period_end=days[f.entity, _when(f)])
-        if not f.period_end and (f.entity, _when(f)) in days
-        else f
-        for f in facts
-    ]
 
 
 def _label(metric: str) -> str:
@@ -433,7 +363,7 @@ def build_memo(
         )
         return Memo(target, md, [], found=False)
 
-    facts = _dated(prefer_statements([f for f in findings if f.kind == "fact"]))
+    facts = dated_facts(prefer_statements([f for f in findings if f.kind == "fact"]))
     topics = [f for f in findings if f.kind == "topic"]
     entities = sorted({f.entity for f in findings}, key=lambda e: (e != target_entity, names.get(e, e)))
     multi = len(entities) > 1 or target_entity not in entities
@@ -443,12 +373,12 @@ def build_memo(
     for sp in specialists:
         parts = []
         for e, metric, fs in _by_metric(entities, facts, sp.mandate.metrics):
-            whens = _whens(fs)
+            whens = whens_of(fs)
             if not whens:
                 continue
-            shown = _shown(refs, _values([f for f in fs if _when(f) == whens[-1]]))
+            shown = _shown(refs, _values([f for f in fs if fact_when(f) == whens[-1]]))
             who = f" of {names.get(e, e)}" if multi and e != target_entity else ""
-            parts.append(f"{_label(metric)}{who} {shown} ({_when_text(whens[-1], fs)})")
+            parts.append(f"{_label(metric)}{who} {shown} ({when_text(whens[-1], fs)})")
         if parts:
             sentences.append(f"The {sp.name} reports " + "; ".join(parts) + ".")
     raised = [
@@ -465,22 +395,22 @@ def build_memo(
     for sp in specialists:
         trends = []
         for e, metric, fs in _by_metric(entities, facts, sp.mandate.metrics):
-            whens = _whens(fs)
+            whens = whens_of(fs)
             if len(whens) < 2:
                 continue
             latest = whens[-1]  # compared only with the latest earlier figure of the same length
             earlier = [w for w in whens[:-1] if w[1] == latest[1]]
             if not earlier:
                 continue
-            ga, gb = (_values([f for f in fs if _when(f) == w]) for w in (earlier[-1], latest))
+            ga, gb = (_values([f for f in fs if fact_when(f) == w]) for w in (earlier[-1], latest))
             if len(ga) != 1 or len(gb) != 1:
                 continue  # a conflicted period: no trend
             va, vb = ga[0][0].value, gb[0][0].value
             word = "up" if vb > va else "down" if vb < va else "unchanged"
             who = f" of {names.get(e, e)}" if multi and e != target_entity else ""
             trends.append(
-                f"{_label(metric)}{who} {word} from {refs.value(ga[0])} ({_when_text(earlier[-1], fs)}) to "
-                f"{refs.value(gb[0])} ({_when_text(latest, fs)})"
+                f"{_label(metric)}{who} {word} from {refs.value(ga[0])} ({when_text(earlier[-1], fs)}) to "
+                f"{refs.value(gb[0])} ({when_text(latest, fs)})"
             )
         if trends:
             inputs.append(f"- **{sp.name}**: " + "; ".join(trends) + ".")
@@ -494,7 +424,7 @@ def build_memo(
         )
         inputs.append(f"- **Risk topics** (quoted in the audit trail): {cites}.")
     if conflicts:
-        items = ", ".join(f"{_metric_text(c)} ({_when_text(_when(c), [c])})" for c in conflicts)
+        items = ", ".join(f"{_metric_text(c)} ({when_text(fact_when(c), [c])})" for c in conflicts)
         inputs.append(f"- **Disagreeing documents**: {items}; see Conflicts.")
     else:
         inputs.append("- **Disagreeing documents**: none; no figure is stated differently in two documents.")
@@ -515,9 +445,9 @@ def build_memo(
             rows = []
             for e, _item, fs in _by_metric(entities, mine, sp.mandate.metrics, segments=True):
                 name = _metric_text(fs[0])
-                for when in reversed(_whens(fs, dated=False)):
-                    cell = _shown(refs, _values([f for f in fs if _when(f) == when]))
-                    row = f"| {name} | {_when_text(when, fs)} | {cell} |"
+                for when in reversed(whens_of(fs, dated=False)):
+                    cell = _shown(refs, _values([f for f in fs if fact_when(f) == when]))
+                    row = f"| {name} | {when_text(when, fs)} | {cell} |"
                     rows.append(f"| {_cell(names.get(e, e))} " + row if wide else row)
             lines += [head, *rows, ""]
         tops = [f for f in topics if f.metric in sp.mandate.topics]
@@ -550,7 +480,7 @@ def build_memo(
             ]  # each value once, with every document's reference
             who = f" — {names.get(c.entity, c.entity)}" if multi else ""
             clines.append(
-                f"- **{_metric_text(c)}, {_when_text(_when(c), [c])}**{who}: "
+                f"- **{_metric_text(c)}, {when_text(fact_when(c), [c])}**{who}: "
                 + " against ".join(stated)
                 + " (different documents)."
             )
