@@ -35,11 +35,11 @@ does not, and it ranks as ``aethel-anchors`` does.
 passage whose match is positive take the first places, best match first (a tie: the anchor's own order); every
 other passage follows in the anchor's order. With ``unanchored=True`` a question with fewer than two anchors ("Foot
 Locker's sales for the quarter ended October 29, 2022") is lifted the same way in the hybrid's ranking: the
-statement pages of its first passage's filing that report the line item come first. When the question names a quarter
-("the quarter ended June 25, 2023", "Q2 FY2023") and that filing's metadata does not carry it, the filing lifted is
-instead that of the first of the ten best passages whose filing does and names the same company (``quarter_filing``): the first place of a
-quarter's question may go to another quarter's release of the same company, whose statement pages report the same
-line item.
+statement pages of its first passage's filing that report the line item come first. When the question names a
+quarter ("the quarter ended June 25, 2023", "Q2 FY2023") and that filing's metadata does not carry it, the filing
+lifted is that of the first of the ten best passages whose filing carries it and names the same company
+(``quarter_filing``, :func:`quarter_filing`): the first place of a quarter's question may go to another quarter's
+release of the same company, whose statement pages report the same line item.
 """
 
 from __future__ import annotations
@@ -49,14 +49,14 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..data.docmeta import PREFIXES
+from ..data.docmeta import PREFIXES, DocMeta
 from ..data.statements import row_labels, statement_kind
 from ..errors import DataError, ParameterError
 from ..io import read_json_shaped
@@ -275,8 +275,7 @@ def quarter_filing(
     corpus_idx: np.ndarray | None,
     doc_ids: Sequence[str],
     quarters: Sequence[str],
-    periods: dict[str, Sequence[str]],
-    companies: dict[str, Sequence[str]],
+    metas: Mapping[str, DocMeta],
     depth: int = QUARTER_DEPTH,
 ) -> str | None:
     """The filing of the first of the ``depth`` best passages whose periods hold one of ``quarters`` (period keys,
@@ -293,9 +292,8 @@ def quarter_filing(
         Each passage's filing.
     quarters : sequence of str
         The quarters the question names.
-    periods, companies : dict
-        Filing → its period keys, its companies (:class:`~aethel_lite.data.docmeta.DocMeta` ``periods`` and
-        ``companies``).
+    metas : mapping
+        Filing → its :class:`~aethel_lite.data.docmeta.DocMeta` (``periods`` and ``companies`` are read).
     depth : int
         How many of the best passages are looked at.
     """
@@ -303,11 +301,12 @@ def quarter_filing(
     best = topk(scores, depth, corpus_idx)[0]
     if not wanted or not best.size:
         return None
-    first = set(companies.get(doc_ids[int(best[0])], ()))  # another company's filing is never lifted
+    none = DocMeta("")
+    first = set(metas.get(doc_ids[int(best[0])], none).companies)  # another company's filing is never lifted
     for i in best:
-        doc = doc_ids[int(i)]
-        if wanted & set(periods.get(doc, ())) and first & set(companies.get(doc, ())):
-            return doc
+        meta = metas.get(doc_ids[int(i)], none)
+        if wanted & set(meta.periods) and first & set(meta.companies):
+            return doc_ids[int(i)]
     return None
 
 
@@ -327,7 +326,8 @@ class StatementsRetriever(RankingStage, Retriever):
         first passage's filing's matching statement pages first.
     quarter_filing : bool
         For such a question naming a quarter, lift the filing of the first of the ten best passages whose metadata
-        carries that quarter (module docstring); ``False``: always the first passage's filing.
+        carries that quarter and names the first passage's company (module docstring); ``False``: always the first
+        passage's filing.
     prefit : bool
         ``anchors`` is already fitted on the same passages: ``fit`` uses it as it is.
     progress : bool
@@ -441,31 +441,12 @@ class StatementsRetriever(RankingStage, Retriever):
 
     def _quarter_filing(self, text: str, scores: np.ndarray, corpus_idx) -> str | None:
         """:func:`quarter_filing` of an unanchored question (``quarter_filing``): the quarters it names read as the
-        hybrid reads its periods, each filing's periods from the hybrid's document metadata."""
+        hybrid reads its periods, each filing's periods and companies from the hybrid's document metadata."""
         ranker = self.ranker_
         if not self.quarter_filing or not ranker.doc_meta_:
             return None
         fields = ranker.metadata_fields(text)
         prefix = PREFIXES["period"]
         named = [k[len(prefix) :] for k in (fields[1] if len(fields) > 1 else ())]
-        metas = ranker.doc_meta_
-        periods, companies = (
-            {d: m.periods for d, m in metas.items()},
-            {d: m.companies for d, m in metas.items()},
-        )
-        return quarter_filing(
-            scores, corpus_idx, self.doc_ids_, [k for k in named if "q" in k], periods, companies
-        )
-        fields = ranker.metadata_fields(text)
-        prefix = PREFIXES["period"]
-        quarters = {
-            k[len(prefix) :] for k in (fields[1] if len(fields) > 1 else ()) if "q" in k[len(prefix) :]
-        }
-        if not quarters:
-            return None
-        for i in topk(scores, QUARTER_DEPTH, corpus_idx)[0]:
-            doc = self.doc_ids_[int(i)]
-            meta = ranker.doc_meta_.get(doc)
-            if meta is not None and quarters & set(meta.periods):
-                return doc
-        return None
+        quarters = [k for k in named if "q" in k]
+        return quarter_filing(scores, corpus_idx, self.doc_ids_, quarters, ranker.doc_meta_)

@@ -13,6 +13,7 @@ import pytest
 from conftest import require
 from test_hybrid_retriever import _page  # one filing page with the loader's metadata
 
+from aethel_lite.data.docmeta import DocMeta
 from aethel_lite.data.loaders import load_financebench
 from aethel_lite.data.schema import Query
 from aethel_lite.data.statements import row_figures, row_labels, statement_kind
@@ -217,21 +218,19 @@ def test_the_quarter_s_filing_is_the_first_of_the_best_ten_pages_filings_that_ca
     the ten: None (the first page's)."""
     doc_ids = ["Q1"] * 3 + ["Q2"] * 3 + ["K"] * 12
     periods = {"Q1": ["2023", "2023q1"], "Q2": ["2023", "2023q2"], "K": ["2022"], "X": ["2023", "2023q2"]}
-    lime = {"Q1": ["lime"], "Q2": ["lime"], "K": ["lime"], "X": ["other"]}
+    lime = {d: DocMeta(d, companies=["other" if d == "X" else "lime"], periods=p) for d, p in periods.items()}
     scores = np.array([9.0, 8, 0, 7, 0, 0, *[1.0] * 12])
-    assert quarter_filing(scores, None, doc_ids, ["2023q2"], periods, lime) == "Q2"  # Q2's page is third
-    assert quarter_filing(scores, None, doc_ids, ["2023q1"], periods, lime) == "Q1"
-    assert quarter_filing(scores, None, doc_ids, [], periods, lime) is None
-    assert quarter_filing(scores, None, doc_ids, ["2023q3"], periods, lime) is None
+    assert quarter_filing(scores, None, doc_ids, ["2023q2"], lime) == "Q2"  # Q2's page is third
+    assert quarter_filing(scores, None, doc_ids, ["2023q1"], lime) == "Q1"
+    assert quarter_filing(scores, None, doc_ids, [], lime) is None
+    assert quarter_filing(scores, None, doc_ids, ["2023q3"], lime) is None
     late = np.array([9.0, 8, 0, -1, -1, -1, *[1.0] * 12])  # Q2's pages below eleven others
-    assert quarter_filing(late, None, doc_ids, ["2023q2"], periods, lime) is None
-    assert quarter_filing(late, None, doc_ids, ["2023q2"], periods, lime, depth=18) == "Q2"
-    assert (
-        quarter_filing(scores, np.arange(6, 18), doc_ids, ["2023q2"], periods, lime) is None
-    )  # no Q2 in the pool
+    assert quarter_filing(late, None, doc_ids, ["2023q2"], lime) is None
+    assert quarter_filing(late, None, doc_ids, ["2023q2"], lime, depth=18) == "Q2"
+    assert quarter_filing(scores, np.arange(6, 18), doc_ids, ["2023q2"], lime) is None  # no Q2 in the pool
     # another company's filing of the quarter is never the one lifted
     other = ["Q1"] * 3 + ["X"] * 3 + ["K"] * 12
-    assert quarter_filing(scores, None, other, ["2023q2"], periods, lime) is None
+    assert quarter_filing(scores, None, other, ["2023q2"], lime) is None
 
 
 def _release(quarter: str, ended: str, sales: str) -> list:
