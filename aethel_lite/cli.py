@@ -259,7 +259,9 @@ def build_parser() -> argparse.ArgumentParser:
         "restrict the search to documents, before ranking (as the index's document metadata names them)",
     )
     filters.add_argument("--company", metavar="NAME", help="a company, by any of its names or its ticker")
-    filters.add_argument("--year", metavar="YYYY", help="a fiscal year, e.g. 2023 or FY2023")
+    filters.add_argument(
+        "--year", metavar="YYYY", help="a fiscal year as the filer names it, e.g. 2023 or FY2023"
+    )
     filters.add_argument(
         "--period", metavar="PERIOD", help="a fiscal quarter, e.g. Q3 or 2023q3, or FY for annual"
     )

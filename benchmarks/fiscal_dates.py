@@ -77,6 +77,7 @@ import aethel_lite
 from aethel_lite.caching.locations import cache_dir
 from aethel_lite.caching.versions import versions
 from aethel_lite.data.docmeta import period_keys
+from aethel_lite.data.fiscal import filer_key
 from aethel_lite.data.own_files import opaque_ids, own_files
 from aethel_lite.data.paths import data_file
 from aethel_lite.data.schema import Dataset, Passage
@@ -282,7 +283,8 @@ def summarise(rows: list[dict]) -> dict:
 
 
 def docmeta_check(index: Path, name_of: dict[str, str]) -> list[dict]:
-    """``docmeta.json`` of the index beside what each filing says of itself (:data:`FILINGS`)."""
+    """``docmeta.json`` of the index beside what each filing says of itself (:data:`FILINGS`): its periods as the
+    filer names them (:func:`~aethel_lite.data.fiscal.filer_key`, by ``fiscal_year_name``)."""
     path = index / "docmeta.json"
     if not path.is_file():
         return []
@@ -291,6 +293,7 @@ def docmeta_check(index: Path, name_of: dict[str, str]) -> list[dict]:
         doc_id = m["doc_id"]
         name = name_of.get(doc_id, doc_id)
         fye, label, end = FILINGS.get(name, ("?", "?", "?"))
+        named = [filer_key(p, m.get("fiscal_year_name")) for p in m.get("periods", [])]
         out.append(
             {
                 "doc_name": name,
@@ -300,11 +303,10 @@ def docmeta_check(index: Path, name_of: dict[str, str]) -> list[dict]:
                 "period_end": end,
                 "docmeta_periods": m.get("periods"),
                 "docmeta_fiscal_year_end": m.get("fiscal_year_end"),
+                "docmeta_fiscal_year_name": m.get("fiscal_year_name"),
                 "docmeta_types": m.get("types"),
                 "docmeta_companies": m.get("companies"),
-                "agrees": bool(m.get("periods"))
-                and label in m.get("periods", [])
-                and m["periods"][0] == label.split("q")[0],
+                "agrees": bool(named) and label in named and named[0] == label.split("q")[0],
             }
         )
     return sorted(out, key=lambda r: r["doc_name"])
@@ -338,7 +340,7 @@ def print_report(summary: dict, rows: list[dict], meta: list[dict]) -> None:
             print(
                 f"  {m['doc_name']:28s} {m['filer_period']:>7s} (ends {m['period_end']})  "
                 f"docmeta {m['docmeta_periods']} {m['docmeta_types']} "
-                f"year end {m['docmeta_fiscal_year_end']}{flag}"
+                f"year end {m['docmeta_fiscal_year_end']} named by {m['docmeta_fiscal_year_name']}{flag}"
             )
 
 

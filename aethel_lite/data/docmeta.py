@@ -40,7 +40,17 @@ from ..data.cover import MONTHS as _MONTHS
 from ..data.cover import STATEMENT_PAGES, read_cover
 from ..errors import DataError
 from ..io import read_json_shaped
-from .fiscal import calendar_of, calendar_quarter, period_keys, read_periods
+from .fiscal import (
+    NAMINGS,
+    calendar_of,
+    calendar_quarter,
+    fiscal_year_ends,
+    fiscal_year_names,
+    naming_of,
+    period_keys,
+    read_periods,
+    year_naming,
+)
 
 __all__ = [
     "DocMeta",
@@ -128,6 +138,10 @@ class DocMeta:
     fiscal_year_end : int or None
         Month (1-12) the filer's fiscal year ends in, when its cover or balance sheet says it
         (:mod:`aethel_lite.data.fiscal` reads a question's dates in that calendar).
+    fiscal_year_name : {"end", "start"} or None
+        Whether the filer names a fiscal year after the calendar year it ends in or starts in, when a page of
+        one of its filings says it (:func:`~aethel_lite.data.fiscal.year_naming`); ``periods`` always count in
+        the first (Foot Locker's "2022", the year ended January 28, 2023, is ``"2023"``).
     """
 
     doc_id: str
@@ -136,6 +150,7 @@ class DocMeta:
     types: list[str] = field(default_factory=list)
     source: dict = field(default_factory=dict)
     fiscal_year_end: int | None = None
+    fiscal_year_name: str | None = None
 
     def keys(self) -> list[str]:
         """Metadata node keys (prefixed), companies first, then periods, then types."""
@@ -240,7 +255,9 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
     Companies read from covers that give the same commission file number are one registrant: each of
     its filings carries every name read with that number (its own first), so a question naming
     "Block" links to the filings made as "Square, Inc.", and a name a filing gives as former
-    ("(formerly known as ...)") is carried too.
+    ("(formerly known as ...)") is carried too. How a filer names its fiscal years is read from all pages of
+    its filings read from covers (:func:`~aethel_lite.data.fiscal.year_naming`, in the calendar of the filing or
+    of its company); a filing that does not say takes what its company's other filings say.
     """
     firsts = _first_pages(passages, 3 + STATEMENT_PAGES)
     out: dict[str, DocMeta] = {}
@@ -295,7 +312,30 @@ def document_metadata(passages: Sequence) -> dict[str, DocMeta]:
         number = d.source.get("company") == "cover" and numbers.get(doc)
         if number and len(registrants[number]) > 1:
             d.companies += [c for c in registrants[number] if c not in d.companies]
+    _name_fiscal_years(passages, out)
     return out
+
+
+def _name_fiscal_years(passages: Sequence, metas: Mapping[str, DocMeta]) -> None:
+    """Set ``fiscal_year_name`` of the filings read from covers: what their pages say, else their company's."""
+    read = {doc for doc, d in metas.items() if d.source.get("company") == "cover" or d.fiscal_year_end}
+    if not read:
+        return
+    pages: dict[str, list[str]] = {}
+    for p in passages:
+        if p.doc_id in read:
+            pages.setdefault(p.doc_id, []).append(p.text or "")
+    ends = fiscal_year_ends(metas)
+    for doc in sorted(read):
+        d = metas[doc]
+        fy_end = d.fiscal_year_end or next((ends[c] for c in d.companies if c in ends), None)
+        if fy_end is not None:
+            d.fiscal_year_name = year_naming(pages.get(doc, ()), fy_end)
+    names = fiscal_year_names(metas)
+    for doc in sorted(read):
+        d = metas[doc]
+        if d.fiscal_year_name is None:
+            d.fiscal_year_name = next((names[c] for c in d.companies if c in names), None)
 
 
 class CompanyIndex:
@@ -357,7 +397,12 @@ def match_companies(
 
 
 def question_fields(
-    text: str, companies: CompanyIndex | None, year_ends: Mapping[str, int], *, periods: Mapping | None = None
+    text: str,
+    companies: CompanyIndex | None,
+    year_ends: Mapping[str, int],
+    *,
+    periods: Mapping | None = None,
+    year_names: Mapping[str, str] | None = None,
 ) -> list[dict[str, float]]:
     """The metadata nodes a question names, one dict (node key → weight) per field.
 
@@ -374,6 +419,9 @@ def question_fields(
         year weight 1, each earlier one ``d`` times the next), read in the calendar of the company named
         when ``fiscal`` (:func:`~aethel_lite.data.fiscal.calendar_of`), and the filing types named or, for a
         fiscal-year question read in a calendar, the annual report's (:data:`ANNUAL_TYPES`).
+    year_names : mapping, optional
+        Company key → how it names its fiscal years (:func:`~aethel_lite.data.fiscal.fiscal_year_names`): a
+        question's fiscal years are read as the company named names them (:func:`~aethel_lite.data.fiscal.naming_of`).
 
     Returns
     -------
@@ -384,7 +432,7 @@ def question_fields(
     fields = [{PREFIXES["company"] + _slug(c): m for c, m in named.items()}]
     if periods is not None:
         calendar = calendar_of(named, year_ends) if periods["fiscal"] else None
-        keys, annual = read_periods(text, calendar)
+        keys, annual = read_periods(text, calendar, naming_of(named, year_names or {}))
         years = sorted({int(k[:4]) for k in keys}, reverse=True)  # the latest year named first
         decay = float(periods["decay"])
         fields.append({PREFIXES["period"] + k: decay ** years.index(int(k[:4])) for k in keys})
@@ -477,15 +525,17 @@ def add_document_nodes(
 
 def write_docmeta(path: str | os.PathLike, metas) -> None:
     """Write ``doc_id`` → DocMeta as ``docmeta.json`` (sorted keys, UTF-8, one trailing newline; a document
-    whose fiscal year end is unknown has no ``fiscal_year_end`` key, as files written before it existed)."""
+    whose fiscal year end or naming is unknown has no ``fiscal_year_end`` or ``fiscal_year_name`` key, as files
+    written before they existed)."""
     rows = [
-        {k: v for k, v in asdict(d).items() if not (k == "fiscal_year_end" and v is None)}
-        for d in metas.values()
+        {k: v for k, v in asdict(d).items() if not (k in _OPTIONAL and v is None)} for d in metas.values()
     ]
     text = json.dumps({"documents": rows}, ensure_ascii=False, sort_keys=True)
     Path(path).write_text(text + "\n", encoding="utf-8", newline="\n")
 
 
+#: DocMeta fields ``docmeta.json`` leaves out when unknown
+_OPTIONAL = ("fiscal_year_end", "fiscal_year_name")
 #: what ``docmeta.json`` holds (:func:`~aethel_lite.io.read_json_shaped`)
 _DOCMETA_SHAPE = {
     "documents": [
@@ -504,7 +554,13 @@ def read_docmeta(path: str | os.PathLike) -> dict:
             raise DataError(
                 f"{path}: document {row['doc_id']!r}: fiscal_year_end must be a month 1-12; got {end!r}"
             )
+        name = row.get("fiscal_year_name")
+        if name is not None and name not in NAMINGS:
+            raise DataError(
+                f"{path}: document {row['doc_id']!r}: fiscal_year_name must be one of {', '.join(NAMINGS)}; "
+                f"got {name!r}"
+            )
         out[row["doc_id"]] = DocMeta(
-            row["doc_id"], row["companies"], row["periods"], row["types"], row["source"], end
+            row["doc_id"], row["companies"], row["periods"], row["types"], row["source"], end, name
         )
     return out

@@ -19,7 +19,12 @@ With the fiscal year ending in month :math:`e`, a period that closes in month :m
     Y = \begin{cases} y & m \le e \\ y + 1 & m > e \end{cases},
     \qquad q = \Big\lfloor \frac{(m - e - 1) \bmod 12}{3} \Big\rfloor + 1,
 
-fiscal year :math:`Y`, fiscal quarter :math:`q` (:func:`~aethel_lite.data.cover.fiscal_year_of`). A
+fiscal year :math:`Y`, fiscal quarter :math:`q` (:func:`~aethel_lite.data.cover.fiscal_year_of`): the
+year is named after the calendar year in which it *ends*, as the index names it. Some filers name it after the
+year in which it *starts*: Foot Locker's "fiscal 2022" is the year ended January 28, 2023. Their filings say so
+in a sentence that names a fiscal year with its last day ("Fiscal year 2022 ... represented the 52 weeks ended
+January 28, 2023", :func:`year_naming`), and a question naming such a filer's fiscal year or quarter ("fiscal
+2022", "Q3 2022") is read one year later (``named_by="start"``); a date is a date in either naming. A
 duration does not move the quarter: six months ended in fiscal Q2 are reported in the Q2 report, which
 is why :class:`FiscalPeriod` keeps them apart. A period is *annual* when it is a fiscal year ("fiscal
 2024", "year ended" or "twelve months ended" its last day, or a day that is the fiscal year's end): such
@@ -34,6 +39,7 @@ a fiscal quarter.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -49,7 +55,15 @@ __all__ = [
     "read_periods",
     "fiscal_year_ends",
     "calendar_of",
+    "NAMINGS",
+    "year_naming",
+    "fiscal_year_names",
+    "naming_of",
+    "filer_key",
 ]
+
+#: how a filer names a fiscal year: after the calendar year it ends in (most filers) or starts in
+NAMINGS = ("end", "start")
 
 _YEAR4 = r"((?:19|20)\d\d)"
 _YEAR24 = r"'?((?:19|20)?\d\d)"
@@ -205,7 +219,7 @@ def _months(number: str, unit: str) -> int | None:
     return n if n in (3, 6, 9, 12) else None
 
 
-def question_periods(text: str, fy_end: int = 12) -> list[FiscalPeriod]:
+def question_periods(text: str, fy_end: int = 12, *, named_by: str = "end") -> list[FiscalPeriod]:
     """The periods a text names, read in the fiscal calendar whose year ends in month ``fy_end``.
 
     Parameters
@@ -214,6 +228,10 @@ def question_periods(text: str, fy_end: int = 12) -> list[FiscalPeriod]:
         A question.
     fy_end : int
         Month (1-12) the fiscal year ends in; 12 is the calendar year.
+    named_by : {"end", "start"}
+        How the filer names its fiscal years (:data:`NAMINGS`): ``"start"`` reads a fiscal year or quarter the text
+        names ("fiscal 2022", "Q3 2022", "2022") as that of the year ending one calendar year later, the year
+        :attr:`FiscalPeriod.year` counts in; dates are read as they are.
 
     Returns
     -------
@@ -229,7 +247,12 @@ def question_periods(text: str, fy_end: int = 12) -> list[FiscalPeriod]:
     [['2024q1', '2024']]
     >>> [p.keys() for p in question_periods("diluted EPS for the year ended September 30, 2023", 9)]
     [['2023']]
+    >>> [p.keys() for p in question_periods("Foot Locker's sales in fiscal 2022", 1, named_by="start")]
+    [['2023']]
     """
+    if named_by not in NAMINGS:
+        raise ValueError(f"named_by must be one of {NAMINGS}; got {named_by!r}")
+    shift = 1 if named_by == "start" else 0
     found: list[FiscalPeriod] = []
     claim = _claimer()
     for m in _DURATION.finditer(text):
@@ -244,11 +267,11 @@ def question_periods(text: str, fy_end: int = 12) -> list[FiscalPeriod]:
         for m in rx.finditer(text):
             if claim(m):
                 found.append(
-                    FiscalPeriod(_year(m.group(2)), _quarter_number(m.group(1)), 3, False, *m.span())
+                    FiscalPeriod(_year(m.group(2)) + shift, _quarter_number(m.group(1)), 3, False, *m.span())
                 )
     for m in _FY_PATTERN.finditer(text):
         if claim(m):
-            found.append(FiscalPeriod(_year(m.group(1) or m.group(2)), None, 12, True, *m.span()))
+            found.append(FiscalPeriod(_year(m.group(1) or m.group(2)) + shift, None, 12, True, *m.span()))
     for m in _DAY.finditer(text):
         if claim(m):
             found.append(_on_date(m, 1, fy_end, None, m))
@@ -258,7 +281,7 @@ def question_periods(text: str, fy_end: int = 12) -> list[FiscalPeriod]:
             found.append(FiscalPeriod(fy, q, None, False, *m.span()))
     for m in _YEAR_PATTERN.finditer(text):
         if claim(m):
-            found.append(FiscalPeriod(int(m.group(1)), None, None, False, *m.span()))
+            found.append(FiscalPeriod(int(m.group(1)) + shift, None, None, False, *m.span()))
     return sorted(found, key=lambda p: p.start)
 
 
@@ -273,10 +296,11 @@ def fiscal_keys(text: str, fy_end: int = 12) -> list[str]:
     return list(dict.fromkeys(k for p in question_periods(text, fy_end) for k in p.keys()))
 
 
-def read_periods(text: str, fy_end: int | None) -> tuple[list[str], bool]:
+def read_periods(text: str, fy_end: int | None, named_by: str = "end") -> tuple[list[str], bool]:
     """``(period keys, asks for the annual report)`` of a question: :func:`fiscal_keys` and
-    :func:`prefers_annual` in the calendar whose year ends in month ``fy_end``; with ``fy_end`` ``None`` (no
-    calendar known), the calendar reading :func:`period_keys` and ``False``.
+    :func:`prefers_annual` in the calendar whose year ends in month ``fy_end`` and whose years are named by
+    ``named_by`` (:func:`question_periods`); with ``fy_end`` ``None`` (no calendar known), the calendar reading
+    :func:`period_keys` and ``False``.
 
     Examples
     --------
@@ -284,10 +308,12 @@ def read_periods(text: str, fy_end: int | None) -> tuple[list[str], bool]:
     (['2023q3', '2023'], False)
     >>> read_periods("Apple's revenue for the quarter ended June 24, 2023", None)
     (['2023q2', '2023'], False)
+    >>> read_periods("Foot Locker's total sales in fiscal 2022", 1, "start")
+    (['2023'], True)
     """
     if fy_end is None:
         return period_keys(text), False
-    periods = question_periods(text, fy_end)
+    periods = question_periods(text, fy_end, named_by=named_by)
     return list(dict.fromkeys(k for p in periods for k in p.keys())), prefers_annual(periods)
 
 
@@ -310,12 +336,117 @@ def fiscal_year_ends(metas: Mapping) -> dict[str, int]:
     return {c: min(counts, key=lambda m: (-counts[m], m)) for c, counts in sorted(votes.items())}
 
 
+def _best_known(companies: Mapping[str, float], known: Mapping[str, object]):
+    """The value ``known`` gives the best-matched company named (by match, then key) it knows; else ``None``."""
+    for c in sorted(companies, key=lambda c: (-companies[c], c)):
+        if c in known:
+            return known[c]
+    return None
+
+
 def calendar_of(companies: Mapping[str, float], year_ends: Mapping[str, int]) -> int | None:
     """The fiscal-year-end month to read a question in: that of the best-matched company named (by
     match, then key) whose calendar is known; with no such company, the corpus's one month if all its
     companies share it; else ``None`` (the calendar reading, :func:`period_keys`)."""
-    for c in sorted(companies, key=lambda c: (-companies[c], c)):
-        if c in year_ends:
-            return year_ends[c]
+    month = _best_known(companies, year_ends)
+    if month is not None:
+        return month
     months = set(year_ends.values())
     return months.pop() if len(months) == 1 else None
+
+
+_NAMED_DATE = rf"{MONTH_RX}\s+(\d{{1,2}}),?\s+{_YEAR4}"
+#: "Fiscal year 2022, 2021, and 2020 represented the 52 weeks ended January 28, 2023", "fiscal year 2017 included 53
+#: weeks and ended on September 30, 2017", "Fiscal 2018, 2017 and 2016 ended December 29, 2018", "fiscal year 2023,
+#: ending February 3, 2024": a fiscal year named, then (after the years listed with it) the day its period ends
+_YEAR_THEN_DAY = re.compile(
+    rf"\bfiscal\s+(?:year\s+)?{_YEAR4}(?:(?:,\s*|\s+)(?:and\s+)?(?:fiscal\s+)?(?:year\s+)?(?:19|20)\d\d)*,?\s+"
+    r"(?:(?:was|were|represented|included|includes|consisted\s+of|comprised|is)\s+(?:a\s+|the\s+)?"
+    r"(?:(?:52|53|fifty[\s-]two|fifty[\s-]three)[\s-]weeks?\s*(?:period|fiscal\s+year|year)?s?\s*(?:and\s+)?)?)?"
+    rf"(?:ended|ending|ends)\s+(?:on\s+)?{_NAMED_DATE}",
+    re.I,
+)
+#: 'the fiscal year ending January 31, 2024 ("fiscal 2024")': a period's last day, then the year's name
+_DAY_THEN_YEAR = re.compile(
+    rf"\b(?:year|period)\s+(?:ended|ending)\s+(?:on\s+)?{_NAMED_DATE}\s*\(\s*[\"“]?fiscal\s+(?:year\s+)?{_YEAR4}",
+    re.I,
+)
+
+
+def year_naming(texts: Iterable[str], fy_end: int) -> str | None:
+    r"""How a filer names its fiscal years, from the sentences of its pages that name one with the day it ends.
+
+    A sentence naming fiscal year :math:`n` whose period ends on a day of fiscal year :math:`Y`
+    (:func:`~aethel_lite.data.cover.fiscal_year_of` in the calendar ending in month ``fy_end``: the year it ends
+    in) says the filer names its years by their end when :math:`n = Y` and by their start when :math:`n = Y - 1`
+    ("Fiscal year 2022 ... represented the 52 weeks ended January 28, 2023"). A quarter's sentence counts too
+    ("the first quarter of fiscal 2024 ended April 30, 2023").
+
+    Parameters
+    ----------
+    texts : iterable of str
+        A filing's pages.
+    fy_end : int
+        Month (1-12) its fiscal year ends in.
+
+    Returns
+    -------
+    {"end", "start"} or None
+        The naming more sentences give (a tie: ``"end"``); ``None`` when no sentence names a year with its day
+        (or each names one neither way).
+
+    Examples
+    --------
+    >>> year_naming(["Fiscal year 2022 represented the 52 weeks ended January 28, 2023."], 1)
+    'start'
+    >>> year_naming(['the fiscal year ending January 31, 2024 ("fiscal 2024")'], 1)
+    'end'
+    >>> year_naming(["Fiscal 2018 as compared to fiscal 2017 is in our Form 10-K."], 11) is None
+    True
+    """
+    votes = {"end": 0, "start": 0}
+    for text in texts:
+        if "iscal" not in text and "ISCAL" not in text:
+            continue
+        found = [(int(m.group(1)), m.group(2), m.group(3), m.group(4)) for m in _YEAR_THEN_DAY.finditer(text)]
+        if re.search(r"\(\s*[\"“]?fiscal", text, re.I):
+            found += [(int(m.group(4)), *m.group(1, 2, 3)) for m in _DAY_THEN_YEAR.finditer(text)]
+        for name, month, day, year in found:
+            shift = fiscal_year_of(_month(month), int(day), int(year), fy_end)[0] - name
+            if shift in (0, 1):
+                votes[NAMINGS[shift]] += 1
+    if not any(votes.values()):
+        return None
+    return "start" if votes["start"] > votes["end"] else "end"
+
+
+def fiscal_year_names(metas: Mapping) -> dict[str, str]:
+    """Company key → how it names its fiscal years (:data:`NAMINGS`), from documents that say it
+    (``fiscal_year_name`` of :class:`~aethel_lite.data.docmeta.DocMeta`); a company whose documents disagree takes
+    the naming most give (a tie: ``"end"``)."""
+    votes: dict[str, Counter] = {}
+    for d in metas.values():
+        if getattr(d, "fiscal_year_name", None) in NAMINGS:
+            for c in d.companies:
+                votes.setdefault(c, Counter())[d.fiscal_year_name] += 1
+    return {c: "start" if n["start"] > n["end"] else "end" for c, n in sorted(votes.items())}
+
+
+def naming_of(companies: Mapping[str, float], year_names: Mapping[str, str]) -> str:
+    """How to read the fiscal years a question names: the naming of the best-matched company named whose naming
+    is known (:func:`calendar_of`'s order), else ``"end"``."""
+    return _best_known(companies, year_names) or "end"
+
+
+def filer_key(key: str, named_by: str | None) -> str:
+    """A period key as the filer names it: ``"2023q3"`` of a filer naming its years by their start is its
+    ``"2022q3"``; else the key as it is.
+
+    Examples
+    --------
+    >>> filer_key("2023q3", "start"), filer_key("2023", "end"), filer_key("2023", None)
+    ('2022q3', '2023', '2023')
+    """
+    if named_by != "start" or not key[:4].isdigit():
+        return key
+    return f"{int(key[:4]) - 1}{key[4:]}"

@@ -5,8 +5,10 @@ first page say). A company is named as the hybrid links one in a question: its n
 :func:`~aethel_lite.data.docmeta.match_companies` over the index's names (so "Apple", "Apple Inc." and a name the
 filing gives as former all work), else as a trading symbol: the documents whose cover registers it
 (:func:`cover_tickers`, read from the first pages when a name matches nothing: the index records no symbol) and
-every document of their companies. A document whose field is unknown matches no filter on that field. Several
-filters select the documents that match them all.
+every document of their companies. A fiscal year or quarter is named as the filer names it: a filer naming its
+years by the calendar year they start in (Foot Locker's "2022" ends January 28, 2023) is asked ``--year 2022``
+for that year, which the index counts as 2023 (:func:`~aethel_lite.data.fiscal.filer_key`). A document whose field
+is unknown matches no filter on that field. Several filters select the documents that match them all.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, fields
 
 from ..data.cover import trading_symbols
 from ..data.docmeta import CompanyIndex, DocMeta, company_key
+from ..data.fiscal import filer_key
 from ..errors import ParameterError
 
 __all__ = ["Filters", "FORMS", "select_documents", "cover_tickers"]
@@ -149,6 +152,11 @@ def _by_ticker(value: str, meta: Mapping[str, DocMeta], tickers: Mapping[str, Se
     return docs | {d for d, m in meta.items() if keys & set(m.companies)}
 
 
+def _periods(d: DocMeta) -> list[str]:
+    """A document's period keys as its filer names them."""
+    return [filer_key(p, d.fiscal_year_name) for p in d.periods]
+
+
 def _is_annual(d: DocMeta) -> bool:
     if any(t in _ANNUAL_FORMS for t in d.types):
         return True
@@ -214,10 +222,11 @@ def select_documents(
                 f"--company {filters.company}: no document of this index is by {filters.company!r} "
                 f"(companies: {_listed(names)}; tickers: {_listed(sorted(symbols))})"
             )
-    years = sorted({p for m in meta.values() for p in m.periods if "q" not in p})
+    periods = {d: _periods(m) for d, m in meta.items()}
+    years = sorted({p for ps in periods.values() for p in ps if "q" not in p})
     if filters.year is not None:
         year = str(_year(filters.year))
-        matched["year"] = {d for d, m in meta.items() if year in m.periods}
+        matched["year"] = {d for d in meta if year in periods[d]}
         if not matched["year"]:
             raise ParameterError(
                 f"--year {filters.year}: no document of this index is of fiscal year {year} "
@@ -228,18 +237,18 @@ def select_documents(
         if quarter is None:
             matched["period"] = {d for d, m in meta.items() if _is_annual(m)}
             if year is not None:
-                matched["period"] = {d for d in matched["period"] if str(year) in meta[d].periods}
+                matched["period"] = {d for d in matched["period"] if str(year) in periods[d]}
         else:
             suffix = f"q{quarter}"
             matched["period"] = {
                 d
-                for d, m in meta.items()
-                if any(p.endswith(suffix) and (year is None or p == f"{year}{suffix}") for p in m.periods)
+                for d in meta
+                if any(p.endswith(suffix) and (year is None or p == f"{year}{suffix}") for p in periods[d])
             }
         if not matched["period"]:
-            quarters = sorted({p for m in meta.values() for p in m.periods if "q" in p})
+            quarters = sorted({p for ps in periods.values() for p in ps if "q" in p})
             annual = [
-                f"FY{y}" for y in sorted({p for m in meta.values() if _is_annual(m) for p in m.periods})
+                f"FY{y}" for y in sorted({p for d, m in meta.items() if _is_annual(m) for p in periods[d]})
             ]
             what = (
                 f"fiscal quarter Q{quarter}" + (f" of {year}" if year else "")

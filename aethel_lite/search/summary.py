@@ -14,6 +14,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 
 from ..data.docmeta import DocMeta, read_docmeta
+from ..data.fiscal import filer_key
 from ..errors import DataError
 from ..retrievers.hybrid import ABLATIONS, HISTORICAL
 from ..retrievers.registry import DEFAULT_METHOD, METHODS, MULTIHOP_ABLATIONS
@@ -35,8 +36,10 @@ WIDTH = 100
 
 
 def _period(meta: DocMeta) -> str | None:
-    """A document's most precise period: its quarter (``2023q1``) when it has one, else its year."""
-    return next((p for p in meta.periods if "q" in p), None) or next(iter(meta.periods), None)
+    """A document's most precise period as its filer names it (:func:`~aethel_lite.data.fiscal.filer_key`): its
+    quarter (``2023q1``) when it has one, else its year."""
+    period = next((p for p in meta.periods if "q" in p), None) or next(iter(meta.periods), None)
+    return None if period is None else filer_key(period, meta.fiscal_year_name)
 
 
 def _periods_text(periods: Sequence[str]) -> str:

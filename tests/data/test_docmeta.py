@@ -217,3 +217,48 @@ def test_add_document_nodes_needs_the_graphs_passages():
     ps, g, metas = _toy()
     with pytest.raises(DataError):
         add_document_nodes(g, ps[::-1], metas)
+
+
+def test_how_a_filer_names_its_fiscal_years_is_read_from_its_pages_and_shared_by_its_filings():
+    """Foot Locker's 10-K says its "fiscal year 2022" is the year ended January 28, 2023 (a notes page, not the
+    cover): its filings name years by their start, its 10-Q too (its company's naming); Walmart's ('("fiscal
+    2024")' after the year's last day) by their end; a filer whose pages never say is unknown."""
+    notes = (
+        "Fiscal year 2022, 2021, and 2020 represented the 52 weeks ended January 28, 2023, January 29, 2022"
+    )
+    ps = [
+        Passage(
+            "f#p0",
+            "f",
+            "",
+            _sec_cover("FOOT LOCKER, INC.", "fiscal year ended January 28, 2023"),
+            {"page": 0},
+        ),
+        Passage("f#p1", "f", "", "Item 1. Business", {"page": 1}),
+        Passage("f#p39", "f", "", f"Reporting Year\n{notes}, respectively.", {"page": 39}),
+        Passage(
+            "q#p0",
+            "q",
+            "",
+            _sec_cover("FOOT LOCKER, INC.", "quarterly period ended October 29, 2022", "10-Q"),
+            {"page": 0},
+        ),
+        Passage(
+            "w#p0",
+            "w",
+            "",
+            _sec_cover("WALMART INC.", "fiscal year ended January 31, 2023").replace("1-1234", "1-6991"),
+            {"page": 0},
+        ),
+        Passage("w#p5", "w", "", 'the fiscal year ending January 31, 2024 ("fiscal 2024")', {"page": 5}),
+        Passage(
+            "g#p0",
+            "g",
+            "",
+            _sec_cover("GLOBEX INC.", "fiscal year ended June 30, 2023").replace("1-1234", "1-2"),
+            {},
+        ),
+    ]
+    metas = document_metadata(ps)
+    assert metas["f"].periods == ["2023"] and metas["f"].fiscal_year_end == 1  # the index counts by the end
+    assert [metas[d].fiscal_year_name for d in "fqwg"] == ["start", "start", "end", None]

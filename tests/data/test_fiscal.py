@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import pytest
 
-from aethel_lite.data.docmeta import DocMeta, read_docmeta, write_docmeta
+from aethel_lite.data.docmeta import CompanyIndex, DocMeta, question_fields, read_docmeta, write_docmeta
 from aethel_lite.data.fiscal import (
     calendar_of,
+    filer_key,
     fiscal_keys,
     fiscal_year_ends,
+    fiscal_year_names,
+    naming_of,
     period_keys,
     prefers_annual,
     question_periods,
+    read_periods,
+    year_naming,
 )
 from aethel_lite.errors import DataError
 
@@ -153,3 +158,102 @@ def test_docmeta_keeps_the_fiscal_year_end_and_reads_files_without_it(tmp_path):
     path.write_text(path.read_text().replace('"fiscal_year_end": 9', '"fiscal_year_end": 13'))
     with pytest.raises(DataError, match="fiscal_year_end must be a month"):
         read_docmeta(path)
+
+
+#: sentences of real filings that name a fiscal year with the day it ends (the filer's fiscal-year-end month), and
+#: how each names its years
+NAMING = [
+    ("Fiscal year 2022, 2021, and 2020 represented the 52 weeks ended January 28, 2023, January 29, 2022", 1, "start"),
+    ("Our fiscal year 2023, ending February 3, 2024, will include 53 weeks", 1, "start"),
+    ("Fiscal year 2017 was a 53-week fiscal year ending on September 3, 2017", 8, "end"),
+    ("The Company's fiscal year 2017 included 53 weeks and ended on September 30, 2017", 9, "end"),
+    ("Fiscal 2018, 2017 and 2016 ended December 29, 2018, December 30, 2017", 12, "end"),
+    ('the fiscal year ending January 31, 2024 ("fiscal 2024")', 1, "end"),
+    ("Our first quarter of fiscal 2024 ended April 30, 2023", 1, "end"),  # a quarter's day counts too
+    # no year named with its day: a comparison pointing at another report, a bare date
+    ("fiscal 2018 as compared to fiscal 2017 is included in Item 7 of our Form 10-K for the fiscal year ended "
+     "November 30, 2018", 11, None),
+    ("The quarter ended October 29, 2022 was a 13-week period.", 1, None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("sentence", "fy_end", "naming"), NAMING)
+def test_how_a_filer_names_its_fiscal_years(sentence, fy_end, naming):
+    assert year_naming(["Item 7", sentence], fy_end) == naming
+
+
+def test_a_filer_naming_years_by_their_start_is_read_a_year_later_except_its_dates():
+    """Foot Locker (fiscal year ends the Saturday nearest January 31, named by the year it starts in): its "fiscal
+    2022" is the year ended January 28, 2023, which the index counts as 2023; a date is read as it is."""
+    read = {
+        "Foot Locker's total sales in fiscal 2022": (["2023"], True),
+        "Foot Locker's sales in FY22": (["2023"], True),
+        "sales in Q3 2022": (["2023q3", "2023"], False),
+        "sales in the third quarter of 2022": (["2023q3", "2023"], False),
+        "sales in 2022": (["2023"], False),
+        "sales for the quarter ended October 29, 2022": (["2023q3", "2023"], False),
+        "diluted EPS for the year ended January 28, 2023": (["2023"], True),
+    }
+    for question, (keys, annual) in read.items():
+        assert read_periods(question, 1, "start") == (keys, annual), question
+    # the default, and a filer naming its years by their end, is unchanged
+    assert read_periods("Walmart's revenue in fiscal 2023", 1) == read_periods(
+        "Walmart's revenue in fiscal 2023", 1, "end"
+    )
+    assert read_periods("Walmart's revenue in fiscal 2023", 1) == (["2023"], True)
+    with pytest.raises(ValueError, match="named_by"):
+        question_periods("fiscal 2022", 1, named_by="begin")
+
+
+def test_a_companys_naming_is_what_most_of_its_filings_say_and_keys_show_in_its_terms():
+    metas = {
+        "f1": DocMeta("f1", ["foot locker"], ["2023"], ["10k"], fiscal_year_end=1, fiscal_year_name="start"),
+        "f2": DocMeta("f2", ["foot locker"], ["2022"], ["10k"], fiscal_year_end=1, fiscal_year_name="start"),
+        "f3": DocMeta(
+            "f3", ["foot locker"], ["2023", "2023q3"], ["8k"], fiscal_year_end=1, fiscal_year_name="end"
+        ),
+        "w1": DocMeta("w1", ["walmart"], ["2023"], ["10k"], fiscal_year_end=1, fiscal_year_name="end"),
+        "t1": DocMeta("t1", ["tie co"], ["2023"], ["10k"], fiscal_year_end=1, fiscal_year_name="start"),
+        "t2": DocMeta("t2", ["tie co"], ["2023"], ["10k"], fiscal_year_end=1, fiscal_year_name="end"),
+        "x1": DocMeta("x1", ["unknown co"], ["2023"], ["10k"]),
+    }
+    names = fiscal_year_names(metas)
+    assert names == {"foot locker": "start", "tie co": "end", "walmart": "end"}
+    assert naming_of({"walmart": 1.0, "foot locker": 0.6}, names) == "end"
+    assert naming_of({"unknown co": 1.0, "foot locker": 0.5}, names) == "start"
+    assert naming_of({}, names) == "end"
+    assert [filer_key(k, "start") for k in ("2023", "2023q3", "2023q4")] == ["2022", "2022q3", "2022q4"]
+    assert [filer_key("2023q3", n) for n in ("end", None)] == ["2023q3", "2023q3"]
+
+
+def test_docmeta_keeps_how_years_are_named_and_reads_files_without_it(tmp_path):
+    metas = {
+        "f": DocMeta("f", ["foot locker"], ["2023"], ["10k"], {"period": "cover"}, 1, "start"),
+        "b": DocMeta("b", ["beta"], ["2023"], ["10k"], {}, 12),
+    }
+    path = tmp_path / "docmeta.json"
+    write_docmeta(path, metas)
+    assert path.read_text().count('"fiscal_year_name": "start"') == 1
+    assert path.read_text().count("fiscal_year_name") == 1  # unknown: no key, as files written before it
+    assert read_docmeta(path) == metas
+    path.write_text(path.read_text().replace('"fiscal_year_name": "start"', '"fiscal_year_name": "first"'))
+    with pytest.raises(DataError, match="fiscal_year_name must be one of end, start"):
+        read_docmeta(path)
+
+
+def test_a_question_naming_a_start_named_filer_links_to_the_year_its_index_counts():
+    companies = CompanyIndex(["foot locker", "walmart"])
+    ends = {"foot locker": 1, "walmart": 1}
+    names = {"foot locker": "start", "walmart": "end"}
+    periods = {"decay": 0.5, "fiscal": True}
+    fields = question_fields(
+        "Foot Locker's total sales in fiscal 2022", companies, ends, periods=periods, year_names=names
+    )
+    assert fields[1] == {"period:2023": 1.0} and fields[2] == {"type:10k": 1.0, "type:20f": 1.0}
+    fields = question_fields(
+        "Walmart's total revenues in fiscal 2022", companies, ends, periods=periods, year_names=names
+    )
+    assert fields[1] == {"period:2022": 1.0}
+    # without the namings (an index written before them) every filer is read by the year its fiscal year ends in
+    fields = question_fields("Foot Locker's total sales in fiscal 2022", companies, ends, periods=periods)
+    assert fields[1] == {"period:2022": 1.0}

@@ -77,12 +77,12 @@ TENK = ["apple-2022", "apple-2023", "block-2022", "square-2020"]
 QUESTION = "What were total net sales in fiscal 2023?"
 
 
-def build(root: Path, methods: str) -> Path:
+def build(root: Path, methods: str, filings: dict[str, str] = FILINGS) -> Path:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AETHEL_CACHE", str(root / "cache"))
         docs = root / "docs"
         docs.mkdir(exist_ok=True)
-        for name, text in FILINGS.items():
+        for name, text in filings.items():
             (docs / name).write_text(text, encoding="utf-8")
         out = root / "idx"
         assert main(["index", str(docs), "--out", str(out), "--methods", methods, "--quiet"]) == 0
@@ -190,6 +190,51 @@ def test_a_filter_that_matches_nothing_names_the_flag_and_what_the_index_holds(i
     assert fails(index, capsys, "--company", "apple", "--form", "10-Q") == (
         "--company apple --form 10-Q: no document of this index matches all these filters (each alone matches "
         "--company apple: apple-2022, apple-2023, apple-release-2023q4; --form 10-Q: msft-2023q3)"
+    )
+
+
+@pytest.fixture(scope="module")
+def foot_locker_index(tmp_path_factory) -> Path:
+    return build(tmp_path_factory.mktemp("filters-fl"), "bm25", FOOT_LOCKER)
+
+
+# a filer naming its fiscal years by the calendar year they start in: its "2022" ends January 28, 2023
+FOOT_LOCKER = {
+    "fl-2021.txt": annual("FOOT LOCKER, INC.", "January 29, 2022", "1-10299")
+    + "\nReporting Year\nFiscal year 2021 and 2020 represented the 52 weeks ended January 29, 2022 and January 30, "
+    "2021, respectively.\nSales 8,958 7,548\n",
+    "fl-2022.txt": annual("FOOT LOCKER, INC.", "January 28, 2023", "1-10299")
+    + "\nReporting Year\nFiscal year 2022, 2021, and 2020 represented the 52 weeks ended January 28, 2023, January "
+    "29, 2022, and January 30, 2021, respectively.\nSales 8,747 8,958\n",
+    # the quarterly report says nothing of how years are named: its company's 10-Ks do
+    "fl-2022q3.txt": COVER.format(
+        form="10-Q",
+        report="QUARTERLY REPORT",
+        period="quarterly period",
+        end="October 29, 2022",
+        number="1-10299",
+        name="FOOT LOCKER, INC.",
+    )
+    + "\nBALANCE SHEETS\n(In millions) October 29, 2022 January 29, 2022\nAssets\nCurrent assets:\n"
+    "Merchandise inventories 1,685 1,266\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--year", "2022"], ["fl-2022", "fl-2022q3"]),
+        (["--year", "FY2021"], ["fl-2021"]),
+        (["--period", "Q3 2022"], ["fl-2022q3"]),
+        (["--period", "FY2022"], ["fl-2022"]),
+    ],
+)
+def test_a_fiscal_year_is_named_as_the_filer_names_it(foot_locker_index, capsys, flags, expected):
+    """Foot Locker's "2022" (the 52 weeks ended January 28, 2023), as its 10-K says on a notes page, is
+    ``--year 2022``: the index counts it as 2023, the filter and its messages speak the filer's terms."""
+    assert search(foot_locker_index, capsys, *flags)["filters"]["doc_ids"] == expected
+    assert fails(foot_locker_index, capsys, "--year", "2023") == (
+        "--year 2023: no document of this index is of fiscal year 2023 (fiscal years: 2021, 2022)"
     )
 
 
