@@ -214,14 +214,14 @@ class AnchorsRetriever(RankingStage, Retriever):
 
     def rank(self, text: str, trace: QueryTrace, refine: Callable | None = None) -> np.ndarray:
         """The corpus-length scores of a question: the hybrid's own when it names fewer than two anchors, else the
-        :func:`merge` of each anchor's (each first passed through ``refine(scores)`` when given). Records
+        :func:`merge` of each anchor's (each first passed through ``refine(scores, anchor)`` when given). Records
         ``trace.extra["anchors"]`` and, when anchored, which anchor ranks each passage best (``"anchor_of"``)."""
         anchored = trace.extra["anchors"] = self.anchor_traces(text, trace)
         if not anchored:
             return self.hybrid_.rank(text, trace)
         rows = [self.hybrid_.rank(text, t) for _, t in anchored]
         if refine is not None:
-            rows = [refine(row) for row in rows]
+            rows = [refine(row, anchor) for row, (anchor, _) in zip(rows, anchored)]
         scores, trace.extra["anchor_of"] = merge(rows, trace.corpus_idx)
         return scores
 

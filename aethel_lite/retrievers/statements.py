@@ -39,7 +39,11 @@ statement pages of its first passage's filing that report the line item come fir
 quarter ("the quarter ended June 25, 2023", "Q2 FY2023") and that filing's metadata does not carry it, the filing
 lifted is that of the first of the ten best passages whose filing carries it and names the same company
 (``quarter_filing``, :func:`quarter_filing`): the first place of a quarter's question may go to another quarter's
-release of the same company, whose statement pages report the same line item.
+release of the same company, whose statement pages report the same line item. Likewise each anchor lifts the
+filing of the first of its ten best passages whose metadata carries the anchor's company and year
+(``anchor_filing``, :func:`anchor_filing`), not always its first passage's: a long 10-K of the same company
+(CVS Health's for 2018, 392 pages) can take the first places of the anchor "CVS Health, fiscal 2022" on the
+words it shares with the question.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from ..data.docmeta import PREFIXES, DocMeta
+from ..data.line_items import item_kinds, item_words, named_items
 from ..data.statements import row_labels, statement_kind
 from ..errors import DataError, ParameterError
 from ..io import read_json_shaped
@@ -70,12 +75,15 @@ __all__ = [
     "words",
     "statements_first",
     "quarter_filing",
+    "anchor_filing",
     "STATEMENTS_FILE",
 ]
 
 STATEMENTS_FILE = "statements.json"
 #: how far down an unanchored question's ranking the filing of the quarter it names is looked for
 QUARTER_DEPTH = 10
+#: how far down an anchor's ranking the filing of its company and year is looked for
+ANCHOR_DEPTH = 10
 
 #: what :meth:`StatementPages.load` accepts (:func:`~aethel_lite.io.read_json_shaped`)
 _SHAPE = {
@@ -219,14 +227,23 @@ class StatementPages:
         ]
         return r._learn(pages)
 
-    def names_item(self, text: str) -> bool:
-        """Whether the question names a line item (module docstring)."""
+    @staticmethod
+    def question_words(text: str, meanings: bool = False) -> frozenset[str]:
+        """The words a question's line items are matched with: its own and, with ``meanings``, every phrasing of the
+        line items it names (:func:`~aethel_lite.data.line_items.named_items`: "income from operations" brings
+        "operating income")."""
         q = words(text)
+        return q | item_words(named_items(q, words), words) if meanings else q
+
+    def names_item(self, text: str, meanings: bool = False) -> bool:
+        """Whether the question names a line item (module docstring; ``meanings``: :meth:`question_words`)."""
+        q = self.question_words(text, meanings)
         return any(L <= q for L in self.items_)
 
-    def match(self, text: str, indices: Sequence[int]) -> dict[int, float]:
-        """:math:`m(d)` of each statement page among ``indices`` (other passages are left out)."""
-        q, w = words(text), self.weight_
+    def match(self, text: str, indices: Sequence[int], meanings: bool = False) -> dict[int, float]:
+        """:math:`m(d)` of each statement page among ``indices`` (other passages are left out; ``meanings``:
+        :meth:`question_words`)."""
+        q, w = self.question_words(text, meanings), self.weight_
         out = {}
         for i in indices:
             best = 0.0
@@ -246,17 +263,24 @@ def statements_first(
     doc_ids: Sequence[str],
     text: str,
     doc: str | None = None,
+    meanings: bool = False,
 ) -> np.ndarray:
     """One anchor's corpus-length ranking scores with its filing's matching statement pages first (module
     docstring): a copy; unchanged when the question names no line item or the filing has no matching page.
-    ``corpus_idx``: the candidates (None: every passage); ``doc``: the filing lifted (default: the first passage's)."""
+    ``corpus_idx``: the candidates (None: every passage); ``doc``: the filing lifted (default: the first passage's);
+    ``meanings``: line items by meaning (:meth:`StatementPages.question_words`), and only the statement that
+    reports the items named lifted when one of its pages matches."""
     corpus_idx = np.arange(len(scores)) if corpus_idx is None else np.asarray(corpus_idx, dtype=np.int64)
     order, vals = topk(scores, 1, corpus_idx)
-    if not order.size or not vals[0] > -np.inf or not pages.names_item(text):
+    if not order.size or not vals[0] > -np.inf or not pages.names_item(text, meanings):
         return scores
     live = set(corpus_idx.tolist())
     doc = doc_ids[int(order[0])] if doc is None else doc
-    found = pages.match(text, [i for i in pages.by_doc_.get(doc, ()) if i in live])
+    found = pages.match(text, [i for i in pages.by_doc_.get(doc, ()) if i in live], meanings)
+    if meanings:
+        kinds = item_kinds(named_items(words(text), words))
+        if any(pages.kind_[i] in kinds for i, m in found.items() if m > 0):
+            found = {i: m for i, m in found.items() if pages.kind_[i] in kinds}
     if pages.order == "anchor":  # the ablation: every statement page of the filing, in the anchor's order
         lifted = sorted(found, key=lambda i: (-scores[i], i))
     else:
@@ -268,6 +292,28 @@ def statements_first(
     for place, i in enumerate(lifted):
         out[i] = top + len(lifted) - place
     return out
+
+
+def anchor_filing(
+    scores: np.ndarray,
+    corpus_idx: np.ndarray | None,
+    doc_ids: Sequence[str],
+    periods: Sequence[str],
+    companies: Sequence[str],
+    metas: Mapping[str, DocMeta],
+    depth: int = ANCHOR_DEPTH,
+) -> str | None:
+    """The filing of the first of the ``depth`` best passages whose periods hold one of ``periods`` and which names
+    one of ``companies`` (company keys); None when either is empty or no such filing is among them."""
+    if not periods or not companies:
+        return None
+    wanted, named = set(periods), set(companies)
+    none = DocMeta("")
+    for i in topk(scores, depth, corpus_idx)[0]:
+        meta = metas.get(doc_ids[int(i)], none)
+        if wanted & set(meta.periods) and named & set(meta.companies):
+            return doc_ids[int(i)]
+    return None
 
 
 def quarter_filing(
@@ -328,6 +374,13 @@ class StatementsRetriever(RankingStage, Retriever):
         For such a question naming a quarter, lift the filing of the first of the ten best passages whose metadata
         carries that quarter and names the first passage's company (module docstring); ``False``: always the first
         passage's filing.
+    anchor_filing : bool
+        Lift, for each anchor, the filing of the first of its ten best passages whose metadata carries the anchor's
+        company and year (module docstring); ``False``: always its first passage's filing.
+    meanings : bool
+        Line items by meaning (:mod:`aethel_lite.data.line_items`): a question naming "income from operations"
+        matches the row "Operating income", and only the statement that reports the items it names is lifted when
+        one of its pages matches; ``False``: the question's own words only.
     prefit : bool
         ``anchors`` is already fitted on the same passages: ``fit`` uses it as it is.
     progress : bool
@@ -351,16 +404,15 @@ class StatementsRetriever(RankingStage, Retriever):
         order: str = "match",
         unanchored: bool = False,
         quarter_filing: bool = True,
+        anchor_filing: bool = True,
+        meanings: bool = True,
         prefit: bool = False,
         progress: bool = False,
     ):
         self.anchors, self.min_docs, self.min_word, self.order = anchors, min_docs, min_word, order
-        self.unanchored, self.quarter_filing, self.prefit, self.progress = (
-            unanchored,
-            quarter_filing,
-            prefit,
-            progress,
-        )
+        self.unanchored, self.quarter_filing, self.anchor_filing = unanchored, quarter_filing, anchor_filing
+        self.meanings = meanings
+        self.prefit, self.progress = prefit, progress
 
     def _anchors(self) -> AnchorsRetriever:
         return AnchorsRetriever() if self.anchors is None else self.anchors
@@ -375,7 +427,7 @@ class StatementsRetriever(RankingStage, Retriever):
             or self.min_word < 0
         ):
             raise ParameterError(f"min_word must be a number >= 0; got {self.min_word!r}")
-        for name in ("unanchored", "quarter_filing"):
+        for name in ("unanchored", "quarter_filing", "anchor_filing", "meanings"):
             if not isinstance(getattr(self, name), bool):
                 raise ParameterError(f"{name} must be True or False; got {getattr(self, name)!r}")
         return StatementPages(self.min_docs, self.min_word, self.order)
@@ -432,12 +484,31 @@ class StatementsRetriever(RankingStage, Retriever):
         """The anchors stage's ranking (:meth:`AnchorsRetriever.rank`), each anchor's scores passed through
         :func:`statements_first`; with ``unanchored``, an unanchored question's scores too."""
         lift = partial(
-            statements_first, corpus_idx=trace.corpus_idx, pages=self.pages_, doc_ids=self.doc_ids_, text=text
+            statements_first,
+            corpus_idx=trace.corpus_idx,
+            pages=self.pages_,
+            doc_ids=self.doc_ids_,
+            text=text,
+            meanings=self.meanings,
         )
-        scores = self.anchors_.rank(text, trace, refine=lift)
+
+        def refine(scores: np.ndarray, anchor) -> np.ndarray:
+            return lift(scores, doc=self._anchor_filing(anchor, scores, trace.corpus_idx))
+
+        scores = self.anchors_.rank(text, trace, refine=refine)
         if not self.unanchored or trace.extra["anchors"]:
             return scores
         return lift(scores, doc=self._quarter_filing(text, scores, trace.corpus_idx))
+
+    def _anchor_filing(self, anchor, scores: np.ndarray, corpus_idx) -> str | None:
+        """:func:`anchor_filing` of one anchor (``anchor_filing``): the filing of its company and year."""
+        metas = self.ranker_.doc_meta_
+        if not self.anchor_filing or not metas:
+            return None
+        company, period = anchor.fields[0], anchor.fields[1]
+        companies = [k[len(PREFIXES["company"]) :].replace("_", " ") for k in company]
+        periods = [k[len(PREFIXES["period"]) :] for k in period]
+        return anchor_filing(scores, corpus_idx, self.doc_ids_, periods, companies, metas)
 
     def _quarter_filing(self, text: str, scores: np.ndarray, corpus_idx) -> str | None:
         """:func:`quarter_filing` of an unanchored question (``quarter_filing``): the quarters it names read as the
