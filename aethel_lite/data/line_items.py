@@ -33,7 +33,8 @@ LINE_ITEMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "operating income": (
         "income",
         ("operating income", "operating income (loss)", "income from operations", "income (loss) from operations",
-         "operating profit", "earnings from operations", "operating earnings"),
+         "loss from operations", "operating loss", "operating profit", "earnings from operations",
+         "operating earnings"),
     ),
     "net income": (
         "income",

@@ -23,7 +23,8 @@ Method names are a public interface (the CLI and its JSON output depend on them)
 ``aethel-anchors``     a stage holding ``aethel-hybrid``: one PageRank per company or fiscal year the
                        question names (:mod:`aethel_lite.retrievers.anchors`)
 ``aethel-statements``  a stage holding ``aethel-anchors``: each anchor's first places (a question with one anchor: the
-                       first places) given to the statement pages of its filing that report the question's line item
+                       first places) given to the statement pages of its filing (of its company and year) that report
+                       the question's line item, named in the filing's or an analyst's words
                        (:mod:`aethel_lite.retrievers.statements`); the default of ``aethel index`` and ``aethel search``
 ``aethel-multihop``    beyond the paper, for open multi-hop corpora: dense and BM25 passage seeds, the passages
                        whose title the question names, and PageRank over the passages' title mentions

@@ -31,6 +31,12 @@ line item the corpus shares) that has two words or more, or one word weighing at
 ("Revenues"; not "Total" or "Other"). "Total assets", "revenue", "net income" name one; a question about risks
 does not, and it ranks as ``aethel-anchors`` does.
 
+**Line items by meaning** (``meanings``, :mod:`aethel_lite.data.line_items`): a question naming a line item in
+an analyst's words ("income from operations", "capex", "top-line revenue") is matched with the words of every
+phrasing of that item too ("Operating income", "Purchases of property and equipment", "Net sales"), and only the
+statement that reports it is lifted when one of its pages matches (``statement_kind``: a cash-flow item the
+cash-flow statement).
+
 **Lift** (:func:`statements_first`): in one anchor's ranking, the statement pages of the document of its first
 passage whose match is positive take the first places, best match first (a tie: the anchor's own order); every
 other passage follows in the anchor's order. With ``unanchored=True`` a question with fewer than two anchors ("Foot
@@ -264,12 +270,13 @@ def statements_first(
     text: str,
     doc: str | None = None,
     meanings: bool = False,
+    statement_kind: bool = True,
 ) -> np.ndarray:
     """One anchor's corpus-length ranking scores with its filing's matching statement pages first (module
     docstring): a copy; unchanged when the question names no line item or the filing has no matching page.
     ``corpus_idx``: the candidates (None: every passage); ``doc``: the filing lifted (default: the first passage's);
-    ``meanings``: line items by meaning (:meth:`StatementPages.question_words`), and only the statement that
-    reports the items named lifted when one of its pages matches."""
+    ``meanings``: line items by meaning (:meth:`StatementPages.question_words`) and, with ``statement_kind``, only
+    the statement that reports the items named lifted when one of its pages matches."""
     corpus_idx = np.arange(len(scores)) if corpus_idx is None else np.asarray(corpus_idx, dtype=np.int64)
     order, vals = topk(scores, 1, corpus_idx)
     if not order.size or not vals[0] > -np.inf or not pages.names_item(text, meanings):
@@ -277,7 +284,7 @@ def statements_first(
     live = set(corpus_idx.tolist())
     doc = doc_ids[int(order[0])] if doc is None else doc
     found = pages.match(text, [i for i in pages.by_doc_.get(doc, ()) if i in live], meanings)
-    if meanings:
+    if meanings and statement_kind:
         kinds = item_kinds(named_items(words(text), words))
         if any(pages.kind_[i] in kinds for i, m in found.items() if m > 0):
             found = {i: m for i, m in found.items() if pages.kind_[i] in kinds}
@@ -379,8 +386,10 @@ class StatementsRetriever(RankingStage, Retriever):
         company and year (module docstring); ``False``: always its first passage's filing.
     meanings : bool
         Line items by meaning (:mod:`aethel_lite.data.line_items`): a question naming "income from operations"
-        matches the row "Operating income", and only the statement that reports the items it names is lifted when
-        one of its pages matches; ``False``: the question's own words only.
+        matches the row "Operating income"; ``False``: the question's own words only.
+    statement_kind : bool
+        With ``meanings``, only the statement that reports the line items named (a cash-flow item the cash-flow
+        statement) is lifted when one of its pages matches; ``False``: any matching statement page.
     prefit : bool
         ``anchors`` is already fitted on the same passages: ``fit`` uses it as it is.
     progress : bool
@@ -406,12 +415,13 @@ class StatementsRetriever(RankingStage, Retriever):
         quarter_filing: bool = True,
         anchor_filing: bool = True,
         meanings: bool = True,
+        statement_kind: bool = True,
         prefit: bool = False,
         progress: bool = False,
     ):
         self.anchors, self.min_docs, self.min_word, self.order = anchors, min_docs, min_word, order
         self.unanchored, self.quarter_filing, self.anchor_filing = unanchored, quarter_filing, anchor_filing
-        self.meanings = meanings
+        self.meanings, self.statement_kind = meanings, statement_kind
         self.prefit, self.progress = prefit, progress
 
     def _anchors(self) -> AnchorsRetriever:
@@ -427,7 +437,7 @@ class StatementsRetriever(RankingStage, Retriever):
             or self.min_word < 0
         ):
             raise ParameterError(f"min_word must be a number >= 0; got {self.min_word!r}")
-        for name in ("unanchored", "quarter_filing", "anchor_filing", "meanings"):
+        for name in ("unanchored", "quarter_filing", "anchor_filing", "meanings", "statement_kind"):
             if not isinstance(getattr(self, name), bool):
                 raise ParameterError(f"{name} must be True or False; got {getattr(self, name)!r}")
         return StatementPages(self.min_docs, self.min_word, self.order)
@@ -490,6 +500,7 @@ class StatementsRetriever(RankingStage, Retriever):
             doc_ids=self.doc_ids_,
             text=text,
             meanings=self.meanings,
+            statement_kind=self.statement_kind,
         )
 
         def refine(scores: np.ndarray, anchor) -> np.ndarray:

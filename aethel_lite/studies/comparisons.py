@@ -66,6 +66,7 @@ __all__ = [
     "comparison_study",
     "comparisons_headline",
     "statements_ablation",
+    "STATEMENTS_WITHOUT",
     "ComparisonStudy",
     "run",
 ]
@@ -134,6 +135,17 @@ COMPARISON_PAIRS = (
 )
 #: ``aethel-statements`` with its lifted pages in the anchor's own order (no row-label match): an ablation
 STATEMENTS_UNORDERED = "statement pages in the anchor's order"
+#: ``aethel-statements`` with one of its parts off (a setting each), and with the two added last both off (the method
+#: before them): the leave-one-out ablation
+STATEMENTS_WITHOUT = {
+    "without line items by meaning": {"meanings": False},
+    "without the statement that reports the item": {"statement_kind": False},
+    "without the anchor's own filing": {"anchor_filing": False},
+    "as it was before both (words only, the first page's filing)": {
+        "meanings": False,
+        "anchor_filing": False,
+    },
+}
 #: AllSupport@10 (both filings' pages in the top 10) is the headline metric of a comparison question.
 COMPARISON_METRICS = ("AllSupport@10", "Recall@10", "MRR")
 #: Quick mode: the first comparison questions of each half and FinanceBench questions, over a sample of the pages.
@@ -192,7 +204,9 @@ def comparison_study(
         ``by_kind``: AllSupport@10 per question type, and ``by_kind_tests``: per half and question type,
         ``aethel-statements`` against ``aethel-anchors``; ``ablation``: per half, AllSupport@10 of
         ``aethel-anchors``, of :data:`STATEMENTS_UNORDERED` and of ``aethel-statements``, and the test of
-        the last two; ``anchored``: comparison questions with two or more anchors. ``single``:
+        the last two; ``leave_out``: per half, AllSupport@10 of ``aethel-statements`` and of it with each part of
+        :data:`STATEMENTS_WITHOUT` off, and the test of each against it; ``anchored``: comparison questions with
+        two or more anchors. ``single``:
         FinanceBench's own questions: ``aethel-anchors`` and ``aethel-statements`` against ``aethel-hybrid``
         on MRR and HR@5 per half, and the questions they rank differently.
         ``timing``: ms per comparison question of each graph method's top-10 search, timed alone
@@ -214,6 +228,9 @@ def comparison_study(
     fitted["aethel-anchors"] = anchors.fit(comp.passages)
     fitted["aethel-statements"] = _statements(anchors).fit(comp.passages)
     unordered = _statements(anchors, order="anchor").fit(comp.passages)
+    without = {
+        name: _statements(anchors, **off).fit(comp.passages) for name, off in STATEMENTS_WITHOUT.items()
+    }
     with shared():
         runs = {
             (tag, name): MethodOutcome(name, r.search(questions, k=RUN_DEPTH), 0.0)
@@ -221,6 +238,7 @@ def comparison_study(
             for name, r in fitted.items()
         }
         ablated = MethodOutcome(STATEMENTS_UNORDERED, unordered.search(comp.queries, k=RUN_DEPTH), 0.0)
+        left = {n: MethodOutcome(n, r.search(comp.queries, k=RUN_DEPTH), 0.0) for n, r in without.items()}
     timing = {}
     for name in (
         "aethel-hybrid",
@@ -240,7 +258,9 @@ def comparison_study(
         "n_pages": len(comp.passages),
     }
     block = score_runs(
-        {**{n: runs[("comparisons", n)] for n in fitted}, STATEMENTS_UNORDERED: ablated}, comp.queries, k=10
+        {**{n: runs[("comparisons", n)] for n in fitted}, STATEMENTS_UNORDERED: ablated, **left},
+        comp.queries,
+        k=10,
     )
     halves = {h: [q.qid for q in comp.queries if q.meta.get("split") == h] for h in ("dev", "test")}
     halves["all"] = [q.qid for q in comp.queries]
@@ -248,7 +268,7 @@ def comparison_study(
     pairs = list(COMPARISON_PAIRS)
     kinds = {q.qid: q.meta.get("question_type", "comparison") for q in comp.queries}
     steps = ("aethel-anchors", STATEMENTS_UNORDERED, "aethel-statements")
-    out["comparisons"], out["by_kind_tests"], out["ablation"] = {}, {}, {}
+    out["comparisons"], out["by_kind_tests"], out["ablation"], out["leave_out"] = {}, {}, {}, {}
     for half, qids in halves.items():
         sub = block_of({n: block[n] for n in COMPARISON_METHODS}, qids)
         out["comparisons"][half] = {
@@ -282,6 +302,22 @@ def comparison_study(
             "tests": paired_comparisons(
                 ab,
                 [("aethel-statements", STATEMENTS_UNORDERED), (STATEMENTS_UNORDERED, "aethel-anchors")],
+                ("AllSupport@10",),
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+            if len(qids) > 1
+            else [],
+        }
+        lo = block_of({n: block[n] for n in ("aethel-statements", *STATEMENTS_WITHOUT)}, qids)
+        out["leave_out"][half] = {
+            "parts": list(STATEMENTS_WITHOUT),
+            "ci": metric_cis(
+                lo, [by_id[q] for q in qids], metrics=("AllSupport@10",), n_resamples=n_resamples, seed=seed
+            ),
+            "tests": paired_comparisons(
+                lo,
+                [("aethel-statements", n) for n in STATEMENTS_WITHOUT],
                 ("AllSupport@10",),
                 n_resamples=n_resamples,
                 seed=seed,
@@ -419,9 +455,10 @@ def comparisons_headline(saved: Mapping[str, Any], half: str = "test") -> tuple[
 
 
 def statements_ablation(saved: Mapping[str, Any], half: str = "test") -> tuple[Any, str]:
-    """What each part of ``aethel-statements`` adds on ``half`` (``results/comparisons.json``'s ``ablation``):
-    AllSupport@10 of each step with 95% CIs, and the paired tests between consecutive steps, per kind of
-    question too."""
+    """What each part of ``aethel-statements`` adds on ``half`` (``results/comparisons.json``'s ``ablation`` and
+    ``leave_out``): AllSupport@10 of each step and of ``aethel-statements`` with each of its later parts off
+    (:data:`STATEMENTS_WITHOUT`), with 95% CIs, and the paired tests between consecutive steps, against each part
+    off, and per kind of question."""
     block = saved["ablation"][half]
     labels = {
         "aethel-anchors": "one PageRank per anchor (`aethel-anchors`)",
@@ -437,6 +474,12 @@ def statements_ablation(saved: Mapping[str, Any], half: str = "test") -> tuple[A
             }
         )
     said = [f"{t['a']} against {t['b']} {format_difference(t)}" for t in block["tests"]]
+    leave = saved.get("leave_out", {}).get(half)
+    if leave:
+        for part in leave["parts"]:
+            c = leave["ci"][part]["all"]["AllSupport@10"]
+            rows.append({"step": f"`aethel-statements` {part}", "AllSupport@10 [95% CI]": format_estimate(c)})
+        said += [f"{t['a']} against its part {t['b']} {format_difference(t)}" for t in leave["tests"]]
     kinds = saved["by_kind_tests"][half]
     said += [
         f"{kind.replace('comparison-', '').replace('-', ' ')}: `aethel-statements` against `aethel-anchors` "

@@ -26,10 +26,12 @@ from aethel_lite.retrievers import (
     clone,
     params_json,
 )
+from aethel_lite.retrievers.anchors import Anchor
 from aethel_lite.retrievers.registry import make_retriever
 from aethel_lite.retrievers.statements import (
     STATEMENTS_FILE,
     StatementPages,
+    anchor_filing,
     quarter_filing,
     statements_first,
     words,
@@ -450,3 +452,86 @@ def test_clone_is_an_unfitted_copy_of_the_setting(pair):
         and deep["prefit"]
         and not deep["anchors__prefit"]
     )
+
+
+#: one filing's income statement and cash-flow statement, both printing "Net income"; another filing's balance sheet
+#: so that the row words weigh more than nothing
+KIND_PAGES = [
+    _page("PINE_2019", 0, "Pine Tools annual report 2019. Net earnings grew; capital spending rose.", "Pine Tools", 2019),
+    _page("PINE_2019", 1, "CONSOLIDATED STATEMENTS OF OPERATIONS\nNet sales\n500\n450\nOperating income\n80\n70\n"
+          "Net income\n50\n40\n", "Pine Tools", 2019),
+    _page("PINE_2019", 2, "CONSOLIDATED STATEMENTS OF CASH FLOWS\nNet income\n50\n40\n"
+          "Purchases of property and equipment\n(30)\n(20)\n", "Pine Tools", 2019),
+    _page("OAK_2019", 0, _balance(700), "Oak Mills", 2019),
+    _page("OAK_2019", 1, "CONSOLIDATED STATEMENTS OF CASH FLOWS\nNet income\n9\n8\nPurchases of property and "
+          "equipment\n(3)\n(2)\n", "Oak Mills", 2019),
+    _page("OAK_2019", 2, "CONSOLIDATED STATEMENTS OF EARNINGS\nNet sales\n90\n80\nOperating income\n12\n10\n"
+          "Net income\n9\n8\n", "Oak Mills", 2019),
+]  # fmt: skip
+
+
+def test_line_items_by_meaning_match_an_analysts_words_to_the_statement_that_reports_them():
+    """ "income from operations", "net earnings" and "capex" share no line item's words ("Operating income", "Net
+    income", "Purchases of property and equipment"); by meaning they name them, and only the statement that reports
+    the item is lifted (the income statement for net income, not the cash-flow statement that starts from it)."""
+    pages = StatementPages().fit(KIND_PAGES)
+    doc_ids = [p.doc_id for p in KIND_PAGES]
+    scores = np.array([0.9, 0.1, 0.2, 0.0, 0.0, 0.0])
+    for text, first in (
+        ("Pine Tools' income from operations in 2019", 1),
+        ("Pine Tools' net earnings in 2019", 1),
+        ("Pine Tools' capex in 2019", 2),
+    ):
+        assert not pages.names_item(text) and pages.names_item(text, meanings=True), text
+        assert statements_first(scores, None, pages, doc_ids, text) is scores  # by words: no lift
+        out = statements_first(scores, None, pages, doc_ids, text, meanings=True)
+        assert int(np.argmax(out)) == first, text
+        lifted = [i for i in range(len(scores)) if out[i] > scores.max()]
+        assert lifted == [first], text  # only the statement that reports the item
+    # without the statement kind both statements printing "Net income" are lifted, in the ranking's order
+    out = statements_first(
+        scores, None, pages, doc_ids, "Pine Tools' net earnings", meanings=True, statement_kind=False
+    )
+    assert list(np.argsort(-out, kind="stable"))[:2] == [2, 1]
+    assert {"operation", "operating"} <= pages.question_words("income from operations", meanings=True)
+    assert "operating" not in pages.question_words("income from operations")
+
+
+def test_each_anchor_lifts_the_filing_of_its_company_and_year():
+    """An anchor's first page may be another year's filing of its company (a long 10-K sharing the question's
+    words): the filing lifted is that of the first of its ten best pages whose metadata carries the anchor's year
+    and company; none among them: None (the first page's)."""
+    doc_ids = ["K18"] * 4 + ["K22"] * 2 + ["X22"] * 2 + ["K20"] * 10
+    metas = {
+        "K18": DocMeta("K18", ["cvs health"], ["2018"]),
+        "K22": DocMeta("K22", ["cvs health"], ["2022"]),
+        "X22": DocMeta("X22", ["pepsico"], ["2022"]),
+        "K20": DocMeta("K20", ["cvs health"], ["2020"]),
+    }
+    scores = np.array([9.0, 8, 7, 6, 2, 1, 5, 4, *[0.5] * 10])
+    assert anchor_filing(scores, None, doc_ids, ["2022"], ["cvs health"], metas) == "K22"
+    assert anchor_filing(scores, None, doc_ids, ["2022"], ["pepsico"], metas) == "X22"
+    assert anchor_filing(scores, None, doc_ids, ["2018"], ["cvs health"], metas) == "K18"
+    assert anchor_filing(scores, None, doc_ids, ["2021"], ["cvs health"], metas) is None
+    assert anchor_filing(scores, None, doc_ids, [], ["cvs health"], metas) is None
+    assert anchor_filing(scores, None, doc_ids, ["2022"], [], metas) is None
+    late = np.array([9.0, 8, 7, 6, 0, 0, 0, 0, *[1.0] * 10])  # K22 below ten other pages
+    assert anchor_filing(late, None, doc_ids, ["2022"], ["cvs health"], metas) is None
+    assert anchor_filing(late, None, doc_ids, ["2022"], ["cvs health"], metas, depth=18) == "K22"
+
+
+def test_the_stage_reads_an_anchors_company_and_year_from_its_seeds(pair):
+    """The stage turns an anchor's seeds (``company:bolt_motors``, ``period:2019``) into the company keys and years
+    the hybrid's metadata holds; ``anchor_filing=False`` lifts the first page's filing."""
+    _, statements = pair
+    anchor = Anchor(
+        "company:bolt_motors", "company", ({"company:bolt_motors": 1.0}, {"period:2019": 1.0}, {})
+    )
+    scores = np.array([9.0, 8, 0, 0, 1, 0, 0, 0, 0])  # Acme's pages first
+    assert statements._anchor_filing(anchor, scores, None) == "BOLT_2019"
+    off = clone(statements).set_params(anchors=statements.anchors_, anchor_filing=False).fit(PASSAGES)
+    assert off._anchor_filing(anchor, scores, None) is None
+    for name in ("anchor_filing", "meanings", "statement_kind"):
+        assert make_retriever("aethel-statements").get_params()[name] is True
+        with pytest.raises(ParameterError, match=f"{name} must be True or False"):
+            clone(statements).set_params(**{name: "yes"}).fit(PASSAGES)

@@ -21,6 +21,7 @@ from aethel_lite.studies.comparisons import (
     COMPARISON_PAIRS,
     METRIC_STATEMENT,
     STATEMENTS_UNORDERED,
+    STATEMENTS_WITHOUT,
     assign_splits,
     find_statement_page,
     row_figures,
@@ -280,6 +281,13 @@ def test_study_anchors_every_comparison_and_leaves_single_filings_alone(quick_st
         assert ablation["steps"] == ["aethel-anchors", STATEMENTS_UNORDERED, "aethel-statements"]
         for step in ("aethel-anchors", "aethel-statements"):  # the same runs as the main table's
             assert ablation["ci"][step]["all"]["AllSupport@10"] == block["ci"][step]["all"]["AllSupport@10"]
+        leave = s["leave_out"][half]
+        assert leave["parts"] == list(STATEMENTS_WITHOUT)
+        cell = leave["ci"]["aethel-statements"]["all"]["AllSupport@10"]
+        assert cell == block["ci"]["aethel-statements"]["all"]["AllSupport@10"]
+        assert {(t["a"], t["b"]) for t in leave["tests"]} == {
+            ("aethel-statements", p) for p in STATEMENTS_WITHOUT
+        }
     values = list(s["per_query"]["aethel-anchors"].values())
     assert s["comparisons"]["all"]["ci"]["aethel-anchors"]["all"]["AllSupport@10"]["mean"] == pytest.approx(
         sum(values) / len(values)
@@ -296,8 +304,9 @@ def test_headline_says_what_the_file_says(quick_study):
     mean = quick_study["comparisons"]["test"]["ci"]["aethel-statements"]["all"]["AllSupport@10"]["mean"]
     assert f"`aethel-statements` finds both gold pages for {100 * mean:.0f}%" in verdict
     table, said = statements_ablation(quick_study)
-    assert len(table) == 3
-    assert said.count("against") == 2 + len([k for k, t in quick_study["by_kind_tests"]["test"].items() if t])
+    assert len(table) == 3 + len(STATEMENTS_WITHOUT)
+    kinds = len([k for k, t in quick_study["by_kind_tests"]["test"].items() if t])
+    assert said.count("against") == 2 + len(STATEMENTS_WITHOUT) + kinds
 
 
 def test_the_study_is_deterministic(quick_study, run_cache, monkeypatch):
