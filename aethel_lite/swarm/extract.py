@@ -140,12 +140,18 @@ class PassageView:
     order: tuple = field(default_factory=tuple)
     cache: dict = field(default_factory=dict, repr=False, compare=False)  # per-extractor results of this view
     fy_end: int | None = None  # the month the filer's fiscal year ends in (None: unknown, read as December)
+    named_by: str = "end"  # the filer names a fiscal year after the year it ends in, or ("start") starts in
     statement: bool = False  # the page is a consolidated financial statement (not a note)
 
 
 #: a consolidated statement's title, as the first lines of its page print it
 def build_view(
-    passage: Any, resolver: EntityResolver, ner: Sequence[Any] | None = None, *, fy_end: int | None = None
+    passage: Any,
+    resolver: EntityResolver,
+    ner: Sequence[Any] | None = None,
+    *,
+    fy_end: int | None = None,
+    named_by: str = "end",
 ) -> PassageView:
     """Prepare ``passage`` for extraction.
 
@@ -158,6 +164,9 @@ def build_view(
     fy_end : int, optional
         The month the filer's fiscal year ends in (its periods are named in fiscal terms; December
         when unknown).
+    named_by : {"end", "start"}
+        How the filer names a fiscal year (:func:`~aethel_lite.data.fiscal.year_naming`): Foot Locker's
+        year ended January 28, 2023 is its "2022" (``"start"``).
     """
     title, body = passage.title or "", passage.text
     offset = len(title) + 1 if title else 0
@@ -202,6 +211,7 @@ def build_view(
         rows=table_rows(body, annual=annual),
         order=(passage.doc_id, int(m.group(1)) if m else 0, passage.pid),
         fy_end=fy_end if isinstance(fy_end, int) and 1 <= fy_end <= 12 else None,
+        named_by=named_by,
         statement=statement_page(body),
     )
 
@@ -440,7 +450,14 @@ class RuleExtractor:
                     a,
                     length,
                     mention.date,
-                    fiscal_name(mention.label, mention.date, length, view.fy_end, flow=metric.flow),
+                    fiscal_name(
+                        mention.label,
+                        mention.date,
+                        length,
+                        view.fy_end,
+                        flow=metric.flow,
+                        named_by=view.named_by,
+                    ),
                     None,
                     printed_unit(fig.unit, fig.surface, view.scale),
                     False,
@@ -509,7 +526,9 @@ class RuleExtractor:
                             row.start,
                             length,
                             date,
-                            fiscal_name(period, date, length, view.fy_end, flow=metric.flow),
+                            fiscal_name(
+                                period, date, length, view.fy_end, flow=metric.flow, named_by=view.named_by
+                            ),
                             segment,
                             printed_unit(unit, surface, view.scale if money else None),
                             view.statement,
@@ -547,7 +566,9 @@ class RuleExtractor:
                         a,
                         None,
                         mention.date if mention else None,
-                        fiscal_name(mention.label, mention.date, None, view.fy_end, flow=False)
+                        fiscal_name(
+                            mention.label, mention.date, None, view.fy_end, flow=False, named_by=view.named_by
+                        )
                         if mention
                         else None,
                     )

@@ -493,6 +493,12 @@ class Orchestrator:
             self._year_ends = YearEnds(self.passages_, self.resolver)
         return self._year_ends(doc_id)
 
+    def fiscal_year_name(self, doc_id: str) -> str:
+        """How a document's filer names a fiscal year, ``"end"`` or ``"start"``
+        (:meth:`~aethel_lite.swarm.calendars.YearEnds.named_by`)."""
+        self.fiscal_year_end(doc_id)
+        return self._year_ends.named_by(doc_id)
+
     def _views(self, pids: Sequence[str]) -> dict[str, PassageView]:
         passages = [self.by_pid_[p] for p in pids]
         ner = [None] * len(passages)
@@ -511,7 +517,13 @@ class Orchestrator:
             )
             ner = [known[p.pid] if p.pid in known else found[p.pid] for p in passages]
         return {
-            p.pid: build_view(p, self.resolver, m, fy_end=self.fiscal_year_end(p.doc_id))
+            p.pid: build_view(
+                p,
+                self.resolver,
+                m,
+                fy_end=self.fiscal_year_end(p.doc_id),
+                named_by=self.fiscal_year_name(p.doc_id),
+            )
             for p, m in zip(passages, ner)
         }
 

@@ -470,10 +470,14 @@ def long_date(iso: str) -> str:
     return f"{_MONTH_NAMES[int(m.group(2)) - 1]} {int(m.group(3))}, {m.group(1)}"
 
 
-def fiscal_of(label: str | None, date: str | None, fy_end: int | None) -> tuple[int, int | None] | None:
+def fiscal_of(
+    label: str | None, date: str | None, fy_end: int | None, named_by: str = "end"
+) -> tuple[int, int | None] | None:
     """``(fiscal year, fiscal quarter)`` of a period: from its day when known (the quarter it closes, for
-    a fiscal year ending in month ``fy_end``, December when ``None``), else as the label names it
-    (``"2023Q3"`` → ``(2023, 3)``, ``"FY2022"`` → ``(2022, None)``); ``None`` for no period.
+    a fiscal year ending in month ``fy_end``, December when ``None``; the year named as the filer names it,
+    ``named_by``: after the calendar year it ends in or, ``"start"``, starts in), else as the label names it
+    (``"2023Q3"`` → ``(2023, 3)``, ``"FY2022"`` → ``(2022, None)``: a filing's own words); ``None`` for no
+    period.
 
     Examples
     --------
@@ -483,10 +487,14 @@ def fiscal_of(label: str | None, date: str | None, fy_end: int | None) -> tuple[
     (2023, 1)
     >>> fiscal_of("FY2022", None, 9)
     (2022, None)
+    >>> fiscal_of("2023-01-28", "2023-01-28", 1, "start")   # Foot Locker's fiscal 2022
+    (2022, 4)
     """
+    shift = 1 if named_by == "start" else 0
     m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", date or "")
     if m:
-        return fiscal_year_of(int(m.group(2)), int(m.group(3)), int(m.group(1)), fy_end or 12)
+        fy, q = fiscal_year_of(int(m.group(2)), int(m.group(3)), int(m.group(1)), fy_end or 12)
+        return fy - shift, q
     m = re.fullmatch(r"(\d{4})Q([1-4])", label or "")
     if m:
         return int(m.group(1)), int(m.group(2))
@@ -495,17 +503,25 @@ def fiscal_of(label: str | None, date: str | None, fy_end: int | None) -> tuple[
         return int(m.group(1)), None
     m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", label or "")
     if m:
-        return fiscal_year_of(int(m.group(2)), int(m.group(3)), int(m.group(1)), fy_end or 12)
+        fy, q = fiscal_year_of(int(m.group(2)), int(m.group(3)), int(m.group(1)), fy_end or 12)
+        return fy - shift, q
     return None
 
 
 def fiscal_name(
-    label: str | None, date: str | None, months: int | None, fy_end: int | None, *, flow: bool = True
+    label: str | None,
+    date: str | None,
+    months: int | None,
+    fy_end: int | None,
+    *,
+    flow: bool = True,
+    named_by: str = "end",
 ) -> str | None:
     """A period in the filer's fiscal terms: ``"Q3 FY2023"`` (three months, or a balance at a quarter's
     end), ``"H1 FY2023"`` (six months to the second quarter's end; ``"6M"`` to another), ``"9M FY2023"``,
     ``"FY2023"`` (twelve months to the fiscal year's end, a year the text names, or a balance at the
-    year's end); ``None`` without a period.
+    year's end); ``None`` without a period. The year is named as the filer names it (``named_by``,
+    :func:`fiscal_of`).
 
     Examples
     --------
@@ -514,7 +530,7 @@ def fiscal_name(
     >>> fiscal_name("FY2022", "2022-09-24", None, 9, flow=False)
     'FY2022'
     """
-    found = fiscal_of(label, date, fy_end)
+    found = fiscal_of(label, date, fy_end, named_by)
     if found is None:
         return None
     fy, q = found

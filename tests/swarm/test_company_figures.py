@@ -763,3 +763,58 @@ def test_net_income_with_and_without_non_controlling_interests_are_labelled_not_
     plain = [f for f in facts if not f.quote.startswith("Net income attributable")]
     other = [replace(f, value=f.value + 1, surface=f"{f.value + 1:,.0f}", doc_id="E") for f in plain]
     assert " against " in _memo(plain + other, "Amcor").markdown.split("## Audit trail")[0]
+
+
+# --- a filer that names its fiscal years by the year they start in --------------------------------
+
+
+def test_periods_of_a_filer_naming_its_years_by_their_start():
+    """Foot Locker's year ended January 28, 2023 is its "2022": a period with a day is named so, as the filer's
+    own column headers ("2022") already are."""
+    cases = [
+        ("2023-01-28", "2023-01-28", 12, True, "FY2022, twelve months ended January 28, 2023"),
+        ("2022-10-29", "2022-10-29", 3, True, "Q3 FY2022, three months ended October 29, 2022"),
+        ("2022-10-29", "2022-10-29", 9, True, "9M FY2022, nine months ended October 29, 2022"),
+        ("2023-01-28", "2023-01-28", None, False, "FY2022, as of January 28, 2023"),
+        ("FY2022", None, None, True, "FY2022"),  # the filer's own label stays as it is
+    ]
+    for label, date, months, flow, text in cases:
+        name = fiscal_name(label, date, months, 1, flow=flow, named_by="start")
+        assert period_phrase(name, date, months, flow=flow) == text
+    assert fiscal_name("2023-01-28", "2023-01-28", 12, 1) == "FY2023"  # named by the year's end
+
+
+@pytest.mark.realdata
+def test_foot_lockers_memo_periods_are_its_own(real_data):
+    """Foot Locker's 10-K says "Fiscal year 2022 ... represented the 52 weeks ended January 28, 2023" (a notes
+    page): its filings' years are named by their start, its Q3 10-Q too (which does not say it: its company's
+    10-K does), so the memo names the 10-Q's quarter ended October 29, 2022 Q3 FY2022, as the 10-Q's running
+    header ("Third Quarter 2022") does. Walmart's pages name years by their end."""
+    import gzip
+    import json
+
+    from conftest import require
+
+    from aethel_lite.swarm.calendars import YearEnds
+
+    docs = {
+        "FOOTLOCKER_2023_10K": "Foot Locker",
+        "FOOTLOCKER_2023Q3_10Q": "Foot Locker",
+        "WALMART_2023_10K": "Walmart",
+    }
+    passages = []
+    with gzip.open(require(real_data / "financebench" / "pages.jsonl.gz"), "rt", encoding="utf-8") as fh:
+        for line in fh:
+            if '"doc_name"' in line[:80] and not any(d in line[:200] for d in docs):
+                continue  # another filing's page, known without parsing the line
+            row = json.loads(line)
+            if row["doc_name"] in docs:
+                meta = {"page": row["page"], "company": docs[row["doc_name"]]}
+                passages.append(
+                    Passage(f"{row['doc_name']}#p{row['page']}", row["doc_name"], "", row["text"], meta)
+                )
+    assert {p.doc_id for p in passages} == set(docs)
+    ends = YearEnds(passages, DocumentResolver(passages, tickers={}))
+    assert [ends(d) for d in docs] == [1, 1, 1]
+    assert ends.said("FOOTLOCKER_2023_10K") == "start" and ends.said("FOOTLOCKER_2023Q3_10Q") is None
+    assert [ends.named_by(d) for d in docs] == ["start", "start", "end"]
