@@ -21,6 +21,13 @@ rest from the same 74 filings, by rules fixed before any method was run on them:
    metric chosen by the question id's SHA-256; no template names a statement.
 5. **Split**: :func:`~aethel_lite.studies.comparisons.split_of` over the new ids within each question type (the
    first 58 keep theirs).
+
+:func:`analyst_extension` draws a second group by the same rules after it, for two line items the questions before
+never ask, named in an analyst's words rather than the statement's (:data:`ANALYST_LABELS`,
+:data:`ANALYST_PHRASES`: "capex" for "Purchases of property and equipment", "COGS" for "Cost of sales"), split
+apart from the groups before it. Its phrasings and labels were written from the filings' cash-flow and income
+statement rows before any question of it was drawn; the line items' table of the retriever
+(:mod:`aethel_lite.data.line_items`) was written before it too.
 """
 
 from __future__ import annotations
@@ -32,7 +39,18 @@ from collections.abc import Mapping, Sequence
 from ..data.statements import row_figures
 from .comparisons import METRIC_STATEMENT, find_statement_page, split_of
 
-__all__ = ["LABELS", "PHRASES", "TWO_COMPANIES", "TWO_YEARS", "FIRST_HAND_WRITTEN", "extension"]
+__all__ = [
+    "LABELS",
+    "PHRASES",
+    "TWO_COMPANIES",
+    "TWO_YEARS",
+    "FIRST_HAND_WRITTEN",
+    "extension",
+    "ANALYST_LABELS",
+    "ANALYST_PHRASES",
+    "FIRST_ANALYST",
+    "analyst_extension",
+]
 
 #: the questions written by hand; the extension's ids follow
 FIRST_HAND_WRITTEN = 58
@@ -59,6 +77,24 @@ PHRASES = {
     "operating_income": ("operating income", "operating profit", "income (or loss) from operations"),
     "cfo": ("cash flow from operating activities", "net cash provided by operating activities"),
 }
+#: the second group's row labels per line item, in order (those the 74 filings' statements print for it)
+ANALYST_LABELS = {
+    "capex": ("Capital expenditures", "Purchases of property and equipment", "Purchase of property and equipment",
+              "Purchases of property, plant and equipment", "Purchases of property, plant and equipment (PP&E)",
+              "Additions to property, plant and equipment", "Additions to property and equipment",
+              "Property, plant and equipment additions", "Payments for property and equipment",
+              "Payments to acquire property, plant and equipment"),
+    "cost_of_revenue": ("Total cost of revenue", "Total cost of sales", "Cost of sales", "Cost of revenues",
+                        "Cost of revenue", "Cost of goods sold", "Cost of products sold"),
+}  # fmt: skip
+#: how the second group's questions name each line item: an analyst's words
+ANALYST_PHRASES = {
+    "capex": ("capex", "capital expenditures", "capital spending"),
+    "cost_of_revenue": ("COGS", "cost of goods sold", "cost of revenue"),
+}
+#: the first id of the second group (``cmp_082``): the questions before it are the hand-written ones and
+#: :func:`extension`'s
+FIRST_ANALYST = 82
 TWO_COMPANIES = (
     "Which reported the larger {metric} for fiscal {year}, {a} or {b}?",
     "Between {a} and {b}, whose {metric} was higher in FY{year}?",
@@ -94,16 +130,23 @@ def _printed(figure: str) -> re.Pattern:
     return re.compile(rf"(?<![\d,.]){re.escape(figure)}(?![\d,]|\.\d)")
 
 
-def _figures(filings: Mapping[str, Mapping[int, str]], about: Mapping[str, tuple], used: set) -> list[dict]:
-    """Rule 1: the kept (filing, metric) figures, as evidence items with ``metric`` and ``company``."""
+def _figures(
+    filings: Mapping[str, Mapping[int, str]],
+    about: Mapping[str, tuple],
+    used: set,
+    labels: Mapping[str, tuple],
+) -> list[dict]:
+    """Rule 1: the kept (filing, metric) figures of the metrics of ``labels`` (metric → row labels tried), as
+    evidence items with ``metric`` and ``company``."""
     kept = []
     whole = {doc: "\n".join(pages.values()) for doc, pages in filings.items()}  # for _elsewhere
     for doc in sorted(d for d, (_, kind, _) in about.items() if kind == "10k"):
         company, _, year = about[doc]
-        for metric, kind in METRIC_STATEMENT.items():
+        for metric, tried in labels.items():
+            kind = METRIC_STATEMENT[metric]
             if (doc, metric) in used:
                 continue
-            for label in LABELS[metric]:
+            for label in tried:
                 page = find_statement_page(filings[doc], kind, label)
                 if page is None:
                     continue
@@ -155,7 +198,20 @@ def extension(
     hand : the hand-written rows (``cmp_001``–``cmp_058``)
     """
     used = {(e["doc_name"], r["metric"]) for r in hand for e in r["evidence"]}
-    kept = _figures(filings, about, used)
+    return _drawn(_figures(filings, about, used, LABELS), PHRASES, len(hand) + 1)
+
+
+def analyst_extension(
+    filings: Mapping[str, Mapping[int, str]], about: Mapping[str, tuple], before: Sequence[Mapping]
+) -> list:
+    """The second group's rows (module docstring): :data:`ANALYST_LABELS`' line items drawn by rules 1-3, worded
+    with :data:`ANALYST_PHRASES`, ids from :data:`FIRST_ANALYST` on (``before``: every row before them)."""
+    used = {(e["doc_name"], r["metric"]) for r in before for e in r["evidence"]}
+    return _drawn(_figures(filings, about, used, ANALYST_LABELS), ANALYST_PHRASES, FIRST_ANALYST)
+
+
+def _drawn(kept: Sequence[dict], phrases: Mapping[str, tuple], start: int) -> list:
+    """Rules 2-5 over the kept figures: the pairs, worded with ``phrases``, ids from ``cmp_{start}`` on, split."""
     drafts = []
     groups: dict[tuple, list[dict]] = {}
     for e in kept:
@@ -174,9 +230,9 @@ def extension(
         if last["fiscal_year"] - first["fiscal_year"] >= gap:
             drafts.append(("comparison-two-years", metric, [first, last]))
     rows = []
-    for n, (kind, metric, (a, b)) in enumerate(drafts, start=len(hand) + 1):
+    for n, (kind, metric, (a, b)) in enumerate(drafts, start=start):
         qid = f"cmp_{n:03d}"
-        phrase = _pick(PHRASES[metric], qid, "phrase")
+        phrase = _pick(phrases[metric], qid, "phrase")
         if kind == "comparison-two-companies":
             text = _pick(TWO_COMPANIES, qid, "template").format(
                 metric=phrase, year=a["fiscal_year"], a=a["company"], b=b["company"]

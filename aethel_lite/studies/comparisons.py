@@ -80,6 +80,9 @@ METRIC_STATEMENT = {
     "net_income": "income",
     "operating_income": "income",
     "cfo": "cashflow",
+    # the second extension's line items, named in analysts' words (comparison_set.ANALYST_PHRASES)
+    "capex": "cashflow",
+    "cost_of_revenue": "income",
 }
 
 
