@@ -42,11 +42,10 @@ from ..errors import DataError
 from ..io import read_json_shaped
 from .fiscal import (
     NAMINGS,
-    calendar_of,
+    FiscalCalendars,
     calendar_quarter,
     fiscal_year_ends,
     fiscal_year_names,
-    naming_of,
     period_keys,
     read_periods,
     year_naming,
@@ -397,12 +396,7 @@ def match_companies(
 
 
 def question_fields(
-    text: str,
-    companies: CompanyIndex | None,
-    year_ends: Mapping[str, int],
-    *,
-    periods: Mapping | None = None,
-    year_names: Mapping[str, str] | None = None,
+    text: str, companies: CompanyIndex | None, calendars: FiscalCalendars, *, periods: Mapping | None = None
 ) -> list[dict[str, float]]:
     """The metadata nodes a question names, one dict (node key → weight) per field.
 
@@ -412,16 +406,13 @@ def question_fields(
         The question.
     companies : CompanyIndex or None
         The corpus's companies (:func:`match_companies`; ``None``: none).
-    year_ends : mapping
-        Company key → the month its fiscal year ends (:func:`~aethel_lite.data.fiscal.fiscal_year_ends`).
+    calendars : FiscalCalendars
+        The companies' fiscal calendars (:class:`~aethel_lite.data.fiscal.FiscalCalendars`).
     periods : mapping or None
         ``None``: companies only. Else ``{"decay": d, "fiscal": bool}``: also the periods named (the latest
-        year weight 1, each earlier one ``d`` times the next), read in the calendar of the company named
-        when ``fiscal`` (:func:`~aethel_lite.data.fiscal.calendar_of`), and the filing types named or, for a
-        fiscal-year question read in a calendar, the annual report's (:data:`ANNUAL_TYPES`).
-    year_names : mapping, optional
-        Company key → how it names its fiscal years (:func:`~aethel_lite.data.fiscal.fiscal_year_names`): a
-        question's fiscal years are read as the company named names them (:func:`~aethel_lite.data.fiscal.naming_of`).
+        year weight 1, each earlier one ``d`` times the next), read in the calendar and naming of the company
+        named when ``fiscal`` (:meth:`~aethel_lite.data.fiscal.FiscalCalendars.read`), and the filing types
+        named or, for a fiscal-year question read in a calendar, the annual report's (:data:`ANNUAL_TYPES`).
 
     Returns
     -------
@@ -431,8 +422,7 @@ def question_fields(
     named = match_companies(text, companies) if companies is not None else {}
     fields = [{PREFIXES["company"] + _slug(c): m for c, m in named.items()}]
     if periods is not None:
-        calendar = calendar_of(named, year_ends) if periods["fiscal"] else None
-        keys, annual = read_periods(text, calendar, naming_of(named, year_names or {}))
+        keys, annual = calendars.read(text, named) if periods["fiscal"] else read_periods(text, None)
         years = sorted({int(k[:4]) for k in keys}, reverse=True)  # the latest year named first
         decay = float(periods["decay"])
         fields.append({PREFIXES["period"] + k: decay ** years.index(int(k[:4])) for k in keys})

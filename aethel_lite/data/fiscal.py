@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .cover import _ORDINAL, MONTH_RX, MONTHS, closing_month, fiscal_year_of
 
@@ -60,6 +60,7 @@ __all__ = [
     "fiscal_year_names",
     "naming_of",
     "filer_key",
+    "FiscalCalendars",
 ]
 
 #: how a filer names a fiscal year: after the calendar year it ends in (most filers) or starts in
@@ -450,3 +451,29 @@ def filer_key(key: str, named_by: str | None) -> str:
     if named_by != "start" or not key[:4].isdigit():
         return key
     return f"{int(key[:4]) - 1}{key[4:]}"
+
+
+@dataclass(frozen=True)
+class FiscalCalendars:
+    """The fiscal calendars of a corpus's companies, where their documents state them.
+
+    Attributes
+    ----------
+    ends : mapping
+        Company key → the month its fiscal year ends (:func:`fiscal_year_ends`).
+    names : mapping
+        Company key → how it names its fiscal years, ``"end"`` or ``"start"`` (:func:`fiscal_year_names`).
+    """
+
+    ends: Mapping[str, int] = field(default_factory=dict)
+    names: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, metas: Mapping) -> FiscalCalendars:
+        """The calendars ``doc_id`` → :class:`~aethel_lite.data.docmeta.DocMeta` state."""
+        return cls(fiscal_year_ends(metas), fiscal_year_names(metas))
+
+    def read(self, text: str, companies: Mapping[str, float]) -> tuple[list[str], bool]:
+        """:func:`read_periods` of a question naming ``companies`` (company key → match), in the calendar
+        (:func:`calendar_of`) and the naming (:func:`naming_of`) of the best-matched one."""
+        return read_periods(text, calendar_of(companies, self.ends), naming_of(companies, self.names))

@@ -47,7 +47,7 @@ from ..data.docmeta import (
     read_docmeta,
     write_docmeta,
 )
-from ..data.fiscal import fiscal_year_ends, fiscal_year_names
+from ..data.fiscal import FiscalCalendars
 from ..errors import DataError, ParameterError
 from .base import IDS_FILE, PassageIds, Retriever, clone, prefitted
 from .dense import DenseRetriever
@@ -163,11 +163,8 @@ class HybridRetriever(PageRankSearch, Retriever):
         ``doc_id`` → :class:`~aethel_lite.data.docmeta.DocMeta` (with document or metadata nodes).
     companies_ : CompanyIndex or None
         The companies a question can name (``metadata``).
-    year_ends_ : dict
-        Company key → the month its fiscal year ends, where its documents say it (``metadata``).
-    year_names_ : dict
-        Company key → how it names its fiscal years, ``"end"`` or ``"start"``, where its documents say it
-        (``metadata``).
+    calendars_ : FiscalCalendars
+        The companies' fiscal calendars, where their documents state them (``metadata``).
     doc_nodes_ : ndarray or None
         Each passage's document node in :attr:`graph_` (``document_nodes``).
     tokens_ : TokenIndex or None
@@ -299,8 +296,7 @@ class HybridRetriever(PageRankSearch, Retriever):
             self.graph_, self.operator_ = paper.graph_, paper.operator_
         companies = (c for d in (self.doc_meta_ or {}).values() for c in d.companies)
         self.companies_ = CompanyIndex(companies) if self.metadata else None
-        self.year_ends_ = fiscal_year_ends(self.doc_meta_) if self.metadata else {}
-        self.year_names_ = fiscal_year_names(self.doc_meta_) if self.metadata else {}
+        self.calendars_ = FiscalCalendars.of(self.doc_meta_) if self.metadata else FiscalCalendars()
         self.tokens_ = token_index(self.graph_) if paper.bct in ("substring", "both") else None
         self.doc_nodes_ = None
         if self.document_nodes:
@@ -390,9 +386,7 @@ class HybridRetriever(PageRankSearch, Retriever):
         if not self.metadata:
             return []
         linking = self.period_linking and {"decay": self.period_decay, "fiscal": self.fiscal_calendar}
-        return question_fields(
-            text, self.companies_, self.year_ends_, periods=linking or None, year_names=self.year_names_
-        )
+        return question_fields(text, self.companies_, self.calendars_, periods=linking or None)
 
     def seed_components(self, text: str, graph=None, corpus_idx=None, *, scores=None, mentions=None) -> tuple:
         """``(expansions, source → seed vector, metadata node → share)`` of a question."""

@@ -46,9 +46,10 @@ quarter ("the quarter ended June 25, 2023", "Q2 FY2023") and that filing's metad
 lifted is that of the first of the ten best passages whose filing carries it and names the same company
 (``quarter_filing``, :func:`quarter_filing`): the first place of a quarter's question may go to another quarter's
 release of the same company, whose statement pages report the same line item. Likewise each anchor lifts the
-filing of the first of its ten best passages whose metadata carries the anchor's company and year
-(``anchor_filing``, :func:`anchor_filing`), not always its first passage's: a long 10-K of the same company
-(CVS Health's for 2018, 392 pages) can take the first places of the anchor "CVS Health, fiscal 2022" on the
+filing of the first of its thirty best passages whose metadata carries the anchor's company and year, an annual
+report first when the anchor names no quarter (``anchor_filing``, :func:`anchor_filing`), not always its first
+passage's: a long 10-K of the same company
+(CVS Health's for 2018, the year of its Aetna merger) can take the first places of the anchor "CVS Health, fiscal 2022" on the
 words it shares with the question.
 """
 
@@ -66,7 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data.docmeta import PREFIXES, DocMeta
+from ..data.docmeta import ANNUAL_TYPES, PREFIXES, DocMeta
 from ..data.line_items import item_kinds, item_words, named_items
 from ..data.statements import row_labels, statement_kind
 from ..errors import DataError, ParameterError
@@ -89,7 +90,7 @@ STATEMENTS_FILE = "statements.json"
 #: how far down an unanchored question's ranking the filing of the quarter it names is looked for
 QUARTER_DEPTH = 10
 #: how far down an anchor's ranking the filing of its company and year is looked for
-ANCHOR_DEPTH = 10
+ANCHOR_DEPTH = 30
 
 #: what :meth:`StatementPages.load` accepts (:func:`~aethel_lite.io.read_json_shaped`)
 _SHAPE = {
@@ -311,16 +312,23 @@ def anchor_filing(
     depth: int = ANCHOR_DEPTH,
 ) -> str | None:
     """The filing of the first of the ``depth`` best passages whose periods hold one of ``periods`` and which names
-    one of ``companies`` (company keys); None when either is empty or no such filing is among them."""
+    one of ``companies`` (company keys), an annual report first (``ANNUAL_TYPES``) when ``periods`` name no quarter
+    (a fiscal year's figure is in its annual report, not in its fourth quarter's release); None when either is
+    empty or no such filing is among them."""
     if not periods or not companies:
         return None
     wanted, named = set(periods), set(companies)
     none = DocMeta("")
-    for i in topk(scores, depth, corpus_idx)[0]:
-        meta = metas.get(doc_ids[int(i)], none)
-        if wanted & set(meta.periods) and named & set(meta.companies):
-            return doc_ids[int(i)]
-    return None
+    found = [
+        doc_ids[int(i)]
+        for i in topk(scores, depth, corpus_idx)[0]
+        if wanted & set(metas.get(doc_ids[int(i)], none).periods)
+        and named & set(metas.get(doc_ids[int(i)], none).companies)
+    ]
+    if not any("q" in p for p in wanted):
+        annual = [d for d in found if set(metas[d].types) & set(ANNUAL_TYPES)]
+        found = annual or found
+    return found[0] if found else None
 
 
 def quarter_filing(
@@ -382,8 +390,8 @@ class StatementsRetriever(RankingStage, Retriever):
         carries that quarter and names the first passage's company (module docstring); ``False``: always the first
         passage's filing.
     anchor_filing : bool
-        Lift, for each anchor, the filing of the first of its ten best passages whose metadata carries the anchor's
-        company and year (module docstring); ``False``: always its first passage's filing.
+        Lift, for each anchor, the filing of the first of its thirty best passages whose metadata carries the
+        anchor's company and year (module docstring); ``False``: always its first passage's filing.
     meanings : bool
         Line items by meaning (:mod:`aethel_lite.data.line_items`): a question naming "income from operations"
         matches the row "Operating income"; ``False``: the question's own words only.

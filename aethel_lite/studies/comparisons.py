@@ -1,16 +1,17 @@
 """FinanceBench comparison questions: each needs one page from each of two filings.
 
-``aethel_lite/manifests/financebench_comparisons.jsonl`` holds 81 questions (ids ``cmp_001``…) over
+``aethel_lite/manifests/financebench_comparisons.jsonl`` holds 104 questions (ids ``cmp_001``…) over
 the 10-Ks among the 74 filings FinanceBench asks about (``load_financebench(questions="comparisons")``):
 
-* ``comparison-two-companies`` (34 + 18): one metric of two companies in one fiscal year (each company's
+* ``comparison-two-companies`` (34 + 18 + 15): one metric of two companies in one fiscal year (each company's
   own, as the document information file labels its 10-K: Walmart's FY2020 ends in January 2020);
-* ``comparison-two-years`` (24 + 5): one metric of one company in two fiscal years that no filing holds
+* ``comparison-two-years`` (24 + 5 + 8): one metric of one company in two fiscal years that no filing holds
   together (2 or more years apart for a balance-sheet metric, 3 or more otherwise).
 
 The first 58 were written by hand; the 23 after them (``cmp_059``…) were drawn by the rules of
 :mod:`aethel_lite.studies.comparison_set` from the (filing, metric) pairs the first 58 do not use, and
-no question among them names a statement.
+no question among them names a statement; the 23 after those (``cmp_082``…) by the same rules for two line items
+no question before asks, capital expenditures and cost of revenue, named in an analyst's words ("capex", "COGS").
 
 Metrics (:data:`METRIC_STATEMENT`) appear under the company's own row label ("Net sales", "Net loss", ...).
 
@@ -25,7 +26,8 @@ checked over all 344 filings, ``docs="all"``).
 
 **Split rule** (:func:`assign_splits`, fixed before any method was run on the questions it splits):
 :func:`split_of` within each question type, separately for the first 58 (17 + 12 dev, 17 + 12 test)
-and for those drawn after them (9 + 3 dev, 9 + 2 test), so that adding questions moved none.
+for those drawn after them (9 + 3 dev, 9 + 2 test) and for the analyst-worded ones (8 + 4 dev, 7 + 4 test), so
+that adding questions moved none.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ __all__ = [
     "row_figures",
     "split_of",
     "assign_splits",
+    "GROUPS",
     "COMPARISON_METHODS",
     "COMPARISON_PAIRS",
     "COMPARISON_METRICS",
@@ -110,12 +113,18 @@ def split_of(ids: Iterable[str]) -> dict[str, str]:
     return {qid: ("dev" if n < half else "test") for n, qid in enumerate(ranked)}
 
 
-def assign_splits(rows: Iterable[Mapping], first: int = 58) -> dict[str, str]:
-    """The split rule over question rows: stratified by ``question_type``, the first ``first`` rows and the rest
-    apart (the module docstring)."""
+#: where each group of the set starts: the hand-written questions, the first drawn group, the analyst-worded one
+GROUPS = (0, 58, 81)
+
+
+def assign_splits(rows: Iterable[Mapping], groups: Iterable[int] = GROUPS) -> dict[str, str]:
+    """The split rule over question rows: stratified by ``question_type``, each group (rows from each start of
+    ``groups`` to the next) apart (the module docstring)."""
     rows = list(rows)
+    starts = list(groups)
     out: dict[str, str] = {}
-    for group in (rows[:first], rows[first:]):
+    for a, b in zip(starts, [*starts[1:], len(rows)]):
+        group = rows[a:b]
         by_type: dict[str, list[str]] = {}
         for row in group:
             by_type.setdefault(row["question_type"], []).append(row["financebench_id"])

@@ -8,6 +8,7 @@ import pytest
 
 from aethel_lite.data.docmeta import CompanyIndex, DocMeta, question_fields, read_docmeta, write_docmeta
 from aethel_lite.data.fiscal import (
+    FiscalCalendars,
     calendar_of,
     filer_key,
     fiscal_keys,
@@ -244,16 +245,22 @@ def test_docmeta_keeps_how_years_are_named_and_reads_files_without_it(tmp_path):
 def test_a_question_naming_a_start_named_filer_links_to_the_year_its_index_counts():
     companies = CompanyIndex(["foot locker", "walmart"])
     ends = {"foot locker": 1, "walmart": 1}
-    names = {"foot locker": "start", "walmart": "end"}
+    calendars = FiscalCalendars(ends, {"foot locker": "start", "walmart": "end"})
     periods = {"decay": 0.5, "fiscal": True}
     fields = question_fields(
-        "Foot Locker's total sales in fiscal 2022", companies, ends, periods=periods, year_names=names
+        "Foot Locker's total sales in fiscal 2022", companies, calendars, periods=periods
     )
     assert fields[1] == {"period:2023": 1.0} and fields[2] == {"type:10k": 1.0, "type:20f": 1.0}
-    fields = question_fields(
-        "Walmart's total revenues in fiscal 2022", companies, ends, periods=periods, year_names=names
-    )
+    fields = question_fields("Walmart's total revenues in fiscal 2022", companies, calendars, periods=periods)
     assert fields[1] == {"period:2022": 1.0}
     # without the namings (an index written before them) every filer is read by the year its fiscal year ends in
-    fields = question_fields("Foot Locker's total sales in fiscal 2022", companies, ends, periods=periods)
-    assert fields[1] == {"period:2022": 1.0}
+    old = FiscalCalendars(ends)
+    assert question_fields("Foot Locker's total sales in fiscal 2022", companies, old, periods=periods)[
+        1
+    ] == {"period:2022": 1.0}
+    # metadata read from the documents: the calendars they state
+    metas = {
+        "f": DocMeta("f", ["foot locker"], ["2023"], ["10k"], fiscal_year_end=1, fiscal_year_name="start"),
+        "w": DocMeta("w", ["walmart"], ["2023"], ["10k"], fiscal_year_end=1),
+    }
+    assert FiscalCalendars.of(metas) == FiscalCalendars(ends, {"foot locker": "start"})

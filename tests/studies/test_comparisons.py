@@ -35,7 +35,7 @@ TYPES = ("comparison-two-companies", "comparison-two-years")
 def test_the_set_has_both_kinds_and_unique_ids():
     kinds = Counter(r["question_type"] for r in ROWS)
     assert set(kinds) == set(TYPES) and min(kinds.values()) >= 20
-    assert len(ROWS) == 81
+    assert len(ROWS) == 104
     ids = [r["financebench_id"] for r in ROWS]
     assert len(set(ids)) == len(ids) and all(re.fullmatch(r"cmp_\d{3}", i) for i in ids)
     assert len({r["question"] for r in ROWS}) == len(ROWS)
@@ -76,8 +76,8 @@ def test_the_wording_is_not_one_template():
 
 def test_the_split_is_the_stated_rule():
     # independent re-statement of the rule: per type, ids by sha256 hex digest, first half (rounded up) dev,
-    # the 58 hand-written questions and the 23 drawn after them apart
-    for group in (ROWS[:58], ROWS[58:]):
+    # the 58 hand-written questions, the 23 drawn after them and the 23 analyst-worded ones apart
+    for group in (ROWS[:58], ROWS[58:81], ROWS[81:]):
         for kind in TYPES:
             ids = sorted(
                 (r["financebench_id"] for r in group if r["question_type"] == kind),
@@ -164,7 +164,7 @@ def test_the_loader_gives_the_set_over_the_74_filings(comparisons, real_data):
     for q, row in zip(comparisons.queries, ROWS):
         assert q.gold == {f"{ev['doc_name']}#p{ev['evidence_page_num']}" for ev in row["evidence"]}
         assert q.hops == 2 and q.pool is None and q.meta["split"] == row["split"]
-    assert Counter(q.meta["split"] for q in comparisons.queries) == {"dev": 41, "test": 40}
+    assert Counter(q.meta["split"] for q in comparisons.queries) == {"dev": 53, "test": 51}
     assert "split" not in plain.queries[0].meta and "questions" not in plain.meta
 
 
@@ -198,15 +198,27 @@ def test_every_gold_page_is_the_rule_s_page(comparisons):
 
 @pytest.mark.realdata
 def test_the_questions_after_the_hand_written_ones_are_the_rules_draw(comparisons):
-    """cmp_059 on are exactly what :func:`~aethel_lite.studies.comparison_set.extension` draws from the pages,
-    and none of them names a statement."""
-    from aethel_lite.studies.comparison_set import FIRST_HAND_WRITTEN, extension
+    """cmp_059-cmp_081 are exactly what :func:`~aethel_lite.studies.comparison_set.extension` draws from the
+    pages, cmp_082 on what :func:`~aethel_lite.studies.comparison_set.analyst_extension` draws after them, and
+    none of them names a statement."""
+    from aethel_lite.studies.comparison_set import (
+        ANALYST_PHRASES,
+        FIRST_ANALYST,
+        FIRST_HAND_WRITTEN,
+        analyst_extension,
+        extension,
+    )
 
     about = {
         p.doc_id: (p.meta["company"], p.meta["doc_type"], p.meta["doc_period"]) for p in comparisons.passages
     }
-    drawn = extension(_filings(comparisons), about, ROWS[:FIRST_HAND_WRITTEN])
-    assert drawn == ROWS[FIRST_HAND_WRITTEN:]
+    filings = _filings(comparisons)
+    drawn = extension(filings, about, ROWS[:FIRST_HAND_WRITTEN])
+    assert drawn == ROWS[FIRST_HAND_WRITTEN : FIRST_ANALYST - 1]
+    analyst = analyst_extension(filings, about, ROWS[: FIRST_ANALYST - 1])
+    assert analyst == ROWS[FIRST_ANALYST - 1 :]
+    assert {r["metric"] for r in analyst} == set(ANALYST_PHRASES)
+    drawn += analyst
     statement = re.compile(
         r"balance sheet|income statement|cash flow statement|statement of|financial position", re.I
     )
