@@ -192,6 +192,19 @@ def _statements(anchors, **settings) -> StatementsRetriever:
     return clone(METHODS["aethel-statements"]).set_params(anchors=anchors, prefit=True, **settings)
 
 
+def _all_support(block, names, pairs, qids, by_id, n_resamples: int, seed: int) -> dict:
+    """AllSupport@10 of the methods ``names`` on the questions ``qids``: ``ci`` (95% CIs) and ``tests`` (the paired
+    tests ``pairs``; none on one question)."""
+    sub = block_of({n: block[n] for n in names}, qids)
+    metric = ("AllSupport@10",)
+    return {
+        "ci": metric_cis(sub, [by_id[q] for q in qids], metrics=metric, n_resamples=n_resamples, seed=seed),
+        "tests": paired_comparisons(sub, pairs, metric, n_resamples=n_resamples, seed=seed)
+        if len(qids) > 1
+        else [],
+    }
+
+
 def comparison_study(
     *,
     data: str | None = None,
@@ -305,38 +318,20 @@ def comparison_study(
             for kind in sorted(set(kinds.values()))
             for ids in [[q for q in qids if kinds[q] == kind]]
         }
-        ab = block_of({n: block[n] for n in steps}, qids)
         out["ablation"][half] = {
             "steps": list(steps),
-            "ci": metric_cis(
-                ab, [by_id[q] for q in qids], metrics=("AllSupport@10",), n_resamples=n_resamples, seed=seed
+            **_all_support(
+                block, steps, [("aethel-statements", STATEMENTS_UNORDERED), (STATEMENTS_UNORDERED, "aethel-anchors")],
+                qids, by_id, n_resamples, seed,
             ),
-            "tests": paired_comparisons(
-                ab,
-                [("aethel-statements", STATEMENTS_UNORDERED), (STATEMENTS_UNORDERED, "aethel-anchors")],
-                ("AllSupport@10",),
-                n_resamples=n_resamples,
-                seed=seed,
-            )
-            if len(qids) > 1
-            else [],
-        }
-        lo = block_of({n: block[n] for n in ("aethel-statements", *STATEMENTS_WITHOUT)}, qids)
+        }  # fmt: skip
         out["leave_out"][half] = {
             "parts": list(STATEMENTS_WITHOUT),
-            "ci": metric_cis(
-                lo, [by_id[q] for q in qids], metrics=("AllSupport@10",), n_resamples=n_resamples, seed=seed
+            **_all_support(
+                block, ("aethel-statements", *STATEMENTS_WITHOUT),
+                [("aethel-statements", n) for n in STATEMENTS_WITHOUT], qids, by_id, n_resamples, seed,
             ),
-            "tests": paired_comparisons(
-                lo,
-                [("aethel-statements", n) for n in STATEMENTS_WITHOUT],
-                ("AllSupport@10",),
-                n_resamples=n_resamples,
-                seed=seed,
-            )
-            if len(qids) > 1
-            else [],
-        }
+        }  # fmt: skip
     out["by_kind"] = metric_cis(
         {n: block[n] for n in COMPARISON_METHODS},
         comp.queries,
