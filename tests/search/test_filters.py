@@ -350,3 +350,18 @@ def test_an_index_with_docmeta_json_selects_from_it(hybrid_index, capsys):
     assert main(["search", str(hybrid_index), QUESTION, "--method", "bm25", "--company", "Apple"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "docmeta.json" in err and "SHA-256" in err
+
+
+def test_the_index_summary_names_periods_as_the_filer_does():
+    """``aethel index``'s summary lists each filing's period in its filer's terms, as ``--year`` takes them."""
+    from aethel_lite.data.docmeta import DocMeta
+    from aethel_lite.search.summary import document_kinds
+
+    metas = {
+        "fl": DocMeta("fl", ["foot locker"], ["2023"], ["10k"], fiscal_year_end=1, fiscal_year_name="start"),
+        "flq": DocMeta(
+            "flq", ["foot locker"], ["2023", "2023q3"], ["10q"], fiscal_year_end=1, fiscal_year_name="start"
+        ),
+        "w": DocMeta("w", ["walmart"], ["2023"], ["10k"], fiscal_year_end=1, fiscal_year_name="end"),
+    }
+    assert document_kinds(metas) == [("10-K", 2, ["2022", "2023"]), ("10-Q", 1, ["2022q3"])]
