@@ -8,7 +8,7 @@ question. :func:`named_items` finds the items a text names (a phrasing whose wor
 :func:`item_words` gives the words of every phrasing of those items, so that a question naming "income from
 operations" also matches the row "Operating income".
 
-Words are compared as :func:`~aethel_lite.retrievers.statements.words` gives them (lower case, plurals made
+Words are compared as :func:`~aethel_lite.data.statement_pages.words` gives them (lower case, plurals made
 singular, function words removed), passed in as ``words``: this module holds the vocabulary only.
 """
 

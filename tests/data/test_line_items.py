@@ -10,8 +10,8 @@ from importlib.resources import files
 import pytest
 
 from aethel_lite.data.line_items import LINE_ITEMS, item_kinds, item_words, named_items
+from aethel_lite.data.statement_pages import words
 from aethel_lite.data.statements import HEADINGS
-from aethel_lite.retrievers.statements import words
 
 #: the comparison set's metrics as line items
 METRIC_ITEM = {

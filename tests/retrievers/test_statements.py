@@ -16,6 +16,7 @@ from test_hybrid_retriever import _page  # one filing page with the loader's met
 from aethel_lite.data.docmeta import DocMeta
 from aethel_lite.data.loaders import load_financebench
 from aethel_lite.data.schema import Query
+from aethel_lite.data.statement_pages import STATEMENTS_FILE, StatementPages, words
 from aethel_lite.data.statements import row_figures, row_labels, statement_kind
 from aethel_lite.errors import DataError, ParameterError
 from aethel_lite.retrievers import (
@@ -28,14 +29,7 @@ from aethel_lite.retrievers import (
 )
 from aethel_lite.retrievers.anchors import Anchor
 from aethel_lite.retrievers.registry import make_retriever
-from aethel_lite.retrievers.statements import (
-    STATEMENTS_FILE,
-    StatementPages,
-    anchor_filing,
-    quarter_filing,
-    statements_first,
-    words,
-)
+from aethel_lite.retrievers.statements import anchor_filing, quarter_filing, statements_first
 from aethel_lite.studies.comparisons import METRIC_STATEMENT
 
 BALANCE = """ACME WIDGETS INC.
