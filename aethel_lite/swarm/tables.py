@@ -4,7 +4,9 @@ PDF text gives a statement table one cell per line: a header run of years or dat
 different), then rows of a label line and one number per column, or the numbers at the end of the
 label line (:func:`table_rows`; the extractor's step 4, :mod:`aethel_lite.swarm.extract`). Length
 phrases above the header run ("Three Months Ended", "Nine Months Ended") each cover an equal share of
-its columns; a phrase's own date ("Six Months Ended December 31," over "2022") dates the year columns.
+its columns; a phrase's own date ("Six Months Ended December 31," over "2022") dates the year columns,
+and so do days printed apart from their years, one per column ("January 28," "January 29," over "2023"
+"2022": Foot Locker's balance sheet), when no figure follows them (a row labelled by a day is a row).
 
 **Captions.** A label-only line ending in ":" ("Americas:", "Net sales:"), or naming a region, is the
 caption of the rows below it (:attr:`TableRow.group`), up to the next caption, a "Total ..." row or
@@ -216,15 +218,28 @@ def table_rows(text: str, *, annual: bool = False) -> list[TableRow]:
     title: str | None = None  # the last label-only line since the last row (length and unit lines aside)
     table = -1
     pending: list = []  # the length phrases since the last header run
+    month_days: list[str] = []  # "January 28," lines since the last header run: its years' days, in order
     i, n = 0, len(lines)
     while i < n:
         a, s = lines[i]
         if runs[i] >= 2:
-            found = _columns(list(headers[i : i + runs[i]]), pending, annual)
+            cells = list(headers[i : i + runs[i]])
+            if len(month_days) == len(cells) and all(c[1] is None and c[0].startswith("FY") for c in cells):
+                # "January 28," "January 29," over "2023" "2022": each column's day and its year
+                dated = [
+                    _header_label(f"{d.rstrip(',')}, {c[0][2:]}", annual) for d, c in zip(month_days, cells)
+                ]
+                cells = dated if all(dated) else cells
+            found = _columns(cells, pending, annual)
             columns, lengths, days = found if found else (None, (), ())
-            pending, group, title = [], segment_title(title), None
+            pending, group, title, month_days = [], segment_title(title), None, []
             table += 1
             i += runs[i]
+            continue
+        following = lines[i + 1][1].strip(" $") if i + 1 < n else ""
+        if _MONTH_DAY.fullmatch(s) and following not in _DASHES and parse_number(following) is None:
+            month_days.append(s)  # a column's day, not a row labelled by a day ("March 31" and its figures)
+            i += 1
             continue
         durations = _duration_line(s)  # a length phrase is never a row: it heads the next table's columns
         if columns is None or not any(c.isalpha() for c in s) or runs[i + 1] >= 2 or durations:
@@ -257,7 +272,10 @@ def table_rows(text: str, *, annual: bool = False) -> list[TableRow]:
         elif len(values) == len(columns):
             rows.append(TableRow(s, a, values[-1][3], tuple(values), columns, lengths, days, group, table))
         if rows and rows[-1].start == a:
-            title = None  # a title heads the table after the rows, not these
+            title, month_days = (
+                None,
+                [],
+            )  # a title (or a column's day) heads the table after the rows, not these
             if _TOTAL.match(clean_label(rows[-1].label)):
                 group = None  # "Total Defense, Space & Security" closes its caption
         i = j

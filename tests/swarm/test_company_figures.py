@@ -818,3 +818,62 @@ def test_foot_lockers_memo_periods_are_its_own(real_data):
     assert [ends(d) for d in docs] == [1, 1, 1]
     assert ends.said("FOOTLOCKER_2023_10K") == "start" and ends.said("FOOTLOCKER_2023Q3_10Q") is None
     assert [ends.named_by(d) for d in docs] == ["start", "start", "end"]
+
+
+FOOT_LOCKER_BALANCE = """2022 Form 10-K Page 34
+CONSOLIDATED BALANCE SHEETS
+January 28,
+January 29,
+($ in millions, except share amounts)
+2023
+
+2022
+ASSETS
+Current assets:
+Cash and cash equivalents
+$
+536
+$
+804
+Merchandise inventories
+
+1,643
+
+1,266
+"""
+#: a table whose rows are labelled by a day (3M's equity by quarter end): rows, not column days
+EQUITY_BY_QUARTER = """(Millions)
+2016
+2015
+2014
+March 31
+11,495
+13,673
+17,645
+June 30
+10,428
+13,110
+17,462
+"""
+
+
+def test_column_days_printed_apart_from_their_years_date_the_columns():
+    """Foot Locker's balance sheet heads its columns "January 28," "January 29," then "2023" "2022": each column
+    is dated, so its figures are as of that day, named as the filer names the year (its fiscal 2022 ended January
+    28, 2023); a table whose rows are labelled by a day keeps them as rows."""
+    from aethel_lite.swarm.tables import table_rows
+
+    (cash, inventories) = table_rows(FOOT_LOCKER_BALANCE, annual=True)
+    assert cash.dates == ("2023-01-28", "2022-01-29") and inventories.dates == cash.dates
+    p = Passage("F#p36", "F", "", FOOT_LOCKER_BALANCE, {"page": 36, "company": "Apple", "doc_type": "10k"})
+    resolver = DocumentResolver([p], tickers={})
+    view = build_view(p, resolver, fy_end=1, named_by="start")
+    facts = RuleExtractor().extract(view, ["cash"], [], resolver=resolver, specialist="t")
+    assert {(f.fiscal_period, f.value, f.period_end) for f in facts} == {
+        ("FY2022", 536.0, "2023-01-28"),
+        ("FY2021", 804.0, "2022-01-29"),
+    }
+    body = _memo(facts, "Foot Locker").markdown
+    assert "FY2022, as of January 28, 2023" in body
+    rows = table_rows(EQUITY_BY_QUARTER, annual=True)
+    assert [r.label for r in rows] == ["March 31", "June 30"] and rows[0].dates == (None, None, None)
