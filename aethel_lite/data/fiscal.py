@@ -356,7 +356,6 @@ def calendar_of(companies: Mapping[str, float], year_ends: Mapping[str, int]) ->
     return months.pop() if len(months) == 1 else None
 
 
-_NAMED_DATE = rf"{MONTH_RX}\s+(\d{{1,2}}),?\s+{_YEAR4}"
 #: "Fiscal year 2022, 2021, and 2020 represented the 52 weeks ended January 28, 2023", "fiscal year 2017 included 53
 #: weeks and ended on September 30, 2017", "Fiscal 2018, 2017 and 2016 ended December 29, 2018", "fiscal year 2023,
 #: ending February 3, 2024": a fiscal year named, then (after the years listed with it) the day its period ends
@@ -364,12 +363,12 @@ _YEAR_THEN_DAY = re.compile(
     rf"\bfiscal\s+(?:year\s+)?{_YEAR4}(?:(?:,\s*|\s+)(?:and\s+)?(?:fiscal\s+)?(?:year\s+)?(?:19|20)\d\d)*,?\s+"
     r"(?:(?:was|were|represented|included|includes|consisted\s+of|comprised|is)\s+(?:a\s+|the\s+)?"
     r"(?:(?:52|53|fifty[\s-]two|fifty[\s-]three)[\s-]weeks?\s*(?:period|fiscal\s+year|year)?s?\s*(?:and\s+)?)?)?"
-    rf"(?:ended|ending|ends)\s+(?:on\s+)?{_NAMED_DATE}",
+    rf"(?:ended|ending|ends)\s+(?:on\s+)?{_DATE}",
     re.I,
 )
 #: 'the fiscal year ending January 31, 2024 ("fiscal 2024")': a period's last day, then the year's name
 _DAY_THEN_YEAR = re.compile(
-    rf"\b(?:year|period)\s+(?:ended|ending)\s+(?:on\s+)?{_NAMED_DATE}\s*\(\s*[\"“]?fiscal\s+(?:year\s+)?{_YEAR4}",
+    rf"\b(?:year|period)\s+(?:ended|ending)\s+(?:on\s+)?{_DATE}\s*\(\s*[\"“]?fiscal\s+(?:year\s+)?{_YEAR4}",
     re.I,
 )
 

@@ -8,15 +8,40 @@ question. :func:`named_items` finds the items a text names (a phrasing whose wor
 :func:`item_words` gives the words of every phrasing of those items, so that a question naming "income from
 operations" also matches the row "Operating income".
 
-Words are compared as :func:`~aethel_lite.data.statement_pages.words` gives them (lower case, plurals made
-singular, function words removed), passed in as ``words``: this module holds the vocabulary only.
+Words are compared as :func:`words` gives them: lower case, plurals made singular, function words removed (the
+statement pages' row labels are read the same way, :mod:`aethel_lite.data.statement_pages`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Iterable
 
-__all__ = ["LINE_ITEMS", "named_items", "item_words", "item_kinds"]
+__all__ = ["LINE_ITEMS", "FUNCTION_WORDS", "words", "named_items", "item_words", "item_kinds"]
+
+_WORD = re.compile(r"[a-z]+")
+#: function words: they say nothing about a line item
+FUNCTION_WORDS = frozenset(
+    "a an and are as at be by for from in into is its of on or our the their to was were which with".split()
+)
+
+
+def _singular(w: str) -> str:
+    """A plural's singular by its ending: "liabilities" → "liability", "losses" → "loss", "assets" → "asset";
+    "loss", "gross", "status" and "basis" stay."""
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and w.endswith("sses"):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def words(text: str) -> frozenset[str]:
+    """The words of a label or question: lower-cased letters, plurals made singular, function words removed."""
+    return frozenset(_singular(w) for w in _WORD.findall(text.lower()) if w not in FUNCTION_WORDS)
+
 
 #: line item → (the statement that reports it, phrasings that name it: analysts' and the labels filings print)
 LINE_ITEMS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -67,26 +92,19 @@ LINE_ITEMS: dict[str, tuple[str, tuple[str, ...]]] = {
 }  # fmt: skip
 
 
-def named_items(text_words: frozenset[str], words: Callable[[str], frozenset[str]]) -> list[str]:
-    """The line items of :data:`LINE_ITEMS` a text names: those with a phrasing all of whose words it holds.
-
-    Parameters
-    ----------
-    text_words : frozenset of str
-        The text's words (``words(text)``).
-    words : callable
-        A phrase → its words, as ``text_words`` were made.
-    """
-    return [
-        item
-        for item, (_, phrasings) in LINE_ITEMS.items()
-        if any((w := words(p)) and w <= text_words for p in phrasings)
-    ]
+#: each line item's phrasings as word sets (:func:`words`), read once
+_PHRASE_WORDS = {item: [w for w in map(words, phrasings) if w] for item, (_, phrasings) in LINE_ITEMS.items()}
 
 
-def item_words(items: Iterable[str], words: Callable[[str], frozenset[str]]) -> frozenset[str]:
+def named_items(text_words: frozenset[str]) -> list[str]:
+    """The line items of :data:`LINE_ITEMS` a text with words ``text_words`` (:func:`words`) names: those with a
+    phrasing all of whose words it holds."""
+    return [item for item, phrases in _PHRASE_WORDS.items() if any(w <= text_words for w in phrases)]
+
+
+def item_words(items: Iterable[str]) -> frozenset[str]:
     """The words of every phrasing of ``items``."""
-    return frozenset(w for item in items for p in LINE_ITEMS[item][1] for w in words(p))
+    return frozenset().union(*(w for item in items for w in _PHRASE_WORDS[item]))
 
 
 def item_kinds(items: Iterable[str]) -> set[str]:

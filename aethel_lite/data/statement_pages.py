@@ -3,7 +3,7 @@ item against (:mod:`aethel_lite.retrievers.statements` gives the method and its 
 
 :class:`StatementPages` reads, from the corpus alone (no question takes part), which passages are statement pages
 (:func:`~aethel_lite.data.statements.statement_kind`), the words of each one's row labels
-(:func:`~aethel_lite.data.statements.row_labels`; :func:`words`), each word's weight (its inverse document frequency
+(:func:`~aethel_lite.data.statements.row_labels`; :func:`~aethel_lite.data.line_items.words`), each word's weight (its inverse document frequency
 over the statement pages' row labels) and the line items a question can name; it saves itself as
 ``statements.json`` (an index part) and loads back.
 """
@@ -13,17 +13,16 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import DataError, ParameterError
 from ..io import read_json_shaped
-from .line_items import item_words, named_items
+from .line_items import item_words, named_items, words
 from .statements import row_labels, statement_kind
 
-__all__ = ["STATEMENTS_FILE", "FUNCTION_WORDS", "StatementPages", "words"]
+__all__ = ["STATEMENTS_FILE", "StatementPages"]
 
 #: the index part :meth:`StatementPages.save` writes
 STATEMENTS_FILE = "statements.json"
@@ -35,29 +34,6 @@ _SHAPE = {
     "order": str,
     "pages": [{"pid": str, "doc_id": str, "kind": str, "rows": [[str]]}],
 }
-
-_WORD = re.compile(r"[a-z]+")
-#: function words: they say nothing about a line item
-FUNCTION_WORDS = frozenset(
-    "a an and are as at be by for from in into is its of on or our the their to was were which with".split()
-)
-
-
-def _singular(w: str) -> str:
-    """A plural's singular by its ending: "liabilities" → "liability", "losses" → "loss", "assets" → "asset";
-    "loss", "gross", "status" and "basis" stay."""
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if len(w) > 4 and w.endswith("sses"):
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        return w[:-1]
-    return w
-
-
-def words(text: str) -> frozenset[str]:
-    """The words of a label or question: lower-cased letters, plurals made singular, function words removed."""
-    return frozenset(_singular(w) for w in _WORD.findall(text.lower()) if w not in FUNCTION_WORDS)
 
 
 class StatementPages:
@@ -176,7 +152,7 @@ class StatementPages:
         line items it names (:func:`~aethel_lite.data.line_items.named_items`: "income from operations" brings
         "operating income")."""
         q = words(text)
-        return q | item_words(named_items(q, words), words) if meanings else q
+        return q | item_words(named_items(q)) if meanings else q
 
     def names_item(self, text: str, meanings: bool = False) -> bool:
         """Whether the question names a line item (module docstring; ``meanings``: :meth:`question_words`)."""

@@ -10,7 +10,7 @@ of its filing that report the question's line item.
 
 **Fit** (:class:`~aethel_lite.data.statement_pages.StatementPages`), from the corpus alone (no question takes
 part): which passages are statement pages (:func:`~aethel_lite.data.statements.statement_kind`), the words of each
-one's row labels (:func:`~aethel_lite.data.statements.row_labels`; :func:`~aethel_lite.data.statement_pages.words`),
+one's row labels (:func:`~aethel_lite.data.statements.row_labels`; :func:`~aethel_lite.data.line_items.words`),
 and each word's weight, its inverse document frequency over the statement pages' row labels,
 
 .. math:: w_t = \log \frac{N + 1}{n_t + 1},
@@ -64,8 +64,8 @@ from typing import Any
 import numpy as np
 
 from ..data.docmeta import ANNUAL_TYPES, PREFIXES, DocMeta
-from ..data.line_items import item_kinds, named_items
-from ..data.statement_pages import STATEMENTS_FILE, StatementPages, words
+from ..data.line_items import item_kinds, named_items, words
+from ..data.statement_pages import STATEMENTS_FILE, StatementPages
 from ..errors import ParameterError
 from .anchors import AnchorsRetriever
 from .base import Retriever, clone, prefitted, topk
@@ -103,7 +103,7 @@ def statements_first(
     doc = doc_ids[int(order[0])] if doc is None else doc
     found = pages.match(text, [i for i in pages.by_doc_.get(doc, ()) if i in live], meanings)
     if meanings and statement_kind:
-        kinds = item_kinds(named_items(words(text), words))
+        kinds = item_kinds(named_items(words(text)))
         if any(pages.kind_[i] in kinds for i, m in found.items() if m > 0):
             found = {i: m for i, m in found.items() if pages.kind_[i] in kinds}
     if pages.order == "anchor":  # the ablation: every statement page of the filing, in the anchor's order
@@ -136,16 +136,15 @@ def anchor_filing(
         return None
     wanted, named = set(periods), set(companies)
     none = DocMeta("")
-    found = [
-        doc_ids[int(i)]
-        for i in topk(scores, depth, corpus_idx)[0]
-        if wanted & set(metas.get(doc_ids[int(i)], none).periods)
-        and named & set(metas.get(doc_ids[int(i)], none).companies)
-    ]
+    found = []  # (filing, its metadata), best first
+    for i in topk(scores, depth, corpus_idx)[0]:
+        doc = doc_ids[int(i)]
+        meta = metas.get(doc, none)
+        if wanted & set(meta.periods) and named & set(meta.companies):
+            found.append((doc, meta))
     if not any("q" in p for p in wanted):
-        annual = [d for d in found if set(metas[d].types) & set(ANNUAL_TYPES)]
-        found = annual or found
-    return found[0] if found else None
+        found = [f for f in found if set(f[1].types) & set(ANNUAL_TYPES)] or found
+    return found[0][0] if found else None
 
 
 def quarter_filing(
@@ -157,8 +156,8 @@ def quarter_filing(
     depth: int = QUARTER_DEPTH,
 ) -> str | None:
     """The filing of the first of the ``depth`` best passages whose periods hold one of ``quarters`` (period keys,
-    ``"2023q2"``) and which names a company the first passage's filing names; None when no quarter is named or
-    none of those filings carries one.
+    ``"2023q2"``) and which names a company the first passage's filing names (:func:`anchor_filing`); None when no
+    quarter is named or none of those filings carries one.
 
     Parameters
     ----------
@@ -175,17 +174,13 @@ def quarter_filing(
     depth : int
         How many of the best passages are looked at.
     """
-    wanted = set(quarters)
-    best = topk(scores, depth, corpus_idx)[0]
-    if not wanted or not best.size:
+    best = topk(scores, 1, corpus_idx)[0]
+    if not quarters or not best.size:
         return None
-    none = DocMeta("")
-    first = set(metas.get(doc_ids[int(best[0])], none).companies)  # another company's filing is never lifted
-    for i in best:
-        meta = metas.get(doc_ids[int(i)], none)
-        if wanted & set(meta.periods) and first & set(meta.companies):
-            return doc_ids[int(i)]
-    return None
+    first = metas.get(
+        doc_ids[int(best[0])], DocMeta("")
+    ).companies  # another company's filing is never lifted
+    return anchor_filing(scores, corpus_idx, doc_ids, quarters, first, metas, depth)
 
 
 class StatementsRetriever(RankingStage, Retriever):

@@ -9,8 +9,7 @@ from importlib.resources import files
 
 import pytest
 
-from aethel_lite.data.line_items import LINE_ITEMS, item_kinds, item_words, named_items
-from aethel_lite.data.statement_pages import words
+from aethel_lite.data.line_items import LINE_ITEMS, item_kinds, item_words, named_items, words
 from aethel_lite.data.statements import HEADINGS
 
 #: the comparison set's metrics as line items
@@ -28,7 +27,7 @@ METRIC_ITEM = {
 
 
 def _named(text: str) -> list[str]:
-    return named_items(words(text), words)
+    return named_items(words(text))
 
 
 @pytest.mark.parametrize(
@@ -67,8 +66,8 @@ def test_every_development_row_label_names_its_metrics_item():
 
 
 def test_items_bring_the_words_of_every_phrasing_and_their_statement():
-    assert {"operating", "income", "operation"} <= item_words(["operating income"], words)
-    assert {"purchase", "property", "equipment", "capex"} <= item_words(["capital expenditures"], words)
+    assert {"operating", "income", "operation"} <= item_words(["operating income"])
+    assert {"purchase", "property", "equipment", "capex"} <= item_words(["capital expenditures"])
     assert item_kinds(["capital expenditures", "revenue"]) == {"cashflow", "income"}
     assert {kind for kind, _ in LINE_ITEMS.values()} <= set(HEADINGS)
     for item, (_, phrasings) in LINE_ITEMS.items():

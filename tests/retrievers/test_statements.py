@@ -14,9 +14,10 @@ from conftest import require
 from test_hybrid_retriever import _page  # one filing page with the loader's metadata
 
 from aethel_lite.data.docmeta import DocMeta
+from aethel_lite.data.line_items import words
 from aethel_lite.data.loaders import load_financebench
 from aethel_lite.data.schema import Query
-from aethel_lite.data.statement_pages import STATEMENTS_FILE, StatementPages, words
+from aethel_lite.data.statement_pages import STATEMENTS_FILE, StatementPages
 from aethel_lite.data.statements import row_figures, row_labels, statement_kind
 from aethel_lite.errors import DataError, ParameterError
 from aethel_lite.retrievers import (

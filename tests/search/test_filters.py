@@ -39,6 +39,12 @@ def annual(name: str, end: str, number: str, symbol: str = "", exchange: str = "
     return cover + (SYMBOLS.format(symbol=symbol, exchange=exchange) if symbol else "")
 
 
+def quarterly(name: str, end: str, number: str) -> str:
+    return COVER.format(
+        form="10-Q", report="QUARTERLY REPORT", period="quarterly period", end=end, number=number, name=name
+    )
+
+
 FILINGS = {
     "apple-2022.txt": annual("Apple Inc.", "September 24, 2022", "001-36743")
     + "\nCONSOLIDATED STATEMENTS OF OPERATIONS\nYears ended September 24, 2022 September 25, 2021\n"
@@ -56,14 +62,7 @@ FILINGS = {
     + "\nCONSOLIDATED STATEMENTS OF OPERATIONS\nYear Ended December 31, 2022 2021\n"
     "Total net revenue 17,531,587 17,661,203\n",
     # a quarterly report: its balance sheet says the fiscal year ends in June, so March is fiscal Q3
-    "msft-2023q3.txt": COVER.format(
-        form="10-Q",
-        report="QUARTERLY REPORT",
-        period="quarterly period",
-        end="March 31, 2023",
-        number="001-37845",
-        name="MICROSOFT CORPORATION",
-    )
+    "msft-2023q3.txt": quarterly("MICROSOFT CORPORATION", "March 31, 2023", "001-37845")
     + "\nBALANCE SHEETS\n(In millions) March 31, 2023 June 30, 2022\nAssets\nCurrent assets:\n"
     "Cash and cash equivalents 26,562 13,931\n\nINCOME STATEMENTS\nThree Months Ended March 31, 2023 2022\n"
     "Total revenue 52,857 49,360\nNet income 18,299 16,728\n",
@@ -207,14 +206,7 @@ FOOT_LOCKER = {
     + "\nReporting Year\nFiscal year 2022, 2021, and 2020 represented the 52 weeks ended January 28, 2023, January "
     "29, 2022, and January 30, 2021, respectively.\nSales 8,747 8,958\n",
     # the quarterly report says nothing of how years are named: its company's 10-Ks do
-    "fl-2022q3.txt": COVER.format(
-        form="10-Q",
-        report="QUARTERLY REPORT",
-        period="quarterly period",
-        end="October 29, 2022",
-        number="1-10299",
-        name="FOOT LOCKER, INC.",
-    )
+    "fl-2022q3.txt": quarterly("FOOT LOCKER, INC.", "October 29, 2022", "1-10299")
     + "\nBALANCE SHEETS\n(In millions) October 29, 2022 January 29, 2022\nAssets\nCurrent assets:\n"
     "Merchandise inventories 1,685 1,266\n",
 }
