@@ -42,12 +42,12 @@ from .bm25 import BM25Retriever
 from .dense import DenseRetriever
 from .scores import min_max, softmax_seeds, standardise
 from .titles import TITLES_FILE, load_titles, mention_graph, named_passages, save_titles, title_keys
+from .traces import BLOCK
 
 __all__ = ["MultiHopRetriever", "TIE_BREAK", "seed_matrix", "standardise", "ABLATIONS"]
 
 #: Weight of the min–max scaled passage score added to PageRank (orders the passages the walk does not reach).
 TIE_BREAK = 1e-6
-_BLOCK = 64  # questions per PageRank batch
 
 #: ``aethel-multihop``'s ablations: its settings with one part taken away (``set_params`` keys).
 ABLATIONS: dict[str, dict[str, Any]] = {
@@ -244,8 +244,10 @@ class MultiHopRetriever(Retriever):
         self._check_fitted()
         return named_passages(text, self.keys_) if self.title_weight > 0 else []
 
-    def score_texts(self, texts: Sequence[str]) -> np.ndarray:
-        """The ranking scores of every passage for each text, shape ``(len(texts), n_passages)`` (steps 1–4)."""
+    def score_texts(self, texts: Sequence[str], operator: PPROperator | None = None) -> np.ndarray:
+        """The ranking scores of every passage for each text, shape ``(len(texts), n_passages)`` (steps 1–4);
+        ``operator``: the walk's PageRank operator (default ``operator_``; a stage that widens the graph passes its
+        own, prepared for ``alpha``)."""
         texts = list(texts)
         fused = self.passage_scores(texts)
         seeds = seed_matrix(
@@ -255,9 +257,13 @@ class MultiHopRetriever(Retriever):
             temperature=self.temperature,
             title_weight=self.title_weight,
         )
-        walk = self.operator_.run(seeds, alpha=self.alpha, tol=self.tol, max_iter=self.max_iter).scores
+        walk = (
+            (operator or self.operator_)
+            .run(seeds, alpha=self.alpha, tol=self.tol, max_iter=self.max_iter)
+            .scores
+        )
         return walk.T + TIE_BREAK * min_max(fused)
 
     def _score_queries(self, queries: list, candidates: list) -> Iterator[np.ndarray]:
-        for start in range(0, len(queries), _BLOCK):
-            yield from self.score_texts([q.text for q in queries[start : start + _BLOCK]])
+        for start in range(0, len(queries), BLOCK):
+            yield from self.score_texts([q.text for q in queries[start : start + BLOCK]])

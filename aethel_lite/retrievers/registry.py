@@ -30,6 +30,8 @@ Method names are a public interface (the CLI and its JSON output depend on them)
                        whose title the question names, and PageRank over the passages' title mentions
                        (:mod:`aethel_lite.retrievers.multihop`); ``aethel-multihop-*``: its ablations
                        (:data:`aethel_lite.retrievers.multihop.ABLATIONS`)
+``aethel-bridges``     a stage holding ``aethel-multihop``: its walk also crosses the rare spaCy entities two passages
+                       share (:mod:`aethel_lite.retrievers.bridges`)
 =====================  ======================================================================
 
 Each name maps to an unfitted estimator (:data:`METHODS`), cloned on use (:func:`make_retriever`): its settings are
@@ -45,6 +47,7 @@ from ..errors import ParameterError
 from .anchors import AnchorsRetriever
 from .base import Retriever, clone
 from .bm25 import BM25Retriever
+from .bridges import BridgesRetriever
 from .dense import DenseRetriever
 from .graph import GraphRetriever
 from .hybrid import ABLATION_LABELS, ABLATIONS, GRAPH, HISTORICAL, HybridRetriever
@@ -95,6 +98,7 @@ METHODS: dict[str, Retriever] = {
     "aethel-statements": StatementsRetriever(AnchorsRetriever(_hybrid(), anchor_gap=2), unanchored=True),
     "aethel-multihop": _multihop(),
     **{name: _multihop(**change) for name, change in MULTIHOP_ABLATIONS.items()},
+    "aethel-bridges": BridgesRetriever(_multihop()),
 }
 # fused method -> the methods it fuses
 FUSIONS: dict[str, tuple[str, ...]] = {
@@ -129,6 +133,7 @@ SUMMARIES: dict[str, str] = {
     "aethel-multihop-no-titles": "aethel-multihop without the passages the question names by title",
     "aethel-multihop-no-mentions": "aethel-multihop without the walk (its seeds, then the passage score)",
     "aethel-multihop-no-bm25": "aethel-multihop with dense passage scores alone",
+    "aethel-bridges": "aethel-multihop walking also between passages that share a rare spaCy entity",
     "rrf": "reciprocal rank fusion of bm25 and aethel-ner3",
     "rrf-bct": "reciprocal rank fusion of bm25 and aethel-bct",
     "rrf-dense": "reciprocal rank fusion of bm25 and dense",

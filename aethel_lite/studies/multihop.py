@@ -35,6 +35,7 @@ from .record import as_record
 __all__ = [
     "CORPORA",
     "NEW",
+    "BRIDGES",
     "BASELINES",
     "METHODS",
     "METRICS",
@@ -46,6 +47,8 @@ __all__ = [
     "tests_table",
     "ablation_table",
     "published_table",
+    "bridges_table",
+    "hops_table",
     "verdict",
     "MultihopStudy",
     "run",
@@ -54,8 +57,10 @@ __all__ = [
 #: The pooled corpora, by their :data:`~aethel_lite.studies.open_corpus.OPEN_DATASETS` names.
 CORPORA = ("2wiki-open", "musique-open")
 NEW = "aethel-multihop"
+#: the stage that widens ``aethel-multihop``'s walk to the rare entities two passages share (compared with it)
+BRIDGES = "aethel-bridges"
 BASELINES = ("bm25", "dense", "aethel-bct", "aethel-hybrid")
-METHODS = (*BASELINES, NEW, *MULTIHOP_ABLATIONS)
+METHODS = (*BASELINES, NEW, *MULTIHOP_ABLATIONS, BRIDGES)
 METRICS = ("Recall@2", "Recall@5", "AllSupport@5")
 
 #: HippoRAG 2's pooled-corpus Recall@5 (percent; its Table 2 and ablation table): other question samples
@@ -135,17 +140,22 @@ def _study(dataset, methods: Sequence[str], n_resamples: int, seed: int, log) ->
     for half, ids in halves.items():
         if len(ids) >= 2:
             pairs = [(NEW, b) for b in (*BASELINES, *MULTIHOP_ABLATIONS) if b in methods]
+            pairs += [(BRIDGES, NEW)] if {BRIDGES, NEW} <= set(methods) else []
             rows = paired_comparisons(
                 block_of(block, ids), pairs, METRICS, n_resamples=n_resamples, seed=seed
             )
             tests += [{"half": half, **row} for row in rows]
     # the cost of a question: one batched search of every question, the questions encoded anew (a fresh fit
     # from the stores, without the evaluation's memo of question vectors)
-    timed = make_retriever(NEW).fit(dataset.passages)
-    t0 = time.perf_counter()
-    timed.search(dataset.queries, k=10)
-    per_question_ms = 1000 * (time.perf_counter() - t0) / len(dataset.queries)
+    per_question_ms = {}
+    for m in (NEW, BRIDGES):
+        if m in methods:
+            timed = make_retriever(m).fit(dataset.passages)
+            t0 = time.perf_counter()
+            timed.search(dataset.queries, k=10)
+            per_question_ms[m] = round(1000 * (time.perf_counter() - t0) / len(dataset.queries), 3)
     graph = outcomes[NEW].retriever.graph_
+    bridges = outcomes[BRIDGES].retriever.bridges_ if BRIDGES in outcomes else None
     return {
         "summary": dataset_summary(dataset),
         "halves": {h: ids for h, ids in halves.items() if h != "all"},
@@ -156,10 +166,16 @@ def _study(dataset, methods: Sequence[str], n_resamples: int, seed: int, log) ->
             m: {q.qid: [pid for pid, _ in o.run.get(q.qid, [])[:10]] for q in dataset.queries}
             for m, o in outcomes.items()
         },  # fmt: skip
-        "graph": {"passages": int(graph.shape[0]), "edges": int(graph.nnz // 2)},
+        "hops": {q.qid: q.hops for q in dataset.queries},
+        "graph": {
+            "passages": int(graph.shape[0]),
+            "edges": int(graph.nnz // 2),
+            "bridge_edges": None if bridges is None else int(bridges.nnz // 2),
+        },
         "timing": {
             "fit_and_search_seconds": {m: round(o.seconds, 3) for m, o in outcomes.items()},
-            "multihop_ms_per_question": round(per_question_ms, 3),
+            "multihop_ms_per_question": per_question_ms.get(NEW),
+            "ms_per_question": per_question_ms,
         },
     }
 
@@ -252,6 +268,7 @@ def published_table(result: Mapping[str, Any], half: str = "test") -> list[dict]
         "dense": "MiniLM (22M)",
         "aethel-hybrid": "MiniLM, spaCy",
         NEW: "MiniLM (no spaCy, no LLM)",
+        BRIDGES: "MiniLM, spaCy (no LLM)",
     }
     for m, models in ours.items():
         row = {"system": m, "models": models, "source": f"this book ({half} half)"}
@@ -260,6 +277,41 @@ def published_table(result: Mapping[str, Any], half: str = "test") -> list[dict]
             cell = r["means"].get(m, {}).get(half, {}).get("Recall@5") if r else None
             row[c] = round(100 * cell["mean"], 1) if cell else None
         rows.append(row)
+    return rows
+
+
+def bridges_table(result: Mapping[str, Any], metric: str = "Recall@5") -> list[dict]:
+    """Rows (corpus, half): ``aethel-bridges`` − ``aethel-multihop`` on ``metric``, paired 95% CI."""
+    return [
+        {
+            "corpus": name,
+            "half": t["half"],
+            "n": t["n"],
+            NEW: round(t["mean_b"], 3),
+            BRIDGES: round(t["mean_a"], 3),
+            "difference [95% CI]": format_estimate(t, signed=True, interval_decimals=3),
+            "CI excludes 0": t["ci_low"] > 0 or t["ci_high"] < 0,
+        }
+        for name, r in result["datasets"].items()
+        for t in r["tests"]
+        if t["a"] == BRIDGES and t["b"] == NEW and t["metric"] == metric and t["half"] in ("dev", "test")
+    ]
+
+
+def hops_table(result: Mapping[str, Any], half: str = "test", metric: str = "Recall@5") -> list[dict]:
+    """Rows (corpus, hops): the questions of ``half`` with that many hops, and each method's mean ``metric``
+    (``aethel-multihop`` and ``aethel-bridges``)."""
+    rows = []
+    for name, r in result["datasets"].items():
+        ids = r["halves"].get(half, [])
+        for hops in sorted({r["hops"][q] for q in ids}):
+            group = [q for q in ids if r["hops"][q] == hops]
+            row = {"corpus": name, "hops": hops, "questions": len(group)}
+            for m in (NEW, BRIDGES):
+                if m in r["per_query_metrics"]:
+                    block = r["per_query_metrics"][m]["per_query_metrics"]
+                    row[m] = round(mean([block[q][metric] for q in group]), 3)
+            rows.append(row)
     return rows
 
 
@@ -354,18 +406,50 @@ class MultihopStudy:
         return pd.DataFrame(published_table(self.result, half))
 
     def cost_table(self):
-        """Milliseconds per question of ``aethel-multihop``'s batched search, and the passages, per corpus."""
+        """Milliseconds per question of each new method's batched search, and the passages, per corpus."""
         import pandas as pd
 
         return pd.DataFrame(
             [
                 {
                     "corpus": n,
-                    "ms per question": r["timing"]["multihop_ms_per_question"],
+                    **{f"{m} (ms per question)": ms for m, ms in r["timing"]["ms_per_question"].items()},
                     "passages": r["graph"]["passages"],
+                    "bridge edges": r["graph"]["bridge_edges"],
                 }
                 for n, r in self.result["datasets"].items()
             ]
+        )
+
+    def bridges_table(self, metric: str = "Recall@5"):
+        """:func:`bridges_table` as a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(bridges_table(self.result, metric))
+
+    def hops_table(self, half: str = "test"):
+        """:func:`hops_table` as a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(hops_table(self.result, half))
+
+    def bridge_gains(self, corpus: str, half: str = "test") -> list[str]:
+        """The questions of ``half`` whose Recall@5 ``aethel-bridges`` raises over ``aethel-multihop``, largest gain first."""
+        r = self.result["datasets"].get(corpus)
+        if r is None or BRIDGES not in r["per_query_metrics"]:
+            return []
+        a, b = (r["per_query_metrics"][m]["per_query_metrics"] for m in (BRIDGES, NEW))
+        gain = {q: a[q]["Recall@5"] - b[q]["Recall@5"] for q in r["halves"].get(half, [])}
+        return sorted((q for q in gain if gain[q] > 0), key=lambda q: -gain[q])
+
+    def bridges_verdict(self, half: str = "test") -> str:
+        """One Markdown line per corpus: ``aethel-bridges`` against ``aethel-multihop`` on ``half`` (Recall@5)."""
+        rows = [r for r in bridges_table(self.result) if r["half"] == half]
+        return "\n".join(
+            f"* **{r['corpus']}** ({r['n']} {half}-half questions): Recall@5 {r[BRIDGES]:.3f} against "
+            f"{r[NEW]:.3f}, a difference of {r['difference [95% CI]']}"
+            + ("; the interval excludes zero." if r["CI excludes 0"] else "; the interval includes zero.")
+            for r in rows
         )
 
     def verdict(self, half: str = "test") -> str:

@@ -160,7 +160,15 @@ def test_trec_eval_on_the_trec_out_files_gives_the_projects_metrics(tie_corpus, 
                     assert round(theirs[q.qid][name], 6) == value, (method, q.qid, name)
 
 
-SEARCHED = ["rrf", "rrf-bct", "rrf-dense", "aethel-hybrid", "aethel-anchors", "aethel-multihop"]
+SEARCHED = [
+    "rrf",
+    "rrf-bct",
+    "rrf-dense",
+    "aethel-hybrid",
+    "aethel-anchors",
+    "aethel-multihop",
+    "aethel-bridges",
+]
 
 
 @pytest.mark.parametrize("precision", ["float32", "onnx-fp32"])

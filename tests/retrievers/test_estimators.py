@@ -110,6 +110,7 @@ NOT_LOADED = (
     "aethel_lite.retrievers.anchors",
     "aethel_lite.retrievers.statements",
     "aethel_lite.retrievers.multihop",
+    "aethel_lite.retrievers.bridges",
     "aethel_lite.data.docmeta",
 )
 
@@ -220,6 +221,7 @@ CLASSES = {
     "anchors": (lambda: AnchorsRetriever(hybrid=_hybrid()), True, True),
     "statements": (lambda: StatementsRetriever(anchors=AnchorsRetriever(hybrid=_hybrid())), True, True),
     "multihop": (lambda: make_retriever("aethel-multihop"), False, True),
+    "bridges": (lambda: make_retriever("aethel-bridges"), False, True),
 }
 
 
