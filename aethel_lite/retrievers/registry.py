@@ -31,7 +31,7 @@ Method names are a public interface (the CLI and its JSON output depend on them)
                        (:mod:`aethel_lite.retrievers.multihop`); ``aethel-multihop-*``: its ablations
                        (:data:`aethel_lite.retrievers.multihop.ABLATIONS`)
 ``aethel-bridges``     a stage holding ``aethel-multihop``: its walk also crosses the rare spaCy entities two passages
-                       share (:mod:`aethel_lite.retrievers.bridges`)
+                       share (:mod:`aethel_lite.retrievers.multihop`)
 =====================  ======================================================================
 
 Each name maps to an unfitted estimator (:data:`METHODS`), cloned on use (:func:`make_retriever`): its settings are
@@ -47,12 +47,11 @@ from ..errors import ParameterError
 from .anchors import AnchorsRetriever
 from .base import Retriever, clone
 from .bm25 import BM25Retriever
-from .bridges import BridgesRetriever
 from .dense import DenseRetriever
 from .graph import GraphRetriever
 from .hybrid import ABLATION_LABELS, ABLATIONS, GRAPH, HISTORICAL, HybridRetriever
 from .multihop import ABLATIONS as MULTIHOP_ABLATIONS
-from .multihop import MultiHopRetriever
+from .multihop import BridgesRetriever, MultiHopRetriever
 from .statements import StatementsRetriever
 
 __all__ = [

@@ -13,8 +13,7 @@ import scipy.sparse as sp
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import ParameterError
 from aethel_lite.retrievers import BridgesRetriever, MultiHopRetriever, clone, params_json
-from aethel_lite.retrievers.bridges import DECIMALS, bridge_graph, walk_graph
-from aethel_lite.retrievers.multihop import TIE_BREAK
+from aethel_lite.retrievers.multihop import DECIMALS, TIE_BREAK, bridge_graph, walk_graph
 from aethel_lite.retrievers.registry import make_retriever
 from aethel_lite.retrievers.scores import min_max
 from aethel_lite.search.format import method_parts

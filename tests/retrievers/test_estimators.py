@@ -110,7 +110,6 @@ NOT_LOADED = (
     "aethel_lite.retrievers.anchors",
     "aethel_lite.retrievers.statements",
     "aethel_lite.retrievers.multihop",
-    "aethel_lite.retrievers.bridges",
     "aethel_lite.data.docmeta",
 )
 
