@@ -47,6 +47,7 @@ from .traces import PageRankSearch, Teleport
 
 __all__ = [
     "GraphRetriever",
+    "entity_graph",
     "PassageIds",
     "read_ids",
     "write_ids",
@@ -56,6 +57,25 @@ __all__ = [
 ]
 
 _FALLBACKS = ("bm25", "none")
+
+
+def entity_graph(
+    passages: Sequence, extractor: Any, *, cache: bool = True, n_process: int = 1, progress: bool = False
+) -> EntityGraph:
+    """The passage–entity graph of ``passages`` with ``extractor`` (a name or an extractor): every passage's
+    entities (:func:`~aethel_lite.core.entities.extract_entities`, cached), the extractor's stop-entities and alias
+    links (:func:`~aethel_lite.core.entities.graph_filters`), then :func:`~aethel_lite.core.graph.build_graph`."""
+    extractor = get_extractor(extractor)
+    mentions = extract_entities(
+        [passage_text(p) for p in passages],
+        extractor,
+        cache=cache,
+        n_process=n_process,
+        progress=progress,
+        memo=is_shared(),
+    )
+    stop, links = graph_filters(mentions, extractor)
+    return build_graph([p.pid for p in passages], mentions, stop=stop, alias_pairs=links)
 
 
 def bm25_teleport(bm25: np.ndarray, n_nodes: int, n_passages: int, depth: int) -> np.ndarray:
@@ -173,16 +193,9 @@ class GraphRetriever(PageRankSearch, Retriever):
         self._check_settings()  # before the (slow) entity extraction
         passages = self._index_passages(passages)
         extractor = self._extractor()
-        mentions = extract_entities(
-            [passage_text(p) for p in passages],
-            extractor,
-            cache=self.cache,
-            n_process=self.n_process,
-            progress=self.progress,
-            memo=is_shared(),
+        graph = entity_graph(
+            passages, extractor, cache=self.cache, n_process=self.n_process, progress=self.progress
         )
-        stop, links = graph_filters(mentions, extractor)
-        graph = build_graph(self.pids_, mentions, stop=stop, alias_pairs=links)
         return self._learn(passages, graph, BM25Retriever().fit(passages), extractor)
 
     @classmethod

@@ -45,15 +45,14 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..caching.memo import is_shared
-from ..core.entities import extract_entities, get_extractor, graph_filters
-from ..core.graph import EntityGraph, build_graph
+from ..core.entities import get_extractor
+from ..core.graph import EntityGraph
 from ..core.ppr import PPROperator
 from ..errors import DataError, ParameterError
-from .base import IDS_FILE, Retriever, clone, passage_text, read_ids, write_ids
+from .base import IDS_FILE, Retriever, clone, read_ids, write_ids
 from .bm25 import BM25Retriever
 from .dense import DenseRetriever
-from .graph import graph_folder
+from .graph import entity_graph, graph_folder
 from .scores import min_max, softmax_seeds, standardise
 from .titles import TITLES_FILE, load_titles, mention_graph, named_passages, save_titles, title_keys
 from .traces import BLOCK
@@ -79,6 +78,13 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "aethel-multihop-no-mentions": {"mentions": False},  # no walk: the seeds, then the passage score
     "aethel-multihop-no-bm25": {"bm25_weight": 0.0},  # dense passage scores alone
 }
+
+
+def _raise_bad(owner: Retriever, checks: dict[str, bool]) -> None:
+    """ParameterError naming ``owner``'s first setting whose check is False."""
+    bad = [name for name, ok in checks.items() if not ok]
+    if bad:
+        raise ParameterError(f"{type(owner).__name__}: bad {bad[0]}={getattr(owner, bad[0])!r}")
 
 
 def seed_matrix(
@@ -189,9 +195,7 @@ class MultiHopRetriever(Retriever):
             "title_weight": isinstance(self.title_weight, (int, float)) and self.title_weight >= 0,
             "alpha": isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1,
         }
-        bad = [name for name, ok in checks.items() if not ok]
-        if bad:
-            raise ParameterError(f"MultiHopRetriever: bad {bad[0]}={getattr(self, bad[0])!r}")
+        _raise_bad(self, checks)
 
     def parts(self) -> list[str]:
         """The index parts ``save`` writes (file groups an index shares between methods: :mod:`aethel_lite.search.index`)."""
@@ -383,9 +387,7 @@ class BridgesRetriever(Retriever):
             "beside_mentions": isinstance(self.beside_mentions, (int, float))
             and 0 <= self.beside_mentions <= 1,
         }
-        bad = [name for name, ok in checks.items() if not ok]
-        if bad:
-            raise ParameterError(f"BridgesRetriever: bad {bad[0]}={getattr(self, bad[0])!r}")
+        _raise_bad(self, checks)
         get_extractor(self.extractor)
 
     def parts(self) -> list[str]:
@@ -395,14 +397,8 @@ class BridgesRetriever(Retriever):
     def fit(self, passages: Sequence) -> BridgesRetriever:
         """Fit a clone of the held retriever and build the passage–entity graph as the graph methods do. Returns ``self``."""
         self._check()
-        multihop = clone(self._multihop()).set_params(progress=self.progress)
-        multihop.fit(passages)
-        extractor = get_extractor(self.extractor)
-        mentions = extract_entities(
-            [passage_text(p) for p in passages], extractor, progress=self.progress, memo=is_shared()
-        )
-        stop, links = graph_filters(mentions, extractor)
-        return self._learn(multihop, build_graph(multihop.pids_, mentions, stop=stop, alias_pairs=links))
+        multihop = clone(self._multihop()).set_params(progress=self.progress).fit(passages)
+        return self._learn(multihop, entity_graph(passages, self.extractor, progress=self.progress))
 
     def _learn(self, multihop: MultiHopRetriever, entities: EntityGraph) -> BridgesRetriever:
         self.multihop_, self.entities_ = multihop, entities
@@ -435,7 +431,7 @@ class BridgesRetriever(Retriever):
         self._check_fitted()
         inc, i, j = self.entities_.incidence, self.pid_index_[a], self.pid_index_[b]
         both = set(inc[i].indices) & set(inc[j].indices) if i != j else set()
-        df = np.diff(inc.tocsc().indptr)
+        df = inc.getnnz(axis=0)
         return sorted(self.entities_.entities[e] for e in both if df[e] <= self.max_df)
 
     def score_texts(self, texts: Sequence[str]) -> np.ndarray:

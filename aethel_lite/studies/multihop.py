@@ -174,7 +174,6 @@ def _study(dataset, methods: Sequence[str], n_resamples: int, seed: int, log) ->
         },
         "timing": {
             "fit_and_search_seconds": {m: round(o.seconds, 3) for m, o in outcomes.items()},
-            "multihop_ms_per_question": per_question_ms.get(NEW),
             "ms_per_question": per_question_ms,
         },
     }
