@@ -32,7 +32,7 @@ _LAZY = {
     "passage_text": "base", "Retriever": "base", "passage_heading": "dense", "BM25Retriever": "bm25",
     "DenseRetriever": "dense", "GraphRetriever": "graph", "HybridRetriever": "hybrid",
     "AnchorsRetriever": "anchors", "StatementsRetriever": "statements", "MultiHopRetriever": "multihop",
-    "BridgesRetriever": "multihop",
+    "BridgesRetriever": "multihop", "ChainRetriever": "multihop",
 }  # fmt: skip
 
 __all__ = list(_LAZY)

@@ -32,6 +32,8 @@ Method names are a public interface (the CLI and its JSON output depend on them)
                        (:data:`aethel_lite.retrievers.multihop.ABLATIONS`)
 ``aethel-bridges``     a stage holding ``aethel-multihop``: its walk also crosses the rare spaCy entities two passages
                        share (:mod:`aethel_lite.retrievers.multihop`)
+``aethel-chain``       a stage holding ``aethel-bridges``: the question asked again after its first passages, without
+                       the words they hold and with the names they add (:mod:`aethel_lite.retrievers.multihop`)
 =====================  ======================================================================
 
 Each name maps to an unfitted estimator (:data:`METHODS`), cloned on use (:func:`make_retriever`): its settings are
@@ -51,7 +53,7 @@ from .dense import DenseRetriever
 from .graph import GraphRetriever
 from .hybrid import ABLATION_LABELS, ABLATIONS, GRAPH, HISTORICAL, HybridRetriever
 from .multihop import ABLATIONS as MULTIHOP_ABLATIONS
-from .multihop import BridgesRetriever, MultiHopRetriever
+from .multihop import BridgesRetriever, ChainRetriever, MultiHopRetriever
 from .statements import StatementsRetriever
 
 __all__ = [
@@ -98,6 +100,7 @@ METHODS: dict[str, Retriever] = {
     "aethel-multihop": _multihop(),
     **{name: _multihop(**change) for name, change in MULTIHOP_ABLATIONS.items()},
     "aethel-bridges": BridgesRetriever(_multihop()),
+    "aethel-chain": ChainRetriever(BridgesRetriever(_multihop())),
 }
 # fused method -> the methods it fuses
 FUSIONS: dict[str, tuple[str, ...]] = {
@@ -133,6 +136,7 @@ SUMMARIES: dict[str, str] = {
     "aethel-multihop-no-mentions": "aethel-multihop without the walk (its seeds, then the passage score)",
     "aethel-multihop-no-bm25": "aethel-multihop with dense passage scores alone",
     "aethel-bridges": "aethel-multihop walking also between passages that share a rare spaCy entity",
+    "aethel-chain": "aethel-bridges, then the question asked again after its first passages (a second hop)",
     "rrf": "reciprocal rank fusion of bm25 and aethel-ner3",
     "rrf-bct": "reciprocal rank fusion of bm25 and aethel-bct",
     "rrf-dense": "reciprocal rank fusion of bm25 and dense",
