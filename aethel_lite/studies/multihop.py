@@ -36,6 +36,8 @@ __all__ = [
     "CORPORA",
     "NEW",
     "BRIDGES",
+    "CHAIN",
+    "STAGES",
     "BASELINES",
     "METHODS",
     "METRICS",
@@ -47,7 +49,7 @@ __all__ = [
     "tests_table",
     "ablation_table",
     "published_table",
-    "bridges_table",
+    "stage_table",
     "hops_table",
     "verdict",
     "MultihopStudy",
@@ -59,8 +61,12 @@ CORPORA = ("2wiki-open", "musique-open")
 NEW = "aethel-multihop"
 #: the stage that widens ``aethel-multihop``'s walk to the rare entities two passages share (compared with it)
 BRIDGES = "aethel-bridges"
+#: the stage holding ``aethel-bridges`` that asks each question again after its first passages
+CHAIN = "aethel-chain"
+#: each stage → the retriever it holds (each is compared with it, and ``aethel-chain`` with ``aethel-multihop``)
+STAGES = {BRIDGES: NEW, CHAIN: BRIDGES}
 BASELINES = ("bm25", "dense", "aethel-bct", "aethel-hybrid")
-METHODS = (*BASELINES, NEW, *MULTIHOP_ABLATIONS, BRIDGES)
+METHODS = (*BASELINES, NEW, *MULTIHOP_ABLATIONS, BRIDGES, CHAIN)
 METRICS = ("Recall@2", "Recall@5", "AllSupport@5")
 
 #: HippoRAG 2's pooled-corpus Recall@5 (percent; its Table 2 and ablation table): other question samples
@@ -140,7 +146,7 @@ def _study(dataset, methods: Sequence[str], n_resamples: int, seed: int, log) ->
     for half, ids in halves.items():
         if len(ids) >= 2:
             pairs = [(NEW, b) for b in (*BASELINES, *MULTIHOP_ABLATIONS) if b in methods]
-            pairs += [(BRIDGES, NEW)] if {BRIDGES, NEW} <= set(methods) else []
+            pairs += [p for p in [*STAGES.items(), (CHAIN, NEW)] if set(p) <= set(methods)]
             rows = paired_comparisons(
                 block_of(block, ids), pairs, METRICS, n_resamples=n_resamples, seed=seed
             )
@@ -148,7 +154,7 @@ def _study(dataset, methods: Sequence[str], n_resamples: int, seed: int, log) ->
     # the cost of a question: one batched search of every question, the questions encoded anew (a fresh fit
     # from the stores, without the evaluation's memo of question vectors)
     per_question_ms = {}
-    for m in (NEW, BRIDGES):
+    for m in (NEW, *STAGES):
         if m in methods:
             timed = make_retriever(m).fit(dataset.passages)
             t0 = time.perf_counter()
@@ -268,6 +274,7 @@ def published_table(result: Mapping[str, Any], half: str = "test") -> list[dict]
         "aethel-hybrid": "MiniLM, spaCy",
         NEW: "MiniLM (no spaCy, no LLM)",
         BRIDGES: "MiniLM, spaCy (no LLM)",
+        CHAIN: "MiniLM, spaCy (no LLM)",
     }
     for m, models in ours.items():
         row = {"system": m, "models": models, "source": f"this book ({half} half)"}
@@ -279,34 +286,36 @@ def published_table(result: Mapping[str, Any], half: str = "test") -> list[dict]
     return rows
 
 
-def bridges_table(result: Mapping[str, Any], metric: str = "Recall@5") -> list[dict]:
-    """Rows (corpus, half): ``aethel-bridges`` − ``aethel-multihop`` on ``metric``, paired 95% CI."""
+def stage_table(
+    result: Mapping[str, Any], stage: str = BRIDGES, held: str = NEW, metric: str = "Recall@5"
+) -> list[dict]:
+    """Rows (corpus, half): ``stage`` − ``held`` on ``metric``, paired 95% CI."""
     return [
         {
             "corpus": name,
             "half": t["half"],
             "n": t["n"],
-            NEW: round(t["mean_b"], 3),
-            BRIDGES: round(t["mean_a"], 3),
+            held: round(t["mean_b"], 3),
+            stage: round(t["mean_a"], 3),
             "difference [95% CI]": format_estimate(t, signed=True, interval_decimals=3),
             "CI excludes 0": t["ci_low"] > 0 or t["ci_high"] < 0,
         }
         for name, r in result["datasets"].items()
         for t in r["tests"]
-        if t["a"] == BRIDGES and t["b"] == NEW and t["metric"] == metric and t["half"] in ("dev", "test")
+        if t["a"] == stage and t["b"] == held and t["metric"] == metric and t["half"] in ("dev", "test")
     ]
 
 
 def hops_table(result: Mapping[str, Any], half: str = "test", metric: str = "Recall@5") -> list[dict]:
     """Rows (corpus, hops): the questions of ``half`` with that many hops, and each method's mean ``metric``
-    (``aethel-multihop`` and ``aethel-bridges``)."""
+    (``aethel-multihop`` and its stages)."""
     rows = []
     for name, r in result["datasets"].items():
         ids = r["halves"].get(half, [])
         for hops in sorted({r["hops"][q] for q in ids}):
             group = [q for q in ids if r["hops"][q] == hops]
             row = {"corpus": name, "hops": hops, "questions": len(group)}
-            for m in (NEW, BRIDGES):
+            for m in (NEW, *STAGES):
                 if m in r["per_query_metrics"]:
                     block = r["per_query_metrics"][m]["per_query_metrics"]
                     row[m] = round(mean([block[q][metric] for q in group]), 3)
@@ -420,11 +429,11 @@ class MultihopStudy:
             ]
         )
 
-    def bridges_table(self, metric: str = "Recall@5"):
-        """:func:`bridges_table` as a DataFrame."""
+    def stage_table(self, stage: str = BRIDGES, held: str = NEW, metric: str = "Recall@5"):
+        """:func:`stage_table` as a DataFrame."""
         import pandas as pd
 
-        return pd.DataFrame(bridges_table(self.result, metric))
+        return pd.DataFrame(stage_table(self.result, stage, held, metric))
 
     def hops_table(self, half: str = "test"):
         """:func:`hops_table` as a DataFrame."""
@@ -432,21 +441,21 @@ class MultihopStudy:
 
         return pd.DataFrame(hops_table(self.result, half))
 
-    def bridge_gains(self, corpus: str, half: str = "test") -> list[str]:
-        """The questions of ``half`` whose Recall@5 ``aethel-bridges`` raises over ``aethel-multihop``, largest gain first."""
+    def gains(self, corpus: str, stage: str = BRIDGES, held: str = NEW, half: str = "test") -> list[str]:
+        """The questions of ``half`` whose Recall@5 ``stage`` raises over ``held``, largest gain first."""
         r = self.result["datasets"].get(corpus)
-        if r is None or BRIDGES not in r["per_query_metrics"]:
+        if r is None or not {stage, held} <= set(r["per_query_metrics"]):
             return []
-        a, b = (r["per_query_metrics"][m]["per_query_metrics"] for m in (BRIDGES, NEW))
+        a, b = (r["per_query_metrics"][m]["per_query_metrics"] for m in (stage, held))
         gain = {q: a[q]["Recall@5"] - b[q]["Recall@5"] for q in r["halves"].get(half, [])}
         return sorted((q for q in gain if gain[q] > 0), key=lambda q: -gain[q])
 
-    def bridges_verdict(self, half: str = "test") -> str:
-        """One Markdown line per corpus: ``aethel-bridges`` against ``aethel-multihop`` on ``half`` (Recall@5)."""
-        rows = [r for r in bridges_table(self.result) if r["half"] == half]
+    def stage_verdict(self, stage: str = BRIDGES, held: str = NEW, half: str = "test") -> str:
+        """One Markdown line per corpus: ``stage`` against ``held`` on ``half`` (Recall@5)."""
+        rows = [r for r in stage_table(self.result, stage, held) if r["half"] == half]
         return "\n".join(
-            f"* **{r['corpus']}** ({r['n']} {half}-half questions): Recall@5 {r[BRIDGES]:.3f} against "
-            f"{r[NEW]:.3f}, a difference of {r['difference [95% CI]']}"
+            f"* **{r['corpus']}** ({r['n']} {half}-half questions): `{stage}` Recall@5 {r[stage]:.3f} against "
+            f"`{held}`'s {r[held]:.3f}, a difference of {r['difference [95% CI]']}"
             + ("; the interval excludes zero." if r["CI excludes 0"] else "; the interval includes zero.")
             for r in rows
         )

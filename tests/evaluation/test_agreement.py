@@ -168,6 +168,7 @@ SEARCHED = [
     "aethel-anchors",
     "aethel-multihop",
     "aethel-bridges",
+    "aethel-chain",
 ]
 
 

@@ -221,6 +221,7 @@ CLASSES = {
     "statements": (lambda: StatementsRetriever(anchors=AnchorsRetriever(hybrid=_hybrid())), True, True),
     "multihop": (lambda: make_retriever("aethel-multihop"), False, True),
     "bridges": (lambda: make_retriever("aethel-bridges"), False, True),
+    "chain": (lambda: make_retriever("aethel-chain"), False, True),
 }
 
 
