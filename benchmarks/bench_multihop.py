@@ -1,4 +1,4 @@
-"""Search time of ``aethel-multihop`` and ``aethel-bridges`` beside ``aethel-hybrid``, BM25 and dense on the pooled multi-hop corpora.
+"""Search time of ``aethel-multihop``, ``aethel-bridges`` and ``aethel-chain`` beside ``aethel-hybrid``, BM25 and dense on the pooled multi-hop corpora.
 
 Fits each method once on 2Wiki-open (7,005 passages) and MuSiQue-open (3,141), entities and embeddings from
 the cache, then times ``search`` over every question, 10 hits each, all questions in one call (*batched*,
@@ -25,7 +25,7 @@ from aethel_lite.caching.versions import versions  # noqa: E402
 from aethel_lite.retrievers.registry import make_retriever  # noqa: E402
 from aethel_lite.studies.open_corpus import load_open  # noqa: E402
 
-METHODS = ("bm25", "dense", "aethel-hybrid", "aethel-multihop", "aethel-bridges")
+METHODS = ("bm25", "dense", "aethel-hybrid", "aethel-multihop", "aethel-bridges", "aethel-chain")
 
 
 def main(argv=None) -> int:
