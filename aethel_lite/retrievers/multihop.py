@@ -29,10 +29,18 @@ leaves a passage that names no title by its bridges with weight :math:`w_{\mathr
 by its mentions and by its bridges with :math:`\lambda\, w_{\mathrm{bridge}}` (on 2Wiki's comparison questions
 bridges from the compared films crowd out their directors). Seeds and ranking are the held retriever's.
 
+**The chain** (``aethel-chain``, the stage :class:`ChainRetriever` holding ``aethel-bridges``): the walk reaches
+many second-hop paragraphs but ranks a seed that matches the question's words above them, since it does not read
+the question's relation. The stage asks the question again after each of its first passages — the words that
+passage does not hold and the names it adds (:func:`residual_question`) — and adds the best answer to the walk's
+score (:func:`chain_scores`): a multi-hop retriever's second round (as in Xiong et al.'s multi-hop dense
+retrieval, with an untrained encoder and the question's words instead of a trained query encoder).
+
 References
 ----------
 Gutiérrez et al., "From RAG to Memory" (HippoRAG 2), ICML 2025 — passage nodes seeded by dense scores.
 Haveliwala, "Topic-sensitive PageRank", WWW 2002.
+Xiong et al., "Answering Complex Open-Domain Questions with Multi-Hop Dense Retrieval", ICLR 2021.
 """
 
 from __future__ import annotations
@@ -465,7 +473,7 @@ _WORD = re.compile(r"\w+|[^\w\s]")
 
 
 def _words(text: str) -> set[str]:
-    return set(re.findall(r"\w+", text.lower()))
+    return set(title_words(text))
 
 
 def residual_question(question: str, found: Collection[str], names: Sequence[str] = ()) -> str:

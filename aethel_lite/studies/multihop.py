@@ -465,13 +465,14 @@ class MultihopStudy:
         return verdict(self.result, half)
 
     def figure(self, half: str = "test", metric: str = "Recall@5"):
-        """One panel per corpus: each baseline's and ``aethel-multihop``'s ``metric`` on ``half``, the mean
-        with its 95% bootstrap interval."""
+        """One panel per corpus: each baseline's, ``aethel-multihop``'s and its stages' ``metric`` on ``half``,
+        the mean with its 95% bootstrap interval."""
         import matplotlib.pyplot as plt
 
-        shown, datasets = [*BASELINES, NEW], self.result["datasets"]
-        fig, axes = plt.subplots(1, len(datasets), figsize=(5 * len(datasets), 3.2), squeeze=False)
+        datasets = self.result["datasets"]
+        fig, axes = plt.subplots(1, len(datasets), figsize=(5 * len(datasets), 3.6), squeeze=False)
         for ax, (name, r) in zip(axes[0], datasets.items()):
+            shown = [m for m in (*BASELINES, NEW, *STAGES) if m in r["means"]]
             cells = [r["means"][m][half][metric] for m in shown]
             means = [c["mean"] for c in cells]
             ax.errorbar(
