@@ -472,10 +472,6 @@ LOG_FLOOR = 1e-9
 _WORD = re.compile(r"\w+|[^\w\s]")
 
 
-def _words(text: str) -> set[str]:
-    return set(title_words(text))
-
-
 def residual_question(question: str, found: Collection[str], names: Sequence[str] = ()) -> str:
     """The question a second hop asks after a first passage: the question's words that passage does not hold
     (``found``: the lowercase words it holds), then those of ``names`` with a word the question does not hold.
@@ -483,9 +479,9 @@ def residual_question(question: str, found: Collection[str], names: Sequence[str
     "Who is the spouse of the Green performer?" after "Green is the fourth studio album by Steve Hillage" asks
     "Who spouse performer ? steve hillage" (stop words count as held).
     """
-    asked = _words(question)
+    asked = set(title_words(question))
     words = [w for w in _WORD.findall(question) if w.lower() not in found]
-    return " ".join([*words, *(n for n in names if not _words(n) <= asked)])
+    return " ".join([*words, *(n for n in names if not set(title_words(n)) <= asked)])
 
 
 def chain_scores(walk: np.ndarray, hops: np.ndarray, firsts: np.ndarray, weight: float) -> np.ndarray:
@@ -613,7 +609,7 @@ class ChainRetriever(Retriever):
         """:func:`residual_question` of ``text`` after each of the passages ``firsts`` (indices)."""
         self._check_fitted()
         multihop, entities = self.bridges_.multihop_, self.bridges_.entities_
-        words, rows = sorted(_words(text)), np.asarray(firsts, dtype=np.int64)
+        words, rows = sorted(set(title_words(text))), np.asarray(firsts, dtype=np.int64)
         held = {
             w: multihop.bm25_.get_scores(w)[rows] > 0 if tokens else np.ones(len(rows), bool)
             for w, tokens in zip(words, multihop.bm25_.tokenize(words))  # a stop word has no token

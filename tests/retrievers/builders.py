@@ -1,4 +1,5 @@
-"""Building the retrievers of the tests from one flat dict of settings, as the single class of before held them.
+"""Building the retrievers of the tests from one flat dict of settings, as the single class of before held them,
+and the titled passages of the multi-hop tests (:func:`titled_passages`).
 
 The flat keys are the paper retriever's settings (:class:`GraphRetriever`), the hybrid's (:class:`HybridRetriever`),
 and two switches for the stages built on it: ``anchors="each"`` wraps the hybrid in an :class:`AnchorsRetriever`
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from aethel_lite.data.schema import Passage
 from aethel_lite.errors import ParameterError
 from aethel_lite.retrievers import (
     AnchorsRetriever,
@@ -19,6 +21,12 @@ from aethel_lite.retrievers import (
     StatementsRetriever,
     clone,
 )
+
+
+def titled_passages(rows: Sequence[tuple[str, str]]) -> list[Passage]:
+    """One passage per ``(title, text)``, ids ``p0, p1, …`` in a document of its own (``d0, d1, …``)."""
+    return [Passage(f"p{i}", f"d{i}", title, text) for i, (title, text) in enumerate(rows)]
+
 
 #: the hybrid settings off, as the one retriever class that held them had them by default
 OFF = {

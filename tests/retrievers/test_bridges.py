@@ -9,8 +9,9 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from builders import titled_passages
 
-from aethel_lite.data.schema import Passage, Query
+from aethel_lite.data.schema import Query
 from aethel_lite.errors import ParameterError
 from aethel_lite.retrievers import BridgesRetriever, MultiHopRetriever, clone, params_json
 from aethel_lite.retrievers.multihop import DECIMALS, TIE_BREAK, bridge_graph, walk_graph
@@ -45,7 +46,7 @@ QUESTION = "What year did the author of The First Blast of the Trumpet die?"
 
 @pytest.fixture(scope="module")
 def corpus():
-    return [Passage(f"p{i}", f"d{i}", title, text) for i, (title, text) in enumerate(TEXTS)]
+    return titled_passages(TEXTS)
 
 
 @pytest.fixture(scope="module")

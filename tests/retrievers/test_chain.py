@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from builders import titled_passages
 from scipy.stats import zscore
 
-from aethel_lite.data.schema import Passage, Query
+from aethel_lite.data.schema import Query
 from aethel_lite.errors import ParameterError
 from aethel_lite.retrievers import ChainRetriever, clone, params_json
 from aethel_lite.retrievers.multihop import DECIMALS, LOG_FLOOR, chain_scores, residual_question
@@ -52,7 +53,7 @@ QUESTION = "Who is the spouse of the Green performer?"
 
 @pytest.fixture(scope="module")
 def corpus():
-    return [Passage(f"p{i}", f"d{i}", title, text) for i, (title, text) in enumerate(TEXTS)]
+    return titled_passages(TEXTS)
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,9 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.stats
+from builders import titled_passages
 
-from aethel_lite.data.schema import Passage, Query
+from aethel_lite.data.schema import Query
 from aethel_lite.errors import DataError, ParameterError
 from aethel_lite.retrievers import BM25Retriever, DenseRetriever, clone, params_json
 from aethel_lite.retrievers.multihop import TIE_BREAK, MultiHopRetriever
@@ -36,7 +37,7 @@ FILMS = [
 
 @pytest.fixture(scope="module")
 def corpus():
-    return [Passage(f"p{i}", f"d{i}", title, text) for i, (title, text) in enumerate(FILMS)]
+    return titled_passages(FILMS)
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +109,7 @@ def test_a_question_names_a_title_without_its_disambiguator(fitted):
 
 
 def fitted_passages():
-    return [Passage(f"p{i}", f"d{i}", title, text) for i, (title, text) in enumerate(FILMS)]
+    return titled_passages(FILMS)
 
 
 def test_a_search_changes_nothing_on_the_fitted_retriever(fitted):
