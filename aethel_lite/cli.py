@@ -49,10 +49,10 @@ from collections.abc import Callable, Sequence
 from . import __version__  # noqa: E402
 from .cli_checks import StdoutError, check_flags, flush_stdout, prints_result
 from .data.paths import data_root
+from .data.runs import RUN_DEPTH
 from .data.select import FORMATS
 from .errors import AethelError, ParameterError
 from .retrievers.registry import DEFAULT_METHOD, SUMMARIES, known_methods
-from .retrievers.run import RUN_DEPTH
 from .search.atomic import Terminated
 
 #: the module that holds each command's function ``cmd_<command>``. :func:`main` imports only the one

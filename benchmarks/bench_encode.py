@@ -55,7 +55,7 @@ def _load() -> str:
 def corpora(n: int) -> dict[str, list[str]]:
     """``n`` FinanceBench question pages and ``n`` MuSiQue paragraphs, the strings MiniLM embeds."""
     from aethel_lite.data.loaders import load_financebench, load_musique
-    from aethel_lite.retrievers.base import passage_text
+    from aethel_lite.data.schema import passage_text
 
     rng = np.random.default_rng(0)
     out = {}

@@ -242,7 +242,7 @@ def main() -> int:
         code = (
             "import time, json; from aethel_lite.data.schema import Dataset; "
             "from aethel_lite.core.entities import extract_entities; from aethel_lite.retrievers import DenseRetriever; "
-            "from aethel_lite.retrievers.base import passage_text; "
+            "from aethel_lite.data.schema import passage_text; "
             f"ps = [json.loads(l) for l in open({str(work / f'{held}.jsonl')!r})]; "
             "texts = [f\"{p['title']}\\n{p['text']}\" for p in ps]; t0 = time.perf_counter(); "
             "extract_entities(texts, 'ner', progress=False); t1 = time.perf_counter(); "

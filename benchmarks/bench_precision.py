@@ -29,10 +29,10 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
+    from aethel_lite.data.schema import passage_text
     from aethel_lite.evaluation.metrics import per_query
     from aethel_lite.evaluation.stats import bootstrap_ci
     from aethel_lite.retrievers import DenseRetriever
-    from aethel_lite.retrievers.base import passage_text
     from aethel_lite.studies.open_corpus import load_open
 
     ds = load_open(args.corpus)

@@ -106,7 +106,7 @@ ALLOWED: tuple[tuple[str, str, str], ...] = (
     ("10_closed_pool", "0.85", "PageRank's classic damping, named in the exercise"),
     ("20_open_corpus", "256", "MiniLM's input limit in word pieces (a property of the model)"),
     ("20_open_corpus", "200", "the dense-max chunk size in words (a method setting)"),
-    ("20_open_corpus", "1,000", "the depth of every run (retrievers.run.RUN_DEPTH), a method setting"),
+    ("20_open_corpus", "1,000", "the depth of every run (data.runs.RUN_DEPTH), a method setting"),
     ("25_hybrid", "256", "MiniLM's input limit in word pieces (a property of the model)"),
     ("25_hybrid", "200", "the dense-max chunk size (words) and the heading's length (characters): settings"),
     ("25_hybrid", "10", "the number of hits a latency measurement asks for (a setting)"),

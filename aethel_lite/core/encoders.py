@@ -14,7 +14,9 @@ every MatMul, activations quantized per batch). Deleting the folder is safe: the
 
 Which encoder a retriever runs: :func:`resolve_precision` (its ``precision``, else ``$AETHEL_DENSE_PRECISION``, else
 ONNX Runtime in float32), loaded once per process by :func:`load_onnx_encoder` or, for PyTorch's precisions,
-:func:`load_sentence_model`.
+:func:`load_sentence_model`. Its passage vectors are cached per text: :func:`stored_vectors` reads the valid ones of a
+store, :func:`encoder_batches` forms the misses into the batches one ``encode`` call would (so a vector is the same
+bit for bit whether it was cached or not).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..caching.locations import models_dir
+from ..caching.store import PassageStore
 from ..caching.versions import DEFAULT_DENSE_PRECISION, ONNX_PACKAGES, package_versions
 from ..errors import DataError, DataNotFoundError, ParameterError
 from ..io import sha256_file
@@ -56,6 +59,9 @@ __all__ = [
     "load_sentence_model",
     "load_onnx_encoder",
     "embedding_dimension",
+    "encoder_batches",
+    "stored_vectors",
+    "similarity_products",
 ]
 
 #: the ONNX Runtime variants of the encoder (values of ``precision``)
@@ -437,3 +443,58 @@ def load_onnx_encoder(path: str, precision: str) -> OnnxSentenceEncoder:
             raise DataNotFoundError(f"model_path {path!r}: no such sentence-transformers folder")
         _MODELS[key] = OnnxSentenceEncoder(path, precision)
     return _MODELS[key]
+
+
+def encoder_batches(model, keys: list[str], texts: list[str], batch_size: int) -> list[list[str]]:
+    """``keys`` in the batches ``model.encode(texts, batch_size=batch_size)`` would form (one batch: as given):
+    sentence-transformers' order by decreasing length (interleaved where the model flattens its inputs)."""
+    if len(keys) <= batch_size:
+        return [list(keys)]
+    length = getattr(model, "_input_length", None) or len
+    order = np.argsort([-length(t) for t in texts])
+    can_flatten = getattr(model, "_can_flatten_inputs", None)
+    if can_flatten is not None and can_flatten():
+        order = model._interleave_sorted_indices(order)
+    return [[keys[i] for i in order[s : s + batch_size]] for s in range(0, len(order), batch_size)]
+
+
+def stored_vectors(store: PassageStore, keys: Sequence[str], dim: int, normalize: bool) -> dict[str, bytes]:
+    """Valid stored vectors of ``keys`` as raw bytes (unit norm with ``normalize``); bad ones are warned about
+    and left out."""
+    found = store.get_many(keys)
+    width = 4 * dim
+    bad = {k: f"{len(v)} bytes, expected {width}" for k, v in found.items() if len(v) != width}
+    ok = [k for k in found if k not in bad]
+    if ok:
+        arr = np.frombuffer(b"".join(found[k] for k in ok), dtype="<f4").reshape(len(ok), dim)
+        finite = np.isfinite(arr).all(axis=1)
+        unit = np.abs(np.linalg.norm(arr, axis=1) - 1.0) <= 1e-3 if normalize else np.ones(len(ok), bool)
+        for i in np.flatnonzero(~(finite & unit)).tolist():
+            bad[ok[i]] = "non-finite values" if not finite[i] else "not of unit norm"
+    if bad:
+        first = next(iter(bad.items()))
+        warnings.warn(
+            f"{store.path}: {len(bad)} corrupt embedding cache entries (first: {first[0][:12]}: {first[1]}); "
+            "recomputing them",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    return {k: bytes(v) for k, v in found.items() if k not in bad}
+
+
+def similarity_products(emb: np.ndarray, onnx: bool):
+    """``block -> block @ emb.T`` (float32), the questions' dot products with the passages: NumPy's with ONNX
+    Runtime, where no torch is loaded, else torch's."""
+    if onnx:
+        return lambda block: block @ emb.T
+    import torch
+
+    with warnings.catch_warnings():  # a read-only (stored) matrix: torch only reads it
+        warnings.simplefilter("ignore", UserWarning)
+        emb_t = torch.from_numpy(emb)
+
+    def product(block: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            return (torch.from_numpy(block) @ emb_t.T).numpy()
+
+    return product

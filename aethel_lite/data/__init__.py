@@ -1,4 +1,5 @@
-"""Data layer: one schema (:class:`Passage`, :class:`Query`, :class:`Dataset`), its loaders and corpus sampling."""
+"""Data layer: one schema (:class:`Passage`, :class:`Query`, :class:`Dataset`), its loaders and corpus sampling,
+and ranked runs with their TREC files (:mod:`~aethel_lite.data.runs`)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import DataError, ParameterError
 from ..io import read_json, read_jsonl, write_json, write_jsonl
 
-__all__ = ["Passage", "Query", "Dataset"]
+__all__ = ["Passage", "Query", "Dataset", "passage_text"]
 
 
 @dataclass(frozen=True)
@@ -224,8 +224,8 @@ class Dataset:
         )
 
     def passage_texts(self) -> list[str]:
-        """Texts used for indexing: ``title + "\\n" + text`` when a title exists."""
-        return [f"{p.title}\n{p.text}" if p.title else p.text for p in self.passages]
+        """Texts used for indexing (:func:`passage_text` of each passage)."""
+        return [passage_text(p) for p in self.passages]
 
     def to_jsonl(self, directory: str | os.PathLike) -> Path:
         """Write ``passages.jsonl`` and ``queries.jsonl`` (plus ``dataset.json``) into ``directory``."""
@@ -254,6 +254,11 @@ class Dataset:
             else []
         )
         return cls(name or info.get("name", directory.name), passages, queries, dict(info.get("meta", {})))
+
+
+def passage_text(passage: Passage) -> str:
+    """The indexed text of a passage: ``title + "\\n" + text`` when it has a title, else its text."""
+    return f"{passage.title}\n{passage.text}" if passage.title else passage.text
 
 
 def _row(make, row: Mapping[str, Any], path: Path, index: int):

@@ -18,7 +18,7 @@ mentions were still identical in the tests (observed, not guaranteed).
 
 *Embeddings are identical where the batching is the same*: a text's vector depends (in its last bits) on the
 batch it is padded with, so the driver cuts the misses into the batches the in-process ``embed`` encodes
-(:func:`~aethel_lite.retrievers.dense._encoder_batches`), one ``encode`` call each on a worker. After an
+(:func:`~aethel_lite.core.encoders.encoder_batches`), one ``encode`` call each on a worker. After an
 interruption other batches can change a vector's last bits (cosine ≥ 0.99999, identical rankings; both tested).
 
 Examples
@@ -40,7 +40,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..caching.store import PassageStore, config_fingerprint, text_key
-from ..core.encoders import resolve_precision
+from ..core.encoders import encoder_batches, resolve_precision
 from ..core.entities import (
     Ner3Extractor,
     RegexExtractor,
@@ -50,9 +50,9 @@ from ..core.entities import (
     entity_store_config,
     get_extractor,
 )
+from ..data.schema import passage_text
 from ..errors import AethelError, DataError, ParameterError
-from ..retrievers.base import passage_text
-from ..retrievers.dense import DenseRetriever, _encoder_batches
+from ..retrievers.dense import DenseRetriever
 from ..retrievers.registry import FUSIONS, METHODS
 
 __all__ = [
@@ -386,9 +386,7 @@ def _jobs(
         by_key = dict(
             zip(job.keys, job.texts)
         )  # sent in the batches an in-process embed of these misses encodes
-        job.keys = [
-            k for batch in _encoder_batches(r.model, job.keys, job.texts, r.batch_size) for k in batch
-        ]
+        job.keys = [k for batch in encoder_batches(r.model, job.keys, job.texts, r.batch_size) for k in batch]
         job.texts = [by_key[k] for k in job.keys]
         jobs.append(job)
     return jobs

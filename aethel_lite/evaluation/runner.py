@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from ..caching.memo import shared
+from ..data.runs import RRF_K, RUN_DEPTH, fuse_runs
 from ..data.schema import Dataset
 from ..data.synthetic import alias_table
 from ..errors import ParameterError, check_k
 from ..retrievers import GraphRetriever, clone, write_qrels
 from ..retrievers.registry import FUSIONS, make_retriever
-from ..retrievers.run import RRF_K, RUN_DEPTH, fuse_runs
 from .metrics import evaluate, mean, mean_metrics, per_query
 from .stats import holm, paired_bootstrap, randomization_test
 
@@ -122,7 +122,7 @@ def run_methods(
 def fuse(name: str, outcomes: Mapping[str, MethodOutcome], *, depth: int = RUN_DEPTH) -> MethodOutcome:
     r"""The fused method ``name`` (:data:`FUSIONS`) from the outcomes of its base methods.
 
-    :func:`~aethel_lite.retrievers.run.fuse_runs`, the fusion ``aethel search`` uses too:
+    :func:`~aethel_lite.data.runs.fuse_runs`, the fusion ``aethel search`` uses too:
     reciprocal rank fusion with :math:`k` = :data:`RRF_K` (60),
     :math:`\mathrm{RRF}(d) = \sum_r 1 / (60 + \mathrm{rank}_r(d))` over the top ``depth`` of each
     base run (Cormack, Clarke & Büttcher 2009), cut to its top ``depth``; ``seconds`` is the

@@ -14,9 +14,9 @@ from ..core.bct import Expansion, provenance
 from ..core.ppr import PPROperator
 from ..core.provenance import SeedShare, part_weights, ppr_parts
 from ..data.docmeta import PREFIXES, _slug
+from ..data.runs import Run
 from ..data.schema import Query
 from ..retrievers.hybrid import SOURCES, TERM_SOURCE, HybridRetriever
-from ..retrievers.run import Run
 from ..retrievers.traces import BLOCK, QueryTrace
 from . import diagnostics as _diagnostics
 

@@ -28,8 +28,8 @@ from ..imports import lazy_names
 #: name → the module that defines it, imported when the name is first used: ``import
 #: aethel_lite.retrievers.graph`` loads the paper's retriever alone, not the stages built on it
 _LAZY = {
-    "Run": "run", "write_qrels": "run", "rrf": "run", "topk": "base", "clone": "base", "params_json": "base",
-    "passage_text": "base", "Retriever": "base", "passage_heading": "dense", "BM25Retriever": "bm25",
+    "Run": ".data.runs", "write_qrels": ".data.runs", "rrf": ".data.runs", "topk": "base", "clone": "base", "params_json": "base",
+    "passage_text": ".data.schema", "Retriever": "base", "passage_heading": "dense", "BM25Retriever": "bm25",
     "DenseRetriever": "dense", "GraphRetriever": "graph", "HybridRetriever": "hybrid",
     "AnchorsRetriever": "anchors", "StatementsRetriever": "statements", "MultiHopRetriever": "multihop",
     "BridgesRetriever": "multihop", "ChainRetriever": "multihop",

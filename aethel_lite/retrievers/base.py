@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from ..data.runs import Run
 from ..errors import DataError, ParameterError, check_k
 from ..io import atomic_write, read_json_shaped
-from .run import Run
 
 
 def topk(scores: np.ndarray, k: int, candidates: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -120,11 +120,6 @@ def _json_value(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         return [_json_value(x) for x in v]
     return getattr(v, "name", None) or getattr(v, "__qualname__", type(v).__name__)
-
-
-def passage_text(passage) -> str:
-    """The indexed text of a passage: ``title + "\\n" + text`` when it has a title (as ``Dataset.passage_texts``)."""
-    return f"{passage.title}\n{passage.text}" if passage.title else passage.text
 
 
 class Retriever:

@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 
 from ..caching.memo import TextMemo, is_shared
+from ..data.schema import passage_text
 from ..errors import DataError, DataNotFoundError, ParameterError
 from ..imports import import_without
 from ..io import read_json_shaped, read_npy, write_json
-from .base import Retriever, params_json, passage_text
+from .base import Retriever, params_json
 
 #: the folder :meth:`BM25Retriever.save` writes inside the folder it is given
 FOLDER = "bm25"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,17 +25,21 @@ from ..core.encoders import (
     ONNX_PRECISIONS,
     PRECISIONS,
     embedding_dimension,
+    encoder_batches,
     load_onnx_encoder,
     load_sentence_model,
     model_files_digest,
     resolve_precision,
     sentence_model_facts,
+    similarity_products,
     start_session,
+    stored_vectors,
 )
 from ..data.loaders import chunk_spans
+from ..data.schema import passage_text
 from ..errors import AethelError, DataError, ParameterError
 from ..io import atomic_write, read_json_shaped, read_npy
-from .base import Retriever, params_json, passage_text
+from .base import Retriever, params_json
 
 _POOLINGS = ("first", "max", "heading")
 #: characters of a passage's text that ``pooling="heading"`` embeds (fixed, not tuned)
@@ -116,60 +119,6 @@ def _check_embeddings(
     norms = np.linalg.norm(emb, axis=1)
     if not np.isfinite(emb).all() or (normalize and (np.abs(norms - 1) > 1e-3).any()):
         raise DataError(f"{path}: embeddings that are not finite unit vectors")
-
-
-def _encoder_batches(model, keys: list[str], texts: list[str], batch_size: int) -> list[list[str]]:
-    """``keys`` in the batches ``model.encode(texts, batch_size=batch_size)`` would form (one batch: as given):
-    sentence-transformers' order by decreasing length (interleaved where the model flattens its inputs)."""
-    if len(keys) <= batch_size:
-        return [list(keys)]
-    length = getattr(model, "_input_length", None) or len
-    order = np.argsort([-length(t) for t in texts])
-    can_flatten = getattr(model, "_can_flatten_inputs", None)
-    if can_flatten is not None and can_flatten():
-        order = model._interleave_sorted_indices(order)
-    return [[keys[i] for i in order[s : s + batch_size]] for s in range(0, len(order), batch_size)]
-
-
-def _stored_vectors(store: PassageStore, keys: Sequence[str], dim: int, normalize: bool) -> dict[str, bytes]:
-    """Valid stored vectors of ``keys`` as raw bytes (unit norm with ``normalize``); bad ones are warned about
-    and left out."""
-    found = store.get_many(keys)
-    width = 4 * dim
-    bad = {k: f"{len(v)} bytes, expected {width}" for k, v in found.items() if len(v) != width}
-    ok = [k for k in found if k not in bad]
-    if ok:
-        arr = np.frombuffer(b"".join(found[k] for k in ok), dtype="<f4").reshape(len(ok), dim)
-        finite = np.isfinite(arr).all(axis=1)
-        unit = np.abs(np.linalg.norm(arr, axis=1) - 1.0) <= 1e-3 if normalize else np.ones(len(ok), bool)
-        for i in np.flatnonzero(~(finite & unit)).tolist():
-            bad[ok[i]] = "non-finite values" if not finite[i] else "not of unit norm"
-    if bad:
-        first = next(iter(bad.items()))
-        warnings.warn(
-            f"{store.path}: {len(bad)} corrupt embedding cache entries (first: {first[0][:12]}: {first[1]}); "
-            "recomputing them",
-            RuntimeWarning,
-            stacklevel=4,
-        )
-    return {k: bytes(v) for k, v in found.items() if k not in bad}
-
-
-def _products(emb: np.ndarray, onnx: bool):
-    """``block -> block @ emb.T`` (float32): NumPy's with ONNX Runtime, where no torch is loaded, else torch's."""
-    if onnx:
-        return lambda block: block @ emb.T
-    import torch
-
-    with warnings.catch_warnings():  # a read-only (stored) matrix: torch only reads it
-        warnings.simplefilter("ignore", UserWarning)
-        emb_t = torch.from_numpy(emb)
-
-    def product(block: np.ndarray) -> np.ndarray:
-        with torch.inference_mode():
-            return (torch.from_numpy(block) @ emb_t.T).numpy()
-
-    return product
 
 
 class DenseRetriever(Retriever):
@@ -351,8 +300,8 @@ class DenseRetriever(Retriever):
 
         Only the distinct misses are encoded, and stored as they are encoded (a killed run's rerun
         encodes only the rest), in the batches one :meth:`encode` call of them all would form
-        (:func:`_encoder_batches`), so every vector is that call's, bit for bit. Without ``cache``
-        this is :meth:`encode`.
+        (:func:`~aethel_lite.core.encoders.encoder_batches`), so every vector is that call's, bit for bit.
+        Without ``cache`` this is :meth:`encode`.
         """
         texts = list(texts)
         if not self.cache or not texts:
@@ -363,14 +312,14 @@ class DenseRetriever(Retriever):
         config = self.embedding_store_config()
         dim = config["dim"]
         with self.embedding_store() as store:
-            found = _stored_vectors(store, list(by_key), dim, bool(self.normalize))
+            found = stored_vectors(store, list(by_key), dim, bool(self.normalize))
             todo = [k for k in by_key if k not in found]
             if todo:
 
                 def compute(group: list[str]) -> np.ndarray:
                     return self.encode([by_key[k] for k in group], progress=False).astype("<f4", copy=False)
 
-                groups = _encoder_batches(self.model, todo, [by_key[k] for k in todo], self.batch_size)
+                groups = encoder_batches(self.model, todo, [by_key[k] for k in todo], self.batch_size)
                 found.update(
                     compute_missing(
                         store,
@@ -435,7 +384,7 @@ class DenseRetriever(Retriever):
         """Yield each question's passage scores (float64, shape (n_passages,)): cosines, max over windows.
         With PyTorch the products run in torch's thread pool (NumPy's OpenBLAS threads would starve torch's);
         with ONNX Runtime, where no torch is loaded, in NumPy's."""
-        product = _products(self.embeddings_, self.uses_onnx)
+        product = similarity_products(self.embeddings_, self.uses_onnx)
         pooled = self.embeddings_.shape[0] != self.chunk_offsets_.shape[0]
         for start in range(0, len(q_emb), _SCORE_BLOCK):
             scores = product(np.ascontiguousarray(q_emb[start : start + _SCORE_BLOCK], dtype=np.float32))

@@ -40,8 +40,9 @@ from ..core.bct import MODES, expand_seeds, seed_vector, token_index
 from ..core.entities import extract_entities, get_extractor, graph_filters, normalize_entity
 from ..core.graph import EntityGraph, build_graph
 from ..core.ppr import PPROperator, _check_alpha
+from ..data.schema import passage_text
 from ..errors import DataError, ParameterError
-from .base import IDS_FILE, PassageIds, Retriever, passage_text, read_ids, write_ids
+from .base import IDS_FILE, PassageIds, Retriever, read_ids, write_ids
 from .bm25 import BM25Retriever
 from .traces import PageRankSearch, Teleport
 

@@ -100,9 +100,21 @@ ABLATIONS: dict[str, dict[str, Any]] = {
 }
 
 
-def _raise_bad(owner: Retriever, checks: dict[str, bool]) -> None:
-    """ParameterError naming ``owner``'s first setting whose check is False."""
-    bad = [name for name, ok in checks.items() if not ok]
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _weight(x: Any) -> bool:
+    return _number(x) and x >= 0
+
+
+def _count(least: int):
+    return lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= least
+
+
+def _raise_bad(owner: Retriever, **rules) -> None:
+    """ParameterError naming ``owner``'s first setting ``name`` for which ``rules[name](value)`` is False."""
+    bad = [name for name, ok in rules.items() if not ok(getattr(owner, name))]
     if bad:
         raise ParameterError(f"{type(owner).__name__}: bad {bad[0]}={getattr(owner, bad[0])!r}")
 
@@ -206,16 +218,14 @@ class MultiHopRetriever(Retriever):
         self.tol, self.max_iter, self.progress = tol, max_iter, progress
 
     def _check(self) -> None:
-        checks = {
-            "bm25_weight": isinstance(self.bm25_weight, (int, float)) and self.bm25_weight >= 0,
-            "n_seeds": isinstance(self.n_seeds, int)
-            and not isinstance(self.n_seeds, bool)
-            and self.n_seeds >= 1,
-            "temperature": isinstance(self.temperature, (int, float)) and self.temperature > 0,
-            "title_weight": isinstance(self.title_weight, (int, float)) and self.title_weight >= 0,
-            "alpha": isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1,
-        }
-        _raise_bad(self, checks)
+        _raise_bad(
+            self,
+            bm25_weight=_weight,
+            n_seeds=_count(1),
+            temperature=lambda x: _number(x) and x > 0,
+            title_weight=_weight,
+            alpha=lambda x: _number(x) and 0 < x < 1,
+        )
 
     def parts(self) -> list[str]:
         """The index parts ``save`` writes (file groups an index shares between methods: :mod:`aethel_lite.search.index`)."""
@@ -401,13 +411,12 @@ class BridgesRetriever(Retriever):
         return MultiHopRetriever() if self.multihop is None else self.multihop
 
     def _check(self) -> None:
-        checks = {
-            "max_df": isinstance(self.max_df, int) and not isinstance(self.max_df, bool) and self.max_df >= 2,
-            "bridge_weight": isinstance(self.bridge_weight, (int, float)) and self.bridge_weight >= 0,
-            "beside_mentions": isinstance(self.beside_mentions, (int, float))
-            and 0 <= self.beside_mentions <= 1,
-        }
-        _raise_bad(self, checks)
+        _raise_bad(
+            self,
+            max_df=_count(2),
+            bridge_weight=_weight,
+            beside_mentions=lambda x: _number(x) and 0 <= x <= 1,
+        )
         get_extractor(self.extractor)
 
     def parts(self) -> list[str]:
@@ -567,17 +576,7 @@ class ChainRetriever(Retriever):
         return BridgesRetriever() if self.bridges is None else self.bridges
 
     def _check(self) -> None:
-        def weight(x: Any) -> bool:
-            return isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0
-
-        checks = {
-            "first_hops": isinstance(self.first_hops, int)
-            and not isinstance(self.first_hops, bool)
-            and self.first_hops >= 1,
-            "chain_weight": weight(self.chain_weight),
-            "bm25_weight": weight(self.bm25_weight),
-        }
-        _raise_bad(self, checks)
+        _raise_bad(self, first_hops=_count(1), chain_weight=_weight, bm25_weight=_weight)
 
     def parts(self) -> list[str]:
         """The index parts ``save`` writes: the held retriever's."""

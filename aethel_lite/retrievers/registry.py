@@ -37,7 +37,7 @@ Method names are a public interface (the CLI and its JSON output depend on them)
 =====================  ======================================================================
 
 Each name maps to an unfitted estimator (:data:`METHODS`), cloned on use (:func:`make_retriever`): its settings are
-its ``get_params(deep=True)``. Fused methods (:data:`FUSIONS`) are run by :func:`aethel_lite.retrievers.run.fuse_runs`.
+its ``get_params(deep=True)``. Fused methods (:data:`FUSIONS`) are run by :func:`aethel_lite.data.runs.fuse_runs`.
 """
 
 from __future__ import annotations

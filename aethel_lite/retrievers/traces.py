@@ -27,7 +27,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..core.ppr import PPROperator
-from .run import Run
+from ..data.runs import Run
 
 __all__ = ["BLOCK", "Teleport", "QueryTrace", "PageRankSearch", "RankingStage", "ppr_block", "score_queries"]
 

@@ -20,13 +20,12 @@ from ..core.entities import Mention, entity_store, extract_entities, get_extract
 from ..core.graph import build_graph
 from ..data.docmeta import document_metadata, write_docmeta
 from ..data.ingest import check_chunking
-from ..data.schema import Passage
+from ..data.schema import Passage, passage_text
 from ..data.statement_pages import STATEMENTS_FILE, StatementPages
 from ..errors import AethelError, DataError, ParameterError
 from ..evaluation.cluster import cluster_options, precompute_methods
 from ..io import parse_jsonl_line, read_jsonl, shape_fault
 from ..retrievers import BM25Retriever, params_json
-from ..retrievers.base import passage_text
 from ..retrievers.registry import DEFAULT_METHOD, FUSIONS, make_retriever, parse_methods
 from ..retrievers.titles import TITLES_FILE, mention_graph, save_titles
 from .atomic import (

@@ -15,6 +15,7 @@ from ..core import ner_process
 from ..core.encoders import PRECISIONS, stored_precision
 from ..core.entities import get_extractor
 from ..data.docmeta import document_metadata, read_docmeta
+from ..data.runs import RUN_DEPTH, fuse_runs
 from ..data.schema import Passage, Query
 from ..errors import DataError, ParameterError, check_k
 from ..explain import attribution
@@ -22,7 +23,6 @@ from ..explain.attribution import EXPLAIN_DEPTH
 from ..io import check_utf8, parse_jsonl_line, read_npy, shape_fault
 from ..retrievers import DenseRetriever
 from ..retrievers.registry import DEFAULT_METHOD, FUSIONS, graph_path, make_retriever
-from ..retrievers.run import RUN_DEPTH, fuse_runs
 from .filters import Filters, cover_tickers, select_documents
 from .format import (
     DOCMETA_FILE,
@@ -441,7 +441,7 @@ class SearchIndex:
 
 
 def _ranking(retrievers: list, queries: list, k: int, method: str, sources: bool = True, pool=None):
-    """The run of ``method`` (a fusion's :func:`~aethel_lite.retrievers.run.fuse_runs` as deep as ``aethel
+    """The run of ``method`` (a fusion's :func:`~aethel_lite.data.runs.fuse_runs` as deep as ``aethel
     eval``'s, so the same top 10) and the graph retrievers' provenance of their hits (qid → pid → records; a
     hybrid's seed-source records only with ``sources``); ``pool``: qid → candidate pids (None: the open corpus)."""
     depth = max(k, RUN_DEPTH) if method in FUSIONS else max(k, 10)

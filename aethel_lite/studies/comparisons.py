@@ -40,6 +40,7 @@ from typing import Any
 
 from ..caching.memo import shared
 from ..data.loaders import load_financebench
+from ..data.runs import RUN_DEPTH
 from ..data.sampling import sample_corpus
 from ..data.schema import Dataset
 from ..data.statements import HEAD_LINES, HEADINGS, row_figures, title_lines
@@ -49,7 +50,6 @@ from ..evaluation.stats import format_difference, format_estimate
 from ..io import write_json
 from ..retrievers import StatementsRetriever, clone
 from ..retrievers.registry import METHODS, make_retriever
-from ..retrievers.run import RUN_DEPTH
 from .open_corpus import metric_cis
 from .record import as_record
 

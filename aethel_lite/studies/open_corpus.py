@@ -17,6 +17,7 @@ from typing import Any
 
 from ..caching.resultcache import cached, dataset_digest
 from ..data.own_files import own_files
+from ..data.runs import RUN_DEPTH
 from ..data.sampling import sample_corpus
 from ..data.select import load_for_eval
 from ..data.summary import dataset_summary
@@ -26,7 +27,6 @@ from ..evaluation.stats import bootstrap_ci, format_estimate, holm
 from ..explain.diagnostics import reliance
 from ..retrievers import GraphRetriever, HybridRetriever
 from ..retrievers.registry import known_methods
-from ..retrievers.run import RUN_DEPTH
 from . import analysis
 from .paper import PAPER_TESTS
 

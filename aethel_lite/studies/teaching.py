@@ -17,10 +17,10 @@ import numpy as np
 from ..core.bct import MODES, provenance
 from ..core.entities import extract_entities
 from ..core.ppr import PPROperator, _check_alpha, personalized_pagerank
+from ..data.schema import passage_text
 from ..errors import ParameterError
 from ..explain.attribution import seed_pieces
 from ..explain.reach import hit_chains, same_graph
-from ..retrievers.base import passage_text
 
 __all__ = [
     "check_parameters",

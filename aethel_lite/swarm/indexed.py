@@ -21,11 +21,10 @@ from typing import Any
 from ..core.entities import Mention, Ner3Extractor, graph_filters, normalize_entity
 from ..core.graph import build_graph
 from ..data.docmeta import document_metadata, read_docmeta
-from ..data.schema import Passage
+from ..data.schema import Passage, passage_text
 from ..errors import DataError, ParameterError
 from ..io import read_jsonl
 from ..retrievers import BM25Retriever, GraphRetriever
-from ..retrievers.base import passage_text
 from ..retrievers.registry import FUSIONS, METHODS, known_methods
 from ..search.format import DOCMETA_FILE, read_manifest, rebuild_hint, verify_files
 from ..search.reader import SearchIndex

@@ -27,10 +27,11 @@ import numpy as np
 
 from ..core.bct import Expansion, expand_seeds, provenance, seed_vector
 from ..core.entities import Ner3Extractor, extract_entities, get_extractor, normalize_entity
+from ..data.schema import passage_text
 from ..data.synthetic import alias_table
 from ..errors import DataError, ParameterError
 from ..retrievers import DenseRetriever, GraphRetriever
-from ..retrievers.base import passage_text, topk
+from ..retrievers.base import topk
 from .calendars import YearEnds
 from .extract import PassageView, build_view
 from .findings import Finding, find_conflicts, sort_findings

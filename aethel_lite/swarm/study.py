@@ -11,10 +11,9 @@ from typing import Any
 from ..caching.resultcache import cached, dataset_digest
 from ..core.entities import extract_entities
 from ..data.sampling import sample_corpus
-from ..data.schema import Dataset, Query
+from ..data.schema import Dataset, Query, passage_text
 from ..errors import ParameterError
 from ..evaluation.splits import split
-from ..retrievers.base import passage_text
 from ..retrievers.registry import make_retriever
 from .extract import RuleExtractor, build_view
 from .findings import Finding, score_conflicts, score_facts

@@ -20,11 +20,10 @@ from conftest import require
 from aethel_lite.cli import main
 from aethel_lite.data.loaders import load_financebench
 from aethel_lite.data.own_files import KEPT_META, load_own_files, opaque_id, opaque_ids, own_files
-from aethel_lite.data.schema import Dataset, Passage, Query
+from aethel_lite.data.schema import Dataset, Passage, Query, passage_text
 from aethel_lite.data.select import load_for_eval
 from aethel_lite.errors import DataError, ParameterError
 from aethel_lite.io import write_jsonl
-from aethel_lite.retrievers.base import passage_text
 from aethel_lite.studies.own_files import (
     NAMED,
     OWN,

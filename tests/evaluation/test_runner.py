@@ -357,9 +357,9 @@ def test_run_depth_bounds_every_run_including_fusions(small, monkeypatch):
 
 
 def test_write_trec_runs_round_trips(small, tmp_path):
+    from aethel_lite.data.runs import trec_scores
     from aethel_lite.evaluation.runner import write_trec_runs
     from aethel_lite.retrievers import Run
-    from aethel_lite.retrievers.run import trec_scores
 
     outcomes = run_methods(small, ["bm25"], setting="open", depth=30, progress=False, log=None)
     paths = write_trec_runs(outcomes, small.queries, tmp_path / "trec")

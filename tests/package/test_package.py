@@ -91,7 +91,8 @@ def test_no_lazy_name_is_also_a_submodule():
     assert not submodules & set(aethel_lite._LAZY)
 
 
-#: The flat package's module paths (before the layers) and each one's new home; a split module lists its parts.
+#: The flat package's module paths (before the layers), the modules moved since, and each one's new home; a split
+#: module lists its parts.
 #: README points here for readers with code that imports an old path.
 OLD_PATHS: dict[str, tuple[str, ...]] = {
     "aethel_lite.cache": ("aethel_lite.caching.locations",),
@@ -133,6 +134,7 @@ OLD_PATHS: dict[str, tuple[str, ...]] = {
         "aethel_lite.studies.beyond",
         "aethel_lite.studies.beyond_report",
     ),
+    "aethel_lite.retrievers.run": ("aethel_lite.data.runs",),
 }
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from aethel_lite.caching.store import text_key
+from aethel_lite.data.runs import RRF_K, RUN_DEPTH, fuse_runs, trec_scores
 from aethel_lite.data.schema import Passage, Query
 from aethel_lite.errors import DataError, DataNotFoundError, ParameterError
 from aethel_lite.retrievers import (
@@ -24,7 +25,6 @@ from aethel_lite.retrievers import (
     topk,
     write_qrels,
 )
-from aethel_lite.retrievers.run import RRF_K, RUN_DEPTH, fuse_runs, trec_scores
 
 # ----------------------------------------------------------------------------------------------
 # fixtures

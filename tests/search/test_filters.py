@@ -292,9 +292,9 @@ def test_a_graph_or_fused_method_ranks_the_documents_as_their_closed_pool(graph_
     """The hits are those of a retriever fitted anew and searched with the documents' passages as its closed pool
     (a fusion: its base runs so searched, fused as ``aethel eval`` fuses them)."""
     from aethel_lite.data.ingest import ingest
+    from aethel_lite.data.runs import RUN_DEPTH, fuse_runs
     from aethel_lite.data.schema import Query
     from aethel_lite.retrievers.registry import FUSIONS, make_retriever
-    from aethel_lite.retrievers.run import RUN_DEPTH, fuse_runs
 
     expected = ["apple-2023", "apple-release-2023q4"]
     got = search(graph_index, capsys, "--company", "Apple", "--year", "2023", "-k", "4", method=method)

@@ -263,9 +263,9 @@ def test_loaded_index_answers_exactly_as_a_refit(method, tmp_path, capsys, monke
     (with MiniLM in the precision ``aethel index`` embeds with, ONNX Runtime's float32)."""
     from aethel_lite.core.encoders import INDEX_PRECISION, PRECISION_ENV
     from aethel_lite.data.ingest import ingest
+    from aethel_lite.data.runs import RUN_DEPTH, fuse_runs
     from aethel_lite.data.schema import Query
     from aethel_lite.retrievers.registry import FUSIONS, make_retriever
-    from aethel_lite.retrievers.run import RUN_DEPTH, fuse_runs
     from aethel_lite.search.index import SearchIndex
 
     if "bct" in method or "hybrid" in method:

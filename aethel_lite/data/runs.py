@@ -1,8 +1,8 @@
-"""Ranked runs (``qid -> [(pid, score), ...]``) and TREC run/qrels files.
+"""Ranked runs (``qid -> [(pid, score), ...]``), their TREC run and qrels files, and their fusion (RRF).
 
 The tie rule. A run's *order* is the ranking: retrievers break equal scores by corpus order
 (:func:`~aethel_lite.retrievers.base.topk`), fusions by first appearance
-(:func:`~aethel_lite.retrievers.run.rrf`), and every metric of the project reads the order as
+(:func:`~aethel_lite.data.runs.rrf`), and every metric of the project reads the order as
 given. trec_eval instead re-sorts each query by its 32-bit float score, breaking ties by docno, so
 :meth:`Run.to_trec` writes scores that strictly decrease down each ranking (:func:`trec_scores`).
 """
