@@ -290,12 +290,14 @@ class MultiHopRetriever(Retriever):
         )
         self.operator_ = PPROperator(self.graph_).prepare(self.alpha)
 
-    def passage_scores(self, texts: Sequence[str]) -> np.ndarray:
-        """:math:`f` of every passage for each text, shape ``(len(texts), n_passages)`` (step 1)."""
+    def passage_scores(self, texts: Sequence[str], bm25_weight: float | None = None) -> np.ndarray:
+        r""":math:`f` of every passage for each text, shape ``(len(texts), n_passages)`` (step 1); ``bm25_weight``:
+        another :math:`w_{\mathrm{bm25}}` than the setting's (the chain's second hop weighs BM25 its own way)."""
         self._check_fitted()
         dense = self.dense_.score_texts(list(texts))
         bm25 = np.stack([self.bm25_.get_scores(t) for t in texts]) if texts else dense
-        return standardise(dense) + self.bm25_weight * standardise(bm25)
+        weight = self.bm25_weight if bm25_weight is None else bm25_weight
+        return standardise(dense) + weight * standardise(bm25)
 
     def named(self, text: str) -> list[int]:
         """The passages whose title the question names."""
@@ -631,10 +633,7 @@ class ChainRetriever(Retriever):
         k = min(self.first_hops, walk.shape[1])
         firsts = np.stack([topk(row, k)[0] for row in walk])
         asks = [a for text, row in zip(texts, firsts) for a in self.residual_questions(text, row)]
-        multihop = self.bridges_.multihop_
-        dense = multihop.dense_.score_vectors(multihop.dense_.query_vectors(asks))
-        bm25 = np.stack([multihop.bm25_.get_scores(a) for a in asks])
-        hops = standardise(dense) + self.bm25_weight * standardise(bm25)
+        hops = self.bridges_.multihop_.passage_scores(asks, bm25_weight=self.bm25_weight)
         scores = chain_scores(walk, hops.reshape(len(texts), k, -1), firsts, self.chain_weight)
         return np.round(scores, DECIMALS)
 
